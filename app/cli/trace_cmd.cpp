@@ -1,0 +1,122 @@
+// `mhaviz trace`: run the core and print the shape-flow table; optionally export
+// every tensor (.npz) and the attention weights (JSON).
+#include <iostream>
+#include <sstream>
+
+#include "../io/files.hpp"
+#include "commands.hpp"
+#include "options.hpp"
+
+namespace mha::cli {
+namespace {
+
+const char* kTraceHelp =
+    "usage: mhaviz trace [flags]\n"
+    "\n"
+    "Runs one multi-head attention layer on a sentence and prints the shape-flow table:\n"
+    "every step with its shape (batch axis first), its parameters and its FLOPs.\n"
+    "\n"
+    "What to compute:\n";
+const char* kTraceOutHelp =
+    "\n"
+    "Output:\n"
+    "  --npz OUT.npz     every tensor as float32 C-order arrays (x, W_q, ..., q, k, v, scores, attn,\n"
+    "                    context, concat, attn_out, out); numpy.load opens it\n"
+    "  --json OUT.json   tokens, config, shape-flow table and attention weights\n"
+    "  --quiet           do not print the table\n"
+    "  --help, --version\n"
+    "\n"
+    "Exit status: 0 ok, 1 runtime error (files), 2 usage error (flags). Outputs are written\n"
+    "atomically: on failure no file is left behind.\n";
+
+std::string Pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+}
+std::string PadLeft(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
+
+std::string FlowTable(const std::vector<FlowRow>& rows) {
+  std::vector<std::vector<std::string>> cells;
+  cells.push_back({"step", "computes", "shape (batch, ...)", "parameters", "FLOPs"});
+  long long flops = 0, params = 0;
+  for (const auto& r : rows) {
+    cells.push_back({r.step, r.formula, ShapeString(r.shape), r.params, Thousands(r.flops)});
+    flops += r.flops;
+    params += r.param_count;
+  }
+  cells.push_back({"total", "", "", Thousands(params) + " learned numbers", Thousands(flops)});
+  std::vector<std::size_t> w(5, 0);
+  for (const auto& row : cells)
+    for (std::size_t c = 0; c < 5; ++c) w[c] = std::max(w[c], row[c].size());
+  std::ostringstream os;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i == 1 || i + 1 == cells.size()) {
+      for (std::size_t c = 0; c < 5; ++c) os << (c ? "-+-" : "") << std::string(w[c], '-');
+      os << "\n";
+    }
+    for (std::size_t c = 0; c < 5; ++c)
+      os << (c ? " | " : "") << (c == 4 ? PadLeft(cells[i][c], w[c]) : Pad(cells[i][c], w[c]));
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+std::string Thousands(long long n) {
+  std::string s = std::to_string(n < 0 ? -n : n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return n < 0 ? "-" + s : s;
+}
+
+int TraceCommand(const std::vector<std::string>& argv) {
+  return Guard("trace", [&] {
+    RunOptions o;
+    std::string npz_path, json_path;
+    bool quiet = false;
+    Args a("trace", argv);
+    while (!a.Done()) {
+      const std::string f = a.Next();
+      if (f == "--help" || f == "-h") {
+        std::cout << kTraceHelp << RunFlagsHelp() << kTraceOutHelp;
+        return 0;
+      }
+      if (ParseRunFlag(a, f, o)) continue;
+      if (f == "--npz") npz_path = a.Value(f);
+      else if (f == "--json") json_path = a.Value(f);
+      else if (f == "--quiet" || f == "-q") quiet = true;
+      else a.Unknown(f);
+    }
+    Prepared p = Prepare(o);
+    if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << p.notice << "\n";
+    const Trace t = Forward(p.cfg, p.weights, p.in);
+    if (!quiet) {
+      std::cout << "tokens (" << t.seq << "):";
+      for (const auto& tok : t.in.tokens) std::cout << " [" << tok << "]";
+      std::cout << "\n";
+      if (t.in.cross()) {
+        std::cout << "memory tokens (" << t.seq_kv << "):";
+        for (const auto& tok : t.in.memory_tokens) std::cout << " [" << tok << "]";
+        std::cout << "\n";
+      }
+      const Config& c = t.cfg;
+      std::cout << (t.in.cross() ? "cross" : "self") << "-attention: d_model = " << c.d_model
+                << ", num_heads = " << c.num_heads << ", num_kv_heads = " << c.kv_heads()
+                << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm "
+                << ToString(c.norm) << (c.scale ? "" : ", no scaling") << ", seed " << c.seed << "\n\n";
+      std::cout << FlowTable(t.flow);
+    }
+    if (!npz_path.empty()) {
+      io::WriteFileAtomic(npz_path, io::EncodeNpz(Tensors(t)));
+      if (!quiet) std::cout << "wrote " << npz_path << "\n";
+    }
+    if (!json_path.empty()) {
+      io::WriteFileAtomic(json_path, io::TraceJson(t, p.notice));
+      if (!quiet) std::cout << "wrote " << json_path << "\n";
+    }
+    return 0;
+  });
+}
+
+}  // namespace mha::cli

@@ -1,0 +1,53 @@
+// File formats the app reads and writes, none of which needs a display:
+// .npz (numpy archives, through libzip), JSON (nlohmann), and atomic file writes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mha/mha.hpp"
+
+namespace mha::io {
+
+// Writes `bytes` to `path` atomically: a temporary file in the same directory, then
+// rename(2). On failure throws mha::Error with a message that names the path and the
+// reason, removes the temporary file, and leaves any existing file at `path` intact.
+void WriteFileAtomic(const std::string& path, const std::string& bytes);
+
+// Reads a whole file (at most max_bytes); throws mha::Error if missing or too big.
+std::string ReadFile(const std::string& path, std::size_t max_bytes = std::size_t(1) << 30);
+
+// One array read from a .npy / .npz: converted to float32, C order.
+struct Array {
+  std::vector<std::int64_t> shape;
+  std::vector<float> data;
+  std::string source_dtype;  // e.g. "<f8" if it was converted
+};
+
+// Serialises float32 arrays as a .npz (an uncompressed zip of .npy files, the same as
+// numpy.savez writes). Throws mha::Error on failure.
+std::string EncodeNpz(const std::vector<TensorView>& tensors);
+// Parses .npz bytes. float64 and integer arrays are converted to float32; anything
+// else (strings, objects, complex) is refused with a clear mha::Error.
+std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what);
+std::map<std::string, Array> LoadNpz(const std::string& path);
+
+// The .npy encoding of one array (header + data).
+std::string EncodeNpy(const TensorView& t);
+Array DecodeNpy(const std::string& bytes, const std::string& what);
+
+// Input x (and memory, if present) from an .npz with key "x" of shape (seq, d_model)
+// or (1, seq, d_model). Token labels become "#0", "#1", ...
+Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string& path);
+// Weights from an .npz: W_q, W_k, W_v, W_o required; b_*, ln_gamma, ln_beta optional
+// (biases default to 0, gamma to 1, beta to 0). `cfg` gives the expected shapes;
+// ln_eps in the file overrides cfg->ln_eps.
+Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path,
+                       Config* cfg);
+
+// The JSON document of a trace: tokens, config, shape-flow table, attention weights.
+std::string TraceJson(const Trace& t, const std::string& notice);
+
+}  // namespace mha::io

@@ -1,0 +1,45 @@
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "files.hpp"
+
+namespace mha::io {
+
+std::string TraceJson(const Trace& t, const std::string& notice) {
+  using nlohmann::json;
+  json j;
+  j["format"] = "mhaviz-trace";
+  j["version"] = 1;
+  j["tokens"] = t.in.tokens;
+  if (t.in.cross()) j["memory_tokens"] = t.in.memory_tokens;
+  const Config& c = t.cfg;
+  j["config"] = {{"d_model", c.d_model},   {"num_heads", c.num_heads},
+                 {"num_kv_heads", c.kv_heads()}, {"head_dim", c.head_dim()},
+                 {"seq", t.seq},           {"seq_kv", t.seq_kv},
+                 {"seed", c.seed},         {"mask", ToString(c.mask)},
+                 {"norm", ToString(c.norm)}, {"scale", c.scale},
+                 {"temperature", c.temperature}, {"positional_encoding", c.positional_encoding},
+                 {"ln_eps", c.ln_eps},     {"cross_attention", t.in.cross()}};
+  if (!notice.empty()) j["notice"] = notice;
+  json flow = json::array();
+  for (const auto& r : t.flow)
+    flow.push_back({{"step", r.step}, {"formula", r.formula}, {"tensor", r.tensor}, {"shape", r.shape},
+                    {"params", r.params}, {"param_count", r.param_count}, {"flops", r.flops}});
+  j["shape_flow"] = flow;
+  // attention[h][i][j]: head h, query token i, key token j (softmax weights, rows sum to 1).
+  json attn = json::array();
+  for (int h = 0; h < c.num_heads; ++h) {
+    const auto a = t.AttnHead(h);
+    json head = json::array();
+    for (int i = 0; i < t.seq; ++i) {
+      json row = json::array();
+      for (int k = 0; k < t.seq_kv; ++k) row.push_back(a(i, k));
+      head.push_back(std::move(row));
+    }
+    attn.push_back(std::move(head));
+  }
+  j["attention"] = std::move(attn);
+  return j.dump(1) + "\n";
+}
+
+}  // namespace mha::io

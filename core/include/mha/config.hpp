@@ -1,0 +1,70 @@
+// Configuration of one multi-head attention layer, its limits, and validation
+// whose messages teach what went wrong and what would work.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace mha {
+
+// Row-major so the bytes match numpy's C order and a head is one contiguous block.
+using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+
+enum class Mask { None, Causal };
+enum class Norm { Post, Pre, None };
+
+const char* ToString(Mask m);
+const char* ToString(Norm n);
+
+// Thrown for input the user can fix. `what()` is a full sentence that says what is
+// wrong and what would work; it is meant to be shown to a learner as is.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Caps that keep memory and time bounded whatever is typed or pasted.
+struct Limits {
+  static constexpr int kMaxTokens = 1024;       // per sentence; longer input is truncated
+  static constexpr int kMaxDModel = 4096;
+  static constexpr int kMaxHeads = 256;
+  static constexpr std::size_t kMaxSentenceBytes = 1 << 20;  // bytes read of one sentence
+  // Estimated bytes of one Trace; refused before allocating anything.
+  static constexpr std::size_t kMaxTraceBytes = std::size_t(2) << 30;
+};
+
+struct Config {
+  int d_model = 512;
+  int num_heads = 8;
+  int num_kv_heads = 0;          // 0 means "same as num_heads" (plain MHA)
+  std::uint64_t seed = 42;
+  Mask mask = Mask::None;
+  Norm norm = Norm::Post;
+  bool scale = true;             // divide scores by sqrt(d_k)
+  float temperature = 1.0f;      // softmax temperature: scores are divided by it too
+  bool positional_encoding = true;
+  float ln_eps = 1e-5f;
+
+  int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
+  int head_dim() const { return num_heads > 0 ? d_model / num_heads : 0; }
+};
+
+// Throws mha::Error with a teaching message if `cfg` cannot run on sequences of
+// seq query tokens and seq_kv key tokens. Checks happen before any allocation.
+void Validate(const Config& cfg, int seq, int seq_kv);
+
+// Estimated bytes the Trace of this configuration holds.
+std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv);
+
+// The divisors of d_model that are valid head counts, ascending.
+std::vector<int> ValidHeadCounts(int d_model);
+// The nearest d_model values below and above `d_model` that num_heads divides
+// (equal if d_model already works).
+std::pair<int, int> NearestValidDModel(int d_model, int num_heads);
+
+}  // namespace mha

@@ -1,0 +1,80 @@
+// Everything one forward pass computed, with names and shapes, plus the shape-flow
+// table that the app and the CLI show.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mha/config.hpp"
+#include "mha/weights.hpp"
+
+namespace mha {
+
+// What goes into a forward pass: the query-side sentence, and for cross-attention
+// a second "memory" sentence that keys and values are read from.
+struct Inputs {
+  std::vector<std::string> tokens;         // labels of the rows of x
+  Mat x;                                   // (seq, d_model)
+  std::vector<std::string> memory_tokens;  // empty for self-attention
+  Mat memory;                              // (seq_kv, d_model); 0 rows for self-attention
+
+  bool cross() const { return memory.rows() > 0; }
+};
+
+// One row of the shape-flow table: one step of the computation.
+struct FlowRow {
+  std::string step;                 // "Q projection", "split heads", ...
+  std::string formula;              // "Q = x W_Q + b_Q"
+  std::string tensor;               // the .npz key holding the result ("q", "scores", ...)
+  std::vector<std::int64_t> shape;  // with the batch axis
+  std::string params;               // human-readable parameters of this step
+  std::int64_t param_count = 0;     // learned numbers this step uses
+  std::int64_t flops = 0;           // a multiply-add counts as 2 FLOPs
+};
+
+// A read-only view of one named tensor (C order, float32).
+struct TensorView {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  const float* data = nullptr;
+  std::int64_t size() const;
+};
+
+struct Trace {
+  Config cfg;
+  Inputs in;
+  std::shared_ptr<const Weights> weights;
+  int seq = 0, seq_kv = 0;
+
+  Mat x_ln;      // (seq, d_model) LN(x), the sublayer input; pre-LN only
+  Mat q;         // (H*seq, hd)      = (1, H, seq, hd)
+  Mat k, v;      // (G*seq_kv, hd)   = (1, G, seq_kv, hd)
+  Mat scores;    // (H*seq, seq_kv)  = (1, H, seq, seq_kv), -inf where masked
+  Mat attn;      // (H*seq, seq_kv)
+  Mat context;   // (H*seq, hd)
+  Mat concat;    // (seq, d_model)
+  Mat attn_out;  // (seq, d_model)
+  Mat residual;  // (seq, d_model) x + attn_out
+  Mat out;       // (seq, d_model)
+
+  std::vector<FlowRow> flow;
+
+  // Head h's (seq, seq_kv) block of attn, and the K/V head it reads.
+  Eigen::Map<const Mat> AttnHead(int h) const;
+  Eigen::Map<const Mat> ScoresHead(int h) const;
+  int KvHeadOf(int h) const { return h / (cfg.num_heads / cfg.kv_heads()); }
+};
+
+// Every tensor of the trace under its .npz name, in a stable order: inputs, weights,
+// then intermediates in the order they are computed.
+std::vector<TensorView> Tensors(const Trace& t);
+
+// The shape-flow table for a configuration (independent of the values).
+std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv);
+
+// "(1, 8, 3, 64)"
+std::string ShapeString(const std::vector<std::int64_t>& shape);
+
+}  // namespace mha

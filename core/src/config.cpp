@@ -1,0 +1,135 @@
+#include "mha/config.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace mha {
+
+const char* ToString(Mask m) { return m == Mask::Causal ? "causal" : "none"; }
+const char* ToString(Norm n) {
+  switch (n) {
+    case Norm::Post: return "post";
+    case Norm::Pre: return "pre";
+    default: return "none";
+  }
+}
+
+std::vector<int> ValidHeadCounts(int d_model) {
+  std::vector<int> out;
+  for (int h = 1; h <= d_model && h <= Limits::kMaxHeads; ++h)
+    if (d_model % h == 0) out.push_back(h);
+  return out;
+}
+
+std::pair<int, int> NearestValidDModel(int d_model, int num_heads) {
+  if (num_heads <= 0) return {d_model, d_model};
+  int below = d_model - d_model % num_heads;
+  if (below < num_heads) below = num_heads;
+  int above = below < d_model ? below + num_heads : below;
+  return {below, above};
+}
+
+std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv) {
+  const std::size_t s = seq, skv = seq_kv, d = cfg.d_model, h = cfg.num_heads;
+  const std::size_t g = cfg.kv_heads(), hd = cfg.head_dim();
+  std::size_t floats = 0;
+  floats += 2 * h * s * skv;        // scores, attn
+  floats += 2 * h * s * hd;         // q, context
+  floats += 2 * g * skv * hd;       // k, v
+  floats += 7 * s * d + skv * d;    // x, x_ln, concat, attn_out, residual, out, memory
+  floats += 4 * d * d + 8 * d;      // weights
+  return floats * sizeof(float);
+}
+
+namespace {
+std::string Join(const std::vector<int>& v, std::size_t max_items) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < v.size() && i < max_items; ++i) os << (i ? ", " : "") << v[i];
+  if (v.size() > max_items) os << ", ...";
+  return os.str();
+}
+}  // namespace
+
+void Validate(const Config& cfg, int seq, int seq_kv) {
+  std::ostringstream e;
+  if (cfg.d_model <= 0) {
+    e << "d_model = " << cfg.d_model
+      << " must be greater than 0: it is the length of every token vector. Try 512.";
+    throw Error(e.str());
+  }
+  if (cfg.d_model > Limits::kMaxDModel) {
+    e << "d_model = " << cfg.d_model << " is over the cap of " << Limits::kMaxDModel
+      << ", which keeps memory bounded. Try 512 or 1024.";
+    throw Error(e.str());
+  }
+  if (cfg.num_heads <= 0) {
+    e << "num_heads = " << cfg.num_heads << " must be at least 1. Try 8.";
+    throw Error(e.str());
+  }
+  if (cfg.num_heads > Limits::kMaxHeads) {
+    e << "num_heads = " << cfg.num_heads << " is over the cap of " << Limits::kMaxHeads
+      << ". Try 8 or 16.";
+    throw Error(e.str());
+  }
+  if (cfg.num_heads > cfg.d_model) {
+    e << "num_heads = " << cfg.num_heads << " is more than d_model = " << cfg.d_model
+      << ": each head needs at least one of the d_model dimensions. Valid head counts for d_model = "
+      << cfg.d_model << ": " << Join(ValidHeadCounts(cfg.d_model), 12) << ".";
+    throw Error(e.str());
+  }
+  if (cfg.d_model % cfg.num_heads != 0) {
+    auto [lo, hi] = NearestValidDModel(cfg.d_model, cfg.num_heads);
+    e << "d_model = " << cfg.d_model << " is not divisible by num_heads = " << cfg.num_heads
+      << ": each head gets d_model / num_heads dimensions, which must be a whole number. Try d_model = "
+      << lo;
+    if (hi != lo) e << " or " << hi;
+    e << ", or num_heads in {" << Join(ValidHeadCounts(cfg.d_model), 12) << "}.";
+    throw Error(e.str());
+  }
+  if (cfg.num_kv_heads < 0) {
+    e << "num_kv_heads = " << cfg.num_kv_heads
+      << " must be at least 1 (or 0 for 'same as num_heads').";
+    throw Error(e.str());
+  }
+  const int g = cfg.kv_heads();
+  if (g > cfg.num_heads || cfg.num_heads % g != 0) {
+    std::vector<int> ok;
+    for (int i = 1; i <= cfg.num_heads; ++i)
+      if (cfg.num_heads % i == 0) ok.push_back(i);
+    e << "num_heads = " << cfg.num_heads << " is not divisible by num_kv_heads = " << g
+      << ": in grouped-query attention each key/value head serves num_heads / num_kv_heads query heads,"
+      << " which must be a whole number. Try num_kv_heads in {" << Join(ok, 12)
+      << "} (1 is multi-query attention, " << cfg.num_heads << " is plain multi-head attention).";
+    throw Error(e.str());
+  }
+  if (!(cfg.temperature > 0.0f) || !std::isfinite(cfg.temperature)) {
+    e << "temperature = " << cfg.temperature
+      << " must be a finite number greater than 0: scores are divided by it before the softmax. Try 1.";
+    throw Error(e.str());
+  }
+  if (!(cfg.ln_eps > 0.0f) || !std::isfinite(cfg.ln_eps)) {
+    e << "ln_eps = " << cfg.ln_eps
+      << " must be a small positive number: LayerNorm divides by sqrt(variance + eps). Try 1e-5.";
+    throw Error(e.str());
+  }
+  if (seq <= 0) {
+    throw Error("The sentence has no tokens: type at least one word, e.g. \"the cat sat\".");
+  }
+  if (seq_kv <= 0) {
+    throw Error("The memory sentence has no tokens: cross-attention needs at least one key.");
+  }
+  if (seq > Limits::kMaxTokens || seq_kv > Limits::kMaxTokens) {
+    e << "The sequence has " << std::max(seq, seq_kv) << " tokens, over the cap of "
+      << Limits::kMaxTokens << " that keeps the attention maps (seq x seq per head) in memory.";
+    throw Error(e.str());
+  }
+  const std::size_t bytes = EstimateTraceBytes(cfg, seq, seq_kv);
+  if (bytes > Limits::kMaxTraceBytes) {
+    e << "This configuration would need about " << (bytes >> 20)
+      << " MiB for its trace (num_heads x seq x seq attention weights and more), over the cap of "
+      << (Limits::kMaxTraceBytes >> 20) << " MiB. Use fewer tokens, fewer heads or a smaller d_model.";
+    throw Error(e.str());
+  }
+}
+
+}  // namespace mha

@@ -1,0 +1,81 @@
+#include "mha/weights.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "rng.hpp"
+
+namespace mha {
+namespace {
+
+Mat Glorot(std::uint64_t seed, const char* name, int fan_in, int fan_out) {
+  detail::SplitMix64 rng(detail::StreamSeed(seed, name));
+  const double a = std::sqrt(6.0 / (fan_in + fan_out));
+  Mat w(fan_in, fan_out);
+  for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = rng.Symmetric(a);
+  return w;
+}
+
+RowVec Bias(std::uint64_t seed, const char* name, int fan_in, int n) {
+  detail::SplitMix64 rng(detail::StreamSeed(seed, name));
+  const double a = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  RowVec b(n);
+  for (int i = 0; i < n; ++i) b[i] = rng.Symmetric(a);
+  return b;
+}
+
+template <typename M>
+void CheckOne(const char* name, const M& m, Eigen::Index rows, Eigen::Index cols,
+              const Config& cfg) {
+  if (m.rows() != rows || m.cols() != cols) {
+    std::ostringstream e;
+    e << "Weight " << name << " has shape (";
+    if (rows == 1 && M::RowsAtCompileTime == 1) e << m.cols() << ")";
+    else e << m.rows() << ", " << m.cols() << ")";
+    e << " but d_model = " << cfg.d_model << ", num_heads = " << cfg.num_heads
+      << ", num_kv_heads = " << cfg.kv_heads() << " need (";
+    if (rows == 1 && M::RowsAtCompileTime == 1) e << cols << ")";
+    else e << rows << ", " << cols << ")";
+    e << ". Check the d_model / --kv-heads flags or the file.";
+    throw Error(e.str());
+  }
+  if (!m.allFinite()) {
+    std::ostringstream e;
+    e << "Weight " << name << " contains NaN or Inf values; every weight must be a finite number.";
+    throw Error(e.str());
+  }
+}
+
+}  // namespace
+
+Weights InitWeights(const Config& cfg) {
+  const int d = cfg.d_model, kvd = cfg.kv_heads() * cfg.head_dim();
+  Weights w;
+  w.W_q = Glorot(cfg.seed, "W_q", d, d);
+  w.W_k = Glorot(cfg.seed, "W_k", d, kvd);
+  w.W_v = Glorot(cfg.seed, "W_v", d, kvd);
+  w.W_o = Glorot(cfg.seed, "W_o", d, d);
+  w.b_q = Bias(cfg.seed, "b_q", d, d);
+  w.b_k = Bias(cfg.seed, "b_k", d, kvd);
+  w.b_v = Bias(cfg.seed, "b_v", d, kvd);
+  w.b_o = Bias(cfg.seed, "b_o", d, d);
+  w.ln_gamma = RowVec::Ones(d);
+  w.ln_beta = RowVec::Zero(d);
+  return w;
+}
+
+void CheckWeights(const Weights& w, const Config& cfg) {
+  const Eigen::Index d = cfg.d_model, kvd = cfg.kv_heads() * cfg.head_dim();
+  CheckOne("W_q", w.W_q, d, d, cfg);
+  CheckOne("W_k", w.W_k, d, kvd, cfg);
+  CheckOne("W_v", w.W_v, d, kvd, cfg);
+  CheckOne("W_o", w.W_o, d, d, cfg);
+  CheckOne("b_q", w.b_q, 1, d, cfg);
+  CheckOne("b_k", w.b_k, 1, kvd, cfg);
+  CheckOne("b_v", w.b_v, 1, kvd, cfg);
+  CheckOne("b_o", w.b_o, 1, d, cfg);
+  CheckOne("ln_gamma", w.ln_gamma, 1, d, cfg);
+  CheckOne("ln_beta", w.ln_beta, 1, d, cfg);
+}
+
+}  // namespace mha
