@@ -1,0 +1,314 @@
+// Heatmaps: every head's attention weights side by side, plus their mean, on one
+// fixed [0, 1] colour scale. Maps are GL textures (one texel per cell); labels,
+// values and grid lines are drawn only where they fit.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "gui/panels.hpp"
+#include "gui/render_bridge.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+struct Geometry {
+  int cols = 1, rows = 1;  // grid of maps
+  float cell = 0.0f;       // pixels per cell (square)
+  bool labels = false;     // token labels drawn
+  bool vertical = false;   // key labels rotated
+  float row_label_w = 0.0f, col_label_h = 0.0f, title_h = 0.0f;
+  float gap_x = 0.0f, gap_y = 0.0f;
+};
+
+float MaxLabelWidth(const std::vector<std::string>& tokens, float cap) {
+  float w = 0.0f;
+  for (const auto& t : tokens) {
+    w = std::max(w, ImGui::CalcTextSize(t.c_str()).x);
+    if (w >= cap) return cap;
+  }
+  return w;
+}
+
+// Largest square cell for `n` maps of seq x seq_kv cells in `avail`, trying every
+// column count; with labels while they fit, without once cells get too small.
+Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, float col_label, bool shared_labels) {
+  const float fs = ImGui::GetFontSize();
+  Geometry best;
+  const float min_label_cell = fs * 0.85f;
+  for (int labels = 1; labels >= 0; --labels) {
+    for (int cols = 1; cols <= n; ++cols) {
+      const int rows = (n + cols - 1) / cols;
+      Geometry g;
+      g.cols = cols;
+      g.rows = rows;
+      g.labels = labels != 0;
+      g.gap_x = fs * 0.9f;
+      g.gap_y = fs * 0.5f;
+      g.title_h = fs * 1.3f;
+      g.row_label_w = g.labels ? row_label + fs * 0.4f : 0.0f;
+      // Key labels: rotated unless the cell is wide enough for them upright.
+      for (int vertical = 0; vertical <= 1; ++vertical) {
+        g.vertical = vertical != 0;
+        g.col_label_h = g.labels ? (g.vertical ? col_label + fs * 0.3f : fs * 1.2f) : 0.0f;
+        const float lw_total = shared_labels ? g.row_label_w : g.row_label_w * cols;
+        const float lh_total = shared_labels ? g.col_label_h : g.col_label_h * rows;
+        const float w = (avail.x - lw_total - (cols - 1) * g.gap_x) / (cols * static_cast<float>(seq_kv));
+        const float h = (avail.y - lh_total - rows * g.title_h - (rows - 1) * g.gap_y) / (rows * static_cast<float>(seq));
+        g.cell = std::floor(std::min(w, h) * 4.0f) / 4.0f;
+        if (!g.vertical && g.labels && col_label > g.cell - 2.0f) continue;  // upright labels would overlap
+        break;
+      }
+      if (g.labels && g.cell < min_label_cell) continue;
+      if (g.cell > best.cell) best = g;
+    }
+    if (best.cell > 0.0f && (labels == 0 || best.labels)) break;
+  }
+  best.cell = std::max(best.cell, 1.0f);
+  return best;
+}
+
+ImU32 TextOn(float v) {
+  const auto c = Colormap(v);
+  const float lum = 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
+  return lum > 140.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+std::string MapTitle(const Trace& t, int index) {
+  const int H = t.cfg.num_heads;
+  if (index == H) return "mean of " + std::to_string(H) + " head" + (H == 1 ? "" : "s");
+  std::string s = "head " + std::to_string(index + 1);
+  if (t.cfg.kv_heads() != H) s += "  (K/V head " + std::to_string(t.KvHeadOf(index) + 1) + ")";
+  return s;
+}
+
+// Value of map `index` (head or mean) at (i, j).
+float Weight(const Result& r, int index, int i, int j) {
+  const Trace& t = r.trace;
+  if (index == t.cfg.num_heads) return r.mean_attn(i, j);
+  return t.attn(static_cast<Eigen::Index>(index) * t.seq + i, j);
+}
+
+void CellTooltip(const Result& r, int index, int i, int j) {
+  const Trace& t = r.trace;
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  ImGui::BeginTooltip();
+  ImGui::TextUnformatted(MapTitle(t, index).c_str());
+  ImGui::Separator();
+  ImGui::Text("query  %d \"%s\"", i, t.in.tokens[static_cast<std::size_t>(i)].c_str());
+  ImGui::Text("key    %d \"%s\"", j, keys[static_cast<std::size_t>(j)].c_str());
+  ImGui::Text("weight %.4f", static_cast<double>(Weight(r, index, i, j)));
+  if (index < t.cfg.num_heads) {
+    const float sc = t.scores(static_cast<Eigen::Index>(index) * t.seq + i, j);
+    if (std::isinf(sc) && sc < 0)
+      ImGui::TextUnformatted("score  masked (-inf): the causal mask hides later keys");
+    else
+      ImGui::Text("score  %.4f  (%s, before softmax)", static_cast<double>(sc),
+                  t.cfg.scale ? "q\xC2\xB7k / \xE2\x88\x9A" "d_k" : "q\xC2\xB7k, unscaled");
+  } else {
+    float lo = 1.0f, hi = 0.0f;
+    for (int h = 0; h < t.cfg.num_heads; ++h) {
+      const float w = t.attn(static_cast<Eigen::Index>(h) * t.seq + i, j);
+      lo = std::min(lo, w);
+      hi = std::max(hi, w);
+    }
+    ImGui::Text("across heads: min %.4f, max %.4f", static_cast<double>(lo), static_cast<double>(hi));
+  }
+  ImGui::EndTooltip();
+}
+
+struct MapPlace {
+  ImVec2 origin;            // top-left of the cells
+  bool row_labels = false;  // query labels to the left
+  bool col_labels = false;  // key labels above
+};
+
+// Draws map `index` with its cells' top-left at place.origin. Returns true if
+// clicked.
+bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, bool values_allowed) {
+  const Result& r = s.result;
+  const Trace& t = r.trace;
+  const Palette& pal = Pal();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const int seq = t.seq, skv = t.seq_kv;
+  const float c = g.cell;
+  const ImVec2 a = place.origin;
+  const ImVec2 b(a.x + c * skv, a.y + c * seq);
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+
+  // Title above the labels.
+  const float title_y = a.y - (place.col_labels ? g.col_label_h : 0.0f) - g.title_h;
+  const std::string title = Ellipsize(MapTitle(t, index), std::max(b.x - a.x, fs * 6.0f));
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
+  if (s.ui.font_bold) ImGui::PopFont();
+
+  const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
+  dl->AddImage(tex, a, b);
+  if (c >= 10.0f) {  // thin separators make single cells readable
+    for (int i = 1; i < seq; ++i) dl->AddLine(ImVec2(a.x, a.y + i * c), ImVec2(b.x, a.y + i * c), pal.grid_line);
+    for (int j = 1; j < skv; ++j) dl->AddLine(ImVec2(a.x + j * c, a.y), ImVec2(a.x + j * c, b.y), pal.grid_line);
+  }
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
+
+  // Weights inside the cells when they fit.
+  const float value_w = ImGui::CalcTextSize("0.00").x;
+  if (values_allowed && c >= value_w + 4.0f && c >= fs + 2.0f) {
+    char buf[16];
+    const ImVec4 clip = dl->_CmdHeader.ClipRect;
+    for (int i = 0; i < seq; ++i) {
+      const float y = a.y + i * c;
+      if (y + c < clip.y || y > clip.w) continue;
+      for (int j = 0; j < skv; ++j) {
+        const float v = Weight(r, index, i, j);
+        std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+        const ImVec2 ts = ImGui::CalcTextSize(buf);
+        dl->AddText(ImVec2(a.x + j * c + (c - ts.x) * 0.5f, y + (c - ts.y) * 0.5f), TextOn(v), buf);
+      }
+    }
+  }
+
+  // Token labels: queries left of the rows, keys above the columns.
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  if (g.labels && place.row_labels) {
+    for (int i = 0; i < seq; ++i) {
+      const std::string l = Ellipsize(t.in.tokens[static_cast<std::size_t>(i)], g.row_label_w - fs * 0.4f);
+      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      const bool hot = i == s.ui.hover_token;
+      dl->AddText(ImVec2(a.x - fs * 0.3f - ts.x, a.y + i * c + (c - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
+    }
+  }
+  if (g.labels && place.col_labels) {
+    for (int j = 0; j < skv; ++j) {
+      const float max_w = g.vertical ? g.col_label_h - fs * 0.3f : c - 2.0f;
+      const std::string l = Ellipsize(keys[static_cast<std::size_t>(j)], max_w);
+      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      const bool hot = !t.in.cross() && j == s.ui.hover_token;
+      if (g.vertical)
+        AddTextVertical(dl, ImVec2(a.x + j * c + (c - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
+      else
+        dl->AddText(ImVec2(a.x + j * c + (c - ts.x) * 0.5f, a.y - fs * 0.15f - ts.y), hot ? pal.highlight : text, l.c_str());
+    }
+  }
+
+  // Highlight the row of a hovered token chip.
+  if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
+    const float y = a.y + s.ui.hover_token * c;
+    dl->AddRect(ImVec2(a.x - 1, y - 1), ImVec2(b.x + 1, y + c + 1), pal.highlight, 0.0f, 0, 2.0f);
+  }
+
+  // Hover: tooltip for the cell, outline of its row; click enlarges.
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const bool over = ImGui::IsWindowHovered() && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
+  if (!over) return false;
+  const int i = std::clamp(static_cast<int>((m.y - a.y) / c), 0, seq - 1);
+  const int j = std::clamp(static_cast<int>((m.x - a.x) / c), 0, skv - 1);
+  dl->AddRect(ImVec2(a.x - 1, a.y + i * c - 1), ImVec2(b.x + 1, a.y + (i + 1) * c + 1), pal.highlight, 0.0f, 0, 1.5f);
+  dl->AddRect(ImVec2(a.x + j * c, a.y + i * c), ImVec2(a.x + (j + 1) * c, a.y + (i + 1) * c), IM_COL32(255, 255, 255, 255),
+              0.0f, 0, 2.0f);
+  CellTooltip(r, index, i, j);
+  return ImGui::IsMouseClicked(ImGuiMouseButton_Left);
+}
+
+void DrawColourBar(ImVec2 a, ImVec2 size) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const char* title = "weight";
+  dl->AddText(ImVec2(a.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), title);
+  const float top = a.y + fs * 1.6f, bottom = a.y + size.y - fs * 0.6f;
+  const float x0 = a.x, x1 = a.x + fs * 1.0f;
+  constexpr int kSteps = 64;
+  for (int k = 0; k < kSteps; ++k) {
+    // Top is 1, bottom is 0.
+    const float v0 = 1.0f - static_cast<float>(k) / kSteps, v1 = 1.0f - static_cast<float>(k + 1) / kSteps;
+    const auto c0 = Colormap(v0), c1 = Colormap(v1);
+    const ImU32 u0 = IM_COL32(c0[0], c0[1], c0[2], 255), u1 = IM_COL32(c1[0], c1[1], c1[2], 255);
+    const float y0 = top + (bottom - top) * k / kSteps, y1 = top + (bottom - top) * (k + 1) / kSteps;
+    dl->AddRectFilledMultiColor(ImVec2(x0, y0), ImVec2(x1, y1 + 0.5f), u0, u0, u1, u1);
+  }
+  dl->AddRect(ImVec2(x0 - 1, top - 1), ImVec2(x1 + 1, bottom + 1), Pal().block_border);
+  for (int k = 0; k <= 4; ++k) {
+    const float v = 1.0f - k * 0.25f;
+    const float y = top + (bottom - top) * k / 4.0f;
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+    dl->AddLine(ImVec2(x1, y), ImVec2(x1 + fs * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text));
+    dl->AddText(ImVec2(x1 + fs * 0.4f, y - fs * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), buf);
+  }
+}
+
+}  // namespace
+
+void DrawHeatmapsPanel(AppState& s) {
+  const Result& r = s.result;
+  const Trace& t = r.trace;
+  SectionTitle(s, "Attention weights",
+               "softmax(QK\xE1\xB5\x80/\xE2\x88\x9A" "d_k) for each head. Row = query token (who looks), "
+               "column = key token (what it looks at); each row sums to 1. Click a head to enlarge it.");
+  if (!r.ok) {
+    MessageBox(r.error.empty() ? "Nothing computed yet." : "Nothing to show: " + r.error, Pal().error_bg,
+               Pal().error_text);
+    return;
+  }
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (s.ui.textures.Sync(r)) {
+      s.timing.last_upload_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      s.timing.upload_ms.push_back(s.timing.last_upload_ms);
+    }
+  }
+  const int H = t.cfg.num_heads;
+  if (s.ui.enlarged > H) s.ui.enlarged = -1;
+  const float fs = ImGui::GetFontSize();
+
+  if (s.ui.enlarged >= 0) {
+    if (ImGui::Button("< All heads")) s.ui.enlarged = -1;
+    Probe(s, "all_heads");
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) s.ui.enlarged = (s.ui.enlarged + H) % (H + 1);
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) s.ui.enlarged = (s.ui.enlarged + 1) % (H + 1);
+    ImGui::SameLine();
+    ImGui::TextDisabled("Esc returns to all heads");
+  }
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float bar_w = fs * 4.2f;
+  const ImVec2 area(avail.x - bar_w, avail.y);
+  ImGui::InvisibleButton("##maps", ImVec2(std::max(area.x, 1.0f), std::max(area.y, 1.0f)));
+  Probe(s, "heatmaps");
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  const float row_label = MaxLabelWidth(t.in.tokens, fs * 7.0f);
+  const float col_label = MaxLabelWidth(keys, fs * 7.0f);
+
+  if (s.ui.enlarged >= 0) {
+    const Geometry g = FitGrid(1, t.seq, t.seq_kv, area, row_label, col_label, true);
+    MapPlace p;
+    p.origin = ImVec2(origin.x + g.row_label_w, origin.y + g.title_h + g.col_label_h);
+    p.row_labels = p.col_labels = true;
+    DrawMap(s, s.ui.enlarged, g, p, true);
+  } else {
+    const int n = H + 1;
+    const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, row_label, col_label, true);
+    const float map_w = g.cell * t.seq_kv, map_h = g.cell * t.seq;
+    for (int k = 0; k < n; ++k) {
+      const int gx = k % g.cols, gy = k / g.cols;
+      MapPlace p;
+      p.row_labels = gx == 0;
+      p.col_labels = gy == 0;
+      p.origin = ImVec2(origin.x + g.row_label_w + gx * (map_w + g.gap_x),
+                        origin.y + g.col_label_h + g.title_h + gy * (map_h + g.title_h + g.gap_y));
+      if (DrawMap(s, k, g, p, true)) s.ui.enlarged = k;
+    }
+  }
+  DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y), ImVec2(bar_w - fs * 0.8f, std::min(area.y, fs * 16.0f)));
+}
+
+}  // namespace mha::gui
