@@ -130,12 +130,12 @@ void DrawFrame(AppState& s) {
 
   const ImGuiStyle& st = ImGui::GetStyle();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float status_h = ImGui::GetTextLineHeight() + st.ItemSpacing.y;
+  const float status_h = ImGui::GetTextLineHeightWithSpacing() + st.ItemSpacing.y;
   const float main_h = std::max(avail.y - status_h, 100.0f);
   const float split = std::max(4.0f, st.ItemSpacing.x);
 
   // Left column: the inputs.
-  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.3f, 380.0f * scale, 520.0f * scale);
+  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 350.0f * scale, 520.0f * scale);
   left = std::clamp(left, std::min(280.0f * scale, avail.x * 0.5f), std::max(avail.x - 400.0f * scale, avail.x * 0.25f));
   ImGui::BeginChild("##inputs", ImVec2(left, main_h), true);
   DrawSentencePanel(s);
@@ -155,7 +155,10 @@ void DrawFrame(AppState& s) {
   // Right column: the results.
   ImGui::SameLine(0, 0);
   const float right = std::max(ImGui::GetContentRegionAvail().x, 100.0f);
-  float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : main_h * 0.38f;
+  // Default: tall enough for the whole table (header, ~12 steps, total), up to 45%.
+  const float table_h = (ImGui::GetTextLineHeight() + 2 * st.CellPadding.y) * 15.0f + ImGui::GetFrameHeightWithSpacing() +
+                        2 * st.WindowPadding.y + st.ScrollbarSize;
+  float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * 0.45f);
   flow = std::clamp(flow, std::min(120.0f * scale, main_h * 0.3f), main_h * 0.75f);
   ImGui::BeginGroup();
   ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);

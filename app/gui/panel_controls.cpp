@@ -74,11 +74,11 @@ void FixButtons(AppState& s) {
 
 const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
   if (kv == 0 || kv == heads)
-    std::snprintf(buf, n, "%d = num_heads (plain multi-head)", heads);
+    std::snprintf(buf, n, "%d (plain multi-head)", heads);
   else if (kv == 1)
-    std::snprintf(buf, n, "1 (multi-query: all heads share one K/V)");
+    std::snprintf(buf, n, "1 (multi-query: one K/V for all)");
   else if (heads % kv == 0)
-    std::snprintf(buf, n, "%d (grouped: %d query heads per K/V head)", kv, heads / kv);
+    std::snprintf(buf, n, "%d (grouped: %d queries per K/V)", kv, heads / kv);
   else
     std::snprintf(buf, n, "%d (does not divide num_heads)", kv);
   return buf;

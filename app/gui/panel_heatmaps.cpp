@@ -143,7 +143,11 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
 
   // Title above the labels.
   const float title_y = a.y - (place.col_labels ? g.col_label_h : 0.0f) - g.title_h;
-  const std::string title = Ellipsize(MapTitle(t, index), std::max(b.x - a.x, fs * 6.0f));
+  // Titles may run into the gap to the next map; the mean's falls back to "mean".
+  const float title_w = std::max(b.x - a.x + g.gap_x * 0.8f, fs * 3.0f);
+  std::string title = MapTitle(t, index);
+  if (index == t.cfg.num_heads && ImGui::CalcTextSize(title.c_str()).x > title_w) title = "mean";
+  title = Ellipsize(title, title_w);
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
   if (s.ui.font_bold) ImGui::PopFont();
@@ -156,9 +160,10 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   }
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
 
-  // Weights inside the cells when they fit.
-  const float value_w = ImGui::CalcTextSize("0.00").x;
-  if (values_allowed && c >= value_w + 4.0f && c >= fs + 2.0f) {
+  // Weights inside the cells when they fit: "0.23", or ".23" in narrower cells.
+  const bool full = c >= ImGui::CalcTextSize("0.00").x + 6.0f;
+  const bool brief = c >= ImGui::CalcTextSize(".00").x + 4.0f;
+  if (values_allowed && (full || brief) && c >= fs + 2.0f) {
     char buf[16];
     const ImVec4 clip = dl->_CmdHeader.ClipRect;
     for (int i = 0; i < seq; ++i) {
@@ -166,7 +171,12 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
       if (y + c < clip.y || y > clip.w) continue;
       for (int j = 0; j < skv; ++j) {
         const float v = Weight(r, index, i, j);
-        std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+        if (full)
+          std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+        else if (v >= 0.995f)
+          std::snprintf(buf, sizeof buf, "1");
+        else
+          std::snprintf(buf, sizeof buf, ".%02d", static_cast<int>(std::lround(v * 100.0f)));
         const ImVec2 ts = ImGui::CalcTextSize(buf);
         dl->AddText(ImVec2(a.x + j * c + (c - ts.x) * 0.5f, y + (c - ts.y) * 0.5f), TextOn(v), buf);
       }
@@ -248,8 +258,9 @@ void DrawHeatmapsPanel(AppState& s) {
   const Result& r = s.result;
   const Trace& t = r.trace;
   SectionTitle(s, "Attention weights",
-               "softmax(QK\xE1\xB5\x80/\xE2\x88\x9A" "d_k) for each head. Row = query token (who looks), "
-               "column = key token (what it looks at); each row sums to 1. Click a head to enlarge it.");
+               "softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), "
+               "column = key token (what it looks at); each row sums to 1. Click a head to enlarge it.",
+               true);
   if (!r.ok) {
     MessageBox(r.error.empty() ? "Nothing computed yet." : "Nothing to show: " + r.error, Pal().error_bg,
                Pal().error_text);

@@ -288,6 +288,7 @@ int RunWindow(const std::vector<std::string>& args) {
     s.ui.content_scale = std::clamp(xs, 0.5f, 4.0f);
   }
   RebuildFonts(s, false);
+  s.ui.focus_sentence = !g.automation();  // screenshots show no selection
   if (g.enlarge >= 0) s.ui.enlarged = g.enlarge == 0 ? s.choice.cfg.num_heads : g.enlarge - 1;
 
   std::signal(SIGINT, OnSignal);

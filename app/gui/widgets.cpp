@@ -4,11 +4,12 @@
 
 namespace mha::gui {
 
-void SectionTitle(const AppState& s, const char* title, const char* subtitle) {
+void SectionTitle(const AppState& s, const char* title, const char* subtitle, bool inline_subtitle) {
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(title);
   if (s.ui.font_bold) ImGui::PopFont();
   if (subtitle) {
+    if (inline_subtitle) ImGui::SameLine(0.0f, ImGui::GetFontSize() * 0.8f);
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(subtitle);

@@ -10,7 +10,8 @@
 namespace mha::gui {
 
 // A bold heading and, under it, one muted line that says what the section teaches.
-void SectionTitle(const AppState& s, const char* title, const char* subtitle = nullptr);
+// With `inline_subtitle`, the explanation follows the heading on the same line.
+void SectionTitle(const AppState& s, const char* title, const char* subtitle = nullptr, bool inline_subtitle = false);
 
 // A coloured box of wrapped text (errors, notices) that spans the available width.
 void MessageBox(const std::string& text, ImU32 bg, ImU32 fg);
