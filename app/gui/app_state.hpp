@@ -108,6 +108,7 @@ struct Timing {
   double last_frame_ms = 0.0;
   std::vector<double> frame_ms, recompute_ms, upload_ms;  // samples, for --stats
   std::vector<double> ui_ms, draw_ms, swap_ms;             // frame phases (automation only)
+  std::vector<double> cpu_ms;                              // process CPU time per frame
 };
 
 struct Ui {

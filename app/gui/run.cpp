@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include <glad/gl.h>
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -142,6 +144,12 @@ void ApplyRunFlags(const std::vector<std::string>& args, AppState& s) {
   }
   SyncBuffersFromChoice(s);
   s.dirty = true;
+}
+
+double CpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
 double Median(std::vector<double> v) {
@@ -345,6 +353,7 @@ int RunWindow(const std::vector<std::string>& args) {
     else
       glfwPollEvents();
     const auto t0 = Clock::now();
+    const double cpu0 = CpuMs();
     if (queue.TakeActivity()) last_activity = t0;
     queue.Drain(window);
 
@@ -423,6 +432,7 @@ int RunWindow(const std::vector<std::string>& args) {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
     if (g.automation()) {
+      s.timing.cpu_ms.push_back(CpuMs() - cpu0);
       s.timing.ui_ms.push_back(span(t0, t_ui));
       s.timing.draw_ms.push_back(span(t_ui, t_draw));
       s.timing.swap_ms.push_back(span(t_swap0, t_end));
@@ -475,6 +485,9 @@ int RunWindow(const std::vector<std::string>& args) {
     j["median_ui_ms"] = Median(skip2(s.timing.ui_ms));
     j["median_draw_ms"] = Median(skip2(s.timing.draw_ms));
     j["median_swap_ms"] = Median(skip2(s.timing.swap_ms));
+    // CPU time of all the process's threads (llvmpipe rasterises on its own
+    // threads) per frame: less disturbed than wall time when the machine is busy.
+    j["median_frame_cpu_ms"] = Median(skip2(s.timing.cpu_ms));
     j["recomputes"] = s.timing.recompute_ms.size();
     j["churn"] = s.churn;
     int fb_w = 0, fb_h = 0;
