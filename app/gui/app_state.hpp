@@ -83,6 +83,7 @@ struct Caches {
 struct Layout {
   float left_width = 0.0f;    // pixels at scale 1; 0 = default
   float flow_height = 0.0f;   // pixels at scale 1; 0 = default
+  bool flow_collapsed = false; // shape-flow panel folded to its title line
 };
 
 struct ExportUi {

@@ -160,12 +160,13 @@ void DrawFrame(AppState& s) {
                         2 * st.WindowPadding.y + st.ScrollbarSize;
   float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * 0.45f);
   flow = std::clamp(flow, std::min(120.0f * scale, main_h * 0.3f), main_h * 0.75f);
+  if (s.layout.flow_collapsed) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
   ImGui::BeginGroup();
   ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);
   DrawFlowPanel(s);
   ImGui::EndChild();
   const float dy = Splitter("##split_h", ImVec2(right, split), false);
-  if (dy != 0.0f) s.layout.flow_height = (flow + dy) / scale;
+  if (dy != 0.0f && !s.layout.flow_collapsed) s.layout.flow_height = (flow + dy) / scale;
   ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawHeatmapsPanel(s);

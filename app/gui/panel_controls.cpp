@@ -119,8 +119,8 @@ void DrawControlsPanel(AppState& s) {
     ImGui::PopStyleColor();
   } else if (c.num_heads > 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
-    ImGui::Text("%d / %d = %.3g is not a whole number", c.d_model, c.num_heads,
-                static_cast<double>(c.d_model) / c.num_heads);
+    ImGui::TextWrapped("%d / %d = %.4g is not a whole number", c.d_model, c.num_heads,
+                       static_cast<double>(c.d_model) / c.num_heads);
     ImGui::PopStyleColor();
   }
 

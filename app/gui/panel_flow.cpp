@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <imgui_internal.h>
+
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
@@ -246,10 +248,22 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
 }  // namespace
 
 void DrawFlowPanel(AppState& s) {
-  SectionTitle(s, "Shape flow", "each step's output shape (batch axis first), learned parameters and FLOPs", true);
+  const char* toggle = s.layout.flow_collapsed ? "Show" : "Hide";
+  const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
+  const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
+  SectionTitle(s, "Shape flow",
+               s.layout.flow_collapsed ? nullptr : "each step's output shape (batch axis first), learned parameters and FLOPs",
+               true);
+  ImGui::SameLine(right);
+  if (ImGui::SmallButton(toggle)) {
+    s.layout.flow_collapsed = !s.layout.flow_collapsed;
+    ImGui::MarkIniSettingsDirty();
+  }
+  Probe(s, "flow_toggle");
+  if (s.layout.flow_collapsed) return;
   if (!s.result.ok) {
     ImGui::Spacing();
-    MessageBox(s.result.error.empty() ? "Nothing computed yet." : "Nothing to show: " + s.result.error,
+    MessageBox("Nothing to show until the configuration can run (see the message under Configuration).",
                Pal().error_bg, Pal().error_text);
     return;
   }

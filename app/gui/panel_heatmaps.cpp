@@ -18,7 +18,7 @@ namespace {
 
 struct Geometry {
   int cols = 1, rows = 1;  // grid of maps
-  float cell = 0.0f;       // pixels per cell (square)
+  float cw = 0.0f, ch = 0.0f;  // pixels per cell, across and down
   bool labels = false;     // token labels drawn
   bool vertical = false;   // key labels rotated
   float row_label_w = 0.0f, col_label_h = 0.0f, title_h = 0.0f;
@@ -34,11 +34,15 @@ float MaxLabelWidth(const std::vector<std::string>& tokens, float cap) {
   return w;
 }
 
-// Largest square cell for `n` maps of seq x seq_kv cells in `avail`, trying every
+// The biggest cells for `n` maps of seq x seq_kv cells in `avail`, trying every
 // column count; with labels while they fit, without once cells get too small.
+// Cells may be up to kStretch times wider than tall (or taller than wide) to use
+// the panel's shape; more than that would distort the map.
 Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, float col_label, bool shared_labels) {
+  constexpr float kStretch = 2.0f;
   const float fs = ImGui::GetFontSize();
   Geometry best;
+  float best_area = 0.0f;
   const float min_label_cell = fs * 0.85f;
   for (int labels = 1; labels >= 0; --labels) {
     for (int cols = 1; cols <= n; ++cols) {
@@ -59,16 +63,24 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, floa
         const float lh_total = shared_labels ? g.col_label_h : g.col_label_h * rows;
         const float w = (avail.x - lw_total - (cols - 1) * g.gap_x) / (cols * static_cast<float>(seq_kv));
         const float h = (avail.y - lh_total - rows * g.title_h - (rows - 1) * g.gap_y) / (rows * static_cast<float>(seq));
-        g.cell = std::floor(std::min(w, h) * 4.0f) / 4.0f;
-        if (!g.vertical && g.labels && col_label > g.cell - 2.0f) continue;  // upright labels would overlap
+        const float m = std::min(w, h);
+        g.cw = std::floor(std::min(w, m * kStretch) * 4.0f) / 4.0f;
+        g.ch = std::floor(std::min(h, m * kStretch) * 4.0f) / 4.0f;
+        if (!g.vertical && g.labels && col_label > g.cw - 2.0f) continue;  // upright labels would overlap
         break;
       }
-      if (g.labels && g.cell < min_label_cell) continue;
-      if (g.cell > best.cell) best = g;
+      if (g.labels && std::min(g.cw, g.ch) < min_label_cell) continue;
+      if (g.cw <= 0.0f || g.ch <= 0.0f) continue;
+      const float area = g.cw * g.ch;
+      if (area > best_area) {
+        best = g;
+        best_area = area;
+      }
     }
-    if (best.cell > 0.0f && (labels == 0 || best.labels)) break;
+    if (best_area > 0.0f && (labels == 0 || best.labels)) break;
   }
-  best.cell = std::max(best.cell, 1.0f);
+  best.cw = std::max(best.cw, 1.0f);
+  best.ch = std::max(best.ch, 1.0f);
   return best;
 }
 
@@ -136,9 +148,9 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const int seq = t.seq, skv = t.seq_kv;
-  const float c = g.cell;
+  const float cw = g.cw, ch = g.ch;
   const ImVec2 a = place.origin;
-  const ImVec2 b(a.x + c * skv, a.y + c * seq);
+  const ImVec2 b(a.x + cw * skv, a.y + ch * seq);
   const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
 
   // Title above the labels.
@@ -154,21 +166,21 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
 
   const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
   dl->AddImage(tex, a, b);
-  if (c >= 10.0f) {  // thin separators make single cells readable
-    for (int i = 1; i < seq; ++i) dl->AddLine(ImVec2(a.x, a.y + i * c), ImVec2(b.x, a.y + i * c), pal.grid_line);
-    for (int j = 1; j < skv; ++j) dl->AddLine(ImVec2(a.x + j * c, a.y), ImVec2(a.x + j * c, b.y), pal.grid_line);
+  if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
+    for (int i = 1; i < seq; ++i) dl->AddLine(ImVec2(a.x, a.y + i * ch), ImVec2(b.x, a.y + i * ch), pal.grid_line);
+    for (int j = 1; j < skv; ++j) dl->AddLine(ImVec2(a.x + j * cw, a.y), ImVec2(a.x + j * cw, b.y), pal.grid_line);
   }
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
 
   // Weights inside the cells when they fit: "0.23", or ".23" in narrower cells.
-  const bool full = c >= ImGui::CalcTextSize("0.00").x + 6.0f;
-  const bool brief = c >= ImGui::CalcTextSize(".00").x + 4.0f;
-  if (values_allowed && (full || brief) && c >= fs + 2.0f) {
+  const bool full = cw >= ImGui::CalcTextSize("0.00").x + 6.0f;
+  const bool brief = cw >= ImGui::CalcTextSize(".00").x + 4.0f;
+  if (values_allowed && (full || brief) && ch >= fs + 2.0f) {
     char buf[16];
     const ImVec4 clip = dl->_CmdHeader.ClipRect;
     for (int i = 0; i < seq; ++i) {
-      const float y = a.y + i * c;
-      if (y + c < clip.y || y > clip.w) continue;
+      const float y = a.y + i * ch;
+      if (y + ch < clip.y || y > clip.w) continue;
       for (int j = 0; j < skv; ++j) {
         const float v = Weight(r, index, i, j);
         if (full)
@@ -178,7 +190,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
         else
           std::snprintf(buf, sizeof buf, ".%02d", static_cast<int>(std::lround(v * 100.0f)));
         const ImVec2 ts = ImGui::CalcTextSize(buf);
-        dl->AddText(ImVec2(a.x + j * c + (c - ts.x) * 0.5f, y + (c - ts.y) * 0.5f), TextOn(v), buf);
+        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f), TextOn(v), buf);
       }
     }
   }
@@ -190,37 +202,37 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
       const std::string l = Ellipsize(t.in.tokens[static_cast<std::size_t>(i)], g.row_label_w - fs * 0.4f);
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
       const bool hot = i == s.ui.hover_token;
-      dl->AddText(ImVec2(a.x - fs * 0.3f - ts.x, a.y + i * c + (c - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
+      dl->AddText(ImVec2(a.x - fs * 0.3f - ts.x, a.y + i * ch + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
     }
   }
   if (g.labels && place.col_labels) {
     for (int j = 0; j < skv; ++j) {
-      const float max_w = g.vertical ? g.col_label_h - fs * 0.3f : c - 2.0f;
+      const float max_w = g.vertical ? g.col_label_h - fs * 0.3f : cw - 2.0f;
       const std::string l = Ellipsize(keys[static_cast<std::size_t>(j)], max_w);
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
       const bool hot = !t.in.cross() && j == s.ui.hover_token;
       if (g.vertical)
-        AddTextVertical(dl, ImVec2(a.x + j * c + (c - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
+        AddTextVertical(dl, ImVec2(a.x + j * cw + (cw - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
       else
-        dl->AddText(ImVec2(a.x + j * c + (c - ts.x) * 0.5f, a.y - fs * 0.15f - ts.y), hot ? pal.highlight : text, l.c_str());
+        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, a.y - fs * 0.15f - ts.y), hot ? pal.highlight : text, l.c_str());
     }
   }
 
   // Highlight the row of a hovered token chip.
   if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
-    const float y = a.y + s.ui.hover_token * c;
-    dl->AddRect(ImVec2(a.x - 1, y - 1), ImVec2(b.x + 1, y + c + 1), pal.highlight, 0.0f, 0, 2.0f);
+    const float y = a.y + s.ui.hover_token * ch;
+    dl->AddRect(ImVec2(a.x - 1, y - 1), ImVec2(b.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);
   }
 
   // Hover: tooltip for the cell, outline of its row; click enlarges.
   const ImVec2 m = ImGui::GetIO().MousePos;
   const bool over = ImGui::IsWindowHovered() && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
   if (!over) return false;
-  const int i = std::clamp(static_cast<int>((m.y - a.y) / c), 0, seq - 1);
-  const int j = std::clamp(static_cast<int>((m.x - a.x) / c), 0, skv - 1);
-  dl->AddRect(ImVec2(a.x - 1, a.y + i * c - 1), ImVec2(b.x + 1, a.y + (i + 1) * c + 1), pal.highlight, 0.0f, 0, 1.5f);
-  dl->AddRect(ImVec2(a.x + j * c, a.y + i * c), ImVec2(a.x + (j + 1) * c, a.y + (i + 1) * c), IM_COL32(255, 255, 255, 255),
-              0.0f, 0, 2.0f);
+  const int i = std::clamp(static_cast<int>((m.y - a.y) / ch), 0, seq - 1);
+  const int j = std::clamp(static_cast<int>((m.x - a.x) / cw), 0, skv - 1);
+  dl->AddRect(ImVec2(a.x - 1, a.y + i * ch - 1), ImVec2(b.x + 1, a.y + (i + 1) * ch + 1), pal.highlight, 0.0f, 0, 1.5f);
+  dl->AddRect(ImVec2(a.x + j * cw, a.y + i * ch), ImVec2(a.x + (j + 1) * cw, a.y + (i + 1) * ch),
+              IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
   CellTooltip(r, index, i, j);
   return ImGui::IsMouseClicked(ImGuiMouseButton_Left);
 }
@@ -308,7 +320,7 @@ void DrawHeatmapsPanel(AppState& s) {
   } else {
     const int n = H + 1;
     const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, row_label, col_label, true);
-    const float map_w = g.cell * t.seq_kv, map_h = g.cell * t.seq;
+    const float map_w = g.cw * t.seq_kv, map_h = g.ch * t.seq;
     for (int k = 0; k < n; ++k) {
       const int gx = k % g.cols, gy = k / g.cols;
       MapPlace p;
