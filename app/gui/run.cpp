@@ -304,7 +304,7 @@ int RunWindow(const std::vector<std::string>& args) {
 
   int status = 0;
   int frame = 0;
-  std::string last_settings = settings_path.empty() ? "" : AppSettingsJson(s, win_w, win_h);
+  std::string last_settings;  // what the file holds as far as we know: written at least once
   auto settings_changed_at = Clock::now();
   std::string pending_settings;
   auto last_activity = Clock::now();
