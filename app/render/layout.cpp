@@ -178,7 +178,8 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
   Layout L;
   const int H = t.cfg.num_heads;
   const bool cross = t.in.cross();
-  const double s = L.s = std::clamp(o.scale, 1, 8);
+  const double s_requested = std::clamp(o.scale, 1, 8);
+  double s = s_requested;
   auto R = [vector](double v) { return vector ? v : std::round(v); };
   L.rows = t.seq;
   L.cols = t.seq_kv;
@@ -208,22 +209,22 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
     if (need > cell_pt && n * need <= (P == 1 ? 640.0 : 330.0) && need <= 72) cell_pt = need;
   }
 
-  L.margin = R(28 * s);
-  L.title = {static_cast<float>(15 * s), true};
-  L.subtitle = {static_cast<float>(12.5 * s), false};
-  L.tick = {static_cast<float>(12 * s), false};
-  L.label_pad = R(5 * s);
-  const Style head_title{static_cast<float>(21 * s), true};
-  const Style head_line{static_cast<float>(15 * s), false};
-  const Style head_small{static_cast<float>(13 * s), false};
-  const Style note_style{static_cast<float>(13 * s), false};
-
-  double cell = vector ? cell_pt * s : std::max(1.0, std::round(cell_pt * s));
+  double cell_override = 0;  // set once the cells themselves must shrink
   int k = 1;
-  bool capped = false;
-  const double gx = R(30 * s), gy = R(22 * s);
-
   for (int iter = 0; iter < 200; ++iter) {
+    L.s = s;
+    L.margin = R(28 * s);
+    L.title = {static_cast<float>(15 * s), true};
+    L.subtitle = {static_cast<float>(12.5 * s), false};
+    L.tick = {static_cast<float>(12 * s), false};
+    L.label_pad = R(5 * s);
+    const Style head_title{static_cast<float>(21 * s), true};
+    const Style head_line{static_cast<float>(15 * s), false};
+    const Style head_small{static_cast<float>(13 * s), false};
+    const Style note_style{static_cast<float>(13 * s), false};
+    const double gx = R(30 * s), gy = R(22 * s);
+    const double cell = cell_override > 0 ? cell_override
+                                          : vector ? cell_pt * s : std::max(1.0, std::round(cell_pt * s));
     L.cell = cell;
     L.downsample = k;
     const double eff_pt = cell / k / s;  // points per token on the page
@@ -386,14 +387,29 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
       }
       hint.push_back("each row sums to 1");
       if (L.values) hint.push_back("numbers: weights rounded to 2 decimals");
+      // On the fixed [0, 1] scale long sentences look uniformly dark; say why.
+      const float wmax = o.head >= 0 ? t.AttnHead(o.head).maxCoeff() : t.attn.maxCoeff();
+      if (wmax < 0.2f) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "largest weight %.3f: spread evenly over %d keys, each would get 1/%d = %.4f",
+                      static_cast<double>(wmax), L.cols, L.cols, 1.0 / L.cols);
+        hint.push_back(buf);
+      }
       for (const auto& l : Wrap(hint, text, head_small, header_w)) add(l, head_small, kGrey, false, 0);
     }
     // What was simplified, in the image itself so a reader of the slide knows.
     L.notes.clear();
+    L.quiet_notes.clear();
+    if (s < s_requested) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "Drawn at scale %.2g instead of %g to stay within the image size cap (%lld megapixels).",
+                    s, s_requested, kMaxPixels >> 20);
+      L.notes.push_back(buf);
+    }
     if (k > 1) {
       L.notes.push_back("Averaged down to fit the image size cap: each pixel shows the mean weight of " +
                         std::to_string(k) + "\u00D7" + std::to_string(k) + " cells.");
-    } else if (capped) {
+    } else if (cell_override > 0) {
       L.notes.push_back("Cells shrunk to " + std::to_string(static_cast<int>(cell)) +
                         " px to fit the image size cap.");
     }
@@ -401,7 +417,8 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
       L.notes.push_back("Token labels left out: with " + Plural(n, "token", "tokens") +
                         " the cells are too small for text. Draw a single head or use fewer tokens to see them.");
     else if (o.values && !L.values)
-      L.notes.push_back("Weights are not printed: the cells are too small for numbers (hover them in the app).");
+      L.quiet_notes.push_back(
+          "Weights are not printed: the cells are too small for numbers (the SVG's tooltips and the app show them).");
     for (const auto& nt : L.notes)
       for (const auto& l : Wrap({nt}, text, note_style, header_w)) add(l, note_style, kNoteInk, false, 0);
 
@@ -442,11 +459,13 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
     const double over = std::max({pixels / static_cast<double>(kMaxPixels), L.width / kMaxSide,
                                   L.height / kMaxSide, 0.0});
     if (over <= 1.0) break;
-    capped = true;
-    // Shrink the cells first (down to 1 px), then average k x k cells per pixel.
-    if (cell > 1) {
-      const double lin = std::sqrt(over);
-      cell = std::max(1.0, std::min(cell - 1, std::floor(cell / lin)));
+    // First lower the resolution (everything shrinks together, labels stay), then
+    // shrink the cells down to 1 px, then average k x k cells per pixel.
+    const double lin = std::sqrt(over);
+    if (s > 1.0 && cell_override == 0) {
+      s = std::max(1.0, std::floor(s / lin * 100) / 100);
+    } else if (cell > 1) {
+      cell_override = std::max(1.0, std::min(cell - 1, std::floor(cell / lin)));
     } else {
       ++k;
     }

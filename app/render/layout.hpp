@@ -60,7 +60,8 @@ struct Layout {
   double mask_y = 0;  // top of the masked swatch
   std::string mask_text;
 
-  std::vector<std::string> notes;
+  std::vector<std::string> notes;        // drawn under the header and returned
+  std::vector<std::string> quiet_notes;  // only returned (too obvious to print on a slide)
 };
 
 // `vector`: for SVG (no pixel caps, no rounding, no downsampling).

@@ -140,6 +140,7 @@ Image RenderHeatmaps(const Trace& t, const HeatmapOptions& o) {
   }
   DrawColourBar(img, text, L);
   img.notes = L.notes;
+  img.notes.insert(img.notes.end(), L.quiet_notes.begin(), L.quiet_notes.end());
   return img;
 }
 
