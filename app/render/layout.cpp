@@ -284,11 +284,11 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
     const double row_band = L.row_labels ? R(row_w + L.label_pad + 2 * s) : 0;
 
     // Weights inside cells: the largest type (up to 13 pt) at which "0.00" fills at
-    // most 80% of the cell; printed only if that is at least 7 pt.
+    // most 68% of the cell; printed only if that is at least 7 pt.
     {
       const Style probe{static_cast<float>(100 * s), false};
       const double per_pt = text.Width("0.00", probe) / (100.0 * s);  // width of "0.00" per pixel of type size
-      const double fit_pt = (cell - L.gap) * 0.8 / per_pt / s;
+      const double fit_pt = (cell - L.gap) * 0.68 / per_pt / s;
       L.value = {static_cast<float>(std::min({13.0, fit_pt, (cell - L.gap) * 0.55 / s}) * s), false};
       L.values = o.values && k == 1 && L.value.px >= 7 * s;
     }
@@ -331,7 +331,8 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
       const int r = (P + c - 1) / c;
       const double W = c * panel_w + (c - 1) * gx + bar_gap + block_w + 2 * L.margin;
       const double Hh = r * panel_h + (r - 1) * gy + header_guess + 2 * L.margin;
-      const double score = std::fabs(std::log(W / Hh) - std::log(16.0 / 9.0));
+      // Closest to 16:9, with a cost for each empty slot (a lone map on a row looks lost).
+      const double score = std::fabs(std::log(W / Hh) - std::log(16.0 / 9.0)) + 0.1 * (r * c - P);
       if (score < best - 1e-9) {
         best = score;
         best_c = c;

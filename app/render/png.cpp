@@ -85,9 +85,11 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
         text.Draw(img, lab, static_cast<float>(cx - w / 2),
                   static_cast<float>(p.grid_y - L.label_pad - text.Descent(L.col_label)), L.col_label, kInk);
       } else {
-        // Rotated about the start of the text, which sits just above the column.
+        // Rotated about the start of the text, which sits just above the column; at 45
+        // degrees the start moves left so the first letter is centred on the column.
         const Coverage m = text.Render(lab, L.col_label);
-        BlitRotated(img, m, 1.0f, static_cast<float>(m.baseline - 0.36 * L.col_label.px), static_cast<float>(cx),
+        const double shift = L.col_angle == 45 ? 0.2 * L.col_label.px : 0.0;
+        BlitRotated(img, m, 1.0f, static_cast<float>(m.baseline - 0.36 * L.col_label.px), static_cast<float>(cx - shift),
                     static_cast<float>(p.grid_y - L.label_pad), static_cast<float>(L.col_angle), kInk);
       }
     }

@@ -161,7 +161,7 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
           out += TextEl(cx, p.grid_y - L.label_pad - text.Descent(L.col_label), L.col_label, kInk, body,
                         " text-anchor=\"middle\" class=\"col-label\"");
         else
-          out += "<text transform=\"translate(" + N(cx) + " " + N(p.grid_y - L.label_pad) + ") rotate(-" +
+          out += "<text transform=\"translate(" + N(cx - (L.col_angle == 45 ? 0.2 * L.col_label.px : 0.0)) + " " + N(p.grid_y - L.label_pad) + ") rotate(-" +
                  std::to_string(L.col_angle) + ")\" x=\"0\" y=\"0\" dy=\"0.36em\" font-size=\"" +
                  N(L.col_label.px) + "\" class=\"col-label\">" + body + "</text>\n";
       }
