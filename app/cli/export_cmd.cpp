@@ -44,6 +44,9 @@ const char* kExportOutHelp =
     "  mhaviz export --sentence \"고양이가 쥐를 잡았다\" --heads 2 --d-model 64 --svg cat.svg\n"
     "  mhaviz export --sentence \"I saw her duck\" --heads 8 --kv-heads 2 --head 3 --png h3.png\n"
     "\n"
+    "Labels use NanumGothic (fonts-nanum, or assets/fonts next to the binary); set\n"
+    "MHAVIZ_FONT=/path/to/font.ttf to use another TrueType font.\n"
+    "\n"
     "Exit status: 0 ok, 1 runtime error (files, fonts), 2 usage error (flags). Files are\n"
     "written atomically: a failed write leaves no partial file behind.\n";
 

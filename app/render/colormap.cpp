@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "render/render.hpp"
@@ -36,14 +37,16 @@ float KnotPosition(int i) { return i == kKnots - 1 ? 1.0f : static_cast<float>(i
 std::array<std::uint8_t, 3> Colormap(float v) {
   if (!(v > 0)) v = 0;  // also NaN
   if (v > 1) v = 1;
-  int i = 0;
+  // Knot i sits at i*8/255, so the segment is found directly (called per cell).
+  int i = std::min(kKnots - 2, static_cast<int>(v * (255.0f / 8.0f)));
+  while (i > 0 && v < KnotPosition(i)) --i;
   while (i < kKnots - 2 && v > KnotPosition(i + 1)) ++i;
   const float a = KnotPosition(i), b = KnotPosition(i + 1);
   const float f = (v - a) / (b - a);
   std::array<std::uint8_t, 3> c{};
   for (int k = 0; k < 3; ++k) {
     const float x = kViridis[i][k] + f * (kViridis[i + 1][k] - kViridis[i][k]);
-    c[k] = static_cast<std::uint8_t>(std::lround(x * 255.0f));
+    c[k] = static_cast<std::uint8_t>(x * 255.0f + 0.5f);  // x in [0, 1]: rounds half up
   }
   return c;
 }

@@ -14,8 +14,10 @@
 // = the mean of k x k cells). Image::notes says what was simplified.
 //
 // Text: NanumGothic (Latin + Hangul), looked up next to the executable
-// (assets/fonts, ../assets/fonts, ../share/mhaviz/fonts), in the source tree's
-// assets/fonts, in $MHAVIZ_FONT_DIR... see FontSearchPaths(); loaded once and cached.
+// (assets/fonts, ../assets/fonts, ../../assets/fonts, ../share/mhaviz/fonts), in the
+// source tree's assets/fonts, then in the system font directories (fonts-nanum); or
+// exactly the file $MHAVIZ_FONT names. Loaded once per process and cached; a missing
+// font is an mha::Error that says where it looked and how to install one.
 #pragma once
 
 #include <array>

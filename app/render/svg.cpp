@@ -101,7 +101,7 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + N(L.width) + "\" height=\"" + N(L.height) +
          "\" viewBox=\"0 0 " + N(L.width) + " " + N(L.height) +
          "\" font-family=\"NanumGothic, 'Nanum Gothic', 'Noto Sans CJK KR', 'Malgun Gothic', 'Apple SD Gothic Neo', "
-         "sans-serif\" fill=\"" + Hex(kInk) + "\">\n";
+         "sans-serif\" fill=\"" + Hex(kInk) + "\" xml:space=\"preserve\" style=\"white-space: pre\">\n";
   out += "<title>" + Esc(L.header.empty() ? std::string("attention weights") : L.header[0].text) + "</title>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 

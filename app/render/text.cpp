@@ -143,8 +143,12 @@ const FontState& State() {
       return s;
     }
     std::ostringstream e;
-    e << "No font to draw the labels with: NanumGothic.ttf (Latin + Korean) was not found or could not be read. "
-         "Looked in:";
+    if (std::getenv("MHAVIZ_FONT") && *std::getenv("MHAVIZ_FONT"))
+      e << "No font to draw the labels with: MHAVIZ_FONT names a file that is missing or not a TrueType/OpenType "
+           "font. Tried:";
+    else
+      e << "No font to draw the labels with: NanumGothic.ttf (Latin + Korean) was not found or could not be read. "
+           "Looked in:";
     for (const auto& t : tried) e << "\n  " << t;
     e << "\nInstall it (Debian/Ubuntu: apt-get install fonts-nanum), put NanumGothic.ttf in assets/fonts/ next "
          "to the mhaviz binary, or set MHAVIZ_FONT=/path/to/a/font.ttf.";
@@ -157,8 +161,9 @@ const FontState& State() {
 }  // namespace
 
 std::vector<std::string> FontSearchPaths() {
+  // An explicit choice is the only candidate: falling back would hide a typo.
+  if (const char* env = std::getenv("MHAVIZ_FONT"); env && *env) return {env};
   std::vector<std::string> paths;
-  if (const char* env = std::getenv("MHAVIZ_FONT"); env && *env) paths.push_back(env);
   for (const auto& d : FontDirs()) paths.push_back(d + "/NanumGothic.ttf");
   return paths;
 }

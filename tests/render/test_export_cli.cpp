@@ -31,8 +31,8 @@ std::string Quote(const std::string& s) {
 }
 
 // Runs mhaviz with DISPLAY (and WAYLAND_DISPLAY) removed from the environment.
-Result Mhaviz(const std::vector<std::string>& args) {
-  std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + Quote(MHAVIZ_BIN);
+Result Mhaviz(const std::vector<std::string>& args, const std::string& env = "") {
+  std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + env + " " + Quote(MHAVIZ_BIN);
   for (const auto& a : args) cmd += " " + Quote(a);
   cmd += " 2>&1";
   Result r;
@@ -196,4 +196,16 @@ TEST_CASE("export --help lists the export flags", "[cli][export]") {
   CHECK_THAT(r.output, Catch::Contains("--png") && Catch::Contains("--svg") && Catch::Contains("--head K") &&
                            Catch::Contains("--scale") && Catch::Contains("--no-values") &&
                            Catch::Contains("--kv-heads"));
+}
+
+TEST_CASE("export without a usable font: exit 1, says how to fix it, writes nothing", "[cli][export]") {
+  TempDir dir;
+  const std::string png = dir.path + "/x.png", svg = dir.path + "/x.svg";
+  for (const std::string& font : {dir.path + "/missing.ttf", std::string("/etc/hostname")}) {
+    const Result r = Mhaviz({"export", "--sentence", kFox, "--png", png, "--svg", svg}, "MHAVIZ_FONT=" + Quote(font));
+    INFO(r.output);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("font") && Catch::Contains(font) && Catch::Contains("fonts-nanum"));
+    CHECK(dir.List().empty());
+  }
 }

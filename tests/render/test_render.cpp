@@ -335,3 +335,37 @@ TEST_CASE("The font is found and EncodePng refuses an empty image", "[render]") 
   CHECK_FALSE(mha::render::FontPath().empty());
   CHECK_THROWS_AS(mha::render::EncodePng(mha::render::Image{}), mha::Error);
 }
+
+TEST_CASE("Weights are printed inside big cells in a readable colour, and not with values = false", "[render][png]") {
+  const mha::Trace t = Run("고양이가 쥐를 잡았다", 2, 64);
+  mha::render::HeatmapOptions o;
+  const auto with = mha::render::RenderHeatmaps(t, o);
+  o.values = false;
+  const auto without = mha::render::RenderHeatmaps(t, o);
+  const auto& p = with.panels[0];
+  const auto& q = without.panels[0];  // the header differs by a line, so the maps may move
+  REQUIRE(p.cell > 20);
+  REQUIRE(q.cell == p.cell);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      const auto cell = mha::render::Colormap(t.AttnHead(0)(r, c));
+      const double lum = 0.2126 * cell[0] + 0.7152 * cell[1] + 0.0722 * cell[2];
+      int text_px = 0, plain_px = 0;
+      for (int y = p.y + r * p.cell; y < p.y + (r + 1) * p.cell - p.gap; ++y)
+        for (int x = p.x + c * p.cell; x < p.x + (c + 1) * p.cell - p.gap; ++x) {
+          const auto a = Pixel(with, x, y), b = Pixel(without, x - p.x + q.x, y - p.y + q.y);
+          CHECK(Str(b) == Str(cell));  // no text at all without values
+          if (Str(a) != Str(cell)) {
+            ++text_px;
+            // Text is the opposite lightness of the cell (white on dark, dark on light).
+            const double l = 0.2126 * a[0] + 0.7152 * a[1] + 0.0722 * a[2];
+            if (lum < 128) CHECK(l >= lum);
+            else CHECK(l <= lum);
+          } else {
+            ++plain_px;
+          }
+        }
+      CHECK(text_px > 20);          // digits were drawn
+      CHECK(plain_px > 4 * text_px);  // and stay small inside the cell
+    }
+}
