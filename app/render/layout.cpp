@@ -57,6 +57,21 @@ PanelData GetPanelData(const Trace& t, int head) {
   return d;
 }
 
+namespace {
+std::vector<std::string> Labels(const std::vector<std::string>& tokens, int n) {
+  std::vector<std::string> out(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    out[static_cast<std::size_t>(i)] =
+        static_cast<std::size_t>(i) < tokens.size() ? tokens[static_cast<std::size_t>(i)] : "#" + std::to_string(i);
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> QueryTokens(const Trace& t) { return Labels(t.in.tokens, t.seq); }
+std::vector<std::string> KeyTokens(const Trace& t) {
+  return Labels(t.in.cross() ? t.in.memory_tokens : t.in.tokens, t.seq_kv);
+}
+
 std::string FormatWeight(float w) {
   if (std::isnan(w)) return "NaN";
   char buf[32];
@@ -110,6 +125,28 @@ std::vector<std::string> Wrap(const std::vector<std::string>& items, Text& text,
     if (!cur.empty() && text.Width(cand, st) > max_w) {
       lines.push_back(cur);
       cur = it;
+    } else {
+      cur = cand;
+    }
+  }
+  if (!cur.empty()) lines.push_back(cur);
+  for (auto& l : lines) l = text.Ellipsize(l, st, static_cast<float>(max_w));
+  return lines;
+}
+
+// Greedy word wrap of a sentence into lines no wider than max_w.
+std::vector<std::string> WrapWords(const std::string& para, Text& text, Style st, double max_w) {
+  std::vector<std::string> lines;
+  std::string cur;
+  std::size_t i = 0;
+  while (i < para.size()) {
+    const std::size_t sp = para.find(' ', i);
+    const std::string word = para.substr(i, sp == std::string::npos ? std::string::npos : sp - i);
+    i = sp == std::string::npos ? para.size() : sp + 1;
+    const std::string cand = cur.empty() ? word : cur + " " + word;
+    if (!cur.empty() && text.Width(cand, st) > max_w) {
+      lines.push_back(cur);
+      cur = word;
     } else {
       cur = cand;
     }
@@ -184,6 +221,7 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
   L.rows = t.seq;
   L.cols = t.seq_kv;
   const int n = std::max(L.rows, L.cols);
+  const std::vector<std::string> qtoks = QueryTokens(t), ktoks = KeyTokens(t);
 
   std::vector<int> heads;
   if (o.head >= 0) {
@@ -203,7 +241,7 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
   {
     const Style full{static_cast<float>(13 * s), false};
     double widest = 0;
-    for (const auto& tok : cross ? t.in.memory_tokens : t.in.tokens)
+    for (const auto& tok : ktoks)
       widest = std::max<double>(widest, text.Width(text.Ellipsize(tok, full, static_cast<float>(130 * s)), full));
     const double need = widest / s + 6;
     if (need > cell_pt && n * need <= (P == 1 ? 640.0 : 330.0) && need <= 72) cell_pt = need;
@@ -241,11 +279,10 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
     double row_w = 0, col_w = 0;
     const float max_label = static_cast<float>(130 * s);
     if (L.row_labels) {
-      for (const auto& tok : t.in.tokens) {
+      for (const auto& tok : qtoks) {
         L.row_text.push_back(text.Ellipsize(tok, L.label, max_label));
         row_w = std::max<double>(row_w, text.Width(L.row_text.back(), L.label));
       }
-      const auto& ktoks = cross ? t.in.memory_tokens : t.in.tokens;
       for (const auto& tok : ktoks) {
         L.col_text.push_back(text.Ellipsize(tok, L.label, max_label));
         col_w = std::max<double>(col_w, text.Width(L.col_text.back(), L.label));
@@ -264,7 +301,15 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
           L.col_label.px = static_cast<float>(L.label.px * shrink);
           col_w *= shrink;
         } else {
-          L.col_angle = cell >= 1.45 * L.label.px ? 45 : 90;
+          // Slanted lines are cell * sin 45 apart; a line of Hangul needs ~1.2 em.
+          const double slanted_px = std::min<double>(L.label.px, (cell - L.gap) * 0.58);
+          if (slanted_px >= 8 * s) {
+            L.col_angle = 45;
+            L.col_label.px = static_cast<float>(slanted_px);
+            col_w *= slanted_px / L.label.px;
+          } else {
+            L.col_angle = 90;
+          }
         }
       }
       const double line_h = text.Ascent(L.col_label) + text.Descent(L.col_label);
@@ -281,7 +326,26 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
         }
       }
     }
-    const double row_band = L.row_labels ? R(row_w + L.label_pad + 2 * s) : 0;
+    double row_band = L.row_labels ? R(row_w + L.label_pad + 2 * s) : 0;
+    // Without labels, token positions every `index_step` tokens keep the map readable
+    // ("query 128 attends to key 0").
+    L.index_step = 0;
+    if (!L.row_labels) {
+      L.index_style = {static_cast<float>(10 * s), false};
+      const double px_per_token = cell / k;
+      for (int step : {1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000}) {
+        if (step * px_per_token >= 36 * s) {
+          L.index_step = step;
+          break;
+        }
+      }
+      if (L.index_step > 0) {
+        const double num_w = text.Width(std::to_string((n - 1) / L.index_step * L.index_step), L.index_style);
+        row_band = R(num_w + L.label_pad + 5 * s);
+        col_band = R(text.Ascent(L.index_style) + text.Descent(L.index_style) + L.label_pad + 5 * s);
+        right_overflow = std::max(right_overflow, num_w / 2);
+      }
+    }
 
     // Weights inside cells: the largest type (up to 13 pt) at which "0.00" fills at
     // most 68% of the cell; printed only if that is at least 7 pt.
@@ -372,10 +436,10 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
                suffix;
       };
       if (!cross) {
-        add(sentence_part("sentence: ", o.sentence, t.in.tokens, header_w), head_line, kInk, false, 4 * s);
+        add(sentence_part("sentence: ", o.sentence, qtoks, header_w), head_line, kInk, false, 4 * s);
       } else {
-        add(sentence_part("queries: ", o.sentence, t.in.tokens, header_w), head_line, kInk, false, 4 * s);
-        add(sentence_part("keys/values: ", o.memory, t.in.memory_tokens, header_w), head_line, kInk, false, 0);
+        add(sentence_part("queries: ", o.sentence, qtoks, header_w), head_line, kInk, false, 4 * s);
+        add(sentence_part("keys/values: ", o.memory, ktoks, header_w), head_line, kInk, false, 0);
       }
     }
     for (const auto& l : Wrap(ConfigItems(t), text, head_small, header_w)) add(l, head_small, kGrey, false, 0);
@@ -416,12 +480,14 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
     }
     if (!L.row_labels)
       L.notes.push_back("Token labels left out: with " + Plural(n, "token", "tokens") +
-                        " the cells are too small for text. Draw a single head or use fewer tokens to see them.");
+                        " the cells are too small for text, so the axes number the token positions instead. " +
+                        (P > 1 ? "Draw a single head or use fewer tokens to see the words."
+                               : "Use fewer tokens to see the words."));
     else if (o.values && !L.values)
       L.quiet_notes.push_back(
           "Weights are not printed: the cells are too small for numbers (the SVG's tooltips and the app show them).");
     for (const auto& nt : L.notes)
-      for (const auto& l : Wrap({nt}, text, note_style, header_w)) add(l, note_style, kNoteInk, false, 0);
+      for (const auto& l : WrapWords(nt, text, note_style, header_w)) add(l, note_style, kNoteInk, false, 0);
 
     const double grid_top = R(y + 14 * s);
 

@@ -46,6 +46,8 @@ struct Layout {
   int col_angle = 0;       // 0 (horizontal), 45 or 90 degrees counter-clockwise
   std::vector<std::string> row_text, col_text;  // ellipsized tokens
   double label_pad = 0;
+  int index_step = 0;  // > 0: no labels; token positions 0, step, 2*step... on both axes
+  Style index_style;
 
   bool values = false;
   Style value;
@@ -74,6 +76,11 @@ struct PanelData {
   std::vector<float> score;      // raw scores (empty for the mean)
 };
 PanelData GetPanelData(const Trace& t, int head);
+
+// The labels of the rows (queries) or columns (keys): the trace's tokens, or "#i" if
+// a hand-built trace has fewer labels than rows.
+std::vector<std::string> QueryTokens(const Trace& t);
+std::vector<std::string> KeyTokens(const Trace& t);
 
 // "0.27": the weight as printed in a cell.
 std::string FormatWeight(float w);

@@ -67,6 +67,27 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
       }
     }
 
+  // Token positions instead of labels on maps too big for text.
+  if (L.index_step > 0) {
+    const int tick = std::max(1, static_cast<int>(std::lround(L.s)));
+    const int len = static_cast<int>(std::lround(4 * L.s));
+    for (int i = 0; i < std::max(L.rows, L.cols); i += L.index_step) {
+      const std::string num = std::to_string(i);
+      const double w = text.Width(num, L.index_style);
+      const double at = (i + 0.5) / k * cell;
+      if (i < L.rows) {
+        FillRect(img, gx - len - 1, static_cast<int>(gy + at) - tick / 2, len, tick, kGrey);
+        text.Draw(img, num, static_cast<float>(gx - len - 3 * L.s - w),
+                  static_cast<float>(gy + at + 0.36 * L.index_style.px), L.index_style, kGrey);
+      }
+      if (i < L.cols) {
+        FillRect(img, static_cast<int>(gx + at) - tick / 2, gy - len - 1, tick, len, kGrey);
+        text.Draw(img, num, static_cast<float>(gx + at - w / 2),
+                  static_cast<float>(gy - len - 3 * L.s - text.Descent(L.index_style)), L.index_style, kGrey);
+      }
+    }
+  }
+
   // Row labels: right-aligned, centred on each row.
   if (L.row_labels)
     for (int r = 0; r < L.rows; ++r) {

@@ -1,4 +1,5 @@
 // The vector figure: the same layout as the PNG, every cell a <rect>, text as <text>.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -111,11 +112,11 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
     out += TextEl(L.margin, hl.baseline, hl.st, hl.colour, hl.rich ? RichBody(hl.text) : Esc(hl.text));
   out += "</g>\n";
 
-  const bool cross = t.in.cross();
-  const auto& ktoks = cross ? t.in.memory_tokens : t.in.tokens;
+  const std::vector<std::string> qtoks = QueryTokens(t), ktoks = KeyTokens(t);
   const double inner = L.cell - L.gap;
   for (const auto& p : L.panels) {
-    out += "<g class=\"panel\" data-head=\"" + std::to_string(p.head) + "\">\n";
+    // crispEdges: abutting cells would otherwise show anti-aliased seams (moire).
+    out += "<g class=\"panel\" data-head=\"" + std::to_string(p.head) + "\" shape-rendering=\"crispEdges\">\n";
     out += TextEl(p.grid_x, p.title_baseline, L.title, kInk, Esc(p.title));
     if (!p.subtitle.empty())
       out += TextEl(p.grid_x + text.Width(p.title, L.title) + 8 * s, p.title_baseline, L.subtitle, kGrey,
@@ -130,7 +131,7 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
         const double x = p.grid_x + c * L.cell, y = p.grid_y + r * L.cell;
         out += std::string("<rect class=\"") + cls + "\" x=\"" + N(x) + "\" y=\"" + N(y) + "\" width=\"" + N(inner) +
                "\" height=\"" + N(inner) + "\" fill=\"" + Hex(col) + "\"><title>query " +
-               Esc("\u201C" + t.in.tokens[static_cast<std::size_t>(r)] + "\u201D") + " \u2192 key " +
+               Esc("\u201C" + qtoks[static_cast<std::size_t>(r)] + "\u201D") + " \u2192 key " +
                Esc("\u201C" + ktoks[static_cast<std::size_t>(c)] + "\u201D") + ": ";
         if (d.masked[i]) out += "masked (score \u2212\u221E), weight 0";
         else {
@@ -143,9 +144,28 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
                            " text-anchor=\"middle\" dy=\"0.36em\" class=\"value\"");
       }
     out += values;
+    if (L.index_step > 0) {
+      const double len = 4 * s;
+      for (int i = 0; i < std::max(L.rows, L.cols); i += L.index_step) {
+        const double at = (i + 0.5) * L.cell;
+        const std::string stroke = "\" stroke=\"" + Hex(kGrey) + "\" stroke-width=\"" + N(s) + "\"/>\n";
+        if (i < L.rows) {
+          out += "<line x1=\"" + N(p.grid_x - len - 1) + "\" y1=\"" + N(p.grid_y + at) + "\" x2=\"" +
+                 N(p.grid_x - 1) + "\" y2=\"" + N(p.grid_y + at) + stroke;
+          out += TextEl(p.grid_x - len - 3 * s, p.grid_y + at, L.index_style, kGrey, std::to_string(i),
+                        " text-anchor=\"end\" dy=\"0.36em\" class=\"index\"");
+        }
+        if (i < L.cols) {
+          out += "<line x1=\"" + N(p.grid_x + at) + "\" y1=\"" + N(p.grid_y - len - 1) + "\" x2=\"" +
+                 N(p.grid_x + at) + "\" y2=\"" + N(p.grid_y - 1) + stroke;
+          out += TextEl(p.grid_x + at, p.grid_y - len - 3 * s - text.Descent(L.index_style), L.index_style, kGrey,
+                        std::to_string(i), " text-anchor=\"middle\" class=\"index\"");
+        }
+      }
+    }
     if (L.row_labels)
       for (int r = 0; r < L.rows; ++r) {
-        const std::string& tok = t.in.tokens[static_cast<std::size_t>(r)];
+        const std::string& tok = qtoks[static_cast<std::size_t>(r)];
         const std::string& lab = L.row_text[static_cast<std::size_t>(r)];
         out += TextEl(p.grid_x - L.label_pad, p.grid_y + (r + 0.5) * L.cell - L.gap / 2, L.label, kInk,
                       Esc(lab) + (lab != tok ? "<title>" + Esc(tok) + "</title>" : ""),

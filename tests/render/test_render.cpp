@@ -369,3 +369,20 @@ TEST_CASE("Weights are printed inside big cells in a readable colour, and not wi
       CHECK(plain_px > 4 * text_px);  // and stay small inside the cell
     }
 }
+
+TEST_CASE("A hand-built trace without token labels gets position labels instead of crashing", "[render]") {
+  mha::Trace t;
+  t.cfg.num_heads = 2;
+  t.cfg.d_model = 4;
+  t.seq = t.seq_kv = 3;
+  t.attn = mha::Mat::Constant(6, 3, 1.0f / 3);
+  t.scores = mha::Mat::Zero(6, 3);
+  const auto els = svgcheck::Parse(mha::render::RenderHeatmapsSvg(t, {}));
+  const auto rows = svgcheck::Texts(els, "row-label");
+  REQUIRE(rows.size() >= 3);
+  CHECK(rows[0] == "#0");
+  CHECK(rows[2] == "#2");
+  CHECK(mha::render::RenderHeatmaps(t, {}).panels.size() == 3);
+  t.attn.resize(0, 0);  // no forward pass yet
+  CHECK_THROWS_AS(mha::render::RenderHeatmaps(t, {}), mha::Error);
+}
