@@ -12,6 +12,10 @@ namespace mha::cli {
 std::string Args::Value(const std::string& flag) {
   if (Done())
     throw UsageError(flag + " needs a value. See 'mhaviz " + command_ + " --help'.");
+  // "--sentence --npz out.npz" forgot the sentence; a value never looks like a long flag.
+  if (Peek().size() > 2 && Peek().compare(0, 2, "--") == 0)
+    throw UsageError(flag + " needs a value, but the next argument is the flag '" + Peek() +
+                     "'. See 'mhaviz " + command_ + " --help'.");
   return Next();
 }
 
