@@ -125,7 +125,8 @@ void ValidateFlags(const Config& cfg, int seq, int seq_kv) {
 Prepared Prepare(const RunOptions& o) {
   Prepared p;
   p.cfg = o.cfg;
-  ValidateFlags(p.cfg, 1, 1);  // sizes first, before anything is allocated
+  // Sizes first, before anything is allocated (with --input, d_model comes from the file).
+  if (o.input_npz.empty() || o.d_model_given) ValidateFlags(p.cfg, 1, 1);
   if (!o.input_npz.empty()) {
     if (!o.sentence.empty())
       throw UsageError("give either --sentence or --input, not both: --input replaces the sentence's embeddings.");

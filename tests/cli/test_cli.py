@@ -159,6 +159,9 @@ class Exports(Base):
         np.testing.assert_array_equal(z["b_q"], 0)          # a missing bias is 0
         errs = max_error(z, recompute(z, heads=2))
         self.assertLess(max(errs.values()), TOL)
+        # d_model comes from the file: 6 heads divide 48 even though they don't divide the default 512.
+        np.savez(self.path("x48.npz"), x=np.ones((3, 48), np.float32))
+        self.ok("trace", "--input", self.path("x48.npz"), "--heads", "6", "--quiet")
         # (1, seq, d_model) and float64 are accepted too.
         np.savez(self.path("x3.npz"), x=x[None].astype(np.float64))
         self.ok("trace", "--input", self.path("x3.npz"), "--heads", "2", "--quiet")
