@@ -5,8 +5,8 @@
 
 #include <glad/gl.h>
 
-#include "gui/render_bridge.hpp"
 #include "io/files.hpp"
+#include "render/render.hpp"
 
 namespace mha::gui {
 namespace {
@@ -40,20 +40,29 @@ void RunPendingExports(AppState& s) {
     std::string what = "all " + std::to_string(t.cfg.num_heads) + " heads and their mean";
     if (s.exp.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
       head = s.ui.enlarged;
-      what = "head " + std::to_string(head + 1);
+      what = "head " + std::to_string(head);
     }
     const bool svg = EndsWith(path, ".svg");
     if (!svg && !EndsWith(path, ".png")) path += ".png";
-    std::string bytes, size;
+    render::HeatmapOptions o;
+    o.head = head;
+    o.scale = s.exp.scale;
+    o.values = s.exp.values;
+    if (s.files.input_path.empty()) {
+      o.sentence = s.choice.sentence;
+      if (t.in.cross()) o.memory = s.choice.memory;
+    }
+    std::string bytes, size, notes;
     if (svg) {
-      bytes = HeatmapsSvg(t, head, s.exp.scale, s.exp.values);
+      bytes = render::RenderHeatmapsSvg(t, o);
     } else {
-      int w = 0, h = 0;
-      bytes = HeatmapsPng(t, head, s.exp.scale, s.exp.values, &w, &h);
-      size = " " + std::to_string(w) + " x " + std::to_string(h);
+      const render::Image img = render::RenderHeatmaps(t, o);
+      bytes = render::EncodePng(img);
+      size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+      for (const auto& n : img.notes) notes += " " + n;
     }
     io::WriteFileAtomic(path, bytes);
-    s.exp.message = "Saved " + what + " as" + size + (svg ? " SVG" : " PNG") + " to " + AbsolutePath(path);
+    s.exp.message = "Saved " + what + " as" + size + (svg ? " SVG" : " PNG") + " to " + AbsolutePath(path) + "." + notes;
     s.exp.message_ok = true;
   } catch (const std::exception& e) {
     s.exp.message = std::string("Export failed: ") + e.what();
@@ -74,7 +83,11 @@ void WriteScreenshot(const std::string& path, int w, int h) {
     std::copy_n(px.data() + static_cast<std::size_t>(h - 1 - y) * stride, stride, flipped.data() + y * stride);
     for (std::size_t x = 3; x < stride; x += 4) flipped[y * stride + x] = 255;
   }
-  io::WriteFileAtomic(path, EncodePng(w, h, flipped));
+  render::Image img;
+  img.width = w;
+  img.height = h;
+  img.rgba = std::move(flipped);
+  io::WriteFileAtomic(path, render::EncodePng(img));
 }
 
 }  // namespace mha::gui

@@ -23,6 +23,7 @@ class HeatmapTextures {
   int w_ = 0, h_ = 0;
   std::uint64_t generation_ = 0;
   std::vector<std::uint8_t> rgba_;
+  std::vector<unsigned char> masked_;
 };
 
 }  // namespace mha::gui

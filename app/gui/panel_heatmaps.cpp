@@ -9,9 +9,9 @@
 #include <string>
 
 #include "gui/panels.hpp"
-#include "gui/render_bridge.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
+#include "render/render.hpp"
 
 namespace mha::gui {
 namespace {
@@ -85,7 +85,7 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, floa
 }
 
 ImU32 TextOn(float v) {
-  const auto c = Colormap(v);
+  const auto c = render::Colormap(v);
   const float lum = 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
   return lum > 140.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
@@ -93,9 +93,23 @@ ImU32 TextOn(float v) {
 std::string MapTitle(const Trace& t, int index) {
   const int H = t.cfg.num_heads;
   if (index == H) return "mean of " + std::to_string(H) + " head" + (H == 1 ? "" : "s");
-  std::string s = "head " + std::to_string(index + 1);
-  if (t.cfg.kv_heads() != H) s += "  (K/V head " + std::to_string(t.KvHeadOf(index) + 1) + ")";
+  // Numbered from 0, as in the exports and the .npz arrays (attn[0, h]).
+  std::string s = "head " + std::to_string(index);
+  if (t.cfg.kv_heads() != H) s += "  (K/V head " + std::to_string(t.KvHeadOf(index)) + ")";
   return s;
+}
+
+// Whether cell (i, j) of map `index` is hidden by the mask (-inf score; for the mean,
+// in every head), as the exporter decides it.
+bool Masked(const Trace& t, int index, int i, int j) {
+  auto masked = [&](int h) {
+    const float sc = t.scores(static_cast<Eigen::Index>(h) * t.seq + i, j);
+    return std::isinf(sc) && sc < 0;
+  };
+  if (index < t.cfg.num_heads) return masked(index);
+  for (int h = 0; h < t.cfg.num_heads; ++h)
+    if (!masked(h)) return false;
+  return true;
 }
 
 // Value of map `index` (head or mean) at (i, j).
@@ -182,6 +196,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
       const float y = a.y + i * ch;
       if (y + ch < clip.y || y > clip.w) continue;
       for (int j = 0; j < skv; ++j) {
+        if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
         const float v = Weight(r, index, i, j);
         if (full)
           std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
@@ -237,7 +252,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   return ImGui::IsMouseClicked(ImGuiMouseButton_Left);
 }
 
-void DrawColourBar(ImVec2 a, ImVec2 size) {
+void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const char* title = "weight";
@@ -248,7 +263,7 @@ void DrawColourBar(ImVec2 a, ImVec2 size) {
   for (int k = 0; k < kSteps; ++k) {
     // Top is 1, bottom is 0.
     const float v0 = 1.0f - static_cast<float>(k) / kSteps, v1 = 1.0f - static_cast<float>(k + 1) / kSteps;
-    const auto c0 = Colormap(v0), c1 = Colormap(v1);
+    const auto c0 = render::Colormap(v0), c1 = render::Colormap(v1);
     const ImU32 u0 = IM_COL32(c0[0], c0[1], c0[2], 255), u1 = IM_COL32(c1[0], c1[1], c1[2], 255);
     const float y0 = top + (bottom - top) * k / kSteps, y1 = top + (bottom - top) * (k + 1) / kSteps;
     dl->AddRectFilledMultiColor(ImVec2(x0, y0), ImVec2(x1, y1 + 0.5f), u0, u0, u1, u1);
@@ -261,6 +276,14 @@ void DrawColourBar(ImVec2 a, ImVec2 size) {
     std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
     dl->AddLine(ImVec2(x1, y), ImVec2(x1 + fs * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text));
     dl->AddText(ImVec2(x1 + fs * 0.4f, y - fs * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), buf);
+  }
+  if (masked_legend) {
+    // The causal mask's cells: the exporter's grey, outside the colour scale.
+    const auto m = render::kMaskedColour;
+    const float y = bottom + fs * 1.2f;
+    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + fs), IM_COL32(m[0], m[1], m[2], 255));
+    dl->AddRect(ImVec2(x0 - 1, y - 1), ImVec2(x1 + 1, y + fs + 1), Pal().block_border);
+    dl->AddText(ImVec2(x1 + fs * 0.4f, y), ImGui::GetColorU32(ImGuiCol_Text), "masked");
   }
 }
 
@@ -331,7 +354,8 @@ void DrawHeatmapsPanel(AppState& s) {
       if (DrawMap(s, k, g, p, true)) s.ui.enlarged = k;
     }
   }
-  DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y), ImVec2(bar_w - fs * 0.8f, std::min(area.y, fs * 16.0f)));
+  DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
+                ImVec2(bar_w - fs * 0.8f, std::min(area.y - fs * 2.5f, fs * 16.0f)), t.cfg.mask == Mask::Causal);
 }
 
 }  // namespace mha::gui

@@ -54,7 +54,7 @@ const char* kHelpGui =
     "  --width W --height H  window size in pixels (default 1600 x 1000)\n"
     "  --dump-state FILE   at exit, write the sentence, configuration and the full trace (JSON)\n"
     "  --probe FILE        while running, keep FILE updated with widget positions and state (JSON)\n"
-    "  --enlarge K         start with head K (1-based; 0 = the mean) enlarged\n"
+    "  --enlarge K         start with head K (0 .. num_heads-1, or 'mean') enlarged\n"
     "  --export FILE       export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does\n"
     "  --settings / --no-settings  load and save the user's settings file (default: yes, except\n"
     "                      with --frames / --screenshot / --stats)\n"
@@ -99,7 +99,14 @@ GuiOptions ParseGuiFlags(const std::vector<std::string>& args, bool* help) {
     else if (f == "--dump-state") g.dump_state = a.Value(f);
     else if (f == "--probe") g.probe = a.Value(f);
     else if (f == "--export") g.export_path = a.Value(f);
-    else if (f == "--enlarge") g.enlarge = a.Int(f, 0, Limits::kMaxHeads);
+    else if (f == "--enlarge") {
+      if (!a.Done() && a.Peek() == "mean") {
+        a.Next();
+        g.enlarge = Limits::kMaxHeads + 1;  // resolved to num_heads below
+      } else {
+        g.enlarge = a.Int(f, 0, Limits::kMaxHeads - 1);
+      }
+    }
     else if (f == "--settings") g.settings = 1;
     else if (f == "--no-settings") g.settings = 0;
     else a.Unknown(f);
@@ -297,7 +304,7 @@ int RunWindow(const std::vector<std::string>& args) {
   }
   RebuildFonts(s, false);
   s.ui.focus_sentence = !g.automation();  // screenshots show no selection
-  if (g.enlarge >= 0) s.ui.enlarged = g.enlarge == 0 ? s.choice.cfg.num_heads : g.enlarge - 1;
+  if (g.enlarge >= 0) s.ui.enlarged = std::min(g.enlarge, s.choice.cfg.num_heads);
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
