@@ -105,7 +105,15 @@ Fonts LoadFonts(float pixel_size, std::string* notice) {
   io.Fonts->Clear();
   Fonts f;
   if (notice) notice->clear();
-  const std::string regular = FindFont("NanumGothic.ttf");
+  // $MHAVIZ_FONT names exactly one font (as for `mhaviz export`): no search.
+  const char* forced = std::getenv("MHAVIZ_FONT");
+  std::string regular;
+  if (forced && *forced) {
+    const std::string bytes = ReadFontFile(forced);
+    if (ValidFont(bytes, true)) regular = forced;
+  } else {
+    regular = FindFont("NanumGothic.ttf");
+  }
   if (!regular.empty()) {
     f.regular = AddFont(ReadFontFile(regular), pixel_size, KoreanPlusSymbols());
     f.path = regular;
@@ -115,10 +123,13 @@ Fonts LoadFonts(float pixel_size, std::string* notice) {
     cfg.SizePixels = pixel_size;
     f.regular = io.Fonts->AddFontDefault(&cfg);
     if (notice)
-      *notice = "NanumGothic.ttf was not found or could not be read (looked in assets/fonts and "
-                "/usr/share/fonts/truetype/nanum); Korean text shows as '?'. Install fonts-nanum.";
+      *notice = forced && *forced
+                    ? std::string("MHAVIZ_FONT = ") + forced +
+                          " is not a readable TrueType font with Hangul; using the built-in font, so Korean text shows as '?'."
+                    : "NanumGothic.ttf was not found or could not be read (looked in assets/fonts and "
+                      "/usr/share/fonts/truetype/nanum), so Korean text shows as '?'. Install fonts-nanum.";
   }
-  const std::string bold = f.path.empty() ? std::string() : FindFont("NanumGothicBold.ttf");
+  const std::string bold = f.path.empty() || (forced && *forced) ? std::string() : FindFont("NanumGothicBold.ttf");
   if (!bold.empty()) {
     static const ImWchar latin[] = {0x0020, 0x00FF, 0x2010, 0x2044, 0x2190, 0x21FF, 0x2200, 0x22FF, 0};
     f.bold = AddFont(ReadFontFile(bold), pixel_size, latin);

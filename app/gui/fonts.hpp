@@ -22,8 +22,9 @@ std::vector<std::string> FontSearchPath();
 // The first readable, valid TrueType file named `file` on FontSearchPath(), or "".
 std::string FindFont(const std::string& file);
 
-// Clears io.Fonts and loads the UI fonts at `pixel_size`. If NanumGothic cannot be
-// read, falls back to ImGui's built-in font and sets `notice` (Korean then shows '?').
+// Clears io.Fonts and loads the UI fonts at `pixel_size`: $MHAVIZ_FONT if set (that
+// file only), else NanumGothic from FontSearchPath(). If it cannot be read, falls back
+// to ImGui's built-in font and sets `notice` (Korean then shows '?').
 Fonts LoadFonts(float pixel_size, std::string* notice);
 
 }  // namespace mha::gui

@@ -210,6 +210,7 @@ std::string DumpStateJson(const AppState& s, int frames) {
   j["enlarged"] = s.ui.enlarged;
   j["export_message"] = s.exp.message;
   j["notices"] = s.ui.notices;
+  j["font_notice"] = s.ui.font_notice;
   j["settings"] = nlohmann::json::parse(AppSettingsJson(s, 0, 0));
   if (s.result.ok) j["trace"] = nlohmann::json::parse(io::TraceJson(s.result.trace, s.result.notice));
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

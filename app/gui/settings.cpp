@@ -45,6 +45,9 @@ Norm ParseNorm(const std::string& v) {
 }  // namespace
 
 void SyncBuffersFromChoice(AppState& s) {
+  if (s.choice.sentence.size() >= kSentenceCap || s.choice.memory.size() >= kSentenceCap)
+    s.ui.notices.push_back("The sentence field holds at most " + std::to_string(kSentenceCap) +
+                           " bytes, so the text given was cut off there. (mhaviz trace and export take longer text.)");
   CopyToBuf(s.ui.sentence_buf, s.choice.sentence);
   CopyToBuf(s.ui.memory_buf, s.choice.memory);
   // The computation reads exactly what the fields show.

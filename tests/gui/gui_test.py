@@ -51,13 +51,13 @@ def png_size(path):
 class App:
     """One running mhaviz window, with its probe file."""
 
-    def __init__(self, mhaviz, workdir, extra):
+    def __init__(self, mhaviz, workdir, extra, size=(1280, 800)):
         self.dir = workdir
         self.probe_path = os.path.join(workdir, "probe.json")
         self.final_path = os.path.join(workdir, "final.json")
         env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(workdir, "config"))
         self.proc = subprocess.Popen(
-            [mhaviz, "gui", "--no-settings", "--width", "1280", "--height", "800",
+            [mhaviz, "gui", "--no-settings", "--width", str(size[0]), "--height", str(size[1]),
              "--probe", self.probe_path, "--dump-state", self.final_path, *extra],
             cwd=workdir, env=env)
         self.wait_for(lambda p: True, "the window to come up", timeout=60)
@@ -223,25 +223,38 @@ def test_fast_keys(mhaviz, d):
 
 
 def test_export_shortcut(mhaviz, d):
-    """Ctrl+S exports the heatmaps where the path field says; the UI reports it."""
-    app = App(mhaviz, d, ["--sentence", "the cat sat", "--heads", "4", "--d-model", "64"])
+    """Ctrl+S exports the heatmaps where the path field says; typing an .svg path and
+    clicking Export writes SVG. The files equal what `mhaviz export` writes."""
+    args = ["--sentence", "the cat sat", "--heads", "4", "--d-model", "64"]
+    app = App(mhaviz, d, args, size=(1280, 1000))  # tall enough to show the Export section
     try:
         app.wait_for(lambda p: p["ok"], "a valid trace")
         app.key("ctrl", "s")
         p = app.wait_for(lambda p: p["export_message"], "the export message")
+        check(p["export_message"].startswith("Saved"), f"export failed: {p['export_message']}")
+        r = app.widget("export_path")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("heads.svg")
+        b = app.widget("export")
+        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
+        p = app.wait_for(lambda p: "SVG" in p["export_message"], "the SVG export message")
         final = app.quit()
     finally:
         app.kill()
-    msg = p["export_message"]
-    out = os.path.join(d, "mhaviz-heatmaps.png")
-    if "not built" in msg:
-        # The CPU renderer (app/render) is not in this build: the UI must say so.
-        check(not os.path.exists(out), "a file was written although export failed")
-        return
-    check(msg.startswith("Saved"), f"export failed: {msg}")
-    w, h = png_size(out)
-    check(w > 100 and h > 100, f"exported PNG is {w}x{h}")
     check(final["ok"], "trace lost after export")
+    png, svg = os.path.join(d, "mhaviz-heatmaps.png"), os.path.join(d, "heads.svg")
+    w, h = png_size(png)
+    check(w > 300 and h > 300, f"exported PNG is {w}x{h}")
+    with open(svg, encoding="utf-8") as f:
+        cells = f.read().count('class="cell"')
+    check(cells == 4 * 3 * 3, f"SVG has {cells} cells, expected heads x seq x seq = 36")
+    # The GUI hands the renderer the same trace the CLI computes: same bytes.
+    ref_png, ref_svg = os.path.join(d, "ref.png"), os.path.join(d, "ref.svg")
+    subprocess.run([mhaviz, "export", *args, "--png", ref_png, "--svg", ref_svg], check=True, capture_output=True)
+    for mine, ref in ((png, ref_png), (svg, ref_svg)):
+        with open(mine, "rb") as f1, open(ref, "rb") as f2:
+            check(f1.read() == f2.read(), f"{os.path.basename(mine)} differs from mhaviz export's {os.path.basename(ref)}")
 
 
 def test_automation(mhaviz, d):
@@ -260,6 +273,18 @@ def test_automation(mhaviz, d):
     final = read_json(dump)
     check(final["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"], f"tokens {final['trace']['tokens']}")
     check(not os.path.exists(os.path.join(d, "config", "mhaviz")), "automation mode wrote the user's settings")
+    # Fonts: an unusable MHAVIZ_FONT falls back to ImGui's font with a visible notice.
+    # Sentences: the field's cap cuts longer text, with a notice.
+    long_sentence = " ".join(["word"] * 2000)  # 9,999 bytes
+    subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, "--sentence", long_sentence],
+                   check=True, env=dict(env, MHAVIZ_FONT=os.path.join(d, "no-such-font.ttf")))
+    final = read_json(dump)
+    check("no-such-font.ttf" in final["font_notice"], f"font notice {final['font_notice']!r}")
+    check(len(final["sentence"].encode()) <= 8192, f"sentence of {len(final['sentence'])} bytes was not capped")
+    check(any("at most 8192 bytes" in n for n in final["notices"]), f"no cap notice in {final['notices']}")
+    # ... and the core keeps the first 1024 tokens of what is left (Limits::kMaxTokens).
+    check(final["ok"] and len(final["trace"]["tokens"]) == min(1024, len(final["sentence"].split())),
+          "capped sentence not computed")
     # A screenshot to an unwritable place is a clear error, exit 1.
     r = subprocess.run([mhaviz, "gui", "--frames", "1", "--screenshot", "/nonexistent-dir/x.png"],
                        capture_output=True, text=True, env=env)
