@@ -110,6 +110,7 @@ struct Timing {
   std::vector<double> frame_ms, recompute_ms, upload_ms;  // samples, for --stats
   std::vector<double> ui_ms, draw_ms, swap_ms;             // frame phases (automation only)
   std::vector<double> cpu_ms;                              // process CPU time per frame
+  std::vector<double> triangles;                           // triangles ImGui submits per frame
 };
 
 struct Ui {
@@ -126,6 +127,7 @@ struct Ui {
   bool dark = false;
   bool fonts_dirty = false;         // rebuild the font atlas before the next frame
   ImFont* font_bold = nullptr;      // headings
+  ImFont* font_small = nullptr;     // token indices, at 3/4 size (Latin only)
   std::string font_notice;          // shown when NanumGothic could not be loaded
   std::vector<std::string> notices; // one-time notices (settings file, flags)
   HeatmapTextures textures;

@@ -1,5 +1,6 @@
 #include "gui/fonts.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
@@ -135,6 +136,16 @@ Fonts LoadFonts(float pixel_size, std::string* notice) {
     f.bold = AddFont(ReadFontFile(bold), pixel_size, latin);
   }
   if (!f.bold) f.bold = f.regular;
+  // Its own size in the atlas: glyphs are sampled unfiltered, so scaling a bigger
+  // font down would look ragged.
+  if (!f.path.empty()) {
+    static const ImWchar latin[] = {0x0020, 0x00FF, 0};
+    f.small = AddFont(ReadFontFile(f.path), std::round(pixel_size * 0.75f), latin);
+  } else {
+    ImFontConfig cfg;
+    cfg.SizePixels = std::round(pixel_size * 0.75f);
+    f.small = io.Fonts->AddFontDefault(&cfg);
+  }
   io.FontDefault = f.regular;
   return f;
 }

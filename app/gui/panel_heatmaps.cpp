@@ -39,7 +39,9 @@ float MaxLabelWidth(const std::vector<std::string>& tokens, float cap) {
 // Cells may be up to kStretch times wider than tall (or taller than wide) to use
 // the panel's shape; more than that would distort the map.
 Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, float col_label, bool shared_labels) {
-  constexpr float kStretch = 2.0f;
+  // The enlarged map may stretch to use the panel's shape; a grid of maps stays
+  // square so heads compare at a glance.
+  const float kStretch = n == 1 ? 2.0f : 1.0f;
   const float fs = ImGui::GetFontSize();
   Geometry best;
   float best_area = 0.0f;

@@ -171,6 +171,7 @@ void RebuildFonts(AppState& s, bool device_ready) {
   const float px = std::round(17.0f * scale);
   const Fonts f = LoadFonts(px, &s.ui.font_notice);
   s.ui.font_bold = f.bold;
+  s.ui.font_small = f.small;
   ApplyTheme(s.ui.dark, scale);
   if (device_ready) {
     ImGui_ImplOpenGL3_DestroyFontsTexture();
@@ -440,6 +441,7 @@ int RunWindow(const std::vector<std::string>& args) {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
     if (g.automation()) {
+      s.timing.triangles.push_back(ImGui::GetDrawData()->TotalIdxCount / 3.0);
       s.timing.cpu_ms.push_back(CpuMs() - cpu0);
       s.timing.ui_ms.push_back(span(t0, t_ui));
       s.timing.draw_ms.push_back(span(t_ui, t_draw));
@@ -496,6 +498,7 @@ int RunWindow(const std::vector<std::string>& args) {
     // CPU time of all the process's threads (llvmpipe rasterises on its own
     // threads) per frame: less disturbed than wall time when the machine is busy.
     j["median_frame_cpu_ms"] = Median(skip2(s.timing.cpu_ms));
+    j["median_triangles"] = Median(skip2(s.timing.triangles));
     j["recomputes"] = s.timing.recompute_ms.size();
     j["churn"] = s.churn;
     int fb_w = 0, fb_h = 0;
