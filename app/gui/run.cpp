@@ -212,8 +212,20 @@ std::string DumpStateJson(const AppState& s, int frames) {
   j["export_message"] = s.exp.message;
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;
+  j["content_scale"] = s.ui.content_scale;
+  j["font_px"] = ImGui::GetFontSize();
   j["settings"] = nlohmann::json::parse(AppSettingsJson(s, 0, 0));
-  if (s.result.ok) j["trace"] = nlohmann::json::parse(io::TraceJson(s.result.trace, s.result.notice));
+  if (s.result.ok) {
+    const Trace& t = s.result.trace;
+    if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= 4e6) {
+      j["trace"] = nlohmann::json::parse(io::TraceJson(t, s.result.notice));
+    } else {  // tens of MB of JSON helps nobody: the tokens and sizes only
+      j["trace"] = {{"tokens", t.in.tokens},
+                    {"config", {{"num_heads", t.cfg.num_heads}, {"d_model", t.cfg.d_model}, {"seq", t.seq},
+                                {"seq_kv", t.seq_kv}}},
+                    {"attention", "left out: more than 4 million weights"}};
+    }
+  }
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -235,7 +247,7 @@ int RunWindow(const std::vector<std::string>& args) {
   const std::string config_dir = use_settings ? ConfigDir() : std::string();
   const std::string settings_path = config_dir.empty() ? "" : config_dir + "/settings.json";
   const std::string ini_path = config_dir.empty() ? "" : config_dir + "/imgui.ini";
-  int win_w = 1600, win_h = 1000;
+  int win_w = 0, win_h = 0;  // pixels; 0 = the default for the monitor
   if (!settings_path.empty()) {
     const std::string notice = LoadAppSettings(settings_path, s, &win_w, &win_h);
     if (!notice.empty()) s.ui.notices.push_back(notice);
@@ -255,16 +267,23 @@ int RunWindow(const std::vector<std::string>& args) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
-  if (!g.automation()) {
+  // Window sizes are pixels (flags and saved settings alike); only the default
+  // grows with the monitor's content scale, so HiDPI screens get the same layout.
+  GLFWmonitor* mon = glfwGetPrimaryMonitor();
+  if (win_w <= 0 || win_h <= 0) {
+    float xs = 1.0f, ys = 1.0f;
+    if (mon) glfwGetMonitorContentScale(mon, &xs, &ys);
+    xs = std::clamp(xs, 1.0f, 4.0f);
+    win_w = static_cast<int>(1600 * xs);
+    win_h = static_cast<int>(1000 * xs);
+  }
+  if (!g.automation() && mon) {
     // Never open bigger than the screen.
-    if (GLFWmonitor* mon = glfwGetPrimaryMonitor()) {
-      int mx = 0, my = 0, mw = 0, mh = 0;
-      glfwGetMonitorWorkarea(mon, &mx, &my, &mw, &mh);
-      if (mw > 0 && mh > 0) {
-        win_w = std::min(win_w, mw);
-        win_h = std::min(win_h, mh);
-      }
+    int mx = 0, my = 0, mw = 0, mh = 0;
+    glfwGetMonitorWorkarea(mon, &mx, &my, &mw, &mh);
+    if (mw > 0 && mh > 0) {
+      win_w = std::min(win_w, mw);
+      win_h = std::min(win_h, mh);
     }
   }
   GLFWwindow* window = glfwCreateWindow(win_w, win_h, "mhaviz - multi-head attention", nullptr, nullptr);

@@ -97,7 +97,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   parsed.ui.text_size = s.ui.text_size;
   parsed.ui.dark = s.ui.dark;
   parsed.exp = s.exp;
-  int w = window_w ? *window_w : 0, h = window_h ? *window_h : 0;
+  int w = 0, h = 0;
   try {
     const json j = json::parse(io::ReadFile(path, kMaxSettingsBytes));
     if (!j.is_object() || j.value("version", 0) != 1) throw std::runtime_error("not an mhaviz settings file (version 1)");
@@ -139,8 +139,10 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   s.ui.text_size = parsed.ui.text_size;
   s.ui.dark = parsed.ui.dark;
   s.exp = parsed.exp;
-  if (window_w && w >= 320 && w <= 16384) *window_w = w;
-  if (window_h && h >= 240 && h <= 16384) *window_h = h;
+  if (window_w && window_h && w >= 320 && w <= 16384 && h >= 240 && h <= 16384) {
+    *window_w = w;
+    *window_h = h;
+  }
   SyncBuffersFromChoice(s);
   s.dirty = true;
   return {};

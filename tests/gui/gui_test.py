@@ -327,6 +327,49 @@ def test_settings(mhaviz, d):
     check(read_json(settings)["version"] == 1, "the corrupt file was not replaced by valid settings")
 
 
+def set_xft_dpi(dpi):
+    """Sets Xft.dpi in the X server's resource database (what xrdb -merge does), which
+    GLFW reads as the content scale. Needs Xvfb -noreset: the server forgets root
+    properties when its last client leaves."""
+    import ctypes
+    import ctypes.util
+    x = ctypes.cdll.LoadLibrary(ctypes.util.find_library("X11"))
+    x.XOpenDisplay.restype = ctypes.c_void_p
+    x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x.XDefaultRootWindow.restype = ctypes.c_ulong
+    x.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x.XInternAtom.restype = ctypes.c_ulong
+    x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    x.XChangeProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x.XOpenDisplay(None)
+    check(dpy, "cannot open the X display")
+    data = f"Xft.dpi:\t{dpi}\n".encode()
+    xa_string, prop_mode_replace = 31, 0
+    x.XChangeProperty(dpy, x.XDefaultRootWindow(dpy), x.XInternAtom(dpy, b"RESOURCE_MANAGER", 0), xa_string, 8,
+                      prop_mode_replace, data, len(data))
+    x.XCloseDisplay(dpy)
+
+
+def test_hidpi(mhaviz, d):
+    """A 2x content scale (Xft.dpi 192) doubles fonts and widgets, not the window."""
+    dump, shot = os.path.join(d, "dump.json"), os.path.join(d, "shot.png")
+
+    def run():
+        subprocess.run([mhaviz, "gui", "--frames", "2", "--width", "1200", "--height", "800", "--dump-state", dump,
+                        "--screenshot", shot], check=True, cwd=d)
+        return read_json(dump)
+
+    base = run()
+    set_xft_dpi(192)
+    hi = run()
+    check(base["content_scale"] == 1.0, f"content scale at 96 dpi: {base['content_scale']}")
+    check(hi["content_scale"] == 2.0, f"content scale at 192 dpi: {hi['content_scale']}")
+    check(hi["font_px"] == 2 * base["font_px"], f"font {hi['font_px']} px at 2x, {base['font_px']} px at 1x")
+    check(png_size(shot) == (1200, 800), f"window is {png_size(shot)} pixels, asked for 1200x800")
+
+
 def test_no_display(mhaviz, d):
     """Without a display: a clear message and exit status 1, no crash."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -343,6 +386,7 @@ TESTS = {
     "export_shortcut": (test_export_shortcut, True),
     "automation": (test_automation, True),
     "settings": (test_settings, True),
+    "hidpi": (test_hidpi, True),
     "no_display": (test_no_display, False),
 }
 
