@@ -37,7 +37,16 @@ void Shortcuts(AppState& s) {
     s.ui.text_size = 100;
     s.ui.fonts_dirty = true;
   }
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false) && !io.WantTextInput) s.ui.enlarged = -1;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+    if (io.WantTextInput) {
+      // Leave the text field but keep what was typed: ImGui's own Escape reverts
+      // the field, which in a live app would silently undo the computation shown.
+      // Deactivating it here, before the field is drawn, means it never sees the key.
+      ImGui::ClearActiveID();
+    } else {
+      s.ui.enlarged = -1;
+    }
+  }
 }
 
 void MenuBar(AppState& s) {

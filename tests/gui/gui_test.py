@@ -213,9 +213,21 @@ def test_fast_keys(mhaviz, d):
         # 20 ms as X11 auto-repeat, as no typist can tap that fast.
         xdo("key", "--delay", 30, "BackSpace", "BackSpace")
         app.type_held("d")
-        xdo("key", "--delay", 0, "Return")  # a quick Enter must not disturb the text
         p = app.wait_for(lambda p: p["sentence"] in ("abcd", "abcxd", "abcxyd"), "the edit after fast BackSpaces")
         check(p["sentence"] == "abcd", f"fast BackSpaces were lost: sentence is {p['sentence']!r}, expected 'abcd'")
+        # Escape leaves the field without reverting what was typed (ImGui's default).
+        app.key("Escape")
+        app.key("z")  # not in the field any more: no effect
+        time.sleep(0.3)
+        p = app.probe()
+        check(p["sentence"] == "abcd", f"after Escape the sentence is {p['sentence']!r}, expected 'abcd'")
+        # A quick Enter (pressed and released at once) leaves the field, text intact.
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        xdo("key", "--delay", 0, "Return")
+        app.key("y")
+        time.sleep(0.3)
+        p = app.probe()
+        check(p["sentence"] == "abcd", f"after Enter the sentence is {p['sentence']!r}, expected 'abcd'")
         final = app.quit()
     finally:
         app.kill()
