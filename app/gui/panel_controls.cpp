@@ -74,11 +74,11 @@ void FixButtons(AppState& s) {
 
 const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
   if (kv == 0 || kv == heads)
-    std::snprintf(buf, n, "%d (plain multi-head)", heads);
+    std::snprintf(buf, n, "%d (multi-head)", heads);
   else if (kv == 1)
-    std::snprintf(buf, n, "1 (multi-query: one K/V for all)");
+    std::snprintf(buf, n, "1 (multi-query)");
   else if (heads % kv == 0)
-    std::snprintf(buf, n, "%d (grouped: %d queries per K/V)", kv, heads / kv);
+    std::snprintf(buf, n, "%d (grouped-query)", kv);
   else
     std::snprintf(buf, n, "%d (does not divide num_heads)", kv);
   return buf;
@@ -132,6 +132,7 @@ void DrawControlsPanel(AppState& s) {
   ImGui::Spacing();
 
   FormLabel("num_kv_heads", lw);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x - ImGui::GetStyle().ItemSpacing.x);
   char buf[96];
   if (ImGui::BeginCombo("##kv", KvLabel(c.num_kv_heads, c.num_heads, buf, sizeof buf))) {
     for (int k = c.num_heads; k >= 1; --k) {
@@ -145,6 +146,9 @@ void DrawControlsPanel(AppState& s) {
     ImGui::EndCombo();
   }
   Probe(s, "num_kv_heads");
+  HelpMarker("How many key/value heads the query heads share. num_heads: ordinary multi-head attention. "
+             "Fewer: grouped-query attention (GQA), num_heads / num_kv_heads query heads read each K/V head. "
+             "1: multi-query attention (MQA). Fewer K/V heads mean fewer parameters and a smaller KV cache.");
 
   FormLabel("seed", lw);
   const std::uint64_t one = 1;
@@ -194,6 +198,12 @@ void DrawControlsPanel(AppState& s) {
       s.dirty = true;
     }
     Probe(s, "memory");
+    const auto& mt = s.result.memory_tokens;
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped("%d memory token%s (seq_kv = %d)", static_cast<int>(mt.size()), mt.size() == 1 ? "" : "s",
+                       static_cast<int>(mt.size()));
+    ImGui::PopStyleColor();
+    TokenChips(s, "##memory_chips", mt, -1);
   }
 
   if (!s.files.weights_path.empty()) {

@@ -19,70 +19,6 @@ const char* const kExamples[] = {
     "I saw the man with the telescope.",
 };
 
-// Token chips, wrapped to the available width, in a box of at most a few lines
-// that scrolls; chips out of view are not drawn. Returns the hovered chip or -1.
-int DrawChips(const AppState& s, const std::vector<std::string>& tokens, int highlight) {
-  const ImGuiStyle& st = ImGui::GetStyle();
-  const Palette& pal = Pal();
-  ImFont* small = s.ui.font_small ? s.ui.font_small : ImGui::GetFont();
-  const float fs = ImGui::GetFontSize();
-  const float pad_x = st.FramePadding.x * 0.7f, pad_y = st.FramePadding.y * 0.5f;
-  const float gap = st.ItemSpacing.x * 0.6f, line_gap = st.ItemSpacing.y * 0.8f;
-  const float width = ImGui::GetContentRegionAvail().x - st.ScrollbarSize;
-  const float chip_h = fs + 2 * pad_y;
-
-  // Layout first (no drawing), so the box gets the height of its content.
-  struct Chip {
-    ImVec2 pos, size;
-    std::string label, idx;
-    float idx_w;
-  };
-  std::vector<Chip> chips(tokens.size());
-  float x = 0, y = 0;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    Chip& c = chips[i];
-    c.idx = std::to_string(i);
-    c.idx_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, c.idx.c_str()).x;
-    c.label = Ellipsize(tokens[i], std::min(fs * 14.0f, width - c.idx_w - 3 * pad_x));
-    c.size = ImVec2(ImGui::CalcTextSize(c.label.c_str()).x + c.idx_w + 3 * pad_x, chip_h);
-    if (x > 0 && x + c.size.x > width) {
-      x = 0;
-      y += chip_h + line_gap;
-    }
-    c.pos = ImVec2(x, y);
-    x += c.size.x + gap;
-  }
-  const float content_h = tokens.empty() ? 0.0f : y + chip_h;
-  const float max_h = 5 * chip_h + 4 * line_gap;
-  int hovered = -1;
-  ImGui::BeginChild("##chips", ImVec2(0, std::min(content_h, max_h) + 2.0f), false);
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowSize().y;
-  for (std::size_t i = 0; i < chips.size(); ++i) {
-    const Chip& c = chips[i];
-    const ImVec2 p(o.x + c.pos.x, o.y + c.pos.y), q(p.x + c.size.x, p.y + c.size.y);
-    if (q.y < top || p.y > bottom) continue;  // scrolled out of view
-    const ImVec2 m = ImGui::GetIO().MousePos;
-    const bool over = ImGui::IsWindowHovered() && m.x >= p.x && m.x < q.x && m.y >= p.y && m.y < q.y;
-    if (over) {
-      hovered = static_cast<int>(i);
-      ImGui::SetTooltip("token %d: \"%s\"", static_cast<int>(i), tokens[i].c_str());
-    }
-    const bool hot = over || static_cast<int>(i) == highlight;
-    // Square corners: a rounded, outlined chip is ~100 anti-aliased triangles, a
-    // square one ~20, and a software rasteriser (Mesa llvmpipe) pays per triangle.
-    dl->AddRectFilled(p, q, hot ? pal.highlight_bg : pal.chip_bg);
-    dl->AddRect(p, q, hot ? pal.highlight : pal.chip_border);
-    dl->AddText(small, small->FontSize, ImVec2(p.x + pad_x, std::round(p.y + (chip_h - small->FontSize) * 0.5f)),
-                pal.muted_text, c.idx.c_str());
-    dl->AddText(ImVec2(p.x + 2 * pad_x + c.idx_w, p.y + pad_y), pal.chip_text, c.label.c_str());
-  }
-  ImGui::Dummy(ImVec2(width, content_h));
-  ImGui::EndChild();
-  return hovered;
-}
-
 }  // namespace
 
 const char* const* ExampleSentences(int* count) {
@@ -137,7 +73,7 @@ void DrawSentencePanel(AppState& s) {
   ImGui::Text("%d token%s (seq = %d)", static_cast<int>(tokens.size()), tokens.size() == 1 ? "" : "s",
               static_cast<int>(tokens.size()));
   ImGui::PopStyleColor();
-  const int hovered = DrawChips(s, tokens, s.ui.hover_token);
+  const int hovered = TokenChips(s, "##chips", tokens, s.ui.hover_token);
   if (hovered >= 0) s.ui.hover_token_next = hovered;
   if (!s.result.notice.empty()) MessageBox(s.result.notice, Pal().notice_bg, Pal().notice_text);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -32,6 +33,11 @@ std::string Ellipsize(const std::string& text, float max_width);
 // Text drawn rotated 90° counter-clockwise (reading bottom to top), with the start
 // of the text at `bottom_left`.
 void AddTextVertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 col, const char* text);
+
+// Tokens as numbered chips, wrapped to the available width, in a box of at most
+// five lines that scrolls; chips out of view are not drawn. `highlight` is drawn
+// hot. Returns the hovered chip or -1.
+int TokenChips(const AppState& s, const char* id, const std::vector<std::string>& tokens, int highlight);
 
 // "33,554,432"
 std::string Thousands(long long n);
