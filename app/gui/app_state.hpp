@@ -120,6 +120,7 @@ struct Ui {
   int enlarged = -1;                // head shown alone; num_heads = the mean; -1 = grid
   int hover_step = -1;              // shape-flow row hovered last frame (table or diagram)
   int hover_step_next = -1;         // ... being collected this frame
+  bool hover_from_diagram = false, hover_from_diagram_next = false;
   int hover_token = -1;             // token chip hovered last frame: highlights its row
   int hover_token_next = -1;
   float content_scale = 1.0f;       // monitor content scale (HiDPI)

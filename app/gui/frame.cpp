@@ -110,8 +110,11 @@ float Splitter(const char* id, ImVec2 size, bool vertical) {
 void DrawFrame(AppState& s) {
   s.ui.hover_step = s.ui.hover_step_next;
   s.ui.hover_step_next = -1;
+  s.ui.hover_from_diagram = s.ui.hover_from_diagram_next;
+  s.ui.hover_from_diagram_next = false;
   s.ui.hover_token = s.ui.hover_token_next;
   s.ui.hover_token_next = -1;
+  s.ui.probe.clear();  // only what is on screen this frame
   Shortcuts(s);
 
   const float scale = UiScale(s);

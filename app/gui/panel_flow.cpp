@@ -52,8 +52,14 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
     if (hot) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, Pal().highlight_bg);
     ImGui::TableSetColumnIndex(0);
     ImGui::PushID(static_cast<int>(i));
+    // The row's own highlight (shared with the diagram) replaces ImGui's hover colour.
+    ImGui::PushStyleColor(ImGuiCol_HeaderHovered, Pal().highlight_bg);
+    ImGui::PushStyleColor(ImGuiCol_HeaderActive, Pal().highlight_bg);
     ImGui::Selectable(r.step.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
+    ImGui::PopStyleColor(2);
     ImGui::PopID();
+    // Hovering a diagram block brings its row into view.
+    if (hot && s.ui.hover_from_diagram && !ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
     if (ImGui::IsItemHovered()) {
       s.ui.hover_step_next = static_cast<int>(i);
       ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)",
@@ -229,6 +235,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     for (const Block& b : blocks)
       if (b.step >= 0 && mouse.x >= b.a.x && mouse.x < b.b.x && mouse.y >= b.a.y && mouse.y < b.b.y) {
         s.ui.hover_step_next = b.step;
+        s.ui.hover_from_diagram_next = true;
         const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
         ImGui::SetTooltip("%s\n%s\n%s", r.step.c_str(), r.formula.c_str(), ShapeString(r.shape).c_str());
       }

@@ -153,6 +153,8 @@ struct MapPlace {
   ImVec2 origin;            // top-left of the cells
   bool row_labels = false;  // query labels to the left
   bool col_labels = false;  // key labels above
+  bool hovered = false;     // the maps' area is hovered (the mouse may be over this map)
+  bool clicked = false;     // ... and was clicked this frame
 };
 
 // Draws map `index` with its cells' top-left at place.origin. Returns true if
@@ -241,9 +243,10 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
     dl->AddRect(ImVec2(a.x - 1, y - 1), ImVec2(b.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);
   }
 
+  s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
   // Hover: tooltip for the cell, outline of its row; click enlarges.
   const ImVec2 m = ImGui::GetIO().MousePos;
-  const bool over = ImGui::IsWindowHovered() && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
+  const bool over = place.hovered && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
   if (!over) return false;
   const int i = std::clamp(static_cast<int>((m.y - a.y) / ch), 0, seq - 1);
   const int j = std::clamp(static_cast<int>((m.x - a.x) / cw), 0, skv - 1);
@@ -251,7 +254,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   dl->AddRect(ImVec2(a.x + j * cw, a.y + i * ch), ImVec2(a.x + (j + 1) * cw, a.y + (i + 1) * ch),
               IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
   CellTooltip(r, index, i, j);
-  return ImGui::IsMouseClicked(ImGuiMouseButton_Left);
+  return place.clicked;
 }
 
 void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
@@ -330,7 +333,11 @@ void DrawHeatmapsPanel(AppState& s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float bar_w = fs * 4.2f;
   const ImVec2 area(avail.x - bar_w, avail.y);
+  // One button over all maps: its hover and click are what the maps respond to
+  // (the window itself counts as blocked while the button is being pressed).
   ImGui::InvisibleButton("##maps", ImVec2(std::max(area.x, 1.0f), std::max(area.y, 1.0f)));
+  const bool maps_hovered = ImGui::IsItemHovered();
+  const bool maps_clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
   Probe(s, "heatmaps");
   const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
   const float row_label = MaxLabelWidth(t.in.tokens, fs * 7.0f);
@@ -341,6 +348,7 @@ void DrawHeatmapsPanel(AppState& s) {
     MapPlace p;
     p.origin = ImVec2(origin.x + g.row_label_w, origin.y + g.title_h + g.col_label_h);
     p.row_labels = p.col_labels = true;
+    p.hovered = maps_hovered;
     DrawMap(s, s.ui.enlarged, g, p, true);
   } else {
     const int n = H + 1;
@@ -351,6 +359,8 @@ void DrawHeatmapsPanel(AppState& s) {
       MapPlace p;
       p.row_labels = gx == 0;
       p.col_labels = gy == 0;
+      p.hovered = maps_hovered;
+      p.clicked = maps_clicked;
       p.origin = ImVec2(origin.x + g.row_label_w + gx * (map_w + g.gap_x),
                         origin.y + g.col_label_h + g.title_h + gy * (map_h + g.title_h + g.gap_y));
       if (DrawMap(s, k, g, p, true)) s.ui.enlarged = k;

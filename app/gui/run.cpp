@@ -48,7 +48,8 @@ const char* kHelpGui =
     "\n"
     "Automation (tests, docs, bug reports, benchmarks):\n"
     "  --frames N          render N frames, then exit\n"
-    "  --screenshot FILE   save a PNG of the window after the last frame\n"
+    "  --screenshot FILE   save a PNG of the window after the last frame (without --frames:\n"
+    "                      when the window is closed)\n"
     "  --stats FILE.json   write the median frame time and median recompute time\n"
     "  --churn             recompute every frame, as while a slider is dragged\n"
     "  --width W --height H  window size in pixels (default 1600 x 1000)\n"
@@ -69,7 +70,7 @@ struct GuiOptions {
   int width = 0, height = 0;
   int settings = -1;  // -1 default, 0 no, 1 yes
   int enlarge = -1;
-  bool automation() const { return frames > 0 || !screenshot.empty() || !stats.empty(); }
+  bool automation() const { return frames > 0 || !stats.empty(); }
 };
 
 std::atomic<bool> g_stop{false};
@@ -111,7 +112,7 @@ GuiOptions ParseGuiFlags(const std::vector<std::string>& args, bool* help) {
     else if (f == "--no-settings") g.settings = 0;
     else a.Unknown(f);
   }
-  if ((!g.screenshot.empty() || !g.stats.empty()) && g.frames == 0) g.frames = 10;
+  if (!g.stats.empty() && g.frames == 0) g.frames = 10;
   return g;
 }
 
@@ -422,7 +423,9 @@ int RunWindow(const std::vector<std::string>& args) {
     const auto t_draw = Clock::now();
     ++frame;
 
-    const bool last = g.automation() && frame >= g.frames;
+    // The last frame: the count is reached, or the window is closing (Ctrl+Q, the
+    // close button, SIGTERM); it is still in the back buffer for --screenshot.
+    const bool last = (g.automation() && frame >= g.frames) || s.quit || g_stop || glfwWindowShouldClose(window);
     if (last && !g.export_path.empty()) {
       std::snprintf(s.exp.path.data(), s.exp.path.size(), "%s", g.export_path.c_str());
       s.pending.export_png = true;

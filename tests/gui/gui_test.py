@@ -185,6 +185,13 @@ def test_type_and_drag(mhaviz, d):
         xdo("sleep", HOLD, "mouseup", 1)
         p = app.wait_for(lambda p: p["num_heads"] != 8, "num_heads to change")
         check(abs(p["num_heads"] - 12) <= 1, f"dragging to 12 gave num_heads = {p['num_heads']}")
+        if p["ok"]:
+            # Clicking a head enlarges it; Escape goes back to all heads.
+            m = app.widget("map 2")
+            app.click(m[0] + m[2] / 2, m[1] + m[3] / 2)
+            app.wait_for(lambda p: p["enlarged"] == 2, "head 2 to be enlarged")
+            app.key("Escape")
+            app.wait_for(lambda p: p["enlarged"] == -1, "Escape to return to all heads")
         final = app.quit()
     finally:
         app.kill()
