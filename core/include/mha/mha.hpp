@@ -44,3 +44,5 @@
 #include "mha/weights.hpp"
 #include "mha/trace.hpp"
 #include "mha/forward.hpp"
+#include "mha/ffn.hpp"
+#include "mha/teach.hpp"
