@@ -122,7 +122,7 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   if (cfg.block == Block::Encoder && (cfg.d_ff < 0 || cfg.ffn_dim() > Limits::kMaxDFf)) {
     e << "d_ff = " << cfg.ffn_dim() << " is not a usable feed-forward width: it must be at least 1 and at most "
       << Limits::kMaxDFf << " (the cap keeps memory bounded). The usual choice is 4 x d_model = "
-      << 4 * cfg.d_model << " (0 picks it).";
+      << 4 * cfg.d_model << ", the default.";
     throw Error(e.str());
   }
   if (seq <= 0) {
