@@ -46,9 +46,10 @@ QueryExplanation ExplainQuery(const Trace& t, int head, int query) {
   e.divisor = static_cast<float>(divisor);
   const std::vector<std::string>& key_tokens = e.cross ? t.in.memory_tokens : t.in.tokens;
 
-  // Each step in double, from the trace's own q, k, v (which are float): the only
-  // difference from the trace is the order and precision of rounding.
-  std::vector<double> scaled(skv), ex(skv, 0.0);
+  // The scores and weights shown are the trace's own numbers (what the export holds);
+  // what the trace does not store (q.k before scaling, the exponentials, each
+  // weight x v and their sum) is computed here from them, in double.
+  const Eigen::Index qrow = static_cast<Eigen::Index>(head) * t.seq + query;
   double mx = -std::numeric_limits<double>::infinity();
   e.keys.resize(skv);
   for (int j = 0; j < skv; ++j) {
@@ -62,33 +63,30 @@ QueryExplanation ExplainQuery(const Trace& t, int head, int query) {
     for (int c2 = 0; c2 < hd; ++c2) dot += static_cast<double>(e.q[c2]) * k.k[c2];
     k.dot = static_cast<float>(dot);
     k.masked = Masked(c, query, j);
-    scaled[j] = k.masked ? -std::numeric_limits<double>::infinity() : dot / divisor;
-    k.scaled = k.masked ? kNegInf : static_cast<float>(scaled[j]);
-    if (!k.masked) mx = std::max(mx, scaled[j]);
+    k.scaled = t.scores(qrow, j);
+    k.weight = t.attn(qrow, j);
+    if (!k.masked) mx = std::max(mx, static_cast<double>(k.scaled));
   }
-  double sum = 0.0;
   const bool any = mx > -std::numeric_limits<double>::infinity();
   e.max_scaled = any ? static_cast<float>(mx) : kNegInf;
-  if (any)
-    for (int j = 0; j < skv; ++j)
-      if (!e.keys[j].masked) sum += (ex[j] = std::exp(scaled[j] - mx));
-  e.exp_sum = static_cast<float>(sum);
+  double sum = 0.0;
   std::vector<double> ctx(hd, 0.0);
-  for (int j = 0; j < skv; ++j) {
+  for (int j = 0; j < skv; ++j) {  // j ascending, as the trace's row x matrix product
     KeyStep& k = e.keys[j];
-    const double w = any ? ex[j] / sum : 0.0;  // a fully masked row attends to nothing
-    k.exp_shifted = static_cast<float>(ex[j]);
-    k.weight = static_cast<float>(w);
+    const double ex = (any && !k.masked) ? std::exp(static_cast<double>(k.scaled) - mx) : 0.0;
+    k.exp_shifted = static_cast<float>(ex);
+    sum += ex;
     k.weighted_v.resize(hd);
     for (int c2 = 0; c2 < hd; ++c2) {
-      const double wv = w * k.v[c2];
+      const double wv = static_cast<double>(k.weight) * k.v[c2];
       k.weighted_v[c2] = static_cast<float>(wv);
       ctx[c2] += wv;
     }
   }
+  e.exp_sum = static_cast<float>(sum);
   e.context.resize(hd);
   for (int c2 = 0; c2 < hd; ++c2) e.context[c2] = static_cast<float>(ctx[c2]);
-  e.trace_context = t.context.row(static_cast<Eigen::Index>(head) * t.seq + query);
+  e.trace_context = t.context.row(qrow);
   e.max_abs_diff = hd > 0 ? (e.context - e.trace_context).cwiseAbs().maxCoeff() : 0.0f;
   return e;
 }

@@ -26,10 +26,10 @@ struct KeyStep {
   std::string token;      // its label (a memory token in cross-attention)
   RowVec k, v;            // k_j, v_j of the K/V head this query head reads (head_dim)
   float dot = 0;          // q . k_j
-  float scaled = 0;       // dot / sqrt(d_k) / T (or dot / T with scaling off); -inf if masked
+  float scaled = 0;       // the trace's score: dot / sqrt(d_k) / T (dot / T with scaling off); -inf if masked
   bool masked = false;    // hidden by the causal mask (j > query)
   float exp_shifted = 0;  // exp(scaled - max_scaled); 0 if masked
-  float weight = 0;       // softmax: exp_shifted / exp_sum
+  float weight = 0;       // the trace's softmax weight, = exp_shifted / exp_sum up to rounding
   RowVec weighted_v;      // weight * v_j (head_dim)
 };
 
@@ -45,15 +45,17 @@ struct QueryExplanation {
   std::vector<KeyStep> keys;
   float max_scaled = 0;   // the max subtracted before exp (numerical stability)
   float exp_sum = 0;      // sum of exp_shifted
-  RowVec context;         // sum_j weight_j v_j, recomputed here step by step
+  RowVec context;         // sum_j weight_j v_j, added up here
   RowVec trace_context;   // the trace's context row for (head, query), for comparison
   float max_abs_diff = 0; // max |context - trace_context|: rounding only (float vs double)
 };
 
-// Recomputes head `head`'s output for query token `query` from the trace's q, k and v,
-// step by step in double precision (stored as float). The weights match trace.attn and
-// the sum matches trace.context to float rounding (~1e-7 relative). Throws mha::Error
-// for a head or query out of range.
+// Head `head`'s output for query token `query`, step by step. The scores and weights
+// are the trace's own (exactly what the export holds); the steps the trace does not
+// store (q.k before scaling, exp, weight x v_j and their sum, in key order) are computed
+// here in double from the trace's q, k, v. The sum equals trace.context up to the
+// trace's float rounding (~1e-7 relative). Throws mha::Error for a head or query out
+// of range.
 QueryExplanation ExplainQuery(const Trace& t, int head, int query);
 
 // Which of n entries a view with room for `max_shown` (>= 3) shows: all of them if
