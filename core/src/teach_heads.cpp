@@ -1,4 +1,5 @@
 // Per-head metrics and the head x head Jensen-Shannon divergence.
+#include <algorithm>
 #include <cmath>
 
 #include "mha/teach.hpp"
@@ -75,9 +76,13 @@ double JensenShannon(const float* p, const float* q, int n) {
   // Renormalised in double: softmax rows sum to 1 only up to float rounding.
   double js = 0.0;
   for (int k = 0; k < n; ++k) {
-    const double a = p[k] / sp, b = q[k] / sq, m = 0.5 * (a + b);
-    if (a > 0.0) js += 0.5 * a * std::log(a / m);
-    if (b > 0.0) js += 0.5 * b * std::log(b / m);
+    // Ordered as (smaller, larger) so that JS(p, q) == JS(q, p) bit for bit, whatever
+    // the compiler fuses into multiply-adds.
+    const double a0 = p[k] / sp, b0 = q[k] / sq;
+    const double lo = std::min(a0, b0), hi = std::max(a0, b0), m = 0.5 * (lo + hi);
+    if (hi == 0.0) continue;  // neither row puts weight on key k
+    const double tlo = lo > 0.0 ? lo * std::log(lo / m) : 0.0;
+    js += 0.5 * (tlo + hi * std::log(hi / m));
   }
   return js > 0.0 ? js : 0.0;  // a true 0 can round to -1e-17
 }
