@@ -114,6 +114,32 @@ AttentionSources DescribeSources(const Trace& t) {
   return s;
 }
 
+const TensorView* FindTensor(const std::vector<TensorView>& tensors, const std::string& name) {
+  for (const auto& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+TensorView HeadSlice(const TensorView& t, int head) {
+  if (t.shape.size() != 4 || t.shape[0] != 1)
+    throw Error("Tensor " + t.name + " has shape " + ShapeString(t.shape) +
+                ", which has no head axis: only (1, heads, rows, cols) tensors split into heads.");
+  if (head < 0 || head >= t.shape[1])
+    throw Error("Tensor " + t.name + " has " + std::to_string(t.shape[1]) + " heads, numbered 0 to " +
+                std::to_string(t.shape[1] - 1) + "; there is no head " + std::to_string(head) + ".");
+  const std::int64_t rows = t.shape[2], cols = t.shape[3];
+  return {t.name + "[head " + std::to_string(head) + "]", {rows, cols}, t.data + head * rows * cols};
+}
+
+Mat MergeHeads(const TensorView& t) {
+  const TensorView h0 = HeadSlice(t, 0);  // checks the shape
+  const std::int64_t heads = t.shape[1], rows = t.shape[2], cols = t.shape[3];
+  Mat m(rows, heads * cols);
+  for (std::int64_t h = 0; h < heads; ++h)
+    m.middleCols(h * cols, cols) = Eigen::Map<const Mat>(h0.data + h * rows * cols, rows, cols);
+  return m;
+}
+
 LessonExample MakeLessonExample() {
   LessonExample ex;
   Config& c = ex.cfg;

@@ -202,3 +202,44 @@ TEST_CASE("lesson example: X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], two heads on 
   CHECK(e.context[0] == Approx(c0).epsilon(1e-6));
   CHECK(e.keys[2].token == "word3");
 }
+
+TEST_CASE("tensor inspector: find a tensor by its flow row, slice one head of it", "[teach][sizes]") {
+  mha::Config cfg;
+  cfg.d_model = 12;
+  cfg.num_heads = 3;
+  cfg.num_kv_heads = 1;
+  std::string notice;
+  const mha::Trace t = mha::Forward(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)),
+                                    mha::MakeInputs("the cat sat on the mat", "", cfg, &notice));
+  const auto tensors = mha::Tensors(t);
+  // Every step of the shape flow names a tensor the inspector can show, with that shape;
+  // the Q/K/V projection rows show q, k, v with the heads side by side (before the split).
+  int merged = 0;
+  for (const auto& row : t.flow) {
+    const mha::TensorView* v = mha::FindTensor(tensors, row.tensor);
+    INFO(row.step);
+    REQUIRE(v != nullptr);
+    if (v->shape == row.shape) continue;
+    const mha::Mat m = mha::MergeHeads(*v);
+    CHECK(row.shape == std::vector<std::int64_t>{1, m.rows(), m.cols()});
+    ++merged;
+  }
+  CHECK(merged == 3);
+  // Merged, they are the projections x W + b themselves.
+  const mha::Weights& w = *t.weights;
+  mha::Mat Q = t.in.x * w.W_q, K = t.in.x * w.W_k;
+  Q.rowwise() += w.b_q;
+  K.rowwise() += w.b_k;
+  CHECK(mha::MergeHeads(*mha::FindTensor(tensors, "q")).isApprox(Q, 1e-6f));
+  CHECK(mha::MergeHeads(*mha::FindTensor(tensors, "k")).isApprox(K, 1e-6f));
+  CHECK(mha::FindTensor(tensors, "nope") == nullptr);
+  const mha::TensorView q2 = mha::HeadSlice(*mha::FindTensor(tensors, "q"), 2);
+  CHECK(q2.name == "q[head 2]");
+  CHECK(q2.shape == std::vector<std::int64_t>{6, 4});
+  CHECK(Eigen::Map<const mha::Mat>(q2.data, 6, 4) == t.q.middleRows(2 * 6, 6));
+  const mha::TensorView a1 = mha::HeadSlice(*mha::FindTensor(tensors, "attn"), 1);
+  CHECK(Eigen::Map<const mha::Mat>(a1.data, 6, 6) == t.AttnHead(1));
+  // k has one head under MQA.
+  CHECK_THROWS_WITH(mha::HeadSlice(*mha::FindTensor(tensors, "k"), 1), Catch::Contains("0 to 0"));
+  CHECK_THROWS_WITH(mha::HeadSlice(*mha::FindTensor(tensors, "W_q"), 0), Catch::Contains("no head axis"));
+}

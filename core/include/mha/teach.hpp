@@ -194,6 +194,21 @@ struct AttentionSources {
 AttentionSources DescribeSources(const Trace& t);
 
 // ---------------------------------------------------------------------------------
+// Tensor inspector: any tensor of the trace by name, one head of a per-head tensor.
+// ---------------------------------------------------------------------------------
+
+// The tensor named `name` (an .npz key, e.g. a FlowRow's `tensor`), or nullptr.
+const TensorView* FindTensor(const std::vector<TensorView>& tensors, const std::string& name);
+// Head `head` of a (1, heads, rows, cols) tensor (q, k, v, scores, attn, context) as a
+// (rows, cols) view of the same memory, named e.g. "q[head 2]". Throws mha::Error if
+// the tensor has no head axis or the head is out of range.
+TensorView HeadSlice(const TensorView& t, int head);
+// A (1, heads, rows, cols) tensor with its heads side by side again: (rows, heads * cols).
+// The shape-flow rows "Q/K/V projection" name q, k, v but show the projection before
+// the split, (1, seq, heads * head_dim): this gives those values in that shape.
+Mat MergeHeads(const TensorView& t);
+
+// ---------------------------------------------------------------------------------
 // 5. The lesson's tiny worked example.
 // ---------------------------------------------------------------------------------
 
