@@ -4,7 +4,7 @@ recomputed from the exported x and weights in numpy (float64), and, when PyTorch
 available, fed through torch.nn.TransformerEncoderLayer, whose output must equal the
 exported block_out.
 
-usage: check_encoder_block.py PATH/TO/mhaviz
+usage: test_encoder.py PATH/TO/mhaviz
 Exit status 0 ok, 1 mismatch, 77 skipped (numpy missing).
 """
 import math
