@@ -136,9 +136,11 @@ RowStats AttentionRowStats(const Eigen::Ref<const Mat>& w, Mask mask) {
 
 HeadAttention ComputeHeadAttention(const Trace& t, int head, bool scale, float temperature) {
   CheckHead(t, head);
-  if (!(temperature > 0.0f) || !std::isfinite(temperature))
-    throw Error("temperature = " + std::to_string(temperature) +
-                " must be a finite number greater than 0: scores are divided by it before the softmax. Try 1.");
+  {
+    Config at = t.cfg;  // the same rules (and messages) as a forward pass at this temperature
+    at.temperature = temperature;
+    Validate(at, t.seq, t.seq_kv);
+  }
   const Config& c = t.cfg;
   const int hd = c.head_dim(), g = t.KvHeadOf(head), seq = t.seq, skv = t.seq_kv;
   HeadAttention a;
@@ -151,6 +153,9 @@ HeadAttention ComputeHeadAttention(const Trace& t, int head, bool scale, float t
   const auto qh = t.q.middleRows(static_cast<Eigen::Index>(head) * seq, seq);
   const auto kh = t.k.middleRows(static_cast<Eigen::Index>(g) * skv, skv);
   a.scores.noalias() = (qh * kh.transpose()) * a.multiplier;
+  if (!a.scores.allFinite())
+    throw Error("At temperature " + std::to_string(temperature) + (scale ? "" : " without the sqrt(d_k) scaling") +
+                " the scores overflow float32 (they would be infinite). Use a larger temperature.");
   a.masked_scores = a.scores;
   for (int i = 0; i < seq; ++i)
     for (int j = 0; j < skv; ++j)

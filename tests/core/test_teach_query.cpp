@@ -148,6 +148,7 @@ TEST_CASE("ExplainQuery refuses a head or query that does not exist, with the va
   CHECK_NOTHROW(mha::ExplainQuery(t, 1, 2));
   CHECK_THROWS_AS(mha::ComputeHeadAttention(t, 5, true, 1.0f), mha::Error);
   CHECK_THROWS_WITH(mha::ComputeHeadAttention(t, 0, true, 0.0f), Catch::Contains("temperature"));
+  CHECK_THROWS_WITH(mha::ComputeHeadAttention(t, 0, false, 1e-38f), Catch::Contains("temperature"));
 }
 
 TEST_CASE("ExplainQuery shows the causal mask: later keys get -inf and weight 0", "[teach][query]") {

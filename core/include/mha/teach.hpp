@@ -55,7 +55,8 @@ struct QueryExplanation {
 // store (q.k before scaling, exp, weight x v_j and their sum, in key order) are computed
 // here in double from the trace's q, k, v. The sum equals trace.context up to the
 // trace's float rounding (~1e-7 relative). Throws mha::Error for a head or query out
-// of range.
+// of range. Holds 3 * seq_kv * head_dim floats: compute it when the trace or the
+// selection changes, not every frame.
 QueryExplanation ExplainQuery(const Trace& t, int head, int query);
 
 // Which of n entries a view with room for `max_shown` (>= 3) shows: all of them if
@@ -137,7 +138,9 @@ double JensenShannon(const float* p, const float* q, int n);
 // The mean JS divergence between corresponding rows of two (seq, seq_kv) maps.
 double MeanJensenShannon(const Eigen::Ref<const Mat>& a, const Eigen::Ref<const Mat>& b);
 // (num_heads, num_heads) mean JS divergence between every pair of heads' maps:
-// 0 = the same pattern, ln 2 ~ 0.693 = nothing in common.
+// 0 = the same pattern, ln 2 ~ 0.693 = nothing in common. Costs about
+// num_heads^2 / 2 * seq * seq_kv logarithms: compute it when the trace changes, not
+// every frame.
 Eigen::MatrixXd HeadDivergence(const Trace& t);
 
 // ---------------------------------------------------------------------------------
