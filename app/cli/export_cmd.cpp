@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <utility>
 
 #include "../io/files.hpp"
 #include "commands.hpp"
@@ -143,18 +144,22 @@ int ExportCommand(const std::vector<std::string>& argv) {
     if (!quiet)
       std::cout << "attention of " << t.seq << " query x " << t.seq_kv << " key tokens, " << H
                 << (H == 1 ? " head" : " heads") << " (forward " << Ms(t1 - t0) << " ms)\n";
-    if (!png_path.empty()) {
-      io::WriteFileAtomic(png_path, png);
-      if (!quiet)
-        std::cout << "wrote " << png_path << " (" << img.width << " x " << img.height << " px, "
-                  << (png.size() + 1023) / 1024 << " KiB; drawn in " << png_ms << " ms, encoded in " << enc_ms
-                  << " ms)\n";
-    }
-    if (!svg_path.empty()) {
-      io::WriteFileAtomic(svg_path, svg);
-      if (!quiet)
-        std::cout << "wrote " << svg_path << " (" << Thousands(render::SvgCellCount(t, ho)) << " cells, "
-                  << (svg.size() + 1023) / 1024 << " KiB; drawn in " << svg_ms << " ms)\n";
+    // Both files are staged before either is renamed into place: one bad path leaves
+    // neither file behind, and no half-written file ever.
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!png_path.empty()) files.emplace_back(png_path, std::move(png));
+    if (!svg_path.empty()) files.emplace_back(svg_path, std::move(svg));
+    io::WriteFilesAtomic(files);
+    if (!quiet) {
+      for (const auto& [path, bytes] : files) {
+        if (path == png_path)
+          std::cout << "wrote " << path << " (" << img.width << " x " << img.height << " px, "
+                    << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << png_ms << " ms, encoded in " << enc_ms
+                    << " ms)\n";
+        else
+          std::cout << "wrote " << path << " (" << Thousands(render::SvgCellCount(t, ho)) << " cells, "
+                    << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << svg_ms << " ms)\n";
+      }
     }
     return 0;
   });

@@ -256,10 +256,6 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
     L.subtitle = {static_cast<float>(12.5 * s), false};
     L.tick = {static_cast<float>(12 * s), false};
     L.label_pad = R(5 * s);
-    const Style head_title{static_cast<float>(21 * s), true};
-    const Style head_line{static_cast<float>(15 * s), false};
-    const Style head_small{static_cast<float>(13 * s), false};
-    const Style note_style{static_cast<float>(13 * s), false};
     const double gx = R(30 * s), gy = R(22 * s);
     const double cell = cell_override > 0 ? cell_override
                                           : vector ? cell_pt * s : std::max(1.0, std::round(cell_pt * s));
@@ -407,6 +403,13 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
     const double grid_total_h = gr * panel_h + (gr - 1) * gy;
     const double content_w = grid_total_w + bar_gap + block_w;
     const double header_w = std::max(content_w, 600 * s);
+    // A wide figure gets a larger header, so it stays legible when the whole figure is
+    // shrunk onto a slide.
+    const double hs = std::clamp(content_w / (1200 * s), 1.0, 1.6);
+    const Style head_title{static_cast<float>(21 * s * hs), true};
+    const Style head_line{static_cast<float>(15 * s * hs), false};
+    const Style head_small{static_cast<float>(13 * s * hs), false};
+    const Style note_style{static_cast<float>(13 * s * hs), false};
 
     // Header.
     L.header.clear();

@@ -9,9 +9,13 @@
 // causal mask are drawn in a neutral grey (their weight is exactly 0) and the legend
 // says so. Every printed weight is the float the core computed, rounded to 2 decimals.
 //
-// Big inputs stay bounded: cells shrink down to 1 px, labels and values are left out
-// when they would not fit, and past kMaxPixels the maps are averaged down (each pixel
-// = the mean of k x k cells). Image::notes says what was simplified.
+// Big inputs stay bounded: labels and values are left out when they would not fit
+// (the axes then number token positions), and to stay within kMaxPixels the scale is
+// lowered first, then cells shrink down to 1 px, then the maps are averaged down (each
+// pixel = the mean of k x k cells). Image::notes says what was simplified.
+//
+// Thread-safe: the font is loaded once per process (read-only afterwards); everything
+// else is per call.
 //
 // Text: NanumGothic (Latin + Hangul), looked up next to the executable
 // (assets/fonts, ../assets/fonts, ../../assets/fonts, ../share/mhaviz/fonts), in the

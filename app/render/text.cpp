@@ -137,9 +137,15 @@ const FontState& State() {
     for (const std::string& path : FontSearchPaths()) {
       tried.push_back(path);
       if (!LoadFace(path, s.fonts.regular)) continue;
+      // Bold for titles: next to the regular face first, then the usual places; without
+      // it titles are set in the regular face.
       const auto slash = path.find_last_of('/');
-      const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-      s.fonts.has_bold = LoadFace(dir + "/NanumGothicBold.ttf", s.fonts.bold);
+      std::vector<std::string> bold_dirs{slash == std::string::npos ? "." : path.substr(0, slash)};
+      const char* chosen = std::getenv("MHAVIZ_FONT");
+      if (!chosen || !*chosen)  // a font the user picked is not mixed with Nanum bold
+        for (const auto& d : FontDirs()) bold_dirs.push_back(d);
+      for (const auto& d : bold_dirs)
+        if ((s.fonts.has_bold = LoadFace(d + "/NanumGothicBold.ttf", s.fonts.bold))) break;
       return s;
     }
     std::ostringstream e;

@@ -176,6 +176,13 @@ TEST_CASE("export to an unwritable path: exit 1, a clear message, no file left",
     CHECK_THAT(r.output, Catch::Contains("Cannot write"));
     CHECK(dir.List() == std::vector<std::string>{"file"});
   }
+  SECTION("one bad path of two: neither file is written") {
+    const std::string png = dir.path + "/ok.png", svg = dir.path + "/missing/x.svg";
+    const Result r = Mhaviz({"export", "--sentence", kFox, "--png", png, "--svg", svg});
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains(svg));
+    CHECK(dir.List().empty());
+  }
   SECTION("an existing file is replaced whole or not at all") {
     const std::string png = dir.path + "/keep.png";
     std::ofstream(png) << "old";
