@@ -130,6 +130,7 @@ struct Ui {
   ImFont* font_bold = nullptr;      // headings
   ImFont* font_small = nullptr;     // token indices, at 3/4 size (Latin only)
   std::string font_notice;          // shown when NanumGothic could not be loaded
+  std::string font_path;            // the file the UI font came from ("" = ImGui's own)
   std::vector<std::string> notices; // one-time notices (settings file, flags)
   HeatmapTextures textures;
   // Rectangles of key widgets in window pixels, for the GUI tests (--probe).

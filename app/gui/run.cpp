@@ -173,6 +173,7 @@ void RebuildFonts(AppState& s, bool device_ready) {
   const Fonts f = LoadFonts(px, &s.ui.font_notice);
   s.ui.font_bold = f.bold;
   s.ui.font_small = f.small;
+  s.ui.font_path = f.path;
   ApplyTheme(s.ui.dark, scale);
   if (device_ready) {
     ImGui_ImplOpenGL3_DestroyFontsTexture();
@@ -213,6 +214,7 @@ std::string DumpStateJson(const AppState& s, int frames) {
   j["export_message"] = s.exp.message;
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;
+  j["font_path"] = s.ui.font_path;
   j["content_scale"] = s.ui.content_scale;
   j["font_px"] = ImGui::GetFontSize();
   j["settings"] = nlohmann::json::parse(AppSettingsJson(s, 0, 0));
