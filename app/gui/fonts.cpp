@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <unistd.h>
 
 #include <imgui.h>
@@ -93,7 +94,9 @@ std::vector<std::string> FontSearchPath() {
 
 std::string FindFont(const std::string& file) {
   for (const auto& d : FontSearchPath()) {
-    const std::string p = d + "/" + file;
+    std::error_code ec;
+    const auto norm = std::filesystem::weakly_canonical(d + "/" + file, ec);
+    const std::string p = ec ? d + "/" + file : norm.string();
     if (access(p.c_str(), R_OK) != 0) continue;
     const std::string bytes = ReadFontFile(p);
     if (ValidFont(bytes, file.find("Bold") == std::string::npos)) return p;

@@ -304,6 +304,10 @@ def test_automation(mhaviz, d):
     # ... and the core keeps the first 1024 tokens of what is left (Limits::kMaxTokens).
     check(final["ok"] and len(final["trace"]["tokens"]) == min(1024, len(final["sentence"].split())),
           "capped sentence not computed")
+    # No OpenGL 3.3 (Mesa told to offer only 3.0): a clear message and exit 1.
+    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True,
+                       env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=60)
+    check(r.returncode == 1 and "OpenGL 3.3" in r.stderr, f"without GL 3.3: status {r.returncode}, {r.stderr!r}")
     # A screenshot to an unwritable place is a clear error, exit 1.
     r = subprocess.run([mhaviz, "gui", "--frames", "1", "--screenshot", "/nonexistent-dir/x.png"],
                        capture_output=True, text=True, env=env)
