@@ -88,8 +88,7 @@ const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
 
 void DrawControlsPanel(AppState& s) {
   Config& c = s.choice.cfg;
-  SectionTitle(s, "Configuration",
-               "The layer's sizes and switches. Each head gets d_model / num_heads dimensions.");
+  SectionTitle(s, "Configuration", "Each head gets d_model / num_heads dimensions.");
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   const float step_w = ImGui::GetFrameHeight();
 

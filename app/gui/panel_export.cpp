@@ -6,7 +6,7 @@
 namespace mha::gui {
 
 void DrawExportPanel(AppState& s) {
-  SectionTitle(s, "Export", "Heatmaps for slides (PNG, or SVG with one shape per cell), or a screenshot of this window.");
+  SectionTitle(s, "Export", "Heatmaps for slides: .png, or .svg with one shape per cell.");
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel("file", lw);
   ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());

@@ -331,7 +331,9 @@ void DrawHeatmapsPanel(AppState& s) {
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float bar_w = fs * 4.2f;
+  // Colour bar column: margin, bar, tick, the widest of its labels.
+  const float bar_w = fs * 2.3f + std::max({ImGui::CalcTextSize("0.00").x, ImGui::CalcTextSize("weight").x * 0.6f,
+                                            ImGui::CalcTextSize("masked").x});
   const ImVec2 area(avail.x - bar_w, avail.y);
   // One button over all maps: its hover and click are what the maps respond to
   // (the window itself counts as blocked while the button is being pressed).

@@ -33,8 +33,9 @@ void Light(ImGuiStyle& st) {
   c[ImGuiCol_Header] = Hex(0xE3EAF6);
   c[ImGuiCol_HeaderHovered] = Hex(0xD2DFF5);
   c[ImGuiCol_HeaderActive] = Hex(0xBCD0F2);
-  c[ImGuiCol_SliderGrab] = Hex(0x2F6FDE);
-  c[ImGuiCol_SliderGrabActive] = Hex(0x1F56B8);
+  // Translucent grabs: the slider's number is drawn over the grab and must stay legible.
+  c[ImGuiCol_SliderGrab] = Hex(0x2F6FDE, 0.45f);
+  c[ImGuiCol_SliderGrabActive] = Hex(0x1F56B8, 0.6f);
   c[ImGuiCol_CheckMark] = Hex(0x2F6FDE);
   c[ImGuiCol_Separator] = Hex(0xD5D9E0);
   c[ImGuiCol_TableHeaderBg] = Hex(0xEEF1F6);
@@ -58,7 +59,8 @@ void Dark(ImGuiStyle& st) {
   c[ImGuiCol_FrameBg] = Hex(0x2E343E);
   c[ImGuiCol_TableHeaderBg] = Hex(0x2E343E);
   c[ImGuiCol_TableRowBgAlt] = Hex(0x272B33);
-  c[ImGuiCol_SliderGrab] = Hex(0x5B93F0);
+  c[ImGuiCol_SliderGrab] = Hex(0x5B93F0, 0.5f);
+  c[ImGuiCol_SliderGrabActive] = Hex(0x7AA8F5, 0.65f);
   c[ImGuiCol_CheckMark] = Hex(0x7AA8F5);
   g_palette = Palette{U(0x5B93F0),           U(0xFFB020),       U(0x5A4413),  U(0x2B313B),
                       U(0x66738A),           U(0x2C3A52),       U(0x4A6696),  U(0xDCE7FA),
