@@ -147,7 +147,7 @@ void DrawFrame(AppState& s) {
   const float split = std::max(4.0f, st.ItemSpacing.x);
 
   // Left column: the inputs.
-  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 350.0f * scale, 520.0f * scale);
+  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
   left = std::clamp(left, std::min(280.0f * scale, avail.x * 0.5f), std::max(avail.x - 400.0f * scale, avail.x * 0.25f));
   ImGui::BeginChild("##inputs", ImVec2(left, main_h), true);
   DrawSentencePanel(s);
