@@ -158,6 +158,7 @@ void DrawFrame(AppState& s) {
   ImGui::EndChild();
   ImGui::SameLine(0, 0);
   const float dx = Splitter("##split_v", ImVec2(split, main_h), true);
+  Probe(s, "split_v");
   if (dx != 0.0f) s.layout.left_width = (left + dx) / scale;
 
   // The one place the core runs.
@@ -178,6 +179,7 @@ void DrawFrame(AppState& s) {
   DrawFlowPanel(s);
   ImGui::EndChild();
   const float dy = Splitter("##split_h", ImVec2(right, split), false);
+  Probe(s, "split_h");
   if (dy != 0.0f && !s.layout.flow_collapsed) s.layout.flow_height = (flow + dy) / scale;
   ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
