@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 
 #include "../io/files.hpp"
 
@@ -58,8 +59,14 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
   // Sizes are range-checked loosely here (so absurd numbers never reach an
   // allocation) and precisely, with a teaching message, by mha::Validate.
   constexpr long long kBig = 1LL << 30;
-  if (f == "--sentence" || f == "-s") o.sentence = a.Value(f);
-  else if (f == "--memory") o.memory = a.Value(f);
+  if (f == "--sentence" || f == "-s") { o.sentence = a.Value(f); o.sentence_given = true; }
+  else if (f == "--memory") {
+    o.memory = a.Value(f);
+    // An empty memory would silently mean self-attention; say so instead.
+    if (o.memory.empty())
+      throw UsageError("--memory is empty: cross-attention needs a second sentence to read keys and values "
+                       "from, e.g. --memory \"the dog barked\". Leave out --memory for self-attention.");
+  }
   else if (f == "--heads") o.cfg.num_heads = a.Int(f, -kBig, kBig);
   else if (f == "--d-model") { o.cfg.d_model = a.Int(f, -kBig, kBig); o.d_model_given = true; }
   else if (f == "--kv-heads") {
@@ -82,7 +89,15 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
     else throw UsageError("--norm must be 'post' (LN(x + MHA(x)), Transformer/BERT), 'pre' (x + MHA(LN(x)), GPT/ViT) or 'none', got '" + v + "'.");
   } else if (f == "--no-scale") o.cfg.scale = false;
   else if (f == "--no-pe") o.cfg.positional_encoding = false;
-  else if (f == "--temperature") o.cfg.temperature = static_cast<float>(a.Double(f));
+  else if (f == "--temperature") {
+    // Casting a double outside float's range to float is undefined behaviour; such a
+    // value is refused here and Validate explains the usable range.
+    const double t = a.Double(f);
+    if (!(std::abs(t) <= std::numeric_limits<float>::max()))
+      throw UsageError("--temperature = " + std::to_string(t) + " is far outside the usable range; try 1 "
+                       "(below 1 sharpens the softmax, above 1 flattens it).");
+    o.cfg.temperature = static_cast<float>(t);
+  }
   else if (f == "--input") o.input_npz = a.Value(f);
   else if (f == "--weights") o.weights_npz = a.Value(f);
   else return false;
@@ -123,7 +138,7 @@ Prepared Prepare(const RunOptions& o) {
   p.cfg = o.cfg;
   ValidateFlags(p.cfg, 1, 1);  // sizes first, before anything is allocated
   if (!o.input_npz.empty()) {
-    if (!o.sentence.empty())
+    if (o.sentence_given)
       throw UsageError("give either --sentence or --input, not both: --input replaces the sentence's embeddings.");
     const auto npz = io::LoadNpz(o.input_npz);
     p.in = io::InputsFromNpz(npz, o.input_npz);
@@ -143,7 +158,7 @@ Prepared Prepare(const RunOptions& o) {
     }
   } else {
     try {
-      p.in = MakeInputs(o.sentence.empty() ? kDefaultSentence : o.sentence, o.memory, p.cfg, &p.notice);
+      p.in = MakeInputs(o.sentence_given ? o.sentence : kDefaultSentence, o.memory, p.cfg, &p.notice);
     } catch (const Error& e) {
       throw UsageError(e.what());
     }

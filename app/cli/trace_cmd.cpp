@@ -70,25 +70,35 @@ std::string Thousands(long long n) {
   return n < 0 ? "-" + s : s;
 }
 
+TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
+  TraceArgs t;
+  Args a("trace", argv);
+  while (!a.Done()) {
+    const std::string f = a.Next();
+    if (f == "--help" || f == "-h") {
+      t.help = true;
+      return t;
+    }
+    if (ParseRunFlag(a, f, t.run)) continue;
+    if (f == "--npz") t.npz_path = a.Value(f);
+    else if (f == "--json") t.json_path = a.Value(f);
+    else if (f == "--quiet" || f == "-q") t.quiet = true;
+    else a.Unknown(f);
+  }
+  return t;
+}
+
 int TraceCommand(const std::vector<std::string>& argv) {
   return Guard("trace", [&] {
-    RunOptions o;
-    std::string npz_path, json_path;
-    bool quiet = false;
-    Args a("trace", argv);
-    while (!a.Done()) {
-      const std::string f = a.Next();
-      if (f == "--help" || f == "-h") {
-        std::cout << kTraceHelp << RunFlagsHelp() << kTraceOutHelp;
-        return 0;
-      }
-      if (ParseRunFlag(a, f, o)) continue;
-      if (f == "--npz") npz_path = a.Value(f);
-      else if (f == "--json") json_path = a.Value(f);
-      else if (f == "--quiet" || f == "-q") quiet = true;
-      else a.Unknown(f);
+    const TraceArgs ta = ParseTraceArgs(argv);
+    if (ta.help) {
+      std::cout << kTraceHelp << RunFlagsHelp() << kTraceOutHelp;
+      return 0;
     }
-    Prepared p = Prepare(o);
+    const std::string& npz_path = ta.npz_path;
+    const std::string& json_path = ta.json_path;
+    const bool quiet = ta.quiet;
+    Prepared p = Prepare(ta.run);
     if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << p.notice << "\n";
     const Trace t = Forward(p.cfg, p.weights, p.in);
     if (!quiet) {
