@@ -60,6 +60,10 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
   // allocation) and precisely, with a teaching message, by mha::Validate.
   constexpr long long kBig = 1LL << 30;
   if (f == "--sentence" || f == "-s") { o.sentence = a.Value(f); o.sentence_given = true; }
+  else if (f == "--sentence-file") {
+    o.sentence_file = a.Value(f);
+    if (o.sentence_file.empty()) throw UsageError("--sentence-file needs a file name, or - for standard input.");
+  }
   else if (f == "--memory") {
     o.memory = a.Value(f);
     // An empty memory would silently mean self-attention; say so instead.
@@ -107,6 +111,8 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
 const char* RunFlagsHelp() {
   return
       "  --sentence S      the sentence (UTF-8, English or Korean); default \"The cat sat on the mat.\"\n"
+      "  --sentence-file F read the sentence from file F (- = standard input); at most "
+      "1 MiB is read and at most 1024 tokens are used\n"
       "  --heads H         num_heads (default 8)\n"
       "  --d-model D       d_model (default 512); must be divisible by num_heads\n"
       "  --kv-heads G      num_kv_heads for grouped-query attention (divides num_heads; 1 = multi-query)\n"
@@ -136,9 +142,13 @@ void ValidateFlags(const Config& cfg, int seq, int seq_kv) {
 Prepared Prepare(const RunOptions& o) {
   Prepared p;
   p.cfg = o.cfg;
-  ValidateFlags(p.cfg, 1, 1);  // sizes first, before anything is allocated
+  // Sizes first, before anything is allocated; with --input and no --d-model, d_model
+  // comes from the file, so checking the default 512 against --heads would mislead.
+  if (o.input_npz.empty() || o.d_model_given) ValidateFlags(p.cfg, 1, 1);
+  if (o.sentence_given && !o.sentence_file.empty())
+    throw UsageError("give either --sentence or --sentence-file, not both.");
   if (!o.input_npz.empty()) {
-    if (o.sentence_given)
+    if (o.sentence_given || !o.sentence_file.empty())
       throw UsageError("give either --sentence or --input, not both: --input replaces the sentence's embeddings.");
     const auto npz = io::LoadNpz(o.input_npz);
     p.in = io::InputsFromNpz(npz, o.input_npz);
@@ -157,8 +167,16 @@ Prepared Prepare(const RunOptions& o) {
       p.in.memory = m.x;
     }
   } else {
+    std::string sentence = o.sentence_given ? o.sentence : kDefaultSentence;
+    // One byte over the cap is read so the tokenizer sees, and says, that it was cut.
+    if (!o.sentence_file.empty()) {
+      sentence = io::ReadFilePrefix(o.sentence_file, Limits::kMaxSentenceBytes + 1, nullptr);
+      if (sentence.find('\0') != std::string::npos)
+        throw Error("'" + o.sentence_file + "' contains NUL bytes, so it is not a text file. "
+                    "Give a UTF-8 text file with the sentence, e.g. echo \"the cat sat\" > s.txt.");
+    }
     try {
-      p.in = MakeInputs(o.sentence_given ? o.sentence : kDefaultSentence, o.memory, p.cfg, &p.notice);
+      p.in = MakeInputs(sentence, o.memory, p.cfg, &p.notice);
     } catch (const Error& e) {
       throw UsageError(e.what());
     }

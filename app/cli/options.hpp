@@ -24,6 +24,7 @@ struct RunOptions {
   Config cfg;
   std::string sentence;      // kDefaultSentence unless --sentence/--input is given
   bool sentence_given = false;  // --sentence "" is an error, not the default sentence
+  std::string sentence_file;    // --sentence-file: read the sentence from a file ("-": stdin)
   std::string memory;        // cross-attention memory sentence
   std::string input_npz;     // --input
   std::string weights_npz;   // --weights

@@ -2,11 +2,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <functional>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "files.hpp"
 
@@ -23,21 +26,33 @@ std::string DirOf(const std::string& path) {
 [[noreturn]] void Fail(const std::string& path, int err, const char* doing) {
   std::ostringstream e;
   e << "Cannot write '" << path << "': " << doing << " failed: " << std::strerror(err) << ".";
-  if (err == ENOENT) e << " The directory '" << DirOf(path) << "' does not exist; create it first or choose another path.";
-  else if (err == EACCES || err == EPERM || err == EROFS) e << " Choose a directory you can write to.";
+  struct stat st {};
+  const std::string dir = DirOf(path);
+  const bool dir_exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (err == ENOENT && !dir_exists)
+    e << " The directory '" << dir << "' does not exist; create it first (mkdir -p) or choose another path.";
+  else if (err == ENOTDIR)
+    e << " A part of '" << dir << "' is a file, not a directory; choose a path inside a directory.";
+  else if (err == EACCES || err == EPERM || err == EROFS || err == ENOENT)
+    e << " '" << dir << "' does not accept new files" << (err == EROFS ? " (read-only file system)" : "")
+      << "; choose a directory you can write to.";
   else if (err == ENOSPC || err == EDQUOT) e << " Free some space or choose another disk.";
   else if (err == EISDIR) e << " That path is a directory; give a file name.";
+  else if (err == EFBIG) e << " The file is larger than this process may write (see ulimit -f).";
   e << " Nothing was changed at that path.";
   throw Error(e.str());
 }
 
 }  // namespace
 
-void WriteFileAtomic(const std::string& path, const std::string& bytes) {
+namespace {
+
+// Writes `bytes` to a new temporary file in the directory of `path` (so rename(2) is
+// atomic) and returns its name. On failure removes it and throws.
+std::string WriteTemp(const std::string& path, const std::string& bytes) {
   if (path.empty()) throw Error("No output path was given.");
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) Fail(path, EISDIR, "opening");
-  // The temporary file sits in the same directory so rename(2) is atomic.
   std::string tmp = path + ".tmp.XXXXXX";
   std::vector<char> name(tmp.begin(), tmp.end());
   name.push_back('\0');
@@ -70,6 +85,10 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     Fail(path, err, "closing");
   }
+  return tmp;
+}
+
+void Commit(const std::string& tmp, const std::string& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
@@ -77,18 +96,107 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   }
 }
 
-std::string ReadFile(const std::string& path, std::size_t max_bytes) {
-  std::ifstream f(path, std::ios::binary);
+}  // namespace
+
+void WriteFileAtomic(const std::string& path, const std::string& bytes) {
+  Commit(WriteTemp(path, bytes), path);
+}
+
+void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> tmps;
+  try {
+    for (const auto& f : files) tmps.push_back(WriteTemp(f.first, f.second));
+  } catch (...) {
+    for (const auto& t : tmps) ::unlink(t.c_str());
+    throw;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    try {
+      Commit(tmps[i], files[i].first);
+    } catch (...) {
+      for (std::size_t j = i + 1; j < tmps.size(); ++j) ::unlink(tmps[j].c_str());
+      throw;
+    }
+  }
+}
+
+namespace {
+
+// Reads from fd until EOF or until `limit` bytes are in `out`.
+void ReadUpTo(int fd, std::size_t limit, const std::string& path, std::string& out,
+              const std::function<void(std::string_view)>& check_head) {
+  bool checked = !check_head;
+  char buf[1 << 16];
+  while (out.size() < limit) {
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit - out.size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error("Cannot read '" + path + "': " + std::strerror(errno) + ".");
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (!checked && out.size() >= 8) {
+      checked = true;
+      check_head(std::string_view(out).substr(0, 8));
+    }
+  }
+  if (!checked) check_head(out);
+}
+
+// Owns a file descriptor (never closes stdin/stdout/stderr).
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd& operator=(Fd&&) = delete;
+  ~Fd() { if (fd > 2) ::close(fd); }
+};
+
+Fd OpenForReading(const std::string& path) {
+  if (path == "-") return Fd(0);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    std::string hint = err == ENOENT ? " Check the path (it is relative to the current directory)."
+                     : err == EACCES ? " You have no permission to read it."
+                     : "";
+    throw Error("Cannot read '" + path + "': " + std::strerror(err) + "." + hint);
+  }
+  Fd f(fd);
   struct stat st {};
-  if (!f || ::stat(path.c_str(), &st) != 0)
-    throw Error("Cannot read '" + path + "': " + std::strerror(errno) + ". Check the path.");
-  if (S_ISDIR(st.st_mode)) throw Error("Cannot read '" + path + "': it is a directory, not a file.");
-  if (static_cast<std::size_t>(st.st_size) > max_bytes)
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error("Cannot read '" + path + "': it is a directory, not a file.");
+  return f;
+}
+
+}  // namespace
+
+std::string ReadFile(const std::string& path, std::size_t max_bytes,
+                     const std::function<void(std::string_view head)>& check_head) {
+  const Fd f = OpenForReading(path);
+  struct stat st {};
+  if (::fstat(f.fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes)
     throw Error("'" + path + "' is " + std::to_string(st.st_size >> 20) + " MiB, over the cap of " +
-                std::to_string(max_bytes >> 20) + " MiB.");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+                std::to_string(max_bytes >> 20) + " MiB that keeps memory bounded.");
+  std::string out;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(st.st_size));
+  ReadUpTo(f.fd, max_bytes + 1, path, out, check_head);
+  if (out.size() > max_bytes)
+    throw Error("'" + path + "' holds more than " + std::to_string(max_bytes >> 20) +
+                " MiB, over the cap that keeps memory bounded.");
+  return out;
+}
+
+std::string ReadFilePrefix(const std::string& path, std::size_t max_bytes, bool* truncated) {
+  const Fd f = OpenForReading(path);
+  std::string out;
+  ReadUpTo(f.fd, max_bytes + 1, path == "-" ? "standard input" : path, out, nullptr);
+  const bool more = out.size() > max_bytes;
+  if (more) out.resize(max_bytes);
+  if (truncated) *truncated = more;
+  return out;
 }
 
 }  // namespace mha::io

@@ -37,7 +37,7 @@ std::vector<std::string> SplitArgs(const std::uint8_t* data, std::size_t size) {
 // Runs what the command would compute, if it is cheap and touches no file.
 void PrepareAndRun(const RunOptions& o) {
   const mha::Config& c = o.cfg;
-  if (!o.input_npz.empty() || !o.weights_npz.empty()) return;
+  if (!o.input_npz.empty() || !o.weights_npz.empty() || !o.sentence_file.empty()) return;
   if (c.d_model > 64 || c.num_heads > 64) return;
   // The attention maps grow as num_heads x seq x seq_kv: keep them small.
   const auto count = [](const std::string& s) { return mha::Tokenize(s, mha::Limits::kMaxTokens).tokens.size(); };
