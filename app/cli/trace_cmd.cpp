@@ -21,7 +21,9 @@ const char* kTraceOutHelp =
     "\n"
     "Output:\n"
     "  --npz OUT.npz     every tensor as float32 C-order arrays (x, W_q, ..., q, k, v, scores, attn,\n"
-    "                    context, concat, attn_out, out); numpy.load opens it\n"
+    "                    context, concat, attn_out, out; with --block encoder also ffn_W1, ffn_b1, ffn_W2,\n"
+    "                    ffn_b2, ln2_gamma, ln2_beta, ffn_hidden, ffn_out, ffn_residual, block_out);\n"
+    "                    numpy.load opens it\n"
     "  --json OUT.json   tokens, config, shape-flow table and attention weights\n"
     "  --quiet           do not print the table\n"
     "  --help, --version\n"
@@ -141,6 +143,11 @@ int TraceCommand(const std::vector<std::string>& argv) {
       }
     }
     const Trace t = Forward(p.cfg, p.weights, p.in);
+    // Files first (all or none): if a write fails, nothing is printed as if it had worked.
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!npz_path.empty()) files.emplace_back(npz_path, io::EncodeNpz(Tensors(t)));
+    if (!json_path.empty()) files.emplace_back(json_path, io::TraceJson(t, p.notice));
+    io::WriteFilesAtomic(files);
     if (!quiet) {
       std::cout << "tokens (" << t.seq << "):";
       for (const auto& tok : t.in.tokens) std::cout << " [" << Printable(tok) << "]";
@@ -156,14 +163,9 @@ int TraceCommand(const std::vector<std::string>& argv) {
                 << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm "
                 << ToString(c.norm) << (c.scale ? "" : ", no scaling") << ", seed " << c.seed << "\n\n";
       std::cout << FlowTable(t.flow);
+      if (!npz_path.empty()) std::cout << "wrote " << npz_path << "\n";
+      if (!json_path.empty()) std::cout << "wrote " << json_path << "\n";
     }
-    // Both outputs or neither: a failing --json must not leave a fresh --npz behind.
-    std::vector<std::pair<std::string, std::string>> outputs;
-    if (!npz_path.empty()) outputs.emplace_back(npz_path, io::EncodeNpz(Tensors(t)));
-    if (!json_path.empty()) outputs.emplace_back(json_path, io::TraceJson(t, p.notice));
-    io::WriteFilesAtomic(outputs);
-    if (!quiet)
-      for (const auto& o : outputs) std::cout << "wrote " << o.first << "\n";
     return 0;
   });
 }

@@ -18,9 +18,8 @@ namespace mha::io {
 // rename(2). On failure throws mha::Error with a message that names the path and the
 // reason, removes the temporary file, and leaves any existing file at `path` intact.
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
-// Several outputs of one command, all or nothing as far as the file system allows:
-// every file is first written completely to its temporary file; only then are they
-// renamed into place. If any write fails, no path is touched and no temporary is left.
+// Several files at once: all are staged as temporary files before any is renamed, so
+// a failure (bad directory, full disk) leaves none of them half done.
 void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Reads a whole file (at most max_bytes); throws mha::Error if missing or too big.
@@ -57,7 +56,9 @@ Array DecodeNpy(const std::string& bytes, const std::string& what);
 Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string& path);
 // Weights from an .npz: W_q, W_k, W_v, W_o required; b_*, ln_gamma, ln_beta optional
 // (biases default to 0, gamma to 1, beta to 0). `cfg` gives the expected shapes;
-// ln_eps in the file overrides cfg->ln_eps.
+// ln_eps in the file overrides cfg->ln_eps. With cfg->block == Encoder also ffn_W1,
+// ffn_W2 (required) and ffn_b1, ffn_b2, ln2_gamma, ln2_beta (optional); cfg->d_ff is
+// read from ffn_W1 if it is 0.
 Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path,
                        Config* cfg);
 

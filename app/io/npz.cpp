@@ -276,7 +276,7 @@ std::map<std::string, Array> LoadNpz(const std::string& path) {
       throw Error(what + " is a single .npy array, not an .npz archive. Save it with numpy.savez(path, x=array), "
                   "which names the array.");
     if (head.empty()) throw Error(what + " is empty, not an .npz archive. Create one with numpy.savez or mhaviz trace --npz.");
-    throw Error(what + " is not an .npz (zip) archive: it does not start with the zip signature 'PK'. "
+    throw Error(what + " is not a valid .npz (zip) archive: it does not start with the zip signature 'PK'. "
                 "Create one with numpy.savez or mhaviz trace --npz.");
   };
   return DecodeNpz(ReadFile(path, std::size_t(1) << 30, check_head), what);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "mha/embed.hpp"
+#include "mha/ffn.hpp"
 #include "mha/tokenizer.hpp"
 
 namespace mha {
@@ -157,6 +158,7 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
     t.out = t.residual;
 
   t.flow = ShapeFlow(cfg, seq, seq_kv);
+  ForwardFfn(cfg, w, t);  // encoder block: the FFN sublayer after attention (ffn.cpp)
 }
 
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in) {

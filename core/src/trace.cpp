@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "mha/ffn.hpp"
+
 namespace mha {
 
 std::int64_t TensorView::size() const {
@@ -59,6 +61,7 @@ std::vector<TensorView> Tensors(const Trace& t) {
   v.push_back({"attn_out", S{1, s, d}, t.attn_out.data()});
   v.push_back({"residual", S{1, s, d}, t.residual.data()});
   v.push_back({"out", S{1, s, d}, t.out.data()});
+  AppendFfnTensors(t, v);
   return v;
 }
 
@@ -119,6 +122,7 @@ std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq_i, int seq_kv_i) {
       rows.push_back({"residual", "out = x + attn_out", "out", S{1, s, d}, "no LayerNorm", 0, s * d});
       break;
   }
+  AppendFfnFlow(cfg, seq_i, rows);
   return rows;
 }
 

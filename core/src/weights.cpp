@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "mha/ffn.hpp"
 #include "rng.hpp"
 
 namespace mha {
@@ -45,13 +46,15 @@ void CheckOne(const char* name, const M& m, Eigen::Index rows, Eigen::Index cols
     const float v = m.data()[i];
     if (std::abs(v) <= Limits::kMaxAbsValue) continue;
     std::ostringstream e;
-    e << "Weight " << name << " holds " << v << " at ";
-    if (M::RowsAtCompileTime == 1) e << "index " << i;
-    else e << "row " << i / m.cols() << ", column " << i % m.cols();
+    std::ostringstream where;
+    if (M::RowsAtCompileTime == 1) where << "index " << i;
+    else where << "row " << i / m.cols() << ", column " << i % m.cols();
     if (!std::isfinite(v))
-      e << "; every weight must be a finite number. Replace NaN/Inf values (numpy.nan_to_num) or re-export the weights.";
+      e << "Weight " << name << " contains NaN or Inf values (" << v << " at " << where.str()
+        << "); every weight must be a finite number. Replace them (numpy.nan_to_num) or re-export the weights.";
     else
-      e << ", over the limit of |value| <= " << Limits::kMaxAbsValue
+      e << "Weight " << name << " holds " << v << " at " << where.str() << ", over the limit of |value| <= "
+        << Limits::kMaxAbsValue
         << " that keeps every product of the layer inside float32 (max 3.4e38). Scale the weights down.";
     throw Error(e.str());
   }
@@ -72,6 +75,7 @@ Weights InitWeights(const Config& cfg) {
   w.b_o = Bias(cfg.seed, "b_o", d, d);
   w.ln_gamma = RowVec::Ones(d);
   w.ln_beta = RowVec::Zero(d);
+  if (cfg.block == Block::Encoder) InitFfnWeights(cfg, w);
   return w;
 }
 
@@ -87,6 +91,7 @@ void CheckWeights(const Weights& w, const Config& cfg) {
   CheckOne("b_o", w.b_o, 1, d, cfg);
   CheckOne("ln_gamma", w.ln_gamma, 1, d, cfg);
   CheckOne("ln_beta", w.ln_beta, 1, d, cfg);
+  if (cfg.block == Block::Encoder) CheckFfnWeights(w, cfg);
 }
 
 }  // namespace mha

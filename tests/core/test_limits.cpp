@@ -50,10 +50,10 @@ TEST_CASE("weights beyond the value limit or non-finite are refused with their p
   CHECK_NOTHROW(mha::CheckWeights(w, cfg));
   w.b_v[6] = std::numeric_limits<float>::quiet_NaN();
   CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }),
-             Catch::Contains("Weight b_v holds nan at index 6") && Catch::Contains("finite"));
+             Catch::Contains("Weight b_v contains NaN or Inf values (nan at index 6)") && Catch::Contains("finite"));
   w.b_v[6] = 0;
   w.ln_beta[0] = -std::numeric_limits<float>::infinity();
-  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }), Catch::Contains("Weight ln_beta holds -inf"));
+  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }), Catch::Contains("Weight ln_beta contains NaN or Inf values (-inf at index 0)"));
 }
 
 TEST_CASE("inputs beyond the value limit or non-finite are refused", "[limits][regression]") {
@@ -68,4 +68,14 @@ TEST_CASE("inputs beyond the value limit or non-finite are refused", "[limits][r
   in.memory = mha::Mat::Constant(2, 8, -3e5f);
   in.memory_tokens = {"a", "b"};
   CHECK_THAT(ErrorOf([&] { mha::Forward(cfg, w, in); }), Catch::Contains("larger than 100000"));
+}
+
+TEST_CASE("FFN weights beyond the value limit are refused", "[limits][regression]") {
+  // Was: only finiteness was checked, so 1e30 in ffn_W1 overflowed to Inf/NaN.
+  mha::Config cfg = Small();
+  cfg.block = mha::Block::Encoder;
+  mha::Weights w = mha::InitWeights(cfg);
+  w.ffn_W1(0, 0) = 1e30f;
+  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }),
+             Catch::Contains("ffn_W1") && Catch::Contains("larger than 100000"));
 }

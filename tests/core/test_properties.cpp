@@ -1,354 +1,231 @@
-// Numerical properties of the forward pass over many random configurations (seeded),
-// and the numerical edge cases: fully masked rows, huge logits, the largest values and
-// sizes the validation lets through.
+// Properties every correct multi-head attention has, whatever the weights.
 #include <catch2/catch.hpp>
-#include <cmath>
-#include <limits>
+#include <numeric>
 #include <random>
-#include <vector>
 
 #include "mha/mha.hpp"
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-std::int64_t Product(const std::vector<std::int64_t>& s) {
-  std::int64_t n = 1;
-  for (auto v : s) n *= v;
-  return n;
-}
-
-mha::Mat RandomMat(std::mt19937& rng, int r, int c, float scale) {
-  std::normal_distribution<float> n(0.0f, scale);
-  mha::Mat m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = n(rng);
-  return m;
-}
-
-struct RandomCase {
-  mha::Config cfg;
+mha::Inputs RandomInputs(std::mt19937& rng, int seq, int d) {
+  std::normal_distribution<float> n(0.0f, 1.0f);
   mha::Inputs in;
-  std::shared_ptr<const mha::Weights> w;
-};
-
-// A random valid configuration with random inputs, at scales from tiny to large.
-RandomCase MakeCase(std::mt19937& rng) {
-  auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  RandomCase c;
-  mha::Config& cfg = c.cfg;
-  cfg.num_heads = uni(1, 16);
-  cfg.d_model = cfg.num_heads * uni(1, 12);
-  std::vector<int> kv;
-  for (int g = 1; g <= cfg.num_heads; ++g)
-    if (cfg.num_heads % g == 0) kv.push_back(g);
-  cfg.num_kv_heads = uni(0, 2) == 0 ? 0 : kv[uni(0, static_cast<int>(kv.size()) - 1)];
-  cfg.seed = static_cast<std::uint64_t>(uni(0, 1 << 30));
-  cfg.norm = static_cast<mha::Norm>(uni(0, 2));
-  cfg.scale = uni(0, 3) != 0;
-  cfg.positional_encoding = uni(0, 1) == 1;
-  cfg.temperature = std::pow(2.0f, static_cast<float>(uni(-3, 3)));
-  const bool cross = uni(0, 3) == 0;
-  cfg.mask = !cross && uni(0, 1) ? mha::Mask::Causal : mha::Mask::None;
-  const int seq = uni(1, 12), seq_kv = cross ? uni(1, 12) : seq;
-  const float scale = std::pow(10.0f, std::uniform_real_distribution<float>(-3.0f, 2.0f)(rng));
-  c.in.x = RandomMat(rng, seq, cfg.d_model, scale);
-  c.in.tokens.assign(seq, "t");
-  if (cross) {
-    c.in.memory = RandomMat(rng, seq_kv, cfg.d_model, scale);
-    c.in.memory_tokens.assign(seq_kv, "m");
-  }
-  auto w = std::make_shared<mha::Weights>(mha::InitWeights(cfg));
-  if (uni(0, 2) == 0) {  // non-trivial LayerNorm parameters now and then
-    w->ln_gamma = mha::RowVec::Random(cfg.d_model).array() + 1.5f;
-    w->ln_beta = mha::RowVec::Random(cfg.d_model);
-  }
-  c.w = w;
-  return c;
+  in.x.resize(seq, d);
+  for (Eigen::Index i = 0; i < in.x.size(); ++i) in.x.data()[i] = n(rng);
+  in.tokens.assign(seq, "t");
+  return in;
 }
 
-void CheckTrace(const RandomCase& c, const mha::Trace& t) {
-  const mha::Config& cfg = c.cfg;
-  const int H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim(), d = cfg.d_model;
-  const int s = static_cast<int>(c.in.x.rows());
-  const int skv = c.in.cross() ? static_cast<int>(c.in.memory.rows()) : s;
-  INFO("d_model " << d << " heads " << H << " kv " << G << " seq " << s << " seq_kv " << skv << " mask "
-                  << mha::ToString(cfg.mask) << " norm " << mha::ToString(cfg.norm) << " scale " << cfg.scale
-                  << " T " << cfg.temperature << " |x| " << c.in.x.cwiseAbs().maxCoeff());
-  REQUIRE(t.seq == s);
-  REQUIRE(t.seq_kv == skv);
-  // Shapes of the stored matrices: (1, H, S, D) tensors are (H*S, D).
-  CHECK((t.q.rows() == H * s && t.q.cols() == hd));
-  CHECK((t.k.rows() == G * skv && t.k.cols() == hd));
-  CHECK((t.v.rows() == G * skv && t.v.cols() == hd));
-  CHECK((t.scores.rows() == H * s && t.scores.cols() == skv));
-  CHECK((t.attn.rows() == H * s && t.attn.cols() == skv));
-  CHECK((t.context.rows() == H * s && t.context.cols() == hd));
-  for (const mha::Mat* m : {&t.concat, &t.attn_out, &t.residual, &t.out})
-    CHECK((m->rows() == s && m->cols() == d));
-  // Every named tensor's shape covers exactly its data; each shape-flow row's shape
-  // holds as many numbers as the tensor it names.
-  const auto views = mha::Tensors(t);
-  for (const auto& v : views) {
-    INFO("tensor " << v.name << " " << mha::ShapeString(v.shape));
-    CHECK(v.data != nullptr);
-  }
-  auto find = [&](const std::string& name) -> const mha::TensorView* {
-    for (const auto& v : views)
-      if (v.name == name) return &v;
-    return nullptr;
-  };
-  CHECK(Product(find("attn")->shape) == t.attn.size());
-  CHECK(Product(find("q")->shape) == t.q.size());
-  CHECK(Product(find("k")->shape) == t.k.size());
-  CHECK(Product(find("out")->shape) == t.out.size());
-  for (const auto& row : t.flow) {
-    const mha::TensorView* v = find(row.tensor);
-    INFO("flow row " << row.step << " names tensor " << row.tensor);
-    REQUIRE(v != nullptr);
-    CHECK(Product(row.shape) == Product(v->shape));
-    CHECK(row.shape.front() == 1);
-  }
-  // Finite everywhere; attention weights are a probability distribution per row.
-  CHECK(t.q.allFinite());
-  CHECK(t.attn.allFinite());
-  CHECK(t.context.allFinite());
-  CHECK(t.out.allFinite());
-  CHECK(t.attn.minCoeff() >= 0.0f);
-  CHECK(t.attn.maxCoeff() <= 1.0f);
-  double worst = 0;
-  for (Eigen::Index r = 0; r < t.attn.rows(); ++r)
-    worst = std::max(worst, std::abs(t.attn.row(r).cast<double>().sum() - 1.0));
-  CHECK(worst < 1e-5);
-  if (cfg.mask == mha::Mask::Causal) {
-    for (int h = 0; h < H; ++h) {
-      const auto a = t.AttnHead(h);
-      for (int i = 0; i < s; ++i)
-        for (int j = i + 1; j < skv; ++j) {
-          INFO("head " << h << " query " << i << " key " << j);
-          CHECK(a(i, j) == 0.0f);
-        }
-    }
-  }
-  // Post-LN with gamma = 1, beta = 0: every output row has mean 0 and variance ~1.
-  if (cfg.norm == mha::Norm::Post && (c.w->ln_gamma.array() == 1.0f).all() && (c.w->ln_beta.array() == 0.0f).all()) {
-    for (int r = 0; r < s; ++r) {
-      const Eigen::RowVectorXd o = t.out.row(r).cast<double>();
-      const double mean = o.mean();
-      const double var = (o.array() - mean).square().mean();
-      const Eigen::RowVectorXd res = t.residual.row(r).cast<double>();
-      const double rvar = (res.array() - res.mean()).square().mean();
-      CHECK(std::abs(mean) < 1e-4);
-      if (rvar > 1e-2 && d > 1) CHECK(std::abs(var - rvar / (rvar + cfg.ln_eps)) < 1e-3);
-    }
-  }
-}
-
-// Softmax in double of one row, as a reference.
-std::vector<double> SoftmaxRef(const float* row, int n) {
-  double m = -INFINITY;
-  for (int j = 0; j < n; ++j) m = std::max(m, double(row[j]));
-  std::vector<double> out(n, 0.0);
-  if (m == -INFINITY) return out;
-  double sum = 0;
-  for (int j = 0; j < n; ++j) sum += out[j] = std::exp(double(row[j]) - m);
-  for (auto& v : out) v /= sum;
-  return out;
+std::shared_ptr<const mha::Weights> W(const mha::Config& c) {
+  return std::make_shared<const mha::Weights>(mha::InitWeights(c));
 }
 
 }  // namespace
 
-TEST_CASE("random configurations: shapes, finiteness, rows summing to 1", "[properties]") {
-  std::mt19937 rng(0x6d686176);  // fixed: a failure reproduces; INFO names the case
-  constexpr int kCases = 400;
-  for (int i = 0; i < kCases; ++i) {
-    const RandomCase c = MakeCase(rng);
-    INFO("case " << i);
-    const mha::Trace t = mha::Forward(c.cfg, c.w, c.in);
-    CheckTrace(c, t);
-  }
-}
-
-TEST_CASE("random sentences through the tokenizer and embedding", "[properties]") {
-  std::mt19937 rng(7);
-  const std::vector<std::string> words = {"the", "cat", "sat", "고양이가", "쥐를", "잡았다", ",", "!", "…",
-                                          "\xff", "mat.", "「안녕」", "😀", "a\xe3\x81"};
-  for (int i = 0; i < 100; ++i) {
-    std::string sentence;
-    const int n = std::uniform_int_distribution<int>(1, 20)(rng);
-    for (int k = 0; k < n; ++k) sentence += words[rng() % words.size()] + (rng() % 4 ? " " : "");
-    RandomCase c = MakeCase(rng);
-    c.in = mha::MakeInputs(sentence, rng() % 3 ? "" : "a memory sentence", c.cfg);
-    if (c.in.cross()) c.cfg.mask = mha::Mask::None;
-    INFO("sentence '" << sentence << "'");
-    CHECK(c.in.x.allFinite());
-    CHECK(c.in.x.rows() == static_cast<Eigen::Index>(c.in.tokens.size()));
-    const mha::Trace t = mha::Forward(c.cfg, c.w, c.in);
-    CheckTrace(c, t);
-  }
-}
-
-TEST_CASE("SoftmaxRow: a fully masked row gives zeros, not NaN", "[properties][softmax]") {
-  for (int n : {1, 2, 7, 64}) {
-    std::vector<float> row(n, -kInf);
-    mha::SoftmaxRow(row.data(), n);
-    for (float v : row) CHECK(v == 0.0f);
-  }
-  mha::SoftmaxRow(nullptr, 0);  // an empty row is a no-op, not a crash
-}
-
-TEST_CASE("SoftmaxRow: partially masked rows, huge and tiny logits", "[properties][softmax]") {
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (float magnitude : {1.0f, 1e2f, 1e4f, 1e8f, 1e30f, 3e38f}) {
-    for (int trial = 0; trial < 50; ++trial) {
-      const int n = 1 + static_cast<int>(rng() % 40);
-      std::vector<float> row(n);
-      for (auto& v : row) v = u(rng) * magnitude;
-      for (int j = 0; j < n; ++j)
-        if (rng() % 4 == 0) row[j] = -kInf;  // masked
-      const bool all_masked = std::all_of(row.begin(), row.end(), [](float v) { return v == -kInf; });
-      const std::vector<double> ref = SoftmaxRef(row.data(), n);
-      std::vector<float> got = row;
-      mha::SoftmaxRow(got.data(), n);
-      INFO("magnitude " << magnitude << " n " << n);
-      double sum = 0;
-      for (int j = 0; j < n; ++j) {
-        REQUIRE(std::isfinite(got[j]));
-        CHECK(got[j] >= 0.0f);
-        CHECK(std::abs(got[j] - ref[j]) < 1e-6);
-        if (row[j] == -kInf) CHECK(got[j] == 0.0f);
-        sum += got[j];
-      }
-      if (!all_masked) CHECK(std::abs(sum - 1.0) < 1e-5);
-    }
-  }
-}
-
-TEST_CASE("huge logits (scores ~1e4) give finite, one-hot-like attention", "[properties][softmax]") {
-  std::mt19937 rng(5);
-  mha::Config cfg;
-  cfg.d_model = 64;
-  cfg.num_heads = 4;
-  for (mha::Mask mask : {mha::Mask::None, mha::Mask::Causal}) {
-    cfg.mask = mask;
-    mha::Inputs in;
-    in.x = RandomMat(rng, 9, cfg.d_model, 1.0f);
-    in.tokens.assign(9, "t");
-    auto w = std::make_shared<mha::Weights>(mha::InitWeights(cfg));
-    // Scale W_q and W_k until the largest score is about 1e4.
-    const float probe = mha::Forward(cfg, w, in).scores.cwiseAbs().redux([](float a, float b) {
-      return std::isinf(a) ? b : std::isinf(b) ? a : std::max(a, b);
-    });
-    const float k = std::sqrt(1e4f / probe);
-    w->W_q *= k;
-    w->W_k *= k;
-    w->b_q *= k;
-    w->b_k *= k;
-    const mha::Trace t = mha::Forward(cfg, w, in);
-    float max_score = 0;
-    for (Eigen::Index i = 0; i < t.scores.size(); ++i)
-      if (std::isfinite(t.scores.data()[i])) max_score = std::max(max_score, std::abs(t.scores.data()[i]));
-    INFO("mask " << mha::ToString(mask) << " max |score| " << max_score);
-    CHECK(max_score > 5e3f);
-    CHECK(t.attn.allFinite());
-    CHECK(t.out.allFinite());
+TEST_CASE("attention rows sum to 1 and lie in [0, 1]", "[property]") {
+  std::mt19937 rng(1);
+  for (auto mask : {mha::Mask::None, mha::Mask::Causal}) {
+    mha::Config c;
+    c.d_model = 48;
+    c.num_heads = 6;
+    c.mask = mask;
+    const auto t = mha::Forward(c, W(c), RandomInputs(rng, 9, 48));
     for (Eigen::Index r = 0; r < t.attn.rows(); ++r) {
-      const std::vector<double> ref = SoftmaxRef(&t.scores(r, 0), static_cast<int>(t.scores.cols()));
-      for (Eigen::Index j = 0; j < t.attn.cols(); ++j) CHECK(std::abs(t.attn(r, j) - ref[j]) < 1e-6);
-      CHECK(std::abs(t.attn.row(r).sum() - 1.0f) < 1e-5f);
+      CHECK(t.attn.row(r).sum() == Approx(1.0f).epsilon(1e-6));
+      CHECK(t.attn.row(r).minCoeff() >= 0.0f);
+      CHECK(t.attn.row(r).maxCoeff() <= 1.0f);
     }
   }
 }
 
-TEST_CASE("the largest values validation lets through cannot overflow", "[properties][limits]") {
-  // Worst case for float32: d_model at the cap, one head (head_dim 4096), no scaling,
-  // the smallest temperature, pre-LN with gamma = beta = the cap, and inputs/weights of
-  // magnitude kMaxAbsValue. Every number must stay finite.
-  mha::Config cfg;
-  cfg.d_model = mha::Limits::kMaxDModel;
-  cfg.num_heads = 1;
-  cfg.scale = false;
-  cfg.temperature = mha::Limits::kMinTemperature;
-  const float c = mha::Limits::kMaxAbsValue;
-  const int d = cfg.d_model;
-  for (mha::Norm norm : {mha::Norm::Pre, mha::Norm::Post, mha::Norm::None}) {
-    cfg.norm = norm;
-    mha::Inputs in;
-    in.x = mha::Mat::Constant(3, d, -c);
-    in.x(0, 0) = c;  // one outlier maximises LN(x) for pre-LN
-    in.x(2, 5) = c;
-    in.tokens.assign(3, "t");
-    auto w = std::make_shared<mha::Weights>();
-    w->W_q = w->W_k = w->W_v = w->W_o = mha::Mat::Constant(d, d, c);
-    w->b_q = w->b_k = w->b_v = w->b_o = mha::RowVec::Constant(d, c);
-    w->ln_gamma = w->ln_beta = mha::RowVec::Constant(d, c);
-    const mha::Trace t = mha::Forward(cfg, w, in);
-    INFO("norm " << mha::ToString(norm) << " max |score| " << t.scores.cwiseAbs().maxCoeff());
-    CHECK(t.scores.allFinite());
-    CHECK(t.attn.allFinite());
-    CHECK(t.attn_out.allFinite());
-    CHECK(t.out.allFinite());
-  }
-}
-
-TEST_CASE("d_model at the cap runs without NaN", "[properties][limits]") {
-  for (int heads : {8, 256}) {
-    mha::Config cfg;
-    cfg.d_model = mha::Limits::kMaxDModel;
-    cfg.num_heads = heads;
-    cfg.num_kv_heads = heads / 4;
-    cfg.mask = mha::Mask::Causal;
-    cfg.norm = heads == 8 ? mha::Norm::Pre : mha::Norm::Post;
-    const mha::Inputs in = mha::MakeInputs("고양이가 쥐를 잡았다 and the cat sat on the mat", "", cfg);
-    const mha::Trace t = mha::Forward(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)), in);
-    INFO("heads " << heads);
-    CHECK(t.attn.allFinite());
-    CHECK(t.out.allFinite());
-    for (Eigen::Index r = 0; r < t.attn.rows(); ++r) CHECK(std::abs(t.attn.row(r).sum() - 1.0f) < 1e-5f);
-  }
-}
-
-TEST_CASE("Validate accepts exactly the configurations that can run", "[properties][validate]") {
-  std::mt19937 rng(3);
-  auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  int accepted = 0, refused = 0;
-  for (int i = 0; i < 3000; ++i) {
-    mha::Config cfg;
-    if (uni(0, 1)) {  // mostly plausible: d_model a multiple of num_heads
-      cfg.num_heads = uni(1, 300);
-      cfg.d_model = cfg.num_heads * uni(1, 40) + (uni(0, 5) == 0 ? uni(-3, 3) : 0);
-      cfg.num_kv_heads = uni(0, 1) ? cfg.num_heads / uni(1, 8) : uni(-1, 20);
-    } else {
-      cfg.d_model = uni(-4, 5000);
-      cfg.num_heads = uni(-2, 300);
-      cfg.num_kv_heads = uni(-1, 20);
-    }
-    const int seq = uni(-1, 1100), seq_kv = uni(0, 2) ? seq : uni(-1, 1100);
-    // An independent statement of the rules.
-    const int g = cfg.num_kv_heads > 0 ? cfg.num_kv_heads : cfg.num_heads;
-    bool ok = cfg.d_model > 0 && cfg.d_model <= mha::Limits::kMaxDModel && cfg.num_heads > 0 &&
-              cfg.num_heads <= mha::Limits::kMaxHeads && cfg.num_heads <= cfg.d_model &&
-              cfg.d_model % cfg.num_heads == 0 && cfg.num_kv_heads >= 0 && g <= cfg.num_heads &&
-              cfg.num_heads % g == 0 && seq > 0 && seq_kv > 0 && seq <= mha::Limits::kMaxTokens &&
-              seq_kv <= mha::Limits::kMaxTokens;
-    if (ok) ok = mha::EstimateTraceBytes(cfg, seq, seq_kv) <= mha::Limits::kMaxTraceBytes;
-    INFO("d_model " << cfg.d_model << " heads " << cfg.num_heads << " kv " << cfg.num_kv_heads << " seq " << seq
-                    << " seq_kv " << seq_kv);
-    if (ok) {
-      CHECK_NOTHROW(mha::Validate(cfg, seq, seq_kv));
-      ++accepted;
-    } else {
-      try {
-        mha::Validate(cfg, seq, seq_kv);
-        FAIL("accepted an invalid configuration");
-      } catch (const mha::Error& e) {
-        const std::string msg = e.what();
-        CHECK(msg.size() > 30);  // a sentence, not a code
+TEST_CASE("the causal upper triangle is exactly 0, and its scores are -inf", "[property]") {
+  std::mt19937 rng(2);
+  mha::Config c;
+  c.d_model = 32;
+  c.num_heads = 4;
+  c.mask = mha::Mask::Causal;
+  const auto t = mha::Forward(c, W(c), RandomInputs(rng, 11, 32));
+  for (int h = 0; h < c.num_heads; ++h) {
+    const auto a = t.AttnHead(h);
+    const auto s = t.ScoresHead(h);
+    for (int i = 0; i < t.seq; ++i)
+      for (int j = 0; j < t.seq_kv; ++j) {
+        if (j > i) {
+          CHECK(a(i, j) == 0.0f);
+          CHECK(std::isinf(s(i, j)));
+        } else {
+          CHECK(a(i, j) > 0.0f);
+        }
       }
-      ++refused;
+    CHECK(a(0, 0) == 1.0f);  // the first token can only see itself
+  }
+}
+
+TEST_CASE("without positional encoding, permuting the tokens permutes the outputs", "[property]") {
+  std::mt19937 rng(3);
+  for (auto norm : {mha::Norm::Post, mha::Norm::Pre, mha::Norm::None}) {
+    mha::Config c;
+    c.d_model = 40;
+    c.num_heads = 5;
+    c.num_kv_heads = norm == mha::Norm::Pre ? 1 : 5;
+    c.norm = norm;
+    c.positional_encoding = false;
+    const mha::Inputs in = RandomInputs(rng, 8, 40);
+    std::vector<int> perm(8);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    mha::Inputs pin = in;
+    for (int i = 0; i < 8; ++i) pin.x.row(i) = in.x.row(perm[i]);
+    const auto w = W(c);
+    const auto a = mha::Forward(c, w, in);
+    const auto b = mha::Forward(c, w, pin);
+    for (int i = 0; i < 8; ++i) {
+      INFO("row " << i << " <- " << perm[i] << " norm " << mha::ToString(norm));
+      CHECK((b.out.row(i) - a.out.row(perm[i])).cwiseAbs().maxCoeff() < 1e-5f);
+      for (int h = 0; h < c.num_heads; ++h)
+        for (int j = 0; j < 8; ++j)
+          CHECK(b.AttnHead(h)(i, j) == Approx(a.AttnHead(h)(perm[i], perm[j])).margin(1e-6));
     }
   }
-  CHECK(accepted > 100);
-  CHECK(refused > 100);
+}
+
+TEST_CASE("the concatenated heads equal each head run alone", "[property]") {
+  std::mt19937 rng(4);
+  mha::Config c;
+  c.d_model = 36;
+  c.num_heads = 6;
+  c.num_kv_heads = 3;
+  const auto in = RandomInputs(rng, 7, 36);
+  const auto w = W(c);
+  const auto t = mha::Forward(c, w, in);
+  const int hd = c.head_dim();
+  for (int h = 0; h < c.num_heads; ++h) {
+    // Head h alone: its own slice of W_Q, the slice of its K/V head, plain attention.
+    const int g = t.KvHeadOf(h);
+    mha::Mat q = in.x * w->W_q.middleCols(h * hd, hd);
+    q.rowwise() += w->b_q.segment(h * hd, hd);
+    mha::Mat k = in.x * w->W_k.middleCols(g * hd, hd);
+    k.rowwise() += w->b_k.segment(g * hd, hd);
+    mha::Mat v = in.x * w->W_v.middleCols(g * hd, hd);
+    v.rowwise() += w->b_v.segment(g * hd, hd);
+    mha::Mat s = q * k.transpose() / std::sqrt(static_cast<float>(hd));
+    for (int i = 0; i < s.rows(); ++i) mha::SoftmaxRow(&s(i, 0), static_cast<int>(s.cols()));
+    const mha::Mat ctx = s * v;
+    INFO("head " << h << " reads K/V head " << g);
+    CHECK((t.concat.middleCols(h * hd, hd) - ctx).cwiseAbs().maxCoeff() < 1e-5f);
+  }
+  // Changing one head's slice of W_Q changes only that head's columns of concat.
+  auto w2 = std::make_shared<mha::Weights>(*w);
+  w2->W_q.middleCols(2 * hd, hd) *= 3.0f;
+  const auto t2 = mha::Forward(c, w2, in);
+  for (int h = 0; h < c.num_heads; ++h) {
+    const float diff = (t2.concat.middleCols(h * hd, hd) - t.concat.middleCols(h * hd, hd)).cwiseAbs().maxCoeff();
+    if (h == 2) CHECK(diff > 1e-3f);
+    else CHECK(diff == 0.0f);
+  }
+}
+
+TEST_CASE("num_heads = 1 is plain single-head attention", "[property]") {
+  std::mt19937 rng(5);
+  mha::Config c;
+  c.d_model = 16;
+  c.num_heads = 1;
+  c.norm = mha::Norm::None;
+  const auto in = RandomInputs(rng, 5, 16);
+  const auto w = W(c);
+  const auto t = mha::Forward(c, w, in);
+  mha::Mat Q = (in.x * w->W_q).rowwise() + w->b_q;
+  mha::Mat K = (in.x * w->W_k).rowwise() + w->b_k;
+  mha::Mat V = (in.x * w->W_v).rowwise() + w->b_v;
+  mha::Mat A = Q * K.transpose() / 4.0f;  // sqrt(d_k) = sqrt(16)
+  for (int i = 0; i < 5; ++i) {
+    A.row(i) = (A.row(i).array() - A.row(i).maxCoeff()).exp();
+    A.row(i) /= A.row(i).sum();
+  }
+  const mha::Mat out = ((A * V) * w->W_o).rowwise() + w->b_o;
+  CHECK((t.attn - A).cwiseAbs().maxCoeff() < 1e-6f);
+  CHECK((t.attn_out - out).cwiseAbs().maxCoeff() < 1e-5f);
+  CHECK((t.out - (in.x + out)).cwiseAbs().maxCoeff() < 1e-5f);  // norm none: residual only
+}
+
+TEST_CASE("post-LN output rows have mean 0 and variance 1 (gamma 1, beta 0)", "[property]") {
+  std::mt19937 rng(6);
+  mha::Config c;
+  c.d_model = 64;
+  c.num_heads = 4;
+  const auto t = mha::Forward(c, W(c), RandomInputs(rng, 6, 64));
+  for (int i = 0; i < 6; ++i) {
+    const float mean = t.out.row(i).mean();
+    const float var = (t.out.row(i).array() - mean).square().mean();
+    CHECK(std::abs(mean) < 1e-5f);
+    CHECK(var == Approx(1.0f).epsilon(1e-3));  // eps 1e-5 shrinks it a hair
+  }
+}
+
+TEST_CASE("a fully masked row gives zeros, not NaN", "[property]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  float row[4] = {-inf, -inf, -inf, -inf};
+  mha::SoftmaxRow(row, 4);
+  for (float v : row) CHECK(v == 0.0f);
+  float big[3] = {1e4f, -1e4f, 1e4f};
+  mha::SoftmaxRow(big, 3);
+  CHECK(big[0] == Approx(0.5f));
+  CHECK(big[1] == 0.0f);
+  CHECK(std::isfinite(big[2]));
+}
+
+TEST_CASE("scaling divides the scores by sqrt(d_k); temperature divides them further", "[property]") {
+  std::mt19937 rng(7);
+  mha::Config c;
+  c.d_model = 32;
+  c.num_heads = 2;  // d_k = 16, sqrt = 4
+  const auto in = RandomInputs(rng, 4, 32);
+  const auto w = W(c);
+  const auto scaled = mha::Forward(c, w, in);
+  c.scale = false;
+  const auto raw = mha::Forward(c, w, in);
+  CHECK((raw.scores / 4.0f - scaled.scores).cwiseAbs().maxCoeff() < 1e-5f);
+  c.scale = true;
+  c.temperature = 2.0f;
+  const auto hot = mha::Forward(c, w, in);
+  CHECK((scaled.scores / 2.0f - hot.scores).cwiseAbs().maxCoeff() < 1e-5f);
+}
+
+TEST_CASE("the same word gets the same embedding in every sentence", "[embed]") {
+  mha::Config c;
+  c.d_model = 16;
+  c.positional_encoding = false;
+  const auto a = mha::MakeInputs("the cat sat", "", c);
+  const auto b = mha::MakeInputs("a cat ran", "", c);
+  CHECK(a.x.row(1) == b.x.row(1));
+  CHECK(a.x.row(0) != b.x.row(0));
+  // Prefix-stable in d_model, and the seed matters.
+  CHECK(mha::EmbedToken("cat", 8, 42) == mha::EmbedToken("cat", 16, 42).head(8));
+  CHECK(mha::EmbedToken("cat", 8, 42) != mha::EmbedToken("cat", 8, 43));
+  // PE(pos 0) = [0, 1, 0, 1, ...]; PE(1, 0) = sin(1).
+  const mha::Mat pe = mha::PositionalEncoding(2, 4);
+  CHECK(pe(0, 0) == 0.0f);
+  CHECK(pe(0, 1) == 1.0f);
+  CHECK(pe(1, 0) == Approx(std::sin(1.0)));
+  CHECK(pe(1, 2) == Approx(std::sin(1.0 / 100.0)));  // 10000^(2/4) = 100
+}
+
+TEST_CASE("weights are seeded Xavier/Glorot, reproducible, and independent per tensor", "[weights]") {
+  mha::Config c;
+  c.d_model = 64;
+  c.num_heads = 8;
+  const auto a = mha::InitWeights(c);
+  const auto b = mha::InitWeights(c);
+  CHECK(a.W_q == b.W_q);
+  const float bound = std::sqrt(6.0f / 128.0f);
+  CHECK(a.W_q.cwiseAbs().maxCoeff() <= bound);
+  CHECK(a.W_q.cwiseAbs().maxCoeff() > 0.9f * bound);
+  CHECK(a.ln_gamma.isOnes());
+  CHECK(a.ln_beta.isZero());
+  c.num_kv_heads = 2;
+  const auto g = mha::InitWeights(c);
+  CHECK(g.W_q == a.W_q);  // GQA does not change W_Q
+  CHECK(g.W_k.cols() == 16);
+  c.seed = 7;
+  CHECK(mha::InitWeights(c).W_q != a.W_q);
 }

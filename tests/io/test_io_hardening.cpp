@@ -95,7 +95,7 @@ TEST_CASE("ReadFile reads regular files exactly and names missing ones", "[io][r
 }
 
 TEST_CASE("LoadNpz refuses a non-zip from its first bytes", "[io][regression]") {
-  CHECK_THAT(ErrorOf([] { mha::io::LoadNpz("/dev/zero"); }), Catch::Contains("not an .npz (zip) archive"));
+  CHECK_THAT(ErrorOf([] { mha::io::LoadNpz("/dev/zero"); }), Catch::Contains("not a valid .npz (zip) archive"));
   TempDir d;
   Spit(d / "x.npy", Npy("<f4", "(1,)", std::string(4, '\0')));
   CHECK_THAT(ErrorOf([&] { mha::io::LoadNpz(d / "x.npy"); }), Catch::Contains("single .npy array"));
