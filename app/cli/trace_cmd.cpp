@@ -118,6 +118,9 @@ TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
     else if (f == "--quiet" || f == "-q") t.quiet = true;
     else a.Unknown(f);
   }
+  // Both are staged, then renamed one after the other: the second would silently win.
+  if (!t.npz_path.empty() && t.npz_path == t.json_path)
+    throw UsageError("--npz and --json name the same file '" + t.npz_path + "'; give each its own name.");
   return t;
 }
 

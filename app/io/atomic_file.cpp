@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -43,11 +45,88 @@ std::string DirOf(const std::string& path) {
   throw Error(e.str());
 }
 
+// Where an output really goes. rename(2) replaces whatever directory entry has the
+// name, so a symlink is followed (the link survives; its target gets the new bytes),
+// and a device, FIFO or socket, or a path naming a file descriptor (/dev/stdout,
+// /dev/fd/N, /proc/self/fd/N), is written in place: renaming over `--npz /dev/null`
+// replaced, as root, the /dev/null device node with a regular file.
+struct Target {
+  std::string path;
+  bool in_place = false;
+  int own_fd = -1;  // >= 0: the path names this process's descriptor; write to it
+};
+
+int OwnDescriptor(const std::string& p) {
+  if (p == "/dev/stdout") return 1;
+  if (p == "/dev/stderr") return 2;
+  for (const char* pre : {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"}) {
+    const std::string pfx(pre);
+    if (p.size() > pfx.size() && p.compare(0, pfx.size(), pfx) == 0 &&
+        p.find_first_not_of("0123456789", pfx.size()) == std::string::npos && p.size() - pfx.size() < 9)
+      return std::atoi(p.c_str() + pfx.size());
+  }
+  return -1;
+}
+
+Target Resolve(const std::string& path) {
+  if (path.empty()) throw Error("No output path was given.");
+  Target t{path};
+  t.own_fd = OwnDescriptor(path);
+  if (t.own_fd >= 0) {
+    t.in_place = true;
+    return t;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return t;  // a new file
+  if (S_ISDIR(st.st_mode)) Fail(path, EISDIR, "opening");
+  if (!S_ISREG(st.st_mode)) {
+    t.in_place = true;
+    return t;
+  }
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      t.path = real;
+      std::free(real);
+    }
+  }
+  return t;
+}
+
+void WriteAll(int fd, const std::string& bytes, const std::function<void(const char*)>& fail) {
+  std::size_t off = 0;
+  while (off < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("writing");
+    }
+    off += static_cast<std::size_t>(n);
+  }
+}
+
+// A device, pipe or descriptor cannot be replaced atomically; it is written directly.
+void WriteInPlace(const Target& t, const std::string& bytes) {
+  if (t.own_fd >= 0) {
+    // Same open file as std::cout / stdio when it is 1 or 2: flush what they hold so
+    // the order on the terminal or in the redirected file is the order of the calls.
+    std::cout.flush();
+    std::fflush(nullptr);
+    WriteAll(t.own_fd, bytes, [&](const char* doing) { Fail(t.path, errno, doing); });
+    return;
+  }
+  const int fd = ::open(t.path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) Fail(t.path, errno, "opening");
+  WriteAll(fd, bytes, [&](const char* doing) {
+    const int err = errno;
+    ::close(fd);
+    Fail(t.path, err, doing);
+  });
+  ::close(fd);
+}
+
 // Writes `bytes` to a new temporary file beside `path` and returns its name.
 std::string Stage(const std::string& path, const std::string& bytes) {
-  if (path.empty()) throw Error("No output path was given.");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) Fail(path, EISDIR, "opening");
   // The temporary file sits in the same directory so rename(2) is atomic.
   std::string tmp = path + ".tmp.XXXXXX";
   std::vector<char> name(tmp.begin(), tmp.end());
@@ -89,19 +168,29 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
 }
 
 void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<Target> targets;
+  for (const auto& f : files) targets.push_back(Resolve(f.first));
   // Stage every file before renaming any, so one failure leaves no output at all.
-  std::vector<std::string> staged;
+  std::vector<std::string> staged(files.size());
+  const auto unstage = [&](std::size_t from) {
+    for (std::size_t j = from; j < staged.size(); ++j)
+      if (!staged[j].empty()) ::unlink(staged[j].c_str());
+  };
   try {
-    for (const auto& [path, bytes] : files) staged.push_back(Stage(path, bytes));
+    for (std::size_t i = 0; i < files.size(); ++i)
+      if (!targets[i].in_place) staged[i] = Stage(targets[i].path, files[i].second);
+    for (std::size_t i = 0; i < files.size(); ++i)
+      if (targets[i].in_place) WriteInPlace(targets[i], files[i].second);
   } catch (...) {
-    for (const auto& t : staged) ::unlink(t.c_str());
+    unstage(0);
     throw;
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
-    if (::rename(staged[i].c_str(), files[i].first.c_str()) != 0) {
+    if (staged[i].empty()) continue;
+    if (::rename(staged[i].c_str(), targets[i].path.c_str()) != 0) {
       const int err = errno;
-      for (std::size_t j = i; j < staged.size(); ++j) ::unlink(staged[j].c_str());
-      Fail(files[i].first, err, "renaming");
+      unstage(i);
+      Fail(targets[i].path, err, "renaming");
     }
   }
 }

@@ -18,9 +18,11 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import zipfile
 
@@ -590,6 +592,50 @@ class Outputs(Case):
             self.assertIn("choose a directory you can write to", r.err, r)
             self.assertEqual(sorted(names), [".", "..", "old"])
             self.assertEqual(old, OLD)
+
+    def test_same_file_for_two_outputs(self):
+        self.fails(["trace", "--npz", self.path("o"), "--json", self.path("o")], 2, "name the same file")
+
+    def test_device_node_is_written_not_replaced(self):
+        # Was: rename(2) over the path replaced a device node (as root: /dev/null itself)
+        # with a regular file. A private null device stands in for /dev/null.
+        try:
+            os.mknod(self.path("null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except PermissionError:
+            self.skipTest("mknod not permitted")
+        for argv, flag, fname in self.each_writer():
+            self.works(argv + [flag, self.path("null")])
+            self.assertTrue(stat.S_ISCHR(os.stat(self.path("null")).st_mode), "the device node was replaced")
+            self.assertEqual(sorted(os.listdir(self.dir)), ["null"])
+
+    def test_fifo_receives_the_bytes(self):
+        os.mkfifo(self.path("fifo"))
+        for argv, flag, fname in self.each_writer():
+            got = []
+            reader = threading.Thread(target=lambda: got.append(open(self.path("fifo"), "rb").read()))
+            reader.start()
+            self.works(argv + [flag, self.path("fifo")])
+            reader.join(HANG_GUARD_S)
+            self.assertTrue(got and len(got[0]) > 100, "nothing came through the FIFO")
+            self.assertTrue(stat.S_ISFIFO(os.stat(self.path("fifo")).st_mode))
+            self.assertEqual(sorted(os.listdir(self.dir)), ["fifo"])
+
+    def test_symlink_is_followed_not_replaced(self):
+        os.mkdir(self.path("real"))
+        for argv, flag, fname in self.each_writer():
+            with open(self.path("real/" + fname), "wb") as f:
+                f.write(OLD)
+            os.symlink("real/" + fname, self.path("link"))
+            self.works(argv + [flag, self.path("link")])
+            self.assertTrue(os.path.islink(self.path("link")), "the symlink was replaced by a file")
+            with open(self.path("real/" + fname), "rb") as f:
+                self.assertNotEqual(f.read(), OLD, "the link's target was not written")
+            self.assertEqual([n for n in os.listdir(self.path("real")) if ".tmp." in n], [])
+            os.unlink(self.path("link"))
+
+    def test_stdout_as_output(self):
+        r = self.works(["trace", "-q", "--d-model", "8", "--heads", "2", "--json", "/dev/stdout"])
+        self.assertEqual(json.loads(r.out.decode("utf-8"))["config"]["d_model"], 8)
 
     def test_successful_write_replaces_and_leaves_no_temporary(self):
         for argv, flag, fname in self.each_writer():

@@ -1,6 +1,7 @@
 // Regression tests for robustness fixes in io (files, .npy/.npz) and the CLI option
 // handling. Each names the problem it guards against.
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
@@ -192,4 +194,30 @@ TEST_CASE("trace options: --heads is checked against the d_model of --input", "[
   const auto p = PrepareArgs({"--input", d / "x.npz", "--heads", "7"});
   CHECK(p.cfg.d_model == 14);
   CHECK(p.cfg.num_heads == 7);
+}
+
+TEST_CASE("WriteFileAtomic writes devices and FIFOs in place and follows symlinks", "[io][regression]") {
+  // Was: rename(2) replaced the directory entry, so `--npz /dev/null` as root turned the
+  // null device into a regular file, and a symlinked output lost its link.
+  TempDir d;
+  if (::mknod((d / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    mha::io::WriteFileAtomic(d / "null", "bytes");
+    struct stat st {};
+    REQUIRE(::stat((d / "null").c_str(), &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+  } else {
+    WARN("mknod not permitted: the device case is covered by the FIFO case only");
+  }
+  Spit(d / "target", "old");
+  fs::create_symlink("target", d / "link");
+  mha::io::WriteFileAtomic(d / "link", "new");
+  CHECK(fs::is_symlink(d / "link"));
+  CHECK(Slurp(d / "target") == "new");
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+  std::string got;
+  std::thread reader([&] { got = Slurp(d / "fifo"); });
+  mha::io::WriteFileAtomic(d / "fifo", std::string(100000, 'z'));
+  reader.join();
+  CHECK(got == std::string(100000, 'z'));
+  CHECK(fs::is_fifo(d / "fifo"));
 }
