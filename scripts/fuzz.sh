@@ -46,8 +46,9 @@ for t in "${targets[@]}"; do
   seeds=("$root/tests/fuzz/corpus/$t")
   [ -d "$root/tests/fuzz/regressions/$t" ] && seeds+=("$root/tests/fuzz/regressions/$t")
   echo "== fuzz_$t for ${secs}s"
-  # -rss_limit_mb: a parser that balloons memory is a finding too.
-  if ! "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2560 -max_len=4096 \
+  # -rss_limit_mb / -malloc_limit_mb: a parser that balloons memory is a finding too (inputs
+  # are at most 4 KiB, so no honest allocation comes near 256 MiB).
+  if ! "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2560 -malloc_limit_mb=256 -max_len=4096 \
       -print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" ${FUZZ_FLAGS:-} \
       "$work" "${seeds[@]}" 2>"$build/fuzz_$t.log"; then
     tail -n 60 "$build/fuzz_$t.log" >&2

@@ -1,10 +1,12 @@
 #include <zip.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "files.hpp"
 
@@ -254,11 +256,19 @@ std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::stri
       throw Error(what + " expands to more than 2 GiB, over the cap that keeps memory bounded.");
     zip_file_t* f = zip_fopen_index(za.get(), static_cast<zip_uint64_t>(i), 0);
     if (!f) throw Error(what + ": cannot open member '" + name + ".npy' (" + zip_strerror(za.get()) + ").");
-    std::string data(st.size, '\0');
-    const zip_int64_t got = zip_fread(f, data.data(), st.size);
+    // Read as the data actually arrives: the sizes in the zip directory are only claims,
+    // and a 184-byte file claiming 2 GiB got 2 GiB allocated up front.
+    std::string data;
+    data.reserve(static_cast<std::size_t>(std::min<zip_uint64_t>(st.size, zip_uint64_t(1) << 20)));
+    std::vector<char> buf(1 << 16);
+    zip_int64_t got = 0;
+    while (data.size() <= st.size && (got = zip_fread(f, buf.data(), buf.size())) > 0)
+      data.append(buf.data(), static_cast<std::size_t>(got));
     zip_fclose(f);
-    if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
-      throw Error(what + ": member '" + name + ".npy' is truncated or corrupt.");
+    if (got < 0 || data.size() != st.size)
+      throw Error(what + ": member '" + name + ".npy' is truncated or corrupt (it holds " +
+                  std::to_string(data.size()) + " bytes, its zip entry says " + std::to_string(st.size) +
+                  "). Save the file again with numpy.savez.");
     out[name] = DecodeNpy(data, what + " member '" + name + "'");
   }
   return out;

@@ -357,6 +357,23 @@ class NpzFiles(Case):
             f.write(b"PK\x03\x04" + rng.integers(0, 256, 5000, dtype=np.uint8).tobytes())
         self.fails(["trace", "--weights", self.path("pk.npz")] + self.outputs(), 1, "not a valid .npz")
 
+    def test_zip_that_lies_about_its_size(self):
+        # Was: a 184-byte .npz whose directory claims a 2 GiB member got 2 GiB allocated
+        # (peak RSS 2.1 GB) before the read failed.
+        import struct
+        p = self.path("liar.npz")
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+            b = io.BytesIO()
+            np.save(b, np.ones((2, 8), np.float32))
+            z.writestr("x.npy", b.getvalue())
+        data = bytearray(open(p, "rb").read())
+        struct.pack_into("<I", data, 22, 0x7FFFFFF0)  # local header: uncompressed size
+        struct.pack_into("<I", data, data.find(b"PK\x01\x02") + 24, 0x7FFFFFF0)  # central directory
+        with open(p, "wb") as f:
+            f.write(data)
+        r = self.fails(["trace", "--input", p] + self.outputs(), 1, "truncated or corrupt", "numpy.savez")
+        self.assertLess(r.rss_mib, 60 * RSS_SCALE, r)
+
     def test_empty_file_directory_and_device(self):
         open(self.path("e.npz"), "w").close()
         self.fails(["trace", "--input", self.path("e.npz")] + self.outputs(), 1, "is empty", "numpy.savez")
