@@ -1,4 +1,6 @@
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,7 +169,45 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   WriteFilesAtomic({{path, bytes}});
 }
 
+namespace {
+// Ctrl-C (or a kill, a closed terminal) in the middle of the writes would leave a
+// temporary file behind: those signals wait until every file is complete or cleaned up,
+// then act as usual. Only SIGKILL can still interrupt. SIGPIPE and SIGXFSZ (a closed
+// pipe, ulimit -f), raised by our own write(2), are swallowed instead: write fails with
+// EPIPE / EFBIG and the error is reported with a message rather than a silent death.
+class DeferSignals {
+ public:
+  DeferSignals() {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ}) sigaddset(&s, sig);
+    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
+    ::sigpending(&pending_before_);
+  }
+  ~DeferSignals() {
+    sigset_t pending;
+    ::sigpending(&pending);
+    for (int sig : {SIGPIPE, SIGXFSZ}) {
+      if (sigismember(&pending, sig) && !sigismember(&pending_before_, sig) && !sigismember(&old_, sig)) {
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        const timespec now{0, 0};
+        ::sigtimedwait(&one, nullptr, &now);
+      }
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  DeferSignals(const DeferSignals&) = delete;
+  DeferSignals& operator=(const DeferSignals&) = delete;
+
+ private:
+  sigset_t old_, pending_before_;
+};
+}  // namespace
+
 void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  const DeferSignals defer;
   std::vector<Target> targets;
   for (const auto& f : files) targets.push_back(Resolve(f.first));
   // Stage every file before renaming any, so one failure leaves no output at all.

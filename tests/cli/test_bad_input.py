@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import zipfile
 
@@ -551,10 +552,11 @@ class Outputs(Case):
         self.assertFalse(os.path.exists(self.path("out.npz")))
 
     def test_file_size_limit_keeps_the_old_file(self):
-        # Works without mounts: RLIMIT_FSIZE makes write(2) fail with EFBIG part-way
-        # (SIGXFSZ ignored, as a shell with 'ulimit -f' would otherwise kill the process).
+        # Works without mounts: RLIMIT_FSIZE ('ulimit -f') makes write(2) fail part-way.
+        # SIGXFSZ keeps its default action (death): mhaviz must still report EFBIG with a
+        # message and clean up instead of dying with a half-written temporary file.
         def limit():
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
             resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
         for argv, flag, fname in self.each_writer():
             with open(self.path(fname), "wb") as f:
@@ -609,6 +611,31 @@ class Outputs(Case):
             self.assertIn("choose a directory you can write to", r.err, r)
             self.assertEqual(sorted(names), [".", "..", "old"])
             self.assertEqual(old, OLD)
+
+    def test_interrupted_writes_leave_no_temporary(self):
+        # SIGINT/SIGTERM at any moment: the output is absent or complete, never partial,
+        # and no temporary file remains. The moments are spread over the whole run; the
+        # property holds for every one of them, so no timing is asserted.
+        args = ["trace", "-q", "--d-model", "1024", "--heads", "8", "--sentence", "w " * 300,
+                "--npz", self.path("big.npz"), "--json", self.path("big.json")]
+        t0 = time.monotonic()
+        self.works(args)
+        full = time.monotonic() - t0
+        for i in range(12):
+            for f in os.listdir(self.dir):
+                os.unlink(self.path(f))
+            p = subprocess.Popen([MHAVIZ] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            time.sleep(full * (0.3 + 0.9 * i / 12))
+            p.send_signal(signal.SIGINT if i % 2 else signal.SIGTERM)
+            err = p.communicate()[1].decode("utf-8", "replace")
+            self.assertNotIn("Sanitizer", err)
+            names = sorted(os.listdir(self.dir))
+            self.assertEqual([n for n in names if ".tmp." in n], [], "temporary file left (signal %d)" % i)
+            self.assertIn(names, [[], ["big.json", "big.npz"]])
+            if names:
+                self.assertEqual(np.load(self.path("big.npz"))["attn"].shape, (1, 8, 300, 300))
+                with open(self.path("big.json"), encoding="utf-8") as f:
+                    json.load(f)
 
     def test_same_file_for_two_outputs(self):
         self.fails(["trace", "--npz", self.path("o"), "--json", self.path("o")], 2, "name the same file")
