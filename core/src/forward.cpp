@@ -66,8 +66,13 @@ void CheckInputs(const Config& cfg, const Inputs& in) {
         "keys come from another sentence (the memory), so there is no 'later' to hide. Use mask "
         "none with a memory sentence, or drop the memory for causal self-attention.");
   }
-  if (!in.x.allFinite() || (in.cross() && !in.memory.allFinite())) {
-    throw Error("The input contains NaN or Inf values; every input number must be finite.");
+  // |value| <= kMaxAbsValue (false for NaN too) is what guarantees no overflow later.
+  const auto in_range = [](const Mat& m) { return (m.array().abs() <= Limits::kMaxAbsValue).all(); };
+  if (!in_range(in.x) || (in.cross() && !in_range(in.memory))) {
+    const bool finite = in.x.allFinite() && (!in.cross() || in.memory.allFinite());
+    throw Error(finite ? "The input holds values larger than " + std::to_string(int(Limits::kMaxAbsValue)) +
+                             " in magnitude; such values overflow float32 inside attention. Scale the input down."
+                       : std::string("The input contains NaN or Inf values; every input number must be finite."));
   }
 }
 
