@@ -149,7 +149,9 @@ void DrawFrame(AppState& s) {
   // Left column: the inputs.
   float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
   left = std::clamp(left, std::min(280.0f * scale, avail.x * 0.5f), std::max(avail.x - 400.0f * scale, avail.x * 0.25f));
-  ImGui::BeginChild("##inputs", ImVec2(left, main_h), true);
+  // Always a scrollbar: one appearing would narrow the column and re-wrap its text,
+  // moving every widget under the pointer.
+  ImGui::BeginChild("##inputs", ImVec2(left, main_h), true, ImGuiWindowFlags_AlwaysVerticalScrollbar);
   DrawSentencePanel(s);
   ImGui::Separator();
   DrawControlsPanel(s);

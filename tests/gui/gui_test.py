@@ -60,7 +60,7 @@ class App:
                 os.remove(p)
         env = env or dict(os.environ, XDG_CONFIG_HOME=os.path.join(workdir, "config"))
         self.proc = subprocess.Popen(
-            [mhaviz, "gui", "--settings" if settings else "--no-settings", "--width", str(size[0]), "--height", str(size[1]),
+            [mhaviz, "gui", "--settings" if settings else "--no-settings", "--width", str(size[0]), "--height", str(size[1]), "--screenshot", os.path.join(workdir, "last.png"),
              "--probe", self.probe_path, "--dump-state", self.final_path, *extra],
             cwd=workdir, env=env)
         self.wait_for(lambda p: True, "the window to come up", timeout=60)
@@ -87,9 +87,21 @@ class App:
             time.sleep(0.05)
         raise Fail(f"timed out waiting for {what}; last probe: {json.dumps(last)[:600]}")
 
+    def settle(self, frames=3):
+        """The probe after `frames` more frames: what an action changed is laid out."""
+        start = self.wait_for(lambda p: True, "a frame")["frame"]
+        return self.wait_for(lambda p: p["frame"] >= start + frames, f"{frames} more frames")
+
     def widget(self, name):
+        """Where a widget is now, once the layout has stopped moving."""
+        self.settle()
         p = self.wait_for(lambda p: name in p["widgets"], f"widget {name}")
-        return p["widgets"][name]
+        while True:
+            rect = p["widgets"][name]
+            p = self.settle()
+            check(name in p["widgets"], f"widget {name} disappeared")
+            if p["widgets"][name] == rect:
+                return rect
 
     def click(self, x, y):
         xdo("mousemove", "--window", self.wid, int(x), int(y), "sleep", HOLD, "mousedown", 1, "sleep", HOLD,
@@ -260,7 +272,12 @@ def test_export_shortcut(mhaviz, d):
         app.type_held("heads.svg")
         b = app.widget("export")
         app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
-        p = app.wait_for(lambda p: "SVG" in p["export_message"], "the SVG export message")
+        try:
+            p = app.wait_for(lambda p: "SVG" in p["export_message"], "the SVG export message")
+        except Fail:
+            app.key("ctrl", "q")
+            time.sleep(3)
+            raise
         final = app.quit()
     finally:
         app.kill()
