@@ -402,7 +402,10 @@ int RunWindow(const std::vector<std::string>& args) {
       s.ui.content_scale = xs;
       s.ui.fonts_dirty = true;
     }
-    if (s.ui.fonts_dirty) RebuildFonts(s, true);
+    if (s.ui.fonts_dirty) {
+      RebuildFonts(s, true);
+      font_texture = nullptr;  // a new atlas texture (GL may reuse the old name)
+    }
 
     ImGui_ImplOpenGL3_NewFrame();
     if (io.Fonts->TexID != font_texture) {
