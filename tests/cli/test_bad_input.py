@@ -394,7 +394,8 @@ class NpzFiles(Case):
                         ("i64", np.arange(24, dtype=np.int64).reshape(1, 3, 8)),
                         ("u8", np.arange(24, dtype=np.uint8).reshape(3, 8)),
                         ("f64_fortran", np.asfortranarray(x64)),
-                        ("f8_bigendian", x64.astype(">f8"))]:
+                        ("f8_bigendian", x64.astype(">f8")),
+                        ("f16", x64.astype(np.float16)), ("f16_bigendian", x64.astype(">f2"))]:
             with self.subTest(dtype=name):
                 self.works(["trace", "-q", "--heads", "2", "--input", self.x(name + ".npz", x),
                             "--npz", self.path("t.npz")])
