@@ -189,6 +189,10 @@ Prepared Prepare(const RunOptions& o) {
     if (!o.memory.empty()) {
       if (p.in.cross())
         throw UsageError("'" + o.input_npz + "' already holds a memory array; leave out --memory.");
+      // MakeInputs calls whatever it embeds "the sentence"; here that is the memory.
+      if (Tokenize(o.memory, Limits::kMaxTokens).tokens.empty())
+        throw UsageError("The memory sentence has no tokens: cross-attention needs at least one key. "
+                         "Leave out --memory for self-attention.");
       Inputs m = MakeInputs(o.memory, "", p.cfg, &p.notice);
       p.in.memory_tokens = m.tokens;
       p.in.memory = m.x;

@@ -436,6 +436,10 @@ class NpzFiles(Case):
                 self.fails(["trace", "--input", savez(self.path(name + ".npz"), **arrays)] + self.outputs(), 1,
                            phrase)
 
+    def test_input_with_an_empty_memory_sentence(self):
+        self.fails(["trace", "--heads", "2", "--input", self.x("m.npz", np.ones((2, 8), np.float32)),
+                    "--memory", " \t "] + self.outputs(), 2, "memory sentence has no tokens", "Leave out --memory")
+
     def test_input_over_the_token_cap(self):
         self.fails(["trace", "--heads", "2", "--input", self.x("long.npz", np.ones((1025, 8), np.float32))]
                    + self.outputs(), 2, "1025 tokens, over the cap of 1024")
