@@ -206,6 +206,7 @@ Prepared Prepare(const RunOptions& o) {
         throw Error("'" + o.sentence_file + "' contains NUL bytes, so it is not a text file. "
                     "Give a UTF-8 text file with the sentence, e.g. echo \"the cat sat\" > s.txt.");
     }
+    p.sentence = sentence;
     try {
       p.in = MakeInputs(sentence, o.memory, p.cfg, &p.notice);
     } catch (const Error& e) {

@@ -36,11 +36,12 @@ RSS_SCALE = 4 if SANITIZED else 1
 HANG_GUARD_S = 600  # only to stop a hang from blocking CI; no test asserts a duration
 
 # Commands that write files: (name, argv before the output flag, output flag, file name).
-# Small sizes keep every case fast. export joins here once it exists, e.g.
-#   ("export --png", ["export", "--d-model", "8", "--heads", "2"], "--out", "heads.png"),
+# Small sizes keep every case fast; a new writer joins every output test with one line.
 WRITERS = [
     ("trace --npz", ["trace", "--d-model", "8", "--heads", "2", "-q"], "--npz", "out.npz"),
     ("trace --json", ["trace", "--d-model", "8", "--heads", "2", "-q"], "--json", "out.json"),
+    ("export --png", ["export", "--d-model", "8", "--heads", "2", "-q", "--scale", "1"], "--png", "out.png"),
+    ("export --svg", ["export", "--d-model", "8", "--heads", "2", "-q"], "--svg", "out.svg"),
 ]
 
 
@@ -239,6 +240,29 @@ class Sentences(Case):
         with open(self.path("s.txt"), "w") as f:
             f.write("a b")
         self.fails(["trace", "--sentence", "x", "--sentence-file", self.path("s.txt")], 2, "not both")
+
+
+    def test_export_shares_the_input_checks(self):
+        # export parses and prepares with the same code as trace; a few cases prove it.
+        out = ["--png", self.path("out.png"), "--svg", self.path("out.svg")]
+        self.fails(["export", "--sentence", ""] + out, 2, "empty")
+        self.fails(["export", "--d-model", "2000000"] + out, 2, "over the cap of 4096")
+        self.fails(["export", "--sentence-file", "/dev/zero"] + out, 1, "NUL bytes")
+        self.fails(["export", "--input", "/dev/zero"] + out, 1, "not a valid .npz")
+        self.fails(["export", "--temperature", "1e-40"] + out, 2, "below the minimum")
+        self.fails(["export", "--png", self.path("o"), "--svg", self.path("o")], 2, "name the same file")
+        self.fails(["export", "--d-model", "8"], 2, "--png FILE.png and/or --svg FILE.svg")
+
+    def test_export_header_shows_the_sentence_file(self):
+        # Was: the header showed the default sentence while the file's was computed.
+        with open(self.path("s.txt"), "w", encoding="utf-8") as f:
+            f.write("고양이가 쥐를 잡았다")
+        self.works(["export", "-q", "--d-model", "8", "--heads", "2", "--sentence-file", self.path("s.txt"),
+                    "--svg", self.path("o.svg")])
+        with open(self.path("o.svg"), encoding="utf-8") as f:
+            svg = f.read()
+        self.assertIn("고양이가 쥐를 잡았다", svg)
+        self.assertNotIn("The cat sat", svg)
 
 
 # ---------------------------------------------------------------------------------------
