@@ -132,6 +132,12 @@ void ApplyRunFlags(const std::vector<std::string>& args, AppState& s) {
   }
   s.choice.cfg = o.cfg;
   if (!o.sentence.empty()) s.choice.sentence = o.sentence;
+  if (!o.sentence_file.empty()) {
+    // Was silently ignored. The text field's own cap (SyncBuffersFromChoice) applies.
+    s.choice.sentence = io::ReadFilePrefix(o.sentence_file, Limits::kMaxSentenceBytes + 1, nullptr);
+    if (s.choice.sentence.find('\0') != std::string::npos)
+      throw Error("'" + o.sentence_file + "' contains NUL bytes, so it is not a text file.");
+  }
   if (!o.memory.empty()) {
     s.choice.memory = o.memory;
     s.choice.cross = true;

@@ -450,6 +450,53 @@ def test_hidpi(mhaviz, d):
     check(png_size(shot) == (1200, 800), f"window is {png_size(shot)} pixels, asked for 1200x800")
 
 
+def test_bad_input(mhaviz, d):
+    """Bad flags and files: the window shows the error (ok false in --dump-state), or
+    mhaviz stops with a clear message and exit 1 if there is nothing to show."""
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    dump = os.path.join(d, "dump.json")
+
+    def gui(*args):
+        if os.path.exists(dump):
+            os.unlink(dump)
+        return subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    # --sentence-file was parsed but ignored by the GUI.
+    sfile = os.path.join(d, "s.txt")
+    with open(sfile, "w", encoding="utf-8") as f:
+        f.write("고양이가 쥐를 잡았다")
+    r = gui("--sentence-file", sfile, "--d-model", "16", "--heads", "2")
+    check(r.returncode == 0, f"status {r.returncode}, {r.stderr!r}")
+    final = read_json(dump)
+    check(final["ok"] and final["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"], f"tokens {final.get('trace')}")
+    # Megabytes from a file: the field's cap applies, with its notice.
+    with open(sfile, "w") as f:
+        f.write("word " * 600000)
+    r = gui("--sentence-file", sfile)
+    final = read_json(dump)
+    check(r.returncode == 0 and len(final["sentence"].encode()) <= 8192, f"sentence of {len(final['sentence'])} bytes")
+    check(any("at most 8192 bytes" in n for n in final["notices"]), f"no cap notice in {final['notices']}")
+    # Sizes and values the core refuses: the error is in the window, not a crash.
+    for args, phrase in [(["--d-model", "2000000"], "over the cap of 4096"),
+                         (["--d-model", "10", "--heads", "3"], "not divisible"),
+                         (["--temperature", "1e-40"], "below the minimum")]:
+        r = gui(*args)
+        final = read_json(dump)
+        check(r.returncode == 0 and not final["ok"] and phrase in final["error"],
+              f"{args}: status {r.returncode}, ok {final['ok']}, error {final['error']!r}")
+    # Files that cannot be used at all: a message and exit 1 before any window.
+    for args, phrase in [(["--sentence-file", "/dev/zero"], "NUL bytes"),
+                         (["--input", "/dev/zero"], "not a valid .npz"),
+                         (["--weights", os.path.join(d, "missing.npz")], "Cannot read")]:
+        r = gui(*args)
+        check(r.returncode == 1 and phrase in r.stderr, f"{args}: status {r.returncode}, {r.stderr!r}")
+        check(not os.path.exists(dump), f"{args}: a state dump was written")
+    # Flags that make no sense: usage error, exit 2.
+    r = gui("--heads", "abc")
+    check(r.returncode == 2 and "expects a whole number" in r.stderr, f"status {r.returncode}, {r.stderr!r}")
+
+
 def test_no_display(mhaviz, d):
     """Without a display: a clear message and exit status 1, no crash."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -467,6 +514,7 @@ TESTS = {
     "automation": (test_automation, True),
     "settings": (test_settings, True),
     "hidpi": (test_hidpi, True),
+    "bad_input": (test_bad_input, True),
     "no_display": (test_no_display, False),
 }
 
