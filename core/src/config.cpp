@@ -112,6 +112,11 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
       << " must be a small positive number: LayerNorm divides by sqrt(variance + eps). Try 1e-5.";
     throw Error(e.str());
   }
+  if (cfg.threads < 0 || cfg.threads > Limits::kMaxThreads) {
+    e << "threads = " << cfg.threads << " must be between 0 (use every core) and "
+      << Limits::kMaxThreads << ". Try 1 or 2.";
+    throw Error(e.str());
+  }
   if (seq <= 0) {
     throw Error("The sentence has no tokens: type at least one word, e.g. \"the cat sat\".");
   }

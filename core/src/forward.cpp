@@ -1,49 +1,115 @@
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps()
+// (GCC bug 105593, fixed in 13); it must be silenced before they are first included.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include "mha/forward.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "gemm.hpp"
 #include "mha/embed.hpp"
 #include "mha/tokenizer.hpp"
+#include "simd.hpp"
+#include "workspace.hpp"
 
 namespace mha {
 
-void SoftmaxRow(float* row, int n) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int j = 0; j < n; ++j) m = std::max(m, row[j]);
-  if (m == -std::numeric_limits<float>::infinity()) {
-    // Every key is masked: there is nothing to attend to. Zeros, not 0/0 = NaN.
-    for (int j = 0; j < n; ++j) row[j] = 0.0f;
+namespace detail {
+WorkspaceHandle::WorkspaceHandle() : p_(std::make_unique<Workspace>()) {}
+WorkspaceHandle::~WorkspaceHandle() = default;
+WorkspaceHandle::WorkspaceHandle(const WorkspaceHandle&) : p_(std::make_unique<Workspace>()) {}
+WorkspaceHandle& WorkspaceHandle::operator=(const WorkspaceHandle&) { return *this; }
+WorkspaceHandle::WorkspaceHandle(WorkspaceHandle&& o) noexcept : p_(std::move(o.p_)) {}
+WorkspaceHandle& WorkspaceHandle::operator=(WorkspaceHandle&& o) noexcept {
+  std::swap(p_, o.p_);
+  return *this;
+}
+Workspace& WorkspaceHandle::get() {
+  if (!p_) p_ = std::make_unique<Workspace>();  // a moved-from handle
+  return *p_;
+}
+}  // namespace detail
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// softmax of in[0, n) into out[0, n) (out may equal in): max-subtraction, then
+// exp, then one division. An all -inf row becomes zeros: nothing to attend to.
+void Softmax(const float* in, float* out, int n) {
+  using namespace simd;
+  constexpr int W = kWidth;
+  V vm = Set1(kNegInf);
+  int j = 0;
+  for (; j + W <= n; j += W) vm = Max(vm, Load(in + j));
+  if (j < n) vm = Max(vm, LoadPartial(in + j, n - j, kNegInf));
+  const float m = ReduceMax(vm);
+  if (m == kNegInf) {
+    std::fill(out, out + n, 0.0f);  // fully masked: zeros, not 0/0 = NaN
     return;
   }
-  float sum = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    row[j] = std::exp(row[j] - m);  // max-subtraction: the largest term is exp(0) = 1
-    sum += row[j];
+  const V vmax = Set1(m);
+  V sum = Zero();
+  for (j = 0; j + W <= n; j += W) {
+    const V e = Exp(Sub(Load(in + j), vmax));  // the largest term is exp(0) = 1
+    Store(out + j, e);
+    sum = Add(sum, e);
   }
-  const float inv = 1.0f / sum;
-  for (int j = 0; j < n; ++j) row[j] *= inv;
+  if (j < n) {
+    const V e = Exp(Sub(LoadPartial(in + j, n - j, kNegInf), vmax));  // padding: exp(-inf) = 0
+    StorePartial(out + j, e, n - j);
+    sum = Add(sum, e);
+  }
+  const V inv = Set1(1.0f / ReduceAdd(sum));
+  for (j = 0; j + W <= n; j += W) Store(out + j, Mul(Load(out + j), inv));
+  if (j < n) StorePartial(out + j, Mul(LoadPartial(out + j, n - j), inv), n - j);
 }
+
+// LayerNorm of one row of d values. Two-pass mean/variance in double:
+// cancellation-free for any input scale.
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps,
+                  float* out) {
+  // Eight independent partial sums: the compiler can keep them in one vector.
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int c = 0;
+  for (; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += in[c + l];
+  double mean = 0.0;
+  for (; c < d; ++c) mean += in[c];
+  for (int l = 0; l < 8; ++l) mean += acc[l];
+  mean /= d;
+  double vacc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (c = 0; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) {
+      const double t = in[c + l] - mean;
+      vacc[l] += t * t;
+    }
+  double var = 0.0;
+  for (; c < d; ++c) var += (in[c] - mean) * (in[c] - mean);
+  for (int l = 0; l < 8; ++l) var += vacc[l];
+  var /= d;
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
+}
+
+}  // namespace
+
+void SoftmaxRow(float* row, int n) { Softmax(row, row, n); }
 
 void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps,
                    Mat& out) {
   out.resize(in.rows(), in.cols());
-  const Eigen::Index d = in.cols();
-  for (Eigen::Index r = 0; r < in.rows(); ++r) {
-    // Two-pass mean/variance in double: cancellation-free for any input scale.
-    double mean = 0.0;
-    for (Eigen::Index c = 0; c < d; ++c) mean += in(r, c);
-    mean /= d;
-    double var = 0.0;
-    for (Eigen::Index c = 0; c < d; ++c) {
-      const double t = in(r, c) - mean;
-      var += t * t;
-    }
-    var /= d;
-    const double inv = 1.0 / std::sqrt(var + eps);
-    for (Eigen::Index c = 0; c < d; ++c)
-      out(r, c) = static_cast<float>((in(r, c) - mean) * inv) * gamma[c] + beta[c];
-  }
+  const int d = static_cast<int>(in.cols());
+  for (Eigen::Index r = 0; r < in.rows(); ++r)
+    LayerNormRow(in.data() + r * d, gamma.data(), beta.data(), d, eps, out.data() + r * d);
 }
 
 namespace {
@@ -70,88 +136,301 @@ void CheckInputs(const Config& cfg, const Inputs& in) {
   }
 }
 
-}  // namespace
+// ---- threads -------------------------------------------------------------------
+// One parallel region per forward pass, its phases separated by barriers: waking a
+// thread team costs more than a whole teaching-size head.
 
-void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
-             Trace& t) {
+int ThreadsFor(const Config& cfg) {
+#ifdef _OPENMP
+  return cfg.threads > 0 ? cfg.threads : omp_get_max_threads();
+#else
+  (void)cfg;
+  return 1;
+#endif
+}
+
+template <class Body>
+void Parallel(int threads, Body&& body) {
+#ifdef _OPENMP
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    body(omp_get_thread_num(), omp_get_num_threads());
+    return;
+  }
+#endif
+  (void)threads;
+  body(0, 1);
+}
+
+void Barrier(int nthreads) {
+#ifdef _OPENMP
+  if (nthreads > 1) {
+#pragma omp barrier
+  }
+#else
+  (void)nthreads;
+#endif
+}
+
+// Thread tid's share [begin, end) of n equal tasks. The split never changes what a
+// task computes, only who computes it, so results do not depend on the thread count.
+struct Range {
+  int begin, end;
+};
+Range Share(int n, int tid, int nthreads) {
+  return {static_cast<int>(static_cast<long long>(n) * tid / nthreads),
+          static_cast<int>(static_cast<long long>(n) * (tid + 1) / nthreads)};
+}
+
+int Panels(int n) { return (n + detail::kNR - 1) / detail::kNR; }
+
+// Rows of one attention task: a block of query rows of one head. Small enough that
+// its scores and weights stay in L2 while attn V reads them back.
+constexpr int kRowBlock = 4 * detail::kMR;
+
+// One panel (<= kNR columns) of C = A B + bias, A m x k row-major, B k x n row-major.
+// A B panel reused by many rows is packed (contiguous, no cache-set aliasing);
+// one read by a few rows is used in place, which saves the copy.
+void GemmPanel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b,
+               std::ptrdiff_t ldb, int nc, float* c, std::ptrdiff_t ldc, const float* bias,
+               float* pack) {
+  if (m > 64 || nc < detail::kNR) {
+    detail::PackB(b, ldb, k, nc, pack);
+    detail::Panel(m, k, a, lda, pack, detail::kNR, c, ldc, nc, bias, 1.0f);
+  } else {
+    detail::Panel(m, k, a, lda, b, ldb, c, ldc, nc, bias, 1.0f);
+  }
+}
+
+// The attention sublayer on src (queries) and mem (keys, values): fills q ... attn_out.
+void Attention(const Config& cfg, const Weights& w, const Mat& src, const Mat& mem, Trace& t,
+               detail::Workspace& ws, int threads) {
+  using detail::kNR;
+  const int seq = t.seq, seq_kv = t.seq_kv;
+  const int d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim();
+  const int group = H / G;
+  const bool causal = cfg.mask == Mask::Causal;
+  const float scale =
+      (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
+
+  t.q.resize(static_cast<Eigen::Index>(H) * seq, hd);
+  t.k.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
+  t.v.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
+  t.scores.resize(static_cast<Eigen::Index>(H) * seq, seq_kv);
+  t.attn.resize(static_cast<Eigen::Index>(H) * seq, seq_kv);
+  t.context.resize(static_cast<Eigen::Index>(H) * seq, hd);
+  t.concat.resize(seq, d);
+  t.attn_out.resize(seq, d);
+
+  // Per-thread pack buffers, sized for the deepest panel (k = d_model).
+  if (static_cast<int>(ws.panel.size()) < threads) ws.panel.resize(threads);
+  for (int i = 0; i < threads; ++i) ws.panel[i].Get(detail::PanelFloats(d));
+  const int pkv = Panels(seq_kv), phd = Panels(hd);
+  const std::size_t kt_panel = detail::PanelFloats(hd);
+  float* kt = ws.kt.Get(static_cast<std::size_t>(G) * pkv * kt_panel);
+  const bool v_in_place = hd % kNR == 0;  // every panel of a V head is full width
+  const std::size_t vp_panel = detail::PanelFloats(seq_kv);
+  float* vp = v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(G) * phd * vp_panel);
+
+  Parallel(threads, [&](int tid, int nt) {
+    float* pack = ws.panel[tid].Get(0);
+
+    // 1. Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each
+    // head lands in its own contiguous (seq, head_dim) block: the split into heads
+    // costs no copy and no transpose.
+    {
+      const int jobs = H + 2 * G, tasks = jobs * phd;
+      const Range r = Share(tasks, tid, nt);
+      for (int task = r.begin; task < r.end; ++task) {
+        const int job = task / phd, j0 = (task % phd) * kNR, nc = std::min(kNR, hd - j0);
+        const Mat* a;
+        const Mat* W;
+        const RowVec* bias;
+        Mat* out;
+        int head, rows;
+        if (job < H) {
+          a = &src, W = &w.W_q, bias = &w.b_q, out = &t.q, head = job, rows = seq;
+        } else if (job < H + G) {
+          a = &mem, W = &w.W_k, bias = &w.b_k, out = &t.k, head = job - H, rows = seq_kv;
+        } else {
+          a = &mem, W = &w.W_v, bias = &w.b_v, out = &t.v, head = job - H - G, rows = seq_kv;
+        }
+        const int col = head * hd + j0;
+        GemmPanel(rows, d, a->data(), d, W->data() + col, W->cols(), nc,
+                  out->data() + static_cast<std::ptrdiff_t>(head) * rows * hd + j0, hd,
+                  bias->data() + col, pack);
+      }
+    }
+    Barrier(nt);
+
+    // 2. K^T of each K/V head packed as B panels, so the scores need no transposed
+    // copy of K in the trace; V too if its heads are not a whole number of panels.
+    {
+      const int tasks = G * pkv + (v_in_place ? 0 : G * phd);
+      const Range r = Share(tasks, tid, nt);
+      for (int task = r.begin; task < r.end; ++task) {
+        if (task < G * pkv) {
+          const int g = task / pkv, j0 = (task % pkv) * kNR;
+          detail::PackBT(t.k.data() + (static_cast<std::ptrdiff_t>(g) * seq_kv + j0) * hd, hd, hd,
+                         std::min(kNR, seq_kv - j0), kt + task * kt_panel);
+        } else {
+          const int i = task - G * pkv, g = i / phd, j0 = (i % phd) * kNR;
+          detail::PackB(t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0, hd, seq_kv,
+                        std::min(kNR, hd - j0), vp + i * vp_panel);
+        }
+      }
+    }
+    Barrier(nt);
+
+    // 3. Attention per (head, block of query rows): scores, mask, softmax, attn V,
+    // while the block's rows are still in cache.
+    {
+      const int blocks = (seq + kRowBlock - 1) / kRowBlock, tasks = H * blocks;
+      const Range r = Share(tasks, tid, nt);
+      for (int task = r.begin; task < r.end; ++task) {
+        const int h = task / blocks, g = h / group;
+        const int r0 = (task % blocks) * kRowBlock, r1 = std::min(seq, r0 + kRowBlock), m = r1 - r0;
+        const std::ptrdiff_t row0 = static_cast<std::ptrdiff_t>(h) * seq + r0;
+        const float* qb = t.q.data() + row0 * hd;
+        float* sb = t.scores.data() + row0 * seq_kv;
+        float* ab = t.attn.data() + row0 * seq_kv;
+        float* cb = t.context.data() + row0 * hd;
+        for (int p = 0; p < pkv; ++p) {
+          const int j0 = p * kNR, nc = std::min(kNR, seq_kv - j0);
+          if (causal && j0 >= r1) {  // every key of this panel is after every query row
+            for (int i = 0; i < m; ++i) std::fill_n(sb + i * seq_kv + j0, nc, kNegInf);
+            continue;
+          }
+          detail::Panel(m, hd, qb, hd, kt + (static_cast<std::size_t>(g) * pkv + p) * kt_panel, kNR,
+                        sb + j0, seq_kv, nc, nullptr, scale);
+        }
+        // Key j is visible to query i if j <= i (causal) or always.
+        int visible_max = seq_kv;
+        for (int i = 0; i < m; ++i) {
+          float* srow = sb + i * seq_kv;
+          float* arow = ab + i * seq_kv;
+          int visible = seq_kv;
+          if (causal) {
+            visible = std::min(seq_kv, r0 + i + 1);
+            const int filled = std::min(seq_kv, (r1 + kNR - 1) / kNR * kNR);
+            std::fill(srow + visible, srow + filled, kNegInf);
+            std::fill(arow + visible, arow + seq_kv, 0.0f);  // exactly 0: masked
+          }
+          Softmax(srow, arow, visible);
+        }
+        if (causal) visible_max = std::min(seq_kv, r1);
+        // context = attn V; zero weights past visible_max contribute exactly nothing.
+        for (int p = 0; p < phd; ++p) {
+          const int j0 = p * kNR, nc = std::min(kNR, hd - j0);
+          const float* b = v_in_place
+                               ? t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0
+                               : vp + (static_cast<std::size_t>(g) * phd + p) * vp_panel;
+          detail::Panel(m, visible_max, ab, seq_kv, b, v_in_place ? hd : kNR, cb + j0, hd, nc,
+                        nullptr, 1.0f);
+        }
+        // concat: the heads side by side again.
+        for (int i = 0; i < m; ++i)
+          std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * d + h * hd,
+                      cb + i * hd, sizeof(float) * hd);
+      }
+    }
+    Barrier(nt);
+
+    // 4. Output projection: attn_out = concat W_O + b_O.
+    {
+      const Range r = Share(Panels(d), tid, nt);
+      for (int p = r.begin; p < r.end; ++p) {
+        const int j0 = p * kNR;
+        GemmPanel(seq, d, t.concat.data(), d, w.W_o.data() + j0, d, std::min(kNR, d - j0),
+                  t.attn_out.data() + j0, d, w.b_o.data() + j0, pack);
+      }
+    }
+  });
+}
+
+// Everything up to the attention sublayer: validation, inputs, weights, shapes.
+// Returns the weights to use.
+const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in,
+                     Trace& t) {
   const int seq = static_cast<int>(in.x.rows());
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   Validate(cfg, seq, seq_kv);
   CheckInputs(cfg, in);
   if (!weights) throw Error("No weights were given to the forward pass.");
   if (t.weights != weights) CheckWeights(*weights, cfg);
-  const Weights& w = *weights;
-
-  const int d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim();
-  const int group = H / G;
   t.cfg = cfg;
-  t.in = in;
+  if (&t.in != &in) t.in = in;
   t.weights = std::move(weights);
   t.seq = seq;
   t.seq_kv = seq_kv;
+  return *t.weights;
+}
+
+bool SameFlow(const detail::Workspace& ws, const Config& c, int seq, int seq_kv) {
+  const Config& o = ws.flow_cfg;
+  return ws.flow_valid && ws.flow_seq == seq && ws.flow_seq_kv == seq_kv &&
+         o.d_model == c.d_model && o.num_heads == c.num_heads && o.kv_heads() == c.kv_heads() &&
+         o.mask == c.mask && o.norm == c.norm && o.scale == c.scale &&
+         o.temperature == c.temperature && o.positional_encoding == c.positional_encoding &&
+         o.ln_eps == c.ln_eps;
+}
+
+void UpdateFlow(Trace& t, detail::Workspace& ws) {
+  if (SameFlow(ws, t.cfg, t.seq, t.seq_kv)) return;  // rebuilding it allocates strings
+  ws.flow_valid = false;
+  t.flow = ShapeFlow(t.cfg, t.seq, t.seq_kv);
+  ws.flow_cfg = t.cfg;
+  ws.flow_seq = t.seq;
+  ws.flow_seq_kv = t.seq_kv;
+  ws.flow_valid = true;
+}
+
+}  // namespace
+
+void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
+             Trace& t) {
+  const Weights& w = Begin(cfg, weights, in, t);
+  detail::Workspace& ws = t.workspace.get();
+  const int threads = ThreadsFor(cfg), d = cfg.d_model, seq = t.seq;
 
   // Pre-LN normalises the sublayer's input; post-LN normalises after the residual.
-  const Mat* src = &in.x;
+  const Mat* src = &t.in.x;
   if (cfg.norm == Norm::Pre) {
-    LayerNormRows(in.x, w.ln_gamma, w.ln_beta, cfg.ln_eps, t.x_ln);
+    LayerNormRows(t.in.x, w.ln_gamma, w.ln_beta, cfg.ln_eps, t.x_ln);
     src = &t.x_ln;
   } else {
     t.x_ln.resize(0, 0);
   }
-  const Mat& mem = in.cross() ? in.memory : *src;
+  Attention(cfg, w, *src, t.in.cross() ? t.in.memory : *src, t, ws, threads);
 
-  // Projections in the row-vector convention: Q = x W_Q + b_Q.
-  Mat Q = *src * w.W_q;
-  Q.rowwise() += w.b_q;
-  Mat K = mem * w.W_k;
-  K.rowwise() += w.b_k;
-  Mat V = mem * w.W_v;
-  V.rowwise() += w.b_v;
-
-  // Split: columns [h*hd, (h+1)*hd) of Q are head h -> rows [h*seq, (h+1)*seq) of q.
-  t.q.resize(H * seq, hd);
-  for (int h = 0; h < H; ++h) t.q.middleRows(h * seq, seq) = Q.middleCols(h * hd, hd);
-  t.k.resize(G * seq_kv, hd);
-  t.v.resize(G * seq_kv, hd);
-  for (int g = 0; g < G; ++g) {
-    t.k.middleRows(g * seq_kv, seq_kv) = K.middleCols(g * hd, hd);
-    t.v.middleRows(g * seq_kv, seq_kv) = V.middleCols(g * hd, hd);
+  // Residual, then the norm (post-LN) or not.
+  t.residual.resize(seq, d);
+  t.out.resize(seq, d);
+  for (int i = 0; i < seq; ++i) {
+    const float* x = t.in.x.data() + static_cast<std::ptrdiff_t>(i) * d;
+    const float* a = t.attn_out.data() + static_cast<std::ptrdiff_t>(i) * d;
+    float* res = t.residual.data() + static_cast<std::ptrdiff_t>(i) * d;
+    for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
+    float* o = t.out.data() + static_cast<std::ptrdiff_t>(i) * d;
+    if (cfg.norm == Norm::Post)
+      LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, cfg.ln_eps, o);
+    else
+      std::memcpy(o, res, sizeof(float) * d);
   }
 
-  const float scale =
-      (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
-  t.scores.resize(H * seq, seq_kv);
-  t.attn.resize(H * seq, seq_kv);
-  t.context.resize(H * seq, hd);
-  t.concat.resize(seq, d);
-  for (int h = 0; h < H; ++h) {
-    const int g = h / group;
-    auto qh = t.q.middleRows(h * seq, seq);
-    auto kh = t.k.middleRows(g * seq_kv, seq_kv);
-    auto vh = t.v.middleRows(g * seq_kv, seq_kv);
-    auto sh = t.scores.middleRows(h * seq, seq);
-    sh.noalias() = (qh * kh.transpose()) * scale;
-    if (cfg.mask == Mask::Causal) {
-      for (int i = 0; i < seq; ++i)
-        for (int j = i + 1; j < seq_kv; ++j) sh(i, j) = -std::numeric_limits<float>::infinity();
-    }
-    auto ah = t.attn.middleRows(h * seq, seq);
-    ah = sh;
-    for (int i = 0; i < seq; ++i) SoftmaxRow(&ah(i, 0), seq_kv);
-    auto ch = t.context.middleRows(h * seq, seq);
-    ch.noalias() = ah * vh;
-    t.concat.middleCols(h * hd, hd) = ch;  // concat: heads side by side again
-  }
+  UpdateFlow(t, ws);
+}
 
-  t.attn_out.noalias() = t.concat * w.W_o;
-  t.attn_out.rowwise() += w.b_o;
-  t.residual = in.x + t.attn_out;
-  if (cfg.norm == Norm::Post)
-    LayerNormRows(t.residual, w.ln_gamma, w.ln_beta, cfg.ln_eps, t.out);
-  else
-    t.out = t.residual;
-
-  t.flow = ShapeFlow(cfg, seq, seq_kv);
+void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
+                      Trace& t) {
+  const Weights& w = Begin(cfg, weights, in, t);
+  detail::Workspace& ws = t.workspace.get();
+  t.x_ln.resize(0, 0);
+  t.residual.resize(0, 0);
+  t.out.resize(0, 0);
+  Attention(cfg, w, t.in.x, t.in.cross() ? t.in.memory : t.in.x, t, ws, ThreadsFor(cfg));
+  ws.flow_valid = false;
+  t.flow.clear();
 }
 
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in) {

@@ -57,8 +57,9 @@ std::vector<TensorView> Tensors(const Trace& t) {
   v.push_back({"context", S{1, H, s, hd}, t.context.data()});
   v.push_back({"concat", S{1, s, d}, t.concat.data()});
   v.push_back({"attn_out", S{1, s, d}, t.attn_out.data()});
-  v.push_back({"residual", S{1, s, d}, t.residual.data()});
-  v.push_back({"out", S{1, s, d}, t.out.data()});
+  // Left empty by ForwardAttention (the sublayer alone).
+  if (t.residual.size() > 0) v.push_back({"residual", S{1, s, d}, t.residual.data()});
+  if (t.out.size() > 0) v.push_back({"out", S{1, s, d}, t.out.data()});
   return v;
 }
 

@@ -33,6 +33,7 @@ struct Limits {
   static constexpr int kMaxTokens = 1024;       // per sentence; longer input is truncated
   static constexpr int kMaxDModel = 4096;
   static constexpr int kMaxHeads = 256;
+  static constexpr int kMaxThreads = 256;
   static constexpr std::size_t kMaxSentenceBytes = 1 << 20;  // bytes read of one sentence
   // Estimated bytes of one Trace; refused before allocating anything.
   static constexpr std::size_t kMaxTraceBytes = std::size_t(2) << 30;
@@ -49,6 +50,10 @@ struct Config {
   float temperature = 1.0f;      // softmax temperature: scores are divided by it too
   bool positional_encoding = true;
   float ln_eps = 1e-5f;
+  // How to run, not what to compute: CPU threads for Forward (0 = all the OpenMP
+  // runtime offers, i.e. every core or OMP_NUM_THREADS). Results are bit-identical
+  // for every value.
+  int threads = 0;
 
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
   int head_dim() const { return num_heads > 0 ? d_model / num_heads : 0; }

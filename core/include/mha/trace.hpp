@@ -42,6 +42,27 @@ struct TensorView {
   std::int64_t size() const;
 };
 
+namespace detail {
+struct Workspace;  // scratch buffers of the forward pass (core/src/workspace.hpp)
+
+// Owns the scratch buffers Forward reuses between calls, so a repeated forward pass
+// with unchanged shapes allocates nothing. Copying a Trace gives the copy fresh,
+// empty scratch: buffers are never shared, so two traces can be computed at once.
+class WorkspaceHandle {
+ public:
+  WorkspaceHandle();
+  ~WorkspaceHandle();
+  WorkspaceHandle(const WorkspaceHandle&);
+  WorkspaceHandle& operator=(const WorkspaceHandle&);
+  WorkspaceHandle(WorkspaceHandle&&) noexcept;
+  WorkspaceHandle& operator=(WorkspaceHandle&&) noexcept;
+  Workspace& get();
+
+ private:
+  std::unique_ptr<Workspace> p_;
+};
+}  // namespace detail
+
 struct Trace {
   Config cfg;
   Inputs in;
@@ -60,6 +81,8 @@ struct Trace {
   Mat out;       // (seq, d_model)
 
   std::vector<FlowRow> flow;
+
+  detail::WorkspaceHandle workspace;  // not part of the result: reused scratch
 
   // Head h's (seq, seq_kv) block of attn, and the K/V head it reads.
   Eigen::Map<const Mat> AttnHead(int h) const;

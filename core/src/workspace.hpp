@@ -1,0 +1,38 @@
+// Scratch buffers of the forward pass, kept in the Trace between calls. Every
+// buffer only grows, so a repeated forward pass with unchanged shapes allocates
+// nothing (tests/core/test_alloc.cpp checks it).
+#pragma once
+
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "mha/config.hpp"
+
+namespace mha::detail {
+
+// A float buffer that keeps its memory when asked for the same size or less.
+// Eigen vectors are 64-byte aligned, so packed panels start on a cache line.
+class Buffer {
+ public:
+  float* Get(std::size_t n) {
+    if (static_cast<std::size_t>(v_.size()) < n) v_.resize(static_cast<Eigen::Index>(n));
+    return v_.data();
+  }
+
+ private:
+  Eigen::VectorXf v_;
+};
+
+struct Workspace {
+  std::vector<Buffer> panel;  // one packed B panel per thread
+  Buffer kt;                  // K^T of every K/V head, packed as B panels for the scores
+  Buffer vp;                  // V packed as B panels (only when head_dim is not a panel multiple)
+
+  // The shape-flow table only depends on these; it is rebuilt when they change.
+  bool flow_valid = false;
+  Config flow_cfg;
+  int flow_seq = 0, flow_seq_kv = 0;
+};
+
+}  // namespace mha::detail
