@@ -12,6 +12,10 @@ namespace mha::cli {
 std::string Args::Value(const std::string& flag) {
   if (Done())
     throw UsageError(flag + " needs a value. See 'mhaviz " + command_ + " --help'.");
+  // "--sentence --npz out.npz" forgot the sentence; a value never looks like a long flag.
+  if (Peek().size() > 2 && Peek().compare(0, 2, "--") == 0)
+    throw UsageError(flag + " needs a value, but the next argument is the flag '" + Peek() +
+                     "'. See 'mhaviz " + command_ + " --help'.");
   return Next();
 }
 
@@ -121,7 +125,8 @@ void ValidateFlags(const Config& cfg, int seq, int seq_kv) {
 Prepared Prepare(const RunOptions& o) {
   Prepared p;
   p.cfg = o.cfg;
-  ValidateFlags(p.cfg, 1, 1);  // sizes first, before anything is allocated
+  // Sizes first, before anything is allocated (with --input, d_model comes from the file).
+  if (o.input_npz.empty() || o.d_model_given) ValidateFlags(p.cfg, 1, 1);
   if (!o.input_npz.empty()) {
     if (!o.sentence.empty())
       throw UsageError("give either --sentence or --input, not both: --input replaces the sentence's embeddings.");

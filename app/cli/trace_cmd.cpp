@@ -91,6 +91,11 @@ int TraceCommand(const std::vector<std::string>& argv) {
     Prepared p = Prepare(o);
     if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << p.notice << "\n";
     const Trace t = Forward(p.cfg, p.weights, p.in);
+    // Files first (all or none): if a write fails, nothing is printed as if it had worked.
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!npz_path.empty()) files.emplace_back(npz_path, io::EncodeNpz(Tensors(t)));
+    if (!json_path.empty()) files.emplace_back(json_path, io::TraceJson(t, p.notice));
+    io::WriteFilesAtomic(files);
     if (!quiet) {
       std::cout << "tokens (" << t.seq << "):";
       for (const auto& tok : t.in.tokens) std::cout << " [" << tok << "]";
@@ -106,14 +111,8 @@ int TraceCommand(const std::vector<std::string>& argv) {
                 << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm "
                 << ToString(c.norm) << (c.scale ? "" : ", no scaling") << ", seed " << c.seed << "\n\n";
       std::cout << FlowTable(t.flow);
-    }
-    if (!npz_path.empty()) {
-      io::WriteFileAtomic(npz_path, io::EncodeNpz(Tensors(t)));
-      if (!quiet) std::cout << "wrote " << npz_path << "\n";
-    }
-    if (!json_path.empty()) {
-      io::WriteFileAtomic(json_path, io::TraceJson(t, p.notice));
-      if (!quiet) std::cout << "wrote " << json_path << "\n";
+      if (!npz_path.empty()) std::cout << "wrote " << npz_path << "\n";
+      if (!json_path.empty()) std::cout << "wrote " << json_path << "\n";
     }
     return 0;
   });

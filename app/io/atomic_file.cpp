@@ -31,9 +31,8 @@ std::string DirOf(const std::string& path) {
   throw Error(e.str());
 }
 
-}  // namespace
-
-void WriteFileAtomic(const std::string& path, const std::string& bytes) {
+// Writes `bytes` to a new temporary file beside `path` and returns its name.
+std::string Stage(const std::string& path, const std::string& bytes) {
   if (path.empty()) throw Error("No output path was given.");
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) Fail(path, EISDIR, "opening");
@@ -44,24 +43,22 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   const int fd = ::mkstemp(name.data());
   if (fd < 0) Fail(path, errno, "creating a temporary file");
   tmp.assign(name.data());
+  auto fail = [&](const char* doing) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    Fail(path, err, doing);
+  };
   std::size_t off = 0;
   while (off < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      Fail(path, err, "writing");
+      fail("writing");
     }
     off += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 && errno != EINVAL) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    Fail(path, err, "flushing");
-  }
+  if (::fsync(fd) != 0 && errno != EINVAL) fail("flushing");
   const mode_t mask = ::umask(0);  // mkstemp makes 0600; give the usual 0666 & ~umask
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
@@ -70,10 +67,30 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     Fail(path, err, "closing");
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    Fail(path, err, "renaming");
+  return tmp;
+}
+
+}  // namespace
+
+void WriteFileAtomic(const std::string& path, const std::string& bytes) {
+  WriteFilesAtomic({{path, bytes}});
+}
+
+void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  // Stage every file before renaming any, so one failure leaves no output at all.
+  std::vector<std::string> staged;
+  try {
+    for (const auto& [path, bytes] : files) staged.push_back(Stage(path, bytes));
+  } catch (...) {
+    for (const auto& t : staged) ::unlink(t.c_str());
+    throw;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (::rename(staged[i].c_str(), files[i].first.c_str()) != 0) {
+      const int err = errno;
+      for (std::size_t j = i; j < staged.size(); ++j) ::unlink(staged[j].c_str());
+      Fail(files[i].first, err, "renaming");
+    }
   }
 }
 

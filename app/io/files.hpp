@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mha/mha.hpp"
@@ -15,6 +16,9 @@ namespace mha::io {
 // rename(2). On failure throws mha::Error with a message that names the path and the
 // reason, removes the temporary file, and leaves any existing file at `path` intact.
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
+// Several files at once: all are staged as temporary files before any is renamed, so
+// a failure (bad directory, full disk) leaves none of them half done.
+void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Reads a whole file (at most max_bytes); throws mha::Error if missing or too big.
 std::string ReadFile(const std::string& path, std::size_t max_bytes = std::size_t(1) << 30);

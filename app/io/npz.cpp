@@ -130,7 +130,7 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   }
   if (hlen > bytes.size() - hstart) Bad(what, "the header is truncated");
   const Header h = ParseHeader(bytes.substr(hstart, hlen), what);
-  if (h.descr.size() < 3) Bad(what, "dtype '" + h.descr + "' is not understood");
+  if (h.descr.size() < 2) Bad(what, "dtype '" + h.descr + "' is not understood");
   const char order = h.descr[0], kind = h.descr[1];
   const int width = std::atoi(h.descr.c_str() + 2);
   const bool swap = order == '>';  // this machine is little-endian
