@@ -16,7 +16,7 @@
 namespace mha::detail {
 
 #if defined(__AVX512F__)
-constexpr int kMR = 12;  // 12 x 2 zmm accumulators + 2 B vectors + broadcasts <= 32 registers
+constexpr int kMR = 8;  // 8 x 2 zmm accumulators: measured 98-99% of peak on Zen 4 (12 rows: 95%)
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr int kMR = 6;   // 6 x 2 ymm accumulators + 2 B vectors + broadcast <= 16 registers
 #else

@@ -26,8 +26,17 @@ class Buffer {
 
 struct Workspace {
   std::vector<Buffer> panel;  // one packed B panel per thread
+  std::vector<Buffer> block;  // per thread: one row block's scores and weights, kept in L2
   Buffer kt;                  // K^T of every K/V head, packed as B panels for the scores
   Buffer vp;                  // V packed as B panels (only when head_dim is not a panel multiple)
+
+  // The weights packed as B panels (Q/K/V heads, then W_O), so a recompute with the
+  // same weights reads them contiguously instead of repacking strided rows from L3.
+  // Valid for the Weights object the Trace holds (so its address cannot be reused
+  // while this is valid) and these sizes; reset whenever the Trace's weights change.
+  Buffer wpack;
+  const void* wpack_of = nullptr;
+  int wpack_d = 0, wpack_heads = 0, wpack_kv_heads = 0;
 
   // The shape-flow table only depends on these; it is rebuilt when they change.
   bool flow_valid = false;
