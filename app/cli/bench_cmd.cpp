@@ -1,11 +1,145 @@
-// `mhaviz bench`: placeholder until the benchmark lands (issue: speed).
+// `mhaviz bench`: times the attention sublayer on random input, the same work as
+// torch.nn.MultiheadAttention's forward with need_weights=True,
+// average_attn_weights=False (scripts/compare_torch.py runs both side by side).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <random>
+#include <sstream>
+#include <vector>
 
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace mha::cli {
-int BenchCommand(const std::vector<std::string>&) {
-  std::cerr << "mhaviz bench: error: the benchmark is not built yet in this version.\n";
-  return 1;
+namespace {
+
+const char* kBenchHelp =
+    "usage: mhaviz bench --seq N --d-model D --heads H [--kv-heads G] [--threads T] [--repeat R]\n"
+    "\n"
+    "Times one multi-head attention sublayer on random input, after a warm-up: the Q/K/V\n"
+    "projections, every head's scores and softmax weights (kept, like need_weights=True,\n"
+    "average_attn_weights=False in PyTorch), attn V, concat and W_O. No residual, no norm:\n"
+    "the same work as torch.nn.MultiheadAttention's forward. Compare with\n"
+    "scripts/compare_torch.py.\n"
+    "\n"
+    "  --seq N         tokens (default 128)\n"
+    "  --d-model D     d_model (default 512)\n"
+    "  --heads H       num_heads (default 8)\n"
+    "  --kv-heads G    num_kv_heads (grouped-query attention; default: same as --heads)\n"
+    "  --threads T     CPU threads (default 1)\n"
+    "  --repeat R      timed runs (default: as many as fit in about a second, 5 to 2000)\n"
+    "  --seed N        seed of the random input and weights (default 42)\n"
+    "  --help\n"
+    "\n"
+    "Prints one line per setting, and last one JSON object: seq, d_model, heads, kv_heads,\n"
+    "threads, repeat, median_ms, min_ms, gflops (FLOPs of the median run, counted as\n"
+    "8*n*d^2 + 4*n^2*d for plain multi-head attention).\n";
+
+double Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
 }
+
+}  // namespace
+
+int BenchCommand(const std::vector<std::string>& argv) {
+  return Guard("bench", [&] {
+    Config cfg;
+    cfg.norm = Norm::None;
+    cfg.threads = 1;
+    int seq = 128, repeat = 0;
+    Args a("bench", argv);
+    constexpr long long kBig = 1LL << 30;
+    while (!a.Done()) {
+      const std::string f = a.Next();
+      if (f == "--help" || f == "-h") {
+        std::cout << kBenchHelp;
+        return 0;
+      }
+      if (f == "--seq") seq = a.Int(f, -kBig, kBig);
+      else if (f == "--d-model") cfg.d_model = a.Int(f, -kBig, kBig);
+      else if (f == "--heads") cfg.num_heads = a.Int(f, -kBig, kBig);
+      else if (f == "--kv-heads") {
+        cfg.num_kv_heads = a.Int(f, -kBig, kBig);
+        if (cfg.num_kv_heads <= 0)
+          throw UsageError("--kv-heads = " + std::to_string(cfg.num_kv_heads) +
+                           " must be at least 1 (1 = multi-query attention; leave it out for plain "
+                           "multi-head attention).");
+      } else if (f == "--threads") {
+        cfg.threads = a.Int(f, -kBig, kBig);
+        if (cfg.threads < 1 || cfg.threads > Limits::kMaxThreads)
+          throw UsageError("--threads = " + std::to_string(cfg.threads) + " must be between 1 and " +
+                           std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.");
+      } else if (f == "--repeat") {
+        repeat = a.Int(f, -kBig, kBig);
+        if (repeat < 1 || repeat > 1000000)
+          throw UsageError("--repeat = " + std::to_string(repeat) +
+                           " must be between 1 and 1000000 timed runs. Try 20; leave it out to "
+                           "run for about a second.");
+      } else if (f == "--seed") cfg.seed = a.U64(f);
+      else a.Unknown(f);
+    }
+    if (seq <= 0 || seq > Limits::kMaxTokens)
+      throw UsageError("--seq = " + std::to_string(seq) + " must be between 1 and " +
+                       std::to_string(Limits::kMaxTokens) + " tokens. Try 128.");
+    try {
+      Validate(cfg, seq, seq);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+
+    // Random input, N(0, 1) like torch.randn, and the seeded Xavier weights.
+    Inputs in;
+    in.tokens.assign(seq, "");
+    in.x.resize(seq, cfg.d_model);
+    std::mt19937 rng(static_cast<std::uint32_t>(cfg.seed));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (Eigen::Index i = 0; i < in.x.size(); ++i) in.x.data()[i] = normal(rng);
+    auto weights = std::make_shared<const Weights>(InitWeights(cfg));
+
+    Trace t;
+    using Clock = std::chrono::steady_clock;
+    // Warm-up: page in every buffer, start the thread team, settle the caches.
+    const auto warm_start = Clock::now();
+    for (int i = 0; i < 3 || (i < 50 && Ms(Clock::now() - warm_start) < 200.0); ++i)
+      ForwardAttention(cfg, weights, in, t);
+
+    std::vector<double> ms;
+    const auto start = Clock::now();
+    while (true) {
+      const auto t0 = Clock::now();
+      ForwardAttention(cfg, weights, in, t);
+      ms.push_back(Ms(Clock::now() - t0));
+      const int n = static_cast<int>(ms.size());
+      if (repeat > 0 ? n >= repeat : (n >= 2000 || (n >= 5 && Ms(Clock::now() - start) >= 1000.0)))
+        break;
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    const double min_ms = sorted.front();
+
+    const double s = seq, d = cfg.d_model, kvd = static_cast<double>(cfg.kv_heads()) * cfg.head_dim();
+    // Q and W_O: 2*n*d*d each; K and V: 2*n*d*kvd each; scores and attn V: 2*n*n*d each.
+    const double flops = 4 * s * d * d + 4 * s * d * kvd + 4 * s * s * d;
+    const double gflops = flops / (median * 1e-3) / 1e9;
+
+    std::cout << "mhaviz bench: seq " << seq << ", d_model " << cfg.d_model << ", heads " << cfg.num_heads
+              << ", kv_heads " << cfg.kv_heads() << ", threads " << cfg.threads << ", " << n
+              << " timed runs\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "median %.4f ms, min %.4f ms, %.2f GFLOP/s (%.1f MFLOP per run)\n",
+                  median, min_ms, gflops, flops / 1e6);
+    std::cout << line;
+    std::snprintf(line, sizeof line,
+                  "{\"seq\": %d, \"d_model\": %d, \"heads\": %d, \"kv_heads\": %d, \"threads\": %d, "
+                  "\"repeat\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"gflops\": %.3f}\n",
+                  seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms, gflops);
+    std::cout << line;
+    return 0;
+  });
+}
+
 }  // namespace mha::cli

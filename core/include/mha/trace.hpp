@@ -96,6 +96,9 @@ std::vector<TensorView> Tensors(const Trace& t);
 
 // The shape-flow table for a configuration (independent of the values).
 std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv);
+// The same, rebuilt in place: reuses the strings of `rows`, so a repeated call with
+// the same sizes allocates nothing.
+void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows);
 
 // "(1, 8, 3, 64)"
 std::string ShapeString(const std::vector<std::int64_t>& shape);
