@@ -78,6 +78,9 @@ int BenchCommand(const std::vector<std::string>& argv) {
                            " must be between 1 and 1000000 timed runs. Try 20; leave it out to "
                            "run for about a second.");
       } else if (f == "--seed") cfg.seed = a.U64(f);
+      else if (!f.empty() && f[0] != '-')
+        throw UsageError("unexpected argument '" + f + "': mhaviz bench runs on random input and takes "
+                         "only flags, e.g. --seq 128 --d-model 512 --heads 8. See 'mhaviz bench --help'.");
       else a.Unknown(f);
     }
     if (seq <= 0 || seq > Limits::kMaxTokens)
