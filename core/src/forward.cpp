@@ -11,9 +11,7 @@
 #include <cstring>
 #include <limits>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <thread>
 
 #include "gemm.hpp"
 #include "mha/embed.hpp"
@@ -138,49 +136,11 @@ void CheckInputs(const Config& cfg, const Inputs& in) {
 }
 
 // ---- threads -------------------------------------------------------------------
-// One parallel region per forward pass, its phases separated by barriers: waking a
-// thread team costs more than a whole teaching-size head.
 
 int ThreadsFor(const Config& cfg) {
-#ifdef _OPENMP
-  return cfg.threads > 0 ? cfg.threads : omp_get_max_threads();
-#else
-  (void)cfg;
-  return 1;
-#endif
-}
-
-template <class Body>
-void Parallel(int threads, Body&& body) {
-#ifdef _OPENMP
-  if (threads > 1) {
-#pragma omp parallel num_threads(threads)
-    body(omp_get_thread_num(), omp_get_num_threads());
-    return;
-  }
-#endif
-  (void)threads;
-  body(0, 1);
-}
-
-void Barrier(int nthreads) {
-#ifdef _OPENMP
-  if (nthreads > 1) {
-#pragma omp barrier
-  }
-#else
-  (void)nthreads;
-#endif
-}
-
-// Thread tid's share [begin, end) of n equal tasks. The split never changes what a
-// task computes, only who computes it, so results do not depend on the thread count.
-struct Range {
-  int begin, end;
-};
-Range Share(int n, int tid, int nthreads) {
-  return {static_cast<int>(static_cast<long long>(n) * tid / nthreads),
-          static_cast<int>(static_cast<long long>(n) * (tid + 1) / nthreads)};
+  if (cfg.threads > 0) return cfg.threads;
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
 }
 
 int Panels(int n) { return (n + detail::kNR - 1) / detail::kNR; }
@@ -260,17 +220,213 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
   }
 }
 
-// The attention sublayer on src (queries) and mem (keys, values): fills q ... attn_out.
-void Attention(const Config& cfg, const Weights& w, const Mat& src, const Mat& mem, Trace& t,
-               detail::Workspace& ws, int threads) {
-  using detail::kNR;
-  const int seq = t.seq, seq_kv = t.seq_kv;
-  const int d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim();
-  const int group = H / G;
-  const bool causal = cfg.mask == Mask::Causal;
-  const float scale =
-      (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
+// One forward pass, cut into phases of independent tasks for the pool. Phase k+1
+// starts when phase k is done; a task never depends on which thread runs it.
+enum class Step { PreNorm, Project, Pack, Attend, Output, Finish };
 
+struct Pass {
+  const Config* cfg;
+  const Weights* w;
+  Trace* t;
+  detail::Workspace* ws;
+  const Mat* src;  // queries' input: x, or LN(x) for pre-LN
+  const Mat* mem;  // keys' and values' input: src, or the memory (cross-attention)
+  int seq, seq_kv, d, H, G, hd, group, pkv, phd, ld;
+  bool causal, stream, v_in_place, wpack_ready;
+  float scale;
+  float* kt;
+  float* vp;
+  float* wpack;
+  std::size_t kt_panel, vp_panel, wpanel;
+  Step steps[detail::Pool::kMaxPhases];
+  int tasks[detail::Pool::kMaxPhases];
+  int phases = 0;
+
+  void Add(Step s, int n) {
+    steps[phases] = s;
+    tasks[phases++] = n;
+  }
+};
+
+constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
+
+// Pre-LN: x_ln = LN(x), rows [r0, r1).
+void PreNormTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i)
+    LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(),
+                 w.ln_beta.data(), d, p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+}
+
+// Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each head
+// lands in its own contiguous (seq, head_dim) block: the split into heads costs no
+// copy and no transpose.
+void ProjectTask(Pass& p, int task, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const int job = task / p.phd, j0 = (task % p.phd) * kNR, nc = std::min(kNR, p.hd - j0);
+  const Mat* a;
+  const Mat* W;
+  const RowVec* bias;
+  Mat* out;
+  int head, rows;
+  if (job < p.H) {
+    a = p.src, W = &w.W_q, bias = &w.b_q, out = &t.q, head = job, rows = p.seq;
+  } else if (job < p.H + p.G) {
+    a = p.mem, W = &w.W_k, bias = &w.b_k, out = &t.k, head = job - p.H, rows = p.seq_kv;
+  } else {
+    a = p.mem, W = &w.W_v, bias = &w.b_v, out = &t.v, head = job - p.H - p.G, rows = p.seq_kv;
+  }
+  const int col = head * p.hd + j0;
+  float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
+  if (p.wpack) {
+    float* panel = p.wpack + task * p.wpanel;
+    if (!p.wpack_ready) detail::PackB(W->data() + col, W->cols(), p.d, nc, panel);
+    detail::Panel(rows, p.d, a->data(), p.d, panel, kNR, c, p.hd, nc, bias->data() + col, 1.0f);
+  } else {
+    GemmPanel(rows, p.d, a->data(), p.d, W->data() + col, W->cols(), nc, c, p.hd, bias->data() + col,
+              p.ws->panel[tid].Get(0));
+  }
+}
+
+// K^T of each K/V head packed as B panels, so the scores need no transposed copy of
+// K in the trace; V too if its heads are not a whole number of panels.
+void PackTask(Pass& p, int task) {
+  using detail::kNR;
+  const Trace& t = *p.t;
+  if (task < p.G * p.pkv) {
+    const int g = task / p.pkv, j0 = (task % p.pkv) * kNR;
+    detail::PackBT(t.k.data() + (static_cast<std::ptrdiff_t>(g) * p.seq_kv + j0) * p.hd, p.hd, p.hd,
+                   std::min(kNR, p.seq_kv - j0), p.kt + task * p.kt_panel);
+  } else {
+    const int i = task - p.G * p.pkv, g = i / p.phd, j0 = (i % p.phd) * kNR;
+    detail::PackB(t.v.data() + static_cast<std::ptrdiff_t>(g) * p.seq_kv * p.hd + j0, p.hd, p.seq_kv,
+                  std::min(kNR, p.hd - j0), p.vp + i * p.vp_panel);
+  }
+}
+
+// Attention for one head and one block of query rows: scores, mask, softmax, attn V,
+// while the block is in cache.
+void AttendTask(Pass& p, int task, int tid) {
+  using detail::kNR;
+  Trace& t = *p.t;
+  const int blocks = (p.seq + kRowBlock - 1) / kRowBlock;
+  const int h = task / blocks, g = h / p.group, seq_kv = p.seq_kv, hd = p.hd, ld = p.ld;
+  const int r0 = (task % blocks) * kRowBlock, r1 = std::min(p.seq, r0 + kRowBlock), m = r1 - r0;
+  const std::ptrdiff_t row0 = static_cast<std::ptrdiff_t>(h) * p.seq + r0;
+  const float* qb = t.q.data() + row0 * hd;
+  float* cb = t.context.data() + row0 * hd;
+  // The block's scores and weights are computed in per-thread scratch that stays in
+  // L2 (its row stride is off a 4 KiB multiple, so rows do not fight over cache
+  // sets), then copied to the trace once.
+  float* sbuf = p.ws->block[tid].Get(0);
+  float* abuf = sbuf + kRowBlock * ld;
+  for (int q = 0; q < p.pkv; ++q) {
+    const int j0 = q * kNR, nc = std::min(kNR, seq_kv - j0);
+    if (p.causal && j0 >= r1) break;  // these keys are after every query row: masked
+    detail::Panel(m, hd, qb, hd, p.kt + (static_cast<std::size_t>(g) * p.pkv + q) * p.kt_panel, kNR,
+                  sbuf + j0, ld, nc, nullptr, p.scale);
+  }
+  // Key j is visible to query i if j <= i (causal) or always.
+  const int visible_max = p.causal ? std::min(seq_kv, r1) : seq_kv;
+  for (int i = 0; i < m; ++i) {
+    const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
+    float* so = t.scores.data() + (row0 + i) * seq_kv;
+    float* ao = t.attn.data() + (row0 + i) * seq_kv;
+    if (p.stream)
+      AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+    else
+      AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+  }
+  if (p.stream) simd::StoreFence();  // order the cache-bypassing stores before "done"
+  // context = attn V; zero weights past visible_max contribute exactly nothing.
+  for (int q = 0; q < p.phd; ++q) {
+    const int j0 = q * kNR, nc = std::min(kNR, hd - j0);
+    const float* b = p.v_in_place ? t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0
+                                  : p.vp + (static_cast<std::size_t>(g) * p.phd + q) * p.vp_panel;
+    detail::Panel(m, visible_max, abuf, ld, b, p.v_in_place ? hd : kNR, cb + j0, hd, nc, nullptr, 1.0f);
+  }
+  // concat: the heads side by side again.
+  for (int i = 0; i < m; ++i)
+    std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * p.d + h * hd, cb + i * hd,
+                sizeof(float) * hd);
+}
+
+// Output projection, one panel of columns: attn_out = concat W_O + b_O.
+void OutputTask(Pass& p, int panel_index, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
+  float* c = t.attn_out.data() + j0;
+  if (p.wpack) {
+    float* panel = p.wpack + (static_cast<std::size_t>(p.H + 2 * p.G) * p.phd + panel_index) * p.wpanel;
+    if (!p.wpack_ready) detail::PackB(w.W_o.data() + j0, p.d, p.d, nc, panel);
+    detail::Panel(p.seq, p.d, t.concat.data(), p.d, panel, kNR, c, p.d, nc, w.b_o.data() + j0, 1.0f);
+  } else {
+    GemmPanel(p.seq, p.d, t.concat.data(), p.d, w.W_o.data() + j0, p.d, nc, c, p.d, w.b_o.data() + j0,
+              p.ws->panel[tid].Get(0));
+  }
+}
+
+// Residual, then the norm (post-LN) or not, rows [r0, r1). The end of the layer:
+// a further sublayer (e.g. the feed-forward block) would be one more phase after it.
+void FinishTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  Trace& t = *p.t;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i) {
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
+    const float* x = t.in.x.data() + o;
+    const float* a = t.attn_out.data() + o;
+    float* res = t.residual.data() + o;
+    for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
+    if (p.cfg->norm == Norm::Post)
+      LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
+    else
+      std::memcpy(t.out.data() + o, res, sizeof(float) * d);
+  }
+}
+
+void RunTask(void* ctx, int phase, int task, int tid) {
+  Pass& p = *static_cast<Pass*>(ctx);
+  switch (p.steps[phase]) {
+    case Step::PreNorm: PreNormTask(p, task); break;
+    case Step::Project: ProjectTask(p, task, tid); break;
+    case Step::Pack: PackTask(p, task); break;
+    case Step::Attend: AttendTask(p, task, tid); break;
+    case Step::Output: OutputTask(p, task, tid); break;
+    case Step::Finish: FinishTask(p, task); break;
+  }
+}
+
+// Sizes the trace and the scratch, and plans the phases. `full`: the whole layer
+// (pre-LN, residual, norm); else the attention sublayer alone.
+Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full) {
+  using detail::kNR;
+  Pass p;
+  p.cfg = &cfg;
+  p.w = &w;
+  p.t = &t;
+  p.ws = &ws;
+  p.seq = t.seq;
+  p.seq_kv = t.seq_kv;
+  p.d = cfg.d_model;
+  p.H = cfg.num_heads;
+  p.G = cfg.kv_heads();
+  p.hd = cfg.head_dim();
+  p.group = p.H / p.G;
+  p.causal = cfg.mask == Mask::Causal;
+  p.scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(p.hd)) : 1.0f) / cfg.temperature;
+  const int seq = p.seq, seq_kv = p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
+
+  const bool pre = full && cfg.norm == Norm::Pre;
+  if (pre) t.x_ln.resize(seq, d);
+  else t.x_ln.resize(0, 0);
+  p.src = pre ? &t.x_ln : &t.in.x;
+  p.mem = t.in.cross() ? &t.in.memory : p.src;
   t.q.resize(static_cast<Eigen::Index>(H) * seq, hd);
   t.k.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
   t.v.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
@@ -279,198 +435,62 @@ void Attention(const Config& cfg, const Weights& w, const Mat& src, const Mat& m
   t.context.resize(static_cast<Eigen::Index>(H) * seq, hd);
   t.concat.resize(seq, d);
   t.attn_out.resize(seq, d);
+  t.residual.resize(full ? seq : 0, full ? d : 0);
+  t.out.resize(full ? seq : 0, full ? d : 0);
 
-  // Per-thread buffers: a pack buffer for the deepest panel (k = d_model), and a
+  // Per-thread scratch: a pack buffer for the deepest panel (k = d_model), and one
   // row block of scores and weights.
-  const int ld = (seq_kv + 15) / 16 * 16 + 16;
+  p.ld = (seq_kv + 15) / 16 * 16 + 16;
   if (static_cast<int>(ws.panel.size()) < threads) ws.panel.resize(threads);
   if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
   for (int i = 0; i < threads; ++i) {
     ws.panel[i].Get(detail::PanelFloats(d));
-    ws.block[i].Get(static_cast<std::size_t>(2) * kRowBlock * ld);
+    ws.block[i].Get(static_cast<std::size_t>(2) * kRowBlock * p.ld);
   }
-  // Large traces are written past the caches: they would only evict the working set,
-  // and a cache-bypassing store skips reading each line before overwriting it.
-  // (Only when every row starts on a cache line.)
-  const bool stream =
-      seq_kv % simd::kWidth == 0 && 2.0 * H * seq * seq_kv * sizeof(float) > 8e6;
-  const int pkv = Panels(seq_kv), phd = Panels(hd);
-  const std::size_t kt_panel = detail::PanelFloats(hd);
-  float* kt = ws.kt.Get(static_cast<std::size_t>(G) * pkv * kt_panel);
-  const bool v_in_place = hd % kNR == 0;  // every panel of a V head is full width
-  const std::size_t vp_panel = detail::PanelFloats(seq_kv);
-  float* vp = v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(G) * phd * vp_panel);
+  p.pkv = Panels(seq_kv);
+  p.phd = Panels(hd);
+  p.kt_panel = detail::PanelFloats(hd);
+  p.kt = ws.kt.Get(static_cast<std::size_t>(G) * p.pkv * p.kt_panel);
+  p.v_in_place = hd % kNR == 0;  // every panel of a V head is full width
+  p.vp_panel = detail::PanelFloats(seq_kv);
+  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(G) * p.phd * p.vp_panel);
+
   // The weights are packed once per Weights object and reused by every later pass
   // (measured 5-15% faster than packing or reading in place each time, at every
   // size). Capped so the copy stays modest in memory; past the cap each pass packs
   // (or, for few rows, reads in place) again.
-  const std::size_t wpanel = detail::PanelFloats(d);
-  const std::size_t wpack_floats = (static_cast<std::size_t>(H + 2 * G) * phd + Panels(d)) * wpanel;
-  float* wpack = nullptr;
-  bool wpack_ready = false;
+  p.wpanel = detail::PanelFloats(d);
+  const std::size_t wpack_floats = (static_cast<std::size_t>(H + 2 * G) * p.phd + Panels(d)) * p.wpanel;
+  p.wpack = nullptr;
+  p.wpack_ready = false;
   if (wpack_floats * sizeof(float) <= (std::size_t(96) << 20)) {
-    wpack = ws.wpack.Get(wpack_floats);
-    wpack_ready = ws.wpack_of == &w && ws.wpack_d == d && ws.wpack_heads == H && ws.wpack_kv_heads == G;
+    p.wpack = ws.wpack.Get(wpack_floats);
+    p.wpack_ready = ws.wpack_of == &w && ws.wpack_d == d && ws.wpack_heads == H && ws.wpack_kv_heads == G;
     ws.wpack_of = nullptr;  // until this pass has filled it
   }
+  // Large traces are written past the caches: they would only evict the working set,
+  // and a cache-bypassing store skips reading each line before overwriting it.
+  // (Only when every row starts on a cache line.)
+  p.stream = seq_kv % simd::kWidth == 0 && 2.0 * H * seq * seq_kv * sizeof(float) > 8e6;
 
-#ifdef MHA_PROFILE
-  static double prof[5] = {0, 0, 0, 0, 0};
-  static int prof_calls = 0;
-  static double prof_sm = 0;
-  auto pnow = [] { timespec ts; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); return ts.tv_sec + 1e-9 * ts.tv_nsec; };
-  double pt = pnow();
-#define PROF(i) if (tid == 0) { double q = pnow(); prof[i] += q - pt; pt = q; }
-#else
-#define PROF(i)
-#endif
-  Parallel(threads, [&](int tid, int nt) {
-    float* pack = ws.panel[tid].Get(0);
+  const int norm_tasks = (seq + kNormRows - 1) / kNormRows;
+  if (pre) p.Add(Step::PreNorm, norm_tasks);
+  p.Add(Step::Project, (H + 2 * G) * p.phd);
+  p.Add(Step::Pack, G * p.pkv + (p.v_in_place ? 0 : G * p.phd));
+  p.Add(Step::Attend, H * ((seq + kRowBlock - 1) / kRowBlock));
+  p.Add(Step::Output, Panels(d));
+  if (full) p.Add(Step::Finish, norm_tasks);
+  return p;
+}
 
-    // 1. Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each
-    // head lands in its own contiguous (seq, head_dim) block: the split into heads
-    // costs no copy and no transpose.
-    {
-      const int jobs = H + 2 * G, tasks = jobs * phd;
-      const Range r = Share(tasks, tid, nt);
-      for (int task = r.begin; task < r.end; ++task) {
-        const int job = task / phd, j0 = (task % phd) * kNR, nc = std::min(kNR, hd - j0);
-        const Mat* a;
-        const Mat* W;
-        const RowVec* bias;
-        Mat* out;
-        int head, rows;
-        if (job < H) {
-          a = &src, W = &w.W_q, bias = &w.b_q, out = &t.q, head = job, rows = seq;
-        } else if (job < H + G) {
-          a = &mem, W = &w.W_k, bias = &w.b_k, out = &t.k, head = job - H, rows = seq_kv;
-        } else {
-          a = &mem, W = &w.W_v, bias = &w.b_v, out = &t.v, head = job - H - G, rows = seq_kv;
-        }
-        const int col = head * hd + j0;
-        float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * hd + j0;
-        if (wpack) {
-          float* panel = wpack + task * wpanel;
-          if (!wpack_ready) detail::PackB(W->data() + col, W->cols(), d, nc, panel);
-          detail::Panel(rows, d, a->data(), d, panel, kNR, c, hd, nc, bias->data() + col, 1.0f);
-        } else {
-          GemmPanel(rows, d, a->data(), d, W->data() + col, W->cols(), nc, c, hd,
-                    bias->data() + col, pack);
-        }
-      }
-    }
-    PROF(0)
-    Barrier(nt);
-
-    // 2. K^T of each K/V head packed as B panels, so the scores need no transposed
-    // copy of K in the trace; V too if its heads are not a whole number of panels.
-    {
-      const int tasks = G * pkv + (v_in_place ? 0 : G * phd);
-      const Range r = Share(tasks, tid, nt);
-      for (int task = r.begin; task < r.end; ++task) {
-        if (task < G * pkv) {
-          const int g = task / pkv, j0 = (task % pkv) * kNR;
-          detail::PackBT(t.k.data() + (static_cast<std::ptrdiff_t>(g) * seq_kv + j0) * hd, hd, hd,
-                         std::min(kNR, seq_kv - j0), kt + task * kt_panel);
-        } else {
-          const int i = task - G * pkv, g = i / phd, j0 = (i % phd) * kNR;
-          detail::PackB(t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0, hd, seq_kv,
-                        std::min(kNR, hd - j0), vp + i * vp_panel);
-        }
-      }
-    }
-    PROF(1)
-    Barrier(nt);
-
-    // 3. Attention per (head, block of query rows): scores, mask, softmax, attn V,
-    // while the block's rows are still in cache.
-    {
-      const int blocks = (seq + kRowBlock - 1) / kRowBlock, tasks = H * blocks;
-      const Range r = Share(tasks, tid, nt);
-      float* block = ws.block[tid].Get(0);
-      for (int task = r.begin; task < r.end; ++task) {
-        const int h = task / blocks, g = h / group;
-        const int r0 = (task % blocks) * kRowBlock, r1 = std::min(seq, r0 + kRowBlock), m = r1 - r0;
-        const std::ptrdiff_t row0 = static_cast<std::ptrdiff_t>(h) * seq + r0;
-        const float* qb = t.q.data() + row0 * hd;
-        float* cb = t.context.data() + row0 * hd;
-        // The block's scores and weights are computed in per-thread scratch that stays
-        // in L2 (its row stride is off a 4 KiB multiple, so rows do not fight over cache
-        // sets), then copied to the trace once.
-        float* sbuf = block;
-        float* abuf = block + kRowBlock * ld;
-        for (int p = 0; p < pkv; ++p) {
-          const int j0 = p * kNR, nc = std::min(kNR, seq_kv - j0);
-          if (causal && j0 >= r1) break;  // these keys are after every query row: masked
-          detail::Panel(m, hd, qb, hd, kt + (static_cast<std::size_t>(g) * pkv + p) * kt_panel, kNR,
-                        sbuf + j0, ld, nc, nullptr, scale);
-        }
-#ifdef MHA_PROFILE
-        PROF(4)
-#endif
-        // Key j is visible to query i if j <= i (causal) or always.
-        const int visible_max = causal ? std::min(seq_kv, r1) : seq_kv;
-        for (int i = 0; i < m; ++i) {
-          const int visible = causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
-          float* so = t.scores.data() + (row0 + i) * seq_kv;
-          float* ao = t.attn.data() + (row0 + i) * seq_kv;
-          if (stream)
-            AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
-          else
-            AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
-        }
-#ifdef MHA_PROFILE
-        if (tid == 0) { double q = pnow(); prof_sm += q - pt; pt = q; }
-#endif
-        // context = attn V; zero weights past visible_max contribute exactly nothing.
-        for (int p = 0; p < phd; ++p) {
-          const int j0 = p * kNR, nc = std::min(kNR, hd - j0);
-          const float* b = v_in_place
-                               ? t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0
-                               : vp + (static_cast<std::size_t>(g) * phd + p) * vp_panel;
-          detail::Panel(m, visible_max, abuf, ld, b, v_in_place ? hd : kNR, cb + j0, hd, nc,
-                        nullptr, 1.0f);
-        }
-        // concat: the heads side by side again.
-        for (int i = 0; i < m; ++i)
-          std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * d + h * hd,
-                      cb + i * hd, sizeof(float) * hd);
-      }
-    }
-    if (stream) simd::StoreFence();
-    PROF(2)
-    Barrier(nt);
-
-    // 4. Output projection: attn_out = concat W_O + b_O.
-    {
-      const Range r = Share(Panels(d), tid, nt);
-      for (int p = r.begin; p < r.end; ++p) {
-        const int j0 = p * kNR, nc = std::min(kNR, d - j0);
-        float* c = t.attn_out.data() + j0;
-        if (wpack) {
-          float* panel = wpack + (static_cast<std::size_t>(H + 2 * G) * phd + p) * wpanel;
-          if (!wpack_ready) detail::PackB(w.W_o.data() + j0, d, d, nc, panel);
-          detail::Panel(seq, d, t.concat.data(), d, panel, kNR, c, d, nc, w.b_o.data() + j0, 1.0f);
-        } else {
-          GemmPanel(seq, d, t.concat.data(), d, w.W_o.data() + j0, d, nc, c, d, w.b_o.data() + j0,
-                    pack);
-        }
-      }
-    }
-    PROF(3)
-  });
-  if (wpack) {
-    ws.wpack_of = &w;
-    ws.wpack_d = d;
-    ws.wpack_heads = H;
-    ws.wpack_kv_heads = G;
+void Run(Pass& p, int threads) {
+  p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
+  if (p.wpack) {
+    p.ws->wpack_of = p.w;
+    p.ws->wpack_d = p.d;
+    p.ws->wpack_heads = p.H;
+    p.ws->wpack_kv_heads = p.G;
   }
-#ifdef MHA_PROFILE
-  if (++prof_calls % 10 == 0) {
-    fprintf(stderr, "proj %.3f packKT %.3f [scores %.3f softmax %.3f] attnrest %.3f out %.3f ms/call\n", prof[0] * 100, prof[1] * 100, prof[4]*100, prof_sm*100, prof[2] * 100, prof[3] * 100); prof_sm = 0;
-    for (double& x : prof) x = 0;
-  }
-#endif
 }
 
 // Everything up to the attention sublayer: validation, inputs, weights, shapes.
@@ -520,33 +540,9 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
              Trace& t) {
   const Weights& w = Begin(cfg, weights, in, t);
   detail::Workspace& ws = t.workspace.get();
-  const int threads = ThreadsFor(cfg), d = cfg.d_model, seq = t.seq;
-
-  // Pre-LN normalises the sublayer's input; post-LN normalises after the residual.
-  const Mat* src = &t.in.x;
-  if (cfg.norm == Norm::Pre) {
-    LayerNormRows(t.in.x, w.ln_gamma, w.ln_beta, cfg.ln_eps, t.x_ln);
-    src = &t.x_ln;
-  } else {
-    t.x_ln.resize(0, 0);
-  }
-  Attention(cfg, w, *src, t.in.cross() ? t.in.memory : *src, t, ws, threads);
-
-  // Residual, then the norm (post-LN) or not.
-  t.residual.resize(seq, d);
-  t.out.resize(seq, d);
-  for (int i = 0; i < seq; ++i) {
-    const float* x = t.in.x.data() + static_cast<std::ptrdiff_t>(i) * d;
-    const float* a = t.attn_out.data() + static_cast<std::ptrdiff_t>(i) * d;
-    float* res = t.residual.data() + static_cast<std::ptrdiff_t>(i) * d;
-    for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
-    float* o = t.out.data() + static_cast<std::ptrdiff_t>(i) * d;
-    if (cfg.norm == Norm::Post)
-      LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, cfg.ln_eps, o);
-    else
-      std::memcpy(o, res, sizeof(float) * d);
-  }
-
+  const int threads = ThreadsFor(cfg);
+  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
+  Run(p, threads);
   UpdateFlow(t, ws);
 }
 
@@ -554,10 +550,9 @@ void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
                       Trace& t) {
   const Weights& w = Begin(cfg, weights, in, t);
   detail::Workspace& ws = t.workspace.get();
-  t.x_ln.resize(0, 0);
-  t.residual.resize(0, 0);
-  t.out.resize(0, 0);
-  Attention(cfg, w, t.in.x, t.in.cross() ? t.in.memory : t.in.x, t, ws, ThreadsFor(cfg));
+  const int threads = ThreadsFor(cfg);
+  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/false);
+  Run(p, threads);
   ws.flow_valid = false;
   t.flow.clear();
 }

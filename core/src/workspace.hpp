@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 
 #include "mha/config.hpp"
+#include "pool.hpp"
 
 namespace mha::detail {
 
@@ -37,6 +38,8 @@ struct Workspace {
   Buffer wpack;
   const void* wpack_of = nullptr;
   int wpack_d = 0, wpack_heads = 0, wpack_kv_heads = 0;
+
+  Pool pool;  // this trace's worker threads (created on first use with threads > 1)
 
   // The shape-flow table only depends on these; it is rebuilt when they change.
   bool flow_valid = false;
