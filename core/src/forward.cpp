@@ -220,6 +220,19 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
   }
 }
 
+// The runs of rows [0, n) where a and b differ (all of them if `all`).
+void ChangedRows(const Mat* a, const Mat* b, int n, bool all, std::vector<std::pair<int, int>>& runs) {
+  runs.clear();
+  if (runs.capacity() < static_cast<std::size_t>(n)) runs.reserve(n);  // at most n runs
+  const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(a->cols());
+  for (int i = 0; i < n; ++i) {
+    const bool changed = all || std::memcmp(a->data() + i * a->cols(), b->data() + i * b->cols(), row_bytes) != 0;
+    if (!changed) continue;
+    if (!runs.empty() && runs.back().second == i) ++runs.back().second;
+    else runs.emplace_back(i, i + 1);
+  }
+}
+
 // One forward pass, cut into phases of independent tasks for the pool. Phase k+1
 // starts when phase k is done; a task never depends on which thread runs it.
 enum class Step { PreNorm, Project, Pack, Attend, Output, Finish };
@@ -281,14 +294,24 @@ void ProjectTask(Pass& p, int task, int tid) {
   }
   const int col = head * p.hd + j0;
   float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
+  const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
+  if (runs.empty()) return;
+  const float* panel;
+  std::ptrdiff_t ldb;
   if (p.wpack) {
-    float* panel = p.wpack + task * p.wpanel;
-    if (!p.wpack_ready) detail::PackB(W->data() + col, W->cols(), p.d, nc, panel);
-    detail::Panel(rows, p.d, a->data(), p.d, panel, kNR, c, p.hd, nc, bias->data() + col, 1.0f);
-  } else {
-    GemmPanel(rows, p.d, a->data(), p.d, W->data() + col, W->cols(), nc, c, p.hd, bias->data() + col,
-              p.ws->panel[tid].Get(0));
+    float* packed = p.wpack + task * p.wpanel;
+    if (!p.wpack_ready) detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
+    panel = packed, ldb = kNR;
+  } else if (rows > 64 || nc < kNR) {  // reused by many rows: pack it
+    float* packed = p.ws->panel[tid].Get(0);
+    detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
+    panel = packed, ldb = kNR;
+  } else {  // a few rows: read the weights in place
+    panel = W->data() + col, ldb = W->cols();
   }
+  for (const auto& [r0, r1] : runs)
+    detail::Panel(r1 - r0, p.d, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, p.d, panel, ldb,
+                  c + static_cast<std::ptrdiff_t>(r0) * p.hd, p.hd, nc, bias->data() + col, 1.0f);
 }
 
 // K^T of each K/V head packed as B panels, so the scores need no transposed copy of
@@ -468,6 +491,10 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
     p.wpack_ready = ws.wpack_of == &w && ws.wpack_d == d && ws.wpack_heads == H && ws.wpack_kv_heads == G;
     ws.wpack_of = nullptr;  // until this pass has filled it
   }
+  if (p.wpack && !p.wpack_ready) {  // every panel gets packed: project every row
+    ChangedRows(&t.in.x, &t.in.x, seq, true, ws.q_rows);
+    ChangedRows(p.mem, p.mem, seq_kv, true, ws.kv_rows);
+  }
   // Large traces are written past the caches: they would only evict the working set,
   // and a cache-bypassing store skips reading each line before overwriting it.
   // (Only when every row starts on a cache line.)
@@ -475,8 +502,11 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
 
   const int norm_tasks = (seq + kNormRows - 1) / kNormRows;
   if (pre) p.Add(Step::PreNorm, norm_tasks);
-  p.Add(Step::Project, (H + 2 * G) * p.phd);
-  p.Add(Step::Pack, G * p.pkv + (p.v_in_place ? 0 : G * p.phd));
+  // Nothing to project (or to repack) if no input row changed; else every panel of
+  // every head, over the rows that changed.
+  const bool project = !ws.q_rows.empty() || !ws.kv_rows.empty();
+  p.Add(Step::Project, project ? (H + 2 * G) * p.phd : 0);
+  p.Add(Step::Pack, ws.kv_rows.empty() ? 0 : G * p.pkv + (p.v_in_place ? 0 : G * p.phd));
   p.Add(Step::Attend, H * ((seq + kRowBlock - 1) / kRowBlock));
   p.Add(Step::Output, Panels(d));
   if (full) p.Add(Step::Finish, norm_tasks);
@@ -485,6 +515,7 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
 
 void Run(Pass& p, int threads) {
   p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
+  p.ws->proj_valid = true;
   if (p.wpack) {
     p.ws->wpack_of = p.w;
     p.ws->wpack_d = p.d;
@@ -493,10 +524,10 @@ void Run(Pass& p, int threads) {
   }
 }
 
-// Everything up to the attention sublayer: validation, inputs, weights, shapes.
-// Returns the weights to use.
+// Everything before the computation: validation, inputs, weights, and which input
+// rows changed since the last pass on this trace. Returns the weights to use.
 const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in,
-                     Trace& t) {
+                     Trace& t, bool full) {
   const int seq = static_cast<int>(in.x.rows());
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   Validate(cfg, seq, seq_kv);
@@ -506,7 +537,27 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   if (t.weights != weights || t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
       t.cfg.kv_heads() != cfg.kv_heads())
     CheckWeights(*weights, cfg);
-  if (t.weights != weights) t.workspace.get().wpack_of = nullptr;
+  detail::Workspace& ws = t.workspace.get();
+  if (t.weights != weights) ws.wpack_of = nullptr;
+
+  detail::Workspace::ProjectionKey key;
+  key.weights = weights.get();
+  key.d = cfg.d_model;
+  key.heads = cfg.num_heads;
+  key.kv_heads = cfg.kv_heads();
+  key.seq = seq;
+  key.seq_kv = seq_kv;
+  key.pre_norm = full && cfg.norm == Norm::Pre;
+  key.cross = in.cross();
+  key.ln_eps = key.pre_norm ? cfg.ln_eps : 0.0f;
+  // t.in still holds the last pass's input (unless the caller passed it back in).
+  const bool all = !(ws.proj_valid && key == ws.proj_key && t.weights == weights) || &t.in == &in;
+  ChangedRows(&in.x, &t.in.x, seq, all, ws.q_rows);
+  if (in.cross()) ChangedRows(&in.memory, &t.in.memory, seq_kv, all, ws.kv_rows);
+  else ws.kv_rows = ws.q_rows;  // same capacity once grown: no allocation
+  ws.proj_key = key;
+  ws.proj_valid = false;  // until this pass has projected
+
   t.cfg = cfg;
   if (&t.in != &in) t.in = in;
   t.weights = std::move(weights);
@@ -538,7 +589,7 @@ void UpdateFlow(Trace& t, detail::Workspace& ws) {
 
 void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
              Trace& t) {
-  const Weights& w = Begin(cfg, weights, in, t);
+  const Weights& w = Begin(cfg, weights, in, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
   const int threads = ThreadsFor(cfg);
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
@@ -548,7 +599,7 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
 
 void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
                       Trace& t) {
-  const Weights& w = Begin(cfg, weights, in, t);
+  const Weights& w = Begin(cfg, weights, in, t, /*full=*/false);
   detail::Workspace& ws = t.workspace.get();
   const int threads = ThreadsFor(cfg);
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/false);

@@ -3,6 +3,7 @@
 // nothing (tests/core/test_alloc.cpp checks it).
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -38,6 +39,25 @@ struct Workspace {
   Buffer wpack;
   const void* wpack_of = nullptr;
   int wpack_d = 0, wpack_heads = 0, wpack_kv_heads = 0;
+
+  // What the last pass's q, k and v were computed from: rows of the input that did
+  // not change since are not projected again (typing one word changes one row;
+  // moving the temperature slider changes none). Exact: a row's projection does
+  // not depend on the other rows, nor on which tile of the GEMM computes it.
+  struct ProjectionKey {
+    const void* weights = nullptr;
+    int d = 0, heads = 0, kv_heads = 0, seq = 0, seq_kv = 0;
+    bool pre_norm = false, cross = false;
+    float ln_eps = 0;
+    bool operator==(const ProjectionKey& o) const {
+      return weights == o.weights && d == o.d && heads == o.heads && kv_heads == o.kv_heads &&
+             seq == o.seq && seq_kv == o.seq_kv && pre_norm == o.pre_norm && cross == o.cross &&
+             ln_eps == o.ln_eps;
+    }
+  };
+  ProjectionKey proj_key;
+  bool proj_valid = false;
+  std::vector<std::pair<int, int>> q_rows, kv_rows;  // [begin, end) runs to project
 
   Pool pool;  // this trace's worker threads (created on first use with threads > 1)
 
