@@ -1,11 +1,168 @@
-// `mhaviz export`: placeholder until the CPU heatmap renderer lands (issue: desktop app).
+// `mhaviz export`: the attention heatmaps as PNG and/or SVG, drawn on the CPU
+// (no display, no OpenGL), for slides and handouts.
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
+#include <utility>
 
+#include "../io/files.hpp"
 #include "commands.hpp"
+#include "options.hpp"
+#include "render/render.hpp"
 
 namespace mha::cli {
-int ExportCommand(const std::vector<std::string>&) {
-  std::cerr << "mhaviz export: error: heatmap export is not built yet in this version.\n";
-  return 1;
+namespace {
+
+const char* kExportHelp =
+    "usage: mhaviz export [flags] --png FILE [--svg FILE] [--head K] [--scale N] [--no-values]\n"
+    "\n"
+    "Runs one multi-head attention layer on a sentence and draws the attention weights\n"
+    "softmax(Q K^T / sqrt(d_k)) of every head, plus their mean, as heatmaps: rows are the\n"
+    "query tokens, columns the key tokens, one fixed [0, 1] colour scale (viridis) for all\n"
+    "maps. Works without a display (DISPLAY may be unset).\n"
+    "\n"
+    "What to compute (the same flags as 'mhaviz trace'):\n";
+const char* kExportOutHelp =
+    "\n"
+    "Output (at least one of --png / --svg):\n"
+    "  --png FILE        write a PNG image (labels in NanumGothic, Korean included)\n"
+    "  --svg FILE        write an SVG: every cell a vector <rect> whose tooltip holds the query,\n"
+    "                    key, weight and raw score; labels are text\n"
+    "  --head K          draw only head K, larger (heads are numbered 0 .. num_heads-1);\n"
+    "                    default: every head and the mean over heads\n"
+    "  --scale N         PNG resolution multiplier, 1..8 (default 2, sharp on slides)\n"
+    "  --no-values       do not print the weights inside the cells\n"
+    "  --quiet           print nothing on success\n"
+    "  --help\n"
+    "\n"
+    "Big inputs stay bounded: labels and printed weights are left out when the cells are\n"
+    "too small, PNGs are capped at 16 megapixels, and an SVG is refused above 300,000 cells\n"
+    "(export one head with --head K instead). Notes on stderr say what was simplified.\n"
+    "\n"
+    "Examples:\n"
+    "  mhaviz export --sentence \"The quick brown fox jumps over the lazy dog .\" --png fox.png\n"
+    "  mhaviz export --sentence \"고양이가 쥐를 잡았다\" --heads 2 --d-model 64 --svg cat.svg\n"
+    "  mhaviz export --sentence \"I saw her duck\" --heads 8 --kv-heads 2 --head 3 --png h3.png\n"
+    "\n"
+    "Labels use NanumGothic (fonts-nanum, or assets/fonts next to the binary); set\n"
+    "MHAVIZ_FONT=/path/to/font.ttf to use another TrueType font.\n"
+    "\n"
+    "Exit status: 0 ok, 1 runtime error (files, fonts), 2 usage error (flags). Files are\n"
+    "written atomically: a failed write leaves no partial file behind.\n";
+
+int SmallInt(Args& a, const std::string& flag, const char* what) {
+  const std::string v = a.Value(flag);
+  errno = 0;
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE || n < -1000000 || n > 1000000)
+    throw UsageError(flag + " expects " + what + ", got '" + v + "'.");
+  return static_cast<int>(n);
 }
+
+double Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+}  // namespace
+
+int ExportCommand(const std::vector<std::string>& argv) {
+  return Guard("export", [&] {
+    RunOptions o;
+    std::string png_path, svg_path;
+    render::HeatmapOptions ho;
+    bool head_given = false, quiet = false;
+    Args a("export", argv);
+    while (!a.Done()) {
+      const std::string f = a.Next();
+      if (f == "--help" || f == "-h") {
+        std::cout << kExportHelp << RunFlagsHelp() << kExportOutHelp;
+        return 0;
+      }
+      if (ParseRunFlag(a, f, o)) continue;
+      if (f == "--png") png_path = a.Value(f);
+      else if (f == "--svg") svg_path = a.Value(f);
+      else if (f == "--head") {
+        ho.head = SmallInt(a, f, "a head number (0 for the first head)");
+        head_given = true;
+      } else if (f == "--scale") {
+        ho.scale = SmallInt(a, f, "a whole number from 1 to 8");
+        if (ho.scale < 1 || ho.scale > 8)
+          throw UsageError("--scale " + std::to_string(ho.scale) +
+                           " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.");
+      } else if (f == "--no-values") ho.values = false;
+      else if (f == "--quiet" || f == "-q") quiet = true;
+      else a.Unknown(f);
+    }
+    if (png_path.empty() && svg_path.empty())
+      throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
+                       "See 'mhaviz export --help'.");
+    if (png_path.empty() == false && png_path == svg_path)
+      throw UsageError("--png and --svg name the same file '" + png_path + "'; give each its own name.");
+
+    Prepared p = Prepare(o);
+    if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << p.notice << "\n";
+    const int H = p.cfg.num_heads;
+    if (head_given && (ho.head < 0 || ho.head >= H))
+      throw UsageError("--head " + std::to_string(ho.head) + " is out of range: with num_heads = " +
+                       std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
+                       ". (--heads sets how many heads there are; --head picks the one to draw.)");
+    const auto t0 = std::chrono::steady_clock::now();
+    const Trace t = Forward(p.cfg, p.weights, p.in);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!svg_path.empty() && render::SvgCellCount(t, ho) > render::kMaxSvgCells)
+      throw UsageError("the SVG would hold " + Thousands(render::SvgCellCount(t, ho)) +
+                       " cells, too many for any viewer (the limit is " + Thousands(render::kMaxSvgCells) +
+                       "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
+
+    // The header shows the sentence as typed rather than the tokens joined by spaces.
+    if (o.input_npz.empty()) {
+      ho.sentence = o.sentence.empty() ? kDefaultSentence : o.sentence;
+      ho.memory = o.memory;
+    }
+
+    // Render everything before writing anything, so a rendering error leaves no files.
+    std::string png, svg;
+    render::Image img;
+    double png_ms = 0, enc_ms = 0, svg_ms = 0;
+    if (!png_path.empty()) {
+      const auto a0 = std::chrono::steady_clock::now();
+      img = render::RenderHeatmaps(t, ho);
+      const auto a1 = std::chrono::steady_clock::now();
+      png = render::EncodePng(img);
+      const auto a2 = std::chrono::steady_clock::now();
+      png_ms = Ms(a1 - a0);
+      enc_ms = Ms(a2 - a1);
+      for (const auto& n : img.notes) std::cerr << "mhaviz export: note: " << n << "\n";
+    }
+    if (!svg_path.empty()) {
+      const auto a0 = std::chrono::steady_clock::now();
+      svg = render::RenderHeatmapsSvg(t, ho);
+      svg_ms = Ms(std::chrono::steady_clock::now() - a0);
+    }
+    if (!quiet)
+      std::cout << "attention of " << t.seq << " query x " << t.seq_kv << " key tokens, " << H
+                << (H == 1 ? " head" : " heads") << " (forward " << Ms(t1 - t0) << " ms)\n";
+    // Both files are staged before either is renamed into place: one bad path leaves
+    // neither file behind, and no half-written file ever.
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!png_path.empty()) files.emplace_back(png_path, std::move(png));
+    if (!svg_path.empty()) files.emplace_back(svg_path, std::move(svg));
+    io::WriteFilesAtomic(files);
+    if (!quiet) {
+      for (const auto& [path, bytes] : files) {
+        if (path == png_path)
+          std::cout << "wrote " << path << " (" << img.width << " x " << img.height << " px, "
+                    << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << png_ms << " ms, encoded in " << enc_ms
+                    << " ms)\n";
+        else
+          std::cout << "wrote " << path << " (" << Thousands(render::SvgCellCount(t, ho)) << " cells, "
+                    << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << svg_ms << " ms)\n";
+      }
+    }
+    return 0;
+  });
+}
+
 }  // namespace mha::cli

@@ -87,6 +87,25 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
   } else if (f == "--no-scale") o.cfg.scale = false;
   else if (f == "--no-pe") o.cfg.positional_encoding = false;
   else if (f == "--temperature") o.cfg.temperature = static_cast<float>(a.Double(f));
+  else if (f == "--block") {
+    const std::string v = a.Value(f);
+    if (v == "attention") o.cfg.block = Block::Attention;
+    else if (v == "encoder") o.cfg.block = Block::Encoder;
+    else throw UsageError("--block must be 'attention' (the attention layer only) or 'encoder' (attention, then a "
+                          "feed-forward network, each with residual + LayerNorm: a full Transformer encoder block), got '" + v + "'.");
+  } else if (f == "--d-ff") {
+    o.cfg.d_ff = a.Int(f, -kBig, kBig);
+    if (o.cfg.d_ff <= 0)
+      throw UsageError("--d-ff = " + std::to_string(o.cfg.d_ff) +
+                       " must be at least 1: it is the width of the feed-forward network's hidden layer. "
+                       "Leave it out for the usual 4 x d_model.");
+  } else if (f == "--activation") {
+    const std::string v = a.Value(f);
+    if (v == "relu") o.cfg.activation = Activation::Relu;
+    else if (v == "gelu") o.cfg.activation = Activation::Gelu;
+    else throw UsageError("--activation must be 'relu' (max(0, x), the original Transformer) or 'gelu' "
+                          "(x * Phi(x), BERT/GPT), got '" + v + "'.");
+  }
   else if (f == "--input") o.input_npz = a.Value(f);
   else if (f == "--weights") o.weights_npz = a.Value(f);
   else return false;
@@ -105,10 +124,15 @@ const char* RunFlagsHelp() {
       "  --no-scale        do not divide the scores by sqrt(d_k)\n"
       "  --temperature T   divide the scores by T too (default 1)\n"
       "  --no-pe           no sinusoidal positional encoding\n"
+      "  --block B         attention: the attention layer only (default) | encoder: then a feed-forward\n"
+      "                    network with its own residual + LayerNorm (a Transformer encoder block)\n"
+      "  --d-ff N          feed-forward hidden width with --block encoder (default 4 x d_model)\n"
+      "  --activation A    relu (default) | gelu (exact erf form, as torch.nn.GELU()) with --block encoder\n"
       "  --memory S2       cross-attention: keys and values come from sentence S2\n"
       "  --input X.npz     use array x, shape (seq, d_model) or (1, seq, d_model), instead of a sentence\n"
       "                    (and array memory, if present, for cross-attention); no PE is added to it\n"
-      "  --weights W.npz   load W_q, W_k, W_v, W_o (+ optional b_q, b_k, b_v, b_o, ln_gamma, ln_beta, ln_eps)\n";
+      "  --weights W.npz   load W_q, W_k, W_v, W_o (+ optional b_q, b_k, b_v, b_o, ln_gamma, ln_beta, ln_eps);\n"
+      "                    with --block encoder also ffn_W1, ffn_W2 (+ optional ffn_b1, ffn_b2, ln2_gamma, ln2_beta)\n";
 }
 
 namespace {

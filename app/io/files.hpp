@@ -47,7 +47,9 @@ Array DecodeNpy(const std::string& bytes, const std::string& what);
 Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string& path);
 // Weights from an .npz: W_q, W_k, W_v, W_o required; b_*, ln_gamma, ln_beta optional
 // (biases default to 0, gamma to 1, beta to 0). `cfg` gives the expected shapes;
-// ln_eps in the file overrides cfg->ln_eps.
+// ln_eps in the file overrides cfg->ln_eps. With cfg->block == Encoder also ffn_W1,
+// ffn_W2 (required) and ffn_b1, ffn_b2, ln2_gamma, ln2_beta (optional); cfg->d_ff is
+// read from ffn_W1 if it is 0.
 Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path,
                        Config* cfg);
 

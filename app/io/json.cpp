@@ -20,6 +20,11 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
                  {"norm", ToString(c.norm)}, {"scale", c.scale},
                  {"temperature", c.temperature}, {"positional_encoding", c.positional_encoding},
                  {"ln_eps", c.ln_eps},     {"cross_attention", t.in.cross()}};
+  j["config"]["block"] = ToString(c.block);
+  if (c.block == Block::Encoder) {
+    j["config"]["d_ff"] = c.ffn_dim();
+    j["config"]["activation"] = ToString(c.activation);
+  }
   if (!notice.empty()) j["notice"] = notice;
   json flow = json::array();
   for (const auto& r : t.flow)

@@ -46,6 +46,35 @@ void Take(const std::map<std::string, Array>& npz, const std::string& key, const
   std::copy(a.data.begin(), a.data.end(), out.data());
 }
 
+// The encoder block's FFN weights. d_ff is read from ffn_W1 unless --d-ff gave it.
+void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg, Weights& w) {
+  const Eigen::Index d = cfg->d_model;
+  for (const char* key : {"ffn_W1", "ffn_W2"})
+    if (npz.find(key) == npz.end())
+      throw Error("'" + path + "' has no array '" + key + "'. For the encoder block (--block encoder) a weights file "
+                  "also needs ffn_W1 (d_model, d_ff) and ffn_W2 (d_ff, d_model); ffn_b1, ffn_b2, ln2_gamma and "
+                  "ln2_beta are optional. Leave out --block encoder to run attention only.");
+  const Array& w1 = npz.at("ffn_W1");
+  if (w1.shape.size() == 2 && w1.shape[0] == d && cfg->d_ff == 0 && w1.shape[1] > 0 &&
+      w1.shape[1] <= Limits::kMaxDFf)
+    cfg->d_ff = static_cast<int>(w1.shape[1]);
+  const Eigen::Index f = cfg->ffn_dim();
+  if (w1.shape.size() != 2 || w1.shape[0] != d || w1.shape[1] != f)
+    throw Error("'" + path + "': weight 'ffn_W1' has shape " + ShapeString(w1.shape) + " but d_model = " +
+                std::to_string(d) + " and d_ff = " + std::to_string(f) + " need " + ShapeString({d, f}) +
+                ". Check --d-model and --d-ff against the file (leave out --d-ff to read it from the file).");
+  w.ffn_b1 = RowVec::Zero(f);
+  w.ffn_b2 = RowVec::Zero(d);
+  w.ln2_gamma = RowVec::Ones(d);
+  w.ln2_beta = RowVec::Zero(d);
+  Take(npz, "ffn_W1", path, true, d, f, false, w.ffn_W1);
+  Take(npz, "ffn_W2", path, true, f, d, false, w.ffn_W2);
+  Take(npz, "ffn_b1", path, false, 1, f, true, w.ffn_b1);
+  Take(npz, "ffn_b2", path, false, 1, d, true, w.ffn_b2);
+  Take(npz, "ln2_gamma", path, false, 1, d, true, w.ln2_gamma);
+  Take(npz, "ln2_beta", path, false, 1, d, true, w.ln2_beta);
+}
+
 }  // namespace
 
 Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string& path) {
@@ -97,6 +126,7 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
   Take(npz, "b_o", path, false, 1, d, true, w.b_o);
   Take(npz, "ln_gamma", path, false, 1, d, true, w.ln_gamma);
   Take(npz, "ln_beta", path, false, 1, d, true, w.ln_beta);
+  if (cfg->block == Block::Encoder) TakeFfn(npz, path, cfg, w);
   const auto eps = npz.find("ln_eps");
   if (eps != npz.end()) {
     if (eps->second.data.size() != 1)

@@ -13,6 +13,8 @@ const char* ToString(Norm n) {
     default: return "none";
   }
 }
+const char* ToString(Block b) { return b == Block::Encoder ? "encoder" : "attention"; }
+const char* ToString(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
 
 std::vector<int> ValidHeadCounts(int d_model) {
   std::vector<int> out;
@@ -38,6 +40,11 @@ std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv) {
   floats += 2 * g * skv * hd;       // k, v
   floats += 7 * s * d + skv * d;    // x, x_ln, concat, attn_out, residual, out, memory
   floats += 4 * d * d + 8 * d;      // weights
+  if (cfg.block == Block::Encoder) {
+    const std::size_t f = cfg.ffn_dim();
+    floats += s * f + 4 * s * d;      // ffn_hidden; ffn_ln, ffn_out, ffn_residual, block_out
+    floats += 2 * d * f + f + 3 * d;  // ffn_W1, ffn_W2, biases, ln2
+  }
   return floats * sizeof(float);
 }
 
@@ -115,6 +122,12 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   if (cfg.threads < 0 || cfg.threads > Limits::kMaxThreads) {
     e << "threads = " << cfg.threads << " must be between 0 (use every core) and "
       << Limits::kMaxThreads << ". Try 1 or 2.";
+    throw Error(e.str());
+  }
+  if (cfg.block == Block::Encoder && (cfg.d_ff < 0 || cfg.ffn_dim() > Limits::kMaxDFf)) {
+    e << "d_ff = " << cfg.ffn_dim() << " is not a usable feed-forward width: it must be at least 1 and at most "
+      << Limits::kMaxDFf << " (the cap keeps memory bounded). The usual choice is 4 x d_model = "
+      << 4 * cfg.d_model << ", the default.";
     throw Error(e.str());
   }
   if (seq <= 0) {

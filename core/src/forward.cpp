@@ -15,6 +15,7 @@
 
 #include "gemm.hpp"
 #include "mha/embed.hpp"
+#include "mha/ffn.hpp"
 #include "mha/tokenizer.hpp"
 #include "simd.hpp"
 #include "workspace.hpp"
@@ -535,7 +536,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   if (!weights) throw Error("No weights were given to the forward pass.");
   // Checked once per Weights object and shape (they are immutable behind the pointer).
   if (t.weights != weights || t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
-      t.cfg.kv_heads() != cfg.kv_heads())
+      t.cfg.kv_heads() != cfg.kv_heads() || t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim())
     CheckWeights(*weights, cfg);
   detail::Workspace& ws = t.workspace.get();
   if (t.weights != weights) ws.wpack_of = nullptr;
@@ -572,7 +573,8 @@ bool SameFlow(const detail::Workspace& ws, const Config& c, int seq, int seq_kv)
          o.d_model == c.d_model && o.num_heads == c.num_heads && o.kv_heads() == c.kv_heads() &&
          o.mask == c.mask && o.norm == c.norm && o.scale == c.scale &&
          o.temperature == c.temperature && o.positional_encoding == c.positional_encoding &&
-         o.ln_eps == c.ln_eps;
+         o.ln_eps == c.ln_eps && o.block == c.block && o.ffn_dim() == c.ffn_dim() &&
+         o.activation == c.activation;
 }
 
 void UpdateFlow(Trace& t, detail::Workspace& ws) {
@@ -595,6 +597,7 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
   Run(p, threads);
   UpdateFlow(t, ws);
+  ForwardFfn(cfg, w, t);  // encoder block: the FFN sublayer after attention (ffn.cpp)
 }
 
 void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
@@ -606,6 +609,9 @@ void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
   Run(p, threads);
   ws.flow_valid = false;
   t.flow.clear();
+  Config attention_only = cfg;  // no FFN sublayer here: its tensors are emptied
+  attention_only.block = Block::Attention;
+  ForwardFfn(attention_only, w, t);
 }
 
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in) {

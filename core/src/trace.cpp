@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "mha/ffn.hpp"
+
 namespace mha {
 
 std::int64_t TensorView::size() const {
@@ -63,6 +65,7 @@ std::vector<TensorView> Tensors(const Trace& t) {
   // Left empty by ForwardAttention (the sublayer alone).
   if (t.residual.size() > 0) v.push_back({"residual", S{1, s, d}, t.residual.data()});
   if (t.out.size() > 0) v.push_back({"out", S{1, s, d}, t.out.data()});
+  AppendFfnTensors(t, v);
   return v;
 }
 
@@ -198,6 +201,7 @@ void ShapeFlowInto(const Config& cfg, int seq_i, int seq_kv_i, std::vector<FlowR
       break;
   }
   rows.resize(i);
+  AppendFfnFlow(cfg, seq_i, rows);  // the encoder block's rows, if any
 }
 
 std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "mha/ffn.hpp"
 #include "rng.hpp"
 
 namespace mha {
@@ -61,6 +62,7 @@ Weights InitWeights(const Config& cfg) {
   w.b_o = Bias(cfg.seed, "b_o", d, d);
   w.ln_gamma = RowVec::Ones(d);
   w.ln_beta = RowVec::Zero(d);
+  if (cfg.block == Block::Encoder) InitFfnWeights(cfg, w);
   return w;
 }
 
@@ -76,6 +78,7 @@ void CheckWeights(const Weights& w, const Config& cfg) {
   CheckOne("b_o", w.b_o, 1, d, cfg);
   CheckOne("ln_gamma", w.ln_gamma, 1, d, cfg);
   CheckOne("ln_beta", w.ln_beta, 1, d, cfg);
+  if (cfg.block == Block::Encoder) CheckFfnWeights(w, cfg);
 }
 
 }  // namespace mha

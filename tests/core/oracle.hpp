@@ -50,10 +50,19 @@ inline Matrix LayerNorm(const Matrix& x, const std::vector<double>& g, const std
   return y;
 }
 
+// The FFN's activation, from its definition: ReLU max(0, x); GELU x * Phi(x) with the
+// standard normal CDF Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+inline double Activation(mha::Activation a, double x) {
+  if (a == mha::Activation::Gelu) return x * 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
+  return x > 0.0 ? x : 0.0;
+}
+
 struct Result {
   // [head][i][j] and [head][i][c]
   std::vector<Matrix> q, k, v, scores, attn, context;
   Matrix concat, attn_out, out;
+  // Encoder block only: the FFN sublayer after attention.
+  Matrix ffn_ln, ffn_hidden, ffn_out, block_out;
 };
 
 inline Result Mha(const mha::Config& cfg, const mha::Weights& w, const mha::Inputs& in) {
@@ -108,6 +117,20 @@ inline Result Mha(const mha::Config& cfg, const mha::Weights& w, const mha::Inpu
   for (std::size_t i = 0; i < n; ++i)
     for (int c = 0; c < cfg.d_model; ++c) res[i][c] += r.attn_out[i][c];
   r.out = cfg.norm == mha::Norm::Post ? LayerNorm(res, FromVec(w.ln_gamma), FromVec(w.ln_beta), cfg.ln_eps) : res;
+  if (cfg.block == mha::Block::Encoder) {
+    // post: block_out = LN2(out + FFN(out)); pre: block_out = out + FFN(LN2(out)); none: out + FFN(out).
+    const auto g2 = FromVec(w.ln2_gamma), b2 = FromVec(w.ln2_beta);
+    Matrix in = r.out;
+    if (cfg.norm == mha::Norm::Pre) in = r.ffn_ln = LayerNorm(r.out, g2, b2, cfg.ln_eps);
+    r.ffn_hidden = Linear(in, FromMat(w.ffn_W1), FromVec(w.ffn_b1));
+    for (auto& row : r.ffn_hidden)
+      for (double& h : row) h = Activation(cfg.activation, h);
+    r.ffn_out = Linear(r.ffn_hidden, FromMat(w.ffn_W2), FromVec(w.ffn_b2));
+    Matrix res2 = r.out;
+    for (std::size_t i = 0; i < n; ++i)
+      for (int c = 0; c < cfg.d_model; ++c) res2[i][c] += r.ffn_out[i][c];
+    r.block_out = cfg.norm == mha::Norm::Post ? LayerNorm(res2, g2, b2, cfg.ln_eps) : res2;
+  }
   return r;
 }
 

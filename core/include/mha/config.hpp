@@ -17,9 +17,17 @@ using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 
 enum class Mask { None, Causal };
 enum class Norm { Post, Pre, None };
+// Attention only, or the full Transformer encoder block: attention, then a
+// position-wise feed-forward network with its own residual + LayerNorm.
+enum class Block { Attention, Encoder };
+// The FFN's nonlinearity. Gelu is the exact erf form, x * Phi(x), which is what
+// torch.nn.GELU() computes by default (not the tanh approximation).
+enum class Activation { Relu, Gelu };
 
 const char* ToString(Mask m);
 const char* ToString(Norm n);
+const char* ToString(Block b);
+const char* ToString(Activation a);
 
 // Thrown for input the user can fix. `what()` is a full sentence that says what is
 // wrong and what would work; it is meant to be shown to a learner as is.
@@ -34,6 +42,7 @@ struct Limits {
   static constexpr int kMaxDModel = 4096;
   static constexpr int kMaxHeads = 256;
   static constexpr int kMaxThreads = 256;
+  static constexpr int kMaxDFf = 16384;         // FFN hidden width (4 x the largest d_model)
   static constexpr std::size_t kMaxSentenceBytes = 1 << 20;  // bytes read of one sentence
   // Estimated bytes of one Trace; refused before allocating anything.
   static constexpr std::size_t kMaxTraceBytes = std::size_t(2) << 30;
@@ -50,11 +59,14 @@ struct Config {
   float temperature = 1.0f;      // softmax temperature: scores are divided by it too
   bool positional_encoding = true;
   float ln_eps = 1e-5f;
-  // How to run, not what to compute: CPU threads for Forward (0 = all the OpenMP
-  // runtime offers, i.e. every core or OMP_NUM_THREADS). Results are bit-identical
-  // for every value.
+  // How to run, not what to compute: CPU threads for Forward (0 = one per core).
+  // Results are bit-identical for every value.
   int threads = 0;
+  Block block = Block::Attention;
+  int d_ff = 0;                  // FFN hidden width; 0 means 4 * d_model (Vaswani et al.)
+  Activation activation = Activation::Relu;
 
+  int ffn_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
   int head_dim() const { return num_heads > 0 ? d_model / num_heads : 0; }
 };

@@ -34,6 +34,11 @@
 // num_kv_heads == num_heads this is ordinary multi-head attention, with fewer it is
 // grouped-query attention (GQA), and with num_kv_heads == 1 multi-query attention (MQA).
 //
+// With Config::block == Encoder the layer becomes a full Transformer encoder block:
+// a position-wise feed-forward network with its own residual + LayerNorm follows
+// (mha/ffn.hpp; tensors ffn_hidden ... block_out). mha/teach.hpp derives what the
+// teaching views show (one query step by step, head metrics, sizes) from a Trace.
+//
 // The core never draws, never opens a window, never reads global state; the only
 // source of randomness is Config::seed.
 #pragma once
@@ -44,3 +49,5 @@
 #include "mha/weights.hpp"
 #include "mha/trace.hpp"
 #include "mha/forward.hpp"
+#include "mha/ffn.hpp"
+#include "mha/teach.hpp"

@@ -80,6 +80,14 @@ struct Trace {
   Mat residual;  // (seq, d_model) x + attn_out
   Mat out;       // (seq, d_model)
 
+  // Encoder block only (0 x 0 otherwise). `out` above is then the attention
+  // sublayer's output, and the FFN sublayer follows (see mha/ffn.hpp).
+  Mat ffn_ln;        // (seq, d_model) LN2(out), the FFN's input; pre-LN only
+  Mat ffn_hidden;    // (seq, d_ff) act(ffn_in W1 + b1)
+  Mat ffn_out;       // (seq, d_model) ffn_hidden W2 + b2
+  Mat ffn_residual;  // (seq, d_model) out + ffn_out
+  Mat block_out;     // (seq, d_model) the encoder block's output
+
   std::vector<FlowRow> flow;
 
   detail::WorkspaceHandle workspace;  // not part of the result: reused scratch

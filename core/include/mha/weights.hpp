@@ -11,6 +11,10 @@ struct Weights {
   Mat W_q, W_k, W_v, W_o;        // (d_model, d_model), (d_model, kv*hd) x2, (d_model, d_model)
   RowVec b_q, b_k, b_v, b_o;
   RowVec ln_gamma, ln_beta;      // (d_model)
+  // Encoder block only (empty otherwise): FFN(x) = act(x W1 + b1) W2 + b2 and its LayerNorm.
+  Mat ffn_W1, ffn_W2;            // (d_model, d_ff), (d_ff, d_model)
+  RowVec ffn_b1, ffn_b2;         // (d_ff), (d_model)
+  RowVec ln2_gamma, ln2_beta;    // (d_model)
 };
 
 // Xavier/Glorot uniform weights, U(-a, a) with a = sqrt(6 / (fan_in + fan_out))

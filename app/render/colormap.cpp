@@ -1,0 +1,54 @@
+#include <algorithm>
+#include <cmath>
+
+#include "render/render.hpp"
+
+namespace mha::render {
+namespace {
+
+// Viridis (van der Walt & Smith, matplotlib's default colormap, CC0): every 8th entry
+// of its 256-entry sRGB table (entries 0, 8, ..., 248 and 255), linearly interpolated
+// in between. The curve is smooth enough that this stays within 1/255 of the table.
+constexpr int kKnots = 33;
+constexpr float kViridis[kKnots][3] = {
+    {0.267004f, 0.004874f, 0.329415f}, {0.277018f, 0.050344f, 0.375715f},
+    {0.282327f, 0.094955f, 0.417331f}, {0.282884f, 0.135920f, 0.453427f},
+    {0.278826f, 0.175490f, 0.483397f}, {0.270595f, 0.214069f, 0.507052f},
+    {0.258965f, 0.251537f, 0.524736f}, {0.244972f, 0.287675f, 0.537260f},
+    {0.229739f, 0.322361f, 0.545706f}, {0.214298f, 0.355619f, 0.551184f},
+    {0.199430f, 0.387607f, 0.554642f}, {0.185556f, 0.418570f, 0.556753f},
+    {0.172719f, 0.448791f, 0.557885f}, {0.160665f, 0.478540f, 0.558115f},
+    {0.149039f, 0.508051f, 0.557250f}, {0.137770f, 0.537492f, 0.554906f},
+    {0.127568f, 0.566949f, 0.550556f}, {0.120565f, 0.596422f, 0.543611f},
+    {0.120638f, 0.625828f, 0.533488f}, {0.132268f, 0.655014f, 0.519661f},
+    {0.157851f, 0.683765f, 0.501686f}, {0.196571f, 0.711827f, 0.479221f},
+    {0.246070f, 0.738910f, 0.452024f}, {0.304148f, 0.764704f, 0.419943f},
+    {0.369214f, 0.788888f, 0.382914f}, {0.440137f, 0.811138f, 0.340967f},
+    {0.515992f, 0.831158f, 0.294279f}, {0.595839f, 0.848717f, 0.243329f},
+    {0.678489f, 0.863742f, 0.189503f}, {0.762373f, 0.876424f, 0.137064f},
+    {0.845561f, 0.887322f, 0.099702f}, {0.926106f, 0.897330f, 0.104071f},
+    {0.993248f, 0.906157f, 0.143936f},
+};
+
+float KnotPosition(int i) { return i == kKnots - 1 ? 1.0f : static_cast<float>(i * 8) / 255.0f; }
+
+}  // namespace
+
+std::array<std::uint8_t, 3> Colormap(float v) {
+  if (!(v > 0)) v = 0;  // also NaN
+  if (v > 1) v = 1;
+  // Knot i sits at i*8/255, so the segment is found directly (called per cell).
+  int i = std::min(kKnots - 2, static_cast<int>(v * (255.0f / 8.0f)));
+  while (i > 0 && v < KnotPosition(i)) --i;
+  while (i < kKnots - 2 && v > KnotPosition(i + 1)) ++i;
+  const float a = KnotPosition(i), b = KnotPosition(i + 1);
+  const float f = (v - a) / (b - a);
+  std::array<std::uint8_t, 3> c{};
+  for (int k = 0; k < 3; ++k) {
+    const float x = kViridis[i][k] + f * (kViridis[i + 1][k] - kViridis[i][k]);
+    c[k] = static_cast<std::uint8_t>(x * 255.0f + 0.5f);  // x in [0, 1]: rounds half up
+  }
+  return c;
+}
+
+}  // namespace mha::render

@@ -1,0 +1,174 @@
+// Head count vs parameters and FLOPs, grouped-query attention and the KV cache,
+// where Q/K/V come from, and the lesson's worked example.
+#include <set>
+#include <string>
+
+#include "mha/teach.hpp"
+
+namespace mha {
+namespace {
+
+bool IsAttentionRow(const FlowRow& r) {
+  // By .npz key, the stable name of each step's result.
+  static const std::set<std::string> kKeys = {"q", "k", "v", "scores", "attn", "context", "concat", "attn_out"};
+  return kKeys.count(r.tensor) > 0;
+}
+
+}  // namespace
+
+std::int64_t KvCacheBytes(int num_kv_heads, int head_dim, int seq_kv) {
+  return std::int64_t(2) * num_kv_heads * head_dim * seq_kv * std::int64_t(sizeof(float));
+}
+
+std::int64_t AttentionParams(const std::vector<FlowRow>& flow) {
+  std::int64_t n = 0;
+  for (const auto& r : flow)
+    if (IsAttentionRow(r)) n += r.param_count;
+  return n;
+}
+
+std::int64_t AttentionFlops(const std::vector<FlowRow>& flow) {
+  std::int64_t n = 0;
+  for (const auto& r : flow)
+    if (IsAttentionRow(r)) n += r.flops;
+  return n;
+}
+
+std::vector<HeadCountRow> HeadCountTable(const Config& cfg, int seq, int seq_kv) {
+  std::vector<HeadCountRow> rows;
+  if (cfg.d_model <= 0) return rows;
+  const int G = cfg.num_heads > 0 ? cfg.kv_heads() : 0;
+  const bool uses_gqa = G > 0 && G < cfg.num_heads;
+  for (int H : ValidHeadCounts(cfg.d_model)) {
+    HeadCountRow r;
+    r.num_heads = H;
+    r.head_dim = cfg.d_model / H;
+    r.current = H == cfg.num_heads;
+    Config c = cfg;
+    c.num_heads = H;
+    c.num_kv_heads = 0;
+    const auto flow = ShapeFlow(c, seq, seq_kv);
+    r.params = AttentionParams(flow);
+    r.flops = AttentionFlops(flow);
+    r.kv_cache_bytes = KvCacheBytes(H, r.head_dim, seq_kv);
+    if (uses_gqa && G <= H && H % G == 0) {
+      c.num_kv_heads = G;
+      const auto gflow = ShapeFlow(c, seq, seq_kv);
+      r.has_gqa = true;
+      r.num_kv_heads = G;
+      r.gqa_params = AttentionParams(gflow);
+      r.gqa_flops = AttentionFlops(gflow);
+      r.gqa_kv_cache_bytes = KvCacheBytes(G, r.head_dim, seq_kv);
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+GqaFacts DescribeGqa(const Config& cfg, int seq_kv) {
+  GqaFacts f;
+  f.num_heads = cfg.num_heads;
+  f.num_kv_heads = cfg.kv_heads();
+  if (f.num_heads <= 0 || f.num_kv_heads <= 0 || f.num_heads % f.num_kv_heads != 0)
+    throw Error("num_heads = " + std::to_string(cfg.num_heads) + " is not divisible by num_kv_heads = " +
+                std::to_string(f.num_kv_heads) + ": each K/V head must serve a whole number of query heads.");
+  f.group_size = f.num_heads / f.num_kv_heads;
+  f.head_dim = cfg.head_dim();
+  f.kind = f.num_kv_heads == f.num_heads ? "multi-head" : f.num_kv_heads == 1 ? "multi-query" : "grouped-query";
+  f.query_heads_of.assign(f.num_kv_heads, {});
+  for (int h = 0; h < f.num_heads; ++h) {
+    const int g = h / f.group_size;  // the same rule as Trace::KvHeadOf
+    f.kv_head_of.push_back(g);
+    f.query_heads_of[g].push_back(h);
+  }
+  const std::int64_t d = cfg.d_model, kvd = std::int64_t(f.num_kv_heads) * f.head_dim,
+                     full = std::int64_t(f.num_heads) * f.head_dim;
+  f.kv_params = 2 * (d * kvd + kvd);
+  f.mha_kv_params = 2 * (d * full + full);
+  f.kv_cache_bytes = KvCacheBytes(f.num_kv_heads, f.head_dim, seq_kv);
+  f.mha_kv_cache_bytes = KvCacheBytes(f.num_heads, f.head_dim, seq_kv);
+  f.params_saved = f.mha_kv_params - f.kv_params;
+  f.cache_bytes_saved = f.mha_kv_cache_bytes - f.kv_cache_bytes;
+  return f;
+}
+
+AttentionSources DescribeSources(const Trace& t) {
+  AttentionSources s;
+  s.cross = t.in.cross();
+  s.seq = t.seq;
+  s.seq_kv = t.seq_kv;
+  s.query_tokens = t.in.tokens;
+  s.key_tokens = s.cross ? t.in.memory_tokens : t.in.tokens;
+  const std::string n = std::to_string(t.seq), m = std::to_string(t.seq_kv);
+  if (s.cross) {
+    s.kind = "cross-attention (encoder-decoder)";
+    s.explanation = "Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
+                    "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is " +
+                    n + " x " + m + ": one row per query token, one column per memory token.";
+  } else {
+    s.kind = "self-attention";
+    s.explanation = "Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
+                    "token looks at every token of its own sentence and each map is square, " +
+                    n + " x " + n + ".";
+  }
+  return s;
+}
+
+const TensorView* FindTensor(const std::vector<TensorView>& tensors, const std::string& name) {
+  for (const auto& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+TensorView HeadSlice(const TensorView& t, int head) {
+  if (t.shape.size() != 4 || t.shape[0] != 1)
+    throw Error("Tensor " + t.name + " has shape " + ShapeString(t.shape) +
+                ", which has no head axis: only (1, heads, rows, cols) tensors split into heads.");
+  if (head < 0 || head >= t.shape[1])
+    throw Error("Tensor " + t.name + " has " + std::to_string(t.shape[1]) + " heads, numbered 0 to " +
+                std::to_string(t.shape[1] - 1) + "; there is no head " + std::to_string(head) + ".");
+  const std::int64_t rows = t.shape[2], cols = t.shape[3];
+  return {t.name + "[head " + std::to_string(head) + "]", {rows, cols}, t.data + head * rows * cols};
+}
+
+Mat MergeHeads(const TensorView& t) {
+  const TensorView h0 = HeadSlice(t, 0);  // checks the shape
+  const std::int64_t heads = t.shape[1], rows = t.shape[2], cols = t.shape[3];
+  Mat m(rows, heads * cols);
+  for (std::int64_t h = 0; h < heads; ++h)
+    m.middleCols(h * cols, cols) = Eigen::Map<const Mat>(h0.data + h * rows * cols, rows, cols);
+  return m;
+}
+
+LessonExample MakeLessonExample() {
+  LessonExample ex;
+  Config& c = ex.cfg;
+  c.d_model = 4;
+  c.num_heads = 2;
+  c.num_kv_heads = 0;
+  c.mask = Mask::None;
+  c.norm = Norm::None;
+  c.scale = true;
+  c.temperature = 1.0f;
+  c.positional_encoding = false;
+  c.block = Block::Attention;
+  ex.in.tokens = {"word1", "word2", "word3"};
+  ex.in.x.resize(3, 4);
+  ex.in.x << 1, 2, 3, 4,
+             5, 6, 7, 8,
+             9, 10, 11, 12;
+  Weights& w = ex.weights;
+  w.W_q = w.W_k = w.W_v = w.W_o = Mat::Identity(4, 4);
+  w.b_q = w.b_k = w.b_v = w.b_o = RowVec::Zero(4);
+  w.ln_gamma = RowVec::Ones(4);
+  w.ln_beta = RowVec::Zero(4);
+  ex.title = "Lesson example: three words, two heads";
+  ex.description =
+      "X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]]: three words, d_model = 4, two heads with head_dim = 2. "
+      "W_Q = W_K = W_V = I, so head 1 works on the first two numbers of each word and head 2 on the last "
+      "two; W_O = I and all biases are 0, so attn_out is just the two heads side by side. No positional "
+      "encoding, no mask, no LayerNorm: every number can be checked by hand.";
+  return ex;
+}
+
+}  // namespace mha

@@ -1,0 +1,163 @@
+// Head metrics: the "mostly attends to" label and the Jensen-Shannon divergence.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "mha/mha.hpp"
+
+namespace {
+
+// Row i puts `w` on key j(i) and spreads the rest evenly over the other keys.
+mha::Mat Pattern(int n, float w, int (*key)(int, int)) {
+  mha::Mat a(n, n);
+  for (int i = 0; i < n; ++i) {
+    const int j = key(i, n);
+    for (int c = 0; c < n; ++c) a(i, c) = (c == j) ? w : (1.0f - w) / (n - 1);
+  }
+  return a;
+}
+
+std::vector<float> RandomDistribution(std::mt19937& rng, int n, bool sparse) {
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<float> p(n);
+  float s = 0;
+  for (auto& x : p) s += (x = (sparse && u(rng) < 0.5f) ? 0.0f : u(rng));
+  if (s == 0) { p[0] = 1; s = 1; }
+  for (auto& x : p) x /= s;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("pattern labels: identity-like -> self, shifted -> previous / next, first column -> first token",
+          "[teach][heads]") {
+  const int n = 6;
+  auto self = [](int i, int) { return i; };
+  auto prev = [](int i, int) { return i > 0 ? i - 1 : 0; };
+  auto next = [](int i, int m) { return i + 1 < m ? i + 1 : i; };
+  auto first = [](int, int) { return 0; };
+  CHECK(mha::SummarizeAttention(mha::Mat::Identity(n, n), true).pattern == mha::HeadPattern::Self);
+  CHECK(mha::SummarizeAttention(Pattern(n, 0.8f, self), true).pattern == mha::HeadPattern::Self);
+  CHECK(mha::SummarizeAttention(Pattern(n, 0.8f, prev), true).pattern == mha::HeadPattern::Previous);
+  CHECK(mha::SummarizeAttention(Pattern(n, 0.8f, next), true).pattern == mha::HeadPattern::Next);
+  CHECK(mha::SummarizeAttention(Pattern(n, 0.8f, first), true).pattern == mha::HeadPattern::First);
+  CHECK(mha::SummarizeAttention(mha::Mat::Constant(n, n, 1.0f / n), true).pattern == mha::HeadPattern::Spread);
+  // The threshold: "mostly" is more than half of the row on average.
+  CHECK(mha::SummarizeAttention(Pattern(n, 0.55f, self), true).pattern == mha::HeadPattern::Self);
+  CHECK(mha::SummarizeAttention(Pattern(n, 0.45f, self), true).pattern == mha::HeadPattern::Spread);
+  const mha::HeadSummary s = mha::SummarizeAttention(Pattern(n, 0.8f, prev), true);
+  CHECK(s.previous == Approx(0.8));  // rows 1..5 each put 0.8 on key i - 1
+  CHECK(s.self == Approx((0.8 + 5 * 0.04) / 6));
+  CHECK(s.mean_max_weight == Approx(0.8));
+  // Cross-attention: keys are another sentence's tokens, so only "first token" or "spread".
+  CHECK(mha::SummarizeAttention(mha::Mat::Identity(n, n), false).pattern == mha::HeadPattern::Spread);
+  CHECK(mha::SummarizeAttention(Pattern(n, 0.9f, first), false).pattern == mha::HeadPattern::First);
+  const mha::HeadSummary c = mha::SummarizeAttention(mha::Mat::Identity(n, n), false);
+  CHECK(c.self == 0.0);
+  CHECK(c.first == Approx(1.0 / n));
+  // One token: it can only attend to itself.
+  CHECK(mha::SummarizeAttention(mha::Mat::Ones(1, 1), true).pattern == mha::HeadPattern::Self);
+  CHECK(std::string(mha::ToString(mha::HeadPattern::First)) == "first token");
+}
+
+TEST_CASE("a real forward pass with a self head and a previous-token head is labelled so", "[teach][heads]") {
+  // One-hot tokens; head 0 matches query i with key i, head 1 query i with key i - 1.
+  const int seq = 5, hd = 5, d = 2 * hd;
+  const float c = 4.0f;
+  mha::Config cfg;
+  cfg.d_model = d;
+  cfg.num_heads = 2;
+  cfg.norm = mha::Norm::None;
+  cfg.positional_encoding = false;
+  auto w = std::make_shared<mha::Weights>();
+  w->W_q = mha::Mat::Identity(d, d) * c;
+  w->W_k = mha::Mat::Zero(d, d);
+  for (int a = 0; a < hd; ++a) w->W_k(a, a) = c;                     // head 0: k_j = c e_j
+  for (int j = 0; j + 1 < hd; ++j) w->W_k(hd + j, hd + j + 1) = c;  // head 1: k_j = c e_{j+1}
+  w->W_v = w->W_o = mha::Mat::Identity(d, d);
+  w->b_q = w->b_k = w->b_v = w->b_o = mha::RowVec::Zero(d);
+  w->ln_gamma = mha::RowVec::Ones(d);
+  w->ln_beta = mha::RowVec::Zero(d);
+  mha::Inputs in;
+  in.x = mha::Mat::Zero(seq, d);
+  for (int i = 0; i < seq; ++i) {
+    in.x(i, i) = 1;
+    in.x(i, hd + i) = 1;
+    in.tokens.push_back("t" + std::to_string(i));
+  }
+  const mha::Trace t = mha::Forward(cfg, w, in);
+  const auto heads = mha::SummarizeHeads(t);
+  REQUIRE(heads.size() == 2);
+  CHECK(heads[0].head == 0);
+  CHECK(heads[0].pattern == mha::HeadPattern::Self);
+  CHECK(heads[1].head == 1);
+  CHECK(heads[1].pattern == mha::HeadPattern::Previous);
+  CHECK(heads[1].previous > 0.99);
+  // The summaries' entropies are the scaling view's numbers for the same head.
+  CHECK(heads[1].mean_entropy == mha::AttentionRowStats(t.AttnHead(1), cfg.mask).mean_entropy);
+  const Eigen::MatrixXd js = mha::HeadDivergence(t);
+  CHECK(js(0, 0) == 0.0);
+  CHECK(js(1, 1) == 0.0);
+  CHECK(js(0, 1) == js(1, 0));
+  CHECK(js(0, 1) > 0.5);  // almost disjoint maps: close to ln 2
+  CHECK(js(0, 1) <= std::log(2.0));
+}
+
+TEST_CASE("Jensen-Shannon divergence: zero on itself, symmetric, bounded by ln 2, a known value",
+          "[teach][heads]") {
+  std::mt19937 rng(11);
+  for (int rep = 0; rep < 500; ++rep) {
+    const int n = 1 + static_cast<int>(rng() % 12);
+    const auto p = RandomDistribution(rng, n, rep % 2 == 0);
+    const auto q = RandomDistribution(rng, n, rep % 3 == 0);
+    const double pq = mha::JensenShannon(p.data(), q.data(), n);
+    CHECK(mha::JensenShannon(p.data(), p.data(), n) == 0.0);
+    CHECK(pq == mha::JensenShannon(q.data(), p.data(), n));
+    CHECK(pq >= 0.0);
+    CHECK(pq <= std::log(2.0) + 1e-12);
+  }
+  const float a[] = {1, 0}, b[] = {0.5f, 0.5f}, c[] = {0, 1};
+  // m = (0.75, 0.25): (ln(1/0.75) + 0.5 ln(0.5/0.75) + 0.5 ln(0.5/0.25)) / 2
+  CHECK(mha::JensenShannon(a, b, 2) == Approx(0.5 * (std::log(4.0 / 3) + 0.5 * std::log(2.0 / 3) + 0.5 * std::log(2.0))));
+  CHECK(mha::JensenShannon(a, c, 2) == Approx(std::log(2.0)).epsilon(1e-12));  // disjoint
+  const float z[] = {0, 0};
+  CHECK(mha::JensenShannon(z, z, 2) == 0.0);
+}
+
+TEST_CASE("HeadDivergence over a random trace: zero diagonal, symmetric, bounded, the mean of row JS",
+          "[teach][heads]") {
+  std::mt19937 rng(12);
+  mha::Config cfg;
+  cfg.d_model = 48;
+  cfg.num_heads = 6;
+  cfg.num_kv_heads = 2;
+  cfg.mask = mha::Mask::Causal;
+  std::string notice;
+  const mha::Inputs in = mha::MakeInputs("고양이가 쥐를 잡았다 . the cat chased the mouse", "", cfg, &notice);
+  const mha::Trace t = mha::Forward(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)), in);
+  const Eigen::MatrixXd js = mha::HeadDivergence(t);
+  REQUIRE(js.rows() == 6);
+  REQUIRE(js.cols() == 6);
+  for (int a = 0; a < 6; ++a) {
+    CHECK(js(a, a) == 0.0);
+    for (int b = 0; b < 6; ++b) {
+      CHECK(js(a, b) == js(b, a));
+      CHECK(js(a, b) >= 0.0);
+      CHECK(js(a, b) <= std::log(2.0));
+      double mean = 0;
+      for (int i = 0; i < t.seq; ++i) mean += mha::JensenShannon(&t.attn(a * t.seq + i, 0), &t.attn(b * t.seq + i, 0), t.seq_kv);
+      CHECK(js(a, b) == Approx(mean / t.seq).epsilon(1e-12));
+      if (a != b) CHECK(js(a, b) > 0.0);  // different W_Q columns: different maps
+    }
+  }
+  CHECK_THROWS_AS(mha::MeanJensenShannon(mha::Mat::Ones(2, 3), mha::Mat::Ones(3, 3)), mha::Error);
+  // Every head of a cross-attention trace gets a label, never a positional one.
+  cfg.mask = mha::Mask::None;
+  const mha::Inputs cross = mha::MakeInputs("the cat", "le chat noir", cfg, &notice);
+  const mha::Trace ct = mha::Forward(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)), cross);
+  for (const auto& s : mha::SummarizeHeads(ct)) {
+    CHECK((s.pattern == mha::HeadPattern::First || s.pattern == mha::HeadPattern::Spread));
+    CHECK(s.self == 0.0);
+  }
+}
