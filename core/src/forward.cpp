@@ -138,10 +138,17 @@ void CheckInputs(const Config& cfg, const Inputs& in) {
 
 // ---- threads -------------------------------------------------------------------
 
-int ThreadsFor(const Config& cfg) {
-  if (cfg.threads > 0) return cfg.threads;
-  const unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? static_cast<int>(n) : 1;
+int ThreadsFor(const Config& cfg, int seq, int seq_kv) {
+  int threads = cfg.threads;
+  if (threads <= 0) {
+    const unsigned n = std::thread::hardware_concurrency();
+    threads = n > 0 ? static_cast<int>(n) : 1;
+  }
+  // A tiny pass is over before a sleeping thread wakes up (tens of microseconds):
+  // give each thread at least ~2 MFLOP of work (about 20 us), or run alone.
+  const double d = cfg.d_model, kvd = static_cast<double>(cfg.kv_heads()) * cfg.head_dim();
+  const double flops = 4.0 * seq * d * d + 4.0 * seq_kv * d * kvd + 4.0 * seq * seq_kv * d;
+  return static_cast<int>(std::max(1.0, std::min<double>(threads, 1.0 + flops / 2e6)));
 }
 
 int Panels(int n) { return (n + detail::kNR - 1) / detail::kNR; }
@@ -593,7 +600,7 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
              Trace& t) {
   const Weights& w = Begin(cfg, weights, in, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
-  const int threads = ThreadsFor(cfg);
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
   Run(p, threads);
   UpdateFlow(t, ws);
@@ -604,7 +611,7 @@ void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
                       Trace& t) {
   const Weights& w = Begin(cfg, weights, in, t, /*full=*/false);
   detail::Workspace& ws = t.workspace.get();
-  const int threads = ThreadsFor(cfg);
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/false);
   Run(p, threads);
   ws.flow_valid = false;
