@@ -118,7 +118,7 @@ def time_mhaviz(mhaviz, n, d, h, threads, seconds):
     if r.returncode != 0:
         raise SystemExit(f"mhaviz bench failed (exit {r.returncode}): {r.stderr.strip()}")
     j = json.loads(r.stdout.strip().splitlines()[-1])
-    return j["median_ms"], j["min_ms"]
+    return j["median_ms"], j["min_ms"], j["cpu_median_ms"]
 
 
 class TorchSide:
@@ -138,13 +138,15 @@ class TorchSide:
                 self.once()
                 if i >= 2 and time.perf_counter() - t0 > 0.2:
                     break
-            ms = []
+            ms, cpu = [], []
             start = time.perf_counter()
             while len(ms) < 5 or (time.perf_counter() - start < seconds and len(ms) < 2000):
+                c = time.thread_time()
                 t = time.perf_counter()
                 self.once()
                 ms.append((time.perf_counter() - t) * 1e3)
-        return statistics.median(ms), min(ms)
+                cpu.append((time.thread_time() - c) * 1e3)
+        return statistics.median(ms), min(ms), statistics.median(cpu)
 
 
 def load_average():
@@ -199,46 +201,59 @@ def main():
               f"~{a.seconds} s per measurement")
         for n, d, h in shapes:
             side = TorchSide(n, d, h)
-            ours, theirs, ours_min, theirs_min = [], [], [], []
+            ours, theirs, ours_min, theirs_min, ours_cpu, theirs_cpu = [], [], [], [], [], []
             for r in range(a.rounds):
                 # Alternate who goes first, so drift in the machine's load hits both alike.
                 order = ("mhaviz", "torch") if r % 2 == 0 else ("torch", "mhaviz")
                 for who in order:
                     if who == "mhaviz":
-                        med, mn = time_mhaviz(mhaviz, n, d, h, threads, a.seconds)
+                        med, mn, cpu = time_mhaviz(mhaviz, n, d, h, threads, a.seconds)
                         ours.append(med)
                         ours_min.append(mn)
+                        ours_cpu.append(cpu)
                     else:
-                        med, mn = side.time(threads, a.seconds)
+                        med, mn, cpu = side.time(threads, a.seconds)
                         theirs.append(med)
                         theirs_min.append(mn)
+                        theirs_cpu.append(cpu)
             row = {"threads": threads, "seq": n, "d_model": d, "heads": h,
                    "mhaviz_ms": statistics.median(ours), "torch_ms": statistics.median(theirs),
                    "mhaviz_min_ms": min(ours_min), "torch_min_ms": min(theirs_min),
-                   "mhaviz_rounds_ms": ours, "torch_rounds_ms": theirs}
+                   "mhaviz_rounds_ms": ours, "torch_rounds_ms": theirs,
+                   # CPU time of the calling thread: immune to waiting for a CPU on a busy
+                   # machine, and the whole cost when running on one thread.
+                   "mhaviz_cpu_ms": statistics.median(ours_cpu), "torch_cpu_ms": statistics.median(theirs_cpu)}
             row["ratio"] = row["torch_ms"] / row["mhaviz_ms"]
+            row["cpu_ratio"] = row["torch_cpu_ms"] / row["mhaviz_cpu_ms"]
             results.append(row)
+            extra = (f"; CPU time {row['mhaviz_cpu_ms']:.3f} vs {row['torch_cpu_ms']:.3f} ms, ratio "
+                     f"{row['cpu_ratio']:.2f}") if threads == 1 else ""
             print(f"  ({n}, {d}, {h}): mhaviz {row['mhaviz_ms']:.3f} ms, torch {row['torch_ms']:.3f} ms, "
-                  f"ratio {row['ratio']:.2f}", flush=True)
+                  f"ratio {row['ratio']:.2f}{extra}", flush=True)
 
     print(f"\nload average at the end: {load_average()[0]:.2f} (other work on the machine adds noise; "
           "medians of interleaved rounds)")
     head = ["threads", "(n, d_model, heads)", "mhaviz ms", "torch ms", "torch/mhaviz",
-            "mhaviz GFLOP/s", "torch GFLOP/s", "mhaviz min", "torch min"]
+            "mhaviz GFLOP/s", "torch GFLOP/s", "mhaviz min", "torch min", "CPU ms mhaviz/torch",
+            "CPU ratio"]
     rows = []
     for r in results:
         f = flops(r["seq"], r["d_model"])
         rows.append([str(r["threads"]), f"({r['seq']}, {r['d_model']}, {r['heads']})",
                      f"{r['mhaviz_ms']:.3f}", f"{r['torch_ms']:.3f}", f"{r['ratio']:.2f}x",
                      f"{f / r['mhaviz_ms'] / 1e6:.1f}", f"{f / r['torch_ms'] / 1e6:.1f}",
-                     f"{r['mhaviz_min_ms']:.3f}", f"{r['torch_min_ms']:.3f}"])
+                     f"{r['mhaviz_min_ms']:.3f}", f"{r['torch_min_ms']:.3f}",
+                     f"{r['mhaviz_cpu_ms']:.3f} / {r['torch_cpu_ms']:.3f}" if r["threads"] == 1 else "-",
+                     f"{r['cpu_ratio']:.2f}x" if r["threads"] == 1 else "-"])
     width = [max(len(x) for x in col) for col in zip(head, *rows)]
     fmt = lambda cells: " | ".join(c.rjust(w) for c, w in zip(cells, width))  # noqa: E731
     print(fmt(head))
     print("-+-".join("-" * w for w in width))
     for r in rows:
         print(fmt(r))
-    print("FLOPs per run: 8*n*d^2 + 4*n^2*d; ratio > 1 means mhaviz is faster.")
+    print("ms: wall-clock medians of interleaved rounds; FLOPs per run: 8*n*d^2 + 4*n^2*d; a ratio > 1 "
+          "means mhaviz is faster.\nCPU ms (1 thread only): the calling thread's CPU time per run, which "
+          "leaves out time spent waiting for a CPU when other work shares the machine.")
     if a.json:  # temporary file + rename: never a half-written file
         tmp = a.json + ".tmp"
         with open(tmp, "w") as f:
