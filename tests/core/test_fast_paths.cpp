@@ -282,3 +282,27 @@ TEST_CASE("editing one token or one setting recomputes exactly what a fresh pass
     CheckSameTrace(t, mha::Forward(cfg, w, in));
   }
 }
+
+TEST_CASE("an input with NaN or Inf anywhere is refused before anything is computed", "[fast][validation]") {
+  std::mt19937 rng(31);
+  mha::Config cfg;
+  cfg.d_model = 24;
+  cfg.num_heads = 3;
+  auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
+  const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                       -std::numeric_limits<float>::infinity()};
+  for (float v : bad) {
+    for (int at : {0, 17, 5 * 24 - 1}) {
+      mha::Inputs in = RandomInputs(rng, 5, 7, 24, true);
+      in.x.data()[at] = v;
+      CHECK_THROWS_WITH(mha::Forward(cfg, w, in), Catch::Contains("NaN or Inf"));
+      in = RandomInputs(rng, 5, 7, 24, true);
+      in.memory.data()[at % (7 * 24)] = v;
+      CHECK_THROWS_WITH(mha::Forward(cfg, w, in), Catch::Contains("NaN or Inf"));
+    }
+  }
+  // Huge but finite values are fine.
+  mha::Inputs in = RandomInputs(rng, 5, 5, 24, false);
+  in.x(2, 3) = 3e38f;
+  CHECK_NOTHROW(mha::Forward(cfg, w, in));
+}
