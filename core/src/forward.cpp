@@ -161,7 +161,8 @@ int ThreadsFor(const Config& cfg, int seq, int seq_kv) {
   // A tiny pass is over before a sleeping thread wakes up (tens of microseconds):
   // give each thread at least ~2 MFLOP of work (about 20 us), or run alone.
   const double d = cfg.d_model, kvd = static_cast<double>(cfg.kv_heads()) * cfg.head_dim();
-  const double flops = 4.0 * seq * d * d + 4.0 * seq_kv * d * kvd + 4.0 * seq * seq_kv * d;
+  double flops = 4.0 * seq * d * d + 4.0 * seq_kv * d * kvd + 4.0 * seq * seq_kv * d;
+  if (cfg.block == Block::Encoder) flops += 4.0 * seq * d * cfg.ffn_dim();
   return static_cast<int>(std::max(1.0, std::min<double>(threads, 1.0 + flops / 2e6)));
 }
 
@@ -257,7 +258,7 @@ void ChangedRows(const Mat* a, const Mat* b, int n, bool all, std::vector<std::p
 
 // One forward pass, cut into phases of independent tasks for the pool. Phase k+1
 // starts when phase k is done; a task never depends on which thread runs it.
-enum class Step { PreNorm, Project, Pack, Attend, Output, Finish };
+enum class Step { PreNorm, Project, Pack, Attend, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
 
 struct Pass {
   const Config* cfg;
@@ -273,11 +274,16 @@ struct Pass {
   float* vp;
   float* wpack;
   std::size_t kt_panel, vp_panel, wpanel;
+  // Encoder block (FFN after attention): d_ff, and where W1's and W2's packed panels
+  // start in wpack (W2's panels are d_ff deep).
+  int f = 0;
+  std::size_t w1_at = 0, w2_at = 0;
   Step steps[detail::Pool::kMaxPhases];
   int tasks[detail::Pool::kMaxPhases];
   int phases = 0;
 
   void Add(Step s, int n) {
+    static_assert(detail::Pool::kMaxPhases >= 10, "a pass has up to 10 phases");
     steps[phases] = s;
     tasks[phases++] = n;
   }
@@ -435,6 +441,84 @@ void FinishTask(Pass& p, int task) {
   }
 }
 
+// ---- the encoder block's FFN sublayer (mha/ffn.hpp has the formulas) ----------
+
+// Pre-LN: ffn_ln = LN2(out), rows [r0, r1).
+void FfnNormTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i)
+    LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(),
+                 w.ln2_beta.data(), d, p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+}
+
+// ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
+void FfnUpTask(Pass& p, int panel_index, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const Mat& in = p.cfg->norm == Norm::Pre ? t.ffn_ln : t.out;
+  const int j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
+  float* c = t.ffn_hidden.data() + j0;
+  const float* panel;
+  if (p.wpack) {
+    float* packed = p.wpack + p.w1_at + panel_index * p.wpanel;
+    if (!p.wpack_ready) detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
+    panel = packed;
+  } else {
+    float* packed = p.ws->panel[tid].Get(0);
+    detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
+    panel = packed;
+  }
+  detail::Panel(p.seq, p.d, in.data(), p.d, panel, kNR, c, p.f, nc, w.ffn_b1.data() + j0, 1.0f);
+  const Activation act = p.cfg->activation;
+  for (int i = 0; i < p.seq; ++i) {
+    float* row = c + static_cast<std::ptrdiff_t>(i) * p.f;
+    if (act == Activation::Relu)
+      for (int j = 0; j < nc; ++j) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
+    else
+      for (int j = 0; j < nc; ++j) row[j] = Activate(act, row[j]);
+  }
+}
+
+// ffn_out = ffn_hidden W2 + b2, one panel of d_model columns.
+void FfnDownTask(Pass& p, int panel_index, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
+  const float* panel;
+  if (p.wpack) {
+    float* packed = p.wpack + p.w2_at + panel_index * detail::PanelFloats(p.f);
+    if (!p.wpack_ready) detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
+    panel = packed;
+  } else {
+    float* packed = p.ws->panel[tid].Get(0);
+    detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
+    panel = packed;
+  }
+  detail::Panel(p.seq, p.f, t.ffn_hidden.data(), p.f, panel, kNR, t.ffn_out.data() + j0, p.d, nc,
+                w.ffn_b2.data() + j0, 1.0f);
+}
+
+// ffn_residual = out + ffn_out, then LN2 (post-LN) or not: block_out, rows [r0, r1).
+void FfnFinishTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  Trace& t = *p.t;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i) {
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
+    const float* a = t.out.data() + o;
+    const float* b = t.ffn_out.data() + o;
+    float* res = t.ffn_residual.data() + o;
+    for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
+    if (p.cfg->norm == Norm::Post)
+      LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
+    else
+      std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
+  }
+}
+
 void RunTask(void* ctx, int phase, int task, int tid) {
   Pass& p = *static_cast<Pass*>(ctx);
   switch (p.steps[phase]) {
@@ -444,6 +528,10 @@ void RunTask(void* ctx, int phase, int task, int tid) {
     case Step::Attend: AttendTask(p, task, tid); break;
     case Step::Output: OutputTask(p, task, tid); break;
     case Step::Finish: FinishTask(p, task); break;
+    case Step::FfnNorm: FfnNormTask(p, task); break;
+    case Step::FfnUp: FfnUpTask(p, task, tid); break;
+    case Step::FfnDown: FfnDownTask(p, task, tid); break;
+    case Step::FfnFinish: FfnFinishTask(p, task); break;
   }
 }
 
@@ -482,6 +570,13 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   t.attn_out.resize(seq, d);
   t.residual.resize(full ? seq : 0, full ? d : 0);
   t.out.resize(full ? seq : 0, full ? d : 0);
+  const bool ffn = full && cfg.block == Block::Encoder;
+  p.f = ffn ? cfg.ffn_dim() : 0;
+  t.ffn_ln.resize(ffn && cfg.norm == Norm::Pre ? seq : 0, ffn && cfg.norm == Norm::Pre ? d : 0);
+  t.ffn_hidden.resize(ffn ? seq : 0, p.f);
+  t.ffn_out.resize(ffn ? seq : 0, ffn ? d : 0);
+  t.ffn_residual.resize(ffn ? seq : 0, ffn ? d : 0);
+  t.block_out.resize(ffn ? seq : 0, ffn ? d : 0);
 
   // Per-thread scratch: a pack buffer for the deepest panel (k = d_model), and one
   // row block of scores and weights.
@@ -489,7 +584,7 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   if (static_cast<int>(ws.panel.size()) < threads) ws.panel.resize(threads);
   if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
   for (int i = 0; i < threads; ++i) {
-    ws.panel[i].Get(detail::PanelFloats(d));
+    ws.panel[i].Get(detail::PanelFloats(std::max(d, p.f)));
     ws.block[i].Get(static_cast<std::size_t>(2) * kRowBlock * p.ld);
   }
   p.pkv = Panels(seq_kv);
@@ -505,12 +600,16 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   // size). Capped so the copy stays modest in memory; past the cap each pass packs
   // (or, for few rows, reads in place) again.
   p.wpanel = detail::PanelFloats(d);
-  const std::size_t wpack_floats = (static_cast<std::size_t>(H + 2 * G) * p.phd + Panels(d)) * p.wpanel;
+  p.w1_at = (static_cast<std::size_t>(H + 2 * G) * p.phd + Panels(d)) * p.wpanel;
+  p.w2_at = p.w1_at + static_cast<std::size_t>(Panels(p.f)) * p.wpanel;
+  const std::size_t wpack_floats = p.w2_at + static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) *
+                                                  (p.f > 0 ? 1 : 0);
   p.wpack = nullptr;
   p.wpack_ready = false;
   if (wpack_floats * sizeof(float) <= (std::size_t(96) << 20)) {
     p.wpack = ws.wpack.Get(wpack_floats);
-    p.wpack_ready = ws.wpack_of == &w && ws.wpack_d == d && ws.wpack_heads == H && ws.wpack_kv_heads == G;
+    p.wpack_ready = ws.wpack_of == &w && ws.wpack_d == d && ws.wpack_heads == H && ws.wpack_kv_heads == G &&
+                    ws.wpack_d_ff == p.f;
     ws.wpack_of = nullptr;  // until this pass has filled it
   }
   if (p.wpack && !p.wpack_ready) {  // every panel gets packed: project every row
@@ -532,6 +631,12 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   p.Add(Step::Attend, H * ((seq + kRowBlock - 1) / kRowBlock));
   p.Add(Step::Output, Panels(d));
   if (full) p.Add(Step::Finish, norm_tasks);
+  if (ffn) {  // the encoder block: one more sublayer, after t.out is final
+    if (cfg.norm == Norm::Pre) p.Add(Step::FfnNorm, norm_tasks);
+    p.Add(Step::FfnUp, Panels(p.f));
+    p.Add(Step::FfnDown, Panels(d));
+    p.Add(Step::FfnFinish, norm_tasks);
+  }
   return p;
 }
 
@@ -543,6 +648,7 @@ void Run(Pass& p, int threads) {
     p.ws->wpack_d = p.d;
     p.ws->wpack_heads = p.H;
     p.ws->wpack_kv_heads = p.G;
+    p.ws->wpack_d_ff = p.f;
   }
 }
 
@@ -618,7 +724,6 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
   Run(p, threads);
   UpdateFlow(t, ws);
-  ForwardFfn(cfg, w, t);  // encoder block: the FFN sublayer after attention (ffn.cpp)
 }
 
 void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
@@ -630,9 +735,6 @@ void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
   Run(p, threads);
   ws.flow_valid = false;
   t.flow.clear();
-  Config attention_only = cfg;  // no FFN sublayer here: its tensors are emptied
-  attention_only.block = Block::Attention;
-  ForwardFfn(attention_only, w, t);
 }
 
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in) {

@@ -20,7 +20,7 @@ namespace mha::detail {
 
 class Pool {
  public:
-  static constexpr int kMaxPhases = 8;
+  static constexpr int kMaxPhases = 12;
   using TaskFn = void (*)(void* ctx, int phase, int task, int thread);
 
   Pool() = default;

@@ -200,8 +200,48 @@ void ShapeFlowInto(const Config& cfg, int seq_i, int seq_kv_i, std::vector<FlowR
       last().flops = s * d;
       break;
   }
+  if (cfg.block == Block::Encoder) {
+    // The encoder block's rows, the same as AppendFfnFlow (mha/ffn.hpp) gives but built
+    // in place (a test keeps the two identical).
+    const std::int64_t f = cfg.ffn_dim();
+    const bool gelu = cfg.activation == Activation::Gelu;
+    const std::int64_t act_flops = gelu ? 8 : 1;  // ffn.cpp: kGeluFlops, kReluFlops
+    if (cfg.norm == Norm::Pre) {
+      Row(rows, i, "pre-LayerNorm 2", "ffn_ln = LN2(out)", "ffn_ln", {1, s, d});
+      Assign(last().params, "gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
+      last().param_count = 2 * d;
+      last().flops = 8 * s * d;
+    }
+    Row(rows, i, gelu ? "FFN expand + GELU" : "FFN expand + ReLU", "", "ffn_hidden", {1, s, f});
+    Assign(last().formula, "ffn_hidden = ", gelu ? "gelu" : "relu", "(",
+           cfg.norm == Norm::Pre ? "ffn_ln" : "out", " W1 + b1)");
+    Assign(last().params, "W1 (", d, ", ", f, "), b1 (", f, "), d_ff = ", f);
+    last().param_count = d * f + f;
+    last().flops = 2 * s * d * f + s * f + act_flops * s * f;
+    Row(rows, i, "FFN contract", "ffn_out = ffn_hidden W2 + b2", "ffn_out", {1, s, d});
+    Assign(last().params, "W2 (", f, ", ", d, "), b2 (", d, ")");
+    last().param_count = f * d + d;
+    last().flops = 2 * s * f * d + s * d;
+    switch (cfg.norm) {
+      case Norm::Post:
+        Row(rows, i, "residual + LayerNorm 2", "block_out = LN2(out + ffn_out)", "block_out", {1, s, d});
+        Assign(last().params, "post-LN: gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
+        last().param_count = 2 * d;
+        last().flops = s * d + 8 * s * d;
+        break;
+      case Norm::Pre:
+        Row(rows, i, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
+        last().params.assign("pre-LN: the norm came before the FFN");
+        last().flops = s * d;
+        break;
+      case Norm::None:
+        Row(rows, i, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
+        last().params.assign("no LayerNorm");
+        last().flops = s * d;
+        break;
+    }
+  }
   rows.resize(i);
-  AppendFfnFlow(cfg, seq_i, rows);  // the encoder block's rows, if any
 }
 
 std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv) {

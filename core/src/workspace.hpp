@@ -32,13 +32,13 @@ struct Workspace {
   Buffer kt;                  // K^T of every K/V head, packed as B panels for the scores
   Buffer vp;                  // V packed as B panels (only when head_dim is not a panel multiple)
 
-  // The weights packed as B panels (Q/K/V heads, then W_O), so a recompute with the
+  // The weights packed as B panels (Q/K/V heads, W_O, then the FFN's W1, W2), so a recompute with the
   // same weights reads them contiguously instead of repacking strided rows from L3.
   // Valid for the Weights object the Trace holds (so its address cannot be reused
   // while this is valid) and these sizes; reset whenever the Trace's weights change.
   Buffer wpack;
   const void* wpack_of = nullptr;
-  int wpack_d = 0, wpack_heads = 0, wpack_kv_heads = 0;
+  int wpack_d = 0, wpack_heads = 0, wpack_kv_heads = 0, wpack_d_ff = 0;  // d_ff 0: no FFN panels
 
   // What the last pass's q, k and v were computed from: rows of the input that did
   // not change since are not projected again (typing one word changes one row;

@@ -104,6 +104,7 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
     bool cross;
     mha::Mask mask;
     mha::Norm norm;
+    mha::Block block = mha::Block::Attention;
   };
   const Case cases[] = {
       {32, 32, 512, 8, 8, 1, false, mha::Mask::None, mha::Norm::Post},   // the lesson's size
@@ -111,6 +112,8 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
       {20, 20, 96, 6, 2, 2, false, mha::Mask::Causal, mha::Norm::Pre},   // GQA, pre-LN
       {12, 30, 64, 4, 4, 1, true, mha::Mask::None, mha::Norm::None},     // cross-attention
       {300, 300, 64, 16, 16, 2, false, mha::Mask::None, mha::Norm::Post},  // long: streamed trace
+      {32, 32, 512, 8, 8, 2, false, mha::Mask::None, mha::Norm::Post, mha::Block::Encoder},  // + FFN
+      {20, 20, 64, 4, 4, 1, false, mha::Mask::Causal, mha::Norm::Pre, mha::Block::Encoder},
   };
   std::mt19937 rng(2);
   for (const Case& c : cases) {
@@ -121,6 +124,7 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
     cfg.threads = c.threads;
     cfg.mask = c.mask;
     cfg.norm = c.norm;
+    cfg.block = c.block;
     auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
     const mha::Inputs first = RandomInputs(rng, c.seq, c.seq_kv, c.d, c.cross);
     const mha::Inputs second = RandomInputs(rng, c.seq, c.seq_kv, c.d, c.cross);

@@ -306,3 +306,74 @@ TEST_CASE("an input with NaN or Inf anywhere is refused before anything is compu
   in.x(2, 3) = 3e38f;
   CHECK_NOTHROW(mha::Forward(cfg, w, in));
 }
+
+TEST_CASE("the in-place shape-flow table equals ShapeFlow's rows plus AppendFfnFlow's", "[fast][flow]") {
+  // ShapeFlowInto builds the encoder rows itself (without allocating); they must stay
+  // exactly what mha/ffn.hpp's AppendFfnFlow says.
+  for (auto block : {mha::Block::Attention, mha::Block::Encoder})
+    for (auto norm : {mha::Norm::Post, mha::Norm::Pre, mha::Norm::None})
+      for (auto act : {mha::Activation::Relu, mha::Activation::Gelu})
+        for (int d_ff : {0, 100}) {
+          mha::Config cfg;
+          cfg.d_model = 48;
+          cfg.num_heads = 4;
+          cfg.block = block;
+          cfg.norm = norm;
+          cfg.activation = act;
+          cfg.d_ff = d_ff;
+          cfg.ln_eps = 1e-6f;
+          std::vector<mha::FlowRow> rows;
+          mha::ShapeFlowInto(cfg, 3, 3, rows);  // built once for other sizes, then rebuilt
+          mha::ShapeFlowInto(cfg, 7, 7, rows);
+          mha::Config attention_only = cfg;
+          attention_only.block = mha::Block::Attention;
+          std::vector<mha::FlowRow> want = mha::ShapeFlow(attention_only, 7, 7);
+          mha::AppendFfnFlow(cfg, 7, want);
+          REQUIRE(rows.size() == want.size());
+          for (std::size_t i = 0; i < rows.size(); ++i) {
+            INFO("row " << i << ": " << want[i].step);
+            CHECK(rows[i].step == want[i].step);
+            CHECK(rows[i].formula == want[i].formula);
+            CHECK(rows[i].tensor == want[i].tensor);
+            CHECK(rows[i].shape == want[i].shape);
+            CHECK(rows[i].params == want[i].params);
+            CHECK(rows[i].param_count == want[i].param_count);
+            CHECK(rows[i].flops == want[i].flops);
+          }
+        }
+}
+
+TEST_CASE("the fast FFN sublayer matches ffn.cpp's reference ForwardFfn", "[fast][ffn]") {
+  std::mt19937 rng(41);
+  for (auto norm : {mha::Norm::Post, mha::Norm::Pre, mha::Norm::None})
+    for (auto act : {mha::Activation::Relu, mha::Activation::Gelu}) {
+      mha::Config cfg;
+      cfg.d_model = 64;
+      cfg.num_heads = 4;
+      cfg.block = mha::Block::Encoder;
+      cfg.norm = norm;
+      cfg.activation = act;
+      cfg.d_ff = 200;  // not a whole number of panels
+      auto w = std::make_shared<mha::Weights>(mha::InitWeights(cfg));
+      w->ln2_gamma = mha::RowVec::Random(64).array() + 1.0f;
+      w->ln2_beta = mha::RowVec::Random(64) * 0.5f;
+      const mha::Inputs in = RandomInputs(rng, 37, 37, 64, false);
+      mha::Trace t;
+      mha::Forward(cfg, w, in, t);
+      mha::Forward(cfg, w, in, t);  // packed FFN weights reused
+      mha::Trace ref = t;           // same attention result; the FFN again, by Eigen
+      mha::ForwardFfn(cfg, *w, ref);
+      INFO("norm " << mha::ToString(norm) << " gelu " << (act == mha::Activation::Gelu));
+      auto flat = [](const mha::Mat& m) { return std::vector<double>(m.data(), m.data() + m.size()); };
+      if (norm == mha::Norm::Pre) CHECK_CLOSE("ffn_ln", t.ffn_ln.data(), flat(ref.ffn_ln), 1e-6, 1e-6);
+      CHECK_CLOSE("ffn_hidden", t.ffn_hidden.data(), flat(ref.ffn_hidden), 2e-5, 2e-5);
+      CHECK_CLOSE("ffn_out", t.ffn_out.data(), flat(ref.ffn_out), 2e-5, 2e-5);
+      CHECK_CLOSE("ffn_residual", t.ffn_residual.data(), flat(ref.ffn_residual), 2e-5, 2e-5);
+      CHECK_CLOSE("block_out", t.block_out.data(), flat(ref.block_out), 1e-4, 1e-4);
+      // Back to attention only on the same trace: the FFN tensors are emptied.
+      cfg.block = mha::Block::Attention;
+      mha::Forward(cfg, w, in, t);
+      CHECK(t.block_out.size() == 0);
+      CHECK(t.ffn_hidden.size() == 0);
+    }
+}
