@@ -682,7 +682,10 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   const bool all = !(ws.proj_valid && key == ws.proj_key && t.weights == weights) || &t.in == &in;
   ChangedRows(&in.x, &t.in.x, seq, all, ws.q_rows);
   if (in.cross()) ChangedRows(&in.memory, &t.in.memory, seq_kv, all, ws.kv_rows);
-  else ws.kv_rows = ws.q_rows;  // same capacity once grown: no allocation
+  else {
+    if (ws.kv_rows.capacity() < static_cast<std::size_t>(seq)) ws.kv_rows.reserve(seq);  // once
+    ws.kv_rows.assign(ws.q_rows.begin(), ws.q_rows.end());
+  }
   ws.proj_key = key;
   ws.proj_valid = false;  // until this pass has projected
 

@@ -135,6 +135,11 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
     CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, second, t); }) == 0);
     cfg.temperature = 0.5f;
     CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, first, t); }) == 0);
+    // Typing: scattered rows change (more runs of rows than before), then none.
+    mha::Inputs typed = second;
+    for (int i = 0; i < c.seq; i += 2) typed.x(i, 0) += 1.0f;
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, typed, t); }) == 0);
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, typed, t); }) == 0);
     cfg.mask = c.cross ? mha::Mask::None : mha::Mask::Causal;  // another slider
     cfg.scale = false;
     CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, second, t); }) == 0);

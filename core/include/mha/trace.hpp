@@ -63,6 +63,8 @@ class WorkspaceHandle {
 };
 }  // namespace detail
 
+// Read its tensors freely, but do not write into them: the next Forward on the same
+// Trace keeps the q, k and v rows whose input did not change.
 struct Trace {
   Config cfg;
   Inputs in;
