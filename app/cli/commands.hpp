@@ -4,7 +4,19 @@
 #include <string>
 #include <vector>
 
+#include "options.hpp"
+
 namespace mha::cli {
+
+// `mhaviz trace` flags, parsed without touching files or running anything, so the
+// parser can be fuzzed and tested on its own. Throws UsageError.
+struct TraceArgs {
+  RunOptions run;
+  std::string npz_path, json_path;
+  bool quiet = false;
+  bool help = false;  // --help seen: print help, ignore the rest
+};
+TraceArgs ParseTraceArgs(const std::vector<std::string>& args);
 
 int TraceCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 
 #include "../io/files.hpp"
 
@@ -62,8 +63,18 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
   // Sizes are range-checked loosely here (so absurd numbers never reach an
   // allocation) and precisely, with a teaching message, by mha::Validate.
   constexpr long long kBig = 1LL << 30;
-  if (f == "--sentence" || f == "-s") o.sentence = a.Value(f);
-  else if (f == "--memory") o.memory = a.Value(f);
+  if (f == "--sentence" || f == "-s") { o.sentence = a.Value(f); o.sentence_given = true; }
+  else if (f == "--sentence-file") {
+    o.sentence_file = a.Value(f);
+    if (o.sentence_file.empty()) throw UsageError("--sentence-file needs a file name, or - for standard input.");
+  }
+  else if (f == "--memory") {
+    o.memory = a.Value(f);
+    // An empty memory would silently mean self-attention; say so instead.
+    if (o.memory.empty())
+      throw UsageError("--memory is empty: cross-attention needs a second sentence to read keys and values "
+                       "from, e.g. --memory \"the dog barked\". Leave out --memory for self-attention.");
+  }
   else if (f == "--heads") o.cfg.num_heads = a.Int(f, -kBig, kBig);
   else if (f == "--d-model") { o.cfg.d_model = a.Int(f, -kBig, kBig); o.d_model_given = true; }
   else if (f == "--kv-heads") {
@@ -86,8 +97,15 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
     else throw UsageError("--norm must be 'post' (LN(x + MHA(x)), Transformer/BERT), 'pre' (x + MHA(LN(x)), GPT/ViT) or 'none', got '" + v + "'.");
   } else if (f == "--no-scale") o.cfg.scale = false;
   else if (f == "--no-pe") o.cfg.positional_encoding = false;
-  else if (f == "--temperature") o.cfg.temperature = static_cast<float>(a.Double(f));
-  else if (f == "--block") {
+  else if (f == "--temperature") {
+    // Casting a double outside float's range to float is undefined behaviour; such a
+    // value is refused here and Validate explains the usable range.
+    const double t = a.Double(f);
+    if (!(std::abs(t) <= std::numeric_limits<float>::max()))
+      throw UsageError("--temperature = " + std::to_string(t) + " is far outside the usable range; try 1 "
+                       "(below 1 sharpens the softmax, above 1 flattens it).");
+    o.cfg.temperature = static_cast<float>(t);
+  } else if (f == "--block") {
     const std::string v = a.Value(f);
     if (v == "attention") o.cfg.block = Block::Attention;
     else if (v == "encoder") o.cfg.block = Block::Encoder;
@@ -115,6 +133,8 @@ bool ParseRunFlag(Args& a, const std::string& f, RunOptions& o) {
 const char* RunFlagsHelp() {
   return
       "  --sentence S      the sentence (UTF-8, English or Korean); default \"The cat sat on the mat.\"\n"
+      "  --sentence-file F read the sentence from file F (- = standard input); at most "
+      "1 MiB is read and at most 1024 tokens are used\n"
       "  --heads H         num_heads (default 8)\n"
       "  --d-model D       d_model (default 512); must be divisible by num_heads\n"
       "  --kv-heads G      num_kv_heads for grouped-query attention (divides num_heads; 1 = multi-query)\n"
@@ -149,10 +169,13 @@ void ValidateFlags(const Config& cfg, int seq, int seq_kv) {
 Prepared Prepare(const RunOptions& o) {
   Prepared p;
   p.cfg = o.cfg;
-  // Sizes first, before anything is allocated (with --input, d_model comes from the file).
+  // Sizes first, before anything is allocated (with --input, d_model comes from the file,
+  // so checking the default 512 against --heads would mislead).
   if (o.input_npz.empty() || o.d_model_given) ValidateFlags(p.cfg, 1, 1);
+  if (o.sentence_given && !o.sentence_file.empty())
+    throw UsageError("give either --sentence or --sentence-file, not both.");
   if (!o.input_npz.empty()) {
-    if (!o.sentence.empty())
+    if (o.sentence_given || !o.sentence_file.empty())
       throw UsageError("give either --sentence or --input, not both: --input replaces the sentence's embeddings.");
     const auto npz = io::LoadNpz(o.input_npz);
     p.in = io::InputsFromNpz(npz, o.input_npz);
@@ -171,8 +194,16 @@ Prepared Prepare(const RunOptions& o) {
       p.in.memory = m.x;
     }
   } else {
+    std::string sentence = o.sentence_given ? o.sentence : kDefaultSentence;
+    // One byte over the cap is read so the tokenizer sees, and says, that it was cut.
+    if (!o.sentence_file.empty()) {
+      sentence = io::ReadFilePrefix(o.sentence_file, Limits::kMaxSentenceBytes + 1, nullptr);
+      if (sentence.find('\0') != std::string::npos)
+        throw Error("'" + o.sentence_file + "' contains NUL bytes, so it is not a text file. "
+                    "Give a UTF-8 text file with the sentence, e.g. echo \"the cat sat\" > s.txt.");
+    }
     try {
-      p.in = MakeInputs(o.sentence.empty() ? kDefaultSentence : o.sentence, o.memory, p.cfg, &p.notice);
+      p.in = MakeInputs(sentence, o.memory, p.cfg, &p.notice);
     } catch (const Error& e) {
       throw UsageError(e.what());
     }

@@ -22,7 +22,9 @@ inline constexpr const char* kDefaultSentence = "The cat sat on the mat.";
 // The flags that say what to compute (shared by trace, export and gui).
 struct RunOptions {
   Config cfg;
-  std::string sentence;      // empty: kDefaultSentence (unless --input)
+  std::string sentence;      // kDefaultSentence unless --sentence/--input is given
+  bool sentence_given = false;  // --sentence "" is an error, not the default sentence
+  std::string sentence_file;    // --sentence-file: read the sentence from a file ("-": stdin)
   std::string memory;        // cross-attention memory sentence
   std::string input_npz;     // --input
   std::string weights_npz;   // --weights

@@ -64,6 +64,34 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
   return os.str();
 }
 
+// A token as the terminal shows it: control characters (which could move the cursor
+// or recolour the terminal) as \xNN, and a pasted 1 MiB "word" cut to its first 60
+// characters. The .npz/.json outputs keep the token exactly.
+std::string Printable(const std::string& tok) {
+  constexpr std::size_t kShownChars = 60;
+  std::string out;
+  std::size_t chars = 0, i = 0;
+  for (; i < tok.size() && chars < kShownChars; ++chars) {
+    const auto c = static_cast<unsigned char>(tok[i]);
+    const bool c1 = c == 0xC2 && i + 1 < tok.size() && static_cast<unsigned char>(tok[i + 1]) < 0xA0;
+    if (c < 0x20 || c == 0x7F || c1) {
+      const unsigned v = c1 ? static_cast<unsigned char>(tok[i + 1]) : c;
+      const char hex[] = "0123456789ABCDEF";
+      out += "\\x";
+      out += hex[v >> 4];
+      out += hex[v & 15];
+      i += c1 ? 2 : 1;
+      continue;
+    }
+    // Tokens are valid UTF-8: copy one whole code point.
+    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    out.append(tok, i, n);
+    i += n;
+  }
+  if (i < tok.size()) out += "... (+" + std::to_string(tok.size() - i) + " bytes)";
+  return out;
+}
+
 }  // namespace
 
 std::string Thousands(long long n) {
@@ -72,26 +100,51 @@ std::string Thousands(long long n) {
   return n < 0 ? "-" + s : s;
 }
 
+TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
+  TraceArgs t;
+  Args a("trace", argv);
+  while (!a.Done()) {
+    const std::string f = a.Next();
+    if (f == "--help" || f == "-h") {
+      t.help = true;
+      return t;
+    }
+    if (ParseRunFlag(a, f, t.run)) continue;
+    if (f == "--npz" || f == "--json") {
+      std::string& path = f == "--npz" ? t.npz_path : t.json_path;
+      path = a.Value(f);
+      if (path.empty()) throw UsageError(f + " needs a file name, e.g. " + f + " out" + f.substr(1) + ".");
+    }
+    else if (f == "--quiet" || f == "-q") t.quiet = true;
+    else a.Unknown(f);
+  }
+  // Both are staged, then renamed one after the other: the second would silently win.
+  if (!t.npz_path.empty() && t.npz_path == t.json_path)
+    throw UsageError("--npz and --json name the same file '" + t.npz_path + "'; give each its own name.");
+  return t;
+}
+
 int TraceCommand(const std::vector<std::string>& argv) {
   return Guard("trace", [&] {
-    RunOptions o;
-    std::string npz_path, json_path;
-    bool quiet = false;
-    Args a("trace", argv);
-    while (!a.Done()) {
-      const std::string f = a.Next();
-      if (f == "--help" || f == "-h") {
-        std::cout << kTraceHelp << RunFlagsHelp() << kTraceOutHelp;
-        return 0;
-      }
-      if (ParseRunFlag(a, f, o)) continue;
-      if (f == "--npz") npz_path = a.Value(f);
-      else if (f == "--json") json_path = a.Value(f);
-      else if (f == "--quiet" || f == "-q") quiet = true;
-      else a.Unknown(f);
+    const TraceArgs ta = ParseTraceArgs(argv);
+    if (ta.help) {
+      std::cout << kTraceHelp << RunFlagsHelp() << kTraceOutHelp;
+      return 0;
     }
-    Prepared p = Prepare(o);
+    const std::string& npz_path = ta.npz_path;
+    const std::string& json_path = ta.json_path;
+    const bool quiet = ta.quiet;
+    Prepared p = Prepare(ta.run);
     if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << p.notice << "\n";
+    if (!json_path.empty()) {
+      // Refused before computing anything: the flags must change.
+      try {
+        io::CheckJsonSize(p.cfg, static_cast<int>(p.in.x.rows()),
+                          static_cast<int>(p.in.cross() ? p.in.memory.rows() : p.in.x.rows()));
+      } catch (const Error& e) {
+        throw UsageError(e.what());
+      }
+    }
     const Trace t = Forward(p.cfg, p.weights, p.in);
     // Files first (all or none): if a write fails, nothing is printed as if it had worked.
     std::vector<std::pair<std::string, std::string>> files;
@@ -100,11 +153,11 @@ int TraceCommand(const std::vector<std::string>& argv) {
     io::WriteFilesAtomic(files);
     if (!quiet) {
       std::cout << "tokens (" << t.seq << "):";
-      for (const auto& tok : t.in.tokens) std::cout << " [" << tok << "]";
+      for (const auto& tok : t.in.tokens) std::cout << " [" << Printable(tok) << "]";
       std::cout << "\n";
       if (t.in.cross()) {
         std::cout << "memory tokens (" << t.seq_kv << "):";
-        for (const auto& tok : t.in.memory_tokens) std::cout << " [" << tok << "]";
+        for (const auto& tok : t.in.memory_tokens) std::cout << " [" << Printable(tok) << "]";
         std::cout << "\n";
       }
       const Config& c = t.cfg;

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,7 +23,14 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes);
 void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Reads a whole file (at most max_bytes); throws mha::Error if missing or too big.
-std::string ReadFile(const std::string& path, std::size_t max_bytes = std::size_t(1) << 30);
+// Never reads more than max_bytes + 1 bytes, so an endless source (/dev/zero, a pipe)
+// cannot exhaust memory. `check_head`, if set, sees the first bytes (up to 8) as soon
+// as they arrive and may throw, so a wrong kind of file is refused before it is read.
+std::string ReadFile(const std::string& path, std::size_t max_bytes = std::size_t(1) << 30,
+                     const std::function<void(std::string_view head)>& check_head = nullptr);
+// Reads at most max_bytes of a file ("-" is standard input); *truncated tells if there
+// was more. Throws mha::Error if it cannot be read.
+std::string ReadFilePrefix(const std::string& path, std::size_t max_bytes, bool* truncated);
 
 // One array read from a .npy / .npz: converted to float32, C order.
 struct Array {
@@ -54,6 +63,12 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
                        Config* cfg);
 
 // The JSON document of a trace: tokens, config, shape-flow table, attention weights.
+// Throws mha::Error (see CheckJsonSize) if the attention weights are too many for JSON.
 std::string TraceJson(const Trace& t, const std::string& notice);
+// The attention weights as JSON text take ~25 bytes each, and the document tree more in
+// memory, so --json is capped (1024 tokens x 4 heads fit); .npz has no such cap.
+inline constexpr std::int64_t kMaxJsonAttention = std::int64_t(1) << 22;
+// Throws mha::Error with a teaching message if a trace of this shape is over the cap.
+void CheckJsonSize(const Config& cfg, int seq, int seq_kv);
 
 }  // namespace mha::io

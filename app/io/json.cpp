@@ -5,8 +5,21 @@
 
 namespace mha::io {
 
+void CheckJsonSize(const Config& cfg, int seq, int seq_kv) {
+  const std::int64_t n = std::int64_t(cfg.num_heads) * seq * seq_kv;
+  if (n > kMaxJsonAttention) {
+    throw Error("--json would hold " + std::to_string(n) + " attention weights (num_heads " +
+                std::to_string(cfg.num_heads) + " x seq " + std::to_string(seq) + " x seq_kv " +
+                std::to_string(seq_kv) + "), about " + std::to_string(n * 25 >> 20) +
+                " MiB of text, over the cap of " + std::to_string(kMaxJsonAttention) +
+                " that keeps the JSON readable and memory bounded. Use --npz for a trace this large "
+                "(numpy.load reads it), or use fewer tokens or heads.");
+  }
+}
+
 std::string TraceJson(const Trace& t, const std::string& notice) {
   using nlohmann::json;
+  CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   json j;
   j["format"] = "mhaviz-trace";
   j["version"] = 1;

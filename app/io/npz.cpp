@@ -1,10 +1,12 @@
 #include <zip.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "files.hpp"
 
@@ -130,9 +132,11 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   }
   if (hlen > bytes.size() - hstart) Bad(what, "the header is truncated");
   const Header h = ParseHeader(bytes.substr(hstart, hlen), what);
-  if (h.descr.size() < 2) Bad(what, "dtype '" + h.descr + "' is not understood");
-  const char order = h.descr[0], kind = h.descr[1];
-  const int width = std::atoi(h.descr.c_str() + 2);
+  // descr is byte order, kind, width in bytes: '<f4'. Anything else ('|O' objects,
+  // '<U3' strings, '<M8[D]' dates, '<c8' complex) is not a plain number.
+  const char order = h.descr.size() > 0 ? h.descr[0] : '?', kind = h.descr.size() > 1 ? h.descr[1] : '?';
+  const std::string width_s = h.descr.size() > 2 ? h.descr.substr(2) : "";
+  const int width = width_s == "1" ? 1 : width_s == "2" ? 2 : width_s == "4" ? 4 : width_s == "8" ? 8 : 0;
   const bool swap = order == '>';  // this machine is little-endian
   const bool ok_kind = (kind == 'f' && (width == 4 || width == 8)) ||
                        ((kind == 'i' || kind == 'u') && (width == 1 || width == 2 || width == 4 || width == 8)) ||
@@ -252,18 +256,40 @@ std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::stri
       throw Error(what + " expands to more than 2 GiB, over the cap that keeps memory bounded.");
     zip_file_t* f = zip_fopen_index(za.get(), static_cast<zip_uint64_t>(i), 0);
     if (!f) throw Error(what + ": cannot open member '" + name + ".npy' (" + zip_strerror(za.get()) + ").");
-    std::string data(st.size, '\0');
-    const zip_int64_t got = zip_fread(f, data.data(), st.size);
+    // Read as the data actually arrives: the sizes in the zip directory are only claims,
+    // and a 184-byte file claiming 2 GiB got 2 GiB allocated up front.
+    std::string data;
+    data.reserve(static_cast<std::size_t>(std::min<zip_uint64_t>(st.size, zip_uint64_t(1) << 20)));
+    std::vector<char> buf(1 << 16);
+    zip_int64_t got = 0;
+    while (data.size() <= st.size && (got = zip_fread(f, buf.data(), buf.size())) > 0)
+      data.append(buf.data(), static_cast<std::size_t>(got));
     zip_fclose(f);
-    if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
-      throw Error(what + ": member '" + name + ".npy' is truncated or corrupt.");
+    if (got < 0 || data.size() != st.size)
+      throw Error(what + ": member '" + name + ".npy' is truncated or corrupt (it holds " +
+                  std::to_string(data.size()) + " bytes, its zip entry says " + std::to_string(st.size) +
+                  "). Save the file again with numpy.savez.");
     out[name] = DecodeNpy(data, what + " member '" + name + "'");
   }
   return out;
 }
 
 std::map<std::string, Array> LoadNpz(const std::string& path) {
-  return DecodeNpz(ReadFile(path), "'" + path + "'");
+  const std::string what = "'" + path + "'";
+  // Refuse a file that is not a zip from its first bytes: /dev/zero or a large
+  // unrelated file is not read to the end before being rejected.
+  const auto check_head = [&](std::string_view head) {
+    if (head.size() >= 4 && (head.substr(0, 4) == std::string_view("PK\x03\x04", 4) ||
+                             head.substr(0, 4) == std::string_view("PK\x05\x06", 4)))
+      return;
+    if (head.substr(0, 6) == "\x93NUMPY")
+      throw Error(what + " is a single .npy array, not an .npz archive. Save it with numpy.savez(path, x=array), "
+                  "which names the array.");
+    if (head.empty()) throw Error(what + " is empty, not an .npz archive. Create one with numpy.savez or mhaviz trace --npz.");
+    throw Error(what + " is not a valid .npz (zip) archive: it does not start with the zip signature 'PK'. "
+                "Create one with numpy.savez or mhaviz trace --npz.");
+  };
+  return DecodeNpz(ReadFile(path, std::size_t(1) << 30, check_head), what);
 }
 
 }  // namespace mha::io

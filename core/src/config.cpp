@@ -114,6 +114,12 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
       << " must be a finite number greater than 0: scores are divided by it before the softmax. Try 1.";
     throw Error(e.str());
   }
+  if (cfg.temperature < Limits::kMinTemperature) {
+    e << "temperature = " << cfg.temperature << " is below the minimum of " << Limits::kMinTemperature
+      << ": dividing the scores by so small a number overflows float32. Already at "
+      << Limits::kMinTemperature << " the softmax is practically one-hot (argmax). Try 0.1 for sharp, 1 for normal.";
+    throw Error(e.str());
+  }
   if (!(cfg.ln_eps > 0.0f) || !std::isfinite(cfg.ln_eps)) {
     e << "ln_eps = " << cfg.ln_eps
       << " must be a small positive number: LayerNorm divides by sqrt(variance + eps). Try 1e-5.";

@@ -83,16 +83,23 @@ void InitFfnWeights(const Config& cfg, Weights& w) {
 
 void CheckFfnWeights(const Weights& w, const Config& cfg) {
   CheckShapes(w, cfg);
-  const auto finite = [](const char* name, bool ok) {
-    if (!ok)
+  // Finite is not enough: |value| <= kMaxAbsValue is what keeps the FFN's products
+  // (d_ff up to 16384 terms) inside float32, as for the attention weights.
+  const auto finite = [](const char* name, const auto& m) {
+    if (!m.allFinite())
       throw Error(std::string("Weight ") + name + " contains NaN or Inf values; every weight must be a finite number.");
+    if (!(m.array().abs() <= Limits::kMaxAbsValue).all())
+      throw Error(std::string("Weight ") + name + " holds values larger than " +
+                  std::to_string(static_cast<int>(Limits::kMaxAbsValue)) +
+                  " in magnitude, over the limit that keeps every product of the layer inside float32. "
+                  "Scale the weights down.");
   };
-  finite("ffn_W1", w.ffn_W1.allFinite());
-  finite("ffn_b1", w.ffn_b1.allFinite());
-  finite("ffn_W2", w.ffn_W2.allFinite());
-  finite("ffn_b2", w.ffn_b2.allFinite());
-  finite("ln2_gamma", w.ln2_gamma.allFinite());
-  finite("ln2_beta", w.ln2_beta.allFinite());
+  finite("ffn_W1", w.ffn_W1);
+  finite("ffn_b1", w.ffn_b1);
+  finite("ffn_W2", w.ffn_W2);
+  finite("ffn_b2", w.ffn_b2);
+  finite("ln2_gamma", w.ln2_gamma);
+  finite("ln2_beta", w.ln2_beta);
 }
 
 void ForwardFfn(const Config& cfg, const Weights& w, Trace& t) {

@@ -5,6 +5,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#include <signal.h>
+#define MHA_POSIX_SIGNALS 1
+#endif
 
 namespace mha::detail {
 namespace {
@@ -27,6 +32,36 @@ void WaitUntil(Done done) {
   }
 }
 
+// Worker threads are the library's own: they must never receive the application's
+// signals. A process-directed SIGINT/SIGTERM goes to any thread that does not block
+// it, and if a worker took it, the app's handling (e.g. deferring Ctrl-C until an
+// atomic file write is done, app/io/atomic_file.cpp) would be bypassed. So workers
+// start with every asynchronous signal blocked (they inherit the creator's mask, set
+// around their creation, so there is no window).
+class BlockSignalsWhileCreating {
+ public:
+  BlockSignalsWhileCreating() {
+#ifdef MHA_POSIX_SIGNALS
+    sigset_t all;
+    sigfillset(&all);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP}) sigdelset(&all, sig);  // synchronous
+    pthread_sigmask(SIG_BLOCK, &all, &old_);
+#endif
+  }
+  ~BlockSignalsWhileCreating() {
+#ifdef MHA_POSIX_SIGNALS
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+#endif
+  }
+  BlockSignalsWhileCreating(const BlockSignalsWhileCreating&) = delete;
+  BlockSignalsWhileCreating& operator=(const BlockSignalsWhileCreating&) = delete;
+
+ private:
+#ifdef MHA_POSIX_SIGNALS
+  sigset_t old_;
+#endif
+};
+
 // How long an idle worker spins for the next job before it sleeps: long enough to
 // stay awake between back-to-back forward passes, short enough not to burn a core
 // between frames of the app.
@@ -48,6 +83,7 @@ void Pool::Run(int threads, const int* tasks_per_phase, int phases, TaskFn fn, v
   if (phases > kMaxPhases) phases = kMaxPhases;  // callers use a handful
   if (threads < 1) threads = 1;
   if (threads > 1 && static_cast<int>(workers_.size()) < threads - 1) {
+    const BlockSignalsWhileCreating quiet;
     for (int id = static_cast<int>(workers_.size()) + 1; id < threads; ++id)
       workers_.emplace_back([this, id] { Worker(id); });
   }

@@ -40,9 +40,22 @@ void CheckOne(const char* name, const M& m, Eigen::Index rows, Eigen::Index cols
     e << ". Check the d_model / --kv-heads flags or the file.";
     throw Error(e.str());
   }
-  if (!m.allFinite()) {
+  // One pass finds the first value that is NaN, Inf or too large (NaN fails every
+  // comparison, so !(|v| <= cap) catches it too).
+  for (Eigen::Index i = 0; i < m.size(); ++i) {
+    const float v = m.data()[i];
+    if (std::abs(v) <= Limits::kMaxAbsValue) continue;
     std::ostringstream e;
-    e << "Weight " << name << " contains NaN or Inf values; every weight must be a finite number.";
+    std::ostringstream where;
+    if (M::RowsAtCompileTime == 1) where << "index " << i;
+    else where << "row " << i / m.cols() << ", column " << i % m.cols();
+    if (!std::isfinite(v))
+      e << "Weight " << name << " contains NaN or Inf values (" << v << " at " << where.str()
+        << "); every weight must be a finite number. Replace them (numpy.nan_to_num) or re-export the weights.";
+    else
+      e << "Weight " << name << " holds " << v << " at " << where.str() << ", over the limit of |value| <= "
+        << Limits::kMaxAbsValue
+        << " that keeps every product of the layer inside float32 (max 3.4e38). Scale the weights down.";
     throw Error(e.str());
   }
 }

@@ -2,6 +2,7 @@
 // (several row blocks per head, weights packed once and reused, traces written past
 // the caches), partial GEMM panels, a Trace reused across weights and shapes, and
 // more than one thread. Each is checked against the naive oracle or a fresh trace.
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -301,10 +302,15 @@ TEST_CASE("an input with NaN or Inf anywhere is refused before anything is compu
       CHECK_THROWS_WITH(mha::Forward(cfg, w, in), Catch::Contains("NaN or Inf"));
     }
   }
-  // Huge but finite values are fine.
+  // Up to Limits::kMaxAbsValue is fine; past it (or any float as large) is refused.
   mha::Inputs in = RandomInputs(rng, 5, 5, 24, false);
-  in.x(2, 3) = 3e38f;
+  in.x(2, 3) = mha::Limits::kMaxAbsValue;
+  in.x(4, 23) = -mha::Limits::kMaxAbsValue;
   CHECK_NOTHROW(mha::Forward(cfg, w, in));
+  for (float v : {std::nextafter(mha::Limits::kMaxAbsValue, 1e30f), -3e38f}) {
+    in.x(2, 3) = v;
+    CHECK_THROWS_WITH(mha::Forward(cfg, w, in), Catch::Contains("larger than"));
+  }
 }
 
 TEST_CASE("the in-place shape-flow table equals ShapeFlow's rows plus AppendFfnFlow's", "[fast][flow]") {
@@ -377,3 +383,40 @@ TEST_CASE("the fast FFN sublayer matches ffn.cpp's reference ForwardFfn", "[fast
       CHECK(t.ffn_hidden.size() == 0);
     }
 }
+
+#ifdef __linux__
+#include <dirent.h>
+#include <fstream>
+#include <signal.h>
+#include <unistd.h>
+
+TEST_CASE("the forward pass's worker threads never take the application's signals", "[fast][threads]") {
+  // A process-directed SIGINT goes to any thread that does not block it: the app's
+  // own handling (deferring Ctrl-C while it writes a file) must not be bypassed.
+  mha::Config cfg;
+  cfg.threads = 3;
+  std::mt19937 rng(51);
+  const mha::Inputs in = RandomInputs(rng, 64, 64, 512, false);
+  auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
+  mha::Trace t;
+  mha::Forward(cfg, w, in, t);  // starts the workers; they live as long as `t`
+  int workers = 0;
+  DIR* dir = opendir("/proc/self/task");
+  REQUIRE(dir != nullptr);
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.' || std::atoi(e->d_name) == getpid()) continue;
+    std::ifstream status(std::string("/proc/self/task/") + e->d_name + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("SigBlk:", 0) != 0) continue;
+      const unsigned long long blocked = std::stoull(line.substr(7), nullptr, 16);
+      INFO("thread " << e->d_name << " " << line);
+      CHECK((blocked >> (SIGINT - 1) & 1) == 1);
+      CHECK((blocked >> (SIGTERM - 1) & 1) == 1);
+      ++workers;
+    }
+  }
+  closedir(dir);
+  CHECK(workers >= 1);
+}
+#endif

@@ -46,6 +46,14 @@ struct Limits {
   static constexpr std::size_t kMaxSentenceBytes = 1 << 20;  // bytes read of one sentence
   // Estimated bytes of one Trace; refused before allocating anything.
   static constexpr std::size_t kMaxTraceBytes = std::size_t(2) << 30;
+  // Dividing scores by a tinier temperature overflows float32 (1e-40 made scores +-inf
+  // and attn NaN); 1e-3 already makes the softmax practically one-hot.
+  static constexpr float kMinTemperature = 1e-3f;
+  // Largest |value| accepted in weights and loaded inputs. With every value within it,
+  // d_model <= kMaxDModel and temperature >= kMinTemperature, no product in the layer
+  // can exceed float32's 3.4e38 (worst case ~3e37, pre-LN scores), so nothing
+  // overflows to Inf or NaN. Trained weights and embeddings are far below it.
+  static constexpr float kMaxAbsValue = 1e5f;
 };
 
 struct Config {

@@ -1,0 +1,159 @@
+// The one state of the desktop app: what the learner chose, what the core computed
+// from it, and what only the UI cares about. Panels read and edit it; Recompute()
+// turns `choice` into `trace` once per frame when `dirty` is set.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gui/heatmap_textures.hpp"
+#include "mha/mha.hpp"
+
+struct ImFont;
+
+namespace mha::gui {
+
+// Bytes the sentence fields hold. ImGui's InputText stops taking text at this size;
+// the Sentence panel says so when the field is full.
+inline constexpr std::size_t kSentenceCap = 8192;
+
+// What the learner chose: the only input of the computation.
+struct Choice {
+  std::string sentence;
+  std::string memory;  // second sentence, used when `cross` is on
+  bool cross = false;
+  Config cfg;
+};
+
+// Inputs and weights loaded from .npz files with --input / --weights. While set they
+// replace the sentence's embeddings / the seeded weights.
+struct FileSources {
+  std::string input_path;
+  Inputs input;
+  std::string weights_path;
+  std::shared_ptr<const Weights> weights;
+};
+
+// The core's result for the last choice, plus what the views derive from it.
+struct Result {
+  bool ok = false;            // false: `error` says why, `trace` is stale
+  std::string error;          // the core's teaching message
+  std::string notice;         // tokenizer notice (truncation, replaced bytes)
+  // The tokens of the current sentence(s), kept even when the configuration is
+  // invalid so the learner still sees the tokenization.
+  std::vector<std::string> tokens, memory_tokens;
+  Trace trace;
+  Mat mean_attn;              // (seq, seq_kv): mean over heads of trace.attn
+  std::uint64_t generation = 0;  // bumps on every successful recompute
+};
+
+// Caches that make a recompute cheap: weights are re-initialised only when the
+// numbers they depend on change; embeddings only when the sentence or d_model do.
+struct Caches {
+  struct WeightsKey {
+    int d_model = 0, num_heads = 0, kv_heads = 0;
+    std::uint64_t seed = 0;
+    bool operator==(const WeightsKey& o) const {
+      return d_model == o.d_model && num_heads == o.num_heads && kv_heads == o.kv_heads && seed == o.seed;
+    }
+  };
+  WeightsKey weights_key;
+  std::shared_ptr<const Weights> weights;
+
+  struct InputsKey {
+    std::string sentence, memory;
+    int d_model = 0;
+    std::uint64_t seed = 0;
+    bool pe = true;
+    bool operator==(const InputsKey& o) const {
+      return sentence == o.sentence && memory == o.memory && d_model == o.d_model && seed == o.seed && pe == o.pe;
+    }
+  };
+  InputsKey inputs_key;
+  bool inputs_valid = false;
+  Inputs inputs;
+  std::string inputs_notice;
+};
+
+// Splitter positions, saved in imgui.ini (see settings.cpp).
+struct Layout {
+  float left_width = 0.0f;    // pixels at scale 1; 0 = default
+  float flow_height = 0.0f;   // pixels at scale 1; 0 = default
+  bool flow_collapsed = false; // shape-flow panel folded to its title line
+};
+
+struct ExportUi {
+  std::array<char, 1024> path{};
+  bool selected_only = false;  // the enlarged head only, instead of all heads + mean
+  int scale = 2;
+  bool values = true;
+  std::array<char, 1024> screenshot_path{};
+  std::string message;         // last result, shown under the buttons
+  bool message_ok = true;
+};
+
+// Requests that panels make and the frame carries out after the recompute.
+struct Pending {
+  bool export_png = false;
+  bool export_svg = false;
+  std::string screenshot;      // non-empty: capture the window after rendering
+};
+
+struct Timing {
+  double last_recompute_ms = 0.0;   // MakeInputs + weights + Forward
+  double last_upload_ms = 0.0;      // colour-mapping + texture upload
+  double last_frame_ms = 0.0;
+  std::vector<double> frame_ms, recompute_ms, upload_ms;  // samples, for --stats
+  std::vector<double> ui_ms, draw_ms, swap_ms;             // frame phases (automation only)
+  std::vector<double> cpu_ms;                              // process CPU time per frame
+  std::vector<double> triangles;                           // triangles ImGui submits per frame
+};
+
+struct Ui {
+  std::array<char, kSentenceCap + 1> sentence_buf{};
+  std::array<char, kSentenceCap + 1> memory_buf{};
+  bool focus_sentence = true;       // keyboard focus to the sentence field on start
+  int enlarged = -1;                // head shown alone; num_heads = the mean; -1 = grid
+  int hover_step = -1;              // shape-flow row hovered last frame (table or diagram)
+  int hover_step_next = -1;         // ... being collected this frame
+  bool hover_from_diagram = false, hover_from_diagram_next = false;
+  int hover_token = -1;             // token chip hovered last frame: highlights its row
+  int hover_token_next = -1;
+  float content_scale = 1.0f;       // monitor content scale (HiDPI)
+  int text_size = 100;              // percent, for projectors
+  bool dark = false;
+  bool fonts_dirty = false;         // rebuild the font atlas before the next frame
+  ImFont* font_bold = nullptr;      // headings
+  ImFont* font_small = nullptr;     // token indices, at 3/4 size (Latin only)
+  std::string font_notice;          // shown when NanumGothic could not be loaded
+  std::string font_path;            // the file the UI font came from ("" = ImGui's own)
+  std::vector<std::string> notices; // one-time notices (settings file, flags)
+  HeatmapTextures textures;
+  // Rectangles of key widgets in window pixels, for the GUI tests (--probe).
+  std::map<std::string, std::array<float, 4>> probe;
+};
+
+struct AppState {
+  Choice choice;
+  bool dirty = true;   // widgets do `dirty |= edited`; Recompute clears it
+  bool churn = false;  // --churn: recompute every frame (benchmark)
+  FileSources files;
+  Result result;
+  Caches caches;
+  Layout layout;
+  ExportUi exp;
+  Pending pending;
+  Timing timing;
+  Ui ui;
+  bool quit = false;
+};
+
+// Copies choice.sentence / choice.memory into the text buffers (after loading
+// settings or flags), truncating at a UTF-8 boundary to kSentenceCap.
+void SyncBuffersFromChoice(AppState& s);
+
+}  // namespace mha::gui

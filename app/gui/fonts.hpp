@@ -1,0 +1,31 @@
+// NanumGothic (Hangul + Latin) for the whole UI, found on disk at startup.
+#pragma once
+
+#include <string>
+#include <vector>
+
+struct ImFont;
+
+namespace mha::gui {
+
+struct Fonts {
+  ImFont* regular = nullptr;  // NanumGothic, Korean glyph range (or ImGui's default)
+  ImFont* bold = nullptr;     // NanumGothicBold, Latin only (headings); = regular if absent
+  ImFont* small = nullptr;    // NanumGothic at 3/4 size, Latin only (token indices)
+  std::string path;           // the file regular came from ("" = ImGui's default font)
+};
+
+// Places searched for a font file, most specific first: $MHAVIZ_ASSETS/fonts,
+// assets/fonts next to the executable (and its parent dirs, for build trees), the
+// source tree's and the install prefix's assets/fonts, then fonts-nanum's directory.
+std::vector<std::string> FontSearchPath();
+
+// The first readable, valid TrueType file named `file` on FontSearchPath(), or "".
+std::string FindFont(const std::string& file);
+
+// Clears io.Fonts and loads the UI fonts at `pixel_size`: $MHAVIZ_FONT if set (that
+// file only), else NanumGothic from FontSearchPath(). If it cannot be read, falls back
+// to ImGui's built-in font and sets `notice` (Korean then shows '?').
+Fonts LoadFonts(float pixel_size, std::string* notice);
+
+}  // namespace mha::gui

@@ -1,0 +1,192 @@
+// One frame of the window: the layout, the keyboard shortcuts, and the one place
+// where the core runs (between the panels that edit the choice and the panels
+// that show the result, so an edit shows in the same frame).
+#include "gui/frame.hpp"
+
+#include <algorithm>
+
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include "gui/export_actions.hpp"
+#include "gui/panels.hpp"
+#include "gui/recompute.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+float UiScale(const AppState& s) { return s.ui.content_scale * s.ui.text_size / 100.0f; }
+
+void Shortcuts(AppState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  // GLFW key codes are ImGui 1.86's key indices.
+  constexpr int kKeyS = 83, kKeyQ = 81, kKeyEqual = 61, kKeyMinus = 45, kKey0 = 48;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyS, false)) s.pending.export_png = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyQ, false)) s.quit = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyEqual, false)) {
+    s.ui.text_size = std::min(s.ui.text_size + 25, 250);
+    s.ui.fonts_dirty = true;
+  }
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyMinus, false)) {
+    s.ui.text_size = std::max(s.ui.text_size - 25, 75);
+    s.ui.fonts_dirty = true;
+  }
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKey0, false)) {
+    s.ui.text_size = 100;
+    s.ui.fonts_dirty = true;
+  }
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+    if (io.WantTextInput) {
+      // Leave the text field but keep what was typed: ImGui's own Escape reverts
+      // the field, which in a live app would silently undo the computation shown.
+      // Deactivating it here, before the field is drawn, means it never sees the key.
+      ImGui::ClearActiveID();
+    } else {
+      s.ui.enlarged = -1;
+    }
+  }
+}
+
+void MenuBar(AppState& s) {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Export heatmaps", "Ctrl+S")) s.pending.export_png = true;
+    if (ImGui::MenuItem("Save window screenshot")) {
+      std::string p = s.exp.screenshot_path.data();
+      s.pending.screenshot = p.empty() ? "mhaviz-window.png" : p;
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) s.quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (int pct : {75, 100, 125, 150, 175, 200, 250}) {
+      char label[32];
+      std::snprintf(label, sizeof label, "Text size %d%%", pct);
+      if (ImGui::MenuItem(label, pct == 100 ? "Ctrl+0" : nullptr, s.ui.text_size == pct)) {
+        s.ui.text_size = pct;
+        s.ui.fonts_dirty = true;
+      }
+    }
+    ImGui::TextDisabled("Ctrl+= / Ctrl+- change the text size");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Dark theme", nullptr, s.ui.dark)) {
+      s.ui.dark = !s.ui.dark;
+      s.ui.fonts_dirty = true;  // re-applies the style at the current scale
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted("mhaviz: multi-head self-attention, every step, live.");
+    ImGui::Separator();
+    ImGui::TextUnformatted("Type a sentence; every change recomputes the layer at once.");
+    ImGui::TextUnformatted("Hover a shape-flow row or diagram block to see it in both.");
+    ImGui::TextUnformatted("Hover a heatmap cell for its query, key, weight and score.");
+    ImGui::TextUnformatted("Click a head to enlarge it; Esc goes back.");
+    ImGui::TextUnformatted("Ctrl+S exports the heatmaps; Ctrl+= / Ctrl+- text size; Ctrl+Q quits.");
+    ImGui::EndMenu();
+  }
+  ImGui::EndMenuBar();
+}
+
+// A draggable bar between two panes; returns the drag delta along its axis.
+float Splitter(const char* id, ImVec2 size, bool vertical) {
+  ImGui::InvisibleButton(id, size);
+  if (ImGui::IsItemHovered() || ImGui::IsItemActive())
+    ImGui::SetMouseCursor(vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+  if (ImGui::IsItemActive()) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ImGui::GetWindowDrawList()->AddRectFilled(a, b, Pal().block_border);
+  }
+  if (ImGui::IsItemDeactivated()) ImGui::MarkIniSettingsDirty();
+  if (!ImGui::IsItemActive()) return 0.0f;
+  return vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
+}
+
+}  // namespace
+
+void DrawFrame(AppState& s) {
+  s.ui.hover_step = s.ui.hover_step_next;
+  s.ui.hover_step_next = -1;
+  s.ui.hover_from_diagram = s.ui.hover_from_diagram_next;
+  s.ui.hover_from_diagram_next = false;
+  s.ui.hover_token = s.ui.hover_token_next;
+  s.ui.hover_token_next = -1;
+  s.ui.probe.clear();  // only what is on screen this frame
+  Shortcuts(s);
+
+  const float scale = UiScale(s);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  const ImGuiWindowFlags root_flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                      ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoScrollWithMouse |
+                                      // glClear already paints WindowBg: no second full-window fill.
+                                      ImGuiWindowFlags_NoBackground;
+  ImGui::Begin("mhaviz", nullptr, root_flags);
+  MenuBar(s);
+  if (!s.ui.notices.empty() || !s.ui.font_notice.empty()) {
+    for (std::size_t i = 0; i < s.ui.notices.size();) {
+      MessageBox(s.ui.notices[i], Pal().notice_bg, Pal().notice_text);
+      ImGui::PushID(static_cast<int>(i));
+      const bool dismiss = ImGui::SmallButton("Dismiss");
+      ImGui::PopID();
+      if (dismiss) s.ui.notices.erase(s.ui.notices.begin() + static_cast<long>(i));
+      else ++i;
+    }
+    if (!s.ui.font_notice.empty()) MessageBox(s.ui.font_notice, Pal().notice_bg, Pal().notice_text);
+  }
+
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float status_h = ImGui::GetTextLineHeightWithSpacing() + st.ItemSpacing.y;
+  const float main_h = std::max(avail.y - status_h, 100.0f);
+  const float split = std::max(4.0f, st.ItemSpacing.x);
+
+  // Left column: the inputs.
+  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 350.0f * scale, 520.0f * scale);
+  left = std::clamp(left, std::min(280.0f * scale, avail.x * 0.5f), std::max(avail.x - 400.0f * scale, avail.x * 0.25f));
+  ImGui::BeginChild("##inputs", ImVec2(left, main_h), true);
+  DrawSentencePanel(s);
+  ImGui::Separator();
+  DrawControlsPanel(s);
+  ImGui::Separator();
+  DrawExportPanel(s);
+  ImGui::EndChild();
+  ImGui::SameLine(0, 0);
+  const float dx = Splitter("##split_v", ImVec2(split, main_h), true);
+  if (dx != 0.0f) s.layout.left_width = (left + dx) / scale;
+
+  // The one place the core runs.
+  if (s.dirty || s.churn) Recompute(s);
+  RunPendingExports(s);
+
+  // Right column: the results.
+  ImGui::SameLine(0, 0);
+  const float right = std::max(ImGui::GetContentRegionAvail().x, 100.0f);
+  // Default: tall enough for the whole table (header, ~12 steps, total), up to 45%.
+  const float table_h = (ImGui::GetTextLineHeight() + 2 * st.CellPadding.y) * 15.0f + ImGui::GetFrameHeightWithSpacing() +
+                        2 * st.WindowPadding.y + st.ScrollbarSize;
+  float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * 0.45f);
+  flow = std::clamp(flow, std::min(120.0f * scale, main_h * 0.3f), main_h * 0.75f);
+  if (s.layout.flow_collapsed) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
+  ImGui::BeginGroup();
+  ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);
+  DrawFlowPanel(s);
+  ImGui::EndChild();
+  const float dy = Splitter("##split_h", ImVec2(right, split), false);
+  if (dy != 0.0f && !s.layout.flow_collapsed) s.layout.flow_height = (flow + dy) / scale;
+  ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawHeatmapsPanel(s);
+  ImGui::EndChild();
+  ImGui::EndGroup();
+
+  DrawStatusBar(s);
+  ImGui::End();
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,111 @@
+#include "gui/heatmap_textures.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <glad/gl.h>
+
+#include "gui/app_state.hpp"
+#include "render/render.hpp"
+
+namespace mha::gui {
+namespace {
+
+// 4096 steps of the exporter's colour map: the 8-bit colours equal render::Colormap's
+// (to within one level at a step boundary), so the window matches exported slides.
+constexpr int kLut = 4096;
+
+const std::array<std::array<std::uint8_t, 4>, kLut>& Lut() {
+  static const auto lut = [] {
+    std::array<std::array<std::uint8_t, 4>, kLut> t{};
+    for (int i = 0; i < kLut; ++i) {
+      const auto c = render::Colormap(static_cast<float>(i) / (kLut - 1));
+      t[i] = {c[0], c[1], c[2], 255};
+    }
+    return t;
+  }();
+  return lut;
+}
+
+// Colours n weights; cells whose `masked` count reaches `masked_if` get the
+// exporter's masked grey (a causal mask hides them; their weight is exactly 0).
+void Colour(const float* v, const unsigned char* masked, std::size_t n, std::uint8_t* out) {
+  const auto& lut = Lut();
+  for (std::size_t i = 0; i < n; ++i) {
+    float x = v[i];
+    x = x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;  // also maps NaN to 0
+    std::array<std::uint8_t, 4> c = lut[static_cast<int>(x * (kLut - 1) + 0.5f)];
+    if (masked && masked[i]) c = {render::kMaskedColour[0], render::kMaskedColour[1], render::kMaskedColour[2], 255};
+    out[4 * i + 0] = c[0];
+    out[4 * i + 1] = c[1];
+    out[4 * i + 2] = c[2];
+    out[4 * i + 3] = 255;
+  }
+}
+
+}  // namespace
+
+bool HeatmapTextures::Sync(const Result& r) {
+  if (!r.ok || r.generation == generation_) return false;
+  const Trace& t = r.trace;
+  const int n = t.cfg.num_heads + 1;
+  const bool resize = t.seq_kv != w_ || t.seq != h_;
+  if (static_cast<int>(ids_.size()) != n) {
+    if (!ids_.empty()) glDeleteTextures(static_cast<GLsizei>(ids_.size()), ids_.data());
+    ids_.assign(static_cast<std::size_t>(n), 0u);
+    glGenTextures(n, ids_.data());
+    for (unsigned id : ids_) {
+      glBindTexture(GL_TEXTURE_2D, id);
+      // Minified (many tokens, small map): average neighbouring cells through the
+      // mipmaps instead of aliasing. Magnified: hard cell edges.
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    }
+    w_ = h_ = 0;
+  }
+  const std::size_t cells = static_cast<std::size_t>(t.seq) * t.seq_kv;
+  rgba_.resize(cells * 4);
+  // Masked cells: -inf scores. The mean map's cell is masked when every head's is
+  // (as the exporter draws it); with a causal mask that is the same set of cells.
+  const bool any_mask = t.cfg.mask == Mask::Causal;
+  if (any_mask) {
+    masked_.assign(cells * static_cast<std::size_t>(t.cfg.num_heads + 1), 0);
+    unsigned char* all = masked_.data() + cells * static_cast<std::size_t>(t.cfg.num_heads);
+    std::fill(all, all + cells, 1);
+    for (int h = 0; h < t.cfg.num_heads; ++h) {
+      const float* sc = t.scores.data() + static_cast<std::size_t>(h) * cells;
+      unsigned char* m = masked_.data() + static_cast<std::size_t>(h) * cells;
+      for (std::size_t k = 0; k < cells; ++k) {
+        m[k] = std::isinf(sc[k]) && sc[k] < 0;
+        all[k] &= m[k];
+      }
+    }
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  for (int i = 0; i < n; ++i) {
+    const float* src = i < t.cfg.num_heads ? t.attn.data() + static_cast<std::size_t>(i) * cells : r.mean_attn.data();
+    Colour(src, any_mask ? masked_.data() + static_cast<std::size_t>(i) * cells : nullptr, cells, rgba_.data());
+    glBindTexture(GL_TEXTURE_2D, ids_[i]);
+    if (resize || w_ == 0)
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, t.seq_kv, t.seq, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+    else
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, t.seq_kv, t.seq, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+    glGenerateMipmap(GL_TEXTURE_2D);
+  }
+  glBindTexture(GL_TEXTURE_2D, 0);
+  w_ = t.seq_kv;
+  h_ = t.seq;
+  generation_ = r.generation;
+  return true;
+}
+
+void HeatmapTextures::Release() {
+  if (!ids_.empty()) glDeleteTextures(static_cast<GLsizei>(ids_.size()), ids_.data());
+  ids_.clear();
+  w_ = h_ = 0;
+  generation_ = 0;
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,43 @@
+// Export: where the heatmaps (Ctrl+S) and window screenshots go, and how it went.
+#include "gui/panels.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+
+void DrawExportPanel(AppState& s) {
+  SectionTitle(s, "Export", "Heatmaps for slides: .png, or .svg with one shape per cell.");
+  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
+  FormLabel("file", lw);
+  ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());
+  Probe(s, "export_path");
+  FormLabel("heads", lw);
+  int sel = s.exp.selected_only ? 1 : 0;
+  ImGui::RadioButton("all + mean", &sel, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("enlarged head", &sel, 1);
+  HelpMarker("Click a head in the heatmaps to enlarge it; that is the head exported with this option.");
+  s.exp.selected_only = sel == 1;
+  FormLabel("resolution", lw);
+  ImGui::SliderInt("##scale", &s.exp.scale, 1, 4, "x%d");
+  ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine(lw);
+  ImGui::Checkbox("weights in cells", &s.exp.values);
+  if (ImGui::Button("Export heatmaps  (Ctrl+S)")) {
+    s.pending.export_png = true;  // the extension decides PNG or SVG
+  }
+  Probe(s, "export");
+  ImGui::Spacing();
+  FormLabel("screenshot", lw);
+  ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.exp.screenshot_path.data(), s.exp.screenshot_path.size());
+  if (ImGui::Button("Save window screenshot")) {
+    std::string p = s.exp.screenshot_path.data();
+    if (p.empty()) p = "mhaviz-window.png";
+    s.pending.screenshot = p;
+  }
+  if (!s.exp.message.empty())
+    MessageBox(s.exp.message, s.exp.message_ok ? Pal().chip_bg : Pal().error_bg,
+               s.exp.message_ok ? Pal().ok_text : Pal().error_text);
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,290 @@
+// Shape flow: the core's table of steps (shape with batch axis, parameters, FLOPs)
+// and, beside it, a block diagram of the same steps. Hovering a row or a block
+// highlights the step in both.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <imgui_internal.h>
+
+#include "gui/panels.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+int FlowIndex(const std::vector<FlowRow>& flow, const char* step) {
+  for (std::size_t i = 0; i < flow.size(); ++i)
+    if (flow[i].step == step) return static_cast<int>(i);
+  return -1;
+}
+
+void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
+  // Columns fit their content; a narrow window scrolls sideways rather than
+  // cutting formulas off.
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuterH |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("shape_flow", 5, flags, ImVec2(0.0f, height))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("step");
+  ImGui::TableSetupColumn("computes");
+  ImGui::TableSetupColumn("shape (batch, ...)");
+  ImGui::TableSetupColumn("parameters");
+  // Right-aligned numbers need a known width: the widest value.
+  float flops_w = ImGui::CalcTextSize("FLOPs").x;
+  long long sum = 0;
+  for (const FlowRow& r : flow) {
+    sum += r.flops;
+    flops_w = std::max(flops_w, ImGui::CalcTextSize(Thousands(r.flops).c_str()).x);
+  }
+  flops_w = std::max(flops_w, ImGui::CalcTextSize(Thousands(sum).c_str()).x * 1.1f);
+  ImGui::TableSetupColumn("FLOPs", ImGuiTableColumnFlags_WidthFixed, flops_w);
+  ImGui::TableHeadersRow();
+  long long total_flops = 0, total_params = 0;
+  for (std::size_t i = 0; i < flow.size(); ++i) {
+    const FlowRow& r = flow[i];
+    total_flops += r.flops;
+    total_params += r.param_count;
+    ImGui::TableNextRow();
+    const bool hot = s.ui.hover_step == static_cast<int>(i);
+    if (hot) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, Pal().highlight_bg);
+    ImGui::TableSetColumnIndex(0);
+    ImGui::PushID(static_cast<int>(i));
+    // The row's own highlight (shared with the diagram) replaces ImGui's hover colour.
+    ImGui::PushStyleColor(ImGuiCol_HeaderHovered, Pal().highlight_bg);
+    ImGui::PushStyleColor(ImGuiCol_HeaderActive, Pal().highlight_bg);
+    ImGui::Selectable(r.step.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
+    ImGui::PopStyleColor(2);
+    ImGui::PopID();
+    // Hovering a diagram block brings its row into view.
+    if (hot && s.ui.hover_from_diagram && !ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
+    if (ImGui::IsItemHovered()) {
+      s.ui.hover_step_next = static_cast<int>(i);
+      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)",
+                        r.step.c_str(), r.formula.c_str(), r.tensor.c_str(), ShapeString(r.shape).c_str(),
+                        Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
+    }
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextUnformatted(r.formula.c_str());
+    ImGui::TableSetColumnIndex(2);
+    ImGui::TextUnformatted(ShapeString(r.shape).c_str());
+    ImGui::TableSetColumnIndex(3);
+    ImGui::TextUnformatted(r.params.c_str());
+    ImGui::TableSetColumnIndex(4);
+    const std::string f = Thousands(r.flops);
+    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(f.c_str()).x);
+    ImGui::TextUnformatted(f.c_str());
+  }
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  ImGui::TextUnformatted("total");
+  ImGui::TableSetColumnIndex(3);
+  ImGui::Text("%s learned numbers", Thousands(total_params).c_str());
+  ImGui::TableSetColumnIndex(4);
+  const std::string f = Thousands(total_flops);
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(f.c_str()).x);
+  ImGui::TextUnformatted(f.c_str());
+  if (s.ui.font_bold) ImGui::PopFont();
+  ImGui::EndTable();
+}
+
+struct Block {
+  ImVec2 a, b;        // rectangle
+  std::string label;
+  int step;           // shape-flow row it stands for, -1 if none
+};
+
+// The block diagram: x -> Q,K,V -> split -> attention per head -> concat -> W_O ->
+// Add & Norm, with the residual path drawn beside it.
+void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
+  const Palette& pal = Pal();
+  const auto& flow = t.flow;
+  const Config& c = t.cfg;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImGui::Dummy(size);
+  const bool pre = c.norm == Norm::Pre;
+  const bool cross = t.in.cross();
+  const float fs = ImGui::GetFontSize();
+  // Groups: x, [LN], Q K V, split, attention (3 rows, no gaps), concat, W_O, Add.
+  const int groups = 7 + (pre ? 1 : 0);
+  const int rows = groups + 2;
+  const int gaps = groups - 1;
+  const float rh = std::clamp((size.y - 2.0f - gaps * fs * 0.8f) / rows, fs * 1.05f, fs * 1.5f);
+  const float gap = std::max(fs * 0.35f, (size.y - 2.0f - rows * rh) / gaps);
+  const float resid = fs * 1.2f;  // left margin for the residual path
+  const float x0 = o.x + resid, x1 = o.x + size.x - 1.0f;
+  const float w = x1 - x0;
+  const float cx = x0 + w * 0.5f;
+  float y = o.y + 1.0f;
+  auto next_row = [&](float height) {
+    const float top = y;
+    y += height + gap;
+    return top;
+  };
+  auto step = [&](const char* name) { return FlowIndex(flow, name); };
+  auto centred = [&](float top, float frac, std::string label, int st) {
+    return Block{ImVec2(cx - w * frac * 0.5f, top), ImVec2(cx + w * frac * 0.5f, top + rh), std::move(label), st};
+  };
+
+  std::vector<Block> blocks;
+  // Inputs.
+  const float y_in = next_row(rh);
+  Block xb = cross ? Block{ImVec2(x0, y_in), ImVec2(x0 + w * 0.46f, y_in + rh), "x", step("input")}
+                   : centred(y_in, 0.5f, "x", step("input"));
+  blocks.push_back(xb);
+  Block mb{};
+  if (cross) {
+    mb = Block{ImVec2(x1 - w * 0.46f, y_in), ImVec2(x1, y_in + rh), "memory m", -1};
+    blocks.push_back(mb);
+  }
+  const float q_src_x = (xb.a.x + xb.b.x) * 0.5f;
+  float q_src_y = xb.b.y;
+  if (pre) {
+    const float yl = next_row(rh);
+    Block ln{ImVec2(q_src_x - w * 0.25f, yl), ImVec2(q_src_x + w * 0.25f, yl + rh), "LayerNorm", step("pre-LayerNorm")};
+    if (!cross) ln = centred(yl, 0.5f, "LayerNorm", step("pre-LayerNorm"));
+    blocks.push_back(ln);
+    q_src_y = ln.b.y;
+  }
+  // Projections.
+  const float yq = next_row(rh);
+  const float pgap = fs * 0.4f, pw = (w - 2 * pgap) / 3.0f;
+  const char* qkv[3] = {"Q", "K", "V"};
+  const char* qkv_steps[3] = {"Q projection", "K projection", "V projection"};
+  Block proj[3];
+  for (int i = 0; i < 3; ++i) {
+    const float bx = x0 + i * (pw + pgap);
+    proj[i] = Block{ImVec2(bx, yq), ImVec2(bx + pw, yq + rh), qkv[i], step(qkv_steps[i])};
+    blocks.push_back(proj[i]);
+  }
+  const float ys = next_row(rh);
+  blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + " heads",
+                         step("split heads")});
+  // Attention per head: a stack of cards, one sub-row per step.
+  const float ya = next_row(3 * rh);
+  const int shadows = std::min(c.num_heads - 1, 3);
+  const float d = fs * 0.3f;
+  const float front_r = x1 - shadows * d;
+  for (int k = shadows; k >= 1; --k) {
+    const ImVec2 a(x0 + k * d, ya - k * d), b(front_r + k * d, ya + 3 * rh - k * d);
+    dl->AddRectFilled(a, b, pal.block_bg, 4.0f);
+    dl->AddRect(a, b, pal.block_border, 4.0f);
+  }
+  const float att_top = ya - shadows * d;
+  blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
+                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step("scores")});
+  blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
+                         c.mask == Mask::Causal ? "mask, softmax" : "softmax", step("softmax")});
+  blocks.push_back(Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), "weights \xC3\x97 V", step("context")});
+  const float yc = next_row(rh);
+  blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), "concat heads", step("concat")});
+  const float yo = next_row(rh);
+  const Block wo = centred(yo, 0.6f, "\xC3\x97 W_O", step("output projection"));
+  blocks.push_back(wo);
+  const float yn = next_row(rh);
+  const Block add = centred(yn, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)",
+                            std::max(step("residual + LayerNorm"), step("residual")));
+  blocks.push_back(add);
+
+  // Arrows.
+  const ImU32 ac = pal.block_border;
+  const float th = 1.5f, head = fs * 0.26f;
+  auto line = [&](ImVec2 a, ImVec2 b) { dl->AddLine(a, b, ac, th); };
+  auto down = [&](float x, float top, float bottom) {
+    line(ImVec2(x, top), ImVec2(x, bottom - head));
+    dl->AddTriangleFilled(ImVec2(x - head, bottom - head * 1.5f), ImVec2(x + head, bottom - head * 1.5f),
+                          ImVec2(x, bottom), ac);
+  };
+  // Sources to projections: Q from x (or LN(x)); K and V from x, LN(x) or the memory.
+  const float mid = yq - gap * 0.5f;
+  auto feed = [&](float sx, float sy, int i) {
+    const float px = (proj[i].a.x + proj[i].b.x) * 0.5f;
+    line(ImVec2(sx, sy), ImVec2(sx, mid));
+    line(ImVec2(sx, mid), ImVec2(px, mid));
+    down(px, mid, yq);
+  };
+  feed(q_src_x, q_src_y, 0);
+  const float kv_x = cross ? (mb.a.x + mb.b.x) * 0.5f : q_src_x;
+  const float kv_y = cross ? mb.b.y : q_src_y;
+  feed(kv_x, kv_y, 1);
+  feed(kv_x, kv_y, 2);
+  if (pre) down(q_src_x, xb.b.y, blocks[cross ? 2 : 1].a.y);
+  down(cx, yq + rh, ys);
+  down(cx, ys + rh, att_top);
+  down(cx, ya + 3 * rh, yc);
+  down(cx, yc + rh, yo);
+  down(cx, yo + rh, yn);
+  // Residual: from x down the left margin into the Add block.
+  {
+    const float rx = o.x + resid * 0.45f;
+    const float y_from = (xb.a.y + xb.b.y) * 0.5f, y_to = (add.a.y + add.b.y) * 0.5f;
+    line(ImVec2(xb.a.x, y_from), ImVec2(rx, y_from));
+    line(ImVec2(rx, y_from), ImVec2(rx, y_to));
+    line(ImVec2(rx, y_to), ImVec2(add.a.x - head, y_to));
+    dl->AddTriangleFilled(ImVec2(add.a.x - head * 1.5f, y_to - head), ImVec2(add.a.x - head * 1.5f, y_to + head),
+                          ImVec2(add.a.x, y_to), ac);
+  }
+
+  // Hover: a block stands for one row of the table.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (ImGui::IsWindowHovered())
+    for (const Block& b : blocks)
+      if (b.step >= 0 && mouse.x >= b.a.x && mouse.x < b.b.x && mouse.y >= b.a.y && mouse.y < b.b.y) {
+        s.ui.hover_step_next = b.step;
+        s.ui.hover_from_diagram_next = true;
+        const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
+        ImGui::SetTooltip("%s\n%s\n%s", r.step.c_str(), r.formula.c_str(), ShapeString(r.shape).c_str());
+      }
+
+  // Blocks on top of the arrows.
+  for (const Block& b : blocks) {
+    const bool hot = b.step >= 0 && b.step == s.ui.hover_step;
+    dl->AddRectFilled(b.a, b.b, hot ? pal.highlight_bg : pal.block_bg, 4.0f);
+    dl->AddRect(b.a, b.b, hot ? pal.highlight : pal.block_border, 4.0f, 0, hot ? 2.0f : 1.0f);
+    const std::string label = Ellipsize(b.label, b.b.x - b.a.x - fs * 0.3f);
+    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    dl->AddText(ImVec2(std::round((b.a.x + b.b.x - ts.x) * 0.5f), std::round((b.a.y + b.b.y - ts.y) * 0.5f)),
+                ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+  }
+}
+
+}  // namespace
+
+void DrawFlowPanel(AppState& s) {
+  const char* toggle = s.layout.flow_collapsed ? "Show" : "Hide";
+  const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
+  const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
+  SectionTitle(s, "Shape flow",
+               s.layout.flow_collapsed ? nullptr : "each step's output shape (batch axis first), learned parameters and FLOPs",
+               true);
+  ImGui::SameLine(right);
+  if (ImGui::SmallButton(toggle)) {
+    s.layout.flow_collapsed = !s.layout.flow_collapsed;
+    ImGui::MarkIniSettingsDirty();
+  }
+  Probe(s, "flow_toggle");
+  if (s.layout.flow_collapsed) return;
+  if (!s.result.ok) {
+    ImGui::Spacing();
+    MessageBox("Nothing to show until the configuration can run (see the message under Configuration).",
+               Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const Trace& t = s.result.trace;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float diagram_w = std::min(ImGui::GetFontSize() * 15.0f, avail.x * 0.34f);
+  const float table_w = avail.x - diagram_w - ImGui::GetStyle().ItemSpacing.x;
+  ImGui::BeginChild("##flow_table", ImVec2(table_w, avail.y), false);
+  DrawTable(s, t.flow, ImGui::GetContentRegionAvail().y);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("##flow_diagram", ImVec2(diagram_w, avail.y), false, ImGuiWindowFlags_NoScrollbar);
+  DrawDiagram(s, t, ImGui::GetContentRegionAvail());
+  ImGui::EndChild();
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,81 @@
+// Sentence: the text field, example sentences, and the tokens as chips.
+#include <cstring>
+
+#include "gui/panels.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+const char* const kExamples[] = {
+    "The cat sat on the mat.",
+    "고양이가 쥐를 잡았다",
+    "The animal didn't cross the street because it was too tired.",
+    "나는 어제 친구와 함께 영화를 봤다.",
+    "Attention is all you need.",
+    "The keys to the cabinet are on the table.",
+    "저 고양이는 생선을 좋아한다.",
+    "I saw the man with the telescope.",
+};
+
+}  // namespace
+
+const char* const* ExampleSentences(int* count) {
+  *count = static_cast<int>(sizeof kExamples / sizeof kExamples[0]);
+  return kExamples;
+}
+
+void DrawSentencePanel(AppState& s) {
+  SectionTitle(s, "Sentence", "English or Korean; every edit recomputes at once.");
+  auto& buf = s.ui.sentence_buf;
+  if (s.ui.focus_sentence) {
+    ImGui::SetKeyboardFocusHere();
+    s.ui.focus_sentence = false;
+  }
+  ImGui::SetNextItemWidth(-1.0f);
+  if (ImGui::InputTextWithHint("##sentence", "e.g. The cat sat on the mat.", buf.data(), buf.size())) {
+    s.choice.sentence = buf.data();
+    s.files.input_path.clear();  // typing replaces embeddings loaded from a file
+    s.files.input = Inputs();
+    s.dirty = true;
+  }
+  Probe(s, "sentence");
+  if (std::strlen(buf.data()) + 4 >= buf.size())
+    MessageBox("The field is full: a sentence can have at most " + Thousands(static_cast<long long>(kSentenceCap)) +
+                   " bytes here. Longer text is cut off.",
+               Pal().notice_bg, Pal().notice_text);
+
+  int n = 0;
+  const char* const* examples = ExampleSentences(&n);
+  ImGui::SetNextItemWidth(-1.0f);
+  if (ImGui::BeginCombo("##examples", "Pick an example sentence...", ImGuiComboFlags_HeightLarge)) {
+    for (int i = 0; i < n; ++i) {
+      if (ImGui::Selectable(examples[i], s.choice.sentence == examples[i])) {
+        s.choice.sentence = examples[i];
+        SyncBuffersFromChoice(s);
+        s.files.input_path.clear();
+        s.files.input = Inputs();
+        s.dirty = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  Probe(s, "examples");
+
+  if (!s.files.input_path.empty()) {
+    MessageBox("x comes from " + s.files.input_path + " (token labels #0, #1, ...). Type a sentence to use it instead.",
+               Pal().notice_bg, Pal().notice_text);
+  }
+  const auto& tokens = s.result.tokens;
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::Text("%d token%s (seq = %d)", static_cast<int>(tokens.size()), tokens.size() == 1 ? "" : "s",
+              static_cast<int>(tokens.size()));
+  ImGui::PopStyleColor();
+  const int hovered = TokenChips(s, "##chips", tokens, s.ui.hover_token);
+  if (hovered >= 0) s.ui.hover_token_next = hovered;
+  if (!s.result.notice.empty()) MessageBox(s.result.notice, Pal().notice_bg, Pal().notice_text);
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,32 @@
+// Status bar: how long the last recompute and the last frame took, and what is
+// being computed.
+#include <cstdio>
+
+#include "gui/panels.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+
+void DrawStatusBar(AppState& s) {
+  const Timing& tm = s.timing;
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::Text("recompute %.2f ms", tm.last_recompute_ms);
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  ImGui::Text("textures %.2f ms", tm.last_upload_ms);
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  ImGui::Text("frame %.1f ms", tm.last_frame_ms);
+  if (s.result.ok) {
+    const Trace& t = s.result.trace;
+    const Config& c = t.cfg;
+    ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+    ImGui::Text("%s-attention  seq %d%s  d_model %d  %d heads x head_dim %d%s  seed %llu",
+                t.in.cross() ? "cross" : "self", t.seq,
+                t.in.cross() ? (" x " + std::to_string(t.seq_kv)).c_str() : "", c.d_model, c.num_heads, c.head_dim(),
+                c.kv_heads() != c.num_heads ? (", " + std::to_string(c.kv_heads()) + " K/V heads").c_str() : "",
+                static_cast<unsigned long long>(c.seed));
+  }
+  ImGui::PopStyleColor();
+}
+
+}  // namespace mha::gui

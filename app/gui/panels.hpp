@@ -1,0 +1,20 @@
+// One panel per file, each a free function that draws into the current ImGui
+// window and edits the AppState. Panels that edit the choice do `s.dirty |= ...`;
+// none of them runs the core.
+#pragma once
+
+#include "gui/app_state.hpp"
+
+namespace mha::gui {
+
+void DrawSentencePanel(AppState& s);   // panel_sentence.cpp
+void DrawControlsPanel(AppState& s);   // panel_controls.cpp
+void DrawExportPanel(AppState& s);     // panel_export.cpp
+void DrawFlowPanel(AppState& s);       // panel_flow.cpp: table + block diagram
+void DrawHeatmapsPanel(AppState& s);   // panel_heatmaps.cpp
+void DrawStatusBar(AppState& s);       // panel_status.cpp
+
+// The example sentences offered in the Sentence panel.
+const char* const* ExampleSentences(int* count);
+
+}  // namespace mha::gui

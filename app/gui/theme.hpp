@@ -1,0 +1,31 @@
+// Colours and sizes of the app, light (default: projectors wash out dark themes)
+// or dark.
+#pragma once
+
+#include <imgui.h>
+
+namespace mha::gui {
+
+struct Palette {
+  ImU32 accent;        // buttons, active controls, diagram arrows
+  ImU32 highlight;     // hovered shape-flow step (table row and diagram block)
+  ImU32 highlight_bg;
+  ImU32 block_bg;      // diagram blocks
+  ImU32 block_border;
+  ImU32 chip_bg;       // token chips
+  ImU32 chip_border;
+  ImU32 chip_text;
+  ImU32 error_bg;
+  ImU32 error_text;
+  ImU32 notice_bg;
+  ImU32 notice_text;
+  ImU32 ok_text;
+  ImU32 muted_text;
+  ImU32 grid_line;     // between heatmap cells
+};
+
+// Sets ImGui's style for `dark` at `scale` (content scale x text size).
+void ApplyTheme(bool dark, float scale);
+const Palette& Pal();
+
+}  // namespace mha::gui

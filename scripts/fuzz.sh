@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan, coverage on every
+# library) and fuzzes each one for a bounded time, one after another.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+#     SECONDS_PER_TARGET  default 60 (CI); use e.g. 900 for a long local run
+#     TARGET              tokenizer | npz | cli (default: all)
+#   env: FUZZ_BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_FLAGS (extra libFuzzer flags)
+#
+# New interesting inputs go to $FUZZ_BUILD_DIR/corpus/<target> (the committed seeds in
+# tests/fuzz/corpus/<target> are only read). A crash, leak, timeout or out-of-memory
+# stops with exit status 1 and leaves the input in $FUZZ_BUILD_DIR/artifacts/<target>/:
+# minimise it (fuzz_<target> -minimize_crash=1 FILE), copy it to
+# tests/fuzz/regressions/<target>/ so ctest replays it, fix the bug, and add a unit test.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+secs=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(tokenizer npz cli)
+build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+jobs=${JOBS:-2}
+
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt-get install -y clang libclang-rt-14-dev)" >&2; exit 1; }
+
+mkdir -p "$build"
+# -O1 with assertions on (no NDEBUG): Eigen's bounds asserts stay armed.
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
+  -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_C_FLAGS_FUZZ="-O1 -g" -DCMAKE_CXX_FLAGS_FUZZ="-O1 -g" \
+  -DMHAVIZ_FUZZ=ON -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; exit 1; }
+cmake --build "$build" -j "$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+status=0
+for t in "${targets[@]}"; do
+  bin=$build/tests/fuzz/fuzz_$t
+  work=$build/corpus/$t
+  art=$build/artifacts/$t
+  mkdir -p "$work" "$art"
+  dict=()
+  [ -f "$root/tests/fuzz/$t.dict" ] && dict=(-dict="$root/tests/fuzz/$t.dict")
+  seeds=("$root/tests/fuzz/corpus/$t")
+  [ -d "$root/tests/fuzz/regressions/$t" ] && seeds+=("$root/tests/fuzz/regressions/$t")
+  echo "== fuzz_$t for ${secs}s"
+  # -rss_limit_mb / -malloc_limit_mb: a parser that balloons memory is a finding too (inputs
+  # are at most 4 KiB, so no honest allocation comes near 256 MiB).
+  if ! "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2560 -malloc_limit_mb=256 -max_len=4096 \
+      -print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" ${FUZZ_FLAGS:-} \
+      "$work" "${seeds[@]}" 2>"$build/fuzz_$t.log"; then
+    tail -n 60 "$build/fuzz_$t.log" >&2
+    echo "fuzz.sh: fuzz_$t found a problem; the input is in $art/" >&2
+    status=1
+  else
+    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^Done' "$build/fuzz_$t.log" || tail -n 3 "$build/fuzz_$t.log"
+  fi
+done
+exit $status

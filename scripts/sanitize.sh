@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the whole test suite a second time with AddressSanitizer, UndefinedBehavior-
+# Sanitizer and LeakSanitizer, and runs ctest there. Any sanitizer report fails the run.
+#
+#   scripts/sanitize.sh [BUILD_DIR] [-- extra ctest args]
+#     BUILD_DIR  default build-asan (next to build/)
+#   env: JOBS (default 2), CC/CXX (default: the system compiler, gcc),
+#        MHAVIZ_SANITIZE_GUI=0 to leave out ctest label "gui"
+#
+# Called by .ci/run; exit status 0 only if every test passed with no sanitizer report.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$root/build-asan
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then build=$1; shift; fi
+[ "${1:-}" = "--" ] && shift
+jobs=${JOBS:-2}
+
+# -O1 keeps Eigen fast enough; Debug keeps assertions (Eigen's bounds checks) on.
+# float-cast-overflow is not part of gcc's -fsanitize=undefined.
+san="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMHAVIZ_NATIVE=OFF \
+  -DCMAKE_C_FLAGS_DEBUG="-O1 -g $san" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g $san" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
+cmake --build "$build" -j "$jobs"
+
+# exitcode=66: a sanitizer failure must not pass for mhaviz's own exit status 1 or 2,
+# which the CLI tests expect for bad input. Leak reports count as failures.
+export ASAN_OPTIONS="detect_leaks=1:exitcode=66:abort_on_error=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
+export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"
+# Tests that measure memory use scale their bounds for ASan's shadow memory.
+export MHAVIZ_SANITIZED=asan
+
+exclude=()
+if [ "${MHAVIZ_SANITIZE_GUI:-1}" = 0 ]; then exclude=(-LE gui); fi
+cd "$build"
+ctest --output-on-failure -j "$jobs" "${exclude[@]}" "$@"

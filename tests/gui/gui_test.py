@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""GUI tests: drive the real mhaviz window under Xvfb with xdotool and check,
+through the app's own outputs (--probe, --dump-state, --stats, screenshots,
+exports), that the computation followed what was typed and dragged.
+
+    gui_test.py TEST MHAVIZ
+
+Run under a display (ctest wraps each test in xvfb-run). Exit 0 pass, 1 fail,
+77 skip (no display or no xdotool).
+"""
+import json
+import math
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+HOLD = 0.06  # seconds a key or button is held: ImGui must see it across frames
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def xdo(*args):
+    subprocess.run(["xdotool", *[str(a) for a in args]], check=True)
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    check(head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG")
+    return struct.unpack(">II", head[16:24])
+
+
+class App:
+    """One running mhaviz window, with its probe file."""
+
+    def __init__(self, mhaviz, workdir, extra, size=(1280, 800)):
+        self.dir = workdir
+        self.probe_path = os.path.join(workdir, "probe.json")
+        self.final_path = os.path.join(workdir, "final.json")
+        env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(workdir, "config"))
+        self.proc = subprocess.Popen(
+            [mhaviz, "gui", "--no-settings", "--width", str(size[0]), "--height", str(size[1]),
+             "--probe", self.probe_path, "--dump-state", self.final_path, *extra],
+            cwd=workdir, env=env)
+        self.wait_for(lambda p: True, "the window to come up", timeout=60)
+        out = subprocess.run(["xdotool", "search", "--sync", "--name", "^mhaviz"], check=True,
+                             capture_output=True, text=True).stdout.split()
+        check(out, "no mhaviz window found")
+        self.wid = out[0]
+        xdo("windowfocus", "--sync", self.wid)
+
+    def probe(self):
+        try:
+            return read_json(self.probe_path)
+        except (OSError, ValueError):
+            return None
+
+    def wait_for(self, pred, what, timeout=20):
+        end = time.time() + timeout
+        last = None
+        while time.time() < end:
+            check(self.proc.poll() is None, f"mhaviz exited (status {self.proc.returncode}) while waiting for {what}")
+            last = self.probe()
+            if last is not None and pred(last):
+                return last
+            time.sleep(0.05)
+        raise Fail(f"timed out waiting for {what}; last probe: {json.dumps(last)[:600]}")
+
+    def widget(self, name):
+        p = self.wait_for(lambda p: name in p["widgets"], f"widget {name}")
+        return p["widgets"][name]
+
+    def click(self, x, y):
+        xdo("mousemove", "--window", self.wid, int(x), int(y), "sleep", HOLD, "mousedown", 1, "sleep", HOLD,
+            "mouseup", 1, "sleep", HOLD)
+
+    def key(self, *keys):
+        """Press keys together (e.g. ctrl a), holding them, then release in reverse."""
+        args = []
+        for k in keys:
+            args += ["keydown", k, "sleep", HOLD]
+        for k in reversed(keys):
+            args += ["keyup", k, "sleep", HOLD]
+        xdo(*args)
+
+    def type_held(self, text):
+        names = {" ": "space", ".": "period", ",": "comma", "'": "apostrophe", "-": "minus"}
+        for ch in text:
+            self.key(names.get(ch, ch))
+
+    def quit(self):
+        self.key("ctrl", "q")
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGTERM)
+            rc = self.proc.wait(timeout=30)
+            raise Fail("Ctrl+Q did not close the window")
+        check(rc == 0, f"mhaviz exited with status {rc}")
+        return read_json(self.final_path)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def reference_trace(mhaviz, workdir, sentence, cfg):
+    """The same computation through `mhaviz trace --json`, the headless path."""
+    out = os.path.join(workdir, "reference.json")
+    cmd = [mhaviz, "trace", "--quiet", "--json", out, "--sentence", sentence, "--heads", str(cfg["num_heads"]),
+           "--d-model", str(cfg["d_model"]), "--seed", str(cfg["seed"]), "--mask", cfg["mask"], "--norm", cfg["norm"]]
+    if cfg["num_kv_heads"] != cfg["num_heads"]:
+        cmd += ["--kv-heads", str(cfg["num_kv_heads"])]
+    if not cfg["scale"]:
+        cmd.append("--no-scale")
+    if not cfg["positional_encoding"]:
+        cmd.append("--no-pe")
+    subprocess.run(cmd, check=True)
+    return read_json(out)
+
+
+def check_trace_matches(final, ref):
+    t = final["trace"]
+    check(t["tokens"] == ref["tokens"], f"GUI tokens {t['tokens']} != trace tokens {ref['tokens']}")
+    check(t["config"] == ref["config"], f"GUI config {t['config']} != trace config {ref['config']}")
+    a, b = t["attention"], ref["attention"]
+    check(len(a) == len(b), "head count differs")
+    for h, (ha, hb) in enumerate(zip(a, b)):
+        for i, (ra, rb) in enumerate(zip(ha, hb)):
+            for j, (x, y) in enumerate(zip(ra, rb)):
+                check(math.isclose(x, y, rel_tol=0, abs_tol=1e-6),
+                      f"attention[{h}][{i}][{j}]: GUI {x} != trace {y}")
+
+
+def slider_x(rect, value, lo, hi, grab_min=12.0):
+    """Screen x of `value` on an ImGui 1.86 integer slider (imgui_widgets.cpp SliderBehaviorT)."""
+    pad = 2.0
+    size = rect[2] - 2 * pad
+    grab = max(grab_min, size / (hi - lo + 1))
+    usable = size - grab
+    return rect[0] + pad + grab / 2 + usable * (value - lo) / (hi - lo)
+
+
+# --- tests ------------------------------------------------------------------
+
+def test_type_and_drag(mhaviz, d):
+    """Type a new sentence (keys held 60 ms), drag num_heads; the trace must follow."""
+    app = App(mhaviz, d, ["--sentence", "The cat sat on the mat.", "--d-model", "480"])
+    try:
+        r = app.widget("sentence")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        typed = "dogs chase a red ball"
+        app.type_held(typed)
+        p = app.wait_for(lambda p: p["sentence"] == typed and p["tokens"] == typed.split(),
+                         "the typed sentence and its tokens")
+        check(p["ok"], f"computation failed: {p['error']}")
+
+        # Drag the num_heads slider (range 1..32) from 8 to 12.
+        s = app.widget("num_heads")
+        y = s[1] + s[3] / 2
+        x0, x1 = slider_x(s, 8, 1, 32), slider_x(s, 12, 1, 32)
+        xdo("mousemove", "--window", app.wid, int(x0), int(y), "sleep", HOLD, "mousedown", 1, "sleep", HOLD)
+        for k in range(1, 11):
+            xdo("mousemove", "--window", app.wid, int(x0 + (x1 - x0) * k / 10), int(y), "sleep", 0.03)
+        xdo("sleep", HOLD, "mouseup", 1)
+        p = app.wait_for(lambda p: p["num_heads"] != 8, "num_heads to change")
+        check(abs(p["num_heads"] - 12) <= 1, f"dragging to 12 gave num_heads = {p['num_heads']}")
+        if p["ok"]:
+            # Clicking a head enlarges it; Escape goes back to all heads.
+            m = app.widget("map 2")
+            app.click(m[0] + m[2] / 2, m[1] + m[3] / 2)
+            app.wait_for(lambda p: p["enlarged"] == 2, "head 2 to be enlarged")
+            app.key("Escape")
+            app.wait_for(lambda p: p["enlarged"] == -1, "Escape to return to all heads")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["sentence"] == typed, f"final sentence {final['sentence']!r}")
+    heads = final["settings"]["config"]["num_heads"]
+    if 480 % heads == 0:
+        check(final["ok"], f"valid config failed: {final['error']}")
+        check(final["trace"]["config"]["num_heads"] == heads, "trace was not recomputed for the new num_heads")
+        check_trace_matches(final, reference_trace(mhaviz, d, typed, final["trace"]["config"]))
+    else:
+        check(not final["ok"] and f"num_heads = {heads}" in final["error"],
+              f"num_heads = {heads} does not divide 480 but the error is {final['error']!r}")
+
+
+def test_fast_keys(mhaviz, d):
+    """Keys pressed and released within one frame (no hold) are not lost: the input queue."""
+    app = App(mhaviz, d, ["--sentence", "x"])
+    try:
+        r = app.widget("sentence")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("abcxy")
+        app.wait_for(lambda p: p["sentence"] == "abcxy", "abcxy")
+        # Two BackSpaces, each pressed and released at once (within one frame). 30 ms
+        # apart: GLFW reads a release followed by a press of the same key within
+        # 20 ms as X11 auto-repeat, as no typist can tap that fast.
+        xdo("key", "--delay", 30, "BackSpace", "BackSpace")
+        app.type_held("d")
+        p = app.wait_for(lambda p: p["sentence"] in ("abcd", "abcxd", "abcxyd"), "the edit after fast BackSpaces")
+        check(p["sentence"] == "abcd", f"fast BackSpaces were lost: sentence is {p['sentence']!r}, expected 'abcd'")
+        # Escape leaves the field without reverting what was typed (ImGui's default).
+        app.key("Escape")
+        app.key("z")  # not in the field any more: no effect
+        time.sleep(0.3)
+        p = app.probe()
+        check(p["sentence"] == "abcd", f"after Escape the sentence is {p['sentence']!r}, expected 'abcd'")
+        # A quick Enter (pressed and released at once) leaves the field, text intact.
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        xdo("key", "--delay", 0, "Return")
+        app.key("y")
+        time.sleep(0.3)
+        p = app.probe()
+        check(p["sentence"] == "abcd", f"after Enter the sentence is {p['sentence']!r}, expected 'abcd'")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["trace"]["tokens"] == ["abcd"], f"tokens {final['trace']['tokens']}")
+
+
+def test_export_shortcut(mhaviz, d):
+    """Ctrl+S exports the heatmaps where the path field says; typing an .svg path and
+    clicking Export writes SVG. The files equal what `mhaviz export` writes."""
+    args = ["--sentence", "the cat sat", "--heads", "4", "--d-model", "64"]
+    app = App(mhaviz, d, args, size=(1280, 1000))  # tall enough to show the Export section
+    try:
+        app.wait_for(lambda p: p["ok"], "a valid trace")
+        app.key("ctrl", "s")
+        p = app.wait_for(lambda p: p["export_message"], "the export message")
+        check(p["export_message"].startswith("Saved"), f"export failed: {p['export_message']}")
+        r = app.widget("export_path")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("heads.svg")
+        b = app.widget("export")
+        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
+        p = app.wait_for(lambda p: "SVG" in p["export_message"], "the SVG export message")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["ok"], "trace lost after export")
+    png, svg = os.path.join(d, "mhaviz-heatmaps.png"), os.path.join(d, "heads.svg")
+    w, h = png_size(png)
+    check(w > 300 and h > 300, f"exported PNG is {w}x{h}")
+    with open(svg, encoding="utf-8") as f:
+        cells = f.read().count('class="cell"')
+    check(cells == 4 * 3 * 3, f"SVG has {cells} cells, expected heads x seq x seq = 36")
+    # The GUI hands the renderer the same trace the CLI computes: same bytes.
+    ref_png, ref_svg = os.path.join(d, "ref.png"), os.path.join(d, "ref.svg")
+    subprocess.run([mhaviz, "export", *args, "--png", ref_png, "--svg", ref_svg], check=True, capture_output=True)
+    for mine, ref in ((png, ref_png), (svg, ref_svg)):
+        with open(mine, "rb") as f1, open(ref, "rb") as f2:
+            check(f1.read() == f2.read(), f"{os.path.basename(mine)} differs from mhaviz export's {os.path.basename(ref)}")
+
+
+def test_automation(mhaviz, d):
+    """--frames/--screenshot/--stats/--export: the documented automation path."""
+    shot, stats = os.path.join(d, "shot.png"), os.path.join(d, "stats.json")
+    dump = os.path.join(d, "dump.json")
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    subprocess.run([mhaviz, "gui", "--sentence", "고양이가 쥐를 잡았다", "--heads", "4", "--d-model", "64",
+                    "--screenshot", shot, "--frames", "4", "--stats", stats, "--churn", "--width", "1024",
+                    "--height", "700", "--dump-state", dump], check=True, env=env, cwd=d)
+    check(png_size(shot) == (1024, 700), f"screenshot is {png_size(shot)}, expected 1024x700")
+    st = read_json(stats)
+    check(st["frames"] == 4, f"stats frames {st['frames']}")
+    check(st["median_frame_ms"] > 0 and st["median_recompute_ms"] > 0, f"stats {st}")
+    check(st["recomputes"] >= 4, f"--churn should recompute every frame, got {st['recomputes']}")
+    final = read_json(dump)
+    check(final["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"], f"tokens {final['trace']['tokens']}")
+    check(not os.path.exists(os.path.join(d, "config", "mhaviz")), "automation mode wrote the user's settings")
+    # Fonts: an unusable MHAVIZ_FONT falls back to ImGui's font with a visible notice.
+    # Sentences: the field's cap cuts longer text, with a notice.
+    long_sentence = " ".join(["word"] * 2000)  # 9,999 bytes
+    subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, "--sentence", long_sentence],
+                   check=True, env=dict(env, MHAVIZ_FONT=os.path.join(d, "no-such-font.ttf")))
+    final = read_json(dump)
+    check("no-such-font.ttf" in final["font_notice"], f"font notice {final['font_notice']!r}")
+    check(len(final["sentence"].encode()) <= 8192, f"sentence of {len(final['sentence'])} bytes was not capped")
+    check(any("at most 8192 bytes" in n for n in final["notices"]), f"no cap notice in {final['notices']}")
+    # ... and the core keeps the first 1024 tokens of what is left (Limits::kMaxTokens).
+    check(final["ok"] and len(final["trace"]["tokens"]) == min(1024, len(final["sentence"].split())),
+          "capped sentence not computed")
+    # No OpenGL 3.3 (Mesa told to offer only 3.0): a clear message and exit 1.
+    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True,
+                       env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=60)
+    check(r.returncode == 1 and "OpenGL 3.3" in r.stderr, f"without GL 3.3: status {r.returncode}, {r.stderr!r}")
+    # A screenshot to an unwritable place is a clear error, exit 1.
+    r = subprocess.run([mhaviz, "gui", "--frames", "1", "--screenshot", "/nonexistent-dir/x.png"],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 1 and "nonexistent-dir" in r.stderr, f"status {r.returncode}, stderr {r.stderr!r}")
+
+
+def test_settings(mhaviz, d):
+    """The sentence and config persist atomically; a corrupt file falls back with a notice."""
+    cfgdir = os.path.join(d, "config")
+    env = dict(os.environ, XDG_CONFIG_HOME=cfgdir)
+    settings = os.path.join(cfgdir, "mhaviz", "settings.json")
+    dump = os.path.join(d, "dump.json")
+
+    def run(*extra):
+        subprocess.run([mhaviz, "gui", "--settings", "--frames", "3", "--dump-state", dump, *extra],
+                       check=True, env=env, cwd=d)
+        return read_json(dump)
+
+    run("--sentence", "hello there world", "--heads", "4", "--mask", "causal")
+    s = read_json(settings)
+    check(s["sentence"] == "hello there world", f"saved sentence {s['sentence']!r}")
+    check(s["config"]["num_heads"] == 4 and s["config"]["mask"] == "causal", f"saved config {s['config']}")
+    check(os.path.exists(os.path.join(cfgdir, "mhaviz", "imgui.ini")), "imgui.ini not saved")
+    leftovers = [f for f in os.listdir(os.path.join(cfgdir, "mhaviz")) if f not in ("settings.json", "imgui.ini")]
+    check(not leftovers, f"temporary files left behind: {leftovers}")
+
+    restored = run()
+    check(restored["sentence"] == "hello there world", f"restored sentence {restored['sentence']!r}")
+    check(restored["trace"]["config"]["num_heads"] == 4, "num_heads not restored")
+    check(restored["trace"]["config"]["mask"] == "causal", "mask not restored")
+    check(not restored["notices"], f"unexpected notices {restored['notices']}")
+
+    with open(settings, "w") as f:
+        f.write('{"version": 1, "sentence": ')  # cut off mid-write by some other program
+    fallback = run()
+    check(fallback["notices"] and "could not be read" in fallback["notices"][0],
+          f"no notice for a corrupt settings file: {fallback['notices']}")
+    check(fallback["sentence"] == "The cat sat on the mat.", f"not the default sentence: {fallback['sentence']!r}")
+    check(fallback["ok"], "defaults did not compute")
+    check(read_json(settings)["version"] == 1, "the corrupt file was not replaced by valid settings")
+
+
+def set_xft_dpi(dpi):
+    """Sets Xft.dpi in the X server's resource database (what xrdb -merge does), which
+    GLFW reads as the content scale. Needs Xvfb -noreset: the server forgets root
+    properties when its last client leaves."""
+    import ctypes
+    import ctypes.util
+    x = ctypes.cdll.LoadLibrary(ctypes.util.find_library("X11"))
+    x.XOpenDisplay.restype = ctypes.c_void_p
+    x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x.XDefaultRootWindow.restype = ctypes.c_ulong
+    x.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x.XInternAtom.restype = ctypes.c_ulong
+    x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    x.XChangeProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x.XOpenDisplay(None)
+    check(dpy, "cannot open the X display")
+    data = f"Xft.dpi:\t{dpi}\n".encode()
+    xa_string, prop_mode_replace = 31, 0
+    x.XChangeProperty(dpy, x.XDefaultRootWindow(dpy), x.XInternAtom(dpy, b"RESOURCE_MANAGER", 0), xa_string, 8,
+                      prop_mode_replace, data, len(data))
+    x.XCloseDisplay(dpy)
+
+
+def test_hidpi(mhaviz, d):
+    """A 2x content scale (Xft.dpi 192) doubles fonts and widgets, not the window."""
+    dump, shot = os.path.join(d, "dump.json"), os.path.join(d, "shot.png")
+
+    def run():
+        subprocess.run([mhaviz, "gui", "--frames", "2", "--width", "1200", "--height", "800", "--dump-state", dump,
+                        "--screenshot", shot], check=True, cwd=d)
+        return read_json(dump)
+
+    base = run()
+    set_xft_dpi(192)
+    hi = run()
+    check(base["content_scale"] == 1.0, f"content scale at 96 dpi: {base['content_scale']}")
+    check(hi["content_scale"] == 2.0, f"content scale at 192 dpi: {hi['content_scale']}")
+    check(hi["font_px"] == 2 * base["font_px"], f"font {hi['font_px']} px at 2x, {base['font_px']} px at 1x")
+    check(png_size(shot) == (1200, 800), f"window is {png_size(shot)} pixels, asked for 1200x800")
+
+
+def test_no_display(mhaviz, d):
+    """Without a display: a clear message and exit status 1, no crash."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True, env=env, timeout=60)
+    check(r.returncode == 1, f"status {r.returncode}")
+    check("display" in r.stderr.lower(), f"stderr {r.stderr!r}")
+    r = subprocess.run([mhaviz, "gui", "--frames", "zero"], capture_output=True, text=True, env=env, timeout=60)
+    check(r.returncode == 2 and "--frames" in r.stderr, f"usage error: status {r.returncode}, {r.stderr!r}")
+
+
+TESTS = {
+    "type_and_drag": (test_type_and_drag, True),
+    "fast_keys": (test_fast_keys, True),
+    "export_shortcut": (test_export_shortcut, True),
+    "automation": (test_automation, True),
+    "settings": (test_settings, True),
+    "hidpi": (test_hidpi, True),
+    "no_display": (test_no_display, False),
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
+        print(__doc__ + "\ntests: " + ", ".join(TESTS), file=sys.stderr)
+        return 2
+    fn, needs_display = TESTS[sys.argv[1]]
+    mhaviz = os.path.abspath(sys.argv[2])
+    if needs_display and not os.environ.get("DISPLAY"):
+        print("skip: no DISPLAY (run under xvfb-run)")
+        return SKIP
+    if needs_display and not shutil.which("xdotool"):
+        print("skip: xdotool is not installed")
+        return SKIP
+    d = tempfile.mkdtemp(prefix=f"mhaviz-gui-{sys.argv[1]}-")
+    try:
+        fn(mhaviz, d)
+    except Fail as e:
+        print(f"FAIL {sys.argv[1]}: {e}\n(files kept in {d})")
+        return 1
+    shutil.rmtree(d, ignore_errors=True)
+    print(f"ok {sys.argv[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
