@@ -146,9 +146,72 @@ MHA_INLINE V Exp(V x) {
   return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
 }
 
+#elif defined(__GNUC__) || defined(__clang__)
+
+// Portable: GCC/Clang vector extensions, which become SSE2 on any x86-64 (or NEON on
+// ARM) without -march: a non-native build stays vectorised. Multiply and add stay
+// separate (no FMA instruction to rely on; std::fma would be a slow library call).
+constexpr int kWidth = 4;
+typedef float V __attribute__((vector_size(16)));
+typedef std::int32_t VI __attribute__((vector_size(16)));
+MHA_INLINE V Zero() { return V{0.0f, 0.0f, 0.0f, 0.0f}; }
+MHA_INLINE V Set1(float x) { return V{x, x, x, x}; }
+MHA_INLINE V Load(const float* p) {
+  V r;
+  std::memcpy(&r, p, sizeof r);
+  return r;
+}
+MHA_INLINE void Store(float* p, V v) { std::memcpy(p, &v, sizeof v); }
+MHA_INLINE V LoadPartial(const float* p, int n, float fill = 0.0f) {
+  V r = Set1(fill);
+  for (int i = 0; i < n; ++i) r[i] = p[i];
+  return r;
+}
+MHA_INLINE void StorePartial(float* p, V v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = v[i];
+}
+MHA_INLINE void StreamStore(float* p, V v) { Store(p, v); }
+MHA_INLINE void StoreFence() {}
+MHA_INLINE V Fma(V a, V b, V c) { return a * b + c; }
+MHA_INLINE V Add(V a, V b) { return a + b; }
+MHA_INLINE V Sub(V a, V b) { return a - b; }
+MHA_INLINE V Mul(V a, V b) { return a * b; }
+MHA_INLINE V Select(VI mask, V a, V b) {  // mask lanes are all ones or all zeros
+  return reinterpret_cast<V>((reinterpret_cast<VI>(a) & mask) | (reinterpret_cast<VI>(b) & ~mask));
+}
+MHA_INLINE V Max(V a, V b) { return Select(a > b, a, b); }
+MHA_INLINE float ReduceAdd(V v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+MHA_INLINE float ReduceMax(V v) {
+  const float a = v[0] > v[1] ? v[0] : v[1], b = v[2] > v[3] ? v[2] : v[3];
+  return a > b ? a : b;
+}
+// The same Cephes expf as the other widths; exp(x) = 0 exactly for x < -87.33.
+MHA_INLINE V Exp(V x) {
+  const V lo = Set1(-87.33654f);
+  const VI keep = x >= lo;
+  x = Select(x < lo, lo, x);
+  x = Select(x > Set1(88.37626f), Set1(88.37626f), x);
+  const V t = x * Set1(1.44269504088896341f);
+  // Round to nearest (half away from zero): convertvector truncates toward zero.
+  const VI ni = __builtin_convertvector(t + Select(t >= Zero(), Set1(0.5f), Set1(-0.5f)), VI);
+  const V n = __builtin_convertvector(ni, V);
+  V r = x - n * Set1(0.693359375f);
+  r = r - n * Set1(-2.12194440e-4f);
+  V p = Set1(1.9875691500e-4f);
+  p = p * r + Set1(1.3981999507e-3f);
+  p = p * r + Set1(8.3334519073e-3f);
+  p = p * r + Set1(4.1665795894e-2f);
+  p = p * r + Set1(1.6666665459e-1f);
+  p = p * r + Set1(5.0000001201e-1f);
+  p = p * r + Set1(1.0f);
+  p = p * r + Set1(1.0f);
+  const VI e = (ni + 127) << 23;  // 2^n; n >= -126 after the clamp, so it stays normal
+  return reinterpret_cast<V>(reinterpret_cast<VI>(p * reinterpret_cast<V>(e)) & keep);
+}
+
 #else
 
-// Portable fallback: plain arrays the compiler may vectorise; same algorithms.
+// Any other compiler: plain arrays (correct, not fast); same algorithms.
 constexpr int kWidth = 4;
 struct V {
   float v[4];
@@ -180,7 +243,7 @@ MHA_SIMD_MAP2(Max, a.v[i] > b.v[i] ? a.v[i] : b.v[i])
 #undef MHA_SIMD_MAP2
 MHA_INLINE V Fma(V a, V b, V c) {
   V r;
-  for (int i = 0; i < 4; ++i) r.v[i] = std::fma(a.v[i], b.v[i], c.v[i]);
+  for (int i = 0; i < 4; ++i) r.v[i] = a.v[i] * b.v[i] + c.v[i];
   return r;
 }
 MHA_INLINE float ReduceAdd(V v) { return (v.v[0] + v.v[1]) + (v.v[2] + v.v[3]); }
