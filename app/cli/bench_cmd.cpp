@@ -30,7 +30,7 @@ const char* kBenchHelp =
     "  --d-model D     d_model (default 512)\n"
     "  --heads H       num_heads (default 8)\n"
     "  --kv-heads G    num_kv_heads (grouped-query attention; default: same as --heads)\n"
-    "  --threads T     CPU threads (default 1)\n"
+    "  --threads T     CPU threads (default 1; a pass under ~2 MFLOP per thread uses fewer)\n"
     "  --repeat R      timed runs (default: as many as fit in about a second, 5 to 2000)\n"
     "  --seed N        seed of the random input and weights (default 42)\n"
     "  --help\n"
