@@ -8,6 +8,7 @@
 #include <imgui_internal.h>
 
 #include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
 
@@ -58,11 +59,14 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
     ImGui::Selectable(r.step.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
     ImGui::PopStyleColor(2);
     ImGui::PopID();
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);  // its values in the inspector
+    Probe(s, ("flow " + r.tensor + " " + std::to_string(i)).c_str());
     // Hovering a diagram block brings its row into view.
     if (hot && s.ui.hover_from_diagram && !ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
     if (ImGui::IsItemHovered()) {
       s.ui.hover_step_next = static_cast<int>(i);
-      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)",
+      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
+                        "Click to see its values in the tensor inspector.",
                         r.step.c_str(), r.formula.c_str(), r.tensor.c_str(), ShapeString(r.shape).c_str(),
                         Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
     }
@@ -237,7 +241,9 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
         s.ui.hover_step_next = b.step;
         s.ui.hover_from_diagram_next = true;
         const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
-        ImGui::SetTooltip("%s\n%s\n%s", r.step.c_str(), r.formula.c_str(), ShapeString(r.shape).c_str());
+        ImGui::SetTooltip("%s\n%s\n%s\nClick to see its values.", r.step.c_str(), r.formula.c_str(),
+                          ShapeString(r.shape).c_str());
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);
       }
 
   // Blocks on top of the arrows.
