@@ -72,6 +72,14 @@ std::string FormatValue(float v, int decimals) {
   return buf;
 }
 
+std::string SigValue(float v, int digits) {
+  if (!std::isfinite(v)) return FormatValue(v, 0);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", std::max(digits, 1), static_cast<double>(v));
+  if (std::strcmp(buf, "-0") == 0) return "0";
+  return buf;
+}
+
 unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, int rows, int cols,
                                  const std::function<void(std::vector<std::uint8_t>&)>& fill) {
   Entry& e = entries_[id];
@@ -130,17 +138,19 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   // Labels: rows to the left; columns above, upright if they fit in a cell, else rotated.
   const float row_w = a.show_row_labels ? MaxLabel(a.row_labels, a.rows, fs * 7.0f) + fs * 0.5f : 0.0f;
   const float col_text = MaxLabel(a.col_labels, a.cols, fs * 6.0f);
+  const bool groups = a.col_group > 0 && a.col_group < a.cols && a.col_group_label;
+  const float group_h = groups ? fs * 1.3f : 0.0f;
   float cell = 0.0f, col_h = 0.0f;
   bool vertical = false;
   for (int pass = 0; pass < 2; ++pass) {
     vertical = pass == 1;
     col_h = vertical ? col_text + fs * 0.4f : fs * 1.25f;
-    cell = std::floor(std::min({max_cell, (room.x - row_w) / a.cols, (room.y - col_h) / a.rows}));
+    cell = std::floor(std::min({max_cell, (room.x - row_w) / a.cols, (room.y - col_h - group_h) / a.rows}));
     if (!vertical && col_text <= cell - 3.0f) break;
   }
   cell = std::max(cell, 1.0f);
   const bool labels = cell >= fs * 0.8f;
-  const float lw = labels ? row_w : 0.0f, lh = labels ? col_h : 0.0f;
+  const float lw = labels ? row_w : 0.0f, lh = (labels ? col_h : 0.0f) + group_h;
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 p0(o.x + lw, o.y + lh);
   const ImVec2 p1(p0.x + cell * a.cols, p0.y + cell * a.rows);
@@ -175,6 +185,19 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
     for (int j = 1; j < a.cols; ++j) dl->AddLine(ImVec2(p0.x + j * cell, p0.y), ImVec2(p0.x + j * cell, p1.y), pal.grid_line);
   }
   dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), pal.block_border);
+  if (a.col_group > 0 && a.col_group < a.cols) {
+    const ImU32 strong = ImGui::GetColorU32(ImGuiCol_Text);
+    for (int j = a.col_group; j < a.cols; j += a.col_group)
+      dl->AddLine(ImVec2(p0.x + j * cell, p0.y - 2.0f), ImVec2(p0.x + j * cell, p1.y + 2.0f), strong, 2.0f);
+    if (groups) {
+      for (int g = 0; g * a.col_group < a.cols; ++g) {
+        const float gx0 = p0.x + g * a.col_group * cell, gw = a.col_group * cell;
+        const std::string l = Ellipsize(std::string(a.col_group_label) + " " + std::to_string(g), gw - 4.0f);
+        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+        dl->AddText(ImVec2(gx0 + (gw - ts.x) * 0.5f, o.y), ImGui::GetColorU32(ImGuiCol_Text), l.c_str());
+      }
+    }
+  }
 
   // Values in the cells, where they fit.
   if (a.values && cell >= fs + 2.0f) {
@@ -183,14 +206,27 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
       if (y + cell < clip.y || y > clip.w) continue;
       for (int j = 0; j < a.cols; ++j) {
         const float v = a.data[std::size_t(i) * stride + j];
-        std::string t = FormatValue(v, a.decimals);
-        ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-        if (ts.x > cell - 3.0f && t.size() > 2 && t[0] == '0' && t[1] == '.') {  // "0.23" -> ".23"
-          t.erase(0, 1);
+        std::string t;
+        ImVec2 ts;
+        if (a.fixed_decimals) {
+          t = FormatValue(v, 2);
           ts = ImGui::CalcTextSize(t.c_str());
-        } else if (ts.x > cell - 3.0f && t.size() > 3 && t[0] == '-' && t[1] == '0' && t[2] == '.') {
-          t.erase(1, 1);
-          ts = ImGui::CalcTextSize(t.c_str());
+          if (ts.x > cell - 3.0f && t.size() > 2 && t[0] == '0' && t[1] == '.') {  // "0.23" -> ".23"
+            t.erase(0, 1);
+            ts = ImGui::CalcTextSize(t.c_str());
+          }
+        } else {
+          for (int d = a.digits; d >= 2; --d) {  // fewer digits until it fits
+            t = SigValue(v, d);
+            ts = ImGui::CalcTextSize(t.c_str());
+            if (ts.x <= cell - 3.0f) break;
+            const std::size_t z = t[0] == '-' ? 1 : 0;  // "-0.23" -> "-.23"
+            if (t.size() > z + 2 && t[z] == '0' && t[z + 1] == '.') {
+              t.erase(z, 1);
+              ts = ImGui::CalcTextSize(t.c_str());
+              if (ts.x <= cell - 3.0f) break;
+            }
+          }
         }
         if (ts.x > cell - 3.0f) continue;
         dl->AddText(ImVec2(std::round(p0.x + j * cell + (cell - ts.x) * 0.5f), std::round(y + (cell - ts.y) * 0.5f)),
@@ -262,10 +298,11 @@ void DrawScaleLegend(ColourScale scale, float range, float width, const char* la
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float label_w = label ? ImGui::CalcTextSize(label).x + fs * 0.5f : 0.0f;
   const float lo = scale == ColourScale::Sequential ? 0.0f : -range, hi = range;
-  const std::string lo_s = FormatValue(lo, 2), hi_s = FormatValue(hi, 2);
+  const std::string lo_s = scale == ColourScale::Sequential && hi == 1.0f ? "0.00" : SigValue(lo, 3),
+                    hi_s = scale == ColourScale::Sequential && hi == 1.0f ? "1.00" : SigValue(hi, 3);
   const float lo_w = ImGui::CalcTextSize(lo_s.c_str()).x, hi_w = ImGui::CalcTextSize(hi_s.c_str()).x;
   const float bar_x0 = o.x + label_w + lo_w + fs * 0.3f;
-  const float bar_w = std::max(fs * 3.0f, width - label_w - lo_w - hi_w - fs * 0.6f -
+  const float bar_w = std::max(fs * 3.0f, width - label_w - lo_w - hi_w - fs * 1.4f -
                                               (masked_entry ? ImGui::CalcTextSize("masked").x + fs * 1.8f : 0.0f));
   const float h = fs * 0.8f, y = o.y + (fs - h) * 0.5f + 1.0f;
   if (label) dl->AddText(o, text, label);

@@ -37,9 +37,15 @@ struct MatrixArgs {
   ImVec2 size{0, 0};   // room to fit in (0: the available region)
   float max_cell = 0;  // largest cell side in pixels (0: 2.6 x the font size)
   bool values = true;  // print values in cells that are big enough
-  int decimals = 2;
+  // Cell text: softmax weights read best as "0.23" (fixed 2 decimals, as the heatmaps);
+  // other values as up to `digits` significant digits ("8.999", "12", "-0.0312"),
+  // fewer if the cell is narrow.
+  bool fixed_decimals = false;
+  int digits = 4;
   const char* row_axis = nullptr;  // e.g. "query": in the tooltip
   const char* col_axis = nullptr;  // e.g. "key"
+  int col_group = 0;               // > 0: a strong line every col_group columns (heads side by side)
+  const char* col_group_label = nullptr;  // e.g. "head": "head 0", "head 1", ... above the groups
   int highlight_row = -1;          // outlined
   int highlight_col = -1;
   // Extra tooltip lines for cell (i, j), after the default ones.
@@ -58,8 +64,10 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a);
 // A horizontal colour legend for `scale`, `width` pixels wide, with its range.
 void DrawScaleLegend(ColourScale scale, float range, float width, const char* label, bool masked_entry);
 
-// "0.123", "-1.50e+03": `decimals` places, switching to exponent form for values
-// that would not fit in a cell.
+// `v` with `decimals` places ("0.23"), or in exponent form when that would be long;
+// -inf is "-∞". Used for legends and fixed-decimal cells.
 std::string FormatValue(float v, int decimals);
+// `v` with at most `digits` significant digits: "8.999", "12", "-0.03125", "1.2e+04".
+std::string SigValue(float v, int digits);
 
 }  // namespace mha::gui

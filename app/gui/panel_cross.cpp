@@ -98,6 +98,7 @@ void DrawCrossView(AppState& s) {
     a.cols = t.seq_kv;
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.tokens;
+    a.fixed_decimals = true;
     a.row_axis = "query";
     a.col_axis = "key";
     a.size = ImVec2(std::min(avail.x, fs * 30.0f), avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3);
@@ -129,6 +130,7 @@ void DrawCrossView(AppState& s) {
     a.cols = st.value.seq_kv;
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.tokens;
+    a.fixed_decimals = true;
     a.row_axis = "query";
     a.col_axis = "key (sentence)";
     a.size = ImVec2(half, map_h);
@@ -153,6 +155,7 @@ void DrawCrossView(AppState& s) {
     a.cols = t.seq_kv;
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.memory_tokens;
+    a.fixed_decimals = true;
     a.row_axis = "query";
     a.col_axis = "memory token";
     a.size = ImVec2(half, map_h);

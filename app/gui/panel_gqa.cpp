@@ -119,33 +119,37 @@ void DrawGqaView(AppState& s) {
   Probe(s, "gqa_diagram");
   ImGui::Spacing();
 
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_SizingFixedFit;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
+  auto pct = [](std::int64_t saved, std::int64_t total) {
+    char p[32];
+    std::snprintf(p, sizeof p, " (%.0f%%)", total > 0 ? 100.0 * saved / total : 0.0);
+    return std::string(p);
+  };
+  const std::string rows[2][4] = {
+      {"W_K, W_V + biases (parameters)", Thousands(f.kv_params), Thousands(f.mha_kv_params),
+       Thousands(f.params_saved) + pct(f.params_saved, f.mha_kv_params)},
+      {"KV cache for " + std::to_string(CurrentSeqKv(s)) + " tokens, one layer", Bytes(f.kv_cache_bytes),
+       Bytes(f.mha_kv_cache_bytes), Bytes(f.cache_bytes_saved) + pct(f.cache_bytes_saved, f.mha_kv_cache_bytes)}};
+  const std::string heads[4] = {"", "with " + std::to_string(f.num_kv_heads) + " K/V head" + (f.num_kv_heads == 1 ? "" : "s"),
+                                "multi-head (" + std::to_string(f.num_heads) + " K/V heads)", "saved"};
   if (ImGui::BeginTable("##gqa_sizes", 4, flags)) {
-    ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn(("with " + std::to_string(f.num_kv_heads) + " K/V head" + (f.num_kv_heads == 1 ? "" : "s")).c_str());
-    ImGui::TableSetupColumn(("multi-head (" + std::to_string(f.num_heads) + " K/V heads)").c_str());
-    ImGui::TableSetupColumn("saved");
+    // Fixed widths from the texts: right-aligned cells cannot size a column themselves.
+    for (int k = 0; k < 4; ++k) {
+      float w = ImGui::CalcTextSize(heads[k].c_str()).x;
+      for (const auto& r : rows) w = std::max(w, ImGui::CalcTextSize(r[k].c_str()).x);
+      ImGui::TableSetupColumn(heads[k].c_str(), ImGuiTableColumnFlags_WidthFixed, w + fs * 0.5f);
+    }
     ImGui::TableHeadersRow();
-    auto row = [&](const char* what, const std::string& a, const std::string& b, const std::string& saved) {
+    for (const auto& r : rows) {
       ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(what);
-      for (const std::string* v : {&a, &b, &saved}) {
+      for (int k = 0; k < 4; ++k) {
         ImGui::TableNextColumn();
-        ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(v->c_str()).x);
-        ImGui::TextUnformatted(v->c_str());
+        if (k > 0)
+          ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(r[k].c_str()).x);
+        ImGui::TextUnformatted(r[k].c_str());
       }
-    };
-    auto pct = [](std::int64_t saved, std::int64_t total) {
-      char p[32];
-      std::snprintf(p, sizeof p, " (%.0f%%)", total > 0 ? 100.0 * saved / total : 0.0);
-      return std::string(p);
-    };
-    row("W_K, W_V + biases (parameters)", Thousands(f.kv_params), Thousands(f.mha_kv_params),
-        Thousands(f.params_saved) + pct(f.params_saved, f.mha_kv_params));
-    row(("KV cache for " + std::to_string(CurrentSeqKv(s)) + " tokens, one layer").c_str(), Bytes(f.kv_cache_bytes),
-        Bytes(f.mha_kv_cache_bytes), Bytes(f.cache_bytes_saved) + pct(f.cache_bytes_saved, f.mha_kv_cache_bytes));
+    }
     ImGui::EndTable();
   }
   Probe(s, "gqa_sizes");

@@ -50,16 +50,23 @@ void DrawHeadCountView(AppState& s) {
                                  std::max(line * 4.0f, ImGui::GetContentRegionAvail().y - notes_h));
   if (ImGui::BeginTable("##head_count", cols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(1, 1);
-    ImGui::TableSetupColumn("num_heads");
-    ImGui::TableSetupColumn("head_dim = d_k");
-    ImGui::TableSetupColumn("parameters (W_Q, W_K, W_V, W_O + biases)");
-    ImGui::TableSetupColumn("FLOPs");
-    ImGui::TableSetupColumn(("KV cache (" + std::to_string(skv) + " tokens)").c_str());
+    // Right-aligned numbers cannot size a column: widths from the widest text.
+    auto col = [&](const std::string& h, long long widest) {
+      const float w = std::max(ImGui::CalcTextSize(h.c_str()).x, ImGui::CalcTextSize(Thousands(widest).c_str()).x);
+      ImGui::TableSetupColumn(h.c_str(), ImGuiTableColumnFlags_WidthFixed, w + fs * 0.3f);
+    };
+    long long max_flops = 0;
+    for (const auto& r : rows) max_flops = std::max<long long>({max_flops, r.flops, r.gqa_flops});
+    col("num_heads", 0);
+    col("head_dim = d_k", 0);
+    col("parameters (W_Q, W_K, W_V, W_O + biases)", 0);
+    col("FLOPs", max_flops);
+    col("KV cache (" + std::to_string(skv) + " tokens)", 0);
     const std::string g = std::to_string(cfg.kv_heads());
     if (gqa) {
-      ImGui::TableSetupColumn(("parameters, " + g + " K/V heads").c_str());
-      ImGui::TableSetupColumn(("FLOPs, " + g + " K/V heads").c_str());
-      ImGui::TableSetupColumn(("KV cache, " + g + " K/V heads").c_str());
+      col("parameters, " + g + " K/V heads", 0);
+      col("FLOPs, " + g + " K/V heads", max_flops);
+      col("KV cache, " + g + " K/V heads", 0);
     }
     ImGui::TableSetupColumn("");
     ImGui::TableHeadersRow();

@@ -53,9 +53,16 @@ void DrawHeadsView(AppState& s) {
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // The divergence matrix beside the table when there is room, else below it.
-  const float div_w = std::clamp(avail.x * 0.36f, fs * 14.0f, fs * 26.0f);
-  const bool side = avail.x - div_w > fs * 40.0f;
-  const float table_w = side ? avail.x - div_w - fs : avail.x;
+  // The table's natural width: its columns (as set up below) plus padding.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float natural = 0.0f;
+  for (const char* h : {"head", "map", "mostly attends to", "mean entropy", "mean max weight", "previous",
+                        "first token", "self", "next"})
+    natural += ImGui::CalcTextSize(h).x + 2 * st.CellPadding.x + 1.0f;
+  natural += (gqa ? ImGui::CalcTextSize("K/V head").x + 2 * st.CellPadding.x : 0.0f) + fs * 3.0f;
+  const float div_w = std::clamp(avail.x - natural - fs, fs * 14.0f, fs * 26.0f);
+  const bool side = avail.x - div_w - fs >= natural * 0.8f;
+  const float table_w = side ? std::min(natural, avail.x - div_w - fs) : avail.x;
 
   ImGui::BeginGroup();
   const int cols = 9 + (gqa ? 1 : 0);
@@ -66,16 +73,19 @@ void DrawHeadsView(AppState& s) {
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
   if (ImGui::BeginTable("##head_metrics", cols, flags, ImVec2(table_w, std::max(table_h, fs * 6.0f)))) {
     ImGui::TableSetupScrollFreeze(1, 1);
-    ImGui::TableSetupColumn("head");
-    if (gqa) ImGui::TableSetupColumn("K/V head");
-    ImGui::TableSetupColumn("map", ImGuiTableColumnFlags_WidthFixed, fs * 1.6f);
-    ImGui::TableSetupColumn("mostly attends to");
-    ImGui::TableSetupColumn("mean entropy", ImGuiTableColumnFlags_WidthFixed, fs * 5.5f);
-    ImGui::TableSetupColumn("mean max weight", ImGuiTableColumnFlags_WidthFixed, fs * 6.5f);
-    ImGui::TableSetupColumn(cross ? "-" : "self", ImGuiTableColumnFlags_WidthFixed, fs * 3.2f);
-    ImGui::TableSetupColumn(cross ? "-##p" : "previous", ImGuiTableColumnFlags_WidthFixed, fs * 3.8f);
-    ImGui::TableSetupColumn(cross ? "-##n" : "next", ImGuiTableColumnFlags_WidthFixed, fs * 3.2f);
-    ImGui::TableSetupColumn("first token", ImGuiTableColumnFlags_WidthFixed, fs * 4.5f);
+    auto col = [&](const char* h, float min_w) {
+      ImGui::TableSetupColumn(h, ImGuiTableColumnFlags_WidthFixed, std::max(ImGui::CalcTextSize(h).x, min_w));
+    };
+    col("head", 0.0f);
+    if (gqa) col("K/V head", 0.0f);
+    col("map", fs * 1.6f);
+    col("mostly attends to", 0.0f);
+    col("mean entropy", fs * 4.0f);
+    col("mean max weight", fs * 4.0f);
+    col(cross ? "-##s" : "self", fs * 3.0f);
+    col(cross ? "-##p" : "previous", fs * 3.0f);
+    col(cross ? "-##n" : "next", fs * 3.0f);
+    col("first token", fs * 3.0f);
     ImGui::TableHeadersRow();
     for (const HeadSummary& h : heads) {
       ImGui::TableNextRow(0, row_h);
@@ -166,6 +176,7 @@ void DrawHeadsView(AppState& s) {
     m.rows = m.cols = H;
     m.scale = ColourScale::Sequential;
     m.range = static_cast<float>(std::log(2.0));
+    m.fixed_decimals = true;
     m.row_axis = "head";
     m.col_axis = "head";
     const float room = side ? div_w : std::min(avail.x, fs * 26.0f);

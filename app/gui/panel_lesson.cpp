@@ -102,7 +102,7 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
 }
 
 void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, const std::vector<std::string>* rows,
-                 float width) {
+                 float width, bool group_heads) {
   ImGui::BeginGroup();
   ImGui::TextUnformatted(title);
   MatrixArgs a;
@@ -116,10 +116,17 @@ void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, c
   float r = 0.0f;
   for (Eigen::Index k = 0; k < m.size(); ++k) r = std::max(r, std::abs(m.data()[k]));
   a.range = std::max(r, 1e-6f);
-  a.size = ImVec2(width, ImGui::GetFontSize() * 2.2f * (a.rows + 1));
-  a.max_cell = ImGui::GetFontSize() * 3.0f;
+  // Cells wide enough for 4 significant digits ("8.999"): these are the numbers to check by hand.
+  const float fs = ImGui::GetFontSize();
+  a.max_cell = fs * 3.4f;
+  a.size = ImVec2(width, a.max_cell * a.rows + fs * 1.4f + (group_heads ? fs * 1.3f : 0.0f));
   a.row_axis = "token";
   a.col_axis = "dimension";
+  const int hd = s.result.trace.cfg.head_dim();
+  if (group_heads && hd > 0 && hd < a.cols) {
+    a.col_group = hd;
+    a.col_group_label = "head";
+  }
   DrawMatrix(s, a);
   Probe(s, (std::string("lesson ") + id).c_str());
   ImGui::EndGroup();
@@ -188,12 +195,12 @@ void DrawLessonView(AppState& s) {
     if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
     ImGui::TextUnformatted("Check by hand");
     if (s.ui.font_bold) ImGui::PopFont();
-    const float w = std::min((ImGui::GetContentRegionAvail().x - 2 * fs) / 3.0f, fs * 16.0f);
-    SmallMatrix(s, "x", "x (input)", t.in.x, &t.in.tokens, w);
+    const float w = std::min((ImGui::GetContentRegionAvail().x - 2 * fs) / 3.0f, fs * 20.0f);
+    SmallMatrix(s, "x", "x (input)", t.in.x, &t.in.tokens, w, false);
     ImGui::SameLine(0, fs);
-    SmallMatrix(s, "concat", "concat: head 0 | head 1 | ...", t.concat, &t.in.tokens, w);
+    SmallMatrix(s, "concat", "concat: the heads' outputs side by side", t.concat, &t.in.tokens, w, true);
     ImGui::SameLine(0, fs);
-    SmallMatrix(s, "attn_out", "attn_out = concat W_O + b_O", t.attn_out, &t.in.tokens, w);
+    SmallMatrix(s, "attn_out", "attn_out = concat W_O + b_O", t.attn_out, &t.in.tokens, w, false);
     if (ImGui::SmallButton("Step through one query")) {
       s.teach.view = View::Query;
       s.teach.select_view = true;

@@ -131,7 +131,7 @@ void DrawQueryView(AppState& s) {
         e.divisor != 1.0f ? "score = q\xC2\xB7k_j \xC3\xB7 " + Sig(e.divisor) : std::string("score = q\xC2\xB7k_j");
     ImGui::TableSetupColumn(score_h.c_str());
     if (causal) ImGui::TableSetupColumn("mask");
-    ImGui::TableSetupColumn("exp(score \xE2\x88\x92 max)");
+    ImGui::TableSetupColumn("exp(score - max)");  // ASCII: NanumGothic has no U+2212
     ImGui::TableSetupColumn("weight = exp / \xCE\xA3");
     ImGui::TableSetupColumn("v_j");
     ImGui::TableSetupColumn("weight \xC3\x97 v_j");

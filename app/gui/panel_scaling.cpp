@@ -109,7 +109,8 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.size = ImVec2(mw, size.y - title_h);
     m.row_axis = "query";
     m.col_axis = "key";
-    m.decimals = 2;
+    m.fixed_decimals = k == 2;
+    m.digits = 3;
     last = DrawMatrix(s, m);
     ImGui::EndGroup();
   }
@@ -170,7 +171,10 @@ void DrawScalingView(AppState& s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float text_h = 2.0f * ImGui::GetTextLineHeightWithSpacing();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.0f;
-  const float each = std::max(fs * 8.0f, (avail.y - 2 * text_h - legend_h) / 2.0f);
+  // Cells big enough for the token labels (the view scrolls if the window is short).
+  const float min_cell = t.seq <= 24 ? fs * 1.5f : 4.0f;
+  const float need = t.seq * min_cell + fs * 5.0f + ImGui::GetTextLineHeightWithSpacing();
+  const float each = std::max(need, (avail.y - 2 * text_h - legend_h) / 2.0f);
   VariantRow(s, cmp.with_scaling, t.cfg.scale, range, ImVec2(avail.x, each));
   Probe(s, "scaling_with");
   VariantRow(s, cmp.without_scaling, !t.cfg.scale, range, ImVec2(avail.x, each));

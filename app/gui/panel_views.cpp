@@ -22,7 +22,8 @@ void DrawView(AppState& s, View v) {
     return;
   }
   // Teaching views scroll when the window is small; the heatmaps fit themselves.
-  ImGui::BeginChild("##view", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  // No horizontal scrolling: the views fit the width (wide tables scroll themselves).
+  ImGui::BeginChild("##view", ImVec2(0, 0), false);
   switch (v) {
     case View::Query: DrawQueryView(s); break;
     case View::Scaling: DrawScalingView(s); break;

@@ -167,6 +167,17 @@ void BuildInspected(const Trace& t, const InspectSelection& sel, int head, Inspe
     it.note += (it.note.empty() ? "" : ". ") + std::string("Too big to draw whole: every ") + std::to_string(k) +
                "th row and column shown";
   }
+  // Columns that are heads side by side: concat, merged q/k/v/context, W_q/W_k/W_v and their biases.
+  const int hd = t.cfg.head_dim();
+  const bool merged = per_head && sel.mode == InspectSelection::Mode::Merged;
+  if (it.col_labels.empty() && n <= kMaxInspectValues && hd > 0 && hd < m.cols() &&
+      (merged || sel.tensor == "concat" || sel.tensor == "W_q" || sel.tensor == "b_q" || sel.tensor == "W_k" ||
+       sel.tensor == "b_k" || sel.tensor == "W_v" || sel.tensor == "b_v")) {
+    it.col_group = hd;
+    const bool kv_side = sel.tensor == "k" || sel.tensor == "v" || sel.tensor == "W_k" || sel.tensor == "b_k" ||
+                         sel.tensor == "W_v" || sel.tensor == "b_v";
+    it.col_group_label = kv_side && t.cfg.kv_heads() != t.cfg.num_heads ? "K/V head" : "head";
+  }
   it.values = std::move(m);
   FillStats(it);
 }

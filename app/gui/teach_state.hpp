@@ -55,6 +55,8 @@ struct InspectedTensor {
   float min = 0, max = 0, abs_max = 0;  // over the finite values
   int neg_inf = 0;                    // masked scores
   std::string note;                   // what this tensor is, one line
+  int col_group = 0;                  // > 0: columns come in heads of this many (concat, W_q, ...)
+  std::string col_group_label;        // "head", "K/V head"
 };
 
 // Textures for the small heatmaps of the teaching views, one per widget id,
