@@ -140,20 +140,26 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   const float col_text = MaxLabel(a.col_labels, a.cols, fs * 6.0f);
   const bool groups = a.col_group > 0 && a.col_group < a.cols && a.col_group_label;
   const float group_h = groups ? fs * 1.3f : 0.0f;
-  float cell = 0.0f, col_h = 0.0f;
+  // Square cells, except that a wide, short matrix (ffn_hidden: seq x d_ff) may have
+  // cells up to kTall times taller than wide, so its rows stay readable.
+  constexpr float kTall = 6.0f;
+  float cw = 0.0f, ch = 0.0f, col_h = 0.0f;
   bool vertical = false;
   for (int pass = 0; pass < 2; ++pass) {
     vertical = pass == 1;
     col_h = vertical ? col_text + fs * 0.4f : fs * 1.25f;
-    cell = std::floor(std::min({max_cell, (room.x - row_w) / a.cols, (room.y - col_h - group_h) / a.rows}));
-    if (!vertical && col_text <= cell - 3.0f) break;
+    const float fit_w = (room.x - row_w) / a.cols, fit_h = (room.y - col_h - group_h) / a.rows;
+    cw = std::floor(std::min({max_cell, fit_w, fit_h}));
+    ch = a.square ? cw : std::floor(std::min({max_cell, fit_h, std::max(cw, 1.0f) * kTall}));
+    if (!vertical && col_text <= cw - 3.0f) break;
   }
-  cell = std::max(cell, 1.0f);
-  const bool labels = cell >= fs * 0.8f;
-  const float lw = labels ? row_w : 0.0f, lh = (labels ? col_h : 0.0f) + group_h;
+  cw = std::max(cw, 1.0f);
+  ch = std::max(ch, cw);
+  const bool row_labels = ch >= fs * 0.8f, col_labels = cw >= fs * 0.8f;
+  const float lw = row_labels ? row_w : 0.0f, lh = (col_labels ? col_h : 0.0f) + group_h;
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 p0(o.x + lw, o.y + lh);
-  const ImVec2 p1(p0.x + cell * a.cols, p0.y + cell * a.rows);
+  const ImVec2 p1(p0.x + cw * a.cols, p0.y + ch * a.rows);
   ImGui::PushID(a.id.c_str());
   ImGui::InvisibleButton("##cells", ImVec2(p1.x - o.x + 1.0f, p1.y - o.y + 1.0f));
   const bool hovered = ImGui::IsItemHovered();
@@ -180,18 +186,18 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   const std::string key = a.key + "|" + std::to_string(static_cast<int>(a.scale)) + "|" + std::to_string(a.range);
   const unsigned tex = s.teach.textures.Get(a.id, key, a.rows, a.cols, fill);
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), p0, p1);
-  if (cell >= 10.0f) {
-    for (int i = 1; i < a.rows; ++i) dl->AddLine(ImVec2(p0.x, p0.y + i * cell), ImVec2(p1.x, p0.y + i * cell), pal.grid_line);
-    for (int j = 1; j < a.cols; ++j) dl->AddLine(ImVec2(p0.x + j * cell, p0.y), ImVec2(p0.x + j * cell, p1.y), pal.grid_line);
-  }
+  if (ch >= 10.0f)
+    for (int i = 1; i < a.rows; ++i) dl->AddLine(ImVec2(p0.x, p0.y + i * ch), ImVec2(p1.x, p0.y + i * ch), pal.grid_line);
+  if (cw >= 10.0f)
+    for (int j = 1; j < a.cols; ++j) dl->AddLine(ImVec2(p0.x + j * cw, p0.y), ImVec2(p0.x + j * cw, p1.y), pal.grid_line);
   dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), pal.block_border);
   if (a.col_group > 0 && a.col_group < a.cols) {
     const ImU32 strong = ImGui::GetColorU32(ImGuiCol_Text);
     for (int j = a.col_group; j < a.cols; j += a.col_group)
-      dl->AddLine(ImVec2(p0.x + j * cell, p0.y - 2.0f), ImVec2(p0.x + j * cell, p1.y + 2.0f), strong, 2.0f);
+      dl->AddLine(ImVec2(p0.x + j * cw, p0.y - 2.0f), ImVec2(p0.x + j * cw, p1.y + 2.0f), strong, 2.0f);
     if (groups) {
       for (int g = 0; g * a.col_group < a.cols; ++g) {
-        const float gx0 = p0.x + g * a.col_group * cell, gw = a.col_group * cell;
+        const float gx0 = p0.x + g * a.col_group * cw, gw = a.col_group * cw;
         const std::string l = Ellipsize(std::string(a.col_group_label) + " " + std::to_string(g), gw - 4.0f);
         const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
         dl->AddText(ImVec2(gx0 + (gw - ts.x) * 0.5f, o.y), ImGui::GetColorU32(ImGuiCol_Text), l.c_str());
@@ -200,18 +206,20 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   }
 
   // Values in the cells, where they fit.
-  if (a.values && cell >= fs + 2.0f) {
+  if (a.values && ch >= fs + 2.0f && cw >= fs * 1.2f) {
     for (int i = 0; i < a.rows; ++i) {
-      const float y = p0.y + i * cell;
-      if (y + cell < clip.y || y > clip.w) continue;
+      const float y = p0.y + i * ch;
+      if (y + ch < clip.y || y > clip.w) continue;
       for (int j = 0; j < a.cols; ++j) {
+        const float x = p0.x + j * cw;
+        if (x + cw < clip.x || x > clip.z) continue;
         const float v = a.data[std::size_t(i) * stride + j];
         std::string t;
         ImVec2 ts;
         if (a.fixed_decimals) {
           t = FormatValue(v, 2);
           ts = ImGui::CalcTextSize(t.c_str());
-          if (ts.x > cell - 3.0f && t.size() > 2 && t[0] == '0' && t[1] == '.') {  // "0.23" -> ".23"
+          if (ts.x > cw - 3.0f && t.size() > 2 && t[0] == '0' && t[1] == '.') {  // "0.23" -> ".23"
             t.erase(0, 1);
             ts = ImGui::CalcTextSize(t.c_str());
           }
@@ -219,17 +227,17 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
           for (int d = a.digits; d >= 2; --d) {  // fewer digits until it fits
             t = SigValue(v, d);
             ts = ImGui::CalcTextSize(t.c_str());
-            if (ts.x <= cell - 3.0f) break;
+            if (ts.x <= cw - 3.0f) break;
             const std::size_t z = t[0] == '-' ? 1 : 0;  // "-0.23" -> "-.23"
             if (t.size() > z + 2 && t[z] == '0' && t[z + 1] == '.') {
               t.erase(z, 1);
               ts = ImGui::CalcTextSize(t.c_str());
-              if (ts.x <= cell - 3.0f) break;
+              if (ts.x <= cw - 3.0f) break;
             }
           }
         }
-        if (ts.x > cell - 3.0f) continue;
-        dl->AddText(ImVec2(std::round(p0.x + j * cell + (cell - ts.x) * 0.5f), std::round(y + (cell - ts.y) * 0.5f)),
+        if (ts.x > cw - 3.0f) continue;
+        dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
                     TextColourOn(ScaleColour(a.scale, a.range, v)), t.c_str());
       }
     }
@@ -237,43 +245,49 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
 
   // Labels.
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  if (labels) {
-    for (int i = 0; i < a.rows && a.show_row_labels; ++i) {
+  if (row_labels && a.show_row_labels) {
+    for (int i = 0; i < a.rows; ++i) {
+      const float y = p0.y + i * ch;
+      if (y + ch < clip.y || y > clip.w) continue;
       const std::string l = Ellipsize(Label(a.row_labels, i), row_w - fs * 0.5f);
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-      dl->AddText(ImVec2(p0.x - fs * 0.3f - ts.x, p0.y + i * cell + (cell - ts.y) * 0.5f),
-                  i == a.highlight_row ? pal.highlight : text, l.c_str());
+      dl->AddText(ImVec2(p0.x - fs * 0.3f - ts.x, y + (ch - ts.y) * 0.5f), i == a.highlight_row ? pal.highlight : text,
+                  l.c_str());
     }
+  }
+  if (col_labels) {
     for (int j = 0; j < a.cols; ++j) {
+      const float x = p0.x + j * cw;
+      if (x + cw < clip.x || x > clip.z) continue;
       const ImU32 c = j == a.highlight_col ? pal.highlight : text;
       if (vertical) {
         const std::string l = Ellipsize(Label(a.col_labels, j), col_h - fs * 0.4f);
         const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-        AddTextVertical(dl, ImVec2(p0.x + j * cell + (cell - ts.y) * 0.5f, p0.y - fs * 0.3f), c, l.c_str());
+        AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, p0.y - fs * 0.3f), c, l.c_str());
       } else {
         const std::string l = Label(a.col_labels, j);
         const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-        dl->AddText(ImVec2(p0.x + j * cell + (cell - ts.x) * 0.5f, p0.y - fs * 0.1f - ts.y), c, l.c_str());
+        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, p0.y - fs * 0.1f - ts.y), c, l.c_str());
       }
     }
   }
   if (a.highlight_row >= 0 && a.highlight_row < a.rows) {
-    const float y = p0.y + a.highlight_row * cell;
-    dl->AddRect(ImVec2(p0.x - 1, y - 1), ImVec2(p1.x + 1, y + cell + 1), pal.highlight, 0.0f, 0, 2.0f);
+    const float y = p0.y + a.highlight_row * ch;
+    dl->AddRect(ImVec2(p0.x - 1, y - 1), ImVec2(p1.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);
   }
   if (a.highlight_col >= 0 && a.highlight_col < a.cols) {
-    const float x = p0.x + a.highlight_col * cell;
-    dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + cell + 1, p1.y + 1), pal.highlight, 0.0f, 0, 2.0f);
+    const float x = p0.x + a.highlight_col * cw;
+    dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + cw + 1, p1.y + 1), pal.highlight, 0.0f, 0, 2.0f);
   }
 
   // Hover: the exact value.
   const ImVec2 m = ImGui::GetIO().MousePos;
   if (hovered && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
-    const int i = std::clamp(static_cast<int>((m.y - p0.y) / cell), 0, a.rows - 1);
-    const int j = std::clamp(static_cast<int>((m.x - p0.x) / cell), 0, a.cols - 1);
+    const int i = std::clamp(static_cast<int>((m.y - p0.y) / ch), 0, a.rows - 1);
+    const int j = std::clamp(static_cast<int>((m.x - p0.x) / cw), 0, a.cols - 1);
     res.hover_row = i;
     res.hover_col = j;
-    dl->AddRect(ImVec2(p0.x + j * cell, p0.y + i * cell), ImVec2(p0.x + (j + 1) * cell, p0.y + (i + 1) * cell),
+    dl->AddRect(ImVec2(p0.x + j * cw, p0.y + i * ch), ImVec2(p0.x + (j + 1) * cw, p0.y + (i + 1) * ch),
                 IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
     ImGui::BeginTooltip();
     ImGui::Text("%s %d%s%s%s", a.row_axis ? a.row_axis : "row", i, a.row_labels ? " \"" : "",
@@ -284,7 +298,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
     if (std::isinf(v) && v < 0)
       ImGui::TextUnformatted("value -inf (masked)");
     else
-      ImGui::Text("value %.6g", static_cast<double>(v));
+      ImGui::Text("value %.7g", static_cast<double>(v));
     if (a.tooltip) a.tooltip(i, j);
     ImGui::EndTooltip();
   }

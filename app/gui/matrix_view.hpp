@@ -36,6 +36,7 @@ struct MatrixArgs {
   float range = 1.0f;  // Sequential: [0, range]; Diverging: [-range, range]
   ImVec2 size{0, 0};   // room to fit in (0: the available region)
   float max_cell = 0;  // largest cell side in pixels (0: 2.6 x the font size)
+  bool square = true;  // false: a wide, short matrix may get taller cells (readable rows)
   bool values = true;  // print values in cells that are big enough
   // Cell text: softmax weights read best as "0.23" (fixed 2 decimals, as the heatmaps);
   // other values as up to `digits` significant digits ("8.999", "12", "-0.0312"),

@@ -16,19 +16,17 @@ void DrawBlockControls(AppState& s) {
   Config& c = s.choice.cfg;
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel("layer", lw);
+  const char* kinds[2] = {"attention only", "encoder block (+ FFN)"};
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x - ImGui::GetStyle().ItemSpacing.x);
   int block = static_cast<int>(c.block);
-  bool b = ImGui::RadioButton("attention only", &block, static_cast<int>(Block::Attention));
-  Probe(s, "block_attention");
-  ImGui::SameLine();
-  b |= ImGui::RadioButton("encoder block", &block, static_cast<int>(Block::Encoder));
-  Probe(s, "block_encoder");
-  HelpMarker("Encoder block: after attention, a position-wise feed-forward network FFN(x) = act(x W1 + b1) W2 + b2 "
-             "(d_model -> d_ff -> d_model, each token on its own) with its own residual + LayerNorm, as in the "
-             "Transformer encoder. Its steps appear in the shape flow.");
-  if (b) {
+  if (ImGui::Combo("##block", &block, kinds, 2)) {
     c.block = static_cast<Block>(block);
     s.dirty = true;
   }
+  Probe(s, "block");
+  HelpMarker("Encoder block: after attention, a position-wise feed-forward network FFN(x) = act(x W1 + b1) W2 + b2 "
+             "(d_model -> d_ff -> d_model, each token on its own) with its own residual + LayerNorm, as in the "
+             "Transformer encoder. Its steps appear in the shape flow.");
   if (c.block != Block::Encoder) return;
 
   FormLabel("d_ff", lw);

@@ -23,16 +23,6 @@ const char* DefaultMemory(const std::string& sentence) {
   return "Le chat est assis sur le tapis.";
 }
 
-// Where Q, K and V come from, as three arrows.
-void SourcesLine(bool cross) {
-  if (cross) {
-    ImGui::BulletText("Q = x W_Q: the queries come from the sentence (the decoder side)");
-    ImGui::BulletText("K = m W_K, V = m W_V: keys and values come from the memory m (the encoder's output)");
-  } else {
-    ImGui::BulletText("Q = x W_Q, K = x W_K, V = x W_V: all three come from the same sentence x");
-  }
-}
-
 }  // namespace
 
 void DrawCrossView(AppState& s) {
@@ -73,7 +63,6 @@ void DrawCrossView(AppState& s) {
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(src.cross ? "This layer: cross-attention (encoder-decoder)" : "This layer: self-attention");
   if (s.ui.font_bold) ImGui::PopFont();
-  SourcesLine(src.cross);
   Muted(src.explanation.c_str());
   Probe(s, "cross_explanation");
   ImGui::Spacing();
@@ -101,7 +90,8 @@ void DrawCrossView(AppState& s) {
     a.fixed_decimals = true;
     a.row_axis = "query";
     a.col_axis = "key";
-    a.size = ImVec2(std::min(avail.x, fs * 30.0f), avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3);
+    a.size = ImVec2(std::min(avail.x, fs * 30.0f),
+                    std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
     DrawMatrix(s, a);
     Probe(s, "cross_self_map");
     DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
@@ -114,7 +104,10 @@ void DrawCrossView(AppState& s) {
   const auto& st = SelfTraceCache(s);
   const float gap = fs * 2.0f;
   const float half = (avail.x - gap) / 2.0f;
-  const float map_h = avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3.0f;
+  // Cells big enough for the token labels; the view scrolls when the window is short.
+  const float min_cell = std::max(t.seq, t.seq_kv) <= 24 ? fs * 1.6f : 4.0f;
+  const float map_h = std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3.0f,
+                               t.seq * min_cell + fs * 6.5f);
   char title[160];
   ImGui::BeginGroup();
   std::snprintf(title, sizeof title, "self-attention: the sentence reads itself (%d x %d)", t.seq, t.seq);

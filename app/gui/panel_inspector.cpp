@@ -148,6 +148,7 @@ void DrawInspectorView(AppState& s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   a.size = ImVec2(avail.x, std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 1.6f, fs * 4.0f));
   a.max_cell = fs * 3.2f;
+  a.square = false;
   a.fixed_decimals = weights;
   a.col_group = it.col_group;
   a.col_group_label = it.col_group_label.empty() ? nullptr : it.col_group_label.c_str();

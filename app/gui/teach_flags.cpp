@@ -19,13 +19,13 @@ struct ViewInfo {
 constexpr ViewInfo kViews[kViewCount] = {
     {"heatmaps", "Heatmaps", "Attention heatmaps (all heads)"},
     {"query", "One query", "One query, step by step"},
-    {"scaling", "Scaling & softmax", "Scores, softmax and the \xE2\x88\x9A" "d_k scaling"},
+    {"scaling", "Softmax & \xE2\x88\x9A" "d_k", "Scores, softmax and the \xE2\x88\x9A" "d_k scaling"},
     {"heads", "Head metrics", "Head metrics and similarity"},
-    {"head-count", "Heads vs params", "Head count vs parameters"},
-    {"gqa", "GQA / MQA", "Grouped-query and multi-query attention"},
-    {"cross", "Cross-attention", "Cross-attention (encoder-decoder)"},
-    {"lesson", "Lesson & weights", "Lesson example and weight editor"},
-    {"inspector", "Tensor inspector", "Tensor inspector"},
+    {"head-count", "Head count", "Head count vs parameters"},
+    {"gqa", "GQA/MQA", "Grouped-query and multi-query attention"},
+    {"cross", "Cross-attn", "Cross-attention vs self-attention"},
+    {"lesson", "Lesson", "Lesson example, weight editor and .npz files"},
+    {"inspector", "Inspector", "Tensor inspector"},
 };
 
 // JSON has no infinity: a masked score (-inf) is written as null.
