@@ -188,6 +188,15 @@ void DrawLessonView(AppState& s) {
     Probe(s, "use_seeded");
   }
 
+  // Files: the same .npz files as --input and --weights.
+  ImGui::Spacing();
+  FileRow(s, "x (.npz)", s.teach.input_path, "x.npz: array x, (seq, d_model)", true);
+  FileRow(s, "weights (.npz)", s.teach.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
+  if (!s.teach.file_message.empty())
+    MessageBox(s.teach.file_message, s.teach.file_message_ok ? Pal().chip_bg : Pal().error_bg,
+               s.teach.file_message_ok ? Pal().ok_text : Pal().error_text);
+  Probe(s, "file_message");
+
   // The numbers to check by hand, for small layers.
   if (s.result.ok && s.result.trace.cfg.d_model <= kMaxEditDModel && s.result.trace.seq <= 12) {
     const Trace& t = s.result.trace;
@@ -251,18 +260,6 @@ void DrawLessonView(AppState& s) {
                  Pal().error_bg, Pal().error_text);
   }
 
-  // Files.
-  ImGui::Spacing();
-  ImGui::Separator();
-  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted("Files (.npz, the same as --input and --weights)");
-  if (s.ui.font_bold) ImGui::PopFont();
-  FileRow(s, "x (.npz)", s.teach.input_path, "x.npz: array x, (seq, d_model)", true);
-  FileRow(s, "weights (.npz)", s.teach.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
-  if (!s.teach.file_message.empty())
-    MessageBox(s.teach.file_message, s.teach.file_message_ok ? Pal().chip_bg : Pal().error_bg,
-               s.teach.file_message_ok ? Pal().ok_text : Pal().error_text);
-  Probe(s, "file_message");
 }
 
 }  // namespace mha::gui

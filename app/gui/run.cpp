@@ -201,6 +201,8 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["tokens"] = s.result.tokens;
   j["enlarged"] = s.ui.enlarged;
   j["export_message"] = s.exp.message;
+  j["view"] = ViewName(s.teach.view);
+  j["file_message"] = s.teach.file_message;
   return j;
 }
 
