@@ -150,8 +150,8 @@ void DrawHeadsView(AppState& s) {
     const Eigen::MatrixXd& d = dc.value;
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextUnformatted("Mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
-                           "ln 2 \xE2\x89\x88 0.693 = nothing in common.");
+    ImGui::TextUnformatted("The mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
+                           "ln 2 = nothing in common.");
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     // Most alike and most different pair, in words.

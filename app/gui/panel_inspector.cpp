@@ -146,7 +146,10 @@ void DrawInspectorView(AppState& s) {
   a.row_axis = it.row_labels.empty() ? "row" : "token";
   a.col_axis = it.col_labels.empty() ? "column" : "key";
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  a.size = ImVec2(avail.x, std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 1.6f, fs * 4.0f));
+  // Small tensors keep cells big enough for labels and values; the view scrolls if need be.
+  const float min_cell = a.rows <= 32 ? fs * 1.5f : 3.0f;
+  a.size = ImVec2(avail.x, std::max(avail.y - ImGui::GetTextLineHeightWithSpacing() * 1.6f,
+                                    a.rows * min_cell + (a.col_labels ? fs * 6.5f : fs * 1.5f)));
   a.max_cell = fs * 3.2f;
   a.square = false;
   a.fixed_decimals = weights;
