@@ -68,7 +68,7 @@ void LoadLessonExample(AppState& s) {
   s.teach.query = 0;
   s.ui.enlarged = -1;
   s.dirty = true;
-  Report(s, true, "Loaded " + ex.title + ".");
+  Report(s, true, "Loaded the lesson example (" + ex.title + ").");
 }
 
 std::shared_ptr<Weights> EditableWeights(AppState& s) {
