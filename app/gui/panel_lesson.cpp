@@ -50,17 +50,19 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
   ImGui::Text("%s  (%d x %d)", name, static_cast<int>(m.rows()), static_cast<int>(m.cols()));
   ImGui::SameLine();
   if (ImGui::SmallButton("identity")) {
-    auto e = EditableWeights(s);
-    Mat& em = Matrix(*e, k);
-    em.setZero();
-    for (Eigen::Index i = 0; i < std::min(em.rows(), em.cols()); ++i) em(i, i) = 1.0f;
-    Bias(*e, k).setZero();
+    if (auto e = EditableWeights(s)) {
+      Mat& em = Matrix(*e, k);
+      em.setZero();
+      for (Eigen::Index i = 0; i < std::min(em.rows(), em.cols()); ++i) em(i, i) = 1.0f;
+      Bias(*e, k).setZero();
+    }
   }
   ImGui::SameLine();
   if (ImGui::SmallButton("zero")) {
-    auto e = EditableWeights(s);
-    Matrix(*e, k).setZero();
-    Bias(*e, k).setZero();
+    if (auto e = EditableWeights(s)) {
+      Matrix(*e, k).setZero();
+      Bias(*e, k).setZero();
+    }
   }
   const float lim = Limits::kMaxAbsValue;
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemInnerSpacing.x, 2.0f));
@@ -74,7 +76,7 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
       float v = m(i, j);
       ImGui::SetNextItemWidth(cw);
       if (ImGui::DragFloat("##w", &v, 0.01f, -lim, lim, "%.3g", ImGuiSliderFlags_AlwaysClamp))
-        Matrix(*EditableWeights(s), k)(i, j) = v;
+        if (auto e = EditableWeights(s)) Matrix(*e, k)(i, j) = v;
       if (i == 0 && j == 0) Probe(s, (std::string("edit ") + name + " 0 0").c_str());
       if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
         ImGui::SetTooltip("%s[%d, %d] = %.7g\nDrag to change, double-click or Ctrl+click to type.", name,
@@ -91,7 +93,7 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
     float v = b[j];
     ImGui::SetNextItemWidth(cw);
     if (ImGui::DragFloat("##b", &v, 0.01f, -lim, lim, "%.3g", ImGuiSliderFlags_AlwaysClamp))
-      Bias(*EditableWeights(s), k)[j] = v;
+      if (auto e = EditableWeights(s)) Bias(*e, k)[j] = v;
     if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
       ImGui::SetTooltip("bias %d = %.7g", static_cast<int>(j), static_cast<double>(b[j]));
     ImGui::PopID();

@@ -23,7 +23,8 @@ void DrawView(AppState& s, View v) {
   }
   // Teaching views scroll when the window is small; the heatmaps fit themselves.
   // No horizontal scrolling: the views fit the width (wide tables scroll themselves).
-  ImGui::BeginChild("##view", ImVec2(0, 0), false);
+  // One child per view, so each keeps its own scroll position.
+  ImGui::BeginChild(ViewName(v), ImVec2(0, 0), false);
   switch (v) {
     case View::Query: DrawQueryView(s); break;
     case View::Scaling: DrawScalingView(s); break;
