@@ -155,7 +155,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   }
   cw = std::max(cw, 1.0f);
   ch = std::max(ch, cw);
-  const bool row_labels = ch >= fs * 0.8f, col_labels = cw >= fs * 0.8f;
+  const bool row_labels = ch >= fs * 0.9f, col_labels = cw >= fs * 0.9f;
   const float lw = row_labels ? row_w : 0.0f, lh = (col_labels ? col_h : 0.0f) + group_h;
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 p0(o.x + lw, o.y + lh);

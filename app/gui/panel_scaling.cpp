@@ -84,7 +84,12 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
 
   const float stats_w = fs * 13.0f;
   const float gap = fs * 1.2f;
-  const float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap) / 3.0f);
+  // The first map carries the query labels: it gets their width on top, so the three
+  // maps have cells of the same size.
+  float label_w = 0.0f;
+  for (const auto& tok : qtok) label_w = std::max(label_w, ImGui::CalcTextSize(tok.c_str()).x);
+  label_w = std::min(label_w, fs * 7.0f) + fs * 0.5f;
+  const float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
   const std::string key = s.teach.scaling_cache.key + (a.scaled ? " s" : " u");
   const char* titles[3] = {"scores", t.cfg.mask == Mask::Causal ? "masked scores" : "masked scores (no mask: the same)",
                            "softmax weights"};
@@ -94,6 +99,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   for (int k = 0; k < 3; ++k) {
     if (k) ImGui::SameLine(0, gap);
     ImGui::BeginGroup();
+    if (k == 0) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);  // titles over the cells
     ImGui::TextUnformatted(Ellipsize(titles[k], mw).c_str());
     MatrixArgs m;
     m.id = std::string("scaling ") + (a.scaled ? "s" : "u") + std::to_string(k);
@@ -106,7 +112,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.show_row_labels = k == 0;
     m.scale = k == 2 ? ColourScale::Sequential : ColourScale::Diverging;
     m.range = k == 2 ? 1.0f : range;
-    m.size = ImVec2(mw, size.y - title_h);
+    m.size = ImVec2(k == 0 ? mw + label_w : mw, size.y - title_h);
     m.row_axis = "query";
     m.col_axis = "key";
     m.fixed_decimals = k == 2;
