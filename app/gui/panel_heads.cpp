@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "gui/matrix_view.hpp"
 #include "gui/panels.hpp"
@@ -53,39 +54,44 @@ void DrawHeadsView(AppState& s) {
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // The divergence matrix beside the table when there is room, else below it.
-  // The table's natural width: its columns (as set up below) plus padding.
+  // The columns: header and minimum width. The table's natural width follows from them.
+  struct Col {
+    const char* head;
+    float min_w;
+  };
+  std::vector<Col> columns = {{"head", 0.0f}};
+  if (gqa) columns.push_back({"K/V head", 0.0f});
+  for (const Col& c : std::initializer_list<Col>{{"map", fs * 1.6f},
+                                                 {"mostly attends to", ImGui::CalcTextSize("first token").x},
+                                                 {"mean entropy", fs * 4.0f},
+                                                 {"mean max weight", fs * 4.0f},
+                                                 {cross ? "-##s" : "self", fs * 3.0f},
+                                                 {cross ? "-##p" : "previous", fs * 3.0f},
+                                                 {cross ? "-##n" : "next", fs * 3.0f},
+                                                 {"first token", fs * 3.0f}})
+    columns.push_back(c);
   const ImGuiStyle& st = ImGui::GetStyle();
-  float natural = 0.0f;
-  for (const char* h : {"head", "map", "mostly attends to", "mean entropy", "mean max weight", "previous",
-                        "first token", "self", "next"})
-    natural += ImGui::CalcTextSize(h).x + 2 * st.CellPadding.x + 1.0f;
-  natural += (gqa ? ImGui::CalcTextSize("K/V head").x + 2 * st.CellPadding.x : 0.0f) + fs * 3.0f;
-  const float div_w = std::clamp(avail.x - natural - fs, fs * 14.0f, fs * 26.0f);
+  float natural = st.ScrollbarSize + 2.0f;
+  for (const Col& c : columns)
+    natural += std::max(ImGui::CalcTextSize(c.head, nullptr, true).x, c.min_w) + 2 * st.CellPadding.x + 1.0f;
+  const float div_w = std::clamp(avail.x - natural - fs, fs * 11.0f, fs * 26.0f);
   const bool side = avail.x - div_w - fs >= natural * 0.8f;
   const float table_w = side ? std::min(natural, avail.x - div_w - fs) : avail.x;
 
   ImGui::BeginGroup();
-  const int cols = 9 + (gqa ? 1 : 0);
+  const int cols = static_cast<int>(columns.size());
   const float row_h = std::max(ImGui::GetTextLineHeight(), fs * 1.6f);
-  const float table_h = std::min(avail.y - (side ? 0.0f : fs * 16.0f),
-                                 (row_h + 2 * ImGui::GetStyle().CellPadding.y) * (H + 1.5f) + fs);
+  // Every head's row; the table scrolls only when there are many heads.
+  const float pad = 2 * ImGui::GetStyle().CellPadding.y;
+  const float table_h = std::min(ImGui::GetTextLineHeight() + pad + (row_h + pad) * H + 4.0f,
+                                 std::max(avail.y - fs * 3.0f, (row_h + 2 * ImGui::GetStyle().CellPadding.y) * 9.0f));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
   if (ImGui::BeginTable("##head_metrics", cols, flags, ImVec2(table_w, std::max(table_h, fs * 6.0f)))) {
     ImGui::TableSetupScrollFreeze(1, 1);
-    auto col = [&](const char* h, float min_w) {
-      ImGui::TableSetupColumn(h, ImGuiTableColumnFlags_WidthFixed, std::max(ImGui::CalcTextSize(h).x, min_w));
-    };
-    col("head", 0.0f);
-    if (gqa) col("K/V head", 0.0f);
-    col("map", fs * 1.6f);
-    col("mostly attends to", 0.0f);
-    col("mean entropy", fs * 4.0f);
-    col("mean max weight", fs * 4.0f);
-    col(cross ? "-##s" : "self", fs * 3.0f);
-    col(cross ? "-##p" : "previous", fs * 3.0f);
-    col(cross ? "-##n" : "next", fs * 3.0f);
-    col("first token", fs * 3.0f);
+    for (const Col& c : columns)
+      ImGui::TableSetupColumn(c.head, ImGuiTableColumnFlags_WidthFixed,
+                              std::max(ImGui::CalcTextSize(c.head, nullptr, true).x, c.min_w));
     ImGui::TableHeadersRow();
     for (const HeadSummary& h : heads) {
       ImGui::TableNextRow(0, row_h);
@@ -162,8 +168,8 @@ void DrawHeadsView(AppState& s) {
           if (d(i, j) < d(a0, b0)) a0 = i, b0 = j;
           if (d(i, j) > d(a1, b1)) a1 = i, b1 = j;
         }
-      std::snprintf(buf, sizeof buf, "most alike: heads %d and %d (%s)   most different: heads %d and %d (%s)", a0, b0,
-                    Sig(d(a0, b0), 3).c_str(), a1, b1, Sig(d(a1, b1), 3).c_str());
+      std::snprintf(buf, sizeof buf, "most alike: heads %d and %d (%s)\nmost different: heads %d and %d (%s)", a0,
+                    b0, Sig(d(a0, b0), 3).c_str(), a1, b1, Sig(d(a1, b1), 3).c_str());
       ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
       ImGui::TextUnformatted(buf);
       ImGui::PopTextWrapPos();
@@ -180,7 +186,7 @@ void DrawHeadsView(AppState& s) {
     m.row_axis = "head";
     m.col_axis = "head";
     const float room = side ? div_w : std::min(avail.x, fs * 26.0f);
-    m.size = ImVec2(room, std::max(fs * 6.0f, std::min(room, ImGui::GetContentRegionAvail().y - fs * 2.0f)));
+    m.size = ImVec2(room, side ? std::max(fs * 6.0f, std::min(room, ImGui::GetContentRegionAvail().y - fs * 2.0f)) : room);
     m.max_cell = fs * 2.6f;
     DrawMatrix(s, m);
     Probe(s, "head_divergence");
