@@ -5,7 +5,8 @@
 #   scripts/sanitize.sh [BUILD_DIR] [-- extra ctest args]
 #     BUILD_DIR  default build-asan (next to build/)
 #   env: JOBS (default 2), CC/CXX (default: the system compiler, gcc),
-#        MHAVIZ_SANITIZE_GUI=0 to leave out ctest label "gui"
+#        MHAVIZ_SANITIZE_GUI=0 to leave out the GUI tests (ctest label "gui"), which
+#        otherwise run one at a time after the rest (they share Xvfb and take the CPU)
 #
 # Called by .ci/run; exit status 0 only if every test passed with no sanitizer report.
 set -euo pipefail
@@ -33,7 +34,25 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"
 # Tests that measure memory use scale their bounds for ASan's shadow memory.
 export MHAVIZ_SANITIZED=asan
 
-exclude=()
-if [ "${MHAVIZ_SANITIZE_GUI:-1}" = 0 ]; then exclude=(-LE gui); fi
 cd "$build"
-ctest --output-on-failure -j "$jobs" "${exclude[@]}" "$@"
+status=0
+ctest --output-on-failure -j "$jobs" -LE gui "$@" || status=1
+
+# GUI tests (label gui, under Xvfb with Mesa's llvmpipe). The sanitizers run fine there,
+# but Mesa dlclose()s its DRI driver at exit, and LeakSanitizer then reports the blocks
+# the driver's globals still pointed to (240 bytes from "<unknown module>"). Preloading
+# the driver keeps it mapped, so those blocks stay reachable and real leaks still count.
+if [ "${MHAVIZ_SANITIZE_GUI:-1}" != 0 ] && ctest -N -L gui | grep -q "Total Tests: [1-9]"; then
+  dri=""
+  for d in "/usr/lib/$(gcc -print-multiarch 2>/dev/null)/dri" /usr/lib64/dri /usr/lib/dri; do
+    [ -f "$d/swrast_dri.so" ] && { dri="$d/swrast_dri.so"; break; }
+  done
+  if [ -n "$dri" ]; then
+    LD_PRELOAD="$dri${LD_PRELOAD:+:$LD_PRELOAD}" ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
+      ctest --output-on-failure -L gui "$@" || status=1
+  else
+    echo "sanitize.sh: Mesa's swrast_dri.so not found; GUI tests run without leak detection" >&2
+    ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" ctest --output-on-failure -L gui "$@" || status=1
+  fi
+fi
+exit $status

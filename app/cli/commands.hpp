@@ -18,6 +18,19 @@ struct TraceArgs {
 };
 TraceArgs ParseTraceArgs(const std::vector<std::string>& args);
 
+// `mhaviz export` flags, likewise parse-only.
+struct ExportArgs {
+  RunOptions run;
+  std::string png_path, svg_path;
+  int head = 0;
+  bool head_given = false;
+  int scale = 0;  // 0: the renderer's default
+  bool values = true;
+  bool quiet = false;
+  bool help = false;
+};
+ExportArgs ParseExportArgs(const std::vector<std::string>& args);
+
 int TraceCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int BenchCommand(const std::vector<std::string>& args);

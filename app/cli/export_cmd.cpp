@@ -67,39 +67,53 @@ double Ms(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
+ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
+  ExportArgs e;
+  Args a("export", argv);
+  while (!a.Done()) {
+    const std::string f = a.Next();
+    if (f == "--help" || f == "-h") {
+      e.help = true;
+      return e;
+    }
+    if (ParseRunFlag(a, f, e.run)) continue;
+    if (f == "--png") e.png_path = a.Value(f);
+    else if (f == "--svg") e.svg_path = a.Value(f);
+    else if (f == "--head") {
+      e.head = SmallInt(a, f, "a head number (0 for the first head)");
+      e.head_given = true;
+    } else if (f == "--scale") {
+      e.scale = SmallInt(a, f, "a whole number from 1 to 8");
+      if (e.scale < 1 || e.scale > 8)
+        throw UsageError("--scale " + std::to_string(e.scale) +
+                         " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.");
+    } else if (f == "--no-values") e.values = false;
+    else if (f == "--quiet" || f == "-q") e.quiet = true;
+    else a.Unknown(f);
+  }
+  if (e.png_path.empty() && e.svg_path.empty())
+    throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
+                     "See 'mhaviz export --help'.");
+  if (e.png_path.empty() == false && e.png_path == e.svg_path)
+    throw UsageError("--png and --svg name the same file '" + e.png_path + "'; give each its own name.");
+  return e;
+}
+
 int ExportCommand(const std::vector<std::string>& argv) {
   return Guard("export", [&] {
-    RunOptions o;
-    std::string png_path, svg_path;
-    render::HeatmapOptions ho;
-    bool head_given = false, quiet = false;
-    Args a("export", argv);
-    while (!a.Done()) {
-      const std::string f = a.Next();
-      if (f == "--help" || f == "-h") {
-        std::cout << kExportHelp << RunFlagsHelp() << kExportOutHelp;
-        return 0;
-      }
-      if (ParseRunFlag(a, f, o)) continue;
-      if (f == "--png") png_path = a.Value(f);
-      else if (f == "--svg") svg_path = a.Value(f);
-      else if (f == "--head") {
-        ho.head = SmallInt(a, f, "a head number (0 for the first head)");
-        head_given = true;
-      } else if (f == "--scale") {
-        ho.scale = SmallInt(a, f, "a whole number from 1 to 8");
-        if (ho.scale < 1 || ho.scale > 8)
-          throw UsageError("--scale " + std::to_string(ho.scale) +
-                           " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.");
-      } else if (f == "--no-values") ho.values = false;
-      else if (f == "--quiet" || f == "-q") quiet = true;
-      else a.Unknown(f);
+    const ExportArgs e = ParseExportArgs(argv);
+    if (e.help) {
+      std::cout << kExportHelp << RunFlagsHelp() << kExportOutHelp;
+      return 0;
     }
-    if (png_path.empty() && svg_path.empty())
-      throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
-                       "See 'mhaviz export --help'.");
-    if (png_path.empty() == false && png_path == svg_path)
-      throw UsageError("--png and --svg name the same file '" + png_path + "'; give each its own name.");
+    const RunOptions& o = e.run;
+    const std::string& png_path = e.png_path;
+    const std::string& svg_path = e.svg_path;
+    const bool head_given = e.head_given, quiet = e.quiet;
+    render::HeatmapOptions ho;
+    if (e.head_given) ho.head = e.head;
+    if (e.scale > 0) ho.scale = e.scale;
+    ho.values = e.values;
 
     Prepared p = Prepare(o);
     if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << p.notice << "\n";
@@ -118,7 +132,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
 
     // The header shows the sentence as typed rather than the tokens joined by spaces.
     if (o.input_npz.empty()) {
-      ho.sentence = o.sentence.empty() ? kDefaultSentence : o.sentence;
+      ho.sentence = p.sentence;  // as read: --sentence-file included
       ho.memory = o.memory;
     }
 

@@ -189,6 +189,10 @@ Prepared Prepare(const RunOptions& o) {
     if (!o.memory.empty()) {
       if (p.in.cross())
         throw UsageError("'" + o.input_npz + "' already holds a memory array; leave out --memory.");
+      // MakeInputs calls whatever it embeds "the sentence"; here that is the memory.
+      if (Tokenize(o.memory, Limits::kMaxTokens).tokens.empty())
+        throw UsageError("The memory sentence has no tokens: cross-attention needs at least one key. "
+                         "Leave out --memory for self-attention.");
       Inputs m = MakeInputs(o.memory, "", p.cfg, &p.notice);
       p.in.memory_tokens = m.tokens;
       p.in.memory = m.x;
@@ -202,6 +206,7 @@ Prepared Prepare(const RunOptions& o) {
         throw Error("'" + o.sentence_file + "' contains NUL bytes, so it is not a text file. "
                     "Give a UTF-8 text file with the sentence, e.g. echo \"the cat sat\" > s.txt.");
     }
+    p.sentence = sentence;
     try {
       p.in = MakeInputs(sentence, o.memory, p.cfg, &p.notice);
     } catch (const Error& e) {

@@ -68,6 +68,7 @@ struct Prepared {
   Inputs in;
   std::shared_ptr<const Weights> weights;
   std::string notice;
+  std::string sentence;  // the text that was tokenized (--sentence, --sentence-file or the default); "" with --input
 };
 Prepared Prepare(const RunOptions& o);
 

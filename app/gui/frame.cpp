@@ -149,9 +149,11 @@ void DrawFrame(AppState& s) {
   const float split = std::max(4.0f, st.ItemSpacing.x);
 
   // Left column: the inputs.
-  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 350.0f * scale, 520.0f * scale);
+  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
   left = std::clamp(left, std::min(280.0f * scale, avail.x * 0.5f), std::max(avail.x - 400.0f * scale, avail.x * 0.25f));
-  ImGui::BeginChild("##inputs", ImVec2(left, main_h), true);
+  // Always a scrollbar: one appearing would narrow the column and re-wrap its text,
+  // moving every widget under the pointer.
+  ImGui::BeginChild("##inputs", ImVec2(left, main_h), true, ImGuiWindowFlags_AlwaysVerticalScrollbar);
   DrawSentencePanel(s);
   ImGui::Separator();
   DrawControlsPanel(s);
@@ -160,6 +162,7 @@ void DrawFrame(AppState& s) {
   ImGui::EndChild();
   ImGui::SameLine(0, 0);
   const float dx = Splitter("##split_v", ImVec2(split, main_h), true);
+  Probe(s, "split_v");
   if (dx != 0.0f) s.layout.left_width = (left + dx) / scale;
 
   // The one place the core runs.
@@ -180,6 +183,7 @@ void DrawFrame(AppState& s) {
   DrawFlowPanel(s);
   ImGui::EndChild();
   const float dy = Splitter("##split_h", ImVec2(right, split), false);
+  Probe(s, "split_h");
   if (dy != 0.0f && !s.layout.flow_collapsed) s.layout.flow_height = (flow + dy) / scale;
   ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);

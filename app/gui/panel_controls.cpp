@@ -114,7 +114,7 @@ void DrawControlsPanel(AppState& s) {
   ImGui::SameLine(lw);
   if (c.num_heads > 0 && c.d_model > 0 && c.d_model % c.num_heads == 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::Text("head_dim = d_k = %d / %d = %d", c.d_model, c.num_heads, c.d_model / c.num_heads);
+    ImGui::TextWrapped("head_dim = d_k = %d / %d = %d", c.d_model, c.num_heads, c.d_model / c.num_heads);
     ImGui::PopStyleColor();
   } else if (c.num_heads > 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);

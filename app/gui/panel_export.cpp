@@ -15,7 +15,7 @@ void DrawExportPanel(AppState& s) {
   int sel = s.exp.selected_only ? 1 : 0;
   ImGui::RadioButton("all + mean", &sel, 0);
   ImGui::SameLine();
-  ImGui::RadioButton("enlarged head", &sel, 1);
+  ImGui::RadioButton("enlarged", &sel, 1);
   HelpMarker("Click a head in the heatmaps to enlarge it; that is the head exported with this option.");
   s.exp.selected_only = sel == 1;
   FormLabel("resolution", lw);

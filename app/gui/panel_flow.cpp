@@ -276,8 +276,8 @@ void DrawFlowPanel(AppState& s) {
   if (s.layout.flow_collapsed) return;
   if (!s.result.ok) {
     ImGui::Spacing();
-    MessageBox("Nothing to show until the configuration can run (see the message under Configuration).",
-               Pal().error_bg, Pal().error_text);
+    MessageBox("Nothing to show until the problem described under Attention weights is fixed.", Pal().error_bg,
+               Pal().error_text);
     return;
   }
   const Trace& t = s.result.trace;

@@ -27,7 +27,7 @@ const char* const* ExampleSentences(int* count) {
 }
 
 void DrawSentencePanel(AppState& s) {
-  SectionTitle(s, "Sentence", "English or Korean; every edit recomputes at once.");
+  SectionTitle(s, "Sentence", "English or Korean; edits recompute at once.");
   auto& buf = s.ui.sentence_buf;
   if (s.ui.focus_sentence) {
     ImGui::SetKeyboardFocusHere();

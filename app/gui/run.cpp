@@ -135,6 +135,12 @@ void ApplyRunFlags(const std::vector<std::string>& args, AppState& s) {
   }
   s.choice.cfg = o.cfg;
   if (!o.sentence.empty()) s.choice.sentence = o.sentence;
+  if (!o.sentence_file.empty()) {
+    // Was silently ignored. The text field's own cap (SyncBuffersFromChoice) applies.
+    s.choice.sentence = io::ReadFilePrefix(o.sentence_file, Limits::kMaxSentenceBytes + 1, nullptr);
+    if (s.choice.sentence.find('\0') != std::string::npos)
+      throw Error("'" + o.sentence_file + "' contains NUL bytes, so it is not a text file.");
+  }
   if (!o.memory.empty()) {
     s.choice.memory = o.memory;
     s.choice.cross = true;
@@ -201,6 +207,8 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["tokens"] = s.result.tokens;
   j["enlarged"] = s.ui.enlarged;
   j["export_message"] = s.exp.message;
+  j["export_path"] = std::string(s.exp.path.data());
+  j["focused_text"] = ImGui::GetIO().WantTextInput;
   j["view"] = ViewName(s.teach.view);
   j["file_message"] = s.teach.file_message;
   return j;
@@ -328,6 +336,10 @@ int RunWindow(const std::vector<std::string>& args) {
   ImGui_ImplGlfw_InitForOpenGL(window, false);
   InputQueue queue;
   queue.Install(window);
+  // A window that opens under the pointer gets no enter event, and ImGui's GLFW
+  // backend ignores the mouse of an unfocused window it was not told about (no
+  // window manager to focus it, e.g. under Xvfb).
+  ImGui_ImplGlfw_CursorEnterCallback(window, glfwGetWindowAttrib(window, GLFW_HOVERED));
   ImGui_ImplOpenGL3_Init("#version 330");
   {
     float xs = 1.0f, ys = 1.0f;
@@ -348,6 +360,7 @@ int RunWindow(const std::vector<std::string>& args) {
   std::string pending_settings;
   auto last_activity = Clock::now();
   std::string last_probe;
+  auto last_probe_write = Clock::now();
   ImTextureID font_texture = nullptr;
   const auto write_settings = [&](bool force) {
     if (settings_path.empty()) return;
@@ -403,7 +416,10 @@ int RunWindow(const std::vector<std::string>& args) {
       s.ui.content_scale = xs;
       s.ui.fonts_dirty = true;
     }
-    if (s.ui.fonts_dirty) RebuildFonts(s, true);
+    if (s.ui.fonts_dirty) {
+      RebuildFonts(s, true);
+      font_texture = nullptr;  // a new atlas texture (GL may reuse the old name)
+    }
 
     ImGui_ImplOpenGL3_NewFrame();
     if (io.Fonts->TexID != font_texture) {
@@ -492,8 +508,11 @@ int RunWindow(const std::vector<std::string>& args) {
       glfwGetWindowSize(window, &w, &h);
       nlohmann::json pj = ProbeJson(s, 0, w, h);
       const std::string body = pj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      if (body != last_probe) {  // frame number left out so an unchanged state is not rewritten
+      // Rewritten when something changed, and every 100 ms anyway so that tests can
+      // see frames pass (and know the layout has settled).
+      if (body != last_probe || Clock::now() - last_probe_write > std::chrono::milliseconds(100)) {
         last_probe = body;
+        last_probe_write = Clock::now();
         pj["frame"] = frame;
         try {
           io::WriteFileAtomic(g.probe, pj.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -88,6 +88,18 @@ T Load(const unsigned char* p, bool swap) {
   return v;
 }
 
+// IEEE 754 binary16 (numpy float16, e.g. weights saved from a half-precision model);
+// every value is exactly representable in float32.
+float HalfToFloat(std::uint16_t h) {
+  const int exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  float v;
+  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);                // zero, subnormal
+  else if (exp == 31) v = mant ? std::numeric_limits<float>::quiet_NaN()       // NaN, Inf
+                               : std::numeric_limits<float>::infinity();
+  else v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
 struct ZipDeleter {
   void operator()(zip_t* z) const { zip_discard(z); }
 };
@@ -138,12 +150,12 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   const std::string width_s = h.descr.size() > 2 ? h.descr.substr(2) : "";
   const int width = width_s == "1" ? 1 : width_s == "2" ? 2 : width_s == "4" ? 4 : width_s == "8" ? 8 : 0;
   const bool swap = order == '>';  // this machine is little-endian
-  const bool ok_kind = (kind == 'f' && (width == 4 || width == 8)) ||
+  const bool ok_kind = (kind == 'f' && (width == 2 || width == 4 || width == 8)) ||
                        ((kind == 'i' || kind == 'u') && (width == 1 || width == 2 || width == 4 || width == 8)) ||
                        (kind == 'b' && width == 1);
   if (!ok_kind || (order != '<' && order != '>' && order != '|' && order != '='))
     throw Error(what + " has dtype '" + h.descr +
-                "', which mhaviz cannot use as numbers. Store float32 (or float64 / integer) arrays, "
+                "', which mhaviz cannot use as numbers. Store float32 (or float16 / float64 / integer) arrays, "
                 "e.g. array.astype(numpy.float32).");
   std::int64_t n = 1;
   for (auto s : h.shape) n *= s;
@@ -159,7 +171,8 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + data_off);
   for (std::int64_t i = 0; i < n; ++i, p += width) {
     double v = 0;
-    if (kind == 'f') v = width == 4 ? Load<float>(p, swap) : Load<double>(p, swap);
+    if (kind == 'f')
+      v = width == 2 ? HalfToFloat(Load<std::uint16_t>(p, swap)) : width == 4 ? Load<float>(p, swap) : Load<double>(p, swap);
     else if (kind == 'i')
       v = width == 1 ? Load<std::int8_t>(p, swap) : width == 2 ? Load<std::int16_t>(p, swap)
         : width == 4 ? Load<std::int32_t>(p, swap) : static_cast<double>(Load<std::int64_t>(p, swap));

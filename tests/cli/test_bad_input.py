@@ -36,11 +36,12 @@ RSS_SCALE = 4 if SANITIZED else 1
 HANG_GUARD_S = 600  # only to stop a hang from blocking CI; no test asserts a duration
 
 # Commands that write files: (name, argv before the output flag, output flag, file name).
-# Small sizes keep every case fast. export joins here once it exists, e.g.
-#   ("export --png", ["export", "--d-model", "8", "--heads", "2"], "--out", "heads.png"),
+# Small sizes keep every case fast; a new writer joins every output test with one line.
 WRITERS = [
     ("trace --npz", ["trace", "--d-model", "8", "--heads", "2", "-q"], "--npz", "out.npz"),
     ("trace --json", ["trace", "--d-model", "8", "--heads", "2", "-q"], "--json", "out.json"),
+    ("export --png", ["export", "--d-model", "8", "--heads", "2", "-q", "--scale", "1"], "--png", "out.png"),
+    ("export --svg", ["export", "--d-model", "8", "--heads", "2", "-q"], "--svg", "out.svg"),
 ]
 
 
@@ -241,6 +242,29 @@ class Sentences(Case):
         self.fails(["trace", "--sentence", "x", "--sentence-file", self.path("s.txt")], 2, "not both")
 
 
+    def test_export_shares_the_input_checks(self):
+        # export parses and prepares with the same code as trace; a few cases prove it.
+        out = ["--png", self.path("out.png"), "--svg", self.path("out.svg")]
+        self.fails(["export", "--sentence", ""] + out, 2, "empty")
+        self.fails(["export", "--d-model", "2000000"] + out, 2, "over the cap of 4096")
+        self.fails(["export", "--sentence-file", "/dev/zero"] + out, 1, "NUL bytes")
+        self.fails(["export", "--input", "/dev/zero"] + out, 1, "not a valid .npz")
+        self.fails(["export", "--temperature", "1e-40"] + out, 2, "below the minimum")
+        self.fails(["export", "--png", self.path("o"), "--svg", self.path("o")], 2, "name the same file")
+        self.fails(["export", "--d-model", "8"], 2, "--png FILE.png and/or --svg FILE.svg")
+
+    def test_export_header_shows_the_sentence_file(self):
+        # Was: the header showed the default sentence while the file's was computed.
+        with open(self.path("s.txt"), "w", encoding="utf-8") as f:
+            f.write("고양이가 쥐를 잡았다")
+        self.works(["export", "-q", "--d-model", "8", "--heads", "2", "--sentence-file", self.path("s.txt"),
+                    "--svg", self.path("o.svg")])
+        with open(self.path("o.svg"), encoding="utf-8") as f:
+            svg = f.read()
+        self.assertIn("고양이가 쥐를 잡았다", svg)
+        self.assertNotIn("The cat sat", svg)
+
+
 # ---------------------------------------------------------------------------------------
 class Sizes(Case):
     def test_d_model_not_divisible_by_heads(self):
@@ -394,7 +418,8 @@ class NpzFiles(Case):
                         ("i64", np.arange(24, dtype=np.int64).reshape(1, 3, 8)),
                         ("u8", np.arange(24, dtype=np.uint8).reshape(3, 8)),
                         ("f64_fortran", np.asfortranarray(x64)),
-                        ("f8_bigendian", x64.astype(">f8"))]:
+                        ("f8_bigendian", x64.astype(">f8")),
+                        ("f16", x64.astype(np.float16)), ("f16_bigendian", x64.astype(">f2"))]:
             with self.subTest(dtype=name):
                 self.works(["trace", "-q", "--heads", "2", "--input", self.x(name + ".npz", x),
                             "--npz", self.path("t.npz")])
@@ -434,6 +459,10 @@ class NpzFiles(Case):
             with self.subTest(case=name):
                 self.fails(["trace", "--input", savez(self.path(name + ".npz"), **arrays)] + self.outputs(), 1,
                            phrase)
+
+    def test_input_with_an_empty_memory_sentence(self):
+        self.fails(["trace", "--heads", "2", "--input", self.x("m.npz", np.ones((2, 8), np.float32)),
+                    "--memory", " \t "] + self.outputs(), 2, "memory sentence has no tokens", "Leave out --memory")
 
     def test_input_over_the_token_cap(self):
         self.fails(["trace", "--heads", "2", "--input", self.x("long.npz", np.ones((1025, 8), np.float32))]
@@ -510,11 +539,6 @@ OLD = b"the teacher's file from yesterday\n" * 10
 class Outputs(Case):
     """Output paths that cannot be written, for every command in WRITERS."""
 
-    def each_writer(self):
-        for name, argv, flag, fname in WRITERS:
-            with self.subTest(writer=name):
-                yield argv, flag, fname
-
     def assert_intact(self, d, fname):
         names = os.listdir(d)
         self.assertEqual([n for n in names if ".tmp." in n], [], "temporary file left in %s" % d)
@@ -522,28 +546,32 @@ class Outputs(Case):
             self.assertEqual(f.read(), OLD, "the existing file was changed")
 
     def test_directory_does_not_exist(self):
-        for argv, flag, fname in self.each_writer():
-            target = self.path("no/such/dir/" + fname)
-            self.fails(argv + [flag, target], 1, "does not exist", "mkdir -p", "Nothing was changed")
-            self.assertFalse(os.path.exists(self.path("no")))
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                target = self.path("no/such/dir/" + fname)
+                self.fails(argv + [flag, target], 1, "does not exist", "mkdir -p", "Nothing was changed")
+                self.assertFalse(os.path.exists(self.path("no")))
 
     def test_parent_is_a_regular_file(self):
         with open(self.path("file"), "wb") as f:
             f.write(OLD)
-        for argv, flag, fname in self.each_writer():
-            self.fails(argv + [flag, self.path("file/" + fname)], 1, "is a file, not a directory")
-            with open(self.path("file"), "rb") as f:
-                self.assertEqual(f.read(), OLD)
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                self.fails(argv + [flag, self.path("file/" + fname)], 1, "is a file, not a directory")
+                with open(self.path("file"), "rb") as f:
+                    self.assertEqual(f.read(), OLD)
 
     def test_location_that_accepts_no_files(self):
-        for argv, flag, fname in self.each_writer():
-            self.fails(argv + [flag, "/proc/" + fname], 1, "'/proc' does not accept new files",
-                       "choose a directory you can write to")
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                self.fails(argv + [flag, "/proc/" + fname], 1, "'/proc' does not accept new files",
+                           "choose a directory you can write to")
 
     def test_output_is_a_directory(self):
         os.mkdir(self.path("out"))
-        for argv, flag, fname in self.each_writer():
-            self.fails(argv + [flag, self.path("out")], 1, "is a directory", "give a file name")
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                self.fails(argv + [flag, self.path("out")], 1, "is a directory", "give a file name")
 
     def test_one_bad_output_leaves_no_other_output(self):
         # --npz is fine, --json is not: neither may appear.
@@ -558,12 +586,13 @@ class Outputs(Case):
         def limit():
             signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
             resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
-        for argv, flag, fname in self.each_writer():
-            with open(self.path(fname), "wb") as f:
-                f.write(OLD)
-            self.fails(argv + ["--d-model", "64", "--heads", "4", flag, self.path(fname)], 1, "File too large",
-                       "ulimit -f", preexec_fn=limit)
-            self.assert_intact(self.dir, fname)
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                with open(self.path(fname), "wb") as f:
+                    f.write(OLD)
+                self.fails(argv + ["--d-model", "64", "--heads", "4", flag, self.path(fname)], 1, "File too large",
+                           "ulimit -f", preexec_fn=limit)
+                self.assert_intact(self.dir, fname)
 
     def in_namespace(self, setup, argv):
         """Runs `setup` (shell, $D = the directory to write in) and mhaviz in a private
@@ -583,34 +612,36 @@ class Outputs(Case):
 
     @unittest.skipUnless(can_unshare_mounts(), "needs unshare -m and mount (root in a mount namespace)")
     def test_full_disk_keeps_the_old_file(self):
-        for argv, flag, fname in self.each_writer():
-            # A 256 KiB tmpfs holding the old output, then filled to the last block.
-            setup = ('mount -t tmpfs -o size=256k mhaviz-full "$D"\n'
-                     'printf "%s" "$OLD" >"$D/old"\n'
-                     'dd if=/dev/zero of="$D/filler" bs=4096 2>/dev/null || true')
-            os.environ["OLD"] = OLD.decode()
-            r, names, old, d = self.in_namespace(setup, argv + ["--d-model", "64", "--heads", "4", flag, "$D/old"])
-            self.check_clean(r)
-            self.assertEqual(r.rc, 1, r)
-            self.assertIn("No space left on device", r.err, r)
-            self.assertIn("Free some space", r.err, r)
-            self.assertEqual(sorted(names), [".", "..", "filler", "old"], "leftover files: %s" % names)
-            self.assertEqual(old, OLD)
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                # A 256 KiB tmpfs holding the old output, then filled to the last block.
+                setup = ('mount -t tmpfs -o size=256k mhaviz-full "$D"\n'
+                         'printf "%s" "$OLD" >"$D/old"\n'
+                         'dd if=/dev/zero of="$D/filler" bs=4096 2>/dev/null || true')
+                os.environ["OLD"] = OLD.decode()
+                r, names, old, d = self.in_namespace(setup, argv + ["--d-model", "64", "--heads", "4", flag, "$D/old"])
+                self.check_clean(r)
+                self.assertEqual(r.rc, 1, r)
+                self.assertIn("No space left on device", r.err, r)
+                self.assertIn("Free some space", r.err, r)
+                self.assertEqual(sorted(names), [".", "..", "filler", "old"], "leftover files: %s" % names)
+                self.assertEqual(old, OLD)
 
     @unittest.skipUnless(can_unshare_mounts(), "needs unshare -m and mount (root in a mount namespace)")
     def test_read_only_location_keeps_the_old_file(self):
-        for argv, flag, fname in self.each_writer():
-            setup = ('mount -t tmpfs -o size=256k mhaviz-ro "$D"\n'
-                     'printf "%s" "$OLD" >"$D/old"\n'
-                     'mount -o remount,ro "$D"')
-            os.environ["OLD"] = OLD.decode()
-            r, names, old, d = self.in_namespace(setup, argv + [flag, "$D/old"])
-            self.check_clean(r)
-            self.assertEqual(r.rc, 1, r)
-            self.assertIn("Read-only file system", r.err, r)
-            self.assertIn("choose a directory you can write to", r.err, r)
-            self.assertEqual(sorted(names), [".", "..", "old"])
-            self.assertEqual(old, OLD)
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                setup = ('mount -t tmpfs -o size=256k mhaviz-ro "$D"\n'
+                         'printf "%s" "$OLD" >"$D/old"\n'
+                         'mount -o remount,ro "$D"')
+                os.environ["OLD"] = OLD.decode()
+                r, names, old, d = self.in_namespace(setup, argv + [flag, "$D/old"])
+                self.check_clean(r)
+                self.assertEqual(r.rc, 1, r)
+                self.assertIn("Read-only file system", r.err, r)
+                self.assertIn("choose a directory you can write to", r.err, r)
+                self.assertEqual(sorted(names), [".", "..", "old"])
+                self.assertEqual(old, OLD)
 
     def test_interrupted_writes_leave_no_temporary(self):
         # SIGINT/SIGTERM at any moment: the output is absent or complete, never partial,
@@ -647,48 +678,60 @@ class Outputs(Case):
             os.mknod(self.path("null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
         except PermissionError:
             self.skipTest("mknod not permitted")
-        for argv, flag, fname in self.each_writer():
-            self.works(argv + [flag, self.path("null")])
-            self.assertTrue(stat.S_ISCHR(os.stat(self.path("null")).st_mode), "the device node was replaced")
-            self.assertEqual(sorted(os.listdir(self.dir)), ["null"])
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                self.works(argv + [flag, self.path("null")])
+                self.assertTrue(stat.S_ISCHR(os.stat(self.path("null")).st_mode), "the device node was replaced")
+                self.assertEqual(sorted(os.listdir(self.dir)), ["null"])
 
     def test_fifo_receives_the_bytes(self):
         os.mkfifo(self.path("fifo"))
-        for argv, flag, fname in self.each_writer():
-            got = []
-            reader = threading.Thread(target=lambda: got.append(open(self.path("fifo"), "rb").read()))
-            reader.start()
-            self.works(argv + [flag, self.path("fifo")])
-            reader.join(HANG_GUARD_S)
-            self.assertTrue(got and len(got[0]) > 100, "nothing came through the FIFO")
-            self.assertTrue(stat.S_ISFIFO(os.stat(self.path("fifo")).st_mode))
-            self.assertEqual(sorted(os.listdir(self.dir)), ["fifo"])
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                got = []
+                reader = threading.Thread(target=lambda: got.append(open(self.path("fifo"), "rb").read()))
+                reader.start()
+                self.works(argv + [flag, self.path("fifo")])
+                reader.join(HANG_GUARD_S)
+                self.assertTrue(got and len(got[0]) > 100, "nothing came through the FIFO")
+                self.assertTrue(stat.S_ISFIFO(os.stat(self.path("fifo")).st_mode))
+                self.assertEqual(sorted(os.listdir(self.dir)), ["fifo"])
 
     def test_symlink_is_followed_not_replaced(self):
         os.mkdir(self.path("real"))
-        for argv, flag, fname in self.each_writer():
-            with open(self.path("real/" + fname), "wb") as f:
-                f.write(OLD)
-            os.symlink("real/" + fname, self.path("link"))
-            self.works(argv + [flag, self.path("link")])
-            self.assertTrue(os.path.islink(self.path("link")), "the symlink was replaced by a file")
-            with open(self.path("real/" + fname), "rb") as f:
-                self.assertNotEqual(f.read(), OLD, "the link's target was not written")
-            self.assertEqual([n for n in os.listdir(self.path("real")) if ".tmp." in n], [])
-            os.unlink(self.path("link"))
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                with open(self.path("real/" + fname), "wb") as f:
+                    f.write(OLD)
+                if os.path.lexists(self.path("link")):
+                    os.unlink(self.path("link"))
+                os.symlink("real/" + fname, self.path("link"))
+                self.works(argv + [flag, self.path("link")])
+                self.assertTrue(os.path.islink(self.path("link")), "the symlink was replaced by a file")
+                with open(self.path("real/" + fname), "rb") as f:
+                    self.assertNotEqual(f.read(), OLD, "the link's target was not written")
+                self.assertEqual([n for n in os.listdir(self.path("real")) if ".tmp." in n], [])
+                os.unlink(self.path("link"))
 
-    def test_stdout_as_output(self):
-        r = self.works(["trace", "-q", "--d-model", "8", "--heads", "2", "--json", "/dev/stdout"])
-        self.assertEqual(json.loads(r.out.decode("utf-8"))["config"]["d_model"], 8)
+    def test_own_descriptor_as_output(self):
+        # Never /dev/stdout here: a binary without the fix renames a regular file over
+        # the system's /dev/stdout symlink (this happened once). /proc/self/fd/1 and
+        # /dev/fd/1 (-> /proc/self/fd) name the same descriptor, and an unfixed binary
+        # merely fails to create its temporary file in /proc.
+        for path in ["/proc/self/fd/1", "/dev/fd/1"]:
+            with self.subTest(path=path):
+                r = self.works(["trace", "-q", "--d-model", "8", "--heads", "2", "--json", path])
+                self.assertEqual(json.loads(r.out.decode("utf-8"))["config"]["d_model"], 8)
 
     def test_successful_write_replaces_and_leaves_no_temporary(self):
-        for argv, flag, fname in self.each_writer():
-            with open(self.path(fname), "wb") as f:
-                f.write(OLD)
-            self.works(argv + [flag, self.path(fname)])
-            self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
-            with open(self.path(fname), "rb") as f:
-                self.assertNotEqual(f.read(), OLD)
+        for name, argv, flag, fname in WRITERS:
+            with self.subTest(writer=name):
+                with open(self.path(fname), "wb") as f:
+                    f.write(OLD)
+                self.works(argv + [flag, self.path(fname)])
+                self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
+                with open(self.path(fname), "rb") as f:
+                    self.assertNotEqual(f.read(), OLD)
 
 
 if __name__ == "__main__":

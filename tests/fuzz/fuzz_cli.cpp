@@ -55,8 +55,8 @@ void PrepareAndRun(const RunOptions& o) {
   }
 }
 
-// One entry per command whose parser is fuzzed. Export joins here once it has a
-// parse-only function like ParseTraceArgs.
+// One entry per command whose parser is fuzzed. Export is parsed and prepared but
+// never rendered or written.
 struct Command {
   const char* name;
   std::function<void(const std::vector<std::string>&)> parse_and_run;
@@ -67,6 +67,13 @@ const Command kCommands[] = {
      [](const std::vector<std::string>& args) {
        const mha::cli::TraceArgs t = mha::cli::ParseTraceArgs(args);
        if (!t.help) PrepareAndRun(t.run);
+     }},
+    {"export",
+     [](const std::vector<std::string>& args) {
+       const mha::cli::ExportArgs e = mha::cli::ParseExportArgs(args);
+       FUZZ_CHECK(e.help || !e.png_path.empty() || !e.svg_path.empty(), "export without an output parsed");
+       FUZZ_CHECK(e.scale == 0 || (e.scale >= 1 && e.scale <= 8), "scale %d accepted", e.scale);
+       if (!e.help) PrepareAndRun(e.run);
      }},
 };
 

@@ -51,13 +51,16 @@ def png_size(path):
 class App:
     """One running mhaviz window, with its probe file."""
 
-    def __init__(self, mhaviz, workdir, extra, size=(1280, 800)):
+    def __init__(self, mhaviz, workdir, extra, size=(1280, 800), settings=False, env=None):
         self.dir = workdir
         self.probe_path = os.path.join(workdir, "probe.json")
         self.final_path = os.path.join(workdir, "final.json")
-        env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(workdir, "config"))
+        for p in (self.probe_path, self.final_path):
+            if os.path.exists(p):
+                os.remove(p)
+        env = env or dict(os.environ, XDG_CONFIG_HOME=os.path.join(workdir, "config"))
         self.proc = subprocess.Popen(
-            [mhaviz, "gui", "--no-settings", "--width", str(size[0]), "--height", str(size[1]),
+            [mhaviz, "gui", "--settings" if settings else "--no-settings", "--width", str(size[0]), "--height", str(size[1]), "--screenshot", os.path.join(workdir, "last.png"),
              "--probe", self.probe_path, "--dump-state", self.final_path, *extra],
             cwd=workdir, env=env)
         self.wait_for(lambda p: True, "the window to come up", timeout=60)
@@ -84,9 +87,21 @@ class App:
             time.sleep(0.05)
         raise Fail(f"timed out waiting for {what}; last probe: {json.dumps(last)[:600]}")
 
+    def settle(self, frames=3):
+        """The probe after `frames` more frames: what an action changed is laid out."""
+        start = self.wait_for(lambda p: True, "a frame")["frame"]
+        return self.wait_for(lambda p: p["frame"] >= start + frames, f"{frames} more frames")
+
     def widget(self, name):
+        """Where a widget is now, once the layout has stopped moving."""
+        self.settle()
         p = self.wait_for(lambda p: name in p["widgets"], f"widget {name}")
-        return p["widgets"][name]
+        while True:
+            rect = p["widgets"][name]
+            p = self.settle()
+            check(name in p["widgets"], f"widget {name} disappeared")
+            if p["widgets"][name] == rect:
+                return rect
 
     def click(self, x, y):
         xdo("mousemove", "--window", self.wid, int(x), int(y), "sleep", HOLD, "mousedown", 1, "sleep", HOLD,
@@ -257,7 +272,12 @@ def test_export_shortcut(mhaviz, d):
         app.type_held("heads.svg")
         b = app.widget("export")
         app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
-        p = app.wait_for(lambda p: "SVG" in p["export_message"], "the SVG export message")
+        try:
+            p = app.wait_for(lambda p: "SVG" in p["export_message"], "the SVG export message")
+        except Fail:
+            app.key("ctrl", "q")
+            time.sleep(3)
+            raise
         final = app.quit()
     finally:
         app.kill()
@@ -340,6 +360,31 @@ def test_settings(mhaviz, d):
     check(restored["trace"]["config"]["mask"] == "causal", "mask not restored")
     check(not restored["notices"], f"unexpected notices {restored['notices']}")
 
+    # The layout persists through imgui.ini: drag the splitter between the inputs and
+    # the results 120 px to the right in a real window, close it, and reopen.
+    app = App(mhaviz, d, [], size=(1280, 800), settings=True, env=env)
+    try:
+        sp = app.widget("split_v")
+        x, y = sp[0] + sp[2] / 2, sp[1] + sp[3] / 2
+        xdo("mousemove", "--window", app.wid, int(x), int(y), "sleep", HOLD, "mousedown", 1, "sleep", HOLD)
+        for k in range(1, 7):
+            xdo("mousemove", "--window", app.wid, int(x + 20 * k), int(y), "sleep", 0.03)
+        xdo("sleep", HOLD, "mouseup", 1)
+        moved = app.wait_for(lambda p: p["widgets"]["split_v"][0] > sp[0] + 100, "the splitter to move")
+        app.quit()
+    finally:
+        app.kill()
+    with open(os.path.join(cfgdir, "mhaviz", "imgui.ini")) as f:
+        check("LeftWidth=0" not in f.read(), "the new splitter position was not saved in imgui.ini")
+    app = App(mhaviz, d, [], size=(1280, 800), settings=True, env=env)
+    try:
+        again = app.widget("split_v")
+        app.quit()
+    finally:
+        app.kill()
+    check(abs(again[0] - moved["widgets"]["split_v"][0]) <= 1, f"splitter at {again[0]} after reopening, was "
+          f"{moved['widgets']['split_v'][0]}")
+
     with open(settings, "w") as f:
         f.write('{"version": 1, "sentence": ')  # cut off mid-write by some other program
     fallback = run()
@@ -393,6 +438,53 @@ def test_hidpi(mhaviz, d):
     check(png_size(shot) == (1200, 800), f"window is {png_size(shot)} pixels, asked for 1200x800")
 
 
+def test_bad_input(mhaviz, d):
+    """Bad flags and files: the window shows the error (ok false in --dump-state), or
+    mhaviz stops with a clear message and exit 1 if there is nothing to show."""
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    dump = os.path.join(d, "dump.json")
+
+    def gui(*args):
+        if os.path.exists(dump):
+            os.unlink(dump)
+        return subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    # --sentence-file was parsed but ignored by the GUI.
+    sfile = os.path.join(d, "s.txt")
+    with open(sfile, "w", encoding="utf-8") as f:
+        f.write("고양이가 쥐를 잡았다")
+    r = gui("--sentence-file", sfile, "--d-model", "16", "--heads", "2")
+    check(r.returncode == 0, f"status {r.returncode}, {r.stderr!r}")
+    final = read_json(dump)
+    check(final["ok"] and final["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"], f"tokens {final.get('trace')}")
+    # Megabytes from a file: the field's cap applies, with its notice.
+    with open(sfile, "w") as f:
+        f.write("word " * 600000)
+    r = gui("--sentence-file", sfile)
+    final = read_json(dump)
+    check(r.returncode == 0 and len(final["sentence"].encode()) <= 8192, f"sentence of {len(final['sentence'])} bytes")
+    check(any("at most 8192 bytes" in n for n in final["notices"]), f"no cap notice in {final['notices']}")
+    # Sizes and values the core refuses: the error is in the window, not a crash.
+    for args, phrase in [(["--d-model", "2000000"], "over the cap of 4096"),
+                         (["--d-model", "10", "--heads", "3"], "not divisible"),
+                         (["--temperature", "1e-40"], "below the minimum")]:
+        r = gui(*args)
+        final = read_json(dump)
+        check(r.returncode == 0 and not final["ok"] and phrase in final["error"],
+              f"{args}: status {r.returncode}, ok {final['ok']}, error {final['error']!r}")
+    # Files that cannot be used at all: a message and exit 1 before any window.
+    for args, phrase in [(["--sentence-file", "/dev/zero"], "NUL bytes"),
+                         (["--input", "/dev/zero"], "not a valid .npz"),
+                         (["--weights", os.path.join(d, "missing.npz")], "Cannot read")]:
+        r = gui(*args)
+        check(r.returncode == 1 and phrase in r.stderr, f"{args}: status {r.returncode}, {r.stderr!r}")
+        check(not os.path.exists(dump), f"{args}: a state dump was written")
+    # Flags that make no sense: usage error, exit 2.
+    r = gui("--heads", "abc")
+    check(r.returncode == 2 and "expects a whole number" in r.stderr, f"status {r.returncode}, {r.stderr!r}")
+
+
 def test_no_display(mhaviz, d):
     """Without a display: a clear message and exit status 1, no crash."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -410,6 +502,7 @@ TESTS = {
     "automation": (test_automation, True),
     "settings": (test_settings, True),
     "hidpi": (test_hidpi, True),
+    "bad_input": (test_bad_input, True),
     "no_display": (test_no_display, False),
 }
 

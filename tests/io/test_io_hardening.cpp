@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -107,13 +108,29 @@ TEST_CASE("LoadNpz refuses a non-zip from its first bytes", "[io][regression]") 
 
 TEST_CASE("DecodeNpy refuses non-numeric dtypes with the dtype named", "[io][regression]") {
   // Was: '|O' (object, 2 characters) got "dtype '|O' is not understood".
-  for (const char* descr : {"|O", "<U3", "|S2", "<c8", "<M8[D]", "<f4junk", "<f04", "<f+4", "", "<f16"}) {
+  for (const char* descr : {"|O", "<U3", "|S2", "<c8", "<M8[D]", "<f4junk", "<f04", "<f+4", "", "<f16", "<f1"}) {
     INFO(descr);
     const std::string e = ErrorOf([&] { mha::io::DecodeNpy(Npy(descr, "(1,)", std::string(16, '\0')), "a"); });
     CHECK_THAT(e, Catch::Contains(std::string("dtype '") + descr + "'") && Catch::Contains("astype(numpy.float32)"));
   }
   const mha::io::Array a = mha::io::DecodeNpy(Npy("<i2", "(2,)", std::string("\x05\x00\xfe\xff", 4)), "a");
   CHECK(a.data == std::vector<float>{5.0f, -2.0f});
+}
+
+TEST_CASE("float16 arrays are converted exactly", "[io][regression]") {
+  // Was: refused as "cannot use as numbers", though half-precision weights are common.
+  const std::uint16_t h[] = {0x3C00, 0xC000, 0x0001, 0x7BFF, 0x0000, 0x8000, 0x3555, 0x7C00, 0x03FF};
+  const mha::io::Array a = mha::io::DecodeNpy(Npy("<f2", "(9,)", std::string(reinterpret_cast<const char*>(h), sizeof h)), "a");
+  REQUIRE(a.data.size() == 9);
+  CHECK(a.data[0] == 1.0f);
+  CHECK(a.data[1] == -2.0f);
+  CHECK(a.data[2] == std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK(a.data[3] == 65504.0f);               // largest finite
+  CHECK(a.data[4] == 0.0f);
+  CHECK(std::signbit(a.data[5]));
+  CHECK(a.data[6] == 0.333251953125f);
+  CHECK(std::isinf(a.data[7]));
+  CHECK(a.data[8] == std::ldexp(1023.0f, -24));  // largest subnormal
 }
 
 TEST_CASE("WriteFilesAtomic: a failing output leaves no other output and no temporary", "[io][regression]") {
