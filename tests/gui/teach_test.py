@@ -26,6 +26,30 @@ except ImportError:  # pragma: no cover
 check = g.check
 
 
+def click(app, rect):
+    """Clicks the middle of `rect` after the pointer has rested there for a few frames:
+    ImGui's tabs and overlapping items ignore a press in the first frame over them
+    when another item was hovered the frame before (ButtonBehavior, AllowItemOverlap),
+    which a loaded machine can turn into a lost click."""
+    g.xdo("mousemove", "--window", app.wid, int(rect[0] + rect[2] / 2), int(rect[1] + rect[3] / 2))
+    app.settle(3)
+    g.xdo("mousedown", 1, "sleep", g.HOLD, "mouseup", 1, "sleep", g.HOLD)
+
+
+def click_until(app, name, pred, what, tries=3):
+    """Clicks widget `name` until the probe satisfies `pred`. Under Xvfb on a loaded
+    machine a click is occasionally not seen (about 1 in 100 here, at any widget); a
+    second click is what a user would do, and the state must still follow it."""
+    for attempt in range(tries):
+        click(app, app.widget(name))
+        try:
+            return app.wait_for(pred, what, timeout=4 if attempt + 1 < tries else 20)
+        except g.Fail:
+            if attempt + 1 == tries:
+                raise
+            print(f"note: clicked {name} again ({what} did not follow the first click)")
+
+
 def dump_run(mhaviz, d, *args, name="dump.json", frames=3):
     """Runs the GUI for a few frames with `args` and returns its --dump-state."""
     out = os.path.join(d, name)
@@ -109,17 +133,16 @@ def test_lesson_editor(mhaviz, d):
     app = g.App(mhaviz, d, ["--sentence", "the cat sat", "--heads", "2", "--d-model", "8", "--view", "lesson"],
                 size=(1600, 1000))
     try:
-        t = app.widget("flow_toggle")  # more room for the Lesson view
-        app.click(t[0] + t[2] / 2, t[1] + t[3] / 2)
-        b = app.widget("load_lesson")
-        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
-        p = app.wait_for(lambda p: p["ok"] and p["d_model"] == 4 and p["num_heads"] == 2 and
-                         p["tokens"] == ["word1", "word2", "word3"], "the lesson example")
+        no_flow = lambda p: not any(k.startswith("flow ") for k in p["widgets"])  # noqa: E731
+        click_until(app, "flow_toggle", no_flow, "the shape flow to fold (more room for the Lesson view)")
+        p = click_until(app, "load_lesson", lambda p: p["ok"] and p["d_model"] == 4 and p["num_heads"] == 2 and
+                        p["tokens"] == ["word1", "word2", "word3"], "the lesson example")
         gen = p["generation"]
         # W_O[0, 0] = 2: Ctrl+click turns the drag field into a text field.
         c = app.widget("edit W_O 0 0")
-        g.xdo("mousemove", "--window", app.wid, int(c[0] + c[2] / 2), int(c[1] + c[3] / 2), "sleep", g.HOLD,
-              "keydown", "ctrl", "sleep", g.HOLD, "mousedown", 1, "sleep", g.HOLD, "mouseup", 1, "sleep", g.HOLD,
+        g.xdo("mousemove", "--window", app.wid, int(c[0] + c[2] / 2), int(c[1] + c[3] / 2))
+        app.settle(3)
+        g.xdo("keydown", "ctrl", "sleep", g.HOLD, "mousedown", 1, "sleep", g.HOLD, "mouseup", 1, "sleep", g.HOLD,
               "keyup", "ctrl", "sleep", g.HOLD)
         app.key("ctrl", "a")
         app.type_held("2")
@@ -127,18 +150,23 @@ def test_lesson_editor(mhaviz, d):
         app.wait_for(lambda p: p["generation"] > gen, "a recompute after the weight edit")
         for field, button, name in (("input_path", "save_input", "x.npz"), ("weights_path", "save_weights", "w.npz")):
             f = app.widget(field)
-            app.click(f[0] + f[2] / 2, f[1] + f[3] / 2)
+            click(app, f)
             app.key("ctrl", "a")
             app.type_held(name)
-            s = app.widget(button)
-            app.click(s[0] + s[2] / 2, s[1] + s[3] / 2)
-            app.wait_for(lambda p, n=name: p["file_message"].startswith("Saved") and n in p["file_message"],
-                         f"{name} to be saved")
-        app.click(t[0] + t[2] / 2, t[1] + t[3] / 2)  # the shape flow back
-        p = app.wait_for(lambda p: any(k.startswith("flow attn_out") for k in p["widgets"]), "the shape flow")
+            click_until(app, button, lambda p, n=name: p["file_message"].startswith("Saved") and n in p["file_message"],
+                        f"{name} to be saved")
+        p = click_until(app, "flow_toggle", lambda p: any(k.startswith("flow attn_out") for k in p["widgets"]),
+                        "the shape flow back")
         row = next(v for k, v in p["widgets"].items() if k.startswith("flow attn_out"))
-        app.click(row[0] + 10, row[1] + row[3] / 2)
-        app.wait_for(lambda p: p["view"] == "inspector", "the inspector after clicking the shape flow")
+        for attempt in range(3):
+            click(app, [row[0], row[1], 20, row[3]])
+            try:
+                app.wait_for(lambda p: p["view"] == "inspector", "the inspector after clicking the shape flow",
+                             timeout=4 if attempt < 2 else 20)
+                break
+            except g.Fail:
+                if attempt == 2:
+                    raise
         final = app.quit()
     finally:
         app.kill()
@@ -245,24 +273,31 @@ def test_cross_and_encoder(mhaviz, d):
 
 
 def test_live_views(mhaviz, d):
-    """Every tab opens by a click; a view's control (num_kv_heads in the GQA view, a row
-    of the head-count table, the temperature) recomputes at once."""
+    """Every tab opens by a click; a view's controls (num_kv_heads in the GQA view, a row
+    of the head-count table, the temperature slider) recompute at once."""
     app = g.App(mhaviz, d, ["--sentence", "a b c d e", "--heads", "4", "--d-model", "32"], size=(1600, 1000))
     try:
         for name in ("query", "scaling", "heads", "head-count", "gqa", "cross", "lesson", "inspector", "heatmaps"):
-            tab = app.widget("tab " + name)
-            app.click(tab[0] + tab[2] / 2, tab[1] + tab[3] / 2)
-            app.wait_for(lambda p, n=name: p["view"] == n, f"the {name} tab")
-        tab = app.widget("tab gqa")
-        app.click(tab[0] + tab[2] / 2, tab[1] + tab[3] / 2)
-        b = app.widget("kv 1")
-        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
-        app.wait_for(lambda p: p["ok"] and p["widgets"].get("kv 1") is not None, "MQA")
-        tab = app.widget("tab head-count")
-        app.click(tab[0] + tab[2] / 2, tab[1] + tab[3] / 2)
-        r = app.widget("head_count 8")
-        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
-        app.wait_for(lambda p: p["num_heads"] == 8, "num_heads = 8 from the head-count table")
+            click_until(app, "tab " + name, lambda p, n=name: p["view"] == n, f"the {name} tab")
+        click_until(app, "tab gqa", lambda p: p["view"] == "gqa", "the GQA tab")
+        gen = app.probe()["generation"]
+        click_until(app, "kv 1", lambda p: p["ok"] and p["generation"] > gen, "a recompute for num_kv_heads = 1")
+        click_until(app, "tab head-count", lambda p: p["view"] == "head-count", "the head-count tab")
+        click_until(app, "head_count 8", lambda p: p["num_heads"] == 8, "num_heads = 8 from the head-count table")
+        # The volume knob: a click on the temperature slider sets T, and the trace follows.
+        click_until(app, "tab scaling", lambda p: p["view"] == "scaling", "the scaling tab")
+        gen = app.probe()["generation"]
+        # The middle of the logarithmic 0.05 .. 20 slider is T = 1 (no change): click at 3/4.
+        r = app.widget("temperature")
+        for attempt in range(3):
+            click(app, [r[0] + 0.75 * r[2], r[1], 0, r[3]])
+            try:
+                app.wait_for(lambda p: p["generation"] > gen, "a recompute for the new temperature",
+                             timeout=4 if attempt < 2 else 20)
+                break
+            except g.Fail:
+                if attempt == 2:
+                    raise
         final = app.quit()
     finally:
         app.kill()
@@ -270,6 +305,12 @@ def test_live_views(mhaviz, d):
     check(cfg["num_heads"] == 8 and cfg["num_kv_heads"] == 1, f"config after the clicks: {cfg}")
     gv = final["views"]["gqa_view"]
     check(gv["kind"] == "multi-query" and gv["kv_head_of"] == [0] * 8, f"GQA view {gv.get('kind')} {gv.get('kv_head_of')}")
+    T = cfg["temperature"]
+    sv = final["views"]["scaling_view"]["with_scaling"]
+    check(T != 1.0 and 0.05 <= T <= 20, f"temperature after the click: {T}")
+    check(abs(sv["temperature"] - T) < 1e-6 and abs(sv["multiplier"] - 1 / (math.sqrt(32 / 8) * T)) < 1e-5,
+          f"scaling view at T = {sv['temperature']}, multiplier {sv['multiplier']}; config T = {T}")
+    close(sv["weights"], final["trace"]["attention"][0], 1e-6, "the scaling view's weights vs the trace at the new T")
 
 
 TESTS = {
