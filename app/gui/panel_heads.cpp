@@ -146,10 +146,14 @@ void DrawHeadsView(AppState& s) {
   if (side) ImGui::SameLine(0, fs);
 
   ImGui::BeginGroup();
-  const auto& dc = DivergenceCache(s);
+  const auto& dc = DivergenceCache(s, ImGui::IsAnyItemActive());
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted("How different are the heads?");
   if (s.ui.font_bold) ImGui::PopFont();
+  if (dc.stale) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(updates when you let go)");
+  }
   if (!dc.ok) {
     MessageBox(dc.error, Pal().error_bg, Pal().error_text);
   } else {

@@ -227,10 +227,19 @@ const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s) {
   return Refresh(c, GenKey(s), [&](std::vector<HeadSummary>& v) { v = SummarizeHeads(s.result.trace); });
 }
 
-const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s) {
+const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool defer) {
   auto& c = s.teach.divergence_cache;
   if (!s.result.ok) return NoTrace(c, s);
-  return Refresh(c, GenKey(s), [&](Eigen::MatrixXd& v) { v = HeadDivergence(s.result.trace); });
+  const Trace& t = s.result.trace;
+  // About num_heads^2 / 2 * seq * seq_kv logarithms: ~10 ms at 16 heads x 64 tokens.
+  const double cost = 0.5 * t.cfg.num_heads * t.cfg.num_heads * double(t.seq) * t.seq_kv;
+  const std::string key = GenKey(s);
+  if (defer && c.ok && c.key != key && cost > 2e5 && c.value.rows() == t.cfg.num_heads) {
+    c.stale = true;
+    return c;
+  }
+  c.stale = false;
+  return Refresh(c, key, [&](Eigen::MatrixXd& v) { v = HeadDivergence(t); });
 }
 
 const Cached<AttentionSources>& SourcesCache(AppState& s) {

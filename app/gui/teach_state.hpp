@@ -31,6 +31,7 @@ template <class T>
 struct Cached {
   std::string key;
   bool ok = false;
+  bool stale = false;  // an older result kept while a control is being dragged
   std::string error;
   T value{};
 };

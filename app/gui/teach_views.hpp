@@ -21,7 +21,10 @@ void ClampTeachSelection(AppState& s);
 const Cached<QueryExplanation>& QueryCache(AppState& s);
 const Cached<ScalingComparison>& ScalingCache(AppState& s);
 const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s);
-const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s);
+// `defer`: while a control is being dragged, keep the last result of a big trace
+// (marked stale) instead of spending a frame's time on it; the view passes
+// ImGui::IsAnyItemActive(), the dump never defers.
+const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool defer = false);
 const Cached<AttentionSources>& SourcesCache(AppState& s);
 const Cached<InspectedTensor>& InspectCache(AppState& s);
 // The sentence's self-attention with the same weights (cross-attention contrast):
