@@ -42,7 +42,6 @@ const Cached<T>& NoTrace(Cached<T>& c, const AppState& s) {
   return c;
 }
 
-const char* const kLabelsNumbered = "";
 
 void FillStats(InspectedTensor& it) {
   it.min = std::numeric_limits<float>::infinity();

@@ -185,6 +185,45 @@ def test_lesson_editor(mhaviz, d):
     close(ref["W_o"], w_o, 0, "saved W_o")
 
 
+def test_lesson_files(mhaviz, d):
+    """Load x and the weights from .npz files in the Lesson view (and a missing file:
+    an error in the window, nothing else changes); the GUI then computes what
+    `mhaviz trace --input --weights` computes."""
+    rng = np.random.default_rng(3)
+    np.savez(os.path.join(d, "x.npz"), x=rng.standard_normal((5, 8)).astype(np.float32))
+    w = {k: (rng.standard_normal((8, 8)) * 0.5).astype(np.float32) for k in ("W_q", "W_k", "W_v", "W_o")}
+    w["b_q"] = rng.standard_normal(8).astype(np.float32)
+    np.savez(os.path.join(d, "w.npz"), **w)
+    app = g.App(mhaviz, d, ["--sentence", "the cat sat", "--heads", "2", "--d-model", "16", "--view", "lesson"],
+                size=(1600, 1000))
+    try:
+        def load(field, button, name, pred, what):
+            f = app.widget(field)
+            click(app, f)
+            app.key("ctrl", "a")
+            app.type_held(name)
+            return click_until(app, button, pred, what)
+
+        load("input_path", "load_input", "missing.npz", lambda p: p["file_message"].startswith("Could not load x"),
+             "the error for a missing file")
+        p = app.probe()
+        check(p["ok"] and p["d_model"] == 16 and p["tokens"] == ["the", "cat", "sat"], "a failed load changed the input")
+        load("input_path", "load_input", "x.npz",
+             lambda p: p["ok"] and p["d_model"] == 8 and p["tokens"] == ["#0", "#1", "#2", "#3", "#4"], "x from x.npz")
+        load("weights_path", "load_weights", "w.npz", lambda p: p["file_message"].startswith("Loaded the weights"),
+             "the weights from w.npz")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["ok"], final["error"])
+    lv = final["views"]["lesson_view"]
+    check(lv["input_source"] == "x.npz" and lv["weights_source"] == "w.npz", f"sources {lv['input_source']}, {lv['weights_source']}")
+    close(lv["weights"]["W_q"], w["W_q"], 0, "W_q in the editor vs the file")
+    close(lv["weights"]["b_q"], w["b_q"], 0, "b_q in the editor vs the file")
+    ref = cli_npz(mhaviz, d, "ref.npz", "--input", "x.npz", "--weights", "w.npz", "--heads", "2")
+    close(final["trace"]["attention"], ref["attn"][0], 1e-6, "GUI attention vs mhaviz trace --input --weights")
+
+
 def test_query_and_metrics(mhaviz, d):
     """The query, scaling, head-metrics, head-count and GQA views against the trace and numpy."""
     sentence = "the quick brown fox jumps over the lazy dog"
@@ -316,6 +355,7 @@ def test_live_views(mhaviz, d):
 TESTS = {
     "lesson_preset": test_lesson_preset,
     "lesson_editor": test_lesson_editor,
+    "lesson_files": test_lesson_files,
     "query_and_metrics": test_query_and_metrics,
     "cross_and_encoder": test_cross_and_encoder,
     "live_views": test_live_views,
