@@ -20,7 +20,7 @@ const char* kHelp =
     "  mhaviz [gui] [flags]      open the desktop app (the default)\n"
     "  mhaviz trace [flags]      print the shape-flow table; export every tensor (--npz, --json)\n"
     "  mhaviz export [flags]     render attention heatmaps to PNG / SVG without a display\n"
-    "  mhaviz bench [flags]      time the attention layer (compare with bench/compare_torch.py)\n"
+    "  mhaviz bench [flags]      time the attention layer (compare with scripts/compare_torch.py)\n"
     "  mhaviz --help | --version\n"
     "\n"
     "'mhaviz COMMAND --help' lists each command's flags.\n";

@@ -1,11 +1,188 @@
-// `mhaviz bench`: placeholder until the benchmark lands (issue: speed).
+// `mhaviz bench`: times the attention sublayer on random input, the same work as
+// torch.nn.MultiheadAttention's forward with need_weights=True,
+// average_attn_weights=False (scripts/compare_torch.py runs both side by side).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <cstdio>
 #include <iostream>
+#include <random>
+#include <sstream>
+#include <vector>
 
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace mha::cli {
-int BenchCommand(const std::vector<std::string>&) {
-  std::cerr << "mhaviz bench: error: the benchmark is not built yet in this version.\n";
-  return 1;
+namespace {
+
+const char* kBenchHelp =
+    "usage: mhaviz bench --seq N --d-model D --heads H [--kv-heads G] [--threads T] [--repeat R]\n"
+    "\n"
+    "Times one multi-head attention sublayer on random input, after a warm-up: the Q/K/V\n"
+    "projections, every head's scores and softmax weights (kept, like need_weights=True,\n"
+    "average_attn_weights=False in PyTorch), attn V, concat and W_O. No residual, no norm:\n"
+    "the same work as torch.nn.MultiheadAttention's forward. Compare with\n"
+    "scripts/compare_torch.py.\n"
+    "\n"
+    "  --seq N         tokens (default 128)\n"
+    "  --d-model D     d_model (default 512)\n"
+    "  --heads H       num_heads (default 8)\n"
+    "  --kv-heads G    num_kv_heads (grouped-query attention; default: same as --heads)\n"
+    "  --threads T     CPU threads (default 1)\n"
+    "  --repeat R      timed runs (default: as many as fit in about a second, 5 to 2000)\n"
+    "  --seed N        seed of the random input and weights (default 42)\n"
+    "  --help\n"
+    "\n"
+    "Prints one line per setting, and last one JSON object: seq, d_model, heads, kv_heads,\n"
+    "threads, repeat, median_ms, min_ms (wall clock), gflops (FLOPs of the median run,\n"
+    "counted as 8*n*d^2 + 4*n^2*d for plain multi-head attention) and cpu_median_ms (the\n"
+    "calling thread's CPU time: on a busy machine, what the run cost without the waits).\n";
+
+double Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
 }
+
+// CPU time of the calling thread, in ms: on a busy machine it leaves out the time the
+// thread waited for a CPU (with more threads it also leaves out the other threads).
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int BenchCommand(const std::vector<std::string>& argv) {
+  return Guard("bench", [&] {
+    Config cfg;
+    cfg.norm = Norm::None;
+    cfg.threads = 1;
+    int seq = 128, repeat = 0;
+    Args a("bench", argv);
+    constexpr long long kBig = 1LL << 30;
+    while (!a.Done()) {
+      const std::string f = a.Next();
+      if (f == "--help" || f == "-h") {
+        std::cout << kBenchHelp;
+        return 0;
+      }
+      if (f == "--seq") seq = a.Int(f, -kBig, kBig);
+      else if (f == "--d-model") cfg.d_model = a.Int(f, -kBig, kBig);
+      else if (f == "--heads") cfg.num_heads = a.Int(f, -kBig, kBig);
+      else if (f == "--kv-heads") {
+        cfg.num_kv_heads = a.Int(f, -kBig, kBig);
+        if (cfg.num_kv_heads <= 0)
+          throw UsageError("--kv-heads = " + std::to_string(cfg.num_kv_heads) +
+                           " must be at least 1 (1 = multi-query attention; leave it out for plain "
+                           "multi-head attention).");
+      } else if (f == "--threads") {
+        cfg.threads = a.Int(f, -kBig, kBig);
+        if (cfg.threads < 1 || cfg.threads > Limits::kMaxThreads)
+          throw UsageError("--threads = " + std::to_string(cfg.threads) + " must be between 1 and " +
+                           std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.");
+      } else if (f == "--repeat") {
+        repeat = a.Int(f, -kBig, kBig);
+        if (repeat < 1 || repeat > 1000000)
+          throw UsageError("--repeat = " + std::to_string(repeat) +
+                           " must be between 1 and 1000000 timed runs. Try 20; leave it out to "
+                           "run for about a second.");
+      } else if (f == "--seed") cfg.seed = a.U64(f);
+      else if (!f.empty() && f[0] != '-')
+        throw UsageError("unexpected argument '" + f + "': mhaviz bench runs on random input and takes "
+                         "only flags, e.g. --seq 128 --d-model 512 --heads 8. See 'mhaviz bench --help'.");
+      else a.Unknown(f);
+    }
+    if (seq <= 0 || seq > Limits::kMaxTokens)
+      throw UsageError("--seq = " + std::to_string(seq) + " must be between 1 and " +
+                       std::to_string(Limits::kMaxTokens) + " tokens. Try 128.");
+    try {
+      Validate(cfg, seq, seq);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+
+    // Random input, N(0, 1) like torch.randn, and the seeded Xavier weights. Two
+    // different inputs take turns: a Trace re-projects only the rows whose input
+    // changed, so timing one input over and over would skip the projections that
+    // torch (rightly) does every time. With every row new, every run does all the work.
+    Inputs in[2];
+    std::mt19937 rng(static_cast<std::uint32_t>(cfg.seed));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (Inputs& x : in) {
+      x.tokens.assign(seq, "");
+      x.x.resize(seq, cfg.d_model);
+      for (Eigen::Index i = 0; i < x.x.size(); ++i) x.x.data()[i] = normal(rng);
+    }
+    auto weights = std::make_shared<const Weights>(InitWeights(cfg));
+
+    Trace t;
+    using Clock = std::chrono::steady_clock;
+    int turn = 0;
+    // Warm-up: page in every buffer, start the threads, pack the weights, settle caches.
+    const auto warm_start = Clock::now();
+    for (int i = 0; i < 3 || (i < 50 && Ms(Clock::now() - warm_start) < 200.0); ++i)
+      ForwardAttention(cfg, weights, in[turn ^= 1], t);
+
+    std::vector<double> ms, cpu;
+    const auto start = Clock::now();
+    while (true) {
+      const Inputs& x = in[turn ^= 1];
+      const double c0 = ThreadCpuMs();
+      const auto t0 = Clock::now();
+      ForwardAttention(cfg, weights, x, t);
+      ms.push_back(Ms(Clock::now() - t0));
+      cpu.push_back(ThreadCpuMs() - c0);
+      const int n = static_cast<int>(ms.size());
+      if (repeat > 0 ? n >= repeat : (n >= 2000 || (n >= 5 && Ms(Clock::now() - start) >= 1000.0)))
+        break;
+    }
+    // The timed passes must have computed what a fresh pass computes (nothing stale).
+    {
+      Trace fresh;
+      ForwardAttention(cfg, weights, in[turn], fresh);
+      const auto same = [](const Mat& a, const Mat& b) {
+        return a.size() == b.size() &&
+               std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
+      };
+      if (!same(fresh.q, t.q) || !same(fresh.attn, t.attn) || !same(fresh.attn_out, t.attn_out))
+        throw Error("internal error: a timed pass differs from a fresh pass on the same input.");
+    }
+    const std::size_t n = ms.size();
+    const double median = Median(ms);
+    const double min_ms = *std::min_element(ms.begin(), ms.end());
+    const double cpu_median = Median(cpu);
+
+    const double s = seq, d = cfg.d_model, kvd = static_cast<double>(cfg.kv_heads()) * cfg.head_dim();
+    // Q and W_O: 2*n*d*d each; K and V: 2*n*d*kvd each; scores and attn V: 2*n*n*d each.
+    const double flops = 4 * s * d * d + 4 * s * d * kvd + 4 * s * s * d;
+    const double gflops = flops / (median * 1e-3) / 1e9;
+
+    std::cout << "mhaviz bench: seq " << seq << ", d_model " << cfg.d_model << ", heads " << cfg.num_heads
+              << ", kv_heads " << cfg.kv_heads() << ", threads " << cfg.threads << ", " << n
+              << " timed runs\n";
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "median %.4f ms, min %.4f ms, %.2f GFLOP/s (%.1f MFLOP per run); calling thread's CPU "
+                  "time median %.4f ms\n",
+                  median, min_ms, gflops, flops / 1e6, cpu_median);
+    std::cout << line;
+    std::snprintf(line, sizeof line,
+                  "{\"seq\": %d, \"d_model\": %d, \"heads\": %d, \"kv_heads\": %d, \"threads\": %d, "
+                  "\"repeat\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"gflops\": %.3f, "
+                  "\"cpu_median_ms\": %.6f}\n",
+                  seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms, gflops,
+                  cpu_median);
+    std::cout << line;
+    return 0;
+  });
+}
+
 }  // namespace mha::cli

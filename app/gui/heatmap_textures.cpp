@@ -56,9 +56,7 @@ bool HeatmapTextures::Sync(const Result& r) {
     glGenTextures(n, ids_.data());
     for (unsigned id : ids_) {
       glBindTexture(GL_TEXTURE_2D, id);
-      // Minified (many tokens, small map): average neighbouring cells through the
-      // mipmaps instead of aliasing. Magnified: hard cell edges.
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, minified_ ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
       glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
       glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
       glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
@@ -92,13 +90,38 @@ bool HeatmapTextures::Sync(const Result& r) {
       glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, t.seq_kv, t.seq, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
     else
       glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, t.seq_kv, t.seq, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
-    glGenerateMipmap(GL_TEXTURE_2D);
   }
   glBindTexture(GL_TEXTURE_2D, 0);
   w_ = t.seq_kv;
   h_ = t.seq;
   generation_ = r.generation;
+  mipmaps_ = false;
+  if (minified_) BuildMipmaps();
   return true;
+}
+
+void HeatmapTextures::BuildMipmaps() {
+  for (unsigned id : ids_) {
+    glBindTexture(GL_TEXTURE_2D, id);
+    glGenerateMipmap(GL_TEXTURE_2D);
+  }
+  glBindTexture(GL_TEXTURE_2D, 0);
+  mipmaps_ = true;
+}
+
+void HeatmapTextures::ApplyFilter() {
+  for (unsigned id : ids_) {
+    glBindTexture(GL_TEXTURE_2D, id);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, minified_ ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
+  }
+  glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+void HeatmapTextures::SetMinified(bool minified) {
+  if (minified == minified_) return;
+  minified_ = minified;
+  if (minified_ && !mipmaps_ && !ids_.empty()) BuildMipmaps();
+  ApplyFilter();
 }
 
 void HeatmapTextures::Release() {
@@ -106,6 +129,7 @@ void HeatmapTextures::Release() {
   ids_.clear();
   w_ = h_ = 0;
   generation_ = 0;
+  mipmaps_ = false;
 }
 
 }  // namespace mha::gui

@@ -24,7 +24,9 @@ int FlowIndex(const std::vector<FlowRow>& flow, const char* step) {
 void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
   // Columns fit their content; a narrow window scrolls sideways rather than
   // cutting formulas off.
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuterH |
+  // Rows are told apart by lines, not stripes: every filled pixel costs on a
+  // software rasteriser.
+  const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuterH |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable |
                                 ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("shape_flow", 5, flags, ImVec2(0.0f, height))) return;
@@ -99,6 +101,7 @@ struct Block {
   ImVec2 a, b;        // rectangle
   std::string label;
   int step;           // shape-flow row it stands for, -1 if none
+  bool opaque = false;  // filled, to hide what lies behind (the attention card stack)
 };
 
 // The block diagram: x -> Q,K,V -> split -> attention per head -> concat -> W_O ->
@@ -182,10 +185,11 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   }
   const float att_top = ya - shadows * d;
   blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
-                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step("scores")});
+                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step("scores"), true});
   blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
-                         c.mask == Mask::Causal ? "mask, softmax" : "softmax", step("softmax")});
-  blocks.push_back(Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), "weights \xC3\x97 V", step("context")});
+                         c.mask == Mask::Causal ? "mask, softmax" : "softmax", step("softmax"), true});
+  blocks.push_back(
+      Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), "weights \xC3\x97 V", step("context"), true});
   const float yc = next_row(rh);
   blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), "concat heads", step("concat")});
   const float yo = next_row(rh);
@@ -282,7 +286,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   // Blocks on top of the arrows.
   for (const Block& b : blocks) {
     const bool hot = b.step >= 0 && b.step == s.ui.hover_step;
-    dl->AddRectFilled(b.a, b.b, hot ? pal.highlight_bg : pal.block_bg, 4.0f);
+    if (hot || b.opaque) dl->AddRectFilled(b.a, b.b, hot ? pal.highlight_bg : pal.block_bg, 4.0f);
     dl->AddRect(b.a, b.b, hot ? pal.highlight : pal.block_border, 4.0f, 0, hot ? 2.0f : 1.0f);
     const std::string label = Ellipsize(b.label, b.b.x - b.a.x - fs * 0.3f);
     const ImVec2 ts = ImGui::CalcTextSize(label.c_str());

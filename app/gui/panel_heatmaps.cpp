@@ -66,8 +66,11 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, floa
         const float w = (avail.x - lw_total - (cols - 1) * g.gap_x) / (cols * static_cast<float>(seq_kv));
         const float h = (avail.y - lh_total - rows * g.title_h - (rows - 1) * g.gap_y) / (rows * static_cast<float>(seq));
         const float m = std::min(w, h);
-        g.cw = std::floor(std::min(w, m * kStretch) * 4.0f) / 4.0f;
-        g.ch = std::floor(std::min(h, m * kStretch) * 4.0f) / 4.0f;
+        // Quarter-pixel steps keep cell edges steady while resizing; below one pixel
+        // per cell (hundreds of tokens) the texture's mipmaps average the cells.
+        auto quantise = [](float v) { return v >= 1.0f ? std::floor(v * 4.0f) / 4.0f : v; };
+        g.cw = quantise(std::min(w, m * kStretch));
+        g.ch = quantise(std::min(h, m * kStretch));
         if (!g.vertical && g.labels && col_label > g.cw - 2.0f) continue;  // upright labels would overlap
         break;
       }
@@ -81,8 +84,9 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, floa
     }
     if (best_area > 0.0f && (labels == 0 || best.labels)) break;
   }
-  best.cw = std::max(best.cw, 1.0f);
-  best.ch = std::max(best.ch, 1.0f);
+  // A panel too small for anything still gets a (tiny) valid grid.
+  best.cw = std::max(best.cw, 0.05f);
+  best.ch = std::max(best.ch, 0.05f);
   return best;
 }
 
@@ -316,6 +320,14 @@ void DrawHeatmapsPanel(AppState& s) {
   }
   const int H = t.cfg.num_heads;
   if (s.ui.enlarged > H) s.ui.enlarged = -1;
+  if (t.seq_kv >= 24) {
+    // Why long sentences look dark on the fixed scale (and that nothing is wrong).
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, near the dark "
+                       "end of the scale. Bright cells are keys a query singles out.",
+                       t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
+    ImGui::PopStyleColor();
+  }
   const float fs = ImGui::GetFontSize();
 
   if (s.ui.enlarged >= 0) {
@@ -347,6 +359,7 @@ void DrawHeatmapsPanel(AppState& s) {
 
   if (s.ui.enlarged >= 0) {
     const Geometry g = FitGrid(1, t.seq, t.seq_kv, area, row_label, col_label, true);
+    s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
     MapPlace p;
     p.origin = ImVec2(origin.x + g.row_label_w, origin.y + g.title_h + g.col_label_h);
     p.row_labels = p.col_labels = true;
@@ -355,6 +368,7 @@ void DrawHeatmapsPanel(AppState& s) {
   } else {
     const int n = H + 1;
     const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, row_label, col_label, true);
+    s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
     const float map_w = g.cw * t.seq_kv, map_h = g.ch * t.seq;
     for (int k = 0; k < n; ++k) {
       const int gx = k % g.cols, gy = k / g.cols;

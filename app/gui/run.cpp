@@ -134,6 +134,8 @@ void ApplyRunFlags(const std::vector<std::string>& args, AppState& s) {
     }
   }
   s.choice.cfg = o.cfg;
+  if (o.sentence_given && !o.sentence_file.empty())
+    throw cli::UsageError("give either --sentence or --sentence-file, not both.");
   if (!o.sentence.empty()) s.choice.sentence = o.sentence;
   if (!o.sentence_file.empty()) {
     // Was silently ignored. The text field's own cap (SyncBuffersFromChoice) applies.

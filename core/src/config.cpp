@@ -125,6 +125,11 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
       << " must be a small positive number: LayerNorm divides by sqrt(variance + eps). Try 1e-5.";
     throw Error(e.str());
   }
+  if (cfg.threads < 0 || cfg.threads > Limits::kMaxThreads) {
+    e << "threads = " << cfg.threads << " must be between 0 (use every core) and "
+      << Limits::kMaxThreads << ". Try 1 or 2.";
+    throw Error(e.str());
+  }
   if (cfg.block == Block::Encoder && (cfg.d_ff < 0 || cfg.ffn_dim() > Limits::kMaxDFf)) {
     e << "d_ff = " << cfg.ffn_dim() << " is not a usable feed-forward width: it must be at least 1 and at most "
       << Limits::kMaxDFf << " (the cap keeps memory bounded). The usual choice is 4 x d_model = "

@@ -1,53 +1,137 @@
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps()
+// (GCC bug 105593, fixed in 13); it must be silenced before they are first included.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include "mha/forward.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
+#include <thread>
+
+#include "gemm.hpp"
 #include "mha/embed.hpp"
 #include "mha/ffn.hpp"
 #include "mha/tokenizer.hpp"
+#include "simd.hpp"
+#include "workspace.hpp"
 
 namespace mha {
 
-void SoftmaxRow(float* row, int n) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int j = 0; j < n; ++j) m = std::max(m, row[j]);
-  if (m == -std::numeric_limits<float>::infinity()) {
-    // Every key is masked: there is nothing to attend to. Zeros, not 0/0 = NaN.
-    for (int j = 0; j < n; ++j) row[j] = 0.0f;
+namespace detail {
+WorkspaceHandle::WorkspaceHandle() : p_(std::make_unique<Workspace>()) {}
+WorkspaceHandle::~WorkspaceHandle() = default;
+WorkspaceHandle::WorkspaceHandle(const WorkspaceHandle&) : p_(std::make_unique<Workspace>()) {}
+WorkspaceHandle& WorkspaceHandle::operator=(const WorkspaceHandle&) { return *this; }
+WorkspaceHandle::WorkspaceHandle(WorkspaceHandle&& o) noexcept : p_(std::move(o.p_)) {}
+WorkspaceHandle& WorkspaceHandle::operator=(WorkspaceHandle&& o) noexcept {
+  std::swap(p_, o.p_);
+  return *this;
+}
+Workspace& WorkspaceHandle::get() {
+  if (!p_) p_ = std::make_unique<Workspace>();  // a moved-from handle
+  return *p_;
+}
+}  // namespace detail
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// softmax of in[0, n) into out[0, n) (out may equal in): max-subtraction, then
+// exp, then one division. An all -inf row becomes zeros: nothing to attend to.
+void Softmax(const float* in, float* out, int n) {
+  using namespace simd;
+  constexpr int W = kWidth;
+  V vm = Set1(kNegInf);
+  int j = 0;
+  for (; j + W <= n; j += W) vm = Max(vm, Load(in + j));
+  if (j < n) vm = Max(vm, LoadPartial(in + j, n - j, kNegInf));
+  const float m = ReduceMax(vm);
+  if (m == kNegInf) {
+    std::fill(out, out + n, 0.0f);  // fully masked: zeros, not 0/0 = NaN
     return;
   }
-  float sum = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    row[j] = std::exp(row[j] - m);  // max-subtraction: the largest term is exp(0) = 1
-    sum += row[j];
+  const V vmax = Set1(m);
+  V sum = Zero();
+  for (j = 0; j + W <= n; j += W) {
+    const V e = Exp(Sub(Load(in + j), vmax));  // the largest term is exp(0) = 1
+    Store(out + j, e);
+    sum = Add(sum, e);
   }
-  const float inv = 1.0f / sum;
-  for (int j = 0; j < n; ++j) row[j] *= inv;
+  if (j < n) {
+    const V e = Exp(Sub(LoadPartial(in + j, n - j, kNegInf), vmax));  // padding: exp(-inf) = 0
+    StorePartial(out + j, e, n - j);
+    sum = Add(sum, e);
+  }
+  const V inv = Set1(1.0f / ReduceAdd(sum));
+  for (j = 0; j + W <= n; j += W) Store(out + j, Mul(Load(out + j), inv));
+  if (j < n) StorePartial(out + j, Mul(LoadPartial(out + j, n - j), inv), n - j);
 }
+
+// LayerNorm of one row of d values. Two-pass mean/variance in double:
+// cancellation-free for any input scale.
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps,
+                  float* out) {
+  // Eight independent partial sums: the compiler can keep them in one vector.
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int c = 0;
+  for (; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += in[c + l];
+  double mean = 0.0;
+  for (; c < d; ++c) mean += in[c];
+  for (int l = 0; l < 8; ++l) mean += acc[l];
+  mean /= d;
+  double vacc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (c = 0; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) {
+      const double t = in[c + l] - mean;
+      vacc[l] += t * t;
+    }
+  double var = 0.0;
+  for (; c < d; ++c) var += (in[c] - mean) * (in[c] - mean);
+  for (int l = 0; l < 8; ++l) var += vacc[l];
+  var /= d;
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
+}
+
+}  // namespace
+
+void SoftmaxRow(float* row, int n) { Softmax(row, row, n); }
 
 void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps,
                    Mat& out) {
   out.resize(in.rows(), in.cols());
-  const Eigen::Index d = in.cols();
-  for (Eigen::Index r = 0; r < in.rows(); ++r) {
-    // Two-pass mean/variance in double: cancellation-free for any input scale.
-    double mean = 0.0;
-    for (Eigen::Index c = 0; c < d; ++c) mean += in(r, c);
-    mean /= d;
-    double var = 0.0;
-    for (Eigen::Index c = 0; c < d; ++c) {
-      const double t = in(r, c) - mean;
-      var += t * t;
-    }
-    var /= d;
-    const double inv = 1.0 / std::sqrt(var + eps);
-    for (Eigen::Index c = 0; c < d; ++c)
-      out(r, c) = static_cast<float>((in(r, c) - mean) * inv) * gamma[c] + beta[c];
-  }
+  const int d = static_cast<int>(in.cols());
+  for (Eigen::Index r = 0; r < in.rows(); ++r)
+    LayerNormRow(in.data() + r * d, gamma.data(), beta.data(), d, eps, out.data() + r * d);
 }
 
 namespace {
+
+// True if every |value| <= Limits::kMaxAbsValue (so no NaN or Inf either): one pass
+// over the bits, which the compiler vectorises; |x| as an integer orders like |x| as
+// a float, and NaN and Inf lie above every finite value (an Eigen expression for the
+// same test was 1% of a 512-token pass).
+bool AllInRange(const Mat& m) {
+  std::uint32_t limit;
+  const float max_abs = Limits::kMaxAbsValue;
+  std::memcpy(&limit, &max_abs, sizeof limit);
+  const float* p = m.data();
+  const std::size_t n = static_cast<std::size_t>(m.size());
+  std::uint32_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, p + i, sizeof bits);
+    bad |= static_cast<std::uint32_t>((bits & 0x7FFFFFFFu) > limit);
+  }
+  return bad == 0;
+}
 
 void CheckInputs(const Config& cfg, const Inputs& in) {
   if (in.x.cols() != cfg.d_model) {
@@ -67,8 +151,7 @@ void CheckInputs(const Config& cfg, const Inputs& in) {
         "none with a memory sentence, or drop the memory for causal self-attention.");
   }
   // |value| <= kMaxAbsValue (false for NaN too) is what guarantees no overflow later.
-  const auto in_range = [](const Mat& m) { return (m.array().abs() <= Limits::kMaxAbsValue).all(); };
-  if (!in_range(in.x) || (in.cross() && !in_range(in.memory))) {
+  if (!AllInRange(in.x) || (in.cross() && !AllInRange(in.memory))) {
     const bool finite = in.x.allFinite() && (!in.cross() || in.memory.allFinite());
     throw Error(finite ? "The input holds values larger than " + std::to_string(int(Limits::kMaxAbsValue)) +
                              " in magnitude; such values overflow float32 inside attention. Scale the input down."
@@ -76,89 +159,594 @@ void CheckInputs(const Config& cfg, const Inputs& in) {
   }
 }
 
-}  // namespace
+// ---- threads -------------------------------------------------------------------
 
-void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
-             Trace& t) {
+int ThreadsFor(const Config& cfg, int seq, int seq_kv) {
+  int threads = cfg.threads;
+  if (threads <= 0) {
+    const unsigned n = std::thread::hardware_concurrency();
+    threads = n > 0 ? static_cast<int>(n) : 1;
+  }
+  // A tiny pass is over before a sleeping thread wakes up (tens of microseconds):
+  // give each thread at least ~2 MFLOP of work (about 20 us), or run alone.
+  const double d = cfg.d_model, kvd = static_cast<double>(cfg.kv_heads()) * cfg.head_dim();
+  double flops = 4.0 * seq * d * d + 4.0 * seq_kv * d * kvd + 4.0 * seq * seq_kv * d;
+  if (cfg.block == Block::Encoder) flops += 4.0 * seq * d * cfg.ffn_dim();
+  return static_cast<int>(std::max(1.0, std::min<double>(threads, 1.0 + flops / 2e6)));
+}
+
+int Panels(int n) { return (n + detail::kNR - 1) / detail::kNR; }
+
+// Rows of one attention task: a block of query rows of one head. Small enough that
+// its scores and weights stay in L2 while attn V reads them back.
+constexpr int kRowBlock = 4 * detail::kMR;
+
+// One panel (<= kNR columns) of C = A B + bias, A m x k row-major, B k x n row-major.
+// A B panel reused by many rows is packed (contiguous, no cache-set aliasing);
+// one read by a few rows is used in place, which saves the copy.
+void GemmPanel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b,
+               std::ptrdiff_t ldb, int nc, float* c, std::ptrdiff_t ldc, const float* bias,
+               float* pack) {
+  if (m > 64 || nc < detail::kNR) {
+    detail::PackB(b, ldb, k, nc, pack);
+    detail::Panel(m, k, a, lda, pack, detail::kNR, c, ldc, nc, bias, 1.0f);
+  } else {
+    detail::Panel(m, k, a, lda, b, ldb, c, ldc, nc, bias, 1.0f);
+  }
+}
+
+// One row of one head for the trace, in three passes over data that is in cache:
+// the scores s[0, visible) (keys past `visible` are masked), the weights into `a`
+// (scratch that attn V reads next; zeroed up to a_end) and both rows into the
+// trace (s_out, a_out: n keys, masked ones -inf and 0). kStream: the trace rows
+// are 64-byte aligned and written past the caches.
+template <bool kStream>
+void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float* s_out,
+                  float* a_out) {
+  using namespace simd;
+  constexpr int W = kWidth;
+  auto put = [](float* p, V v) {
+    if (kStream) StreamStore(p, v);
+    else Store(p, v);
+  };
+  // Pass 1: the row max, copying the scores to the trace on the way.
+  V vm = Set1(kNegInf);
+  int j = 0;
+  for (; j + W <= visible; j += W) {
+    const V x = Load(s + j);
+    vm = Max(vm, x);
+    put(s_out + j, x);
+  }
+  if (j < visible) vm = Max(vm, LoadPartial(s + j, visible - j, kNegInf));
+  for (; j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
+    const V x = LoadPartial(s + j, std::max(0, std::min(W, visible - j)), kNegInf);
+    if (j + W <= n) put(s_out + j, x);
+    else StorePartial(s_out + j, x, n - j);
+  }
+  const float m = ReduceMax(vm);
+  if (m == kNegInf) {  // every key masked: zeros, not 0/0 = NaN
+    std::fill(a, a + std::max(visible, a_end), 0.0f);
+    std::fill(a_out, a_out + n, 0.0f);
+    return;
+  }
+  // Pass 2: exp(s - max) (the largest term is exp(0) = 1) and their sum.
+  const V vmax = Set1(m);
+  V sum = Zero();
+  for (j = 0; j + W <= visible; j += W) {
+    const V e = Exp(Sub(Load(s + j), vmax));
+    Store(a + j, e);
+    sum = Add(sum, e);
+  }
+  if (j < visible) {
+    const V e = Exp(Sub(LoadPartial(s + j, visible - j, kNegInf), vmax));  // padding: 0
+    Store(a + j, e);  // the scratch row has room for whole vectors
+    sum = Add(sum, e);
+  }
+  // Pass 3: normalise, into the scratch and the trace; masked weights are exactly 0.
+  const V inv = Set1(1.0f / ReduceAdd(sum));
+  for (j = 0; j < n; j += W) {
+    const V x = j < visible ? Mul(Load(a + j), inv) : Zero();
+    if (j < a_end) Store(a + j, x);
+    if (j + W <= n) put(a_out + j, x);
+    else StorePartial(a_out + j, x, n - j);
+  }
+}
+
+// The runs of rows [0, n) where a and b differ (all of them if `all`).
+void ChangedRows(const Mat* a, const Mat* b, int n, bool all, std::vector<std::pair<int, int>>& runs) {
+  runs.clear();
+  if (runs.capacity() < static_cast<std::size_t>(n)) runs.reserve(n);  // at most n runs
+  const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(a->cols());
+  for (int i = 0; i < n; ++i) {
+    const bool changed = all || std::memcmp(a->data() + i * a->cols(), b->data() + i * b->cols(), row_bytes) != 0;
+    if (!changed) continue;
+    if (!runs.empty() && runs.back().second == i) ++runs.back().second;
+    else runs.emplace_back(i, i + 1);
+  }
+}
+
+// One forward pass, cut into phases of independent tasks for the pool. Phase k+1
+// starts when phase k is done; a task never depends on which thread runs it.
+enum class Step { PreNorm, Project, Pack, Attend, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
+
+struct Pass {
+  const Config* cfg;
+  const Weights* w;
+  Trace* t;
+  detail::Workspace* ws;
+  const Mat* src;  // queries' input: x, or LN(x) for pre-LN
+  const Mat* mem;  // keys' and values' input: src, or the memory (cross-attention)
+  int seq, seq_kv, d, H, G, hd, group, pkv, phd, ld;
+  bool causal, stream, v_in_place, wpack_ready;
+  float scale;
+  float* kt;
+  float* vp;
+  float* wpack;
+  std::size_t kt_panel, vp_panel, wpanel;
+  // Encoder block (FFN after attention): d_ff, and where W1's and W2's packed panels
+  // start in wpack (W2's panels are d_ff deep).
+  int f = 0;
+  std::size_t w1_at = 0, w2_at = 0;
+  Step steps[detail::Pool::kMaxPhases];
+  int tasks[detail::Pool::kMaxPhases];
+  int phases = 0;
+
+  void Add(Step s, int n) {
+    static_assert(detail::Pool::kMaxPhases >= 10, "a pass has up to 10 phases");
+    steps[phases] = s;
+    tasks[phases++] = n;
+  }
+};
+
+constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
+
+// Pre-LN: x_ln = LN(x), rows [r0, r1).
+void PreNormTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i)
+    LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(),
+                 w.ln_beta.data(), d, p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+}
+
+// Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each head
+// lands in its own contiguous (seq, head_dim) block: the split into heads costs no
+// copy and no transpose.
+void ProjectTask(Pass& p, int task, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const int job = task / p.phd, j0 = (task % p.phd) * kNR, nc = std::min(kNR, p.hd - j0);
+  const Mat* a;
+  const Mat* W;
+  const RowVec* bias;
+  Mat* out;
+  int head, rows;
+  if (job < p.H) {
+    a = p.src, W = &w.W_q, bias = &w.b_q, out = &t.q, head = job, rows = p.seq;
+  } else if (job < p.H + p.G) {
+    a = p.mem, W = &w.W_k, bias = &w.b_k, out = &t.k, head = job - p.H, rows = p.seq_kv;
+  } else {
+    a = p.mem, W = &w.W_v, bias = &w.b_v, out = &t.v, head = job - p.H - p.G, rows = p.seq_kv;
+  }
+  const int col = head * p.hd + j0;
+  float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
+  const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
+  if (runs.empty()) return;
+  const float* panel;
+  std::ptrdiff_t ldb;
+  if (p.wpack) {
+    float* packed = p.wpack + task * p.wpanel;
+    if (!p.wpack_ready) detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
+    panel = packed, ldb = kNR;
+  } else if (rows > 64 || nc < kNR) {  // reused by many rows: pack it
+    float* packed = p.ws->panel[tid].Get(0);
+    detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
+    panel = packed, ldb = kNR;
+  } else {  // a few rows: read the weights in place
+    panel = W->data() + col, ldb = W->cols();
+  }
+  for (const auto& [r0, r1] : runs)
+    detail::Panel(r1 - r0, p.d, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, p.d, panel, ldb,
+                  c + static_cast<std::ptrdiff_t>(r0) * p.hd, p.hd, nc, bias->data() + col, 1.0f);
+}
+
+// K^T of each K/V head packed as B panels, so the scores need no transposed copy of
+// K in the trace; V too if its heads are not a whole number of panels.
+void PackTask(Pass& p, int task) {
+  using detail::kNR;
+  const Trace& t = *p.t;
+  if (task < p.G * p.pkv) {
+    const int g = task / p.pkv, j0 = (task % p.pkv) * kNR;
+    detail::PackBT(t.k.data() + (static_cast<std::ptrdiff_t>(g) * p.seq_kv + j0) * p.hd, p.hd, p.hd,
+                   std::min(kNR, p.seq_kv - j0), p.kt + task * p.kt_panel);
+  } else {
+    const int i = task - p.G * p.pkv, g = i / p.phd, j0 = (i % p.phd) * kNR;
+    detail::PackB(t.v.data() + static_cast<std::ptrdiff_t>(g) * p.seq_kv * p.hd + j0, p.hd, p.seq_kv,
+                  std::min(kNR, p.hd - j0), p.vp + i * p.vp_panel);
+  }
+}
+
+// Attention for one head and one block of query rows: scores, mask, softmax, attn V,
+// while the block is in cache.
+void AttendTask(Pass& p, int task, int tid) {
+  using detail::kNR;
+  Trace& t = *p.t;
+  const int blocks = (p.seq + kRowBlock - 1) / kRowBlock;
+  const int h = task / blocks, g = h / p.group, seq_kv = p.seq_kv, hd = p.hd, ld = p.ld;
+  const int r0 = (task % blocks) * kRowBlock, r1 = std::min(p.seq, r0 + kRowBlock), m = r1 - r0;
+  const std::ptrdiff_t row0 = static_cast<std::ptrdiff_t>(h) * p.seq + r0;
+  const float* qb = t.q.data() + row0 * hd;
+  float* cb = t.context.data() + row0 * hd;
+  // The block's scores and weights are computed in per-thread scratch that stays in
+  // L2 (its row stride is off a 4 KiB multiple, so rows do not fight over cache
+  // sets), then copied to the trace once.
+  float* sbuf = p.ws->block[tid].Get(0);
+  float* abuf = sbuf + kRowBlock * ld;
+  for (int q = 0; q < p.pkv; ++q) {
+    const int j0 = q * kNR, nc = std::min(kNR, seq_kv - j0);
+    if (p.causal && j0 >= r1) break;  // these keys are after every query row: masked
+    detail::Panel(m, hd, qb, hd, p.kt + (static_cast<std::size_t>(g) * p.pkv + q) * p.kt_panel, kNR,
+                  sbuf + j0, ld, nc, nullptr, p.scale);
+  }
+  // Key j is visible to query i if j <= i (causal) or always.
+  const int visible_max = p.causal ? std::min(seq_kv, r1) : seq_kv;
+  for (int i = 0; i < m; ++i) {
+    const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
+    float* so = t.scores.data() + (row0 + i) * seq_kv;
+    float* ao = t.attn.data() + (row0 + i) * seq_kv;
+    if (p.stream)
+      AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+    else
+      AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+  }
+  if (p.stream) simd::StoreFence();  // order the cache-bypassing stores before "done"
+  // context = attn V; zero weights past visible_max contribute exactly nothing.
+  for (int q = 0; q < p.phd; ++q) {
+    const int j0 = q * kNR, nc = std::min(kNR, hd - j0);
+    const float* b = p.v_in_place ? t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0
+                                  : p.vp + (static_cast<std::size_t>(g) * p.phd + q) * p.vp_panel;
+    detail::Panel(m, visible_max, abuf, ld, b, p.v_in_place ? hd : kNR, cb + j0, hd, nc, nullptr, 1.0f);
+  }
+  // concat: the heads side by side again.
+  for (int i = 0; i < m; ++i)
+    std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * p.d + h * hd, cb + i * hd,
+                sizeof(float) * hd);
+}
+
+// Output projection, one panel of columns: attn_out = concat W_O + b_O.
+void OutputTask(Pass& p, int panel_index, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
+  float* c = t.attn_out.data() + j0;
+  if (p.wpack) {
+    float* panel = p.wpack + (static_cast<std::size_t>(p.H + 2 * p.G) * p.phd + panel_index) * p.wpanel;
+    if (!p.wpack_ready) detail::PackB(w.W_o.data() + j0, p.d, p.d, nc, panel);
+    detail::Panel(p.seq, p.d, t.concat.data(), p.d, panel, kNR, c, p.d, nc, w.b_o.data() + j0, 1.0f);
+  } else {
+    GemmPanel(p.seq, p.d, t.concat.data(), p.d, w.W_o.data() + j0, p.d, nc, c, p.d, w.b_o.data() + j0,
+              p.ws->panel[tid].Get(0));
+  }
+}
+
+// Residual, then the norm (post-LN) or not, rows [r0, r1). The end of the layer:
+// a further sublayer (e.g. the feed-forward block) would be one more phase after it.
+void FinishTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  Trace& t = *p.t;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i) {
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
+    const float* x = t.in.x.data() + o;
+    const float* a = t.attn_out.data() + o;
+    float* res = t.residual.data() + o;
+    for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
+    if (p.cfg->norm == Norm::Post)
+      LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
+    else
+      std::memcpy(t.out.data() + o, res, sizeof(float) * d);
+  }
+}
+
+// ---- the encoder block's FFN sublayer (mha/ffn.hpp has the formulas) ----------
+
+// Pre-LN: ffn_ln = LN2(out), rows [r0, r1).
+void FfnNormTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i)
+    LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(),
+                 w.ln2_beta.data(), d, p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+}
+
+// ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
+void FfnUpTask(Pass& p, int panel_index, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const Mat& in = p.cfg->norm == Norm::Pre ? t.ffn_ln : t.out;
+  const int j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
+  float* c = t.ffn_hidden.data() + j0;
+  const float* panel;
+  if (p.wpack) {
+    float* packed = p.wpack + p.w1_at + panel_index * p.wpanel;
+    if (!p.wpack_ready) detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
+    panel = packed;
+  } else {
+    float* packed = p.ws->panel[tid].Get(0);
+    detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
+    panel = packed;
+  }
+  detail::Panel(p.seq, p.d, in.data(), p.d, panel, kNR, c, p.f, nc, w.ffn_b1.data() + j0, 1.0f);
+  const Activation act = p.cfg->activation;
+  for (int i = 0; i < p.seq; ++i) {
+    float* row = c + static_cast<std::ptrdiff_t>(i) * p.f;
+    if (act == Activation::Relu)
+      for (int j = 0; j < nc; ++j) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
+    else
+      for (int j = 0; j < nc; ++j) row[j] = Activate(act, row[j]);
+  }
+}
+
+// ffn_out = ffn_hidden W2 + b2, one panel of d_model columns.
+void FfnDownTask(Pass& p, int panel_index, int tid) {
+  using detail::kNR;
+  const Weights& w = *p.w;
+  Trace& t = *p.t;
+  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
+  const float* panel;
+  if (p.wpack) {
+    float* packed = p.wpack + p.w2_at + panel_index * detail::PanelFloats(p.f);
+    if (!p.wpack_ready) detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
+    panel = packed;
+  } else {
+    float* packed = p.ws->panel[tid].Get(0);
+    detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
+    panel = packed;
+  }
+  detail::Panel(p.seq, p.f, t.ffn_hidden.data(), p.f, panel, kNR, t.ffn_out.data() + j0, p.d, nc,
+                w.ffn_b2.data() + j0, 1.0f);
+}
+
+// ffn_residual = out + ffn_out, then LN2 (post-LN) or not: block_out, rows [r0, r1).
+void FfnFinishTask(Pass& p, int task) {
+  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  Trace& t = *p.t;
+  const Weights& w = *p.w;
+  for (int i = r0; i < r1; ++i) {
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
+    const float* a = t.out.data() + o;
+    const float* b = t.ffn_out.data() + o;
+    float* res = t.ffn_residual.data() + o;
+    for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
+    if (p.cfg->norm == Norm::Post)
+      LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
+    else
+      std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
+  }
+}
+
+void RunTask(void* ctx, int phase, int task, int tid) {
+  Pass& p = *static_cast<Pass*>(ctx);
+  switch (p.steps[phase]) {
+    case Step::PreNorm: PreNormTask(p, task); break;
+    case Step::Project: ProjectTask(p, task, tid); break;
+    case Step::Pack: PackTask(p, task); break;
+    case Step::Attend: AttendTask(p, task, tid); break;
+    case Step::Output: OutputTask(p, task, tid); break;
+    case Step::Finish: FinishTask(p, task); break;
+    case Step::FfnNorm: FfnNormTask(p, task); break;
+    case Step::FfnUp: FfnUpTask(p, task, tid); break;
+    case Step::FfnDown: FfnDownTask(p, task, tid); break;
+    case Step::FfnFinish: FfnFinishTask(p, task); break;
+  }
+}
+
+// Sizes the trace and the scratch, and plans the phases. `full`: the whole layer
+// (pre-LN, residual, norm); else the attention sublayer alone.
+Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full) {
+  using detail::kNR;
+  Pass p;
+  p.cfg = &cfg;
+  p.w = &w;
+  p.t = &t;
+  p.ws = &ws;
+  p.seq = t.seq;
+  p.seq_kv = t.seq_kv;
+  p.d = cfg.d_model;
+  p.H = cfg.num_heads;
+  p.G = cfg.kv_heads();
+  p.hd = cfg.head_dim();
+  p.group = p.H / p.G;
+  p.causal = cfg.mask == Mask::Causal;
+  p.scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(p.hd)) : 1.0f) / cfg.temperature;
+  const int seq = p.seq, seq_kv = p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
+
+  const bool pre = full && cfg.norm == Norm::Pre;
+  if (pre) t.x_ln.resize(seq, d);
+  else t.x_ln.resize(0, 0);
+  p.src = pre ? &t.x_ln : &t.in.x;
+  p.mem = t.in.cross() ? &t.in.memory : p.src;
+  t.q.resize(static_cast<Eigen::Index>(H) * seq, hd);
+  t.k.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
+  t.v.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
+  t.scores.resize(static_cast<Eigen::Index>(H) * seq, seq_kv);
+  t.attn.resize(static_cast<Eigen::Index>(H) * seq, seq_kv);
+  t.context.resize(static_cast<Eigen::Index>(H) * seq, hd);
+  t.concat.resize(seq, d);
+  t.attn_out.resize(seq, d);
+  t.residual.resize(full ? seq : 0, full ? d : 0);
+  t.out.resize(full ? seq : 0, full ? d : 0);
+  const bool ffn = full && cfg.block == Block::Encoder;
+  p.f = ffn ? cfg.ffn_dim() : 0;
+  t.ffn_ln.resize(ffn && cfg.norm == Norm::Pre ? seq : 0, ffn && cfg.norm == Norm::Pre ? d : 0);
+  t.ffn_hidden.resize(ffn ? seq : 0, p.f);
+  t.ffn_out.resize(ffn ? seq : 0, ffn ? d : 0);
+  t.ffn_residual.resize(ffn ? seq : 0, ffn ? d : 0);
+  t.block_out.resize(ffn ? seq : 0, ffn ? d : 0);
+
+  // Per-thread scratch: a pack buffer for the deepest panel (k = d_model), and one
+  // row block of scores and weights.
+  p.ld = (seq_kv + 15) / 16 * 16 + 16;
+  if (static_cast<int>(ws.panel.size()) < threads) ws.panel.resize(threads);
+  if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
+  for (int i = 0; i < threads; ++i) {
+    ws.panel[i].Get(detail::PanelFloats(std::max(d, p.f)));
+    ws.block[i].Get(static_cast<std::size_t>(2) * kRowBlock * p.ld);
+  }
+  p.pkv = Panels(seq_kv);
+  p.phd = Panels(hd);
+  p.kt_panel = detail::PanelFloats(hd);
+  p.kt = ws.kt.Get(static_cast<std::size_t>(G) * p.pkv * p.kt_panel);
+  p.v_in_place = hd % kNR == 0;  // every panel of a V head is full width
+  p.vp_panel = detail::PanelFloats(seq_kv);
+  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(G) * p.phd * p.vp_panel);
+
+  // The weights are packed once per Weights object and reused by every later pass
+  // (measured 5-15% faster than packing or reading in place each time, at every
+  // size). Capped so the copy stays modest in memory; past the cap each pass packs
+  // (or, for few rows, reads in place) again.
+  p.wpanel = detail::PanelFloats(d);
+  p.w1_at = (static_cast<std::size_t>(H + 2 * G) * p.phd + Panels(d)) * p.wpanel;
+  p.w2_at = p.w1_at + static_cast<std::size_t>(Panels(p.f)) * p.wpanel;
+  const std::size_t wpack_floats = p.w2_at + static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) *
+                                                  (p.f > 0 ? 1 : 0);
+  p.wpack = nullptr;
+  p.wpack_ready = false;
+  if (wpack_floats * sizeof(float) <= (std::size_t(96) << 20)) {
+    p.wpack = ws.wpack.Get(wpack_floats);
+    p.wpack_ready = ws.wpack_of == &w && ws.wpack_d == d && ws.wpack_heads == H && ws.wpack_kv_heads == G &&
+                    ws.wpack_d_ff == p.f;
+    ws.wpack_of = nullptr;  // until this pass has filled it
+  }
+  if (p.wpack && !p.wpack_ready) {  // every panel gets packed: project every row
+    ChangedRows(&t.in.x, &t.in.x, seq, true, ws.q_rows);
+    ChangedRows(p.mem, p.mem, seq_kv, true, ws.kv_rows);
+  }
+  // Large traces are written past the caches: they would only evict the working set,
+  // and a cache-bypassing store skips reading each line before overwriting it.
+  // (Only when every row starts on a cache line.)
+  p.stream = seq_kv % simd::kWidth == 0 && 2.0 * H * seq * seq_kv * sizeof(float) > 8e6;
+
+  const int norm_tasks = (seq + kNormRows - 1) / kNormRows;
+  if (pre) p.Add(Step::PreNorm, norm_tasks);
+  // Nothing to project (or to repack) if no input row changed; else every panel of
+  // every head, over the rows that changed.
+  const bool project = !ws.q_rows.empty() || !ws.kv_rows.empty();
+  p.Add(Step::Project, project ? (H + 2 * G) * p.phd : 0);
+  p.Add(Step::Pack, ws.kv_rows.empty() ? 0 : G * p.pkv + (p.v_in_place ? 0 : G * p.phd));
+  p.Add(Step::Attend, H * ((seq + kRowBlock - 1) / kRowBlock));
+  p.Add(Step::Output, Panels(d));
+  if (full) p.Add(Step::Finish, norm_tasks);
+  if (ffn) {  // the encoder block: one more sublayer, after t.out is final
+    if (cfg.norm == Norm::Pre) p.Add(Step::FfnNorm, norm_tasks);
+    p.Add(Step::FfnUp, Panels(p.f));
+    p.Add(Step::FfnDown, Panels(d));
+    p.Add(Step::FfnFinish, norm_tasks);
+  }
+  return p;
+}
+
+void Run(Pass& p, int threads) {
+  p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
+  p.ws->proj_valid = true;
+  if (p.wpack) {
+    p.ws->wpack_of = p.w;
+    p.ws->wpack_d = p.d;
+    p.ws->wpack_heads = p.H;
+    p.ws->wpack_kv_heads = p.G;
+    p.ws->wpack_d_ff = p.f;
+  }
+}
+
+// Everything before the computation: validation, inputs, weights, and which input
+// rows changed since the last pass on this trace. Returns the weights to use.
+const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in,
+                     Trace& t, bool full) {
   const int seq = static_cast<int>(in.x.rows());
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   Validate(cfg, seq, seq_kv);
   CheckInputs(cfg, in);
   if (!weights) throw Error("No weights were given to the forward pass.");
-  if (t.weights != weights) CheckWeights(*weights, cfg);
-  const Weights& w = *weights;
+  // Checked once per Weights object and shape (they are immutable behind the pointer).
+  if (t.weights != weights || t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
+      t.cfg.kv_heads() != cfg.kv_heads() || t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim())
+    CheckWeights(*weights, cfg);
+  detail::Workspace& ws = t.workspace.get();
+  if (t.weights != weights) ws.wpack_of = nullptr;
 
-  const int d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim();
-  const int group = H / G;
+  detail::Workspace::ProjectionKey key;
+  key.weights = weights.get();
+  key.d = cfg.d_model;
+  key.heads = cfg.num_heads;
+  key.kv_heads = cfg.kv_heads();
+  key.seq = seq;
+  key.seq_kv = seq_kv;
+  key.pre_norm = full && cfg.norm == Norm::Pre;
+  key.cross = in.cross();
+  key.ln_eps = key.pre_norm ? cfg.ln_eps : 0.0f;
+  // t.in still holds the last pass's input (unless the caller passed it back in).
+  const bool all = !(ws.proj_valid && key == ws.proj_key && t.weights == weights) || &t.in == &in;
+  ChangedRows(&in.x, &t.in.x, seq, all, ws.q_rows);
+  if (in.cross()) ChangedRows(&in.memory, &t.in.memory, seq_kv, all, ws.kv_rows);
+  else {
+    if (ws.kv_rows.capacity() < static_cast<std::size_t>(seq)) ws.kv_rows.reserve(seq);  // once
+    ws.kv_rows.assign(ws.q_rows.begin(), ws.q_rows.end());
+  }
+  ws.proj_key = key;
+  ws.proj_valid = false;  // until this pass has projected
+
   t.cfg = cfg;
-  t.in = in;
+  if (&t.in != &in) t.in = in;
   t.weights = std::move(weights);
   t.seq = seq;
   t.seq_kv = seq_kv;
+  return *t.weights;
+}
 
-  // Pre-LN normalises the sublayer's input; post-LN normalises after the residual.
-  const Mat* src = &in.x;
-  if (cfg.norm == Norm::Pre) {
-    LayerNormRows(in.x, w.ln_gamma, w.ln_beta, cfg.ln_eps, t.x_ln);
-    src = &t.x_ln;
-  } else {
-    t.x_ln.resize(0, 0);
-  }
-  const Mat& mem = in.cross() ? in.memory : *src;
+bool SameFlow(const detail::Workspace& ws, const Config& c, int seq, int seq_kv) {
+  const Config& o = ws.flow_cfg;
+  return ws.flow_valid && ws.flow_seq == seq && ws.flow_seq_kv == seq_kv &&
+         o.d_model == c.d_model && o.num_heads == c.num_heads && o.kv_heads() == c.kv_heads() &&
+         o.mask == c.mask && o.norm == c.norm && o.scale == c.scale &&
+         o.temperature == c.temperature && o.positional_encoding == c.positional_encoding &&
+         o.ln_eps == c.ln_eps && o.block == c.block && o.ffn_dim() == c.ffn_dim() &&
+         o.activation == c.activation;
+}
 
-  // Projections in the row-vector convention: Q = x W_Q + b_Q.
-  Mat Q = *src * w.W_q;
-  Q.rowwise() += w.b_q;
-  Mat K = mem * w.W_k;
-  K.rowwise() += w.b_k;
-  Mat V = mem * w.W_v;
-  V.rowwise() += w.b_v;
+void UpdateFlow(Trace& t, detail::Workspace& ws) {
+  if (SameFlow(ws, t.cfg, t.seq, t.seq_kv)) return;
+  ws.flow_valid = false;
+  ShapeFlowInto(t.cfg, t.seq, t.seq_kv, t.flow);  // in place: no allocation once grown
+  ws.flow_cfg = t.cfg;
+  ws.flow_seq = t.seq;
+  ws.flow_seq_kv = t.seq_kv;
+  ws.flow_valid = true;
+}
 
-  // Split: columns [h*hd, (h+1)*hd) of Q are head h -> rows [h*seq, (h+1)*seq) of q.
-  t.q.resize(H * seq, hd);
-  for (int h = 0; h < H; ++h) t.q.middleRows(h * seq, seq) = Q.middleCols(h * hd, hd);
-  t.k.resize(G * seq_kv, hd);
-  t.v.resize(G * seq_kv, hd);
-  for (int g = 0; g < G; ++g) {
-    t.k.middleRows(g * seq_kv, seq_kv) = K.middleCols(g * hd, hd);
-    t.v.middleRows(g * seq_kv, seq_kv) = V.middleCols(g * hd, hd);
-  }
+}  // namespace
 
-  const float scale =
-      (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
-  t.scores.resize(H * seq, seq_kv);
-  t.attn.resize(H * seq, seq_kv);
-  t.context.resize(H * seq, hd);
-  t.concat.resize(seq, d);
-  for (int h = 0; h < H; ++h) {
-    const int g = h / group;
-    auto qh = t.q.middleRows(h * seq, seq);
-    auto kh = t.k.middleRows(g * seq_kv, seq_kv);
-    auto vh = t.v.middleRows(g * seq_kv, seq_kv);
-    auto sh = t.scores.middleRows(h * seq, seq);
-    sh.noalias() = (qh * kh.transpose()) * scale;
-    if (cfg.mask == Mask::Causal) {
-      for (int i = 0; i < seq; ++i)
-        for (int j = i + 1; j < seq_kv; ++j) sh(i, j) = -std::numeric_limits<float>::infinity();
-    }
-    auto ah = t.attn.middleRows(h * seq, seq);
-    ah = sh;
-    for (int i = 0; i < seq; ++i) SoftmaxRow(&ah(i, 0), seq_kv);
-    auto ch = t.context.middleRows(h * seq, seq);
-    ch.noalias() = ah * vh;
-    t.concat.middleCols(h * hd, hd) = ch;  // concat: heads side by side again
-  }
+void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
+             Trace& t) {
+  const Weights& w = Begin(cfg, weights, in, t, /*full=*/true);
+  detail::Workspace& ws = t.workspace.get();
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
+  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
+  Run(p, threads);
+  UpdateFlow(t, ws);
+}
 
-  t.attn_out.noalias() = t.concat * w.W_o;
-  t.attn_out.rowwise() += w.b_o;
-  t.residual = in.x + t.attn_out;
-  if (cfg.norm == Norm::Post)
-    LayerNormRows(t.residual, w.ln_gamma, w.ln_beta, cfg.ln_eps, t.out);
-  else
-    t.out = t.residual;
-
-  t.flow = ShapeFlow(cfg, seq, seq_kv);
-  ForwardFfn(cfg, w, t);  // encoder block: the FFN sublayer after attention (ffn.cpp)
+void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
+                      Trace& t) {
+  const Weights& w = Begin(cfg, weights, in, t, /*full=*/false);
+  detail::Workspace& ws = t.workspace.get();
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
+  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/false);
+  Run(p, threads);
+  ws.flow_valid = false;
+  t.flow.clear();
 }
 
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in) {

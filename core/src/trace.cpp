@@ -1,6 +1,9 @@
 #include "mha/trace.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <initializer_list>
 #include <sstream>
 
 #include "mha/ffn.hpp"
@@ -59,70 +62,191 @@ std::vector<TensorView> Tensors(const Trace& t) {
   v.push_back({"context", S{1, H, s, hd}, t.context.data()});
   v.push_back({"concat", S{1, s, d}, t.concat.data()});
   v.push_back({"attn_out", S{1, s, d}, t.attn_out.data()});
-  v.push_back({"residual", S{1, s, d}, t.residual.data()});
-  v.push_back({"out", S{1, s, d}, t.out.data()});
+  // Left empty by ForwardAttention (the sublayer alone).
+  if (t.residual.size() > 0) v.push_back({"residual", S{1, s, d}, t.residual.data()});
+  if (t.out.size() > 0) v.push_back({"out", S{1, s, d}, t.out.data()});
   AppendFfnTensors(t, v);
   return v;
 }
 
-std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq_i, int seq_kv_i) {
-  using S = std::vector<std::int64_t>;
+namespace {
+
+// Formats like std::ostream's defaults (%g for floating point) into a stack buffer,
+// then assigns into a string that keeps its capacity: rebuilding the table for a
+// moved slider allocates nothing once the strings have grown to fit.
+class Text {
+ public:
+  Text& operator<<(const char* s) { return Put("%s", s); }
+  Text& operator<<(const std::string& s) { return Put("%s", s.c_str()); }
+  Text& operator<<(int v) { return Put("%d", v); }
+  Text& operator<<(long v) { return Put("%ld", v); }
+  Text& operator<<(long long v) { return Put("%lld", v); }
+  Text& operator<<(float v) { return Put("%g", static_cast<double>(v)); }
+  Text& operator<<(double v) { return Put("%g", v); }
+  void Into(std::string& out) const { out.assign(buf_, static_cast<std::size_t>(n_)); }
+
+ private:
+  template <class T>
+  Text& Put(const char* fmt, T v) {
+    if (n_ < kCap) {
+      const int w = std::snprintf(buf_ + n_, static_cast<std::size_t>(kCap - n_), fmt, v);
+      if (w > 0) n_ = std::min(kCap - 1, n_ + w);
+    }
+    return *this;
+  }
+  static constexpr int kCap = 256;
+  char buf_[kCap];
+  int n_ = 0;
+};
+
+template <class... P>
+void Assign(std::string& out, const P&... parts) {
+  Text t;
+  (t << ... << parts);
+  t.Into(out);
+}
+
+void Row(std::vector<FlowRow>& rows, std::size_t& i, const char* step, const char* formula,
+         const char* tensor, std::initializer_list<std::int64_t> shape) {
+  if (rows.size() <= i) {
+    // Room for the longest text of this row under any setting, so moving a slider
+    // (temperature, scaling, mask) never grows a string.
+    rows.emplace_back();
+    rows.back().step.reserve(32);
+    rows.back().formula.reserve(48);
+    rows.back().params.reserve(96);
+  }
+  FlowRow& r = rows[i++];
+  r.step.assign(step);
+  r.formula.assign(formula);
+  r.tensor.assign(tensor);
+  r.shape.assign(shape);
+  r.params.clear();
+  r.param_count = 0;
+  r.flops = 0;
+}
+
+}  // namespace
+
+void ShapeFlowInto(const Config& cfg, int seq_i, int seq_kv_i, std::vector<FlowRow>& rows) {
   const std::int64_t s = seq_i, skv = seq_kv_i, d = cfg.d_model, H = cfg.num_heads,
                      G = cfg.kv_heads(), hd = cfg.head_dim(), kvd = G * hd;
-  std::vector<FlowRow> rows;
-  auto str = [](auto&&... parts) {
-    std::ostringstream os;
-    (os << ... << parts);
-    return os.str();
-  };
-  rows.push_back({"input", cfg.positional_encoding ? "x = embed(tokens) + PE" : "x = embed(tokens)",
-                  "x", S{1, s, d},
-                  str("seq = ", s, ", d_model = ", d, cfg.positional_encoding ? ", sinusoidal PE" : ", no PE"),
-                  0, cfg.positional_encoding ? s * d : 0});
-  if (cfg.norm == Norm::Pre)
-    rows.push_back({"pre-LayerNorm", "x_ln = LN(x)", "x_ln", S{1, s, d},
-                    str("gamma, beta (", d, "), eps ", cfg.ln_eps), 2 * d, 8 * s * d});
-  const char* src = cfg.norm == Norm::Pre ? "x_ln" : "x";
-  rows.push_back({"Q projection", str("Q = ", src, " W_Q + b_Q"), "q", S{1, s, d},
-                  str("W_Q (", d, ", ", d, "), b_Q (", d, ")"), d * d + d, 2 * s * d * d + s * d});
-  rows.push_back({"K projection", "K = m W_K + b_K", "k", S{1, skv, kvd},
-                  str("W_K (", d, ", ", kvd, "), b_K (", kvd, ")"), d * kvd + kvd,
-                  2 * skv * d * kvd + skv * kvd});
-  rows.push_back({"V projection", "V = m W_V + b_V", "v", S{1, skv, kvd},
-                  str("W_V (", d, ", ", kvd, "), b_V (", kvd, ")"), d * kvd + kvd,
-                  2 * skv * d * kvd + skv * kvd});
-  rows.push_back({"split heads", "reshape + transpose", "q", S{1, H, s, hd},
-                  G == H ? str(H, " heads x head_dim ", hd, " (K, V alike)")
-                         : str(H, " query heads, ", G, " K/V heads x head_dim ", hd),
-                  0, 0});
-  std::string sp = cfg.scale ? str("/ sqrt(d_k) = / sqrt(", hd, ")") : std::string("no scaling");
-  if (cfg.temperature != 1.0f) sp += str(", / T = ", cfg.temperature);
-  if (cfg.mask == Mask::Causal) sp += ", causal mask";
-  rows.push_back({"scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T", "scores", S{1, H, s, skv}, sp,
-                  0, 2 * H * s * skv * hd + H * s * skv});
-  rows.push_back({"softmax", "attn = softmax(scores)", "attn", S{1, H, s, skv},
-                  str("over the ", skv, " keys of each row"), 0, 5 * H * s * skv});
-  rows.push_back({"context", "attn V", "context", S{1, H, s, hd},
-                  str("weighted sum of ", skv, " value rows"), 0, 2 * H * s * skv * hd});
-  rows.push_back({"concat", "concat(head_1..head_h)", "concat", S{1, s, d},
-                  str(H, " x ", hd, " = ", d), 0, 0});
-  rows.push_back({"output projection", "concat W_O + b_O", "attn_out", S{1, s, d},
-                  str("W_O (", d, ", ", d, "), b_O (", d, ")"), d * d + d, 2 * s * d * d + s * d});
+  std::size_t i = 0;
+  auto last = [&]() -> FlowRow& { return rows[i - 1]; };
+  Row(rows, i, "input", cfg.positional_encoding ? "x = embed(tokens) + PE" : "x = embed(tokens)", "x",
+      {1, s, d});
+  Assign(last().params, "seq = ", s, ", d_model = ", d,
+         cfg.positional_encoding ? ", sinusoidal PE" : ", no PE");
+  last().flops = cfg.positional_encoding ? s * d : 0;
+  if (cfg.norm == Norm::Pre) {
+    Row(rows, i, "pre-LayerNorm", "x_ln = LN(x)", "x_ln", {1, s, d});
+    Assign(last().params, "gamma, beta (", d, "), eps ", cfg.ln_eps);
+    last().param_count = 2 * d;
+    last().flops = 8 * s * d;
+  }
+  Row(rows, i, "Q projection",
+      cfg.norm == Norm::Pre ? "Q = x_ln W_Q + b_Q" : "Q = x W_Q + b_Q", "q", {1, s, d});
+  Assign(last().params, "W_Q (", d, ", ", d, "), b_Q (", d, ")");
+  last().param_count = d * d + d;
+  last().flops = 2 * s * d * d + s * d;
+  Row(rows, i, "K projection", "K = m W_K + b_K", "k", {1, skv, kvd});
+  Assign(last().params, "W_K (", d, ", ", kvd, "), b_K (", kvd, ")");
+  last().param_count = d * kvd + kvd;
+  last().flops = 2 * skv * d * kvd + skv * kvd;
+  Row(rows, i, "V projection", "V = m W_V + b_V", "v", {1, skv, kvd});
+  Assign(last().params, "W_V (", d, ", ", kvd, "), b_V (", kvd, ")");
+  last().param_count = d * kvd + kvd;
+  last().flops = 2 * skv * d * kvd + skv * kvd;
+  Row(rows, i, "split heads", "reshape + transpose", "q", {1, H, s, hd});
+  if (G == H) Assign(last().params, H, " heads x head_dim ", hd, " (K, V alike)");
+  else Assign(last().params, H, " query heads, ", G, " K/V heads x head_dim ", hd);
+  Row(rows, i, "scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T", "scores", {1, H, s, skv});
+  {
+    Text t;
+    if (cfg.scale) t << "/ sqrt(d_k) = / sqrt(" << hd << ")";
+    else t << "no scaling";
+    if (cfg.temperature != 1.0f) t << ", / T = " << cfg.temperature;
+    if (cfg.mask == Mask::Causal) t << ", causal mask";
+    t.Into(last().params);
+  }
+  last().flops = 2 * H * s * skv * hd + H * s * skv;
+  Row(rows, i, "softmax", "attn = softmax(scores)", "attn", {1, H, s, skv});
+  Assign(last().params, "over the ", skv, " keys of each row");
+  last().flops = 5 * H * s * skv;
+  Row(rows, i, "context", "attn V", "context", {1, H, s, hd});
+  Assign(last().params, "weighted sum of ", skv, " value rows");
+  last().flops = 2 * H * s * skv * hd;
+  Row(rows, i, "concat", "concat(head_1..head_h)", "concat", {1, s, d});
+  Assign(last().params, H, " x ", hd, " = ", d);
+  Row(rows, i, "output projection", "concat W_O + b_O", "attn_out", {1, s, d});
+  Assign(last().params, "W_O (", d, ", ", d, "), b_O (", d, ")");
+  last().param_count = d * d + d;
+  last().flops = 2 * s * d * d + s * d;
   switch (cfg.norm) {
     case Norm::Post:
-      rows.push_back({"residual + LayerNorm", "out = LN(x + attn_out)", "out", S{1, s, d},
-                      str("post-LN: gamma, beta (", d, "), eps ", cfg.ln_eps), 2 * d,
-                      s * d + 8 * s * d});
+      Row(rows, i, "residual + LayerNorm", "out = LN(x + attn_out)", "out", {1, s, d});
+      Assign(last().params, "post-LN: gamma, beta (", d, "), eps ", cfg.ln_eps);
+      last().param_count = 2 * d;
+      last().flops = s * d + 8 * s * d;
       break;
     case Norm::Pre:
-      rows.push_back({"residual", "out = x + attn_out", "out", S{1, s, d},
-                      "pre-LN: the norm came before attention", 0, s * d});
+      Row(rows, i, "residual", "out = x + attn_out", "out", {1, s, d});
+      last().params.assign("pre-LN: the norm came before attention");
+      last().flops = s * d;
       break;
     case Norm::None:
-      rows.push_back({"residual", "out = x + attn_out", "out", S{1, s, d}, "no LayerNorm", 0, s * d});
+      Row(rows, i, "residual", "out = x + attn_out", "out", {1, s, d});
+      last().params.assign("no LayerNorm");
+      last().flops = s * d;
       break;
   }
-  AppendFfnFlow(cfg, seq_i, rows);
+  if (cfg.block == Block::Encoder) {
+    // The encoder block's rows, the same as AppendFfnFlow (mha/ffn.hpp) gives but built
+    // in place (a test keeps the two identical).
+    const std::int64_t f = cfg.ffn_dim();
+    const bool gelu = cfg.activation == Activation::Gelu;
+    const std::int64_t act_flops = gelu ? 8 : 1;  // ffn.cpp: kGeluFlops, kReluFlops
+    if (cfg.norm == Norm::Pre) {
+      Row(rows, i, "pre-LayerNorm 2", "ffn_ln = LN2(out)", "ffn_ln", {1, s, d});
+      Assign(last().params, "gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
+      last().param_count = 2 * d;
+      last().flops = 8 * s * d;
+    }
+    Row(rows, i, gelu ? "FFN expand + GELU" : "FFN expand + ReLU", "", "ffn_hidden", {1, s, f});
+    Assign(last().formula, "ffn_hidden = ", gelu ? "gelu" : "relu", "(",
+           cfg.norm == Norm::Pre ? "ffn_ln" : "out", " W1 + b1)");
+    Assign(last().params, "W1 (", d, ", ", f, "), b1 (", f, "), d_ff = ", f);
+    last().param_count = d * f + f;
+    last().flops = 2 * s * d * f + s * f + act_flops * s * f;
+    Row(rows, i, "FFN contract", "ffn_out = ffn_hidden W2 + b2", "ffn_out", {1, s, d});
+    Assign(last().params, "W2 (", f, ", ", d, "), b2 (", d, ")");
+    last().param_count = f * d + d;
+    last().flops = 2 * s * f * d + s * d;
+    switch (cfg.norm) {
+      case Norm::Post:
+        Row(rows, i, "residual + LayerNorm 2", "block_out = LN2(out + ffn_out)", "block_out", {1, s, d});
+        Assign(last().params, "post-LN: gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
+        last().param_count = 2 * d;
+        last().flops = s * d + 8 * s * d;
+        break;
+      case Norm::Pre:
+        Row(rows, i, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
+        last().params.assign("pre-LN: the norm came before the FFN");
+        last().flops = s * d;
+        break;
+      case Norm::None:
+        Row(rows, i, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
+        last().params.assign("no LayerNorm");
+        last().flops = s * d;
+        break;
+    }
+  }
+  rows.resize(i);
+}
+
+std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv) {
+  std::vector<FlowRow> rows;
+  ShapeFlowInto(cfg, seq, seq_kv, rows);
   return rows;
 }
 

@@ -324,6 +324,18 @@ def test_automation(mhaviz, d):
     # ... and the core keeps the first 1024 tokens of what is left (Limits::kMaxTokens).
     check(final["ok"] and len(final["trace"]["tokens"]) == min(1024, len(final["sentence"].split())),
           "capped sentence not computed")
+    # Many tokens: every map (cells under a pixel) still fits in the heatmaps panel.
+    probe = os.path.join(d, "probe.json")
+    many = " ".join(f"w{i % 50}" for i in range(300))
+    subprocess.run([mhaviz, "gui", "--frames", "3", "--probe", probe, "--sentence", many, "--heads", "16",
+                    "--d-model", "64", "--width", "1280", "--height", "800"], check=True, env=env, cwd=d)
+    w = read_json(probe)["widgets"]
+    area = w["heatmaps"]
+    maps = [w[f"map {k}"] for k in range(17)]
+    for k, m in enumerate(maps):
+        check(m[0] >= area[0] - 0.5 and m[1] >= area[1] - 0.5 and m[0] + m[2] <= area[0] + area[2] + 0.5 and
+              m[1] + m[3] <= area[1] + area[3] + 0.5, f"map {k} {m} does not fit in the heatmaps area {area}")
+        check(m[2] > 20 and m[3] > 20, f"map {k} is only {m[2]}x{m[3]} px")
     # No OpenGL 3.3 (Mesa told to offer only 3.0): a clear message and exit 1.
     r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True,
                        env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=60)

@@ -41,6 +41,7 @@ struct Limits {
   static constexpr int kMaxTokens = 1024;       // per sentence; longer input is truncated
   static constexpr int kMaxDModel = 4096;
   static constexpr int kMaxHeads = 256;
+  static constexpr int kMaxThreads = 256;
   static constexpr int kMaxDFf = 16384;         // FFN hidden width (4 x the largest d_model)
   static constexpr std::size_t kMaxSentenceBytes = 1 << 20;  // bytes read of one sentence
   // Estimated bytes of one Trace; refused before allocating anything.
@@ -66,6 +67,9 @@ struct Config {
   float temperature = 1.0f;      // softmax temperature: scores are divided by it too
   bool positional_encoding = true;
   float ln_eps = 1e-5f;
+  // How to run, not what to compute: CPU threads for Forward (0 = one per core).
+  // Results are bit-identical for every value.
+  int threads = 0;
   Block block = Block::Attention;
   int d_ff = 0;                  // FFN hidden width; 0 means 4 * d_model (Vaswani et al.)
   Activation activation = Activation::Relu;

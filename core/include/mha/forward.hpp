@@ -11,11 +11,24 @@
 namespace mha {
 
 // Runs one multi-head attention layer with residual + LayerNorm and fills `out`,
-// reusing its buffers when the shapes have not changed. Validates first and throws
-// mha::Error (with a teaching message) before allocating anything.
+// reusing its buffers when the shapes have not changed (a repeated call with the
+// same shapes allocates nothing). Validates first and throws mha::Error (with a
+// teaching message) before allocating anything. Runs on cfg.threads threads; the
+// result is bit-identical for any thread count.
+// The Weights behind `weights` must not change while a Trace holds them: to use
+// other weights, pass another object (their checks are skipped for the same one).
 void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
              Trace& out);
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in);
+
+// The attention sublayer alone: exactly the work of torch.nn.MultiheadAttention's
+// forward with need_weights=True, average_attn_weights=False (Q/K/V projections of
+// in.x, or of in.memory for K and V in cross-attention; every head's scores and
+// weights; context; concat; W_O). Fills out.q ... out.attn_out; cfg.norm is ignored,
+// and x_ln, residual, out and the shape-flow table are left empty. Same checks and
+// buffer reuse as Forward. `mhaviz bench` times this, so it times what torch does.
+void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
+                      const Inputs& in, Trace& out);
 
 // Tokenize + embed a sentence (and an optional memory sentence for cross-attention).
 // Throws mha::Error for an empty sentence. `notice` (if non-null) receives a line

@@ -42,6 +42,29 @@ struct TensorView {
   std::int64_t size() const;
 };
 
+namespace detail {
+struct Workspace;  // scratch buffers of the forward pass (core/src/workspace.hpp)
+
+// Owns the scratch buffers Forward reuses between calls, so a repeated forward pass
+// with unchanged shapes allocates nothing. Copying a Trace gives the copy fresh,
+// empty scratch: buffers are never shared, so two traces can be computed at once.
+class WorkspaceHandle {
+ public:
+  WorkspaceHandle();
+  ~WorkspaceHandle();
+  WorkspaceHandle(const WorkspaceHandle&);
+  WorkspaceHandle& operator=(const WorkspaceHandle&);
+  WorkspaceHandle(WorkspaceHandle&&) noexcept;
+  WorkspaceHandle& operator=(WorkspaceHandle&&) noexcept;
+  Workspace& get();
+
+ private:
+  std::unique_ptr<Workspace> p_;
+};
+}  // namespace detail
+
+// Read its tensors freely, but do not write into them: the next Forward on the same
+// Trace keeps the q, k and v rows whose input did not change.
 struct Trace {
   Config cfg;
   Inputs in;
@@ -69,6 +92,8 @@ struct Trace {
 
   std::vector<FlowRow> flow;
 
+  detail::WorkspaceHandle workspace;  // not part of the result: reused scratch
+
   // Head h's (seq, seq_kv) block of attn, and the K/V head it reads.
   Eigen::Map<const Mat> AttnHead(int h) const;
   Eigen::Map<const Mat> ScoresHead(int h) const;
@@ -81,6 +106,9 @@ std::vector<TensorView> Tensors(const Trace& t);
 
 // The shape-flow table for a configuration (independent of the values).
 std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv);
+// The same, rebuilt in place: reuses the strings of `rows`, so a repeated call with
+// the same sizes allocates nothing.
+void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows);
 
 // "(1, 8, 3, 64)"
 std::string ShapeString(const std::vector<std::int64_t>& shape);

@@ -1,0 +1,154 @@
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps()
+// (GCC bug 105593, fixed in 13); it must be silenced before they are first included.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include "gemm.hpp"
+
+#include <array>
+#include <utility>
+
+namespace mha::detail {
+namespace {
+
+using simd::kWidth;
+using simd::V;
+
+// Rows of B fetched ahead of use: a weight matrix read in place is strided (one
+// 128-byte row slice per k), which the hardware prefetchers follow poorly, and its
+// rows come from L3. Measured best at 32 rows ahead.
+constexpr int kPrefetchRows = 32;
+MHA_INLINE void Prefetch(const float* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0, 3);
+#else
+  (void)p;
+#endif
+}
+
+// C rows = alpha * tile rows + bias, for the first nc columns.
+__attribute__((noinline)) void Epilogue(const float* tile, int mr, float* c, std::ptrdiff_t ldc,
+                                        int nc, const float* bias, float alpha) {
+  const V al = simd::Set1(alpha);
+  V bs[kNV];
+  for (int v = 0; v < kNV; ++v) {
+    const int n = nc - v * kWidth;
+    bs[v] = (bias && n > 0) ? simd::LoadPartial(bias + v * kWidth, n < kWidth ? n : kWidth)
+                            : simd::Zero();
+  }
+  for (int i = 0; i < mr; ++i) {
+    float* ci = c + i * ldc;
+    for (int v = 0; v < kNV; ++v) {
+      const int n = nc - v * kWidth;
+      const V r = simd::Fma(simd::Load(tile + i * kNR + v * kWidth), al, bs[v]);  // one rounding
+      if (n >= kWidth) simd::Store(ci + v * kWidth, r);
+      else if (n > 0) simd::StorePartial(ci + v * kWidth, r, n);
+    }
+  }
+}
+
+// The micro-kernel: an MR x kNR block of C accumulated in registers over all k.
+// A(i, p) at a[i*lda + p]; B(p, j) at b[p*ldb + j], all kNR columns readable.
+template <int MR>
+MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
+                       float* c, std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+  V acc[MR][kNV];
+  MHA_UNROLL for (int i = 0; i < MR; ++i) {
+    MHA_UNROLL for (int v = 0; v < kNV; ++v) acc[i][v] = simd::Zero();
+  }
+  for (int p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    Prefetch(bp + kPrefetchRows * ldb);
+    Prefetch(bp + kPrefetchRows * ldb + kNR - 1);  // the row's last cache line
+    V bv[kNV];
+    MHA_UNROLL for (int v = 0; v < kNV; ++v) bv[v] = simd::Load(bp + v * kWidth);
+    MHA_UNROLL for (int i = 0; i < MR; ++i) {
+      const V av = simd::Set1(a[i * lda + p]);
+      MHA_UNROLL for (int v = 0; v < kNV; ++v) acc[i][v] = simd::Fma(av, bv[v], acc[i][v]);
+    }
+  }
+  if (nc == kNR) {  // a full tile: alpha * acc + bias straight from the registers
+    const V al = simd::Set1(alpha);
+    V bs[kNV];
+    MHA_UNROLL for (int v = 0; v < kNV; ++v) bs[v] = bias ? simd::Load(bias + v * kWidth) : simd::Zero();
+    MHA_UNROLL for (int i = 0; i < MR; ++i) {
+      MHA_UNROLL for (int v = 0; v < kNV; ++v)
+        simd::Store(c + i * ldc + v * kWidth, simd::Fma(acc[i][v], al, bs[v]));  // one rounding
+    }
+    return;
+  }
+  // A partial tile goes through a small buffer: the masked epilogue inlined here
+  // made the compiler spill accumulators out of the k loop.
+  alignas(64) float tile[MR][kNR];
+  MHA_UNROLL for (int i = 0; i < MR; ++i) {
+    MHA_UNROLL for (int v = 0; v < kNV; ++v) simd::Store(&tile[i][v * kWidth], acc[i][v]);
+  }
+  Epilogue(&tile[0][0], MR, c, ldc, nc, bias, alpha);
+}
+
+using KernelFn = void (*)(int, const float*, std::ptrdiff_t, const float*, std::ptrdiff_t, float*,
+                          std::ptrdiff_t, int, const float*, float);
+
+template <int MR>
+void KernelOutOfLine(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
+                     float* c, std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+  Kernel<MR>(k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
+}
+
+// Kernels for the last (m % kMR) rows: entry r has r + 1 rows.
+template <std::size_t... I>
+constexpr std::array<KernelFn, sizeof...(I)> RemainderTable(std::index_sequence<I...>) {
+  return {{&KernelOutOfLine<static_cast<int>(I) + 1>...}};
+}
+constexpr auto kRemainder = RemainderTable(std::make_index_sequence<kMR>());
+
+}  // namespace
+
+void PackB(const float* b, std::ptrdiff_t ldb, int k, int nc, float* panel) {
+  for (int p = 0; p < k; ++p) {
+    const float* src = b + p * ldb;
+    Prefetch(src + kPrefetchRows * ldb);
+    Prefetch(src + kPrefetchRows * ldb + kNR - 1);
+    float* dst = panel + static_cast<std::ptrdiff_t>(p) * kNR;
+    for (int v = 0; v < kNV; ++v) {
+      const int n = nc - v * kWidth;
+      if (n >= kWidth) simd::Store(dst + v * kWidth, simd::Load(src + v * kWidth));
+      else if (n > 0) simd::Store(dst + v * kWidth, simd::LoadPartial(src + v * kWidth, n));
+      else simd::Store(dst + v * kWidth, simd::Zero());
+    }
+  }
+}
+
+void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel) {
+  for (int j = 0; j < kNR; ++j) {
+    float* dst = panel + j;
+    if (j < nc) {
+      const float* src = bt + j * ldbt;
+      for (int p = 0; p < k; ++p) dst[static_cast<std::ptrdiff_t>(p) * kNR] = src[p];
+    } else {
+      for (int p = 0; p < k; ++p) dst[static_cast<std::ptrdiff_t>(p) * kNR] = 0.0f;
+    }
+  }
+}
+
+void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
+           float* c, std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+  int full = m / kMR;
+  const int rem = m % kMR;
+  // Kernels of fewer than about 5 rows run well below peak (too few independent
+  // accumulators): a last tile of 2-4 rows is merged with the one before and the
+  // two are split evenly instead (e.g. 8 + 4 rows become 6 + 6).
+  const bool split = full >= 1 && rem >= 2 && rem <= 4 && kMR >= 8;
+  if (split) --full;
+  int r0 = 0;
+  for (int i = 0; i < full; ++i, r0 += kMR)
+    Kernel<kMR>(k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  const int left = m - r0;
+  const int first = split ? (left + 1) / 2 : left;
+  if (first > 0)
+    kRemainder[first - 1](k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  r0 += first;
+  if (r0 < m) kRemainder[m - r0 - 1](k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+}
+
+}  // namespace mha::detail

@@ -1,0 +1,262 @@
+// A thin SIMD layer for the hot loops (GEMM micro-kernel, softmax, LayerNorm).
+// One code path, three widths: AVX-512 (16 floats) when the build targets it
+// (-march=native on this machine), AVX2+FMA (8), and portable 4-lane vectors
+// otherwise, so a non-native build is still correct everywhere.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MHA_INLINE inline __attribute__((always_inline))
+#else
+#define MHA_INLINE inline
+#endif
+
+#if defined(__clang__)
+#define MHA_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define MHA_UNROLL _Pragma("GCC unroll 32")
+#else
+#define MHA_UNROLL
+#endif
+
+namespace mha::simd {
+
+#if defined(__AVX512F__)
+
+constexpr int kWidth = 16;
+using V = __m512;
+MHA_INLINE V Zero() { return _mm512_setzero_ps(); }
+MHA_INLINE V Set1(float x) { return _mm512_set1_ps(x); }
+MHA_INLINE V Load(const float* p) { return _mm512_loadu_ps(p); }
+MHA_INLINE void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
+MHA_INLINE __mmask16 Mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
+// Lanes >= n read as `fill` and are never touched in memory (no fault past the end).
+MHA_INLINE V LoadPartial(const float* p, int n, float fill = 0.0f) {
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), Mask(n), p);
+}
+MHA_INLINE void StorePartial(float* p, V v, int n) { _mm512_mask_storeu_ps(p, Mask(n), v); }
+// A store that bypasses the caches (p 64-byte aligned); StoreFence() orders them.
+MHA_INLINE void StreamStore(float* p, V v) { _mm512_stream_ps(p, v); }
+MHA_INLINE void StoreFence() { _mm_sfence(); }
+MHA_INLINE V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+MHA_INLINE V Add(V a, V b) { return _mm512_add_ps(a, b); }
+MHA_INLINE V Sub(V a, V b) { return _mm512_sub_ps(a, b); }
+MHA_INLINE V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
+MHA_INLINE V Max(V a, V b) { return _mm512_max_ps(a, b); }
+// Horizontal reductions by halving (GCC 12's _mm512_reduce_* trip -Wuninitialized).
+MHA_INLINE float ReduceAdd(V v) {
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E));
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));
+  __m128 s = _mm512_castps512_ps128(v);
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+MHA_INLINE float ReduceMax(V v) {
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E));
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));
+  __m128 s = _mm512_castps512_ps128(v);
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// exp(x), about 1 ulp (Cephes' expf: x = n ln2 + r, |r| <= ln2/2, a degree-7
+// polynomial in Horner form). Inputs below -104 (including -inf, i.e. masked
+// scores) give exactly 0: 2^-150 times the polynomial rounds to zero, so a masked
+// score contributes exactly nothing. 13 vector operations.
+MHA_INLINE V Exp(V x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+  const V n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  V r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  V p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);  // p * 2^n, exact scaling, underflows to 0
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
+
+constexpr int kWidth = 8;
+using V = __m256;
+MHA_INLINE V Zero() { return _mm256_setzero_ps(); }
+MHA_INLINE V Set1(float x) { return _mm256_set1_ps(x); }
+MHA_INLINE V Load(const float* p) { return _mm256_loadu_ps(p); }
+MHA_INLINE void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
+MHA_INLINE __m256i Mask(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+MHA_INLINE V LoadPartial(const float* p, int n, float fill = 0.0f) {
+  const __m256i m = Mask(n);
+  return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+MHA_INLINE void StorePartial(float* p, V v, int n) { _mm256_maskstore_ps(p, Mask(n), v); }
+MHA_INLINE void StreamStore(float* p, V v) { _mm256_stream_ps(p, v); }
+MHA_INLINE void StoreFence() { _mm_sfence(); }
+MHA_INLINE V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+MHA_INLINE V Add(V a, V b) { return _mm256_add_ps(a, b); }
+MHA_INLINE V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
+MHA_INLINE V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
+MHA_INLINE V Max(V a, V b) { return _mm256_max_ps(a, b); }
+MHA_INLINE float ReduceAdd(V v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+MHA_INLINE float ReduceMax(V v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+MHA_INLINE V Exp(V x) {
+  const V lo = _mm256_set1_ps(-87.33654f);
+  const V keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.37626f)), lo);
+  const V n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  V r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  V p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // 2^n through the exponent bits; n >= -126 after the clamp, so this stays normal.
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
+}
+
+#elif defined(__GNUC__) || defined(__clang__)
+
+// Portable: GCC/Clang vector extensions, which become SSE2 on any x86-64 (or NEON on
+// ARM) without -march: a non-native build stays vectorised. Multiply and add stay
+// separate (no FMA instruction to rely on; std::fma would be a slow library call).
+constexpr int kWidth = 4;
+typedef float V __attribute__((vector_size(16)));
+typedef std::int32_t VI __attribute__((vector_size(16)));
+MHA_INLINE V Zero() { return V{0.0f, 0.0f, 0.0f, 0.0f}; }
+MHA_INLINE V Set1(float x) { return V{x, x, x, x}; }
+MHA_INLINE V Load(const float* p) {
+  V r;
+  std::memcpy(&r, p, sizeof r);
+  return r;
+}
+MHA_INLINE void Store(float* p, V v) { std::memcpy(p, &v, sizeof v); }
+MHA_INLINE V LoadPartial(const float* p, int n, float fill = 0.0f) {
+  V r = Set1(fill);
+  for (int i = 0; i < n; ++i) r[i] = p[i];
+  return r;
+}
+MHA_INLINE void StorePartial(float* p, V v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = v[i];
+}
+MHA_INLINE void StreamStore(float* p, V v) { Store(p, v); }
+MHA_INLINE void StoreFence() {}
+MHA_INLINE V Fma(V a, V b, V c) { return a * b + c; }
+MHA_INLINE V Add(V a, V b) { return a + b; }
+MHA_INLINE V Sub(V a, V b) { return a - b; }
+MHA_INLINE V Mul(V a, V b) { return a * b; }
+MHA_INLINE V Select(VI mask, V a, V b) {  // mask lanes are all ones or all zeros
+  return reinterpret_cast<V>((reinterpret_cast<VI>(a) & mask) | (reinterpret_cast<VI>(b) & ~mask));
+}
+MHA_INLINE V Max(V a, V b) { return Select(a > b, a, b); }
+MHA_INLINE float ReduceAdd(V v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+MHA_INLINE float ReduceMax(V v) {
+  const float a = v[0] > v[1] ? v[0] : v[1], b = v[2] > v[3] ? v[2] : v[3];
+  return a > b ? a : b;
+}
+// The same Cephes expf as the other widths; exp(x) = 0 exactly for x < -87.33.
+MHA_INLINE V Exp(V x) {
+  const V lo = Set1(-87.33654f);
+  const VI keep = x >= lo;
+  x = Select(x < lo, lo, x);
+  x = Select(x > Set1(88.37626f), Set1(88.37626f), x);
+  const V t = x * Set1(1.44269504088896341f);
+  // Round to nearest (half away from zero): convertvector truncates toward zero.
+  const VI ni = __builtin_convertvector(t + Select(t >= Zero(), Set1(0.5f), Set1(-0.5f)), VI);
+  const V n = __builtin_convertvector(ni, V);
+  V r = x - n * Set1(0.693359375f);
+  r = r - n * Set1(-2.12194440e-4f);
+  V p = Set1(1.9875691500e-4f);
+  p = p * r + Set1(1.3981999507e-3f);
+  p = p * r + Set1(8.3334519073e-3f);
+  p = p * r + Set1(4.1665795894e-2f);
+  p = p * r + Set1(1.6666665459e-1f);
+  p = p * r + Set1(5.0000001201e-1f);
+  p = p * r + Set1(1.0f);
+  p = p * r + Set1(1.0f);
+  const VI e = (ni + 127) << 23;  // 2^n; n >= -126 after the clamp, so it stays normal
+  return reinterpret_cast<V>(reinterpret_cast<VI>(p * reinterpret_cast<V>(e)) & keep);
+}
+
+#else
+
+// Any other compiler: plain arrays (correct, not fast); same algorithms.
+constexpr int kWidth = 4;
+struct V {
+  float v[4];
+};
+MHA_INLINE V Zero() { return V{{0, 0, 0, 0}}; }
+MHA_INLINE V Set1(float x) { return V{{x, x, x, x}}; }
+MHA_INLINE V Load(const float* p) { V r; std::memcpy(r.v, p, sizeof r.v); return r; }
+MHA_INLINE void Store(float* p, V v) { std::memcpy(p, v.v, sizeof v.v); }
+MHA_INLINE V LoadPartial(const float* p, int n, float fill = 0.0f) {
+  V r = Set1(fill);
+  for (int i = 0; i < n; ++i) r.v[i] = p[i];
+  return r;
+}
+MHA_INLINE void StorePartial(float* p, V v, int n) {
+  for (int i = 0; i < n; ++i) p[i] = v.v[i];
+}
+MHA_INLINE void StreamStore(float* p, V v) { Store(p, v); }
+MHA_INLINE void StoreFence() {}
+#define MHA_SIMD_MAP2(name, expr)                     \
+  MHA_INLINE V name(V a, V b) {                       \
+    V r;                                              \
+    for (int i = 0; i < 4; ++i) r.v[i] = (expr);      \
+    return r;                                         \
+  }
+MHA_SIMD_MAP2(Add, a.v[i] + b.v[i])
+MHA_SIMD_MAP2(Sub, a.v[i] - b.v[i])
+MHA_SIMD_MAP2(Mul, a.v[i] * b.v[i])
+MHA_SIMD_MAP2(Max, a.v[i] > b.v[i] ? a.v[i] : b.v[i])
+#undef MHA_SIMD_MAP2
+MHA_INLINE V Fma(V a, V b, V c) {
+  V r;
+  for (int i = 0; i < 4; ++i) r.v[i] = a.v[i] * b.v[i] + c.v[i];
+  return r;
+}
+MHA_INLINE float ReduceAdd(V v) { return (v.v[0] + v.v[1]) + (v.v[2] + v.v[3]); }
+MHA_INLINE float ReduceMax(V v) {
+  const float a = v.v[0] > v.v[1] ? v.v[0] : v.v[1], b = v.v[2] > v.v[3] ? v.v[2] : v.v[3];
+  return a > b ? a : b;
+}
+MHA_INLINE V Exp(V x) {
+  V r;
+  for (int i = 0; i < 4; ++i) r.v[i] = x.v[i] < -87.33654f ? 0.0f : std::exp(x.v[i]);
+  return r;
+}
+
+#endif
+
+}  // namespace mha::simd

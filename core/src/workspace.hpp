@@ -1,0 +1,70 @@
+// Scratch buffers of the forward pass, kept in the Trace between calls. Every
+// buffer only grows, so a repeated forward pass with unchanged shapes allocates
+// nothing (tests/core/test_alloc.cpp checks it).
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "mha/config.hpp"
+#include "pool.hpp"
+
+namespace mha::detail {
+
+// A float buffer that keeps its memory when asked for the same size or less.
+// Eigen vectors are 64-byte aligned, so packed panels start on a cache line.
+class Buffer {
+ public:
+  float* Get(std::size_t n) {
+    if (static_cast<std::size_t>(v_.size()) < n) v_.resize(static_cast<Eigen::Index>(n));
+    return v_.data();
+  }
+
+ private:
+  Eigen::VectorXf v_;
+};
+
+struct Workspace {
+  std::vector<Buffer> panel;  // one packed B panel per thread
+  std::vector<Buffer> block;  // per thread: one row block's scores and weights, kept in L2
+  Buffer kt;                  // K^T of every K/V head, packed as B panels for the scores
+  Buffer vp;                  // V packed as B panels (only when head_dim is not a panel multiple)
+
+  // The weights packed as B panels (Q/K/V heads, W_O, then the FFN's W1, W2), so a recompute with the
+  // same weights reads them contiguously instead of repacking strided rows from L3.
+  // Valid for the Weights object the Trace holds (so its address cannot be reused
+  // while this is valid) and these sizes; reset whenever the Trace's weights change.
+  Buffer wpack;
+  const void* wpack_of = nullptr;
+  int wpack_d = 0, wpack_heads = 0, wpack_kv_heads = 0, wpack_d_ff = 0;  // d_ff 0: no FFN panels
+
+  // What the last pass's q, k and v were computed from: rows of the input that did
+  // not change since are not projected again (typing one word changes one row;
+  // moving the temperature slider changes none). Exact: a row's projection does
+  // not depend on the other rows, nor on which tile of the GEMM computes it.
+  struct ProjectionKey {
+    const void* weights = nullptr;
+    int d = 0, heads = 0, kv_heads = 0, seq = 0, seq_kv = 0;
+    bool pre_norm = false, cross = false;
+    float ln_eps = 0;
+    bool operator==(const ProjectionKey& o) const {
+      return weights == o.weights && d == o.d && heads == o.heads && kv_heads == o.kv_heads &&
+             seq == o.seq && seq_kv == o.seq_kv && pre_norm == o.pre_norm && cross == o.cross &&
+             ln_eps == o.ln_eps;
+    }
+  };
+  ProjectionKey proj_key;
+  bool proj_valid = false;
+  std::vector<std::pair<int, int>> q_rows, kv_rows;  // [begin, end) runs to project
+
+  Pool pool;  // this trace's worker threads (created on first use with threads > 1)
+
+  // The shape-flow table only depends on these; it is rebuilt when they change.
+  bool flow_valid = false;
+  Config flow_cfg;
+  int flow_seq = 0, flow_seq_kv = 0;
+};
+
+}  // namespace mha::detail

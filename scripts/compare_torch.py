@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""mhaviz against PyTorch, measured side by side in one run.
+
+Times `mhaviz bench` and torch.nn.MultiheadAttention (batch_first, need_weights=True,
+average_attn_weights=False: the same work, per-head attention weights included) on the
+same shapes, interleaved round by round, on 1 thread and then on 2, and prints the
+medians and the ratio torch_ms / mhaviz_ms (> 1: mhaviz is faster).
+
+Before timing it checks, once, that both sides compute the same numbers: the same
+weights and input go through `mhaviz trace --norm none` and through torch, and the
+attention output and the per-head weights must agree to 1e-5.
+
+Honesty rules: torch must run on OpenBLAS (Debian's libopenblas0-openmp) rather than the
+reference BLAS, which is about 50x slower; OPENBLAS_CORETYPE is removed from the
+environment so OpenBLAS picks its own (AVX-512) kernels; both sides get the same
+thread count.
+
+usage: /usr/bin/python3 scripts/compare_torch.py [--mhaviz build/app/mhaviz] [--rounds 3]
+           [--seconds 0.5] [--threads 1,2] [--shapes 16x512x8,64x512x8,...] [--json OUT.json]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# Must happen before torch (and with it OpenBLAS) is loaded: OpenBLAS reads it once.
+os.environ.pop("OPENBLAS_CORETYPE", None)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+SHAPES = [(16, 512, 8), (64, 512, 8), (128, 768, 12), (512, 768, 12), (1024, 1024, 16)]
+BLAS_ALTERNATIVE = "libblas.so.3-x86_64-linux-gnu"
+
+
+def flops(n, d):
+    return 8 * n * d * d + 4 * n * n * d
+
+
+def run(args, env=None):
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=3600)
+
+
+def blas_report():
+    """Which BLAS torch really uses: the alternatives link and the library mapped in."""
+    lines, ok = [], True
+    r = run(["update-alternatives", "--query", BLAS_ALTERNATIVE])
+    value = next((l.split(":", 1)[1].strip() for l in r.stdout.splitlines() if l.startswith("Value:")), "")
+    lines.append(f"update-alternatives {BLAS_ALTERNATIVE}: {value or '(not found)'}")
+    torch.mm(torch.ones(64, 64), torch.ones(64, 64))  # make sure the BLAS is loaded
+    with open("/proc/self/maps") as f:
+        mapped = sorted({l.split()[-1] for l in f if "blas" in l.lower() and "/" in l})
+    lines.append("BLAS libraries mapped into this torch process: " + (", ".join(mapped) or "(none)"))
+    info = torch.__config__.show()
+    blas_info = next((p.strip() for p in info.replace(",", "\n").splitlines() if "BLAS_INFO" in p), "")
+    lines.append(f"torch build: {blas_info}, {torch.__version__}")
+    if not any("openblas" in m for m in mapped):
+        ok = False
+        lines.append("NOT OpenBLAS: torch would run on the reference BLAS (about 50x slower); install "
+                     "libopenblas0-openmp (apt-get install -y libopenblas0-openmp) and make it the "
+                     f"{BLAS_ALTERNATIVE} alternative.")
+    elif not any("openblas-openmp" in m for m in mapped):
+        lines.append("note: OpenBLAS is not the OpenMP build (libopenblas0-openmp).")
+    else:
+        lines.append("libopenblas0-openmp is the active BLAS.")
+    return ok, lines
+
+
+def torch_weights_to_npz(mha, x, path_w, path_x):
+    d = mha.embed_dim
+    W = mha.in_proj_weight.detach().numpy()
+    b = mha.in_proj_bias.detach().numpy()
+    # torch computes x @ W.T (column-vector convention); mhaviz's W_q is (d_model, d_model)
+    # with Q = x W_q (row-vector convention): W_q = in_proj_weight[:d].T.
+    np.savez(path_w, W_q=W[:d].T, W_k=W[d:2 * d].T, W_v=W[2 * d:].T,
+             b_q=b[:d], b_k=b[d:2 * d], b_v=b[2 * d:],
+             W_o=mha.out_proj.weight.detach().numpy().T, b_o=mha.out_proj.bias.detach().numpy())
+    np.savez(path_x, x=x.numpy())
+
+
+def check_same_numbers(mhaviz, n, d, h, seed=0):
+    """Same weights and input through both: returns (attn_out error, attn error)."""
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(d, h, batch_first=True).eval()
+    with torch.no_grad():  # torch starts biases at 0: make them count
+        mha.in_proj_bias.uniform_(-0.5, 0.5)
+        mha.out_proj.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(1, n, d)
+    with torch.inference_mode():
+        out, attn = mha(x, x, x, need_weights=True, average_attn_weights=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        pw, px, po = (os.path.join(tmp, f) for f in ("w.npz", "x.npz", "trace.npz"))
+        torch_weights_to_npz(mha, x, pw, px)
+        r = run([mhaviz, "trace", "--input", px, "--weights", pw, "--heads", str(h), "--norm", "none",
+                 "--npz", po, "--quiet"])
+        if r.returncode != 0:
+            raise SystemExit(f"mhaviz trace failed (exit {r.returncode}): {r.stderr.strip()}")
+        z = np.load(po)
+        return float(np.abs(z["attn_out"] - out.numpy()).max()), float(np.abs(z["attn"] - attn.numpy()).max())
+
+
+def time_mhaviz(mhaviz, n, d, h, threads, seconds):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    # A short calibration run sets --repeat so one measurement takes about `seconds`.
+    r = run([mhaviz, "bench", "--seq", str(n), "--d-model", str(d), "--heads", str(h),
+             "--threads", str(threads), "--repeat", "3"], env)
+    if r.returncode != 0:
+        raise SystemExit(f"mhaviz bench failed (exit {r.returncode}): {r.stderr.strip()}")
+    est = json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+    repeat = max(5, min(2000, int(seconds * 1000 / max(est, 1e-3))))
+    r = run([mhaviz, "bench", "--seq", str(n), "--d-model", str(d), "--heads", str(h),
+             "--threads", str(threads), "--repeat", str(repeat)], env)
+    if r.returncode != 0:
+        raise SystemExit(f"mhaviz bench failed (exit {r.returncode}): {r.stderr.strip()}")
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    return j["median_ms"], j["min_ms"], j["cpu_median_ms"]
+
+
+class TorchSide:
+    def __init__(self, n, d, h, seed=0):
+        torch.manual_seed(seed)
+        self.mha = torch.nn.MultiheadAttention(d, h, batch_first=True).eval()
+        self.x = torch.randn(1, n, d)
+
+    def once(self):
+        self.mha(self.x, self.x, self.x, need_weights=True, average_attn_weights=False)
+
+    def time(self, threads, seconds):
+        torch.set_num_threads(threads)
+        with torch.inference_mode():
+            t0 = time.perf_counter()
+            for i in range(50):  # warm-up, like mhaviz bench's
+                self.once()
+                if i >= 2 and time.perf_counter() - t0 > 0.2:
+                    break
+            ms, cpu = [], []
+            start = time.perf_counter()
+            while len(ms) < 5 or (time.perf_counter() - start < seconds and len(ms) < 2000):
+                c = time.thread_time()
+                t = time.perf_counter()
+                self.once()
+                ms.append((time.perf_counter() - t) * 1e3)
+                cpu.append((time.thread_time() - c) * 1e3)
+        return statistics.median(ms), min(ms), statistics.median(cpu)
+
+
+def load_average():
+    try:
+        return os.getloadavg()
+    except OSError:
+        return (float("nan"),) * 3
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mhaviz", default=os.path.join(here, "..", "build", "app", "mhaviz"))
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per shape (default 3)")
+    ap.add_argument("--seconds", type=float, default=0.5, help="time per measurement (default 0.5)")
+    ap.add_argument("--threads", default="1,2", help="thread counts, in order (default 1,2)")
+    ap.add_argument("--shapes", default=",".join(f"{n}x{d}x{h}" for n, d, h in SHAPES),
+                    help="seq x d_model x heads, comma-separated")
+    ap.add_argument("--json", help="also write the results here")
+    a = ap.parse_args()
+    mhaviz = os.path.abspath(a.mhaviz)
+    if not os.access(mhaviz, os.X_OK):
+        sys.exit(f"compare_torch: no mhaviz binary at {mhaviz}; build it first or pass --mhaviz PATH.")
+    shapes = [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
+    thread_counts = [int(t) for t in a.threads.split(",")]
+
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"load average {load_average()[0]:.2f}")
+    ok, lines = blas_report()
+    for l in lines:
+        print("  " + l)
+    print("  OPENBLAS_CORETYPE: unset for this run (OpenBLAS chooses its kernels)")
+    if not ok:
+        sys.exit(1)
+
+    # One independent check that the two sides compute the same function.
+    print("\nsame numbers? mhaviz trace --weights/--input --norm none vs torch, same weights:")
+    worst = 0.0
+    for n, d, h in [(16, 512, 8), (33, 96, 12)]:
+        e_out, e_attn = check_same_numbers(mhaviz, n, d, h)
+        worst = max(worst, e_out, e_attn)
+        print(f"  seq {n}, d_model {d}, heads {h}: max |attn_out diff| {e_out:.2e}, "
+              f"max |attn diff| {e_attn:.2e}")
+    if worst > 1e-5:
+        sys.exit(f"compare_torch: the outputs differ by {worst:.3g} (> 1e-5); timings of different "
+                 "functions would mean nothing.")
+    print("  agree to 1e-5: both time the same function.")
+
+    results = []
+    for threads in thread_counts:
+        print(f"\n{threads} thread{'s' if threads > 1 else ''}: {a.rounds} interleaved rounds per shape, "
+              f"~{a.seconds} s per measurement")
+        for n, d, h in shapes:
+            side = TorchSide(n, d, h)
+            ours, theirs, ours_min, theirs_min, ours_cpu, theirs_cpu = [], [], [], [], [], []
+            for r in range(a.rounds):
+                # Alternate who goes first, so drift in the machine's load hits both alike.
+                order = ("mhaviz", "torch") if r % 2 == 0 else ("torch", "mhaviz")
+                for who in order:
+                    if who == "mhaviz":
+                        med, mn, cpu = time_mhaviz(mhaviz, n, d, h, threads, a.seconds)
+                        ours.append(med)
+                        ours_min.append(mn)
+                        ours_cpu.append(cpu)
+                    else:
+                        med, mn, cpu = side.time(threads, a.seconds)
+                        theirs.append(med)
+                        theirs_min.append(mn)
+                        theirs_cpu.append(cpu)
+            row = {"threads": threads, "seq": n, "d_model": d, "heads": h,
+                   "mhaviz_ms": statistics.median(ours), "torch_ms": statistics.median(theirs),
+                   "mhaviz_min_ms": min(ours_min), "torch_min_ms": min(theirs_min),
+                   "mhaviz_rounds_ms": ours, "torch_rounds_ms": theirs,
+                   # CPU time of the calling thread: immune to waiting for a CPU on a busy
+                   # machine, and the whole cost when running on one thread.
+                   "mhaviz_cpu_ms": statistics.median(ours_cpu), "torch_cpu_ms": statistics.median(theirs_cpu)}
+            row["ratio"] = row["torch_ms"] / row["mhaviz_ms"]
+            row["cpu_ratio"] = row["torch_cpu_ms"] / row["mhaviz_cpu_ms"]
+            results.append(row)
+            extra = (f"; CPU time {row['mhaviz_cpu_ms']:.3f} vs {row['torch_cpu_ms']:.3f} ms, ratio "
+                     f"{row['cpu_ratio']:.2f}") if threads == 1 else ""
+            print(f"  ({n}, {d}, {h}): mhaviz {row['mhaviz_ms']:.3f} ms, torch {row['torch_ms']:.3f} ms, "
+                  f"ratio {row['ratio']:.2f}{extra}", flush=True)
+
+    print(f"\nload average at the end: {load_average()[0]:.2f} (other work on the machine adds noise; "
+          "medians of interleaved rounds)")
+    head = ["threads", "(n, d_model, heads)", "mhaviz ms", "torch ms", "torch/mhaviz",
+            "mhaviz GFLOP/s", "torch GFLOP/s", "mhaviz min", "torch min", "CPU ms mhaviz/torch",
+            "CPU ratio"]
+    rows = []
+    for r in results:
+        f = flops(r["seq"], r["d_model"])
+        rows.append([str(r["threads"]), f"({r['seq']}, {r['d_model']}, {r['heads']})",
+                     f"{r['mhaviz_ms']:.3f}", f"{r['torch_ms']:.3f}", f"{r['ratio']:.2f}x",
+                     f"{f / r['mhaviz_ms'] / 1e6:.1f}", f"{f / r['torch_ms'] / 1e6:.1f}",
+                     f"{r['mhaviz_min_ms']:.3f}", f"{r['torch_min_ms']:.3f}",
+                     f"{r['mhaviz_cpu_ms']:.3f} / {r['torch_cpu_ms']:.3f}" if r["threads"] == 1 else "-",
+                     f"{r['cpu_ratio']:.2f}x" if r["threads"] == 1 else "-"])
+    width = [max(len(x) for x in col) for col in zip(head, *rows)]
+    fmt = lambda cells: " | ".join(c.rjust(w) for c, w in zip(cells, width))  # noqa: E731
+    print(fmt(head))
+    print("-+-".join("-" * w for w in width))
+    for r in rows:
+        print(fmt(r))
+    print("ms: wall-clock medians of interleaved rounds; FLOPs per run: 8*n*d^2 + 4*n^2*d; a ratio > 1 "
+          "means mhaviz is faster.\nCPU ms (1 thread only): the calling thread's CPU time per run, which "
+          "leaves out time spent waiting for a CPU when other work shares the machine.")
+    if a.json:  # temporary file + rename: never a half-written file
+        tmp = a.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"load_average_end": load_average(), "results": results}, f, indent=1)
+        os.replace(tmp, a.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Smoke test of `mhaviz bench` (no timing assertions: CI machines vary): it runs, exits 0,
+and its last stdout line is one JSON object with the promised keys; bad flags get a
+teaching error and exit status 2. The real comparison is scripts/compare_torch.py.
+
+usage: test_bench.py PATH/TO/mhaviz
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+MHAVIZ = None
+KEYS = {"seq", "d_model", "heads", "threads", "median_ms", "min_ms", "gflops", "cpu_median_ms"}
+
+
+def run(*args):
+    e = dict(os.environ)
+    e.pop("DISPLAY", None)  # headless
+    return subprocess.run([MHAVIZ, "bench", *args], capture_output=True, text=True, env=e, timeout=120)
+
+
+class Bench(unittest.TestCase):
+    def last_json(self, *args):
+        r = run(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.strip().splitlines()
+        self.assertTrue(lines, "bench printed nothing")
+        j = json.loads(lines[-1])
+        self.assertIsInstance(j, dict)
+        self.assertLessEqual(KEYS, set(j), f"missing keys in {j}")
+        return j
+
+    def test_small_shape(self):
+        j = self.last_json("--seq", "8", "--d-model", "32", "--heads", "4", "--repeat", "3")
+        self.assertEqual((j["seq"], j["d_model"], j["heads"], j["threads"]), (8, 32, 4, 1))
+        self.assertGreater(j["min_ms"], 0)
+        self.assertGreaterEqual(j["median_ms"], j["min_ms"])
+        self.assertGreater(j["gflops"], 0)
+        # gflops is the FLOP count of the median run: 8*n*d^2 + 4*n^2*d over the time.
+        flops = 8 * 8 * 32 * 32 + 4 * 8 * 8 * 32
+        self.assertAlmostEqual(j["gflops"], flops / (j["median_ms"] * 1e-3) / 1e9,
+                               delta=0.01 * j["gflops"] + 1e-3)
+
+    def test_two_threads_and_gqa(self):
+        j = self.last_json("--seq", "20", "--d-model", "48", "--heads", "6", "--kv-heads", "2",
+                           "--threads", "2", "--repeat", "2")
+        self.assertEqual((j["threads"], j["heads"], j["kv_heads"]), (2, 6, 2))
+
+    def test_help(self):
+        r = run("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("--seq", r.stdout)
+
+    def fails(self, *args, says):
+        r = run(*args)
+        self.assertEqual(r.returncode, 2, f"expected exit 2 for {args}, got {r.returncode}: {r.stderr}")
+        self.assertEqual(r.stdout, "")
+        self.assertIn("mhaviz bench: error:", r.stderr)
+        self.assertIn(says, r.stderr)
+
+    def test_bad_flags_teach(self):
+        self.fails("--seq", "8", "--d-model", "30", "--heads", "4", says="not divisible by num_heads")
+        self.fails("--seq", "0", says="--seq = 0 must be between 1 and")
+        self.fails("--seq", "many", says="expects a whole number")
+        self.fails("--seq", "8", "--threads", "0", says="--threads = 0 must be between 1 and")
+        self.fails("--seq", "8", "--repeat", "0", says="--repeat = 0 must be between 1")
+        self.fails("--seq", "8", "--heads", "4", "--kv-heads", "3", says="num_kv_heads")
+        self.fails("--frobnicate", says="unknown flag '--frobnicate'")
+        self.fails("--seq", says="--seq needs a value")
+        self.fails("hello", says="takes only flags")
+
+
+if __name__ == "__main__":
+    MHAVIZ = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

@@ -1,0 +1,151 @@
+// "No heap allocation per recompute when the shapes have not changed": this test
+// binary replaces malloc and friends (operator new, Eigen and the OpenMP runtime all
+// end up there) with counting versions, then runs Forward again on a warm Trace.
+// Its own executable, so the replacement touches no other test.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "mha/mha.hpp"
+
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+}
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+inline void Count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" {
+void* malloc(std::size_t n) {
+  Count();
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t a, std::size_t b) {
+  Count();
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, std::size_t n) {
+  Count();
+  return __libc_realloc(p, n);
+}
+void* memalign(std::size_t a, std::size_t n) {
+  Count();
+  return __libc_memalign(a, n);
+}
+void* aligned_alloc(std::size_t a, std::size_t n) {
+  Count();
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void** p, std::size_t a, std::size_t n) {
+  Count();
+  *p = __libc_memalign(a, n);
+  return *p ? 0 : ENOMEM;
+}
+void free(void* p) { __libc_free(p); }
+}
+
+namespace {
+
+// Allocations made while `body` runs, on any thread.
+template <class F>
+long AllocationsDuring(F&& body) {
+  g_allocations = 0;
+  g_counting = true;
+  body();
+  g_counting = false;
+  return g_allocations.load();
+}
+
+mha::Inputs RandomInputs(std::mt19937& rng, int seq, int seq_kv, int d, bool cross) {
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  mha::Inputs in;
+  in.x.resize(seq, d);
+  for (Eigen::Index i = 0; i < in.x.size(); ++i) in.x.data()[i] = n(rng);
+  in.tokens.assign(seq, "tok");
+  if (cross) {
+    in.memory.resize(seq_kv, d);
+    for (Eigen::Index i = 0; i < in.memory.size(); ++i) in.memory.data()[i] = n(rng);
+    in.memory_tokens.assign(seq_kv, "mem");
+  }
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("the counter sees allocations (so the tests below can fail)", "[alloc]") {
+  CHECK(AllocationsDuring([] { std::vector<int> v(1000); REQUIRE(v.size() == 1000); }) > 0);
+  CHECK(AllocationsDuring([] { mha::Mat m(10, 10); REQUIRE(m.size() == 100); }) > 0);
+  // A forward pass on a new Trace allocates its buffers: counted too.
+  mha::Config cfg;
+  cfg.d_model = 64;
+  cfg.num_heads = 4;
+  std::mt19937 rng(1);
+  const mha::Inputs in = RandomInputs(rng, 10, 10, 64, false);
+  auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
+  CHECK(AllocationsDuring([&] { mha::Trace t = mha::Forward(cfg, w, in); }) > 0);
+}
+
+TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
+  struct Case {
+    int seq, seq_kv, d, heads, kv_heads, threads;
+    bool cross;
+    mha::Mask mask;
+    mha::Norm norm;
+    mha::Block block = mha::Block::Attention;
+  };
+  const Case cases[] = {
+      {32, 32, 512, 8, 8, 1, false, mha::Mask::None, mha::Norm::Post},   // the lesson's size
+      {32, 32, 512, 8, 8, 2, false, mha::Mask::None, mha::Norm::Post},   // two threads
+      {20, 20, 96, 6, 2, 2, false, mha::Mask::Causal, mha::Norm::Pre},   // GQA, pre-LN
+      {12, 30, 64, 4, 4, 1, true, mha::Mask::None, mha::Norm::None},     // cross-attention
+      {300, 300, 64, 16, 16, 2, false, mha::Mask::None, mha::Norm::Post},  // long: streamed trace
+      {32, 32, 512, 8, 8, 2, false, mha::Mask::None, mha::Norm::Post, mha::Block::Encoder},  // + FFN
+      {20, 20, 64, 4, 4, 1, false, mha::Mask::Causal, mha::Norm::Pre, mha::Block::Encoder},
+  };
+  std::mt19937 rng(2);
+  for (const Case& c : cases) {
+    mha::Config cfg;
+    cfg.d_model = c.d;
+    cfg.num_heads = c.heads;
+    cfg.num_kv_heads = c.kv_heads;
+    cfg.threads = c.threads;
+    cfg.mask = c.mask;
+    cfg.norm = c.norm;
+    cfg.block = c.block;
+    auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
+    const mha::Inputs first = RandomInputs(rng, c.seq, c.seq_kv, c.d, c.cross);
+    const mha::Inputs second = RandomInputs(rng, c.seq, c.seq_kv, c.d, c.cross);
+    mha::Trace t;
+    mha::Forward(cfg, w, first, t);  // allocates the buffers (and starts the threads)
+    INFO("seq " << c.seq << " d_model " << c.d << " heads " << c.heads << " threads " << c.threads);
+    // Same shapes, new values, a slider moved: nothing to allocate.
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, second, t); }) == 0);
+    cfg.temperature = 0.5f;
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, first, t); }) == 0);
+    // Typing: scattered rows change (more runs of rows than before), then none.
+    mha::Inputs typed = first;  // the input of the last pass, with every other row edited
+    for (int i = 0; i < c.seq; i += 2) typed.x(i, 0) += 1.0f;
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, typed, t); }) == 0);
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, typed, t); }) == 0);
+    cfg.mask = c.cross ? mha::Mask::None : mha::Mask::Causal;  // another slider
+    cfg.scale = false;
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, second, t); }) == 0);
+    // The sublayer alone (what `mhaviz bench` times), on its own warm trace.
+    mha::Trace sub;
+    mha::ForwardAttention(cfg, w, first, sub);
+    CHECK(AllocationsDuring([&] { mha::ForwardAttention(cfg, w, second, sub); }) == 0);
+  }
+}
