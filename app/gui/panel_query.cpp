@@ -201,7 +201,9 @@ void DrawQueryView(AppState& s) {
   VecCell(e.trace_context, std::max(shown, 9));
   const double scale = std::max(1.0, static_cast<double>(e.trace_context.cwiseAbs().maxCoeff()));
   const bool same = e.max_abs_diff <= 1e-5 * scale;
-  if (same)
+  if (e.max_abs_diff == 0.0f)
+    std::snprintf(buf, sizeof buf, "Equal: the sum is exactly the trace's context[head %d, token %d].", e.head, e.query);
+  else if (same)
     std::snprintf(buf, sizeof buf,
                   "Equal: the sum is the trace's context[head %d, token %d]; largest difference %s "
                   "(float rounding: the sum here is added up in double).",
