@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gui/heatmap_textures.hpp"
+#include "gui/teach_state.hpp"
 #include "mha/mha.hpp"
 
 struct ImFont;
@@ -57,12 +58,18 @@ struct Caches {
   struct WeightsKey {
     int d_model = 0, num_heads = 0, kv_heads = 0;
     std::uint64_t seed = 0;
+    int d_ff = 0;  // 0 for attention only (no FFN weights)
     bool operator==(const WeightsKey& o) const {
-      return d_model == o.d_model && num_heads == o.num_heads && kv_heads == o.kv_heads && seed == o.seed;
+      return d_model == o.d_model && num_heads == o.num_heads && kv_heads == o.kv_heads && seed == o.seed &&
+             d_ff == o.d_ff;
     }
   };
   WeightsKey weights_key;
   std::shared_ptr<const Weights> weights;
+  // Loaded or edited weights without (fitting) FFN weights, completed with seeded
+  // ones for the encoder block: `with_ffn` is `ffn_base` plus W1, b1, W2, b2.
+  std::shared_ptr<const Weights> ffn_base, with_ffn;
+  WeightsKey ffn_key;
 
   struct InputsKey {
     std::string sentence, memory;
@@ -149,6 +156,7 @@ struct AppState {
   Pending pending;
   Timing timing;
   Ui ui;
+  TeachUi teach;       // the teaching views (teach_state.hpp)
   bool quit = false;
 };
 

@@ -62,6 +62,8 @@ void MenuBar(AppState& s) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
+    DrawViewMenuItems(s);
+    ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250}) {
       char label[32];
       std::snprintf(label, sizeof label, "Text size %d%%", pct);
@@ -185,7 +187,7 @@ void DrawFrame(AppState& s) {
   if (dy != 0.0f && !s.layout.flow_collapsed) s.layout.flow_height = (flow + dy) / scale;
   ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  DrawHeatmapsPanel(s);
+  DrawResultsArea(s);  // the heatmaps and the teaching views, as tabs
   ImGui::EndChild();
   ImGui::EndGroup();
 

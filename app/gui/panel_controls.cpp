@@ -184,6 +184,7 @@ void DrawControlsPanel(AppState& s) {
   HelpMarker("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the weight.");
   s.dirty |= ImGui::Checkbox("Positional encoding", &c.positional_encoding);
   HelpMarker("Adds sin/cos position signals to each token's embedding, so word order matters.");
+  DrawBlockControls(s);
 
   s.dirty |= ImGui::Checkbox("Cross-attention", &s.choice.cross);
   Probe(s, "cross");

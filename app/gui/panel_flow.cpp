@@ -8,6 +8,7 @@
 #include <imgui_internal.h>
 
 #include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
 
@@ -60,11 +61,14 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
     ImGui::Selectable(r.step.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
     ImGui::PopStyleColor(2);
     ImGui::PopID();
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);  // its values in the inspector
+    Probe(s, ("flow " + r.tensor + " " + std::to_string(i)).c_str());
     // Hovering a diagram block brings its row into view.
     if (hot && s.ui.hover_from_diagram && !ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
     if (ImGui::IsItemHovered()) {
       s.ui.hover_step_next = static_cast<int>(i);
-      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)",
+      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
+                        "Click to see its values in the tensor inspector.",
                         r.step.c_str(), r.formula.c_str(), r.tensor.c_str(), ShapeString(r.shape).c_str(),
                         Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
     }
@@ -112,12 +116,14 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   const bool pre = c.norm == Norm::Pre;
   const bool cross = t.in.cross();
   const float fs = ImGui::GetFontSize();
-  // Groups: x, [LN], Q K V, split, attention (3 rows, no gaps), concat, W_O, Add.
-  const int groups = 7 + (pre ? 1 : 0);
+  // Groups: x, [LN], Q K V, split, attention (3 rows, no gaps), concat, W_O, Add;
+  // the encoder block adds [LN], the feed-forward network and its Add.
+  const bool encoder = c.block == mha::Block::Encoder;  // (Block here is a diagram box)
+  const int groups = 7 + (pre ? 1 : 0) + (encoder ? 2 : 0);
   const int rows = groups + 2;
   const int gaps = groups - 1;
   const float rh = std::clamp((size.y - 2.0f - gaps * fs * 0.8f) / rows, fs * 1.05f, fs * 1.5f);
-  const float gap = std::max(fs * 0.35f, (size.y - 2.0f - rows * rh) / gaps);
+  const float gap = std::max(fs * (encoder ? 0.25f : 0.35f), (size.y - 2.0f - rows * rh) / gaps);
   const float resid = fs * 1.2f;  // left margin for the residual path
   const float x0 = o.x + resid, x1 = o.x + size.x - 1.0f;
   const float w = x1 - x0;
@@ -193,6 +199,25 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   const Block add = centred(yn, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)",
                             std::max(step("residual + LayerNorm"), step("residual")));
   blocks.push_back(add);
+  // The encoder block: position-wise feed-forward network, then its own residual.
+  auto by_tensor = [&](const char* tensor) {
+    for (std::size_t i = 0; i < flow.size(); ++i)
+      if (flow[i].tensor == tensor) return static_cast<int>(i);
+    return -1;
+  };
+  Block ffn{}, add2{};
+  if (encoder) {
+    // Pre-LN: LN2 shares the FFN's box, so the diagram keeps fitting the panel.
+    const float yf = next_row(rh);
+    ffn = centred(yf, 0.8f,
+                  std::string(pre ? "LN, feed-forward, " : "feed-forward, ") +
+                      (c.activation == Activation::Gelu ? "GELU" : "ReLU"),
+                  by_tensor("ffn_hidden"));
+    blocks.push_back(ffn);
+    const float yn2 = next_row(rh);
+    add2 = centred(yn2, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)", by_tensor("block_out"));
+    blocks.push_back(add2);
+  }
 
   // Arrows.
   const ImU32 ac = pal.block_border;
@@ -232,6 +257,18 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     dl->AddTriangleFilled(ImVec2(add.a.x - head * 1.5f, y_to - head), ImVec2(add.a.x - head * 1.5f, y_to + head),
                           ImVec2(add.a.x, y_to), ac);
   }
+  if (encoder) {
+    down(cx, add.b.y, ffn.a.y);
+    down(cx, ffn.b.y, add2.a.y);
+    // The FFN's residual: from the first Add down the right margin into the second.
+    const float rx = x1 - resid * 0.45f;
+    const float y_from = (add.a.y + add.b.y) * 0.5f, y_to = (add2.a.y + add2.b.y) * 0.5f;
+    line(ImVec2(add.b.x, y_from), ImVec2(rx, y_from));
+    line(ImVec2(rx, y_from), ImVec2(rx, y_to));
+    line(ImVec2(rx, y_to), ImVec2(add2.b.x + head, y_to));
+    dl->AddTriangleFilled(ImVec2(add2.b.x + head * 1.5f, y_to - head), ImVec2(add2.b.x + head * 1.5f, y_to + head),
+                          ImVec2(add2.b.x, y_to), ac);
+  }
 
   // Hover: a block stands for one row of the table.
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -241,7 +278,9 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
         s.ui.hover_step_next = b.step;
         s.ui.hover_from_diagram_next = true;
         const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
-        ImGui::SetTooltip("%s\n%s\n%s", r.step.c_str(), r.formula.c_str(), ShapeString(r.shape).c_str());
+        ImGui::SetTooltip("%s\n%s\n%s\nClick to see its values.", r.step.c_str(), r.formula.c_str(),
+                          ShapeString(r.shape).c_str());
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);
       }
 
   // Blocks on top of the arrows.

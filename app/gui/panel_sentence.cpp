@@ -64,7 +64,7 @@ void DrawSentencePanel(AppState& s) {
   Probe(s, "examples");
 
   if (!s.files.input_path.empty()) {
-    MessageBox("x comes from " + s.files.input_path + " (token labels #0, #1, ...). Type a sentence to use it instead.",
+    MessageBox("x comes from " + s.files.input_path + ". Type a sentence to use it instead.",
                Pal().notice_bg, Pal().notice_text);
   }
   const auto& tokens = s.result.tokens;

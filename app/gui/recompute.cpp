@@ -27,10 +27,28 @@ const Inputs& CurrentInputs(AppState& s, const Config& cfg) {
   return c.inputs;
 }
 
+// Weights from a file, the lesson or the editor usually have no FFN weights (or
+// ones for another d_ff): the encoder block then uses seeded W1, W2 with them.
+std::shared_ptr<const Weights> WithFfn(Caches& c, const std::shared_ptr<const Weights>& w, const Config& cfg) {
+  if (cfg.block != Block::Encoder) return w;
+  if (w->ffn_W1.rows() == cfg.d_model && w->ffn_W1.cols() == cfg.ffn_dim() && w->ffn_W2.rows() == cfg.ffn_dim())
+    return w;
+  const Caches::WeightsKey key{cfg.d_model, 0, 0, cfg.seed, cfg.ffn_dim()};
+  if (c.ffn_base != w || !(c.ffn_key == key)) {
+    auto full = std::make_shared<Weights>(*w);
+    InitFfnWeights(cfg, *full);
+    c.ffn_base = w;
+    c.with_ffn = std::move(full);
+    c.ffn_key = key;
+  }
+  return c.with_ffn;
+}
+
 std::shared_ptr<const Weights> CurrentWeights(AppState& s, const Config& cfg) {
-  if (s.files.weights) return s.files.weights;
+  if (s.files.weights) return WithFfn(s.caches, s.files.weights, cfg);
   Caches& c = s.caches;
-  const Caches::WeightsKey key{cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.seed};
+  const Caches::WeightsKey key{cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.seed,
+                               cfg.block == Block::Encoder ? cfg.ffn_dim() : 0};
   if (!c.weights || !(key == c.weights_key)) {
     c.weights.reset();  // free the old matrices before allocating the new ones
     c.weights = std::make_shared<const Weights>(InitWeights(cfg));

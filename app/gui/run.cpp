@@ -29,6 +29,7 @@
 #include "gui/gui.hpp"
 #include "gui/input_queue.hpp"
 #include "gui/settings.hpp"
+#include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
 #include "io/files.hpp"
 
@@ -70,6 +71,7 @@ struct GuiOptions {
   int width = 0, height = 0;
   int settings = -1;  // -1 default, 0 no, 1 yes
   int enlarge = -1;
+  TeachFlags teach;  // --view, --preset, ... (teach_flags.cpp)
   bool automation() const { return frames > 0 || !stats.empty(); }
 };
 
@@ -108,6 +110,7 @@ GuiOptions ParseGuiFlags(const std::vector<std::string>& args, bool* help) {
         g.enlarge = a.Int(f, 0, Limits::kMaxHeads - 1);
       }
     }
+    else if (ParseTeachFlag(a, f, g.teach)) continue;
     else if (f == "--settings") g.settings = 1;
     else if (f == "--no-settings") g.settings = 0;
     else a.Unknown(f);
@@ -126,7 +129,7 @@ void ApplyRunFlags(const std::vector<std::string>& args, AppState& s) {
     if (!cli::ParseRunFlag(a, f, o)) {
       // GUI flags with a value: skip the value.
       if (f == "--screenshot" || f == "--frames" || f == "--stats" || f == "--width" || f == "--height" ||
-          f == "--dump-state" || f == "--probe" || f == "--export" || f == "--enlarge")
+          f == "--dump-state" || f == "--probe" || f == "--export" || f == "--enlarge" || TeachFlagTakesValue(f))
         a.Next();
     }
   }
@@ -208,10 +211,12 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["export_message"] = s.exp.message;
   j["export_path"] = std::string(s.exp.path.data());
   j["focused_text"] = ImGui::GetIO().WantTextInput;
+  j["view"] = ViewName(s.teach.view);
+  j["file_message"] = s.teach.file_message;
   return j;
 }
 
-std::string DumpStateJson(const AppState& s, int frames) {
+std::string DumpStateJson(AppState& s, int frames) {
   nlohmann::json j;
   j["frames"] = frames;
   j["sentence"] = s.choice.sentence;
@@ -228,6 +233,8 @@ std::string DumpStateJson(const AppState& s, int frames) {
   j["content_scale"] = s.ui.content_scale;
   j["font_px"] = ImGui::GetFontSize();
   j["settings"] = nlohmann::json::parse(AppSettingsJson(s, 0, 0));
+  // What each teaching view shows, from the caches the views draw.
+  j["views"] = nlohmann::json::parse(TeachViewsJson(s));
   if (s.result.ok) {
     const Trace& t = s.result.trace;
     if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= 4e6) {
@@ -246,7 +253,7 @@ int RunWindow(const std::vector<std::string>& args) {
   bool help = false;
   const GuiOptions g = ParseGuiFlags(args, &help);
   if (help) {
-    std::cout << kHelp << cli::RunFlagsHelp() << kHelpGui;
+    std::cout << kHelp << cli::RunFlagsHelp() << kTeachFlagsHelp << kHelpGui;
     return 0;
   }
   AppState s;
@@ -266,6 +273,7 @@ int RunWindow(const std::vector<std::string>& args) {
     if (!notice.empty()) s.ui.notices.push_back(notice);
   }
   ApplyRunFlags(args, s);  // flags override the saved settings
+  ApplyTeachFlags(g.teach, s);
   if (g.width) win_w = g.width;
   if (g.height) win_h = g.height;
 
@@ -571,6 +579,7 @@ int RunWindow(const std::vector<std::string>& args) {
   }
 
   s.ui.textures.Release();
+  s.teach.textures.Release();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

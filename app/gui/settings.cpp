@@ -76,7 +76,10 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
                  {"norm", ToString(c.norm)},
                  {"scale", c.scale},
                  {"positional_encoding", c.positional_encoding},
-                 {"temperature", c.temperature}};
+                 {"temperature", c.temperature},
+                 {"block", ToString(c.block)},
+                 {"d_ff", c.d_ff},
+                 {"activation", ToString(c.activation)}};
   j["ui"] = {{"text_size", s.ui.text_size}, {"dark", s.ui.dark}};
   j["export"] = {{"path", std::string(s.exp.path.data())},
                  {"screenshot_path", std::string(s.exp.screenshot_path.data())},
@@ -115,6 +118,9 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
     cfg.scale = c.value("scale", true);
     cfg.positional_encoding = c.value("positional_encoding", true);
     cfg.temperature = c.value("temperature", 1.0f);
+    cfg.block = c.value("block", std::string("attention")) == "encoder" ? Block::Encoder : Block::Attention;
+    cfg.d_ff = std::clamp(c.value("d_ff", 0), 0, Limits::kMaxDFf);
+    cfg.activation = c.value("activation", std::string("relu")) == "gelu" ? Activation::Gelu : Activation::Relu;
     if (j.contains("ui")) {
       parsed.ui.text_size = std::clamp(j["ui"].value("text_size", 100), 50, 300);
       parsed.ui.dark = j["ui"].value("dark", false);

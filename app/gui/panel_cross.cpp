@@ -1,0 +1,165 @@
+// Cross-attention vs self-attention: where Q, K and V come from (DescribeSources),
+// and for one head the sentence's self-attention map (square) next to its
+// cross-attention map over the memory (rectangular, the encoder-decoder case).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "gui/matrix_view.hpp"
+#include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
+#include "gui/teach_widgets.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+// Default memory sentence when the learner turns cross-attention on with none: the
+// translation case, where the decoder (the sentence) reads the encoder's sentence.
+const char* DefaultMemory(const std::string& sentence) {
+  if (sentence == "The cat sat on the mat.") return "Le chat est assis sur le tapis.";
+  if (sentence == "고양이가 쥐를 잡았다") return "The cat caught the mouse.";
+  return "Le chat est assis sur le tapis.";
+}
+
+}  // namespace
+
+void DrawCrossView(AppState& s) {
+  SectionTitle(s, "Cross-attention vs self-attention",
+               "Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
+               "look at another sentence, as a Transformer decoder reads its encoder.",
+               true);
+  // The switch and the memory sentence, mirrored from Configuration.
+  if (ImGui::Checkbox("Cross-attention: keys and values from a second sentence", &s.choice.cross)) {
+    if (s.choice.cross && s.choice.memory.empty()) {
+      s.choice.memory = DefaultMemory(s.choice.sentence);
+      SyncBuffersFromChoice(s);
+    }
+    if (s.choice.cross && s.choice.cfg.mask == Mask::Causal) s.choice.cfg.mask = Mask::None;
+    s.dirty = true;
+  }
+  Probe(s, "cross_toggle");
+  if (s.choice.cross && s.files.input_path.empty()) {
+    ImGui::SetNextItemWidth(-1.0f);
+    if (ImGui::InputTextWithHint("##cross_memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
+                                 s.ui.memory_buf.size())) {
+      s.choice.memory = s.ui.memory_buf.data();
+      s.dirty = true;
+    }
+    Probe(s, "cross_memory");
+  }
+  if (!s.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
+    Muted(("x comes from " + s.files.input_path + ", which has no 'memory' array: cross-attention needs one there, "
+           "or use the sentence again (Lesson tab).").c_str());
+  if (!s.result.ok) {
+    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const auto& sc = SourcesCache(s);
+  if (!sc.ok) {
+    MessageBox(sc.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const AttentionSources& src = sc.value;
+  const Trace& t = s.result.trace;
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  ImGui::TextUnformatted(src.cross ? "This layer: cross-attention (encoder-decoder)" : "This layer: self-attention");
+  if (s.ui.font_bold) ImGui::PopFont();
+  Muted(src.explanation.c_str());
+  Probe(s, "cross_explanation");
+  ImGui::Spacing();
+
+  HeadPicker(s, "##cross_head");
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f;
+  const int h = s.teach.head;
+  const auto cross_map = t.AttnHead(h);
+
+  if (!src.cross) {
+    // Self-attention only: its square map, and what cross-attention would change.
+    const Mat m = cross_map;
+    ImGui::Text("head %d: %d x %d, square, because the rows and the columns are the same %d tokens", h, t.seq, t.seq,
+                t.seq);
+    MatrixArgs a;
+    a.id = "cross self only";
+    a.key = "g" + std::to_string(s.result.generation) + " h" + std::to_string(h);
+    a.data = m.data();
+    a.rows = t.seq;
+    a.cols = t.seq_kv;
+    a.row_labels = &t.in.tokens;
+    a.col_labels = &t.in.tokens;
+    a.fixed_decimals = true;
+    a.row_axis = "query";
+    a.col_axis = "key";
+    a.size = ImVec2(std::min(avail.x, fs * 30.0f),
+                    std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
+    DrawMatrix(s, a);
+    Probe(s, "cross_self_map");
+    DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
+    Muted("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
+          "becomes seq x seq_kv, one column per memory token.");
+    return;
+  }
+
+  // Side by side: the same head, the same weights; only where K and V come from differs.
+  const auto& st = SelfTraceCache(s);
+  const float gap = fs * 2.0f;
+  const float half = (avail.x - gap) / 2.0f;
+  // Cells big enough for the token labels; the view scrolls when the window is short.
+  const float min_cell = std::max(t.seq, t.seq_kv) <= 24 ? fs * 1.6f : 4.0f;
+  const float map_h = std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3.0f,
+                               t.seq * min_cell + fs * 6.5f);
+  char title[160];
+  ImGui::BeginGroup();
+  std::snprintf(title, sizeof title, "self-attention: the sentence reads itself (%d x %d)", t.seq, t.seq);
+  ImGui::TextUnformatted(Ellipsize(title, half).c_str());
+  Muted("the same W_Q, W_K, W_V; K, V from the sentence");
+  if (st.ok) {
+    const Mat m = st.value.AttnHead(h);
+    MatrixArgs a;
+    a.id = "cross contrast self";
+    a.key = st.key + " h" + std::to_string(h);
+    a.data = m.data();
+    a.rows = st.value.seq;
+    a.cols = st.value.seq_kv;
+    a.row_labels = &t.in.tokens;
+    a.col_labels = &t.in.tokens;
+    a.fixed_decimals = true;
+    a.row_axis = "query";
+    a.col_axis = "key (sentence)";
+    a.size = ImVec2(half, map_h);
+    DrawMatrix(s, a);
+    Probe(s, "cross_self_map");
+  } else {
+    MessageBox(st.error, Pal().error_bg, Pal().error_text);
+  }
+  ImGui::EndGroup();
+  ImGui::SameLine(0, gap);
+  ImGui::BeginGroup();
+  std::snprintf(title, sizeof title, "cross-attention: the sentence reads the memory (%d x %d)", t.seq, t.seq_kv);
+  ImGui::TextUnformatted(Ellipsize(title, half).c_str());
+  Muted("rows: the sentence's queries; columns: the memory's keys");
+  {
+    const Mat m = cross_map;
+    MatrixArgs a;
+    a.id = "cross contrast cross";
+    a.key = "g" + std::to_string(s.result.generation) + " h" + std::to_string(h);
+    a.data = m.data();
+    a.rows = t.seq;
+    a.cols = t.seq_kv;
+    a.row_labels = &t.in.tokens;
+    a.col_labels = &t.in.memory_tokens;
+    a.fixed_decimals = true;
+    a.row_axis = "query";
+    a.col_axis = "memory token";
+    a.size = ImVec2(half, map_h);
+    DrawMatrix(s, a);
+    Probe(s, "cross_map");
+  }
+  ImGui::EndGroup();
+  DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
+}
+
+}  // namespace mha::gui

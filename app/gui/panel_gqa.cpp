@@ -1,0 +1,166 @@
+// Grouped-query and multi-query attention: which query heads share which K/V head,
+// and the parameters and KV-cache bytes that saves for the current sequence
+// (DescribeGqa). The num_kv_heads choices here edit the configuration, live.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
+#include "gui/teach_widgets.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+// One hue per K/V head group, light enough for dark text.
+ImU32 GroupColour(int g, int groups) {
+  const float h = groups > 0 ? std::fmod(0.58f + 0.618034f * g, 1.0f) : 0.6f;
+  float r, gg, b;
+  ImGui::ColorConvertHSVtoRGB(h, 0.28f, 0.97f, r, gg, b);
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(r, gg, b, 1.0f));
+}
+
+void Diagram(const GqaFacts& f, float width) {
+  const float fs = ImGui::GetFontSize();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Palette& pal = Pal();
+  const ImU32 text = IM_COL32(30, 36, 48, 255);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const int H = f.num_heads, G = f.num_kv_heads;
+  const float label_w = ImGui::CalcTextSize("K/V heads").x + fs;
+  const float avail = std::max(width - label_w, fs * 4.0f);
+  const float qw = std::min(fs * 4.0f, avail / H), box_h = fs * 1.6f, rise = fs * 3.2f;
+  const float total = qw * H;
+  const float x0 = o.x + label_w;
+  const ImU32 label_c = ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddText(ImVec2(o.x, o.y + (box_h - fs) * 0.5f), label_c, "Q heads");
+  dl->AddText(ImVec2(o.x, o.y + box_h + rise + (box_h - fs) * 0.5f), label_c, "K/V heads");
+  // K/V heads: each as wide as its group of query heads.
+  for (int g = 0; g < G; ++g) {
+    const auto& qs = f.query_heads_of[static_cast<std::size_t>(g)];
+    const float a = x0 + qs.front() * qw, b = x0 + (qs.back() + 1) * qw;
+    const ImVec2 p(a + 2, o.y + box_h + rise), q(b - 2, o.y + 2 * box_h + rise);
+    // Lines from every query head of the group down to it.
+    for (int h : qs) {
+      const float cx = x0 + (h + 0.5f) * qw;
+      dl->AddLine(ImVec2(cx, o.y + box_h), ImVec2((a + b) * 0.5f, p.y), pal.block_border, 1.5f);
+    }
+    dl->AddRectFilled(p, q, GroupColour(g, G), 4.0f);
+    dl->AddRect(p, q, pal.block_border, 4.0f);
+    const std::string l = Ellipsize("K/V " + std::to_string(g), q.x - p.x - 4);
+    const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+    dl->AddText(ImVec2((p.x + q.x - ts.x) * 0.5f, (p.y + q.y - ts.y) * 0.5f), text, l.c_str());
+  }
+  for (int h = 0; h < H; ++h) {
+    const ImVec2 p(x0 + h * qw + 2, o.y), q(x0 + (h + 1) * qw - 2, o.y + box_h);
+    dl->AddRectFilled(p, q, GroupColour(f.kv_head_of[static_cast<std::size_t>(h)], G), 4.0f);
+    dl->AddRect(p, q, pal.block_border, 4.0f);
+    const std::string l = qw >= ImGui::CalcTextSize("Q00").x + 6 ? "Q" + std::to_string(h) : std::to_string(h);
+    const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+    if (ts.x <= q.x - p.x) dl->AddText(ImVec2((p.x + q.x - ts.x) * 0.5f, (p.y + q.y - ts.y) * 0.5f), text, l.c_str());
+  }
+  ImGui::Dummy(ImVec2(label_w + total, 2 * box_h + rise + 2));
+}
+
+}  // namespace
+
+void DrawGqaView(AppState& s) {
+  SectionTitle(s, "Grouped-query and multi-query attention",
+               "Query heads in a group share one K/V head: W_K, W_V and the KV cache shrink, while every query head "
+               "still has its own attention map.",
+               true);
+  Config& c = s.choice.cfg;
+  // num_kv_heads: every divisor of num_heads, live.
+  if (c.num_heads >= 1 && c.num_heads <= Limits::kMaxHeads) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("num_kv_heads");
+    for (int k = c.num_heads; k >= 1; --k) {
+      if (c.num_heads % k) continue;
+      ImGui::SameLine();
+      std::string label = std::to_string(k);
+      if (k == c.num_heads) label += " (multi-head)";
+      else if (k == 1) label += " (multi-query)";
+      const bool on = c.kv_heads() == k;
+      if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+      if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x)
+        ImGui::NewLine();
+      if (ImGui::Button(label.c_str()) && !on) {
+        c.num_kv_heads = k == c.num_heads ? 0 : k;
+        s.dirty = true;
+      }
+      Probe(s, ("kv " + std::to_string(k)).c_str());
+      if (on) ImGui::PopStyleColor();
+    }
+  }
+  const auto& gc = GqaCache(s);
+  if (!gc.ok) {
+    MessageBox(gc.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const GqaFacts& f = gc.value;
+  const float fs = ImGui::GetFontSize();
+  char buf[400];
+  if (f.kind == "multi-head")
+    std::snprintf(buf, sizeof buf,
+                  "Multi-head attention: each of the %d query heads has its own K/V head. Pick fewer K/V heads above "
+                  "to see what grouping saves.",
+                  f.num_heads);
+  else
+    std::snprintf(buf, sizeof buf, "%s attention: %d query heads share %d K/V head%s, %d query heads per group.",
+                  f.kind == "multi-query" ? "Multi-query" : "Grouped-query", f.num_heads, f.num_kv_heads,
+                  f.num_kv_heads == 1 ? "" : "s", f.group_size);
+  ImGui::Spacing();
+  ImGui::TextUnformatted(buf);
+  ImGui::Spacing();
+  Diagram(f, ImGui::GetContentRegionAvail().x);
+  Probe(s, "gqa_diagram");
+  ImGui::Spacing();
+
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
+  auto pct = [](std::int64_t saved, std::int64_t total) {
+    char p[32];
+    std::snprintf(p, sizeof p, " (%.0f%%)", total > 0 ? 100.0 * saved / total : 0.0);
+    return std::string(p);
+  };
+  const std::string rows[2][4] = {
+      {"W_K, W_V + biases (parameters)", Thousands(f.kv_params), Thousands(f.mha_kv_params),
+       Thousands(f.params_saved) + pct(f.params_saved, f.mha_kv_params)},
+      {"KV cache for " + std::to_string(CurrentSeqKv(s)) + " tokens, one layer", Bytes(f.kv_cache_bytes),
+       Bytes(f.mha_kv_cache_bytes), Bytes(f.cache_bytes_saved) + pct(f.cache_bytes_saved, f.mha_kv_cache_bytes)}};
+  const std::string heads[4] = {"", "with " + std::to_string(f.num_kv_heads) + " K/V head" + (f.num_kv_heads == 1 ? "" : "s"),
+                                "multi-head (" + std::to_string(f.num_heads) + " K/V heads)", "saved"};
+  if (ImGui::BeginTable("##gqa_sizes", 4, flags)) {
+    // Fixed widths from the texts: right-aligned cells cannot size a column themselves.
+    for (int k = 0; k < 4; ++k) {
+      float w = ImGui::CalcTextSize(heads[k].c_str()).x;
+      for (const auto& r : rows) w = std::max(w, ImGui::CalcTextSize(r[k].c_str()).x);
+      ImGui::TableSetupColumn(heads[k].c_str(), ImGuiTableColumnFlags_WidthFixed, w + fs * 0.5f);
+    }
+    ImGui::TableHeadersRow();
+    for (const auto& r : rows) {
+      ImGui::TableNextRow();
+      for (int k = 0; k < 4; ++k) {
+        ImGui::TableNextColumn();
+        if (k > 0)
+          ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(r[k].c_str()).x);
+        ImGui::TextUnformatted(r[k].c_str());
+      }
+    }
+    ImGui::EndTable();
+  }
+  Probe(s, "gqa_sizes");
+  std::snprintf(buf, sizeof buf,
+                "KV cache = 2 (K and V) \xC3\x97 num_kv_heads %d \xC3\x97 head_dim %d \xC3\x97 %d tokens \xC3\x97 4 bytes "
+                "(float32) = %s bytes: what a decoder keeps per layer while it generates, so fewer K/V heads "
+                "let it serve longer texts. W_Q and W_O keep their size (%d query heads).",
+                f.num_kv_heads, f.head_dim, CurrentSeqKv(s), Thousands(f.kv_cache_bytes).c_str(), f.num_heads);
+  ImGui::PushTextWrapPos(std::max(ImGui::GetCursorPosX() + fs * 10.0f, ImGui::GetContentRegionAvail().x));
+  Muted(buf);
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace mha::gui

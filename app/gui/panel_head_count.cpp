@@ -1,0 +1,131 @@
+// Head count vs parameters: for the current d_model, every valid num_heads with its
+// head_dim, the attention layer's parameters, FLOPs and KV cache (HeadCountTable,
+// the same sums as the shape-flow table). Clicking a row uses that many heads.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
+#include "gui/teach_widgets.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+void RightAligned(const std::string& text) {
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(text.c_str()).x);
+  ImGui::TextUnformatted(text.c_str());
+}
+
+}  // namespace
+
+void DrawHeadCountView(AppState& s) {
+  Config& cfg = s.choice.cfg;
+  char sub[256];
+  std::snprintf(sub, sizeof sub,
+                "For d_model = %d: more heads cut the same %d dimensions into thinner slices, so the parameters stay "
+                "the same and the FLOPs barely change. Click a row to use it.",
+                cfg.d_model, cfg.d_model);
+  SectionTitle(s, "Head count vs parameters", sub, true);
+  const auto& c = HeadCountCache(s);
+  if (!c.ok) {
+    MessageBox(c.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const auto& rows = c.value;
+  const bool gqa = std::any_of(rows.begin(), rows.end(), [](const HeadCountRow& r) { return r.has_gqa; });
+  const bool listed = std::any_of(rows.begin(), rows.end(), [](const HeadCountRow& r) { return r.current; });
+  const int seq = std::max(CurrentSeq(s), 1), skv = std::max(CurrentSeqKv(s), 1);
+  const float fs = ImGui::GetFontSize();
+
+  const int cols = 6 + (gqa ? 3 : 0);
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_SizingFixedFit;
+  const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float notes_h = ImGui::GetTextLineHeightWithSpacing() * 4.0f;
+  const float table_h = std::min(line * (static_cast<float>(rows.size()) + 1.4f) + fs * 0.5f,
+                                 std::max(line * 4.0f, ImGui::GetContentRegionAvail().y - notes_h));
+  if (ImGui::BeginTable("##head_count", cols, flags, ImVec2(0, table_h))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    // Right-aligned numbers cannot size a column: widths from the widest text.
+    auto col = [&](const std::string& h, long long widest) {
+      const float w = std::max(ImGui::CalcTextSize(h.c_str()).x, ImGui::CalcTextSize(Thousands(widest).c_str()).x);
+      ImGui::TableSetupColumn(h.c_str(), ImGuiTableColumnFlags_WidthFixed, w + fs * 0.3f);
+    };
+    long long max_flops = 0;
+    for (const auto& r : rows) max_flops = std::max<long long>({max_flops, r.flops, r.gqa_flops});
+    col("num_heads", 0);
+    col("head_dim = d_k", 0);
+    col("parameters (W_Q, W_K, W_V, W_O + biases)", 0);
+    col("FLOPs", max_flops);
+    col("KV cache (" + std::to_string(skv) + " tokens)", 0);
+    const std::string g = std::to_string(cfg.kv_heads());
+    if (gqa) {
+      col("parameters, " + g + " K/V heads", 0);
+      col("FLOPs, " + g + " K/V heads", max_flops);
+      col("KV cache, " + g + " K/V heads", 0);
+    }
+    ImGui::TableSetupColumn("");
+    ImGui::TableHeadersRow();
+    for (const HeadCountRow& r : rows) {
+      ImGui::TableNextRow();
+      if (r.current) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, Pal().highlight_bg);
+      ImGui::TableNextColumn();
+      ImGui::PushID(r.num_heads);
+      const std::string label = std::to_string(r.num_heads);
+      if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap) &&
+          !r.current) {
+        cfg.num_heads = r.num_heads;
+        if (cfg.num_kv_heads > 0 && (cfg.num_kv_heads > r.num_heads || r.num_heads % cfg.num_kv_heads != 0))
+          cfg.num_kv_heads = 0;  // that GQA grouping does not fit: plain multi-head
+        s.dirty = true;
+      }
+      Probe(s, ("head_count " + label).c_str());
+      if (ImGui::IsItemHovered() && !r.current) ImGui::SetTooltip("Use num_heads = %d", r.num_heads);
+      ImGui::PopID();
+      ImGui::TableNextColumn();
+      RightAligned(std::to_string(r.head_dim));
+      ImGui::TableNextColumn();
+      RightAligned(Thousands(r.params));
+      ImGui::TableNextColumn();
+      RightAligned(Thousands(r.flops));
+      ImGui::TableNextColumn();
+      RightAligned(Bytes(r.kv_cache_bytes));
+      if (gqa) {
+        for (int k = 0; k < 3; ++k) {
+          ImGui::TableNextColumn();
+          if (!r.has_gqa) {
+            ImGui::TextDisabled("-");
+            continue;
+          }
+          RightAligned(k == 0 ? Thousands(r.gqa_params) : k == 1 ? Thousands(r.gqa_flops) : Bytes(r.gqa_kv_cache_bytes));
+        }
+      }
+      ImGui::TableNextColumn();
+      if (r.current) {
+        ImGui::PushStyleColor(ImGuiCol_Text, Pal().highlight);
+        ImGui::TextUnformatted("\xE2\x97\x80 current");
+        ImGui::PopStyleColor();
+      }
+    }
+    ImGui::EndTable();
+  }
+  Probe(s, "head_count_table");
+  std::string note = "num_heads must divide d_model (each head gets d_model / num_heads dimensions), so these are the "
+                     "divisors of " + std::to_string(cfg.d_model) + ". ";
+  if (!listed)
+    note += "Your num_heads = " + std::to_string(cfg.num_heads) + " is not in the list: it does not divide " +
+            std::to_string(cfg.d_model) + ". ";
+  note += "Why the FLOPs still grow a little: the softmax runs once per head (" + std::to_string(seq) + " x " +
+          std::to_string(skv) + " exponentials each), while the projections and q\xC2\xB7k cost the same in total.";
+  Muted(note.c_str());
+  if (gqa)
+    Muted(("The K/V-head columns: grouped-query attention with num_kv_heads = " + std::to_string(cfg.kv_heads()) +
+           ": K and V get fewer heads than Q, so W_K, W_V and the KV cache shrink; '-' where it does not divide "
+           "num_heads.").c_str());
+}
+
+}  // namespace mha::gui

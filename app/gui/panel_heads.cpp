@@ -1,0 +1,202 @@
+// Head metrics: each head's mean entropy, mean max weight and what it mostly
+// attends to (SummarizeHeads), and how alike the heads are (HeadDivergence, the
+// mean Jensen-Shannon divergence between their maps). Both cached per trace.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gui/matrix_view.hpp"
+#include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
+#include "gui/teach_widgets.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+// A value with a bar behind it, the bar `frac` of the cell.
+void BarCell(double v, double frac, int digits = 3) {
+  const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddRectFilled(
+      p, ImVec2(p.x + w * static_cast<float>(std::clamp(frac, 0.0, 1.0)), p.y + h), Pal().chip_bg);
+  ImGui::TextUnformatted(Sig(v, digits).c_str());
+}
+
+}  // namespace
+
+void DrawHeadsView(AppState& s) {
+  SectionTitle(s, "Head metrics",
+               "What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
+               "and how alike the heads are.",
+               true);
+  if (!s.result.ok) {
+    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const auto& sc = SummariesCache(s);
+  if (!sc.ok) {
+    MessageBox(sc.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const Trace& t = s.result.trace;
+  const auto& heads = sc.value;
+  const float fs = ImGui::GetFontSize();
+  const int H = t.cfg.num_heads;
+  const bool gqa = t.cfg.kv_heads() != H;
+  const bool cross = t.in.cross();
+  const double ln_n = std::log(static_cast<double>(std::max(t.seq_kv, 1)));
+  s.ui.textures.Sync(s.result);  // the heatmaps' own textures, for the thumbnails
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // The divergence matrix beside the table when there is room, else below it.
+  // The columns: header and minimum width. The table's natural width follows from them.
+  struct Col {
+    const char* head;
+    float min_w;
+  };
+  std::vector<Col> columns = {{"head", 0.0f}};
+  if (gqa) columns.push_back({"K/V head", 0.0f});
+  for (const Col& c : std::initializer_list<Col>{{"map", fs * 1.6f},
+                                                 {"mostly attends to", ImGui::CalcTextSize("first token").x},
+                                                 {"mean entropy", fs * 4.0f},
+                                                 {"mean max weight", fs * 4.0f},
+                                                 {cross ? "-##s" : "self", fs * 3.0f},
+                                                 {cross ? "-##p" : "previous", fs * 3.0f},
+                                                 {cross ? "-##n" : "next", fs * 3.0f},
+                                                 {"first token", fs * 3.0f}})
+    columns.push_back(c);
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float natural = st.ScrollbarSize + 2.0f;
+  for (const Col& c : columns)
+    natural += std::max(ImGui::CalcTextSize(c.head, nullptr, true).x, c.min_w) + 2 * st.CellPadding.x + 1.0f;
+  const float div_w = std::clamp(avail.x - natural - fs, fs * 11.0f, fs * 26.0f);
+  const bool side = avail.x - div_w - fs >= natural * 0.8f;
+  const float table_w = side ? std::min(natural, avail.x - div_w - fs) : avail.x;
+
+  ImGui::BeginGroup();
+  const int cols = static_cast<int>(columns.size());
+  const float row_h = std::max(ImGui::GetTextLineHeight(), fs * 1.6f);
+  // Every head's row; the table scrolls only when there are many heads.
+  const float pad = 2 * ImGui::GetStyle().CellPadding.y;
+  const float table_h = std::min(ImGui::GetTextLineHeight() + pad + (row_h + pad) * H + 4.0f,
+                                 std::max(avail.y - fs * 3.0f, (row_h + 2 * ImGui::GetStyle().CellPadding.y) * 9.0f));
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  if (ImGui::BeginTable("##head_metrics", cols, flags, ImVec2(table_w, std::max(table_h, fs * 6.0f)))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    for (const Col& c : columns)
+      ImGui::TableSetupColumn(c.head, ImGuiTableColumnFlags_WidthFixed,
+                              std::max(ImGui::CalcTextSize(c.head, nullptr, true).x, c.min_w));
+    ImGui::TableHeadersRow();
+    for (const HeadSummary& h : heads) {
+      ImGui::TableNextRow(0, row_h);
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", h.head);
+      if (gqa) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", t.KvHeadOf(h.head));
+      }
+      ImGui::TableNextColumn();
+      {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float side_px = fs * 1.4f;
+        const ImTextureID tex =
+            reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(h.head)));
+        ImGui::GetWindowDrawList()->AddImage(tex, p, ImVec2(p.x + side_px, p.y + side_px));
+        ImGui::Dummy(ImVec2(side_px, side_px));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d's attention map (Heatmaps tab)", h.head);
+      }
+      ImGui::TableNextColumn();
+      if (h.pattern != HeadPattern::Spread) ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
+      ImGui::TextUnformatted(ToString(h.pattern));
+      if (h.pattern != HeadPattern::Spread) ImGui::PopStyleColor();
+      ImGui::TableNextColumn();
+      BarCell(h.mean_entropy, ln_n > 0 ? h.mean_entropy / ln_n : 0.0);
+      ImGui::TableNextColumn();
+      BarCell(h.mean_max_weight, h.mean_max_weight);
+      for (double v : {h.self, h.previous, h.next}) {
+        ImGui::TableNextColumn();
+        if (cross) ImGui::TextDisabled("-");
+        else BarCell(v, v, 2);
+      }
+      ImGui::TableNextColumn();
+      BarCell(h.first, h.first, 2);
+    }
+    ImGui::EndTable();
+  }
+  Probe(s, "head_metrics");
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                cross ? "Cross-attention: key j is a memory token, so self / previous / next mean nothing; a head is "
+                        "'first token' or 'spread'."
+                      : "The numbers under self, previous, next and first token are the mean weight put there. A head "
+                        "'mostly attends to' the one above %.0f%%; otherwise it is 'spread'.",
+                kMostlyThreshold * 100.0);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::TextUnformatted(buf);
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+  if (side) ImGui::SameLine(0, fs);
+
+  ImGui::BeginGroup();
+  const auto& dc = DivergenceCache(s, ImGui::IsAnyItemActive());
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  ImGui::TextUnformatted("How different are the heads?");
+  if (s.ui.font_bold) ImGui::PopFont();
+  if (dc.stale) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(updates when you let go)");
+  }
+  if (!dc.ok) {
+    MessageBox(dc.error, Pal().error_bg, Pal().error_text);
+  } else {
+    const Eigen::MatrixXd& d = dc.value;
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextUnformatted("The mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
+                           "ln 2 = nothing in common.");
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+    // Most alike and most different pair, in words.
+    if (H >= 2) {
+      int a0 = 0, b0 = 1, a1 = 0, b1 = 1;
+      for (int i = 0; i < H; ++i)
+        for (int j = i + 1; j < H; ++j) {
+          if (d(i, j) < d(a0, b0)) a0 = i, b0 = j;
+          if (d(i, j) > d(a1, b1)) a1 = i, b1 = j;
+        }
+      std::snprintf(buf, sizeof buf, "most alike: heads %d and %d (%s)\nmost different: heads %d and %d (%s)", a0,
+                    b0, Sig(d(a0, b0), 3).c_str(), a1, b1, Sig(d(a1, b1), 3).c_str());
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
+      ImGui::TextUnformatted(buf);
+      ImGui::PopTextWrapPos();
+    }
+    const Mat df = d.cast<float>();
+    MatrixArgs m;
+    m.id = "head divergence";
+    m.key = dc.key;
+    m.data = df.data();
+    m.rows = m.cols = H;
+    m.scale = ColourScale::Sequential;
+    m.range = static_cast<float>(std::log(2.0));
+    m.fixed_decimals = true;
+    m.row_axis = "head";
+    m.col_axis = "head";
+    const float room = side ? div_w : std::min(avail.x, fs * 26.0f);
+    m.size = ImVec2(room, side ? std::max(fs * 6.0f, std::min(room, ImGui::GetContentRegionAvail().y - fs * 2.0f)) : room);
+    m.max_cell = fs * 2.6f;
+    DrawMatrix(s, m);
+    Probe(s, "head_divergence");
+    DrawScaleLegend(ColourScale::Sequential, m.range, room, "JS divergence", false);
+  }
+  ImGui::EndGroup();
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,267 @@
+// The lesson's worked example in one click (MakeLessonExample), a weight editor
+// for small layers (d_model <= 8) that recomputes as the learner drags a number,
+// and .npz files for x and the weights (the same files --input / --weights read).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "gui/matrix_view.hpp"
+#include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
+#include "gui/teach_widgets.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+constexpr int kMaxEditDModel = 8;
+
+// Which weight of the editor a grid edits.
+enum class Which { Q, K, V, O };
+
+Mat& Matrix(Weights& w, Which k) {
+  return k == Which::Q ? w.W_q : k == Which::K ? w.W_k : k == Which::V ? w.W_v : w.W_o;
+}
+RowVec& Bias(Weights& w, Which k) {
+  return k == Which::Q ? w.b_q : k == Which::K ? w.b_k : k == Which::V ? w.b_v : w.b_o;
+}
+const Mat& Matrix(const Weights& w, Which k) { return Matrix(const_cast<Weights&>(w), k); }
+const RowVec& Bias(const Weights& w, Which k) { return Bias(const_cast<Weights&>(w), k); }
+
+float CellWidth() { return ImGui::CalcTextSize("-0.000").x + 2 * ImGui::GetStyle().FramePadding.x; }
+
+float GridWidth(const Weights& w, Which k) {
+  const float label = ImGui::CalcTextSize("b ").x + ImGui::GetStyle().ItemSpacing.x;
+  return label + Matrix(w, k).cols() * (CellWidth() + ImGui::GetStyle().ItemInnerSpacing.x);
+}
+
+// One weight matrix and its bias as a grid of drag fields. Edits go to a fresh copy
+// of the weights (EditableWeights), so the trace keeps the weights it was computed
+// with until the recompute.
+void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
+  const Mat& m = Matrix(w, k);
+  const RowVec& b = Bias(w, k);
+  const float cw = CellWidth();
+  const float label_w = ImGui::CalcTextSize("b ").x + ImGui::GetStyle().ItemSpacing.x;
+  ImGui::BeginGroup();
+  ImGui::PushID(name);
+  ImGui::AlignTextToFramePadding();
+  ImGui::Text("%s  (%d x %d)", name, static_cast<int>(m.rows()), static_cast<int>(m.cols()));
+  ImGui::SameLine();
+  if (ImGui::SmallButton("identity")) {
+    if (auto e = EditableWeights(s)) {
+      Mat& em = Matrix(*e, k);
+      em.setZero();
+      for (Eigen::Index i = 0; i < std::min(em.rows(), em.cols()); ++i) em(i, i) = 1.0f;
+      Bias(*e, k).setZero();
+    }
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("zero")) {
+    if (auto e = EditableWeights(s)) {
+      Matrix(*e, k).setZero();
+      Bias(*e, k).setZero();
+    }
+  }
+  const float lim = Limits::kMaxAbsValue;
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemInnerSpacing.x, 2.0f));
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("%d", static_cast<int>(i));
+    ImGui::SameLine(label_w);
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      if (j) ImGui::SameLine();
+      ImGui::PushID(static_cast<int>(i * m.cols() + j));
+      float v = m(i, j);
+      ImGui::SetNextItemWidth(cw);
+      if (ImGui::DragFloat("##w", &v, 0.01f, -lim, lim, "%.3g", ImGuiSliderFlags_AlwaysClamp))
+        if (auto e = EditableWeights(s)) Matrix(*e, k)(i, j) = v;
+      if (i == 0 && j == 0) Probe(s, (std::string("edit ") + name + " 0 0").c_str());
+      if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
+        ImGui::SetTooltip("%s[%d, %d] = %.7g\nDrag to change, double-click or Ctrl+click to type.", name,
+                          static_cast<int>(i), static_cast<int>(j), static_cast<double>(m(i, j)));
+      ImGui::PopID();
+    }
+  }
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("b");
+  ImGui::SameLine(label_w);
+  for (Eigen::Index j = 0; j < b.size(); ++j) {
+    if (j) ImGui::SameLine();
+    ImGui::PushID(static_cast<int>(100000 + j));
+    float v = b[j];
+    ImGui::SetNextItemWidth(cw);
+    if (ImGui::DragFloat("##b", &v, 0.01f, -lim, lim, "%.3g", ImGuiSliderFlags_AlwaysClamp))
+      if (auto e = EditableWeights(s)) Bias(*e, k)[j] = v;
+    if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
+      ImGui::SetTooltip("bias %d = %.7g", static_cast<int>(j), static_cast<double>(b[j]));
+    ImGui::PopID();
+  }
+  ImGui::PopStyleVar();
+  ImGui::PopID();
+  ImGui::EndGroup();
+}
+
+void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, const std::vector<std::string>* rows,
+                 float width, bool group_heads) {
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted(title);
+  MatrixArgs a;
+  a.id = id;
+  a.key = "g" + std::to_string(s.result.generation);
+  a.data = m.data();
+  a.rows = static_cast<int>(m.rows());
+  a.cols = static_cast<int>(m.cols());
+  a.row_labels = rows;
+  a.scale = ColourScale::Diverging;
+  float r = 0.0f;
+  for (Eigen::Index k = 0; k < m.size(); ++k) r = std::max(r, std::abs(m.data()[k]));
+  a.range = std::max(r, 1e-6f);
+  // Cells wide enough for 4 significant digits ("8.999"): these are the numbers to check by hand.
+  const float fs = ImGui::GetFontSize();
+  a.max_cell = fs * 3.4f;
+  a.size = ImVec2(width, a.max_cell * a.rows + fs * 1.4f + (group_heads ? fs * 1.3f : 0.0f));
+  a.row_axis = "token";
+  a.col_axis = "dimension";
+  const int hd = s.result.trace.cfg.head_dim();
+  if (group_heads && hd > 0 && hd < a.cols) {
+    a.col_group = hd;
+    a.col_group_label = "head";
+  }
+  DrawMatrix(s, a);
+  Probe(s, (std::string("lesson ") + id).c_str());
+  ImGui::EndGroup();
+}
+
+void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const char* hint, bool input) {
+  const float lw = ImGui::CalcTextSize("weights (.npz)").x + ImGui::GetStyle().ItemSpacing.x * 2;
+  const float bw = ImGui::CalcTextSize("Load").x + ImGui::CalcTextSize("Save").x + 4 * ImGui::GetStyle().FramePadding.x +
+                   2 * ImGui::GetStyle().ItemSpacing.x;
+  ImGui::PushID(label);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine(lw);
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8.0f, std::min(ImGui::GetContentRegionAvail().x - bw,
+                                                                           ImGui::GetFontSize() * 30.0f)));
+  ImGui::InputTextWithHint("##path", hint, buf.data(), buf.size());
+  Probe(s, input ? "input_path" : "weights_path");
+  ImGui::SameLine();
+  if (ImGui::Button("Load")) input ? LoadInputFile(s, buf.data()) : LoadWeightsFile(s, buf.data());
+  Probe(s, input ? "load_input" : "load_weights");
+  ImGui::SameLine();
+  if (ImGui::Button("Save")) input ? SaveInputFile(s, buf.data()) : SaveWeightsFile(s, buf.data());
+  Probe(s, input ? "save_input" : "save_weights");
+  ImGui::PopID();
+}
+
+}  // namespace
+
+void DrawLessonView(AppState& s) {
+  SectionTitle(s, "Lesson example and weight editor",
+               "Load the lesson's three-word example and check every number by hand; edit W_Q, W_K, W_V and W_O and "
+               "watch every view recompute.",
+               true);
+  const float fs = ImGui::GetFontSize();
+  if (ImGui::Button("Load the lesson example")) LoadLessonExample(s);
+  Probe(s, "load_lesson");
+  ImGui::SameLine();
+  Muted("X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, W_Q = W_K = W_V = W_O = I, "
+        "no positional encoding, mask or LayerNorm.");
+
+  // Where x and the weights come from now.
+  ImGui::Spacing();
+  const std::string x_src = s.files.input_path.empty() ? "the sentence (embedding + positional encoding)" : s.files.input_path;
+  const std::string w_src = s.files.weights_path.empty()
+                                ? "seeded random (Xavier), seed " + std::to_string(s.choice.cfg.seed)
+                                : s.files.weights_path;
+  ImGui::AlignTextToFramePadding();
+  ImGui::Text("x comes from %s.", x_src.c_str());
+  if (!s.files.input_path.empty()) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Use the sentence")) UseSentenceInputs(s);
+    Probe(s, "use_sentence");
+  }
+  ImGui::AlignTextToFramePadding();
+  ImGui::Text("Weights come from %s.", w_src.c_str());
+  if (!s.files.weights_path.empty()) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Use seeded weights")) UseSeededWeights(s);
+    Probe(s, "use_seeded");
+  }
+
+  // Files: the same .npz files as --input and --weights.
+  ImGui::Spacing();
+  FileRow(s, "x (.npz)", s.teach.input_path, "x.npz: array x, (seq, d_model)", true);
+  FileRow(s, "weights (.npz)", s.teach.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
+  if (!s.teach.file_message.empty())
+    MessageBox(s.teach.file_message, s.teach.file_message_ok ? Pal().chip_bg : Pal().error_bg,
+               s.teach.file_message_ok ? Pal().ok_text : Pal().error_text);
+  Probe(s, "file_message");
+
+  // The numbers to check by hand, for small layers.
+  if (s.result.ok && s.result.trace.cfg.d_model <= kMaxEditDModel && s.result.trace.seq <= 12) {
+    const Trace& t = s.result.trace;
+    ImGui::Spacing();
+    if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+    ImGui::TextUnformatted("Check by hand");
+    if (s.ui.font_bold) ImGui::PopFont();
+    const float w = std::min((ImGui::GetContentRegionAvail().x - 2 * fs) / 3.0f, fs * 20.0f);
+    SmallMatrix(s, "x", "x (input)", t.in.x, &t.in.tokens, w, false);
+    ImGui::SameLine(0, fs);
+    SmallMatrix(s, "concat", "concat: the heads' outputs side by side", t.concat, &t.in.tokens, w, true);
+    ImGui::SameLine(0, fs);
+    SmallMatrix(s, "attn_out", "attn_out = concat W_O + b_O", t.attn_out, &t.in.tokens, w, false);
+    if (ImGui::SmallButton("Step through one query")) {
+      s.teach.view = View::Query;
+      s.teach.select_view = true;
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Inspect any tensor")) {
+      s.teach.view = View::Inspector;
+      s.teach.select_view = true;
+    }
+  }
+
+  // The weight editor.
+  ImGui::Spacing();
+  ImGui::Separator();
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  ImGui::TextUnformatted("Weight editor");
+  if (s.ui.font_bold) ImGui::PopFont();
+  const std::shared_ptr<const Weights> w = s.files.weights ? s.files.weights
+                                           : s.result.ok   ? s.result.trace.weights
+                                                           : nullptr;
+  const int d = s.choice.cfg.d_model;
+  if (!w) {
+    Muted("No weights yet: the configuration cannot run (see Configuration).");
+  } else if (w->W_q.rows() > kMaxEditDModel) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "The editor shows layers up to d_model = %d (this one has %d: %d numbers per matrix). Load the lesson "
+                  "example or set d_model to 8 or less.",
+                  kMaxEditDModel, static_cast<int>(w->W_q.rows()), static_cast<int>(w->W_q.size()));
+    Muted(buf);
+  } else {
+    Muted("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
+          "Q = x W_Q + b.");
+    const Weights& cur = *w;  // the grids read this; edits make a new copy
+    const Which order[4] = {Which::Q, Which::K, Which::V, Which::O};
+    const char* names[4] = {"W_Q", "W_K", "W_V", "W_O"};
+    const float gap = fs * 1.5f;
+    for (int i = 0; i < 4; ++i) {
+      const float gw = GridWidth(cur, order[i]);
+      // Side by side while they fit, like words in a line.
+      if (i > 0 && ImGui::GetItemRectMax().x + gap + gw <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+        ImGui::SameLine(0, gap);
+      WeightGrid(s, cur, order[i], names[i]);
+    }
+    if (d != cur.W_q.rows())
+      MessageBox("These weights have d_model = " + std::to_string(cur.W_q.rows()) + " but the configuration has " +
+                     std::to_string(d) + ": use seeded weights or set d_model back.",
+                 Pal().error_bg, Pal().error_text);
+  }
+
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,221 @@
+// One query, step by step: the hand calculation of one row of one head, from q and
+// every key's k to the weighted sum of the values, which is the trace's context
+// row. Every number is ExplainQuery's (mha/teach.hpp), cached per trace + selection.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
+#include "gui/teach_widgets.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+void QueryPicker(AppState& s) {
+  const Trace& t = s.result.trace;
+  const auto& tokens = t.in.tokens;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("query token");
+  ImGui::SameLine();
+  auto name = [&](int i) { return std::to_string(i) + "  " + tokens[static_cast<std::size_t>(i)]; };
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
+  if (ImGui::BeginCombo("##query_token", name(s.teach.query).c_str(), ImGuiComboFlags_HeightLarge)) {
+    ImGuiListClipper clip;
+    clip.Begin(t.seq);
+    while (clip.Step())
+      for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i)
+        if (ImGui::Selectable(name(i).c_str(), i == s.teach.query)) s.teach.query = i;
+    ImGui::EndCombo();
+  }
+  Probe(s, "query_token");
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  if (ImGui::ArrowButton("##qprev", ImGuiDir_Left)) s.teach.query = (s.teach.query + t.seq - 1) % t.seq;
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  if (ImGui::ArrowButton("##qnext", ImGuiDir_Right)) s.teach.query = (s.teach.query + 1) % t.seq;
+}
+
+// A vector cell: elided text, the full vector in the tooltip.
+void VecCell(const Eigen::Ref<const RowVec>& v, int shown) {
+  ImGui::TextUnformatted(VecString(v, shown).c_str());
+  if (ImGui::IsItemHovered() && v.size() > shown) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
+    ImGui::TextUnformatted(VecString(v, static_cast<int>(v.size()), 6).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void NumCell(double v, bool muted = false) {
+  if (muted) ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::TextUnformatted(Sig(v).c_str());
+  if (muted) ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%.9g", v);
+}
+
+}  // namespace
+
+void DrawQueryView(AppState& s) {
+  SectionTitle(s, "One query, step by step",
+               "The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
+               "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output.",
+               true);
+  if (!s.result.ok) {
+    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  HeadPicker(s, "##query_head");
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  QueryPicker(s);
+  const auto& c = QueryCache(s);
+  if (!c.ok) {
+    MessageBox(c.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const QueryExplanation& e = c.value;
+  const Trace& t = s.result.trace;
+  const float fs = ImGui::GetFontSize();
+  const bool causal = t.cfg.mask == Mask::Causal;
+
+  // What is divided by what, in this configuration.
+  std::string divide;
+  if (e.scaled)
+    divide = "d_k = head_dim = " + std::to_string(e.head_dim) + ", so each q\xC2\xB7k is divided by \xE2\x88\x9A" +
+             std::to_string(e.head_dim) + " = " + Sig(e.sqrt_dk);
+  else
+    divide = "The \xE2\x88\x9A" "d_k scaling is off: q\xC2\xB7k is used as it is";
+  if (e.temperature != 1.0f)
+    divide += std::string(e.scaled ? ", and" : ", only") + " by the temperature " + Sig(e.temperature) +
+              " (divisor " + Sig(e.divisor) + ")";
+  divide += ".";
+  if (e.cross) divide += " Keys and values come from the memory sentence (cross-attention).";
+  if (t.cfg.kv_heads() != t.cfg.num_heads)
+    divide += " Query head " + std::to_string(e.head) + " reads K/V head " + std::to_string(e.kv_head) + " (GQA).";
+  Muted(divide.c_str());
+
+  // How many vector entries fit: three vector columns share what the numbers leave.
+  const float entry_w = ImGui::CalcTextSize("-0.1234, ").x;
+  const float fixed_w = fs * (causal ? 38.0f : 32.0f);
+  const int fit = static_cast<int>((ImGui::GetContentRegionAvail().x - fixed_w) / (3.0f * entry_w));
+  const int shown = std::clamp(fit, 3, 9);
+
+  // Regular font: the bold one has no Hangul.
+  ImGui::Text("q of \"%s\" in head %d =", e.query_token.c_str(), e.head);
+  ImGui::SameLine();
+  VecCell(e.q, std::max(shown, 9));
+  Probe(s, "query_q");
+
+  // The table: one row per key.
+  const int cols = causal ? 10 : 9;
+  const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float bottom = 4.5f * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y * 3;
+  const float want = line * (static_cast<float>(e.keys.size()) + 1.3f) + ImGui::GetStyle().ScrollbarSize;
+  const float table_h = std::max(std::min(want, ImGui::GetContentRegionAvail().y - bottom), line * 5.0f);
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_SizingFixedFit;
+  int best = -1;
+  for (const KeyStep& k : e.keys)
+    if (!k.masked && (best < 0 || k.weight > e.keys[static_cast<std::size_t>(best)].weight)) best = k.index;
+  if (ImGui::BeginTable("##query_steps", cols, flags, ImVec2(0, table_h))) {
+    ImGui::TableSetupScrollFreeze(2, 1);
+    ImGui::TableSetupColumn("j");
+    ImGui::TableSetupColumn(e.cross ? "memory token" : "key token");
+    ImGui::TableSetupColumn("k_j");
+    ImGui::TableSetupColumn("q\xC2\xB7k_j");
+    const std::string score_h =
+        e.divisor != 1.0f ? "score = q\xC2\xB7k_j \xC3\xB7 " + Sig(e.divisor) : std::string("score = q\xC2\xB7k_j");
+    ImGui::TableSetupColumn(score_h.c_str());
+    if (causal) ImGui::TableSetupColumn("mask");
+    ImGui::TableSetupColumn("exp(score - max)");  // ASCII: NanumGothic has no U+2212
+    ImGui::TableSetupColumn("weight = exp / \xCE\xA3");
+    ImGui::TableSetupColumn("v_j");
+    ImGui::TableSetupColumn("weight \xC3\x97 v_j");
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clip;
+    clip.Begin(static_cast<int>(e.keys.size()));
+    while (clip.Step()) {
+      for (int r = clip.DisplayStart; r < clip.DisplayEnd; ++r) {
+        const KeyStep& k = e.keys[static_cast<std::size_t>(r)];
+        ImGui::TableNextRow();
+        if (k.index == best) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, Pal().highlight_bg);
+        if (k.masked) ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", k.index);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(Ellipsize(k.token, fs * 8.0f).c_str());
+        ImGui::TableNextColumn();
+        VecCell(k.k, shown);
+        ImGui::TableNextColumn();
+        NumCell(k.dot);
+        ImGui::TableNextColumn();
+        if (k.masked) ImGui::TextUnformatted("-\xE2\x88\x9E");
+        else NumCell(k.scaled);
+        if (causal) {
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(k.masked ? "hidden (later token)" : "");
+        }
+        ImGui::TableNextColumn();
+        NumCell(k.exp_shifted, k.masked);
+        ImGui::TableNextColumn();
+        {
+          // The weight with a bar: the eye finds where the attention goes.
+          const ImVec2 p = ImGui::GetCursorScreenPos();
+          const float bw = fs * 3.0f, bh = ImGui::GetTextLineHeight();
+          ImDrawList* dl = ImGui::GetWindowDrawList();
+          dl->AddRectFilled(p, ImVec2(p.x + bw, p.y + bh), Pal().chip_bg);
+          dl->AddRectFilled(p, ImVec2(p.x + bw * std::clamp(k.weight, 0.0f, 1.0f), p.y + bh), Pal().accent);
+          ImGui::Dummy(ImVec2(bw, bh));
+          ImGui::SameLine();
+          NumCell(k.weight, k.masked);
+        }
+        ImGui::TableNextColumn();
+        VecCell(k.v, shown);
+        ImGui::TableNextColumn();
+        VecCell(k.weighted_v, shown);
+        if (k.masked) ImGui::PopStyleColor();
+      }
+    }
+    ImGui::EndTable();
+  }
+  Probe(s, "query_table");
+
+  // The sum, and the trace's own row next to it.
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "\xCE\xA3 exp = %s  (the largest score, %s, was subtracted before exp so nothing overflows; "
+                "the weights add up to 1)",
+                Sig(e.exp_sum).c_str(), Sig(e.max_scaled).c_str());
+  Muted(buf);
+  const float lw = ImGui::CalcTextSize("context row in the trace  ").x;
+  ImGui::TextUnformatted("\xCE\xA3 weight \xC3\x97 v_j");
+  ImGui::SameLine(lw);
+  VecCell(e.context, std::max(shown, 9));
+  Probe(s, "query_sum");
+  ImGui::TextUnformatted("context row in the trace");
+  ImGui::SameLine(lw);
+  VecCell(e.trace_context, std::max(shown, 9));
+  const double scale = std::max(1.0, static_cast<double>(e.trace_context.cwiseAbs().maxCoeff()));
+  const bool same = e.max_abs_diff <= 1e-5 * scale;
+  if (e.max_abs_diff == 0.0f)
+    std::snprintf(buf, sizeof buf, "Equal: the sum is exactly the trace's context[head %d, token %d].", e.head, e.query);
+  else if (same)
+    std::snprintf(buf, sizeof buf,
+                  "Equal: the sum is the trace's context[head %d, token %d]; largest difference %s "
+                  "(float rounding: the sum here is added up in double).",
+                  e.head, e.query, Sig(e.max_abs_diff, 2).c_str());
+  else
+    std::snprintf(buf, sizeof buf, "Differs from the trace by %s: this is a bug, please report it.",
+                  Sig(e.max_abs_diff, 2).c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, same ? Pal().ok_text : Pal().error_text);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(buf);
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+}  // namespace mha::gui

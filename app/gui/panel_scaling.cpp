@@ -1,0 +1,199 @@
+// Scores, masked scores and softmax weights side by side for one head, with and
+// without the sqrt(d_k) scaling, per-row entropy and max weight, and the softmax
+// temperature: the lesson's "volume knob". The numbers are CompareScaling's
+// (mha/teach.hpp) at the configuration's temperature; the row the model uses
+// equals the trace's scores and attn.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gui/matrix_view.hpp"
+#include "gui/panels.hpp"
+#include "gui/teach_views.hpp"
+#include "gui/teach_widgets.hpp"
+#include "gui/theme.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+float AbsMax(const Mat& m) {
+  float r = 0.0f;
+  for (Eigen::Index k = 0; k < m.size(); ++k)
+    if (std::isfinite(m.data()[k])) r = std::max(r, std::abs(m.data()[k]));
+  return r;
+}
+
+// Per-row entropy and max weight as bars beside the weights, one per matrix row.
+void RowStatsBars(const RowStats& st, const MatrixResult& m, int rows, float width) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const float cell = (m.max.y - m.min.y) / std::max(rows, 1);
+  const float x0 = ImGui::GetCursorScreenPos().x;
+  const float half = (width - fs * 0.6f) * 0.5f;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const Palette& pal = Pal();
+  // Column heads above the first row.
+  dl->AddText(ImVec2(x0, m.min.y - fs * 1.25f), text, "entropy");
+  dl->AddText(ImVec2(x0 + half + fs * 0.6f, m.min.y - fs * 1.25f), text, "max weight");
+  const bool numbers = cell >= fs + 2.0f;
+  for (int i = 0; i < rows; ++i) {
+    const float y = m.min.y + i * cell, h = std::max(1.0f, cell - 2.0f);
+    const double me = st.max_entropy[static_cast<std::size_t>(i)];
+    const double e = st.entropy[static_cast<std::size_t>(i)];
+    const double w = st.max_weight[static_cast<std::size_t>(i)];
+    auto bar = [&](float x, double frac, const std::string& label) {
+      dl->AddRectFilled(ImVec2(x, y + 1), ImVec2(x + half, y + 1 + h), pal.chip_bg);
+      dl->AddRectFilled(ImVec2(x, y + 1), ImVec2(x + half * static_cast<float>(std::clamp(frac, 0.0, 1.0)), y + 1 + h),
+                        pal.chip_border);
+      if (numbers) dl->AddText(ImVec2(x + fs * 0.2f, y + (cell - fs) * 0.5f), text, label.c_str());
+    };
+    bar(x0, me > 0 ? e / me : 0.0, Sig(e, 3) + " / " + Sig(me, 3));
+    bar(x0 + half + fs * 0.6f, w, Sig(w, 3));
+  }
+}
+
+void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImVec2 size) {
+  const Trace& t = s.result.trace;
+  const float fs = ImGui::GetFontSize();
+  const auto& qtok = QueryTokens(t);
+  const auto& ktok = KeyTokens(t);
+  char head[256];
+  if (a.scaled)
+    std::snprintf(head, sizeof head, "With \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s",
+                  Sig(a.multiplier).c_str());
+  else
+    std::snprintf(head, sizeof head, "Without \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s",
+                  Sig(a.multiplier).c_str());
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  ImGui::TextUnformatted(head);
+  if (s.ui.font_bold) ImGui::PopFont();
+  if (used) {
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
+    ImGui::TextUnformatted("(what the model computes now: the heatmaps show this)");
+    ImGui::PopStyleColor();
+  }
+  char stats[256];
+  std::snprintf(stats, sizeof stats,
+                "score spread (std over the keys) %s   \xC2\xB7   mean entropy %s   \xC2\xB7   mean max weight %s",
+                Sig(a.score_std, 3).c_str(), Sig(a.stats.mean_entropy, 3).c_str(),
+                Sig(a.stats.mean_max_weight, 3).c_str());
+  Muted(stats);
+
+  const float stats_w = fs * 13.0f;
+  const float gap = fs * 1.2f;
+  // The first map carries the query labels: it gets their width on top, so the three
+  // maps have cells of the same size.
+  float label_w = 0.0f;
+  for (const auto& tok : qtok) label_w = std::max(label_w, ImGui::CalcTextSize(tok.c_str()).x);
+  label_w = std::min(label_w, fs * 7.0f) + fs * 0.5f;
+  const float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
+  const std::string key = s.teach.scaling_cache.key + (a.scaled ? " s" : " u");
+  const char* titles[3] = {"scores", t.cfg.mask == Mask::Causal ? "masked scores" : "masked scores (no mask: the same)",
+                           "softmax weights"};
+  const Mat* mats[3] = {&a.scores, &a.masked_scores, &a.weights};
+  const float title_h = ImGui::GetTextLineHeightWithSpacing();
+  MatrixResult last;
+  for (int k = 0; k < 3; ++k) {
+    if (k) ImGui::SameLine(0, gap);
+    ImGui::BeginGroup();
+    if (k == 0) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);  // titles over the cells
+    ImGui::TextUnformatted(Ellipsize(titles[k], mw).c_str());
+    MatrixArgs m;
+    m.id = std::string("scaling ") + (a.scaled ? "s" : "u") + std::to_string(k);
+    m.key = key;
+    m.data = mats[k]->data();
+    m.rows = static_cast<int>(mats[k]->rows());
+    m.cols = static_cast<int>(mats[k]->cols());
+    m.row_labels = &qtok;
+    m.col_labels = &ktok;
+    m.show_row_labels = k == 0;
+    m.scale = k == 2 ? ColourScale::Sequential : ColourScale::Diverging;
+    m.range = k == 2 ? 1.0f : range;
+    m.size = ImVec2(k == 0 ? mw + label_w : mw, size.y - title_h);
+    m.row_axis = "query";
+    m.col_axis = "key";
+    m.fixed_decimals = k == 2;
+    m.digits = 3;
+    last = DrawMatrix(s, m);
+    ImGui::EndGroup();
+  }
+  ImGui::SameLine(0, gap);
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted(" ");
+  // The bars line up with the weights' rows (below the key labels).
+  ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, last.min.y));
+  RowStatsBars(a.stats, last, static_cast<int>(a.weights.rows()), stats_w);
+  ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, last.max.y));
+  ImGui::Dummy(ImVec2(stats_w, 1.0f));
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
+void DrawScalingView(AppState& s) {
+  SectionTitle(s, "Scores and softmax: why divide by \xE2\x88\x9A" "d_k",
+               "Without the scaling, q\xC2\xB7k grows with d_k, the softmax saturates and one key takes almost all the "
+               "weight (entropy near 0). \xE2\x88\x9A" "d_k and the temperature are the volume knob.",
+               true);
+  Config& c = s.choice.cfg;
+  HeadPicker(s, "##scaling_head");
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  s.dirty |= ImGui::Checkbox("divide by \xE2\x88\x9A" "d_k", &c.scale);
+  Probe(s, "scaling_scale");
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("temperature T");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.0f);
+  if (ImGui::SliderFloat("##temperature", &c.temperature, 0.05f, 20.0f, "%.3g", ImGuiSliderFlags_Logarithmic)) {
+    c.temperature = std::clamp(c.temperature, Limits::kMinTemperature, 1e4f);
+    s.dirty = true;
+  }
+  Probe(s, "temperature");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Scores are divided by T before the softmax: T < 1 sharpens it, T > 1 flattens it. "
+                      "Ctrl+click to type a value.");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("T = 1")) {
+    c.temperature = 1.0f;
+    s.dirty = true;
+  }
+  if (!s.result.ok) {
+    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const auto& cache = ScalingCache(s);
+  if (!cache.ok) {
+    MessageBox(cache.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const ScalingComparison& cmp = cache.value;
+  const Trace& t = s.result.trace;
+  const float range = std::max({AbsMax(cmp.with_scaling.scores), AbsMax(cmp.without_scaling.scores), 1e-6f});
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float text_h = 2.0f * ImGui::GetTextLineHeightWithSpacing();
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.0f;
+  // Cells big enough for the token labels (the view scrolls if the window is short).
+  const float min_cell = t.seq <= 24 ? fs * 1.5f : 4.0f;
+  const float need = t.seq * min_cell + fs * 5.0f + ImGui::GetTextLineHeightWithSpacing();
+  const float each = std::max(need, (avail.y - 2 * text_h - legend_h) / 2.0f);
+  VariantRow(s, cmp.with_scaling, t.cfg.scale, range, ImVec2(avail.x, each));
+  Probe(s, "scaling_with");
+  VariantRow(s, cmp.without_scaling, !t.cfg.scale, range, ImVec2(avail.x, each));
+  Probe(s, "scaling_without");
+  const float lw = std::min(avail.x * 0.45f, fs * 22.0f);
+  DrawScaleLegend(ColourScale::Diverging, range, lw, "scores (both rows)", t.cfg.mask == Mask::Causal);
+  ImGui::SameLine(0, fs * 2.0f);
+  DrawScaleLegend(ColourScale::Sequential, 1.0f, lw, "weights", false);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "Entropy in nats: 0 = all weight on one key, ln(number of keys) = spread evenly. "
+                                 "head_dim = d_k = %d, \xE2\x88\x9A" "d_k = %s.",
+                t.cfg.head_dim(), Sig(std::sqrt(static_cast<double>(t.cfg.head_dim()))).c_str());
+  Muted(buf);
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,117 @@
+// State of the teaching views (issue 4): which view is shown, what the learner
+// selected in them, and the per-trace results they show, cached so that the heavy
+// ones (ExplainQuery, HeadDivergence, ...) are computed when the trace or the
+// selection changes, never every frame. Every number a view shows comes from one of
+// these caches, and --dump-state writes the same caches (teach_views.cpp), so what
+// is shown is what is exported.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mha/mha.hpp"
+
+namespace mha::gui {
+
+// The tabs of the results area, in order.
+enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Count };
+inline constexpr int kViewCount = static_cast<int>(View::Count);
+const char* ViewName(View v);   // "heatmaps", "query", ...: --view and --dump-state
+const char* ViewTitle(View v);  // the tab's label
+const char* ViewMenuTitle(View v);  // the View menu's longer label
+
+// A cached value: `key` says what it was computed from (trace generation and the
+// selection); `error` holds the core's message if the computation threw.
+template <class T>
+struct Cached {
+  std::string key;
+  bool ok = false;
+  bool stale = false;  // an older result kept while a control is being dragged
+  std::string error;
+  T value{};
+};
+
+// What the tensor inspector shows: one tensor of the trace, by its .npz name, either
+// as stored, one head of it, or with its heads side by side again (the Q/K/V
+// projection rows of the shape flow show q, k, v before the split).
+struct InspectSelection {
+  enum class Mode { Whole, Head, Merged };
+  std::string tensor = "concat";
+  Mode mode = Mode::Whole;
+  std::string step;  // the shape-flow step it came from ("" if picked from the list)
+};
+
+// A (rows, cols) picture of a tensor, ready to draw and to dump.
+struct InspectedTensor {
+  std::string title;                  // "q[head 1]", "q (heads merged)", "W_q"
+  std::vector<std::int64_t> shape;    // the shape shown, with the batch axis where it has one
+  std::vector<std::int64_t> full_shape;  // the stored tensor's shape
+  Mat values;                         // rows x cols as drawn (a 1-D tensor is one row)
+  std::vector<std::string> row_labels, col_labels;  // "" = numbered
+  float min = 0, max = 0, abs_max = 0;  // over the finite values
+  int neg_inf = 0;                    // masked scores
+  std::string note;                   // what this tensor is, one line
+  int col_group = 0;                  // > 0: columns come in heads of this many (concat, W_q, ...)
+  std::string col_group_label;        // "head", "K/V head"
+};
+
+// Textures for the small heatmaps of the teaching views, one per widget id,
+// re-uploaded only when their content key changes.
+class MatrixTextures {
+ public:
+  // The texture for `id`, filled by `fill` (rows x cols RGBA) when `key` differs
+  // from what it holds. Textures not asked for in 300 frames are deleted.
+  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols,
+                   const std::function<void(std::vector<std::uint8_t>& rgba)>& fill);
+  void EndFrame();
+  void Release();  // needs the GL context
+
+ private:
+  struct Entry {
+    unsigned int tex = 0;
+    std::string key;
+    int rows = 0, cols = 0;
+    int idle = 0;
+  };
+  std::map<std::string, Entry> entries_;
+  std::vector<std::uint8_t> rgba_;
+};
+
+struct TeachUi {
+  View view = View::Heatmaps;
+  bool select_view = false;   // make the tab bar switch to `view` this frame
+  int head = 0;               // the head the query, scaling and inspector views show
+  int query = 0;              // the query token of the step-by-step view
+  InspectSelection inspect;
+  bool flow_clicked = false;  // set by the shape flow: switch to the inspector
+
+  // Lesson & weights view.
+  std::array<char, 1024> input_path{};
+  std::array<char, 1024> weights_path{};
+  std::string file_message;
+  bool file_message_ok = true;
+  // Weights edited in the weight editor: a copy of what was computed with, so the
+  // trace keeps its own (immutable) weights until the recompute.
+  bool weights_edited = false;
+
+  // Per-trace results, keyed by trace generation + selection.
+  Cached<QueryExplanation> query_cache;
+  Cached<ScalingComparison> scaling_cache;
+  Cached<std::vector<HeadSummary>> summaries_cache;
+  Cached<Eigen::MatrixXd> divergence_cache;
+  Cached<std::vector<HeadCountRow>> head_count_cache;
+  Cached<GqaFacts> gqa_cache;
+  Cached<AttentionSources> sources_cache;
+  Cached<InspectedTensor> inspect_cache;
+  // Cross-attention contrast: the sentence's self-attention with the same weights.
+  Cached<Trace> self_trace_cache;
+
+  MatrixTextures textures;
+};
+
+}  // namespace mha::gui

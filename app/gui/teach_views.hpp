@@ -1,0 +1,80 @@
+// The teaching views' data: the cached results of the core's teaching functions
+// (mha/teach.hpp) for the current trace and selection, the lesson preset, the
+// files the Lesson view loads and saves, the --view/--preset flags, and the JSON
+// that --dump-state writes of what each view shows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "gui/app_state.hpp"
+
+namespace mha::gui {
+
+// Keeps the selected head and query token inside the current trace.
+void ClampTeachSelection(AppState& s);
+
+// Each returns the cached result for the current trace and selection, computing it
+// only if the trace (its generation) or the selection changed. With no valid trace,
+// `ok` is false and `error` says why.
+const Cached<QueryExplanation>& QueryCache(AppState& s);
+const Cached<ScalingComparison>& ScalingCache(AppState& s);
+const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s);
+// `defer`: while a control is being dragged, keep the last result of a big trace
+// (marked stale) instead of spending a frame's time on it; the view passes
+// ImGui::IsAnyItemActive(), the dump never defers.
+const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool defer = false);
+const Cached<AttentionSources>& SourcesCache(AppState& s);
+const Cached<InspectedTensor>& InspectCache(AppState& s);
+// The sentence's self-attention with the same weights (cross-attention contrast):
+// the core's Forward on the same x without the memory. Only while cross-attention is on.
+const Cached<Trace>& SelfTraceCache(AppState& s);
+// These two depend on the configuration and the token counts only, so they work
+// even when the configuration cannot run (e.g. num_heads does not divide d_model).
+const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s);
+const Cached<GqaFacts>& GqaCache(AppState& s);
+
+// Token counts of the current input (the result's tokens, valid or not).
+int CurrentSeq(const AppState& s);
+int CurrentSeqKv(const AppState& s);
+
+// Row/column labels of a tensor picture: tokens where the axis is tokens.
+const std::vector<std::string>& QueryTokens(const Trace& t);
+const std::vector<std::string>& KeyTokens(const Trace& t);
+
+// Inspect `tensor` as the shape-flow row `step` shows it (a head of a per-head
+// tensor, or its heads merged), and switch to the inspector.
+void InspectFlowRow(AppState& s, const FlowRow& row);
+
+// The lesson's worked example (MakeLessonExample): its x, weights and configuration.
+void LoadLessonExample(AppState& s);
+// Weights the editor changes: a copy of the weights in use (the trace keeps its own).
+std::shared_ptr<Weights> EditableWeights(AppState& s);
+// Back to the sentence's embeddings / the seeded weights.
+void UseSentenceInputs(AppState& s);
+void UseSeededWeights(AppState& s);
+// .npz files from the Lesson view; the outcome lands in s.teach.file_message.
+void LoadInputFile(AppState& s, const std::string& path);
+void LoadWeightsFile(AppState& s, const std::string& path);
+void SaveInputFile(AppState& s, const std::string& path);
+void SaveWeightsFile(AppState& s, const std::string& path);
+
+// Flags of the teaching views: --view NAME, --view-head H, --view-query I,
+// --inspect TENSOR, --preset lesson.
+struct TeachFlags {
+  int view = -1;
+  int head = -1, query = -1;
+  std::string inspect;
+  bool lesson = false;
+};
+bool ParseTeachFlag(cli::Args& a, const std::string& flag, TeachFlags& f);
+bool TeachFlagTakesValue(const std::string& flag);
+void ApplyTeachFlags(const TeachFlags& f, AppState& s);
+extern const char* const kTeachFlagsHelp;
+
+// What every teaching view shows, as JSON (for --dump-state): the same cached
+// values the views draw.
+std::string TeachViewsJson(AppState& s);
+
+}  // namespace mha::gui
