@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds the whole test suite a second time with AddressSanitizer, UndefinedBehavior-
-# Sanitizer and LeakSanitizer, and runs ctest there. Any sanitizer report fails the run.
+# Sanitizer and LeakSanitizer (or ThreadSanitizer), and runs ctest there. Any sanitizer
+# report fails the run.
 #
 #   scripts/sanitize.sh [BUILD_DIR] [-- extra ctest args]
 #     BUILD_DIR  default build-asan (next to build/)
-#   env: JOBS (default 2), CC/CXX (default: the system compiler, gcc),
+#   env: MHAVIZ_SANITIZER=thread for ThreadSanitizer instead (build-tsan; the core's
+#        thread pool; GUI tests left out: Mesa's own threads are not instrumented),
+#        JOBS (default 2), CC/CXX (default: the system compiler, gcc),
 #        MHAVIZ_SANITIZE_GUI=0 to leave out the GUI tests (ctest label "gui"), which
 #        otherwise run one at a time after the rest (they share Xvfb and take the CPU)
 #
@@ -12,7 +15,12 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$root/build-asan
+kind=${MHAVIZ_SANITIZER:-address}
+case "$kind" in
+  address) build=$root/build-asan ;;
+  thread) build=$root/build-tsan ;;
+  *) echo "sanitize.sh: MHAVIZ_SANITIZER must be address or thread, got '$kind'" >&2; exit 2 ;;
+esac
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then build=$1; shift; fi
 [ "${1:-}" = "--" ] && shift
 jobs=${JOBS:-2}
@@ -20,10 +28,12 @@ jobs=${JOBS:-2}
 # -O1 keeps Eigen fast enough; Debug keeps assertions (Eigen's bounds checks) on.
 # float-cast-overflow is not part of gcc's -fsanitize=undefined.
 san="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMHAVIZ_NATIVE=OFF \
+link="-fsanitize=address,undefined"
+gui=ON
+if [ "$kind" = thread ]; then san="-fsanitize=thread"; link="$san"; gui=OFF; fi
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=$gui \
   -DCMAKE_C_FLAGS_DEBUG="-O1 -g $san" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g $san" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
+  -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link"
 cmake --build "$build" -j "$jobs"
 
 # exitcode=66: a sanitizer failure must not pass for mhaviz's own exit status 1 or 2,
@@ -31,8 +41,9 @@ cmake --build "$build" -j "$jobs"
 export ASAN_OPTIONS="detect_leaks=1:exitcode=66:abort_on_error=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
 export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"
+export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1"
 # Tests that measure memory use scale their bounds for ASan's shadow memory.
-export MHAVIZ_SANITIZED=asan
+export MHAVIZ_SANITIZED=$kind
 
 cd "$build"
 status=0
@@ -42,7 +53,7 @@ ctest --output-on-failure -j "$jobs" -LE gui "$@" || status=1
 # but Mesa dlclose()s its DRI driver at exit, and LeakSanitizer then reports the blocks
 # the driver's globals still pointed to (240 bytes from "<unknown module>"). Preloading
 # the driver keeps it mapped, so those blocks stay reachable and real leaks still count.
-if [ "${MHAVIZ_SANITIZE_GUI:-1}" != 0 ] && ctest -N -L gui | grep -q "Total Tests: [1-9]"; then
+if [ "$kind" = address ] && [ "${MHAVIZ_SANITIZE_GUI:-1}" != 0 ] && ctest -N -L gui | grep -q "Total Tests: [1-9]"; then
   dri=""
   for d in "/usr/lib/$(gcc -print-multiarch 2>/dev/null)/dri" /usr/lib64/dri /usr/lib/dri; do
     [ -f "$d/swrast_dri.so" ] && { dri="$d/swrast_dri.so"; break; }
