@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "mha/forward.hpp"
+#include "mha/tokenizer.hpp"
 #include "rng.hpp"
 
 namespace mha {
@@ -32,6 +34,32 @@ Mat Embed(const std::vector<std::string>& tokens, const Config& cfg) {
   for (int t = 0; t < seq; ++t) x.row(t) = EmbedToken(tokens[t], cfg.d_model, cfg.seed);
   if (cfg.positional_encoding) x += PositionalEncoding(seq, cfg.d_model);
   return x;
+}
+
+Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
+                  const Config& cfg, std::string* notice) {
+  Inputs in;
+  const Tokenized tq = Tokenize(sentence, Limits::kMaxTokens);
+  std::string note = TokenizeNotice(tq, Limits::kMaxTokens);
+  if (tq.tokens.empty())
+    throw Error("The sentence is empty: type at least one word, e.g. \"the cat sat on the mat\".");
+  for (const auto& tok : tq.tokens) in.tokens.push_back(tok.text);
+  if (!memory_sentence.empty()) {
+    const Tokenized tm = Tokenize(memory_sentence, Limits::kMaxTokens);
+    const std::string mnote = TokenizeNotice(tm, Limits::kMaxTokens);
+    if (!mnote.empty()) note += (note.empty() ? "Memory: " : " Memory: ") + mnote;
+    if (tm.tokens.empty())
+      throw Error("The memory sentence has no tokens: cross-attention needs at least one key. "
+                  "Leave it empty for self-attention.");
+    for (const auto& tok : tm.tokens) in.memory_tokens.push_back(tok.text);
+  }
+  Validate(cfg, static_cast<int>(in.tokens.size()),
+           in.memory_tokens.empty() ? static_cast<int>(in.tokens.size())
+                                    : static_cast<int>(in.memory_tokens.size()));
+  in.x = Embed(in.tokens, cfg);
+  if (!in.memory_tokens.empty()) in.memory = Embed(in.memory_tokens, cfg);
+  if (notice) *notice = note;
+  return in;
 }
 
 }  // namespace mha

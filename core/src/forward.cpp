@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "gemm.hpp"
+#include "rows.hpp"
 #include "mha/embed.hpp"
 #include "mha/ffn.hpp"
 #include "mha/tokenizer.hpp"
@@ -42,75 +43,7 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// softmax of in[0, n) into out[0, n) (out may equal in): max-subtraction, then
-// exp, then one division. An all -inf row becomes zeros: nothing to attend to.
-void Softmax(const float* in, float* out, int n) {
-  using namespace simd;
-  constexpr int W = kWidth;
-  V vm = Set1(kNegInf);
-  int j = 0;
-  for (; j + W <= n; j += W) vm = Max(vm, Load(in + j));
-  if (j < n) vm = Max(vm, LoadPartial(in + j, n - j, kNegInf));
-  const float m = ReduceMax(vm);
-  if (m == kNegInf) {
-    std::fill(out, out + n, 0.0f);  // fully masked: zeros, not 0/0 = NaN
-    return;
-  }
-  const V vmax = Set1(m);
-  V sum = Zero();
-  for (j = 0; j + W <= n; j += W) {
-    const V e = Exp(Sub(Load(in + j), vmax));  // the largest term is exp(0) = 1
-    Store(out + j, e);
-    sum = Add(sum, e);
-  }
-  if (j < n) {
-    const V e = Exp(Sub(LoadPartial(in + j, n - j, kNegInf), vmax));  // padding: exp(-inf) = 0
-    StorePartial(out + j, e, n - j);
-    sum = Add(sum, e);
-  }
-  const V inv = Set1(1.0f / ReduceAdd(sum));
-  for (j = 0; j + W <= n; j += W) Store(out + j, Mul(Load(out + j), inv));
-  if (j < n) StorePartial(out + j, Mul(LoadPartial(out + j, n - j), inv), n - j);
-}
-
-// LayerNorm of one row of d values. Two-pass mean/variance in double:
-// cancellation-free for any input scale.
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps,
-                  float* out) {
-  // Eight independent partial sums: the compiler can keep them in one vector.
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int c = 0;
-  for (; c + 8 <= d; c += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += in[c + l];
-  double mean = 0.0;
-  for (; c < d; ++c) mean += in[c];
-  for (int l = 0; l < 8; ++l) mean += acc[l];
-  mean /= d;
-  double vacc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (c = 0; c + 8 <= d; c += 8)
-    for (int l = 0; l < 8; ++l) {
-      const double t = in[c + l] - mean;
-      vacc[l] += t * t;
-    }
-  double var = 0.0;
-  for (; c < d; ++c) var += (in[c] - mean) * (in[c] - mean);
-  for (int l = 0; l < 8; ++l) var += vacc[l];
-  var /= d;
-  const double inv = 1.0 / std::sqrt(var + eps);
-  for (c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
-}
-
 }  // namespace
-
-void SoftmaxRow(float* row, int n) { Softmax(row, row, n); }
-
-void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps,
-                   Mat& out) {
-  out.resize(in.rows(), in.cols());
-  const int d = static_cast<int>(in.cols());
-  for (Eigen::Index r = 0; r < in.rows(); ++r)
-    LayerNormRow(in.data() + r * d, gamma.data(), beta.data(), d, eps, out.data() + r * d);
-}
 
 namespace {
 
@@ -305,7 +238,7 @@ void PreNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
-    LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(),
+    detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(),
                  w.ln_beta.data(), d, p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
@@ -444,7 +377,7 @@ void FinishTask(Pass& p, int task) {
     float* res = t.residual.data() + o;
     for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
     if (p.cfg->norm == Norm::Post)
-      LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
+      detail::LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
     else
       std::memcpy(t.out.data() + o, res, sizeof(float) * d);
   }
@@ -457,7 +390,7 @@ void FfnNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
-    LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(),
+    detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(),
                  w.ln2_beta.data(), d, p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
@@ -522,7 +455,7 @@ void FfnFinishTask(Pass& p, int task) {
     float* res = t.ffn_residual.data() + o;
     for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
     if (p.cfg->norm == Norm::Post)
-      LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
+      detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
     else
       std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
   }
@@ -755,30 +688,5 @@ Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const I
   return t;
 }
 
-Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
-                  const Config& cfg, std::string* notice) {
-  Inputs in;
-  const Tokenized tq = Tokenize(sentence, Limits::kMaxTokens);
-  std::string note = TokenizeNotice(tq, Limits::kMaxTokens);
-  if (tq.tokens.empty())
-    throw Error("The sentence is empty: type at least one word, e.g. \"the cat sat on the mat\".");
-  for (const auto& tok : tq.tokens) in.tokens.push_back(tok.text);
-  if (!memory_sentence.empty()) {
-    const Tokenized tm = Tokenize(memory_sentence, Limits::kMaxTokens);
-    const std::string mnote = TokenizeNotice(tm, Limits::kMaxTokens);
-    if (!mnote.empty()) note += (note.empty() ? "Memory: " : " Memory: ") + mnote;
-    if (tm.tokens.empty())
-      throw Error("The memory sentence has no tokens: cross-attention needs at least one key. "
-                  "Leave it empty for self-attention.");
-    for (const auto& tok : tm.tokens) in.memory_tokens.push_back(tok.text);
-  }
-  Validate(cfg, static_cast<int>(in.tokens.size()),
-           in.memory_tokens.empty() ? static_cast<int>(in.tokens.size())
-                                    : static_cast<int>(in.memory_tokens.size()));
-  in.x = Embed(in.tokens, cfg);
-  if (!in.memory_tokens.empty()) in.memory = Embed(in.memory_tokens, cfg);
-  if (notice) *notice = note;
-  return in;
-}
 
 }  // namespace mha

@@ -1,0 +1,96 @@
+// One row at a time: the softmax and LayerNorm every pass (and the tests) share.
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps()
+// (GCC bug 105593, fixed in 13); it must be silenced before they are first included.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include "rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "mha/forward.hpp"
+#include "simd.hpp"
+
+namespace mha {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// softmax of in[0, n) into out[0, n) (out may equal in): max-subtraction, then
+// exp, then one division. An all -inf row becomes zeros: nothing to attend to.
+void Softmax(const float* in, float* out, int n) {
+  using namespace simd;
+  constexpr int W = kWidth;
+  V vm = Set1(kNegInf);
+  int j = 0;
+  for (; j + W <= n; j += W) vm = Max(vm, Load(in + j));
+  if (j < n) vm = Max(vm, LoadPartial(in + j, n - j, kNegInf));
+  const float m = ReduceMax(vm);
+  if (m == kNegInf) {
+    std::fill(out, out + n, 0.0f);  // fully masked: zeros, not 0/0 = NaN
+    return;
+  }
+  const V vmax = Set1(m);
+  V sum = Zero();
+  for (j = 0; j + W <= n; j += W) {
+    const V e = Exp(Sub(Load(in + j), vmax));  // the largest term is exp(0) = 1
+    Store(out + j, e);
+    sum = Add(sum, e);
+  }
+  if (j < n) {
+    const V e = Exp(Sub(LoadPartial(in + j, n - j, kNegInf), vmax));  // padding: exp(-inf) = 0
+    StorePartial(out + j, e, n - j);
+    sum = Add(sum, e);
+  }
+  const V inv = Set1(1.0f / ReduceAdd(sum));
+  for (j = 0; j + W <= n; j += W) Store(out + j, Mul(Load(out + j), inv));
+  if (j < n) StorePartial(out + j, Mul(LoadPartial(out + j, n - j), inv), n - j);
+}
+
+}  // namespace
+
+namespace detail {
+
+// LayerNorm of one row of d values. Two-pass mean/variance in double:
+// cancellation-free for any input scale.
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps,
+                  float* out) {
+  // Eight independent partial sums: the compiler can keep them in one vector.
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int c = 0;
+  for (; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += in[c + l];
+  double mean = 0.0;
+  for (; c < d; ++c) mean += in[c];
+  for (int l = 0; l < 8; ++l) mean += acc[l];
+  mean /= d;
+  double vacc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (c = 0; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) {
+      const double t = in[c + l] - mean;
+      vacc[l] += t * t;
+    }
+  double var = 0.0;
+  for (; c < d; ++c) var += (in[c] - mean) * (in[c] - mean);
+  for (int l = 0; l < 8; ++l) var += vacc[l];
+  var /= d;
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
+}
+
+}  // namespace detail
+
+
+void SoftmaxRow(float* row, int n) { Softmax(row, row, n); }
+
+void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps,
+                   Mat& out) {
+  out.resize(in.rows(), in.cols());
+  const int d = static_cast<int>(in.cols());
+  for (Eigen::Index r = 0; r < in.rows(); ++r)
+    detail::LayerNormRow(in.data() + r * d, gamma.data(), beta.data(), d, eps, out.data() + r * d);
+}
+
+}  // namespace mha
