@@ -4,34 +4,19 @@
 #include <sstream>
 
 #include "mha/forward.hpp"
-#include "rng.hpp"
+#include "init.hpp"
 
 namespace mha {
 namespace {
+
+using detail::Bias;
+using detail::Glorot;
 
 // FLOPs counted per activated element. ReLU is one comparison. GELU is x / sqrt 2,
 // erf (a short polynomial, counted as 4), 1 +, * 0.5 and * x: 8. Conventions differ;
 // what matters for the lesson is that both are tiny next to the two matrix products.
 constexpr std::int64_t kReluFlops = 1;
 constexpr std::int64_t kGeluFlops = 8;
-
-// The same initialisation scheme as weights.cpp (Glorot uniform weights, biases
-// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) like torch.nn.Linear), on their own streams.
-Mat Glorot(std::uint64_t seed, const char* name, int fan_in, int fan_out) {
-  detail::SplitMix64 rng(detail::StreamSeed(seed, name));
-  const double a = std::sqrt(6.0 / (fan_in + fan_out));
-  Mat w(fan_in, fan_out);
-  for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = rng.Symmetric(a);
-  return w;
-}
-
-RowVec Bias(std::uint64_t seed, const char* name, int fan_in, int n) {
-  detail::SplitMix64 rng(detail::StreamSeed(seed, name));
-  const double a = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  RowVec b(n);
-  for (int i = 0; i < n; ++i) b[i] = rng.Symmetric(a);
-  return b;
-}
 
 std::string Shape2(Eigen::Index r, Eigen::Index c, bool vec) {
   return vec ? "(" + std::to_string(c) + ")" : "(" + std::to_string(r) + ", " + std::to_string(c) + ")";

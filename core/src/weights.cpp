@@ -4,26 +4,13 @@
 #include <sstream>
 
 #include "mha/ffn.hpp"
-#include "rng.hpp"
+#include "init.hpp"
 
 namespace mha {
 namespace {
 
-Mat Glorot(std::uint64_t seed, const char* name, int fan_in, int fan_out) {
-  detail::SplitMix64 rng(detail::StreamSeed(seed, name));
-  const double a = std::sqrt(6.0 / (fan_in + fan_out));
-  Mat w(fan_in, fan_out);
-  for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = rng.Symmetric(a);
-  return w;
-}
-
-RowVec Bias(std::uint64_t seed, const char* name, int fan_in, int n) {
-  detail::SplitMix64 rng(detail::StreamSeed(seed, name));
-  const double a = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  RowVec b(n);
-  for (int i = 0; i < n; ++i) b[i] = rng.Symmetric(a);
-  return b;
-}
+using detail::Bias;
+using detail::Glorot;
 
 template <typename M>
 void CheckOne(const char* name, const M& m, Eigen::Index rows, Eigen::Index cols,
