@@ -142,15 +142,7 @@ std::string Stage(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     Fail(path, err, doing);
   };
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("writing");
-    }
-    off += static_cast<std::size_t>(n);
-  }
+  WriteAll(fd, bytes, fail);
   if (::fsync(fd) != 0 && errno != EINVAL) fail("flushing");
   const mode_t mask = ::umask(0);  // mkstemp makes 0600; give the usual 0666 & ~umask
   ::umask(mask);
