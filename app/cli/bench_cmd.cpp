@@ -11,6 +11,8 @@
 #include <sstream>
 #include <vector>
 
+#include "bench_live.hpp"
+#include "bench_timing.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 
@@ -33,30 +35,15 @@ const char* kBenchHelp =
     "  --threads T     CPU threads (default 1; a pass under ~2 MFLOP per thread uses fewer)\n"
     "  --repeat R      timed runs (default: as many as fit in about a second, 5 to 2000)\n"
     "  --seed N        seed of the random input and weights (default 42)\n"
+    "  --live          time the desktop app's recompute instead, after each kind of change\n"
+    "                  (one word, num_heads, temperature, mask, norm, d_model, seed, ...),\n"
+    "                  on a sentence of --seq words (default 32) through the full layer\n"
     "  --help\n"
     "\n"
     "Prints one line per setting, and last one JSON object: seq, d_model, heads, kv_heads,\n"
     "threads, repeat, median_ms, min_ms (wall clock), gflops (FLOPs of the median run,\n"
     "counted as 8*n*d^2 + 4*n^2*d for plain multi-head attention) and cpu_median_ms (the\n"
     "calling thread's CPU time: on a busy machine, what the run cost without the waits).\n";
-
-double Ms(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-// CPU time of the calling thread, in ms: on a busy machine it leaves out the time the
-// thread waited for a CPU (with more threads it also leaves out the other threads).
-double ThreadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 
@@ -66,6 +53,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
     cfg.norm = Norm::None;
     cfg.threads = 1;
     int seq = 128, repeat = 0;
+    bool live = false, seq_given = false;
     Args a("bench", argv);
     constexpr long long kBig = 1LL << 30;
     while (!a.Done()) {
@@ -74,7 +62,8 @@ int BenchCommand(const std::vector<std::string>& argv) {
         std::cout << kBenchHelp;
         return 0;
       }
-      if (f == "--seq") seq = a.Int(f, -kBig, kBig);
+      if (f == "--seq") seq = a.Int(f, -kBig, kBig), seq_given = true;
+      else if (f == "--live") live = true;
       else if (f == "--d-model") cfg.d_model = a.Int(f, -kBig, kBig);
       else if (f == "--heads") cfg.num_heads = a.Int(f, -kBig, kBig);
       else if (f == "--kv-heads") {
@@ -100,6 +89,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
                          "only flags, e.g. --seq 128 --d-model 512 --heads 8. See 'mhaviz bench --help'.");
       else a.Unknown(f);
     }
+    if (live && !seq_given) seq = 32;
     if (seq <= 0 || seq > Limits::kMaxTokens)
       throw UsageError("--seq = " + std::to_string(seq) + " must be between 1 and " +
                        std::to_string(Limits::kMaxTokens) + " tokens. Try 128.");
@@ -108,6 +98,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
+    if (live) return BenchLive(cfg, seq, repeat);
 
     // Random input, N(0, 1) like torch.randn, and the seeded Xavier weights. Two
     // different inputs take turns: a Trace re-projects only the rows whose input
@@ -124,7 +115,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
     auto weights = std::make_shared<const Weights>(InitWeights(cfg));
 
     Trace t;
-    using Clock = std::chrono::steady_clock;
+    using Clock = BenchClock;
     int turn = 0;
     // Warm-up: page in every buffer, start the threads, pack the weights, settle caches.
     const auto warm_start = Clock::now();

@@ -52,40 +52,6 @@ struct Result {
   std::uint64_t generation = 0;  // bumps on every successful recompute
 };
 
-// Caches that make a recompute cheap: weights are re-initialised only when the
-// numbers they depend on change; embeddings only when the sentence or d_model do.
-struct Caches {
-  struct WeightsKey {
-    int d_model = 0, num_heads = 0, kv_heads = 0;
-    std::uint64_t seed = 0;
-    int d_ff = 0;  // 0 for attention only (no FFN weights)
-    bool operator==(const WeightsKey& o) const {
-      return d_model == o.d_model && num_heads == o.num_heads && kv_heads == o.kv_heads && seed == o.seed &&
-             d_ff == o.d_ff;
-    }
-  };
-  WeightsKey weights_key;
-  std::shared_ptr<const Weights> weights;
-  // Loaded or edited weights without (fitting) FFN weights, completed with seeded
-  // ones for the encoder block: `with_ffn` is `ffn_base` plus W1, b1, W2, b2.
-  std::shared_ptr<const Weights> ffn_base, with_ffn;
-  WeightsKey ffn_key;
-
-  struct InputsKey {
-    std::string sentence, memory;
-    int d_model = 0;
-    std::uint64_t seed = 0;
-    bool pe = true;
-    bool operator==(const InputsKey& o) const {
-      return sentence == o.sentence && memory == o.memory && d_model == o.d_model && seed == o.seed && pe == o.pe;
-    }
-  };
-  InputsKey inputs_key;
-  bool inputs_valid = false;
-  Inputs inputs;
-  std::string inputs_notice;
-};
-
 // Splitter positions, saved in imgui.ini (see settings.cpp).
 struct Layout {
   float left_width = 0.0f;    // pixels at scale 1; 0 = default
@@ -150,7 +116,7 @@ struct AppState {
   bool churn = false;  // --churn: recompute every frame (benchmark)
   FileSources files;
   Result result;
-  Caches caches;
+  Live live;  // the cached stages of the recompute (embeddings, weights, projections)
   Layout layout;
   ExportUi exp;
   Pending pending;

@@ -4,6 +4,7 @@
 
 #include "mha/forward.hpp"
 #include "mha/tokenizer.hpp"
+#include "inputs.hpp"
 #include "rng.hpp"
 
 namespace mha {
@@ -36,9 +37,12 @@ Mat Embed(const std::vector<std::string>& tokens, const Config& cfg) {
   return x;
 }
 
-Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
-                  const Config& cfg, std::string* notice) {
-  Inputs in;
+namespace detail {
+
+void TokenizeInputs(std::string_view sentence, std::string_view memory_sentence, const Config& cfg,
+                    Inputs& in, std::string* notice) {
+  in.tokens.clear();
+  in.memory_tokens.clear();
   const Tokenized tq = Tokenize(sentence, Limits::kMaxTokens);
   std::string note = TokenizeNotice(tq, Limits::kMaxTokens);
   if (tq.tokens.empty())
@@ -56,6 +60,16 @@ Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentenc
   Validate(cfg, static_cast<int>(in.tokens.size()),
            in.memory_tokens.empty() ? static_cast<int>(in.tokens.size())
                                     : static_cast<int>(in.memory_tokens.size()));
+  if (notice) *notice = std::move(note);
+}
+
+}  // namespace detail
+
+Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
+                  const Config& cfg, std::string* notice) {
+  Inputs in;
+  std::string note;
+  detail::TokenizeInputs(sentence, memory_sentence, cfg, in, &note);
   in.x = Embed(in.tokens, cfg);
   if (!in.memory_tokens.empty()) in.memory = Embed(in.memory_tokens, cfg);
   if (notice) *notice = note;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "mha/forward.hpp"
+#include "check.hpp"
 #include "init.hpp"
 
 namespace mha {
@@ -39,15 +40,6 @@ void CheckShape(const char* name, const M& m, Eigen::Index rows, Eigen::Index co
   throw Error(e.str());
 }
 
-void CheckShapes(const Weights& w, const Config& cfg) {
-  const Eigen::Index d = cfg.d_model, f = cfg.ffn_dim();
-  CheckShape("ffn_W1", w.ffn_W1, d, f, cfg);
-  CheckShape("ffn_b1", w.ffn_b1, 1, f, cfg);
-  CheckShape("ffn_W2", w.ffn_W2, f, d, cfg);
-  CheckShape("ffn_b2", w.ffn_b2, 1, d, cfg);
-  CheckShape("ln2_gamma", w.ln2_gamma, 1, d, cfg);
-  CheckShape("ln2_beta", w.ln2_beta, 1, d, cfg);
-}
 
 }  // namespace
 
@@ -58,33 +50,37 @@ float Activate(Activation a, float x) {
 
 void InitFfnWeights(const Config& cfg, Weights& w) {
   const int d = cfg.d_model, f = cfg.ffn_dim();
-  w.ffn_W1 = Glorot(cfg.seed, "ffn_W1", d, f);
-  w.ffn_b1 = Bias(cfg.seed, "ffn_b1", d, f);
-  w.ffn_W2 = Glorot(cfg.seed, "ffn_W2", f, d);
-  w.ffn_b2 = Bias(cfg.seed, "ffn_b2", f, d);
-  w.ln2_gamma = RowVec::Ones(d);
-  w.ln2_beta = RowVec::Zero(d);
+  Glorot(cfg.seed, "ffn_W1", d, f, w.ffn_W1);
+  Bias(cfg.seed, "ffn_b1", d, f, w.ffn_b1);
+  Glorot(cfg.seed, "ffn_W2", f, d, w.ffn_W2);
+  Bias(cfg.seed, "ffn_b2", f, d, w.ffn_b2);
+  w.ln2_gamma.setOnes(d);
+  w.ln2_beta.setZero(d);
 }
 
+namespace detail {
+void CheckFfnShapes(const Weights& w, const Config& cfg) {
+  const Eigen::Index d = cfg.d_model, f = cfg.ffn_dim();
+  CheckShape("ffn_W1", w.ffn_W1, d, f, cfg);
+  CheckShape("ffn_b1", w.ffn_b1, 1, f, cfg);
+  CheckShape("ffn_W2", w.ffn_W2, f, d, cfg);
+  CheckShape("ffn_b2", w.ffn_b2, 1, d, cfg);
+  CheckShape("ln2_gamma", w.ln2_gamma, 1, d, cfg);
+  CheckShape("ln2_beta", w.ln2_beta, 1, d, cfg);
+}
+}  // namespace detail
+
 void CheckFfnWeights(const Weights& w, const Config& cfg) {
-  CheckShapes(w, cfg);
+  detail::CheckFfnShapes(w, cfg);
   // Finite is not enough: |value| <= kMaxAbsValue is what keeps the FFN's products
   // (d_ff up to 16384 terms) inside float32, as for the attention weights.
-  const auto finite = [](const char* name, const auto& m) {
-    if (!m.allFinite())
-      throw Error(std::string("Weight ") + name + " contains NaN or Inf values; every weight must be a finite number.");
-    if (!(m.array().abs() <= Limits::kMaxAbsValue).all())
-      throw Error(std::string("Weight ") + name + " holds values larger than " +
-                  std::to_string(static_cast<int>(Limits::kMaxAbsValue)) +
-                  " in magnitude, over the limit that keeps every product of the layer inside float32. "
-                  "Scale the weights down.");
-  };
-  finite("ffn_W1", w.ffn_W1);
-  finite("ffn_b1", w.ffn_b1);
-  finite("ffn_W2", w.ffn_W2);
-  finite("ffn_b2", w.ffn_b2);
-  finite("ln2_gamma", w.ln2_gamma);
-  finite("ln2_beta", w.ln2_beta);
+  using detail::CheckValues;
+  CheckValues("ffn_W1", w.ffn_W1);
+  CheckValues("ffn_b1", w.ffn_b1);
+  CheckValues("ffn_W2", w.ffn_W2);
+  CheckValues("ffn_b2", w.ffn_b2);
+  CheckValues("ln2_gamma", w.ln2_gamma);
+  CheckValues("ln2_beta", w.ln2_beta);
 }
 
 void ForwardFfn(const Config& cfg, const Weights& w, Trace& t) {
@@ -98,7 +94,7 @@ void ForwardFfn(const Config& cfg, const Weights& w, Trace& t) {
   }
   // Forward skips CheckWeights for weights it has already seen, but a toggle to the
   // encoder block can arrive with the same attention-only weights: shapes always.
-  CheckShapes(w, cfg);
+  detail::CheckFfnShapes(w, cfg);
   const Mat* in = &t.out;
   if (cfg.norm == Norm::Pre) {
     LayerNormRows(t.out, w.ln2_gamma, w.ln2_beta, cfg.ln_eps, t.ffn_ln);

@@ -13,6 +13,7 @@
 
 #include <thread>
 
+#include "check.hpp"
 #include "gemm.hpp"
 #include "rows.hpp"
 #include "mha/embed.hpp"
@@ -47,24 +48,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 namespace {
 
-// True if every |value| <= Limits::kMaxAbsValue (so no NaN or Inf either): one pass
-// over the bits, which the compiler vectorises; |x| as an integer orders like |x| as
-// a float, and NaN and Inf lie above every finite value (an Eigen expression for the
-// same test was 1% of a 512-token pass).
-bool AllInRange(const Mat& m) {
-  std::uint32_t limit;
-  const float max_abs = Limits::kMaxAbsValue;
-  std::memcpy(&limit, &max_abs, sizeof limit);
-  const float* p = m.data();
-  const std::size_t n = static_cast<std::size_t>(m.size());
-  std::uint32_t bad = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, p + i, sizeof bits);
-    bad |= static_cast<std::uint32_t>((bits & 0x7FFFFFFFu) > limit);
-  }
-  return bad == 0;
-}
+bool AllInRange(const Mat& m) { return detail::AllInRange(m.data(), static_cast<std::size_t>(m.size())); }
 
 void CheckInputs(const Config& cfg, const Inputs& in) {
   if (in.x.cols() != cfg.d_model) {
@@ -210,14 +194,19 @@ struct Pass {
   const Mat* src;  // queries' input: x, or LN(x) for pre-LN
   const Mat* mem;  // keys' and values' input: src, or the memory (cross-attention)
   int seq, seq_kv, d, H, G, hd, group, pkv, phd, ld;
-  bool causal, stream, v_in_place, wpack_ready;
+  bool causal, stream, v_in_place;
+  bool project;  // some input row changed: the Project phase runs
   float scale;
   float* kt;
   float* vp;
-  float* wpack;
+  // The packed weights (workspace.hpp), or null past the memory cap: Q/K/V head
+  // panels, and W_O's panels then W1's and W2's; *_ready: already packed.
+  float* qkv_pack;
+  float* out_pack;
+  bool qkv_ready, out_ready;
   std::size_t kt_panel, vp_panel, wpanel;
   // Encoder block (FFN after attention): d_ff, and where W1's and W2's packed panels
-  // start in wpack (W2's panels are d_ff deep).
+  // start in out_pack (W2's panels are d_ff deep).
   int f = 0;
   std::size_t w1_at = 0, w2_at = 0;
   Step steps[detail::Pool::kMaxPhases];
@@ -265,13 +254,14 @@ void ProjectTask(Pass& p, int task, int tid) {
   const int col = head * p.hd + j0;
   float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
   const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
-  if (runs.empty()) return;
   const float* panel;
   std::ptrdiff_t ldb;
-  if (p.wpack) {
-    float* packed = p.wpack + task * p.wpanel;
-    if (!p.wpack_ready) detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
+  if (p.qkv_pack) {  // packed even if no row of this side changed: every panel is then ready
+    float* packed = p.qkv_pack + task * p.wpanel;
+    if (!p.qkv_ready) detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
     panel = packed, ldb = kNR;
+  } else if (runs.empty()) {
+    return;
   } else if (rows > 64 || nc < kNR) {  // reused by many rows: pack it
     float* packed = p.ws->panel[tid].Get(0);
     detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
@@ -354,9 +344,9 @@ void OutputTask(Pass& p, int panel_index, int tid) {
   Trace& t = *p.t;
   const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
   float* c = t.attn_out.data() + j0;
-  if (p.wpack) {
-    float* panel = p.wpack + (static_cast<std::size_t>(p.H + 2 * p.G) * p.phd + panel_index) * p.wpanel;
-    if (!p.wpack_ready) detail::PackB(w.W_o.data() + j0, p.d, p.d, nc, panel);
+  if (p.out_pack) {
+    float* panel = p.out_pack + panel_index * p.wpanel;
+    if (!p.out_ready) detail::PackB(w.W_o.data() + j0, p.d, p.d, nc, panel);
     detail::Panel(p.seq, p.d, t.concat.data(), p.d, panel, kNR, c, p.d, nc, w.b_o.data() + j0, 1.0f);
   } else {
     GemmPanel(p.seq, p.d, t.concat.data(), p.d, w.W_o.data() + j0, p.d, nc, c, p.d, w.b_o.data() + j0,
@@ -403,9 +393,9 @@ void FfnUpTask(Pass& p, int panel_index, int tid) {
   const int j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
   float* c = t.ffn_hidden.data() + j0;
   const float* panel;
-  if (p.wpack) {
-    float* packed = p.wpack + p.w1_at + panel_index * p.wpanel;
-    if (!p.wpack_ready) detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
+  if (p.out_pack) {
+    float* packed = p.out_pack + p.w1_at + panel_index * p.wpanel;
+    if (!p.out_ready) detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
     panel = packed;
   } else {
     float* packed = p.ws->panel[tid].Get(0);
@@ -430,9 +420,9 @@ void FfnDownTask(Pass& p, int panel_index, int tid) {
   Trace& t = *p.t;
   const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
   const float* panel;
-  if (p.wpack) {
-    float* packed = p.wpack + p.w2_at + panel_index * detail::PanelFloats(p.f);
-    if (!p.wpack_ready) detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
+  if (p.out_pack) {
+    float* packed = p.out_pack + p.w2_at + panel_index * detail::PanelFloats(p.f);
+    if (!p.out_ready) detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
     panel = packed;
   } else {
     float* packed = p.ws->panel[tid].Get(0);
@@ -542,22 +532,22 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   // size). Capped so the copy stays modest in memory; past the cap each pass packs
   // (or, for few rows, reads in place) again.
   p.wpanel = detail::PanelFloats(d);
-  p.w1_at = (static_cast<std::size_t>(H + 2 * G) * p.phd + Panels(d)) * p.wpanel;
+  const std::size_t qkv_floats = static_cast<std::size_t>(H + 2 * G) * p.phd * p.wpanel;
+  p.w1_at = static_cast<std::size_t>(Panels(d)) * p.wpanel;
   p.w2_at = p.w1_at + static_cast<std::size_t>(Panels(p.f)) * p.wpanel;
-  const std::size_t wpack_floats = p.w2_at + static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) *
-                                                  (p.f > 0 ? 1 : 0);
-  p.wpack = nullptr;
-  p.wpack_ready = false;
-  if (wpack_floats * sizeof(float) <= (std::size_t(96) << 20)) {
-    p.wpack = ws.wpack.Get(wpack_floats);
-    p.wpack_ready = ws.wpack_of == &w && ws.wpack_d == d && ws.wpack_heads == H && ws.wpack_kv_heads == G &&
-                    ws.wpack_d_ff == p.f;
-    ws.wpack_of = nullptr;  // until this pass has filled it
+  const std::size_t out_floats = p.w2_at + (p.f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) : 0);
+  p.qkv_pack = p.out_pack = nullptr;
+  p.qkv_ready = p.out_ready = false;
+  const detail::Workspace::PackKey qkv_key{&w, d, H, G, 0}, out_key{&w, d, 0, 0, p.f};
+  if ((qkv_floats + out_floats) * sizeof(float) <= (std::size_t(96) << 20)) {
+    p.qkv_pack = ws.qkv_pack.Get(qkv_floats);
+    p.out_pack = ws.out_pack.Get(out_floats);
+    p.qkv_ready = ws.qkv_key == qkv_key;
+    p.out_ready = ws.out_key == out_key;
   }
-  if (p.wpack && !p.wpack_ready) {  // every panel gets packed: project every row
-    ChangedRows(&t.in.x, &t.in.x, seq, true, ws.q_rows);
-    ChangedRows(p.mem, p.mem, seq_kv, true, ws.kv_rows);
-  }
+  ws.qkv_key = ws.out_key = {};  // until this pass has filled them
+  p.project = !ws.q_rows.empty() || !ws.kv_rows.empty();
+
   // Large traces are written past the caches: they would only evict the working set,
   // and a cache-bypassing store skips reading each line before overwriting it.
   // (Only when every row starts on a cache line.)
@@ -567,9 +557,10 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   if (pre) p.Add(Step::PreNorm, norm_tasks);
   // Nothing to project (or to repack) if no input row changed; else every panel of
   // every head, over the rows that changed.
-  const bool project = !ws.q_rows.empty() || !ws.kv_rows.empty();
-  p.Add(Step::Project, project ? (H + 2 * G) * p.phd : 0);
-  p.Add(Step::Pack, ws.kv_rows.empty() ? 0 : G * p.pkv + (p.v_in_place ? 0 : G * p.phd));
+  p.Add(Step::Project, p.project ? (H + 2 * G) * p.phd : 0);
+  const bool pack = !ws.kv_rows.empty() || ws.repack_kv;
+  ws.repack_kv = false;
+  p.Add(Step::Pack, pack ? G * p.pkv + (p.v_in_place ? 0 : G * p.phd) : 0);
   p.Add(Step::Attend, H * ((seq + kRowBlock - 1) / kRowBlock));
   p.Add(Step::Output, Panels(d));
   if (full) p.Add(Step::Finish, norm_tasks);
@@ -585,13 +576,26 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
 void Run(Pass& p, int threads) {
   p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
   p.ws->proj_valid = true;
-  if (p.wpack) {
-    p.ws->wpack_of = p.w;
-    p.ws->wpack_d = p.d;
-    p.ws->wpack_heads = p.H;
-    p.ws->wpack_kv_heads = p.G;
-    p.ws->wpack_d_ff = p.f;
-  }
+  if (p.qkv_pack && (p.project || p.qkv_ready)) p.ws->qkv_key = {p.w, p.d, p.H, p.G, 0};
+  if (p.out_pack) p.ws->out_key = {p.w, p.d, 0, 0, p.f};
+}
+
+// A (from, rows, width / from) tensor (heads of a (rows, width) matrix) re-split into
+// (to, rows, width / to): the same numbers, moved.
+void Resplit(Mat& m, int rows, int width, int from, int to, detail::Buffer& scratch) {
+  if (from == to) return;
+  const int a = width / from, b = width / to;
+  const std::size_t n = static_cast<std::size_t>(rows) * width;
+  float* whole = scratch.Get(n);  // (rows, width), row-major
+  for (int h = 0; h < from; ++h)
+    for (int i = 0; i < rows; ++i)
+      std::memcpy(whole + static_cast<std::ptrdiff_t>(i) * width + h * a,
+                  m.data() + (static_cast<std::ptrdiff_t>(h) * rows + i) * a, sizeof(float) * a);
+  m.resize(static_cast<Eigen::Index>(to) * rows, b);
+  for (int h = 0; h < to; ++h)
+    for (int i = 0; i < rows; ++i)
+      std::memcpy(m.data() + (static_cast<std::ptrdiff_t>(h) * rows + i) * b,
+                  whole + static_cast<std::ptrdiff_t>(i) * width + h * b, sizeof(float) * b);
 }
 
 // Everything before the computation: validation, inputs, weights, and which input
@@ -603,14 +607,17 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   Validate(cfg, seq, seq_kv);
   CheckInputs(cfg, in);
   if (!weights) throw Error("No weights were given to the forward pass.");
-  // Checked once per Weights object and shape (they are immutable behind the pointer).
-  if (t.weights != weights || t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
-      t.cfg.kv_heads() != cfg.kv_heads() || t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim())
-    CheckWeights(*weights, cfg);
+  // Values once per Weights object (they are immutable behind the pointer), shapes
+  // whenever the sizes change.
+  if (t.weights != weights) CheckWeights(*weights, cfg);
+  else if (t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
+           t.cfg.kv_heads() != cfg.kv_heads() || t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim())
+    detail::CheckWeightShapes(*weights, cfg);
   detail::Workspace& ws = t.workspace.get();
-  if (t.weights != weights) ws.wpack_of = nullptr;
+  if (t.weights != weights) ws.qkv_key = ws.out_key = {};
 
-  detail::Workspace::ProjectionKey key;
+  using ProjKey = detail::Workspace::ProjectionKey;
+  ProjKey key;
   key.weights = weights.get();
   key.d = cfg.d_model;
   key.heads = cfg.num_heads;
@@ -621,7 +628,18 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   key.cross = in.cross();
   key.ln_eps = key.pre_norm ? cfg.ln_eps : 0.0f;
   // t.in still holds the last pass's input (unless the caller passed it back in).
-  const bool all = !(ws.proj_valid && key == ws.proj_key && t.weights == weights) || &t.in == &in;
+  bool all = !(ws.proj_valid && key == ws.proj_key && t.weights == weights) || &t.in == &in;
+  if (all && ws.proj_valid && key.SameProjections(ws.proj_key) && t.weights == weights && &t.in != &in) {
+    // Only the head count changed (the num_heads slider): Q, K and V are the same
+    // matrices, cut into heads at other columns. Re-split them; no GEMM.
+    const ProjKey& old = ws.proj_key;
+    Resplit(t.q, seq, cfg.d_model, old.heads, key.heads, ws.resplit);
+    const int kv_width = static_cast<int>(t.k.size() / std::max(1, seq_kv));
+    Resplit(t.k, seq_kv, kv_width, old.kv_heads, key.kv_heads, ws.resplit);
+    Resplit(t.v, seq_kv, kv_width, old.kv_heads, key.kv_heads, ws.resplit);
+    all = false;
+    ws.repack_kv = true;  // K^T and V panels are per head: pack them again
+  }
   ChangedRows(&in.x, &t.in.x, seq, all, ws.q_rows);
   if (in.cross()) ChangedRows(&in.memory, &t.in.memory, seq_kv, all, ws.kv_rows);
   else {

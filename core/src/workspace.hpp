@@ -32,13 +32,22 @@ struct Workspace {
   Buffer kt;                  // K^T of every K/V head, packed as B panels for the scores
   Buffer vp;                  // V packed as B panels (only when head_dim is not a panel multiple)
 
-  // The weights packed as B panels (Q/K/V heads, W_O, then the FFN's W1, W2), so a recompute with the
-  // same weights reads them contiguously instead of repacking strided rows from L3.
-  // Valid for the Weights object the Trace holds (so its address cannot be reused
-  // while this is valid) and these sizes; reset whenever the Trace's weights change.
-  Buffer wpack;
-  const void* wpack_of = nullptr;
-  int wpack_d = 0, wpack_heads = 0, wpack_kv_heads = 0, wpack_d_ff = 0;  // d_ff 0: no FFN panels
+  // The weights packed as B panels, so a recompute with the same weights reads them
+  // contiguously instead of repacking strided rows from L3. Two sets, each valid for
+  // the Weights object the Trace holds (so its address cannot be reused while valid)
+  // and the sizes in its key; reset whenever the Trace's weights change:
+  //   qkv: the Q, K, V heads' panels, which depend on the head split;
+  //   out: W_O's panels, then the FFN's W1 and W2 (d_ff 0: none), which do not, so
+  //        moving the num_heads slider keeps them.
+  struct PackKey {
+    const void* of = nullptr;
+    int d = 0, heads = 0, kv_heads = 0, d_ff = 0;
+    bool operator==(const PackKey& o) const {
+      return of == o.of && d == o.d && heads == o.heads && kv_heads == o.kv_heads && d_ff == o.d_ff;
+    }
+  };
+  Buffer qkv_pack, out_pack;
+  PackKey qkv_key, out_key;  // of == nullptr: not valid
 
   // What the last pass's q, k and v were computed from: rows of the input that did
   // not change since are not projected again (typing one word changes one row;
@@ -49,15 +58,20 @@ struct Workspace {
     int d = 0, heads = 0, kv_heads = 0, seq = 0, seq_kv = 0;
     bool pre_norm = false, cross = false;
     float ln_eps = 0;
+    // The same projections, perhaps split into another number of heads.
+    bool SameProjections(const ProjectionKey& o) const {
+      return weights == o.weights && d == o.d && seq == o.seq && seq_kv == o.seq_kv &&
+             pre_norm == o.pre_norm && cross == o.cross && ln_eps == o.ln_eps;
+    }
     bool operator==(const ProjectionKey& o) const {
-      return weights == o.weights && d == o.d && heads == o.heads && kv_heads == o.kv_heads &&
-             seq == o.seq && seq_kv == o.seq_kv && pre_norm == o.pre_norm && cross == o.cross &&
-             ln_eps == o.ln_eps;
+      return SameProjections(o) && heads == o.heads && kv_heads == o.kv_heads;
     }
   };
   ProjectionKey proj_key;
   bool proj_valid = false;
   std::vector<std::pair<int, int>> q_rows, kv_rows;  // [begin, end) runs to project
+  Buffer resplit;  // scratch for re-splitting q, k, v when only the head count changed
+  bool repack_kv = false;  // k, v were re-split: kt and vp must be packed again
 
   Pool pool;  // this trace's worker threads (created on first use with threads > 1)
 

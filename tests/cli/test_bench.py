@@ -47,6 +47,22 @@ class Bench(unittest.TestCase):
                            "--threads", "2", "--repeat", "2")
         self.assertEqual((j["threads"], j["heads"], j["kv_heads"]), (2, 6, 2))
 
+    def test_live(self):
+        # Every kind of change the app recomputes after, each checked inside the bench
+        # against a fresh computation (it exits 1 if the live trace differs).
+        j = self.last_json_of(["--live", "--seq", "6", "--d-model", "32", "--heads", "4", "--repeat", "3"])
+        self.assertEqual((j["seq"], j["d_model"], j["heads"], j["threads"]), (6, 32, 4, 1))
+        self.assertEqual(set(j["actions"]), {"idle", "word", "temperature", "scale", "mask", "norm", "heads",
+                                             "kv_heads", "d_model", "seed"})
+        for name, a in j["actions"].items():
+            self.assertGreater(a["min_ms"], 0, name)
+            self.assertGreaterEqual(a["median_ms"], a["min_ms"], name)
+
+    def last_json_of(self, args):
+        r = run(*args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
     def test_help(self):
         r = run("--help")
         self.assertEqual(r.returncode, 0)

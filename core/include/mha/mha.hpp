@@ -51,3 +51,4 @@
 #include "mha/forward.hpp"
 #include "mha/ffn.hpp"
 #include "mha/teach.hpp"
+#include "mha/live.hpp"

@@ -23,6 +23,8 @@ struct Weights {
 // Each tensor has its own stream derived from (seed, name), so changing num_kv_heads
 // does not change W_Q.
 Weights InitWeights(const Config& cfg);
+// The same, into w, reusing its matrices' memory where the shapes are unchanged.
+void InitWeights(const Config& cfg, Weights& w);
 
 // Throws mha::Error naming the tensor if a shape does not fit cfg or a value is
 // not finite.

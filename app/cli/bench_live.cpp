@@ -1,0 +1,152 @@
+// `mhaviz bench --live`: what one change in the desktop app costs. Each action flips
+// one setting back and forth (a word of the sentence, num_heads, the temperature, ...)
+// and times the recompute that follows, through mha::Live, the same class the app
+// recomputes with: embeddings, weights, the full layer (residual + LayerNorm), the
+// shape-flow table and the mean attention map the heatmaps draw.
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench_live.hpp"
+#include "bench_timing.hpp"
+#include "mha/mha.hpp"
+
+namespace mha::cli {
+namespace {
+
+const char* const kWords[] = {"the",   "cat",   "sat",   "on",     "a",     "mat",   "while",  "dogs",
+                              "ran",   "across", "green", "fields", "and",   "birds", "sang",   "songs",
+                              "about", "old",   "trees", "near",   "quiet", "rivers", "under", "bright",
+                              "skies", "as",    "children", "played", "with", "kites", "in",   "wind"};
+constexpr int kNumWords = sizeof kWords / sizeof kWords[0];
+
+std::string Sentence(int seq, const char* middle) {
+  std::string s;
+  for (int i = 0; i < seq; ++i) {
+    if (i) s += ' ';
+    s += i == seq / 2 ? middle : kWords[(i * 7) % kNumWords];
+  }
+  return s;
+}
+
+struct State {
+  Config cfg;
+  std::string sentence;
+};
+
+struct Action {
+  const char* name;
+  const char* what;
+  std::function<void(State&, bool)> set;  // flip = false: state A, true: state B
+};
+
+// Every tensor of `a` equals (bit for bit) the same tensor of `b`.
+bool SameTrace(const Trace& a, const Trace& b) {
+  const auto ta = Tensors(a), tb = Tensors(b);
+  if (ta.size() != tb.size()) return false;
+  for (std::size_t i = 0; i < ta.size(); ++i) {
+    if (ta[i].name != tb[i].name || ta[i].shape != tb[i].shape) return false;
+    if (std::memcmp(ta[i].data, tb[i].data, sizeof(float) * static_cast<std::size_t>(ta[i].size())) != 0)
+      return false;
+  }
+  return a.flow.size() == b.flow.size();
+}
+
+}  // namespace
+
+int BenchLive(Config base, int seq, int repeat) {
+  base.norm = Norm::Post;  // the app's default layer
+  const int H = base.num_heads, d = base.d_model;
+  // num_heads: the next head count that divides d_model (else the one before).
+  int other_heads = 0;
+  for (int h : ValidHeadCounts(d))
+    if (h > H && !other_heads) other_heads = h;
+  if (!other_heads)
+    for (int h : ValidHeadCounts(d))
+      if (h < H) other_heads = h;
+  const auto [d_lo, d_hi] = NearestValidDModel(d + 1, H);
+  (void)d_lo;
+  const int kv_half = H % 2 == 0 ? H / 2 : 1;
+
+  const std::string a_word = Sentence(seq, "cat"), b_word = Sentence(seq, "dog");
+  std::vector<Action> actions = {
+      {"idle", "nothing changed (a redraw that recomputes)", [](State&, bool) {}},
+      {"word", "one word of the sentence replaced",
+       [&](State& s, bool f) { s.sentence = f ? b_word : a_word; }},
+      {"temperature", "softmax temperature 1.0 <-> 0.8",
+       [](State& s, bool f) { s.cfg.temperature = f ? 0.8f : 1.0f; }},
+      {"scale", "divide by sqrt(d_k) on <-> off", [](State& s, bool f) { s.cfg.scale = !f; }},
+      {"mask", "mask none <-> causal", [](State& s, bool f) { s.cfg.mask = f ? Mask::Causal : Mask::None; }},
+      {"norm", "post-LN <-> pre-LN", [](State& s, bool f) { s.cfg.norm = f ? Norm::Pre : Norm::Post; }},
+      {"heads", "num_heads slider step (same weights)",
+       [&](State& s, bool f) { s.cfg.num_heads = f ? other_heads : H; }},
+      {"kv_heads", "num_kv_heads = num_heads <-> half (GQA)",
+       [&](State& s, bool f) { s.cfg.num_kv_heads = f ? kv_half : 0; }},
+      {"d_model", "d_model slider step (new weights and embeddings)",
+       [&](State& s, bool f) { s.cfg.d_model = f ? d_hi : d; }},
+      {"seed", "seed + 1 (new weights and embeddings)",
+       [](State& s, bool f) { s.cfg.seed = f ? s.cfg.seed | 1 : s.cfg.seed & ~std::uint64_t(1); }},
+  };
+
+  std::cout << "mhaviz bench --live: seq " << seq << ", d_model " << d << ", heads " << H << " (<-> "
+            << other_heads << "), threads " << base.threads
+            << "; each action flips one setting and times the app's recompute (mha::Live)\n";
+  std::string json = "{\"seq\": " + std::to_string(seq) + ", \"d_model\": " + std::to_string(d) +
+                     ", \"heads\": " + std::to_string(H) + ", \"threads\": " + std::to_string(base.threads) +
+                     ", \"actions\": {";
+  char line[512];
+  bool first = true;
+  for (const Action& act : actions) {
+    Live live;
+    Trace t;
+    Mat mean;
+    State st{base, a_word};
+    st.cfg.seed = base.seed & ~std::uint64_t(1);
+    auto run = [&](bool flip) {
+      act.set(st, flip);
+      LiveChoice c;
+      c.cfg = st.cfg;
+      c.sentence = st.sentence;
+      live.Recompute(c, t, &mean);
+    };
+    for (int i = 0; i < 4; ++i) run(i % 2 == 1);  // warm-up: both states once, threads started
+    std::vector<double> ms, cpu;
+    bool flip = true;  // the warm-up ended in state B: the first timed run goes to A
+    const auto start = BenchClock::now();
+    while (true) {
+      flip = !flip;
+      const double c0 = ThreadCpuMs();
+      const auto t0 = BenchClock::now();
+      run(flip);
+      ms.push_back(Ms(BenchClock::now() - t0));
+      cpu.push_back(ThreadCpuMs() - c0);
+      const int n = static_cast<int>(ms.size());
+      if (repeat > 0 ? n >= repeat : (n >= 4000 || (n >= 10 && Ms(BenchClock::now() - start) >= 400.0))) break;
+    }
+    // What the timed recomputes left must equal the plain pipeline from scratch.
+    Trace fresh;
+    Forward(st.cfg, std::make_shared<const Weights>(InitWeights(st.cfg)),
+            MakeInputs(st.sentence, std::string(), st.cfg), fresh);
+    Mat fresh_mean;
+    MeanAttention(fresh, fresh_mean);
+    if (!SameTrace(t, fresh) || mean != fresh_mean)
+      throw Error(std::string("internal error: after the '") + act.name +
+                  "' action the live trace differs from a fresh computation.");
+    const double median = Median(ms), min_ms = *std::min_element(ms.begin(), ms.end());
+    std::snprintf(line, sizeof line, "  %-12s median %8.4f ms  min %8.4f ms  CPU %8.4f ms  (%zu runs; %s)\n",
+                  act.name, median, min_ms, Median(cpu), ms.size(), act.what);
+    std::cout << line;
+    std::snprintf(line, sizeof line, "%s\"%s\": {\"median_ms\": %.6f, \"min_ms\": %.6f, \"cpu_median_ms\": %.6f}",
+                  first ? "" : ", ", act.name, median, min_ms, Median(cpu));
+    json += line;
+    first = false;
+  }
+  json += "}}";
+  std::cout << json << "\n";
+  return 0;
+}
+
+}  // namespace mha::cli
