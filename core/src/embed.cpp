@@ -16,16 +16,25 @@ RowVec EmbedToken(const std::string& text, int d_model, std::uint64_t seed) {
   return e;
 }
 
-Mat PositionalEncoding(int seq, int d_model) {
-  Mat pe(seq, d_model);
-  for (int pos = 0; pos < seq; ++pos) {
-    for (int i = 0; i < d_model; i += 2) {
-      // Computed in double so the table is the same whatever the vector unit does.
-      const double angle = pos / std::pow(10000.0, static_cast<double>(i) / d_model);
+namespace detail {
+
+void PositionalEncodingRows(int first, int d_model, Mat& pe) {
+  for (int i = 0; i < d_model; i += 2) {
+    // Computed in double so the table is the same whatever the vector unit does.
+    const double denom = std::pow(10000.0, static_cast<double>(i) / d_model);
+    for (int pos = first; pos < pe.rows(); ++pos) {
+      const double angle = pos / denom;
       pe(pos, i) = static_cast<float>(std::sin(angle));
       if (i + 1 < d_model) pe(pos, i + 1) = static_cast<float>(std::cos(angle));
     }
   }
+}
+
+}  // namespace detail
+
+Mat PositionalEncoding(int seq, int d_model) {
+  Mat pe(seq, d_model);
+  detail::PositionalEncodingRows(0, d_model, pe);
   return pe;
 }
 

@@ -92,9 +92,7 @@ void ForwardFfn(const Config& cfg, const Weights& w, Trace& t) {
     t.block_out.resize(0, 0);
     return;
   }
-  // Forward skips CheckWeights for weights it has already seen, but a toggle to the
-  // encoder block can arrive with the same attention-only weights: shapes always.
-  detail::CheckFfnShapes(w, cfg);
+  CheckFfnWeights(w, cfg);
   const Mat* in = &t.out;
   if (cfg.norm == Norm::Pre) {
     LayerNormRows(t.out, w.ln2_gamma, w.ln2_beta, cfg.ln_eps, t.ffn_ln);

@@ -28,10 +28,16 @@ namespace detail {
 WorkspaceHandle::WorkspaceHandle() : p_(std::make_unique<Workspace>()) {}
 WorkspaceHandle::~WorkspaceHandle() = default;
 WorkspaceHandle::WorkspaceHandle(const WorkspaceHandle&) : p_(std::make_unique<Workspace>()) {}
-WorkspaceHandle& WorkspaceHandle::operator=(const WorkspaceHandle&) { return *this; }
+// The tensors of the Trace were replaced: keep this scratch's memory and threads,
+// but none of what it cached about the old tensors.
+WorkspaceHandle& WorkspaceHandle::operator=(const WorkspaceHandle&) {
+  if (p_) p_->Invalidate();
+  return *this;
+}
 WorkspaceHandle::WorkspaceHandle(WorkspaceHandle&& o) noexcept : p_(std::move(o.p_)) {}
 WorkspaceHandle& WorkspaceHandle::operator=(WorkspaceHandle&& o) noexcept {
   std::swap(p_, o.p_);
+  if (o.p_) o.p_->Invalidate();  // the moved-from Trace gets this one's old scratch
   return *this;
 }
 Workspace& WorkspaceHandle::get() {
@@ -488,27 +494,26 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   const int seq = p.seq, seq_kv = p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
 
   const bool pre = full && cfg.norm == Norm::Pre;
-  if (pre) t.x_ln.resize(seq, d);
-  else t.x_ln.resize(0, 0);
+  detail::SafeResize(t.x_ln, pre ? seq : 0, pre ? d : 0);
   p.src = pre ? &t.x_ln : &t.in.x;
   p.mem = t.in.cross() ? &t.in.memory : p.src;
-  t.q.resize(static_cast<Eigen::Index>(H) * seq, hd);
-  t.k.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
-  t.v.resize(static_cast<Eigen::Index>(G) * seq_kv, hd);
-  t.scores.resize(static_cast<Eigen::Index>(H) * seq, seq_kv);
-  t.attn.resize(static_cast<Eigen::Index>(H) * seq, seq_kv);
-  t.context.resize(static_cast<Eigen::Index>(H) * seq, hd);
-  t.concat.resize(seq, d);
-  t.attn_out.resize(seq, d);
-  t.residual.resize(full ? seq : 0, full ? d : 0);
-  t.out.resize(full ? seq : 0, full ? d : 0);
+  detail::SafeResize(t.q, static_cast<Eigen::Index>(H) * seq, hd);
+  detail::SafeResize(t.k, static_cast<Eigen::Index>(G) * seq_kv, hd);
+  detail::SafeResize(t.v, static_cast<Eigen::Index>(G) * seq_kv, hd);
+  detail::SafeResize(t.scores, static_cast<Eigen::Index>(H) * seq, seq_kv);
+  detail::SafeResize(t.attn, static_cast<Eigen::Index>(H) * seq, seq_kv);
+  detail::SafeResize(t.context, static_cast<Eigen::Index>(H) * seq, hd);
+  detail::SafeResize(t.concat, seq, d);
+  detail::SafeResize(t.attn_out, seq, d);
+  detail::SafeResize(t.residual, full ? seq : 0, full ? d : 0);
+  detail::SafeResize(t.out, full ? seq : 0, full ? d : 0);
   const bool ffn = full && cfg.block == Block::Encoder;
   p.f = ffn ? cfg.ffn_dim() : 0;
-  t.ffn_ln.resize(ffn && cfg.norm == Norm::Pre ? seq : 0, ffn && cfg.norm == Norm::Pre ? d : 0);
-  t.ffn_hidden.resize(ffn ? seq : 0, p.f);
-  t.ffn_out.resize(ffn ? seq : 0, ffn ? d : 0);
-  t.ffn_residual.resize(ffn ? seq : 0, ffn ? d : 0);
-  t.block_out.resize(ffn ? seq : 0, ffn ? d : 0);
+  detail::SafeResize(t.ffn_ln, ffn && cfg.norm == Norm::Pre ? seq : 0, ffn && cfg.norm == Norm::Pre ? d : 0);
+  detail::SafeResize(t.ffn_hidden, ffn ? seq : 0, p.f);
+  detail::SafeResize(t.ffn_out, ffn ? seq : 0, ffn ? d : 0);
+  detail::SafeResize(t.ffn_residual, ffn ? seq : 0, ffn ? d : 0);
+  detail::SafeResize(t.block_out, ffn ? seq : 0, ffn ? d : 0);
 
   // Per-thread scratch: a pack buffer for the deepest panel (k = d_model), and one
   // row block of scores and weights.
@@ -608,11 +613,15 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   CheckInputs(cfg, in);
   if (!weights) throw Error("No weights were given to the forward pass.");
   // Values once per Weights object (they are immutable behind the pointer), shapes
-  // whenever the sizes change.
-  if (t.weights != weights) CheckWeights(*weights, cfg);
-  else if (t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
-           t.cfg.kv_heads() != cfg.kv_heads() || t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim())
+  // whenever the sizes change; the FFN's values when the encoder block is switched
+  // on (an attention-only check never looked at them).
+  if (t.weights != weights) {
+    CheckWeights(*weights, cfg);
+  } else if (t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
+             t.cfg.kv_heads() != cfg.kv_heads() || t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim()) {
     detail::CheckWeightShapes(*weights, cfg);
+    if (cfg.block == Block::Encoder && t.cfg.block != Block::Encoder) CheckFfnWeights(*weights, cfg);
+  }
   detail::Workspace& ws = t.workspace.get();
   if (t.weights != weights) ws.qkv_key = ws.out_key = {};
 
@@ -633,6 +642,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
     // Only the head count changed (the num_heads slider): Q, K and V are the same
     // matrices, cut into heads at other columns. Re-split them; no GEMM.
     const ProjKey& old = ws.proj_key;
+    ws.proj_valid = false;  // if a re-split below cannot allocate, the next pass starts over
     Resplit(t.q, seq, cfg.d_model, old.heads, key.heads, ws.resplit);
     const int kv_width = static_cast<int>(t.k.size() / std::max(1, seq_kv));
     Resplit(t.k, seq_kv, kv_width, old.kv_heads, key.kv_heads, ws.resplit);
@@ -650,7 +660,14 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   ws.proj_valid = false;  // until this pass has projected
 
   t.cfg = cfg;
-  if (&t.in != &in) t.in = in;
+  if (&t.in != &in) {
+    if (t.in.x.size() == in.x.size() && t.in.memory.size() == in.memory.size()) {
+      t.in = in;  // no reallocation
+    } else {
+      Inputs copy = in;  // allocate before letting go of the old (see SafeResize)
+      t.in = std::move(copy);
+    }
+  }
   t.weights = std::move(weights);
   t.seq = seq;
   t.seq_kv = seq_kv;

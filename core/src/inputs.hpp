@@ -14,4 +14,8 @@ namespace mha::detail {
 void TokenizeInputs(std::string_view sentence, std::string_view memory_sentence, const Config& cfg,
                     Inputs& in, std::string* notice);
 
+// Rows [first, pe.rows()) of the sinusoidal positional encoding (PositionalEncoding),
+// for a table of d_model columns that grows.
+void PositionalEncodingRows(int first, int d_model, Mat& pe);
+
 }  // namespace mha::detail

@@ -12,23 +12,22 @@ namespace {
 
 // Embeddings kept at most: beyond this many floats (16 MB) the cache starts over.
 constexpr std::size_t kMaxCachedFloats = std::size_t(4) << 20;
-// The positional-encoding table grows in steps of this many rows.
-constexpr int kPeRowsStep = 64;
 
 }  // namespace
 
 void Live::Clear() { *this = Live(); }
 
-const RowVec& Live::Embedding(const std::string& token, int d_model, std::uint64_t seed) {
-  if (embed_d_ != d_model || embed_seed_ != seed ||
-      (embeddings_.size() + 1) * static_cast<std::size_t>(d_model) > kMaxCachedFloats) {
+// A token's embedding is its stream of N(0, 1) draws, so the first k values do not
+// depend on d_model (mha/embed.hpp): one vector per token serves every d_model up to
+// its length, and the d_model slider re-embeds a word only when d_model grows past it.
+const float* Live::Embedding(const std::string& token, int d_model, std::uint64_t seed) {
+  if (embed_seed_ != seed || (embeddings_.size() + 1) * static_cast<std::size_t>(d_model) > kMaxCachedFloats) {
     embeddings_.clear();
-    embed_d_ = d_model;
     embed_seed_ = seed;
   }
-  auto it = embeddings_.find(token);
-  if (it == embeddings_.end()) it = embeddings_.emplace(token, EmbedToken(token, d_model, seed)).first;
-  return it->second;
+  RowVec& e = embeddings_[token];
+  if (e.size() < d_model) e = EmbedToken(token, d_model, seed);
+  return e.data();
 }
 
 // x = embedding rows (+ PE): the same single float addition per element as Embed, so
@@ -36,13 +35,14 @@ const RowVec& Live::Embedding(const std::string& token, int d_model, std::uint64
 void Live::EmbedInto(const std::vector<std::string>& tokens, const Config& cfg, Mat& x) {
   const int seq = static_cast<int>(tokens.size()), d = cfg.d_model;
   if (cfg.positional_encoding && (pe_d_ != d || pe_.rows() < seq)) {
-    const int rows = std::min(Limits::kMaxTokens, (seq + kPeRowsStep - 1) / kPeRowsStep * kPeRowsStep);
-    pe_ = PositionalEncoding(std::max(rows, seq), d);
+    const int first = pe_d_ == d ? static_cast<int>(pe_.rows()) : 0;  // rows kept when only seq grows
+    pe_.conservativeResize(seq, d);
+    detail::PositionalEncodingRows(first, d, pe_);
     pe_d_ = d;
   }
   x.resize(seq, d);
   for (int t = 0; t < seq; ++t) {
-    const RowVec& e = Embedding(tokens[t], d, cfg.seed);
+    const Eigen::Map<const RowVec> e(Embedding(tokens[t], d, cfg.seed), d);
     if (cfg.positional_encoding) x.row(t) = e + pe_.row(t);
     else x.row(t) = e;
   }

@@ -18,13 +18,28 @@ namespace mha::detail {
 class Buffer {
  public:
   float* Get(std::size_t n) {
-    if (static_cast<std::size_t>(v_.size()) < n) v_.resize(static_cast<Eigen::Index>(n));
+    if (static_cast<std::size_t>(v_.size()) < n) {
+      Eigen::VectorXf bigger(static_cast<Eigen::Index>(n));  // see SafeResize
+      v_.swap(bigger);
+    }
     return v_.data();
   }
 
  private:
   Eigen::VectorXf v_;
 };
+
+// m.resize(r, c), but exception-safe: Eigen's resize frees the old block before it
+// allocates the new one, so a failed allocation (std::bad_alloc, which the app
+// catches and survives) would leave m pointing at freed memory. This allocates first.
+inline void SafeResize(Mat& m, Eigen::Index r, Eigen::Index c) {
+  if (m.size() != r * c) {
+    Mat fresh(r, c);
+    m.swap(fresh);
+  } else {
+    m.resize(r, c);
+  }
+}
 
 struct Workspace {
   std::vector<Buffer> panel;  // one packed B panel per thread
@@ -79,6 +94,15 @@ struct Workspace {
   bool flow_valid = false;
   Config flow_cfg;
   int flow_seq = 0, flow_seq_kv = 0;
+
+  // Nothing cached may be trusted any more (the Trace's tensors were replaced by a
+  // copy or a move): the next pass recomputes and repacks everything. Keeps the memory.
+  void Invalidate() {
+    proj_valid = false;
+    qkv_key = out_key = {};
+    repack_kv = true;
+    flow_valid = false;
+  }
 };
 
 }  // namespace mha::detail

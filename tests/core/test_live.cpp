@@ -272,3 +272,61 @@ TEST_CASE("Live's token cache: the same word gets the same row in any sentence",
     RequireSameTrace(t, Plain(cfg, s, ""));
   }
 }
+
+// Regressions found in review of the caches (each failed before its fix).
+namespace {
+
+Trace Fresh(const Config& c, const std::shared_ptr<const mha::Weights>& w, const mha::Inputs& in) {
+  Trace t;
+  mha::Forward(c, w, in, t);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("FFN weight values are checked when the same weights switch to the encoder block", "[live][regression]") {
+  Config c;
+  c.d_model = 16;
+  c.num_heads = 2;
+  c.threads = 1;
+  Config enc = c;
+  enc.block = mha::Block::Encoder;
+  mha::Weights w = mha::InitWeights(enc);
+  w.ffn_W1(0, 0) = std::numeric_limits<float>::quiet_NaN();
+  auto W = std::make_shared<const mha::Weights>(w);
+  const mha::Inputs in = mha::MakeInputs("the cat sat", "", c);
+  Trace t;
+  mha::Forward(c, W, in, t);  // attention only: the FFN's values are not used yet
+  REQUIRE_THROWS_WITH(mha::Forward(enc, W, in, t), Catch::Contains("ffn_W1") && Catch::Contains("NaN"));
+}
+
+TEST_CASE("A copied or moved Trace recomputes everything its new tensors need", "[live][regression]") {
+  Config c4;
+  c4.d_model = 16;
+  c4.num_heads = 4;
+  c4.threads = 1;
+  Config c2 = c4;
+  c2.num_heads = 2;
+  auto W = std::make_shared<const mha::Weights>(mha::InitWeights(c4));
+  const mha::Inputs a = mha::MakeInputs("the cat sat on", "", c4), b = mha::MakeInputs("a dog ran home", "", c4);
+  SECTION("copy-assign, same configuration: no stale K^T panels") {
+    Trace t1 = Fresh(c4, W, a), t2 = Fresh(c4, W, b);
+    t2 = t1;
+    mha::Forward(c4, W, a, t2);
+    RequireSameTrace(t2, Fresh(c4, W, a));
+  }
+  SECTION("copy-assign across head counts: no re-split of already split tensors") {
+    Trace t1 = Fresh(c4, W, a), t2 = Fresh(c2, W, a);
+    t2 = t1;
+    const mha::Inputs a2 = a;
+    mha::Forward(c4, W, a2, t2);
+    RequireSameTrace(t2, Fresh(c4, W, a));
+  }
+  SECTION("a moved-from Trace rebuilds its shape-flow table") {
+    Trace t1 = Fresh(c4, W, a), t2 = Fresh(c4, W, a);
+    t2 = std::move(t1);
+    mha::Forward(c4, W, a, t1);  // NOLINT(bugprone-use-after-move): reuse is allowed
+    RequireSameTrace(t1, Fresh(c4, W, a));
+    REQUIRE(!t1.flow.empty());
+  }
+}

@@ -6,7 +6,8 @@
 // inputs changed:
 //
 //   stage                 depends on                          on a change of only ...
-//   token embeddings      token text, d_model, seed           one word: that word is embedded
+//   token embeddings      token text, seed (a prefix per      one word: that word is embedded
+//                         d_model)
 //   positional encoding   position, d_model                   (a table, grown as needed)
 //   weights               d_model, K/V width, seed, d_ff      num_heads: the same weights
 //   Q, K, V projections   input rows, weights                 num_heads: re-split, not recomputed;
@@ -55,7 +56,7 @@ class Live {
 
  private:
   const Inputs& CurrentInputs(const LiveChoice& c, std::string* notice);
-  const RowVec& Embedding(const std::string& token, int d_model, std::uint64_t seed);
+  const float* Embedding(const std::string& token, int d_model, std::uint64_t seed);
   void EmbedInto(const std::vector<std::string>& tokens, const Config& cfg, Mat& x);
   std::shared_ptr<const Weights> CurrentWeights(const LiveChoice& c);
 
@@ -67,9 +68,9 @@ class Live {
   Inputs inputs_;
   std::string notice_;
 
-  // Token embeddings for (embed_d_, embed_seed_), and the positional-encoding rows for pe_d_.
+  // Token embeddings for embed_seed_ (each at least as long as the last d_model it
+  // served), and the positional-encoding rows for pe_d_.
   std::unordered_map<std::string, RowVec> embeddings_;
-  int embed_d_ = 0;
   std::uint64_t embed_seed_ = 0;
   Mat pe_;
   int pe_d_ = 0;
