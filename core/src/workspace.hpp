@@ -63,6 +63,7 @@ struct Workspace {
   };
   Buffer qkv_pack, out_pack;
   PackKey qkv_key, out_key;  // of == nullptr: not valid
+  PackKey qkv_seen, out_seen;  // used once without packing (only decides when to pack)
 
   // What the last pass's q, k and v were computed from: rows of the input that did
   // not change since are not projected again (typing one word changes one row;

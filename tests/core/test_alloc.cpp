@@ -149,3 +149,53 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
     CHECK(AllocationsDuring([&] { mha::ForwardAttention(cfg, w, second, sub); }) == 0);
   }
 }
+
+TEST_CASE("the app's live recompute allocates nothing when no shape changes", "[alloc][live]") {
+  // mha::Live, as the desktop app drives it: once each setting has been seen,
+  // recomputing an unchanged choice or moving the temperature, the mask or the
+  // sqrt(d_k) switch allocates nothing. (num_heads and the norm change tensor shapes,
+  // the sentence goes through the tokenizer: those may allocate.)
+  mha::Config cfg;
+  cfg.d_model = 512;
+  cfg.num_heads = 8;
+  for (int threads : {1, 2}) {
+    cfg.threads = threads;
+    mha::Live live;
+    mha::Trace t;
+    mha::Mat mean;
+    const std::string sentence = "the cat sat on the mat while the dog ran across the green field";
+    auto run = [&](const mha::Config& c) {
+      mha::LiveChoice ch;
+      ch.cfg = c;
+      ch.sentence = sentence;
+      live.Recompute(ch, t, &mean);
+    };
+    std::vector<mha::Config> moves;
+    mha::Config c = cfg;
+    moves.push_back(c);
+    c.temperature = 0.5f;
+    moves.push_back(c);
+    c.mask = mha::Mask::Causal;
+    moves.push_back(c);
+    c.scale = false;
+    moves.push_back(c);
+    c.num_heads = 16;  // allocates once (new shapes), then the same moves again
+    moves.push_back(c);
+    c.temperature = 2.0f;
+    moves.push_back(c);
+    c.mask = mha::Mask::None;
+    moves.push_back(c);
+    for (const auto& m : moves) run(m);  // warm-up
+    run(moves[0]);
+    INFO("threads " << threads);
+    for (std::size_t i = 1; i < moves.size(); ++i) {
+      if (moves[i].num_heads != moves[i - 1].num_heads) {
+        run(moves[i]);
+        continue;
+      }
+      INFO("move " << i << ": heads " << moves[i].num_heads << ", temperature " << moves[i].temperature);
+      CHECK(AllocationsDuring([&] { run(moves[i]); }) == 0);
+      CHECK(AllocationsDuring([&] { run(moves[i]); }) == 0);  // unchanged
+    }
+  }
+}
