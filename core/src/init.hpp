@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "mha/config.hpp"
+#include "mha/weights.hpp"
 #include "rng.hpp"
 
 namespace mha::detail {
@@ -36,5 +37,9 @@ inline void Bias(std::uint64_t seed, const char* name, int fan_in, int n, RowVec
   FillSymmetric(StreamSeed(seed, name), 1.0 / std::sqrt(static_cast<double>(fan_in)), b.data(),
                 static_cast<std::size_t>(n));
 }
+
+// The K/V half of InitWeights (W_k, W_v, b_k, b_v): each tensor has its own stream, so
+// weights of another num_kv_heads with the same seed and d_model need only these.
+void InitKvWeights(const Config& cfg, Weights& w);
 
 }  // namespace mha::detail

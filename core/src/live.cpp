@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "init.hpp"
 #include "inputs.hpp"
 #include "mha/embed.hpp"
 #include "mha/ffn.hpp"
@@ -104,11 +105,19 @@ std::shared_ptr<const Weights> Live::CurrentWeights(const LiveChoice& c) {
     // Weights' address but drop them whenever their weights object changes, and a
     // trace never holds a set that is being rewritten (use_count() == 1).
     std::shared_ptr<Weights> next;
-    if (spare_ && spare_.use_count() == 1) next = std::move(spare_);
+    WeightsKey next_key;
+    if (spare_ && spare_.use_count() == 1) next = std::move(spare_), next_key = spare_key_;
     else next = std::make_shared<Weights>();
     spare_.reset();
-    InitWeights(cfg, *next);
+    // The set before last with the same seed, d_model and d_ff differs (if at all)
+    // only in the K/V width (the num_kv_heads slider): W_q, W_o, the norms and the
+    // FFN are already right.
+    if (next_key.d_model == key.d_model && next_key.seed == key.seed && next_key.d_ff == key.d_ff)
+      detail::InitKvWeights(cfg, *next);
+    else
+      InitWeights(cfg, *next);
     spare_ = std::const_pointer_cast<Weights>(std::move(weights_));
+    spare_key_ = weights_key_;
     weights_ = std::move(next);
     weights_key_ = key;
   }

@@ -30,16 +30,25 @@ void CheckShape(const char* name, const M& m, Eigen::Index rows, Eigen::Index co
 
 }  // namespace
 
-void InitWeights(const Config& cfg, Weights& w) {
+namespace detail {
+
+void InitKvWeights(const Config& cfg, Weights& w) {
   const int d = cfg.d_model, kvd = cfg.kv_heads() * cfg.head_dim();
-  Glorot(cfg.seed, "W_q", d, d, w.W_q);
   Glorot(cfg.seed, "W_k", d, kvd, w.W_k);
   Glorot(cfg.seed, "W_v", d, kvd, w.W_v);
-  Glorot(cfg.seed, "W_o", d, d, w.W_o);
-  Bias(cfg.seed, "b_q", d, d, w.b_q);
   Bias(cfg.seed, "b_k", d, kvd, w.b_k);
   Bias(cfg.seed, "b_v", d, kvd, w.b_v);
+}
+
+}  // namespace detail
+
+void InitWeights(const Config& cfg, Weights& w) {
+  const int d = cfg.d_model;
+  Glorot(cfg.seed, "W_q", d, d, w.W_q);
+  Glorot(cfg.seed, "W_o", d, d, w.W_o);
+  Bias(cfg.seed, "b_q", d, d, w.b_q);
   Bias(cfg.seed, "b_o", d, d, w.b_o);
+  detail::InitKvWeights(cfg, w);
   w.ln_gamma.setOnes(d);
   w.ln_beta.setZero(d);
   if (cfg.block == Block::Encoder) {

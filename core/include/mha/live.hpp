@@ -87,6 +87,7 @@ class Live {
   WeightsKey weights_key_;
   std::shared_ptr<const Weights> weights_;
   std::shared_ptr<Weights> spare_;  // the set before, rewritten in place by the next change
+  WeightsKey spare_key_;
   WeightsKey ffn_key_;
   std::shared_ptr<const Weights> ffn_base_, with_ffn_;
 };
