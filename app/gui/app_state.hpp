@@ -86,6 +86,17 @@ struct Timing {
   std::vector<double> triangles;                           // triangles ImGui submits per frame
 };
 
+// What the shape-flow table chose to show in the last frame, so tests (--probe,
+// --dump-state) can check that nothing is cut.
+struct LayoutReport {
+  float flow_table_w = 0.0f;                // width the table has
+  float flow_columns_w = 0.0f;              // width its columns take
+  float flow_diagram_w = 0.0f;              // the block diagram beside it
+  bool flow_params_small = false;           // the "parameters" column in the small font
+  bool flow_scroll_x = false;               // the table scrolls sideways (narrower than its floors)
+  int flow_shortened = 0;                   // cells shortened with "..." (full text in the tooltip)
+};
+
 struct Ui {
   std::array<char, kSentenceCap + 1> sentence_buf{};
   std::array<char, kSentenceCap + 1> memory_buf{};
@@ -108,6 +119,7 @@ struct Ui {
   HeatmapTextures textures;
   // Rectangles of key widgets in window pixels, for the GUI tests (--probe).
   std::map<std::string, std::array<float, 4>> probe;
+  LayoutReport report;  // what the last frame laid out (--probe, --dump-state)
 };
 
 struct AppState {

@@ -142,7 +142,8 @@ Fonts LoadFonts(float pixel_size, std::string* notice) {
   // Its own size in the atlas: glyphs are sampled unfiltered, so scaling a bigger
   // font down would look ragged.
   if (!f.path.empty()) {
-    static const ImWchar latin[] = {0x0020, 0x00FF, 0};
+    // Latin, and the ellipsis of shortened table cells.
+    static const ImWchar latin[] = {0x0020, 0x00FF, 0x2026, 0x2026, 0};
     f.small = AddFont(ReadFontFile(f.path), std::round(pixel_size * 0.75f), latin);
   } else {
     ImFontConfig cfg;

@@ -11,7 +11,7 @@ namespace mha::gui {
 struct Fonts {
   ImFont* regular = nullptr;  // NanumGothic, Korean glyph range (or ImGui's default)
   ImFont* bold = nullptr;     // NanumGothicBold, Latin only (headings); = regular if absent
-  ImFont* small = nullptr;    // NanumGothic at 3/4 size, Latin only (token indices)
+  ImFont* small = nullptr;    // NanumGothic at 3/4 size, Latin only (token indices, table details)
   std::string path;           // the file regular came from ("" = ImGui's default font)
 };
 

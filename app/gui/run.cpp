@@ -193,6 +193,17 @@ void RebuildFonts(AppState& s, bool device_ready) {
   s.ui.fonts_dirty = false;
 }
 
+// What the shape-flow table laid out in the last frame.
+nlohmann::json LayoutJson(const LayoutReport& r) {
+  return {{"flow",
+           {{"table_w", r.flow_table_w},
+            {"columns_w", r.flow_columns_w},
+            {"diagram_w", r.flow_diagram_w},
+            {"params_small_font", r.flow_params_small},
+            {"scroll_x", r.flow_scroll_x},
+            {"shortened", r.flow_shortened}}}};
+}
+
 nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   nlohmann::json j;
   j["frame"] = frame;
@@ -201,6 +212,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   nlohmann::json w = nlohmann::json::object();
   for (const auto& [name, r] : s.ui.probe) w[name] = {r[0], r[1], r[2], r[3]};
   j["widgets"] = w;
+  j["layout"] = LayoutJson(s.ui.report);
   j["sentence"] = s.choice.sentence;
   j["num_heads"] = s.choice.cfg.num_heads;
   j["d_model"] = s.choice.cfg.d_model;
@@ -232,6 +244,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["font_path"] = s.ui.font_path;
   j["content_scale"] = s.ui.content_scale;
   j["font_px"] = ImGui::GetFontSize();
+  j["layout"] = LayoutJson(s.ui.report);
   j["settings"] = nlohmann::json::parse(AppSettingsJson(s, 0, 0));
   // What each teaching view shows, from the caches the views draw.
   j["views"] = nlohmann::json::parse(TeachViewsJson(s));
