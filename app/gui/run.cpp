@@ -181,9 +181,10 @@ double Median(std::vector<double> v) {
 void RebuildFonts(AppState& s, bool device_ready) {
   const float scale = s.ui.content_scale * s.ui.text_size / 100.0f;
   const float px = std::round(17.0f * scale);
-  const Fonts f = LoadFonts(px, &s.ui.font_notice);
+  const Fonts f = LoadFonts(px, &s.ui.font_notice, s.ui.want_label_font);
   s.ui.font_bold = f.bold;
   s.ui.font_small = f.small;
+  s.ui.font_label = f.label;
   s.ui.font_path = f.path;
   ApplyTheme(s.ui.dark, scale);
   if (device_ready) {
@@ -193,9 +194,23 @@ void RebuildFonts(AppState& s, bool device_ready) {
   s.ui.fonts_dirty = false;
 }
 
-// What the shape-flow table laid out in the last frame.
+// What the heatmap grid and the shape-flow table laid out in the last frame.
 nlohmann::json LayoutJson(const LayoutReport& r) {
-  return {{"flow",
+  return {{"heatmaps",
+           {{"maps", r.maps},
+            {"grid_cols", r.grid_cols},
+            {"grid_rows", r.grid_rows},
+            {"cell_w", r.cell_w},
+            {"cell_h", r.cell_h},
+            {"row_labels", r.row_labels},
+            {"key_labels", r.key_labels},
+            {"label_px", r.label_px},
+            {"label_font_loaded", r.label_font},
+            {"values", r.values},
+            {"scroll", r.scroll},
+            {"content_h", r.content_h},
+            {"view_h", r.view_h}}},
+          {"flow",
            {{"table_w", r.flow_table_w},
             {"columns_w", r.flow_columns_w},
             {"diagram_w", r.flow_diagram_w},
