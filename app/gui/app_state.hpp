@@ -86,6 +86,28 @@ struct Timing {
   std::vector<double> triangles;                           // triangles ImGui submits per frame
 };
 
+// What the heatmap grid and the shape-flow table chose to show in the last frame, so
+// tests (--probe, --dump-state) can check that labels stay readable and nothing is cut.
+struct LayoutReport {
+  // Attention weights grid (all heads + mean, or the enlarged head).
+  int maps = 0, grid_cols = 0, grid_rows = 0;
+  float cell_w = 0.0f, cell_h = 0.0f;       // pixels per cell
+  bool row_labels = false;                  // query tokens left of the rows
+  std::string key_labels = "none";          // above the columns: none | upright | rotated | index
+  float label_px = 0.0f;                    // font size of the token labels
+  bool label_font = false;                  // the smaller label font is loaded (on demand)
+  bool values = false;                      // weights written in the cells
+  bool scroll = false;                      // the grid is taller than its panel and scrolls
+  float content_h = 0.0f, view_h = 0.0f;    // grid height, visible height
+  // Shape-flow table.
+  float flow_table_w = 0.0f;                // width the table has
+  float flow_columns_w = 0.0f;              // width its columns take
+  float flow_diagram_w = 0.0f;              // the block diagram beside it
+  bool flow_params_small = false;           // the "parameters" column in the small font
+  bool flow_scroll_x = false;               // the table scrolls sideways (narrower than its floors)
+  int flow_shortened = 0;                   // cells shortened with "..." (full text in the tooltip)
+};
+
 struct Ui {
   std::array<char, kSentenceCap + 1> sentence_buf{};
   std::array<char, kSentenceCap + 1> memory_buf{};
@@ -102,12 +124,15 @@ struct Ui {
   bool fonts_dirty = false;         // rebuild the font atlas before the next frame
   ImFont* font_bold = nullptr;      // headings
   ImFont* font_small = nullptr;     // token indices, at 3/4 size (Latin only)
+  ImFont* font_label = nullptr;     // heatmap token labels at 4/5 size, once asked for
+  bool want_label_font = false;     // the heatmaps asked for font_label (loaded with the next rebuild)
   std::string font_notice;          // shown when NanumGothic could not be loaded
   std::string font_path;            // the file the UI font came from ("" = ImGui's own)
   std::vector<std::string> notices; // one-time notices (settings file, flags)
   HeatmapTextures textures;
   // Rectangles of key widgets in window pixels, for the GUI tests (--probe).
   std::map<std::string, std::array<float, 4>> probe;
+  LayoutReport report;  // what the last frame laid out (--probe, --dump-state)
 };
 
 struct AppState {

@@ -104,9 +104,11 @@ std::string FindFont(const std::string& file) {
   return {};
 }
 
-Fonts LoadFonts(float pixel_size, std::string* notice) {
+Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
+  // The atlas as tall as its glyphs, not the next power of two (GL 3.3 takes any size).
+  io.Fonts->Flags |= ImFontAtlasFlags_NoPowerOfTwoHeight;
   Fonts f;
   if (notice) notice->clear();
   // $MHAVIZ_FONT names exactly one font (as for `mhaviz export`): no search.
@@ -142,13 +144,18 @@ Fonts LoadFonts(float pixel_size, std::string* notice) {
   // Its own size in the atlas: glyphs are sampled unfiltered, so scaling a bigger
   // font down would look ragged.
   if (!f.path.empty()) {
-    static const ImWchar latin[] = {0x0020, 0x00FF, 0};
+    // Latin, and the ellipsis of shortened table cells.
+    static const ImWchar latin[] = {0x0020, 0x00FF, 0x2026, 0x2026, 0};
     f.small = AddFont(ReadFontFile(f.path), std::round(pixel_size * 0.75f), latin);
   } else {
     ImFontConfig cfg;
     cfg.SizePixels = std::round(pixel_size * 0.75f);
     f.small = io.Fonts->AddFontDefault(&cfg);
   }
+  // Heatmap labels a size down, for grids too dense for the full size: their own
+  // glyphs, since a bigger font drawn smaller looks ragged (nearest sampling).
+  if (with_label && !f.path.empty())
+    f.label = AddFont(ReadFontFile(f.path), std::round(pixel_size * 0.8f), KoreanPlusSymbols());
   io.FontDefault = f.regular;
   return f;
 }

@@ -11,7 +11,8 @@ namespace mha::gui {
 struct Fonts {
   ImFont* regular = nullptr;  // NanumGothic, Korean glyph range (or ImGui's default)
   ImFont* bold = nullptr;     // NanumGothicBold, Latin only (headings); = regular if absent
-  ImFont* small = nullptr;    // NanumGothic at 3/4 size, Latin only (token indices)
+  ImFont* small = nullptr;    // NanumGothic at 3/4 size, Latin only (token indices, table details)
+  ImFont* label = nullptr;    // NanumGothic at 4/5 size with Hangul (heatmap token labels), if asked for
   std::string path;           // the file regular came from ("" = ImGui's default font)
 };
 
@@ -25,7 +26,8 @@ std::string FindFont(const std::string& file);
 
 // Clears io.Fonts and loads the UI fonts at `pixel_size`: $MHAVIZ_FONT if set (that
 // file only), else NanumGothic from FontSearchPath(). If it cannot be read, falls back
-// to ImGui's built-in font and sets `notice` (Korean then shows '?').
-Fonts LoadFonts(float pixel_size, std::string* notice);
+// to ImGui's built-in font and sets `notice` (Korean then shows '?'). `with_label` adds
+// Fonts::label, a second copy of the Korean range (a bigger atlas, so only on demand).
+Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label = false);
 
 }  // namespace mha::gui

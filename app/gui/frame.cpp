@@ -117,6 +117,7 @@ void DrawFrame(AppState& s) {
   s.ui.hover_token = s.ui.hover_token_next;
   s.ui.hover_token_next = -1;
   s.ui.probe.clear();  // only what is on screen this frame
+  s.ui.report = LayoutReport{};
   Shortcuts(s);
 
   const float scale = UiScale(s);
@@ -172,9 +173,9 @@ void DrawFrame(AppState& s) {
   // Right column: the results.
   ImGui::SameLine(0, 0);
   const float right = std::max(ImGui::GetContentRegionAvail().x, 100.0f);
-  // Default: tall enough for the whole table (header, ~12 steps, total), up to 45%.
-  const float table_h = (ImGui::GetTextLineHeight() + 2 * st.CellPadding.y) * 15.0f + ImGui::GetFrameHeightWithSpacing() +
-                        2 * st.WindowPadding.y + st.ScrollbarSize;
+  // Default: tall enough for the whole table (header, the steps, total) and no
+  // taller, so the heatmaps get the rest; up to 45%.
+  const float table_h = FlowPanelHeight(s);
   float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * 0.45f);
   flow = std::clamp(flow, std::min(120.0f * scale, main_h * 0.3f), main_h * 0.75f);
   if (s.layout.flow_collapsed) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;

@@ -2,6 +2,9 @@
 // and, beside it, a block diagram of the same steps. Hovering a row or a block
 // highlights the step in both.
 #include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -21,29 +24,134 @@ int FlowIndex(const std::vector<FlowRow>& flow, const char* step) {
   return -1;
 }
 
+const char* const kFlowHeaders[5] = {"step", "computes", "shape (batch, ...)", "parameters", "FLOPs"};
+// The shape column's header where space is short (the panel's subtitle says the batch
+// axis comes first).
+const char* const kShortShapeHeader = "shape";
+
+// The table's cell padding: tighter than the style's, so the whole table fits
+// a 1280 x 800 window.
+ImVec2 FlowCellPadding() {
+  const ImVec2 p = ImGui::GetStyle().CellPadding;
+  return ImVec2(std::round(p.x * 0.7f), std::round(p.y * 0.67f));
+}
+
+float FlowRowHeight() { return ImGui::GetTextLineHeight() + 2.0f * FlowCellPadding().y; }
+
+// Height of the whole table: header, the steps, the total, the outer border lines.
+float FlowTableHeight(std::size_t steps) { return FlowRowHeight() * static_cast<float>(steps + 2) + 2.0f; }
+
+// Horizontal space a column takes besides its text (the gap between columns).
+float ColumnPadding() { return 2.0f * FlowCellPadding().x; }
+
+float TableWidth(const std::array<float, 5>& w) {
+  float total = 0.0f;
+  for (float x : w) total += x + ColumnPadding();
+  return total;
+}
+
+bool Ascii(const std::string& t) {
+  return std::all_of(t.begin(), t.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// As ImGui::CalcTextSize measures it (rounded up to whole pixels), in `font`.
+float TextWidth(ImFont* font, const std::string& text) {
+  return std::ceil(font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, text.c_str()).x);
+}
+
+// How the table's columns share `avail_w` (and `height`: a vertical scrollbar takes
+// width when the rows do not fit). Every column as wide as its text if that fits.
+// Otherwise the shape column's header drops "(batch, ...)", and the "parameters"
+// column, the longest and a detail beside the shapes, switches to the small font (if
+// it has the glyphs) and takes the width left, entries that still do not fit ending
+// in "..." (the row's tooltip has them in full). Only below a floor of 6 em does the
+// table scroll sideways.
+struct ColumnFit {
+  std::array<float, 5> w{};
+  const char* shape_header = kFlowHeaders[2];
+  ImFont* params_font = nullptr;  // the font of the "parameters" column
+  bool params_small = false;      // ... which is the small font
+  bool scroll_x = false;
+  float need_w = 0.0f;            // width the table would like (all text at full size)
+};
+
+ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float avail_w, float height) {
+  ColumnFit f;
+  ImFont* regular = ImGui::GetFont();
+  ImFont* bold = s.ui.font_bold ? s.ui.font_bold : regular;
+  f.params_font = regular;
+  long long flops = 0, params = 0;
+  for (int c = 0; c < 5; ++c) f.w[c] = TextWidth(regular, kFlowHeaders[c]);
+  for (const FlowRow& r : flow) {
+    f.w[0] = std::max(f.w[0], TextWidth(regular, r.step));
+    f.w[1] = std::max(f.w[1], TextWidth(regular, r.formula));
+    f.w[2] = std::max(f.w[2], TextWidth(regular, ShapeString(r.shape)));
+    f.w[3] = std::max(f.w[3], TextWidth(regular, r.params));
+    f.w[4] = std::max(f.w[4], TextWidth(regular, Thousands(r.flops)));
+    flops += r.flops;
+    params += r.param_count;
+  }
+  // The total row, in bold.
+  const std::string total_params = Thousands(params) + " learned numbers";
+  f.w[0] = std::max(f.w[0], TextWidth(bold, "total"));
+  f.w[3] = std::max(f.w[3], TextWidth(bold, total_params));
+  f.w[4] = std::max(f.w[4], TextWidth(bold, Thousands(flops)));
+  const float scrollbar = FlowTableHeight(flow.size()) > height + 0.5f ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+  f.need_w = TableWidth(f.w) + scrollbar;
+  if (f.need_w <= avail_w) return f;
+
+  f.shape_header = kShortShapeHeader;
+  float shape_w = TextWidth(regular, kShortShapeHeader);
+  for (const FlowRow& r : flow) shape_w = std::max(shape_w, TextWidth(regular, ShapeString(r.shape)));
+  f.w[2] = shape_w;
+  const float room = avail_w - scrollbar - (TableWidth(f.w) - f.w[3]);  // for the parameters' text
+  if (room >= f.w[3]) return f;
+  bool ascii = s.ui.font_small != nullptr;
+  for (const FlowRow& r : flow) ascii = ascii && Ascii(r.params);
+  if (ascii) {
+    f.params_font = s.ui.font_small;
+    f.params_small = true;
+  }
+  float pw = std::max(TextWidth(regular, kFlowHeaders[3]), TextWidth(f.params_font, total_params));
+  for (const FlowRow& r : flow) pw = std::max(pw, TextWidth(f.params_font, r.params));
+  const float floor = std::min(pw, ImGui::GetFontSize() * 6.0f);
+  f.w[3] = std::clamp(room, floor, pw);
+  f.scroll_x = room < floor - 0.5f;
+  return f;
+}
+
+// Text of `font` in a cell `width` pixels wide, shortened with "..." if it does not
+// fit. Returns true if shortened.
+bool CellText(ImFont* font, const std::string& text, float width) {
+  ImGui::PushFont(font);
+  const bool fits = ImGui::CalcTextSize(text.c_str()).x <= width + 1.0f;  // (rounding: the padding has room)
+  ImGui::TextUnformatted(fits ? text.c_str() : Ellipsize(text, width).c_str());
+  ImGui::PopFont();
+  return !fits;
+}
+
 void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
-  // Columns fit their content; a narrow window scrolls sideways rather than
-  // cutting formulas off.
   // Rows are told apart by lines, not stripes: every filled pixel costs on a
   // software rasteriser.
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const ColumnFit fit = FitColumns(s, flow, avail_w, height);
+  const auto& w = fit.w;
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuterH |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_ScrollY | (fit.scroll_x ? ImGuiTableFlags_ScrollX : 0) |
                                 ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("shape_flow", 5, flags, ImVec2(0.0f, height))) return;
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, FlowCellPadding());
+  const bool open = ImGui::BeginTable("shape_flow", 5, flags, ImVec2(0.0f, height));
+  ImGui::PopStyleVar();
+  if (!open) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("step");
-  ImGui::TableSetupColumn("computes");
-  ImGui::TableSetupColumn("shape (batch, ...)");
-  ImGui::TableSetupColumn("parameters");
-  // Right-aligned numbers need a known width: the widest value.
-  float flops_w = ImGui::CalcTextSize("FLOPs").x;
-  long long sum = 0;
-  for (const FlowRow& r : flow) {
-    sum += r.flops;
-    flops_w = std::max(flops_w, ImGui::CalcTextSize(Thousands(r.flops).c_str()).x);
-  }
-  flops_w = std::max(flops_w, ImGui::CalcTextSize(Thousands(sum).c_str()).x * 1.1f);
-  ImGui::TableSetupColumn("FLOPs", ImGuiTableColumnFlags_WidthFixed, flops_w);
+  for (int c = 0; c < 5; ++c)
+    ImGui::TableSetupColumn(c == 2 ? fit.shape_header : kFlowHeaders[c], ImGuiTableColumnFlags_WidthFixed, w[c]);
+  LayoutReport& rep = s.ui.report;
+  rep.flow_table_w = avail_w;
+  rep.flow_columns_w = TableWidth(w);
+  rep.flow_params_small = fit.params_small;
+  rep.flow_scroll_x = fit.scroll_x;
+  rep.flow_shortened = 0;
   ImGui::TableHeadersRow();
   long long total_flops = 0, total_params = 0;
   for (std::size_t i = 0; i < flow.size(); ++i) {
@@ -67,17 +175,17 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
     if (hot && s.ui.hover_from_diagram && !ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
     if (ImGui::IsItemHovered()) {
       s.ui.hover_step_next = static_cast<int>(i);
-      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
+      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
                         "Click to see its values in the tensor inspector.",
                         r.step.c_str(), r.formula.c_str(), r.tensor.c_str(), ShapeString(r.shape).c_str(),
-                        Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
+                        r.params.c_str(), Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
     }
     ImGui::TableSetColumnIndex(1);
     ImGui::TextUnformatted(r.formula.c_str());
     ImGui::TableSetColumnIndex(2);
     ImGui::TextUnformatted(ShapeString(r.shape).c_str());
     ImGui::TableSetColumnIndex(3);
-    ImGui::TextUnformatted(r.params.c_str());
+    rep.flow_shortened += CellText(fit.params_font, r.params, w[3]);
     ImGui::TableSetColumnIndex(4);
     const std::string f = Thousands(r.flops);
     ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(f.c_str()).x);
@@ -88,7 +196,9 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted("total");
   ImGui::TableSetColumnIndex(3);
-  ImGui::Text("%s learned numbers", Thousands(total_params).c_str());
+  // In bold, unless the column is in the small font (which has no bold).
+  rep.flow_shortened += CellText(fit.params_small ? fit.params_font : ImGui::GetFont(),
+                                 Thousands(total_params) + " learned numbers", w[3]);
   ImGui::TableSetColumnIndex(4);
   const std::string f = Thousands(total_flops);
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(f.c_str()).x);
@@ -102,6 +212,7 @@ struct Block {
   std::string label;
   int step;           // shape-flow row it stands for, -1 if none
   bool opaque = false;  // filled, to hide what lies behind (the attention card stack)
+  std::string short_label = {};  // shown instead when `label` does not fit (a narrow diagram)
 };
 
 // The block diagram: x -> Q,K,V -> split -> attention per head -> concat -> W_O ->
@@ -135,8 +246,10 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     return top;
   };
   auto step = [&](const char* name) { return FlowIndex(flow, name); };
+  // A centred block `frac` of the width, wider if its label needs it (a narrow diagram).
   auto centred = [&](float top, float frac, std::string label, int st) {
-    return Block{ImVec2(cx - w * frac * 0.5f, top), ImVec2(cx + w * frac * 0.5f, top + rh), std::move(label), st};
+    const float bw = std::clamp(ImGui::CalcTextSize(label.c_str()).x + fs * 0.8f, w * frac, w);
+    return Block{ImVec2(cx - bw * 0.5f, top), ImVec2(cx + bw * 0.5f, top + rh), std::move(label), st};
   };
 
   std::vector<Block> blocks;
@@ -147,7 +260,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   blocks.push_back(xb);
   Block mb{};
   if (cross) {
-    mb = Block{ImVec2(x1 - w * 0.46f, y_in), ImVec2(x1, y_in + rh), "memory m", -1};
+    mb = Block{ImVec2(x1 - w * 0.46f, y_in), ImVec2(x1, y_in + rh), "memory m", -1, false, "m"};
     blocks.push_back(mb);
   }
   const float q_src_x = (xb.a.x + xb.b.x) * 0.5f;
@@ -172,7 +285,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   }
   const float ys = next_row(rh);
   blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + " heads",
-                         step("split heads")});
+                         step("split heads"), false, "split: " + std::to_string(c.num_heads) + " heads"});
   // Attention per head: a stack of cards, one sub-row per step.
   const float ya = next_row(3 * rh);
   const int shadows = std::min(c.num_heads - 1, 3);
@@ -185,7 +298,8 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   }
   const float att_top = ya - shadows * d;
   blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
-                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step("scores"), true});
+                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step("scores"), true,
+                         "Q\xC2\xB7K^T"});
   blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
                          c.mask == Mask::Causal ? "mask, softmax" : "softmax", step("softmax"), true});
   blocks.push_back(
@@ -209,10 +323,9 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   if (encoder) {
     // Pre-LN: LN2 shares the FFN's box, so the diagram keeps fitting the panel.
     const float yf = next_row(rh);
-    ffn = centred(yf, 0.8f,
-                  std::string(pre ? "LN, feed-forward, " : "feed-forward, ") +
-                      (c.activation == Activation::Gelu ? "GELU" : "ReLU"),
-                  by_tensor("ffn_hidden"));
+    const char* act = c.activation == Activation::Gelu ? "GELU" : "ReLU";
+    ffn = centred(yf, 0.8f, std::string(pre ? "LN, feed-forward, " : "feed-forward, ") + act, by_tensor("ffn_hidden"));
+    ffn.short_label = std::string(pre ? "LN, FFN, " : "FFN, ") + act;
     blocks.push_back(ffn);
     const float yn2 = next_row(rh);
     add2 = centred(yn2, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)", by_tensor("block_out"));
@@ -288,7 +401,9 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     const bool hot = b.step >= 0 && b.step == s.ui.hover_step;
     if (hot || b.opaque) dl->AddRectFilled(b.a, b.b, hot ? pal.highlight_bg : pal.block_bg, 4.0f);
     dl->AddRect(b.a, b.b, hot ? pal.highlight : pal.block_border, 4.0f, 0, hot ? 2.0f : 1.0f);
-    const std::string label = Ellipsize(b.label, b.b.x - b.a.x - fs * 0.3f);
+    const float room = b.b.x - b.a.x - fs * 0.3f;
+    const bool use_short = !b.short_label.empty() && ImGui::CalcTextSize(b.label.c_str()).x > room;
+    const std::string label = Ellipsize(use_short ? b.short_label : b.label, room);
     const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     dl->AddText(ImVec2(std::round((b.a.x + b.b.x - ts.x) * 0.5f), std::round((b.a.y + b.b.y - ts.y) * 0.5f)),
                 ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
@@ -296,6 +411,13 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
 }
 
 }  // namespace
+
+float FlowPanelHeight(const AppState& s) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  // Header, the steps and the total; the attention layer's 11 steps until a trace exists.
+  const std::size_t steps = s.result.trace.flow.empty() ? 11 : s.result.trace.flow.size();
+  return ImGui::GetTextLineHeightWithSpacing() + FlowTableHeight(steps) + 2.0f * st.WindowPadding.y;
+}
 
 void DrawFlowPanel(AppState& s) {
   const char* toggle = s.layout.flow_collapsed ? "Show" : "Hide";
@@ -319,8 +441,16 @@ void DrawFlowPanel(AppState& s) {
   }
   const Trace& t = s.result.trace;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float diagram_w = std::min(ImGui::GetFontSize() * 15.0f, avail.x * 0.34f);
-  const float table_w = avail.x - diagram_w - ImGui::GetStyle().ItemSpacing.x;
+  const float fs = ImGui::GetFontSize();
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  // The diagram takes what the table's columns leave, between a floor where its
+  // block labels still fit and its preferred width.
+  const float table_need = FitColumns(s, t.flow, FLT_MAX, avail.y).need_w;
+  const float diagram_max = std::min(fs * 15.0f, avail.x * 0.34f);
+  const float diagram_min = std::min(fs * 8.0f, diagram_max);
+  const float diagram_w = std::clamp(avail.x - spacing - table_need, diagram_min, diagram_max);
+  const float table_w = avail.x - diagram_w - spacing;
+  s.ui.report.flow_diagram_w = diagram_w;
   ImGui::BeginChild("##flow_table", ImVec2(table_w, avail.y), false);
   DrawTable(s, t.flow, ImGui::GetContentRegionAvail().y);
   ImGui::EndChild();

@@ -2,11 +2,13 @@
 // fixed [0, 1] colour scale. Maps are GL textures (one texel per cell); labels,
 // values and grid lines are drawn only where they fit.
 #include <algorithm>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
@@ -16,73 +18,202 @@
 namespace mha::gui {
 namespace {
 
-struct Geometry {
-  int cols = 1, rows = 1;  // grid of maps
-  float cw = 0.0f, ch = 0.0f;  // pixels per cell, across and down
-  bool labels = false;     // token labels drawn
-  bool vertical = false;   // key labels rotated
-  float row_label_w = 0.0f, col_label_h = 0.0f, title_h = 0.0f;
-  float gap_x = 0.0f, gap_y = 0.0f;
-};
+// What names the columns (keys): the tokens upright or rotated, their index numbers
+// (as on the Sentence panel's chips; rows then carry the same numbers), or nothing.
+enum class Keys { kNone, kUpright, kRotated, kIndex };
 
-float MaxLabelWidth(const std::vector<std::string>& tokens, float cap) {
-  float w = 0.0f;
-  for (const auto& t : tokens) {
-    w = std::max(w, ImGui::CalcTextSize(t.c_str()).x);
-    if (w >= cap) return cap;
+const char* KeysName(Keys k) {
+  switch (k) {
+    case Keys::kUpright: return "upright";
+    case Keys::kRotated: return "rotated";
+    case Keys::kIndex: return "index";
+    default: return "none";
   }
-  return w;
 }
 
-// The biggest cells for `n` maps of seq x seq_kv cells in `avail`, trying every
-// column count; with labels while they fit, without once cells get too small.
-// Cells may be up to kStretch times wider than tall (or taller than wide) to use
-// the panel's shape; more than that would distort the map.
-Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, float row_label, float col_label, bool shared_labels) {
+struct Geometry {
+  int cols = 1, rows = 1;      // grid of maps
+  float cw = 0.0f, ch = 0.0f;  // pixels per cell, across and down
+  Keys keys = Keys::kNone;
+  bool labels = false;         // token labels drawn: queries left, keys as `keys` says
+  ImFont* label_font = nullptr;  // ... in this font
+  float label_px = 0.0f;         // ... at its size
+  float row_label_w = 0.0f, index_w = 0.0f, col_label_h = 0.0f, title_h = 0.0f;
+  float gap_x = 0.0f, gap_y = 0.0f;
+  bool scroll = false;          // taller than the panel: the panel scrolls
+  bool keys_every_row = false;  // key labels above every row of maps (they scroll away otherwise)
+  float content_h = 0.0f;
+  int visible_maps = 0;         // maps wholly in view before any scrolling
+};
+
+float TextWidth(ImFont* font, const char* text) { return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, text).x; }
+
+ImFont* SmallFont(const AppState& s) { return s.ui.font_small ? s.ui.font_small : ImGui::GetFont(); }
+
+// The token labels in one font: the widest query and key token (capped at 7 em),
+// and the index numbers in the small font.
+struct Labels {
+  ImFont* font = nullptr;
+  float px = 0.0f;  // the font's size (of a font not loaded yet: its widths are estimates)
+  float row = 0.0f, col = 0.0f;
+  float index_w = 0.0f, index_h = 0.0f;
+};
+
+// `px` other than the font's size: an estimate for that size, from this font's widths.
+Labels MeasureLabels(const AppState& s, ImFont* font, float px = 0.0f) {
+  const Trace& t = s.result.trace;
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  Labels l;
+  l.font = font;
+  l.px = px > 0.0f ? px : font->FontSize;
+  const float cap = font->FontSize * 7.0f;
+  for (const auto& q : t.in.tokens)
+    if ((l.row = std::max(l.row, TextWidth(font, q.c_str()))) >= cap) break;
+  for (const auto& k : keys)
+    if ((l.col = std::max(l.col, TextWidth(font, k.c_str()))) >= cap) break;
+  l.row = std::min(l.row, cap) * l.px / font->FontSize;
+  l.col = std::min(l.col, cap) * l.px / font->FontSize;
+  ImFont* small = SmallFont(s);
+  l.index_w = TextWidth(small, std::to_string(std::max(t.seq, t.seq_kv) - 1).c_str());
+  l.index_h = small->FontSize;
+  return l;
+}
+
+// One candidate layout: `n` maps of seq x seq_kv cells in `cols` columns, labelled
+// as `keys` says in `ls.font`. Scrolling layouts size the cells so that one row of
+// maps (title, labels, cells) fits the panel's height.
+Geometry Arrange(int n, int cols, int seq, int skv, ImVec2 avail, const Labels& ls, Keys keys, bool scroll) {
   // The enlarged map may stretch to use the panel's shape; a grid of maps stays
   // square so heads compare at a glance.
   const float kStretch = n == 1 ? 2.0f : 1.0f;
   const float fs = ImGui::GetFontSize();
-  Geometry best;
-  float best_area = 0.0f;
-  const float min_label_cell = fs * 0.85f;
-  for (int labels = 1; labels >= 0; --labels) {
-    for (int cols = 1; cols <= n; ++cols) {
-      const int rows = (n + cols - 1) / cols;
-      Geometry g;
-      g.cols = cols;
-      g.rows = rows;
-      g.labels = labels != 0;
-      g.gap_x = fs * 0.9f;
-      g.gap_y = fs * 0.5f;
-      g.title_h = fs * 1.3f;
-      g.row_label_w = g.labels ? row_label + fs * 0.4f : 0.0f;
-      // Key labels: rotated unless the cell is wide enough for them upright.
-      for (int vertical = 0; vertical <= 1; ++vertical) {
-        g.vertical = vertical != 0;
-        g.col_label_h = g.labels ? (g.vertical ? col_label + fs * 0.3f : fs * 1.2f) : 0.0f;
-        const float lw_total = shared_labels ? g.row_label_w : g.row_label_w * cols;
-        const float lh_total = shared_labels ? g.col_label_h : g.col_label_h * rows;
-        const float w = (avail.x - lw_total - (cols - 1) * g.gap_x) / (cols * static_cast<float>(seq_kv));
-        const float h = (avail.y - lh_total - rows * g.title_h - (rows - 1) * g.gap_y) / (rows * static_cast<float>(seq));
-        const float m = std::min(w, h);
-        // Quarter-pixel steps keep cell edges steady while resizing; below one pixel
-        // per cell (hundreds of tokens) the texture's mipmaps average the cells.
-        auto quantise = [](float v) { return v >= 1.0f ? std::floor(v * 4.0f) / 4.0f : v; };
-        g.cw = quantise(std::min(w, m * kStretch));
-        g.ch = quantise(std::min(h, m * kStretch));
-        if (!g.vertical && g.labels && col_label > g.cw - 2.0f) continue;  // upright labels would overlap
-        break;
+  Geometry g;
+  g.cols = cols;
+  g.rows = (n + cols - 1) / cols;
+  g.keys = keys;
+  g.labels = keys != Keys::kNone;
+  g.label_font = g.labels ? ls.font : nullptr;
+  g.label_px = g.labels ? ls.px : 0.0f;
+  g.scroll = scroll;
+  g.gap_x = fs * 0.8f;
+  g.gap_y = fs * 0.5f;
+  g.title_h = fs * 1.25f;
+  if (g.labels) {
+    g.index_w = keys == Keys::kIndex ? ls.index_w + fs * 0.3f : 0.0f;
+    g.row_label_w = ls.row + fs * 0.4f + g.index_w;
+    g.col_label_h = keys == Keys::kUpright   ? ls.px + fs * 0.2f
+                    : keys == Keys::kRotated ? ls.col + fs * 0.3f
+                                             : ls.index_h + fs * 0.15f;
+  }
+  g.keys_every_row = scroll && g.rows > 1;
+  const float width = avail.x - (scroll ? ImGui::GetStyle().ScrollbarSize : 0.0f);
+  const float w = (width - g.row_label_w - (cols - 1) * g.gap_x) / (cols * static_cast<float>(skv));
+  const float h = scroll ? (avail.y - g.col_label_h - g.title_h) / static_cast<float>(seq)
+                         : (avail.y - g.col_label_h - g.rows * g.title_h - (g.rows - 1) * g.gap_y) /
+                               (g.rows * static_cast<float>(seq));
+  const float m = std::min(w, h);
+  // Quarter-pixel steps keep cell edges steady while resizing; below one pixel
+  // per cell (hundreds of tokens) the texture's mipmaps average the cells.
+  auto quantise = [](float v) { return v >= 1.0f ? std::floor(v * 4.0f) / 4.0f : v; };
+  g.cw = quantise(std::min(w, m * kStretch));
+  g.ch = quantise(std::min(h, m * kStretch));
+  const float row_h = g.title_h + g.ch * seq;
+  g.content_h = (g.keys_every_row ? g.rows : 1) * g.col_label_h + g.rows * row_h + (g.rows - 1) * g.gap_y;
+  for (int gy = 0; gy < g.rows; ++gy) {
+    const float bottom = (g.keys_every_row ? gy + 1 : 1) * g.col_label_h + (gy + 1) * row_h + gy * g.gap_y;
+    if (bottom <= avail.y + 0.5f) g.visible_maps += std::min(cols, n - gy * cols);
+  }
+  return g;
+}
+
+// Whether the labels of `g` can be read: rows at least nearly as tall as the text
+// (a little less is fine: the line height includes room above and below the glyphs),
+// upright key labels no wider than their column.
+bool Readable(const Geometry& g, const Labels& ls) {
+  if (g.cw <= 0.0f || g.ch <= 0.0f) return false;
+  if (!g.labels) return true;
+  const float min_cell = 0.85f * g.label_px;
+  if (g.ch < min_cell || g.cw < min_cell * 0.5f) return false;
+  if (g.keys == Keys::kUpright) return ls.col <= g.cw - 2.0f;
+  if (g.keys == Keys::kRotated) return g.cw >= min_cell;
+  return true;  // index numbers: every k-th column when they are wider than a cell
+}
+
+// The layout of `n` maps in `avail`. In order of preference:
+//  1. the whole grid in view with token labels: key tokens (upright, or rotated in
+//     the full-size font) before key numbers, the full-size font before the label
+//     font (4/5 size), then the biggest cells;
+//  2. (a grid of several maps) token labels with a vertical scroll, if the grid is
+//     at most kMaxScreens panels tall: the most maps wholly in view, then as in 1;
+//  3. no labels, the biggest cells that fit (hundreds of tokens). Hovering a cell
+//     still names its query and key.
+// `full` and `small` are the labels in the full-size and the label font. If the label
+// font is not loaded (`small_loaded` false), `small` estimates it: then *needs_small
+// says whether it would keep every map in view with labels, and the layout does
+// without it.
+Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& full, const Labels& small,
+                 bool small_loaded, bool allow_scroll, bool* needs_small) {
+  constexpr float kMaxScreens = 2.5f;
+  struct Group {
+    Keys keys[2];
+    const Labels* labels;
+  };
+  // Rotated text is hard to read smaller than the UI's; numbers stay upright.
+  std::vector<Group> groups = {{{Keys::kUpright, Keys::kRotated}, &full},
+                                {{Keys::kUpright, Keys::kUpright}, &small},
+                                {{Keys::kIndex, Keys::kIndex}, &full},
+                                {{Keys::kIndex, Keys::kIndex}, &small}};
+  // No fonts: no labels (too many tokens for any).
+  if (!full.font) groups.clear();
+  auto area = [](const Geometry& g) { return g.cw * g.ch; };
+  *needs_small = false;
+  for (const Group& gr : groups) {
+    Geometry best;
+    bool found = false;
+    for (Keys keys : gr.keys)
+      for (int cols = 1; cols <= n; ++cols) {
+        const Geometry g = Arrange(n, cols, seq, seq_kv, avail, *gr.labels, keys, false);
+        if (Readable(g, *gr.labels) && (!found || area(g) > area(best))) {
+          best = g;
+          found = true;
+        }
       }
-      if (g.labels && std::min(g.cw, g.ch) < min_label_cell) continue;
-      if (g.cw <= 0.0f || g.ch <= 0.0f) continue;
-      const float area = g.cw * g.ch;
-      if (area > best_area) {
-        best = g;
-        best_area = area;
-      }
+    if (!found) continue;
+    if (gr.labels == &small && !small_loaded) {  // next frame, once it is loaded
+      *needs_small = true;
+      continue;
     }
-    if (best_area > 0.0f && (labels == 0 || best.labels)) break;
+    return best;
+  }
+  if (allow_scroll && n > 1) {
+    Geometry best;
+    int best_group = -1;
+    for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi) {
+      if (*needs_small && groups[gi].labels == &small) continue;  // (already asked for)
+      for (Keys keys : groups[gi].keys)
+        for (int cols = 1; cols <= n; ++cols) {
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, *groups[gi].labels, keys, true);
+          if (!Readable(g, *groups[gi].labels) || g.visible_maps < 1 || g.content_h <= avail.y ||
+              g.content_h > kMaxScreens * avail.y)
+            continue;
+          const bool better = best_group < 0 || g.visible_maps > best.visible_maps ||
+                              (g.visible_maps == best.visible_maps &&
+                               (gi < best_group || (gi == best_group && area(g) > area(best))));
+          if (!better) continue;
+          if (groups[gi].labels == &small && !small_loaded) {  // next frame, once it is loaded
+            *needs_small = true;
+            continue;
+          }
+          best = g;
+          best_group = gi;
+        }
+    }
+    if (best_group >= 0) return best;
+  }
+  Geometry best;
+  for (int cols = 1; cols <= n; ++cols) {
+    const Geometry g = Arrange(n, cols, seq, seq_kv, avail, full, Keys::kNone, false);
+    if (g.cw > 0.0f && g.ch > 0.0f && area(g) > area(best)) best = g;
   }
   // A panel too small for anything still gets a (tiny) valid grid.
   best.cw = std::max(best.cw, 0.05f);
@@ -153,12 +284,18 @@ void CellTooltip(const Result& r, int index, int i, int j) {
   ImGui::EndTooltip();
 }
 
+// Whether the weights fit inside the cells ("0.23", or ".23" in narrower cells).
+bool ValuesFit(const Geometry& g) {
+  return g.cw >= ImGui::CalcTextSize(".00").x + 4.0f && g.ch >= ImGui::GetFontSize() + 2.0f;
+}
+
 struct MapPlace {
   ImVec2 origin;            // top-left of the cells
   bool row_labels = false;  // query labels to the left
   bool col_labels = false;  // key labels above
   bool hovered = false;     // the maps' area is hovered (the mouse may be over this map)
   bool clicked = false;     // ... and was clicked this frame
+  bool last_in_row = true;  // no map to its right (its title may run on)
 };
 
 // Draws map `index` with its cells' top-left at place.origin. Returns true if
@@ -177,27 +314,38 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
 
   // Title above the labels.
   const float title_y = a.y - (place.col_labels ? g.col_label_h : 0.0f) - g.title_h;
-  // Titles may run into the gap to the next map; the mean's falls back to "mean".
-  const float title_w = std::max(b.x - a.x + g.gap_x * 0.8f, fs * 3.0f);
-  std::string title = MapTitle(t, index);
-  if (index == t.cfg.num_heads && ImGui::CalcTextSize(title.c_str()).x > title_w) title = "mean";
-  title = Ellipsize(title, title_w);
+  // Titles may run into the gap to the next map (past the last map of a row, further);
+  // too long, the mean's becomes "mean" and a head's "h3".
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  const float title_w = b.x - a.x + g.gap_x * 0.8f;
+  const float room = place.last_in_row ? std::max(title_w, fs * 3.0f) : title_w;
+  std::string title = MapTitle(t, index);
+  if (ImGui::CalcTextSize(title.c_str()).x > room)
+    title = index == t.cfg.num_heads ? "mean" : "head " + std::to_string(index);
+  if (ImGui::CalcTextSize(title.c_str()).x > room && index < t.cfg.num_heads) title = "h" + std::to_string(index);
+  title = Ellipsize(title, room);
   dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
   if (s.ui.font_bold) ImGui::PopFont();
 
   const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
   dl->AddImage(tex, a, b);
   if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
-    for (int i = 1; i < seq; ++i) dl->AddLine(ImVec2(a.x, a.y + i * ch), ImVec2(b.x, a.y + i * ch), pal.grid_line);
-    for (int j = 1; j < skv; ++j) dl->AddLine(ImVec2(a.x + j * cw, a.y), ImVec2(a.x + j * cw, b.y), pal.grid_line);
+    // On whole pixels (AddLine centres them on the pixel): between pixels a line is
+    // drawn stepped.
+    for (int i = 1; i < seq; ++i) {
+      const float y = std::round(a.y + i * ch);
+      dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), pal.grid_line);
+    }
+    for (int j = 1; j < skv; ++j) {
+      const float x = std::round(a.x + j * cw);
+      dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), pal.grid_line);
+    }
   }
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
 
   // Weights inside the cells when they fit: "0.23", or ".23" in narrower cells.
   const bool full = cw >= ImGui::CalcTextSize("0.00").x + 6.0f;
-  const bool brief = cw >= ImGui::CalcTextSize(".00").x + 4.0f;
-  if (values_allowed && (full || brief) && ch >= fs + 2.0f) {
+  if (values_allowed && ValuesFit(g)) {
     char buf[16];
     const ImVec4 clip = dl->_CmdHeader.ClipRect;
     for (int i = 0; i < seq; ++i) {
@@ -218,28 +366,63 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
     }
   }
 
-  // Token labels: queries left of the rows, keys above the columns.
+  // Token labels: queries left of the rows, keys above the columns; hovering one
+  // names its token in full (and a query's row lights up in every map).
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  ImFont* small = SmallFont(s);
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const bool index_keys = g.keys == Keys::kIndex;
+  // Token k's number in the small font, its middle at height y, centred on x or ending at x.
+  auto number = [&](int k, float x, float y, bool centred, bool hot) {
+    const std::string idx = std::to_string(k);
+    const ImVec2 is = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, idx.c_str());
+    dl->AddText(small, small->FontSize, ImVec2(centred ? x - is.x * 0.5f : x - is.x, y - is.y * 0.5f),
+                hot ? pal.highlight : pal.muted_text, idx.c_str());
+  };
+  if (g.labels) ImGui::PushFont(g.label_font);
   if (g.labels && place.row_labels) {
+    const float right = a.x - fs * 0.3f;  // the labels' right edge
     for (int i = 0; i < seq; ++i) {
-      const std::string l = Ellipsize(t.in.tokens[static_cast<std::size_t>(i)], g.row_label_w - fs * 0.4f);
-      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      const float y = a.y + i * ch;
       const bool hot = i == s.ui.hover_token;
-      dl->AddText(ImVec2(a.x - fs * 0.3f - ts.x, a.y + i * ch + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
+      const std::string& tok = t.in.tokens[static_cast<std::size_t>(i)];
+      const std::string l = Ellipsize(tok, g.row_label_w - g.index_w - fs * 0.4f);
+      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      dl->AddText(ImVec2(right - g.index_w - ts.x, y + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
+      if (index_keys) number(i, right, y + ch * 0.5f, false, hot);  // matches the numbers above the columns
+      if (place.hovered && m.x >= a.x - g.row_label_w && m.x < a.x && m.y >= y && m.y < y + ch) {
+        ImGui::SetTooltip("query %d: \"%s\"", i, tok.c_str());
+        s.ui.hover_token_next = i;
+      }
     }
   }
   if (g.labels && place.col_labels) {
+    // Index numbers wider than a cell: every k-th column.
+    int every = 1;
+    if (index_keys) {
+      const float wmax = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, std::to_string(skv - 1).c_str()).x;
+      every = std::max(1, static_cast<int>(std::ceil((wmax + 2.0f) / cw)));
+    }
     for (int j = 0; j < skv; ++j) {
-      const float max_w = g.vertical ? g.col_label_h - fs * 0.3f : cw - 2.0f;
-      const std::string l = Ellipsize(keys[static_cast<std::size_t>(j)], max_w);
-      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      const float x = a.x + j * cw;
+      const std::string& tok = keys[static_cast<std::size_t>(j)];
       const bool hot = !t.in.cross() && j == s.ui.hover_token;
-      if (g.vertical)
-        AddTextVertical(dl, ImVec2(a.x + j * cw + (cw - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
+      if (place.hovered && m.x >= x && m.x < x + cw && m.y >= a.y - g.col_label_h && m.y < a.y)
+        ImGui::SetTooltip("key %d: \"%s\"", j, tok.c_str());
+      if (index_keys) {
+        if (j % every == 0) number(j, x + cw * 0.5f, a.y - fs * 0.1f - small->FontSize * 0.5f, true, hot);
+        continue;
+      }
+      const float max_w = g.keys == Keys::kRotated ? g.col_label_h - fs * 0.3f : cw - 2.0f;
+      const std::string l = Ellipsize(tok, max_w);
+      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      if (g.keys == Keys::kRotated)
+        AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
       else
-        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, a.y - fs * 0.15f - ts.y), hot ? pal.highlight : text, l.c_str());
+        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, a.y - fs * 0.15f - ts.y), hot ? pal.highlight : text, l.c_str());
     }
   }
+  if (g.labels) ImGui::PopFont();
 
   // Highlight the row of a hovered token chip.
   if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
@@ -249,7 +432,6 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
 
   s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
   // Hover: tooltip for the cell, outline of its row; click enlarges.
-  const ImVec2 m = ImGui::GetIO().MousePos;
   const bool over = place.hovered && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
   if (!over) return false;
   const int i = std::clamp(static_cast<int>((m.y - a.y) / ch), 0, seq - 1);
@@ -278,9 +460,11 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
     dl->AddRectFilledMultiColor(ImVec2(x0, y0), ImVec2(x1, y1 + 0.5f), u0, u0, u1, u1);
   }
   dl->AddRect(ImVec2(x0 - 1, top - 1), ImVec2(x1 + 1, bottom + 1), Pal().block_border);
-  for (int k = 0; k <= 4; ++k) {
-    const float v = 1.0f - k * 0.25f;
-    const float y = top + (bottom - top) * k / 4.0f;
+  // Ticks every 0.25, or fewer where the bar is too short for their labels.
+  const int parts = bottom - top >= 4.0f * fs ? 4 : bottom - top >= 2.0f * fs ? 2 : 1;
+  for (int k = 0; k <= parts; ++k) {
+    const float v = 1.0f - static_cast<float>(k) / parts;
+    const float y = top + (bottom - top) * k / static_cast<float>(parts);
     char buf[8];
     std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
     dl->AddLine(ImVec2(x1, y), ImVec2(x1 + fs * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text));
@@ -346,42 +530,75 @@ void DrawHeatmapsPanel(AppState& s) {
   // Colour bar column: margin, bar, tick, the widest of its labels.
   const float bar_w = fs * 2.3f + std::max({ImGui::CalcTextSize("0.00").x, ImGui::CalcTextSize("weight").x * 0.6f,
                                             ImGui::CalcTextSize("masked").x});
-  const ImVec2 area(avail.x - bar_w, avail.y);
+  const ImVec2 area(std::max(avail.x - bar_w, 1.0f), std::max(avail.y, 1.0f));
+  const bool enlarged = s.ui.enlarged >= 0;
+  const int n = enlarged ? 1 : H + 1;
+  // Labels need rows of ~4/5 of the font or more, and one whole map in the panel's
+  // height: beyond that (hundreds of tokens) the tokens are not even measured.
+  const float small_px = std::round(fs * 0.8f);
+  const bool labels_possible = 0.85f * small_px * t.seq <= area.y;
+  const Labels full = labels_possible ? MeasureLabels(s, ImGui::GetFont()) : Labels{};
+  // The label font once loaded; until then an estimate of it (4/5 of the size).
+  const Labels small = !labels_possible ? Labels{}
+                       : s.ui.font_label ? MeasureLabels(s, s.ui.font_label)
+                                         : MeasureLabels(s, ImGui::GetFont(), small_px);
+  bool needs_small = false;
+  const Geometry g = labels_possible ? FitGrid(n, t.seq, t.seq_kv, area, full, small, s.ui.font_label != nullptr,
+                                               !enlarged, &needs_small)
+                                     : FitGrid(n, t.seq, t.seq_kv, area, {}, {}, true, false, &needs_small);
+  if (needs_small && !s.ui.want_label_font) {
+    // Only a smaller label font keeps every map in view with labels: load it (a
+    // second copy of the Korean glyphs; the atlas is rebuilt before the next frame).
+    s.ui.want_label_font = true;
+    s.ui.fonts_dirty = true;
+  }
+  s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
+
+  // The maps' own region, which scrolls when the layout is taller than the panel.
+  const ImGuiWindowFlags view_flags =
+      g.scroll ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+  ImGui::BeginChild("##maps_view", area, false, view_flags);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float content_w = area.x - (g.scroll ? ImGui::GetStyle().ScrollbarSize : 0.0f);
   // One button over all maps: its hover and click are what the maps respond to
   // (the window itself counts as blocked while the button is being pressed).
-  ImGui::InvisibleButton("##maps", ImVec2(std::max(area.x, 1.0f), std::max(area.y, 1.0f)));
+  ImGui::InvisibleButton("##maps", ImVec2(std::max(content_w, 1.0f), std::max(g.scroll ? g.content_h : area.y, 1.0f)));
   const bool maps_hovered = ImGui::IsItemHovered();
   const bool maps_clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
   Probe(s, "heatmaps");
-  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
-  const float row_label = MaxLabelWidth(t.in.tokens, fs * 7.0f);
-  const float col_label = MaxLabelWidth(keys, fs * 7.0f);
-
-  if (s.ui.enlarged >= 0) {
-    const Geometry g = FitGrid(1, t.seq, t.seq_kv, area, row_label, col_label, true);
-    s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
+  const float map_w = g.cw * t.seq_kv, map_h = g.ch * t.seq;
+  for (int k = 0; k < n; ++k) {
+    const int gx = k % g.cols, gy = k / g.cols;
     MapPlace p;
-    p.origin = ImVec2(origin.x + g.row_label_w, origin.y + g.title_h + g.col_label_h);
-    p.row_labels = p.col_labels = true;
+    p.row_labels = gx == 0;
+    p.last_in_row = gx == g.cols - 1 || k == n - 1;
+    p.col_labels = gy == 0 || g.keys_every_row;
     p.hovered = maps_hovered;
-    DrawMap(s, s.ui.enlarged, g, p, true);
-  } else {
-    const int n = H + 1;
-    const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, row_label, col_label, true);
-    s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
-    const float map_w = g.cw * t.seq_kv, map_h = g.ch * t.seq;
-    for (int k = 0; k < n; ++k) {
-      const int gx = k % g.cols, gy = k / g.cols;
-      MapPlace p;
-      p.row_labels = gx == 0;
-      p.col_labels = gy == 0;
-      p.hovered = maps_hovered;
-      p.clicked = maps_clicked;
-      p.origin = ImVec2(origin.x + g.row_label_w + gx * (map_w + g.gap_x),
-                        origin.y + g.col_label_h + g.title_h + gy * (map_h + g.title_h + g.gap_y));
-      if (DrawMap(s, k, g, p, true)) s.ui.enlarged = k;
-    }
+    p.clicked = maps_clicked && !enlarged;
+    const float keys_above = (g.keys_every_row ? gy + 1 : 1) * g.col_label_h;
+    // Whole pixels: a map edge between pixels is drawn stepped by the rasteriser.
+    p.origin = ImVec2(std::round(o.x + g.row_label_w + gx * (map_w + g.gap_x)),
+                      std::round(o.y + keys_above + g.title_h + gy * (map_h + g.title_h + g.gap_y)));
+    if (DrawMap(s, enlarged ? s.ui.enlarged : k, g, p, true)) s.ui.enlarged = k;
   }
+  ImGui::EndChild();
+  Probe(s, "heatmaps_view");
+
+  LayoutReport& rep = s.ui.report;
+  rep.maps = n;
+  rep.grid_cols = g.cols;
+  rep.grid_rows = g.rows;
+  rep.cell_w = g.cw;
+  rep.cell_h = g.ch;
+  rep.row_labels = g.labels;
+  rep.key_labels = KeysName(g.keys);
+  rep.label_px = g.label_px;
+  rep.label_font = s.ui.font_label != nullptr;
+  rep.values = ValuesFit(g);
+  rep.scroll = g.scroll;
+  rep.content_h = g.content_h;
+  rep.view_h = area.y;
+
   DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
                 ImVec2(bar_w - fs * 0.8f, std::min(area.y - fs * 2.5f, fs * 16.0f)), t.cfg.mask == Mask::Causal);
 }

@@ -11,6 +11,7 @@ void DrawSentencePanel(AppState& s);   // panel_sentence.cpp
 void DrawControlsPanel(AppState& s);   // panel_controls.cpp
 void DrawExportPanel(AppState& s);     // panel_export.cpp
 void DrawFlowPanel(AppState& s);       // panel_flow.cpp: table + block diagram
+float FlowPanelHeight(const AppState& s);  // panel_flow.cpp: the height that shows the whole table
 void DrawHeatmapsPanel(AppState& s);   // panel_heatmaps.cpp
 void DrawStatusBar(AppState& s);       // panel_status.cpp
 

@@ -181,9 +181,10 @@ double Median(std::vector<double> v) {
 void RebuildFonts(AppState& s, bool device_ready) {
   const float scale = s.ui.content_scale * s.ui.text_size / 100.0f;
   const float px = std::round(17.0f * scale);
-  const Fonts f = LoadFonts(px, &s.ui.font_notice);
+  const Fonts f = LoadFonts(px, &s.ui.font_notice, s.ui.want_label_font);
   s.ui.font_bold = f.bold;
   s.ui.font_small = f.small;
+  s.ui.font_label = f.label;
   s.ui.font_path = f.path;
   ApplyTheme(s.ui.dark, scale);
   if (device_ready) {
@@ -191,6 +192,31 @@ void RebuildFonts(AppState& s, bool device_ready) {
     ImGui_ImplOpenGL3_CreateFontsTexture();
   }
   s.ui.fonts_dirty = false;
+}
+
+// What the heatmap grid and the shape-flow table laid out in the last frame.
+nlohmann::json LayoutJson(const LayoutReport& r) {
+  return {{"heatmaps",
+           {{"maps", r.maps},
+            {"grid_cols", r.grid_cols},
+            {"grid_rows", r.grid_rows},
+            {"cell_w", r.cell_w},
+            {"cell_h", r.cell_h},
+            {"row_labels", r.row_labels},
+            {"key_labels", r.key_labels},
+            {"label_px", r.label_px},
+            {"label_font_loaded", r.label_font},
+            {"values", r.values},
+            {"scroll", r.scroll},
+            {"content_h", r.content_h},
+            {"view_h", r.view_h}}},
+          {"flow",
+           {{"table_w", r.flow_table_w},
+            {"columns_w", r.flow_columns_w},
+            {"diagram_w", r.flow_diagram_w},
+            {"params_small_font", r.flow_params_small},
+            {"scroll_x", r.flow_scroll_x},
+            {"shortened", r.flow_shortened}}}};
 }
 
 nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
@@ -201,6 +227,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   nlohmann::json w = nlohmann::json::object();
   for (const auto& [name, r] : s.ui.probe) w[name] = {r[0], r[1], r[2], r[3]};
   j["widgets"] = w;
+  j["layout"] = LayoutJson(s.ui.report);
   j["sentence"] = s.choice.sentence;
   j["num_heads"] = s.choice.cfg.num_heads;
   j["d_model"] = s.choice.cfg.d_model;
@@ -232,6 +259,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["font_path"] = s.ui.font_path;
   j["content_scale"] = s.ui.content_scale;
   j["font_px"] = ImGui::GetFontSize();
+  j["layout"] = LayoutJson(s.ui.report);
   j["settings"] = nlohmann::json::parse(AppSettingsJson(s, 0, 0));
   // What each teaching view shows, from the caches the views draw.
   j["views"] = nlohmann::json::parse(TeachViewsJson(s));

@@ -507,6 +507,118 @@ def test_no_display(mhaviz, d):
     check(r.returncode == 2 and "--frames" in r.stderr, f"usage error: status {r.returncode}, {r.stderr!r}")
 
 
+def test_layout(mhaviz, d):
+    """The main screen reads on a 1280 x 800 projector and is no worse at 1600 x 1000 and
+    1920 x 1080: the shape-flow table fits its panel (every column, no sideways scroll),
+    and the heatmap grid names each row's token (and each column's, by token or by its
+    number) in text tall enough for the rows, keeping every map in view when it can.
+    Checked through --dump-state's "layout" and the maps' rectangles."""
+    ko = "고양이가 쥐를 잡았다 and the cat sat on the mat"
+    en = "The quick brown fox jumps over the lazy dog while the cat sleeps"
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+
+    def run(name, size, *args):
+        dump = os.path.join(d, f"{name}.json")
+        probe = os.path.join(d, f"{name}.probe.json")
+        subprocess.run([mhaviz, "gui", "--frames", "6", "--width", str(size[0]), "--height", str(size[1]),
+                        "--dump-state", dump, "--probe", probe, "--screenshot", os.path.join(d, f"{name}.png"),
+                        *args], check=True, env=env, cwd=d, timeout=120)
+        final = read_json(dump)
+        check(final["ok"], f"{name}: {final['error']}")
+        return final, final["layout"], read_json(probe)["widgets"]
+
+    def inside(r, area):
+        return (r[0] >= area[0] - 0.5 and r[1] >= area[1] - 0.5 and r[0] + r[2] <= area[0] + area[2] + 0.5 and
+                r[1] + r[3] <= area[1] + area[3] + 0.5)
+
+    def check_table(name, lay, full_font):
+        f = lay["flow"]
+        check(not f["scroll_x"] and f["columns_w"] <= f["table_w"] + 0.5,
+              f"{name}: the shape-flow table needs {f['columns_w']} px but has {f['table_w']}: {f}")
+        check(f["shortened"] == 0, f"{name}: {f['shortened']} shape-flow cells shortened: {f}")
+        if full_font:
+            check(not f["params_small_font"], f"{name}: the parameters column went to the small font: {f}")
+
+    def check_labels(name, final, lay):
+        h = lay["heatmaps"]
+        check(h["row_labels"] and h["key_labels"] != "none", f"{name}: token labels hidden: {h}")
+        check(h["label_px"] >= max(12.0, 0.75 * final["font_px"]) and h["cell_h"] >= 0.85 * h["label_px"] - 0.01,
+              f"{name}: {h['label_px']} px labels on {h['cell_h']} px rows: {h}")
+        return h
+
+    # 1280 x 800, the Korean sentence: the table fits; every map is in view, labelled.
+    final, lay, w = run("ko_1280", (1280, 800), "--sentence", ko, "--heads", "8")
+    check_table("ko_1280", lay, False)
+    h = check_labels("ko_1280", final, lay)
+    check(not h["scroll"], f"ko_1280: the grid scrolls: {h}")
+    for k in range(9):
+        check(inside(w[f"map {k}"], w["heatmaps_view"]), f"ko_1280: map {k} {w[f'map {k}']} is not in view "
+              f"{w['heatmaps_view']}")
+    # ... and the weights shown are the core's (the mean map is the mean of the heads).
+    check(final["trace"]["tokens"] == ko.split(), f"tokens {final['trace']['tokens']}")
+
+    # 1280 x 800, 13 English tokens: labelled too; the grid may scroll to keep them
+    # readable, but shows at least a whole row of maps.
+    final, lay, w = run("en_1280", (1280, 800), "--sentence", en, "--heads", "8")
+    check_table("en_1280", lay, False)
+    h = check_labels("en_1280", final, lay)
+    in_view = [k for k in range(9) if inside(w[f"map {k}"], w["heatmaps_view"])]
+    check(len(in_view) >= h["grid_cols"] and in_view[0] == 0, f"en_1280: maps in view {in_view}, layout {h}")
+    if h["scroll"]:
+        check(h["content_h"] <= 2.5 * h["view_h"], f"en_1280: the grid is {h['content_h']} px for a "
+              f"{h['view_h']} px panel")
+
+    # Larger screens: the table at full size; the labels at full size where they were.
+    for name, size, sentence, cell_before in (("ko_1600", (1600, 1000), ko, 15.0), ("ko_1920", (1920, 1080), ko, 20.0),
+                                              ("en_1600", (1600, 1000), en, 14.0),
+                                              ("en_1920", (1920, 1080), en, 15.75)):
+        final, lay, w = run(name, size, "--sentence", sentence, "--heads", "8")
+        check_table(name, lay, True)
+        h = check_labels(name, final, lay)
+        check(not h["scroll"], f"{name}: the grid scrolls: {h}")
+        # Cells no smaller than before labels were kept (a quarter pixel of rounding).
+        check(h["cell_w"] >= cell_before - 0.25 - 0.01, f"{name}: cells of {h['cell_w']} px, were {cell_before}")
+        if name.startswith("ko"):
+            check(h["key_labels"] == "rotated" and h["label_px"] == final["font_px"],
+                  f"{name}: key tokens not written out at full size: {h}")
+
+    # 2 heads x 3 tokens: big cells with the weights in them, tokens upright.
+    final, lay, w = run("small", (1280, 800), "--sentence", "the cat sat", "--heads", "2", "--d-model", "64")
+    h = check_labels("small", final, lay)
+    check(h["key_labels"] == "upright" and h["values"] and h["label_px"] == final["font_px"], f"small: {h}")
+
+    # 512 tokens: no labels (and no second label font loaded), every map in the panel.
+    long_text = os.path.join(d, "long.txt")
+    with open(long_text, "w") as f:
+        f.write(" ".join(f"w{i % 50}" for i in range(512)))
+    final, lay, w = run("long", (1280, 800), "--sentence-file", long_text, "--heads", "8", "--d-model", "64")
+    h = lay["heatmaps"]
+    check(h["key_labels"] == "none" and not h["row_labels"] and not h["scroll"], f"long: {h}")
+    check(not h["label_font_loaded"], f"long: the label font was loaded for a grid without labels: {h}")
+    for k in range(9):
+        check(inside(w[f"map {k}"], w["heatmaps_view"]), f"long: map {k} is not in the panel")
+
+
+def test_layout_resize(mhaviz, d):
+    """The table's column widths follow the window: shrinking it from 1600 to 1280 px
+    wide keeps every column in the panel (ImGui keeps a fixed column's first width
+    unless the table re-sizes it each frame)."""
+    app = App(mhaviz, d, ["--sentence", "고양이가 쥐를 잡았다 and the cat sat on the mat"], size=(1600, 1000))
+    try:
+        p = app.wait_for(lambda p: p["layout"]["flow"]["table_w"] > 0, "the shape-flow table")
+        check(not p["layout"]["flow"]["params_small_font"], f"1600 px: {p['layout']['flow']}")
+        xdo("windowsize", app.wid, 1280, 800)
+        p = app.wait_for(lambda p: p["window"] == [1280, 800], "the window to shrink")
+        p = app.settle()
+        f = p["layout"]["flow"]
+        check(not f["scroll_x"] and f["columns_w"] <= f["table_w"] + 0.5 and f["shortened"] == 0,
+              f"after shrinking to 1280 px: {f}")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["layout"]["heatmaps"]["row_labels"], f"labels lost after the resize: {final['layout']['heatmaps']}")
+
+
 TESTS = {
     "type_and_drag": (test_type_and_drag, True),
     "fast_keys": (test_fast_keys, True),
@@ -516,6 +628,8 @@ TESTS = {
     "hidpi": (test_hidpi, True),
     "bad_input": (test_bad_input, True),
     "no_display": (test_no_display, False),
+    "layout": (test_layout, True),
+    "layout_resize": (test_layout_resize, True),
 }
 
 
