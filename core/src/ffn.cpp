@@ -58,15 +58,28 @@ void InitFfnWeights(const Config& cfg, Weights& w) {
   w.ln2_beta.setZero(d);
 }
 
+namespace {
+
+// f(name, tensor, rows, cols) for each FFN tensor and the shape cfg needs (rows 1 for
+// a vector): one list for the shape and the value checks.
+template <typename F>
+void ForEachFfnWeight(const Weights& w, const Config& cfg, F&& f) {
+  const Eigen::Index d = cfg.d_model, ff = cfg.ffn_dim();
+  f("ffn_W1", w.ffn_W1, d, ff);
+  f("ffn_b1", w.ffn_b1, 1, ff);
+  f("ffn_W2", w.ffn_W2, ff, d);
+  f("ffn_b2", w.ffn_b2, 1, d);
+  f("ln2_gamma", w.ln2_gamma, 1, d);
+  f("ln2_beta", w.ln2_beta, 1, d);
+}
+
+}  // namespace
+
 namespace detail {
 void CheckFfnShapes(const Weights& w, const Config& cfg) {
-  const Eigen::Index d = cfg.d_model, f = cfg.ffn_dim();
-  CheckShape("ffn_W1", w.ffn_W1, d, f, cfg);
-  CheckShape("ffn_b1", w.ffn_b1, 1, f, cfg);
-  CheckShape("ffn_W2", w.ffn_W2, f, d, cfg);
-  CheckShape("ffn_b2", w.ffn_b2, 1, d, cfg);
-  CheckShape("ln2_gamma", w.ln2_gamma, 1, d, cfg);
-  CheckShape("ln2_beta", w.ln2_beta, 1, d, cfg);
+  ForEachFfnWeight(w, cfg, [&](const char* name, const auto& m, Eigen::Index r, Eigen::Index c) {
+    CheckShape(name, m, r, c, cfg);
+  });
 }
 }  // namespace detail
 
@@ -74,13 +87,9 @@ void CheckFfnWeights(const Weights& w, const Config& cfg) {
   detail::CheckFfnShapes(w, cfg);
   // Finite is not enough: |value| <= kMaxAbsValue is what keeps the FFN's products
   // (d_ff up to 16384 terms) inside float32, as for the attention weights.
-  using detail::CheckValues;
-  CheckValues("ffn_W1", w.ffn_W1);
-  CheckValues("ffn_b1", w.ffn_b1);
-  CheckValues("ffn_W2", w.ffn_W2);
-  CheckValues("ffn_b2", w.ffn_b2);
-  CheckValues("ln2_gamma", w.ln2_gamma);
-  CheckValues("ln2_beta", w.ln2_beta);
+  ForEachFfnWeight(w, cfg, [](const char* name, const auto& m, Eigen::Index, Eigen::Index) {
+    detail::CheckValues(name, m);
+  });
 }
 
 void ForwardFfn(const Config& cfg, const Weights& w, Trace& t) {

@@ -69,20 +69,33 @@ Weights InitWeights(const Config& cfg) {
   return w;
 }
 
+namespace {
+
+// f(name, tensor, rows, cols) for each attention-layer tensor and the shape cfg needs
+// (rows 1 for a vector): one list for the shape and the value checks.
+template <typename F>
+void ForEachAttentionWeight(const Weights& w, const Config& cfg, F&& f) {
+  const Eigen::Index d = cfg.d_model, kvd = cfg.kv_heads() * cfg.head_dim();
+  f("W_q", w.W_q, d, d);
+  f("W_k", w.W_k, d, kvd);
+  f("W_v", w.W_v, d, kvd);
+  f("W_o", w.W_o, d, d);
+  f("b_q", w.b_q, 1, d);
+  f("b_k", w.b_k, 1, kvd);
+  f("b_v", w.b_v, 1, kvd);
+  f("b_o", w.b_o, 1, d);
+  f("ln_gamma", w.ln_gamma, 1, d);
+  f("ln_beta", w.ln_beta, 1, d);
+}
+
+}  // namespace
+
 namespace detail {
 
 void CheckWeightShapes(const Weights& w, const Config& cfg) {
-  const Eigen::Index d = cfg.d_model, kvd = cfg.kv_heads() * cfg.head_dim();
-  CheckShape("W_q", w.W_q, d, d, cfg);
-  CheckShape("W_k", w.W_k, d, kvd, cfg);
-  CheckShape("W_v", w.W_v, d, kvd, cfg);
-  CheckShape("W_o", w.W_o, d, d, cfg);
-  CheckShape("b_q", w.b_q, 1, d, cfg);
-  CheckShape("b_k", w.b_k, 1, kvd, cfg);
-  CheckShape("b_v", w.b_v, 1, kvd, cfg);
-  CheckShape("b_o", w.b_o, 1, d, cfg);
-  CheckShape("ln_gamma", w.ln_gamma, 1, d, cfg);
-  CheckShape("ln_beta", w.ln_beta, 1, d, cfg);
+  ForEachAttentionWeight(w, cfg, [&](const char* name, const auto& m, Eigen::Index r, Eigen::Index c) {
+    CheckShape(name, m, r, c, cfg);
+  });
   if (cfg.block == Block::Encoder) CheckFfnShapes(w, cfg);
 }
 
@@ -90,17 +103,9 @@ void CheckWeightShapes(const Weights& w, const Config& cfg) {
 
 void CheckWeights(const Weights& w, const Config& cfg) {
   detail::CheckWeightShapes(w, cfg);
-  using detail::CheckValues;
-  CheckValues("W_q", w.W_q);
-  CheckValues("W_k", w.W_k);
-  CheckValues("W_v", w.W_v);
-  CheckValues("W_o", w.W_o);
-  CheckValues("b_q", w.b_q);
-  CheckValues("b_k", w.b_k);
-  CheckValues("b_v", w.b_v);
-  CheckValues("b_o", w.b_o);
-  CheckValues("ln_gamma", w.ln_gamma);
-  CheckValues("ln_beta", w.ln_beta);
+  ForEachAttentionWeight(w, cfg, [](const char* name, const auto& m, Eigen::Index, Eigen::Index) {
+    detail::CheckValues(name, m);
+  });
   if (cfg.block == Block::Encoder) CheckFfnWeights(w, cfg);
 }
 

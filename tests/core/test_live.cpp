@@ -52,6 +52,24 @@ Trace Plain(const Config& cfg, const std::string& sentence, const std::string& m
   return t;
 }
 
+// A one-thread configuration of the given size.
+Config Small(int d_model, int heads) {
+  Config c;
+  c.d_model = d_model;
+  c.num_heads = heads;
+  c.threads = 1;
+  return c;
+}
+
+// What the app holds: the cached stages, the trace and the learner's choice.
+struct Session {
+  explicit Session(const Config& cfg) { c.cfg = cfg; }
+  void Run() { live.Recompute(c, t); }
+  Live live;
+  Trace t;
+  LiveChoice c;
+};
+
 Mat Mean(const Trace& t) {
   Mat m;
   mha::MeanAttention(t, m);
@@ -171,61 +189,49 @@ TEST_CASE("Live: a num_heads change re-splits Q, K, V instead of recomputing the
 }
 
 TEST_CASE("Live recycles old weights only when nothing else holds them", "[live]") {
-  Config cfg;
-  cfg.d_model = 32;
-  cfg.num_heads = 4;
-  cfg.threads = 1;
-  Live live;
-  Trace t;
-  LiveChoice c;
-  c.cfg = cfg;
-  c.sentence = "one two three";
-  live.Recompute(c, t);
-  const Trace kept = t;  // a copy still holds the seed-42 weights
+  const Config cfg = Small(32, 4);
+  Session s(cfg);
+  s.c.sentence = "one two three";
+  s.Run();
+  const Trace kept = s.t;  // a copy still holds the seed-42 weights
   const Trace kept_plain = Plain(cfg, "one two three", "");
   for (int i = 1; i <= 4; ++i) {  // 43, 44, 43, 44: each change writes into a spare set
-    c.cfg.seed = 42 + (i % 2 ? 1 : 2);
-    live.Recompute(c, t);
-    RequireSameTrace(t, Plain(c.cfg, "one two three", ""));
+    s.c.cfg.seed = 42 + (i % 2 ? 1 : 2);
+    s.Run();
+    RequireSameTrace(s.t, Plain(s.c.cfg, "one two three", ""));
   }
   RequireSameTrace(kept, kept_plain);  // never written over
-  c.cfg.seed = 42;
-  live.Recompute(c, t);
-  RequireSameTrace(t, kept_plain);
+  s.c.cfg.seed = 42;
+  s.Run();
+  RequireSameTrace(s.t, kept_plain);
 }
 
 TEST_CASE("Live: errors teach, and the next valid choice is still exact", "[live]") {
-  Config cfg;
-  cfg.d_model = 48;
-  cfg.num_heads = 4;
-  cfg.threads = 1;
-  Live live;
-  Trace t;
-  LiveChoice c;
-  c.cfg = cfg;
-  c.sentence = "the cat sat";
-  live.Recompute(c, t);
+  const Config cfg = Small(48, 4);
+  Session s(cfg);
+  s.c.sentence = "the cat sat";
+  s.Run();
 
-  c.cfg.num_heads = 5;  // 48 % 5 != 0
-  REQUIRE_THROWS_WITH(live.Recompute(c, t), Catch::Contains("not divisible"));
-  c.cfg.num_heads = 4;
-  c.sentence = "   ";
-  REQUIRE_THROWS_WITH(live.Recompute(c, t), Catch::Contains("empty"));
-  c.sentence = "the dog sat";
-  c.memory = " ";
-  REQUIRE_THROWS_WITH(live.Recompute(c, t), Catch::Contains("memory"));
-  c.memory = "";
-  live.Recompute(c, t);
-  RequireSameTrace(t, Plain(c.cfg, "the dog sat", ""));
+  s.c.cfg.num_heads = 5;  // 48 % 5 != 0
+  REQUIRE_THROWS_WITH(s.Run(), Catch::Contains("not divisible"));
+  s.c.cfg.num_heads = 4;
+  s.c.sentence = "   ";
+  REQUIRE_THROWS_WITH(s.Run(), Catch::Contains("empty"));
+  s.c.sentence = "the dog sat";
+  s.c.memory = " ";
+  REQUIRE_THROWS_WITH(s.Run(), Catch::Contains("memory"));
+  s.c.memory = "";
+  s.Run();
+  RequireSameTrace(s.t, Plain(s.c.cfg, "the dog sat", ""));
 
   // Given weights with a NaN are refused with the weight's name.
-  auto bad = std::make_shared<mha::Weights>(mha::InitWeights(c.cfg));
+  auto bad = std::make_shared<mha::Weights>(mha::InitWeights(s.c.cfg));
   bad->W_o(2, 3) = std::numeric_limits<float>::quiet_NaN();
-  c.weights = bad;
-  REQUIRE_THROWS_WITH(live.Recompute(c, t), Catch::Contains("W_o") && Catch::Contains("row 2, column 3"));
-  c.weights.reset();
-  live.Recompute(c, t);
-  RequireSameTrace(t, Plain(c.cfg, "the dog sat", ""));
+  s.c.weights = bad;
+  REQUIRE_THROWS_WITH(s.Run(), Catch::Contains("W_o") && Catch::Contains("row 2, column 3"));
+  s.c.weights.reset();
+  s.Run();
+  RequireSameTrace(s.t, Plain(s.c.cfg, "the dog sat", ""));
 }
 
 TEST_CASE("Live with given inputs and weights equals Forward on them", "[live]") {
@@ -255,21 +261,15 @@ TEST_CASE("Live with given inputs and weights equals Forward on them", "[live]")
 }
 
 TEST_CASE("Live's token cache: the same word gets the same row in any sentence", "[live]") {
-  Config cfg;
-  cfg.d_model = 40;
-  cfg.num_heads = 4;
-  cfg.threads = 1;
-  Live live;
-  Trace t;
-  LiveChoice c;
-  c.cfg = cfg;
-  // Longer than the positional-encoding table's first step (64 rows), then shorter.
+  const Config cfg = Small(40, 4);
+  Session s(cfg);
+  // Long (the positional-encoding table grows), then shorter, then repeated words.
   std::string long_sentence;
   for (int i = 0; i < 150; ++i) long_sentence += kWords[i % kWords.size()] + " ";
-  for (const std::string s : {std::string("고양이가 쥐를 잡았다"), long_sentence, std::string("cat cat cat")}) {
-    c.sentence = s;
-    live.Recompute(c, t);
-    RequireSameTrace(t, Plain(cfg, s, ""));
+  for (const std::string text : {std::string("고양이가 쥐를 잡았다"), long_sentence, std::string("cat cat cat")}) {
+    s.c.sentence = text;
+    s.Run();
+    RequireSameTrace(s.t, Plain(cfg, text, ""));
   }
 }
 
@@ -285,10 +285,7 @@ Trace Fresh(const Config& c, const std::shared_ptr<const mha::Weights>& w, const
 }  // namespace
 
 TEST_CASE("FFN weight values are checked when the same weights switch to the encoder block", "[live][regression]") {
-  Config c;
-  c.d_model = 16;
-  c.num_heads = 2;
-  c.threads = 1;
+  const Config c = Small(16, 2);
   Config enc = c;
   enc.block = mha::Block::Encoder;
   mha::Weights w = mha::InitWeights(enc);
@@ -301,12 +298,7 @@ TEST_CASE("FFN weight values are checked when the same weights switch to the enc
 }
 
 TEST_CASE("A copied or moved Trace recomputes everything its new tensors need", "[live][regression]") {
-  Config c4;
-  c4.d_model = 16;
-  c4.num_heads = 4;
-  c4.threads = 1;
-  Config c2 = c4;
-  c2.num_heads = 2;
+  const Config c4 = Small(16, 4), c2 = Small(16, 2);
   auto W = std::make_shared<const mha::Weights>(mha::InitWeights(c4));
   const mha::Inputs a = mha::MakeInputs("the cat sat on", "", c4), b = mha::MakeInputs("a dog ran home", "", c4);
   SECTION("copy-assign, same configuration: no stale K^T panels") {
