@@ -67,8 +67,7 @@ int BenchLive(Config base, int seq, int repeat) {
   if (!other_heads)
     for (int h : ValidHeadCounts(d))
       if (h < H) other_heads = h;
-  const auto [d_lo, d_hi] = NearestValidDModel(d + 1, H);
-  (void)d_lo;
+  const int d_hi = NearestValidDModel(d + 1, H).second;  // the d_model slider's next valid step
   const int kv_half = H % 2 == 0 ? H / 2 : 1;
 
   const std::string a_word = Sentence(seq, "cat"), b_word = Sentence(seq, "dog");

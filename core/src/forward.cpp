@@ -646,6 +646,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   key.ln_eps = key.pre_norm ? cfg.ln_eps : 0.0f;
   // t.in still holds the last pass's input (unless the caller passed it back in).
   bool all = !(ws.proj_valid && key == ws.proj_key && t.weights == weights) || &t.in == &in;
+  bool resplit = false;
   if (all && ws.proj_valid && key.SameProjections(ws.proj_key) && t.weights == weights && &t.in != &in) {
     // Only the head count changed (the num_heads slider): Q, K and V are the same
     // matrices, cut into heads at other columns. Re-split them; no GEMM.
@@ -656,6 +657,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
     Resplit(t.k, seq_kv, kv_width, old.kv_heads, key.kv_heads, ws.resplit);
     Resplit(t.v, seq_kv, kv_width, old.kv_heads, key.kv_heads, ws.resplit);
     all = false;
+    resplit = true;
     ws.repack_kv = true;  // K^T and V panels are per head: pack them again
   }
   ChangedRows(&in.x, &t.in.x, seq, all, ws.q_rows);
@@ -666,6 +668,14 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   }
   ws.proj_key = key;
   ws.proj_valid = false;  // until this pass has projected
+  const auto rows = [](const std::vector<std::pair<int, int>>& runs) {
+    int n = 0;
+    for (const auto& [r0, r1] : runs) n += r1 - r0;
+    return n;
+  };
+  t.reuse.q_rows = rows(ws.q_rows);
+  t.reuse.kv_rows = rows(ws.kv_rows);
+  t.reuse.resplit = resplit;
 
   t.cfg = cfg;
   if (&t.in != &in) {

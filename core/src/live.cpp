@@ -27,7 +27,10 @@ const float* Live::Embedding(const std::string& token, int d_model, std::uint64_
     embed_seed_ = seed;
   }
   RowVec& e = embeddings_[token];
-  if (e.size() < d_model) e = EmbedToken(token, d_model, seed);
+  if (e.size() < d_model) {
+    e = EmbedToken(token, d_model, seed);
+    ++report_.embedded;
+  }
   return e.data();
 }
 
@@ -77,6 +80,7 @@ std::shared_ptr<const Weights> Live::CurrentWeights(const LiveChoice& c) {
   const Config& cfg = c.cfg;
   const bool ffn = cfg.block == Block::Encoder;
   if (c.weights) {
+    report_.weights = LiveReport::Weights::Given;
     // Given weights without (fitting) FFN weights get seeded W1, b1, W2, b2.
     const Weights& w = *c.weights;
     if (!ffn || (w.ffn_W1.rows() == cfg.d_model && w.ffn_W1.cols() == cfg.ffn_dim() &&
@@ -112,10 +116,13 @@ std::shared_ptr<const Weights> Live::CurrentWeights(const LiveChoice& c) {
     // The set before last with the same seed, d_model and d_ff differs (if at all)
     // only in the K/V width (the num_kv_heads slider): W_q, W_o, the norms and the
     // FFN are already right.
-    if (next_key.d_model == key.d_model && next_key.seed == key.seed && next_key.d_ff == key.d_ff)
+    if (next_key.d_model == key.d_model && next_key.seed == key.seed && next_key.d_ff == key.d_ff) {
       detail::InitKvWeights(cfg, *next);
-    else
+      report_.weights = LiveReport::Weights::KvOnly;
+    } else {
       InitWeights(cfg, *next);
+      report_.weights = LiveReport::Weights::New;
+    }
     spare_ = std::const_pointer_cast<Weights>(std::move(weights_));
     spare_key_ = weights_key_;
     weights_ = std::move(next);
@@ -127,6 +134,7 @@ std::shared_ptr<const Weights> Live::CurrentWeights(const LiveChoice& c) {
 void Live::Recompute(const LiveChoice& c, Trace& t, Mat* mean_attn, std::string* notice) {
   // Sizes first: never embed or initialise weights for a configuration that cannot
   // run (d_model % num_heads != 0, absurd sizes).
+  report_ = LiveReport();
   Validate(c.cfg, 1, 1);
   const Inputs& in = CurrentInputs(c, notice);
   Forward(c.cfg, CurrentWeights(c), in, t);

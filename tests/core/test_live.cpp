@@ -322,3 +322,49 @@ TEST_CASE("A copied or moved Trace recomputes everything its new tensors need", 
     REQUIRE(!t1.flow.empty());
   }
 }
+
+TEST_CASE("Live and Trace report what each change recomputed", "[live]") {
+  Session s(Small(64, 4));
+  s.c.sentence = "the cat sat on the mat";  // 6 tokens, 5 distinct
+  s.Run();
+  using W = mha::LiveReport::Weights;
+  CHECK(s.live.report().embedded == 5);
+  CHECK(s.live.report().weights == W::New);
+  CHECK(s.t.reuse.q_rows == 6);
+  CHECK(s.t.reuse.kv_rows == 6);
+  CHECK_FALSE(s.t.reuse.resplit);
+
+  s.c.cfg.temperature = 0.5f;  // nothing before attention changes
+  s.Run();
+  CHECK(s.live.report().embedded == 0);
+  CHECK(s.live.report().weights == W::Kept);
+  CHECK(s.t.reuse.q_rows == 0);
+  CHECK(s.t.reuse.kv_rows == 0);
+
+  s.c.sentence = "the dog sat on the mat";  // one new word, one row
+  s.Run();
+  CHECK(s.live.report().embedded == 1);
+  CHECK(s.t.reuse.q_rows == 1);
+  CHECK(s.t.reuse.kv_rows == 1);
+
+  s.c.cfg.num_heads = 8;  // the same Q, K, V, cut into 8 heads
+  s.Run();
+  CHECK(s.live.report().weights == W::Kept);
+  CHECK(s.t.reuse.resplit);
+  CHECK(s.t.reuse.q_rows == 0);
+
+  s.c.cfg.num_kv_heads = 2;  // GQA: new K/V width, so new weights (the first time all of them)
+  s.Run();
+  CHECK(s.live.report().weights == W::New);
+  CHECK_FALSE(s.t.reuse.resplit);
+  CHECK(s.t.reuse.q_rows == 6);
+  s.c.cfg.num_kv_heads = 0;  // back: the recycled set only needs its K/V part
+  s.Run();
+  CHECK(s.live.report().weights == W::KvOnly);
+  RequireSameTrace(s.t, Plain(s.c.cfg, "the dog sat on the mat", ""));
+
+  s.c.cfg.seed = 7;
+  s.Run();
+  CHECK(s.live.report().weights == W::New);
+  CHECK(s.live.report().embedded == 5);
+}

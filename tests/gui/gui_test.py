@@ -215,6 +215,10 @@ def test_type_and_drag(mhaviz, d):
     if 480 % heads == 0:
         check(final["ok"], f"valid config failed: {final['error']}")
         check(final["trace"]["config"]["num_heads"] == heads, "trace was not recomputed for the new num_heads")
+        # The last change was the head count: Q, K, V were kept and re-split, not recomputed
+        # (and the trace still equals mhaviz trace's, checked next).
+        check(final["reuse"] == f"Q, K, V kept and re-split into {heads} heads",
+              f"after dragging num_heads the status says {final['reuse']!r}")
         check_trace_matches(final, reference_trace(mhaviz, d, typed, final["trace"]["config"]))
     else:
         check(not final["ok"] and f"num_heads = {heads}" in final["error"],

@@ -43,6 +43,14 @@ struct LiveChoice {
                                           // of seeded ones; missing FFN weights are seeded
 };
 
+// What the last Live::Recompute redid before the forward pass (Trace::reuse says what
+// the pass itself redid of Q, K and V).
+struct LiveReport {
+  int embedded = 0;  // tokens whose embedding was drawn anew (the rest came from the cache)
+  enum class Weights { Kept, KvOnly, New, Given };
+  Weights weights = Weights::Kept;  // seeded weights kept, K/V part rewritten, all new; or given
+};
+
 class Live {
  public:
   // Recomputes `t` (reusing its buffers and projections) and, if `mean_attn` is not
@@ -53,6 +61,8 @@ class Live {
 
   // Forget every cached stage (the next Recompute starts from scratch).
   void Clear();
+
+  const LiveReport& report() const { return report_; }
 
  private:
   const Inputs& CurrentInputs(const LiveChoice& c, std::string* notice);
@@ -90,6 +100,8 @@ class Live {
   WeightsKey spare_key_;
   WeightsKey ffn_key_;
   std::shared_ptr<const Weights> ffn_base_, with_ffn_;
+
+  LiveReport report_;
 };
 
 // The mean over heads of t.attn, (seq, seq_kv), into `mean` (no allocation when the

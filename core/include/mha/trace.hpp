@@ -92,6 +92,16 @@ struct Trace {
 
   std::vector<FlowRow> flow;
 
+  // What the last Forward on this Trace recomputed of Q, K and V; everything after
+  // them is always recomputed. Rows whose input did not change keep their projections,
+  // and a new head count re-splits the kept Q, K, V (no GEMM): the projections do not
+  // depend on how many heads they are cut into.
+  struct Reuse {
+    int q_rows = 0;   // query rows projected this pass (of seq)
+    int kv_rows = 0;  // key/value rows projected this pass (of seq_kv)
+    bool resplit = false;
+  } reuse;
+
   detail::WorkspaceHandle workspace;  // not part of the result: reused scratch
 
   // Head h's (seq, seq_kv) block of attn, and the K/V head it reads.
