@@ -52,6 +52,16 @@ void DrawHeadsView(AppState& s) {
   const double ln_n = std::log(static_cast<double>(std::max(t.seq_kv, 1)));
   s.ui.textures.Sync(s.result);  // the heatmaps' own textures, for the thumbnails
 
+  // Seeded random weights seldom make a head specialise (every head reads "spread"):
+  // offer heads that do, built by hand.
+  if (s.files.weights_path.empty() &&
+      std::all_of(heads.begin(), heads.end(), [](const HeadSummary& h) { return h.pattern == HeadPattern::Spread; })) {
+    Muted("Random weights rarely make a head specialise; trained models have heads that do.");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Show four heads that specialise")) LoadPositionalHeadsExample(s);
+    Probe(s, "heads_example");
+  }
+
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // The divergence matrix beside the table when there is room, else below it.
   // The columns: header and minimum width. The table's natural width follows from them.
@@ -74,8 +84,8 @@ void DrawHeadsView(AppState& s) {
   float natural = st.ScrollbarSize + 2.0f;
   for (const Col& c : columns)
     natural += std::max(ImGui::CalcTextSize(c.head, nullptr, true).x, c.min_w) + 2 * st.CellPadding.x + 1.0f;
-  const float div_w = std::clamp(avail.x - natural - fs, fs * 11.0f, fs * 26.0f);
-  const bool side = avail.x - div_w - fs >= natural * 0.8f;
+  const float div_w = std::clamp(avail.x - natural - fs, fs * 13.0f, fs * 26.0f);
+  const bool side = avail.x - div_w - fs >= natural;  // never squeeze the table: below it instead
   const float table_w = side ? std::min(natural, avail.x - div_w - fs) : avail.x;
 
   ImGui::BeginGroup();
@@ -148,7 +158,9 @@ void DrawHeadsView(AppState& s) {
   ImGui::BeginGroup();
   const auto& dc = DivergenceCache(s, ImGui::IsAnyItemActive());
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
   ImGui::TextUnformatted("How different are the heads?");
+  ImGui::PopTextWrapPos();
   if (s.ui.font_bold) ImGui::PopFont();
   if (dc.stale) {
     ImGui::SameLine();

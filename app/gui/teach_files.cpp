@@ -13,6 +13,7 @@ namespace mha::gui {
 namespace {
 
 const char* const kLessonSource = "the lesson example";
+const char* const kHeadsSource = "the positional-heads example";
 
 void Report(AppState& s, bool ok, std::string message) {
   s.teach.file_message = std::move(message);
@@ -69,6 +70,29 @@ void LoadLessonExample(AppState& s) {
   s.ui.enlarged = -1;
   s.dirty = true;
   Report(s, true, "Loaded the lesson example (" + ex.title + ").");
+}
+
+void LoadPositionalHeadsExample(AppState& s) {
+  std::vector<std::string> tokens = s.files.input_path.empty() ? std::vector<std::string>() : s.files.input.tokens;
+  if (tokens.empty())
+    for (auto& t : Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens) tokens.push_back(std::move(t.text));
+  if (tokens.empty()) {
+    Report(s, false, "The positional-heads example needs a sentence: type one first.");
+    return;
+  }
+  LessonExample ex = MakePositionalHeadsExample(tokens);
+  s.choice.cfg = ex.cfg;
+  s.choice.cross = false;
+  s.files.input = std::move(ex.in);
+  s.files.input_path = kHeadsSource;
+  s.files.weights = std::make_shared<const Weights>(std::move(ex.weights));
+  s.files.weights_path = kHeadsSource;
+  s.teach.weights_edited = false;
+  s.teach.head = 0;
+  s.teach.query = 0;
+  s.ui.enlarged = -1;
+  s.dirty = true;
+  Report(s, true, "Loaded " + ex.title + ". " + ex.description);
 }
 
 std::shared_ptr<Weights> EditableWeights(AppState& s) {

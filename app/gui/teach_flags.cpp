@@ -84,7 +84,9 @@ const char* const kTeachFlagsHelp =
     "  --view-query I      the query token of the step-by-step view (default 0)\n"
     "  --inspect TENSOR    the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)\n"
     "  --preset lesson     start on the lesson's worked example (X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]],\n"
-    "                      d_model 4, 2 heads, identity weights); replaces the sentence and configuration\n";
+    "                      d_model 4, 2 heads, identity weights); replaces the sentence and configuration\n"
+    "  --preset heads      four hand-built positional heads (previous, self, first, next word) on the\n"
+    "                      sentence's tokens: x = positional encoding only, d_model 64, 4 heads\n";
 
 bool TeachFlagTakesValue(const std::string& f) {
   return f == "--view" || f == "--view-head" || f == "--view-query" || f == "--inspect" || f == "--preset";
@@ -117,9 +119,10 @@ bool ParseTeachFlag(cli::Args& a, const std::string& f, TeachFlags& out) {
   }
   if (f == "--preset") {
     const std::string v = a.Value(f);
-    if (v != "lesson")
-      throw cli::UsageError("--preset must be 'lesson' (the lesson's worked example); got '" + v + "'.");
-    out.lesson = true;
+    if (v != "lesson" && v != "heads")
+      throw cli::UsageError("--preset must be 'lesson' (the lesson's worked example) or 'heads' (four hand-built "
+                            "positional heads on the sentence); got '" + v + "'.");
+    (v == "lesson" ? out.lesson : out.heads) = true;
     return true;
   }
   return false;
@@ -127,6 +130,7 @@ bool ParseTeachFlag(cli::Args& a, const std::string& f, TeachFlags& out) {
 
 void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
   if (f.lesson) LoadLessonExample(s);
+  if (f.heads) LoadPositionalHeadsExample(s);
   if (f.view >= 0) {
     s.teach.view = static_cast<View>(f.view);
     s.teach.select_view = true;

@@ -49,6 +49,10 @@ void InspectFlowRow(AppState& s, const FlowRow& row);
 
 // The lesson's worked example (MakeLessonExample): its x, weights and configuration.
 void LoadLessonExample(AppState& s);
+// Four hand-built positional heads (MakePositionalHeadsExample) on the current
+// sentence's tokens: heads that attend to the previous, the same, the first and the
+// next word.
+void LoadPositionalHeadsExample(AppState& s);
 // Weights the editor changes: a copy of the weights in use (the trace keeps its own).
 std::shared_ptr<Weights> EditableWeights(AppState& s);
 // Back to the sentence's embeddings / the seeded weights.
@@ -61,12 +65,13 @@ void SaveInputFile(AppState& s, const std::string& path);
 void SaveWeightsFile(AppState& s, const std::string& path);
 
 // Flags of the teaching views: --view NAME, --view-head H, --view-query I,
-// --inspect TENSOR, --preset lesson.
+// --inspect TENSOR, --preset lesson | heads.
 struct TeachFlags {
   int view = -1;
   int head = -1, query = -1;
   std::string inspect;
   bool lesson = false;
+  bool heads = false;  // --preset heads
 };
 bool ParseTeachFlag(cli::Args& a, const std::string& flag, TeachFlags& f);
 bool TeachFlagTakesValue(const std::string& flag);

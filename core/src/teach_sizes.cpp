@@ -1,8 +1,11 @@
 // Head count vs parameters and FLOPs, grouped-query attention and the KV cache,
-// where Q/K/V come from, and the lesson's worked example.
+// where Q/K/V come from, the lesson's worked example and the positional-heads example.
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
+#include "mha/embed.hpp"
 #include "mha/teach.hpp"
 
 namespace mha {
@@ -168,6 +171,65 @@ LessonExample MakeLessonExample() {
       "W_Q = W_K = W_V = I, so head 1 works on the first two numbers of each word and head 2 on the last "
       "two; W_O = I and all biases are 0, so attn_out is just the two heads side by side. No positional "
       "encoding, no mask, no LayerNorm: every number can be checked by hand.";
+  return ex;
+}
+
+LessonExample MakePositionalHeadsExample(const std::vector<std::string>& tokens) {
+  if (tokens.empty()) throw Error("The positional-heads example needs at least one token: type a sentence first.");
+  constexpr int kD = 64, kHeads = 4, kHd = kD / kHeads, kPairs = kHd / 2;
+  // Score gap between the best key and the next: a^2 / sqrt(16) * sum(1 - cos w_f) over
+  // the 8 pairs, about 0.27 a^2; a = 5 makes it ~6.7, so the best key takes ~99%.
+  constexpr double kA = 5.0;
+  LessonExample ex;
+  Config& c = ex.cfg;
+  c.d_model = kD;
+  c.num_heads = kHeads;
+  c.num_kv_heads = 0;
+  c.mask = Mask::None;
+  c.norm = Norm::Post;
+  c.scale = true;
+  c.temperature = 1.0f;
+  c.positional_encoding = false;  // x below already is the encoding
+  c.block = Block::Attention;
+  const int seq = static_cast<int>(std::min<std::size_t>(tokens.size(), Limits::kMaxTokens));
+  ex.in.tokens.assign(tokens.begin(), tokens.begin() + seq);
+  ex.in.x = PositionalEncoding(seq, kD);
+  Weights& w = ex.weights;
+  w.W_q = Mat::Zero(kD, kD);
+  w.W_k = Mat::Zero(kD, kD);
+  w.W_v = w.W_o = Mat::Identity(kD, kD);
+  w.b_q = w.b_k = w.b_v = w.b_o = RowVec::Zero(kD);
+  w.ln_gamma = RowVec::Ones(kD);
+  w.ln_beta = RowVec::Zero(kD);
+  // The pair of dims (2f, 2f+1) holds (sin w_f pos, cos w_f pos), w_f = 10000^(-2f/d).
+  // As a row vector times [[cos t, sin t], [-sin t, cos t]] it becomes the pair at
+  // angle w_f pos - t: with t = w_f that is position pos - 1.
+  const double shift[kHeads] = {1.0, 0.0, 0.0, -1.0};  // previous, self, (first), next
+  for (int h = 0; h < kHeads; ++h) {
+    for (int f = 0; f < kPairs; ++f) {
+      const double wf = std::pow(10000.0, -2.0 * f / kD);
+      const int in = 2 * f, out = h * kHd + 2 * f;
+      w.W_k(in, out) = w.W_k(in + 1, out + 1) = static_cast<float>(kA);
+      if (h == 2) {  // first token: q is the encoding of position 0, for every query
+        w.b_q[out] = 0.0f;
+        w.b_q[out + 1] = static_cast<float>(kA);
+        continue;
+      }
+      const double t = shift[h] * wf;
+      w.W_q(in, out) = static_cast<float>(kA * std::cos(t));
+      w.W_q(in, out + 1) = static_cast<float>(kA * std::sin(t));
+      w.W_q(in + 1, out) = static_cast<float>(-kA * std::sin(t));
+      w.W_q(in + 1, out + 1) = static_cast<float>(kA * std::cos(t));
+    }
+  }
+  ex.title = "Four positional heads: previous, self, first, next";
+  ex.description =
+      "x is only each word's position (its sinusoidal encoding, no word embedding), so position is all a head can "
+      "use. d_model = 64, four heads of head_dim 16, built by hand: W_Q and W_K compare the encoding's 8 fastest "
+      "sine/cosine pairs. Head 0's W_Q turns each pair back by one position, so each word attends to the previous "
+      "one; head 1 does not turn it (each word attends to itself); head 2's query is a constant b_Q equal to the "
+      "encoding of position 0 (every word attends to the first); head 3 turns it forward (the next word). "
+      "W_V = W_O = I.";
   return ex;
 }
 

@@ -1,6 +1,7 @@
 // Head metrics: the "mostly attends to" label and the Jensen-Shannon divergence.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -160,4 +161,34 @@ TEST_CASE("HeadDivergence over a random trace: zero diagonal, symmetric, bounded
     CHECK((s.pattern == mha::HeadPattern::First || s.pattern == mha::HeadPattern::Spread));
     CHECK(s.self == 0.0);
   }
+}
+
+TEST_CASE("The positional-heads example: previous, self, first and next token, each sharp", "[teach][heads]") {
+  for (const std::string sentence : {std::string("the cat sat on the mat and the dog ran to the door"),
+                                     std::string("고양이가 쥐를 잡았다"),
+                                     std::string("a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j")}) {
+    std::vector<std::string> tokens;
+    for (const auto& tok : mha::Tokenize(sentence, mha::Limits::kMaxTokens).tokens) tokens.push_back(tok.text);
+    mha::LessonExample ex = mha::MakePositionalHeadsExample(tokens);
+    REQUIRE(ex.in.x.rows() == static_cast<int>(tokens.size()));
+    mha::Trace t;
+    mha::Forward(ex.cfg, std::make_shared<const mha::Weights>(ex.weights), ex.in, t);
+    const auto heads = mha::SummarizeHeads(t);
+    REQUIRE(heads.size() == 4);
+    INFO(sentence);
+    CHECK(heads[0].pattern == mha::HeadPattern::Previous);
+    CHECK(heads[1].pattern == mha::HeadPattern::Self);
+    CHECK(heads[2].pattern == mha::HeadPattern::First);
+    CHECK(heads[3].pattern == mha::HeadPattern::Next);
+    // Sharp: every row puts most of its weight on the one key its head is for.
+    const int n = t.seq;
+    for (int i = 0; i < n; ++i) {
+      const int want[4] = {std::max(0, i - 1), i, 0, std::min(n - 1, i + 1)};
+      for (int h = 0; h < 4; ++h) {
+        INFO("head " << h << ", row " << i);
+        CHECK(t.AttnHead(h)(i, want[h]) > 0.9f);
+      }
+    }
+  }
+  CHECK_THROWS_AS(mha::MakePositionalHeadsExample({}), mha::Error);
 }

@@ -352,7 +352,46 @@ def test_live_views(mhaviz, d):
     close(sv["weights"], final["trace"]["attention"][0], 1e-6, "the scaling view's weights vs the trace at the new T")
 
 
+def test_positional_heads(mhaviz, d):
+    """--preset heads: four hand-built heads on the sentence attend to the previous, the same,
+    the first and the next word; the Head metrics view says so, and the trace's weights equal
+    a numpy recomputation of the documented construction."""
+    sentence = "the cat sat on the mat and the dog ran"
+    dump = dump_run(mhaviz, d, "--sentence", sentence, "--preset", "heads", "--view", "heads")
+    check(dump["ok"], f"the example did not compute: {dump['error']}")
+    v = dump["views"]
+    pats = [h["pattern"] for h in v["heads_view"]["summaries"]]
+    check(pats == ["previous", "self", "first token", "next"], f"head patterns {pats}")
+    for h in v["heads_view"]["summaries"]:
+        check(h["mean_max_weight"] > 0.95, f"head {h['head']} is not sharp: mean max weight {h['mean_max_weight']}")
+    check(v["lesson_view"]["input_source"] == "the positional-heads example", f"source {v['lesson_view']['input_source']!r}")
+    # numpy: x = PE(pos) only; head h compares the 8 fastest pairs, rotated by -1, 0, (first), +1 positions.
+    n, D, a = len(sentence.split()), 64, 5.0
+    pos = np.arange(n)[:, None]
+    i2 = np.arange(0, D, 2)[None, :]
+    x = np.zeros((n, D))
+    x[:, 0::2] = np.sin(pos / 10000.0 ** (i2 / D))
+    x[:, 1::2] = np.cos(pos / 10000.0 ** (i2 / D))
+    attn = np.array(dump["trace"]["attention"], dtype=np.float64)
+    for h, shift in enumerate([1.0, 0.0, None, -1.0]):
+        k = a * x[:, :16]
+        if shift is None:
+            q = np.tile(np.tile([0.0, a], 8), (n, 1))
+        else:
+            q = np.zeros((n, 16))
+            for f in range(8):
+                t = shift * 10000.0 ** (-2.0 * f / D)
+                s_, c_ = x[:, 2 * f], x[:, 2 * f + 1]
+                q[:, 2 * f] = a * (s_ * np.cos(t) - c_ * np.sin(t))
+                q[:, 2 * f + 1] = a * (s_ * np.sin(t) + c_ * np.cos(t))
+        sc = q @ k.T / 4.0
+        w = np.exp(sc - sc.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        close(attn[h], w, 2e-5, f"head {h}'s weights vs numpy")
+
+
 TESTS = {
+    "positional_heads": test_positional_heads,
     "lesson_preset": test_lesson_preset,
     "lesson_editor": test_lesson_editor,
     "lesson_files": test_lesson_files,

@@ -228,4 +228,16 @@ struct LessonExample {
 };
 LessonExample MakeLessonExample();
 
+// Four heads with known jobs, built by hand, for the lesson "heads specialise": on the
+// given tokens, x is only each position's sinusoidal encoding (no word embedding, so
+// position is all a head can use; d_model 64, 4 heads of head_dim 16) and W_Q, W_K
+// compare the 8 fastest-turning sine/cosine pairs of the encoding:
+//   head 0 attends to the previous token (W_Q rotates each pair back one position:
+//          q_i = a PE(i-1), k_j = a PE(j), so q_i . k_j = a^2 sum cos(w_f (i-1-j)) peaks at j = i-1),
+//   head 1 to the token itself (no rotation),
+//   head 2 to the first token (q constant through b_Q: q . k_j = a^2 sum cos(w_f j)),
+//   head 3 to the next token (rotated forward).
+// W_V = W_O = I, no mask, post-LN. Throws mha::Error for no tokens.
+LessonExample MakePositionalHeadsExample(const std::vector<std::string>& tokens);
+
 }  // namespace mha
