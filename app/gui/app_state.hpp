@@ -44,6 +44,7 @@ struct Result {
   bool ok = false;            // false: `error` says why, `trace` is stale
   std::string error;          // the core's teaching message
   std::string notice;         // tokenizer notice (truncation, replaced bytes)
+  std::string reuse;          // what the last recompute redid (ReuseText), for the status bar
   // The tokens of the current sentence(s), kept even when the configuration is
   // invalid so the learner still sees the tokenization.
   std::vector<std::string> tokens, memory_tokens;

@@ -1,31 +1,12 @@
 // Status bar: how long the last recompute took and what it had to redo, how long
 // the last frame took, and what is being computed.
 #include <cstdio>
-#include <string>
 
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
-
-// What the last recompute redid, in the lesson's words: a new head count keeps Q, K
-// and V (it only cuts them differently), a new word re-projects its own row.
-std::string ReuseText(const LiveReport& r, const Trace& t) {
-  std::string s;
-  if (r.weights == LiveReport::Weights::New) s = "new weights, ";
-  else if (r.weights == LiveReport::Weights::KvOnly) s = "new W_K, W_V, ";
-  const Trace::Reuse& u = t.reuse;
-  const bool cross = t.in.cross();
-  if (u.resplit && u.q_rows == 0 && u.kv_rows == 0)
-    return s + "Q, K, V kept and re-split into " + std::to_string(t.cfg.num_heads) + " heads";
-  if (u.q_rows == 0 && u.kv_rows == 0) return s + "Q, K, V kept";
-  if (u.q_rows == t.seq && u.kv_rows == t.seq_kv) return s + "Q, K, V computed";
-  if (!cross)
-    return s + "Q, K, V of " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows re-projected";
-  return s + "Q: " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows, K, V: " +
-         std::to_string(u.kv_rows) + " of " + std::to_string(t.seq_kv) + " rows re-projected";
-}
 
 void DrawStatusBar(AppState& s) {
   const Timing& tm = s.timing;
@@ -34,7 +15,7 @@ void DrawStatusBar(AppState& s) {
   ImGui::Text("recompute %.2f ms", tm.last_recompute_ms);
   if (s.result.ok) {
     ImGui::SameLine();
-    ImGui::TextUnformatted(("(" + ReuseText(s.live.report(), s.result.trace) + ")").c_str());
+    ImGui::Text("(%s)", s.result.reuse.c_str());
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("What the last recompute had to redo. Everything after Q, K and V (scores, softmax,\n"

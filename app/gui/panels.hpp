@@ -14,9 +14,6 @@ void DrawFlowPanel(AppState& s);       // panel_flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panel_flow.cpp: the height that shows the whole table
 void DrawHeatmapsPanel(AppState& s);   // panel_heatmaps.cpp
 void DrawStatusBar(AppState& s);       // panel_status.cpp
-// What the last recompute redid ("Q, K, V kept and re-split into 16 heads", ...): the
-// status bar's words, also in --probe and --dump-state.
-std::string ReuseText(const LiveReport& r, const Trace& t);
 
 // The results area: one tab per view, the heatmaps first (panel_views.cpp), and the
 // teaching views of issue 4, one per file.

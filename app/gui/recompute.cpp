@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <new>
+#include <string>
 
 namespace mha::gui {
 namespace {
@@ -13,6 +14,24 @@ double MsSince(Clock::time_point t0) {
 }
 
 }  // namespace
+
+// What the last recompute redid, in the lesson's words: a new head count keeps Q, K
+// and V (it only cuts them differently), a new word re-projects its own row.
+std::string ReuseText(const LiveReport& r, const Trace& t) {
+  std::string s;
+  if (r.weights == LiveReport::Weights::New) s = "new weights, ";
+  else if (r.weights == LiveReport::Weights::KvOnly) s = "new W_K, W_V, ";
+  const Trace::Reuse& u = t.reuse;
+  const bool cross = t.in.cross();
+  if (u.resplit && u.q_rows == 0 && u.kv_rows == 0)
+    return s + "Q, K, V kept and re-split into " + std::to_string(t.cfg.num_heads) + " heads";
+  if (u.q_rows == 0 && u.kv_rows == 0) return s + "Q, K, V kept";
+  if (u.q_rows == t.seq && u.kv_rows == t.seq_kv) return s + "Q, K, V computed";
+  if (!cross)
+    return s + "Q, K, V of " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows re-projected";
+  return s + "Q: " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows, K, V: " +
+         std::to_string(u.kv_rows) + " of " + std::to_string(t.seq_kv) + " rows re-projected";
+}
 
 void Recompute(AppState& s) {
   s.dirty = false;
@@ -42,6 +61,7 @@ void Recompute(AppState& s) {
     }
     c.weights = s.files.weights;
     s.live.Recompute(c, r.trace, &r.mean_attn, &r.notice);
+    r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
     r.ok = true;
     r.error.clear();
     ++r.generation;

@@ -10,4 +10,8 @@ namespace mha::gui {
 // from the core land in s.result.error for the panels to show.
 void Recompute(AppState& s);
 
+// What the last recompute redid ("Q, K, V kept and re-split into 16 heads", ...): the
+// status bar's words (Result::reuse), also in --probe and --dump-state.
+std::string ReuseText(const LiveReport& r, const Trace& t);
+
 }  // namespace mha::gui

@@ -24,7 +24,6 @@
 #include "cli/options.hpp"
 #include "gui/app_state.hpp"
 #include "gui/export_actions.hpp"
-#include "gui/panels.hpp"
 #include "gui/fonts.hpp"
 #include "gui/frame.hpp"
 #include "gui/gui.hpp"
@@ -235,7 +234,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["ok"] = s.result.ok;
   j["error"] = s.result.error;
   j["tokens"] = s.result.tokens;
-  j["reuse"] = s.result.ok ? ReuseText(s.live.report(), s.result.trace) : std::string();
+  j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
   j["export_message"] = s.exp.message;
   j["export_path"] = std::string(s.exp.path.data());
@@ -254,7 +253,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["error"] = s.result.error;
   j["generation"] = s.result.generation;
   j["recomputes"] = s.timing.recompute_ms.size();
-  j["reuse"] = s.result.ok ? ReuseText(s.live.report(), s.result.trace) : std::string();
+  j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
   j["export_message"] = s.exp.message;
   j["notices"] = s.ui.notices;

@@ -56,20 +56,31 @@ void Save(AppState& s, const std::string& path, const std::vector<std::string>& 
 
 }  // namespace
 
-void LoadLessonExample(AppState& s) {
-  LessonExample ex = MakeLessonExample();
+namespace {
+
+// An example's x, weights and configuration replace the learner's choice; `source`
+// names where x and the weights now come from.
+void LoadExample(AppState& s, LessonExample ex, const char* source, const std::string& message) {
   s.choice.cfg = ex.cfg;
   s.choice.cross = false;
   s.files.input = std::move(ex.in);
-  s.files.input_path = kLessonSource;
+  s.files.input_path = source;
   s.files.weights = std::make_shared<const Weights>(std::move(ex.weights));
-  s.files.weights_path = kLessonSource;
+  s.files.weights_path = source;
   s.teach.weights_edited = false;
   s.teach.head = 0;
   s.teach.query = 0;
   s.ui.enlarged = -1;
   s.dirty = true;
-  Report(s, true, "Loaded the lesson example (" + ex.title + ").");
+  Report(s, true, message);
+}
+
+}  // namespace
+
+void LoadLessonExample(AppState& s) {
+  LessonExample ex = MakeLessonExample();
+  const std::string message = "Loaded the lesson example (" + ex.title + ").";
+  LoadExample(s, std::move(ex), kLessonSource, message);
 }
 
 void LoadPositionalHeadsExample(AppState& s) {
@@ -81,18 +92,8 @@ void LoadPositionalHeadsExample(AppState& s) {
     return;
   }
   LessonExample ex = MakePositionalHeadsExample(tokens);
-  s.choice.cfg = ex.cfg;
-  s.choice.cross = false;
-  s.files.input = std::move(ex.in);
-  s.files.input_path = kHeadsSource;
-  s.files.weights = std::make_shared<const Weights>(std::move(ex.weights));
-  s.files.weights_path = kHeadsSource;
-  s.teach.weights_edited = false;
-  s.teach.head = 0;
-  s.teach.query = 0;
-  s.ui.enlarged = -1;
-  s.dirty = true;
-  Report(s, true, "Loaded " + ex.title + ". " + ex.description);
+  const std::string message = "Loaded " + ex.title + ". " + ex.description;
+  LoadExample(s, std::move(ex), kHeadsSource, message);
 }
 
 std::shared_ptr<Weights> EditableWeights(AppState& s) {
