@@ -1,4 +1,4 @@
-// Value checks shared by the forward pass (inputs) and the weight checks.
+// Value checks shared by the forward pass (inputs, check.cpp) and the weight checks.
 #pragma once
 
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "mha/config.hpp"
+#include "mha/trace.hpp"
 #include "mha/weights.hpp"
 
 namespace mha::detail {
@@ -52,6 +53,10 @@ void CheckValues(const char* name, const M& m) {
     throw Error(e.str());
   }
 }
+
+// Throws mha::Error with a teaching message if the inputs do not fit cfg (columns,
+// causal mask with a memory) or hold NaN, Inf or values beyond Limits::kMaxAbsValue.
+void CheckInputs(const Config& cfg, const Inputs& in);
 
 // CheckWeights without the values: for weights already checked once (Forward checks
 // the values once per Weights object, and the shapes whenever the sizes change).

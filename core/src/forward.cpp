@@ -15,6 +15,7 @@
 
 #include "check.hpp"
 #include "gemm.hpp"
+#include "reuse.hpp"
 #include "rows.hpp"
 #include "mha/embed.hpp"
 #include "mha/ffn.hpp"
@@ -47,40 +48,6 @@ Workspace& WorkspaceHandle::get() {
 }  // namespace detail
 
 namespace {
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-}  // namespace
-
-namespace {
-
-bool AllInRange(const Mat& m) { return detail::AllInRange(m.data(), static_cast<std::size_t>(m.size())); }
-
-void CheckInputs(const Config& cfg, const Inputs& in) {
-  if (in.x.cols() != cfg.d_model) {
-    throw Error("The input x has " + std::to_string(in.x.cols()) +
-                " columns but d_model = " + std::to_string(cfg.d_model) +
-                ": every token vector must have d_model numbers.");
-  }
-  if (in.cross() && in.memory.cols() != cfg.d_model) {
-    throw Error("The memory has " + std::to_string(in.memory.cols()) +
-                " columns but d_model = " + std::to_string(cfg.d_model) +
-                ": queries and keys must live in the same d_model-dimensional space.");
-  }
-  if (in.cross() && cfg.mask == Mask::Causal) {
-    throw Error(
-        "A causal mask hides later positions of the same sequence, but in cross-attention the "
-        "keys come from another sentence (the memory), so there is no 'later' to hide. Use mask "
-        "none with a memory sentence, or drop the memory for causal self-attention.");
-  }
-  // |value| <= kMaxAbsValue (false for NaN too) is what guarantees no overflow later.
-  if (!AllInRange(in.x) || (in.cross() && !AllInRange(in.memory))) {
-    const bool finite = in.x.allFinite() && (!in.cross() || in.memory.allFinite());
-    throw Error(finite ? "The input holds values larger than " + std::to_string(int(Limits::kMaxAbsValue)) +
-                             " in magnitude; such values overflow float32 inside attention. Scale the input down."
-                       : std::string("The input contains NaN or Inf values; every input number must be finite."));
-  }
-}
 
 // ---- threads -------------------------------------------------------------------
 
@@ -115,76 +82,6 @@ void GemmPanel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b,
     detail::Panel(m, k, a, lda, pack, detail::kNR, c, ldc, nc, bias, 1.0f);
   } else {
     detail::Panel(m, k, a, lda, b, ldb, c, ldc, nc, bias, 1.0f);
-  }
-}
-
-// One row of one head for the trace, in three passes over data that is in cache:
-// the scores s[0, visible) (keys past `visible` are masked), the weights into `a`
-// (scratch that attn V reads next; zeroed up to a_end) and both rows into the
-// trace (s_out, a_out: n keys, masked ones -inf and 0). kStream: the trace rows
-// are 64-byte aligned and written past the caches.
-template <bool kStream>
-void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float* s_out,
-                  float* a_out) {
-  using namespace simd;
-  constexpr int W = kWidth;
-  auto put = [](float* p, V v) {
-    if (kStream) StreamStore(p, v);
-    else Store(p, v);
-  };
-  // Pass 1: the row max, copying the scores to the trace on the way.
-  V vm = Set1(kNegInf);
-  int j = 0;
-  for (; j + W <= visible; j += W) {
-    const V x = Load(s + j);
-    vm = Max(vm, x);
-    put(s_out + j, x);
-  }
-  if (j < visible) vm = Max(vm, LoadPartial(s + j, visible - j, kNegInf));
-  for (; j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
-    const V x = LoadPartial(s + j, std::max(0, std::min(W, visible - j)), kNegInf);
-    if (j + W <= n) put(s_out + j, x);
-    else StorePartial(s_out + j, x, n - j);
-  }
-  const float m = ReduceMax(vm);
-  if (m == kNegInf) {  // every key masked: zeros, not 0/0 = NaN
-    std::fill(a, a + std::max(visible, a_end), 0.0f);
-    std::fill(a_out, a_out + n, 0.0f);
-    return;
-  }
-  // Pass 2: exp(s - max) (the largest term is exp(0) = 1) and their sum.
-  const V vmax = Set1(m);
-  V sum = Zero();
-  for (j = 0; j + W <= visible; j += W) {
-    const V e = Exp(Sub(Load(s + j), vmax));
-    Store(a + j, e);
-    sum = Add(sum, e);
-  }
-  if (j < visible) {
-    const V e = Exp(Sub(LoadPartial(s + j, visible - j, kNegInf), vmax));  // padding: 0
-    Store(a + j, e);  // the scratch row has room for whole vectors
-    sum = Add(sum, e);
-  }
-  // Pass 3: normalise, into the scratch and the trace; masked weights are exactly 0.
-  const V inv = Set1(1.0f / ReduceAdd(sum));
-  for (j = 0; j < n; j += W) {
-    const V x = j < visible ? Mul(Load(a + j), inv) : Zero();
-    if (j < a_end) Store(a + j, x);
-    if (j + W <= n) put(a_out + j, x);
-    else StorePartial(a_out + j, x, n - j);
-  }
-}
-
-// The runs of rows [0, n) where a and b differ (all of them if `all`).
-void ChangedRows(const Mat* a, const Mat* b, int n, bool all, std::vector<std::pair<int, int>>& runs) {
-  runs.clear();
-  if (runs.capacity() < static_cast<std::size_t>(n)) runs.reserve(n);  // at most n runs
-  const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(a->cols());
-  for (int i = 0; i < n; ++i) {
-    const bool changed = all || std::memcmp(a->data() + i * a->cols(), b->data() + i * b->cols(), row_bytes) != 0;
-    if (!changed) continue;
-    if (!runs.empty() && runs.back().second == i) ++runs.back().second;
-    else runs.emplace_back(i, i + 1);
   }
 }
 
@@ -325,9 +222,9 @@ void AttendTask(Pass& p, int task, int tid) {
     float* so = t.scores.data() + (row0 + i) * seq_kv;
     float* ao = t.attn.data() + (row0 + i) * seq_kv;
     if (p.stream)
-      AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+      detail::AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
     else
-      AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+      detail::AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
   }
   if (p.stream) simd::StoreFence();  // order the cache-bypassing stores before "done"
   // context = attn V; zero weights past visible_max contribute exactly nothing.
@@ -593,32 +490,14 @@ void Run(Pass& p, int threads) {
   if (p.out_pack) p.ws->out_key = {p.w, p.d, 0, 0, p.f};
 }
 
-// A (from, rows, width / from) tensor (heads of a (rows, width) matrix) re-split into
-// (to, rows, width / to): the same numbers, moved.
-void Resplit(Mat& m, int rows, int width, int from, int to, detail::Buffer& scratch) {
-  if (from == to) return;
-  const int a = width / from, b = width / to;
-  const std::size_t n = static_cast<std::size_t>(rows) * width;
-  float* whole = scratch.Get(n);  // (rows, width), row-major
-  for (int h = 0; h < from; ++h)
-    for (int i = 0; i < rows; ++i)
-      std::memcpy(whole + static_cast<std::ptrdiff_t>(i) * width + h * a,
-                  m.data() + (static_cast<std::ptrdiff_t>(h) * rows + i) * a, sizeof(float) * a);
-  m.resize(static_cast<Eigen::Index>(to) * rows, b);
-  for (int h = 0; h < to; ++h)
-    for (int i = 0; i < rows; ++i)
-      std::memcpy(m.data() + (static_cast<std::ptrdiff_t>(h) * rows + i) * b,
-                  whole + static_cast<std::ptrdiff_t>(i) * width + h * b, sizeof(float) * b);
-}
-
 // Everything before the computation: validation, inputs, weights, and which input
-// rows changed since the last pass on this trace. Returns the weights to use.
+// rows changed since the last pass on this trace (reuse.cpp). Returns the weights to use.
 const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in,
                      Trace& t, bool full) {
   const int seq = static_cast<int>(in.x.rows());
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   Validate(cfg, seq, seq_kv);
-  CheckInputs(cfg, in);
+  detail::CheckInputs(cfg, in);
   if (!weights) throw Error("No weights were given to the forward pass.");
   // Values once per Weights object (they are immutable behind the pointer), shapes
   // whenever the sizes change; the FFN's values when the encoder block is switched
@@ -633,49 +512,9 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   detail::Workspace& ws = t.workspace.get();
   if (t.weights != weights) ws.qkv_key = ws.out_key = {};
 
-  using ProjKey = detail::Workspace::ProjectionKey;
-  ProjKey key;
-  key.weights = weights.get();
-  key.d = cfg.d_model;
-  key.heads = cfg.num_heads;
-  key.kv_heads = cfg.kv_heads();
-  key.seq = seq;
-  key.seq_kv = seq_kv;
-  key.pre_norm = full && cfg.norm == Norm::Pre;
-  key.cross = in.cross();
-  key.ln_eps = key.pre_norm ? cfg.ln_eps : 0.0f;
-  // t.in still holds the last pass's input (unless the caller passed it back in).
-  bool all = !(ws.proj_valid && key == ws.proj_key && t.weights == weights) || &t.in == &in;
-  bool resplit = false;
-  if (all && ws.proj_valid && key.SameProjections(ws.proj_key) && t.weights == weights && &t.in != &in) {
-    // Only the head count changed (the num_heads slider): Q, K and V are the same
-    // matrices, cut into heads at other columns. Re-split them; no GEMM.
-    const ProjKey& old = ws.proj_key;
-    ws.proj_valid = false;  // if a re-split below cannot allocate, the next pass starts over
-    Resplit(t.q, seq, cfg.d_model, old.heads, key.heads, ws.resplit);
-    const int kv_width = static_cast<int>(t.k.size() / std::max(1, seq_kv));
-    Resplit(t.k, seq_kv, kv_width, old.kv_heads, key.kv_heads, ws.resplit);
-    Resplit(t.v, seq_kv, kv_width, old.kv_heads, key.kv_heads, ws.resplit);
-    all = false;
-    resplit = true;
-    ws.repack_kv = true;  // K^T and V panels are per head: pack them again
-  }
-  ChangedRows(&in.x, &t.in.x, seq, all, ws.q_rows);
-  if (in.cross()) ChangedRows(&in.memory, &t.in.memory, seq_kv, all, ws.kv_rows);
-  else {
-    if (ws.kv_rows.capacity() < static_cast<std::size_t>(seq)) ws.kv_rows.reserve(seq);  // once
-    ws.kv_rows.assign(ws.q_rows.begin(), ws.q_rows.end());
-  }
-  ws.proj_key = key;
-  ws.proj_valid = false;  // until this pass has projected
-  const auto rows = [](const std::vector<std::pair<int, int>>& runs) {
-    int n = 0;
-    for (const auto& [r0, r1] : runs) n += r1 - r0;
-    return n;
-  };
-  t.reuse.q_rows = rows(ws.q_rows);
-  t.reuse.kv_rows = rows(ws.kv_rows);
-  t.reuse.resplit = resplit;
+  // Which rows of Q, K, V this pass projects, and which it keeps (reuse.cpp); t.in
+  // still holds the last pass's input.
+  detail::PlanProjections(cfg, weights.get(), t.weights == weights, in, full, t, ws);
 
   t.cfg = cfg;
   if (&t.in != &in) {

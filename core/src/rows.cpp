@@ -93,4 +93,68 @@ void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float
     detail::LayerNormRow(in.data() + r * d, gamma.data(), beta.data(), d, eps, out.data() + r * d);
 }
 
+namespace detail {
+
+// One row of one head for the trace, in three passes over data that is in cache:
+// the scores s[0, visible) (keys past `visible` are masked), the weights into `a`
+// (scratch that attn V reads next; zeroed up to a_end) and both rows into the
+// trace (s_out, a_out: n keys, masked ones -inf and 0). kStream: the trace rows
+// are 64-byte aligned and written past the caches.
+template <bool kStream>
+void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float* s_out,
+                  float* a_out) {
+  using namespace simd;
+  constexpr int W = kWidth;
+  auto put = [](float* p, V v) {
+    if (kStream) StreamStore(p, v);
+    else Store(p, v);
+  };
+  // Pass 1: the row max, copying the scores to the trace on the way.
+  V vm = Set1(kNegInf);
+  int j = 0;
+  for (; j + W <= visible; j += W) {
+    const V x = Load(s + j);
+    vm = Max(vm, x);
+    put(s_out + j, x);
+  }
+  if (j < visible) vm = Max(vm, LoadPartial(s + j, visible - j, kNegInf));
+  for (; j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
+    const V x = LoadPartial(s + j, std::max(0, std::min(W, visible - j)), kNegInf);
+    if (j + W <= n) put(s_out + j, x);
+    else StorePartial(s_out + j, x, n - j);
+  }
+  const float m = ReduceMax(vm);
+  if (m == kNegInf) {  // every key masked: zeros, not 0/0 = NaN
+    std::fill(a, a + std::max(visible, a_end), 0.0f);
+    std::fill(a_out, a_out + n, 0.0f);
+    return;
+  }
+  // Pass 2: exp(s - max) (the largest term is exp(0) = 1) and their sum.
+  const V vmax = Set1(m);
+  V sum = Zero();
+  for (j = 0; j + W <= visible; j += W) {
+    const V e = Exp(Sub(Load(s + j), vmax));
+    Store(a + j, e);
+    sum = Add(sum, e);
+  }
+  if (j < visible) {
+    const V e = Exp(Sub(LoadPartial(s + j, visible - j, kNegInf), vmax));  // padding: 0
+    Store(a + j, e);  // the scratch row has room for whole vectors
+    sum = Add(sum, e);
+  }
+  // Pass 3: normalise, into the scratch and the trace; masked weights are exactly 0.
+  const V inv = Set1(1.0f / ReduceAdd(sum));
+  for (j = 0; j < n; j += W) {
+    const V x = j < visible ? Mul(Load(a + j), inv) : Zero();
+    if (j < a_end) Store(a + j, x);
+    if (j + W <= n) put(a_out + j, x);
+    else StorePartial(a_out + j, x, n - j);
+  }
+}
+
+template void AttentionRow<true>(const float*, int, int, float*, int, float*, float*);
+template void AttentionRow<false>(const float*, int, int, float*, int, float*, float*);
+
+}  // namespace detail
+
 }  // namespace mha
