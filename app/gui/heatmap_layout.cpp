@@ -1,0 +1,188 @@
+#include "gui/heatmap_layout.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <string>
+
+namespace mha::gui {
+namespace {
+
+// One candidate layout: `n` maps of seq x seq_kv cells in `cols` columns, labelled
+// as `keys` says in `ls.font`. Scrolling layouts size the cells so that one row of
+// maps (title, labels, cells) fits the panel's height.
+Geometry Arrange(int n, int cols, int seq, int skv, ImVec2 avail, const Labels& ls, Keys keys, bool scroll) {
+  // The enlarged map may stretch to use the panel's shape; a grid of maps stays
+  // square so heads compare at a glance.
+  const float kStretch = n == 1 ? 2.0f : 1.0f;
+  const float fs = ImGui::GetFontSize();
+  Geometry g;
+  g.cols = cols;
+  g.rows = (n + cols - 1) / cols;
+  g.keys = keys;
+  g.labels = keys != Keys::kNone;
+  g.label_font = g.labels ? ls.font : nullptr;
+  g.label_px = g.labels ? ls.px : 0.0f;
+  g.scroll = scroll;
+  g.gap_x = fs * 0.8f;
+  g.gap_y = fs * 0.5f;
+  g.title_h = fs * 1.25f;
+  if (g.labels) {
+    g.index_w = keys == Keys::kIndex ? ls.index_w + fs * 0.3f : 0.0f;
+    g.row_label_w = ls.row + fs * 0.4f + g.index_w;
+    g.col_label_h = keys == Keys::kUpright   ? ls.px + fs * 0.2f
+                    : keys == Keys::kRotated ? ls.col + fs * 0.3f
+                                             : ls.index_h + fs * 0.15f;
+  }
+  g.keys_every_row = scroll && g.rows > 1;
+  const float width = avail.x - (scroll ? ImGui::GetStyle().ScrollbarSize : 0.0f);
+  const float w = (width - g.row_label_w - (cols - 1) * g.gap_x) / (cols * static_cast<float>(skv));
+  const float h = scroll ? (avail.y - g.col_label_h - g.title_h) / static_cast<float>(seq)
+                         : (avail.y - g.col_label_h - g.rows * g.title_h - (g.rows - 1) * g.gap_y) /
+                               (g.rows * static_cast<float>(seq));
+  const float m = std::min(w, h);
+  // Quarter-pixel steps keep cell edges steady while resizing; below one pixel
+  // per cell (hundreds of tokens) the texture's mipmaps average the cells.
+  auto quantise = [](float v) { return v >= 1.0f ? std::floor(v * 4.0f) / 4.0f : v; };
+  g.cw = quantise(std::min(w, m * kStretch));
+  g.ch = quantise(std::min(h, m * kStretch));
+  const float row_h = g.title_h + g.ch * seq;
+  g.content_h = (g.keys_every_row ? g.rows : 1) * g.col_label_h + g.rows * row_h + (g.rows - 1) * g.gap_y;
+  for (int gy = 0; gy < g.rows; ++gy) {
+    const float bottom = (g.keys_every_row ? gy + 1 : 1) * g.col_label_h + (gy + 1) * row_h + gy * g.gap_y;
+    if (bottom <= avail.y + 0.5f) g.visible_maps += std::min(cols, n - gy * cols);
+  }
+  return g;
+}
+
+// Whether the labels of `g` can be read: rows at least nearly as tall as the text
+// (a little less is fine: the line height includes room above and below the glyphs),
+// upright key labels no wider than their column.
+bool Readable(const Geometry& g, const Labels& ls) {
+  if (g.cw <= 0.0f || g.ch <= 0.0f) return false;
+  if (!g.labels) return true;
+  const float min_cell = 0.85f * g.label_px;
+  if (g.ch < min_cell || g.cw < min_cell * 0.5f) return false;
+  if (g.keys == Keys::kUpright) return ls.col <= g.cw - 2.0f;
+  if (g.keys == Keys::kRotated) return g.cw >= min_cell;
+  return true;  // index numbers: every k-th column when they are wider than a cell
+}
+
+}  // namespace
+
+const char* KeysName(Keys k) {
+  switch (k) {
+    case Keys::kUpright: return "upright";
+    case Keys::kRotated: return "rotated";
+    case Keys::kIndex: return "index";
+    default: return "none";
+  }
+}
+
+float TextWidth(ImFont* font, const char* text) { return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, text).x; }
+
+ImFont* SmallFont(const AppState& s) { return s.ui.font_small ? s.ui.font_small : ImGui::GetFont(); }
+
+// `px` other than the font's size: an estimate for that size, from this font's widths.
+Labels MeasureLabels(const AppState& s, ImFont* font, float px) {
+  const Trace& t = s.result.trace;
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  Labels l;
+  l.font = font;
+  l.px = px > 0.0f ? px : font->FontSize;
+  const float cap = font->FontSize * 7.0f;
+  for (const auto& q : t.in.tokens)
+    if ((l.row = std::max(l.row, TextWidth(font, q.c_str()))) >= cap) break;
+  for (const auto& k : keys)
+    if ((l.col = std::max(l.col, TextWidth(font, k.c_str()))) >= cap) break;
+  l.row = std::min(l.row, cap) * l.px / font->FontSize;
+  l.col = std::min(l.col, cap) * l.px / font->FontSize;
+  ImFont* small = SmallFont(s);
+  l.index_w = TextWidth(small, std::to_string(std::max(t.seq, t.seq_kv) - 1).c_str());
+  l.index_h = small->FontSize;
+  return l;
+}
+
+// The layout of `n` maps in `avail`. In order of preference:
+//  1. the whole grid in view with token labels: key tokens (upright, or rotated in
+//     the full-size font) before key numbers, the full-size font before the label
+//     font (4/5 size), then the biggest cells;
+//  2. (a grid of several maps) token labels with a vertical scroll, if the grid is
+//     at most kMaxScreens panels tall: the most maps wholly in view, then as in 1;
+//  3. no labels, the biggest cells that fit (hundreds of tokens). Hovering a cell
+//     still names its query and key.
+// `full` and `small` are the labels in the full-size and the label font. If the label
+// font is not loaded (`small_loaded` false), `small` estimates it: then *needs_small
+// says whether it would keep every map in view with labels, and the layout does
+// without it.
+Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& full, const Labels& small,
+                 bool small_loaded, bool allow_scroll, bool* needs_small) {
+  constexpr float kMaxScreens = 2.5f;
+  struct Group {
+    Keys keys[2];
+    const Labels* labels;
+  };
+  // Rotated text is hard to read smaller than the UI's; numbers stay upright.
+  std::vector<Group> groups = {{{Keys::kUpright, Keys::kRotated}, &full},
+                                {{Keys::kUpright, Keys::kUpright}, &small},
+                                {{Keys::kIndex, Keys::kIndex}, &full},
+                                {{Keys::kIndex, Keys::kIndex}, &small}};
+  // No fonts: no labels (too many tokens for any).
+  if (!full.font) groups.clear();
+  auto area = [](const Geometry& g) { return g.cw * g.ch; };
+  *needs_small = false;
+  for (const Group& gr : groups) {
+    Geometry best;
+    bool found = false;
+    for (Keys keys : gr.keys)
+      for (int cols = 1; cols <= n; ++cols) {
+        const Geometry g = Arrange(n, cols, seq, seq_kv, avail, *gr.labels, keys, false);
+        if (Readable(g, *gr.labels) && (!found || area(g) > area(best))) {
+          best = g;
+          found = true;
+        }
+      }
+    if (!found) continue;
+    if (gr.labels == &small && !small_loaded) {  // next frame, once it is loaded
+      *needs_small = true;
+      continue;
+    }
+    return best;
+  }
+  if (allow_scroll && n > 1) {
+    Geometry best;
+    int best_group = -1;
+    for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi) {
+      if (*needs_small && groups[gi].labels == &small) continue;  // (already asked for)
+      for (Keys keys : groups[gi].keys)
+        for (int cols = 1; cols <= n; ++cols) {
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, *groups[gi].labels, keys, true);
+          if (!Readable(g, *groups[gi].labels) || g.visible_maps < 1 || g.content_h <= avail.y ||
+              g.content_h > kMaxScreens * avail.y)
+            continue;
+          const bool better = best_group < 0 || g.visible_maps > best.visible_maps ||
+                              (g.visible_maps == best.visible_maps &&
+                               (gi < best_group || (gi == best_group && area(g) > area(best))));
+          if (!better) continue;
+          if (groups[gi].labels == &small && !small_loaded) {  // next frame, once it is loaded
+            *needs_small = true;
+            continue;
+          }
+          best = g;
+          best_group = gi;
+        }
+    }
+    if (best_group >= 0) return best;
+  }
+  Geometry best;
+  for (int cols = 1; cols <= n; ++cols) {
+    const Geometry g = Arrange(n, cols, seq, seq_kv, avail, full, Keys::kNone, false);
+    if (g.cw > 0.0f && g.ch > 0.0f && area(g) > area(best)) best = g;
+  }
+  // A panel too small for anything still gets a (tiny) valid grid.
+  best.cw = std::max(best.cw, 0.05f);
+  best.ch = std::max(best.ch, 0.05f);
+  return best;
+}
+
+}  // namespace mha::gui
