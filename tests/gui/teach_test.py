@@ -36,18 +36,19 @@ def click(app, rect):
     g.xdo("mousedown", 1, "sleep", g.HOLD, "mouseup", 1, "sleep", g.HOLD)
 
 
-def click_until(app, name, pred, what, tries=3):
-    """Clicks widget `name` until the probe satisfies `pred`. Under Xvfb on a loaded
-    machine a click is occasionally not seen (about 1 in 100 here, at any widget); a
-    second click is what a user would do, and the state must still follow it."""
+def click_until(app, target, pred, what, tries=3):
+    """Clicks `target` (a widget name, or a rectangle [x, y, w, h]) until the probe
+    satisfies `pred`. Under Xvfb on a loaded machine a click is occasionally not seen
+    (about 1 in 100 here, at any widget); a second click is what a user would do, and
+    the state must still follow it."""
     for attempt in range(tries):
-        click(app, app.widget(name))
+        click(app, app.widget(target) if isinstance(target, str) else target)
         try:
             return app.wait_for(pred, what, timeout=4 if attempt + 1 < tries else 20)
         except g.Fail:
             if attempt + 1 == tries:
                 raise
-            print(f"note: clicked {name} again ({what} did not follow the first click)")
+            print(f"note: clicked {target} again ({what} did not follow the first click)")
 
 
 def dump_run(mhaviz, d, *args, name="dump.json", frames=3):
@@ -158,15 +159,8 @@ def test_lesson_editor(mhaviz, d):
         p = click_until(app, "flow_toggle", lambda p: any(k.startswith("flow attn_out") for k in p["widgets"]),
                         "the shape flow back")
         row = next(v for k, v in p["widgets"].items() if k.startswith("flow attn_out"))
-        for attempt in range(3):
-            click(app, [row[0], row[1], 20, row[3]])
-            try:
-                app.wait_for(lambda p: p["view"] == "inspector", "the inspector after clicking the shape flow",
-                             timeout=4 if attempt < 2 else 20)
-                break
-            except g.Fail:
-                if attempt == 2:
-                    raise
+        click_until(app, [row[0], row[1], 20, row[3]], lambda p: p["view"] == "inspector",
+                    "the inspector after clicking the shape flow")
         final = app.quit()
     finally:
         app.kill()
@@ -328,15 +322,8 @@ def test_live_views(mhaviz, d):
         gen = app.probe()["generation"]
         # The middle of the logarithmic 0.05 .. 20 slider is T = 1 (no change): click at 3/4.
         r = app.widget("temperature")
-        for attempt in range(3):
-            click(app, [r[0] + 0.75 * r[2], r[1], 0, r[3]])
-            try:
-                app.wait_for(lambda p: p["generation"] > gen, "a recompute for the new temperature",
-                             timeout=4 if attempt < 2 else 20)
-                break
-            except g.Fail:
-                if attempt == 2:
-                    raise
+        click_until(app, [r[0] + 0.75 * r[2], r[1], 0, r[3]], lambda p: p["generation"] > gen,
+                    "a recompute for the new temperature")
         final = app.quit()
     finally:
         app.kill()
