@@ -17,6 +17,43 @@ struct Weights {
   RowVec ln2_gamma, ln2_beta;    // (d_model)
 };
 
+// One parameter tensor of a layer, as the .npz files, the trace and a checkpoint
+// (with its "layers.{i}." prefix) name it, and the shape cfg gives it.
+struct WeightSpec {
+  const char* name;     // "W_q", "b_q", ..., "ffn_W1", ..., "ln2_beta"
+  Eigen::Index rows;    // 1 for a vector
+  Eigen::Index cols;
+  bool vector;          // a RowVec of shape (cols,), else a Mat (rows, cols)
+  bool required;        // a weights file must hold it (biases and LayerNorm have defaults)
+};
+
+// The one list of a layer's parameters: calls f(spec, tensor) for each tensor cfg
+// uses, in the .npz order W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o, ln_gamma, ln_beta,
+// then with the encoder block ffn_W1, ffn_b1, ffn_W2, ffn_b2, ln2_gamma, ln2_beta.
+// `tensor` is the Mat& or RowVec& member (const for a const Weights).
+template <typename W, typename F>
+void ForEachWeight(W& w, const Config& cfg, F&& f) {
+  const Eigen::Index d = cfg.d_model, kvd = Eigen::Index(cfg.kv_heads()) * cfg.head_dim();
+  f(WeightSpec{"W_q", d, d, false, true}, w.W_q);
+  f(WeightSpec{"b_q", 1, d, true, false}, w.b_q);
+  f(WeightSpec{"W_k", d, kvd, false, true}, w.W_k);
+  f(WeightSpec{"b_k", 1, kvd, true, false}, w.b_k);
+  f(WeightSpec{"W_v", d, kvd, false, true}, w.W_v);
+  f(WeightSpec{"b_v", 1, kvd, true, false}, w.b_v);
+  f(WeightSpec{"W_o", d, d, false, true}, w.W_o);
+  f(WeightSpec{"b_o", 1, d, true, false}, w.b_o);
+  f(WeightSpec{"ln_gamma", 1, d, true, false}, w.ln_gamma);
+  f(WeightSpec{"ln_beta", 1, d, true, false}, w.ln_beta);
+  if (cfg.block != Block::Encoder) return;
+  const Eigen::Index ff = cfg.ffn_dim();
+  f(WeightSpec{"ffn_W1", d, ff, false, true}, w.ffn_W1);
+  f(WeightSpec{"ffn_b1", 1, ff, true, false}, w.ffn_b1);
+  f(WeightSpec{"ffn_W2", ff, d, false, true}, w.ffn_W2);
+  f(WeightSpec{"ffn_b2", 1, d, true, false}, w.ffn_b2);
+  f(WeightSpec{"ln2_gamma", 1, d, true, false}, w.ln2_gamma);
+  f(WeightSpec{"ln2_beta", 1, d, true, false}, w.ln2_beta);
+}
+
 // Xavier/Glorot uniform weights, U(-a, a) with a = sqrt(6 / (fan_in + fan_out))
 // (Glorot & Bengio 2010); biases U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as torch.nn.Linear
 // does, so the "+ b" of Q = x W_Q + b_Q is visible; LayerNorm gamma = 1, beta = 0.
