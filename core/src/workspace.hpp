@@ -96,6 +96,16 @@ struct Workspace {
   Config flow_cfg;
   int flow_seq = 0, flow_seq_kv = 0;
 
+  // The values behind the Trace's Weights object changed in place (training updates
+  // them every step): its projections and packed panels are stale. The shape-flow
+  // table depends only on the sizes, so it stays.
+  void ForgetWeights() {
+    proj_valid = false;
+    qkv_key = out_key = {};
+    qkv_seen = out_seen = {};
+    repack_kv = true;
+  }
+
   // Nothing cached may be trusted any more (the Trace's tensors were replaced by a
   // copy or a move): the next pass recomputes and repacks everything. Keeps the memory.
   void Invalidate() {

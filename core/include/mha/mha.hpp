@@ -52,3 +52,6 @@
 #include "mha/ffn.hpp"
 #include "mha/teach.hpp"
 #include "mha/live.hpp"
+#include "mha/model.hpp"
+#include "mha/train.hpp"
+#include "mha/tasks.hpp"

@@ -1,0 +1,124 @@
+// A trainable model around the layer of mha.hpp: a stack of num_layers layers, each
+// exactly the layer Forward computes (attention with GQA, mask, post/pre/no LayerNorm,
+// optional FFN), between a learned token embedding and one unembedding per target.
+//
+//     x_0      = tok_embed[tokens] + PE          (seq, d_model); PE sinusoidal, learned
+//                                                 (pos_embed[0:seq]) or none
+//     x_{l+1}  = Layer_l(x_l)                     Forward on layer l's Weights: its Trace's
+//                                                 `out` (attention only) or `block_out`
+//     h        = LN_f(x_L) for pre-LN, else x_L   (lnf_gamma, lnf_beta)
+//     logits_k = h unembed.{k} + unembed_b.{k}    (seq, vocab), one per prediction target
+//
+// The loss of a batch is the mean softmax cross-entropy over every (sequence,
+// position, target) whose target is not -1.
+//
+// Parameter names are the checkpoint's .npz keys: tok_embed, pos_embed (learned PE
+// only), layers.{i}.<ForEachWeight name> (layers.0.W_q, ..., layers.0.ln2_beta),
+// lnf_gamma, lnf_beta (pre-LN only), unembed.{k}, unembed_b.{k}.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mha/config.hpp"
+#include "mha/trace.hpp"
+#include "mha/weights.hpp"
+
+namespace mha {
+
+enum class Positional { Sinusoidal, Learned, None };
+const char* ToString(Positional p);
+
+// Caps of a trainable model, checked before anything is allocated.
+struct ModelLimits {
+  static constexpr int kMaxLayers = 6;
+  static constexpr int kMaxVocab = 65536;
+  static constexpr int kMaxSeq = 1024;
+  static constexpr int kMaxTargets = 16;
+  static constexpr int kMaxDModel = 1024;
+  // Parameters of one model (4 layers of d_model 1024 with an FFN are ~50 M).
+  static constexpr std::int64_t kMaxParams = std::int64_t(64) << 20;
+};
+
+struct ModelConfig {
+  // Every layer's hyper-parameters: d_model, num_heads, num_kv_heads, mask, norm,
+  // scale, temperature, ln_eps, block, d_ff, activation. layer.seed seeds the
+  // initial weights; layer.threads is how many threads a pass uses.
+  // layer.positional_encoding is ignored: `positional` decides.
+  Config layer;
+  int num_layers = 1;
+  Positional positional = Positional::Sinusoidal;
+  int max_seq = 64;                 // longest sequence the model takes
+  std::vector<std::string> vocab;   // token strings; the id of a token is its index
+  int num_targets = 1;              // unembedding heads: predictions per position
+  std::string task;                 // the task it was made for, as JSON text ("" if none)
+
+  int vocab_size() const { return static_cast<int>(vocab.size()); }
+  // The Config each layer's Forward runs with (positional_encoding off: the model
+  // adds its own PE below the stack).
+  Config LayerConfig() const;
+};
+
+// Throws mha::Error with a teaching message if the model cannot be built.
+void Validate(const ModelConfig& cfg);
+// How many learned numbers the model has.
+std::int64_t ParameterCount(const ModelConfig& cfg);
+
+struct Model {
+  ModelConfig cfg;
+  Mat tok_embed;                               // (vocab, d_model)
+  Mat pos_embed;                               // (max_seq, d_model), learned PE only
+  std::vector<std::shared_ptr<Weights>> layers;
+  RowVec lnf_gamma, lnf_beta;                  // (d_model), pre-LN only
+  std::vector<Mat> unembed;                    // num_targets x (d_model, vocab)
+  std::vector<RowVec> unembed_b;               // num_targets x (vocab)
+};
+
+// Seeded initial weights (cfg.layer.seed): tok_embed and pos_embed N(0, 1) as
+// torch.nn.Embedding; each layer InitWeights with its own seed; unembed and its bias
+// U(-1/sqrt(d_model), 1/sqrt(d_model)) as torch.nn.Linear; LN_f gamma 1, beta 0.
+Model InitModel(const ModelConfig& cfg);
+// The same shapes, every value zero (gradients, optimiser moments).
+Model ZerosLike(const Model& m);
+
+// A parameter tensor of the model: its checkpoint name and where it lives.
+struct ParamView {
+  std::string name;
+  std::vector<std::int64_t> shape;  // (rows, cols) or (cols,) for a vector
+  float* data;
+  std::int64_t size() const;
+};
+// Every parameter of the model in the checkpoint's order: tok_embed, pos_embed,
+// layers.0.W_q ... layers.{L-1}.ln2_beta, lnf_gamma, lnf_beta, unembed.0, unembed_b.0, ...
+// Only tensors the configuration uses are listed.
+std::vector<ParamView> Parameters(Model& m);
+// Throws mha::Error naming the tensor if a shape does not fit m.cfg or a value is
+// not finite or beyond Limits::kMaxAbsValue.
+void CheckModel(const Model& m);
+
+// One sequence through the model, every layer's Trace kept.
+struct ModelTrace {
+  std::vector<int> tokens;
+  Mat x;                          // x_0 = embedding + PE (seq, d_model)
+  std::vector<Trace> layers;      // layer i's full Trace; its input is layer i-1's output
+  Mat final_ln;                   // LN_f(x_L) for pre-LN, else 0 x 0
+  std::vector<Mat> logits;        // per target, (seq, vocab)
+
+  // The stack's output x_L: the last layer's out or block_out.
+  const Mat& Output() const;
+  // What the unembedding reads: final_ln for pre-LN, else Output().
+  const Mat& Head() const;
+};
+
+// Token ids must be in [0, vocab) and 1 <= seq <= cfg.max_seq (else mha::Error).
+// Reuses `out`'s buffers when the shapes have not changed.
+void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out);
+// The tokens' strings, for labels.
+std::vector<std::string> TokenLabels(const ModelConfig& cfg, const std::vector<int>& tokens);
+
+// x_0 for tokens: tok_embed rows plus the positional encoding the model uses.
+void EmbedTokens(const Model& m, const int* tokens, int seq, float* out);
+
+}  // namespace mha

@@ -1,0 +1,271 @@
+// The backward pass of one layer (backward.hpp). Each step differentiates the
+// forward step named beside it; mha/ffn.hpp and mha/mha.hpp give the forward formulas.
+#include "backward.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "workspace.hpp"
+
+namespace mha::detail {
+
+namespace {
+
+int Blocks(Eigen::Index n, int per) { return static_cast<int>((n + per - 1) / per); }
+
+// d/dx of the exact GELU x * Phi(x): Phi(x) + x * phi(x).
+inline float GeluGrad(float x) {
+  const float cdf = 0.5f * (1.0f + std::erf(x * 0.70710678118654752f));
+  const float pdf = 0.39894228040143268f * std::exp(-0.5f * x * x);
+  return cdf + x * pdf;
+}
+
+// Copies rows of one tensor of every sequence's Trace into a batch matrix (N rows).
+template <typename Get>
+void Gather(Pool& pool, int threads, const std::vector<Trace>& traces, int batch, int seq, Eigen::Index cols,
+            Mat& out, Get get) {
+  SafeResize(out, static_cast<Eigen::Index>(batch) * seq, cols);
+  auto task = [&](int b, int) {
+    const Mat& m = get(traces[b]);
+    std::memcpy(out.data() + static_cast<std::ptrdiff_t>(b) * seq * cols, m.data(), sizeof(float) * seq * cols);
+  };
+  ParallelFor(pool, threads, batch, task);
+}
+
+}  // namespace
+
+void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Mat& out, bool accumulate) {
+  if (!accumulate) SafeResize(out, a.rows(), b.rows());
+  auto task = [&](int i, int) {
+    const Eigen::Index r0 = static_cast<Eigen::Index>(i) * kRowsPerTask;
+    const Eigen::Index n = std::min<Eigen::Index>(kRowsPerTask, a.rows() - r0);
+    if (accumulate)
+      out.middleRows(r0, n).noalias() += a.middleRows(r0, n) * b.transpose();
+    else
+      out.middleRows(r0, n).noalias() = a.middleRows(r0, n) * b.transpose();
+  };
+  ParallelFor(pool, threads, Blocks(a.rows(), kRowsPerTask), task);
+}
+
+void AccumulateWeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad) {
+  auto task = [&](int i, int) {
+    const Eigen::Index c0 = static_cast<Eigen::Index>(i) * kColsPerTask;
+    const Eigen::Index n = std::min<Eigen::Index>(kColsPerTask, d.cols() - c0);
+    grad.middleCols(c0, n).noalias() += a.transpose() * d.middleCols(c0, n);
+  };
+  ParallelFor(pool, threads, Blocks(d.cols(), kColsPerTask), task);
+}
+
+void AccumulateColumnSums(const Mat& d, RowVec& grad) {
+  for (Eigen::Index i = 0; i < d.rows(); ++i) grad += d.row(i);
+}
+
+// y = gamma * xhat + beta with xhat = (x - mean) * rstd (biased variance, as
+// LayerNormRow): dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
+// dxhat = dy * gamma; dgamma = sum over rows of dy * xhat, dbeta = sum of dy.
+void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gamma, float eps, const Mat& dout,
+                       Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat) {
+  const Eigen::Index n = in.rows(), d = in.cols();
+  SafeResize(xhat, n, d);
+  if (!accumulate) SafeResize(din, n, d);
+  auto task = [&](int blk, int) {
+    const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask, r1 = std::min(n, r0 + kRowsPerTask);
+    for (Eigen::Index r = r0; r < r1; ++r) {
+      const float* x = in.data() + r * d;
+      const float* dy = dout.data() + r * d;
+      float* xh = xhat.data() + r * d;
+      double mean = 0;
+      for (Eigen::Index c = 0; c < d; ++c) mean += x[c];
+      mean /= static_cast<double>(d);
+      double var = 0;
+      for (Eigen::Index c = 0; c < d; ++c) var += (x[c] - mean) * (x[c] - mean);
+      var /= static_cast<double>(d);
+      const double rstd = 1.0 / std::sqrt(var + static_cast<double>(eps));
+      double m1 = 0, m2 = 0;
+      for (Eigen::Index c = 0; c < d; ++c) {
+        xh[c] = static_cast<float>((x[c] - mean) * rstd);
+        const double g = static_cast<double>(dy[c]) * gamma[c];
+        m1 += g;
+        m2 += g * xh[c];
+      }
+      m1 /= static_cast<double>(d);
+      m2 /= static_cast<double>(d);
+      float* dx = din.data() + r * d;
+      for (Eigen::Index c = 0; c < d; ++c) {
+        const double g = static_cast<double>(dy[c]) * gamma[c];
+        const float v = static_cast<float>(rstd * (g - m1 - xh[c] * m2));
+        dx[c] = accumulate ? dx[c] + v : v;
+      }
+    }
+  };
+  ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
+  for (Eigen::Index r = 0; r < n; ++r) {
+    dgamma.array() += dout.row(r).array() * xhat.row(r).array();
+    dbeta += dout.row(r);
+  }
+}
+
+namespace {
+
+struct CoreScratch {
+  Mat dattn, dscores, dk, dv;
+};
+
+// The attention core of sequence b, K/V head g and its query heads, given
+// dL/d(concat): context = attn V, attn = softmax(scores), scores = scale * q k^T.
+//   dattn = dcontext V^T;  dV += attn^T dcontext
+//   dscores = attn * (dattn - rowsum(dattn * attn))   (softmax; masked weights are 0)
+//   dq = scale * dscores K;  dK += scale * dscores^T q
+void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, const Mat& dconcat, Mat& dq, Mat& dk,
+                           Mat& dv, CoreScratch& s) {
+  const int S = t.seq, hd = cfg.head_dim(), group = cfg.num_heads / cfg.kv_heads();
+  const float scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
+  const Eigen::Index row0 = static_cast<Eigen::Index>(b) * S;
+  Eigen::Map<const Mat> K(t.k.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
+  Eigen::Map<const Mat> V(t.v.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
+  SafeResize(s.dk, S, hd);
+  SafeResize(s.dv, S, hd);
+  SafeResize(s.dattn, S, S);
+  SafeResize(s.dscores, S, S);
+  s.dk.setZero();
+  s.dv.setZero();
+  for (int h = g * group; h < (g + 1) * group; ++h) {
+    Eigen::Map<const Mat> A(t.attn.data() + static_cast<std::ptrdiff_t>(h) * S * S, S, S);
+    Eigen::Map<const Mat> Q(t.q.data() + static_cast<std::ptrdiff_t>(h) * S * hd, S, hd);
+    const auto dC = dconcat.block(row0, static_cast<Eigen::Index>(h) * hd, S, hd);
+    s.dattn.noalias() = dC * V.transpose();
+    s.dv.noalias() += A.transpose() * dC;
+    for (int i = 0; i < S; ++i) {
+      const float dot = s.dattn.row(i).dot(A.row(i));
+      s.dscores.row(i).array() = A.row(i).array() * (s.dattn.row(i).array() - dot);
+    }
+    dq.block(row0, static_cast<Eigen::Index>(h) * hd, S, hd).noalias() = scale * (s.dscores * K);
+    s.dk.noalias() += scale * (s.dscores.transpose() * Q);
+  }
+  dk.block(row0, static_cast<Eigen::Index>(g) * hd, S, hd) = s.dk;
+  dv.block(row0, static_cast<Eigen::Index>(g) * hd, S, hd) = s.dv;
+}
+
+// The FFN sublayer's backward: given dffn_out (= dF), adds W1, b1, W2, b2 gradients
+// and writes dL/d(ffn input) into s.dffn_in.
+void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Mat& dF, Weights& g,
+                 LayerScratch& s) {
+  AccumulateWeightGrad(pool, threads, s.hidden, dF, g.ffn_W2);
+  AccumulateColumnSums(dF, g.ffn_b2);
+  RowsTimesTransposed(pool, threads, dF, w.ffn_W2, s.dh, false);  // d hidden
+  // d pre-activation = d hidden * act'(pre). ReLU: pre > 0 exactly where hidden > 0.
+  // GELU: the pre-activation is recomputed from the FFN input, a row block at a time.
+  const bool gelu = cfg.activation == Activation::Gelu;
+  auto task = [&](int blk, int) {
+    const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask;
+    const Eigen::Index n = std::min<Eigen::Index>(kRowsPerTask, s.dh.rows() - r0);
+    if (!gelu) {
+      s.dh.middleRows(r0, n).array() *= (s.hidden.middleRows(r0, n).array() > 0.0f).cast<float>();
+      return;
+    }
+    static thread_local Mat pre;  // per thread: one row block of pre-activations
+    SafeResize(pre, n, s.dh.cols());
+    pre.noalias() = s.ffn_in.middleRows(r0, n) * w.ffn_W1;
+    pre.rowwise() += w.ffn_b1;
+    s.dh.middleRows(r0, n).array() *= pre.array().unaryExpr([](float x) { return GeluGrad(x); });
+  };
+  ParallelFor(pool, threads, Blocks(s.dh.rows(), kRowsPerTask), task);
+  AccumulateWeightGrad(pool, threads, s.ffn_in, s.dh, g.ffn_W1);
+  AccumulateColumnSums(s.dh, g.ffn_b1);
+  RowsTimesTransposed(pool, threads, s.dh, w.ffn_W1, s.dffn_in, false);
+}
+
+}  // namespace
+
+void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const std::vector<Trace>& traces,
+                   int batch, const Mat& dy, Weights& g, Mat& dx, LayerScratch& s) {
+  const int S = traces[0].seq, d = cfg.d_model, G = cfg.kv_heads(), hd = cfg.head_dim();
+  const Eigen::Index N = static_cast<Eigen::Index>(batch) * S;
+  const bool pre = cfg.norm == Norm::Pre, post = cfg.norm == Norm::Post;
+  const bool ffn = cfg.block == Block::Encoder;
+
+  // dL/d(attention sublayer output `out`).
+  const Mat* dout = &dy;
+  if (ffn) {
+    Gather(pool, threads, traces, batch, S, d, s.out, [](const Trace& t) -> const Mat& { return t.out; });
+    Gather(pool, threads, traces, batch, S, cfg.ffn_dim(), s.hidden,
+           [](const Trace& t) -> const Mat& { return t.ffn_hidden; });
+    if (pre) {
+      Gather(pool, threads, traces, batch, S, d, s.ffn_in, [](const Trace& t) -> const Mat& { return t.ffn_ln; });
+    } else {
+      s.ffn_in = s.out;
+    }
+    const Mat* dF = &dy;
+    if (post) {  // block_out = LN2(ffn_residual)
+      Gather(pool, threads, traces, batch, S, d, s.ffn_residual,
+             [](const Trace& t) -> const Mat& { return t.ffn_residual; });
+      LayerNormBackward(pool, threads, s.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, false, g.ln2_gamma,
+                        g.ln2_beta, s.xhat);
+      dF = &s.dres;
+    }
+    FfnBackward(pool, threads, cfg, w, *dF, g, s);
+    // ffn_residual = out + ffn_out: the residual path carries dF straight to `out`.
+    SafeResize(s.da, N, d);
+    if (pre) {  // ffn_ln = LN2(out)
+      s.da = *dF;
+      LayerNormBackward(pool, threads, s.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma,
+                        g.ln2_beta, s.xhat);
+    } else {
+      s.da = *dF + s.dffn_in;
+    }
+    dout = &s.da;
+  }
+
+  // The attention sublayer: out = LN1(x + attn_out) (post), x + attn_out(LN1(x)) (pre),
+  // or x + attn_out (none).
+  Gather(pool, threads, traces, batch, S, d, s.x, [](const Trace& t) -> const Mat& { return t.in.x; });
+  Gather(pool, threads, traces, batch, S, d, s.concat, [](const Trace& t) -> const Mat& { return t.concat; });
+  const Mat* dres = dout;
+  if (post) {
+    Gather(pool, threads, traces, batch, S, d, s.residual, [](const Trace& t) -> const Mat& { return t.residual; });
+    LayerNormBackward(pool, threads, s.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma,
+                      g.ln_beta, s.xhat);
+    dres = &s.dres;
+  }
+  SafeResize(dx, N, d);
+  dx = *dres;  // the residual path: x reaches the output unchanged
+
+  // attn_out = concat W_O + b_O
+  AccumulateWeightGrad(pool, threads, s.concat, *dres, g.W_o);
+  AccumulateColumnSums(*dres, g.b_o);
+  RowsTimesTransposed(pool, threads, *dres, w.W_o, s.dconcat, false);
+
+  // The attention core, per (sequence, K/V head): the query heads of a group add into
+  // their shared K/V head's gradient in head order.
+  SafeResize(s.dq, N, d);
+  SafeResize(s.dk, N, static_cast<Eigen::Index>(G) * hd);
+  SafeResize(s.dv, N, static_cast<Eigen::Index>(G) * hd);
+  static thread_local CoreScratch core;  // per thread: sized once, reused every step
+  auto core_task = [&](int task, int) {
+    AttentionCoreBackward(cfg, traces[task / G], task / G, task % G, s.dconcat, s.dq, s.dk, s.dv, core);
+  };
+  ParallelFor(pool, threads, batch * G, core_task);
+
+  // Q = src W_Q + b_Q, K = src W_K + b_K, V = src W_V + b_V (src = LN1(x) for pre-LN)
+  const Mat* src = &s.x;
+  if (pre) {
+    Gather(pool, threads, traces, batch, S, d, s.src, [](const Trace& t) -> const Mat& { return t.x_ln; });
+    src = &s.src;
+  }
+  AccumulateWeightGrad(pool, threads, *src, s.dq, g.W_q);
+  AccumulateWeightGrad(pool, threads, *src, s.dk, g.W_k);
+  AccumulateWeightGrad(pool, threads, *src, s.dv, g.W_v);
+  AccumulateColumnSums(s.dq, g.b_q);
+  AccumulateColumnSums(s.dk, g.b_k);
+  AccumulateColumnSums(s.dv, g.b_v);
+  RowsTimesTransposed(pool, threads, s.dq, w.W_q, s.dsrc, false);
+  RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true);
+  RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true);
+  if (pre)
+    LayerNormBackward(pool, threads, s.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat);
+  else
+    dx += s.dsrc;
+}
+
+}  // namespace mha::detail

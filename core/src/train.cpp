@@ -1,0 +1,226 @@
+// The Trainer: a batch through the model (Forward per sequence and layer, the very
+// pass the app shows), the loss, and the backward pass from the loss to every
+// parameter. Layer internals: backward.cpp.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+#include <type_traits>
+
+#include "backward.hpp"
+#include "mha/forward.hpp"
+#include "mha/train.hpp"
+#include "rows.hpp"
+#include "workspace.hpp"
+
+namespace mha {
+
+static_assert(std::is_same_v<std::int32_t, int>, "token ids are read as int");
+
+void CheckBatch(const ModelConfig& cfg, const Batch& b) {
+  auto fail = [](const std::string& m) { throw Error(m); };
+  if (b.batch < 1 || b.seq < 1) fail("A batch needs at least one sequence of at least one token.");
+  if (b.seq > cfg.max_seq)
+    fail("The batch's sequences have " + std::to_string(b.seq) + " tokens but the model takes at most max_seq = " +
+         std::to_string(cfg.max_seq) + ".");
+  if (b.num_targets != cfg.num_targets)
+    fail("The batch has " + std::to_string(b.num_targets) + " targets per position but the model predicts " +
+         std::to_string(cfg.num_targets) + " (one unembedding head per target).");
+  const std::size_t n = static_cast<std::size_t>(b.batch) * b.seq;
+  if (b.tokens.size() != n || b.targets.size() != n * b.num_targets)
+    fail("The batch's arrays do not match its shape (batch " + std::to_string(b.batch) + ", seq " +
+         std::to_string(b.seq) + ", targets " + std::to_string(b.num_targets) + ").");
+  const int V = cfg.vocab_size();
+  for (std::size_t i = 0; i < n; ++i)
+    if (b.tokens[i] < 0 || b.tokens[i] >= V)
+      fail("Token id " + std::to_string(b.tokens[i]) + " (sequence " + std::to_string(i / b.seq) + ", position " +
+           std::to_string(i % b.seq) + ") is outside the vocabulary of " + std::to_string(V) + " tokens (ids 0 to " +
+           std::to_string(V - 1) + ").");
+  for (std::size_t i = 0; i < b.targets.size(); ++i)
+    if (b.targets[i] < -1 || b.targets[i] >= V)
+      fail("Target " + std::to_string(b.targets[i]) + " (sequence " + std::to_string(i / b.num_targets / b.seq) +
+           ", position " + std::to_string(i / b.num_targets % b.seq) + ") is outside the vocabulary of " +
+           std::to_string(V) + " tokens; use -1 for 'nothing to predict here'.");
+}
+
+struct Trainer::Impl {
+  int threads = 1;
+  detail::Pool pool;
+  std::vector<std::vector<Trace>> traces;  // [layer][sequence]
+  std::vector<Inputs> inputs;              // per sequence
+  Mat hout, head, dhead, dy, dx, xhat;     // (N, d)
+  std::vector<Mat> logits;                 // per target (N, vocab); the gradient in place
+  std::vector<double> loss_part;           // per sequence
+  std::vector<std::int64_t> correct;       // per (sequence, target)
+  detail::LayerScratch scratch;
+
+  StepStats Run(const Model& m, const Batch& b, Model* grads);
+  void ForwardBatch(const Model& m, const Batch& b);
+  StepStats Loss(const Model& m, const Batch& b, bool grad);
+  void Backward(const Model& m, const Batch& b, Model& g);
+};
+
+namespace {
+
+int ThreadCount(int threads) {
+  if (threads > 0) return std::min(threads, Limits::kMaxThreads);
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+}  // namespace
+
+Trainer::Trainer(int threads) : impl_(std::make_unique<Impl>()) { impl_->threads = ThreadCount(threads); }
+Trainer::~Trainer() = default;
+
+const Trace& Trainer::LayerTrace(int layer, int index) const { return impl_->traces.at(layer).at(index); }
+
+StepStats Trainer::Evaluate(const Model& m, const Batch& b) { return impl_->Run(m, b, nullptr); }
+
+StepStats Trainer::Gradients(const Model& m, const Batch& b, Model& grads) { return impl_->Run(m, b, &grads); }
+
+StepStats Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads) {
+  CheckBatch(m.cfg, b);
+  ForwardBatch(m, b);
+  StepStats st = Loss(m, b, grads != nullptr);
+  if (grads) Backward(m, b, *grads);
+  return st;
+}
+
+// Every sequence through every layer: Forward on one thread per sequence, sequences
+// spread over the threads (each result is independent of who computes it).
+void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
+  const ModelConfig& c = m.cfg;
+  const int L = c.num_layers, B = b.batch, S = b.seq, d = c.layer.d_model;
+  const Eigen::Index N = static_cast<Eigen::Index>(B) * S;
+  traces.resize(L);
+  for (auto& t : traces) t.resize(B);
+  inputs.resize(B);
+  detail::SafeResize(hout, N, d);
+  Config lc = c.LayerConfig();
+  lc.threads = 1;
+  auto task = [&](int s, int) {
+    Inputs& in = inputs[s];
+    detail::SafeResize(in.x, S, d);
+    EmbedTokens(m, b.tokens.data() + static_cast<std::ptrdiff_t>(s) * S, S, in.x.data());
+    for (int l = 0; l < L; ++l) {
+      Trace& t = traces[l][s];
+      t.workspace.get().ForgetWeights();  // the weights were updated in place since the last step
+      Forward(lc, m.layers[l], in, t);
+      in.x = c.layer.block == Block::Encoder ? t.block_out : t.out;
+    }
+    std::memcpy(hout.data() + static_cast<std::ptrdiff_t>(s) * S * d, in.x.data(), sizeof(float) * S * d);
+  };
+  detail::ParallelFor(pool, threads, B, task);
+  if (c.layer.norm == Norm::Pre) {
+    detail::SafeResize(head, N, d);
+    auto ln = [&](int blk, int) {
+      const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * detail::kRowsPerTask;
+      const Eigen::Index r1 = std::min(N, r0 + detail::kRowsPerTask);
+      for (Eigen::Index r = r0; r < r1; ++r)
+        detail::LayerNormRow(hout.data() + r * d, m.lnf_gamma.data(), m.lnf_beta.data(), d, c.layer.ln_eps,
+                             head.data() + r * d);
+    };
+    detail::ParallelFor(pool, threads, static_cast<int>((N + detail::kRowsPerTask - 1) / detail::kRowsPerTask), ln);
+  }
+  const Mat& h = c.layer.norm == Norm::Pre ? head : hout;
+  logits.resize(c.num_targets);
+  for (int k = 0; k < c.num_targets; ++k) {
+    detail::SafeResize(logits[k], N, c.vocab_size());
+    auto gemm = [&](int blk, int) {
+      const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * detail::kRowsPerTask;
+      const Eigen::Index n = std::min<Eigen::Index>(detail::kRowsPerTask, N - r0);
+      logits[k].middleRows(r0, n).noalias() = h.middleRows(r0, n) * m.unembed[k];
+      logits[k].middleRows(r0, n).rowwise() += m.unembed_b[k];
+    };
+    detail::ParallelFor(pool, threads, static_cast<int>((N + detail::kRowsPerTask - 1) / detail::kRowsPerTask), gemm);
+  }
+}
+
+// Mean cross-entropy over every counted target; with `grad`, each logits row becomes
+// dL/dlogits = (softmax - onehot) / count (zero where nothing is predicted).
+StepStats Trainer::Impl::Loss(const Model& m, const Batch& b, bool grad) {
+  const int B = b.batch, S = b.seq, K = b.num_targets, V = m.cfg.vocab_size();
+  StepStats st;
+  st.counted.assign(K, 0);
+  for (int s = 0; s < B; ++s)
+    for (int i = 0; i < S; ++i)
+      for (int k = 0; k < K; ++k) st.counted[k] += b.target(s, i, k) >= 0;
+  std::int64_t total = 0;
+  for (auto c : st.counted) total += c;
+  const float inv = total > 0 ? 1.0f / static_cast<float>(total) : 0.0f;
+  loss_part.assign(B, 0.0);
+  correct.assign(static_cast<std::size_t>(B) * K, 0);
+  auto task = [&](int s, int) {
+    for (int i = 0; i < S; ++i) {
+      const Eigen::Index r = static_cast<Eigen::Index>(s) * S + i;
+      for (int k = 0; k < K; ++k) {
+        float* z = logits[k].data() + r * V;
+        const int t = b.target(s, i, k);
+        if (t < 0) {
+          if (grad) std::fill(z, z + V, 0.0f);
+          continue;
+        }
+        const int arg = static_cast<int>(std::max_element(z, z + V) - z);
+        correct[static_cast<std::size_t>(s) * K + k] += arg == t;
+        const float mx = z[arg];
+        double sum = 0;
+        for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(z[j] - mx));
+        const double lse = mx + std::log(sum);
+        loss_part[s] += lse - z[t];
+        if (grad) {
+          for (int j = 0; j < V; ++j) z[j] = static_cast<float>(std::exp(z[j] - lse)) * inv;
+          z[t] -= inv;
+        }
+      }
+    }
+  };
+  detail::ParallelFor(pool, threads, B, task);
+  double loss = 0;
+  for (double l : loss_part) loss += l;  // in sequence order: the same sum on any thread count
+  st.loss = total > 0 ? loss / static_cast<double>(total) : 0.0;
+  st.accuracy.assign(K, 0.0);
+  for (int k = 0; k < K; ++k) {
+    std::int64_t c = 0;
+    for (int s = 0; s < B; ++s) c += correct[static_cast<std::size_t>(s) * K + k];
+    st.accuracy[k] = st.counted[k] > 0 ? static_cast<double>(c) / static_cast<double>(st.counted[k]) : 0.0;
+  }
+  return st;
+}
+
+void Trainer::Impl::Backward(const Model& m, const Batch& b, Model& g) {
+  const ModelConfig& c = m.cfg;
+  const int S = b.seq, d = c.layer.d_model;
+  const Eigen::Index N = static_cast<Eigen::Index>(b.batch) * S;
+  for (ParamView& p : Parameters(g)) std::fill(p.data, p.data + p.size(), 0.0f);
+  const bool pre = c.layer.norm == Norm::Pre;
+  const Mat& h = pre ? head : hout;
+  // logits_k = h U_k + c_k
+  detail::SafeResize(dhead, N, d);
+  dhead.setZero();
+  for (int k = 0; k < c.num_targets; ++k) {
+    detail::AccumulateWeightGrad(pool, threads, h, logits[k], g.unembed[k]);
+    detail::AccumulateColumnSums(logits[k], g.unembed_b[k]);
+    detail::RowsTimesTransposed(pool, threads, logits[k], m.unembed[k], dhead, true);
+  }
+  // h = LN_f(x_L) for pre-LN
+  if (pre)
+    detail::LayerNormBackward(pool, threads, hout, m.lnf_gamma, c.layer.ln_eps, dhead, dy, false, g.lnf_gamma,
+                              g.lnf_beta, xhat);
+  else
+    dy = dhead;
+  const Config lc = c.LayerConfig();
+  for (int l = c.num_layers - 1; l >= 0; --l) {
+    detail::LayerBackward(pool, threads, lc, *m.layers[l], traces[l], b.batch, dy, *g.layers[l], dx, scratch);
+    dy.swap(dx);
+  }
+  // x_0 = tok_embed[tokens] + pos_embed[position]: rows add up in batch order.
+  for (Eigen::Index r = 0; r < N; ++r) {
+    g.tok_embed.row(b.tokens[static_cast<std::size_t>(r)]) += dy.row(r);
+    if (c.positional == Positional::Learned) g.pos_embed.row(r % S) += dy.row(r);
+  }
+}
+
+}  // namespace mha
