@@ -55,3 +55,4 @@
 #include "mha/model.hpp"
 #include "mha/train.hpp"
 #include "mha/tasks.hpp"
+#include "mha/heads.hpp"
