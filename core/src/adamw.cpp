@@ -3,6 +3,7 @@
 // run can be checked against torch step by step.
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "mha/train.hpp"
 
@@ -17,7 +18,19 @@ float LearningRate(const OptimConfig& o, int step) {
   return static_cast<float>(min_lr + 0.5 * (1.0 + std::cos(3.14159265358979323846 * progress)) * (o.lr - min_lr));
 }
 
-bool IsDecayed(const std::string&, const std::vector<std::int64_t>& shape) { return shape.size() >= 2; }
+void AdamW::Collect(Model& m, Model& grads) {
+  slots_.clear();
+  ForEachTensor(m, [&](const char*, int, auto& t) {
+    using T = std::decay_t<decltype(t)>;
+    slots_.push_back({t.data(), nullptr, nullptr, nullptr, t.size(), T::RowsAtCompileTime != 1});
+  });
+  std::size_t i = 0;
+  ForEachTensor(grads, [&](const char*, int, auto& t) { slots_.at(i++).g = t.data(); });
+  i = 0;
+  ForEachTensor(m1_, [&](const char*, int, auto& t) { slots_.at(i++).m1 = t.data(); });
+  i = 0;
+  ForEachTensor(m2_, [&](const char*, int, auto& t) { slots_.at(i++).m2 = t.data(); });
+}
 
 AdamW::AdamW(const Model& m, const OptimConfig& o) : o_(o), m1_(ZerosLike(m)), m2_(ZerosLike(m)) {
   auto bad = [](const std::string& what) { throw Error(what); };
@@ -31,20 +44,20 @@ AdamW::AdamW(const Model& m, const OptimConfig& o) : o_(o), m1_(ZerosLike(m)), m
 }
 
 double AdamW::Step(Model& m, Model& grads) {
-  std::vector<ParamView> p = Parameters(m), g = Parameters(grads), m1 = Parameters(m1_), m2 = Parameters(m2_);
+  Collect(m, grads);
   // Global norm as clip_grad_norm_: each tensor's 2-norm, then the norm of those.
   double sq = 0;
-  for (const ParamView& t : g) {
+  for (const Slot& s : slots_) {
     double n = 0;
-    for (std::int64_t i = 0; i < t.size(); ++i) n += static_cast<double>(t.data[i]) * t.data[i];
+    for (std::int64_t i = 0; i < s.n; ++i) n += static_cast<double>(s.g[i]) * s.g[i];
     sq += n;
   }
   const double norm = std::sqrt(sq);
   if (o_.clip > 0) {
     const float coef = static_cast<float>(o_.clip / (norm + 1e-6));
     if (coef < 1.0f)
-      for (ParamView& t : g)
-        for (std::int64_t i = 0; i < t.size(); ++i) t.data[i] *= coef;
+      for (const Slot& s : slots_)
+        for (std::int64_t i = 0; i < s.n; ++i) s.g[i] *= coef;
   }
   const float lr = LearningRate(o_, step_);
   ++step_;
@@ -53,18 +66,18 @@ double AdamW::Step(Model& m, Model& grads) {
   const double bc2 = 1.0 - std::pow(static_cast<double>(o_.beta2), step_);
   const float step_size = static_cast<float>(lr / bc1);
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  for (std::size_t j = 0; j < p.size(); ++j) {
-    float* w = p[j].data;
-    const float* gr = g[j].data;
-    float* a = m1[j].data;
-    float* v = m2[j].data;
-    const float decay = IsDecayed(p[j].name, p[j].shape) ? 1.0f - lr * o_.weight_decay : 1.0f;
-    for (std::int64_t i = 0; i < p[j].size(); ++i) {
-      w[i] *= decay;
-      a[i] = a[i] * o_.beta1 + (1.0f - o_.beta1) * gr[i];
-      v[i] = v[i] * o_.beta2 + (1.0f - o_.beta2) * gr[i] * gr[i];
-      const float denom = std::sqrt(v[i]) / bc2_sqrt + o_.eps;
-      w[i] -= step_size * (a[i] / denom);
+  const float b1 = o_.beta1, b2 = o_.beta2, eps = o_.eps;
+  for (const Slot& s : slots_) {
+    // Decoupled weight decay on matrices only (minGPT, nanoGPT): biases and LayerNorm
+    // gains keep their scale.
+    const float decay = s.decayed ? 1.0f - lr * o_.weight_decay : 1.0f;
+    for (std::int64_t i = 0; i < s.n; ++i) {
+      const float g = s.g[i];
+      s.p[i] *= decay;
+      s.m1[i] = s.m1[i] * b1 + (1.0f - b1) * g;
+      s.m2[i] = s.m2[i] * b2 + (1.0f - b2) * g * g;
+      const float denom = std::sqrt(s.m2[i]) / bc2_sqrt + eps;
+      s.p[i] -= step_size * (s.m1[i] / denom);
     }
   }
   return norm;

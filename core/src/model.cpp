@@ -134,30 +134,28 @@ std::int64_t ParamView::size() const {
 
 std::vector<ParamView> Parameters(Model& m) {
   std::vector<ParamView> v;
-  auto mat = [&](std::string name, Mat& t) { v.push_back({std::move(name), {t.rows(), t.cols()}, t.data()}); };
-  auto vec = [&](std::string name, RowVec& t) { v.push_back({std::move(name), {t.size()}, t.data()}); };
-  mat("tok_embed", m.tok_embed);
-  if (m.cfg.positional == Positional::Learned) mat("pos_embed", m.pos_embed);
-  const Config lc = m.cfg.LayerConfig();
-  for (std::size_t i = 0; i < m.layers.size(); ++i) {
-    const std::string prefix = "layers." + std::to_string(i) + ".";
-    ForEachWeight(*m.layers[i], lc, [&](const WeightSpec& s, auto& t) {
-      using T = std::decay_t<decltype(t)>;
-      if constexpr (T::RowsAtCompileTime == 1)
-        vec(prefix + s.name, t);
-      else
-        mat(prefix + s.name, t);
-    });
-  }
-  if (m.cfg.layer.norm == Norm::Pre) {
-    vec("lnf_gamma", m.lnf_gamma);
-    vec("lnf_beta", m.lnf_beta);
-  }
-  for (std::size_t k = 0; k < m.unembed.size(); ++k) {
-    mat("unembed." + std::to_string(k), m.unembed[k]);
-    vec("unembed_b." + std::to_string(k), m.unembed_b[k]);
-  }
+  ForEachTensor(m, [&](const char* name, int index, auto& t) {
+    using T = std::decay_t<decltype(t)>;
+    std::string key = ParamKey(name, index);
+    std::vector<std::int64_t> shape;
+    if constexpr (T::RowsAtCompileTime == 1)
+      shape = {t.size()};
+    else
+      shape = {t.rows(), t.cols()};
+    v.push_back({std::move(key), std::move(shape), t.data()});
+  });
   return v;
+}
+
+std::string ParamKey(const char* name, int index) {
+  if (index < 0) return name;
+  const std::string n = name;
+  if (n == "unembed" || n == "unembed_b") return n + "." + std::to_string(index);
+  return "layers." + std::to_string(index) + "." + n;
+}
+
+void SetZero(Model& m) {
+  ForEachTensor(m, [](const char*, int, auto& t) { t.setZero(); });
 }
 
 void CheckModel(const Model& m) {

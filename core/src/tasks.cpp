@@ -95,7 +95,11 @@ int ExpectedKey(const TaskSpec& t, int target, int i, const std::vector<int>& to
         if (tokens[j] == want) return j;
       return -1;
     }
-    case TaskKind::Induction: return i >= half && i < n - 1 ? i - half + 1 : -1;
+    case TaskKind::Induction:
+      // the position after the previous occurrence of this token
+      for (int j = i - 1; j >= 0; --j)
+        if (tokens[j] == tokens[i]) return j + 1 < i ? j + 1 : -1;
+      return -1;
   }
   return -1;
 }
@@ -112,6 +116,7 @@ void MakeBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int b
   auto draw = [&](int n) { return static_cast<int>(rng.Uniform() * n); };
   std::vector<int> pool(V);
   for (int b = 0; b < batch; ++b) {
+    int induction_start = S;  // induction: where the repeat begins
     std::int32_t* x = out.tokens.data() + static_cast<std::size_t>(b) * S;
     std::int32_t* y = out.targets.data() + static_cast<std::size_t>(b) * S * K;
     switch (t.kind) {
@@ -125,19 +130,18 @@ void MakeBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int b
         std::sort(x + half, x + S);
         break;
       case TaskKind::Induction: {
-        // Distinct tokens where the vocabulary allows, so "where was this token
-        // before" has one answer.
+        // A segment of m distinct tokens, repeated, after a filler of other tokens.
+        // m varies per sequence, so "copy the token m places back" is no fixed offset:
+        // the model must find where the current token was before (content, not place).
+        const int m = std::max(2, half / 2 + draw(half - half / 2 + 1));
         std::iota(pool.begin(), pool.end(), 0);
-        for (int i = 0; i < half; ++i) {
-          if (V >= half) {
-            const int j = i + draw(V - i);
-            std::swap(pool[i], pool[j]);
-            x[i] = pool[i];
-          } else {
-            x[i] = draw(V);
-          }
-        }
-        std::copy(x, x + half, x + half);
+        for (int i = 0; i < V; ++i) std::swap(pool[i], pool[i + draw(V - i)]);
+        const int filler = S - 2 * m;
+        const int seg_vocab = std::min(V, m);  // tokens pool[0, m) form the segment
+        for (int i = 0; i < filler; ++i)
+          x[i] = V > seg_vocab ? pool[seg_vocab + draw(V - seg_vocab)] : draw(V);
+        for (int i = 0; i < m; ++i) x[filler + i] = x[filler + m + i] = pool[i % seg_vocab];
+        induction_start = S - m;
         break;
       }
     }
@@ -148,7 +152,7 @@ void MakeBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int b
           break;
         case TaskKind::Reverse: y[i] = x[S - 1 - i]; break;
         case TaskKind::Sort: y[i] = i >= half - 1 && i < S - 1 ? x[i + 1] : -1; break;
-        case TaskKind::Induction: y[i] = i >= half && i < S - 1 ? x[i + 1] : -1; break;
+        case TaskKind::Induction: y[i] = i >= induction_start && i < S - 1 ? x[i + 1] : -1; break;
       }
     }
   }

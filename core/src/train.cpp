@@ -56,9 +56,10 @@ struct Trainer::Impl {
   std::vector<std::int64_t> correct;       // per (sequence, target)
   detail::LayerScratch scratch;
 
-  StepStats Run(const Model& m, const Batch& b, Model* grads);
+  StepStats stats;
+  const StepStats& Run(const Model& m, const Batch& b, Model* grads);
   void ForwardBatch(const Model& m, const Batch& b);
-  StepStats Loss(const Model& m, const Batch& b, bool grad);
+  void Loss(const Model& m, const Batch& b, bool grad);
   void Backward(const Model& m, const Batch& b, Model& g);
 };
 
@@ -77,16 +78,16 @@ Trainer::~Trainer() = default;
 
 const Trace& Trainer::LayerTrace(int layer, int index) const { return impl_->traces.at(layer).at(index); }
 
-StepStats Trainer::Evaluate(const Model& m, const Batch& b) { return impl_->Run(m, b, nullptr); }
+const StepStats& Trainer::Evaluate(const Model& m, const Batch& b) { return impl_->Run(m, b, nullptr); }
 
-StepStats Trainer::Gradients(const Model& m, const Batch& b, Model& grads) { return impl_->Run(m, b, &grads); }
+const StepStats& Trainer::Gradients(const Model& m, const Batch& b, Model& grads) { return impl_->Run(m, b, &grads); }
 
-StepStats Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads) {
+const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads) {
   CheckBatch(m.cfg, b);
   ForwardBatch(m, b);
-  StepStats st = Loss(m, b, grads != nullptr);
+  Loss(m, b, grads != nullptr);
   if (grads) Backward(m, b, *grads);
-  return st;
+  return stats;
 }
 
 // Every sequence through every layer: Forward on one thread per sequence, sequences
@@ -141,9 +142,9 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
 
 // Mean cross-entropy over every counted target; with `grad`, each logits row becomes
 // dL/dlogits = (softmax - onehot) / count (zero where nothing is predicted).
-StepStats Trainer::Impl::Loss(const Model& m, const Batch& b, bool grad) {
+void Trainer::Impl::Loss(const Model& m, const Batch& b, bool grad) {
   const int B = b.batch, S = b.seq, K = b.num_targets, V = m.cfg.vocab_size();
-  StepStats st;
+  StepStats& st = stats;
   st.counted.assign(K, 0);
   for (int s = 0; s < B; ++s)
     for (int i = 0; i < S; ++i)
@@ -166,12 +167,14 @@ StepStats Trainer::Impl::Loss(const Model& m, const Batch& b, bool grad) {
         const int arg = static_cast<int>(std::max_element(z, z + V) - z);
         correct[static_cast<std::size_t>(s) * K + k] += arg == t;
         const float mx = z[arg];
-        double sum = 0;
-        for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(z[j] - mx));
-        const double lse = mx + std::log(sum);
-        loss_part[s] += lse - z[t];
+        float sum = 0;
+        for (int j = 0; j < V; ++j) sum += std::exp(z[j] - mx);
+        const float zt = z[t];
+        loss_part[s] += static_cast<double>(mx) + std::log(static_cast<double>(sum)) - zt;
         if (grad) {
-          for (int j = 0; j < V; ++j) z[j] = static_cast<float>(std::exp(z[j] - lse)) * inv;
+          // softmax / count, then minus one / count at the target
+          const float scale = inv / sum;
+          for (int j = 0; j < V; ++j) z[j] = std::exp(z[j] - mx) * scale;
           z[t] -= inv;
         }
       }
@@ -187,14 +190,13 @@ StepStats Trainer::Impl::Loss(const Model& m, const Batch& b, bool grad) {
     for (int s = 0; s < B; ++s) c += correct[static_cast<std::size_t>(s) * K + k];
     st.accuracy[k] = st.counted[k] > 0 ? static_cast<double>(c) / static_cast<double>(st.counted[k]) : 0.0;
   }
-  return st;
 }
 
 void Trainer::Impl::Backward(const Model& m, const Batch& b, Model& g) {
   const ModelConfig& c = m.cfg;
   const int S = b.seq, d = c.layer.d_model;
   const Eigen::Index N = static_cast<Eigen::Index>(b.batch) * S;
-  for (ParamView& p : Parameters(g)) std::fill(p.data, p.data + p.size(), 0.0f);
+  SetZero(g);
   const bool pre = c.layer.norm == Norm::Pre;
   const Mat& h = pre ? head : hout;
   // logits_k = h U_k + c_k

@@ -83,6 +83,33 @@ Model InitModel(const ModelConfig& cfg);
 // The same shapes, every value zero (gradients, optimiser moments).
 Model ZerosLike(const Model& m);
 
+// The one list of the model's parameters: calls f(name, index, tensor) for each tensor
+// the configuration uses, in the checkpoint's order, where `tensor` is the Mat& or
+// RowVec& member (const for a const Model) and the checkpoint key is `name` for
+// index -1, "layers.{index}.{name}" for a layer's tensors and "{name}.{index}" for
+// the unembedding heads. Allocates nothing, so a training step can walk it.
+template <typename M, typename F>
+void ForEachTensor(M& m, F&& f) {
+  f("tok_embed", -1, m.tok_embed);
+  if (m.cfg.positional == Positional::Learned) f("pos_embed", -1, m.pos_embed);
+  const Config lc = m.cfg.LayerConfig();
+  for (std::size_t i = 0; i < m.layers.size(); ++i)
+    ForEachWeight(*m.layers[i], lc, [&](const WeightSpec& s, auto& t) { f(s.name, static_cast<int>(i), t); });
+  if (m.cfg.layer.norm == Norm::Pre) {
+    f("lnf_gamma", -1, m.lnf_gamma);
+    f("lnf_beta", -1, m.lnf_beta);
+  }
+  for (std::size_t k = 0; k < m.unembed.size(); ++k) {
+    f("unembed", static_cast<int>(k), m.unembed[k]);
+    f("unembed_b", static_cast<int>(k), m.unembed_b[k]);
+  }
+}
+// The checkpoint key of ForEachTensor's (name, index): "tok_embed", "layers.0.W_q",
+// "unembed.1".
+std::string ParamKey(const char* name, int index);
+// Sets every parameter to zero (no allocation).
+void SetZero(Model& m);
+
 // A parameter tensor of the model: its checkpoint name and where it lives.
 struct ParamView {
   std::string name;

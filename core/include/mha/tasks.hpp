@@ -8,9 +8,10 @@
 //   reverse    predict, at position i, the token at position seq-1-i: the anti-diagonal.
 //   sort       the first half is random tokens, the second half the same tokens sorted;
 //              predict each next sorted token (causal): attend to the next larger token.
-//   induction  random tokens repeated once ([A B C ... A B C ...]); in the second
-//              half predict the next token: find where the current token was before
-//              and copy what followed it (Olsson et al. 2022). Needs 2 layers.
+//   induction  filler, then a segment of distinct tokens repeated once
+//              ([u v A B C A B C]; the segment's length varies); in the repeat predict
+//              the next token: find where the current token was before and copy what
+//              followed it (Olsson et al. 2022). Needs 2 layers.
 #pragma once
 
 #include <cstdint>

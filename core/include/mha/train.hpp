@@ -55,10 +55,11 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   // Loss and accuracy of the model on the batch (forward only).
-  StepStats Evaluate(const Model& m, const Batch& b);
+  // The result lives in the Trainer until its next call.
+  const StepStats& Evaluate(const Model& m, const Batch& b);
   // Forward and backward: the loss, and in `grads` (shaped like m, overwritten) the
   // gradient of the loss with respect to every parameter.
-  StepStats Gradients(const Model& m, const Batch& b, Model& grads);
+  const StepStats& Gradients(const Model& m, const Batch& b, Model& grads);
 
   // The attention weights of every layer and head for sequence `index` of the last
   // batch: layers x (num_heads * seq, seq), as Trace::attn.
@@ -101,9 +102,14 @@ class AdamW {
   OptimConfig o_;
   Model m1_, m2_;  // first and second moments
   int step_ = 0;
+  struct Slot {
+    float *p, *g, *m1, *m2;
+    std::int64_t n;
+    bool decayed;
+  };
+  std::vector<Slot> slots_;  // rebuilt every step in the kept capacity
+  void Collect(Model& m, Model& grads);
 };
 
-// True if the parameter of this checkpoint name is decayed by AdamW (a matrix).
-bool IsDecayed(const std::string& name, const std::vector<std::int64_t>& shape);
 
 }  // namespace mha
