@@ -35,32 +35,6 @@ void Gather(Pool& pool, int threads, const std::vector<Trace>& traces, int batch
 
 }  // namespace
 
-void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Mat& out, bool accumulate) {
-  if (!accumulate) SafeResize(out, a.rows(), b.rows());
-  auto task = [&](int i, int) {
-    const Eigen::Index r0 = static_cast<Eigen::Index>(i) * kRowsPerTask;
-    const Eigen::Index n = std::min<Eigen::Index>(kRowsPerTask, a.rows() - r0);
-    if (accumulate)
-      out.middleRows(r0, n).noalias() += a.middleRows(r0, n) * b.transpose();
-    else
-      out.middleRows(r0, n).noalias() = a.middleRows(r0, n) * b.transpose();
-  };
-  ParallelFor(pool, threads, Blocks(a.rows(), kRowsPerTask), task);
-}
-
-void AccumulateWeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad) {
-  auto task = [&](int i, int) {
-    const Eigen::Index c0 = static_cast<Eigen::Index>(i) * kColsPerTask;
-    const Eigen::Index n = std::min<Eigen::Index>(kColsPerTask, d.cols() - c0);
-    grad.middleCols(c0, n).noalias() += a.transpose() * d.middleCols(c0, n);
-  };
-  ParallelFor(pool, threads, Blocks(d.cols(), kColsPerTask), task);
-}
-
-void AccumulateColumnSums(const Mat& d, RowVec& grad) {
-  for (Eigen::Index i = 0; i < d.rows(); ++i) grad += d.row(i);
-}
-
 // y = gamma * xhat + beta with xhat = (x - mean) * rstd (biased variance, as
 // LayerNormRow): dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
 // dxhat = dy * gamma; dgamma = sum over rows of dy * xhat, dbeta = sum of dy.
@@ -108,26 +82,18 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
 
 namespace {
 
-struct CoreScratch {
-  Mat dattn, dscores, dk, dv;
-};
-
 // The attention core of sequence b, K/V head g and its query heads, given
 // dL/d(concat): context = attn V, attn = softmax(scores), scores = scale * q k^T.
 //   dattn = dcontext V^T;  dV += attn^T dcontext
 //   dscores = attn * (dattn - rowsum(dattn * attn))   (softmax; masked weights are 0)
 //   dq = scale * dscores K;  dK += scale * dscores^T q
 void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, const Mat& dconcat, Mat& dq, Mat& dk,
-                           Mat& dv, CoreScratch& s) {
+                           Mat& dv, ThreadScratch& s) {
   const int S = t.seq, hd = cfg.head_dim(), group = cfg.num_heads / cfg.kv_heads();
   const float scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
   const Eigen::Index row0 = static_cast<Eigen::Index>(b) * S;
   Eigen::Map<const Mat> K(t.k.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
   Eigen::Map<const Mat> V(t.v.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
-  SafeResize(s.dk, S, hd);
-  SafeResize(s.dv, S, hd);
-  SafeResize(s.dattn, S, S);
-  SafeResize(s.dscores, S, S);
   s.dk.setZero();
   s.dv.setZero();
   for (int h = g * group; h < (g + 1) * group; ++h) {
@@ -151,29 +117,30 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
 // and writes dL/d(ffn input) into s.dffn_in.
 void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Mat& dF, Weights& g,
                  LayerScratch& s) {
-  AccumulateWeightGrad(pool, threads, s.hidden, dF, g.ffn_W2);
+  WeightGrad(pool, threads, s.hidden, dF, g.ffn_W2, s.gemm);
   AccumulateColumnSums(dF, g.ffn_b2);
-  RowsTimesTransposed(pool, threads, dF, w.ffn_W2, s.dh, false);  // d hidden
+  RowsTimesTransposed(pool, threads, dF, w.ffn_W2, s.dh, false, s.gemm);  // d hidden
   // d pre-activation = d hidden * act'(pre). ReLU: pre > 0 exactly where hidden > 0.
   // GELU: the pre-activation is recomputed from the FFN input, a row block at a time.
   const bool gelu = cfg.activation == Activation::Gelu;
+  if (gelu) {
+    const int f = cfg.ffn_dim();
+    SafeResize(s.pre, s.ffn_in.rows(), f);
+    Gemm(pool, threads, static_cast<int>(s.ffn_in.rows()), cfg.d_model, f, s.ffn_in.data(), cfg.d_model,
+         w.ffn_W1.data(), f, false, s.pre.data(), f, w.ffn_b1.data(), false, s.gemm);
+  }
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask;
     const Eigen::Index n = std::min<Eigen::Index>(kRowsPerTask, s.dh.rows() - r0);
-    if (!gelu) {
+    if (gelu)
+      s.dh.middleRows(r0, n).array() *= s.pre.middleRows(r0, n).array().unaryExpr([](float x) { return GeluGrad(x); });
+    else
       s.dh.middleRows(r0, n).array() *= (s.hidden.middleRows(r0, n).array() > 0.0f).cast<float>();
-      return;
-    }
-    static thread_local Mat pre;  // per thread: one row block of pre-activations
-    SafeResize(pre, n, s.dh.cols());
-    pre.noalias() = s.ffn_in.middleRows(r0, n) * w.ffn_W1;
-    pre.rowwise() += w.ffn_b1;
-    s.dh.middleRows(r0, n).array() *= pre.array().unaryExpr([](float x) { return GeluGrad(x); });
   };
   ParallelFor(pool, threads, Blocks(s.dh.rows(), kRowsPerTask), task);
-  AccumulateWeightGrad(pool, threads, s.ffn_in, s.dh, g.ffn_W1);
+  WeightGrad(pool, threads, s.ffn_in, s.dh, g.ffn_W1, s.gemm);
   AccumulateColumnSums(s.dh, g.ffn_b1);
-  RowsTimesTransposed(pool, threads, s.dh, w.ffn_W1, s.dffn_in, false);
+  RowsTimesTransposed(pool, threads, s.dh, w.ffn_W1, s.dffn_in, false, s.gemm);
 }
 
 }  // namespace
@@ -184,6 +151,13 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   const Eigen::Index N = static_cast<Eigen::Index>(batch) * S;
   const bool pre = cfg.norm == Norm::Pre, post = cfg.norm == Norm::Post;
   const bool ffn = cfg.block == Block::Encoder;
+  if (static_cast<int>(s.per_thread.size()) < threads) s.per_thread.resize(threads);
+  for (ThreadScratch& t : s.per_thread) {
+    SafeResize(t.dk, S, hd);
+    SafeResize(t.dv, S, hd);
+    SafeResize(t.dattn, S, S);
+    SafeResize(t.dscores, S, S);
+  }
 
   // dL/d(attention sublayer output `out`).
   const Mat* dout = &dy;
@@ -232,18 +206,17 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   dx = *dres;  // the residual path: x reaches the output unchanged
 
   // attn_out = concat W_O + b_O
-  AccumulateWeightGrad(pool, threads, s.concat, *dres, g.W_o);
+  WeightGrad(pool, threads, s.concat, *dres, g.W_o, s.gemm);
   AccumulateColumnSums(*dres, g.b_o);
-  RowsTimesTransposed(pool, threads, *dres, w.W_o, s.dconcat, false);
+  RowsTimesTransposed(pool, threads, *dres, w.W_o, s.dconcat, false, s.gemm);
 
   // The attention core, per (sequence, K/V head): the query heads of a group add into
   // their shared K/V head's gradient in head order.
   SafeResize(s.dq, N, d);
   SafeResize(s.dk, N, static_cast<Eigen::Index>(G) * hd);
   SafeResize(s.dv, N, static_cast<Eigen::Index>(G) * hd);
-  static thread_local CoreScratch core;  // per thread: sized once, reused every step
-  auto core_task = [&](int task, int) {
-    AttentionCoreBackward(cfg, traces[task / G], task / G, task % G, s.dconcat, s.dq, s.dk, s.dv, core);
+  auto core_task = [&](int task, int tid) {
+    AttentionCoreBackward(cfg, traces[task / G], task / G, task % G, s.dconcat, s.dq, s.dk, s.dv, s.per_thread[tid]);
   };
   ParallelFor(pool, threads, batch * G, core_task);
 
@@ -253,15 +226,15 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
     Gather(pool, threads, traces, batch, S, d, s.src, [](const Trace& t) -> const Mat& { return t.x_ln; });
     src = &s.src;
   }
-  AccumulateWeightGrad(pool, threads, *src, s.dq, g.W_q);
-  AccumulateWeightGrad(pool, threads, *src, s.dk, g.W_k);
-  AccumulateWeightGrad(pool, threads, *src, s.dv, g.W_v);
+  WeightGrad(pool, threads, *src, s.dq, g.W_q, s.gemm);
+  WeightGrad(pool, threads, *src, s.dk, g.W_k, s.gemm);
+  WeightGrad(pool, threads, *src, s.dv, g.W_v, s.gemm);
   AccumulateColumnSums(s.dq, g.b_q);
   AccumulateColumnSums(s.dk, g.b_k);
   AccumulateColumnSums(s.dv, g.b_v);
-  RowsTimesTransposed(pool, threads, s.dq, w.W_q, s.dsrc, false);
-  RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true);
-  RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true);
+  RowsTimesTransposed(pool, threads, s.dq, w.W_q, s.dsrc, false, s.gemm);
+  RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true, s.gemm);
+  RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true, s.gemm);
   if (pre)
     LayerNormBackward(pool, threads, s.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat);
   else

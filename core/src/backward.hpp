@@ -11,29 +11,10 @@
 
 #include "mha/model.hpp"
 #include "mha/trace.hpp"
+#include "batch_gemm.hpp"
 #include "pool.hpp"
 
 namespace mha::detail {
-
-// Runs f(task, thread) for task in [0, n) on up to `threads` threads of `pool`.
-template <typename F>
-void ParallelFor(Pool& pool, int threads, int n, F& f) {
-  if (n <= 0) return;
-  const int tasks[1] = {n};
-  pool.Run(threads, tasks, 1, [](void* ctx, int, int task, int tid) { (*static_cast<F*>(ctx))(task, tid); }, &f);
-}
-
-// Rows per task of a row-wise GEMM, columns per task of a weight-gradient GEMM: fixed,
-// so the blocking (and the rounding) never depends on the thread count.
-constexpr int kRowsPerTask = 64;
-constexpr int kColsPerTask = 64;
-
-// out(N, n) = a(N, k) * b^T for b (n, k) row-major, in row blocks.
-void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Mat& out, bool accumulate);
-// grad(k, n) += a(N, k)^T * d(N, n), in column blocks.
-void AccumulateWeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad);
-// grad(n) += column sums of d(N, n), rows in order.
-void AccumulateColumnSums(const Mat& d, RowVec& grad);
 
 // LayerNorm backward, row by row: given the LayerNorm's input rows `in` (N, d), its
 // gain `gamma` and dL/d(out) `dout`, writes dL/d(in) into `din` (or adds it, with
@@ -41,10 +22,18 @@ void AccumulateColumnSums(const Mat& d, RowVec& grad);
 void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gamma, float eps, const Mat& dout,
                        Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat);
 
+// Per-thread scratch of the attention core's backward pass and the FFN's GELU.
+struct ThreadScratch {
+  Mat dattn, dscores, dk, dv;  // one (sequence, K/V head)
+};
+
 // Scratch for LayerBackward, kept between steps so a step allocates nothing.
 struct LayerScratch {
   Mat x, src, residual, concat, out, ffn_in, ffn_residual, hidden;  // gathered activations
   Mat dres, da, dconcat, dq, dk, dv, dsrc, dh, dffn_in, xhat;       // gradients
+  Mat pre;                                                          // FFN pre-activations (GELU)
+  GemmScratch gemm;
+  std::vector<ThreadScratch> per_thread;  // indexed by the pool's thread id
 };
 
 // One layer's backward pass over a batch: `traces[b]` is sequence b's forward Trace of

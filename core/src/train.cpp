@@ -55,6 +55,7 @@ struct Trainer::Impl {
   std::vector<double> loss_part;           // per sequence
   std::vector<std::int64_t> correct;       // per (sequence, target)
   detail::LayerScratch scratch;
+  detail::GemmScratch gemm;
 
   StepStats stats;
   const StepStats& Run(const Model& m, const Batch& b, Model* grads);
@@ -128,15 +129,11 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
   }
   const Mat& h = c.layer.norm == Norm::Pre ? head : hout;
   logits.resize(c.num_targets);
+  const int V = c.vocab_size();
   for (int k = 0; k < c.num_targets; ++k) {
-    detail::SafeResize(logits[k], N, c.vocab_size());
-    auto gemm = [&](int blk, int) {
-      const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * detail::kRowsPerTask;
-      const Eigen::Index n = std::min<Eigen::Index>(detail::kRowsPerTask, N - r0);
-      logits[k].middleRows(r0, n).noalias() = h.middleRows(r0, n) * m.unembed[k];
-      logits[k].middleRows(r0, n).rowwise() += m.unembed_b[k];
-    };
-    detail::ParallelFor(pool, threads, static_cast<int>((N + detail::kRowsPerTask - 1) / detail::kRowsPerTask), gemm);
+    detail::SafeResize(logits[k], N, V);
+    detail::Gemm(pool, threads, static_cast<int>(N), d, V, h.data(), d, m.unembed[k].data(), V, false,
+                 logits[k].data(), V, m.unembed_b[k].data(), false, gemm);
   }
 }
 
@@ -203,9 +200,9 @@ void Trainer::Impl::Backward(const Model& m, const Batch& b, Model& g) {
   detail::SafeResize(dhead, N, d);
   dhead.setZero();
   for (int k = 0; k < c.num_targets; ++k) {
-    detail::AccumulateWeightGrad(pool, threads, h, logits[k], g.unembed[k]);
+    detail::WeightGrad(pool, threads, h, logits[k], g.unembed[k], gemm);
     detail::AccumulateColumnSums(logits[k], g.unembed_b[k]);
-    detail::RowsTimesTransposed(pool, threads, logits[k], m.unembed[k], dhead, true);
+    detail::RowsTimesTransposed(pool, threads, logits[k], m.unembed[k], dhead, true, gemm);
   }
   // h = LN_f(x_L) for pre-LN
   if (pre)

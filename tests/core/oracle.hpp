@@ -65,12 +65,13 @@ struct Result {
   Matrix ffn_ln, ffn_hidden, ffn_out, block_out;
 };
 
-inline Result Mha(const mha::Config& cfg, const mha::Weights& w, const mha::Inputs& in) {
+// One layer on x given in double (a stack of layers chains them without rounding);
+// `memory`: the keys' and values' input for cross-attention, or null.
+inline Result Mha(const mha::Config& cfg, const mha::Weights& w, const Matrix& x, const Matrix* memory = nullptr) {
   const int H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim();
-  const Matrix x = FromMat(in.x);
   Matrix src = x;
   if (cfg.norm == mha::Norm::Pre) src = LayerNorm(x, FromVec(w.ln_gamma), FromVec(w.ln_beta), cfg.ln_eps);
-  const Matrix mem = in.cross() ? FromMat(in.memory) : src;
+  const Matrix mem = memory ? *memory : src;
   const Matrix Q = Linear(src, FromMat(w.W_q), FromVec(w.b_q));
   const Matrix K = Linear(mem, FromMat(w.W_k), FromVec(w.b_k));
   const Matrix V = Linear(mem, FromMat(w.W_v), FromVec(w.b_v));
@@ -132,6 +133,12 @@ inline Result Mha(const mha::Config& cfg, const mha::Weights& w, const mha::Inpu
     r.block_out = cfg.norm == mha::Norm::Post ? LayerNorm(res2, g2, b2, cfg.ln_eps) : res2;
   }
   return r;
+}
+
+inline Result Mha(const mha::Config& cfg, const mha::Weights& w, const mha::Inputs& in) {
+  if (!in.cross()) return Mha(cfg, w, FromMat(in.x));
+  const Matrix memory = FromMat(in.memory);
+  return Mha(cfg, w, FromMat(in.x), &memory);
 }
 
 }  // namespace oracle

@@ -199,3 +199,39 @@ TEST_CASE("the app's live recompute allocates nothing when no shape changes", "[
     }
   }
 }
+
+TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the shapes are fixed", "[alloc][train]") {
+  for (mha::Block block : {mha::Block::Attention, mha::Block::Encoder}) {
+    mha::TaskSpec task;  // offsets, K = 2
+    mha::ModelConfig mc;
+    mc.layer.d_model = 16;
+    mc.layer.num_heads = 2;
+    mc.layer.mask = mha::Mask::Causal;
+    mc.layer.norm = mha::Norm::Pre;
+    mc.layer.block = block;
+    mc.layer.activation = mha::Activation::Gelu;
+    mc.num_layers = 2;
+    mc.positional = mha::Positional::Learned;
+    mc.max_seq = task.seq;
+    mc.vocab = mha::TaskVocab(task);
+    mc.num_targets = mha::NumTargets(task);
+    mha::Model m = mha::InitModel(mc);
+    mha::Model g = mha::ZerosLike(m);
+    mha::AdamW opt(m, mha::OptimConfig{});
+    mha::Trainer trainer(2);
+    mha::Batch b0, b1;
+    mha::MakeBatch(task, 1, 0, 96, b0);
+    mha::MakeBatch(task, 1, 1, 96, b1);
+    for (int i = 0; i < 2; ++i) {  // warm up: buffers and worker threads
+      trainer.Gradients(m, b0, g);
+      opt.Step(m, g);
+    }
+    g_allocations = 0;
+    g_counting = true;
+    trainer.Gradients(m, b1, g);
+    opt.Step(m, g);
+    g_counting = false;
+    INFO("block " << mha::ToString(block));
+    CHECK(g_allocations.load() == 0);
+  }
+}

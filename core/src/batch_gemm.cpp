@@ -1,0 +1,69 @@
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps()
+// (GCC bug 105593, fixed in 13); it must be silenced before they are first included.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include "batch_gemm.hpp"
+
+#include <algorithm>
+
+#include "gemm.hpp"
+
+namespace mha::detail {
+
+void Gemm(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b,
+          std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias, bool accumulate,
+          GemmScratch& s) {
+  if (m <= 0 || n <= 0) return;
+  const int panels = (n + kNR - 1) / kNR;
+  const std::size_t panel_floats = PanelFloats(k);
+  float* packed = s.packed.Get(panel_floats * panels);
+  auto pack = [&](int j, int) {
+    const int j0 = j * kNR, nc = std::min(kNR, n - j0);
+    if (b_transposed)
+      PackBT(b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb, k, nc, packed + j * panel_floats);
+    else
+      PackB(b + j0, ldb, k, nc, packed + j * panel_floats);
+  };
+  ParallelFor(pool, threads, panels, pack);
+  if (accumulate) {
+    if (static_cast<int>(s.tiles.size()) < threads) s.tiles.resize(threads);
+    for (int t = 0; t < threads; ++t) s.tiles[t].Get(static_cast<std::size_t>(kRowsPerTask) * kNR);
+  }
+  const int row_blocks = (m + kRowsPerTask - 1) / kRowsPerTask;
+  auto task = [&](int i, int tid) {
+    const int r0 = (i / panels) * kRowsPerTask, rows = std::min(kRowsPerTask, m - r0);
+    const int j = i % panels, j0 = j * kNR, nc = std::min(kNR, n - j0);
+    const float* ar = a + static_cast<std::ptrdiff_t>(r0) * lda;
+    float* cr = c + static_cast<std::ptrdiff_t>(r0) * ldc + j0;
+    if (!accumulate) {
+      Panel(rows, k, ar, lda, packed + j * panel_floats, kNR, cr, ldc, nc, bias ? bias + j0 : nullptr, 1.0f);
+      return;
+    }
+    float* tile = s.tiles[tid].Get(0);
+    Panel(rows, k, ar, lda, packed + j * panel_floats, kNR, tile, kNR, nc, nullptr, 1.0f);
+    for (int r = 0; r < rows; ++r)
+      for (int q = 0; q < nc; ++q) cr[static_cast<std::ptrdiff_t>(r) * ldc + q] += tile[r * kNR + q];
+  };
+  ParallelFor(pool, threads, row_blocks * panels, task);
+}
+
+void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Mat& out, bool accumulate,
+                         GemmScratch& s) {
+  if (!accumulate) SafeResize(out, a.rows(), b.rows());
+  Gemm(pool, threads, static_cast<int>(a.rows()), static_cast<int>(a.cols()), static_cast<int>(b.rows()), a.data(),
+       a.cols(), b.data(), b.cols(), /*b_transposed=*/true, out.data(), out.cols(), nullptr, accumulate, s);
+}
+
+void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s) {
+  Eigen::Map<Mat> at(s.transposed.Get(static_cast<std::size_t>(a.size())), a.cols(), a.rows());
+  at.noalias() = a.transpose();
+  Gemm(pool, threads, static_cast<int>(a.cols()), static_cast<int>(a.rows()), static_cast<int>(d.cols()), at.data(),
+       at.cols(), d.data(), d.cols(), false, grad.data(), grad.cols(), nullptr, false, s);
+}
+
+void AccumulateColumnSums(const Mat& d, RowVec& grad) {
+  for (Eigen::Index i = 0; i < d.rows(); ++i) grad += d.row(i);
+}
+
+}  // namespace mha::detail

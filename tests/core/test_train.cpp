@@ -1,0 +1,273 @@
+// The training engine: gradients against finite differences of a double-precision
+// oracle that shares no code with core/src, determinism across thread counts, the
+// optimiser's schedule, bad input, and heads that specialise on the synthetic tasks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "mha/mha.hpp"
+#include "model_oracle.hpp"
+
+namespace {
+
+using namespace mha;
+
+struct Case {
+  const char* name;
+  int layers, d_model, heads, kv_heads;
+  Norm norm;
+  Block block;
+  Activation act;
+  Mask mask;
+  Positional pos;
+  int targets;
+};
+
+// A tiny model whose every parameter matters: LayerNorm gains and biases moved off
+// their initial 1 and 0, so their gradients are not special cases.
+Model TinyModel(const Case& c, std::uint64_t seed) {
+  ModelConfig mc;
+  mc.layer.d_model = c.d_model;
+  mc.layer.num_heads = c.heads;
+  mc.layer.num_kv_heads = c.kv_heads;
+  mc.layer.norm = c.norm;
+  mc.layer.block = c.block;
+  mc.layer.d_ff = 12;
+  mc.layer.activation = c.act;
+  mc.layer.mask = c.mask;
+  mc.layer.temperature = 1.3f;
+  mc.layer.seed = seed;
+  mc.num_layers = c.layers;
+  mc.positional = c.pos;
+  mc.max_seq = 6;
+  mc.vocab = {"a", "b", "c", "d", "e"};
+  mc.num_targets = c.targets;
+  Model m = InitModel(mc);
+  std::uint64_t state = seed * 7919 + 1;
+  auto jitter = [&]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>((state >> 40) % 1000) / 1000.0f - 0.5f;
+  };
+  ForEachTensor(m, [&](const char* name, int, auto& t) {
+    const std::string n = name;
+    if (n.find("gamma") != std::string::npos || n.find("beta") != std::string::npos || n.rfind("b_", 0) == 0 ||
+        n == "ffn_b1" || n == "ffn_b2")
+      for (Eigen::Index i = 0; i < t.size(); ++i) t.data()[i] += 0.6f * jitter();
+  });
+  return m;
+}
+
+Batch TinyBatch(const ModelConfig& mc, int batch, int seq, std::uint64_t seed) {
+  Batch b;
+  b.batch = batch;
+  b.seq = seq;
+  b.num_targets = mc.num_targets;
+  std::uint64_t state = seed + 17;
+  auto next = [&](int n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  for (int i = 0; i < batch * seq; ++i) b.tokens.push_back(next(mc.vocab_size()));
+  for (int i = 0; i < batch * seq * mc.num_targets; ++i)
+    b.targets.push_back(i % 4 == 3 ? -1 : next(mc.vocab_size()));  // some positions predict nothing
+  return b;
+}
+
+const Case kCases[] = {
+    {"post-LN attention, 1 layer", 1, 8, 2, 0, Norm::Post, Block::Attention, Activation::Relu, Mask::None,
+     Positional::Sinusoidal, 1},
+    {"pre-LN, causal, learned PE, 2 targets", 2, 8, 2, 0, Norm::Pre, Block::Attention, Activation::Relu,
+     Mask::Causal, Positional::Learned, 2},
+    {"no norm, GQA 4 heads on 2 K/V heads", 1, 8, 4, 2, Norm::None, Block::Attention, Activation::Relu, Mask::Causal,
+     Positional::None, 1},
+    {"post-LN encoder block, ReLU, MQA", 2, 8, 2, 1, Norm::Post, Block::Encoder, Activation::Relu, Mask::None,
+     Positional::Sinusoidal, 1},
+    {"pre-LN encoder block, GELU", 2, 8, 4, 0, Norm::Pre, Block::Encoder, Activation::Gelu, Mask::Causal,
+     Positional::Learned, 2},
+    {"no norm encoder block, GELU, 3 layers", 3, 4, 1, 0, Norm::None, Block::Encoder, Activation::Gelu, Mask::None,
+     Positional::Sinusoidal, 1},
+};
+
+}  // namespace
+
+TEST_CASE("the loss equals a double-precision oracle's, and every gradient its finite difference", "[train]") {
+  for (const Case& c : kCases) {
+    INFO(c.name);
+    Model m = TinyModel(c, 3);
+    const Batch b = TinyBatch(m.cfg, 3, 5, 11);
+    Model g = ZerosLike(m);
+    Trainer trainer(1);
+    const double loss = trainer.Gradients(m, b, g).loss;
+    const double want = oracle::ModelLoss(m, b);
+    CHECK(std::abs(loss - want) <= 1e-5 * std::abs(want));
+
+    // Central differences on the oracle: the float parameter moves by +-h (rounded to
+    // float), and the difference quotient divides by the change actually made.
+    std::vector<ParamView> params = Parameters(m), grads = Parameters(g);
+    for (std::size_t p = 0; p < params.size(); ++p) {
+      double num = 0, den = 0, worst = 0;
+      for (std::int64_t i = 0; i < params[p].size(); ++i) {
+        float& w = params[p].data[i];
+        const float w0 = w, h = 1e-4f;  // small: a ReLU kink rarely lies within +-h
+        w = w0 + h;
+        const double up = oracle::ModelLoss(m, b), wu = w;
+        w = w0 - h;
+        const double down = oracle::ModelLoss(m, b), wd = w;
+        w = w0;
+        const double fd = (up - down) / (wu - wd);
+        const double e = grads[p].data[i] - fd;
+        num += e * e;
+        den += fd * fd;
+        worst = std::max(worst, std::abs(e));
+      }
+      INFO(params[p].name << ": |grad - fd| = " << std::sqrt(num) << " vs |fd| = " << std::sqrt(den)
+                          << ", worst element " << worst);
+      CHECK(std::sqrt(num) <= 2e-3 * std::sqrt(den) + 2e-6);
+    }
+  }
+}
+
+TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
+  // 40 sequences of 6: 240 rows, several row blocks of every batched GEMM.
+  Model m1 = TinyModel(kCases[4], 5);
+  Model m2 = TinyModel(kCases[4], 5);
+  const Batch b = TinyBatch(m1.cfg, 40, 6, 2);
+  Model g1 = ZerosLike(m1), g2 = ZerosLike(m2);
+  Trainer t1(1), t2(2);
+  AdamW o1(m1, OptimConfig{}), o2(m2, OptimConfig{});
+  for (int step = 0; step < 3; ++step) {
+    const double l1 = t1.Gradients(m1, b, g1).loss;
+    const double l2 = t2.Gradients(m2, b, g2).loss;
+    CHECK(l1 == l2);
+    o1.Step(m1, g1);
+    o2.Step(m2, g2);
+  }
+  std::vector<ParamView> p1 = Parameters(m1), p2 = Parameters(m2);
+  for (std::size_t i = 0; i < p1.size(); ++i) {
+    INFO(p1[i].name);
+    CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
+  }
+}
+
+TEST_CASE("the learning rate warms up linearly, then decays along a cosine to min_lr", "[train]") {
+  OptimConfig o;
+  o.lr = 1.0f;
+  o.warmup = 10;
+  o.total_steps = 110;
+  o.min_lr_ratio = 0.1f;
+  CHECK(LearningRate(o, 0) == Approx(0.1));
+  CHECK(LearningRate(o, 9) == Approx(1.0));
+  CHECK(LearningRate(o, 10) == Approx(1.0));
+  CHECK(LearningRate(o, 60) == Approx(0.55));  // halfway down the cosine
+  CHECK(LearningRate(o, 110) == Approx(0.1));
+  CHECK(LearningRate(o, 500) == Approx(0.1));
+}
+
+TEST_CASE("bad models and batches get teaching errors", "[train]") {
+  ModelConfig mc;
+  mc.layer.d_model = 16;
+  mc.layer.num_heads = 3;
+  mc.vocab = {"a", "b"};
+  CHECK_THROWS_WITH(InitModel(mc), Catch::Contains("not divisible") || Catch::Contains("divide"));
+  mc.layer.num_heads = 2;
+  mc.num_layers = 7;
+  CHECK_THROWS_WITH(InitModel(mc), Catch::Contains("layers"));
+  mc.num_layers = 1;
+  const Model m = InitModel(mc);
+  Batch b = TinyBatch(m.cfg, 2, 4, 1);
+  b.tokens[3] = 2;
+  CHECK_THROWS_WITH(CheckBatch(m.cfg, b), Catch::Contains("outside the vocabulary"));
+  b = TinyBatch(m.cfg, 2, 4, 1);
+  b.targets[1] = -2;
+  CHECK_THROWS_WITH(CheckBatch(m.cfg, b), Catch::Contains("-1"));
+  b = TinyBatch(m.cfg, 2, 65, 1);
+  CHECK_THROWS_WITH(CheckBatch(m.cfg, b), Catch::Contains("max_seq"));
+  CHECK_THROWS_WITH(ParseTask("copy"), Catch::Contains("offsets"));
+}
+
+namespace {
+
+struct Run {
+  StepStats heldout;
+  std::vector<HeadProfile> heads;
+};
+
+Run TrainTask(const TaskSpec& task, int layers, int heads, int d_model, int steps, float lr) {
+  ModelConfig mc;
+  mc.layer.d_model = d_model;
+  mc.layer.num_heads = heads;
+  mc.layer.mask = TaskMask(task);
+  mc.layer.norm = Norm::Pre;
+  mc.layer.seed = 1;
+  mc.num_layers = layers;
+  mc.positional = Positional::Learned;
+  mc.max_seq = task.seq;
+  mc.vocab = TaskVocab(task);
+  mc.num_targets = NumTargets(task);
+  Model m = InitModel(mc);
+  Model g = ZerosLike(m);
+  OptimConfig oc;
+  oc.lr = lr;
+  oc.warmup = steps / 20;
+  oc.total_steps = steps;
+  AdamW opt(m, oc);
+  Trainer trainer(0);
+  Batch b;
+  for (int s = 0; s < steps; ++s) {
+    MakeBatch(task, 7, s, 128, b);
+    trainer.Gradients(m, b, g);
+    opt.Step(m, g);
+  }
+  MakeBatch(task, 8, 0, 256, b);  // held out: another seed
+  Run r;
+  r.heads = ProfileHeads(trainer, m, b);
+  r.heldout = trainer.Evaluate(m, b);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("offsets: with 2 heads each head takes one offset; with 1 head the second offset fails", "[train][slow]") {
+  TaskSpec task;  // offsets K = 2, vocab 11, seq 16
+  const Run two = TrainTask(task, 1, 2, 16, 800, 1e-2f);
+  CHECK(two.heldout.accuracy[0] >= 0.99);
+  CHECK(two.heldout.accuracy[1] >= 0.99);
+  REQUIRE(two.heads.size() == 2);
+  // Each head puts >= 0.9 of its weight on a different offset.
+  const HeadProfile& a = two.heads[0];
+  const HeadProfile& b = two.heads[1];
+  INFO("head 0: " << a.label << " " << a.back[0] << "/" << a.back[1] << "; head 1: " << b.label << " " << b.back[0]
+                  << "/" << b.back[1]);
+  CHECK(std::max(a.back[0], a.back[1]) >= 0.9);
+  CHECK(std::max(b.back[0], b.back[1]) >= 0.9);
+  CHECK(a.label != b.label);
+  CHECK((a.label == "previous-token" || a.label == "2-back"));
+  CHECK((b.label == "previous-token" || b.label == "2-back"));
+
+  const Run one = TrainTask(task, 1, 1, 16, 800, 1e-2f);
+  INFO("1 head: accuracy " << one.heldout.accuracy[0] << " / " << one.heldout.accuracy[1]);
+  CHECK(one.heldout.accuracy[1] < 0.5);
+}
+
+TEST_CASE("induction: two layers solve the repeat, one layer cannot", "[train][slow]") {
+  TaskSpec task;
+  task.kind = TaskKind::Induction;
+  task.vocab = 16;
+  task.seq = 16;
+  const Run two = TrainTask(task, 2, 2, 32, 600, 3e-3f);
+  const Run one = TrainTask(task, 1, 2, 32, 600, 3e-3f);
+  INFO("2 layers " << two.heldout.accuracy[0] << ", 1 layer " << one.heldout.accuracy[0]);
+  CHECK(two.heldout.accuracy[0] >= 0.95);
+  CHECK(one.heldout.accuracy[0] <= 0.75);
+  // Layer 0 holds a previous-token head, layer 1 an induction head.
+  bool prev = false, induction = false;
+  for (const HeadProfile& h : two.heads) {
+    prev |= h.layer == 0 && h.label == "previous-token";
+    induction |= h.layer == 1 && h.label == "induction";
+  }
+  CHECK(prev);
+  CHECK(induction);
+}
