@@ -8,12 +8,12 @@ namespace {
 
 // Count slots per head: back 1..kMaxBack, self, first, reverse, induction.
 constexpr int kSelf = kMaxBack, kFirst = kMaxBack + 1, kReverse = kMaxBack + 2, kInduction = kMaxBack + 3,
-              kSlots = kMaxBack + 4;
+              kSorted = kMaxBack + 4, kSlots = kMaxBack + 5;
 
 }  // namespace
 
 void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std::vector<HeadProfile>& heads,
-                  std::vector<std::vector<double>>& counts) {
+                  std::vector<std::vector<double>>& counts, const TaskSpec* task) {
   const int H = t.cfg.num_heads, S = t.seq;
   for (int h = 0; h < H; ++h) {
     auto it = std::find_if(heads.begin(), heads.end(), [&](const HeadProfile& p) { return p.layer == layer && p.head == h; });
@@ -42,6 +42,13 @@ void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std
       }
       p.reverse += A(i, S - 1 - i);
       c[kReverse] += 1;
+      if (task && task->kind == TaskKind::Sort) {
+        const int key = ExpectedKey(*task, 0, i, tokens);
+        if (key >= 0) {
+          p.sorted += A(i, key);
+          c[kSorted] += 1;
+        }
+      }
       // induction: the latest earlier occurrence j < i of tokens[i]; its successor j+1
       for (int j = i - 1; j >= 0; --j) {
         if (tokens[j] != tokens[i]) continue;
@@ -65,12 +72,14 @@ void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vecto
     mean(p.first, kFirst);
     mean(p.reverse, kReverse);
     mean(p.induction, kInduction);
+    mean(p.sorted, kSorted);
     std::vector<std::pair<double, std::string>> cand;
     for (int k = 0; k < kMaxBack; ++k) cand.push_back({p.back[k], k == 0 ? "previous-token" : std::to_string(k + 1) + "-back"});
     cand.push_back({p.self, "self"});
     cand.push_back({p.first, "first"});
     cand.push_back({p.reverse, "reverse"});
     cand.push_back({p.induction, "induction"});
+    cand.push_back({p.sorted, "sorted"});
     // The first best wins ties, so a head that attends to position 0 from position 1
     // is "previous-token" rather than "first".
     auto best = cand.begin();
@@ -81,7 +90,7 @@ void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vecto
   }
 }
 
-std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout) {
+std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout, const TaskSpec* task) {
   trainer.Evaluate(m, heldout);
   std::vector<HeadProfile> heads;
   std::vector<std::vector<double>> counts;
@@ -89,7 +98,7 @@ std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Ba
   for (int l = 0; l < m.cfg.num_layers; ++l)
     for (int s = 0; s < heldout.batch; ++s) {
       for (int i = 0; i < heldout.seq; ++i) tokens[i] = heldout.token(s, i);
-      AddToProfile(trainer.LayerTrace(l, s), tokens, l, heads, counts);
+      AddToProfile(trainer.LayerTrace(l, s), tokens, l, heads, counts, task);
     }
   FinishProfile(heads, counts);
   return heads;

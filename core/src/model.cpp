@@ -126,6 +126,12 @@ Model ZerosLike(const Model& src) {
   return m;
 }
 
+Model Clone(const Model& src) {
+  Model m = src;
+  for (auto& l : m.layers) l = std::make_shared<Weights>(*l);
+  return m;
+}
+
 std::int64_t ParamView::size() const {
   std::int64_t n = 1;
   for (auto s : shape) n *= s;

@@ -37,8 +37,8 @@ std::string Explain(const TaskSpec& t) {
       return "At position i, predict the token at position seq-1-i: each query must attend to its mirror position, "
              "an anti-diagonal pattern.";
     case TaskKind::Sort:
-      return "The first half is random tokens, the second half the same tokens sorted; predict each next sorted "
-             "token: a head must find the smallest token larger than the current one.";
+      return "The first half is distinct random tokens, the second half the same tokens sorted; predict each next "
+             "sorted token: a head must find the smallest token larger than the current one.";
     case TaskKind::Induction:
       return "A random sequence is repeated once; in the repeat, predict the next token. Layer 0 learns a "
              "previous-token head, layer 1 an induction head that finds where the current token was before and "
@@ -125,7 +125,17 @@ void MakeBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int b
         for (int i = 0; i < S; ++i) x[i] = draw(V);
         break;
       case TaskKind::Sort:
-        for (int i = 0; i < half; ++i) x[i] = draw(V);
+        // Distinct tokens where the vocabulary allows, so the next sorted token has
+        // one place to be read from.
+        std::iota(pool.begin(), pool.end(), 0);
+        for (int i = 0; i < half; ++i) {
+          if (V >= half) {
+            std::swap(pool[i], pool[i + draw(V - i)]);
+            x[i] = pool[i];
+          } else {
+            x[i] = draw(V);
+          }
+        }
         std::copy(x, x + half, x + half);
         std::sort(x + half, x + S);
         break;

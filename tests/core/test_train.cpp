@@ -7,6 +7,8 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <chrono>
 
 #include "mha/mha.hpp"
 #include "model_oracle.hpp"
@@ -270,4 +272,54 @@ TEST_CASE("induction: two layers solve the repeat, one layer cannot", "[train][s
   }
   CHECK(prev);
   CHECK(induction);
+}
+
+TEST_CASE("a training run on its worker thread publishes progress, pauses, and equals a run on the caller's thread",
+          "[train][run]") {
+  TaskSpec task;  // offsets
+  TrainSetup s = DefaultSetup(task);
+  s.steps = 60;
+  s.snapshot_every = 20;
+  s.heldout_batch = 16;
+  TrainingRun worker(s), here(s);
+  REQUIRE(worker.Latest());
+  CHECK(worker.Latest()->snapshots.size() == 1);  // step 0, before training
+  CHECK(worker.Latest()->step == 0);
+  worker.Start();
+  worker.Pause();
+  // Paused: the step count stops moving.
+  for (int i = 0; i < 200 && !worker.Latest()->paused; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const int at = worker.Latest()->step;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(worker.Latest()->step == at);
+  worker.Start();  // resume
+  worker.Wait();
+  here.RunHere();
+  const auto a = worker.Latest(), b = here.Latest();
+  CHECK(a->finished);
+  CHECK(a->step == 60);
+  CHECK(a->curve.size() == 60);
+  REQUIRE(a->snapshots.size() == 4);  // steps 0, 20, 40, 60
+  CHECK(a->snapshots.back()->step == 60);
+  CHECK(a->snapshots.back()->probe.layers.size() == 1);
+  // Pausing changes nothing: the same weights as the run without a worker.
+  std::vector<ParamView> pa = Parameters(const_cast<Model&>(*a->snapshots.back()->model));
+  std::vector<ParamView> pb = Parameters(const_cast<Model&>(*b->snapshots.back()->model));
+  for (std::size_t i = 0; i < pa.size(); ++i) CHECK(std::memcmp(pa[i].data, pb[i].data, sizeof(float) * pa[i].size()) == 0);
+  CHECK(a->curve.back().loss < a->curve.front().loss);
+}
+
+TEST_CASE("a diverging run stops with a message that says at which step and what to try", "[train][run]") {
+  TaskSpec task;
+  TrainSetup s = DefaultSetup(task);
+  s.steps = 40;
+  s.optim.lr = 1e6f;
+  s.optim.clip = 0;
+  s.heldout_batch = 8;
+  TrainingRun run(s);
+  run.RunHere();
+  const auto p = run.Latest();
+  CHECK(p->diverged);
+  CHECK_FALSE(p->finished);
+  CHECK_THAT(p->message, Catch::Contains("step") && Catch::Contains("--lr"));
 }

@@ -7,6 +7,7 @@
 //   first       key 0 (queries i >= 1)                     reverse  key seq-1-i
 //   induction   the key right after the previous occurrence of the query's token
 //               (queries whose token occurred before)
+//   sorted      (sort task) the input position holding the next token in sorted order
 //
 // A head's label is its best pattern when that scores at least kMinLabelScore, else
 // "spread".
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "mha/model.hpp"
+#include "mha/tasks.hpp"
 #include "mha/train.hpp"
 
 namespace mha {
@@ -23,8 +25,9 @@ namespace mha {
 struct HeadProfile {
   int layer = 0, head = 0;
   std::vector<double> back;  // back[k-1]: mean weight on the key k back, k = 1..kMaxBack
-  double self = 0, first = 0, reverse = 0, induction = 0;
-  std::string label;         // "previous-token", "2-back", "self", "first", "reverse", "induction", "spread"
+  double self = 0, first = 0, reverse = 0, induction = 0, sorted = 0;
+  std::string label;         // "previous-token", "2-back", "self", "first", "reverse", "induction", "sorted",
+                             // "spread"
   double score = 0;          // the label's score (for "spread": the best score)
 };
 
@@ -32,13 +35,15 @@ constexpr int kMaxBack = 8;
 constexpr double kMinLabelScore = 0.4;
 
 // Runs the model on the held-out batch (trainer's forward pass) and profiles every
-// head of every layer, layer by layer, head by head.
-std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout);
+// head of every layer, layer by layer, head by head. `task` (optional) adds the
+// task's own pattern where it has one (sorted).
+std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout,
+                                      const TaskSpec* task = nullptr);
 
 // The same from one sequence's attention: attn is (num_heads * seq, seq) as
 // Trace::attn. Adds into sums; call FinishProfile once all sequences are in.
 void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std::vector<HeadProfile>& heads,
-                  std::vector<std::vector<double>>& counts);
+                  std::vector<std::vector<double>>& counts, const TaskSpec* task = nullptr);
 void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vector<double>>& counts);
 
 }  // namespace mha

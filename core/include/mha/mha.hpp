@@ -56,3 +56,4 @@
 #include "mha/train.hpp"
 #include "mha/tasks.hpp"
 #include "mha/heads.hpp"
+#include "mha/training_run.hpp"

@@ -82,6 +82,8 @@ struct Model {
 Model InitModel(const ModelConfig& cfg);
 // The same shapes, every value zero (gradients, optimiser moments).
 Model ZerosLike(const Model& m);
+// A deep copy: the layers' Weights are copied too, not shared.
+Model Clone(const Model& m);
 
 // The one list of the model's parameters: calls f(name, index, tensor) for each tensor
 // the configuration uses, in the checkpoint's order, where `tensor` is the Mat& or
