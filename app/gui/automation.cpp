@@ -11,6 +11,7 @@
 #include "cli/bench_timing.hpp"
 #include "gui/settings.hpp"
 #include "gui/teach_views.hpp"
+#include "gui/views/registry.hpp"
 #include "io/files.hpp"
 
 namespace mha::gui {

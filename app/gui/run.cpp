@@ -192,7 +192,7 @@ int RunWindow(const std::vector<std::string>& args) {
   bool help = false;
   const GuiOptions g = ParseGuiFlags(args, &help);
   if (help) {
-    std::cout << kHelp << cli::RunFlagsHelp() << kTeachFlagsHelp << kHelpGui;
+    std::cout << kHelp << cli::RunFlagsHelp() << TeachFlagsHelp() << kHelpGui;
     return 0;
   }
   AppState s;

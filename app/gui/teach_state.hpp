@@ -1,4 +1,4 @@
-// State of the teaching views (issue 4): which view is shown, what the learner
+// State of the teaching views: which view is shown, what the learner
 // selected in them, and the per-trace results they show, cached so that the heavy
 // ones (ExplainQuery, HeadDivergence, ...) are computed when the trace or the
 // selection changes, never every frame. Every number a view shows comes from one of
@@ -14,16 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "gui/views/registry.hpp"
 #include "mha/mha.hpp"
 
 namespace mha::gui {
-
-// The tabs of the results area, in order.
-enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Count };
-inline constexpr int kViewCount = static_cast<int>(View::Count);
-const char* ViewName(View v);   // "heatmaps", "query", ...: --view and --dump-state
-const char* ViewTitle(View v);  // the tab's label
-const char* ViewMenuTitle(View v);  // the View menu's longer label
 
 // A cached value: `key` says what it was computed from (trace generation and the
 // selection); `error` holds the core's message if the computation threw.

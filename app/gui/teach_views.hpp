@@ -64,7 +64,7 @@ void LoadWeightsFile(AppState& s, const std::string& path);
 void SaveInputFile(AppState& s, const std::string& path);
 void SaveWeightsFile(AppState& s, const std::string& path);
 
-// Flags of the teaching views: --view NAME, --view-head H, --view-query I,
+// Flags of the teaching views (--view's names come from gui/views/registry.hpp): --view NAME, --view-head H, --view-query I,
 // --inspect TENSOR, --preset lesson | heads.
 struct TeachFlags {
   int view = -1;
@@ -76,10 +76,6 @@ struct TeachFlags {
 bool ParseTeachFlag(cli::Args& a, const std::string& flag, TeachFlags& f);
 bool TeachFlagTakesValue(const std::string& flag);
 void ApplyTeachFlags(const TeachFlags& f, AppState& s);
-extern const char* const kTeachFlagsHelp;
-
-// What every teaching view shows, as JSON (for --dump-state): the same cached
-// values the views draw.
-std::string TeachViewsJson(AppState& s);
+std::string TeachFlagsHelp();
 
 }  // namespace mha::gui
