@@ -8,12 +8,11 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "gui/gl_textures.hpp"
 #include "gui/views/registry.hpp"
 #include "mha/mha.hpp"
 
@@ -52,28 +51,6 @@ struct InspectedTensor {
   std::string note;                   // what this tensor is, one line
   int col_group = 0;                  // > 0: columns come in heads of this many (concat, W_q, ...)
   std::string col_group_label;        // "head", "K/V head"
-};
-
-// Textures for the small heatmaps of the teaching views, one per widget id,
-// re-uploaded only when their content key changes.
-class MatrixTextures {
- public:
-  // The texture for `id`, filled by `fill` (rows x cols RGBA) when `key` differs
-  // from what it holds. Textures not asked for in 300 frames are deleted.
-  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols,
-                   const std::function<void(std::vector<std::uint8_t>& rgba)>& fill);
-  void EndFrame();
-  void Release();  // needs the GL context
-
- private:
-  struct Entry {
-    unsigned int tex = 0;
-    std::string key;
-    int rows = 0, cols = 0;
-    int idle = 0;
-  };
-  std::map<std::string, Entry> entries_;
-  std::vector<std::uint8_t> rgba_;
 };
 
 struct TeachUi {
