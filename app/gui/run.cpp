@@ -1,4 +1,4 @@
-// mhaviz gui: the flags, the window, and the main loop (in the style of Dear
+// mhaviz gui: the window and the main loop (in the style of Dear
 // ImGui's example_glfw_opengl3/main.cpp), plus the automation mode used by tests,
 // docs and benchmarks (--frames, --screenshot, --stats).
 #include <algorithm>
@@ -21,16 +21,15 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/options.hpp"
 #include "gui/app_state.hpp"
 #include "gui/automation.hpp"
 #include "gui/export_actions.hpp"
 #include "gui/fonts.hpp"
 #include "gui/frame.hpp"
 #include "gui/gui.hpp"
+#include "gui/gui_flags.hpp"
 #include "gui/input_queue.hpp"
 #include "gui/settings.hpp"
-#include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
 #include "io/files.hpp"
 
@@ -39,132 +38,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* kHelp =
-    "usage: mhaviz [gui] [flags]\n"
-    "\n"
-    "Opens the desktop app: type a sentence, see the shape flow and every head's attention\n"
-    "heatmap, recomputed live. With no flags it restores the last sentence and configuration.\n"
-    "\n"
-    "Start with (overrides the saved settings):\n";
-const char* kHelpGui =
-    "\n"
-    "Automation (tests, docs, bug reports, benchmarks):\n"
-    "  --frames N          render N frames, then exit\n"
-    "  --screenshot FILE   save a PNG of the window after the last frame (without --frames:\n"
-    "                      when the window is closed)\n"
-    "  --stats FILE.json   write the median frame time and median recompute time\n"
-    "  --churn             recompute every frame, as while a slider is dragged\n"
-    "  --width W --height H  window size in pixels (default 1600 x 1000)\n"
-    "  --dump-state FILE   at exit, write the sentence, configuration and the full trace (JSON)\n"
-    "  --probe FILE        while running, keep FILE updated with widget positions and state (JSON)\n"
-    "  --enlarge K         start with head K (0 .. num_heads-1, or 'mean') enlarged\n"
-    "  --export FILE       export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does\n"
-    "  --settings / --no-settings  load and save the user's settings file (default: yes, except\n"
-    "                      with --frames / --screenshot / --stats)\n"
-    "\n"
-    "Settings live in $XDG_CONFIG_HOME/mhaviz (default ~/.config/mhaviz): settings.json and imgui.ini.\n"
-    "Exit status: 0 ok, 1 runtime error (no display, no OpenGL 3.3, unwritable file), 2 usage error.\n";
-
-struct GuiOptions {
-  std::string screenshot, stats, dump_state, probe, export_path;
-  int frames = 0;
-  bool churn = false;
-  int width = 0, height = 0;
-  int settings = -1;  // -1 default, 0 no, 1 yes
-  int enlarge = -1;
-  TeachFlags teach;  // --view, --preset, ... (teach_flags.cpp)
-  bool automation() const { return frames > 0 || !stats.empty(); }
-};
-
 std::atomic<bool> g_stop{false};
 std::string g_glfw_error;
 
 void OnSignal(int) { g_stop = true; }
-
-// Splits args into RunOptions flags (applied on top of the saved settings) and the
-// GUI's own flags.
-GuiOptions ParseGuiFlags(const std::vector<std::string>& args, bool* help) {
-  GuiOptions g;
-  cli::RunOptions scratch;
-  cli::Args a("gui", args);
-  while (!a.Done()) {
-    const std::string f = a.Next();
-    if (f == "--help" || f == "-h") {
-      *help = true;
-      return g;
-    }
-    if (cli::ParseRunFlag(a, f, scratch)) continue;
-    if (f == "--screenshot") g.screenshot = a.Value(f);
-    else if (f == "--frames") g.frames = a.Int(f, 1, 1000000);
-    else if (f == "--stats") g.stats = a.Value(f);
-    else if (f == "--churn") g.churn = true;
-    else if (f == "--width") g.width = a.Int(f, 200, 16384);
-    else if (f == "--height") g.height = a.Int(f, 150, 16384);
-    else if (f == "--dump-state") g.dump_state = a.Value(f);
-    else if (f == "--probe") g.probe = a.Value(f);
-    else if (f == "--export") g.export_path = a.Value(f);
-    else if (f == "--enlarge") {
-      if (!a.Done() && a.Peek() == "mean") {
-        a.Next();
-        g.enlarge = Limits::kMaxHeads + 1;  // resolved to num_heads below
-      } else {
-        g.enlarge = a.Int(f, 0, Limits::kMaxHeads - 1);
-      }
-    }
-    else if (ParseTeachFlag(a, f, g.teach)) continue;
-    else if (f == "--settings") g.settings = 1;
-    else if (f == "--no-settings") g.settings = 0;
-    else a.Unknown(f);
-  }
-  if (!g.stats.empty() && g.frames == 0) g.frames = 10;
-  return g;
-}
-
-// Applies the RunOptions flags on top of `s.choice` (defaults or saved settings).
-void ApplyRunFlags(const std::vector<std::string>& args, AppState& s) {
-  cli::RunOptions o;
-  o.cfg = s.choice.cfg;
-  cli::Args a("gui", args);
-  while (!a.Done()) {
-    const std::string f = a.Next();
-    if (!cli::ParseRunFlag(a, f, o)) {
-      // GUI flags with a value: skip the value.
-      if (f == "--screenshot" || f == "--frames" || f == "--stats" || f == "--width" || f == "--height" ||
-          f == "--dump-state" || f == "--probe" || f == "--export" || f == "--enlarge" || TeachFlagTakesValue(f))
-        a.Next();
-    }
-  }
-  s.choice.cfg = o.cfg;
-  if (o.sentence_given && !o.sentence_file.empty())
-    throw cli::UsageError("give either --sentence or --sentence-file, not both.");
-  if (!o.sentence.empty()) s.choice.sentence = o.sentence;
-  if (!o.sentence_file.empty()) {
-    // Was silently ignored. The text field's own cap (SyncBuffersFromChoice) applies.
-    s.choice.sentence = io::ReadFilePrefix(o.sentence_file, Limits::kMaxSentenceBytes + 1, nullptr);
-    if (s.choice.sentence.find('\0') != std::string::npos)
-      throw Error("'" + o.sentence_file + "' contains NUL bytes, so it is not a text file.");
-  }
-  if (!o.memory.empty()) {
-    s.choice.memory = o.memory;
-    s.choice.cross = true;
-  }
-  if (!o.input_npz.empty()) {
-    if (!o.sentence.empty())
-      throw cli::UsageError("give either --sentence or --input, not both: --input replaces the sentence's embeddings.");
-    const auto npz = io::LoadNpz(o.input_npz);
-    s.files.input = io::InputsFromNpz(npz, o.input_npz);
-    s.files.input_path = o.input_npz;
-    s.choice.cfg.d_model = static_cast<int>(s.files.input.x.cols());
-    s.choice.cfg.positional_encoding = false;  // x already holds whatever encoding it had
-  }
-  if (!o.weights_npz.empty()) {
-    const auto npz = io::LoadNpz(o.weights_npz);
-    s.files.weights = std::make_shared<const Weights>(io::WeightsFromNpz(npz, o.weights_npz, &s.choice.cfg));
-    s.files.weights_path = o.weights_npz;
-  }
-  SyncBuffersFromChoice(s);
-  s.dirty = true;
-}
 
 double CpuMs() {
   rusage u{};
@@ -188,13 +65,8 @@ void RebuildFonts(AppState& s, bool device_ready) {
   s.ui.fonts_dirty = false;
 }
 
-int RunWindow(const std::vector<std::string>& args) {
-  bool help = false;
-  const GuiOptions g = ParseGuiFlags(args, &help);
-  if (help) {
-    std::cout << kHelp << cli::RunFlagsHelp() << kTeachFlagsHelp << kHelpGui;
-    return 0;
-  }
+int RunWindow(const GuiArgs& a) {
+  const GuiOptions& g = a.gui;
   AppState s;
   s.churn = g.churn;
   s.choice.sentence = cli::kDefaultSentence;
@@ -211,8 +83,8 @@ int RunWindow(const std::vector<std::string>& args) {
     const std::string notice = LoadAppSettings(settings_path, s, &win_w, &win_h);
     if (!notice.empty()) s.ui.notices.push_back(notice);
   }
-  ApplyRunFlags(args, s);  // flags override the saved settings
-  ApplyTeachFlags(g.teach, s);
+  ApplyRunOptions(a.run, s);  // flags override the saved settings
+  ApplyTeachFlags(a.teach, s);
   if (g.width) win_w = g.width;
   if (g.height) win_h = g.height;
 
@@ -504,7 +376,14 @@ int RunWindow(const std::vector<std::string>& args) {
 }  // namespace
 
 int Run(const std::vector<std::string>& args) {
-  return cli::Guard("gui", [&] { return RunWindow(args); });
+  return cli::Guard("gui", [&] {
+    const GuiArgs a = ParseGuiArgs(args);
+    if (a.help) {
+      std::cout << a.help_text;
+      return 0;
+    }
+    return RunWindow(a);
+  });
 }
 
 }  // namespace mha::gui

@@ -1,4 +1,4 @@
-// The teaching views' names, their command-line flags, and the JSON of what each
+// The teaching views' names (--view, the tabs, the menu) and the JSON of what each
 // view shows (--dump-state), written from the same caches the views draw.
 #include <cmath>
 
@@ -75,79 +75,16 @@ const char* ViewName(View v) { return kViews[static_cast<int>(v)].name; }
 const char* ViewTitle(View v) { return kViews[static_cast<int>(v)].tab; }
 const char* ViewMenuTitle(View v) { return kViews[static_cast<int>(v)].menu; }
 
-const char* const kTeachFlagsHelp =
-    "\n"
-    "Teaching views:\n"
-    "  --view NAME         start on a view: heatmaps, query, scaling, heads, head-count, gqa, cross,\n"
-    "                      lesson, inspector\n"
-    "  --view-head H       the head the query, scaling and inspector views show (default 0)\n"
-    "  --view-query I      the query token of the step-by-step view (default 0)\n"
-    "  --inspect TENSOR    the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)\n"
-    "  --preset lesson     start on the lesson's worked example (X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]],\n"
-    "                      d_model 4, 2 heads, identity weights); replaces the sentence and configuration\n"
-    "  --preset heads      four hand-built positional heads (previous, self, first, next word) on the\n"
-    "                      sentence's tokens: x = positional encoding only, d_model 64, 4 heads\n";
-
-bool TeachFlagTakesValue(const std::string& f) {
-  return f == "--view" || f == "--view-head" || f == "--view-query" || f == "--inspect" || f == "--preset";
+int ViewIndexByName(const std::string& name) {
+  for (int i = 0; i < kViewCount; ++i)
+    if (name == kViews[i].name) return i;
+  return -1;
 }
 
-bool ParseTeachFlag(cli::Args& a, const std::string& f, TeachFlags& out) {
-  if (f == "--view") {
-    const std::string v = a.Value(f);
-    std::string names;
-    for (int i = 0; i < kViewCount; ++i) {
-      if (v == kViews[i].name) {
-        out.view = i;
-        return true;
-      }
-      names += (i ? ", " : "") + std::string(kViews[i].name);
-    }
-    throw cli::UsageError("--view must be one of " + names + "; got '" + v + "'.");
-  }
-  if (f == "--view-head") {
-    out.head = a.Int(f, 0, Limits::kMaxHeads - 1);
-    return true;
-  }
-  if (f == "--view-query") {
-    out.query = a.Int(f, 0, Limits::kMaxTokens - 1);
-    return true;
-  }
-  if (f == "--inspect") {
-    out.inspect = a.Value(f);
-    return true;
-  }
-  if (f == "--preset") {
-    const std::string v = a.Value(f);
-    if (v != "lesson" && v != "heads")
-      throw cli::UsageError("--preset must be 'lesson' (the lesson's worked example) or 'heads' (four hand-built "
-                            "positional heads on the sentence); got '" + v + "'.");
-    (v == "lesson" ? out.lesson : out.heads) = true;
-    return true;
-  }
-  return false;
-}
-
-void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
-  if (f.lesson) LoadLessonExample(s);
-  if (f.heads) LoadPositionalHeadsExample(s);
-  if (f.view >= 0) {
-    s.teach.view = static_cast<View>(f.view);
-    s.teach.select_view = true;
-  }
-  if (f.head >= 0) s.teach.head = f.head;
-  if (f.query >= 0) s.teach.query = f.query;
-  if (!f.inspect.empty()) {
-    s.teach.inspect.tensor = f.inspect;
-    s.teach.inspect.step.clear();
-    const bool per_head = f.inspect == "q" || f.inspect == "k" || f.inspect == "v" || f.inspect == "scores" ||
-                          f.inspect == "attn" || f.inspect == "context";
-    s.teach.inspect.mode = per_head ? InspectSelection::Mode::Head : InspectSelection::Mode::Whole;
-    if (f.view < 0) {
-      s.teach.view = View::Inspector;
-      s.teach.select_view = true;
-    }
-  }
+std::string ViewNamesJoined() {
+  std::string names;
+  for (int i = 0; i < kViewCount; ++i) names += (i ? ", " : "") + std::string(kViews[i].name);
+  return names;
 }
 
 std::string TeachViewsJson(AppState& s) {

@@ -24,6 +24,8 @@ inline constexpr int kViewCount = static_cast<int>(View::Count);
 const char* ViewName(View v);   // "heatmaps", "query", ...: --view and --dump-state
 const char* ViewTitle(View v);  // the tab's label
 const char* ViewMenuTitle(View v);  // the View menu's longer label
+int ViewIndexByName(const std::string& name);  // --view NAME: the view's index, or -1
+std::string ViewNamesJoined();                 // "heatmaps, query, ...": --view's help and error
 
 // A cached value: `key` says what it was computed from (trace generation and the
 // selection); `error` holds the core's message if the computation threw.
