@@ -303,8 +303,9 @@ std::string TeachViewsJson(AppState& s) {
            {"file_message_ok", s.teach.file_message_ok}};
     if (s.result.ok && s.result.trace.cfg.d_model <= 8 && s.result.trace.weights) {
       const Weights& w = *s.result.trace.weights;
-      l["weights"] = {{"W_q", Matrix(w.W_q)}, {"W_k", Matrix(w.W_k)}, {"W_v", Matrix(w.W_v)}, {"W_o", Matrix(w.W_o)},
-                      {"b_q", Vec(w.b_q)},    {"b_k", Vec(w.b_k)},    {"b_v", Vec(w.b_v)},    {"b_o", Vec(w.b_o)}};
+      json& wj = l["weights"];
+      ForEachWeight(w, s.result.trace.cfg,
+                    [&](const WeightSpec& spec, const auto& m) { wj[spec.name] = spec.vector ? Vec(m) : Matrix(m); });
     }
     j["lesson_view"] = l;
   }
