@@ -1,5 +1,6 @@
-// The results area: a tab per view (the heatmaps, then the teaching views of
-// issue 4), the View menu's entries for them, and the shared head / query pickers.
+// The results area: a tab per view (the heatmaps, then the teaching views, one
+// idea of the lesson each), the View menu's entries for them, and the shared head /
+// query pickers.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -16,7 +16,7 @@ void DrawHeatmapsPanel(AppState& s);   // panel_heatmaps.cpp
 void DrawStatusBar(AppState& s);       // panel_status.cpp
 
 // The results area: one tab per view, the heatmaps first (panel_views.cpp), and the
-// teaching views of issue 4, one per file.
+// teaching views, one idea of the lesson each, one per file.
 void DrawResultsArea(AppState& s);     // panel_views.cpp: the tab bar
 void DrawViewMenuItems(AppState& s);   // panel_views.cpp: the View menu's entries
 void DrawQueryView(AppState& s);       // panel_query.cpp: one query, step by step

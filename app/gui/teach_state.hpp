@@ -1,8 +1,8 @@
-// State of the teaching views (issue 4): which view is shown, what the learner
+// State of the teaching views (one idea of the lesson each): which view is shown, what the learner
 // selected in them, and the per-trace results they show, cached so that the heavy
 // ones (ExplainQuery, HeadDivergence, ...) are computed when the trace or the
 // selection changes, never every frame. Every number a view shows comes from one of
-// these caches, and --dump-state writes the same caches (teach_views.cpp), so what
+// these caches, and --dump-state writes the same caches (teach_flags.cpp), so what
 // is shown is what is exported.
 #pragma once
 

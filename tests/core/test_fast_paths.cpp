@@ -9,28 +9,14 @@
 
 #include "close.hpp"
 #include "ffn_reference.hpp"
+#include "fixtures.hpp"
 #include "mha/mha.hpp"
 #include "oracle.hpp"
 
 namespace {
 
-mha::Mat RandomMat(std::mt19937& rng, int r, int c) {
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  mha::Mat m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = n(rng);
-  return m;
-}
-
-mha::Inputs RandomInputs(std::mt19937& rng, int seq, int seq_kv, int d, bool cross) {
-  mha::Inputs in;
-  in.x = RandomMat(rng, seq, d);
-  in.tokens.assign(seq, "t");
-  if (cross) {
-    in.memory = RandomMat(rng, seq_kv, d);
-    in.memory_tokens.assign(seq_kv, "m");
-  }
-  return in;
-}
+using fixtures::RandomInputs;
+using fixtures::RandomMat;
 
 void CheckOracle(const mha::Config& cfg, const mha::Weights& w, const mha::Inputs& in,
                  const mha::Trace& t) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GUI tests of the teaching views (issue 4): the real window under Xvfb, checked
+"""GUI tests of the teaching views: the real window under Xvfb, checked
 through the app's own outputs (--dump-state's "views", the files the Lesson view
 saves) against hand calculations, numpy and the headless `mhaviz trace`.
 
