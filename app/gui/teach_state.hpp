@@ -2,7 +2,8 @@
 // selected in them, and the per-trace results they show, cached so that the heavy
 // ones (ExplainQuery, HeadDivergence, ...) are computed when the trace or the
 // selection changes, never every frame. Every number a view shows comes from one of
-// these caches, and --dump-state writes the same caches (teach_views.cpp), so what
+// these caches, and --dump-state writes the same caches (each view's Dump function in
+// gui/views/), so what
 // is shown is what is exported.
 #pragma once
 

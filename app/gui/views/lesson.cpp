@@ -277,9 +277,10 @@ json DumpLessonView(AppState& s) {
          {"file_message_ok", s.teach.file_message_ok}};
   if (s.result.ok && s.result.trace.cfg.d_model <= kMaxEditDModel && s.result.trace.weights) {
     const Weights& w = *s.result.trace.weights;
-    l["weights"] = {{"W_q", dump::Matrix(w.W_q)}, {"W_k", dump::Matrix(w.W_k)}, {"W_v", dump::Matrix(w.W_v)},
-                    {"W_o", dump::Matrix(w.W_o)}, {"b_q", Vec(w.b_q)},          {"b_k", Vec(w.b_k)},
-                    {"b_v", Vec(w.b_v)},          {"b_o", Vec(w.b_o)}};
+    nlohmann::json& wj = l["weights"];
+    ForEachWeight(w, s.result.trace.cfg, [&](const WeightSpec& spec, const auto& m) {
+      wj[spec.name] = spec.vector ? Vec(m) : dump::Matrix(m);
+    });
   }
   return l;
 }
