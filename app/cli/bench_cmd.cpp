@@ -12,84 +12,99 @@
 #include <vector>
 
 #include "bench_live.hpp"
-#include "bench_timing.hpp"
+#include "options/timing.hpp"
 #include "commands.hpp"
-#include "options.hpp"
 
 namespace mha::cli {
 namespace {
 
-const char* kBenchHelp =
-    "usage: mhaviz bench --seq N --d-model D --heads H [--kv-heads G] [--threads T] [--repeat R]\n"
-    "\n"
+const char* kBenchAbout =
     "Times one multi-head attention sublayer on random input, after a warm-up: the Q/K/V\n"
     "projections, every head's scores and softmax weights (kept, like need_weights=True,\n"
     "average_attn_weights=False in PyTorch), attn V, concat and W_O. No residual, no norm:\n"
     "the same work as torch.nn.MultiheadAttention's forward. Compare with\n"
-    "scripts/compare_torch.py.\n"
-    "\n"
-    "  --seq N         tokens (default 128)\n"
-    "  --d-model D     d_model (default 512)\n"
-    "  --heads H       num_heads (default 8)\n"
-    "  --kv-heads G    num_kv_heads (grouped-query attention; default: same as --heads)\n"
-    "  --threads T     CPU threads (default 1; a pass under ~2 MFLOP per thread uses fewer)\n"
-    "  --repeat R      timed runs (default: as many as fit in about a second, 5 to 2000)\n"
-    "  --seed N        seed of the random input and weights (default 42)\n"
-    "  --live          time the desktop app's recompute instead, after each kind of change\n"
-    "                  (one word, num_heads, temperature, mask, norm, d_model, seed, ...),\n"
-    "                  on a sentence of --seq words (default 32) through the full layer\n"
-    "  --help\n"
-    "\n"
+    "scripts/compare_torch.py.";
+const char* kBenchFooter =
     "Prints one line per setting, and last one JSON object: seq, d_model, heads, kv_heads,\n"
     "threads, repeat, median_ms, min_ms (wall clock), gflops (FLOPs of the median run,\n"
     "counted as 8*n*d^2 + 4*n^2*d for plain multi-head attention) and cpu_median_ms (the\n"
-    "calling thread's CPU time: on a busy machine, what the run cost without the waits).\n";
+    "calling thread's CPU time: on a busy machine, what the run cost without the waits).";
+
+constexpr long long kBig = 1LL << 30;
+
+struct BenchArgs {
+  RunOptions run;  // --heads, --d-model, --kv-heads, --seed
+  int seq = 128, repeat = 0;
+  bool live = false, seq_given = false;
+  bool help = false;
+  std::string help_text;
+  BenchArgs() {
+    run.cfg.norm = Norm::None;  // the attention sublayer alone, as torch's MultiheadAttention
+    run.cfg.threads = 1;
+  }
+};
+
+void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
+  const std::string g = "Timing";
+  IntFlag(
+      app, "--seq", -kBig, kBig,
+      [&b](int v) {
+        b.seq = v;
+        b.seq_given = true;
+      },
+      "tokens (default 128)")
+      ->group(g);
+  AddModelSizeFlags(app, b.run);
+  IntFlag(
+      app, "--threads", -kBig, kBig, [&b](int v) { b.run.cfg.threads = v; },
+      "CPU threads (default 1; a pass under ~2 MFLOP per thread uses fewer)",
+      [](long long n) {
+        return n >= 1 && n <= Limits::kMaxThreads
+                   ? std::string()
+                   : "--threads = " + std::to_string(n) + " must be between 1 and " +
+                         std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.";
+      })
+      ->type_name("T")
+      ->group(g);
+  IntFlag(
+      app, "--repeat", -kBig, kBig, [&b](int v) { b.repeat = v; },
+      "timed runs (default: as many as fit in about a second, 5 to 2000)",
+      [](long long n) {
+        return n >= 1 && n <= 1000000 ? std::string()
+                                      : "--repeat = " + std::to_string(n) +
+                                            " must be between 1 and 1000000 timed runs. Try 20; leave it out to "
+                                            "run for about a second.";
+      })
+      ->type_name("R")
+      ->group(g);
+  app.add_flag("--live", b.live,
+               "time the desktop app's recompute instead, after each kind of change\n"
+               "(one word, num_heads, temperature, mask, norm, d_model, seed, ...),\n"
+               "on a sentence of --seq words (default 32) through the full layer")
+      ->group(g);
+}
+
+BenchArgs ParseBenchArgs(const std::vector<std::string>& argv) {
+  return ParseCommandArgs("bench", kBenchAbout, kBenchFooter, DeclareBenchFlags, argv, [](const std::string& w) {
+    return "unexpected argument '" + w + "': mhaviz bench runs on random input and takes only flags, e.g. --seq 128 "
+           "--d-model 512 --heads 8. See 'mhaviz bench --help'.";
+  });
+}
 
 }  // namespace
 
 int BenchCommand(const std::vector<std::string>& argv) {
   return Guard("bench", [&] {
-    Config cfg;
-    cfg.norm = Norm::None;
-    cfg.threads = 1;
-    int seq = 128, repeat = 0;
-    bool live = false, seq_given = false;
-    Args a("bench", argv);
-    constexpr long long kBig = 1LL << 30;
-    while (!a.Done()) {
-      const std::string f = a.Next();
-      if (f == "--help" || f == "-h") {
-        std::cout << kBenchHelp;
-        return 0;
-      }
-      if (f == "--seq") seq = a.Int(f, -kBig, kBig), seq_given = true;
-      else if (f == "--live") live = true;
-      else if (f == "--d-model") cfg.d_model = a.Int(f, -kBig, kBig);
-      else if (f == "--heads") cfg.num_heads = a.Int(f, -kBig, kBig);
-      else if (f == "--kv-heads") {
-        cfg.num_kv_heads = a.Int(f, -kBig, kBig);
-        if (cfg.num_kv_heads <= 0)
-          throw UsageError("--kv-heads = " + std::to_string(cfg.num_kv_heads) +
-                           " must be at least 1 (1 = multi-query attention; leave it out for plain "
-                           "multi-head attention).");
-      } else if (f == "--threads") {
-        cfg.threads = a.Int(f, -kBig, kBig);
-        if (cfg.threads < 1 || cfg.threads > Limits::kMaxThreads)
-          throw UsageError("--threads = " + std::to_string(cfg.threads) + " must be between 1 and " +
-                           std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.");
-      } else if (f == "--repeat") {
-        repeat = a.Int(f, -kBig, kBig);
-        if (repeat < 1 || repeat > 1000000)
-          throw UsageError("--repeat = " + std::to_string(repeat) +
-                           " must be between 1 and 1000000 timed runs. Try 20; leave it out to "
-                           "run for about a second.");
-      } else if (f == "--seed") cfg.seed = a.U64(f);
-      else if (!f.empty() && f[0] != '-')
-        throw UsageError("unexpected argument '" + f + "': mhaviz bench runs on random input and takes "
-                         "only flags, e.g. --seq 128 --d-model 512 --heads 8. See 'mhaviz bench --help'.");
-      else a.Unknown(f);
+    const BenchArgs b = ParseBenchArgs(argv);
+    if (b.help) {
+      std::cout << b.help_text;
+      return 0;
     }
-    if (live && !seq_given) seq = 32;
+    Config cfg = b.run.cfg;
+    int seq = b.seq;
+    const int repeat = b.repeat;
+    const bool live = b.live;
+    if (live && !b.seq_given) seq = 32;
     if (seq <= 0 || seq > Limits::kMaxTokens)
       throw UsageError("--seq = " + std::to_string(seq) + " must be between 1 and " +
                        std::to_string(Limits::kMaxTokens) + " tokens. Try 128.");

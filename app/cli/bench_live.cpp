@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench_live.hpp"
-#include "bench_timing.hpp"
+#include "options/timing.hpp"
 #include "mha/mha.hpp"
 
 namespace mha::cli {

@@ -4,21 +4,27 @@
 #include <string>
 #include <vector>
 
-#include "options.hpp"
+#include "options/flags.hpp"
+#include "prepare.hpp"
 
 namespace mha::cli {
 
-// `mhaviz trace` flags, parsed without touching files or running anything, so the
-// parser can be fuzzed and tested on its own. Throws UsageError.
+// Each subcommand: its flags (one struct), the function that declares them (flags.hpp)
+// and the command that runs them. Parse*Args parse without touching files or running
+// anything, so the parsers can be fuzzed and tested on their own. They throw UsageError.
+
+// `mhaviz trace`.
 struct TraceArgs {
   RunOptions run;
   std::string npz_path, json_path;
   bool quiet = false;
-  bool help = false;  // --help seen: print help, ignore the rest
+  bool help = false;  // --help seen: print help_text, ignore the rest
+  std::string help_text;
 };
+void DeclareTraceFlags(CLI::App& app, TraceArgs& t);
 TraceArgs ParseTraceArgs(const std::vector<std::string>& args);
 
-// `mhaviz export` flags, likewise parse-only.
+// `mhaviz export`.
 struct ExportArgs {
   RunOptions run;
   std::string png_path, svg_path;
@@ -28,7 +34,9 @@ struct ExportArgs {
   bool values = true;
   bool quiet = false;
   bool help = false;
+  std::string help_text;
 };
+void DeclareExportFlags(CLI::App& app, ExportArgs& e);
 ExportArgs ParseExportArgs(const std::vector<std::string>& args);
 
 int TraceCommand(const std::vector<std::string>& args);

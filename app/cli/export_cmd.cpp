@@ -6,36 +6,19 @@
 #include <iostream>
 #include <utility>
 
-#include "../io/files.hpp"
 #include "commands.hpp"
-#include "options.hpp"
+#include "io/files.hpp"
 #include "render/render.hpp"
 
 namespace mha::cli {
 namespace {
 
-const char* kExportHelp =
-    "usage: mhaviz export [flags] --png FILE [--svg FILE] [--head K] [--scale N] [--no-values]\n"
-    "\n"
+const char* kExportAbout =
     "Runs one multi-head attention layer on a sentence and draws the attention weights\n"
     "softmax(Q K^T / sqrt(d_k)) of every head, plus their mean, as heatmaps: rows are the\n"
     "query tokens, columns the key tokens, one fixed [0, 1] colour scale (viridis) for all\n"
-    "maps. Works without a display (DISPLAY may be unset).\n"
-    "\n"
-    "What to compute (the same flags as 'mhaviz trace'):\n";
-const char* kExportOutHelp =
-    "\n"
-    "Output (at least one of --png / --svg):\n"
-    "  --png FILE        write a PNG image (labels in NanumGothic, Korean included)\n"
-    "  --svg FILE        write an SVG: every cell a vector <rect> whose tooltip holds the query,\n"
-    "                    key, weight and raw score; labels are text\n"
-    "  --head K          draw only head K, larger (heads are numbered 0 .. num_heads-1);\n"
-    "                    default: every head and the mean over heads\n"
-    "  --scale N         PNG resolution multiplier, 1..8 (default 2, sharp on slides)\n"
-    "  --no-values       do not print the weights inside the cells\n"
-    "  --quiet           print nothing on success\n"
-    "  --help\n"
-    "\n"
+    "maps. Works without a display (DISPLAY may be unset). Give at least one of --png / --svg.";
+const char* kExportFooter =
     "Big inputs stay bounded: labels and printed weights are left out when the cells are\n"
     "too small, PNGs are capped at 16 megapixels, and an SVG is refused above 300,000 cells\n"
     "(export one head with --head K instead). Notes on stderr say what was simplified.\n"
@@ -49,16 +32,24 @@ const char* kExportOutHelp =
     "MHAVIZ_FONT=/path/to/font.ttf to use another TrueType font.\n"
     "\n"
     "Exit status: 0 ok, 1 runtime error (files, fonts), 2 usage error (flags). Files are\n"
-    "written atomically: a failed write leaves no partial file behind.\n";
+    "written atomically: a failed write leaves no partial file behind.";
 
-int SmallInt(Args& a, const std::string& flag, const char* what) {
-  const std::string v = a.Value(flag);
-  errno = 0;
-  char* end = nullptr;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE || n < -1000000 || n > 1000000)
-    throw UsageError(flag + " expects " + what + ", got '" + v + "'.");
-  return static_cast<int>(n);
+// --head and --scale: small whole numbers; their own ranges are checked with the
+// configuration (--head) or just below (--scale).
+CLI::Option* SmallIntFlag(CLI::App& app, const std::string& flag, int& target, const std::string& what,
+                          const std::string& help) {
+  return app.add_option(flag, target, help)
+      ->check(CLI::Validator(
+          [flag, what](std::string& v) -> std::string {
+            errno = 0;
+            char* end = nullptr;
+            const long n = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || errno == ERANGE || n < -1000000 || n > 1000000)
+              return flag + " expects " + what + ", got '" + v + "'.";
+            return "";
+          },
+          ""))
+      ->group(kOutputGroup);
 }
 
 double Ms(std::chrono::steady_clock::duration d) {
@@ -67,30 +58,40 @@ double Ms(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
+void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
+  AddRunFlags(app, e.run);
+  TextFlag(app, "--png", e.png_path, "write a PNG image (labels in NanumGothic, Korean included)")
+      ->type_name("FILE")
+      ->group(kOutputGroup);
+  TextFlag(app, "--svg", e.svg_path,
+           "write an SVG: every cell a vector <rect> whose tooltip holds the query,\n"
+           "key, weight and raw score; labels are text")
+      ->type_name("FILE")
+      ->group(kOutputGroup);
+  SmallIntFlag(app, "--head", e.head, "a head number (0 for the first head)",
+               "draw only head K, larger (heads are numbered 0 .. num_heads-1);\n"
+               "default: every head and the mean over heads")
+      ->type_name("K")
+      ->each([&e](const std::string&) { e.head_given = true; });
+  SmallIntFlag(app, "--scale", e.scale, "a whole number from 1 to 8",
+               "PNG resolution multiplier, 1..8 (default 2, sharp on slides)")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const long n = std::strtol(v.c_str(), nullptr, 10);
+            return n >= 1 && n <= 8 ? std::string()
+                                    : "--scale " + std::to_string(n) +
+                                          " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
+          },
+          ""));
+  app.add_flag_callback("--no-values", [&e] { e.values = false; }, "do not print the weights inside the cells")
+      ->group(kOutputGroup);
+  app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
+}
+
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
-  ExportArgs e;
-  Args a("export", argv);
-  while (!a.Done()) {
-    const std::string f = a.Next();
-    if (f == "--help" || f == "-h") {
-      e.help = true;
-      return e;
-    }
-    if (ParseRunFlag(a, f, e.run)) continue;
-    if (f == "--png") e.png_path = a.Value(f);
-    else if (f == "--svg") e.svg_path = a.Value(f);
-    else if (f == "--head") {
-      e.head = SmallInt(a, f, "a head number (0 for the first head)");
-      e.head_given = true;
-    } else if (f == "--scale") {
-      e.scale = SmallInt(a, f, "a whole number from 1 to 8");
-      if (e.scale < 1 || e.scale > 8)
-        throw UsageError("--scale " + std::to_string(e.scale) +
-                         " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.");
-    } else if (f == "--no-values") e.values = false;
-    else if (f == "--quiet" || f == "-q") e.quiet = true;
-    else a.Unknown(f);
-  }
+  ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
+  if (e.help) return e;
   if (e.png_path.empty() && e.svg_path.empty())
     throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
                      "See 'mhaviz export --help'.");
@@ -103,7 +104,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
   return Guard("export", [&] {
     const ExportArgs e = ParseExportArgs(argv);
     if (e.help) {
-      std::cout << kExportHelp << RunFlagsHelp() << kExportOutHelp;
+      std::cout << e.help_text;
       return 0;
     }
     const RunOptions& o = e.run;

@@ -3,33 +3,18 @@
 #include <iostream>
 #include <sstream>
 
-#include "../io/files.hpp"
 #include "commands.hpp"
-#include "options.hpp"
+#include "io/files.hpp"
 
 namespace mha::cli {
 namespace {
 
-const char* kTraceHelp =
-    "usage: mhaviz trace [flags]\n"
-    "\n"
+const char* kTraceAbout =
     "Runs one multi-head attention layer on a sentence and prints the shape-flow table:\n"
-    "every step with its shape (batch axis first), its parameters and its FLOPs.\n"
-    "\n"
-    "What to compute:\n";
-const char* kTraceOutHelp =
-    "\n"
-    "Output:\n"
-    "  --npz OUT.npz     every tensor as float32 C-order arrays (x, W_q, ..., q, k, v, scores, attn,\n"
-    "                    context, concat, attn_out, out; with --block encoder also ffn_W1, ffn_b1, ffn_W2,\n"
-    "                    ffn_b2, ln2_gamma, ln2_beta, ffn_hidden, ffn_out, ffn_residual, block_out);\n"
-    "                    numpy.load opens it\n"
-    "  --json OUT.json   tokens, config, shape-flow table and attention weights\n"
-    "  --quiet           do not print the table\n"
-    "  --help, --version\n"
-    "\n"
+    "every step with its shape (batch axis first), its parameters and its FLOPs.";
+const char* kTraceFooter =
     "Exit status: 0 ok, 1 runtime error (files), 2 usage error (flags). Outputs are written\n"
-    "atomically: on failure no file is left behind.\n";
+    "atomically: on failure no file is left behind.";
 
 std::string Pad(const std::string& s, std::size_t w) {
   return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
@@ -100,26 +85,27 @@ std::string Thousands(long long n) {
   return n < 0 ? "-" + s : s;
 }
 
+void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
+  AddRunFlags(app, t.run);
+  TextFlag(app, "--npz", t.npz_path,
+           "every tensor as float32 C-order arrays (x, W_q, ..., q, k, v, scores, attn,\n"
+           "context, concat, attn_out, out; with --block encoder also ffn_W1, ffn_b1, ffn_W2,\n"
+           "ffn_b2, ln2_gamma, ln2_beta, ffn_hidden, ffn_out, ffn_residual, block_out);\n"
+           "numpy.load opens it",
+           "--npz needs a file name, e.g. --npz out.npz.")
+      ->type_name("OUT.npz")
+      ->group(kOutputGroup);
+  TextFlag(app, "--json", t.json_path, "tokens, config, shape-flow table and attention weights",
+           "--json needs a file name, e.g. --json out.json.")
+      ->type_name("OUT.json")
+      ->group(kOutputGroup);
+  app.add_flag("-q,--quiet", t.quiet, "do not print the table")->group(kOutputGroup);
+}
+
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
-  TraceArgs t;
-  Args a("trace", argv);
-  while (!a.Done()) {
-    const std::string f = a.Next();
-    if (f == "--help" || f == "-h") {
-      t.help = true;
-      return t;
-    }
-    if (ParseRunFlag(a, f, t.run)) continue;
-    if (f == "--npz" || f == "--json") {
-      std::string& path = f == "--npz" ? t.npz_path : t.json_path;
-      path = a.Value(f);
-      if (path.empty()) throw UsageError(f + " needs a file name, e.g. " + f + " out" + f.substr(1) + ".");
-    }
-    else if (f == "--quiet" || f == "-q") t.quiet = true;
-    else a.Unknown(f);
-  }
+  TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
   // Both are staged, then renamed one after the other: the second would silently win.
-  if (!t.npz_path.empty() && t.npz_path == t.json_path)
+  if (!t.help && !t.npz_path.empty() && t.npz_path == t.json_path)
     throw UsageError("--npz and --json name the same file '" + t.npz_path + "'; give each its own name.");
   return t;
 }
@@ -128,7 +114,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
   return Guard("trace", [&] {
     const TraceArgs ta = ParseTraceArgs(argv);
     if (ta.help) {
-      std::cout << kTraceHelp << RunFlagsHelp() << kTraceOutHelp;
+      std::cout << ta.help_text;
       return 0;
     }
     const std::string& npz_path = ta.npz_path;

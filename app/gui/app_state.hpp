@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/heatmap_textures.hpp"
+#include "gui/gl_textures.hpp"
 #include "gui/teach_state.hpp"
 #include "mha/mha.hpp"
 

@@ -8,9 +8,10 @@
 
 #include <imgui.h>
 
-#include "cli/bench_timing.hpp"
+#include "options/timing.hpp"
 #include "gui/settings.hpp"
 #include "gui/teach_views.hpp"
+#include "gui/views/registry.hpp"
 #include "io/files.hpp"
 
 namespace mha::gui {

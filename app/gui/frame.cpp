@@ -10,6 +10,7 @@
 
 #include "gui/export_actions.hpp"
 #include "gui/panels.hpp"
+#include "gui/views/registry.hpp"
 #include "gui/recompute.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"

@@ -6,31 +6,17 @@
 #include <cstdio>
 #include <cstring>
 
-#include <glad/gl.h>
-
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
-#include "render/render.hpp"
+#include "render/colormap.hpp"
 
 namespace mha::gui {
 namespace {
 
-// RdBu (ColorBrewer), reversed: negative blue, zero near-white, positive red.
-constexpr float kDiverging[5][3] = {
-    {33, 102, 172}, {146, 197, 222}, {247, 247, 247}, {244, 165, 130}, {178, 24, 43}};
-
-std::array<std::uint8_t, 3> Rgb(ColourScale scale, float range, float v) {
+render::Rgb Rgb(ColourScale scale, float range, float v) {
   if (std::isinf(v) && v < 0) return render::kMaskedColour;
   if (scale == ColourScale::Sequential) return render::Colormap(range > 0 ? v / range : v);
-  float t = range > 0 && std::isfinite(v) ? v / range : 0.0f;
-  t = std::clamp(t, -1.0f, 1.0f);
-  const float x = (t + 1.0f) * 2.0f;  // [0, 4]
-  const int i = std::min(3, static_cast<int>(x));
-  const float f = x - i;
-  std::array<std::uint8_t, 3> c{};
-  for (int k = 0; k < 3; ++k)
-    c[k] = static_cast<std::uint8_t>(kDiverging[i][k] + f * (kDiverging[i + 1][k] - kDiverging[i][k]) + 0.5f);
-  return c;
+  return render::Diverging(range > 0 && std::isfinite(v) ? v / range : 0.0f);
 }
 
 float MaxLabel(const std::vector<std::string>* labels, int n, float cap) {
@@ -50,16 +36,7 @@ std::string Label(const std::vector<std::string>* labels, int i) {
 
 }  // namespace
 
-ImU32 ScaleColour(ColourScale scale, float range, float v) {
-  const auto c = Rgb(scale, range, v);
-  return IM_COL32(c[0], c[1], c[2], 255);
-}
-
-ImU32 TextColourOn(ImU32 bg) {
-  const float r = (bg >> IM_COL32_R_SHIFT) & 0xFF, g = (bg >> IM_COL32_G_SHIFT) & 0xFF,
-              b = (bg >> IM_COL32_B_SHIFT) & 0xFF;
-  return 0.2126f * r + 0.7152f * g + 0.0722f * b > 140.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-}
+ImU32 ScaleColour(ColourScale scale, float range, float v) { return Col32(Rgb(scale, range, v)); }
 
 std::string FormatValue(float v, int decimals) {
   if (std::isinf(v)) return v < 0 ? "-\xE2\x88\x9E" : "\xE2\x88\x9E";  // -∞
@@ -78,50 +55,6 @@ std::string SigValue(float v, int digits) {
   std::snprintf(buf, sizeof buf, "%.*g", std::max(digits, 1), static_cast<double>(v));
   if (std::strcmp(buf, "-0") == 0) return "0";
   return buf;
-}
-
-unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, int rows, int cols,
-                                 const std::function<void(std::vector<std::uint8_t>&)>& fill) {
-  Entry& e = entries_[id];
-  e.idle = 0;
-  if (e.tex != 0 && e.key == key && e.rows == rows && e.cols == cols) return e.tex;
-  rgba_.assign(static_cast<std::size_t>(rows) * cols * 4, 255);
-  fill(rgba_);
-  if (e.tex == 0) {
-    glGenTextures(1, &e.tex);
-    glBindTexture(GL_TEXTURE_2D, e.tex);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  } else {
-    glBindTexture(GL_TEXTURE_2D, e.tex);
-  }
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
-  glBindTexture(GL_TEXTURE_2D, 0);
-  e.key = key;
-  e.rows = rows;
-  e.cols = cols;
-  if (rgba_.size() > (std::size_t(1) << 22)) std::vector<std::uint8_t>().swap(rgba_);  // do not hold big buffers
-  return e.tex;
-}
-
-void MatrixTextures::EndFrame() {
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    if (++it->second.idle > 300) {
-      if (it->second.tex) glDeleteTextures(1, &it->second.tex);
-      it = entries_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-void MatrixTextures::Release() {
-  for (auto& [id, e] : entries_)
-    if (e.tex) glDeleteTextures(1, &e.tex);
-  entries_.clear();
 }
 
 MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
@@ -238,7 +171,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
         }
         if (ts.x > cw - 3.0f) continue;
         dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
-                    TextColourOn(ScaleColour(a.scale, a.range, v)), t.c_str());
+                    Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), t.c_str());
       }
     }
   }
@@ -337,8 +270,7 @@ void DrawScaleLegend(ColourScale scale, float range, float width, const char* la
   dl->AddText(ImVec2(x, o.y), text, hi_s.c_str());
   x += hi_w + fs * 0.8f;
   if (masked_entry) {
-    const auto m = render::kMaskedColour;
-    dl->AddRectFilled(ImVec2(x, y), ImVec2(x + fs * 0.9f, y + h), IM_COL32(m[0], m[1], m[2], 255));
+    dl->AddRectFilled(ImVec2(x, y), ImVec2(x + fs * 0.9f, y + h), Col32(render::kMaskedColour));
     dl->AddRect(ImVec2(x - 1, y - 1), ImVec2(x + fs * 0.9f + 1, y + h + 1), Pal().block_border);
     dl->AddText(ImVec2(x + fs * 1.2f, o.y), text, "masked");
     x += fs * 1.2f + ImGui::CalcTextSize("masked").x;

@@ -20,8 +20,6 @@ enum class ColourScale {
 
 // RGB of `v` on `scale`; -inf (a masked score) is the exporter's masked grey.
 ImU32 ScaleColour(ColourScale scale, float range, float v);
-// Black or white, whichever reads on `bg`.
-ImU32 TextColourOn(ImU32 bg);
 
 struct MatrixArgs {
   std::string id;   // unique per widget (texture name)

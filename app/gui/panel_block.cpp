@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "gui/panels.hpp"
-#include "gui/teach_widgets.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
 

@@ -18,12 +18,6 @@
 namespace mha::gui {
 namespace {
 
-int FlowIndex(const std::vector<FlowRow>& flow, const char* step) {
-  for (std::size_t i = 0; i < flow.size(); ++i)
-    if (flow[i].step == step) return static_cast<int>(i);
-  return -1;
-}
-
 const char* const kFlowHeaders[5] = {"step", "computes", "shape (batch, ...)", "parameters", "FLOPs"};
 // The shape column's header where space is short (the panel's subtitle says the batch
 // axis comes first).
@@ -245,7 +239,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     y += height + gap;
     return top;
   };
-  auto step = [&](const char* name) { return FlowIndex(flow, name); };
+  auto step = [&](StepId id) { return FindStep(flow, id); };
   // A centred block `frac` of the width, wider if its label needs it (a narrow diagram).
   auto centred = [&](float top, float frac, std::string label, int st) {
     const float bw = std::clamp(ImGui::CalcTextSize(label.c_str()).x + fs * 0.8f, w * frac, w);
@@ -255,8 +249,8 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   std::vector<Block> blocks;
   // Inputs.
   const float y_in = next_row(rh);
-  Block xb = cross ? Block{ImVec2(x0, y_in), ImVec2(x0 + w * 0.46f, y_in + rh), "x", step("input")}
-                   : centred(y_in, 0.5f, "x", step("input"));
+  Block xb = cross ? Block{ImVec2(x0, y_in), ImVec2(x0 + w * 0.46f, y_in + rh), "x", step(StepId::Input)}
+                   : centred(y_in, 0.5f, "x", step(StepId::Input));
   blocks.push_back(xb);
   Block mb{};
   if (cross) {
@@ -267,8 +261,8 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   float q_src_y = xb.b.y;
   if (pre) {
     const float yl = next_row(rh);
-    Block ln{ImVec2(q_src_x - w * 0.25f, yl), ImVec2(q_src_x + w * 0.25f, yl + rh), "LayerNorm", step("pre-LayerNorm")};
-    if (!cross) ln = centred(yl, 0.5f, "LayerNorm", step("pre-LayerNorm"));
+    Block ln{ImVec2(q_src_x - w * 0.25f, yl), ImVec2(q_src_x + w * 0.25f, yl + rh), "LayerNorm", step(StepId::PreNorm)};
+    if (!cross) ln = centred(yl, 0.5f, "LayerNorm", step(StepId::PreNorm));
     blocks.push_back(ln);
     q_src_y = ln.b.y;
   }
@@ -276,7 +270,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   const float yq = next_row(rh);
   const float pgap = fs * 0.4f, pw = (w - 2 * pgap) / 3.0f;
   const char* qkv[3] = {"Q", "K", "V"};
-  const char* qkv_steps[3] = {"Q projection", "K projection", "V projection"};
+  const StepId qkv_steps[3] = {StepId::QProj, StepId::KProj, StepId::VProj};
   Block proj[3];
   for (int i = 0; i < 3; ++i) {
     const float bx = x0 + i * (pw + pgap);
@@ -285,7 +279,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   }
   const float ys = next_row(rh);
   blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + " heads",
-                         step("split heads"), false, "split: " + std::to_string(c.num_heads) + " heads"});
+                         step(StepId::SplitHeads), false, "split: " + std::to_string(c.num_heads) + " heads"});
   // Attention per head: a stack of cards, one sub-row per step.
   const float ya = next_row(3 * rh);
   const int shadows = std::min(c.num_heads - 1, 3);
@@ -298,37 +292,32 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   }
   const float att_top = ya - shadows * d;
   blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
-                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step("scores"), true,
+                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step(StepId::Scores), true,
                          "Q\xC2\xB7K^T"});
   blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
-                         c.mask == Mask::Causal ? "mask, softmax" : "softmax", step("softmax"), true});
+                         c.mask == Mask::Causal ? "mask, softmax" : "softmax", step(StepId::Softmax), true});
   blocks.push_back(
-      Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), "weights \xC3\x97 V", step("context"), true});
+      Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), "weights \xC3\x97 V", step(StepId::Context), true});
   const float yc = next_row(rh);
-  blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), "concat heads", step("concat")});
+  blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), "concat heads", step(StepId::Concat)});
   const float yo = next_row(rh);
-  const Block wo = centred(yo, 0.6f, "\xC3\x97 W_O", step("output projection"));
+  const Block wo = centred(yo, 0.6f, "\xC3\x97 W_O", step(StepId::OutProj));
   blocks.push_back(wo);
   const float yn = next_row(rh);
   const Block add = centred(yn, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)",
-                            std::max(step("residual + LayerNorm"), step("residual")));
+                            step(StepId::Residual));
   blocks.push_back(add);
   // The encoder block: position-wise feed-forward network, then its own residual.
-  auto by_tensor = [&](const char* tensor) {
-    for (std::size_t i = 0; i < flow.size(); ++i)
-      if (flow[i].tensor == tensor) return static_cast<int>(i);
-    return -1;
-  };
   Block ffn{}, add2{};
   if (encoder) {
     // Pre-LN: LN2 shares the FFN's box, so the diagram keeps fitting the panel.
     const float yf = next_row(rh);
     const char* act = c.activation == Activation::Gelu ? "GELU" : "ReLU";
-    ffn = centred(yf, 0.8f, std::string(pre ? "LN, feed-forward, " : "feed-forward, ") + act, by_tensor("ffn_hidden"));
+    ffn = centred(yf, 0.8f, std::string(pre ? "LN, feed-forward, " : "feed-forward, ") + act, step(StepId::FfnUp));
     ffn.short_label = std::string(pre ? "LN, FFN, " : "FFN, ") + act;
     blocks.push_back(ffn);
     const float yn2 = next_row(rh);
-    add2 = centred(yn2, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)", by_tensor("block_out"));
+    add2 = centred(yn2, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)", step(StepId::FfnResidual));
     blocks.push_back(add2);
   }
 

@@ -14,16 +14,10 @@
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
-#include "render/render.hpp"
+#include "render/colormap.hpp"
 
 namespace mha::gui {
 namespace {
-
-ImU32 TextOn(float v) {
-  const auto c = render::Colormap(v);
-  const float lum = 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2];
-  return lum > 140.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-}
 
 std::string MapTitle(const Trace& t, int index) {
   const int H = t.cfg.num_heads;
@@ -159,7 +153,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
         else
           std::snprintf(buf, sizeof buf, ".%02d", static_cast<int>(std::lround(v * 100.0f)));
         const ImVec2 ts = ImGui::CalcTextSize(buf);
-        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f), TextOn(v), buf);
+        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f), Col32(render::TextColourOn(render::Colormap(v))), buf);
       }
     }
   }
@@ -252,8 +246,7 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
   for (int k = 0; k < kSteps; ++k) {
     // Top is 1, bottom is 0.
     const float v0 = 1.0f - static_cast<float>(k) / kSteps, v1 = 1.0f - static_cast<float>(k + 1) / kSteps;
-    const auto c0 = render::Colormap(v0), c1 = render::Colormap(v1);
-    const ImU32 u0 = IM_COL32(c0[0], c0[1], c0[2], 255), u1 = IM_COL32(c1[0], c1[1], c1[2], 255);
+    const ImU32 u0 = Col32(render::Colormap(v0)), u1 = Col32(render::Colormap(v1));
     const float y0 = top + (bottom - top) * k / kSteps, y1 = top + (bottom - top) * (k + 1) / kSteps;
     dl->AddRectFilledMultiColor(ImVec2(x0, y0), ImVec2(x1, y1 + 0.5f), u0, u0, u1, u1);
   }
@@ -270,9 +263,8 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
   }
   if (masked_legend) {
     // The causal mask's cells: the exporter's grey, outside the colour scale.
-    const auto m = render::kMaskedColour;
     const float y = bottom + fs * 1.2f;
-    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + fs), IM_COL32(m[0], m[1], m[2], 255));
+    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + fs), Col32(render::kMaskedColour));
     dl->AddRect(ImVec2(x0 - 1, y - 1), ImVec2(x1 + 1, y + fs + 1), Pal().block_border);
     dl->AddText(ImVec2(x1 + fs * 0.4f, y), ImGui::GetColorU32(ImGuiCol_Text), "masked");
   }

@@ -28,11 +28,17 @@ std::shared_ptr<const Weights> CurrentWeights(const AppState& s) {
   return nullptr;
 }
 
+// What a weights file holds: every parameter of the layer, with ln_eps after the
+// attention sublayer's (the order of Tensors and of `mhaviz export`).
 std::vector<std::string> WeightNames(const Trace& t) {
-  std::vector<std::string> names = {"W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o", "ln_gamma", "ln_beta",
-                                    "ln_eps"};
-  if (t.cfg.block == Block::Encoder)
-    for (const char* n : {"ffn_W1", "ffn_b1", "ffn_W2", "ffn_b2", "ln2_gamma", "ln2_beta"}) names.push_back(n);
+  std::vector<std::string> names;
+  const Weights none;
+  for (const bool ffn : {false, true}) {
+    ForEachWeight(none, t.cfg, [&](const WeightSpec& spec, const auto&) {
+      if (spec.ffn == ffn) names.push_back(spec.name);
+    });
+    if (!ffn) names.push_back("ln_eps");
+  }
   return names;
 }
 

@@ -1,29 +1,23 @@
-// State of the teaching views (issue 4): which view is shown, what the learner
+// State of the teaching views: which view is shown, what the learner
 // selected in them, and the per-trace results they show, cached so that the heavy
 // ones (ExplainQuery, HeadDivergence, ...) are computed when the trace or the
 // selection changes, never every frame. Every number a view shows comes from one of
-// these caches, and --dump-state writes the same caches (teach_views.cpp), so what
+// these caches, and --dump-state writes the same caches (each view's Dump function in
+// gui/views/), so what
 // is shown is what is exported.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "gui/gl_textures.hpp"
+#include "gui/views/registry.hpp"
 #include "mha/mha.hpp"
 
 namespace mha::gui {
-
-// The tabs of the results area, in order.
-enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Count };
-inline constexpr int kViewCount = static_cast<int>(View::Count);
-const char* ViewName(View v);   // "heatmaps", "query", ...: --view and --dump-state
-const char* ViewTitle(View v);  // the tab's label
-const char* ViewMenuTitle(View v);  // the View menu's longer label
 
 // A cached value: `key` says what it was computed from (trace generation and the
 // selection); `error` holds the core's message if the computation threw.
@@ -58,28 +52,6 @@ struct InspectedTensor {
   std::string note;                   // what this tensor is, one line
   int col_group = 0;                  // > 0: columns come in heads of this many (concat, W_q, ...)
   std::string col_group_label;        // "head", "K/V head"
-};
-
-// Textures for the small heatmaps of the teaching views, one per widget id,
-// re-uploaded only when their content key changes.
-class MatrixTextures {
- public:
-  // The texture for `id`, filled by `fill` (rows x cols RGBA) when `key` differs
-  // from what it holds. Textures not asked for in 300 frames are deleted.
-  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols,
-                   const std::function<void(std::vector<std::uint8_t>& rgba)>& fill);
-  void EndFrame();
-  void Release();  // needs the GL context
-
- private:
-  struct Entry {
-    unsigned int tex = 0;
-    std::string key;
-    int rows = 0, cols = 0;
-    int idle = 0;
-  };
-  std::map<std::string, Entry> entries_;
-  std::vector<std::uint8_t> rgba_;
 };
 
 struct TeachUi {

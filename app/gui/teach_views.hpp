@@ -1,13 +1,12 @@
 // The teaching views' data: the cached results of the core's teaching functions
 // (mha/teach.hpp) for the current trace and selection, the lesson preset, the
-// files the Lesson view loads and saves, the --view/--preset flags, and the JSON
-// that --dump-state writes of what each view shows.
+// files the Lesson view loads and saves, and the JSON that --dump-state writes of
+// what each view shows. (Their flags: gui_flags.hpp.)
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "cli/options.hpp"
 #include "gui/app_state.hpp"
 
 namespace mha::gui {
@@ -64,22 +63,5 @@ void LoadWeightsFile(AppState& s, const std::string& path);
 void SaveInputFile(AppState& s, const std::string& path);
 void SaveWeightsFile(AppState& s, const std::string& path);
 
-// Flags of the teaching views: --view NAME, --view-head H, --view-query I,
-// --inspect TENSOR, --preset lesson | heads.
-struct TeachFlags {
-  int view = -1;
-  int head = -1, query = -1;
-  std::string inspect;
-  bool lesson = false;
-  bool heads = false;  // --preset heads
-};
-bool ParseTeachFlag(cli::Args& a, const std::string& flag, TeachFlags& f);
-bool TeachFlagTakesValue(const std::string& flag);
-void ApplyTeachFlags(const TeachFlags& f, AppState& s);
-extern const char* const kTeachFlagsHelp;
-
-// What every teaching view shows, as JSON (for --dump-state): the same cached
-// values the views draw.
-std::string TeachViewsJson(AppState& s);
 
 }  // namespace mha::gui

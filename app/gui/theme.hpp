@@ -4,7 +4,12 @@
 
 #include <imgui.h>
 
+#include "render/colormap.hpp"
+
 namespace mha::gui {
+
+// An opaque colour of render/colormap.hpp (the colour scales, the masked grey, text on a cell).
+inline ImU32 Col32(render::Rgb c) { return IM_COL32(c[0], c[1], c[2], 255); }
 
 struct Palette {
   ImU32 accent;        // buttons, active controls, diagram arrows

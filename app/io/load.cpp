@@ -22,38 +22,66 @@ Mat SeqMatrix(const Array& a, const std::string& key, const std::string& path) {
   return m;
 }
 
+// "W_q, W_k, W_v and W_o": the names of one sublayer's required (or optional) tensors.
+std::string Names(const Config& cfg, bool ffn, bool required) {
+  std::vector<std::string> names;
+  const Weights none;
+  ForEachWeight(none, cfg, [&](const WeightSpec& s, const auto&) {
+    if (s.ffn == ffn && s.required == required) names.push_back(s.name);
+  });
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() && required ? " and " : ", ") + names[i];
+  return text;
+}
+
+// One tensor from the file, in the shape the spec gives it; an optional tensor the
+// file leaves out takes its default (LayerNorm's gamma 1, everything else 0).
 template <typename M>
-void Take(const std::map<std::string, Array>& npz, const std::string& key, const std::string& path,
-          bool required, Eigen::Index rows, Eigen::Index cols, bool is_vector, M& out) {
-  const auto it = npz.find(key);
+void Take(const std::map<std::string, Array>& npz, const WeightSpec& s, const std::string& path,
+          const Config& cfg, M& out) {
+  const auto it = npz.find(s.name);
   if (it == npz.end()) {
-    if (required)
-      throw Error("'" + path + "' has no array '" + key + "'. A weights file needs W_q, W_k, W_v and W_o "
-                  "(b_q, b_k, b_v, b_o, ln_gamma, ln_beta are optional).");
+    if (s.required)
+      throw Error("'" + path + "' has no array '" + s.name + "'. A weights file needs " + Names(cfg, false, true) +
+                  " (" + Names(cfg, false, false) + " are optional).");
+    out.setConstant(s.rows, s.cols, s.fill);
     return;
   }
   const Array& a = it->second;
-  const bool fits = is_vector ? (a.shape.size() == 1 && a.shape[0] == cols)
-                              : (a.shape.size() == 2 && a.shape[0] == rows && a.shape[1] == cols);
+  const bool fits = s.vector ? (a.shape.size() == 1 && a.shape[0] == s.cols)
+                             : (a.shape.size() == 2 && a.shape[0] == s.rows && a.shape[1] == s.cols);
   if (!fits) {
     std::ostringstream e;
-    e << "'" << path << "': weight '" << key << "' has shape " << ShapeString(a.shape) << " but the configuration needs "
-      << (is_vector ? ShapeString({cols}) : ShapeString({rows, cols}))
+    e << "'" << path << "': weight '" << s.name << "' has shape " << ShapeString(a.shape)
+      << " but the configuration needs " << (s.vector ? ShapeString({s.cols}) : ShapeString({s.rows, s.cols}))
       << ". Check --d-model, --heads and --kv-heads against the file.";
     throw Error(e.str());
   }
-  out.resize(rows, cols);
+  out.resize(s.rows, s.cols);
   std::copy(a.data.begin(), a.data.end(), out.data());
+}
+
+// One sublayer's tensors (attention, or the encoder block's FFN): the required ones
+// first, so a file missing W_k says so before any bias's shape is questioned.
+void TakeSublayer(const std::map<std::string, Array>& npz, const std::string& path, const Config& cfg, bool ffn,
+                  Weights& w) {
+  for (const bool required : {true, false})
+    ForEachWeight(w, cfg, [&](const WeightSpec& s, auto& m) {
+      if (s.ffn == ffn && s.required == required) Take(npz, s, path, cfg, m);
+    });
 }
 
 // The encoder block's FFN weights. d_ff is read from ffn_W1 unless --d-ff gave it.
 void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg, Weights& w) {
   const Eigen::Index d = cfg->d_model;
-  for (const char* key : {"ffn_W1", "ffn_W2"})
-    if (npz.find(key) == npz.end())
-      throw Error("'" + path + "' has no array '" + key + "'. For the encoder block (--block encoder) a weights file "
+  const Weights none;
+  ForEachWeight(none, *cfg, [&](const WeightSpec& s, const auto&) {
+    if (s.ffn && s.required && npz.find(s.name) == npz.end())
+      throw Error("'" + path + "' has no array '" + s.name + "'. For the encoder block (--block encoder) a weights file "
                   "also needs ffn_W1 (d_model, d_ff) and ffn_W2 (d_ff, d_model); ffn_b1, ffn_b2, ln2_gamma and "
                   "ln2_beta are optional. Leave out --block encoder to run attention only.");
+  });
   const Array& w1 = npz.at("ffn_W1");
   if (w1.shape.size() == 2 && w1.shape[0] == d && cfg->d_ff == 0 && w1.shape[1] > 0 &&
       w1.shape[1] <= Limits::kMaxDFf)
@@ -63,16 +91,7 @@ void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, C
     throw Error("'" + path + "': weight 'ffn_W1' has shape " + ShapeString(w1.shape) + " but d_model = " +
                 std::to_string(d) + " and d_ff = " + std::to_string(f) + " need " + ShapeString({d, f}) +
                 ". Check --d-model and --d-ff against the file (leave out --d-ff to read it from the file).");
-  w.ffn_b1 = RowVec::Zero(f);
-  w.ffn_b2 = RowVec::Zero(d);
-  w.ln2_gamma = RowVec::Ones(d);
-  w.ln2_beta = RowVec::Zero(d);
-  Take(npz, "ffn_W1", path, true, d, f, false, w.ffn_W1);
-  Take(npz, "ffn_W2", path, true, f, d, false, w.ffn_W2);
-  Take(npz, "ffn_b1", path, false, 1, f, true, w.ffn_b1);
-  Take(npz, "ffn_b2", path, false, 1, d, true, w.ffn_b2);
-  Take(npz, "ln2_gamma", path, false, 1, d, true, w.ln2_gamma);
-  Take(npz, "ln2_beta", path, false, 1, d, true, w.ln2_beta);
+  TakeSublayer(npz, path, *cfg, /*ffn=*/true, w);
 }
 
 }  // namespace
@@ -108,24 +127,8 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
     if (cols != d && cols % hd == 0 && cols / hd > 0 && cfg->num_heads % (cols / hd) == 0)
       cfg->num_kv_heads = static_cast<int>(cols / hd);
   }
-  const Eigen::Index kvd = static_cast<Eigen::Index>(cfg->kv_heads()) * hd;
   Weights w;
-  w.b_q = RowVec::Zero(d);
-  w.b_k = RowVec::Zero(kvd);
-  w.b_v = RowVec::Zero(kvd);
-  w.b_o = RowVec::Zero(d);
-  w.ln_gamma = RowVec::Ones(d);
-  w.ln_beta = RowVec::Zero(d);
-  Take(npz, "W_q", path, true, d, d, false, w.W_q);
-  Take(npz, "W_k", path, true, d, kvd, false, w.W_k);
-  Take(npz, "W_v", path, true, d, kvd, false, w.W_v);
-  Take(npz, "W_o", path, true, d, d, false, w.W_o);
-  Take(npz, "b_q", path, false, 1, d, true, w.b_q);
-  Take(npz, "b_k", path, false, 1, kvd, true, w.b_k);
-  Take(npz, "b_v", path, false, 1, kvd, true, w.b_v);
-  Take(npz, "b_o", path, false, 1, d, true, w.b_o);
-  Take(npz, "ln_gamma", path, false, 1, d, true, w.ln_gamma);
-  Take(npz, "ln_beta", path, false, 1, d, true, w.ln_beta);
+  TakeSublayer(npz, path, *cfg, /*ffn=*/false, w);
   if (cfg->block == Block::Encoder) TakeFfn(npz, path, cfg, w);
   const auto eps = npz.find("ln_eps");
   if (eps != npz.end()) {

@@ -1,7 +1,7 @@
+#include "render/colormap.hpp"
+
 #include <algorithm>
 #include <cmath>
-
-#include "render/render.hpp"
 
 namespace mha::render {
 namespace {
@@ -32,9 +32,13 @@ constexpr float kViridis[kKnots][3] = {
 
 float KnotPosition(int i) { return i == kKnots - 1 ? 1.0f : static_cast<float>(i * 8) / 255.0f; }
 
+// RdBu (ColorBrewer), reversed: negative blue, zero near-white, positive red.
+constexpr float kDiverging[5][3] = {
+    {33, 102, 172}, {146, 197, 222}, {247, 247, 247}, {244, 165, 130}, {178, 24, 43}};
+
 }  // namespace
 
-std::array<std::uint8_t, 3> Colormap(float v) {
+Rgb Colormap(float v) {
   if (!(v > 0)) v = 0;  // also NaN
   if (v > 1) v = 1;
   // Knot i sits at i*8/255, so the segment is found directly (called per cell).
@@ -43,12 +47,29 @@ std::array<std::uint8_t, 3> Colormap(float v) {
   while (i < kKnots - 2 && v > KnotPosition(i + 1)) ++i;
   const float a = KnotPosition(i), b = KnotPosition(i + 1);
   const float f = (v - a) / (b - a);
-  std::array<std::uint8_t, 3> c{};
+  Rgb c{};
   for (int k = 0; k < 3; ++k) {
     const float x = kViridis[i][k] + f * (kViridis[i + 1][k] - kViridis[i][k]);
     c[k] = static_cast<std::uint8_t>(x * 255.0f + 0.5f);  // x in [0, 1]: rounds half up
   }
   return c;
+}
+
+Rgb Diverging(float t) {
+  if (std::isnan(t)) t = 0;
+  t = std::clamp(t, -1.0f, 1.0f);
+  const float x = (t + 1.0f) * 2.0f;  // [0, 4]
+  const int i = std::min(3, static_cast<int>(x));
+  const float f = x - i;
+  Rgb c{};
+  for (int k = 0; k < 3; ++k)
+    c[k] = static_cast<std::uint8_t>(kDiverging[i][k] + f * (kDiverging[i + 1][k] - kDiverging[i][k]) + 0.5f);
+  return c;
+}
+
+Rgb TextColourOn(Rgb bg) {
+  const double luma = 0.2126 * bg[0] + 0.7152 * bg[1] + 0.0722 * bg[2];
+  return luma < 128 ? Rgb{255, 255, 255} : Rgb{17, 17, 17};
 }
 
 }  // namespace mha::render

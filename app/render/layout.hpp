@@ -2,6 +2,7 @@
 // SVG writer so the two always match. Internal to mha_render.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,36 @@ struct Layout {
   std::vector<std::string> quiet_notes;  // only returned (too obvious to print on a slide)
 };
 
+// What every phase of the layout reads: the trace, the options, and what follows
+// from them alone (the maps drawn, the tokens, the cell size asked for).
+struct LayoutInputs {
+  const Trace& t;
+  const HeatmapOptions& o;
+  Text& text;
+  bool vector;              // SVG: no pixel caps, no rounding
+  double s_requested;       // the scale asked for, clamped to [1, 8]
+  int n;                    // max(seq, seq_kv)
+  std::vector<int> heads;   // the maps in order; -1 is the mean over heads
+  int P;                    // number of maps
+  std::vector<std::string> qtoks, ktoks;
+  double cell_pt = 0;       // the cell side asked for, in points
+
+  // PNG coordinates are whole pixels; SVG keeps fractions.
+  double R(double v) const { return vector ? v : std::round(v); }
+};
+
+// How far the figure has been shrunk to fit the pixel cap (layout.cpp's Shrink).
+struct Fit {
+  double s;                  // pixels per point
+  double cell_override = 0;  // > 0: the cells themselves shrank to this many pixels
+  int k = 1;                 // cells averaged per pixel along each axis
+};
+
+// MakeLayout's header phase (layout_header.cpp): the notes on what was simplified,
+// then the header's lines from the top margin down. Returns the y under the header.
+void LayoutNotes(const LayoutInputs& in, const Fit& f, Layout& L);
+double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, double content_w, Layout& L);
+
 // `vector`: for SVG (no pixel caps, no rounding, no downsampling).
 Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vector);
 
@@ -84,8 +115,6 @@ std::vector<std::string> KeyTokens(const Trace& t);
 
 // "0.27": the weight as printed in a cell.
 std::string FormatWeight(float w);
-// Text colour readable on a cell of colour c.
-Rgb TextOn(Rgb c);
 
 // Head index checked against the trace; throws mha::Error naming the valid range.
 void CheckHead(const Trace& t, int head);

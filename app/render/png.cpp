@@ -63,7 +63,7 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
         const double inner = cell - gap;
         const double tw = text.Width(v, L.value);
         text.Draw(img, v, static_cast<float>(gx + c * cell + (inner - tw) / 2),
-                  static_cast<float>(gy + r * cell + inner / 2 + 0.36 * L.value.px), L.value, TextOn(col));
+                  static_cast<float>(gy + r * cell + inner / 2 + 0.36 * L.value.px), L.value, TextColourOn(col));
       }
     }
 

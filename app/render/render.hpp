@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "mha/mha.hpp"
+#include "render/colormap.hpp"  // Colormap, kMaskedColour: the colours drawn
 
 namespace mha::render {
 
@@ -83,12 +84,6 @@ std::string EncodePng(const Image& img);
 std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o);
 // Number of <rect class="cell"> the SVG would hold (to refuse early).
 long long SvgCellCount(const Trace& t, const HeatmapOptions& o);
-
-// Viridis (perceptually uniform, readable in greyscale and for colour-blind viewers).
-// v is clamped to [0, 1]; NaN gives the colour of 0.
-std::array<std::uint8_t, 3> Colormap(float v);
-// Colour of cells hidden by the causal mask.
-inline constexpr std::array<std::uint8_t, 3> kMaskedColour{222, 222, 222};
 
 // Where the renderer looks for NanumGothic.ttf, in order.
 std::vector<std::string> FontSearchPaths();

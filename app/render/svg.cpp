@@ -140,7 +140,7 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
         }
         out += "</title></rect>\n";
         if (L.values && !d.masked[i])
-          values += TextEl(x + inner / 2, y + inner / 2, L.value, TextOn(col), FormatWeight(d.w[i]),
+          values += TextEl(x + inner / 2, y + inner / 2, L.value, TextColourOn(col), FormatWeight(d.w[i]),
                            " text-anchor=\"middle\" dy=\"0.36em\" class=\"value\"");
       }
     out += values;

@@ -17,8 +17,6 @@ struct stbtt_fontinfo;
 
 namespace mha::render {
 
-using Rgb = std::array<std::uint8_t, 3>;
-
 // UTF-8 to code points; malformed bytes become U+FFFD (tokens are already valid,
 // but titles may hold anything the caller passes).
 std::vector<char32_t> DecodeUtf8(std::string_view s);

@@ -61,6 +61,5 @@ void CheckInputs(const Config& cfg, const Inputs& in);
 // CheckWeights without the values: for weights already checked once (Forward checks
 // the values once per Weights object, and the shapes whenever the sizes change).
 void CheckWeightShapes(const Weights& w, const Config& cfg);
-void CheckFfnShapes(const Weights& w, const Config& cfg);
 
 }  // namespace mha::detail

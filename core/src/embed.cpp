@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "mha/forward.hpp"
 #include "mha/tokenizer.hpp"
 #include "inputs.hpp"
 #include "rng.hpp"

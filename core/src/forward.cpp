@@ -370,10 +370,8 @@ void RunTask(void* ctx, int phase, int task, int tid) {
   }
 }
 
-// Sizes the trace and the scratch, and plans the phases. `full`: the whole layer
-// (pre-LN, residual, norm); else the attention sublayer alone.
-Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full) {
-  using detail::kNR;
+// The pass's sizes and constants, from cfg and the trace's sequence lengths.
+Pass Dimensions(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws) {
   Pass p;
   p.cfg = &cfg;
   p.w = &w;
@@ -388,8 +386,20 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   p.group = p.H / p.G;
   p.causal = cfg.mask == Mask::Causal;
   p.scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(p.hd)) : 1.0f) / cfg.temperature;
-  const int seq = p.seq, seq_kv = p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
+  // Large traces are written past the caches: they would only evict the working set,
+  // and a cache-bypassing store skips reading each line before overwriting it.
+  // (Only when every row starts on a cache line.)
+  p.stream = p.seq_kv % simd::kWidth == 0 && 2.0 * p.H * p.seq * p.seq_kv * sizeof(float) > 8e6;
+  return p;
+}
 
+// The trace's tensors at this pass's shapes (empty where the pass writes nothing),
+// and the matrices the projections read. `full`: the whole layer (pre-LN, residual,
+// norm, the encoder block's FFN); else the attention sublayer alone.
+void SizeTrace(Pass& p, bool full) {
+  const Config& cfg = *p.cfg;
+  Trace& t = *p.t;
+  const int seq = p.seq, seq_kv = p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
   const bool pre = full && cfg.norm == Norm::Pre;
   detail::SafeResize(t.x_ln, pre ? seq : 0, pre ? d : 0);
   p.src = pre ? &t.x_ln : &t.in.x;
@@ -411,36 +421,44 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
   detail::SafeResize(t.ffn_out, ffn ? seq : 0, ffn ? d : 0);
   detail::SafeResize(t.ffn_residual, ffn ? seq : 0, ffn ? d : 0);
   detail::SafeResize(t.block_out, ffn ? seq : 0, ffn ? d : 0);
+}
 
-  // Per-thread scratch: a pack buffer for the deepest panel (k = d_model), and one
-  // row block of scores and weights.
-  p.ld = (seq_kv + 15) / 16 * 16 + 16;
+// Per-thread scratch (a pack buffer for the deepest panel, k = d_model or d_ff, and
+// one row block of scores and weights), and the packed K^T and V panels.
+void SizeScratch(Pass& p, int threads) {
+  using detail::kNR;
+  detail::Workspace& ws = *p.ws;
+  p.ld = (p.seq_kv + 15) / 16 * 16 + 16;
   if (static_cast<int>(ws.panel.size()) < threads) ws.panel.resize(threads);
   if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
   for (int i = 0; i < threads; ++i) {
-    ws.panel[i].Get(detail::PanelFloats(std::max(d, p.f)));
+    ws.panel[i].Get(detail::PanelFloats(std::max(p.d, p.f)));
     ws.block[i].Get(static_cast<std::size_t>(2) * kRowBlock * p.ld);
   }
-  p.pkv = Panels(seq_kv);
-  p.phd = Panels(hd);
-  p.kt_panel = detail::PanelFloats(hd);
-  p.kt = ws.kt.Get(static_cast<std::size_t>(G) * p.pkv * p.kt_panel);
-  p.v_in_place = hd % kNR == 0;  // every panel of a V head is full width
-  p.vp_panel = detail::PanelFloats(seq_kv);
-  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(G) * p.phd * p.vp_panel);
+  p.pkv = Panels(p.seq_kv);
+  p.phd = Panels(p.hd);
+  p.kt_panel = detail::PanelFloats(p.hd);
+  p.kt = ws.kt.Get(static_cast<std::size_t>(p.G) * p.pkv * p.kt_panel);
+  p.v_in_place = p.hd % kNR == 0;  // every panel of a V head is full width
+  p.vp_panel = detail::PanelFloats(p.seq_kv);
+  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(p.G) * p.phd * p.vp_panel);
+}
 
-  // The weights are packed once per Weights object and reused by every later pass
-  // (measured 5-15% faster than packing or reading in place each time, at every
-  // size). Capped so the copy stays modest in memory; past the cap each pass packs
-  // (or, for few rows, reads in place) again.
+// The weights are packed once per Weights object and reused by every later pass
+// (measured 5-15% faster than packing or reading in place each time, at every
+// size). Capped so the copy stays modest in memory; past the cap each pass packs
+// (or, for few rows, reads in place) again.
+void PlanPacking(Pass& p) {
+  detail::Workspace& ws = *p.ws;
+  const int d = p.d;
   p.wpanel = detail::PanelFloats(d);
-  const std::size_t qkv_floats = static_cast<std::size_t>(H + 2 * G) * p.phd * p.wpanel;
+  const std::size_t qkv_floats = static_cast<std::size_t>(p.H + 2 * p.G) * p.phd * p.wpanel;
   p.w1_at = static_cast<std::size_t>(Panels(d)) * p.wpanel;
   p.w2_at = p.w1_at + static_cast<std::size_t>(Panels(p.f)) * p.wpanel;
   const std::size_t out_floats = p.w2_at + (p.f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) : 0);
   p.qkv_pack = p.out_pack = nullptr;
   p.qkv_ready = p.out_ready = false;
-  const detail::Workspace::PackKey qkv_key{&w, d, H, G, 0}, out_key{&w, d, 0, 0, p.f};
+  const detail::Workspace::PackKey qkv_key{p.w, d, p.H, p.G, 0}, out_key{p.w, d, 0, 0, p.f};
   if ((qkv_floats + out_floats) * sizeof(float) <= (std::size_t(96) << 20)) {
     p.qkv_pack = ws.qkv_pack.Get(qkv_floats);
     p.out_pack = ws.out_pack.Get(out_floats);
@@ -450,36 +468,47 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
     // packing every d x d matrix costs more than it saves on one pass of <= 64 rows
     // (measured: a seed change at 32 tokens, 1.60 -> 1.41 ms). The second pass with
     // the same weights packs them for every pass after.
-    if (std::max(seq, seq_kv) <= 64) {
+    if (std::max(p.seq, p.seq_kv) <= 64) {
       if (!p.qkv_ready && !(ws.qkv_seen == qkv_key)) p.qkv_pack = nullptr, ws.qkv_seen = qkv_key;
       if (!p.out_ready && !(ws.out_seen == out_key)) p.out_pack = nullptr, ws.out_seen = out_key;
     }
   }
   ws.qkv_key = ws.out_key = {};  // until this pass has filled them
-  p.project = !ws.q_rows.empty() || !ws.kv_rows.empty();
+}
 
-  // Large traces are written past the caches: they would only evict the working set,
-  // and a cache-bypassing store skips reading each line before overwriting it.
-  // (Only when every row starts on a cache line.)
-  p.stream = seq_kv % simd::kWidth == 0 && 2.0 * H * seq * seq_kv * sizeof(float) > 8e6;
-
-  const int norm_tasks = (seq + kNormRows - 1) / kNormRows;
-  if (pre) p.Add(Step::PreNorm, norm_tasks);
+// The phases and their task counts; each phase starts when the one before is done.
+void PlanPhases(Pass& p, bool full) {
+  detail::Workspace& ws = *p.ws;
+  const Config& cfg = *p.cfg;
+  const int norm_tasks = (p.seq + kNormRows - 1) / kNormRows;
+  if (full && cfg.norm == Norm::Pre) p.Add(Step::PreNorm, norm_tasks);
   // Nothing to project (or to repack) if no input row changed; else every panel of
   // every head, over the rows that changed.
-  p.Add(Step::Project, p.project ? (H + 2 * G) * p.phd : 0);
+  p.project = !ws.q_rows.empty() || !ws.kv_rows.empty();
+  p.Add(Step::Project, p.project ? (p.H + 2 * p.G) * p.phd : 0);
   const bool pack = !ws.kv_rows.empty() || ws.repack_kv;
   ws.repack_kv = false;
-  p.Add(Step::Pack, pack ? G * p.pkv + (p.v_in_place ? 0 : G * p.phd) : 0);
-  p.Add(Step::Attend, H * ((seq + kRowBlock - 1) / kRowBlock));
-  p.Add(Step::Output, Panels(d));
+  p.Add(Step::Pack, pack ? p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd) : 0);
+  p.Add(Step::Attend, p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
+  p.Add(Step::Output, Panels(p.d));
   if (full) p.Add(Step::Finish, norm_tasks);
-  if (ffn) {  // the encoder block: one more sublayer, after t.out is final
+  if (p.f > 0) {  // the encoder block: one more sublayer, after t.out is final
     if (cfg.norm == Norm::Pre) p.Add(Step::FfnNorm, norm_tasks);
     p.Add(Step::FfnUp, Panels(p.f));
-    p.Add(Step::FfnDown, Panels(d));
+    p.Add(Step::FfnDown, Panels(p.d));
     p.Add(Step::FfnFinish, norm_tasks);
   }
+}
+
+// Sizes the trace and the scratch, decides which weights are packed, and plans the
+// phases. `full`: the whole layer (pre-LN, residual, norm); else the attention
+// sublayer alone.
+Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full) {
+  Pass p = Dimensions(cfg, w, t, ws);
+  SizeTrace(p, full);
+  SizeScratch(p, threads);
+  PlanPacking(p);
+  PlanPhases(p, full);
   return p;
 }
 

@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <sstream>
 
-#include "mha/ffn.hpp"
 
 namespace mha {
 
@@ -32,6 +31,35 @@ std::string ShapeString(const std::vector<std::int64_t>& shape) {
   return os.str();
 }
 
+namespace {
+
+// The weights of one sublayer (attention with its LayerNorm, or the encoder block's
+// FFN with LN2) under their .npz names, in ForEachWeight's order.
+void AppendWeights(const Trace& t, bool ffn, std::vector<TensorView>& v) {
+  if (!t.weights) return;
+  ForEachWeight(*t.weights, t.cfg, [&](const WeightSpec& s, const auto& m) {
+    if (s.ffn != ffn) return;
+    v.push_back({s.name, s.vector ? std::vector<std::int64_t>{s.cols} : std::vector<std::int64_t>{s.rows, s.cols},
+                 m.data()});
+  });
+}
+
+// The encoder block's weights, then ffn_ln (pre-LN only), ffn_hidden, ffn_out,
+// ffn_residual, block_out. Nothing for attention only.
+void AppendFfnTensors(const Trace& t, std::vector<TensorView>& v) {
+  if (t.cfg.block != Block::Encoder || t.block_out.size() == 0) return;
+  using S = std::vector<std::int64_t>;
+  const std::int64_t s = t.seq, d = t.cfg.d_model, f = t.cfg.ffn_dim();
+  AppendWeights(t, /*ffn=*/true, v);
+  if (t.ffn_ln.size() > 0) v.push_back({"ffn_ln", S{1, s, d}, t.ffn_ln.data()});
+  v.push_back({"ffn_hidden", S{1, s, f}, t.ffn_hidden.data()});
+  v.push_back({"ffn_out", S{1, s, d}, t.ffn_out.data()});
+  v.push_back({"ffn_residual", S{1, s, d}, t.ffn_residual.data()});
+  v.push_back({"block_out", S{1, s, d}, t.block_out.data()});
+}
+
+}  // namespace
+
 std::vector<TensorView> Tensors(const Trace& t) {
   using S = std::vector<std::int64_t>;
   const std::int64_t s = t.seq, skv = t.seq_kv, d = t.cfg.d_model, H = t.cfg.num_heads,
@@ -39,19 +67,7 @@ std::vector<TensorView> Tensors(const Trace& t) {
   std::vector<TensorView> v;
   v.push_back({"x", S{1, s, d}, t.in.x.data()});
   if (t.in.cross()) v.push_back({"memory", S{1, skv, d}, t.in.memory.data()});
-  if (t.weights) {
-    const Weights& w = *t.weights;
-    v.push_back({"W_q", S{d, d}, w.W_q.data()});
-    v.push_back({"b_q", S{d}, w.b_q.data()});
-    v.push_back({"W_k", S{d, G * hd}, w.W_k.data()});
-    v.push_back({"b_k", S{G * hd}, w.b_k.data()});
-    v.push_back({"W_v", S{d, G * hd}, w.W_v.data()});
-    v.push_back({"b_v", S{G * hd}, w.b_v.data()});
-    v.push_back({"W_o", S{d, d}, w.W_o.data()});
-    v.push_back({"b_o", S{d}, w.b_o.data()});
-    v.push_back({"ln_gamma", S{d}, w.ln_gamma.data()});
-    v.push_back({"ln_beta", S{d}, w.ln_beta.data()});
-  }
+  AppendWeights(t, /*ffn=*/false, v);
   v.push_back({"ln_eps", S{}, &t.cfg.ln_eps});
   if (t.x_ln.size() > 0) v.push_back({"x_ln", S{1, s, d}, t.x_ln.data()});
   v.push_back({"q", S{1, H, s, hd}, t.q.data()});
@@ -106,148 +122,173 @@ void Assign(std::string& out, const P&... parts) {
   t.Into(out);
 }
 
-void Row(std::vector<FlowRow>& rows, std::size_t& i, const char* step, const char* formula,
-         const char* tensor, std::initializer_list<std::int64_t> shape) {
-  if (rows.size() <= i) {
-    // Room for the longest text of this row under any setting, so moving a slider
-    // (temperature, scaling, mask) never grows a string.
-    rows.emplace_back();
-    rows.back().step.reserve(32);
-    rows.back().formula.reserve(48);
-    rows.back().params.reserve(96);
-  }
-  FlowRow& r = rows[i++];
-  r.step.assign(step);
-  r.formula.assign(formula);
-  r.tensor.assign(tensor);
-  r.shape.assign(shape);
-  r.params.clear();
-  r.param_count = 0;
-  r.flops = 0;
-}
+// FLOPs counted per activated element. ReLU is one comparison. GELU is x / sqrt 2,
+// erf (a short polynomial, counted as 4), 1 +, * 0.5 and * x: 8. Conventions differ;
+// what matters for the lesson is that both are tiny next to the two matrix products.
+constexpr std::int64_t kReluFlops = 1;
+constexpr std::int64_t kGeluFlops = 8;
 
-}  // namespace
-
-void ShapeFlowInto(const Config& cfg, int seq_i, int seq_kv_i, std::vector<FlowRow>& rows) {
-  const std::int64_t s = seq_i, skv = seq_kv_i, d = cfg.d_model, H = cfg.num_heads,
-                     G = cfg.kv_heads(), hd = cfg.head_dim(), kvd = G * hd;
+// Rows are rebuilt in place: row i keeps its strings' memory from the last build.
+struct Rows {
+  std::vector<FlowRow>& rows;
   std::size_t i = 0;
-  auto last = [&]() -> FlowRow& { return rows[i - 1]; };
-  Row(rows, i, "input", cfg.positional_encoding ? "x = embed(tokens) + PE" : "x = embed(tokens)", "x",
-      {1, s, d});
-  Assign(last().params, "seq = ", s, ", d_model = ", d,
-         cfg.positional_encoding ? ", sinusoidal PE" : ", no PE");
-  last().flops = cfg.positional_encoding ? s * d : 0;
-  if (cfg.norm == Norm::Pre) {
-    Row(rows, i, "pre-LayerNorm", "x_ln = LN(x)", "x_ln", {1, s, d});
-    Assign(last().params, "gamma, beta (", d, "), eps ", cfg.ln_eps);
-    last().param_count = 2 * d;
-    last().flops = 8 * s * d;
+
+  FlowRow& Add(StepId id, const char* step, const char* formula, const char* tensor,
+               std::initializer_list<std::int64_t> shape) {
+    if (rows.size() <= i) {
+      // Room for the longest text of this row under any setting, so moving a slider
+      // (temperature, scaling, mask) never grows a string.
+      rows.emplace_back();
+      rows.back().step.reserve(32);
+      rows.back().formula.reserve(48);
+      rows.back().params.reserve(96);
+    }
+    FlowRow& r = rows[i++];
+    r.id = id;
+    r.step.assign(step);
+    r.formula.assign(formula);
+    r.tensor.assign(tensor);
+    r.shape.assign(shape);
+    r.params.clear();
+    r.param_count = 0;
+    r.flops = 0;
+    return r;
   }
-  Row(rows, i, "Q projection",
-      cfg.norm == Norm::Pre ? "Q = x_ln W_Q + b_Q" : "Q = x W_Q + b_Q", "q", {1, s, d});
-  Assign(last().params, "W_Q (", d, ", ", d, "), b_Q (", d, ")");
-  last().param_count = d * d + d;
-  last().flops = 2 * s * d * d + s * d;
-  Row(rows, i, "K projection", "K = m W_K + b_K", "k", {1, skv, kvd});
-  Assign(last().params, "W_K (", d, ", ", kvd, "), b_K (", kvd, ")");
-  last().param_count = d * kvd + kvd;
-  last().flops = 2 * skv * d * kvd + skv * kvd;
-  Row(rows, i, "V projection", "V = m W_V + b_V", "v", {1, skv, kvd});
-  Assign(last().params, "W_V (", d, ", ", kvd, "), b_V (", kvd, ")");
-  last().param_count = d * kvd + kvd;
-  last().flops = 2 * skv * d * kvd + skv * kvd;
-  Row(rows, i, "split heads", "reshape + transpose", "q", {1, H, s, hd});
-  if (G == H) Assign(last().params, H, " heads x head_dim ", hd, " (K, V alike)");
-  else Assign(last().params, H, " query heads, ", G, " K/V heads x head_dim ", hd);
-  Row(rows, i, "scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T", "scores", {1, H, s, skv});
+};
+
+// The attention sublayer, from the input to the residual after W_O.
+void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, Rows& rows) {
+  const std::int64_t d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim(), kvd = G * hd;
+  FlowRow* r = &rows.Add(StepId::Input, "input", cfg.positional_encoding ? "x = embed(tokens) + PE" : "x = embed(tokens)",
+                         "x", {1, s, d});
+  Assign(r->params, "seq = ", s, ", d_model = ", d, cfg.positional_encoding ? ", sinusoidal PE" : ", no PE");
+  r->flops = cfg.positional_encoding ? s * d : 0;
+  if (cfg.norm == Norm::Pre) {
+    r = &rows.Add(StepId::PreNorm, "pre-LayerNorm", "x_ln = LN(x)", "x_ln", {1, s, d});
+    Assign(r->params, "gamma, beta (", d, "), eps ", cfg.ln_eps);
+    r->param_count = 2 * d;
+    r->flops = 8 * s * d;
+  }
+  r = &rows.Add(StepId::QProj, "Q projection", cfg.norm == Norm::Pre ? "Q = x_ln W_Q + b_Q" : "Q = x W_Q + b_Q", "q",
+                {1, s, d});
+  Assign(r->params, "W_Q (", d, ", ", d, "), b_Q (", d, ")");
+  r->param_count = d * d + d;
+  r->flops = 2 * s * d * d + s * d;
+  r = &rows.Add(StepId::KProj, "K projection", "K = m W_K + b_K", "k", {1, skv, kvd});
+  Assign(r->params, "W_K (", d, ", ", kvd, "), b_K (", kvd, ")");
+  r->param_count = d * kvd + kvd;
+  r->flops = 2 * skv * d * kvd + skv * kvd;
+  r = &rows.Add(StepId::VProj, "V projection", "V = m W_V + b_V", "v", {1, skv, kvd});
+  Assign(r->params, "W_V (", d, ", ", kvd, "), b_V (", kvd, ")");
+  r->param_count = d * kvd + kvd;
+  r->flops = 2 * skv * d * kvd + skv * kvd;
+  r = &rows.Add(StepId::SplitHeads, "split heads", "reshape + transpose", "q", {1, H, s, hd});
+  if (G == H) Assign(r->params, H, " heads x head_dim ", hd, " (K, V alike)");
+  else Assign(r->params, H, " query heads, ", G, " K/V heads x head_dim ", hd);
+  r = &rows.Add(StepId::Scores, "scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T", "scores", {1, H, s, skv});
   {
     Text t;
     if (cfg.scale) t << "/ sqrt(d_k) = / sqrt(" << hd << ")";
     else t << "no scaling";
     if (cfg.temperature != 1.0f) t << ", / T = " << cfg.temperature;
     if (cfg.mask == Mask::Causal) t << ", causal mask";
-    t.Into(last().params);
+    t.Into(r->params);
   }
-  last().flops = 2 * H * s * skv * hd + H * s * skv;
-  Row(rows, i, "softmax", "attn = softmax(scores)", "attn", {1, H, s, skv});
-  Assign(last().params, "over the ", skv, " keys of each row");
-  last().flops = 5 * H * s * skv;
-  Row(rows, i, "context", "attn V", "context", {1, H, s, hd});
-  Assign(last().params, "weighted sum of ", skv, " value rows");
-  last().flops = 2 * H * s * skv * hd;
-  Row(rows, i, "concat", "concat(head_1..head_h)", "concat", {1, s, d});
-  Assign(last().params, H, " x ", hd, " = ", d);
-  Row(rows, i, "output projection", "concat W_O + b_O", "attn_out", {1, s, d});
-  Assign(last().params, "W_O (", d, ", ", d, "), b_O (", d, ")");
-  last().param_count = d * d + d;
-  last().flops = 2 * s * d * d + s * d;
+  r->flops = 2 * H * s * skv * hd + H * s * skv;
+  r = &rows.Add(StepId::Softmax, "softmax", "attn = softmax(scores)", "attn", {1, H, s, skv});
+  Assign(r->params, "over the ", skv, " keys of each row");
+  r->flops = 5 * H * s * skv;
+  r = &rows.Add(StepId::Context, "context", "attn V", "context", {1, H, s, hd});
+  Assign(r->params, "weighted sum of ", skv, " value rows");
+  r->flops = 2 * H * s * skv * hd;
+  r = &rows.Add(StepId::Concat, "concat", "concat(head_1..head_h)", "concat", {1, s, d});
+  Assign(r->params, H, " x ", hd, " = ", d);
+  r = &rows.Add(StepId::OutProj, "output projection", "concat W_O + b_O", "attn_out", {1, s, d});
+  Assign(r->params, "W_O (", d, ", ", d, "), b_O (", d, ")");
+  r->param_count = d * d + d;
+  r->flops = 2 * s * d * d + s * d;
   switch (cfg.norm) {
     case Norm::Post:
-      Row(rows, i, "residual + LayerNorm", "out = LN(x + attn_out)", "out", {1, s, d});
-      Assign(last().params, "post-LN: gamma, beta (", d, "), eps ", cfg.ln_eps);
-      last().param_count = 2 * d;
-      last().flops = s * d + 8 * s * d;
+      r = &rows.Add(StepId::Residual, "residual + LayerNorm", "out = LN(x + attn_out)", "out", {1, s, d});
+      Assign(r->params, "post-LN: gamma, beta (", d, "), eps ", cfg.ln_eps);
+      r->param_count = 2 * d;
+      r->flops = s * d + 8 * s * d;
       break;
     case Norm::Pre:
-      Row(rows, i, "residual", "out = x + attn_out", "out", {1, s, d});
-      last().params.assign("pre-LN: the norm came before attention");
-      last().flops = s * d;
+      r = &rows.Add(StepId::Residual, "residual", "out = x + attn_out", "out", {1, s, d});
+      r->params.assign("pre-LN: the norm came before attention");
+      r->flops = s * d;
       break;
     case Norm::None:
-      Row(rows, i, "residual", "out = x + attn_out", "out", {1, s, d});
-      last().params.assign("no LayerNorm");
-      last().flops = s * d;
+      r = &rows.Add(StepId::Residual, "residual", "out = x + attn_out", "out", {1, s, d});
+      r->params.assign("no LayerNorm");
+      r->flops = s * d;
       break;
   }
-  if (cfg.block == Block::Encoder) {
-    // The encoder block's rows, the same as AppendFfnFlow (mha/ffn.hpp) gives but built
-    // in place (a test keeps the two identical).
-    const std::int64_t f = cfg.ffn_dim();
-    const bool gelu = cfg.activation == Activation::Gelu;
-    const std::int64_t act_flops = gelu ? 8 : 1;  // ffn.cpp: kGeluFlops, kReluFlops
-    if (cfg.norm == Norm::Pre) {
-      Row(rows, i, "pre-LayerNorm 2", "ffn_ln = LN2(out)", "ffn_ln", {1, s, d});
-      Assign(last().params, "gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
-      last().param_count = 2 * d;
-      last().flops = 8 * s * d;
-    }
-    Row(rows, i, gelu ? "FFN expand + GELU" : "FFN expand + ReLU", "", "ffn_hidden", {1, s, f});
-    Assign(last().formula, "ffn_hidden = ", gelu ? "gelu" : "relu", "(",
-           cfg.norm == Norm::Pre ? "ffn_ln" : "out", " W1 + b1)");
-    Assign(last().params, "W1 (", d, ", ", f, "), b1 (", f, "), d_ff = ", f);
-    last().param_count = d * f + f;
-    last().flops = 2 * s * d * f + s * f + act_flops * s * f;
-    Row(rows, i, "FFN contract", "ffn_out = ffn_hidden W2 + b2", "ffn_out", {1, s, d});
-    Assign(last().params, "W2 (", f, ", ", d, "), b2 (", d, ")");
-    last().param_count = f * d + d;
-    last().flops = 2 * s * f * d + s * d;
-    switch (cfg.norm) {
-      case Norm::Post:
-        Row(rows, i, "residual + LayerNorm 2", "block_out = LN2(out + ffn_out)", "block_out", {1, s, d});
-        Assign(last().params, "post-LN: gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
-        last().param_count = 2 * d;
-        last().flops = s * d + 8 * s * d;
-        break;
-      case Norm::Pre:
-        Row(rows, i, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
-        last().params.assign("pre-LN: the norm came before the FFN");
-        last().flops = s * d;
-        break;
-      case Norm::None:
-        Row(rows, i, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
-        last().params.assign("no LayerNorm");
-        last().flops = s * d;
-        break;
-    }
+}
+
+// The encoder block's feed-forward sublayer after `out` (mha/ffn.hpp has the formulas).
+void FfnRows(const Config& cfg, std::int64_t s, Rows& rows) {
+  const std::int64_t d = cfg.d_model, f = cfg.ffn_dim();
+  const bool gelu = cfg.activation == Activation::Gelu;
+  const std::int64_t act_flops = gelu ? kGeluFlops : kReluFlops;
+  FlowRow* r;
+  if (cfg.norm == Norm::Pre) {
+    r = &rows.Add(StepId::FfnPreNorm, "pre-LayerNorm 2", "ffn_ln = LN2(out)", "ffn_ln", {1, s, d});
+    Assign(r->params, "gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
+    r->param_count = 2 * d;
+    r->flops = 8 * s * d;
   }
-  rows.resize(i);
+  r = &rows.Add(StepId::FfnUp, gelu ? "FFN expand + GELU" : "FFN expand + ReLU", "", "ffn_hidden", {1, s, f});
+  Assign(r->formula, "ffn_hidden = ", gelu ? "gelu" : "relu", "(", cfg.norm == Norm::Pre ? "ffn_ln" : "out",
+         " W1 + b1)");
+  Assign(r->params, "W1 (", d, ", ", f, "), b1 (", f, "), d_ff = ", f);
+  r->param_count = d * f + f;
+  r->flops = 2 * s * d * f + s * f + act_flops * s * f;
+  r = &rows.Add(StepId::FfnDown, "FFN contract", "ffn_out = ffn_hidden W2 + b2", "ffn_out", {1, s, d});
+  Assign(r->params, "W2 (", f, ", ", d, "), b2 (", d, ")");
+  r->param_count = f * d + d;
+  r->flops = 2 * s * f * d + s * d;
+  switch (cfg.norm) {
+    case Norm::Post:
+      r = &rows.Add(StepId::FfnResidual, "residual + LayerNorm 2", "block_out = LN2(out + ffn_out)", "block_out",
+                    {1, s, d});
+      Assign(r->params, "post-LN: gamma2, beta2 (", d, "), eps ", cfg.ln_eps);
+      r->param_count = 2 * d;
+      r->flops = s * d + 8 * s * d;
+      break;
+    case Norm::Pre:
+      r = &rows.Add(StepId::FfnResidual, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
+      r->params.assign("pre-LN: the norm came before the FFN");
+      r->flops = s * d;
+      break;
+    case Norm::None:
+      r = &rows.Add(StepId::FfnResidual, "residual 2", "block_out = out + ffn_out", "block_out", {1, s, d});
+      r->params.assign("no LayerNorm");
+      r->flops = s * d;
+      break;
+  }
+}
+
+}  // namespace
+
+void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows) {
+  Rows r{rows};
+  AttentionRows(cfg, seq, seq_kv, r);
+  if (cfg.block == Block::Encoder) FfnRows(cfg, seq, r);
+  rows.resize(r.i);
 }
 
 std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv) {
   std::vector<FlowRow> rows;
   ShapeFlowInto(cfg, seq, seq_kv, rows);
   return rows;
+}
+
+int FindStep(const std::vector<FlowRow>& rows, StepId id) {
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].id == id) return static_cast<int>(i);
+  return -1;
 }
 
 }  // namespace mha

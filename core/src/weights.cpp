@@ -13,19 +13,46 @@ namespace {
 using detail::Bias;
 using detail::Glorot;
 
+std::string ShapeText(Eigen::Index rows, Eigen::Index cols, bool vector) {
+  return vector ? "(" + std::to_string(cols) + ")" : "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+}
+
+// The message names the flags that set this tensor's shape: d_model and the head
+// counts for attention, d_model and d_ff for the feed-forward sublayer.
 template <typename M>
-void CheckShape(const char* name, const M& m, Eigen::Index rows, Eigen::Index cols, const Config& cfg) {
-  if (m.rows() == rows && m.cols() == cols) return;
+void CheckShape(const WeightSpec& s, const M& m, const Config& cfg) {
+  if (m.rows() == s.rows && m.cols() == s.cols) return;
   std::ostringstream e;
-  e << "Weight " << name << " has shape (";
-  if (rows == 1 && M::RowsAtCompileTime == 1) e << m.cols() << ")";
-  else e << m.rows() << ", " << m.cols() << ")";
-  e << " but d_model = " << cfg.d_model << ", num_heads = " << cfg.num_heads
-    << ", num_kv_heads = " << cfg.kv_heads() << " need (";
-  if (rows == 1 && M::RowsAtCompileTime == 1) e << cols << ")";
-  else e << rows << ", " << cols << ")";
-  e << ". Check the d_model / --kv-heads flags or the file.";
+  if (s.ffn && m.size() == 0) {
+    e << "The encoder block needs the feed-forward weight " << s.name << " " << ShapeText(s.rows, s.cols, s.vector)
+      << ", but these weights have none (they were made for an attention-only layer). Create the weights "
+         "with block = encoder, or load a weights file that has ffn_W1 and ffn_W2.";
+  } else if (s.ffn) {
+    e << "Weight " << s.name << " has shape " << ShapeText(m.rows(), m.cols(), s.vector) << " but d_model = "
+      << cfg.d_model << " and d_ff = " << cfg.ffn_dim() << " need " << ShapeText(s.rows, s.cols, s.vector)
+      << ". Check the d_model / --d-ff flags or the file.";
+  } else {
+    e << "Weight " << s.name << " has shape " << ShapeText(m.rows(), m.cols(), s.vector)
+      << " but d_model = " << cfg.d_model << ", num_heads = " << cfg.num_heads
+      << ", num_kv_heads = " << cfg.kv_heads() << " need " << ShapeText(s.rows, s.cols, s.vector)
+      << ". Check the d_model / --kv-heads flags or the file.";
+  }
   throw Error(e.str());
+}
+
+// Shapes, then values, of the tensors `which` selects: a value check reads every
+// number, so it runs only on tensors whose shape is known to be right.
+enum class Part { All, Ffn };
+
+void CheckPart(const Weights& w, const Config& cfg, Part which, bool values) {
+  auto in_part = [which](const WeightSpec& s) { return which == Part::All || s.ffn; };
+  ForEachWeight(w, cfg, [&](const WeightSpec& s, const auto& m) {
+    if (in_part(s)) CheckShape(s, m, cfg);
+  });
+  if (!values) return;
+  ForEachWeight(w, cfg, [&](const WeightSpec& s, const auto& m) {
+    if (in_part(s)) detail::CheckValues(s.name, m);
+  });
 }
 
 }  // namespace
@@ -69,44 +96,16 @@ Weights InitWeights(const Config& cfg) {
   return w;
 }
 
-namespace {
-
-// f(name, tensor, rows, cols) for each attention-layer tensor and the shape cfg needs
-// (rows 1 for a vector): one list for the shape and the value checks.
-template <typename F>
-void ForEachAttentionWeight(const Weights& w, const Config& cfg, F&& f) {
-  const Eigen::Index d = cfg.d_model, kvd = cfg.kv_heads() * cfg.head_dim();
-  f("W_q", w.W_q, d, d);
-  f("W_k", w.W_k, d, kvd);
-  f("W_v", w.W_v, d, kvd);
-  f("W_o", w.W_o, d, d);
-  f("b_q", w.b_q, 1, d);
-  f("b_k", w.b_k, 1, kvd);
-  f("b_v", w.b_v, 1, kvd);
-  f("b_o", w.b_o, 1, d);
-  f("ln_gamma", w.ln_gamma, 1, d);
-  f("ln_beta", w.ln_beta, 1, d);
-}
-
-}  // namespace
-
 namespace detail {
 
-void CheckWeightShapes(const Weights& w, const Config& cfg) {
-  ForEachAttentionWeight(w, cfg, [&](const char* name, const auto& m, Eigen::Index r, Eigen::Index c) {
-    CheckShape(name, m, r, c, cfg);
-  });
-  if (cfg.block == Block::Encoder) CheckFfnShapes(w, cfg);
-}
+void CheckWeightShapes(const Weights& w, const Config& cfg) { CheckPart(w, cfg, Part::All, false); }
 
 }  // namespace detail
 
-void CheckWeights(const Weights& w, const Config& cfg) {
-  detail::CheckWeightShapes(w, cfg);
-  ForEachAttentionWeight(w, cfg, [](const char* name, const auto& m, Eigen::Index, Eigen::Index) {
-    detail::CheckValues(name, m);
-  });
-  if (cfg.block == Block::Encoder) CheckFfnWeights(w, cfg);
-}
+void CheckWeights(const Weights& w, const Config& cfg) { CheckPart(w, cfg, Part::All, true); }
+
+// Finite is not enough: |value| <= kMaxAbsValue is what keeps the FFN's products
+// (d_ff up to 16384 terms) inside float32, as for the attention weights.
+void CheckFfnWeights(const Weights& w, const Config& cfg) { CheckPart(w, cfg, Part::Ffn, true); }
 
 }  // namespace mha

@@ -230,6 +230,54 @@ class Errors(Base):
         self.assertEqual(os.listdir(self.dir), ["file"])
 
 
+class GuiRefusesWhatTraceRefuses(Base):
+    """`gui` and `trace` share one declaration of the flags that say what to compute, so
+    a usage error is the same error, with exit status 2, in both. Without a display, a
+    `gui` that wrongly accepted the flags would exit 1 ("cannot open a window") instead."""
+
+    def setUp(self):
+        super().setUp()
+        if run("gui", "--help").returncode != 0:
+            self.skipTest("built without the GUI")
+        self.x = self.path("x.npz")
+        np.savez(self.x, x=np.ones((3, 16), np.float32))
+        self.s = self.path("s.txt")
+        with open(self.s, "w") as f:
+            f.write("the cat sat")
+
+    def same_error(self, *args, says):
+        env = {"XDG_CONFIG_HOME": self.path("config")}
+        t = run("trace", *args, env=env)
+        g = run("gui", "--no-settings", *args, env=env)
+        self.assertEqual(t.returncode, 2, t.stderr)
+        self.assertIn(says, t.stderr)
+        self.assertEqual((g.returncode, g.stderr.replace("mhaviz gui", "mhaviz trace")), (t.returncode, t.stderr),
+                         f"gui and trace disagree on {args}")
+
+    def test_input_with_a_different_d_model(self):
+        # The gui used to take d_model from the file silently.
+        self.same_error("--input", self.x, "--d-model", "32", says="does not match")
+
+    def test_input_with_a_sentence_file(self):
+        # The gui used to accept both and use the file's x.
+        self.same_error("--input", self.x, "--sentence-file", self.s, says="not both")
+
+    def test_input_with_a_sentence(self):
+        self.same_error("--input", self.x, "--sentence", "the cat", says="not both")
+
+    def test_sentence_and_sentence_file(self):
+        self.same_error("--sentence", "x", "--sentence-file", self.s, says="not both")
+
+    def test_bad_values(self):
+        for args, says in [(["--heads", "abc"], "expects a whole number"), (["--mask", "upper"], "'causal'"),
+                           (["--memory", ""], "--memory is empty"), (["--kv-heads", "0"], "must be at least 1"),
+                           (["--temperature", "1e300"], "far outside"), (["--sentence-file", ""], "needs a file"),
+                           (["--bogus"], "unknown flag '--bogus'"), (["--heads", "--no-pe"], "needs a value"),
+                           (["the", "cat"], "unexpected argument 'the'")]:
+            with self.subTest(args=args):
+                self.same_error(*args, says=says)
+
+
 if __name__ == "__main__":
     MHAVIZ = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)

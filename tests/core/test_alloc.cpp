@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "mha/mha.hpp"
+#include "fixtures.hpp"
 
 extern "C" {
 void* __libc_malloc(std::size_t);
@@ -69,19 +70,7 @@ long AllocationsDuring(F&& body) {
   return g_allocations.load();
 }
 
-mha::Inputs RandomInputs(std::mt19937& rng, int seq, int seq_kv, int d, bool cross) {
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  mha::Inputs in;
-  in.x.resize(seq, d);
-  for (Eigen::Index i = 0; i < in.x.size(); ++i) in.x.data()[i] = n(rng);
-  in.tokens.assign(seq, "tok");
-  if (cross) {
-    in.memory.resize(seq_kv, d);
-    for (Eigen::Index i = 0; i < in.memory.size(); ++i) in.memory.data()[i] = n(rng);
-    in.memory_tokens.assign(seq_kv, "mem");
-  }
-  return in;
-}
+using fixtures::RandomInputs;
 
 }  // namespace
 

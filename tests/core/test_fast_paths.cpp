@@ -8,28 +8,15 @@
 #include <random>
 
 #include "close.hpp"
+#include "ffn_reference.hpp"
+#include "fixtures.hpp"
 #include "mha/mha.hpp"
 #include "oracle.hpp"
 
 namespace {
 
-mha::Mat RandomMat(std::mt19937& rng, int r, int c) {
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  mha::Mat m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = n(rng);
-  return m;
-}
-
-mha::Inputs RandomInputs(std::mt19937& rng, int seq, int seq_kv, int d, bool cross) {
-  mha::Inputs in;
-  in.x = RandomMat(rng, seq, d);
-  in.tokens.assign(seq, "t");
-  if (cross) {
-    in.memory = RandomMat(rng, seq_kv, d);
-    in.memory_tokens.assign(seq_kv, "m");
-  }
-  return in;
-}
+using fixtures::RandomInputs;
+using fixtures::RandomMat;
 
 void CheckOracle(const mha::Config& cfg, const mha::Weights& w, const mha::Inputs& in,
                  const mha::Trace& t) {
@@ -313,9 +300,9 @@ TEST_CASE("an input with NaN or Inf anywhere is refused before anything is compu
   }
 }
 
-TEST_CASE("the in-place shape-flow table equals ShapeFlow's rows plus AppendFfnFlow's", "[fast][flow]") {
-  // ShapeFlowInto builds the encoder rows itself (without allocating); they must stay
-  // exactly what mha/ffn.hpp's AppendFfnFlow says.
+TEST_CASE("the shape-flow table rebuilt in place equals a fresh one, and each step has its own id", "[fast][flow]") {
+  // ShapeFlowInto reuses the rows of an earlier table (without allocating); what it
+  // leaves must be exactly what a fresh table says.
   for (auto block : {mha::Block::Attention, mha::Block::Encoder})
     for (auto norm : {mha::Norm::Post, mha::Norm::Pre, mha::Norm::None})
       for (auto act : {mha::Activation::Relu, mha::Activation::Gelu})
@@ -328,16 +315,17 @@ TEST_CASE("the in-place shape-flow table equals ShapeFlow's rows plus AppendFfnF
           cfg.activation = act;
           cfg.d_ff = d_ff;
           cfg.ln_eps = 1e-6f;
+          mha::Config other = cfg;
+          other.block = block == mha::Block::Encoder ? mha::Block::Attention : mha::Block::Encoder;
+          other.norm = norm == mha::Norm::Pre ? mha::Norm::Post : mha::Norm::Pre;
           std::vector<mha::FlowRow> rows;
-          mha::ShapeFlowInto(cfg, 3, 3, rows);  // built once for other sizes, then rebuilt
+          mha::ShapeFlowInto(other, 3, 3, rows);  // built once for another table, then rebuilt
           mha::ShapeFlowInto(cfg, 7, 7, rows);
-          mha::Config attention_only = cfg;
-          attention_only.block = mha::Block::Attention;
-          std::vector<mha::FlowRow> want = mha::ShapeFlow(attention_only, 7, 7);
-          mha::AppendFfnFlow(cfg, 7, want);
+          const std::vector<mha::FlowRow> want = mha::ShapeFlow(cfg, 7, 7);
           REQUIRE(rows.size() == want.size());
           for (std::size_t i = 0; i < rows.size(); ++i) {
             INFO("row " << i << ": " << want[i].step);
+            CHECK(rows[i].id == want[i].id);
             CHECK(rows[i].step == want[i].step);
             CHECK(rows[i].formula == want[i].formula);
             CHECK(rows[i].tensor == want[i].tensor);
@@ -345,11 +333,28 @@ TEST_CASE("the in-place shape-flow table equals ShapeFlow's rows plus AppendFfnF
             CHECK(rows[i].params == want[i].params);
             CHECK(rows[i].param_count == want[i].param_count);
             CHECK(rows[i].flops == want[i].flops);
+            CHECK(mha::FindStep(rows, rows[i].id) == static_cast<int>(i));  // no id twice
+          }
+          const bool enc = block == mha::Block::Encoder, pre = norm == mha::Norm::Pre;
+          CHECK((mha::FindStep(rows, mha::StepId::PreNorm) >= 0) == pre);
+          CHECK((mha::FindStep(rows, mha::StepId::FfnPreNorm) >= 0) == (enc && pre));
+          for (auto id : {mha::StepId::FfnUp, mha::StepId::FfnDown, mha::StepId::FfnResidual})
+            CHECK((mha::FindStep(rows, id) >= 0) == enc);
+          CHECK(rows[mha::FindStep(rows, mha::StepId::Residual)].tensor == "out");
+          if (enc) {
+            const mha::FlowRow& up = rows[mha::FindStep(rows, mha::StepId::FfnUp)];
+            const std::int64_t f = cfg.ffn_dim(), d = 48, s = 7;
+            CHECK(up.tensor == "ffn_hidden");
+            CHECK(up.shape == std::vector<std::int64_t>{1, s, f});
+            CHECK(up.param_count == d * f + f);
+            CHECK(up.flops == 2 * s * d * f + s * f + (act == mha::Activation::Gelu ? 8 : 1) * s * f);
+            CHECK(rows.back().id == mha::StepId::FfnResidual);
+            CHECK(rows.back().tensor == "block_out");
           }
         }
 }
 
-TEST_CASE("the fast FFN sublayer matches ffn.cpp's reference ForwardFfn", "[fast][ffn]") {
+TEST_CASE("the fast FFN sublayer matches the plain Eigen reference (ffn_reference.hpp)", "[fast][ffn]") {
   std::mt19937 rng(41);
   for (auto norm : {mha::Norm::Post, mha::Norm::Pre, mha::Norm::None})
     for (auto act : {mha::Activation::Relu, mha::Activation::Gelu}) {
@@ -368,7 +373,7 @@ TEST_CASE("the fast FFN sublayer matches ffn.cpp's reference ForwardFfn", "[fast
       mha::Forward(cfg, w, in, t);
       mha::Forward(cfg, w, in, t);  // packed FFN weights reused
       mha::Trace ref = t;           // same attention result; the FFN again, by Eigen
-      mha::ForwardFfn(cfg, *w, ref);
+      reference::ForwardFfn(cfg, *w, ref);
       INFO("norm " << mha::ToString(norm) << " gelu " << (act == mha::Activation::Gelu));
       auto flat = [](const mha::Mat& m) { return std::vector<double>(m.data(), m.data() + m.size()); };
       if (norm == mha::Norm::Pre) CHECK_CLOSE("ffn_ln", t.ffn_ln.data(), flat(ref.ffn_ln), 1e-6, 1e-6);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "mha/mha.hpp"
+#include "fixtures.hpp"
 
 namespace {
 template <typename F>
@@ -16,12 +17,7 @@ std::string ErrorOf(F&& f) {
   return "(no error)";
 }
 
-mha::Config Small() {
-  mha::Config cfg;
-  cfg.d_model = 8;
-  cfg.num_heads = 2;
-  return cfg;
-}
+mha::Config Small() { return fixtures::Shape(8, 2); }
 }  // namespace
 
 TEST_CASE("temperature below the minimum is refused", "[limits][regression]") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mha/mha.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -54,9 +55,7 @@ Trace Plain(const Config& cfg, const std::string& sentence, const std::string& m
 
 // A one-thread configuration of the given size.
 Config Small(int d_model, int heads) {
-  Config c;
-  c.d_model = d_model;
-  c.num_heads = heads;
+  Config c = fixtures::Shape(d_model, heads);
   c.threads = 1;
   return c;
 }

@@ -5,6 +5,7 @@
 #include "close.hpp"
 #include "mha/mha.hpp"
 #include "oracle.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -14,12 +15,7 @@ struct Case {
   bool cross;
 };
 
-mha::Mat RandomMat(std::mt19937& rng, int r, int c, float scale) {
-  std::normal_distribution<float> n(0.0f, scale);
-  mha::Mat m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = n(rng);
-  return m;
-}
+using fixtures::RandomMat;
 
 void CheckAgainstOracle(const Case& c, std::mt19937& rng) {
   mha::Inputs in;

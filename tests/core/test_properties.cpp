@@ -4,17 +4,12 @@
 #include <random>
 
 #include "mha/mha.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
-mha::Inputs RandomInputs(std::mt19937& rng, int seq, int d) {
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  mha::Inputs in;
-  in.x.resize(seq, d);
-  for (Eigen::Index i = 0; i < in.x.size(); ++i) in.x.data()[i] = n(rng);
-  in.tokens.assign(seq, "t");
-  return in;
-}
+// Self-attention inputs: seq random rows of width d.
+mha::Inputs RandomInputs(std::mt19937& rng, int seq, int d) { return fixtures::RandomInputs(rng, seq, seq, d, false); }
 
 std::shared_ptr<const mha::Weights> W(const mha::Config& c) {
   return std::make_shared<const mha::Weights>(mha::InitWeights(c));

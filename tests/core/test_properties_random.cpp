@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mha/mha.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
@@ -19,12 +20,7 @@ std::int64_t Product(const std::vector<std::int64_t>& s) {
   return n;
 }
 
-mha::Mat RandomMat(std::mt19937& rng, int r, int c, float scale) {
-  std::normal_distribution<float> n(0.0f, scale);
-  mha::Mat m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = n(rng);
-  return m;
-}
+using fixtures::RandomMat;
 
 struct RandomCase {
   mha::Config cfg;

@@ -8,31 +8,18 @@
 #include "close.hpp"
 #include "mha/mha.hpp"
 #include "oracle.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
-mha::Mat RandomMat(std::mt19937& rng, int r, int c, float scale) {
-  std::normal_distribution<float> n(0.0f, scale);
-  mha::Mat m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = n(rng);
-  return m;
-}
+using fixtures::RandomInputs;
+using fixtures::RandomMat;
+
 mha::RowVec RandomVec(std::mt19937& rng, int n, float mean, float scale) {
   std::normal_distribution<float> d(mean, scale);
   mha::RowVec v(n);
   for (int i = 0; i < n; ++i) v[i] = d(rng);
   return v;
-}
-
-mha::Inputs RandomInputs(std::mt19937& rng, int seq, int seq_kv, int d, bool cross) {
-  mha::Inputs in;
-  in.x = RandomMat(rng, seq, d, 1.0f);
-  in.tokens.assign(seq, "t");
-  if (cross) {
-    in.memory = RandomMat(rng, seq_kv, d, 1.0f);
-    in.memory_tokens.assign(seq_kv, "m");
-  }
-  return in;
 }
 
 mha::Config SmallEncoder(mha::Norm norm, mha::Activation act) {

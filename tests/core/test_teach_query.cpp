@@ -6,15 +6,11 @@
 #include <random>
 
 #include "mha/mha.hpp"
+#include "fixtures.hpp"
 
 namespace {
 
-mha::Mat RandomMat(std::mt19937& rng, int r, int c) {
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  mha::Mat m(r, c);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = n(rng);
-  return m;
-}
+using fixtures::RandomMat;
 
 struct Random {
   mha::Config cfg;

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "mha/mha.hpp"
+#include "fixtures.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -14,13 +15,7 @@ std::string Why(const mha::Config& c, int seq = 3, int seq_kv = 3) {
   }
   return "";
 }
-mha::Config C(int d, int h, int g = 0) {
-  mha::Config c;
-  c.d_model = d;
-  c.num_heads = h;
-  c.num_kv_heads = g;
-  return c;
-}
+mha::Config C(int d, int h, int g = 0) { return fixtures::Shape(d, h, g); }
 }  // namespace
 
 TEST_CASE("d_model not divisible by num_heads names both and suggests valid values", "[validate]") {

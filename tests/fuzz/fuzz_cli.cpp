@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/options.hpp"
+#include "cli/prepare.hpp"
 #include "fuzz_common.hpp"
 
 namespace {

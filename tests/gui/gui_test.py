@@ -638,6 +638,12 @@ TESTS = {
 
 
 def main():
+    # CMake registers one ctest per name printed here (tests/gui/CMakeLists.txt), so
+    # a test added to TESTS is run without being listed a second time.
+    if sys.argv[1:] == ["--list"]:
+        for name, (_, needs_display) in TESTS.items():
+            print(name if needs_display else name + " no-display")
+        return 0
     if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
         print(__doc__ + "\ntests: " + ", ".join(TESTS), file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GUI tests of the teaching views (issue 4): the real window under Xvfb, checked
+"""GUI tests of the teaching views: the real window under Xvfb, checked
 through the app's own outputs (--dump-state's "views", the files the Lesson view
 saves) against hand calculations, numpy and the headless `mhaviz trace`.
 
@@ -389,6 +389,9 @@ TESTS = {
 
 
 def main():
+    if sys.argv[1:] == ["--list"]:  # one ctest per name (tests/gui/CMakeLists.txt)
+        print("\n".join(TESTS))
+        return 0
     if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
         print(__doc__ + "\ntests: " + ", ".join(TESTS), file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/options.hpp"
+#include "cli/prepare.hpp"
 #include "io/files.hpp"
 
 namespace fs = std::filesystem;

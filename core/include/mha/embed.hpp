@@ -1,4 +1,5 @@
-// Deterministic token embeddings and the sinusoidal positional encoding.
+// Deterministic token embeddings, the sinusoidal positional encoding, and the
+// forward pass's Inputs made from a sentence.
 #pragma once
 
 #include <cstdint>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "mha/config.hpp"
+#include "mha/trace.hpp"
 
 namespace mha {
 
@@ -20,5 +22,11 @@ Mat PositionalEncoding(int seq, int d_model);
 
 // x = embedding rows (+ positional encoding if cfg.positional_encoding): (seq, d_model).
 Mat Embed(const std::vector<std::string>& tokens, const Config& cfg);
+
+// Tokenize + embed a sentence (and an optional memory sentence for cross-attention).
+// Throws mha::Error for an empty sentence. `notice` (if non-null) receives a line
+// about truncation or replaced bytes, or "".
+Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
+                  const Config& cfg, std::string* notice = nullptr);
 
 }  // namespace mha

@@ -16,10 +16,7 @@
 // LN1 uses ln_gamma/ln_beta, LN2 uses ln2_gamma/ln2_beta, both with Config::ln_eps.
 #pragma once
 
-#include <vector>
-
 #include "mha/config.hpp"
-#include "mha/trace.hpp"
 #include "mha/weights.hpp"
 
 namespace mha {
@@ -35,17 +32,5 @@ void InitFfnWeights(const Config& cfg, Weights& w);
 // Throws mha::Error naming the tensor if an FFN weight's shape does not fit cfg
 // (d_model, cfg.ffn_dim()) or a value is not finite.
 void CheckFfnWeights(const Weights& w, const Config& cfg);
-
-// Called at the end of Forward, after t.out is final. Runs the FFN sublayer when
-// cfg.block == Encoder; otherwise empties the FFN tensors of `t`.
-void ForwardFfn(const Config& cfg, const Weights& w, Trace& t);
-
-// The encoder block's rows of the shape-flow table (none for attention only).
-void AppendFfnFlow(const Config& cfg, int seq, std::vector<FlowRow>& rows);
-
-// The encoder block's tensors under their .npz names: ffn_W1, ffn_b1, ffn_W2,
-// ffn_b2, ln2_gamma, ln2_beta, then ffn_ln (pre-LN only), ffn_hidden, ffn_out,
-// ffn_residual, block_out. Nothing for attention only.
-void AppendFfnTensors(const Trace& t, std::vector<TensorView>& v);
 
 }  // namespace mha

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "mha/config.hpp"
 #include "mha/trace.hpp"
@@ -29,12 +28,6 @@ Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const I
 // buffer reuse as Forward. `mhaviz bench` times this, so it times what torch does.
 void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
                       const Inputs& in, Trace& out);
-
-// Tokenize + embed a sentence (and an optional memory sentence for cross-attention).
-// Throws mha::Error for an empty sentence. `notice` (if non-null) receives a line
-// about truncation or replaced bytes, or "".
-Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
-                  const Config& cfg, std::string* notice = nullptr);
 
 // Numerically stable softmax of one row, in place: subtracts the max first; a row
 // that is entirely -inf (fully masked) becomes all zeros instead of NaN.

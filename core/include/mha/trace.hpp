@@ -23,8 +23,31 @@ struct Inputs {
   bool cross() const { return memory.rows() > 0; }
 };
 
+// The steps of the shape-flow table, one id per row kind (as llama.cpp names its
+// tensors LLM_TENSOR_*): the block diagram and the tests find a row by its id, never
+// by its display text, which changes with the configuration.
+enum class StepId {
+  Input,        // x = embed(tokens) (+ PE)
+  PreNorm,      // x_ln = LN(x); pre-LN only
+  QProj,        // Q = x W_Q + b_Q
+  KProj,        // K = m W_K + b_K
+  VProj,        // V = m W_V + b_V
+  SplitHeads,   // reshape + transpose into heads
+  Scores,       // Q K^T / sqrt(d_k), masked
+  Softmax,      // attn = softmax(scores)
+  Context,      // attn V
+  Concat,       // the heads side by side
+  OutProj,      // concat W_O + b_O
+  Residual,     // out = x + attn_out, then LN for post-LN
+  FfnPreNorm,   // ffn_ln = LN2(out); encoder block, pre-LN only
+  FfnUp,        // ffn_hidden = act(. W1 + b1); encoder block
+  FfnDown,      // ffn_out = ffn_hidden W2 + b2; encoder block
+  FfnResidual,  // block_out = out + ffn_out, then LN2 for post-LN; encoder block
+};
+
 // One row of the shape-flow table: one step of the computation.
 struct FlowRow {
+  StepId id = StepId::Input;
   std::string step;                 // "Q projection", "split heads", ...
   std::string formula;              // "Q = x W_Q + b_Q"
   std::string tensor;               // the .npz key holding the result ("q", "scores", ...)
@@ -119,6 +142,10 @@ std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv);
 // The same, rebuilt in place: reuses the strings of `rows`, so a repeated call with
 // the same sizes allocates nothing.
 void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows);
+
+// The index of the row with this id in a shape-flow table, or -1 if the configuration
+// has no such step (PreNorm without pre-LN, the FFN rows without the encoder block).
+int FindStep(const std::vector<FlowRow>& rows, StepId id);
 
 // "(1, 8, 3, 64)"
 std::string ShapeString(const std::vector<std::int64_t>& shape);

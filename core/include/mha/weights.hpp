@@ -25,6 +25,8 @@ struct WeightSpec {
   Eigen::Index cols;
   bool vector;          // a RowVec of shape (cols,), else a Mat (rows, cols)
   bool required;        // a weights file must hold it (biases and LayerNorm have defaults)
+  bool ffn;             // the encoder block's feed-forward sublayer (and its LayerNorm)
+  float fill;           // an optional tensor's value where a file leaves it out (gamma 1, else 0)
 };
 
 // The one list of a layer's parameters: calls f(spec, tensor) for each tensor cfg
@@ -34,24 +36,24 @@ struct WeightSpec {
 template <typename W, typename F>
 void ForEachWeight(W& w, const Config& cfg, F&& f) {
   const Eigen::Index d = cfg.d_model, kvd = Eigen::Index(cfg.kv_heads()) * cfg.head_dim();
-  f(WeightSpec{"W_q", d, d, false, true}, w.W_q);
-  f(WeightSpec{"b_q", 1, d, true, false}, w.b_q);
-  f(WeightSpec{"W_k", d, kvd, false, true}, w.W_k);
-  f(WeightSpec{"b_k", 1, kvd, true, false}, w.b_k);
-  f(WeightSpec{"W_v", d, kvd, false, true}, w.W_v);
-  f(WeightSpec{"b_v", 1, kvd, true, false}, w.b_v);
-  f(WeightSpec{"W_o", d, d, false, true}, w.W_o);
-  f(WeightSpec{"b_o", 1, d, true, false}, w.b_o);
-  f(WeightSpec{"ln_gamma", 1, d, true, false}, w.ln_gamma);
-  f(WeightSpec{"ln_beta", 1, d, true, false}, w.ln_beta);
+  f(WeightSpec{"W_q", d, d, false, true, false, 0}, w.W_q);
+  f(WeightSpec{"b_q", 1, d, true, false, false, 0}, w.b_q);
+  f(WeightSpec{"W_k", d, kvd, false, true, false, 0}, w.W_k);
+  f(WeightSpec{"b_k", 1, kvd, true, false, false, 0}, w.b_k);
+  f(WeightSpec{"W_v", d, kvd, false, true, false, 0}, w.W_v);
+  f(WeightSpec{"b_v", 1, kvd, true, false, false, 0}, w.b_v);
+  f(WeightSpec{"W_o", d, d, false, true, false, 0}, w.W_o);
+  f(WeightSpec{"b_o", 1, d, true, false, false, 0}, w.b_o);
+  f(WeightSpec{"ln_gamma", 1, d, true, false, false, 1}, w.ln_gamma);
+  f(WeightSpec{"ln_beta", 1, d, true, false, false, 0}, w.ln_beta);
   if (cfg.block != Block::Encoder) return;
   const Eigen::Index ff = cfg.ffn_dim();
-  f(WeightSpec{"ffn_W1", d, ff, false, true}, w.ffn_W1);
-  f(WeightSpec{"ffn_b1", 1, ff, true, false}, w.ffn_b1);
-  f(WeightSpec{"ffn_W2", ff, d, false, true}, w.ffn_W2);
-  f(WeightSpec{"ffn_b2", 1, d, true, false}, w.ffn_b2);
-  f(WeightSpec{"ln2_gamma", 1, d, true, false}, w.ln2_gamma);
-  f(WeightSpec{"ln2_beta", 1, d, true, false}, w.ln2_beta);
+  f(WeightSpec{"ffn_W1", d, ff, false, true, true, 0}, w.ffn_W1);
+  f(WeightSpec{"ffn_b1", 1, ff, true, false, true, 0}, w.ffn_b1);
+  f(WeightSpec{"ffn_W2", ff, d, false, true, true, 0}, w.ffn_W2);
+  f(WeightSpec{"ffn_b2", 1, d, true, false, true, 0}, w.ffn_b2);
+  f(WeightSpec{"ln2_gamma", 1, d, true, false, true, 1}, w.ln2_gamma);
+  f(WeightSpec{"ln2_beta", 1, d, true, false, true, 0}, w.ln2_beta);
 }
 
 // Xavier/Glorot uniform weights, U(-a, a) with a = sqrt(6 / (fan_in + fan_out))

@@ -6,13 +6,19 @@
 #include <cstdio>
 #include <string>
 
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+using dump::Num;
+using dump::Vec;
+
 namespace {
 
 void QueryPicker(AppState& s) {
@@ -216,6 +222,40 @@ void DrawQueryView(AppState& s) {
   ImGui::TextUnformatted(buf);
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
+}
+
+json DumpQueryView(AppState& s) {
+  const auto& c = QueryCache(s);
+  if (!c.ok) return dump::Error(c.error);
+  const QueryExplanation& e = c.value;
+  json keys = json::array();
+  for (const KeyStep& k : e.keys)
+    keys.push_back({{"index", k.index},
+                    {"token", k.token},
+                    {"k", Vec(k.k)},
+                    {"v", Vec(k.v)},
+                    {"dot", Num(k.dot)},
+                    {"scaled", Num(k.scaled)},
+                    {"masked", k.masked},
+                    {"exp_shifted", Num(k.exp_shifted)},
+                    {"weight", Num(k.weight)},
+                    {"weighted_v", Vec(k.weighted_v)}});
+  return {{"head", e.head},
+          {"query", e.query},
+          {"kv_head", e.kv_head},
+          {"head_dim", e.head_dim},
+          {"query_token", e.query_token},
+          {"q", Vec(e.q)},
+          {"scaled", e.scaled},
+          {"sqrt_dk", e.sqrt_dk},
+          {"temperature", e.temperature},
+          {"divisor", e.divisor},
+          {"max_scaled", Num(e.max_scaled)},
+          {"exp_sum", e.exp_sum},
+          {"keys", keys},
+          {"context", Vec(e.context)},
+          {"trace_context", Vec(e.trace_context)},
+          {"max_abs_diff", e.max_abs_diff}};
 }
 
 }  // namespace mha::gui

@@ -5,13 +5,17 @@
 #include <cstdio>
 #include <string>
 
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+
 namespace {
 
 void RightAligned(const std::string& text) {
@@ -126,6 +130,23 @@ void DrawHeadCountView(AppState& s) {
     Muted(("The K/V-head columns: grouped-query attention with num_kv_heads = " + std::to_string(cfg.kv_heads()) +
            ": K and V get fewer heads than Q, so W_K, W_V and the KV cache shrink; '-' where it does not divide "
            "num_heads.").c_str());
+}
+
+json DumpHeadCountView(AppState& s) {
+  const auto& c = HeadCountCache(s);
+  if (!c.ok) return dump::Error(c.error);
+  json rows = json::array();
+  for (const HeadCountRow& r : c.value) {
+    json row{{"num_heads", r.num_heads}, {"head_dim", r.head_dim}, {"current", r.current},
+             {"params", r.params},       {"flops", r.flops},       {"kv_cache_bytes", r.kv_cache_bytes}};
+    if (r.has_gqa)
+      row["gqa"] = {{"num_kv_heads", r.num_kv_heads},
+                    {"params", r.gqa_params},
+                    {"flops", r.gqa_flops},
+                    {"kv_cache_bytes", r.gqa_kv_cache_bytes}};
+    rows.push_back(row);
+  }
+  return {{"d_model", s.choice.cfg.d_model}, {"rows", rows}};
 }
 
 }  // namespace mha::gui

@@ -6,13 +6,18 @@
 #include <string>
 
 #include "gui/matrix_view.hpp"
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+using dump::Vec;
+
 namespace {
 
 constexpr int kMaxEditDModel = 8;
@@ -262,6 +267,22 @@ void DrawLessonView(AppState& s) {
                  Pal().error_bg, Pal().error_text);
   }
 
+}
+
+json DumpLessonView(AppState& s) {
+  json l{{"input_source", s.files.input_path.empty() ? "sentence" : s.files.input_path},
+         {"weights_source", s.files.weights_path.empty() ? "seeded" : s.files.weights_path},
+         {"weights_edited", s.teach.weights_edited},
+         {"file_message", s.teach.file_message},
+         {"file_message_ok", s.teach.file_message_ok}};
+  if (s.result.ok && s.result.trace.cfg.d_model <= kMaxEditDModel && s.result.trace.weights) {
+    const Weights& w = *s.result.trace.weights;
+    nlohmann::json& wj = l["weights"];
+    ForEachWeight(w, s.result.trace.cfg, [&](const WeightSpec& spec, const auto& m) {
+      wj[spec.name] = spec.vector ? Vec(m) : dump::Matrix(m);
+    });
+  }
+  return l;
 }
 
 }  // namespace mha::gui

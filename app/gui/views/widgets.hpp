@@ -1,4 +1,4 @@
-// Small pieces the teaching views share (panel_views.cpp).
+// Small pieces the teaching views share (views/widgets.cpp).
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,6 @@ namespace mha::gui {
 
 // "head [combo] < >" for s.teach.head; returns true if the learner changed it.
 bool HeadPicker(AppState& s, const char* id, float width = 0.0f);
-// Over the heatmaps, when the trace is cross-attention: what rows and columns are.
-void DrawCrossBanner(AppState& s);
 // `v` with `digits` significant digits ("3.536", "1e-05", "-∞").
 std::string Sig(double v, int digits = 4);
 // "[1, 2, …, 7, 8]": at most `max_shown` entries (ElidedIndices), `digits` significant.

@@ -1,4 +1,4 @@
-// Timing helpers shared by `mhaviz bench` and `mhaviz bench --live`.
+// Timing helpers shared by `mhaviz bench`, `mhaviz bench --live` and the GUI's --stats.
 #pragma once
 
 #include <algorithm>

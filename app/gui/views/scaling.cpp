@@ -9,13 +9,18 @@
 #include <string>
 
 #include "gui/matrix_view.hpp"
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+using dump::Matrix;
+
 namespace {
 
 float AbsMax(const Mat& m) {
@@ -194,6 +199,34 @@ void DrawScalingView(AppState& s) {
                                  "head_dim = d_k = %d, \xE2\x88\x9A" "d_k = %s.",
                 t.cfg.head_dim(), Sig(std::sqrt(static_cast<double>(t.cfg.head_dim()))).c_str());
   Muted(buf);
+}
+
+namespace {
+
+json RowStatsJson(const RowStats& st) {
+  return json{{"entropy", st.entropy},           {"max_entropy", st.max_entropy}, {"max_weight", st.max_weight},
+              {"mean_entropy", st.mean_entropy}, {"mean_max_weight", st.mean_max_weight}};
+}
+
+json HeadAttentionJson(const HeadAttention& a) {
+  json j{{"scaled", a.scaled},     {"temperature", a.temperature}, {"multiplier", a.multiplier},
+         {"score_std", a.score_std}, {"stats", RowStatsJson(a.stats)}};
+  if (a.scores.size() <= dump::kMaxDumpValues) {
+    j["scores"] = Matrix(a.scores);
+    j["masked_scores"] = Matrix(a.masked_scores);
+    j["weights"] = Matrix(a.weights);
+  }
+  return j;
+}
+
+}  // namespace
+
+json DumpScalingView(AppState& s) {
+  const auto& c = ScalingCache(s);
+  if (!c.ok) return dump::Error(c.error);
+  return {{"head", c.value.with_scaling.head},
+          {"with_scaling", HeadAttentionJson(c.value.with_scaling)},
+          {"without_scaling", HeadAttentionJson(c.value.without_scaling)}};
 }
 
 }  // namespace mha::gui

@@ -6,13 +6,18 @@
 #include <string>
 
 #include "gui/matrix_view.hpp"
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+using dump::Matrix;
+
 namespace {
 
 // Default memory sentence when the learner turns cross-attention on with none: the
@@ -160,6 +165,27 @@ void DrawCrossView(AppState& s) {
   }
   ImGui::EndGroup();
   DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
+}
+
+json DumpCrossView(AppState& s) {
+  const auto& c = SourcesCache(s);
+  if (!c.ok) return dump::Error(c.error);
+  const AttentionSources& src = c.value;
+  json cv{{"cross", src.cross},
+          {"kind", src.kind},
+          {"explanation", src.explanation},
+          {"seq", src.seq},
+          {"seq_kv", src.seq_kv},
+          {"query_tokens", src.query_tokens},
+          {"key_tokens", src.key_tokens}};
+  if (src.cross) {
+    const auto& st = SelfTraceCache(s);
+    if (st.ok && st.value.seq * st.value.seq <= dump::kMaxDumpValues)
+      cv["self_attention_head"] = Matrix(st.value.AttnHead(s.teach.head));
+    else if (!st.ok)
+      cv["self_attention_error"] = st.error;
+  }
+  return cv;
 }
 
 }  // namespace mha::gui

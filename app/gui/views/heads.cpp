@@ -9,13 +9,18 @@
 #include <vector>
 
 #include "gui/matrix_view.hpp"
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+using dump::Matrix;
+
 namespace {
 
 // A value with a bar behind it, the bar `frac` of the cell.
@@ -209,6 +214,27 @@ void DrawHeadsView(AppState& s) {
     DrawScaleLegend(ColourScale::Sequential, m.range, room, "JS divergence", false);
   }
   ImGui::EndGroup();
+}
+
+json DumpHeadsView(AppState& s) {
+  const auto& c = SummariesCache(s);
+  const auto& d = DivergenceCache(s);
+  if (!c.ok) return dump::Error(c.error);
+  json heads = json::object();
+  json list = json::array();
+  for (const HeadSummary& h : c.value)
+    list.push_back({{"head", h.head},
+                    {"mean_entropy", h.mean_entropy},
+                    {"mean_max_weight", h.mean_max_weight},
+                    {"self", h.self},
+                    {"previous", h.previous},
+                    {"next", h.next},
+                    {"first", h.first},
+                    {"pattern", ToString(h.pattern)}});
+  heads["summaries"] = list;
+  if (d.ok) heads["divergence"] = Matrix(d.value);
+  else heads["divergence_error"] = d.error;
+  return heads;
 }
 
 }  // namespace mha::gui

@@ -8,13 +8,18 @@
 #include <vector>
 
 #include "gui/matrix_view.hpp"
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+using dump::Matrix;
+
 namespace {
 
 bool PerHead(const std::string& n) {
@@ -158,6 +163,31 @@ void DrawInspectorView(AppState& s) {
   DrawMatrix(s, a);
   Probe(s, "inspect_map");
   DrawScaleLegend(a.scale, a.range, std::min(avail.x, fs * 24.0f), weights ? "weight" : "value", it.neg_inf > 0);
+}
+
+json DumpInspectorView(AppState& s) {
+  const auto& c = InspectCache(s);
+  const InspectSelection::Mode mode = s.teach.inspect.mode;
+  json iv{{"tensor", s.teach.inspect.tensor},
+          {"mode", mode == InspectSelection::Mode::Head     ? "head"
+                   : mode == InspectSelection::Mode::Merged ? "merged"
+                                                            : "whole"},
+          {"step", s.teach.inspect.step}};
+  if (!c.ok) {
+    iv["error"] = c.error;
+    return iv;
+  }
+  const InspectedTensor& t = c.value;
+  iv["title"] = t.title;
+  iv["shape"] = t.shape;
+  iv["full_shape"] = t.full_shape;
+  iv["rows"] = t.values.rows();
+  iv["cols"] = t.values.cols();
+  iv["min"] = t.min;
+  iv["max"] = t.max;
+  iv["neg_inf"] = t.neg_inf;
+  if (t.values.size() <= dump::kMaxDumpValues) iv["values"] = Matrix(t.values);
+  return iv;
 }
 
 }  // namespace mha::gui

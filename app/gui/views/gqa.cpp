@@ -6,13 +6,17 @@
 #include <cstdio>
 #include <string>
 
-#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
-#include "gui/teach_widgets.hpp"
 #include "gui/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
+
+using dump::json;
+
 namespace {
 
 // One hue per K/V head group, light enough for dark text.
@@ -161,6 +165,25 @@ void DrawGqaView(AppState& s) {
   ImGui::PushTextWrapPos(std::max(ImGui::GetCursorPosX() + fs * 10.0f, ImGui::GetContentRegionAvail().x));
   Muted(buf);
   ImGui::PopTextWrapPos();
+}
+
+json DumpGqaView(AppState& s) {
+  const auto& c = GqaCache(s);
+  if (!c.ok) return dump::Error(c.error);
+  const GqaFacts& f = c.value;
+  return {{"kind", f.kind},
+          {"num_heads", f.num_heads},
+          {"num_kv_heads", f.num_kv_heads},
+          {"group_size", f.group_size},
+          {"head_dim", f.head_dim},
+          {"kv_head_of", f.kv_head_of},
+          {"query_heads_of", f.query_heads_of},
+          {"kv_params", f.kv_params},
+          {"mha_kv_params", f.mha_kv_params},
+          {"kv_cache_bytes", f.kv_cache_bytes},
+          {"mha_kv_cache_bytes", f.mha_kv_cache_bytes},
+          {"params_saved", f.params_saved},
+          {"cache_bytes_saved", f.cache_bytes_saved}};
 }
 
 }  // namespace mha::gui

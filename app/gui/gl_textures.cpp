@@ -1,4 +1,4 @@
-#include "gui/heatmap_textures.hpp"
+#include "gui/gl_textures.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <glad/gl.h>
 
 #include "gui/app_state.hpp"
-#include "render/render.hpp"
+#include "render/colormap.hpp"
 
 namespace mha::gui {
 namespace {
@@ -43,6 +43,16 @@ void Colour(const float* v, const unsigned char* masked, std::size_t n, std::uin
   }
 }
 
+// Binds a fresh texture and sets how it is sampled: magnified cells stay sharp
+// squares, and nothing wraps around at the edges.
+void BindNewTexture(GLuint id, GLint min_filter) {
+  glBindTexture(GL_TEXTURE_2D, id);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, min_filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+}
+
 }  // namespace
 
 bool HeatmapTextures::Sync(const Result& r) {
@@ -54,13 +64,7 @@ bool HeatmapTextures::Sync(const Result& r) {
     if (!ids_.empty()) glDeleteTextures(static_cast<GLsizei>(ids_.size()), ids_.data());
     ids_.assign(static_cast<std::size_t>(n), 0u);
     glGenTextures(n, ids_.data());
-    for (unsigned id : ids_) {
-      glBindTexture(GL_TEXTURE_2D, id);
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, minified_ ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    }
+    for (unsigned id : ids_) BindNewTexture(id, minified_ ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
     w_ = h_ = 0;
   }
   const std::size_t cells = static_cast<std::size_t>(t.seq) * t.seq_kv;
@@ -130,6 +134,46 @@ void HeatmapTextures::Release() {
   w_ = h_ = 0;
   generation_ = 0;
   mipmaps_ = false;
+}
+
+unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, int rows, int cols,
+                                 const std::function<void(std::vector<std::uint8_t>&)>& fill) {
+  Entry& e = entries_[id];
+  e.idle = 0;
+  if (e.tex != 0 && e.key == key && e.rows == rows && e.cols == cols) return e.tex;
+  rgba_.assign(static_cast<std::size_t>(rows) * cols * 4, 255);
+  fill(rgba_);
+  if (e.tex == 0) {
+    glGenTextures(1, &e.tex);
+    BindNewTexture(e.tex, GL_LINEAR);
+  } else {
+    glBindTexture(GL_TEXTURE_2D, e.tex);
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+  glBindTexture(GL_TEXTURE_2D, 0);
+  e.key = key;
+  e.rows = rows;
+  e.cols = cols;
+  if (rgba_.size() > (std::size_t(1) << 22)) std::vector<std::uint8_t>().swap(rgba_);  // do not hold big buffers
+  return e.tex;
+}
+
+void MatrixTextures::EndFrame() {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (++it->second.idle > 300) {
+      if (it->second.tex) glDeleteTextures(1, &it->second.tex);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void MatrixTextures::Release() {
+  for (auto& [id, e] : entries_)
+    if (e.tex) glDeleteTextures(1, &e.tex);
+  entries_.clear();
 }
 
 }  // namespace mha::gui

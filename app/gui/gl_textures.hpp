@@ -1,0 +1,65 @@
+// The app's OpenGL textures: the attention maps of the heatmaps tab, and the small
+// matrices of the teaching views. Both colour with render/colormap.hpp, one texel per
+// value, so a map of any size is one quad. They need the GL context, and Release()
+// before it goes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mha::gui {
+
+struct Result;
+
+// The attention maps: one texel per (query, key) cell, coloured once per recompute,
+// so drawing even 16 maps of 512 x 512 cells is 16 quads.
+class HeatmapTextures {
+ public:
+  // Re-colours and uploads the maps if `r` is newer than what the textures hold:
+  // heads 0..H-1, then the mean over heads at index H. Returns true if it uploaded.
+  bool Sync(const Result& r);
+  // The GL texture name of map i (as an ImTextureID-compatible integer).
+  unsigned int Texture(int i) const { return i >= 0 && i < static_cast<int>(ids_.size()) ? ids_[i] : 0u; }
+  // Whether the maps are drawn smaller than one pixel per cell. Then they are
+  // sampled through mipmaps (each pixel averages its cells; built on demand);
+  // otherwise with plain nearest sampling, which is exact and cheapest.
+  void SetMinified(bool minified);
+  void Release();  // needs the GL context; called before the window closes
+
+ private:
+  std::vector<unsigned int> ids_;
+  int w_ = 0, h_ = 0;
+  std::uint64_t generation_ = 0;
+  bool minified_ = false, mipmaps_ = false;
+  void BuildMipmaps();
+  void ApplyFilter();
+  std::vector<std::uint8_t> rgba_;
+  std::vector<unsigned char> masked_;
+};
+
+// Textures for the small heatmaps of the teaching views, one per widget id,
+// re-uploaded only when their content key changes.
+class MatrixTextures {
+ public:
+  // The texture for `id`, filled by `fill` (rows x cols RGBA) when `key` differs
+  // from what it holds. Textures not asked for in 300 frames are deleted.
+  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols,
+                   const std::function<void(std::vector<std::uint8_t>& rgba)>& fill);
+  void EndFrame();
+  void Release();  // needs the GL context
+
+ private:
+  struct Entry {
+    unsigned int tex = 0;
+    std::string key;
+    int rows = 0, cols = 0;
+    int idle = 0;
+  };
+  std::map<std::string, Entry> entries_;
+  std::vector<std::uint8_t> rgba_;
+};
+
+}  // namespace mha::gui

@@ -1,0 +1,173 @@
+#include "gui/gui_flags.hpp"
+
+#include "gui/teach_views.hpp"
+#include "gui/views/registry.hpp"
+#include "io/files.hpp"
+
+namespace mha::gui {
+namespace {
+
+const char* kAbout =
+    "Opens the desktop app: type a sentence, see the shape flow and every head's attention\n"
+    "heatmap, recomputed live. With no flags it restores the last sentence and configuration;\n"
+    "the flags below override the saved settings.";
+const char* kFooter =
+    "Settings live in $XDG_CONFIG_HOME/mhaviz (default ~/.config/mhaviz): settings.json and imgui.ini.\n"
+    "Exit status: 0 ok, 1 runtime error (no display, no OpenGL 3.3, unwritable file), 2 usage error.";
+
+void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
+  const std::string g = "Teaching views";
+  app.add_option_function<std::string>(
+         "--view", [&t](const std::string& v) { t.view = ViewIndexByName(v); },
+         "start on a view: " + ViewNamesJoined())
+      ->type_name("NAME")
+      ->group(g)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return ViewIndexByName(v) >= 0 ? std::string()
+                                           : "--view must be one of " + ViewNamesJoined() + "; got '" + v + "'.";
+          },
+          ""));
+  cli::IntFlag(
+      app, "--view-head", 0, Limits::kMaxHeads - 1, [&t](int v) { t.head = v; },
+      "the head the query, scaling and inspector views show (default 0)")
+      ->type_name("H")
+      ->group(g);
+  cli::IntFlag(
+      app, "--view-query", 0, Limits::kMaxTokens - 1, [&t](int v) { t.query = v; },
+      "the query token of the step-by-step view (default 0)")
+      ->type_name("I")
+      ->group(g);
+  cli::TextFlag(app, "--inspect", t.inspect,
+                "the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)")
+      ->type_name("TENSOR")
+      ->group(g);
+  app.add_option_function<std::string>(
+         "--preset", [&t](const std::string& v) { (v == "lesson" ? t.lesson : t.heads) = true; },
+         "lesson: the lesson's worked example (X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]],\n"
+         "d_model 4, 2 heads, identity weights); replaces the sentence and configuration\n"
+         "heads: four hand-built positional heads (previous, self, first, next word) on the\n"
+         "sentence's tokens: x = positional encoding only, d_model 64, 4 heads")
+      ->type_name("lesson|heads")
+      ->group(g)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "lesson" || v == "heads"
+                       ? std::string()
+                       : "--preset must be 'lesson' (the lesson's worked example) or 'heads' (four hand-built "
+                         "positional heads on the sentence); got '" + v + "'.";
+          },
+          ""));
+}
+
+void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
+  const std::string g = "Automation (tests, docs, bug reports, benchmarks)";
+  cli::IntFlag(app, "--frames", 1, 1000000, [&o](int v) { o.frames = v; }, "render N frames, then exit")->group(g);
+  cli::TextFlag(app, "--screenshot", o.screenshot,
+                "save a PNG of the window after the last frame (without --frames:\n"
+                "when the window is closed)")
+      ->type_name("FILE")
+      ->group(g);
+  cli::TextFlag(app, "--stats", o.stats, "write the median frame time and median recompute time")
+      ->type_name("FILE.json")
+      ->group(g);
+  app.add_flag("--churn", o.churn, "recompute every frame, as while a slider is dragged")->group(g);
+  cli::IntFlag(app, "--width", 200, 16384, [&o](int v) { o.width = v; }, "window width in pixels (default 1600)")
+      ->type_name("W")
+      ->group(g);
+  cli::IntFlag(app, "--height", 150, 16384, [&o](int v) { o.height = v; }, "window height in pixels (default 1000)")
+      ->type_name("H")
+      ->group(g);
+  cli::TextFlag(app, "--dump-state", o.dump_state,
+                "at exit, write the sentence, configuration and the full trace (JSON)")
+      ->type_name("FILE")
+      ->group(g);
+  cli::TextFlag(app, "--probe", o.probe, "while running, keep FILE updated with widget positions and state (JSON)")
+      ->type_name("FILE")
+      ->group(g);
+  app.add_option_function<std::string>(
+         "--enlarge",
+         [&o](const std::string& v) {
+           o.enlarge = v == "mean" ? Limits::kMaxHeads + 1 : static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
+         },
+         "start with head K (0 .. num_heads-1, or 'mean') enlarged")
+      ->type_name("K")
+      ->group(g)
+      ->check(CLI::Validator(
+          [check = cli::WholeNumber("--enlarge", 0, Limits::kMaxHeads - 1)](std::string& v) {
+            return v == "mean" ? std::string() : check(v);
+          },
+          ""));
+  cli::TextFlag(app, "--export", o.export_path,
+                "export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does")
+      ->type_name("FILE")
+      ->group(g);
+  app.add_flag_callback("--settings", [&o] { o.settings = 1; },
+                        "load and save the user's settings file (default: yes, except\n"
+                        "with --frames / --screenshot / --stats)")
+      ->group(g);
+  app.add_flag_callback("--no-settings", [&o] { o.settings = 0; }, "do not load or save the settings file")
+      ->group(g);
+}
+
+}  // namespace
+
+void DeclareGuiFlags(CLI::App& app, GuiArgs& a) {
+  cli::AddRunFlags(app, a.run);
+  DeclareTeachFlags(app, a.teach);
+  DeclareAutomationFlags(app, a.gui);
+}
+
+GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
+  GuiArgs a = cli::ParseCommandArgs("gui", kAbout, kFooter, DeclareGuiFlags, args);
+  if (!a.gui.stats.empty() && a.gui.frames == 0) a.gui.frames = 10;
+  return a;
+}
+
+void ApplyRunOptions(const cli::RunOptions& o, AppState& s) {
+  s.choice.cfg = o.ConfigOver(s.choice.cfg);
+  if (!o.sentence.empty()) s.choice.sentence = o.sentence;
+  // The text field's own cap (SyncBuffersFromChoice) applies.
+  if (!o.sentence_file.empty()) s.choice.sentence = cli::ReadSentenceFile(o.sentence_file);
+  if (!o.memory.empty()) {
+    s.choice.memory = o.memory;
+    s.choice.cross = true;
+  }
+  if (!o.input_npz.empty()) {
+    s.files.input = cli::LoadInputNpz(o);
+    s.files.input_path = o.input_npz;
+    s.choice.cfg.d_model = static_cast<int>(s.files.input.x.cols());
+    s.choice.cfg.positional_encoding = false;  // x already holds whatever encoding it had
+  }
+  if (!o.weights_npz.empty()) {
+    const auto npz = io::LoadNpz(o.weights_npz);
+    s.files.weights = std::make_shared<const Weights>(io::WeightsFromNpz(npz, o.weights_npz, &s.choice.cfg));
+    s.files.weights_path = o.weights_npz;
+  }
+  SyncBuffersFromChoice(s);
+  s.dirty = true;
+}
+
+void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
+  if (f.lesson) LoadLessonExample(s);
+  if (f.heads) LoadPositionalHeadsExample(s);
+  if (f.view >= 0) {
+    s.teach.view = static_cast<View>(f.view);
+    s.teach.select_view = true;
+  }
+  if (f.head >= 0) s.teach.head = f.head;
+  if (f.query >= 0) s.teach.query = f.query;
+  if (!f.inspect.empty()) {
+    s.teach.inspect.tensor = f.inspect;
+    s.teach.inspect.step.clear();
+    const bool per_head = f.inspect == "q" || f.inspect == "k" || f.inspect == "v" || f.inspect == "scores" ||
+                          f.inspect == "attn" || f.inspect == "context";
+    s.teach.inspect.mode = per_head ? InspectSelection::Mode::Head : InspectSelection::Mode::Whole;
+    if (f.view < 0) {
+      s.teach.view = View::Inspector;
+      s.teach.select_view = true;
+    }
+  }
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,49 @@
+// `mhaviz gui`'s flags: the shared ones that say what to compute (options/flags.hpp,
+// the same declaration `trace` uses), the teaching views' and automation's. Parsed
+// before the settings are loaded; applied on top of them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gui/app_state.hpp"
+#include "options/flags.hpp"
+
+namespace mha::gui {
+
+// --view NAME, --view-head H, --view-query I, --inspect TENSOR, --preset lesson | heads.
+struct TeachFlags {
+  int view = -1;
+  int head = -1, query = -1;
+  std::string inspect;
+  bool lesson = false;
+  bool heads = false;  // --preset heads
+};
+
+// Automation (tests, docs, bug reports, benchmarks) and the window.
+struct GuiOptions {
+  std::string screenshot, stats, dump_state, probe, export_path;
+  int frames = 0;
+  bool churn = false;
+  int width = 0, height = 0;
+  int settings = -1;  // -1 default, 0 no, 1 yes
+  int enlarge = -1;   // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
+  bool automation() const { return frames > 0 || !stats.empty(); }
+};
+
+struct GuiArgs {
+  cli::RunOptions run;
+  TeachFlags teach;
+  GuiOptions gui;
+  bool help = false;
+  std::string help_text;
+};
+void DeclareGuiFlags(CLI::App& app, GuiArgs& a);
+GuiArgs ParseGuiArgs(const std::vector<std::string>& args);  // throws cli::UsageError
+
+// The flags on top of `s.choice` (defaults or saved settings). Reads --sentence-file,
+// --input and --weights (mha::Error for a bad file).
+void ApplyRunOptions(const cli::RunOptions& o, AppState& s);
+void ApplyTeachFlags(const TeachFlags& f, AppState& s);
+
+}  // namespace mha::gui

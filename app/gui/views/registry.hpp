@@ -1,0 +1,102 @@
+// The registry of the results area's views: one table row per view drives the tab
+// bar, the View menu, --view (its names and its help), and --dump-state's "views".
+// Adding a view: its file in views/ (a Draw and, if it shows numbers, a Dump
+// function) and its lines here (the id, the two declarations, the table row); plus
+// the file in app/gui/CMakeLists.txt.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace mha::gui {
+
+struct AppState;
+
+// The tabs of the results area, in order (the table below is in the same order).
+enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Count };
+inline constexpr int kViewCount = static_cast<int>(View::Count);
+
+// Each view's Draw draws into the current tab; its Dump returns what the view shows
+// as JSON, from the same caches the view draws (--dump-state's views.NAME_view).
+void DrawHeatmapsView(AppState& s);  // heatmaps.cpp
+void DrawQueryView(AppState& s);  // query.cpp
+nlohmann::json DumpQueryView(AppState& s);
+void DrawScalingView(AppState& s);  // scaling.cpp
+nlohmann::json DumpScalingView(AppState& s);
+void DrawHeadsView(AppState& s);  // heads.cpp
+nlohmann::json DumpHeadsView(AppState& s);
+void DrawHeadCountView(AppState& s);  // head_count.cpp
+nlohmann::json DumpHeadCountView(AppState& s);
+void DrawGqaView(AppState& s);  // gqa.cpp
+nlohmann::json DumpGqaView(AppState& s);
+void DrawCrossView(AppState& s);  // cross.cpp
+nlohmann::json DumpCrossView(AppState& s);
+void DrawLessonView(AppState& s);  // lesson.cpp
+nlohmann::json DumpLessonView(AppState& s);
+void DrawInspectorView(AppState& s);  // inspector.cpp
+nlohmann::json DumpInspectorView(AppState& s);
+
+struct ViewEntry {
+  View id;
+  const char* name;  // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
+  const char* tab;   // the tab's label
+  const char* menu;  // the View menu's entry and the tab's tooltip
+  const char* help;  // one line in --help
+  void (*draw)(AppState&);
+  nlohmann::json (*dump)(AppState&);  // null: nothing to dump (the heatmaps are in "trace")
+  bool scrolls;  // drawn in its own scrolling child (the heatmaps fit themselves)
+};
+
+inline constexpr ViewEntry kViews[kViewCount] = {
+    {View::Heatmaps, "heatmaps", "Heatmaps", "Attention heatmaps (all heads)",
+     "the attention weights of every head and their mean", &DrawHeatmapsView, nullptr, false},
+    {View::Query, "query", "One query", "One query, step by step",
+     "one query's scores, softmax and weighted sum of values, by hand", &DrawQueryView, &DumpQueryView, true},
+    {View::Scaling, "scaling", "Softmax & \xE2\x88\x9A" "d_k", "Scores, softmax and the \xE2\x88\x9A" "d_k scaling",
+     "scores, masked scores and weights, with and without sqrt(d_k)", &DrawScalingView,
+     &DumpScalingView, true},
+    {View::Heads, "heads", "Head metrics", "Head metrics and similarity",
+     "each head's entropy, sharpness and pattern; how alike heads are", &DrawHeadsView, &DumpHeadsView,
+     true},
+    {View::HeadCount, "head-count", "Head count", "Head count vs parameters",
+     "parameters, FLOPs and KV cache for each head count", &DrawHeadCountView,
+     &DumpHeadCountView, true},
+    {View::Gqa, "gqa", "GQA/MQA", "Grouped-query and multi-query attention",
+     "which query heads share each K/V head, and what that saves", &DrawGqaView, &DumpGqaView, true},
+    {View::Cross, "cross", "Cross-attn", "Cross-attention vs self-attention",
+     "where queries, keys and values come from, beside self-attention", &DrawCrossView, &DumpCrossView, true},
+    {View::Lesson, "lesson", "Lesson", "Lesson example, weight editor and .npz files",
+     "the lesson's worked example, a weight editor and .npz files", &DrawLessonView, &DumpLessonView, true},
+    {View::Inspector, "inspector", "Inspector", "Tensor inspector",
+     "any tensor of the trace, as a heatmap with its values", &DrawInspectorView, &DumpInspectorView, true},
+};
+
+// The table is indexed by View: a row out of place would open the wrong tab.
+constexpr bool RegistryInOrder() {
+  for (int i = 0; i < kViewCount; ++i)
+    if (static_cast<int>(kViews[i].id) != i) return false;
+  return true;
+}
+static_assert(RegistryInOrder(), "kViews must list the views in the order of enum View");
+
+inline const ViewEntry& ViewInfo(View v) { return kViews[static_cast<int>(v)]; }
+const char* ViewName(View v);      // "heatmaps", "query", ...: --view and --dump-state
+const char* ViewTitle(View v);     // the tab's label
+const char* ViewMenuTitle(View v); // the View menu's longer label
+// The index of the view called `name` (--view), or -1.
+int ViewIndexByName(const std::string& name);
+// "heatmaps, query, ...": the names --view accepts.
+std::string ViewNamesJoined();
+// --help's lines of --view: the flag, then one line per view (name and help).
+std::string ViewFlagHelp();
+
+// The tab bar of the results area, one tab per view; and the View menu's entries.
+void DrawResultsArea(AppState& s);
+void DrawViewMenuItems(AppState& s);
+
+// What every view shows, as JSON (--dump-state's "views"): the selection, then each
+// view's Dump under "NAME_view".
+std::string TeachViewsJson(AppState& s);
+
+}  // namespace mha::gui
