@@ -169,7 +169,7 @@ TEST_CASE("a fully masked row gives zeros, not NaN", "[property]") {
   CHECK(std::isfinite(big[2]));
 }
 
-TEST_CASE("scaling divides the scores by sqrt(d_k); temperature divides them further", "[property]") {
+TEST_CASE("scaling divides the scores by sqrt(d_k), temperature divides them further", "[property]") {
   std::mt19937 rng(7);
   mha::Config c;
   c.d_model = 32;

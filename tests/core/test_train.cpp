@@ -232,7 +232,7 @@ Run TrainTask(const TaskSpec& task, int layers, int heads, int d_model, int step
 
 }  // namespace
 
-TEST_CASE("offsets: with 2 heads each head takes one offset; with 1 head the second offset fails", "[train][slow]") {
+TEST_CASE("offsets: with 2 heads each head takes one offset, with 1 head the second offset fails", "[train][slow]") {
   TaskSpec task;  // offsets K = 2, vocab 11, seq 16
   const Run two = TrainTask(task, 1, 2, 16, 800, 1e-2f);
   CHECK(two.heldout.accuracy[0] >= 0.99);
