@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/train_cmd.hpp"
 
 
 #ifdef MHAVIZ_HAVE_GUI
@@ -21,6 +22,8 @@ const char* kHelp =
     "  mhaviz trace [flags]      print the shape-flow table; export every tensor (--npz, --json)\n"
     "  mhaviz export [flags]     render attention heatmaps to PNG / SVG without a display\n"
     "  mhaviz bench [flags]      time the attention layer (compare with scripts/compare_torch.py)\n"
+    "  mhaviz train [flags]      train a small model on a task (offsets, reverse, sort, induction); write a checkpoint\n"
+    "  mhaviz grad [flags]       one forward and backward pass of a checkpoint: the loss and every gradient (.npz)\n"
     "  mhaviz --help | --version\n"
     "\n"
     "'mhaviz COMMAND --help' lists each command's flags.\n";
@@ -42,6 +45,8 @@ int main(int argc, char** argv) {
   if (cmd == "trace") return mha::cli::TraceCommand(rest());
   if (cmd == "export") return mha::cli::ExportCommand(rest());
   if (cmd == "bench") return mha::cli::BenchCommand(rest());
+  if (cmd == "train") return mha::cli::TrainCommand(rest());
+  if (cmd == "grad") return mha::cli::GradCommand(rest());
 #ifdef MHAVIZ_HAVE_GUI
   if (cmd == "gui") return mha::gui::Run(rest());
   if (!cmd.empty() && cmd[0] == '-') return mha::gui::Run(args);
