@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/train_cmd.hpp"
 
 #ifdef MHAVIZ_HAVE_GUI
 #include "gui/gui.hpp"
@@ -30,6 +31,10 @@ const Command kCommands[] = {
      mha::cli::ExportCommand},
     {"bench", "bench [flags]      time the attention layer (compare with scripts/compare_torch.py)",
      mha::cli::BenchCommand},
+    {"train", "train [flags]      train a small model on a task (offsets, reverse, sort, induction)",
+     mha::cli::TrainCommand},
+    {"grad", "grad [flags]       one forward and backward pass of a checkpoint: the loss and every gradient",
+     mha::cli::GradCommand},
 };
 
 std::string Help() {

@@ -39,9 +39,18 @@ struct Array {
   std::string source_dtype;  // e.g. "<f8" if it was converted
 };
 
-// Serialises float32 arrays as a .npz (an uncompressed zip of .npy files, the same as
-// numpy.savez writes). Throws mha::Error on failure.
-std::string EncodeNpz(const std::vector<TensorView>& tensors);
+// An array of any plain dtype, already in its little-endian bytes: '|u1' (a checkpoint's
+// UTF-8 config), '<i4' (token ids), '<f4'.
+struct RawArray {
+  std::string name;
+  std::string descr;
+  std::vector<std::int64_t> shape;
+  std::string data;
+};
+
+// Serialises float32 arrays (and any raw arrays after them) as a .npz (an uncompressed
+// zip of .npy files, the same as numpy.savez writes). Throws mha::Error on failure.
+std::string EncodeNpz(const std::vector<TensorView>& tensors, const std::vector<RawArray>& raw = {});
 // Parses .npz bytes. float64 and integer arrays are converted to float32; anything
 // else (strings, objects, complex) is refused with a clear mha::Error.
 std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what);

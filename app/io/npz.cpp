@@ -15,7 +15,6 @@ namespace {
 
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 28;  // 1 GiB of float32
 
-std::string DescrOf() { return "<f4"; }
 
 // Parses a Python-literal header dict of the .npy format, e.g.
 // {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 4), }
@@ -106,11 +105,14 @@ struct ZipDeleter {
 
 }  // namespace
 
-std::string EncodeNpy(const TensorView& t) {
+namespace {
+
+std::string EncodeNpyBytes(const std::string& descr, const std::vector<std::int64_t>& shape, const char* data,
+                           std::size_t bytes) {
   std::ostringstream h;
-  h << "{'descr': '" << DescrOf() << "', 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < t.shape.size(); ++i) h << (i ? ", " : "") << t.shape[i];
-  if (t.shape.size() == 1) h << ",";
+  h << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
+  for (std::size_t i = 0; i < shape.size(); ++i) h << (i ? ", " : "") << shape[i];
+  if (shape.size() == 1) h << ",";
   h << "), }";
   std::string header = h.str();
   // Pad with spaces so magic + len + header + '\n' is a multiple of 64, as numpy does.
@@ -123,8 +125,15 @@ std::string EncodeNpy(const TensorView& t) {
   out += static_cast<char>(len & 0xFF);
   out += static_cast<char>(len >> 8);
   out += header;
-  out.append(reinterpret_cast<const char*>(t.data), static_cast<std::size_t>(t.size()) * sizeof(float));
+  out.append(data, bytes);
   return out;
+}
+
+}  // namespace
+
+std::string EncodeNpy(const TensorView& t) {
+  return EncodeNpyBytes("<f4", t.shape, reinterpret_cast<const char*>(t.data),
+                        static_cast<std::size_t>(t.size()) * sizeof(float));
 }
 
 Array DecodeNpy(const std::string& bytes, const std::string& what) {
@@ -200,7 +209,7 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   return a;
 }
 
-std::string EncodeNpz(const std::vector<TensorView>& tensors) {
+std::string EncodeNpz(const std::vector<TensorView>& tensors, const std::vector<RawArray>& raw) {
   zip_error_t err;
   zip_error_init(&err);
   zip_source_t* src = zip_source_buffer_create(nullptr, 0, 0, &err);
@@ -211,18 +220,18 @@ std::string EncodeNpz(const std::vector<TensorView>& tensors) {
     throw Error("Cannot create an in-memory zip archive.");
   }
   zip_source_keep(src);
-  std::vector<std::string> payloads;  // must outlive zip_close
-  payloads.reserve(tensors.size());
-  for (const auto& t : tensors) {
-    payloads.push_back(EncodeNpy(t));
-    const std::string& p = payloads.back();
+  std::vector<std::pair<std::string, std::string>> payloads;  // name, .npy bytes; must outlive zip_close
+  payloads.reserve(tensors.size() + raw.size());
+  for (const auto& t : tensors) payloads.emplace_back(t.name, EncodeNpy(t));
+  for (const auto& r : raw) payloads.emplace_back(r.name, EncodeNpyBytes(r.descr, r.shape, r.data.data(), r.data.size()));
+  for (const auto& [name, p] : payloads) {
     zip_source_t* s = zip_source_buffer(za, p.data(), p.size(), 0);
-    const zip_int64_t idx = s ? zip_file_add(za, (t.name + ".npy").c_str(), s, ZIP_FL_ENC_UTF_8) : -1;
+    const zip_int64_t idx = s ? zip_file_add(za, (name + ".npy").c_str(), s, ZIP_FL_ENC_UTF_8) : -1;
     if (idx < 0) {
       if (s) zip_source_free(s);
       zip_discard(za);
       zip_source_free(src);
-      throw Error("Cannot add '" + t.name + "' to the .npz archive.");
+      throw Error("Cannot add '" + name + "' to the .npz archive.");
     }
     zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0);  // as numpy.savez
   }

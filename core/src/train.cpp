@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <string>
 #include <thread>
@@ -54,6 +55,7 @@ struct Trainer::Impl {
   std::vector<Mat> logits;                 // per target (N, vocab); the gradient in place
   std::vector<double> loss_part;           // per sequence
   std::vector<std::int64_t> correct;       // per (sequence, target)
+  std::vector<std::exception_ptr> errors;  // per sequence: what its Forward threw on a worker
   detail::LayerScratch scratch;
   detail::GemmScratch gemm;
 
@@ -103,19 +105,28 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
   detail::SafeResize(hout, N, d);
   Config lc = c.LayerConfig();
   lc.threads = 1;
+  errors.assign(B, nullptr);
   auto task = [&](int s, int) {
-    Inputs& in = inputs[s];
-    detail::SafeResize(in.x, S, d);
-    EmbedTokens(m, b.tokens.data() + static_cast<std::ptrdiff_t>(s) * S, S, in.x.data());
-    for (int l = 0; l < L; ++l) {
-      Trace& t = traces[l][s];
-      t.workspace.get().ForgetWeights();  // the weights were updated in place since the last step
-      Forward(lc, m.layers[l], in, t);
-      in.x = c.layer.block == Block::Encoder ? t.block_out : t.out;
+    // An exception must not leave a pool thread (std::terminate). Forward throws when a
+    // diverging run has blown weights or activations past Limits::kMaxAbsValue.
+    try {
+      Inputs& in = inputs[s];
+      detail::SafeResize(in.x, S, d);
+      EmbedTokens(m, b.tokens.data() + static_cast<std::ptrdiff_t>(s) * S, S, in.x.data());
+      for (int l = 0; l < L; ++l) {
+        Trace& t = traces[l][s];
+        t.workspace.get().ForgetWeights();  // the weights were updated in place since the last step
+        Forward(lc, m.layers[l], in, t);
+        in.x = c.layer.block == Block::Encoder ? t.block_out : t.out;
+      }
+      std::memcpy(hout.data() + static_cast<std::ptrdiff_t>(s) * S * d, in.x.data(), sizeof(float) * S * d);
+    } catch (...) {
+      errors[s] = std::current_exception();
     }
-    std::memcpy(hout.data() + static_cast<std::ptrdiff_t>(s) * S * d, in.x.data(), sizeof(float) * S * d);
   };
   detail::ParallelFor(pool, threads, B, task);
+  for (const std::exception_ptr& e : errors)  // the first by sequence: the same on any thread count
+    if (e) std::rethrow_exception(e);
   if (c.layer.norm == Norm::Pre) {
     detail::SafeResize(head, N, d);
     auto ln = [&](int blk, int) {

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""One training step of mhaviz against PyTorch, measured side by side in one run.
+
+A training step is the forward pass over a batch, the mean cross-entropy, the backward
+pass, global-norm clipping and one AdamW update. For each model below, the same
+checkpoint (written by `mhaviz train --steps 0`) is rebuilt in torch by
+tests/cli/torch_model.py, and both sides step on the same batch: `mhaviz bench --train`
+and the torch loop, interleaved round by round, on 1 thread and then on 2. Printed:
+the medians and the ratio torch_ms / mhaviz_ms (> 1: mhaviz is faster).
+
+Honesty rules, as scripts/compare_torch.py: torch must run on OpenBLAS (Debian's
+libopenblas0-openmp); OPENBLAS_CORETYPE is removed from the environment; both sides get
+the same thread count; torch runs in float32 with torch.optim.AdamW (foreach off, the
+default on CPU in torch 1.13) and clip_grad_norm_.
+
+usage: /usr/bin/python3 scripts/compare_torch_train.py [--mhaviz build/app/mhaviz]
+           [--rounds 5] [--repeat 20] [--threads 1,2] [--models teaching,teaching2,large]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.pop("OPENBLAS_CORETYPE", None)  # before torch (OpenBLAS) is loaded
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cli"))
+import torch_model  # noqa: E402
+
+# name: (flags shared by both sides, batch, seq)
+MODELS = {
+    # the teaching size: the offsets demo's model
+    "teaching": (["--layers", "1", "--heads", "2", "--d-model", "16", "--norm", "pre", "--pos", "learned",
+                  "--mask", "causal", "--vocab", "11"], 128, 16),
+    "teaching2": (["--layers", "2", "--heads", "4", "--d-model", "64", "--norm", "pre", "--block", "encoder",
+                   "--pos", "learned", "--mask", "causal", "--vocab", "11"], 128, 16),
+    "large": (["--layers", "4", "--heads", "8", "--d-model", "256", "--norm", "pre", "--block", "encoder",
+               "--pos", "learned", "--mask", "causal", "--vocab", "11"], 32, 128),
+}
+
+
+def run(args):
+    return subprocess.run(args, capture_output=True, text=True, timeout=3600)
+
+
+def mhaviz_step_ms(mhaviz, flags, batch, seq, threads, repeat):
+    r = run([mhaviz, "bench", "--train", "--batch", str(batch), "--seq", str(seq), "--threads", str(threads),
+             "--repeat", str(repeat)] + flags)
+    if r.returncode != 0:
+        raise SystemExit(f"mhaviz bench --train failed: {r.stderr}")
+    return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+
+
+class TorchStep:
+    def __init__(self, ckpt, batch, seq, vocab, lr=3e-3):
+        self.cfg, params = torch_model.load_checkpoint(ckpt)
+        self.P = torch_model.to_torch(params, torch.float32)
+        decay = [p for p in self.P.values() if p.dim() >= 2]
+        keep = [p for p in self.P.values() if p.dim() < 2]
+        self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": keep, "weight_decay": 0.0}],
+                                     lr=lr)
+        rng = np.random.default_rng(0)
+        tokens, targets = torch_model.random_batch(rng, batch, seq, vocab, self.cfg["num_targets"])
+        self.tokens = torch.tensor(tokens, dtype=torch.int64)
+        self.targets = torch.tensor(targets, dtype=torch.int64)
+
+    def step(self):
+        loss = torch_model.forward_loss(self.cfg, self.P, self.tokens, self.targets)
+        self.opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(self.P.values()), 1.0)
+        self.opt.step()
+
+    def median_ms(self, repeat):
+        self.step()  # warm-up
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            self.step()
+            times.append((time.perf_counter() - t0) * 1000)
+        return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mhaviz", default="build/app/mhaviz")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--models", default="teaching,teaching2,large")
+    args = ap.parse_args()
+    print(f"torch {torch.__version__}; OPENBLAS_CORETYPE unset")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            flags, batch, seq = MODELS[name]
+            ckpt = os.path.join(tmp, name + ".npz")
+            r = run([args.mhaviz, "train", "--task", "offsets", "--steps", "0", "--seq", str(seq), "--out", ckpt]
+                    + flags)
+            if r.returncode != 0:
+                raise SystemExit(f"mhaviz train --steps 0 failed: {r.stderr}")
+            repeat = max(3, args.repeat if name != "large" else args.repeat // 4)
+            for threads in [int(t) for t in args.threads.split(",")]:
+                torch.set_num_threads(threads)
+                ts = TorchStep(ckpt, batch, seq, 11)
+                mine, theirs = [], []
+                for _ in range(args.rounds):
+                    mine.append(mhaviz_step_ms(args.mhaviz, flags, batch, seq, threads, repeat))
+                    theirs.append(ts.median_ms(repeat))
+                m, t = statistics.median(mine), statistics.median(theirs)
+                rows.append((name, threads, batch, seq, m, t))
+                print(f"{name:10s} threads {threads}  batch {batch} seq {seq}:  mhaviz {m:9.3f} ms   "
+                      f"torch {t:9.3f} ms   ratio {t / m:5.2f}x", flush=True)
+    print(json.dumps([{"model": n, "threads": th, "batch": b, "seq": s, "mhaviz_ms": m, "torch_ms": t,
+                       "ratio": t / m} for n, th, b, s, m, t in rows]))
+
+
+if __name__ == "__main__":
+    main()
