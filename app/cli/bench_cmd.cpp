@@ -77,6 +77,11 @@ void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
       })
       ->type_name("R")
       ->group(g);
+  bool train = false;  // handled before parsing (BenchCommand): declared for --help
+  app.add_flag("--train", train,
+               "time one training step instead (forward, loss, backward, AdamW), with mhaviz train's\n"
+               "model flags: see 'mhaviz bench --train --help'")
+      ->group(g);
   app.add_flag("--live", b.live,
                "time the desktop app's recompute instead, after each kind of change\n"
                "(one word, num_heads, temperature, mask, norm, d_model, seed, ...),\n"
@@ -94,6 +99,8 @@ BenchArgs ParseBenchArgs(const std::vector<std::string>& argv) {
 }  // namespace
 
 int BenchCommand(const std::vector<std::string>& argv) {
+  // --train times a training step instead, with `mhaviz train`'s model flags.
+  if (std::find(argv.begin(), argv.end(), "--train") != argv.end()) return BenchTrainCommand(argv);
   return Guard("bench", [&] {
     const BenchArgs b = ParseBenchArgs(argv);
     if (b.help) {

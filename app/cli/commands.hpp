@@ -42,6 +42,8 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& args);
 int TraceCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int BenchCommand(const std::vector<std::string>& args);
+// bench --train: one training step (bench_train.cpp).
+int BenchTrainCommand(const std::vector<std::string>& args);
 
 // "33,554,432"
 std::string Thousands(long long n);

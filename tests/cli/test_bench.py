@@ -63,6 +63,21 @@ class Bench(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return json.loads(r.stdout.strip().splitlines()[-1])
 
+    def test_train_step(self):
+        r = run("--train", "--layers", "2", "--heads", "2", "--d-model", "16", "--block", "encoder", "--batch", "8",
+                "--repeat", "3", "--threads", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.strip().splitlines()
+        self.assertEqual(sum(l.startswith("step ") for l in lines), 3, r.stdout)
+        j = json.loads(lines[-1])
+        self.assertEqual((j["mode"], j["layers"], j["heads"], j["d_model"], j["block"], j["batch"], j["repeat"]),
+                         ("train", 2, 2, 16, "encoder", 8, 3))
+        self.assertGreater(j["min_ms"], 0)
+        self.assertGreaterEqual(j["median_ms"], j["min_ms"])
+        r = run("--train", "--heads", "3", "--d-model", "16")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("d_model", r.stderr)
+
     def test_help(self):
         r = run("--help")
         self.assertEqual(r.returncode, 0)

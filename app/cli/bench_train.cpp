@@ -1,0 +1,88 @@
+// `mhaviz bench --train`: times one training step (forward over a batch, the loss,
+// backward, clipping and the AdamW update) of the model `mhaviz train`'s flags describe.
+// scripts/compare_torch_train.py times the same step in PyTorch, interleaved.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/train_cmd.hpp"
+#include "cli/train_options.hpp"
+#include "mha/mha.hpp"
+#include "options/flags.hpp"
+#include "options/timing.hpp"
+
+namespace mha::cli {
+
+int BenchTrainCommand(const std::vector<std::string>& argv) {
+  return Guard("bench", [&] {
+    TrainOptions o;
+    int repeat = 20;
+    bool train_flag = false;
+    CLI::App app{"Times one training step (forward, cross-entropy, backward, clipping, AdamW) of the model that\n"
+                 "mhaviz train's flags describe, on a batch of its task, after two warm-up steps. Compare with\n"
+                 "scripts/compare_torch_train.py.",
+                 "mhaviz bench --train"};
+    app.footer("Prints one line per step, and last one JSON object: the model, batch, seq, threads, repeat,\n"
+               "median_ms and min_ms (wall clock).");
+    app.add_flag("--train", train_flag, "time a training step (this mode)");
+    AddTrainOptions(app, o);
+    IntFlag(app, "--repeat", 1, 100000, [&repeat](int v) { repeat = v; }, "timed steps (default 20)");
+    if (ParseFlags(app, "bench", argv)) {
+      std::cout << app.help();
+      return 0;
+    }
+    if (o.task.empty()) o.task = "offsets";
+    TaskSpec task;
+    ModelConfig mc;
+    try {  // a model the flags cannot describe is a usage error, as in `mhaviz train`
+      task = TaskFromOptions(o);
+      mc = ModelFromOptions(o, &task, NumTargets(task), task.seq);
+      CheckStepMemory(mc, o.batch, task.seq);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    // 100 steps of the largest accepted model take minutes, not weeks.
+    const double step_flops = 6.0 * static_cast<double>(ParameterCount(mc)) * o.batch * task.seq;
+    if (step_flops * repeat > 5e13)
+      throw UsageError("--repeat " + std::to_string(repeat) + " steps of this model would take hours; use fewer.");
+    Model m = InitModel(mc);
+    Model g = ZerosLike(m);
+    AdamW opt(m, OptimFromOptions(o));
+    Trainer trainer(o.threads);
+    Batch b;
+    MakeBatch(task, o.seed, 0, o.batch, b);
+    for (int i = 0; i < 2; ++i) {  // warm-up: buffers, threads, caches
+      trainer.Gradients(m, b, g);
+      opt.Step(m, g);
+    }
+    std::vector<double> ms;
+    for (int i = 0; i < repeat; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      trainer.Gradients(m, b, g);
+      opt.Step(m, g);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      std::printf("step %d: %.3f ms\n", i + 1, ms.back());
+    }
+    nlohmann::json j{{"mode", "train"},
+                     {"layers", mc.num_layers},
+                     {"d_model", mc.layer.d_model},
+                     {"heads", mc.layer.num_heads},
+                     {"block", ToString(mc.layer.block)},
+                     {"norm", ToString(mc.layer.norm)},
+                     {"params", ParameterCount(mc)},
+                     {"batch", o.batch},
+                     {"seq", task.seq},
+                     {"threads", o.threads},
+                     {"repeat", repeat},
+                     {"median_ms", Median(ms)},
+                     {"min_ms", *std::min_element(ms.begin(), ms.end())}};
+    std::cout << j.dump() << "\n";
+    return 0;
+  });
+}
+
+}  // namespace mha::cli
