@@ -101,7 +101,8 @@ def main():
         for name in args.models.split(","):
             flags, batch, seq = MODELS[name]
             ckpt = os.path.join(tmp, name + ".npz")
-            r = run([args.mhaviz, "train", "--task", "offsets", "--steps", "0", "--seq", str(seq), "--out", ckpt]
+            r = run([args.mhaviz, "train", "--task", "offsets", "--steps", "0", "--seq", str(seq), "--batch", str(batch),
+                     "--out", ckpt]
                     + flags)
             if r.returncode != 0:
                 raise SystemExit(f"mhaviz train --steps 0 failed: {r.stderr}")

@@ -40,9 +40,12 @@ std::string DirOf(const std::string& path) {
   else if (err == EACCES || err == EPERM || err == EROFS || err == ENOENT)
     e << " '" << dir << "' does not accept new files" << (err == EROFS ? " (read-only file system)" : "")
       << "; choose a directory you can write to.";
-  else if (err == ENOSPC || err == EDQUOT) e << " Free some space or choose another disk.";
-  else if (err == EISDIR) e << " That path is a directory; give a file name.";
-  else if (err == EFBIG) e << " The file is larger than this process may write (see ulimit -f).";
+  else if (err == ENOSPC || err == EDQUOT)
+    e << " Free some space or choose another disk.";
+  else if (err == EISDIR)
+    e << " That path is a directory; give a file name.";
+  else if (err == EFBIG)
+    e << " The file is larger than this process may write (see ulimit -f).";
   e << " Nothing was changed at that path.";
   throw Error(e.str());
 }
@@ -157,9 +160,7 @@ std::string Stage(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
-void WriteFileAtomic(const std::string& path, const std::string& bytes) {
-  WriteFilesAtomic({{path, bytes}});
-}
+void WriteFileAtomic(const std::string& path, const std::string& bytes) { WriteFilesAtomic({{path, bytes}}); }
 
 namespace {
 // Ctrl-C (or a kill, a closed terminal) in the middle of the writes would leave a
@@ -258,7 +259,9 @@ struct Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   Fd& operator=(Fd&&) = delete;
-  ~Fd() { if (fd > 2) ::close(fd); }
+  ~Fd() {
+    if (fd > 2) ::close(fd);
+  }
 };
 
 Fd OpenForReading(const std::string& path) {
@@ -266,9 +269,9 @@ Fd OpenForReading(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    std::string hint = err == ENOENT ? " Check the path (it is relative to the current directory)."
-                     : err == EACCES ? " You have no permission to read it."
-                     : "";
+    std::string hint = err == ENOENT   ? " Check the path (it is relative to the current directory)."
+                       : err == EACCES ? " You have no permission to read it."
+                                       : "";
     throw Error("Cannot read '" + path + "': " + std::strerror(err) + "." + hint);
   }
   Fd f(fd);

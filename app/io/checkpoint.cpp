@@ -26,7 +26,8 @@ E Choose(const std::string& what, const std::string& key, const std::string& v, 
 const json& Field(const json& j, const std::string& key, const std::string& what) {
   const auto it = j.find(key);
   if (it == j.end())
-    Fail(what + ": the config has no '" + key + "'. A checkpoint written by 'mhaviz train --out' has every field; "
+    Fail(what + ": the config has no '" + key +
+         "'. A checkpoint written by 'mhaviz train --out' has every field; "
          "see the README's \"Training files\".");
   return *it;
 }
@@ -54,7 +55,8 @@ T Get(const json& j, const std::string& key, const std::string& what) {
 // A string of bytes from a uint8 array (DecodeNpz has turned each byte into a float).
 std::string BytesOf(const Array& a, const std::string& what) {
   if (a.source_dtype != "|u1" && a.source_dtype != "<u1" && a.source_dtype != "|i1")
-    Fail(what + ": 'config' has dtype '" + a.source_dtype + "'; it must be uint8 bytes of UTF-8 JSON, as "
+    Fail(what + ": 'config' has dtype '" + a.source_dtype +
+         "'; it must be uint8 bytes of UTF-8 JSON, as "
          "numpy.frombuffer(json.dumps(cfg).encode(), dtype=numpy.uint8) gives.");
   if (a.shape.size() != 1) Fail(what + ": 'config' must be a 1-D uint8 array of UTF-8 JSON.");
   std::string s(a.data.size(), '\0');
@@ -72,7 +74,8 @@ std::string ShapeText(const std::vector<std::int64_t>& shape) {
 std::vector<std::int32_t> Ids(const Array& a, const std::string& what, const std::string& key) {
   const char kind = a.source_dtype.size() > 1 ? a.source_dtype[1] : '?';
   if (kind != 'i' && kind != 'u')
-    Fail(what + ": '" + key + "' has dtype '" + a.source_dtype + "'; token ids must be integers (int32 or int64), "
+    Fail(what + ": '" + key + "' has dtype '" + a.source_dtype +
+         "'; token ids must be integers (int32 or int64), "
          "e.g. numpy.asarray(ids, dtype=numpy.int64).");
   std::vector<std::int32_t> v(a.data.size());
   for (std::size_t i = 0; i < a.data.size(); ++i) {
@@ -122,8 +125,8 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
   }
   if (!j.is_object()) Fail(what + ": 'config' must be a JSON object.");
   if (!j.contains("format") || j["format"] != kModelFormat)
-    Fail(what + " is not an mhaviz model: its config's format is " + (j.contains("format") ? j["format"].dump() : "missing") +
-         ", not \"" + kModelFormat + "\".");
+    Fail(what + " is not an mhaviz model: its config's format is " +
+         (j.contains("format") ? j["format"].dump() : "missing") + ", not \"" + kModelFormat + "\".");
   const int version = Get<int>(j, "version", what);
   if (version != kModelVersion)
     Fail(what + " is a version " + std::to_string(version) + " model; this mhaviz reads version " +
@@ -140,7 +143,8 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
   c.ln_eps = Get<float>(j, "ln_eps", what);
   c.block = Choose(what, "block", Get<std::string>(j, "block", what), {Block::Attention, Block::Encoder});
   c.d_ff = Get<int>(j, "d_ff", what);
-  c.activation = Choose(what, "activation", Get<std::string>(j, "activation", what), {Activation::Relu, Activation::Gelu});
+  c.activation =
+      Choose(what, "activation", Get<std::string>(j, "activation", what), {Activation::Relu, Activation::Gelu});
   if (j.contains("seed")) c.seed = Get<std::uint64_t>(j, "seed", what);
   c.positional_encoding = false;
   m.num_layers = Get<int>(j, "num_layers", what);
@@ -254,9 +258,9 @@ Batch DecodeBatch(const std::map<std::string, Array>& npz, const std::string& wh
     Fail(what + ": 'targets' has shape " + ShapeText(y.shape) + " but 'tokens' is " + ShapeText(x.shape) +
          "; targets must be (batch, seq) or (batch, seq, K) with the same batch and seq.");
   if (x.shape[1] > ModelLimits::kMaxSeq || (!flat && y.shape[2] > ModelLimits::kMaxTargets))
-    Fail(what + ": sequences of " + std::to_string(x.shape[1]) + " tokens or " +
-         std::to_string(flat ? 1 : y.shape[2]) + " targets are over the limits (" +
-         std::to_string(ModelLimits::kMaxSeq) + ", " + std::to_string(ModelLimits::kMaxTargets) + ").");
+    Fail(what + ": sequences of " + std::to_string(x.shape[1]) + " tokens or " + std::to_string(flat ? 1 : y.shape[2]) +
+         " targets are over the limits (" + std::to_string(ModelLimits::kMaxSeq) + ", " +
+         std::to_string(ModelLimits::kMaxTargets) + ").");
   Batch b;
   b.batch = static_cast<int>(x.shape[0]);
   b.seq = static_cast<int>(x.shape[1]);
@@ -280,8 +284,8 @@ std::string EncodeBatch(const Batch& b) {
     std::memcpy(a.data.data(), v.data(), a.data.size());
     return a;
   };
-  return EncodeNpz({}, {raw("tokens", {b.batch, b.seq}, b.tokens),
-                        raw("targets", {b.batch, b.seq, b.num_targets}, b.targets)});
+  return EncodeNpz(
+      {}, {raw("tokens", {b.batch, b.seq}, b.tokens), raw("targets", {b.batch, b.seq, b.num_targets}, b.targets)});
 }
 
 std::string EncodeGradients(double loss, Model& grads) {

@@ -68,8 +68,7 @@ Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string&
 // ln_eps in the file overrides cfg->ln_eps. With cfg->block == Encoder also ffn_W1,
 // ffn_W2 (required) and ffn_b1, ffn_b2, ln2_gamma, ln2_beta (optional); cfg->d_ff is
 // read from ffn_W1 if it is 0.
-Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path,
-                       Config* cfg);
+Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg);
 
 // The JSON document of a trace: tokens, config, shape-flow table, attention weights.
 // Throws mha::Error (see CheckJsonSize) if the attention weights are too many for JSON.

@@ -10,8 +10,8 @@ void CheckJsonSize(const Config& cfg, int seq, int seq_kv) {
   if (n > kMaxJsonAttention) {
     throw Error("--json would hold " + std::to_string(n) + " attention weights (num_heads " +
                 std::to_string(cfg.num_heads) + " x seq " + std::to_string(seq) + " x seq_kv " +
-                std::to_string(seq_kv) + "), about " + std::to_string(n * 25 >> 20) +
-                " MiB of text, over the cap of " + std::to_string(kMaxJsonAttention) +
+                std::to_string(seq_kv) + "), about " + std::to_string(n * 25 >> 20) + " MiB of text, over the cap of " +
+                std::to_string(kMaxJsonAttention) +
                 " that keeps the JSON readable and memory bounded. Use --npz for a trace this large "
                 "(numpy.load reads it), or use fewer tokens or heads.");
   }
@@ -26,13 +26,20 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
   j["tokens"] = t.in.tokens;
   if (t.in.cross()) j["memory_tokens"] = t.in.memory_tokens;
   const Config& c = t.cfg;
-  j["config"] = {{"d_model", c.d_model},   {"num_heads", c.num_heads},
-                 {"num_kv_heads", c.kv_heads()}, {"head_dim", c.head_dim()},
-                 {"seq", t.seq},           {"seq_kv", t.seq_kv},
-                 {"seed", c.seed},         {"mask", ToString(c.mask)},
-                 {"norm", ToString(c.norm)}, {"scale", c.scale},
-                 {"temperature", c.temperature}, {"positional_encoding", c.positional_encoding},
-                 {"ln_eps", c.ln_eps},     {"cross_attention", t.in.cross()}};
+  j["config"] = {{"d_model", c.d_model},
+                 {"num_heads", c.num_heads},
+                 {"num_kv_heads", c.kv_heads()},
+                 {"head_dim", c.head_dim()},
+                 {"seq", t.seq},
+                 {"seq_kv", t.seq_kv},
+                 {"seed", c.seed},
+                 {"mask", ToString(c.mask)},
+                 {"norm", ToString(c.norm)},
+                 {"scale", c.scale},
+                 {"temperature", c.temperature},
+                 {"positional_encoding", c.positional_encoding},
+                 {"ln_eps", c.ln_eps},
+                 {"cross_attention", t.in.cross()}};
   j["config"]["block"] = ToString(c.block);
   if (c.block == Block::Encoder) {
     j["config"]["d_ff"] = c.ffn_dim();
@@ -41,8 +48,13 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
   if (!notice.empty()) j["notice"] = notice;
   json flow = json::array();
   for (const auto& r : t.flow)
-    flow.push_back({{"step", r.step}, {"formula", r.formula}, {"tensor", r.tensor}, {"shape", r.shape},
-                    {"params", r.params}, {"param_count", r.param_count}, {"flops", r.flops}});
+    flow.push_back({{"step", r.step},
+                    {"formula", r.formula},
+                    {"tensor", r.tensor},
+                    {"shape", r.shape},
+                    {"params", r.params},
+                    {"param_count", r.param_count},
+                    {"flops", r.flops}});
   j["shape_flow"] = flow;
   // attention[h][i][j]: head h, query token i, key token j (softmax weights, rows sum to 1).
   json attn = json::array();

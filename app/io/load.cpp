@@ -9,9 +9,13 @@ namespace {
 Mat SeqMatrix(const Array& a, const std::string& key, const std::string& path) {
   const auto& s = a.shape;
   std::int64_t seq = 0, d = 0;
-  if (s.size() == 2) { seq = s[0]; d = s[1]; }
-  else if (s.size() == 3 && s[0] == 1) { seq = s[1]; d = s[2]; }
-  else {
+  if (s.size() == 2) {
+    seq = s[0];
+    d = s[1];
+  } else if (s.size() == 3 && s[0] == 1) {
+    seq = s[1];
+    d = s[2];
+  } else {
     throw Error("'" + path + "': array '" + key + "' has shape " + ShapeString(s) +
                 "; it must be (seq, d_model) or (1, seq, d_model) (batch 1: mhaviz shows one sentence).");
   }
@@ -38,8 +42,8 @@ std::string Names(const Config& cfg, bool ffn, bool required) {
 // One tensor from the file, in the shape the spec gives it; an optional tensor the
 // file leaves out takes its default (LayerNorm's gamma 1, everything else 0).
 template <typename M>
-void Take(const std::map<std::string, Array>& npz, const WeightSpec& s, const std::string& path,
-          const Config& cfg, M& out) {
+void Take(const std::map<std::string, Array>& npz, const WeightSpec& s, const std::string& path, const Config& cfg,
+          M& out) {
   const auto it = npz.find(s.name);
   if (it == npz.end()) {
     if (s.required)
@@ -78,13 +82,13 @@ void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, C
   const Weights none;
   ForEachWeight(none, *cfg, [&](const WeightSpec& s, const auto&) {
     if (s.ffn && s.required && npz.find(s.name) == npz.end())
-      throw Error("'" + path + "' has no array '" + s.name + "'. For the encoder block (--block encoder) a weights file "
+      throw Error("'" + path + "' has no array '" + s.name +
+                  "'. For the encoder block (--block encoder) a weights file "
                   "also needs ffn_W1 (d_model, d_ff) and ffn_W2 (d_ff, d_model); ffn_b1, ffn_b2, ln2_gamma and "
                   "ln2_beta are optional. Leave out --block encoder to run attention only.");
   });
   const Array& w1 = npz.at("ffn_W1");
-  if (w1.shape.size() == 2 && w1.shape[0] == d && cfg->d_ff == 0 && w1.shape[1] > 0 &&
-      w1.shape[1] <= Limits::kMaxDFf)
+  if (w1.shape.size() == 2 && w1.shape[0] == d && cfg->d_ff == 0 && w1.shape[1] > 0 && w1.shape[1] <= Limits::kMaxDFf)
     cfg->d_ff = static_cast<int>(w1.shape[1]);
   const Eigen::Index f = cfg->ffn_dim();
   if (w1.shape.size() != 2 || w1.shape[0] != d || w1.shape[1] != f)
@@ -115,8 +119,8 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
   const Eigen::Index d = cfg->d_model;
   const auto wq = npz.find("W_q");
   if (wq != npz.end() && wq->second.shape.size() == 2 && wq->second.shape[0] != d) {
-    throw Error("'" + path + "': W_q has shape " + ShapeString(wq->second.shape) + " but d_model = " +
-                std::to_string(d) + " needs (" + std::to_string(d) + ", " + std::to_string(d) +
+    throw Error("'" + path + "': W_q has shape " + ShapeString(wq->second.shape) +
+                " but d_model = " + std::to_string(d) + " needs (" + std::to_string(d) + ", " + std::to_string(d) +
                 "). The weights and the input must share d_model.");
   }
   // A GQA trace stores W_k as (d_model, kv_heads * head_dim): infer kv_heads unless given.

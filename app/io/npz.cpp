@@ -15,7 +15,6 @@ namespace {
 
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 28;  // 1 GiB of float32
 
-
 // Parses a Python-literal header dict of the .npy format, e.g.
 // {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 4), }
 struct Header {
@@ -47,8 +46,10 @@ Header ParseHeader(const std::string& h, const std::string& what) {
   if (end == std::string::npos) Bad(what, "descr is not terminated");
   r.descr = v.substr(1, end - 1);
   v = ValueAfter(h, "fortran_order", what);
-  if (v.rfind("True", 0) == 0) r.fortran = true;
-  else if (v.rfind("False", 0) != 0) Bad(what, "fortran_order is neither True nor False");
+  if (v.rfind("True", 0) == 0)
+    r.fortran = true;
+  else if (v.rfind("False", 0) != 0)
+    Bad(what, "fortran_order is neither True nor False");
   v = ValueAfter(h, "shape", what);
   if (v.empty() || v[0] != '(') Bad(what, "shape is not a tuple");
   const auto close = v.find(')');
@@ -92,10 +93,13 @@ T Load(const unsigned char* p, bool swap) {
 float HalfToFloat(std::uint16_t h) {
   const int exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
   float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);                // zero, subnormal
-  else if (exp == 31) v = mant ? std::numeric_limits<float>::quiet_NaN()       // NaN, Inf
-                               : std::numeric_limits<float>::infinity();
-  else v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -24);  // zero, subnormal
+  else if (exp == 31)
+    v = mant ? std::numeric_limits<float>::quiet_NaN()  // NaN, Inf
+             : std::numeric_limits<float>::infinity();
+  else
+    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
   return (h & 0x8000) ? -v : v;
 }
 
@@ -171,8 +175,8 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   const std::size_t data_off = hstart + hlen;
   if (static_cast<std::size_t>(n) * width > bytes.size() - data_off)
     throw Error(what + " is truncated: its header promises " + std::to_string(n) + " values of " +
-                std::to_string(width) + " bytes but the file holds only " +
-                std::to_string(bytes.size() - data_off) + " bytes of data.");
+                std::to_string(width) + " bytes but the file holds only " + std::to_string(bytes.size() - data_off) +
+                " bytes of data.");
   Array a;
   a.shape = h.shape;
   a.source_dtype = h.descr;
@@ -181,13 +185,19 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   for (std::int64_t i = 0; i < n; ++i, p += width) {
     double v = 0;
     if (kind == 'f')
-      v = width == 2 ? HalfToFloat(Load<std::uint16_t>(p, swap)) : width == 4 ? Load<float>(p, swap) : Load<double>(p, swap);
+      v = width == 2   ? HalfToFloat(Load<std::uint16_t>(p, swap))
+          : width == 4 ? Load<float>(p, swap)
+                       : Load<double>(p, swap);
     else if (kind == 'i')
-      v = width == 1 ? Load<std::int8_t>(p, swap) : width == 2 ? Load<std::int16_t>(p, swap)
-        : width == 4 ? Load<std::int32_t>(p, swap) : static_cast<double>(Load<std::int64_t>(p, swap));
+      v = width == 1   ? Load<std::int8_t>(p, swap)
+          : width == 2 ? Load<std::int16_t>(p, swap)
+          : width == 4 ? Load<std::int32_t>(p, swap)
+                       : static_cast<double>(Load<std::int64_t>(p, swap));
     else
-      v = width == 1 ? Load<std::uint8_t>(p, swap) : width == 2 ? Load<std::uint16_t>(p, swap)
-        : width == 4 ? Load<std::uint32_t>(p, swap) : static_cast<double>(Load<std::uint64_t>(p, swap));
+      v = width == 1   ? Load<std::uint8_t>(p, swap)
+          : width == 2 ? Load<std::uint16_t>(p, swap)
+          : width == 4 ? Load<std::uint32_t>(p, swap)
+                       : static_cast<double>(Load<std::uint64_t>(p, swap));
     a.data[static_cast<std::size_t>(i)] = static_cast<float>(v);
   }
   if (h.fortran && h.shape.size() >= 2) {
@@ -197,7 +207,10 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
     std::vector<std::int64_t> idx(r, 0);
     for (std::int64_t lin = 0; lin < n; ++lin) {
       std::int64_t f = 0, stride = 1;
-      for (std::size_t ax = 0; ax < r; ++ax) { f += idx[ax] * stride; stride *= h.shape[ax]; }
+      for (std::size_t ax = 0; ax < r; ++ax) {
+        f += idx[ax] * stride;
+        stride *= h.shape[ax];
+      }
       c[static_cast<std::size_t>(lin)] = a.data[static_cast<std::size_t>(f)];
       for (std::size_t ax = r; ax-- > 0;) {
         if (++idx[ax] < h.shape[ax]) break;
@@ -223,7 +236,8 @@ std::string EncodeNpz(const std::vector<TensorView>& tensors, const std::vector<
   std::vector<std::pair<std::string, std::string>> payloads;  // name, .npy bytes; must outlive zip_close
   payloads.reserve(tensors.size() + raw.size());
   for (const auto& t : tensors) payloads.emplace_back(t.name, EncodeNpy(t));
-  for (const auto& r : raw) payloads.emplace_back(r.name, EncodeNpyBytes(r.descr, r.shape, r.data.data(), r.data.size()));
+  for (const auto& r : raw)
+    payloads.emplace_back(r.name, EncodeNpyBytes(r.descr, r.shape, r.data.data(), r.data.size()));
   for (const auto& [name, p] : payloads) {
     zip_source_t* s = zip_source_buffer(za, p.data(), p.size(), 0);
     const zip_int64_t idx = s ? zip_file_add(za, (name + ".npy").c_str(), s, ZIP_FL_ENC_UTF_8) : -1;
@@ -305,10 +319,13 @@ std::map<std::string, Array> LoadNpz(const std::string& path) {
                              head.substr(0, 4) == std::string_view("PK\x05\x06", 4)))
       return;
     if (head.substr(0, 6) == "\x93NUMPY")
-      throw Error(what + " is a single .npy array, not an .npz archive. Save it with numpy.savez(path, x=array), "
+      throw Error(what +
+                  " is a single .npy array, not an .npz archive. Save it with numpy.savez(path, x=array), "
                   "which names the array.");
-    if (head.empty()) throw Error(what + " is empty, not an .npz archive. Create one with numpy.savez or mhaviz trace --npz.");
-    throw Error(what + " is not a valid .npz (zip) archive: it does not start with the zip signature 'PK'. "
+    if (head.empty())
+      throw Error(what + " is empty, not an .npz archive. Create one with numpy.savez or mhaviz trace --npz.");
+    throw Error(what +
+                " is not a valid .npz (zip) archive: it does not start with the zip signature 'PK'. "
                 "Create one with numpy.savez or mhaviz trace --npz.");
   };
   return DecodeNpz(ReadFile(path, std::size_t(1) << 30, check_head), what);

@@ -95,8 +95,9 @@ void UseMhavizHelpLayout(CLI::App& app) {
 }
 
 std::string FarOutside(const std::string& flag, const std::string& v) {
-  return flag + " = " + v + " is far outside any size mhaviz can use (the limits are d_model <= " +
-         std::to_string(Limits::kMaxDModel) + ", num_heads <= " + std::to_string(Limits::kMaxHeads) + ").";
+  return flag + " = " + v +
+         " is far outside any size mhaviz can use (the limits are d_model <= " + std::to_string(Limits::kMaxDModel) +
+         ", num_heads <= " + std::to_string(Limits::kMaxHeads) + ").";
 }
 
 // Records a configuration flag: in `o.cfg` (on the defaults) and as an edit the GUI
@@ -108,11 +109,10 @@ void SetConfig(RunOptions& o, T Config::*field, T value) {
 }
 
 template <class T>
-CLI::Option* ConfigInt(CLI::App& app, RunOptions& o, const std::string& flag, T Config::*field,
-                       const std::string& help, std::function<std::string(long long)> rule = {}) {
+CLI::Option* ConfigInt(CLI::App& app, RunOptions& o, const std::string& flag, T Config::*field, const std::string& help,
+                       std::function<std::string(long long)> rule = {}) {
   return IntFlag(
-      app, flag, -kBig, kBig, [&o, field](int v) { SetConfig(o, field, static_cast<T>(v)); }, help,
-      std::move(rule));
+      app, flag, -kBig, kBig, [&o, field](int v) { SetConfig(o, field, static_cast<T>(v)); }, help, std::move(rule));
 }
 
 // A flag with named values: `choices` maps each name to its value.
@@ -127,7 +127,8 @@ CLI::Option* ConfigChoice(CLI::App& app, RunOptions& o, const std::string& flag,
   for (const auto& c : choices) names += (names.empty() ? "" : "|") + c.first;
   return app
       .add_option_function<std::string>(
-          flag, [&o, field, choices](const std::string& v) {
+          flag,
+          [&o, field, choices](const std::string& v) {
             for (const auto& c : choices)
               if (c.first == v) SetConfig(o, field, c.second);
           },
@@ -179,9 +180,8 @@ CLI::Validator WholeNumber(const std::string& flag, long long lo, long long hi,
       "");
 }
 
-CLI::Option* IntFlag(CLI::App& app, const std::string& flag, long long lo, long long hi,
-                     std::function<void(int)> set, const std::string& help,
-                     std::function<std::string(long long)> rule) {
+CLI::Option* IntFlag(CLI::App& app, const std::string& flag, long long lo, long long hi, std::function<void(int)> set,
+                     const std::string& help, std::function<std::string(long long)> rule) {
   return app
       .add_option_function<std::string>(
           flag, [set](const std::string& v) { set(static_cast<int>(std::strtoll(v.c_str(), nullptr, 10))); }, help)
@@ -220,7 +220,10 @@ void AddModelSizeFlags(CLI::App& app, RunOptions& o) {
       ->type_name("G")
       ->group(g);
   app.add_option_function<std::string>(
-         "--seed", [&o](const std::string& v) { SetConfig(o, &Config::seed, static_cast<std::uint64_t>(std::strtoull(v.c_str(), nullptr, 10))); },
+         "--seed",
+         [&o](const std::string& v) {
+           SetConfig(o, &Config::seed, static_cast<std::uint64_t>(std::strtoull(v.c_str(), nullptr, 10)));
+         },
          "seed of the embeddings and weights (default 42)")
       ->type_name("N")
       ->group(g)
@@ -263,8 +266,8 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
                "--norm must be 'post' (LN(x + MHA(x)), Transformer/BERT), 'pre' (x + MHA(LN(x)), GPT/ViT) or 'none'",
                "post: LN(x + MHA(x)) | pre: x + MHA(LN(x)) | none: x + MHA(x) (default post)")
       ->group(g);
-  app.add_flag_callback("--no-scale", [&o] { SetConfig(o, &Config::scale, false); },
-                        "do not divide the scores by sqrt(d_k)")
+  app.add_flag_callback(
+         "--no-scale", [&o] { SetConfig(o, &Config::scale, false); }, "do not divide the scores by sqrt(d_k)")
       ->group(g);
   app.add_option_function<std::string>(
          "--temperature",
@@ -286,8 +289,8 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
             return "";
           },
           ""));
-  app.add_flag_callback("--no-pe", [&o] { SetConfig(o, &Config::positional_encoding, false); },
-                        "no sinusoidal positional encoding")
+  app.add_flag_callback(
+         "--no-pe", [&o] { SetConfig(o, &Config::positional_encoding, false); }, "no sinusoidal positional encoding")
       ->group(g);
   ConfigChoice(app, o, "--block", &Config::block, {{"attention", Block::Attention}, {"encoder", Block::Encoder}},
                "--block must be 'attention' (the attention layer only) or 'encoder' (attention, then a feed-forward "
@@ -304,8 +307,7 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
                                  "Leave it out for the usual 4 x d_model.";
             })
       ->group(g);
-  ConfigChoice(app, o, "--activation", &Config::activation,
-               {{"relu", Activation::Relu}, {"gelu", Activation::Gelu}},
+  ConfigChoice(app, o, "--activation", &Config::activation, {{"relu", Activation::Relu}, {"gelu", Activation::Gelu}},
                "--activation must be 'relu' (max(0, x), the original Transformer) or 'gelu' (x * Phi(x), BERT/GPT)",
                "relu (default) | gelu (exact erf form, as torch.nn.GELU()) with --block encoder")
       ->type_name("A")

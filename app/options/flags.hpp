@@ -74,9 +74,8 @@ void AddRunFlags(CLI::App& app, RunOptions& o);
 // flag.
 CLI::Validator WholeNumber(const std::string& flag, long long lo, long long hi,
                            std::function<std::string(long long)> rule = {});
-CLI::Option* IntFlag(CLI::App& app, const std::string& flag, long long lo, long long hi,
-                     std::function<void(int)> set, const std::string& help,
-                     std::function<std::string(long long)> rule = {});
+CLI::Option* IntFlag(CLI::App& app, const std::string& flag, long long lo, long long hi, std::function<void(int)> set,
+                     const std::string& help, std::function<std::string(long long)> rule = {});
 // A value that must not be empty (`empty_error` says what to give instead).
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
                       const std::string& empty_error = "");

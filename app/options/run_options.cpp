@@ -16,7 +16,8 @@ void CheckRunOptions(const RunOptions& o) {
 std::string ReadSentenceFile(const std::string& path) {
   std::string text = io::ReadFilePrefix(path, Limits::kMaxSentenceBytes + 1, nullptr);
   if (text.find('\0') != std::string::npos)
-    throw Error("'" + path + "' contains NUL bytes, so it is not a text file. "
+    throw Error("'" + path +
+                "' contains NUL bytes, so it is not a text file. "
                 "Give a UTF-8 text file with the sentence, e.g. echo \"the cat sat\" > s.txt.");
   return text;
 }
@@ -27,7 +28,8 @@ Inputs LoadInputNpz(const RunOptions& o) {
   const int d = static_cast<int>(in.x.cols());
   if (o.d_model_given && o.cfg.d_model != d)
     throw UsageError("--d-model " + std::to_string(o.cfg.d_model) + " does not match '" + o.input_npz +
-                     "', whose x has d_model = " + std::to_string(d) + ". Leave out --d-model: it is read from the file.");
+                     "', whose x has d_model = " + std::to_string(d) +
+                     ". Leave out --d-model: it is read from the file.");
   return in;
 }
 

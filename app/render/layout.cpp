@@ -12,9 +12,9 @@ void CheckHead(const Trace& t, int head) {
       t.attn.cols() != t.seq_kv)
     throw Error("There are no attention weights to draw: run the forward pass first.");
   if (head < -1 || head >= H)
-    throw Error("head " + std::to_string(head) + " is out of range: this configuration has num_heads = " +
-                std::to_string(H) + ", so heads are numbered 0 to " + std::to_string(H - 1) +
-                " (or -1 for all heads and their mean).");
+    throw Error("head " + std::to_string(head) +
+                " is out of range: this configuration has num_heads = " + std::to_string(H) +
+                ", so heads are numbered 0 to " + std::to_string(H - 1) + " (or -1 for all heads and their mean).");
 }
 
 PanelData GetPanelData(const Trace& t, int head) {
@@ -149,7 +149,8 @@ void SetStyles(const LayoutInputs& in, const Fit& f, Layout& L) {
 double SizeCells(const LayoutInputs& in, const Fit& f, Layout& L) {
   const double s = f.s;
   const double cell = f.cell_override > 0 ? f.cell_override
-                                          : in.vector ? in.cell_pt * s : std::max(1.0, std::round(in.cell_pt * s));
+                      : in.vector         ? in.cell_pt * s
+                                          : std::max(1.0, std::round(in.cell_pt * s));
   L.cell = cell;
   L.downsample = f.k;
   const double eff_pt = cell / f.k / s;
@@ -286,8 +287,8 @@ Titles PanelTitles(const LayoutInputs& in, const Fit& f, const Layout& L) {
       tt = "mean over " + std::to_string(H) + " heads";
     }
     out.text.emplace_back(tt, st);
-    out.width = std::max<double>(out.width, in.text.Width(tt, L.title) +
-                                                (st.empty() ? 0 : 8 * f.s + in.text.Width(st, L.subtitle)));
+    out.width = std::max<double>(
+        out.width, in.text.Width(tt, L.title) + (st.empty() ? 0 : 8 * f.s + in.text.Width(st, L.subtitle)));
   }
   return out;
 }
@@ -299,8 +300,8 @@ double ColourBarBlock(const LayoutInputs& in, const Fit& f, Layout& L) {
   L.mask_legend = in.t.cfg.mask == Mask::Causal;
   L.mask_text = "masked (weight 0)";
   L.bar_w = in.R(16 * s);
-  double block_w = std::max<double>(L.bar_w + 10 * s + in.text.Width("0.75", L.tick),
-                                    in.text.Width(L.bar_title, L.subtitle));
+  double block_w =
+      std::max<double>(L.bar_w + 10 * s + in.text.Width("0.75", L.tick), in.text.Width(L.bar_title, L.subtitle));
   if (L.mask_legend) block_w = std::max<double>(block_w, L.bar_w + 8 * s + in.text.Width(L.mask_text, L.subtitle));
   return in.R(block_w);
 }
@@ -418,8 +419,16 @@ void Shrink(double over, double cell, Fit& f) {
 
 Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vector) {
   CheckHead(t, o.head);
-  LayoutInputs in{t, o, text, vector, static_cast<double>(std::clamp(o.scale, 1, 8)), std::max(t.seq, t.seq_kv),
-            PanelHeads(t, o), 0, QueryTokens(t), KeyTokens(t)};
+  LayoutInputs in{t,
+                  o,
+                  text,
+                  vector,
+                  static_cast<double>(std::clamp(o.scale, 1, 8)),
+                  std::max(t.seq, t.seq_kv),
+                  PanelHeads(t, o),
+                  0,
+                  QueryTokens(t),
+                  KeyTokens(t)};
   in.P = static_cast<int>(in.heads.size());
   in.cell_pt = CellPoints(in);
 

@@ -43,8 +43,8 @@ struct Layout {
   Style title, subtitle;
 
   bool row_labels = false, col_labels = false;
-  Style label, col_label;  // col_label may be smaller so column labels stay horizontal
-  int col_angle = 0;       // 0 (horizontal), 45 or 90 degrees counter-clockwise
+  Style label, col_label;                       // col_label may be smaller so column labels stay horizontal
+  int col_angle = 0;                            // 0 (horizontal), 45 or 90 degrees counter-clockwise
   std::vector<std::string> row_text, col_text;  // ellipsized tokens
   double label_pad = 0;
   int index_step = 0;  // > 0: no labels; token positions 0, step, 2*step... on both axes
@@ -73,13 +73,13 @@ struct LayoutInputs {
   const Trace& t;
   const HeatmapOptions& o;
   Text& text;
-  bool vector;              // SVG: no pixel caps, no rounding
-  double s_requested;       // the scale asked for, clamped to [1, 8]
-  int n;                    // max(seq, seq_kv)
-  std::vector<int> heads;   // the maps in order; -1 is the mean over heads
-  int P;                    // number of maps
+  bool vector;             // SVG: no pixel caps, no rounding
+  double s_requested;      // the scale asked for, clamped to [1, 8]
+  int n;                   // max(seq, seq_kv)
+  std::vector<int> heads;  // the maps in order; -1 is the mean over heads
+  int P;                   // number of maps
   std::vector<std::string> qtoks, ktoks;
-  double cell_pt = 0;       // the cell side asked for, in points
+  double cell_pt = 0;  // the cell side asked for, in points
 
   // PNG coordinates are whole pixels; SVG keeps fractions.
   double R(double v) const { return vector ? v : std::round(v); }
@@ -102,9 +102,9 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
 
 // The weights and mask of each panel in layout order (mean computed here).
 struct PanelData {
-  std::vector<float> w;          // rows x cols, row-major
+  std::vector<float> w;  // rows x cols, row-major
   std::vector<unsigned char> masked;
-  std::vector<float> score;      // raw scores (empty for the mean)
+  std::vector<float> score;  // raw scores (empty for the mean)
 };
 PanelData GetPanelData(const Trace& t, int head);
 

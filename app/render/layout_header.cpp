@@ -17,9 +17,7 @@ std::string Join(const std::vector<std::string>& tokens) {
   return s;
 }
 
-std::string Plural(int n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
+std::string Plural(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 // Greedy wrap of items joined by " · " into lines no wider than max_w.
 std::vector<std::string> Wrap(const std::vector<std::string>& items, Text& text, Style st, double max_w) {
@@ -105,9 +103,12 @@ std::vector<std::string> ConfigItems(const Trace& t) {
 
 std::string Formula(const Config& c) {
   std::string inner = "QK{^T}";
-  if (c.scale && c.temperature != 1.0f) inner += " / (\u221Ad{_k} \u00B7 \u03C4)";
-  else if (c.scale) inner += " / \u221Ad{_k}";
-  else if (c.temperature != 1.0f) inner += " / \u03C4";
+  if (c.scale && c.temperature != 1.0f)
+    inner += " / (\u221Ad{_k} \u00B7 \u03C4)";
+  else if (c.scale)
+    inner += " / \u221Ad{_k}";
+  else if (c.temperature != 1.0f)
+    inner += " / \u03C4";
   std::string f = "softmax(" + inner + ")";
   if (c.mask == Mask::Causal) f += ", causal mask";
   return f;
@@ -142,8 +143,9 @@ void LayoutNotes(const LayoutInputs& in, const Fit& f, Layout& L) {
   L.quiet_notes.clear();
   if (f.s < in.s_requested) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "Drawn at scale %.2g instead of %g to stay within the image size cap (%lld megapixels).",
-                  f.s, in.s_requested, kMaxPixels >> 20);
+    std::snprintf(buf, sizeof buf,
+                  "Drawn at scale %.2g instead of %g to stay within the image size cap (%lld megapixels).", f.s,
+                  in.s_requested, kMaxPixels >> 20);
     L.notes.push_back(buf);
   }
   if (f.k > 1) {
@@ -153,10 +155,10 @@ void LayoutNotes(const LayoutInputs& in, const Fit& f, Layout& L) {
     L.notes.push_back("Cells shrunk to " + std::to_string(static_cast<int>(L.cell)) + " px to fit the image size cap.");
   }
   if (!L.row_labels)
-    L.notes.push_back("Token labels left out: with " + Plural(in.n, "token", "tokens") +
-                      " the cells are too small for text, so the axes number the token positions instead. " +
-                      (in.P > 1 ? "Draw a single head or use fewer tokens to see the words."
-                                : "Use fewer tokens to see the words."));
+    L.notes.push_back(
+        "Token labels left out: with " + Plural(in.n, "token", "tokens") +
+        " the cells are too small for text, so the axes number the token positions instead. " +
+        (in.P > 1 ? "Draw a single head or use fewer tokens to see the words." : "Use fewer tokens to see the words."));
   else if (in.o.values && !L.values)
     L.quiet_notes.push_back(
         "Weights are not printed: the cells are too small for numbers (the SVG's tooltips and the app show them).");
@@ -189,8 +191,9 @@ double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, doubl
   };
   {
     std::string what = std::string("Multi-head ") + (cross ? "cross" : "self") + "-attention weights";
-    if (in.o.head >= 0) what = "Head " + std::to_string(in.o.head) + " of " + std::to_string(H) + ": " +
-                               (cross ? "cross" : "self") + "-attention weights";
+    if (in.o.head >= 0)
+      what = "Head " + std::to_string(in.o.head) + " of " + std::to_string(H) + ": " + (cross ? "cross" : "self") +
+             "-attention weights";
     std::string line = what + "  =  " + Formula(t.cfg);
     if (RichWidth(line, text, head_title) > header_w) line = what;
     add(text.Ellipsize(line, head_title, static_cast<float>(header_w)), head_title, kInk, true, 0);

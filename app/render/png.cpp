@@ -110,16 +110,16 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
         // degrees the start moves left so the first letter is centred on the column.
         const Coverage m = text.Render(lab, L.col_label);
         const double shift = L.col_angle == 45 ? 0.2 * L.col_label.px : 0.0;
-        BlitRotated(img, m, 1.0f, static_cast<float>(m.baseline - 0.36 * L.col_label.px), static_cast<float>(cx - shift),
-                    static_cast<float>(p.grid_y - L.label_pad), static_cast<float>(L.col_angle), kInk);
+        BlitRotated(img, m, 1.0f, static_cast<float>(m.baseline - 0.36 * L.col_label.px),
+                    static_cast<float>(cx - shift), static_cast<float>(p.grid_y - L.label_pad),
+                    static_cast<float>(L.col_angle), kInk);
       }
     }
 }
 
 void DrawColourBar(Image& img, Text& text, const Layout& L) {
   const double s = L.s;
-  text.Draw(img, L.bar_title, static_cast<float>(L.bar_x), static_cast<float>(L.bar_title_baseline), L.subtitle,
-            kInk);
+  text.Draw(img, L.bar_title, static_cast<float>(L.bar_x), static_cast<float>(L.bar_title_baseline), L.subtitle, kInk);
   const int x = static_cast<int>(L.bar_x), y = static_cast<int>(L.bar_y);
   const int w = static_cast<int>(L.bar_w), h = static_cast<int>(L.bar_h);
   // 1 at the top, 0 at the bottom, like a y axis.
@@ -138,8 +138,8 @@ void DrawColourBar(Image& img, Text& text, const Layout& L) {
   if (L.mask_legend) {
     const int my = static_cast<int>(L.mask_y);
     FillRect(img, x, my, w, w, kMaskedColour);
-    text.Draw(img, L.mask_text, static_cast<float>(x + w + 8 * s), static_cast<float>(my + w / 2.0 + 0.36 * L.subtitle.px),
-              L.subtitle, kInk);
+    text.Draw(img, L.mask_text, static_cast<float>(x + w + 8 * s),
+              static_cast<float>(my + w / 2.0 + 0.36 * L.subtitle.px), L.subtitle, kInk);
   }
 }
 
@@ -153,8 +153,10 @@ Image RenderHeatmaps(const Trace& t, const HeatmapOptions& o) {
   img.height = static_cast<int>(L.height);
   img.rgba.assign(static_cast<std::size_t>(img.width) * img.height * 4, 255);
   for (const auto& hl : L.header) {
-    if (hl.rich) DrawRich(img, text, hl.text, L.margin, hl.baseline, hl.st, hl.colour);
-    else text.Draw(img, hl.text, static_cast<float>(L.margin), static_cast<float>(hl.baseline), hl.st, hl.colour);
+    if (hl.rich)
+      DrawRich(img, text, hl.text, L.margin, hl.baseline, hl.st, hl.colour);
+    else
+      text.Draw(img, hl.text, static_cast<float>(L.margin), static_cast<float>(hl.baseline), hl.st, hl.colour);
   }
   for (const auto& p : L.panels) {
     DrawPanel(img, text, L, p, t);
@@ -168,8 +170,7 @@ Image RenderHeatmaps(const Trace& t, const HeatmapOptions& o) {
 }
 
 std::string EncodePng(const Image& img) {
-  if (img.width <= 0 || img.height <= 0 ||
-      img.rgba.size() != static_cast<std::size_t>(img.width) * img.height * 4)
+  if (img.width <= 0 || img.height <= 0 || img.rgba.size() != static_cast<std::size_t>(img.width) * img.height * 4)
     throw Error("Cannot encode an empty or inconsistent image as PNG.");
   // Opaque by construction, so RGB: a quarter smaller and no alpha surprises in slides.
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(img.width) * img.height * 3);

@@ -58,9 +58,9 @@ struct PanelInfo {
 
 struct Image {
   int width = 0, height = 0;
-  std::vector<std::uint8_t> rgba;   // row-major, 4 bytes per pixel, fully opaque
-  std::vector<PanelInfo> panels;    // heads in order, then the mean (if drawn)
-  std::vector<std::string> notes;   // what was left out or averaged, and why
+  std::vector<std::uint8_t> rgba;  // row-major, 4 bytes per pixel, fully opaque
+  std::vector<PanelInfo> panels;   // heads in order, then the mean (if drawn)
+  std::vector<std::string> notes;  // what was left out or averaged, and why
 };
 
 // Images are capped at this many pixels (64 MiB of RGBA) and kMaxSide per side.

@@ -71,8 +71,8 @@ std::string RichBody(const std::string& s) {
       out += back.empty() ? Esc(part) : "<tspan dy=\"" + back + "\">" + Esc(part) + "</tspan>";
       back.clear();
     } else {
-      out += std::string("<tspan font-size=\"70%\" dy=\"") + (kind == 1 ? "-0.54em" : "0.26em") + "\">" +
-             Esc(part) + "</tspan>";
+      out += std::string("<tspan font-size=\"70%\" dy=\"") + (kind == 1 ? "-0.54em" : "0.26em") + "\">" + Esc(part) +
+             "</tspan>";
       back = kind == 1 ? "0.378em" : "-0.182em";
     }
   }
@@ -91,7 +91,8 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
   const long long cells = SvgCellCount(t, o);
   if (cells > kMaxSvgCells)
     throw Error("An SVG of " + std::to_string(cells) + " cells would be too big to open (the limit is " +
-                std::to_string(kMaxSvgCells) + " cells, e.g. one head of 512 tokens). Export a single head, use "
+                std::to_string(kMaxSvgCells) +
+                " cells, e.g. one head of 512 tokens). Export a single head, use "
                 "fewer tokens or heads, or export a PNG instead.");
   Text text;
   const Layout L = MakeLayout(t, o, text, true);
@@ -102,7 +103,8 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + N(L.width) + "\" height=\"" + N(L.height) +
          "\" viewBox=\"0 0 " + N(L.width) + " " + N(L.height) +
          "\" font-family=\"NanumGothic, 'Nanum Gothic', 'Noto Sans CJK KR', 'Malgun Gothic', 'Apple SD Gothic Neo', "
-         "sans-serif\" fill=\"" + Hex(kInk) + "\" xml:space=\"preserve\" style=\"white-space: pre\">\n";
+         "sans-serif\" fill=\"" +
+         Hex(kInk) + "\" xml:space=\"preserve\" style=\"white-space: pre\">\n";
   out += "<title>" + Esc(L.header.empty() ? std::string("attention weights") : L.header[0].text) + "</title>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
@@ -119,8 +121,8 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
     out += "<g class=\"panel\" data-head=\"" + std::to_string(p.head) + "\" shape-rendering=\"crispEdges\">\n";
     out += TextEl(p.grid_x, p.title_baseline, L.title, kInk, Esc(p.title));
     if (!p.subtitle.empty())
-      out += TextEl(p.grid_x + text.Width(p.title, L.title) + 8 * s, p.title_baseline, L.subtitle, kGrey,
-                    Esc(p.subtitle));
+      out +=
+          TextEl(p.grid_x + text.Width(p.title, L.title) + 8 * s, p.title_baseline, L.subtitle, kGrey, Esc(p.subtitle));
     const PanelData d = GetPanelData(t, p.head);
     const char* cls = p.head >= 0 ? "cell" : "mean-cell";
     std::string values;
@@ -133,7 +135,8 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
                "\" height=\"" + N(inner) + "\" fill=\"" + Hex(col) + "\"><title>query " +
                Esc("\u201C" + qtoks[static_cast<std::size_t>(r)] + "\u201D") + " \u2192 key " +
                Esc("\u201C" + ktoks[static_cast<std::size_t>(c)] + "\u201D") + ": ";
-        if (d.masked[i]) out += "masked (score \u2212\u221E), weight 0";
+        if (d.masked[i])
+          out += "masked (score \u2212\u221E), weight 0";
         else {
           out += "weight " + Fmt("%.4f", d.w[i]);
           if (!d.score.empty()) out += ", score " + Fmt("%.4f", d.score[i]);
@@ -150,14 +153,14 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
         const double at = (i + 0.5) * L.cell;
         const std::string stroke = "\" stroke=\"" + Hex(kGrey) + "\" stroke-width=\"" + N(s) + "\"/>\n";
         if (i < L.rows) {
-          out += "<line x1=\"" + N(p.grid_x - len - 1) + "\" y1=\"" + N(p.grid_y + at) + "\" x2=\"" +
-                 N(p.grid_x - 1) + "\" y2=\"" + N(p.grid_y + at) + stroke;
+          out += "<line x1=\"" + N(p.grid_x - len - 1) + "\" y1=\"" + N(p.grid_y + at) + "\" x2=\"" + N(p.grid_x - 1) +
+                 "\" y2=\"" + N(p.grid_y + at) + stroke;
           out += TextEl(p.grid_x - len - 3 * s, p.grid_y + at, L.index_style, kGrey, std::to_string(i),
                         " text-anchor=\"end\" dy=\"0.36em\" class=\"index\"");
         }
         if (i < L.cols) {
-          out += "<line x1=\"" + N(p.grid_x + at) + "\" y1=\"" + N(p.grid_y - len - 1) + "\" x2=\"" +
-                 N(p.grid_x + at) + "\" y2=\"" + N(p.grid_y - 1) + stroke;
+          out += "<line x1=\"" + N(p.grid_x + at) + "\" y1=\"" + N(p.grid_y - len - 1) + "\" x2=\"" + N(p.grid_x + at) +
+                 "\" y2=\"" + N(p.grid_y - 1) + stroke;
           out += TextEl(p.grid_x + at, p.grid_y - len - 3 * s - text.Descent(L.index_style), L.index_style, kGrey,
                         std::to_string(i), " text-anchor=\"middle\" class=\"index\"");
         }
@@ -181,9 +184,10 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
           out += TextEl(cx, p.grid_y - L.label_pad - text.Descent(L.col_label), L.col_label, kInk, body,
                         " text-anchor=\"middle\" class=\"col-label\"");
         else
-          out += "<text transform=\"translate(" + N(cx - (L.col_angle == 45 ? 0.2 * L.col_label.px : 0.0)) + " " + N(p.grid_y - L.label_pad) + ") rotate(-" +
-                 std::to_string(L.col_angle) + ")\" x=\"0\" y=\"0\" dy=\"0.36em\" font-size=\"" +
-                 N(L.col_label.px) + "\" class=\"col-label\">" + body + "</text>\n";
+          out += "<text transform=\"translate(" + N(cx - (L.col_angle == 45 ? 0.2 * L.col_label.px : 0.0)) + " " +
+                 N(p.grid_y - L.label_pad) + ") rotate(-" + std::to_string(L.col_angle) +
+                 ")\" x=\"0\" y=\"0\" dy=\"0.36em\" font-size=\"" + N(L.col_label.px) + "\" class=\"col-label\">" +
+                 body + "</text>\n";
       }
     out += "</g>\n";
   }
@@ -194,8 +198,8 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
     out += "<stop offset=\"" + N(i / 32.0) + "\" stop-color=\"" + Hex(Colormap(static_cast<float>(i / 32.0))) + "\"/>";
   out += "</linearGradient></defs>\n<g class=\"colour-bar\">\n";
   out += TextEl(L.bar_x, L.bar_title_baseline, L.subtitle, kInk, Esc(L.bar_title));
-  out += "<rect x=\"" + N(L.bar_x) + "\" y=\"" + N(L.bar_y) + "\" width=\"" + N(L.bar_w) + "\" height=\"" +
-         N(L.bar_h) + "\" fill=\"url(#weight-scale)\"/>\n";
+  out += "<rect x=\"" + N(L.bar_x) + "\" y=\"" + N(L.bar_y) + "\" width=\"" + N(L.bar_w) + "\" height=\"" + N(L.bar_h) +
+         "\" fill=\"url(#weight-scale)\"/>\n";
   const char* labels[] = {"0", "0.25", "0.5", "0.75", "1"};
   for (int i = 0; i <= 4; ++i) {
     const double ty = L.bar_y + L.bar_h * (1.0 - i / 4.0);
@@ -206,8 +210,8 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
   if (L.mask_legend) {
     out += "<rect x=\"" + N(L.bar_x) + "\" y=\"" + N(L.mask_y) + "\" width=\"" + N(L.bar_w) + "\" height=\"" +
            N(L.bar_w) + "\" fill=\"" + Hex(kMaskedColour) + "\"/>\n";
-    out += TextEl(L.bar_x + L.bar_w + 8 * s, L.mask_y + L.bar_w / 2, L.subtitle, kInk, Esc(L.mask_text),
-                  " dy=\"0.36em\"");
+    out +=
+        TextEl(L.bar_x + L.bar_w + 8 * s, L.mask_y + L.bar_w / 2, L.subtitle, kInk, Esc(L.mask_text), " dy=\"0.36em\"");
   }
   out += "</g>\n</svg>\n";
   return out;

@@ -108,8 +108,8 @@ bool LoadFace(const std::string& path, Face& f) {
   // A TrueType/OpenType file starts with one of these tags; stb_truetype assumes a
   // well-formed file, so anything else is refused before it is parsed.
   if (data.size() < 1024 || data.size() > (64u << 20)) return false;
-  const std::uint32_t tag = (std::uint32_t(data[0]) << 24) | (std::uint32_t(data[1]) << 16) |
-                            (std::uint32_t(data[2]) << 8) | data[3];
+  const std::uint32_t tag =
+      (std::uint32_t(data[0]) << 24) | (std::uint32_t(data[1]) << 16) | (std::uint32_t(data[2]) << 8) | data[3];
   if (tag != 0x00010000u && tag != 0x74727565u /* true */ && tag != 0x4F54544Fu /* OTTO */) return false;
   auto info = std::make_unique<stbtt_fontinfo>();
   const int offset = stbtt_GetFontOffsetForIndex(data.data(), 0);
@@ -225,8 +225,7 @@ std::vector<Text::Placed> Text::Layout(std::string_view s, Style st, float* widt
       int aw = 0, lsb = 0;
       stbtt_GetGlyphHMetrics(face->info.get(), g, &aw, &lsb);
       adv = aw * sc;
-      if (prev_face == face && prev_glyph != 0)
-        pen += stbtt_GetGlyphKernAdvance(face->info.get(), prev_glyph, g) * sc;
+      if (prev_face == face && prev_glyph != 0) pen += stbtt_GetGlyphKernAdvance(face->info.get(), prev_glyph, g) * sc;
     }
     out.push_back({face, g, pen, adv});
     pen += adv;

@@ -75,8 +75,8 @@ class Text {
   };
   struct Placed {
     const Face* face;
-    int glyph;    // 0: missing (drawn as a box)
-    float x;      // pen position relative to the start
+    int glyph;  // 0: missing (drawn as a box)
+    float x;    // pen position relative to the start
     float advance;
   };
   std::vector<Placed> Layout(std::string_view s, Style st, float* width);
@@ -98,7 +98,6 @@ inline void BlendPixel(Image& img, int x, int y, Rgb c, int a) {
 void FillRect(Image& img, int x, int y, int w, int h, Rgb c);
 // Draws a coverage mask rotated by `degrees` counter-clockwise around its point
 // (ax, ay) (mask coordinates), which lands on canvas point (cx, cy).
-void BlitRotated(Image& img, const Coverage& m, float ax, float ay, float cx, float cy, float degrees,
-                 Rgb c);
+void BlitRotated(Image& img, const Coverage& m, float ax, float ay, float cx, float cy, float degrees, Rgb c);
 
 }  // namespace mha::render

@@ -23,8 +23,8 @@ inline float GeluGrad(float x) {
 
 // Copies rows of one tensor of every sequence's Trace into a batch matrix (N rows).
 template <typename Get>
-void Gather(Pool& pool, int threads, const std::vector<Trace>& traces, int batch, int seq, Eigen::Index cols,
-            Mat& out, Get get) {
+void Gather(Pool& pool, int threads, const std::vector<Trace>& traces, int batch, int seq, Eigen::Index cols, Mat& out,
+            Get get) {
   SafeResize(out, static_cast<Eigen::Index>(batch) * seq, cols);
   auto task = [&](int b, int) {
     const Mat& m = get(traces[b]);
@@ -183,8 +183,8 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
     SafeResize(s.da, N, d);
     if (pre) {  // ffn_ln = LN2(out)
       s.da = *dF;
-      LayerNormBackward(pool, threads, s.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma,
-                        g.ln2_beta, s.xhat);
+      LayerNormBackward(pool, threads, s.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma, g.ln2_beta,
+                        s.xhat);
     } else {
       s.da = *dF + s.dffn_in;
     }
@@ -198,8 +198,8 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   const Mat* dres = dout;
   if (post) {
     Gather(pool, threads, traces, batch, S, d, s.residual, [](const Trace& t) -> const Mat& { return t.residual; });
-    LayerNormBackward(pool, threads, s.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma,
-                      g.ln_beta, s.xhat);
+    LayerNormBackward(pool, threads, s.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma, g.ln_beta,
+                      s.xhat);
     dres = &s.dres;
   }
   SafeResize(dx, N, d);

@@ -19,7 +19,8 @@ template <typename F>
 void ParallelFor(Pool& pool, int threads, int n, F& f) {
   if (n <= 0) return;
   const int tasks[1] = {n};
-  pool.Run(threads, tasks, 1, [](void* ctx, int, int task, int tid) { (*static_cast<F*>(ctx))(task, tid); }, &f);
+  pool.Run(
+      threads, tasks, 1, [](void* ctx, int, int task, int tid) { (*static_cast<F*>(ctx))(task, tid); }, &f);
 }
 
 // Rows per task: fixed, so the work split never depends on the thread count.

@@ -12,14 +12,12 @@ bool MatInRange(const Mat& m) { return AllInRange(m.data(), static_cast<std::siz
 
 void CheckInputs(const Config& cfg, const Inputs& in) {
   if (in.x.cols() != cfg.d_model) {
-    throw Error("The input x has " + std::to_string(in.x.cols()) +
-                " columns but d_model = " + std::to_string(cfg.d_model) +
-                ": every token vector must have d_model numbers.");
+    throw Error("The input x has " + std::to_string(in.x.cols()) + " columns but d_model = " +
+                std::to_string(cfg.d_model) + ": every token vector must have d_model numbers.");
   }
   if (in.cross() && in.memory.cols() != cfg.d_model) {
-    throw Error("The memory has " + std::to_string(in.memory.cols()) +
-                " columns but d_model = " + std::to_string(cfg.d_model) +
-                ": queries and keys must live in the same d_model-dimensional space.");
+    throw Error("The memory has " + std::to_string(in.memory.cols()) + " columns but d_model = " +
+                std::to_string(cfg.d_model) + ": queries and keys must live in the same d_model-dimensional space.");
   }
   if (in.cross() && cfg.mask == Mask::Causal) {
     throw Error(

@@ -41,14 +41,16 @@ void CheckValues(const char* name, const M& m) {
     if (std::abs(v) <= Limits::kMaxAbsValue) continue;
     std::ostringstream e;
     std::ostringstream where;
-    if (M::RowsAtCompileTime == 1) where << "index " << i;
-    else where << "row " << i / m.cols() << ", column " << i % m.cols();
+    if (M::RowsAtCompileTime == 1)
+      where << "index " << i;
+    else
+      where << "row " << i / m.cols() << ", column " << i % m.cols();
     if (!std::isfinite(v))
       e << "Weight " << name << " contains NaN or Inf values (" << v << " at " << where.str()
         << "); every weight must be a finite number. Replace them (numpy.nan_to_num) or re-export the weights.";
     else
-      e << "Weight " << name << " holds " << v << " at " << where.str() << ", over the limit of |value| <= "
-        << Limits::kMaxAbsValue
+      e << "Weight " << name << " holds " << v << " at " << where.str()
+        << ", over the limit of |value| <= " << Limits::kMaxAbsValue
         << " that keeps every product of the layer inside float32 (max 3.4e38). Scale the weights down.";
     throw Error(e.str());
   }

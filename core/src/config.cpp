@@ -35,11 +35,11 @@ std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv) {
   const std::size_t s = seq, skv = seq_kv, d = cfg.d_model, h = cfg.num_heads;
   const std::size_t g = cfg.kv_heads(), hd = cfg.head_dim();
   std::size_t floats = 0;
-  floats += 2 * h * s * skv;        // scores, attn
-  floats += 2 * h * s * hd;         // q, context
-  floats += 2 * g * skv * hd;       // k, v
-  floats += 7 * s * d + skv * d;    // x, x_ln, concat, attn_out, residual, out, memory
-  floats += 4 * d * d + 8 * d;      // weights
+  floats += 2 * h * s * skv;      // scores, attn
+  floats += 2 * h * s * hd;       // q, context
+  floats += 2 * g * skv * hd;     // k, v
+  floats += 7 * s * d + skv * d;  // x, x_ln, concat, attn_out, residual, out, memory
+  floats += 4 * d * d + 8 * d;    // weights
   if (cfg.block == Block::Encoder) {
     const std::size_t f = cfg.ffn_dim();
     floats += s * f + 4 * s * d;      // ffn_hidden; ffn_ln, ffn_out, ffn_residual, block_out
@@ -60,8 +60,7 @@ std::string Join(const std::vector<int>& v, std::size_t max_items) {
 void Validate(const Config& cfg, int seq, int seq_kv) {
   std::ostringstream e;
   if (cfg.d_model <= 0) {
-    e << "d_model = " << cfg.d_model
-      << " must be greater than 0: it is the length of every token vector. Try 512.";
+    e << "d_model = " << cfg.d_model << " must be greater than 0: it is the length of every token vector. Try 512.";
     throw Error(e.str());
   }
   if (cfg.d_model > Limits::kMaxDModel) {
@@ -74,28 +73,25 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
     throw Error(e.str());
   }
   if (cfg.num_heads > Limits::kMaxHeads) {
-    e << "num_heads = " << cfg.num_heads << " is over the cap of " << Limits::kMaxHeads
-      << ". Try 8 or 16.";
+    e << "num_heads = " << cfg.num_heads << " is over the cap of " << Limits::kMaxHeads << ". Try 8 or 16.";
     throw Error(e.str());
   }
   if (cfg.num_heads > cfg.d_model) {
     e << "num_heads = " << cfg.num_heads << " is more than d_model = " << cfg.d_model
-      << ": each head needs at least one of the d_model dimensions. Valid head counts for d_model = "
-      << cfg.d_model << ": " << Join(ValidHeadCounts(cfg.d_model), 12) << ".";
+      << ": each head needs at least one of the d_model dimensions. Valid head counts for d_model = " << cfg.d_model
+      << ": " << Join(ValidHeadCounts(cfg.d_model), 12) << ".";
     throw Error(e.str());
   }
   if (cfg.d_model % cfg.num_heads != 0) {
     auto [lo, hi] = NearestValidDModel(cfg.d_model, cfg.num_heads);
     e << "d_model = " << cfg.d_model << " is not divisible by num_heads = " << cfg.num_heads
-      << ": each head gets d_model / num_heads dimensions, which must be a whole number. Try d_model = "
-      << lo;
+      << ": each head gets d_model / num_heads dimensions, which must be a whole number. Try d_model = " << lo;
     if (hi != lo) e << " or " << hi;
     e << ", or num_heads in {" << Join(ValidHeadCounts(cfg.d_model), 12) << "}.";
     throw Error(e.str());
   }
   if (cfg.num_kv_heads < 0) {
-    e << "num_kv_heads = " << cfg.num_kv_heads
-      << " must be at least 1 (or 0 for 'same as num_heads').";
+    e << "num_kv_heads = " << cfg.num_kv_heads << " must be at least 1 (or 0 for 'same as num_heads').";
     throw Error(e.str());
   }
   const int g = cfg.kv_heads();
@@ -105,8 +101,8 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
       if (cfg.num_heads % i == 0) ok.push_back(i);
     e << "num_heads = " << cfg.num_heads << " is not divisible by num_kv_heads = " << g
       << ": in grouped-query attention each key/value head serves num_heads / num_kv_heads query heads,"
-      << " which must be a whole number. Try num_kv_heads in {" << Join(ok, 12)
-      << "} (1 is multi-query attention, " << cfg.num_heads << " is plain multi-head attention).";
+      << " which must be a whole number. Try num_kv_heads in {" << Join(ok, 12) << "} (1 is multi-query attention, "
+      << cfg.num_heads << " is plain multi-head attention).";
     throw Error(e.str());
   }
   if (!(cfg.temperature > 0.0f) || !std::isfinite(cfg.temperature)) {
@@ -116,8 +112,8 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   }
   if (cfg.temperature < Limits::kMinTemperature) {
     e << "temperature = " << cfg.temperature << " is below the minimum of " << Limits::kMinTemperature
-      << ": dividing the scores by so small a number overflows float32. Already at "
-      << Limits::kMinTemperature << " the softmax is practically one-hot (argmax). Try 0.1 for sharp, 1 for normal.";
+      << ": dividing the scores by so small a number overflows float32. Already at " << Limits::kMinTemperature
+      << " the softmax is practically one-hot (argmax). Try 0.1 for sharp, 1 for normal.";
     throw Error(e.str());
   }
   if (!(cfg.ln_eps > 0.0f) || !std::isfinite(cfg.ln_eps)) {
@@ -126,14 +122,14 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
     throw Error(e.str());
   }
   if (cfg.threads < 0 || cfg.threads > Limits::kMaxThreads) {
-    e << "threads = " << cfg.threads << " must be between 0 (use every core) and "
-      << Limits::kMaxThreads << ". Try 1 or 2.";
+    e << "threads = " << cfg.threads << " must be between 0 (use every core) and " << Limits::kMaxThreads
+      << ". Try 1 or 2.";
     throw Error(e.str());
   }
   if (cfg.block == Block::Encoder && (cfg.d_ff < 0 || cfg.ffn_dim() > Limits::kMaxDFf)) {
     e << "d_ff = " << cfg.ffn_dim() << " is not a usable feed-forward width: it must be at least 1 and at most "
-      << Limits::kMaxDFf << " (the cap keeps memory bounded). The usual choice is 4 x d_model = "
-      << 4 * cfg.d_model << ", the default.";
+      << Limits::kMaxDFf << " (the cap keeps memory bounded). The usual choice is 4 x d_model = " << 4 * cfg.d_model
+      << ", the default.";
     throw Error(e.str());
   }
   if (seq <= 0) {
@@ -143,8 +139,8 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
     throw Error("The memory sentence has no tokens: cross-attention needs at least one key.");
   }
   if (seq > Limits::kMaxTokens || seq_kv > Limits::kMaxTokens) {
-    e << "The sequence has " << std::max(seq, seq_kv) << " tokens, over the cap of "
-      << Limits::kMaxTokens << " that keeps the attention maps (seq x seq per head) in memory.";
+    e << "The sequence has " << std::max(seq, seq_kv) << " tokens, over the cap of " << Limits::kMaxTokens
+      << " that keeps the attention maps (seq x seq per head) in memory.";
     throw Error(e.str());
   }
   const std::size_t bytes = EstimateTraceBytes(cfg, seq, seq_kv);

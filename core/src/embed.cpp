@@ -47,34 +47,33 @@ Mat Embed(const std::vector<std::string>& tokens, const Config& cfg) {
 
 namespace detail {
 
-void TokenizeInputs(std::string_view sentence, std::string_view memory_sentence, const Config& cfg,
-                    Inputs& in, std::string* notice) {
+void TokenizeInputs(std::string_view sentence, std::string_view memory_sentence, const Config& cfg, Inputs& in,
+                    std::string* notice) {
   in.tokens.clear();
   in.memory_tokens.clear();
   const Tokenized tq = Tokenize(sentence, Limits::kMaxTokens);
   std::string note = TokenizeNotice(tq, Limits::kMaxTokens);
-  if (tq.tokens.empty())
-    throw Error("The sentence is empty: type at least one word, e.g. \"the cat sat on the mat\".");
+  if (tq.tokens.empty()) throw Error("The sentence is empty: type at least one word, e.g. \"the cat sat on the mat\".");
   for (const auto& tok : tq.tokens) in.tokens.push_back(tok.text);
   if (!memory_sentence.empty()) {
     const Tokenized tm = Tokenize(memory_sentence, Limits::kMaxTokens);
     const std::string mnote = TokenizeNotice(tm, Limits::kMaxTokens);
     if (!mnote.empty()) note += (note.empty() ? "Memory: " : " Memory: ") + mnote;
     if (tm.tokens.empty())
-      throw Error("The memory sentence has no tokens: cross-attention needs at least one key. "
-                  "Leave it empty for self-attention.");
+      throw Error(
+          "The memory sentence has no tokens: cross-attention needs at least one key. "
+          "Leave it empty for self-attention.");
     for (const auto& tok : tm.tokens) in.memory_tokens.push_back(tok.text);
   }
   Validate(cfg, static_cast<int>(in.tokens.size()),
-           in.memory_tokens.empty() ? static_cast<int>(in.tokens.size())
-                                    : static_cast<int>(in.memory_tokens.size()));
+           in.memory_tokens.empty() ? static_cast<int>(in.tokens.size()) : static_cast<int>(in.memory_tokens.size()));
   if (notice) *notice = std::move(note);
 }
 
 }  // namespace detail
 
-Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
-                  const Config& cfg, std::string* notice) {
+Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence, const Config& cfg,
+                  std::string* notice) {
   Inputs in;
   std::string note;
   detail::TokenizeInputs(sentence, memory_sentence, cfg, in, &note);

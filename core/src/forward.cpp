@@ -74,9 +74,8 @@ constexpr int kRowBlock = 4 * detail::kMR;
 // One panel (<= kNR columns) of C = A B + bias, A m x k row-major, B k x n row-major.
 // A B panel reused by many rows is packed (contiguous, no cache-set aliasing);
 // one read by a few rows is used in place, which saves the copy.
-void GemmPanel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b,
-               std::ptrdiff_t ldb, int nc, float* c, std::ptrdiff_t ldc, const float* bias,
-               float* pack) {
+void GemmPanel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, int nc, float* c,
+               std::ptrdiff_t ldc, const float* bias, float* pack) {
   if (m > 64 || nc < detail::kNR) {
     detail::PackB(b, ldb, k, nc, pack);
     detail::Panel(m, k, a, lda, pack, detail::kNR, c, ldc, nc, bias, 1.0f);
@@ -130,8 +129,8 @@ void PreNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
-    detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(),
-                 w.ln_beta.data(), d, p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+    detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
+                         p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
 // Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each head
@@ -212,8 +211,8 @@ void AttendTask(Pass& p, int task, int tid) {
   for (int q = 0; q < p.pkv; ++q) {
     const int j0 = q * kNR, nc = std::min(kNR, seq_kv - j0);
     if (p.causal && j0 >= r1) break;  // these keys are after every query row: masked
-    detail::Panel(m, hd, qb, hd, p.kt + (static_cast<std::size_t>(g) * p.pkv + q) * p.kt_panel, kNR,
-                  sbuf + j0, ld, nc, nullptr, p.scale);
+    detail::Panel(m, hd, qb, hd, p.kt + (static_cast<std::size_t>(g) * p.pkv + q) * p.kt_panel, kNR, sbuf + j0, ld, nc,
+                  nullptr, p.scale);
   }
   // Key j is visible to query i if j <= i (causal) or always.
   const int visible_max = p.causal ? std::min(seq_kv, r1) : seq_kv;
@@ -236,8 +235,7 @@ void AttendTask(Pass& p, int task, int tid) {
   }
   // concat: the heads side by side again.
   for (int i = 0; i < m; ++i)
-    std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * p.d + h * hd, cb + i * hd,
-                sizeof(float) * hd);
+    std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * p.d + h * hd, cb + i * hd, sizeof(float) * hd);
 }
 
 // Output projection, one panel of columns: attn_out = concat W_O + b_O.
@@ -283,8 +281,8 @@ void FfnNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
-    detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(),
-                 w.ln2_beta.data(), d, p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+    detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(), w.ln2_beta.data(), d,
+                         p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
 // ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
@@ -332,8 +330,8 @@ void FfnDownTask(Pass& p, int panel_index, int tid) {
     detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
     panel = packed;
   }
-  detail::Panel(p.seq, p.f, t.ffn_hidden.data(), p.f, panel, kNR, t.ffn_out.data() + j0, p.d, nc,
-                w.ffn_b2.data() + j0, 1.0f);
+  detail::Panel(p.seq, p.f, t.ffn_hidden.data(), p.f, panel, kNR, t.ffn_out.data() + j0, p.d, nc, w.ffn_b2.data() + j0,
+                1.0f);
 }
 
 // ffn_residual = out + ffn_out, then LN2 (post-LN) or not: block_out, rows [r0, r1).
@@ -455,7 +453,8 @@ void PlanPacking(Pass& p) {
   const std::size_t qkv_floats = static_cast<std::size_t>(p.H + 2 * p.G) * p.phd * p.wpanel;
   p.w1_at = static_cast<std::size_t>(Panels(d)) * p.wpanel;
   p.w2_at = p.w1_at + static_cast<std::size_t>(Panels(p.f)) * p.wpanel;
-  const std::size_t out_floats = p.w2_at + (p.f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) : 0);
+  const std::size_t out_floats =
+      p.w2_at + (p.f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) : 0);
   p.qkv_pack = p.out_pack = nullptr;
   p.qkv_ready = p.out_ready = false;
   const detail::Workspace::PackKey qkv_key{p.w, d, p.H, p.G, 0}, out_key{p.w, d, 0, 0, p.f};
@@ -521,8 +520,8 @@ void Run(Pass& p, int threads) {
 
 // Everything before the computation: validation, inputs, weights, and which input
 // rows changed since the last pass on this trace (reuse.cpp). Returns the weights to use.
-const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in,
-                     Trace& t, bool full) {
+const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in, Trace& t,
+                     bool full) {
   const int seq = static_cast<int>(in.x.rows());
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   Validate(cfg, seq, seq_kv);
@@ -533,8 +532,8 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   // on (an attention-only check never looked at them).
   if (t.weights != weights) {
     CheckWeights(*weights, cfg);
-  } else if (t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads ||
-             t.cfg.kv_heads() != cfg.kv_heads() || t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim()) {
+  } else if (t.cfg.d_model != cfg.d_model || t.cfg.num_heads != cfg.num_heads || t.cfg.kv_heads() != cfg.kv_heads() ||
+             t.cfg.block != cfg.block || t.cfg.ffn_dim() != cfg.ffn_dim()) {
     detail::CheckWeightShapes(*weights, cfg);
     if (cfg.block == Block::Encoder && t.cfg.block != Block::Encoder) CheckFfnWeights(*weights, cfg);
   }
@@ -562,12 +561,10 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
 
 bool SameFlow(const detail::Workspace& ws, const Config& c, int seq, int seq_kv) {
   const Config& o = ws.flow_cfg;
-  return ws.flow_valid && ws.flow_seq == seq && ws.flow_seq_kv == seq_kv &&
-         o.d_model == c.d_model && o.num_heads == c.num_heads && o.kv_heads() == c.kv_heads() &&
-         o.mask == c.mask && o.norm == c.norm && o.scale == c.scale &&
-         o.temperature == c.temperature && o.positional_encoding == c.positional_encoding &&
-         o.ln_eps == c.ln_eps && o.block == c.block && o.ffn_dim() == c.ffn_dim() &&
-         o.activation == c.activation;
+  return ws.flow_valid && ws.flow_seq == seq && ws.flow_seq_kv == seq_kv && o.d_model == c.d_model &&
+         o.num_heads == c.num_heads && o.kv_heads() == c.kv_heads() && o.mask == c.mask && o.norm == c.norm &&
+         o.scale == c.scale && o.temperature == c.temperature && o.positional_encoding == c.positional_encoding &&
+         o.ln_eps == c.ln_eps && o.block == c.block && o.ffn_dim() == c.ffn_dim() && o.activation == c.activation;
 }
 
 void UpdateFlow(Trace& t, detail::Workspace& ws) {
@@ -582,8 +579,7 @@ void UpdateFlow(Trace& t, detail::Workspace& ws) {
 
 }  // namespace
 
-void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
-             Trace& t) {
+void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
   const Weights& w = Begin(cfg, weights, in, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
   const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
@@ -592,8 +588,7 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
   UpdateFlow(t, ws);
 }
 
-void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
-                      Trace& t) {
+void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
   const Weights& w = Begin(cfg, weights, in, t, /*full=*/false);
   detail::Workspace& ws = t.workspace.get();
   const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
@@ -608,6 +603,5 @@ Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const I
   Forward(cfg, std::move(weights), in, t);
   return t;
 }
-
 
 }  // namespace mha

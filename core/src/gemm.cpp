@@ -27,22 +27,23 @@ MHA_INLINE void Prefetch(const float* p) {
 }
 
 // C rows = alpha * tile rows + bias, for the first nc columns.
-__attribute__((noinline)) void Epilogue(const float* tile, int mr, float* c, std::ptrdiff_t ldc,
-                                        int nc, const float* bias, float alpha) {
+__attribute__((noinline)) void Epilogue(const float* tile, int mr, float* c, std::ptrdiff_t ldc, int nc,
+                                        const float* bias, float alpha) {
   const V al = simd::Set1(alpha);
   V bs[kNV];
   for (int v = 0; v < kNV; ++v) {
     const int n = nc - v * kWidth;
-    bs[v] = (bias && n > 0) ? simd::LoadPartial(bias + v * kWidth, n < kWidth ? n : kWidth)
-                            : simd::Zero();
+    bs[v] = (bias && n > 0) ? simd::LoadPartial(bias + v * kWidth, n < kWidth ? n : kWidth) : simd::Zero();
   }
   for (int i = 0; i < mr; ++i) {
     float* ci = c + i * ldc;
     for (int v = 0; v < kNV; ++v) {
       const int n = nc - v * kWidth;
       const V r = simd::Fma(simd::Load(tile + i * kNR + v * kWidth), al, bs[v]);  // one rounding
-      if (n >= kWidth) simd::Store(ci + v * kWidth, r);
-      else if (n > 0) simd::StorePartial(ci + v * kWidth, r, n);
+      if (n >= kWidth)
+        simd::Store(ci + v * kWidth, r);
+      else if (n > 0)
+        simd::StorePartial(ci + v * kWidth, r, n);
     }
   }
 }
@@ -50,12 +51,10 @@ __attribute__((noinline)) void Epilogue(const float* tile, int mr, float* c, std
 // The micro-kernel: an MR x kNR block of C accumulated in registers over all k.
 // A(i, p) at a[i*lda + p]; B(p, j) at b[p*ldb + j], all kNR columns readable.
 template <int MR>
-MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
-                       float* c, std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
+                       std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   V acc[MR][kNV];
-  MHA_UNROLL for (int i = 0; i < MR; ++i) {
-    MHA_UNROLL for (int v = 0; v < kNV; ++v) acc[i][v] = simd::Zero();
-  }
+  MHA_UNROLL for (int i = 0; i < MR; ++i) { MHA_UNROLL for (int v = 0; v < kNV; ++v) acc[i][v] = simd::Zero(); }
   for (int p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
     Prefetch(bp + kPrefetchRows * ldb);
@@ -73,7 +72,7 @@ MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b
     MHA_UNROLL for (int v = 0; v < kNV; ++v) bs[v] = bias ? simd::Load(bias + v * kWidth) : simd::Zero();
     MHA_UNROLL for (int i = 0; i < MR; ++i) {
       MHA_UNROLL for (int v = 0; v < kNV; ++v)
-        simd::Store(c + i * ldc + v * kWidth, simd::Fma(acc[i][v], al, bs[v]));  // one rounding
+          simd::Store(c + i * ldc + v * kWidth, simd::Fma(acc[i][v], al, bs[v]));  // one rounding
     }
     return;
   }
@@ -86,12 +85,12 @@ MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b
   Epilogue(&tile[0][0], MR, c, ldc, nc, bias, alpha);
 }
 
-using KernelFn = void (*)(int, const float*, std::ptrdiff_t, const float*, std::ptrdiff_t, float*,
-                          std::ptrdiff_t, int, const float*, float);
+using KernelFn = void (*)(int, const float*, std::ptrdiff_t, const float*, std::ptrdiff_t, float*, std::ptrdiff_t, int,
+                          const float*, float);
 
 template <int MR>
-void KernelOutOfLine(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
-                     float* c, std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+void KernelOutOfLine(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
+                     std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   Kernel<MR>(k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
 }
 
@@ -112,9 +111,12 @@ void PackB(const float* b, std::ptrdiff_t ldb, int k, int nc, float* panel) {
     float* dst = panel + static_cast<std::ptrdiff_t>(p) * kNR;
     for (int v = 0; v < kNV; ++v) {
       const int n = nc - v * kWidth;
-      if (n >= kWidth) simd::Store(dst + v * kWidth, simd::Load(src + v * kWidth));
-      else if (n > 0) simd::Store(dst + v * kWidth, simd::LoadPartial(src + v * kWidth, n));
-      else simd::Store(dst + v * kWidth, simd::Zero());
+      if (n >= kWidth)
+        simd::Store(dst + v * kWidth, simd::Load(src + v * kWidth));
+      else if (n > 0)
+        simd::Store(dst + v * kWidth, simd::LoadPartial(src + v * kWidth, n));
+      else
+        simd::Store(dst + v * kWidth, simd::Zero());
     }
   }
 }
@@ -131,8 +133,8 @@ void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel) {
   }
 }
 
-void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
-           float* c, std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
+           std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   int full = m / kMR;
   const int rem = m % kMR;
   // Kernels of fewer than about 5 rows run well below peak (too few independent
@@ -145,8 +147,7 @@ void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std
     Kernel<kMR>(k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
   const int left = m - r0;
   const int first = split ? (left + 1) / 2 : left;
-  if (first > 0)
-    kRemainder[first - 1](k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  if (first > 0) kRemainder[first - 1](k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
   r0 += first;
   if (r0 < m) kRemainder[m - r0 - 1](k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
 }

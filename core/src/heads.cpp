@@ -16,7 +16,8 @@ void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std
                   std::vector<std::vector<double>>& counts, const TaskSpec* task) {
   const int H = t.cfg.num_heads, S = t.seq;
   for (int h = 0; h < H; ++h) {
-    auto it = std::find_if(heads.begin(), heads.end(), [&](const HeadProfile& p) { return p.layer == layer && p.head == h; });
+    auto it =
+        std::find_if(heads.begin(), heads.end(), [&](const HeadProfile& p) { return p.layer == layer && p.head == h; });
     if (it == heads.end()) {
       HeadProfile p;
       p.layer = layer;
@@ -74,7 +75,8 @@ void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vecto
     mean(p.induction, kInduction);
     mean(p.sorted, kSorted);
     std::vector<std::pair<double, std::string>> cand;
-    for (int k = 0; k < kMaxBack; ++k) cand.push_back({p.back[k], k == 0 ? "previous-token" : std::to_string(k + 1) + "-back"});
+    for (int k = 0; k < kMaxBack; ++k)
+      cand.push_back({p.back[k], k == 0 ? "previous-token" : std::to_string(k + 1) + "-back"});
     cand.push_back({p.self, "self"});
     cand.push_back({p.first, "first"});
     cand.push_back({p.reverse, "reverse"});

@@ -11,8 +11,8 @@ namespace mha::detail {
 
 // Fills in.tokens and in.memory_tokens (leaves x and memory alone) and validates the
 // sizes. Throws mha::Error for an empty sentence or memory sentence.
-void TokenizeInputs(std::string_view sentence, std::string_view memory_sentence, const Config& cfg,
-                    Inputs& in, std::string* notice);
+void TokenizeInputs(std::string_view sentence, std::string_view memory_sentence, const Config& cfg, Inputs& in,
+                    std::string* notice);
 
 // Rows [first, pe.rows()) of the sinusoidal positional encoding (PositionalEncoding),
 // for a table of d_model columns that grows.

@@ -47,8 +47,10 @@ void Live::EmbedInto(const std::vector<std::string>& tokens, const Config& cfg, 
   x.resize(seq, d);
   for (int t = 0; t < seq; ++t) {
     const Eigen::Map<const RowVec> e(Embedding(tokens[t], d, cfg.seed), d);
-    if (cfg.positional_encoding) x.row(t) = e + pe_.row(t);
-    else x.row(t) = e;
+    if (cfg.positional_encoding)
+      x.row(t) = e + pe_.row(t);
+    else
+      x.row(t) = e;
   }
 }
 
@@ -63,8 +65,10 @@ const Inputs& Live::CurrentInputs(const LiveChoice& c, std::string* notice) {
     inputs_valid_ = false;
     detail::TokenizeInputs(c.sentence, c.memory, cfg, inputs_, &notice_);
     EmbedInto(inputs_.tokens, cfg, inputs_.x);
-    if (inputs_.memory_tokens.empty()) inputs_.memory.resize(0, cfg.d_model);
-    else EmbedInto(inputs_.memory_tokens, cfg, inputs_.memory);
+    if (inputs_.memory_tokens.empty())
+      inputs_.memory.resize(0, cfg.d_model);
+    else
+      EmbedInto(inputs_.memory_tokens, cfg, inputs_.memory);
     sentence_.assign(c.sentence);
     memory_.assign(c.memory);
     inputs_d_ = cfg.d_model;
@@ -83,8 +87,8 @@ std::shared_ptr<const Weights> Live::CurrentWeights(const LiveChoice& c) {
     report_.weights = LiveReport::Weights::Given;
     // Given weights without (fitting) FFN weights get seeded W1, b1, W2, b2.
     const Weights& w = *c.weights;
-    if (!ffn || (w.ffn_W1.rows() == cfg.d_model && w.ffn_W1.cols() == cfg.ffn_dim() &&
-                 w.ffn_W2.rows() == cfg.ffn_dim()))
+    if (!ffn ||
+        (w.ffn_W1.rows() == cfg.d_model && w.ffn_W1.cols() == cfg.ffn_dim() && w.ffn_W2.rows() == cfg.ffn_dim()))
       return c.weights;
     const WeightsKey key{cfg.d_model, 0, cfg.seed, cfg.ffn_dim()};
     if (ffn_base_ != c.weights || !(ffn_key_ == key)) {
@@ -110,8 +114,10 @@ std::shared_ptr<const Weights> Live::CurrentWeights(const LiveChoice& c) {
     // trace never holds a set that is being rewritten (use_count() == 1).
     std::shared_ptr<Weights> next;
     WeightsKey next_key;
-    if (spare_ && spare_.use_count() == 1) next = std::move(spare_), next_key = spare_key_;
-    else next = std::make_shared<Weights>();
+    if (spare_ && spare_.use_count() == 1)
+      next = std::move(spare_), next_key = spare_key_;
+    else
+      next = std::make_shared<Weights>();
     spare_.reset();
     // The set before last with the same seed, d_model and d_ff differs (if at all)
     // only in the K/V width (the num_kv_heads slider): W_q, W_o, the norms and the

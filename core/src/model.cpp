@@ -68,9 +68,7 @@ void Normal(std::uint64_t seed, const char* name, Mat& m) {
   for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = rng.Normal();
 }
 
-std::uint64_t LayerSeed(std::uint64_t seed, int i) {
-  return detail::StreamSeed(seed, "layers." + std::to_string(i));
-}
+std::uint64_t LayerSeed(std::uint64_t seed, int i) { return detail::StreamSeed(seed, "layers." + std::to_string(i)); }
 
 }  // namespace
 
@@ -192,8 +190,10 @@ void CheckModel(const Model& m) {
     shape("lnf_beta", 1, m.lnf_beta.size(), 1, d);
   }
   if (static_cast<int>(m.unembed.size()) != c.num_targets || static_cast<int>(m.unembed_b.size()) != c.num_targets)
-    throw Error("The model has " + std::to_string(m.unembed.size()) + " unembedding heads but its configuration "
-                "says num_targets = " + std::to_string(c.num_targets) + ".");
+    throw Error("The model has " + std::to_string(m.unembed.size()) +
+                " unembedding heads but its configuration "
+                "says num_targets = " +
+                std::to_string(c.num_targets) + ".");
   for (int k = 0; k < c.num_targets; ++k) {
     shape("unembed." + std::to_string(k), m.unembed[k].rows(), m.unembed[k].cols(), d, V);
     shape("unembed_b." + std::to_string(k), 1, m.unembed_b[k].size(), 1, V);

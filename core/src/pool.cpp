@@ -27,8 +27,10 @@ inline void Pause() {
 template <class Done>
 void WaitUntil(Done done) {
   for (int i = 0; !done(); ++i) {
-    if (i < 4096) Pause();
-    else std::this_thread::yield();
+    if (i < 4096)
+      Pause();
+    else
+      std::this_thread::yield();
   }
 }
 
@@ -100,7 +102,7 @@ void Pool::Run(int threads, const int* tasks_per_phase, int phases, TaskFn fn, v
     job_.done[k].store(0, std::memory_order_relaxed);
   }
   epoch_ = (epoch_ + 1) & 0xFFFFFFFFu;  // the epoch lives in the counter's top 32 bits
-  if (epoch_ == 0) epoch_ = 1;            // 0 is "no job yet"
+  if (epoch_ == 0) epoch_ = 1;          // 0 is "no job yet"
   next_.store(epoch_ << 32, std::memory_order_release);
   if (threads > 1) {
     std::lock_guard<std::mutex> lk(mu_);
@@ -126,19 +128,17 @@ void Pool::Work(std::uint64_t epoch, int id) {
     const std::uint32_t index = static_cast<std::uint32_t>(v);
     if (phases <= 0 || index >= static_cast<std::uint32_t>(job_.end[phases - 1].load(std::memory_order_relaxed)))
       return;  // every task is claimed
-    if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire))
-      continue;
+    if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
     const int task = static_cast<int>(index);
     while (task >= job_.end[phase].load(std::memory_order_relaxed)) ++phase;
     // A task starts when every task of the phases before it is done.
     for (int k = 0; k < phase; ++k) {
-      const int count = job_.end[k].load(std::memory_order_relaxed) -
-                        (k ? job_.end[k - 1].load(std::memory_order_relaxed) : 0);
+      const int count =
+          job_.end[k].load(std::memory_order_relaxed) - (k ? job_.end[k - 1].load(std::memory_order_relaxed) : 0);
       WaitUntil([&] { return job_.done[k].load(std::memory_order_acquire) >= count; });
     }
     const int first = phase ? job_.end[phase - 1].load(std::memory_order_relaxed) : 0;
-    job_.fn.load(std::memory_order_relaxed)(job_.ctx.load(std::memory_order_relaxed), phase,
-                                            task - first, id);
+    job_.fn.load(std::memory_order_relaxed)(job_.ctx.load(std::memory_order_relaxed), phase, task - first, id);
     job_.done[phase].fetch_add(1, std::memory_order_release);
   }
 }

@@ -15,8 +15,10 @@ void ChangedRows(const Mat* a, const Mat* b, int n, bool all, std::vector<std::p
   for (int i = 0; i < n; ++i) {
     const bool changed = all || std::memcmp(a->data() + i * a->cols(), b->data() + i * b->cols(), row_bytes) != 0;
     if (!changed) continue;
-    if (!runs.empty() && runs.back().second == i) ++runs.back().second;
-    else runs.emplace_back(i, i + 1);
+    if (!runs.empty() && runs.back().second == i)
+      ++runs.back().second;
+    else
+      runs.emplace_back(i, i + 1);
   }
 }
 
@@ -72,7 +74,8 @@ void PlanProjections(const Config& cfg, const Weights* weights, bool same_weight
     ws.repack_kv = true;  // K^T and V panels are per head: pack them again
   }
   ChangedRows(&in.x, &t.in.x, seq, all, ws.q_rows);
-  if (in.cross()) ChangedRows(&in.memory, &t.in.memory, seq_kv, all, ws.kv_rows);
+  if (in.cross())
+    ChangedRows(&in.memory, &t.in.memory, seq_kv, all, ws.kv_rows);
   else {
     if (ws.kv_rows.capacity() < static_cast<std::size_t>(seq)) ws.kv_rows.reserve(seq);  // once
     ws.kv_rows.assign(ws.q_rows.begin(), ws.q_rows.end());

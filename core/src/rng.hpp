@@ -17,7 +17,10 @@ inline std::uint64_t Mix64(std::uint64_t z) {
 // FNV-1a of the bytes, then mixed with the seed: one stream per (seed, name).
 inline std::uint64_t StreamSeed(std::uint64_t seed, std::string_view name) {
   std::uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char c : name) { h ^= c; h *= 0x100000001B3ull; }
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 0x100000001B3ull;
+  }
   return Mix64(h ^ Mix64(seed + 0x9E3779B97F4A7C15ull));
 }
 
@@ -31,7 +34,10 @@ class SplitMix64 {
   float Symmetric(double a) { return static_cast<float>((2.0 * Uniform() - 1.0) * a); }
   // Standard normal by Box-Muller (uses both values of each pair).
   float Normal() {
-    if (has_spare_) { has_spare_ = false; return spare_; }
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
     double u1 = Uniform(), u2 = Uniform();
     if (u1 < 1e-300) u1 = 1e-300;
     const double r = std::sqrt(-2.0 * std::log(u1)), t = 6.283185307179586 * u2;

@@ -55,8 +55,7 @@ namespace detail {
 
 // LayerNorm of one row of d values. Two-pass mean/variance in double:
 // cancellation-free for any input scale.
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps,
-                  float* out) {
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out) {
   // Eight independent partial sums: the compiler can keep them in one vector.
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int c = 0;
@@ -82,11 +81,9 @@ void LayerNormRow(const float* in, const float* gamma, const float* beta, int d,
 
 }  // namespace detail
 
-
 void SoftmaxRow(float* row, int n) { Softmax(row, row, n); }
 
-void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps,
-                   Mat& out) {
+void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps, Mat& out) {
   out.resize(in.rows(), in.cols());
   const int d = static_cast<int>(in.cols());
   for (Eigen::Index r = 0; r < in.rows(); ++r)
@@ -101,13 +98,14 @@ namespace detail {
 // trace (s_out, a_out: n keys, masked ones -inf and 0). kStream: the trace rows
 // are 64-byte aligned and written past the caches.
 template <bool kStream>
-void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float* s_out,
-                  float* a_out) {
+void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float* s_out, float* a_out) {
   using namespace simd;
   constexpr int W = kWidth;
   auto put = [](float* p, V v) {
-    if (kStream) StreamStore(p, v);
-    else Store(p, v);
+    if (kStream)
+      StreamStore(p, v);
+    else
+      Store(p, v);
   };
   // Pass 1: the row max, copying the scores to the trace on the way.
   V vm = Set1(kNegInf);
@@ -120,8 +118,10 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
   if (j < visible) vm = Max(vm, LoadPartial(s + j, visible - j, kNegInf));
   for (; j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
     const V x = LoadPartial(s + j, std::max(0, std::min(W, visible - j)), kNegInf);
-    if (j + W <= n) put(s_out + j, x);
-    else StorePartial(s_out + j, x, n - j);
+    if (j + W <= n)
+      put(s_out + j, x);
+    else
+      StorePartial(s_out + j, x, n - j);
   }
   const float m = ReduceMax(vm);
   if (m == kNegInf) {  // every key masked: zeros, not 0/0 = NaN
@@ -139,7 +139,7 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
   }
   if (j < visible) {
     const V e = Exp(Sub(LoadPartial(s + j, visible - j, kNegInf), vmax));  // padding: 0
-    Store(a + j, e);  // the scratch row has room for whole vectors
+    Store(a + j, e);                                                       // the scratch row has room for whole vectors
     sum = Add(sum, e);
   }
   // Pass 3: normalise, into the scratch and the trace; masked weights are exactly 0.
@@ -147,8 +147,10 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
   for (j = 0; j < n; j += W) {
     const V x = j < visible ? Mul(Load(a + j), inv) : Zero();
     if (j < a_end) Store(a + j, x);
-    if (j + W <= n) put(a_out + j, x);
-    else StorePartial(a_out + j, x, n - j);
+    if (j + W <= n)
+      put(a_out + j, x);
+    else
+      StorePartial(a_out + j, x, n - j);
   }
 }
 

@@ -5,8 +5,7 @@
 namespace mha::detail {
 
 // LayerNorm of one row of d values (two-pass mean/variance in double).
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps,
-                  float* out);
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out);
 
 // One row of one head for the trace: the softmax of the scores s[0, visible) into the
 // scratch row `a` (zeros up to a_end) and both rows, n keys each, into the trace

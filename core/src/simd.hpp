@@ -218,7 +218,11 @@ struct V {
 };
 MHA_INLINE V Zero() { return V{{0, 0, 0, 0}}; }
 MHA_INLINE V Set1(float x) { return V{{x, x, x, x}}; }
-MHA_INLINE V Load(const float* p) { V r; std::memcpy(r.v, p, sizeof r.v); return r; }
+MHA_INLINE V Load(const float* p) {
+  V r;
+  std::memcpy(r.v, p, sizeof r.v);
+  return r;
+}
 MHA_INLINE void Store(float* p, V v) { std::memcpy(p, v.v, sizeof v.v); }
 MHA_INLINE V LoadPartial(const float* p, int n, float fill = 0.0f) {
   V r = Set1(fill);
@@ -230,11 +234,11 @@ MHA_INLINE void StorePartial(float* p, V v, int n) {
 }
 MHA_INLINE void StreamStore(float* p, V v) { Store(p, v); }
 MHA_INLINE void StoreFence() {}
-#define MHA_SIMD_MAP2(name, expr)                     \
-  MHA_INLINE V name(V a, V b) {                       \
-    V r;                                              \
-    for (int i = 0; i < 4; ++i) r.v[i] = (expr);      \
-    return r;                                         \
+#define MHA_SIMD_MAP2(name, expr)                \
+  MHA_INLINE V name(V a, V b) {                  \
+    V r;                                         \
+    for (int i = 0; i < 4; ++i) r.v[i] = (expr); \
+    return r;                                    \
   }
 MHA_SIMD_MAP2(Add, a.v[i] + b.v[i])
 MHA_SIMD_MAP2(Sub, a.v[i] - b.v[i])

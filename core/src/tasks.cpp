@@ -49,8 +49,10 @@ std::string Explain(const TaskSpec& t) {
 
 void Validate(const TaskSpec& t) {
   auto fail = [](const std::string& m) { throw Error(m); };
-  if (t.vocab < 2 || t.vocab > 1000) fail("The task's vocabulary must have 2 to 1000 tokens; got " + std::to_string(t.vocab) + ".");
-  if (t.seq < 2 || t.seq > 256) fail("The task's sequences must have 2 to 256 tokens; got " + std::to_string(t.seq) + ".");
+  if (t.vocab < 2 || t.vocab > 1000)
+    fail("The task's vocabulary must have 2 to 1000 tokens; got " + std::to_string(t.vocab) + ".");
+  if (t.seq < 2 || t.seq > 256)
+    fail("The task's sequences must have 2 to 256 tokens; got " + std::to_string(t.seq) + ".");
   switch (t.kind) {
     case TaskKind::Offsets:
       if (t.offsets < 1 || t.offsets > 8 || t.offsets >= t.seq)
@@ -148,8 +150,7 @@ void MakeBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int b
         for (int i = 0; i < V; ++i) std::swap(pool[i], pool[i + draw(V - i)]);
         const int filler = S - 2 * m;
         const int seg_vocab = std::min(V, m);  // tokens pool[0, m) form the segment
-        for (int i = 0; i < filler; ++i)
-          x[i] = V > seg_vocab ? pool[seg_vocab + draw(V - seg_vocab)] : draw(V);
+        for (int i = 0; i < filler; ++i) x[i] = V > seg_vocab ? pool[seg_vocab + draw(V - seg_vocab)] : draw(V);
         for (int i = 0; i < m; ++i) x[filler + i] = x[filler + m + i] = pool[i % seg_vocab];
         induction_start = S - m;
         break;

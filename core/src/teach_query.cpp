@@ -15,9 +15,9 @@ void CheckHead(const Trace& t, int head) {
   if (t.seq <= 0 || t.q.rows() == 0)
     throw Error("There is no forward pass to explain yet: run the attention layer first.");
   if (head < 0 || head >= t.cfg.num_heads)
-    throw Error("Head " + std::to_string(head) + " does not exist: this layer has num_heads = " +
-                std::to_string(t.cfg.num_heads) + ", so heads are numbered 0 to " +
-                std::to_string(t.cfg.num_heads - 1) + ".");
+    throw Error("Head " + std::to_string(head) +
+                " does not exist: this layer has num_heads = " + std::to_string(t.cfg.num_heads) +
+                ", so heads are numbered 0 to " + std::to_string(t.cfg.num_heads - 1) + ".");
 }
 
 bool Masked(const Config& cfg, int i, int j) { return cfg.mask == Mask::Causal && j > i; }
@@ -27,8 +27,8 @@ bool Masked(const Config& cfg, int i, int j) { return cfg.mask == Mask::Causal &
 QueryExplanation ExplainQuery(const Trace& t, int head, int query) {
   CheckHead(t, head);
   if (query < 0 || query >= t.seq)
-    throw Error("Query token " + std::to_string(query) + " does not exist: the sentence has " +
-                std::to_string(t.seq) + " tokens, numbered 0 to " + std::to_string(t.seq - 1) + ".");
+    throw Error("Query token " + std::to_string(query) + " does not exist: the sentence has " + std::to_string(t.seq) +
+                " tokens, numbered 0 to " + std::to_string(t.seq - 1) + ".");
   const Config& c = t.cfg;
   const int hd = c.head_dim(), g = t.KvHeadOf(head), skv = t.seq_kv;
   QueryExplanation e;
@@ -168,7 +168,10 @@ HeadAttention ComputeHeadAttention(const Trace& t, int head, bool scale, float t
     double mean = 0.0, var = 0.0;
     int n = 0;
     for (int j = 0; j < skv; ++j)
-      if (!Masked(c, i, j)) { mean += a.scores(i, j); ++n; }
+      if (!Masked(c, i, j)) {
+        mean += a.scores(i, j);
+        ++n;
+      }
     if (n == 0) continue;
     mean /= n;
     for (int j = 0; j < skv; ++j)

@@ -105,14 +105,16 @@ AttentionSources DescribeSources(const Trace& t) {
   const std::string n = std::to_string(t.seq), m = std::to_string(t.seq_kv);
   if (s.cross) {
     s.kind = "cross-attention (encoder-decoder)";
-    s.explanation = "Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
-                    "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is " +
-                    n + " x " + m + ": one row per query token, one column per memory token.";
+    s.explanation =
+        "Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
+        "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is " +
+        n + " x " + m + ": one row per query token, one column per memory token.";
   } else {
     s.kind = "self-attention";
-    s.explanation = "Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
-                    "token looks at every token of its own sentence and each map is square, " +
-                    n + " x " + n + ".";
+    s.explanation =
+        "Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
+        "token looks at every token of its own sentence and each map is square, " +
+        n + " x " + n + ".";
   }
   return s;
 }
@@ -157,9 +159,7 @@ LessonExample MakeLessonExample() {
   c.block = Block::Attention;
   ex.in.tokens = {"word1", "word2", "word3"};
   ex.in.x.resize(3, 4);
-  ex.in.x << 1, 2, 3, 4,
-             5, 6, 7, 8,
-             9, 10, 11, 12;
+  ex.in.x << 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12;
   Weights& w = ex.weights;
   w.W_q = w.W_k = w.W_v = w.W_o = Mat::Identity(4, 4);
   w.b_q = w.b_k = w.b_v = w.b_o = RowVec::Zero(4);

@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <sstream>
 
-
 namespace mha {
 
 std::int64_t TensorView::size() const {
@@ -39,8 +38,8 @@ void AppendWeights(const Trace& t, bool ffn, std::vector<TensorView>& v) {
   if (!t.weights) return;
   ForEachWeight(*t.weights, t.cfg, [&](const WeightSpec& s, const auto& m) {
     if (s.ffn != ffn) return;
-    v.push_back({s.name, s.vector ? std::vector<std::int64_t>{s.cols} : std::vector<std::int64_t>{s.rows, s.cols},
-                 m.data()});
+    v.push_back(
+        {s.name, s.vector ? std::vector<std::int64_t>{s.cols} : std::vector<std::int64_t>{s.rows, s.cols}, m.data()});
   });
 }
 
@@ -62,8 +61,8 @@ void AppendFfnTensors(const Trace& t, std::vector<TensorView>& v) {
 
 std::vector<TensorView> Tensors(const Trace& t) {
   using S = std::vector<std::int64_t>;
-  const std::int64_t s = t.seq, skv = t.seq_kv, d = t.cfg.d_model, H = t.cfg.num_heads,
-                     G = t.cfg.kv_heads(), hd = t.cfg.head_dim();
+  const std::int64_t s = t.seq, skv = t.seq_kv, d = t.cfg.d_model, H = t.cfg.num_heads, G = t.cfg.kv_heads(),
+                     hd = t.cfg.head_dim();
   std::vector<TensorView> v;
   v.push_back({"x", S{1, s, d}, t.in.x.data()});
   if (t.in.cross()) v.push_back({"memory", S{1, skv, d}, t.in.memory.data()});
@@ -159,8 +158,8 @@ struct Rows {
 // The attention sublayer, from the input to the residual after W_O.
 void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, Rows& rows) {
   const std::int64_t d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim(), kvd = G * hd;
-  FlowRow* r = &rows.Add(StepId::Input, "input", cfg.positional_encoding ? "x = embed(tokens) + PE" : "x = embed(tokens)",
-                         "x", {1, s, d});
+  FlowRow* r = &rows.Add(StepId::Input, "input",
+                         cfg.positional_encoding ? "x = embed(tokens) + PE" : "x = embed(tokens)", "x", {1, s, d});
   Assign(r->params, "seq = ", s, ", d_model = ", d, cfg.positional_encoding ? ", sinusoidal PE" : ", no PE");
   r->flops = cfg.positional_encoding ? s * d : 0;
   if (cfg.norm == Norm::Pre) {
@@ -183,13 +182,17 @@ void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, Rows& ro
   r->param_count = d * kvd + kvd;
   r->flops = 2 * skv * d * kvd + skv * kvd;
   r = &rows.Add(StepId::SplitHeads, "split heads", "reshape + transpose", "q", {1, H, s, hd});
-  if (G == H) Assign(r->params, H, " heads x head_dim ", hd, " (K, V alike)");
-  else Assign(r->params, H, " query heads, ", G, " K/V heads x head_dim ", hd);
+  if (G == H)
+    Assign(r->params, H, " heads x head_dim ", hd, " (K, V alike)");
+  else
+    Assign(r->params, H, " query heads, ", G, " K/V heads x head_dim ", hd);
   r = &rows.Add(StepId::Scores, "scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T", "scores", {1, H, s, skv});
   {
     Text t;
-    if (cfg.scale) t << "/ sqrt(d_k) = / sqrt(" << hd << ")";
-    else t << "no scaling";
+    if (cfg.scale)
+      t << "/ sqrt(d_k) = / sqrt(" << hd << ")";
+    else
+      t << "no scaling";
     if (cfg.temperature != 1.0f) t << ", / T = " << cfg.temperature;
     if (cfg.mask == Mask::Causal) t << ", causal mask";
     t.Into(r->params);

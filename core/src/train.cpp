@@ -24,8 +24,8 @@ void CheckBatch(const ModelConfig& cfg, const Batch& b) {
   auto fail = [](const std::string& m) { throw Error(m); };
   if (b.batch < 1 || b.seq < 1) fail("A batch needs at least one sequence of at least one token.");
   if (b.seq > cfg.max_seq)
-    fail("The batch's sequences have " + std::to_string(b.seq) + " tokens but the model takes at most max_seq = " +
-         std::to_string(cfg.max_seq) + ".");
+    fail("The batch's sequences have " + std::to_string(b.seq) +
+         " tokens but the model takes at most max_seq = " + std::to_string(cfg.max_seq) + ".");
   if (b.num_targets != cfg.num_targets)
     fail("The batch has " + std::to_string(b.num_targets) + " targets per position but the model predicts " +
          std::to_string(cfg.num_targets) + " (one unembedding head per target).");
@@ -143,8 +143,8 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
   const int V = c.vocab_size();
   for (int k = 0; k < c.num_targets; ++k) {
     detail::SafeResize(logits[k], N, V);
-    detail::Gemm(pool, threads, static_cast<int>(N), d, V, h.data(), d, m.unembed[k].data(), V, false,
-                 logits[k].data(), V, m.unembed_b[k].data(), false, gemm);
+    detail::Gemm(pool, threads, static_cast<int>(N), d, V, h.data(), d, m.unembed[k].data(), V, false, logits[k].data(),
+                 V, m.unembed_b[k].data(), false, gemm);
   }
 }
 

@@ -8,9 +8,7 @@ namespace mha {
 
 namespace {
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Held-out batches come from their own stream, never from a training batch's.
 constexpr std::uint64_t kHeldoutStream = 0x5eed0f4e1d0b7ull;

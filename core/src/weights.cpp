@@ -28,14 +28,13 @@ void CheckShape(const WeightSpec& s, const M& m, const Config& cfg) {
       << ", but these weights have none (they were made for an attention-only layer). Create the weights "
          "with block = encoder, or load a weights file that has ffn_W1 and ffn_W2.";
   } else if (s.ffn) {
-    e << "Weight " << s.name << " has shape " << ShapeText(m.rows(), m.cols(), s.vector) << " but d_model = "
-      << cfg.d_model << " and d_ff = " << cfg.ffn_dim() << " need " << ShapeText(s.rows, s.cols, s.vector)
-      << ". Check the d_model / --d-ff flags or the file.";
+    e << "Weight " << s.name << " has shape " << ShapeText(m.rows(), m.cols(), s.vector)
+      << " but d_model = " << cfg.d_model << " and d_ff = " << cfg.ffn_dim() << " need "
+      << ShapeText(s.rows, s.cols, s.vector) << ". Check the d_model / --d-ff flags or the file.";
   } else {
     e << "Weight " << s.name << " has shape " << ShapeText(m.rows(), m.cols(), s.vector)
-      << " but d_model = " << cfg.d_model << ", num_heads = " << cfg.num_heads
-      << ", num_kv_heads = " << cfg.kv_heads() << " need " << ShapeText(s.rows, s.cols, s.vector)
-      << ". Check the d_model / --kv-heads flags or the file.";
+      << " but d_model = " << cfg.d_model << ", num_heads = " << cfg.num_heads << ", num_kv_heads = " << cfg.kv_heads()
+      << " need " << ShapeText(s.rows, s.cols, s.vector) << ". Check the d_model / --kv-heads flags or the file.";
   }
   throw Error(e.str());
 }

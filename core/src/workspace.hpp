@@ -62,7 +62,7 @@ struct Workspace {
     }
   };
   Buffer qkv_pack, out_pack;
-  PackKey qkv_key, out_key;  // of == nullptr: not valid
+  PackKey qkv_key, out_key;    // of == nullptr: not valid
   PackKey qkv_seen, out_seen;  // used once without packing (only decides when to pack)
 
   // What the last pass's q, k and v were computed from: rows of the input that did
@@ -76,8 +76,8 @@ struct Workspace {
     float ln_eps = 0;
     // The same projections, perhaps split into another number of heads.
     bool SameProjections(const ProjectionKey& o) const {
-      return weights == o.weights && d == o.d && seq == o.seq && seq_kv == o.seq_kv &&
-             pre_norm == o.pre_norm && cross == o.cross && ln_eps == o.ln_eps;
+      return weights == o.weights && d == o.d && seq == o.seq && seq_kv == o.seq_kv && pre_norm == o.pre_norm &&
+             cross == o.cross && ln_eps == o.ln_eps;
     }
     bool operator==(const ProjectionKey& o) const {
       return SameProjections(o) && heads == o.heads && kv_heads == o.kv_heads;
@@ -86,7 +86,7 @@ struct Workspace {
   ProjectionKey proj_key;
   bool proj_valid = false;
   std::vector<std::pair<int, int>> q_rows, kv_rows;  // [begin, end) runs to project
-  Buffer resplit;  // scratch for re-splitting q, k, v when only the head count changed
+  Buffer resplit;          // scratch for re-splitting q, k, v when only the head count changed
   bool repack_kv = false;  // k, v were re-split: kt and vp must be packed again
 
   Pool pool;  // this trace's worker threads (created on first use with threads > 1)

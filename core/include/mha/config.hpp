@@ -38,11 +38,11 @@ class Error : public std::runtime_error {
 
 // Caps that keep memory and time bounded whatever is typed or pasted.
 struct Limits {
-  static constexpr int kMaxTokens = 1024;       // per sentence; longer input is truncated
+  static constexpr int kMaxTokens = 1024;  // per sentence; longer input is truncated
   static constexpr int kMaxDModel = 4096;
   static constexpr int kMaxHeads = 256;
   static constexpr int kMaxThreads = 256;
-  static constexpr int kMaxDFf = 16384;         // FFN hidden width (4 x the largest d_model)
+  static constexpr int kMaxDFf = 16384;                      // FFN hidden width (4 x the largest d_model)
   static constexpr std::size_t kMaxSentenceBytes = 1 << 20;  // bytes read of one sentence
   // Estimated bytes of one Trace; refused before allocating anything.
   static constexpr std::size_t kMaxTraceBytes = std::size_t(2) << 30;
@@ -59,19 +59,19 @@ struct Limits {
 struct Config {
   int d_model = 512;
   int num_heads = 8;
-  int num_kv_heads = 0;          // 0 means "same as num_heads" (plain MHA)
+  int num_kv_heads = 0;  // 0 means "same as num_heads" (plain MHA)
   std::uint64_t seed = 42;
   Mask mask = Mask::None;
   Norm norm = Norm::Post;
-  bool scale = true;             // divide scores by sqrt(d_k)
-  float temperature = 1.0f;      // softmax temperature: scores are divided by it too
+  bool scale = true;         // divide scores by sqrt(d_k)
+  float temperature = 1.0f;  // softmax temperature: scores are divided by it too
   bool positional_encoding = true;
   float ln_eps = 1e-5f;
   // How to run, not what to compute: CPU threads for Forward (0 = one per core).
   // Results are bit-identical for every value.
   int threads = 0;
   Block block = Block::Attention;
-  int d_ff = 0;                  // FFN hidden width; 0 means 4 * d_model (Vaswani et al.)
+  int d_ff = 0;  // FFN hidden width; 0 means 4 * d_model (Vaswani et al.)
   Activation activation = Activation::Relu;
 
   int ffn_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }

@@ -26,7 +26,7 @@ Mat Embed(const std::vector<std::string>& tokens, const Config& cfg);
 // Tokenize + embed a sentence (and an optional memory sentence for cross-attention).
 // Throws mha::Error for an empty sentence. `notice` (if non-null) receives a line
 // about truncation or replaced bytes, or "".
-Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence,
-                  const Config& cfg, std::string* notice = nullptr);
+Inputs MakeInputs(const std::string& sentence, const std::string& memory_sentence, const Config& cfg,
+                  std::string* notice = nullptr);
 
 }  // namespace mha

@@ -16,8 +16,7 @@ namespace mha {
 // result is bit-identical for any thread count.
 // The Weights behind `weights` must not change while a Trace holds them: to use
 // other weights, pass another object (their checks are skipped for the same one).
-void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in,
-             Trace& out);
+void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& out);
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in);
 
 // The attention sublayer alone: exactly the work of torch.nn.MultiheadAttention's
@@ -26,15 +25,13 @@ Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const I
 // weights; context; concat; W_O). Fills out.q ... out.attn_out; cfg.norm is ignored,
 // and x_ln, residual, out and the shape-flow table are left empty. Same checks and
 // buffer reuse as Forward. `mhaviz bench` times this, so it times what torch does.
-void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
-                      const Inputs& in, Trace& out);
+void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& out);
 
 // Numerically stable softmax of one row, in place: subtracts the max first; a row
 // that is entirely -inf (fully masked) becomes all zeros instead of NaN.
 void SoftmaxRow(float* row, int n);
 
 // LayerNorm of each row over the last axis (biased variance, like PyTorch).
-void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps,
-                   Mat& out);
+void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps, Mat& out);
 
 }  // namespace mha

@@ -26,9 +26,9 @@ struct HeadProfile {
   int layer = 0, head = 0;
   std::vector<double> back;  // back[k-1]: mean weight on the key k back, k = 1..kMaxBack
   double self = 0, first = 0, reverse = 0, induction = 0, sorted = 0;
-  std::string label;         // "previous-token", "2-back", "self", "first", "reverse", "induction", "sorted",
-                             // "spread"
-  double score = 0;          // the label's score (for "spread": the best score)
+  std::string label;  // "previous-token", "2-back", "self", "first", "reverse", "induction", "sorted",
+                      // "spread"
+  double score = 0;   // the label's score (for "spread": the best score)
 };
 
 constexpr int kMaxBack = 8;

@@ -36,11 +36,11 @@ namespace mha {
 // What the learner chose.
 struct LiveChoice {
   Config cfg;
-  std::string_view sentence;              // the query sentence
-  std::string_view memory;                // "" for self-attention; else the keys' sentence
-  const Inputs* inputs = nullptr;         // if set: these instead of embedding the sentences
-  std::shared_ptr<const Weights> weights; // if set: these (a file, the lesson, an edit) instead
-                                          // of seeded ones; missing FFN weights are seeded
+  std::string_view sentence;               // the query sentence
+  std::string_view memory;                 // "" for self-attention; else the keys' sentence
+  const Inputs* inputs = nullptr;          // if set: these instead of embedding the sentences
+  std::shared_ptr<const Weights> weights;  // if set: these (a file, the lesson, an edit) instead
+                                           // of seeded ones; missing FFN weights are seeded
 };
 
 // What the last Live::Recompute redid before the forward pass (Trace::reuse says what

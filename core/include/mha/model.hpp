@@ -50,10 +50,10 @@ struct ModelConfig {
   Config layer;
   int num_layers = 1;
   Positional positional = Positional::Sinusoidal;
-  int max_seq = 64;                 // longest sequence the model takes
-  std::vector<std::string> vocab;   // token strings; the id of a token is its index
-  int num_targets = 1;              // unembedding heads: predictions per position
-  std::string task;                 // the task it was made for, as JSON text ("" if none)
+  int max_seq = 64;                // longest sequence the model takes
+  std::vector<std::string> vocab;  // token strings; the id of a token is its index
+  int num_targets = 1;             // unembedding heads: predictions per position
+  std::string task;                // the task it was made for, as JSON text ("" if none)
 
   int vocab_size() const { return static_cast<int>(vocab.size()); }
   // The Config each layer's Forward runs with (positional_encoding off: the model
@@ -68,12 +68,12 @@ std::int64_t ParameterCount(const ModelConfig& cfg);
 
 struct Model {
   ModelConfig cfg;
-  Mat tok_embed;                               // (vocab, d_model)
-  Mat pos_embed;                               // (max_seq, d_model), learned PE only
+  Mat tok_embed;  // (vocab, d_model)
+  Mat pos_embed;  // (max_seq, d_model), learned PE only
   std::vector<std::shared_ptr<Weights>> layers;
-  RowVec lnf_gamma, lnf_beta;                  // (d_model), pre-LN only
-  std::vector<Mat> unembed;                    // num_targets x (d_model, vocab)
-  std::vector<RowVec> unembed_b;               // num_targets x (vocab)
+  RowVec lnf_gamma, lnf_beta;     // (d_model), pre-LN only
+  std::vector<Mat> unembed;       // num_targets x (d_model, vocab)
+  std::vector<RowVec> unembed_b;  // num_targets x (vocab)
 };
 
 // Seeded initial weights (cfg.layer.seed): tok_embed and pos_embed N(0, 1) as
@@ -130,10 +130,10 @@ void CheckModel(const Model& m);
 // One sequence through the model, every layer's Trace kept.
 struct ModelTrace {
   std::vector<int> tokens;
-  Mat x;                          // x_0 = embedding + PE (seq, d_model)
-  std::vector<Trace> layers;      // layer i's full Trace; its input is layer i-1's output
-  Mat final_ln;                   // LN_f(x_L) for pre-LN, else 0 x 0
-  std::vector<Mat> logits;        // per target, (seq, vocab)
+  Mat x;                      // x_0 = embedding + PE (seq, d_model)
+  std::vector<Trace> layers;  // layer i's full Trace; its input is layer i-1's output
+  Mat final_ln;               // LN_f(x_L) for pre-LN, else 0 x 0
+  std::vector<Mat> logits;    // per target, (seq, vocab)
 
   // The stack's output x_L: the last layer's out or block_out.
   const Mat& Output() const;

@@ -28,9 +28,9 @@ enum class TaskKind { Offsets, Reverse, Sort, Induction };
 
 struct TaskSpec {
   TaskKind kind = TaskKind::Offsets;
-  int offsets = 2;   // K, for offsets
-  int vocab = 11;    // distinct content tokens
-  int seq = 16;      // sequence length
+  int offsets = 2;  // K, for offsets
+  int vocab = 11;   // distinct content tokens
+  int seq = 16;     // sequence length
 };
 
 const char* ToString(TaskKind k);

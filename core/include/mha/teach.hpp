@@ -37,17 +37,17 @@ struct QueryExplanation {
   int head = 0, query = 0, kv_head = 0, head_dim = 0;
   std::string query_token;
   bool cross = false;
-  RowVec q;               // the query vector q_i of this head (head_dim)
-  bool scaled = true;     // cfg.scale
-  float sqrt_dk = 1;      // sqrt(head_dim)
+  RowVec q;            // the query vector q_i of this head (head_dim)
+  bool scaled = true;  // cfg.scale
+  float sqrt_dk = 1;   // sqrt(head_dim)
   float temperature = 1;
-  float divisor = 1;      // what each dot product is divided by: sqrt_dk * T, or T
+  float divisor = 1;  // what each dot product is divided by: sqrt_dk * T, or T
   std::vector<KeyStep> keys;
-  float max_scaled = 0;   // the max subtracted before exp (numerical stability)
-  float exp_sum = 0;      // sum of exp_shifted
-  RowVec context;         // sum_j weight_j v_j, added up here
-  RowVec trace_context;   // the trace's context row for (head, query), for comparison
-  float max_abs_diff = 0; // max |context - trace_context|: rounding only (float vs double)
+  float max_scaled = 0;    // the max subtracted before exp (numerical stability)
+  float exp_sum = 0;       // sum of exp_shifted
+  RowVec context;          // sum_j weight_j v_j, added up here
+  RowVec trace_context;    // the trace's context row for (head, query), for comparison
+  float max_abs_diff = 0;  // max |context - trace_context|: rounding only (float vs double)
 };
 
 // Head `head`'s output for query token `query`, step by step. The scores and weights
@@ -83,12 +83,12 @@ struct HeadAttention {
   int head = 0;
   bool scaled = true;
   float temperature = 1;
-  float multiplier = 1;   // each q.k is multiplied by this: 1/(sqrt(d_k) T) or 1/T
-  Mat scores;             // (seq, seq_kv) q k^T * multiplier, before the mask
-  Mat masked_scores;      // the same with -inf where the causal mask hides a key
-  Mat weights;            // softmax of each row of masked_scores
+  float multiplier = 1;  // each q.k is multiplied by this: 1/(sqrt(d_k) T) or 1/T
+  Mat scores;            // (seq, seq_kv) q k^T * multiplier, before the mask
+  Mat masked_scores;     // the same with -inf where the causal mask hides a key
+  Mat weights;           // softmax of each row of masked_scores
   RowStats stats;
-  double score_std = 0;   // mean over rows of the std of the unmasked scores
+  double score_std = 0;  // mean over rows of the std of the unmasked scores
 };
 // Head `head`'s attention recomputed from the trace's q and k with scaling on or off
 // and a temperature, with the trace's mask. With scale == cfg.scale and
@@ -159,10 +159,10 @@ std::int64_t AttentionFlops(const std::vector<FlowRow>& flow);
 
 struct HeadCountRow {
   int num_heads = 0, head_dim = 0;
-  bool current = false;           // the configuration's own num_heads
+  bool current = false;  // the configuration's own num_heads
   // Plain multi-head attention (num_kv_heads = num_heads):
-  std::int64_t params = 0;        // W_Q, W_K, W_V, W_O with biases
-  std::int64_t flops = 0;         // the attention sublayer
+  std::int64_t params = 0;  // W_Q, W_K, W_V, W_O with biases
+  std::int64_t flops = 0;   // the attention sublayer
   std::int64_t kv_cache_bytes = 0;
   // Grouped-query variant with the configuration's num_kv_heads, when that
   // configuration uses GQA/MQA and its num_kv_heads divides this num_heads:
@@ -176,10 +176,10 @@ std::vector<HeadCountRow> HeadCountTable(const Config& cfg, int seq, int seq_kv)
 
 struct GqaFacts {
   int num_heads = 0, num_kv_heads = 0, group_size = 0, head_dim = 0;
-  std::string kind;                              // "multi-head", "grouped-query", "multi-query"
-  std::vector<int> kv_head_of;                   // query head h -> the K/V head it reads
-  std::vector<std::vector<int>> query_heads_of;  // K/V head g -> the query heads sharing it
-  std::int64_t kv_params = 0, mha_kv_params = 0; // W_K, W_V with biases; and with num_heads K/V heads
+  std::string kind;                                         // "multi-head", "grouped-query", "multi-query"
+  std::vector<int> kv_head_of;                              // query head h -> the K/V head it reads
+  std::vector<std::vector<int>> query_heads_of;             // K/V head g -> the query heads sharing it
+  std::int64_t kv_params = 0, mha_kv_params = 0;            // W_K, W_V with biases; and with num_heads K/V heads
   std::int64_t kv_cache_bytes = 0, mha_kv_cache_bytes = 0;  // for seq_kv tokens, one layer
   std::int64_t params_saved = 0, cache_bytes_saved = 0;
 };

@@ -39,9 +39,9 @@ void CheckBatch(const ModelConfig& cfg, const Batch& b);
 
 // What one pass over a batch measured.
 struct StepStats {
-  double loss = 0;                      // mean cross-entropy over counted targets
-  std::vector<double> accuracy;         // per target: argmax == target, over counted positions
-  std::vector<std::int64_t> counted;    // per target: positions with a target (not -1)
+  double loss = 0;                    // mean cross-entropy over counted targets
+  std::vector<double> accuracy;       // per target: argmax == target, over counted positions
+  std::vector<std::int64_t> counted;  // per target: positions with a target (not -1)
 };
 
 // Runs forward and backward passes over batches for one model, keeping every
@@ -75,15 +75,15 @@ class Trainer {
 // correction. Weight decay applies to matrices (tok_embed, pos_embed, W_*, ffn_W*,
 // unembed.*) and not to biases or LayerNorm gains, as minGPT and nanoGPT do.
 struct OptimConfig {
-  float lr = 3e-3f;          // peak learning rate
+  float lr = 3e-3f;  // peak learning rate
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   float weight_decay = 0.01f;
-  int warmup = 0;            // steps of linear warm-up from lr / warmup to lr
-  int total_steps = 0;       // cosine decay from lr to min_lr over the steps after warm-up
-                             // (0: constant lr after warm-up)
-  float min_lr_ratio = 0.1f; // min_lr = lr * min_lr_ratio
-  float clip = 1.0f;         // global gradient-norm clipping (0: off), as
-                             // torch.nn.utils.clip_grad_norm_
+  int warmup = 0;             // steps of linear warm-up from lr / warmup to lr
+  int total_steps = 0;        // cosine decay from lr to min_lr over the steps after warm-up
+                              // (0: constant lr after warm-up)
+  float min_lr_ratio = 0.1f;  // min_lr = lr * min_lr_ratio
+  float clip = 1.0f;          // global gradient-norm clipping (0: off), as
+                              // torch.nn.utils.clip_grad_norm_
 };
 
 // The learning rate of step `step` (0-based): linear warm-up, then cosine decay.
@@ -110,6 +110,5 @@ class AdamW {
   std::vector<Slot> slots_;  // rebuilt every step in the kept capacity
   void Collect(Model& m, Model& grads);
 };
-
 
 }  // namespace mha

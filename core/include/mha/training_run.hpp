@@ -20,9 +20,9 @@
 namespace mha {
 
 struct TrainSetup {
-  ModelConfig model;        // architecture; vocab, num_targets, max_seq and mask follow the task
+  ModelConfig model;  // architecture; vocab, num_targets, max_seq and mask follow the task
   TaskSpec task;
-  OptimConfig optim;        // optim.total_steps is set to `steps`
+  OptimConfig optim;  // optim.total_steps is set to `steps`
   int steps = 800;
   int batch = 128;
   std::uint64_t data_seed = 7;  // training batches; held-out batches use another stream
@@ -47,20 +47,20 @@ struct CurvePoint {
 };
 
 struct Snapshot {
-  int step = 0;                          // steps done
-  std::shared_ptr<const Model> model;    // the weights at that step
-  ModelTrace probe;                      // the model on the probe example
-  std::vector<HeadProfile> heads;        // labels measured on held-out sequences
-  StepStats heldout;                     // loss and accuracy on held-out sequences
+  int step = 0;                        // steps done
+  std::shared_ptr<const Model> model;  // the weights at that step
+  ModelTrace probe;                    // the model on the probe example
+  std::vector<HeadProfile> heads;      // labels measured on held-out sequences
+  StepStats heldout;                   // loss and accuracy on held-out sequences
 };
 
 struct Progress {
   int step = 0, total = 0;
   bool running = false, paused = false, finished = false, diverged = false;
-  std::string message;                   // why it stopped early, or ""
+  std::string message;  // why it stopped early, or ""
   std::vector<CurvePoint> curve;
   std::vector<std::shared_ptr<const Snapshot>> snapshots;  // step 0 first
-  double seconds = 0;                    // training time so far (pauses excluded)
+  double seconds = 0;                                      // training time so far (pauses excluded)
   double steps_per_second = 0;
 };
 
@@ -74,10 +74,10 @@ class TrainingRun {
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;
 
-  void Start();   // starts (or resumes) the worker; returns at once
-  void Pause();   // the worker stops after its current step; returns at once
-  void Stop();    // ends the run after the current step and joins the worker
-  void Wait();    // blocks until the run has finished, diverged or been stopped
+  void Start();  // starts (or resumes) the worker; returns at once
+  void Pause();  // the worker stops after its current step; returns at once
+  void Stop();   // ends the run after the current step and joins the worker
+  void Wait();   // blocks until the run has finished, diverged or been stopped
   // Runs the remaining steps on the calling thread (no worker): for the CLI and tests.
   // `should_stop` is polled between steps (e.g. a Ctrl-C flag).
   void RunHere(const std::atomic<bool>* should_stop = nullptr);

@@ -8,25 +8,25 @@
 namespace mha {
 
 struct Weights {
-  Mat W_q, W_k, W_v, W_o;        // (d_model, d_model), (d_model, kv*hd) x2, (d_model, d_model)
+  Mat W_q, W_k, W_v, W_o;  // (d_model, d_model), (d_model, kv*hd) x2, (d_model, d_model)
   RowVec b_q, b_k, b_v, b_o;
-  RowVec ln_gamma, ln_beta;      // (d_model)
+  RowVec ln_gamma, ln_beta;  // (d_model)
   // Encoder block only (empty otherwise): FFN(x) = act(x W1 + b1) W2 + b2 and its LayerNorm.
-  Mat ffn_W1, ffn_W2;            // (d_model, d_ff), (d_ff, d_model)
-  RowVec ffn_b1, ffn_b2;         // (d_ff), (d_model)
-  RowVec ln2_gamma, ln2_beta;    // (d_model)
+  Mat ffn_W1, ffn_W2;          // (d_model, d_ff), (d_ff, d_model)
+  RowVec ffn_b1, ffn_b2;       // (d_ff), (d_model)
+  RowVec ln2_gamma, ln2_beta;  // (d_model)
 };
 
 // One parameter tensor of a layer, as the .npz files, the trace and a checkpoint
 // (with its "layers.{i}." prefix) name it, and the shape cfg gives it.
 struct WeightSpec {
-  const char* name;     // "W_q", "b_q", ..., "ffn_W1", ..., "ln2_beta"
-  Eigen::Index rows;    // 1 for a vector
+  const char* name;   // "W_q", "b_q", ..., "ffn_W1", ..., "ln2_beta"
+  Eigen::Index rows;  // 1 for a vector
   Eigen::Index cols;
-  bool vector;          // a RowVec of shape (cols,), else a Mat (rows, cols)
-  bool required;        // a weights file must hold it (biases and LayerNorm have defaults)
-  bool ffn;             // the encoder block's feed-forward sublayer (and its LayerNorm)
-  float fill;           // an optional tensor's value where a file leaves it out (gamma 1, else 0)
+  bool vector;    // a RowVec of shape (cols,), else a Mat (rows, cols)
+  bool required;  // a weights file must hold it (biases and LayerNorm have defaults)
+  bool ffn;       // the encoder block's feed-forward sublayer (and its LayerNorm)
+  float fill;     // an optional tensor's value where a file leaves it out (gamma 1, else 0)
 };
 
 // The one list of a layer's parameters: calls f(spec, tensor) for each tensor cfg
