@@ -18,6 +18,10 @@ struct TraceArgs {
   RunOptions run;
   std::string npz_path, json_path;
   bool quiet = false;
+  // A trained checkpoint instead of a sentence: its layer `layer` on `tokens` (ids) or
+  // on held-out example `example` of its task.
+  std::string model, tokens;
+  int example = 0, layer = 0;
   bool help = false;  // --help seen: print help_text, ignore the rest
   std::string help_text;
 };
