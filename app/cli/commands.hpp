@@ -1,6 +1,8 @@
 // The headless subcommands. None of them touches GLFW or needs a display.
 #pragma once
 
+#include "cli/model_trace.hpp"
+
 #include <string>
 #include <vector>
 
@@ -18,10 +20,7 @@ struct TraceArgs {
   RunOptions run;
   std::string npz_path, json_path;
   bool quiet = false;
-  // A trained checkpoint instead of a sentence: its layer `layer` on `tokens` (ids) or
-  // on held-out example `example` of its task.
-  std::string model, tokens;
-  int example = 0, layer = 0;
+  ModelSource source;  // a trained checkpoint's layer instead of a sentence
   bool help = false;  // --help seen: print help_text, ignore the rest
   std::string help_text;
 };
@@ -37,6 +36,7 @@ struct ExportArgs {
   int scale = 0;  // 0: the renderer's default
   bool values = true;
   bool quiet = false;
+  ModelSource source;  // a trained checkpoint's layer instead of a sentence
   bool help = false;
   std::string help_text;
 };

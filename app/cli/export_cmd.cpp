@@ -87,11 +87,13 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
   app.add_flag_callback("--no-values", [&e] { e.values = false; }, "do not print the weights inside the cells")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
+  AddModelSourceFlags(app, e.source);
 }
 
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
+  CheckModelSourceFlags(argv, e.source, {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet"});
   if (e.png_path.empty() && e.svg_path.empty())
     throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
                      "See 'mhaviz export --help'.");
@@ -116,15 +118,24 @@ int ExportCommand(const std::vector<std::string>& argv) {
     if (e.scale > 0) ho.scale = e.scale;
     ho.values = e.values;
 
-    Prepared p = Prepare(o);
-    if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << p.notice << "\n";
+    // The trace to draw: a sentence's, or a trained model's layer (--model).
+    Prepared p;
+    LoadedModelTrace m;
+    const bool trained = !e.source.model.empty();
+    if (trained) {
+      m = LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer);
+      p.cfg = m.Layer().cfg;
+    } else {
+      p = Prepare(o);
+      if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << p.notice << "\n";
+    }
     const int H = p.cfg.num_heads;
     if (head_given && (ho.head < 0 || ho.head >= H))
       throw UsageError("--head " + std::to_string(ho.head) + " is out of range: with num_heads = " +
                        std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
                        ". (--heads sets how many heads there are; --head picks the one to draw.)");
     const auto t0 = std::chrono::steady_clock::now();
-    const Trace t = Forward(p.cfg, p.weights, p.in);
+    const Trace t = trained ? m.Layer() : Forward(p.cfg, p.weights, p.in);
     const auto t1 = std::chrono::steady_clock::now();
     if (!svg_path.empty() && render::SvgCellCount(t, ho) > render::kMaxSvgCells)
       throw UsageError("the SVG would hold " + Thousands(render::SvgCellCount(t, ho)) +
@@ -132,7 +143,9 @@ int ExportCommand(const std::vector<std::string>& argv) {
                        "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
 
     // The header shows the sentence as typed rather than the tokens joined by spaces.
-    if (o.input_npz.empty()) {
+    if (trained) {
+      ho.sentence = "layer " + std::to_string(m.layer) + " of " + e.source.model;
+    } else if (o.input_npz.empty()) {
       ho.sentence = p.sentence;  // as read: --sentence-file included
       ho.memory = o.memory;
     }

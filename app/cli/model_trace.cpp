@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "io/checkpoint.hpp"
+#include "options/flags.hpp"
 
 namespace mha::cli {
 
@@ -60,5 +61,48 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
   RunModel(r.model, tokens, r.trace);  // checks the ids against the vocabulary and max_seq
   return r;
 }
+
+void AddModelSourceFlags(CLI::App& app, ModelSource& m) {
+  const std::string g = "A trained model (mhaviz train)";
+  TextFlag(app, "--model", m.model, "a checkpoint from mhaviz train: trace its layer --layer instead of a sentence",
+           "--model needs a checkpoint, e.g. --model model.npz.")
+      ->type_name("M.npz")
+      ->group(g);
+  TextFlag(app, "--tokens", m.tokens, "token ids in the model's vocabulary, e.g. \"3 1 4 1 5\"",
+           "--tokens needs ids, e.g. --tokens \"3 1 4 1 5\".")
+      ->type_name("IDS")
+      ->group(g);
+  IntFlag(app, "--example", 0, 1 << 20, [&m](int v) { m.example = v; },
+          "held-out example N of the model's task (default 0; when --tokens is not given)")
+      ->group(g);
+  IntFlag(app, "--layer", 0, ModelLimits::kMaxLayers - 1, [&m](int v) { m.layer = v; },
+          "which layer to show (default 0)")
+      ->group(g);
+}
+
+// With --model the checkpoint fixes the input and the configuration: any flag that
+// would set them is a contradiction, refused rather than silently ignored.
+void CheckModelSourceFlags(const std::vector<std::string>& argv, const ModelSource& m,
+                           const std::vector<std::string>& allowed) {
+  if (m.model.empty()) {
+    if (!m.tokens.empty() || m.layer != 0 || m.example != 0)
+      throw UsageError("--tokens, --example and --layer choose what a trained model runs on: give the checkpoint "
+                       "with --model M.npz.");
+    return;
+  }
+  static const char* const kAllowed[] = {"--model", "--tokens", "--example", "--layer", "--help", "-h"};
+  for (const std::string& a : argv) {
+    if (a.size() < 2 || a[0] != '-' || (a[1] != '-' && a.size() > 2 && a != "-q" && a != "-h")) continue;
+    const std::string flag = a.substr(0, a.find('='));
+    if (flag == "-" || flag.find_first_not_of("-0123456789.e") == std::string::npos) continue;  // a value
+    bool ok = false;
+    for (const char* k : kAllowed) ok |= flag == k;
+    for (const std::string& k : allowed) ok |= flag == k;
+    if (!ok)
+      throw UsageError(flag + " cannot be used with --model: the checkpoint fixes the model's configuration and "
+                       "its vocabulary. Give the input as --tokens \"3 1 4\" or --example N, and the layer as --layer i.");
+  }
+}
+
 
 }  // namespace mha::cli

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "mha/model.hpp"
 #include "mha/tasks.hpp"
@@ -34,5 +37,18 @@ struct LoadedModelTrace {
 // checkpoint, ids outside the vocabulary, no task to take an example from, a layer
 // out of range.
 LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer);
+
+// The flags that pick a trained model's layer instead of a sentence, declared once
+// for `trace` and `export`: --model M.npz, --tokens IDS, --example N, --layer i.
+struct ModelSource {
+  std::string model, tokens;
+  int example = 0, layer = 0;
+};
+void AddModelSourceFlags(CLI::App& app, ModelSource& m);
+// After parsing: with --model, any flag of argv outside `allowed` (which sets the input
+// or the configuration the checkpoint fixes) is a usage error; without it, --tokens,
+// --example and --layer are.
+void CheckModelSourceFlags(const std::vector<std::string>& argv, const ModelSource& m,
+                           const std::vector<std::string>& allowed);
 
 }  // namespace mha::cli

@@ -101,50 +101,12 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
       ->type_name("OUT.json")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", t.quiet, "do not print the table")->group(kOutputGroup);
-  const std::string m = "A trained model (mhaviz train)";
-  TextFlag(app, "--model", t.model, "a checkpoint from mhaviz train: trace its layer --layer instead of a sentence",
-           "--model needs a checkpoint, e.g. --model model.npz.")
-      ->type_name("M.npz")
-      ->group(m);
-  TextFlag(app, "--tokens", t.tokens, "token ids in the model's vocabulary, e.g. \"3 1 4 1 5\"",
-           "--tokens needs ids, e.g. --tokens \"3 1 4 1 5\".")
-      ->type_name("IDS")
-      ->group(m);
-  IntFlag(app, "--example", 0, 1 << 20, [&t](int v) { t.example = v; },
-          "held-out example N of the model's task (default 0; when --tokens is not given)")
-      ->group(m);
-  IntFlag(app, "--layer", 0, ModelLimits::kMaxLayers - 1, [&t](int v) { t.layer = v; },
-          "which layer to show (default 0)")
-      ->group(m);
+  AddModelSourceFlags(app, t.source);
 }
-
-namespace {
-
-// With --model the checkpoint fixes the input and the configuration: any flag that
-// would set them is a contradiction, refused rather than silently ignored.
-void CheckModelFlags(const std::vector<std::string>& argv) {
-  static const char* const kAllowed[] = {"--model", "--tokens", "--example", "--layer", "--npz",
-                                         "--json",  "-q",       "--quiet",   "--help",  "-h"};
-  for (const std::string& a : argv) {
-    if (a.size() < 2 || a[0] != '-' || (a[1] != '-' && a.size() > 2 && a != "-q" && a != "-h")) continue;
-    const std::string flag = a.substr(0, a.find('='));
-    if (flag == "-" || flag.find_first_not_of("-0123456789.e") == std::string::npos) continue;  // a value
-    bool ok = false;
-    for (const char* k : kAllowed) ok |= flag == k;
-    if (!ok)
-      throw UsageError(flag + " cannot be used with --model: the checkpoint fixes the model's configuration and "
-                       "its vocabulary. Give the input as --tokens \"3 1 4\" or --example N, and the layer as --layer i.");
-  }
-}
-
-}  // namespace
 
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
-  if (!t.help && !t.model.empty()) CheckModelFlags(argv);
-  if (!t.help && t.model.empty() && (!t.tokens.empty() || t.layer != 0 || t.example != 0))
-    throw UsageError("--tokens, --example and --layer choose what a trained model runs on: give the checkpoint "
-                     "with --model M.npz.");
+  if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet"});
   // Both are staged, then renamed one after the other: the second would silently win.
   if (!t.help && !t.npz_path.empty() && t.npz_path == t.json_path)
     throw UsageError("--npz and --json name the same file '" + t.npz_path + "'; give each its own name.");
@@ -156,7 +118,7 @@ namespace {
 // trace --model: the chosen layer's Trace of a trained model, written and printed as a
 // sentence's trace is.
 int TraceModel(const TraceArgs& ta) {
-  LoadedModelTrace m = LoadForTrace(ta.model, ta.tokens, ta.example, ta.layer);
+  LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer);
   const Trace& t = m.Layer();
   if (!ta.json_path.empty()) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   std::vector<std::pair<std::string, std::string>> files;
@@ -167,7 +129,7 @@ int TraceModel(const TraceArgs& ta) {
   std::cout << "tokens (" << t.seq << "):";
   for (const auto& tok : t.in.tokens) std::cout << " [" << Printable(tok) << "]";
   const Config& c = t.cfg;
-  std::cout << "\ntrained model " << ta.model << ": layer " << m.layer << " of " << m.model.cfg.num_layers
+  std::cout << "\ntrained model " << ta.source.model << ": layer " << m.layer << " of " << m.model.cfg.num_layers
             << ", d_model = " << c.d_model << ", num_heads = " << c.num_heads << ", num_kv_heads = " << c.kv_heads()
             << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm " << ToString(c.norm)
             << ", positional " << ToString(m.model.cfg.positional) << "\n"
@@ -191,7 +153,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     const std::string& npz_path = ta.npz_path;
     const std::string& json_path = ta.json_path;
     const bool quiet = ta.quiet;
-    if (!ta.model.empty()) return TraceModel(ta);
+    if (!ta.source.model.empty()) return TraceModel(ta);
     Prepared p = Prepare(ta.run);
     if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << p.notice << "\n";
     if (!json_path.empty()) {

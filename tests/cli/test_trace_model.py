@@ -75,6 +75,18 @@ class TraceModel(unittest.TestCase):
         self.assertIn("layer 1 of 2", r.stdout)
         self.assertIn("split heads", r.stdout)
 
+    def test_export(self):
+        png = os.path.join(self.tmp.name, "m.png")
+        r = run("export", "--model", self.ckpt, "--example", "1", "--layer", "1", "--png", png, "-q")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        bad = os.path.join(self.tmp.name, "bad.png")
+        r = run("export", "--model", self.ckpt, "--d-model", "32", "--png", bad)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("cannot be used with --model", r.stderr)
+        self.assertFalse(os.path.exists(bad))
+
     def test_usage_errors(self):
         for args, words in [(["--model", self.ckpt, "--heads", "4"], "cannot be used with --model"),
                             (["--model", self.ckpt, "--sentence", "a b"], "cannot be used with --model"),
