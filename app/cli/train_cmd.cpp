@@ -235,14 +235,13 @@ struct RunResult {
 };
 
 // The training loop. Throws Failure (exit 1) if the loss or gradient stops being finite.
-RunResult Train(Setup& s, const TrainArgs& a, Trainer& trainer) {
+RunResult Train(Setup& s, const TrainArgs& a, Trainer& trainer, const StopOnSignal& signals) {
   RunResult r;
   r.csv = CsvHeader(s.model.cfg.num_targets);
   AdamW opt(s.model, s.optim);
   Model grads = ZerosLike(s.model);
   Batch generated;
   Progress progress(a.opt.steps);
-  StopOnSignal signals;
   const auto t0 = std::chrono::steady_clock::now();
   for (int step = 0; step < a.opt.steps; ++step) {
     if (signals.stopped()) {
@@ -296,12 +295,13 @@ int EvalBatch(const ModelConfig& m, int batch, int seq) {
 }
 
 int RunTrain(const CLI::App& app, const TrainArgs& a) {
+  const StopOnSignal signals;  // from the start: a Ctrl-C during set-up stops before step 0
   Setup s = Prepare(app, a);
   if (s.have_task) std::cerr << "Task " << ToString(s.task.kind) << ": " << Explain(s.task) << "\n";
   std::cerr << "Model: " << s.model.cfg.num_layers << " layer(s), " << s.model.cfg.layer.num_heads << " head(s), d_model "
             << s.model.cfg.layer.d_model << ", " << ParameterCount(s.model.cfg) << " parameters.\n";
   Trainer trainer(a.opt.threads);
-  RunResult r = Train(s, a, trainer);
+  RunResult r = Train(s, a, trainer, signals);
   // Accuracy on examples training never saw (or, for --data, on the data itself).
   Batch eval;
   if (s.have_task) HeldOutBatch(s.task, a.opt.seed, 0, EvalBatch(s.model.cfg, a.opt.batch, s.task.seq), eval);

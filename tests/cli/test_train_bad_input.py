@@ -219,7 +219,12 @@ class TrainBadInput(unittest.TestCase):
     def test_interrupt_still_writes_checkpoint(self):
         p = subprocess.Popen([MHAVIZ, "train", "--task", "offsets", "--steps", "1000000", "--out", self.out],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        # "Model: ..." is printed once the handler is in place; then let a few steps run.
+        line = ""
+        while not line.startswith("Model:"):
+            line = p.stderr.readline()
+            self.assertNotEqual(line, "", "mhaviz train ended before training")
+        time.sleep(0.5)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 130, err)
