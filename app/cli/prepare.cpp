@@ -49,7 +49,7 @@ Prepared Prepare(const RunOptions& o) {
     }
   }
   if (!o.weights_npz.empty()) {
-    const auto npz = io::LoadNpz(o.weights_npz);
+    const auto npz = io::LoadNpz(o.weights_npz, io::WeightsFilter(o.weights_npz, &p.cfg));
     p.weights = std::make_shared<const Weights>(io::WeightsFromNpz(npz, o.weights_npz, &p.cfg));
   }
   ValidateFlags(p.cfg, static_cast<int>(p.in.x.rows()),

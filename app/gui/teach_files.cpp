@@ -133,7 +133,7 @@ void UseSeededWeights(AppState& s) {
 void LoadInputFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with an array x of shape (seq, d_model).");
   try {
-    Inputs in = io::InputsFromNpz(io::LoadNpz(path), path);
+    Inputs in = io::LoadInputs(path);
     const int d = static_cast<int>(in.x.cols());
     if (in.cross() && in.memory.cols() != in.x.cols())
       throw Error("'" + path + "': memory has " + std::to_string(in.memory.cols()) + " columns but x has " +
@@ -170,7 +170,7 @@ void LoadInputFile(AppState& s, const std::string& path) {
 void LoadWeightsFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with W_q, W_k, W_v and W_o.");
   try {
-    const auto npz = io::LoadNpz(path);
+    const auto npz = io::LoadNpz(path, io::WeightsFilter(path, nullptr));  // d_model may come from the file
     Config c = s.choice.cfg;
     std::string extra;
     // A sentence can be embedded at any d_model, so the file's d_model wins; x from a

@@ -121,6 +121,14 @@ Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string&
 // read from ffn_W1 if it is 0.
 Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg);
 
+// What InputsFromNpz and WeightsFromNpz read of a file, for LoadNpz: only their keys,
+// each refused at its header if it holds more numbers than the configuration (`cfg`,
+// if known; else the largest accepted) can use.
+NpzFilter InputsFilter(const std::string& path);
+NpzFilter WeightsFilter(const std::string& path, const Config* cfg);
+// LoadNpz with InputsFilter, then InputsFromNpz.
+Inputs LoadInputs(const std::string& path);
+
 // The JSON document of a trace: tokens, config, shape-flow table, attention weights.
 // Throws mha::Error (see CheckJsonSize) if the attention weights are too many for JSON.
 std::string TraceJson(const Trace& t, const std::string& notice);

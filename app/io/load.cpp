@@ -1,4 +1,6 @@
 // Inputs and weights from .npz files, checked against the configuration.
+#include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "files.hpp"
@@ -115,6 +117,57 @@ Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string&
   return in;
 }
 
+NpzFilter InputsFilter(const std::string& path) {
+  NpzFilter f;
+  f.wanted = [](const std::string& key) { return key == "x" || key == "memory"; };
+  f.check = [path](const std::string& key, const NpyInfo& info) {
+    const auto& s = info.shape;
+    const bool batch1 = s.size() == 3 && s[0] == 1;
+    if (s.size() != 2 && !batch1) return;  // SeqMatrix explains the shape
+    const std::int64_t seq = s[s.size() - 2], d = s.back();
+    // The token cap is explained by the configuration check; this only keeps a file that
+    // claims far more from being inflated first.
+    if (seq > 4 * Limits::kMaxTokens || d > Limits::kMaxDModel)
+      throw Error("'" + path + "': array '" + key + "' has shape " + ShapeString(s) + "; mhaviz takes at most " +
+                  std::to_string(Limits::kMaxTokens) + " tokens of d_model at most " +
+                  std::to_string(Limits::kMaxDModel) + ".");
+  };
+  return f;
+}
+
+NpzFilter WeightsFilter(const std::string& path, const Config* cfg) {
+  Config all;
+  all.block = Block::Encoder;
+  std::map<std::string, WeightSpec> specs;
+  const Weights none;
+  ForEachWeight(none, all, [&](const WeightSpec& s, const auto&) { specs.emplace(s.name, s); });
+  NpzFilter f;
+  f.wanted = [specs](const std::string& key) { return key == "ln_eps" || specs.count(key) > 0; };
+  std::optional<Config> c;
+  if (cfg) c = *cfg;
+  f.check = [path, specs, c](const std::string& key, const NpyInfo& info) {
+    if (key == "ln_eps") {
+      if (info.count() != 1)
+        throw Error("'" + path + "': ln_eps must be a single number, e.g. numpy.float32(1e-5).");
+      return;
+    }
+    // The most numbers this tensor can hold: its exact shape is checked after reading.
+    const WeightSpec& s = specs.at(key);
+    const std::int64_t d = c ? c->d_model : Limits::kMaxDModel;
+    const std::int64_t ff = c && c->d_ff > 0 ? c->ffn_dim() : Limits::kMaxDFf;
+    const std::int64_t wide = s.ffn ? std::max<std::int64_t>(d, ff) : d;
+    const std::int64_t most = s.vector ? wide : d * wide;
+    if (info.count() > most)
+      throw Error("'" + path + "': weight '" + key + "' has shape " + ShapeString(info.shape) + ", more than the " +
+                  std::to_string(most) + " numbers the configuration can use (d_model " + std::to_string(d) +
+                  (s.ffn ? ", d_ff up to " + std::to_string(ff) : std::string()) +
+                  "). Check --d-model, --heads and --d-ff against the file.");
+  };
+  return f;
+}
+
+Inputs LoadInputs(const std::string& path) { return InputsFromNpz(LoadNpz(path, InputsFilter(path)), path); }
+
 Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg) {
   const Eigen::Index d = cfg->d_model;
   const auto wq = npz.find("W_q");
@@ -138,7 +191,15 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
   if (eps != npz.end()) {
     if (eps->second.data.size() != 1)
       throw Error("'" + path + "': ln_eps must be a single number, e.g. numpy.float32(1e-5).");
-    cfg->ln_eps = eps->second.data[0];
+    // A file's value is the file's fault (exit 1), not a flag's: say so by name.
+    const float e = eps->second.data[0];
+    if (!(e > 0) || !std::isfinite(e)) {
+      std::ostringstream m;
+      m << "'" << path << "': ln_eps is " << e
+        << "; LayerNorm's epsilon must be a small positive number, e.g. numpy.float32(1e-5).";
+      throw Error(m.str());
+    }
+    cfg->ln_eps = e;
   }
   try {
     CheckWeights(w, *cfg);

@@ -512,9 +512,12 @@ class NpzFiles(Case):
         self.fails(["trace", "--d-model", "8", "--heads", "2", "--weights",
                     savez(self.path("e1.npz"), ln_eps=np.array([1e-5, 1e-5], np.float32), **w)] + self.outputs(), 1,
                    "ln_eps must be a single number")
-        self.fails(["trace", "--d-model", "8", "--heads", "2", "--weights",
-                    savez(self.path("e2.npz"), ln_eps=np.float32(0), **w)] + self.outputs(), 2,
-                   "ln_eps = 0 must be a small positive number")
+        # Was: exit 2 (a usage error, as if a flag were wrong) and the file not named.
+        for name, v, shown in [("e2", 0, "ln_eps is 0;"), ("e3", -1e-5, "ln_eps is -1e-05;"), ("e4", np.nan, "ln_eps is nan;")]:
+            with self.subTest(v=v):
+                p = savez(self.path(name + ".npz"), ln_eps=np.float32(v), **w)
+                self.fails(["trace", "--d-model", "8", "--heads", "2", "--weights", p] + self.outputs(), 1,
+                           "'%s': %s" % (p, shown), "must be a small positive number")
 
     def test_compressed_npz_is_read(self):
         x = np.random.default_rng(1).standard_normal((2, 8)).astype(np.float32)
