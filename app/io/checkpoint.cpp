@@ -251,14 +251,15 @@ Model LoadModel(const std::string& path) {
       Fail(what + ": 'config' holds " + std::to_string(info.count()) + " bytes; a model's config JSON is far smaller.");
   };
   const auto head = LoadNpz(path, config_only);
+  if (!head.count("config")) return DecodeModel(head, what);  // which explains what is missing
   std::map<std::string, std::vector<std::int64_t>> shapes;
-  if (const auto it = head.find("config"); it != head.end()) {
-    Model shaped = InitModel(ParseModelConfigJson(BytesOf(it->second, what), what));
+  {
+    Model shaped = InitModel(ParseModelConfigJson(BytesOf(head.at("config"), what), what));
     for (const ParamView& p : Parameters(shaped)) shapes[p.name] = p.shape;
   }
   NpzFilter params;
   params.check = [&](const std::string& key, const NpyInfo& info) {
-    if (key == "config" || shapes.empty()) return;  // DecodeModel explains a missing config
+    if (key == "config") return;
     const auto it = shapes.find(key);
     if (it == shapes.end())
       Fail(what + " holds '" + key + "', which this model's configuration does not use. Is the config from another "
