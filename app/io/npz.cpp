@@ -244,13 +244,19 @@ NpyInfo ReadHeader(Source& src, const std::string& what, std::uint64_t* header_b
 
 // The data after the header, converted to float32 while they are read: the raw bytes
 // are never held whole (float64 would double the peak, and 1-byte ints are 4x smaller).
-Array ReadData(Source& src, const NpyInfo& info, const std::string& what) {
+// `proven`: the data are known to be there (a stored member that fits in the file), so
+// the array is allocated at once; otherwise it grows as the data arrive, so a header and
+// a zip entry that both lie get no memory they do not fill.
+Array ReadData(Source& src, const NpyInfo& info, const std::string& what, bool proven) {
   const Dtype d = ParseDtype(info.descr, what);
   const std::int64_t n = info.count();
   Array a;
   a.shape = info.shape;
   a.source_dtype = info.descr;
-  a.data.resize(static_cast<std::size_t>(n));
+  if (proven)
+    a.data.resize(static_cast<std::size_t>(n));
+  else
+    a.data.reserve(static_cast<std::size_t>(std::min<std::int64_t>(n, std::int64_t(1) << 20)));
   std::vector<char> buf(std::size_t(1) << 16);
   std::size_t have = 0;  // bytes in buf not yet converted (a value cut by a chunk end)
   std::int64_t done = 0;
@@ -262,6 +268,12 @@ Array ReadData(Source& src, const NpyInfo& info, const std::string& what) {
                   std::to_string(d.width) + " bytes but the data end after " + std::to_string(done) + " of them.");
     have += k;
     const std::size_t whole = have / d.width;
+    const std::size_t end = static_cast<std::size_t>(done) + whole;
+    if (end > a.data.size()) {
+      if (end > a.data.capacity())
+        a.data.reserve(std::min<std::size_t>(static_cast<std::size_t>(n), std::max(end, 2 * a.data.capacity())));
+      a.data.resize(end);
+    }
     const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
     for (std::size_t i = 0; i < whole; ++i, p += d.width) a.data[static_cast<std::size_t>(done++)] = ToFloat(p, d);
     const std::size_t used = whole * d.width;
@@ -349,7 +361,8 @@ std::map<std::string, zip_uint64_t> Keys(zip_t* za) {
   return keys;
 }
 
-std::map<std::string, Array> ReadArchive(zip_t* za, const std::string& what, const NpzFilter& filter) {
+std::map<std::string, Array> ReadArchive(zip_t* za, std::uint64_t archive_bytes, const std::string& what,
+                                         const NpzFilter& filter) {
   std::map<std::string, Array> out;
   std::int64_t total = 0;
   for (const auto& [key, index] : Keys(za)) {
@@ -374,7 +387,9 @@ std::map<std::string, Array> ReadArchive(zip_t* za, const std::string& what, con
     if (total > kMaxElements)
       throw Error(what + " holds more than " + std::to_string(kMaxElements) + " numbers in the arrays mhaviz reads (" +
                   std::to_string(kMaxElements >> 18) + " MiB as float32), over the cap that keeps memory bounded.");
-    out[key] = ReadData(src, info, member);
+    const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE &&
+                        (st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size == st.size && st.comp_size <= archive_bytes;
+    out[key] = ReadData(src, info, member, stored);
   }
   return out;
 }
@@ -397,7 +412,7 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   if (std::uint64_t(n) * width > data)
     throw Error(what + " is truncated: its header promises " + std::to_string(n) + " values of " +
                 std::to_string(width) + " bytes but the file holds only " + std::to_string(data) + " bytes of data.");
-  return ReadData(src, info, what);
+  return ReadData(src, info, what, /*proven=*/true);
 }
 
 std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what, const NpzFilter& filter) {
@@ -406,7 +421,7 @@ std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::stri
   zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &err);
   if (!src) throw Error("Cannot read " + what + ": out of memory.");
   const auto za = OpenZip(src, what);
-  return ReadArchive(za.get(), what, filter);
+  return ReadArchive(za.get(), bytes.size(), what, filter);
 }
 
 std::map<std::string, Array> LoadNpz(const std::string& path, const NpzFilter& filter) {
@@ -437,7 +452,7 @@ std::map<std::string, Array> LoadNpz(const std::string& path, const NpzFilter& f
     zip_source_t* src = zip_source_file_create(path.c_str(), 0, -1, &err);
     if (!src) throw Error("Cannot read " + what + ": " + zip_error_strerror(&err) + ".");
     const auto za = OpenZip(src, what);
-    return ReadArchive(za.get(), what, filter);
+    return ReadArchive(za.get(), static_cast<std::uint64_t>(st.st_size), what, filter);
   }
   return DecodeNpz(ReadFile(path, std::size_t(1) << 30, check_head), what, filter);
 }
