@@ -152,8 +152,9 @@ void ApplyRunOptions(const cli::RunOptions& o, AppState& s) {
     s.choice.cfg.positional_encoding = false;  // x already holds whatever encoding it had
   }
   if (!o.weights_npz.empty()) {
-    const auto npz = io::LoadNpz(o.weights_npz, io::WeightsFilter(o.weights_npz, &s.choice.cfg));
-    s.files.weights = std::make_shared<const Weights>(io::WeightsFromNpz(npz, o.weights_npz, &s.choice.cfg));
+    auto npz = io::LoadNpz(o.weights_npz, io::WeightsFilter(o.weights_npz, &s.choice.cfg));
+    s.files.weights =
+        std::make_shared<const Weights>(io::WeightsFromNpz(std::move(npz), o.weights_npz, &s.choice.cfg));
     s.files.weights_path = o.weights_npz;
   }
   SyncBuffersFromChoice(s);

@@ -120,6 +120,9 @@ Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string&
 // ffn_W2 (required) and ffn_b1, ffn_b2, ln2_gamma, ln2_beta (optional); cfg->d_ff is
 // read from ffn_W1 if it is 0.
 Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg);
+// The same, freeing each array of `npz` as soon as it is copied (peak memory: the
+// weights plus one array, not the weights twice).
+Weights WeightsFromNpz(std::map<std::string, Array>&& npz, const std::string& path, Config* cfg);
 
 // What InputsFromNpz and WeightsFromNpz read of a file, for LoadNpz: only their keys,
 // each refused at its header if it holds more numbers than the configuration (`cfg`,

@@ -43,8 +43,11 @@ std::string Names(const Config& cfg, bool ffn, bool required) {
 
 // One tensor from the file, in the shape the spec gives it; an optional tensor the
 // file leaves out takes its default (LayerNorm's gamma 1, everything else 0).
+// `consume`, if set, is `npz` itself: each array is freed once copied, so the file's
+// arrays and the weights are not both held whole (1.5 GB for the largest encoder).
+using NpzArrays = std::map<std::string, Array>;
 template <typename M>
-void Take(const std::map<std::string, Array>& npz, const WeightSpec& s, const std::string& path, const Config& cfg,
+void Take(const NpzArrays& npz, NpzArrays* consume, const WeightSpec& s, const std::string& path, const Config& cfg,
           M& out) {
   const auto it = npz.find(s.name);
   if (it == npz.end()) {
@@ -66,20 +69,21 @@ void Take(const std::map<std::string, Array>& npz, const WeightSpec& s, const st
   }
   out.resize(s.rows, s.cols);
   std::copy(a.data.begin(), a.data.end(), out.data());
+  if (consume) consume->erase(s.name);
 }
 
 // One sublayer's tensors (attention, or the encoder block's FFN): the required ones
 // first, so a file missing W_k says so before any bias's shape is questioned.
-void TakeSublayer(const std::map<std::string, Array>& npz, const std::string& path, const Config& cfg, bool ffn,
+void TakeSublayer(const NpzArrays& npz, NpzArrays* consume, const std::string& path, const Config& cfg, bool ffn,
                   Weights& w) {
   for (const bool required : {true, false})
     ForEachWeight(w, cfg, [&](const WeightSpec& s, auto& m) {
-      if (s.ffn == ffn && s.required == required) Take(npz, s, path, cfg, m);
+      if (s.ffn == ffn && s.required == required) Take(npz, consume, s, path, cfg, m);
     });
 }
 
 // The encoder block's FFN weights. d_ff is read from ffn_W1 unless --d-ff gave it.
-void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg, Weights& w) {
+void TakeFfn(const NpzArrays& npz, NpzArrays* consume, const std::string& path, Config* cfg, Weights& w) {
   const Eigen::Index d = cfg->d_model;
   const Weights none;
   ForEachWeight(none, *cfg, [&](const WeightSpec& s, const auto&) {
@@ -97,7 +101,7 @@ void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, C
     throw Error("'" + path + "': weight 'ffn_W1' has shape " + ShapeString(w1.shape) + " but d_model = " +
                 std::to_string(d) + " and d_ff = " + std::to_string(f) + " need " + ShapeString({d, f}) +
                 ". Check --d-model and --d-ff against the file (leave out --d-ff to read it from the file).");
-  TakeSublayer(npz, path, *cfg, /*ffn=*/true, w);
+  TakeSublayer(npz, consume, path, *cfg, /*ffn=*/true, w);
 }
 
 }  // namespace
@@ -168,7 +172,9 @@ NpzFilter WeightsFilter(const std::string& path, const Config* cfg) {
 
 Inputs LoadInputs(const std::string& path) { return InputsFromNpz(LoadNpz(path, InputsFilter(path)), path); }
 
-Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg) {
+namespace {
+
+Weights WeightsFrom(const NpzArrays& npz, NpzArrays* consume, const std::string& path, Config* cfg) {
   const Eigen::Index d = cfg->d_model;
   const auto wq = npz.find("W_q");
   if (wq != npz.end() && wq->second.shape.size() == 2 && wq->second.shape[0] != d) {
@@ -185,8 +191,8 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
       cfg->num_kv_heads = static_cast<int>(cols / hd);
   }
   Weights w;
-  TakeSublayer(npz, path, *cfg, /*ffn=*/false, w);
-  if (cfg->block == Block::Encoder) TakeFfn(npz, path, cfg, w);
+  TakeSublayer(npz, consume, path, *cfg, /*ffn=*/false, w);
+  if (cfg->block == Block::Encoder) TakeFfn(npz, consume, path, cfg, w);
   const auto eps = npz.find("ln_eps");
   if (eps != npz.end()) {
     if (eps->second.data.size() != 1)
@@ -207,6 +213,16 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
     throw Error("'" + path + "': " + e.what());
   }
   return w;
+}
+
+}  // namespace
+
+Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg) {
+  return WeightsFrom(npz, nullptr, path, cfg);
+}
+
+Weights WeightsFromNpz(std::map<std::string, Array>&& npz, const std::string& path, Config* cfg) {
+  return WeightsFrom(npz, &npz, path, cfg);
 }
 
 }  // namespace mha::io
