@@ -47,13 +47,16 @@ std::string Explain(const std::string& path, int err, Step step) {
   const bool dir_exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   switch (err) {
     case ENOENT:
-      if (!dir_exists) return " The directory '" + dir + "' does not exist; create it first (mkdir -p) or choose another path.";
-      if (step == Step::kCreate) return " '" + dir + "' does not accept new files; choose a directory you can write to.";
+      if (!dir_exists)
+        return " The directory '" + dir + "' does not exist; create it first (mkdir -p) or choose another path.";
+      if (step == Step::kCreate)
+        return " '" + dir + "' does not accept new files; choose a directory you can write to.";
       return "";
     case ENOTDIR: return " A part of '" + dir + "' is a file, not a directory; choose a path inside a directory.";
     case EACCES:
     case EPERM:
-      if (step == Step::kCreate) return " '" + dir + "' does not accept new files from this user; choose a directory you can write to.";
+      if (step == Step::kCreate)
+        return " '" + dir + "' does not accept new files from this user; choose a directory you can write to.";
       if (step == Step::kOpen) return " You have no permission to write it.";
       return " The file system does not let this user replace it.";
     case EROFS: return " It is on a read-only file system; choose a directory you can write to.";
@@ -120,7 +123,8 @@ Target Resolve(const std::string& path) {
     if (hops == 40) Fail(path, ELOOP, "following symlinks", Step::kOpen);
     std::string link(static_cast<std::size_t>(lst.st_size > 0 ? lst.st_size : 4096) + 1, '\0');
     const ssize_t n = ::readlink(t.path.c_str(), link.data(), link.size());
-    if (n < 0 || static_cast<std::size_t>(n) >= link.size()) Fail(path, n < 0 ? errno : ENAMETOOLONG, "reading a symlink", Step::kOpen);
+    if (n < 0 || static_cast<std::size_t>(n) >= link.size())
+      Fail(path, n < 0 ? errno : ENAMETOOLONG, "reading a symlink", Step::kOpen);
     link.resize(static_cast<std::size_t>(n));
     t.path = link[0] == '/' ? link : DirOf(t.path) + "/" + link;
   }
@@ -310,16 +314,18 @@ void CheckReplaceable(const Target& t) {
   if (now.st_dev != dir.st_dev) Fail(t.given, EBUSY, "replacing", Step::kReplace);
   const uid_t me = ::geteuid();
   if ((dir.st_mode & S_ISVTX) && me != 0 && me != now.st_uid && me != dir.st_uid)
-    Refuse(t.given, "it belongs to another user, in a directory with the sticky bit (like /tmp), where only the "
-                    "file's owner may replace it. Choose another name, or ask its owner to remove it.");
+    Refuse(t.given,
+           "it belongs to another user, in a directory with the sticky bit (like /tmp), where only the "
+           "file's owner may replace it. Choose another name, or ask its owner to remove it.");
   const int fd = ::open(t.path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) {
     int flags = 0;
     const bool fixed = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL));
     ::close(fd);
     if (fixed)
-      Refuse(t.given, "it is marked immutable or append-only (see lsattr), so it cannot be replaced. Choose "
-                      "another name, or clear the attribute with chattr -i / chattr -a.");
+      Refuse(t.given,
+             "it is marked immutable or append-only (see lsattr), so it cannot be replaced. Choose "
+             "another name, or clear the attribute with chattr -i / chattr -a.");
   }
 }
 

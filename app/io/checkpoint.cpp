@@ -262,8 +262,9 @@ Model LoadModel(const std::string& path) {
     if (key == "config") return;
     const auto it = shapes.find(key);
     if (it == shapes.end())
-      Fail(what + " holds '" + key + "', which this model's configuration does not use. Is the config from another "
-                  "model?");
+      Fail(what + " holds '" + key +
+           "', which this model's configuration does not use. Is the config from another "
+           "model?");
     if (info.shape != it->second)
       Fail(what + ": '" + key + "' has shape " + ShapeText(info.shape) + " but the configuration needs " +
            ShapeText(it->second) + ".");

@@ -102,8 +102,7 @@ std::string EncodeNpz(const std::vector<TensorView>& tensors, const std::vector<
 // else (strings, objects, complex) is refused with a clear mha::Error. Keys are numpy's:
 // the member names without ".npy". Every member's header is checked (the caps, then
 // `filter`) before its data are inflated; members the filter does not want are skipped.
-std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what,
-                                       const NpzFilter& filter = {});
+std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what, const NpzFilter& filter = {});
 std::map<std::string, Array> LoadNpz(const std::string& path, const NpzFilter& filter = {});
 
 // The .npy encoding of one array (header + data), and a header alone.

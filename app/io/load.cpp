@@ -151,8 +151,7 @@ NpzFilter WeightsFilter(const std::string& path, const Config* cfg) {
   if (cfg) c = *cfg;
   f.check = [path, specs, c](const std::string& key, const NpyInfo& info) {
     if (key == "ln_eps") {
-      if (info.count() != 1)
-        throw Error("'" + path + "': ln_eps must be a single number, e.g. numpy.float32(1e-5).");
+      if (info.count() != 1) throw Error("'" + path + "': ln_eps must be a single number, e.g. numpy.float32(1e-5).");
       return;
     }
     // The most numbers this tensor can hold: its exact shape is checked after reading.

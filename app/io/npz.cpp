@@ -52,8 +52,10 @@ class HeaderParser {
         r.shape = Shape();
       else
         Bad(what_, "its header has the unknown key '" + key + "'");
-      if (Skip() == ',') ++i_;
-      else if (Skip() != '}') Bad(what_, "its header is malformed after '" + key + "'");
+      if (Skip() == ',')
+        ++i_;
+      else if (Skip() != '}')
+        Bad(what_, "its header is malformed after '" + key + "'");
     }
     for (const char* k : {"descr", "fortran_order", "shape"})
       if (!seen.count(k)) Bad(what_, std::string("the header has no '") + k + "'");

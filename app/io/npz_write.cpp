@@ -146,14 +146,14 @@ std::string NpyHeader(const std::string& descr, const std::vector<std::int64_t>&
   return out + header;
 }
 
-void WriteNpz(Sink& out, const std::vector<TensorView>& tensors, const std::vector<RawArray>& raw,
-              bool force_zip64) {
+void WriteNpz(Sink& out, const std::vector<TensorView>& tensors, const std::vector<RawArray>& raw, bool force_zip64) {
   std::vector<Member> members;
   members.reserve(tensors.size() + raw.size());
   for (const auto& t : tensors)
     members.push_back({t.name + ".npy", NpyHeader("<f4", t.shape), reinterpret_cast<const char*>(t.data),
                        static_cast<std::uint64_t>(t.size()) * sizeof(float)});
-  for (const auto& r : raw) members.push_back({r.name + ".npy", NpyHeader(r.descr, r.shape), r.data.data(), r.data.size()});
+  for (const auto& r : raw)
+    members.push_back({r.name + ".npy", NpyHeader(r.descr, r.shape), r.data.data(), r.data.size()});
   CountingSink s(out);
   for (Member& m : members) {
     // The CRC goes in the local header, before the data: computed from memory first,

@@ -133,8 +133,8 @@ void Untrack(int slot) {
 
 void ThrowIfInterrupted(const std::string& path) {
   if (const int sig = g_interrupted)
-    throw Error("Cannot write '" + path + "': interrupted by signal " + std::to_string(sig) + " (" +
-                strsignal(sig) + "). Nothing was changed at that path.");
+    throw Error("Cannot write '" + path + "': interrupted by signal " + std::to_string(sig) + " (" + strsignal(sig) +
+                "). Nothing was changed at that path.");
 }
 
 RenamePhase::RenamePhase() {
