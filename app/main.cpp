@@ -1,6 +1,12 @@
 // mhaviz: one binary. With no subcommand it opens the GUI; `trace`, `export` and
 // `bench` run headless and never touch GLFW.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -43,10 +49,26 @@ std::string Help() {
   return h + "  mhaviz --help | --version\n\n'mhaviz COMMAND --help' lists each command's flags.\n";
 }
 
-}  // namespace
+// What a command printed must have reached standard output: `mhaviz trace > /dev/full`
+// or with stdout closed (`>&-`) would otherwise exit 0 with the table lost. One check
+// for every command, after it returns; a command that failed keeps its own status.
+int FlushStdout(int status) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && !std::ferror(stdout) && !std::cout.fail()) return status;
+  std::string why = err ? std::strerror(err) : "";
+  if (why.empty() && ::fcntl(1, F_GETFD) < 0) why = std::strerror(EBADF);
+  // stdio kept no errno from the earlier failed write: one byte more (the output is
+  // already incomplete) asks the file again why.
+  if (why.empty()) why = ::write(1, "\n", 1) < 0 ? std::strerror(errno) : "a write failed";
+  std::cerr << "mhaviz: error: cannot write to standard output (" << why
+            << "); what was printed is incomplete. Check where the output goes (a full disk, a closed pipe).\n";
+  return status != 0 ? status : 1;
+}
 
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+int Run(const std::vector<std::string>& args) {
   const std::string cmd = args.empty() ? "gui" : args[0];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::cout << Help();
@@ -70,3 +92,7 @@ int main(int argc, char** argv) {
   std::cerr << "mhaviz: unknown command '" << cmd << "'.\n\n" << Help();
   return 2;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return FlushStdout(Run(std::vector<std::string>(argv + 1, argv + argc))); }

@@ -13,7 +13,7 @@ action="${1:-run}"
 PACKAGES=(
   build-essential cmake pkg-config git
   libeigen3-dev libglfw3-dev libimgui-dev catch2 libstb-dev
-  libzip-dev nlohmann-json3-dev libcli11-dev
+  libzip-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
   python3-glad fonts-nanum
   xvfb xauth xdotool libgl1-mesa-dri
   python3-numpy python3-torch libopenblas0-openmp

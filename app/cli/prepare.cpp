@@ -49,8 +49,8 @@ Prepared Prepare(const RunOptions& o) {
     }
   }
   if (!o.weights_npz.empty()) {
-    const auto npz = io::LoadNpz(o.weights_npz);
-    p.weights = std::make_shared<const Weights>(io::WeightsFromNpz(npz, o.weights_npz, &p.cfg));
+    auto npz = io::LoadNpz(o.weights_npz, io::WeightsFilter(o.weights_npz, &p.cfg));
+    p.weights = std::make_shared<const Weights>(io::WeightsFromNpz(std::move(npz), o.weights_npz, &p.cfg));
   }
   ValidateFlags(p.cfg, static_cast<int>(p.in.x.rows()),
                 static_cast<int>(p.in.cross() ? p.in.memory.rows() : p.in.x.rows()));

@@ -107,13 +107,33 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
   if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet"});
-  // Both are staged, then renamed one after the other: the second would silently win.
-  if (!t.help && !t.npz_path.empty() && t.npz_path == t.json_path)
-    throw UsageError("--npz and --json name the same file '" + t.npz_path + "'; give each its own name.");
+  // Both are staged, then renamed one after the other: the second would silently win,
+  // however the same file is spelled (./o.x, a symlink, a hard link).
+  if (!t.help) {
+    try {
+      io::CheckDistinctOutputs({{"--npz", t.npz_path}, {"--json", t.json_path}});
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
   return t;
 }
 
 namespace {
+
+// --npz and --json, all or none. The .npz is streamed from the trace's own memory into
+// the temporary file: a 2 GiB trace is never copied into an archive in memory.
+void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& notice) {
+  std::vector<io::Output> files;
+  if (!ta.npz_path.empty())
+    files.push_back({ta.npz_path, [&t](io::Sink& s) { io::WriteNpz(s, Tensors(t)); }});
+  std::string json;
+  if (!ta.json_path.empty()) {
+    json = io::TraceJson(t, notice);
+    files.push_back({ta.json_path, [&json](io::Sink& s) { s.Write(json.data(), json.size()); }});
+  }
+  io::WriteOutputsAtomic(files);
+}
 
 // trace --model: the chosen layer's Trace of a trained model, written and printed as a
 // sentence's trace is.
@@ -121,10 +141,7 @@ int TraceModel(const TraceArgs& ta) {
   LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer);
   const Trace& t = m.Layer();
   if (!ta.json_path.empty()) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
-  std::vector<std::pair<std::string, std::string>> files;
-  if (!ta.npz_path.empty()) files.emplace_back(ta.npz_path, io::EncodeNpz(Tensors(t)));
-  if (!ta.json_path.empty()) files.emplace_back(ta.json_path, io::TraceJson(t, ""));
-  io::WriteFilesAtomic(files);
+  WriteTraceFiles(ta, t, "");
   if (ta.quiet) return 0;
   std::cout << "tokens (" << t.seq << "):";
   for (const auto& tok : t.in.tokens) std::cout << " [" << Printable(tok) << "]";
@@ -167,10 +184,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     }
     const Trace t = Forward(p.cfg, p.weights, p.in);
     // Files first (all or none): if a write fails, nothing is printed as if it had worked.
-    std::vector<std::pair<std::string, std::string>> files;
-    if (!npz_path.empty()) files.emplace_back(npz_path, io::EncodeNpz(Tensors(t)));
-    if (!json_path.empty()) files.emplace_back(json_path, io::TraceJson(t, p.notice));
-    io::WriteFilesAtomic(files);
+    WriteTraceFiles(ta, t, p.notice);
     if (!quiet) {
       std::cout << "tokens (" << t.seq << "):";
       for (const auto& tok : t.in.tokens) std::cout << " [" << Printable(tok) << "]";

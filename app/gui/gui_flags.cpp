@@ -121,6 +121,18 @@ void DeclareGuiFlags(CLI::App& app, GuiArgs& a) {
 GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
   GuiArgs a = cli::ParseCommandArgs("gui", kAbout, kFooter, DeclareGuiFlags, args);
   if (!a.gui.stats.empty() && a.gui.frames == 0) a.gui.frames = 10;
+  // Each is written on its own: two that are one file (o.png and ./o.png, a symlink)
+  // would leave only the last.
+  const GuiOptions& g = a.gui;
+  try {
+    io::CheckDistinctOutputs({{"--screenshot", g.screenshot},
+                              {"--dump-state", g.dump_state},
+                              {"--probe", g.probe},
+                              {"--stats", g.stats},
+                              {"--export", g.export_path}});
+  } catch (const Error& e) {
+    throw cli::UsageError(e.what());
+  }
   return a;
 }
 
@@ -140,8 +152,9 @@ void ApplyRunOptions(const cli::RunOptions& o, AppState& s) {
     s.choice.cfg.positional_encoding = false;  // x already holds whatever encoding it had
   }
   if (!o.weights_npz.empty()) {
-    const auto npz = io::LoadNpz(o.weights_npz);
-    s.files.weights = std::make_shared<const Weights>(io::WeightsFromNpz(npz, o.weights_npz, &s.choice.cfg));
+    auto npz = io::LoadNpz(o.weights_npz, io::WeightsFilter(o.weights_npz, &s.choice.cfg));
+    s.files.weights =
+        std::make_shared<const Weights>(io::WeightsFromNpz(std::move(npz), o.weights_npz, &s.choice.cfg));
     s.files.weights_path = o.weights_npz;
   }
   SyncBuffersFromChoice(s);

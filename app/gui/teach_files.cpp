@@ -133,7 +133,7 @@ void UseSeededWeights(AppState& s) {
 void LoadInputFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with an array x of shape (seq, d_model).");
   try {
-    Inputs in = io::InputsFromNpz(io::LoadNpz(path), path);
+    Inputs in = io::LoadInputs(path);
     const int d = static_cast<int>(in.x.cols());
     if (in.cross() && in.memory.cols() != in.x.cols())
       throw Error("'" + path + "': memory has " + std::to_string(in.memory.cols()) + " columns but x has " +
@@ -170,7 +170,7 @@ void LoadInputFile(AppState& s, const std::string& path) {
 void LoadWeightsFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with W_q, W_k, W_v and W_o.");
   try {
-    const auto npz = io::LoadNpz(path);
+    auto npz = io::LoadNpz(path, io::WeightsFilter(path, nullptr));  // d_model may come from the file
     Config c = s.choice.cfg;
     std::string extra;
     // A sentence can be embedded at any d_model, so the file's d_model wins; x from a
@@ -194,7 +194,7 @@ void LoadWeightsFile(AppState& s, const std::string& path) {
     Config load = c;
     load.block = has_ffn ? Block::Encoder : Block::Attention;  // no FFN weights: seeded ones (Recompute)
     if (has_ffn) load.d_ff = 0;  // from the file
-    Weights w = io::WeightsFromNpz(npz, path, &load);
+    Weights w = io::WeightsFromNpz(std::move(npz), path, &load);
     c.num_kv_heads = load.num_kv_heads;
     c.ln_eps = load.ln_eps;
     if (has_ffn) c.d_ff = load.d_ff;

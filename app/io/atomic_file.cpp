@@ -1,6 +1,7 @@
+// Atomic writes of the app's outputs, and bounded reads of its inputs.
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,14 +9,17 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <random>
 #include <sstream>
 #include <vector>
 
 #include "files.hpp"
+#include "write_signals.hpp"
 
 namespace mha::io {
 namespace {
@@ -27,38 +31,70 @@ std::string DirOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-[[noreturn]] void Fail(const std::string& path, int err, const char* doing) {
-  std::ostringstream e;
-  e << "Cannot write '" << path << "': " << doing << " failed: " << std::strerror(err) << ".";
-  struct stat st {};
+std::string BaseOf(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// What an output step was doing when it failed: the same errno means different things.
+enum class Step { kCreate, kWrite, kOpen, kReplace };
+
+// Why a failed step failed, from the real errno (and, for a refused replace, the
+// reason the preconditions found).
+std::string Explain(const std::string& path, int err, Step step) {
   const std::string dir = DirOf(path);
+  struct stat st {};
   const bool dir_exists = ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  if (err == ENOENT && !dir_exists)
-    e << " The directory '" << dir << "' does not exist; create it first (mkdir -p) or choose another path.";
-  else if (err == ENOTDIR)
-    e << " A part of '" << dir << "' is a file, not a directory; choose a path inside a directory.";
-  else if (err == EACCES || err == EPERM || err == EROFS || err == ENOENT)
-    e << " '" << dir << "' does not accept new files" << (err == EROFS ? " (read-only file system)" : "")
-      << "; choose a directory you can write to.";
-  else if (err == ENOSPC || err == EDQUOT)
-    e << " Free some space or choose another disk.";
-  else if (err == EISDIR)
-    e << " That path is a directory; give a file name.";
-  else if (err == EFBIG)
-    e << " The file is larger than this process may write (see ulimit -f).";
-  e << " Nothing was changed at that path.";
+  switch (err) {
+    case ENOENT:
+      if (!dir_exists)
+        return " The directory '" + dir + "' does not exist; create it first (mkdir -p) or choose another path.";
+      if (step == Step::kCreate)
+        return " '" + dir + "' does not accept new files; choose a directory you can write to.";
+      return "";
+    case ENOTDIR: return " A part of '" + dir + "' is a file, not a directory; choose a path inside a directory.";
+    case EACCES:
+    case EPERM:
+      if (step == Step::kCreate)
+        return " '" + dir + "' does not accept new files from this user; choose a directory you can write to.";
+      if (step == Step::kOpen) return " You have no permission to write it.";
+      return " The file system does not let this user replace it.";
+    case EROFS: return " It is on a read-only file system; choose a directory you can write to.";
+    case ENAMETOOLONG: return " The name is too long for the file system (at most 255 bytes per name).";
+    case ENOSPC:
+    case EDQUOT: return " Free some space or choose another disk.";
+    case EISDIR: return " That path is a directory; give a file name.";
+    case EFBIG: return " The file is larger than this process may write (see ulimit -f).";
+    case EPIPE: return " The reader closed the pipe before the output was complete.";
+    case EBUSY: return " It is in use as a mount point; choose another path.";
+    case ELOOP: return " Its symlinks form a loop (or a chain of more than 40).";
+    default: return "";
+  }
+}
+
+[[noreturn]] void Fail(const std::string& path, int err, const char* doing, Step step) {
+  std::ostringstream e;
+  e << "Cannot write '" << path << "': " << doing << " failed: " << std::strerror(err) << "."
+    << Explain(path, err, step) << " Nothing was changed at that path.";
   throw Error(e.str());
 }
 
-// Where an output really goes. rename(2) replaces whatever directory entry has the
-// name, so a symlink is followed (the link survives; its target gets the new bytes),
-// and a device, FIFO or socket, or a path naming a file descriptor (/dev/stdout,
-// /dev/fd/N, /proc/self/fd/N), is written in place: renaming over `--npz /dev/null`
-// replaced, as root, the /dev/null device node with a regular file.
+[[noreturn]] void Refuse(const std::string& path, const std::string& why) {
+  throw Error("Cannot write '" + path + "': " + why + " Nothing was changed at that path.");
+}
+
+// Where an output really goes. A symlink is followed to its target, even a dangling one
+// (the link survives; the target gets the new bytes, or is created). A device, FIFO or
+// socket, or a path naming a file descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N),
+// is written in place: renaming over `--npz /dev/null` replaced, as root, the /dev/null
+// device node with a regular file.
 struct Target {
-  std::string path;
+  std::string given;  // as the user wrote it, for messages
+  std::string path;   // after the symlinks
   bool in_place = false;
   int own_fd = -1;  // >= 0: the path names this process's descriptor; write to it
+  bool exists = false;
+  struct stat st {};  // of the existing file
 };
 
 int OwnDescriptor(const std::string& p) {
@@ -75,158 +111,283 @@ int OwnDescriptor(const std::string& p) {
 
 Target Resolve(const std::string& path) {
   if (path.empty()) throw Error("No output path was given.");
-  Target t{path};
+  Target t{path, path};
   t.own_fd = OwnDescriptor(path);
   if (t.own_fd >= 0) {
     t.in_place = true;
     return t;
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return t;  // a new file
-  if (S_ISDIR(st.st_mode)) Fail(path, EISDIR, "opening");
-  if (!S_ISREG(st.st_mode)) {
-    t.in_place = true;
-    return t;
+  for (int hops = 0;; ++hops) {
+    struct stat lst {};
+    if (::lstat(t.path.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) break;
+    if (hops == 40) Fail(path, ELOOP, "following symlinks", Step::kOpen);
+    std::string link(static_cast<std::size_t>(lst.st_size > 0 ? lst.st_size : 4096) + 1, '\0');
+    const ssize_t n = ::readlink(t.path.c_str(), link.data(), link.size());
+    if (n < 0 || static_cast<std::size_t>(n) >= link.size())
+      Fail(path, n < 0 ? errno : ENAMETOOLONG, "reading a symlink", Step::kOpen);
+    link.resize(static_cast<std::size_t>(n));
+    t.path = link[0] == '/' ? link : DirOf(t.path) + "/" + link;
   }
-  struct stat lst {};
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    if (char* real = ::realpath(path.c_str(), nullptr)) {
-      t.path = real;
-      std::free(real);
-    }
-  }
+  if (::stat(t.path.c_str(), &t.st) != 0) return t;  // a new file
+  t.exists = true;
+  if (S_ISDIR(t.st.st_mode)) Fail(path, EISDIR, "opening", Step::kOpen);
+  if (!S_ISREG(t.st.st_mode)) t.in_place = true;
   return t;
 }
 
-void WriteAll(int fd, const std::string& bytes, const std::function<void(const char*)>& fail) {
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("writing");
-    }
-    off += static_cast<std::size_t>(n);
+// The identity of a file to be written: device and inode if it exists, else the
+// canonical path of its directory and its name.
+std::string Identity(const Target& t) {
+  if (t.exists) return std::to_string(t.st.st_dev) + ":" + std::to_string(t.st.st_ino);
+  std::string dir = DirOf(t.path);
+  if (char* real = ::realpath(dir.c_str(), nullptr)) {
+    dir = real;
+    std::free(real);
+  }
+  return dir + "/" + BaseOf(t.path);
+}
+
+void CheckDistinct(const std::vector<Target>& targets, const std::vector<std::string>& labels) {
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].in_place) continue;  // a pipe or device takes both, in turn
+    const auto [it, fresh] = seen.emplace(Identity(targets[i]), i);
+    if (fresh) continue;
+    const std::size_t j = it->second;
+    throw Error(labels[j] + " '" + targets[j].given + "' and " + labels[i] + " '" + targets[i].given +
+                "' name the same file, so one output would silently replace the other. Give each output its own file.");
   }
 }
 
+// write(2) until done; EINTR is a signal: retried unless the application's handler
+// took it, which abandons the write.
+void WriteAll(int fd, const char* p, std::size_t n, const std::string& path, Step step) {
+  while (n > 0) {
+    detail::ThrowIfInterrupted(path);
+    const ssize_t k = ::write(fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      Fail(path, errno, "writing", step);
+    }
+    p += k;
+    n -= static_cast<std::size_t>(k);
+  }
+}
+
+// Buffers the many small pieces of an .npz (headers) and passes large ones straight on.
+class FdSink : public Sink {
+ public:
+  FdSink(int fd, std::string path, Step step) : fd_(fd), path_(std::move(path)), step_(step) { buf_.reserve(kBuf); }
+  void Write(const char* p, std::size_t n) override {
+    if (buf_.size() + n <= kBuf) {
+      buf_.append(p, n);
+      return;
+    }
+    Flush();
+    if (n >= kBuf)
+      WriteAll(fd_, p, n, path_, step_);
+    else
+      buf_.append(p, n);
+  }
+  void Flush() {
+    WriteAll(fd_, buf_.data(), buf_.size(), path_, step_);
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kBuf = std::size_t(1) << 16;
+  int fd_;
+  std::string path_;
+  Step step_;
+  std::string buf_;
+};
+
 // A device, pipe or descriptor cannot be replaced atomically; it is written directly.
-void WriteInPlace(const Target& t, const std::string& bytes) {
+void WriteInPlace(const Target& t, const Output& out) {
   if (t.own_fd >= 0) {
     // Same open file as std::cout / stdio when it is 1 or 2: flush what they hold so
     // the order on the terminal or in the redirected file is the order of the calls.
     std::cout.flush();
     std::fflush(nullptr);
-    WriteAll(t.own_fd, bytes, [&](const char* doing) { Fail(t.path, errno, doing); });
+    FdSink sink(t.own_fd, t.given, Step::kWrite);
+    out.write(sink);
+    sink.Flush();
     return;
   }
-  const int fd = ::open(t.path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) Fail(t.path, errno, "opening");
-  WriteAll(fd, bytes, [&](const char* doing) {
-    const int err = errno;
+  int fd;
+  do {  // a FIFO blocks here until a reader comes; a signal abandons the wait
+    detail::ThrowIfInterrupted(t.given);
+    fd = ::open(t.path.c_str(), O_WRONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) Fail(t.given, errno, "opening", Step::kOpen);
+  try {
+    FdSink sink(fd, t.given, Step::kWrite);
+    out.write(sink);
+    sink.Flush();
+  } catch (...) {
     ::close(fd);
-    Fail(t.path, err, doing);
-  });
+    throw;
+  }
   ::close(fd);
 }
 
-// Writes `bytes` to a new temporary file beside `path` and returns its name.
-std::string Stage(const std::string& path, const std::string& bytes) {
-  // The temporary file sits in the same directory so rename(2) is atomic.
-  std::string tmp = path + ".tmp.XXXXXX";
-  std::vector<char> name(tmp.begin(), tmp.end());
-  name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) Fail(path, errno, "creating a temporary file");
-  tmp.assign(name.data());
-  auto fail = [&](const char* doing) {
+// A temporary file beside the target: a short name, so a target whose own name has the
+// file system's maximum length (255 bytes) still gets one; created 0666 & ~umask.
+struct Staged {
+  std::string tmp;
+  int slot = -1;
+};
+
+int CreateTemporary(const std::string& dir, Staged* s) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  const char* alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = dir + "/.mhaviz-";
+    for (int i = 0; i < 8; ++i) name += alnum[rng() % 62];
+    const detail::BlockStopSignals block;  // created and tracked as one step
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      s->tmp = name;
+      s->slot = detail::Track(name);
+      return fd;
+    }
+    if (errno != EEXIST) return -1;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+void Unstage(Staged& s) {
+  if (s.tmp.empty()) return;
+  ::unlink(s.tmp.c_str());
+  detail::Untrack(s.slot);
+  s = Staged{};
+}
+
+// An existing file's mode and owner carry over to its replacement (a 0600 file stays
+// 0600). Changing the owner needs privileges; without them the group is still tried.
+void KeepModeAndOwner(int fd, const Target& t) {
+  if (!t.exists) return;
+  if (::fchown(fd, t.st.st_uid, t.st.st_gid) != 0 && ::fchown(fd, static_cast<uid_t>(-1), t.st.st_gid) != 0) {
+    // Not permitted: the replacement belongs to this user, as any new file would.
+  }
+  ::fchmod(fd, t.st.st_mode & 07777);
+}
+
+Staged Stage(const Target& t, const Output& out) {
+  Staged s;
+  const int fd = CreateTemporary(DirOf(t.path), &s);
+  if (fd < 0) Fail(t.given, errno, "creating a temporary file", Step::kCreate);
+  const auto fail = [&](const char* doing) {
     const int err = errno;
     ::close(fd);
-    ::unlink(tmp.c_str());
-    Fail(path, err, doing);
-  };
-  WriteAll(fd, bytes, fail);
-  if (::fsync(fd) != 0 && errno != EINVAL) fail("flushing");
-  const mode_t mask = ::umask(0);  // mkstemp makes 0600; give the usual 0666 & ~umask
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    Fail(path, err, "closing");
-  }
-  return tmp;
-}
-
-}  // namespace
-
-void WriteFileAtomic(const std::string& path, const std::string& bytes) { WriteFilesAtomic({{path, bytes}}); }
-
-namespace {
-// Ctrl-C (or a kill, a closed terminal) in the middle of the writes would leave a
-// temporary file behind: those signals wait until every file is complete or cleaned up,
-// then act as usual. Only SIGKILL can still interrupt. SIGPIPE and SIGXFSZ (a closed
-// pipe, ulimit -f), raised by our own write(2), are swallowed instead: write fails with
-// EPIPE / EFBIG and the error is reported with a message rather than a silent death.
-class DeferSignals {
- public:
-  DeferSignals() {
-    sigset_t s;
-    sigemptyset(&s);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ}) sigaddset(&s, sig);
-    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
-    ::sigpending(&pending_before_);
-  }
-  ~DeferSignals() {
-    sigset_t pending;
-    ::sigpending(&pending);
-    for (int sig : {SIGPIPE, SIGXFSZ}) {
-      if (sigismember(&pending, sig) && !sigismember(&pending_before_, sig) && !sigismember(&old_, sig)) {
-        sigset_t one;
-        sigemptyset(&one);
-        sigaddset(&one, sig);
-        const timespec now{0, 0};
-        ::sigtimedwait(&one, nullptr, &now);
-      }
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  DeferSignals(const DeferSignals&) = delete;
-  DeferSignals& operator=(const DeferSignals&) = delete;
-
- private:
-  sigset_t old_, pending_before_;
-};
-}  // namespace
-
-void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files) {
-  const DeferSignals defer;
-  std::vector<Target> targets;
-  for (const auto& f : files) targets.push_back(Resolve(f.first));
-  // Stage every file before renaming any, so one failure leaves no output at all.
-  std::vector<std::string> staged(files.size());
-  const auto unstage = [&](std::size_t from) {
-    for (std::size_t j = from; j < staged.size(); ++j)
-      if (!staged[j].empty()) ::unlink(staged[j].c_str());
+    Unstage(s);
+    Fail(t.given, err, doing, Step::kWrite);
   };
   try {
-    for (std::size_t i = 0; i < files.size(); ++i)
-      if (!targets[i].in_place) staged[i] = Stage(targets[i].path, files[i].second);
-    for (std::size_t i = 0; i < files.size(); ++i)
-      if (targets[i].in_place) WriteInPlace(targets[i], files[i].second);
+    FdSink sink(fd, t.given, Step::kWrite);
+    out.write(sink);
+    sink.Flush();
   } catch (...) {
-    unstage(0);
+    ::close(fd);
+    Unstage(s);
     throw;
   }
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (staged[i].empty()) continue;
-    if (::rename(staged[i].c_str(), targets[i].path.c_str()) != 0) {
-      const int err = errno;
-      unstage(i);
-      Fail(targets[i].path, err, "renaming");
-    }
+  if (::fsync(fd) != 0 && errno != EINVAL) fail("flushing");
+  KeepModeAndOwner(fd, t);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    Unstage(s);
+    Fail(t.given, err, "closing", Step::kWrite);
+  }
+  return s;
+}
+
+// Would rename(2) onto this target fail? Checked for every target before the first
+// rename, so a refusal leaves every output as it was.
+void CheckReplaceable(const Target& t) {
+  struct stat now {};
+  if (::lstat(t.path.c_str(), &now) != 0) return;  // still new
+  if (S_ISDIR(now.st_mode)) Fail(t.given, EISDIR, "replacing", Step::kReplace);
+  struct stat dir {};
+  if (::stat(DirOf(t.path).c_str(), &dir) != 0) return;
+  if (now.st_dev != dir.st_dev) Fail(t.given, EBUSY, "replacing", Step::kReplace);
+  const uid_t me = ::geteuid();
+  if ((dir.st_mode & S_ISVTX) && me != 0 && me != now.st_uid && me != dir.st_uid)
+    Refuse(t.given,
+           "it belongs to another user, in a directory with the sticky bit (like /tmp), where only the "
+           "file's owner may replace it. Choose another name, or ask its owner to remove it.");
+  const int fd = ::open(t.path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    int flags = 0;
+    const bool fixed = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL));
+    ::close(fd);
+    if (fixed)
+      Refuse(t.given,
+             "it is marked immutable or append-only (see lsattr), so it cannot be replaced. Choose "
+             "another name, or clear the attribute with chattr -i / chattr -a.");
   }
 }
+
+}  // namespace
+
+void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths) {
+  std::vector<Target> targets;
+  std::vector<std::string> labels;
+  for (const auto& [label, path] : labelled_paths) {
+    if (path.empty()) continue;
+    try {
+      targets.push_back(Resolve(path));
+      labels.push_back(label);
+    } catch (const Error&) {
+      // Not writable at all (a directory, a symlink loop): the write itself says why.
+    }
+  }
+  CheckDistinct(targets, labels);
+}
+
+void WriteOutputsAtomic(const std::vector<Output>& files) {
+  const detail::WriteSignals signals;
+  std::vector<Target> targets;
+  std::vector<std::string> labels;
+  for (const auto& f : files) {
+    targets.push_back(Resolve(f.path));
+    labels.push_back("the output");
+  }
+  CheckDistinct(targets, labels);
+  // Stage every file before renaming any, so one failure leaves no output at all.
+  std::vector<Staged> staged(files.size());
+  try {
+    for (std::size_t i = 0; i < files.size(); ++i)
+      if (!targets[i].in_place) staged[i] = Stage(targets[i], files[i]);
+    for (std::size_t i = 0; i < files.size(); ++i)
+      if (targets[i].in_place) WriteInPlace(targets[i], files[i]);
+    for (std::size_t i = 0; i < files.size(); ++i)
+      if (!targets[i].in_place) CheckReplaceable(targets[i]);
+  } catch (...) {
+    for (Staged& s : staged) Unstage(s);
+    throw;
+  }
+  const detail::RenamePhase renaming;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (staged[i].tmp.empty()) continue;
+    if (::rename(staged[i].tmp.c_str(), targets[i].path.c_str()) != 0) {
+      const int err = errno;
+      for (std::size_t j = i; j < staged.size(); ++j) Unstage(staged[j]);
+      Fail(targets[i].given, err, "replacing", Step::kReplace);
+    }
+    detail::Untrack(staged[i].slot);
+  }
+}
+
+void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<Output> outputs;
+  for (const auto& [path, bytes] : files)
+    outputs.push_back({path, [&bytes = bytes](Sink& s) { s.Write(bytes.data(), bytes.size()); }});
+  WriteOutputsAtomic(outputs);
+}
+
+void WriteFileAtomic(const std::string& path, const std::string& bytes) { WriteFilesAtomic({{path, bytes}}); }
 
 namespace {
 

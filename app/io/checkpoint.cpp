@@ -239,7 +239,38 @@ Model DecodeModel(const std::map<std::string, Array>& npz, const std::string& wh
   return m;
 }
 
-Model LoadModel(const std::string& path) { return DecodeModel(LoadNpz(path), "'" + path + "'"); }
+// Read in two passes, so no member is inflated before its shape is known to be right:
+// the config first, then only the tensors it names, each checked at its header.
+Model LoadModel(const std::string& path) {
+  const std::string what = "'" + path + "'";
+  constexpr std::int64_t kMaxConfigBytes = std::int64_t(1) << 24;
+  NpzFilter config_only;
+  config_only.wanted = [](const std::string& key) { return key == "config"; };
+  config_only.check = [&](const std::string&, const NpyInfo& info) {
+    if (info.count() > kMaxConfigBytes)
+      Fail(what + ": 'config' holds " + std::to_string(info.count()) + " bytes; a model's config JSON is far smaller.");
+  };
+  const auto head = LoadNpz(path, config_only);
+  if (!head.count("config")) return DecodeModel(head, what);  // which explains what is missing
+  std::map<std::string, std::vector<std::int64_t>> shapes;
+  {
+    Model shaped = InitModel(ParseModelConfigJson(BytesOf(head.at("config"), what), what));
+    for (const ParamView& p : Parameters(shaped)) shapes[p.name] = p.shape;
+  }
+  NpzFilter params;
+  params.check = [&](const std::string& key, const NpyInfo& info) {
+    if (key == "config") return;
+    const auto it = shapes.find(key);
+    if (it == shapes.end())
+      Fail(what + " holds '" + key +
+           "', which this model's configuration does not use. Is the config from another "
+           "model?");
+    if (info.shape != it->second)
+      Fail(what + ": '" + key + "' has shape " + ShapeText(info.shape) + " but the configuration needs " +
+           ShapeText(it->second) + ".");
+  };
+  return DecodeModel(LoadNpz(path, params), what);
+}
 
 Batch DecodeBatch(const std::map<std::string, Array>& npz, const std::string& what) {
   const auto tok = npz.find("tokens"), tgt = npz.find("targets");
@@ -276,7 +307,19 @@ Batch DecodeBatch(const std::map<std::string, Array>& npz, const std::string& wh
   return b;
 }
 
-Batch LoadBatch(const std::string& path) { return DecodeBatch(LoadNpz(path), "'" + path + "'"); }
+Batch LoadBatch(const std::string& path) {
+  const std::string what = "'" + path + "'";
+  NpzFilter f;
+  f.check = [&](const std::string& key, const NpyInfo& info) {
+    if (key != "tokens" && key != "targets")
+      Fail(what + " holds '" + key + "'; a batch file has only 'tokens' and 'targets'.");
+    constexpr std::int64_t kMaxIds = std::int64_t(1) << 24;  // 64 MiB as float32, again as int32
+    if (info.count() > kMaxIds)
+      Fail(what + ": '" + key + "' holds " + std::to_string(info.count()) + " ids, over the cap of " +
+           std::to_string(kMaxIds) + " that keeps memory bounded. Split the data into smaller batches.");
+  };
+  return DecodeBatch(LoadNpz(path, f), what);
+}
 
 std::string EncodeBatch(const Batch& b) {
   auto raw = [](const std::string& name, std::vector<std::int64_t> shape, const std::vector<std::int32_t>& v) {

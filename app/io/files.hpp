@@ -14,13 +14,40 @@
 
 namespace mha::io {
 
-// Writes `bytes` to `path` atomically: a temporary file in the same directory, then
-// rename(2). On failure throws mha::Error with a message that names the path and the
-// reason, removes the temporary file, and leaves any existing file at `path` intact.
-void WriteFileAtomic(const std::string& path, const std::string& bytes);
-// Several files at once: all are staged as temporary files before any is renamed, so
-// a failure (bad directory, full disk) leaves none of them half done.
+// Where an output's bytes go as they are produced: the temporary file of an atomic
+// write, or a string.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void Write(const char* data, std::size_t n) = 0;
+};
+struct StringSink : Sink {
+  std::string bytes;
+  void Write(const char* data, std::size_t n) override { bytes.append(data, n); }
+};
+
+// One output of WriteOutputsAtomic: its path, and what writes its bytes into the
+// temporary file (called once; a large output need never exist whole in memory).
+struct Output {
+  std::string path;
+  std::function<void(Sink&)> write;
+};
+
+// Writes every output atomically: each goes to a short-named temporary file in its
+// target's directory, and only when all are complete are they renamed into place, after
+// every rename's preconditions were checked, so a failure changes no output. An existing
+// file keeps its mode (and owner, where permitted); a symlink, even a dangling one, is
+// written through to its target; a device, FIFO or /dev/stdout is written in place. Two
+// outputs that are one file (however spelled) are refused. SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT during the writes (even a write blocked on a full pipe) abandon them: the
+// temporary files are removed and the signal then acts as usual; during the renames they
+// wait until the renames are done. Throws mha::Error naming the path and the reason.
+void WriteOutputsAtomic(const std::vector<Output>& files);
 void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files);
+void WriteFileAtomic(const std::string& path, const std::string& bytes);
+// Throws mha::Error if two of the (label, path) outputs are the same file: the same path
+// spelled two ways, a symlink to the other, or a hard link. `label` names the flag.
+void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths);
 
 // Reads a whole file (at most max_bytes); throws mha::Error if missing or too big.
 // Never reads more than max_bytes + 1 bytes, so an endless source (/dev/zero, a pipe)
@@ -48,16 +75,39 @@ struct RawArray {
   std::string data;
 };
 
-// Serialises float32 arrays (and any raw arrays after them) as a .npz (an uncompressed
-// zip of .npy files, the same as numpy.savez writes). Throws mha::Error on failure.
+// What an .npy header says, read before the data.
+struct NpyInfo {
+  std::string descr;
+  bool fortran = false;
+  std::vector<std::int64_t> shape;
+  std::int64_t count() const;
+};
+// How a reader of an .npz says what it needs, so the rest is never inflated.
+struct NpzFilter {
+  // Which keys to read (all if unset).
+  std::function<bool(const std::string& key)> wanted;
+  // Sees each wanted member's header before its data are inflated; throws mha::Error
+  // to refuse the file (a shape the caller cannot use).
+  std::function<void(const std::string& key, const NpyInfo& info)> check;
+};
+
+// Writes float32 arrays (and any raw arrays after them) as a .npz (an uncompressed zip
+// of .npy files, the same as numpy.savez writes) into `out`, member by member from the
+// arrays' own memory. `force_zip64` writes zip64 records even for small archives (the
+// tests check readers accept them). Throws mha::Error on failure.
+void WriteNpz(Sink& out, const std::vector<TensorView>& tensors, const std::vector<RawArray>& raw = {},
+              bool force_zip64 = false);
 std::string EncodeNpz(const std::vector<TensorView>& tensors, const std::vector<RawArray>& raw = {});
 // Parses .npz bytes. float64 and integer arrays are converted to float32; anything
-// else (strings, objects, complex) is refused with a clear mha::Error.
-std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what);
-std::map<std::string, Array> LoadNpz(const std::string& path);
+// else (strings, objects, complex) is refused with a clear mha::Error. Keys are numpy's:
+// the member names without ".npy". Every member's header is checked (the caps, then
+// `filter`) before its data are inflated; members the filter does not want are skipped.
+std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what, const NpzFilter& filter = {});
+std::map<std::string, Array> LoadNpz(const std::string& path, const NpzFilter& filter = {});
 
-// The .npy encoding of one array (header + data).
+// The .npy encoding of one array (header + data), and a header alone.
 std::string EncodeNpy(const TensorView& t);
+std::string NpyHeader(const std::string& descr, const std::vector<std::int64_t>& shape);
 Array DecodeNpy(const std::string& bytes, const std::string& what);
 
 // Input x (and memory, if present) from an .npz with key "x" of shape (seq, d_model)
@@ -69,6 +119,17 @@ Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string&
 // ffn_W2 (required) and ffn_b1, ffn_b2, ln2_gamma, ln2_beta (optional); cfg->d_ff is
 // read from ffn_W1 if it is 0.
 Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg);
+// The same, freeing each array of `npz` as soon as it is copied (peak memory: the
+// weights plus one array, not the weights twice).
+Weights WeightsFromNpz(std::map<std::string, Array>&& npz, const std::string& path, Config* cfg);
+
+// What InputsFromNpz and WeightsFromNpz read of a file, for LoadNpz: only their keys,
+// each refused at its header if it holds more numbers than the configuration (`cfg`,
+// if known; else the largest accepted) can use.
+NpzFilter InputsFilter(const std::string& path);
+NpzFilter WeightsFilter(const std::string& path, const Config* cfg);
+// LoadNpz with InputsFilter, then InputsFromNpz.
+Inputs LoadInputs(const std::string& path);
 
 // The JSON document of a trace: tokens, config, shape-flow table, attention weights.
 // Throws mha::Error (see CheckJsonSize) if the attention weights are too many for JSON.

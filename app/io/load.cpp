@@ -1,4 +1,6 @@
 // Inputs and weights from .npz files, checked against the configuration.
+#include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "files.hpp"
@@ -41,8 +43,11 @@ std::string Names(const Config& cfg, bool ffn, bool required) {
 
 // One tensor from the file, in the shape the spec gives it; an optional tensor the
 // file leaves out takes its default (LayerNorm's gamma 1, everything else 0).
+// `consume`, if set, is `npz` itself: each array is freed once copied, so the file's
+// arrays and the weights are not both held whole (1.5 GB for the largest encoder).
+using NpzArrays = std::map<std::string, Array>;
 template <typename M>
-void Take(const std::map<std::string, Array>& npz, const WeightSpec& s, const std::string& path, const Config& cfg,
+void Take(const NpzArrays& npz, NpzArrays* consume, const WeightSpec& s, const std::string& path, const Config& cfg,
           M& out) {
   const auto it = npz.find(s.name);
   if (it == npz.end()) {
@@ -64,20 +69,21 @@ void Take(const std::map<std::string, Array>& npz, const WeightSpec& s, const st
   }
   out.resize(s.rows, s.cols);
   std::copy(a.data.begin(), a.data.end(), out.data());
+  if (consume) consume->erase(s.name);
 }
 
 // One sublayer's tensors (attention, or the encoder block's FFN): the required ones
 // first, so a file missing W_k says so before any bias's shape is questioned.
-void TakeSublayer(const std::map<std::string, Array>& npz, const std::string& path, const Config& cfg, bool ffn,
+void TakeSublayer(const NpzArrays& npz, NpzArrays* consume, const std::string& path, const Config& cfg, bool ffn,
                   Weights& w) {
   for (const bool required : {true, false})
     ForEachWeight(w, cfg, [&](const WeightSpec& s, auto& m) {
-      if (s.ffn == ffn && s.required == required) Take(npz, s, path, cfg, m);
+      if (s.ffn == ffn && s.required == required) Take(npz, consume, s, path, cfg, m);
     });
 }
 
 // The encoder block's FFN weights. d_ff is read from ffn_W1 unless --d-ff gave it.
-void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg, Weights& w) {
+void TakeFfn(const NpzArrays& npz, NpzArrays* consume, const std::string& path, Config* cfg, Weights& w) {
   const Eigen::Index d = cfg->d_model;
   const Weights none;
   ForEachWeight(none, *cfg, [&](const WeightSpec& s, const auto&) {
@@ -95,7 +101,7 @@ void TakeFfn(const std::map<std::string, Array>& npz, const std::string& path, C
     throw Error("'" + path + "': weight 'ffn_W1' has shape " + ShapeString(w1.shape) + " but d_model = " +
                 std::to_string(d) + " and d_ff = " + std::to_string(f) + " need " + ShapeString({d, f}) +
                 ". Check --d-model and --d-ff against the file (leave out --d-ff to read it from the file).");
-  TakeSublayer(npz, path, *cfg, /*ffn=*/true, w);
+  TakeSublayer(npz, consume, path, *cfg, /*ffn=*/true, w);
 }
 
 }  // namespace
@@ -115,7 +121,59 @@ Inputs InputsFromNpz(const std::map<std::string, Array>& npz, const std::string&
   return in;
 }
 
-Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg) {
+NpzFilter InputsFilter(const std::string& path) {
+  NpzFilter f;
+  f.wanted = [](const std::string& key) { return key == "x" || key == "memory"; };
+  f.check = [path](const std::string& key, const NpyInfo& info) {
+    const auto& s = info.shape;
+    const bool batch1 = s.size() == 3 && s[0] == 1;
+    if (s.size() != 2 && !batch1) return;  // SeqMatrix explains the shape
+    const std::int64_t seq = s[s.size() - 2], d = s.back();
+    // The token cap is explained by the configuration check; this only keeps a file that
+    // claims far more from being inflated first.
+    if (seq > 4 * Limits::kMaxTokens || d > Limits::kMaxDModel)
+      throw Error("'" + path + "': array '" + key + "' has shape " + ShapeString(s) + "; mhaviz takes at most " +
+                  std::to_string(Limits::kMaxTokens) + " tokens of d_model at most " +
+                  std::to_string(Limits::kMaxDModel) + ".");
+  };
+  return f;
+}
+
+NpzFilter WeightsFilter(const std::string& path, const Config* cfg) {
+  Config all;
+  all.block = Block::Encoder;
+  std::map<std::string, WeightSpec> specs;
+  const Weights none;
+  ForEachWeight(none, all, [&](const WeightSpec& s, const auto&) { specs.emplace(s.name, s); });
+  NpzFilter f;
+  f.wanted = [specs](const std::string& key) { return key == "ln_eps" || specs.count(key) > 0; };
+  std::optional<Config> c;
+  if (cfg) c = *cfg;
+  f.check = [path, specs, c](const std::string& key, const NpyInfo& info) {
+    if (key == "ln_eps") {
+      if (info.count() != 1) throw Error("'" + path + "': ln_eps must be a single number, e.g. numpy.float32(1e-5).");
+      return;
+    }
+    // The most numbers this tensor can hold: its exact shape is checked after reading.
+    const WeightSpec& s = specs.at(key);
+    const std::int64_t d = c ? c->d_model : Limits::kMaxDModel;
+    const std::int64_t ff = c && c->d_ff > 0 ? c->ffn_dim() : Limits::kMaxDFf;
+    const std::int64_t wide = s.ffn ? std::max<std::int64_t>(d, ff) : d;
+    const std::int64_t most = s.vector ? wide : d * wide;
+    if (info.count() > most)
+      throw Error("'" + path + "': weight '" + key + "' has shape " + ShapeString(info.shape) + ", more than the " +
+                  std::to_string(most) + " numbers the configuration can use (d_model " + std::to_string(d) +
+                  (s.ffn ? ", d_ff up to " + std::to_string(ff) : std::string()) +
+                  "). Check --d-model, --heads and --d-ff against the file.");
+  };
+  return f;
+}
+
+Inputs LoadInputs(const std::string& path) { return InputsFromNpz(LoadNpz(path, InputsFilter(path)), path); }
+
+namespace {
+
+Weights WeightsFrom(const NpzArrays& npz, NpzArrays* consume, const std::string& path, Config* cfg) {
   const Eigen::Index d = cfg->d_model;
   const auto wq = npz.find("W_q");
   if (wq != npz.end() && wq->second.shape.size() == 2 && wq->second.shape[0] != d) {
@@ -132,13 +190,21 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
       cfg->num_kv_heads = static_cast<int>(cols / hd);
   }
   Weights w;
-  TakeSublayer(npz, path, *cfg, /*ffn=*/false, w);
-  if (cfg->block == Block::Encoder) TakeFfn(npz, path, cfg, w);
+  TakeSublayer(npz, consume, path, *cfg, /*ffn=*/false, w);
+  if (cfg->block == Block::Encoder) TakeFfn(npz, consume, path, cfg, w);
   const auto eps = npz.find("ln_eps");
   if (eps != npz.end()) {
     if (eps->second.data.size() != 1)
       throw Error("'" + path + "': ln_eps must be a single number, e.g. numpy.float32(1e-5).");
-    cfg->ln_eps = eps->second.data[0];
+    // A file's value is the file's fault (exit 1), not a flag's: say so by name.
+    const float e = eps->second.data[0];
+    if (!(e > 0) || !std::isfinite(e)) {
+      std::ostringstream m;
+      m << "'" << path << "': ln_eps is " << e
+        << "; LayerNorm's epsilon must be a small positive number, e.g. numpy.float32(1e-5).";
+      throw Error(m.str());
+    }
+    cfg->ln_eps = e;
   }
   try {
     CheckWeights(w, *cfg);
@@ -146,6 +212,16 @@ Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::strin
     throw Error("'" + path + "': " + e.what());
   }
   return w;
+}
+
+}  // namespace
+
+Weights WeightsFromNpz(const std::map<std::string, Array>& npz, const std::string& path, Config* cfg) {
+  return WeightsFrom(npz, nullptr, path, cfg);
+}
+
+Weights WeightsFromNpz(std::map<std::string, Array>&& npz, const std::string& path, Config* cfg) {
+  return WeightsFrom(npz, &npz, path, cfg);
 }
 
 }  // namespace mha::io

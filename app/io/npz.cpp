@@ -1,3 +1,9 @@
+// Reading .npy arrays and .npz archives. Each member's .npy header is read and checked
+// (shape, dtype, the caller's needs, the memory budget) before any of its data are
+// inflated, and the data are converted to float32 as they are inflated: a small
+// compressed file that claims gigabytes is refused at its header, and a member the
+// caller does not use is never inflated at all.
+#include <sys/stat.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -5,7 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <sstream>
+#include <set>
 #include <vector>
 
 #include "files.hpp"
@@ -14,67 +20,127 @@ namespace mha::io {
 namespace {
 
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 28;  // 1 GiB of float32
-
-// Parses a Python-literal header dict of the .npy format, e.g.
-// {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 4), }
-struct Header {
-  std::string descr;
-  bool fortran = false;
-  std::vector<std::int64_t> shape;
-};
+// The header is a short Python dict; numpy itself refuses headers over 10000 bytes.
+constexpr std::size_t kMaxHeaderBytes = std::size_t(1) << 16;
 
 [[noreturn]] void Bad(const std::string& what, const std::string& why) {
   throw Error(what + " is not a valid numpy .npy array: " + why +
               ". Save arrays with numpy.savez(path, name=array) or mhaviz trace --npz.");
 }
 
-std::string ValueAfter(const std::string& h, const std::string& key, const std::string& what) {
-  const auto k = h.find("'" + key + "'");
-  if (k == std::string::npos) Bad(what, "the header has no '" + key + "'");
-  auto c = h.find(':', k);
-  if (c == std::string::npos) Bad(what, "the header is malformed");
-  ++c;
-  while (c < h.size() && h[c] == ' ') ++c;
-  return h.substr(c);
-}
+// The header dict, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 4), },
+// parsed as the Python literal it is: exactly the three keys, each once (numpy takes
+// the last of a repeated key, so a file could mean one thing to numpy and another here).
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& h, const std::string& what) : h_(h), what_(what) {}
 
-Header ParseHeader(const std::string& h, const std::string& what) {
-  Header r;
-  std::string v = ValueAfter(h, "descr", what);
-  if (v.empty() || (v[0] != '\'' && v[0] != '"')) Bad(what, "descr is not a string");
-  const auto end = v.find(v[0], 1);
-  if (end == std::string::npos) Bad(what, "descr is not terminated");
-  r.descr = v.substr(1, end - 1);
-  v = ValueAfter(h, "fortran_order", what);
-  if (v.rfind("True", 0) == 0)
-    r.fortran = true;
-  else if (v.rfind("False", 0) != 0)
-    Bad(what, "fortran_order is neither True nor False");
-  v = ValueAfter(h, "shape", what);
-  if (v.empty() || v[0] != '(') Bad(what, "shape is not a tuple");
-  const auto close = v.find(')');
-  if (close == std::string::npos) Bad(what, "shape is not terminated");
-  std::string inner = v.substr(1, close - 1);
-  std::int64_t total = 1;
-  std::size_t i = 0;
-  while (i < inner.size()) {
-    while (i < inner.size() && (inner[i] == ' ' || inner[i] == ',')) ++i;
-    if (i >= inner.size()) break;
-    if (inner[i] < '0' || inner[i] > '9') Bad(what, "a shape entry is not a number");
-    std::int64_t n = 0;
-    while (i < inner.size() && inner[i] >= '0' && inner[i] <= '9') {
-      n = n * 10 + (inner[i] - '0');
-      if (n > kMaxElements) Bad(what, "a dimension is absurdly large");
-      ++i;
+  NpyInfo Parse() {
+    NpyInfo r;
+    std::set<std::string> seen;
+    Expect('{');
+    while (Skip() != '}') {
+      const std::string key = String();
+      if (!seen.insert(key).second) Bad(what_, "its header names '" + key + "' twice");
+      Expect(':');
+      Skip();
+      if (key == "descr")
+        r.descr = String();
+      else if (key == "fortran_order")
+        r.fortran = Bool();
+      else if (key == "shape")
+        r.shape = Shape();
+      else
+        Bad(what_, "its header has the unknown key '" + key + "'");
+      if (Skip() == ',')
+        ++i_;
+      else if (Skip() != '}')
+        Bad(what_, "its header is malformed after '" + key + "'");
     }
-    r.shape.push_back(n);
-    total *= n;
-    if (total > kMaxElements)
-      throw Error(what + " has more than " + std::to_string(kMaxElements) +
-                  " elements, over the cap that keeps memory bounded.");
-    if (r.shape.size() > 8) Bad(what, "it has more than 8 dimensions");
+    for (const char* k : {"descr", "fortran_order", "shape"})
+      if (!seen.count(k)) Bad(what_, std::string("the header has no '") + k + "'");
+    return r;
   }
-  return r;
+
+ private:
+  char Skip() {
+    while (i_ < h_.size() && (h_[i_] == ' ' || h_[i_] == '\n' || h_[i_] == '\t')) ++i_;
+    if (i_ >= h_.size()) Bad(what_, "the header is not terminated");
+    return h_[i_];
+  }
+  void Expect(char c) {
+    if (Skip() != c) Bad(what_, std::string("the header is malformed (expected '") + c + "')");
+    ++i_;
+  }
+  std::string String() {
+    const char q = Skip();
+    if (q != '\'' && q != '"') Bad(what_, "a header key or descr is not a string");
+    const auto end = h_.find(q, i_ + 1);
+    if (end == std::string::npos) Bad(what_, "a string in the header is not terminated");
+    std::string s = h_.substr(i_ + 1, end - i_ - 1);
+    i_ = end + 1;
+    return s;
+  }
+  bool Bool() {
+    for (const auto& [word, v] : {std::pair<const char*, bool>{"True", true}, {"False", false}})
+      if (h_.compare(i_, std::strlen(word), word) == 0) {
+        i_ += std::strlen(word);
+        return v;
+      }
+    Bad(what_, "fortran_order is neither True nor False");
+  }
+  std::vector<std::int64_t> Shape() {
+    if (h_[i_] != '(') Bad(what_, "shape is not a tuple");
+    ++i_;
+    std::vector<std::int64_t> shape;
+    std::int64_t total = 1;
+    while (Skip() != ')') {
+      if (h_[i_] < '0' || h_[i_] > '9') Bad(what_, "a shape entry is not a number");
+      std::int64_t n = 0;
+      while (i_ < h_.size() && h_[i_] >= '0' && h_[i_] <= '9') {
+        n = n * 10 + (h_[i_] - '0');
+        if (n > kMaxElements) Bad(what_, "a dimension is absurdly large");
+        ++i_;
+      }
+      shape.push_back(n);
+      total *= n;
+      if (total > kMaxElements)
+        throw Error(what_ + " has more than " + std::to_string(kMaxElements) +
+                    " elements, over the cap that keeps memory bounded.");
+      if (shape.size() > 8) Bad(what_, "it has more than 8 dimensions");
+      if (Skip() == ',') ++i_;
+    }
+    ++i_;
+    return shape;
+  }
+
+  const std::string& h_;
+  const std::string& what_;
+  std::size_t i_ = 0;
+};
+
+// descr is byte order, kind, width in bytes: '<f4'. Anything else ('|O' objects, '<U3'
+// strings, '<M8[D]' dates, '<c8' complex) is not a plain number.
+struct Dtype {
+  char kind = '?';
+  int width = 0;
+  bool swap = false;
+};
+
+Dtype ParseDtype(const std::string& descr, const std::string& what) {
+  const char order = descr.size() > 0 ? descr[0] : '?';
+  Dtype d;
+  d.kind = descr.size() > 1 ? descr[1] : '?';
+  const std::string w = descr.size() > 2 ? descr.substr(2) : "";
+  d.width = w == "1" ? 1 : w == "2" ? 2 : w == "4" ? 4 : w == "8" ? 8 : 0;
+  d.swap = order == '>';  // this machine is little-endian
+  const bool ok_kind = (d.kind == 'f' && (d.width == 2 || d.width == 4 || d.width == 8)) ||
+                       ((d.kind == 'i' || d.kind == 'u') && d.width > 0) || (d.kind == 'b' && d.width == 1);
+  if (!ok_kind || (order != '<' && order != '>' && order != '|' && order != '='))
+    throw Error(what + " has dtype '" + descr +
+                "', which mhaviz cannot use as numbers. Store float32 (or float16 / float64 / integer) arrays, "
+                "e.g. array.astype(numpy.float32).");
+  return d;
 }
 
 template <typename T>
@@ -103,117 +169,133 @@ float HalfToFloat(std::uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
-struct ZipDeleter {
-  void operator()(zip_t* z) const { zip_discard(z); }
+float ToFloat(const unsigned char* p, const Dtype& d) {
+  const bool s = d.swap;
+  double v = 0;
+  if (d.kind == 'f')
+    v = d.width == 2 ? HalfToFloat(Load<std::uint16_t>(p, s)) : d.width == 4 ? Load<float>(p, s) : Load<double>(p, s);
+  else if (d.kind == 'i')
+    v = d.width == 1   ? Load<std::int8_t>(p, s)
+        : d.width == 2 ? Load<std::int16_t>(p, s)
+        : d.width == 4 ? Load<std::int32_t>(p, s)
+                       : static_cast<double>(Load<std::int64_t>(p, s));
+  else
+    v = d.width == 1   ? Load<std::uint8_t>(p, s)
+        : d.width == 2 ? Load<std::uint16_t>(p, s)
+        : d.width == 4 ? Load<std::uint32_t>(p, s)
+                       : static_cast<double>(Load<std::uint64_t>(p, s));
+  return static_cast<float>(v);
+}
+
+// Where an .npy's bytes come from: a string, or a zip member being inflated.
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Up to n bytes; fewer only at the end of the data. Throws on a corrupt stream.
+  virtual std::size_t Read(char* p, std::size_t n) = 0;
+  std::size_t ReadFull(char* p, std::size_t n) {
+    std::size_t got = 0;
+    while (got < n) {
+      const std::size_t k = Read(p + got, n - got);
+      if (k == 0) break;
+      got += k;
+    }
+    return got;
+  }
 };
 
-}  // namespace
+class StringSource : public Source {
+ public:
+  explicit StringSource(const std::string& s) : s_(s) {}
+  std::size_t Read(char* p, std::size_t n) override {
+    n = std::min(n, s_.size() - at_);
+    std::memcpy(p, s_.data() + at_, n);
+    at_ += n;
+    return n;
+  }
 
-namespace {
+ private:
+  const std::string& s_;
+  std::size_t at_ = 0;
+};
 
-std::string EncodeNpyBytes(const std::string& descr, const std::vector<std::int64_t>& shape, const char* data,
-                           std::size_t bytes) {
-  std::ostringstream h;
-  h << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < shape.size(); ++i) h << (i ? ", " : "") << shape[i];
-  if (shape.size() == 1) h << ",";
-  h << "), }";
-  std::string header = h.str();
-  // Pad with spaces so magic + len + header + '\n' is a multiple of 64, as numpy does.
-  const std::size_t pre = 10;
-  std::size_t total = pre + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::string out("\x93NUMPY\x01\x00", 8);
-  const auto len = static_cast<std::uint16_t>(header.size());
-  out += static_cast<char>(len & 0xFF);
-  out += static_cast<char>(len >> 8);
-  out += header;
-  out.append(data, bytes);
-  return out;
-}
-
-}  // namespace
-
-std::string EncodeNpy(const TensorView& t) {
-  return EncodeNpyBytes("<f4", t.shape, reinterpret_cast<const char*>(t.data),
-                        static_cast<std::size_t>(t.size()) * sizeof(float));
-}
-
-Array DecodeNpy(const std::string& bytes, const std::string& what) {
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    Bad(what, "it does not start with the \\x93NUMPY magic");
-  const int major = static_cast<unsigned char>(bytes[6]);
-  std::size_t hlen = 0, hstart = 0;
+// The header of an .npy; *header_bytes gets its length (magic included).
+NpyInfo ReadHeader(Source& src, const std::string& what, std::uint64_t* header_bytes) {
+  char pre[12];
+  const std::size_t got = src.ReadFull(pre, 10);
+  if (got < 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0) Bad(what, "it does not start with the \\x93NUMPY magic");
+  const int major = static_cast<unsigned char>(pre[6]);
+  std::size_t hlen = 0, hstart = 10;
   if (major == 1) {
-    hlen = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
-    hstart = 10;
+    hlen = static_cast<unsigned char>(pre[8]) | (static_cast<unsigned char>(pre[9]) << 8);
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) Bad(what, "the header is truncated");
-    for (int i = 3; i >= 0; --i) hlen = (hlen << 8) | static_cast<unsigned char>(bytes[8 + i]);
+    if (src.ReadFull(pre + 10, 2) < 2) Bad(what, "the header is truncated");
+    for (int i = 3; i >= 0; --i) hlen = (hlen << 8) | static_cast<unsigned char>(pre[8 + i]);
     hstart = 12;
   } else {
     Bad(what, "format version " + std::to_string(major) + " is unknown");
   }
-  if (hlen > bytes.size() - hstart) Bad(what, "the header is truncated");
-  const Header h = ParseHeader(bytes.substr(hstart, hlen), what);
-  // descr is byte order, kind, width in bytes: '<f4'. Anything else ('|O' objects,
-  // '<U3' strings, '<M8[D]' dates, '<c8' complex) is not a plain number.
-  const char order = h.descr.size() > 0 ? h.descr[0] : '?', kind = h.descr.size() > 1 ? h.descr[1] : '?';
-  const std::string width_s = h.descr.size() > 2 ? h.descr.substr(2) : "";
-  const int width = width_s == "1" ? 1 : width_s == "2" ? 2 : width_s == "4" ? 4 : width_s == "8" ? 8 : 0;
-  const bool swap = order == '>';  // this machine is little-endian
-  const bool ok_kind = (kind == 'f' && (width == 2 || width == 4 || width == 8)) ||
-                       ((kind == 'i' || kind == 'u') && (width == 1 || width == 2 || width == 4 || width == 8)) ||
-                       (kind == 'b' && width == 1);
-  if (!ok_kind || (order != '<' && order != '>' && order != '|' && order != '='))
-    throw Error(what + " has dtype '" + h.descr +
-                "', which mhaviz cannot use as numbers. Store float32 (or float16 / float64 / integer) arrays, "
-                "e.g. array.astype(numpy.float32).");
-  std::int64_t n = 1;
-  for (auto s : h.shape) n *= s;
-  const std::size_t data_off = hstart + hlen;
-  if (static_cast<std::size_t>(n) * width > bytes.size() - data_off)
-    throw Error(what + " is truncated: its header promises " + std::to_string(n) + " values of " +
-                std::to_string(width) + " bytes but the file holds only " + std::to_string(bytes.size() - data_off) +
-                " bytes of data.");
+  if (hlen > kMaxHeaderBytes) Bad(what, "its header claims " + std::to_string(hlen) + " bytes");
+  std::string h(hlen, '\0');
+  if (src.ReadFull(h.data(), hlen) < hlen) Bad(what, "the header is truncated");
+  NpyInfo info = HeaderParser(h, what).Parse();
+  ParseDtype(info.descr, what);
+  *header_bytes = hstart + hlen;
+  return info;
+}
+
+// The data after the header, converted to float32 while they are read: the raw bytes
+// are never held whole (float64 would double the peak, and 1-byte ints are 4x smaller).
+// `proven`: the data are known to be there (a stored member that fits in the file), so
+// the array is allocated at once; otherwise it grows as the data arrive, so a header and
+// a zip entry that both lie get no memory they do not fill.
+Array ReadData(Source& src, const NpyInfo& info, const std::string& what, bool proven) {
+  const Dtype d = ParseDtype(info.descr, what);
+  const std::int64_t n = info.count();
   Array a;
-  a.shape = h.shape;
-  a.source_dtype = h.descr;
-  a.data.resize(static_cast<std::size_t>(n));
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + data_off);
-  for (std::int64_t i = 0; i < n; ++i, p += width) {
-    double v = 0;
-    if (kind == 'f')
-      v = width == 2   ? HalfToFloat(Load<std::uint16_t>(p, swap))
-          : width == 4 ? Load<float>(p, swap)
-                       : Load<double>(p, swap);
-    else if (kind == 'i')
-      v = width == 1   ? Load<std::int8_t>(p, swap)
-          : width == 2 ? Load<std::int16_t>(p, swap)
-          : width == 4 ? Load<std::int32_t>(p, swap)
-                       : static_cast<double>(Load<std::int64_t>(p, swap));
-    else
-      v = width == 1   ? Load<std::uint8_t>(p, swap)
-          : width == 2 ? Load<std::uint16_t>(p, swap)
-          : width == 4 ? Load<std::uint32_t>(p, swap)
-                       : static_cast<double>(Load<std::uint64_t>(p, swap));
-    a.data[static_cast<std::size_t>(i)] = static_cast<float>(v);
+  a.shape = info.shape;
+  a.source_dtype = info.descr;
+  if (proven)
+    a.data.resize(static_cast<std::size_t>(n));
+  else
+    a.data.reserve(static_cast<std::size_t>(std::min<std::int64_t>(n, std::int64_t(1) << 20)));
+  std::vector<char> buf(std::size_t(1) << 16);
+  std::size_t have = 0;  // bytes in buf not yet converted (a value cut by a chunk end)
+  std::int64_t done = 0;
+  while (done < n) {
+    const std::size_t want = std::min<std::uint64_t>(buf.size() - have, std::uint64_t(n - done) * d.width - have);
+    const std::size_t k = src.Read(buf.data() + have, want);
+    if (k == 0)
+      throw Error(what + " is truncated: its header promises " + std::to_string(n) + " values of " +
+                  std::to_string(d.width) + " bytes but the data end after " + std::to_string(done) + " of them.");
+    have += k;
+    const std::size_t whole = have / d.width;
+    const std::size_t end = static_cast<std::size_t>(done) + whole;
+    if (end > a.data.size()) {
+      if (end > a.data.capacity())
+        a.data.reserve(std::min<std::size_t>(static_cast<std::size_t>(n), std::max(end, 2 * a.data.capacity())));
+      a.data.resize(end);
+    }
+    const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
+    for (std::size_t i = 0; i < whole; ++i, p += d.width) a.data[static_cast<std::size_t>(done++)] = ToFloat(p, d);
+    const std::size_t used = whole * d.width;
+    std::memmove(buf.data(), buf.data() + used, have - used);
+    have -= used;
   }
-  if (h.fortran && h.shape.size() >= 2) {
+  if (info.fortran && info.shape.size() >= 2) {
     // Column-major on disk: reverse the axes' strides into C order.
     std::vector<float> c(a.data.size());
-    const std::size_t r = h.shape.size();
+    const std::size_t r = info.shape.size();
     std::vector<std::int64_t> idx(r, 0);
     for (std::int64_t lin = 0; lin < n; ++lin) {
       std::int64_t f = 0, stride = 1;
       for (std::size_t ax = 0; ax < r; ++ax) {
         f += idx[ax] * stride;
-        stride *= h.shape[ax];
+        stride *= info.shape[ax];
       }
       c[static_cast<std::size_t>(lin)] = a.data[static_cast<std::size_t>(f)];
       for (std::size_t ax = r; ax-- > 0;) {
-        if (++idx[ax] < h.shape[ax]) break;
+        if (++idx[ax] < info.shape[ax]) break;
         idx[ax] = 0;
       }
     }
@@ -222,95 +304,129 @@ Array DecodeNpy(const std::string& bytes, const std::string& what) {
   return a;
 }
 
-std::string EncodeNpz(const std::vector<TensorView>& tensors, const std::vector<RawArray>& raw) {
+struct ZipDeleter {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+struct ZipFileCloser {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+
+class ZipMemberSource : public Source {
+ public:
+  ZipMemberSource(zip_file_t* f, const std::string& what) : f_(f), what_(what) {}
+  std::size_t Read(char* p, std::size_t n) override {
+    const zip_int64_t k = zip_fread(f_.get(), p, n);
+    if (k < 0)
+      throw Error(what_ + " is corrupt (" + zip_file_strerror(f_.get()) + "). Save the file again with numpy.savez.");
+    return static_cast<std::size_t>(k);
+  }
+
+ private:
+  std::unique_ptr<zip_file_t, ZipFileCloser> f_;
+  const std::string& what_;
+};
+
+std::unique_ptr<zip_t, ZipDeleter> OpenZip(zip_source_t* src, const std::string& what) {
   zip_error_t err;
   zip_error_init(&err);
-  zip_source_t* src = zip_source_buffer_create(nullptr, 0, 0, &err);
-  if (!src) throw Error("Cannot create an in-memory zip archive.");
-  zip_t* za = zip_open_from_source(src, ZIP_TRUNCATE, &err);
+  // No ZIP_CHECKCONS: like numpy (Python's zipfile), a name given twice is not an
+  // error; the last member of that name is the one read (see Keys below).
+  zip_t* za = zip_open_from_source(src, ZIP_RDONLY, &err);
   if (!za) {
     zip_source_free(src);
-    throw Error("Cannot create an in-memory zip archive.");
+    const std::string why = zip_error_strerror(&err);
+    zip_error_fini(&err);
+    throw Error(what + " is not a valid .npz (zip) archive: " + why +
+                ". Is it truncated, or not an .npz at all? Create one with numpy.savez or mhaviz trace --npz.");
   }
-  zip_source_keep(src);
-  std::vector<std::pair<std::string, std::string>> payloads;  // name, .npy bytes; must outlive zip_close
-  payloads.reserve(tensors.size() + raw.size());
-  for (const auto& t : tensors) payloads.emplace_back(t.name, EncodeNpy(t));
-  for (const auto& r : raw)
-    payloads.emplace_back(r.name, EncodeNpyBytes(r.descr, r.shape, r.data.data(), r.data.size()));
-  for (const auto& [name, p] : payloads) {
-    zip_source_t* s = zip_source_buffer(za, p.data(), p.size(), 0);
-    const zip_int64_t idx = s ? zip_file_add(za, (name + ".npy").c_str(), s, ZIP_FL_ENC_UTF_8) : -1;
-    if (idx < 0) {
-      if (s) zip_source_free(s);
-      zip_discard(za);
-      zip_source_free(src);
-      throw Error("Cannot add '" + name + "' to the .npz archive.");
-    }
-    zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0);  // as numpy.savez
+  return std::unique_ptr<zip_t, ZipDeleter>(za);
+}
+
+// numpy's keys: a member's name without ".npy"; a member named exactly like a key
+// (no ".npy") wins over "key.npy", and of two members with one name the last wins, as
+// numpy.load(path)[key] reads them.
+std::map<std::string, zip_uint64_t> Keys(zip_t* za) {
+  std::map<std::string, zip_uint64_t> keys;
+  std::set<std::string> exact;  // keys taken by a member without ".npy"
+  const zip_int64_t n = zip_get_num_entries(za, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char* raw = zip_get_name(za, static_cast<zip_uint64_t>(i), 0);
+    if (!raw) continue;
+    std::string name = raw;
+    if (name.empty() || name.back() == '/') continue;  // a directory entry
+    const bool npy = name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
+    if (npy) name.resize(name.size() - 4);
+    if (npy && exact.count(name)) continue;
+    if (!npy) exact.insert(name);
+    keys[name] = static_cast<zip_uint64_t>(i);
   }
-  if (zip_close(za) != 0) {
-    zip_discard(za);
-    zip_source_free(src);
-    throw Error("Cannot finish the .npz archive.");
+  return keys;
+}
+
+std::map<std::string, Array> ReadArchive(zip_t* za, std::uint64_t archive_bytes, const std::string& what,
+                                         const NpzFilter& filter) {
+  std::map<std::string, Array> out;
+  std::int64_t total = 0;
+  for (const auto& [key, index] : Keys(za)) {
+    if (filter.wanted && !filter.wanted(key)) continue;
+    const std::string member = what + " member '" + key + "'";
+    zip_stat_t st;
+    zip_file_t* f = zip_stat_index(za, index, 0, &st) == 0 ? zip_fopen_index(za, index, 0) : nullptr;
+    if (!f) throw Error(member + " cannot be opened (" + zip_strerror(za) + ").");
+    ZipMemberSource src(f, member);
+    std::uint64_t header_bytes = 0;
+    const NpyInfo info = ReadHeader(src, member, &header_bytes);
+    const std::int64_t n = info.count();
+    const std::uint64_t need = header_bytes + std::uint64_t(n) * ParseDtype(info.descr, member).width;
+    // numpy.save writes exactly the header and the data; a zip entry of another size is
+    // damaged (or lies about its size, to have memory reserved for it).
+    if ((st.valid & ZIP_STAT_SIZE) && st.size != need)
+      throw Error(member + " is truncated or corrupt: its zip entry says " + std::to_string(st.size) +
+                  " bytes, but its .npy header and data (" + std::to_string(n) + " values of " + info.descr +
+                  ") make " + std::to_string(need) + ". Save the file again with numpy.savez.");
+    if (filter.check) filter.check(key, info);
+    total += n;
+    if (total > kMaxElements)
+      throw Error(what + " holds more than " + std::to_string(kMaxElements) + " numbers in the arrays mhaviz reads (" +
+                  std::to_string(kMaxElements >> 18) + " MiB as float32), over the cap that keeps memory bounded.");
+    const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE &&
+                        (st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size == st.size && st.comp_size <= archive_bytes;
+    out[key] = ReadData(src, info, member, stored);
   }
-  std::string out;
-  zip_stat_t st;
-  if (zip_source_stat(src, &st) == 0 && zip_source_open(src) == 0) {
-    out.resize(st.size);
-    const zip_int64_t n = zip_source_read(src, out.data(), st.size);
-    zip_source_close(src);
-    if (n < 0 || static_cast<zip_uint64_t>(n) != st.size) out.clear();
-  }
-  zip_source_free(src);
-  if (out.empty()) throw Error("Cannot read back the .npz archive from memory.");
   return out;
 }
 
-std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what) {
+}  // namespace
+
+std::int64_t NpyInfo::count() const {
+  std::int64_t n = 1;
+  for (auto s : shape) n *= s;
+  return n;
+}
+
+Array DecodeNpy(const std::string& bytes, const std::string& what) {
+  StringSource src(bytes);
+  std::uint64_t header_bytes = 0;
+  const NpyInfo info = ReadHeader(src, what, &header_bytes);
+  const std::int64_t n = info.count();
+  const int width = ParseDtype(info.descr, what).width;
+  const std::uint64_t data = bytes.size() - header_bytes;
+  if (std::uint64_t(n) * width > data)
+    throw Error(what + " is truncated: its header promises " + std::to_string(n) + " values of " +
+                std::to_string(width) + " bytes but the file holds only " + std::to_string(data) + " bytes of data.");
+  return ReadData(src, info, what, /*proven=*/true);
+}
+
+std::map<std::string, Array> DecodeNpz(const std::string& bytes, const std::string& what, const NpzFilter& filter) {
   zip_error_t err;
   zip_error_init(&err);
   zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &err);
   if (!src) throw Error("Cannot read " + what + ": out of memory.");
-  std::unique_ptr<zip_t, ZipDeleter> za(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err));
-  if (!za) {
-    zip_source_free(src);
-    throw Error(what + " is not a valid .npz (zip) archive: " + std::string(zip_error_strerror(&err)) +
-                ". Is it truncated, or not an .npz at all? Create one with numpy.savez or mhaviz trace --npz.");
-  }
-  std::map<std::string, Array> out;
-  const zip_int64_t n = zip_get_num_entries(za.get(), 0);
-  std::uint64_t total = 0;
-  for (zip_int64_t i = 0; i < n; ++i) {
-    zip_stat_t st;
-    if (zip_stat_index(za.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 || !st.name) continue;
-    std::string name = st.name;
-    if (name.size() < 5 || name.compare(name.size() - 4, 4, ".npy") != 0) continue;
-    name.resize(name.size() - 4);
-    total += st.size;
-    if (st.size > static_cast<std::uint64_t>(kMaxElements) * 8 || total > (std::uint64_t(1) << 31))
-      throw Error(what + " expands to more than 2 GiB, over the cap that keeps memory bounded.");
-    zip_file_t* f = zip_fopen_index(za.get(), static_cast<zip_uint64_t>(i), 0);
-    if (!f) throw Error(what + ": cannot open member '" + name + ".npy' (" + zip_strerror(za.get()) + ").");
-    // Read as the data actually arrives: the sizes in the zip directory are only claims,
-    // and a 184-byte file claiming 2 GiB got 2 GiB allocated up front.
-    std::string data;
-    data.reserve(static_cast<std::size_t>(std::min<zip_uint64_t>(st.size, zip_uint64_t(1) << 20)));
-    std::vector<char> buf(1 << 16);
-    zip_int64_t got = 0;
-    while (data.size() <= st.size && (got = zip_fread(f, buf.data(), buf.size())) > 0)
-      data.append(buf.data(), static_cast<std::size_t>(got));
-    zip_fclose(f);
-    if (got < 0 || data.size() != st.size)
-      throw Error(what + ": member '" + name + ".npy' is truncated or corrupt (it holds " +
-                  std::to_string(data.size()) + " bytes, its zip entry says " + std::to_string(st.size) +
-                  "). Save the file again with numpy.savez.");
-    out[name] = DecodeNpy(data, what + " member '" + name + "'");
-  }
-  return out;
+  const auto za = OpenZip(src, what);
+  return ReadArchive(za.get(), bytes.size(), what, filter);
 }
 
-std::map<std::string, Array> LoadNpz(const std::string& path) {
+std::map<std::string, Array> LoadNpz(const std::string& path, const NpzFilter& filter) {
   const std::string what = "'" + path + "'";
   // Refuse a file that is not a zip from its first bytes: /dev/zero or a large
   // unrelated file is not read to the end before being rejected.
@@ -328,7 +444,19 @@ std::map<std::string, Array> LoadNpz(const std::string& path) {
                 " is not a valid .npz (zip) archive: it does not start with the zip signature 'PK'. "
                 "Create one with numpy.savez or mhaviz trace --npz.");
   };
-  return DecodeNpz(ReadFile(path, std::size_t(1) << 30, check_head), what);
+  struct stat st {};
+  if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    // A regular file is read by libzip where it lies: only the members used are
+    // inflated, and the archive itself is never held in memory.
+    check_head(ReadFilePrefix(path, 8, nullptr));
+    zip_error_t err;
+    zip_error_init(&err);
+    zip_source_t* src = zip_source_file_create(path.c_str(), 0, -1, &err);
+    if (!src) throw Error("Cannot read " + what + ": " + zip_error_strerror(&err) + ".");
+    const auto za = OpenZip(src, what);
+    return ReadArchive(za.get(), static_cast<std::uint64_t>(st.st_size), what, filter);
+  }
+  return DecodeNpz(ReadFile(path, std::size_t(1) << 30, check_head), what, filter);
 }
 
 }  // namespace mha::io

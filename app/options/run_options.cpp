@@ -23,7 +23,7 @@ std::string ReadSentenceFile(const std::string& path) {
 }
 
 Inputs LoadInputNpz(const RunOptions& o) {
-  const auto npz = io::LoadNpz(o.input_npz);
+  const auto npz = io::LoadNpz(o.input_npz, io::InputsFilter(o.input_npz));
   Inputs in = io::InputsFromNpz(npz, o.input_npz);
   const int d = static_cast<int>(in.x.cols());
   if (o.d_model_given && o.cfg.d_model != d)

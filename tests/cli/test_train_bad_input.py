@@ -47,7 +47,7 @@ class TrainBadInput(unittest.TestCase):
             self.assertIn(w, r.stderr, f"{args}: stderr lacks {w!r}: {r.stderr}")
         self.assertNotIn("terminate called", r.stderr)
         self.assertFalse(os.path.exists(self.out), f"{args} left an output file")
-        leftovers = [f for f in os.listdir(self.dir) if ".tmp." in f]
+        leftovers = [f for f in os.listdir(self.dir) if f.startswith(".mhaviz-") or ".tmp." in f]
         self.assertEqual(leftovers, [], f"{args} left temporary files")
         return r
 
