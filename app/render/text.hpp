@@ -34,6 +34,7 @@ struct Fonts {
   Face regular;
   Face bold;  // NanumGothicBold if found, else a copy of regular's path
   bool has_bold = false;
+  std::vector<Face> fallback;  // FallbackFontPaths() that loaded, for what regular lacks
 };
 
 // The process-wide fonts, loaded on first use. Throws mha::Error (every time it is
