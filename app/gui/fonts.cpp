@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ImTextCharFromUtf8: decode as ImGui's text drawing does
 #include <stb/stb_truetype.h>
 
 #include "mha/mha.hpp"
@@ -140,7 +141,7 @@ std::vector<std::string> FontSearchPath() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("MHAVIZ_ASSETS"); env && *env) dirs.push_back(std::string(env) + "/fonts");
   const std::string exe = ExeDir();
-  for (const char* rel : {"/assets/fonts", "/../assets/fonts", "/../../assets/fonts", "/../share/mhaviz/assets/fonts"})
+  for (const char* rel : {"/assets/fonts", "/../assets/fonts", "/../../assets/fonts", "/../share/mhaviz/fonts"})
     dirs.push_back(exe + rel);
 #ifdef MHAVIZ_SOURCE_ASSETS
   dirs.push_back(std::string(MHAVIZ_SOURCE_ASSETS) + "/fonts");
@@ -229,6 +230,22 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   io.Fonts->Build();
   PaintBoxGlyphs(boxes);
   return f;
+}
+
+std::vector<unsigned> DrawnCodepoints(const std::string& utf8) {
+  std::vector<unsigned> out;
+  ImFont* font = ImGui::GetIO().FontDefault ? ImGui::GetIO().FontDefault : ImGui::GetFont();
+  const char* p = utf8.c_str();
+  const char* end = p + utf8.size();
+  while (p < end) {
+    unsigned int c = 0;
+    const int n = ImTextCharFromUtf8(&c, p, end);
+    if (n <= 0) break;
+    p += n;
+    const ImFontGlyph* g = font ? font->FindGlyph(static_cast<ImWchar>(c)) : nullptr;
+    out.push_back(g ? g->Codepoint : 0u);
+  }
+  return out;
 }
 
 }  // namespace mha::gui

@@ -30,4 +30,9 @@ std::string FindFont(const std::string& file);
 // Fonts::label, a second copy of the Korean range (a bigger atlas, so only on demand).
 Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label = false);
 
+// The code points of the glyphs the default font draws for `utf8`, one per character
+// (what ImGui draws: a character with no glyph, or beyond U+FFFF, is drawn with the
+// U+FFFD replacement box). For tests: a missing glyph must never be drawn as '?'.
+std::vector<unsigned> DrawnCodepoints(const std::string& utf8);
+
 }  // namespace mha::gui

@@ -623,6 +623,49 @@ def test_layout_resize(mhaviz, d):
     check(final["layout"]["heatmaps"]["row_labels"], f"labels lost after the resize: {final['layout']['heatmaps']}")
 
 
+def test_text(mhaviz, d):
+    """Text as typed: decomposed Hangul (NFD) computes and shows exactly like the same
+    sentence typed precomposed (NFC), with a note; emoji, symbols and full-width
+    punctuation are drawn with a glyph or the replacement box, never as '?'."""
+    import unicodedata
+    nfc = "고양이가 쥐를 잡았다"
+    nfd = unicodedata.normalize("NFD", nfc)
+    check(nfd != nfc, "the NFD test sentence is not decomposed")
+    dumps = {}
+    for name, sentence in (("nfc", nfc), ("nfd", nfd)):
+        dump = os.path.join(d, name + ".json")
+        subprocess.run([mhaviz, "gui", "--no-settings", "--sentence", sentence, "--heads", "4", "--d-model", "64",
+                        "--frames", "3", "--dump-state", dump], check=True, cwd=d)
+        dumps[name] = read_json(dump)
+    a, b = dumps["nfc"], dumps["nfd"]
+    check(b["sentence"] == nfc, f"the NFD sentence was not composed: {b['sentence']!r}")
+    check(a["trace"]["tokens"] == b["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"],
+          f"tokens {a['trace']['tokens']} vs {b['trace']['tokens']}")
+    check(a["trace"]["attention"] == b["trace"]["attention"], "NFD input gives other attention weights than NFC")
+    check("NFC" in b["trace"].get("notice", "") and "NFC" not in a["trace"].get("notice", ""),
+          f"notes: NFC {a['trace'].get('notice')!r}, NFD {b['trace'].get('notice')!r}")
+    # Glyphs: what the default font draws for each token (0xFFFD = the replacement box).
+    shots = {}
+    for name, sentence in (("mixed", "😀 ❤ ， ！ （ ） ? 가"), ("emoji", "😀"), ("question", "?")):
+        dump, shot = os.path.join(d, name + ".json"), os.path.join(d, name + ".png")
+        subprocess.run([mhaviz, "gui", "--no-settings", "--sentence", sentence, "--heads", "2", "--d-model", "8",
+                        "--frames", "3", "--dump-state", dump, "--screenshot", shot], check=True, cwd=d)
+        shots[name] = shot
+        dumps[name] = read_json(dump)
+    drawn = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["drawn"]))
+    check(drawn["😀"] == [0xFFFD], f"the emoji is drawn as {drawn['😀']} (expected the box, U+FFFD)")
+    check(drawn["?"] == [ord("?")], f"'?' is drawn as {drawn['?']}")
+    for tok in ("，", "！", "（", "）", "가"):
+        check(drawn[tok] == [ord(tok)], f"{tok!r} is drawn as {drawn[tok]}, not its own glyph")
+    if os.path.exists("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):  # fonts-dejavu-core
+        check(drawn["❤"] == [0x2764], f"the heart is drawn as {drawn['❤']}, not from a fallback font")
+    for tok, cps in drawn.items():
+        check(ord("?") not in cps or tok == "?", f"{tok!r} is drawn with a '?'")
+    # ... and the box is not a '?' on screen either: the two windows differ.
+    with open(shots["emoji"], "rb") as f1, open(shots["question"], "rb") as f2:
+        check(f1.read() != f2.read(), "the emoji and '?' sentences give the same screenshot")
+
+
 TESTS = {
     "type_and_drag": (test_type_and_drag, True),
     "fast_keys": (test_fast_keys, True),
@@ -634,6 +677,7 @@ TESTS = {
     "no_display": (test_no_display, False),
     "layout": (test_layout, True),
     "layout_resize": (test_layout_resize, True),
+    "text": (test_text, True),
 }
 
 
