@@ -661,6 +661,16 @@ def test_text(mhaviz, d):
         check(drawn["❤"] == [0x2764], f"the heart is drawn as {drawn['❤']}, not from a fallback font")
     for tok, cps in drawn.items():
         check(ord("?") not in cps or tok == "?", f"{tok!r} is drawn with a '?'")
+    # A cut-off font (was: a segfault in stbtt_InitFont) falls back with a notice.
+    nanum = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "fonts", "NanumGothic.ttf")
+    cut = os.path.join(d, "cut.ttf")
+    with open(nanum, "rb") as f, open(cut, "wb") as g:
+        g.write(f.read(100000))
+    dump = os.path.join(d, "cut.json")
+    r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "2", "--dump-state", dump],
+                       env=dict(os.environ, MHAVIZ_FONT=cut), cwd=d, capture_output=True, text=True)
+    check(r.returncode == 0, f"a cut-off MHAVIZ_FONT: exit {r.returncode}, {r.stderr[-500:]!r}")
+    check("cannot be used" in read_json(dump)["font_notice"], f"font notice {read_json(dump)['font_notice']!r}")
     # ... and the box is not a '?' on screen either: the two windows differ.
     with open(shots["emoji"], "rb") as f1, open(shots["question"], "rb") as f2:
         check(f1.read() != f2.read(), "the emoji and '?' sentences give the same screenshot")
