@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -68,6 +70,7 @@ class Checker {
     CheckCmap();
     CheckKern();
     expanded_.assign(num_glyphs_, -1);
+    extent_.assign(num_glyphs_, 0.0);
     for (unsigned g = 0; g < num_glyphs_; ++g) Points(g, 0);
   }
 
@@ -252,13 +255,14 @@ class Checker {
     if (box_area_ > 2.0 * num_glyphs_ + 64) Fail("its glyphs' bounding boxes are implausibly large");
   }
   [[noreturn]] void CutOff(unsigned g) const { Fail("the outline of glyph " + std::to_string(g) + " runs past its end"); }
-  long SimplePoints(unsigned g, u64 at, u64 len, int contours) const {
+  long SimplePoints(unsigned g, u64 at, u64 len, int contours) {
     u64 pos = 10 + u64(contours) * 2;
     if (pos + 2 > len) CutOff(g);
-    long prev = -1;
+    long prev = -1, before_last = -1;
     for (int c = 0; c < contours; ++c) {
       const long e = b_.U16(at + 10 + u64(c) * 2);
       if (e <= prev) Fail("the contours of glyph " + std::to_string(g) + " are out of order");
+      before_last = prev;
       prev = e;
     }
     const u64 n = u64(prev) + 1;
@@ -279,9 +283,30 @@ class Checker {
       }
       flags[i] = static_cast<unsigned char>(f);
     }
-    for (u64 i = 0; i < n; ++i) pos += flags[i] & 2 ? 1 : flags[i] & 16 ? 0 : 2;
-    for (u64 i = 0; i < n; ++i) pos += flags[i] & 4 ? 1 : flags[i] & 32 ? 0 : 2;
-    if (pos > len) CutOff(g);
+    // A last contour of one off-curve point makes stb look at the point after it, past
+    // the end of its array.
+    if (!(flags[n - 1] & 1) && before_last == static_cast<long>(n) - 2)
+      Fail("glyph " + std::to_string(g) + " ends with a contour of one off-curve point");
+    // The coordinates, decoded as stb does (deltas summed, stored as 16 bits), for the
+    // extent composites scale and move.
+    double extent = 0;
+    for (int axis = 0; axis < 2; ++axis) {
+      const unsigned short_bit = axis ? 4 : 2, same_bit = axis ? 32 : 16;
+      long v = 0;
+      for (u64 i = 0; i < n; ++i) {
+        if (flags[i] & short_bit) {
+          if (pos + 1 > len) CutOff(g);
+          const long d = b_.U8(at + pos++);
+          v += flags[i] & same_bit ? d : -d;
+        } else if (!(flags[i] & same_bit)) {
+          if (pos + 2 > len) CutOff(g);
+          v += b_.S16(at + pos);
+          pos += 2;
+        }
+        extent = std::max(extent, std::fabs(double(static_cast<std::int16_t>(v))));
+      }
+    }
+    extent_[g] = extent;
     return static_cast<long>(n) + 2 * contours;
   }
   long CompositePoints(unsigned g, u64 at, u64 len, int depth) {
@@ -295,14 +320,40 @@ class Checker {
       // negative would index 'loca' backwards.
       if (!(flags & 2)) Fail("glyph " + std::to_string(g) + " places a component by matching points, which is not supported");
       if (child >= num_glyphs_ || child >= 0x8000) Fail("glyph " + std::to_string(g) + " uses glyph " + std::to_string(child) + ", which does not exist or lies beyond the 32767 that stb_truetype can address");
+      const u64 args = pos;
       pos += flags & 1 ? 4 : 2;
+      const u64 scales = pos;
       pos += flags & 8 ? 2 : flags & 64 ? 4 : flags & 128 ? 8 : 0;
       if (pos > len) CutOff(g);
       points += Points(child, depth + 1);
+      PlaceComponent(g, child, flags, at + args, at + scales);
       if (points > kMaxPoints) Fail("glyph " + std::to_string(g) + " has too many points");
       more = flags & 32;
     }
     return points;
+  }
+
+  // stb moves and scales a component's points in float and stores them as 16-bit
+  // integers: a result outside that range is undefined behaviour, so it is refused.
+  void PlaceComponent(unsigned g, unsigned child, unsigned flags, u64 args, u64 scales) {
+    const double dx = flags & 1 ? b_.S16(args) : static_cast<std::int8_t>(b_.U8(args));
+    const double dy = flags & 1 ? b_.S16(args + 2) : static_cast<std::int8_t>(b_.U8(args + 1));
+    auto f2dot14 = [&](u64 o) { return b_.S16(o) / 16384.0; };
+    double a = 1, b = 0, c = 0, d = 1;
+    if (flags & 8) {
+      a = d = f2dot14(scales);
+    } else if (flags & 64) {
+      a = f2dot14(scales);
+      d = f2dot14(scales + 2);
+    } else if (flags & 128) {
+      a = f2dot14(scales), b = f2dot14(scales + 2), c = f2dot14(scales + 4), d = f2dot14(scales + 6);
+    }
+    const double x = extent_[child];
+    const double m = std::sqrt(a * a + b * b), n = std::sqrt(c * c + d * d);
+    const double bx = m * ((std::fabs(a) + std::fabs(c)) * x + std::fabs(dx));
+    const double by = n * ((std::fabs(b) + std::fabs(d)) * x + std::fabs(dy));
+    if (bx >= 32000 || by >= 32000) Fail("glyph " + std::to_string(g) + " places a component outside the coordinate range");
+    extent_[g] = std::max({extent_[g], bx, by});
   }
 
   Bytes b_;
@@ -310,7 +361,8 @@ class Checker {
   long em_ = 1000;
   double box_area_ = 0;  // the glyph boxes' total area, in em²
   Table cmap_, hmtx_, loca_, glyf_;
-  std::vector<long> expanded_;  // -1 unknown, -2 being expanded
+  std::vector<long> expanded_;   // -1 unknown, -2 being expanded
+  std::vector<double> extent_;   // the largest |coordinate| of each glyph's points
 };
 
 }  // namespace
