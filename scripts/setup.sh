@@ -30,6 +30,12 @@ TEST_PACKAGES=(
 )
 PACKAGES=("${RUN_PACKAGES[@]}")
 [ "$action" = test ] && PACKAGES+=("${TEST_PACKAGES[@]}")
+# `setup.sh packages run|test`: print the list and stop (scripts/setup_size.sh uses it).
+if [ "$action" = packages ]; then
+  [ "${1:-run}" = test ] && PACKAGES+=("${TEST_PACKAGES[@]}")
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -66,7 +72,7 @@ case "$action" in
     ctest --output-on-failure -j"$(nproc)" "$@"
     ;;
   *)
-    echo "usage: scripts/setup.sh [run|test|build]" >&2
+    echo "usage: scripts/setup.sh [run|test|build|packages run|packages test]" >&2
     exit 2
     ;;
 esac
