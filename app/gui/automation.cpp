@@ -89,6 +89,9 @@ std::string DumpStateJson(AppState& s, int frames) {
   nlohmann::json drawn = nlohmann::json::array();
   for (const auto& tok : s.result.tokens) drawn.push_back(DrawnCodepoints(tok));
   j["drawn"] = drawn;
+  const AtlasStats atlas = LastAtlasStats();
+  j["font_atlas"] = {{"width", atlas.width}, {"height", atlas.height}, {"glyphs", atlas.glyphs},
+                     {"build_ms", atlas.build_ms}};
   j["content_scale"] = s.ui.content_scale;
   j["font_px"] = ImGui::GetFontSize();
   j["layout"] = LayoutJson(s.ui.report);

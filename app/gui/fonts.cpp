@@ -1,6 +1,7 @@
 #include "gui/fonts.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -164,7 +165,14 @@ std::string FindFont(const std::string& file) {
   return {};
 }
 
+namespace {
+AtlasStats last_stats;
+}  // namespace
+
+AtlasStats LastAtlasStats() { return last_stats; }
+
 Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
+  const auto t0 = std::chrono::steady_clock::now();
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   // The atlas as tall as its glyphs, not the next power of two (GL 3.3 takes any size).
@@ -229,6 +237,11 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   io.FontDefault = f.regular;
   io.Fonts->Build();
   PaintBoxGlyphs(boxes);
+  last_stats.width = io.Fonts->TexWidth;
+  last_stats.height = io.Fonts->TexHeight;
+  last_stats.glyphs = 0;
+  for (const ImFont* font : io.Fonts->Fonts) last_stats.glyphs += font->Glyphs.Size;
+  last_stats.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return f;
 }
 

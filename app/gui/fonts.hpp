@@ -30,6 +30,14 @@ std::string FindFont(const std::string& file);
 // Fonts::label, a second copy of the Korean range (a bigger atlas, so only on demand).
 Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label = false);
 
+// The last LoadFonts' atlas: its size, its glyph count and how long building it took
+// (the fallback fonts add symbols to two copies of the text ranges: watch both).
+struct AtlasStats {
+  int width = 0, height = 0, glyphs = 0;
+  double build_ms = 0;
+};
+AtlasStats LastAtlasStats();
+
 // The code points of the glyphs the default font draws for `utf8`, one per character
 // (what ImGui draws: a character with no glyph, or beyond U+FFFF, is drawn with the
 // U+FFFD replacement box). For tests: a missing glyph must never be drawn as '?'.
