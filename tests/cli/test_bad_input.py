@@ -536,7 +536,6 @@ def can_unshare_mounts():
 OLD = b"the teacher's file from yesterday\n" * 10
 
 
-# ---------------------------------------------------------------------------------------
 class Outputs(Case):
     """Output paths that cannot be written, for every command in WRITERS."""
 
