@@ -151,10 +151,6 @@ const FontState& State() {
         for (const auto& d : FontDirs()) bold_dirs.push_back(d);
       for (const auto& d : bold_dirs)
         if ((s.fonts.has_bold = LoadFace(d + "/NanumGothicBold.ttf", s.fonts.bold))) break;
-      for (const auto& p : FallbackFontPaths()) {
-        Face f;
-        if (LoadFace(p, f)) s.fonts.fallback.push_back(std::move(f));
-      }
       return s;
     }
     std::ostringstream e;
@@ -191,6 +187,18 @@ const Fonts& GetFonts() {
 }
 
 std::string FontPath() { return GetFonts().regular.path; }
+
+const std::vector<Face>& FallbackFaces() {
+  static const std::vector<Face> faces = [] {
+    std::vector<Face> out;
+    for (const auto& p : FallbackFontPaths()) {
+      Face f;
+      if (LoadFace(p, f)) out.push_back(std::move(f));
+    }
+    return out;
+  }();
+  return faces;
+}
 
 // ---------------------------------------------------------------------------------
 // Text
@@ -230,9 +238,12 @@ std::vector<Text::Placed> Text::Layout(std::string_view s, Style st, float* widt
         face = &fonts_.regular;
         g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
       }
-      for (std::size_t k = 0; g == 0 && k < fonts_.fallback.size(); ++k) {
-        face = &fonts_.fallback[k];
-        g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
+      if (g == 0) {
+        const std::vector<Face>& fallback = FallbackFaces();
+        for (std::size_t k = 0; g == 0 && k < fallback.size(); ++k) {
+          face = &fallback[k];
+          g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
+        }
       }
       if (g == 0) face = &main;
     }

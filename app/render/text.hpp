@@ -34,8 +34,11 @@ struct Fonts {
   Face regular;
   Face bold;  // NanumGothicBold if found, else a copy of regular's path
   bool has_bold = false;
-  std::vector<Face> fallback;  // FallbackFontPaths() that loaded, for what regular lacks
 };
+
+// The fallback fonts (FallbackFontPaths() that load), for what the regular face lacks;
+// loaded on first use, since most labels never need them.
+const std::vector<Face>& FallbackFaces();
 
 // The process-wide fonts, loaded on first use. Throws mha::Error (every time it is
 // called) if no font could be read, with the list of places searched.
