@@ -671,6 +671,14 @@ def test_text(mhaviz, d):
                        env=dict(os.environ, MHAVIZ_FONT=cut), cwd=d, capture_output=True, text=True)
     check(r.returncode == 0, f"a cut-off MHAVIZ_FONT: exit {r.returncode}, {r.stderr[-500:]!r}")
     check("cannot be used" in read_json(dump)["font_notice"], f"font notice {read_json(dump)['font_notice']!r}")
+    # A FIFO (was: a hang) and /dev/zero (was: memory without bound) are refused unread.
+    fifo = os.path.join(d, "fifo.ttf")
+    os.mkfifo(fifo)
+    for bad in (fifo, "/dev/zero"):
+        r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "2", "--dump-state", dump],
+                           env=dict(os.environ, MHAVIZ_FONT=bad), cwd=d, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and "not a regular file" in read_json(dump)["font_notice"],
+              f"MHAVIZ_FONT={bad}: exit {r.returncode}, notice {read_json(dump)['font_notice']!r}")
     # ... and the box is not a '?' on screen either: the two windows differ.
     with open(shots["emoji"], "rb") as f1, open(shots["question"], "rb") as f2:
         check(f1.read() != f2.read(), "the emoji and '?' sentences give the same screenshot")
