@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include "mha/mha.hpp"
 #include "render/font_file.hpp"
+#include "render/text.hpp"
 
 namespace mha::gui {
 namespace {
@@ -259,6 +261,30 @@ std::vector<unsigned> DrawnCodepoints(const std::string& utf8) {
     out.push_back(g ? g->Codepoint : 0u);
   }
   return out;
+}
+
+std::string BoxNote(const std::string& utf8) {
+  std::string names;
+  int boxed = 0;
+  // Decoded strictly (the exporter's decoder), since ImGui's own maps U+1F600 to U+FFFD.
+  for (char32_t cp : render::DecodeUtf8(utf8)) {
+    const std::string one = render::EncodeUtf8({cp});
+    const std::vector<unsigned> drawn = DrawnCodepoints(one);
+    if (drawn.empty() || drawn[0] != 0xFFFD || boxed == 8) continue;
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(cp));
+    names += (boxed++ ? ", " : "") + std::string(code);
+  }
+  if (boxed == 0) return {};
+  std::string note = names + (boxed == 1 ? " is" : " are") +
+                     " drawn as a box: no installed font has it, or it lies beyond U+FFFF (most emoji), which "
+                     "this build of Dear ImGui cannot draw.";
+  // The text field holds 16-bit characters: an emoji typed or pasted there, like bytes
+  // that are not UTF-8, arrives as U+FFFD, the replacement character.
+  if (names.find("U+FFFD") != std::string::npos)
+    note += " U+FFFD stands for a character that was replaced: bytes that are not UTF-8, or a character "
+            "beyond U+FFFF once it passed through the text field.";
+  return note;
 }
 
 }  // namespace mha::gui

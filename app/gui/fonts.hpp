@@ -48,4 +48,9 @@ AtlasStats LastAtlasStats();
 // U+FFFD replacement box). For tests: a missing glyph must never be drawn as '?'.
 std::vector<unsigned> DrawnCodepoints(const std::string& utf8);
 
+// "" if every character of `utf8` has a glyph, else a note naming those drawn as the
+// box ("U+1F600 is drawn as a box: no font here has it, or it lies beyond U+FFFF"),
+// for tooltips: the learner sees which character a box stands for.
+std::string BoxNote(const std::string& utf8);
+
 }  // namespace mha::gui

@@ -655,6 +655,8 @@ def test_text(mhaviz, d):
     drawn = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["drawn"]))
     check(drawn["😀"] == [0xFFFD], f"the emoji is drawn as {drawn['😀']} (expected the box, U+FFFD)")
     check(drawn["?"] == [ord("?")], f"'?' is drawn as {drawn['?']}")
+    notes = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["box_notes"]))
+    check("U+1F600" in notes["😀"] and notes["가"] == "", f"box notes {notes}")
     for tok in ("，", "！", "（", "）", "가"):
         check(drawn[tok] == [ord(tok)], f"{tok!r} is drawn as {drawn[tok]}, not its own glyph")
     if os.path.exists("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):  # fonts-dejavu-core
