@@ -29,4 +29,12 @@ Nfc ToNfc(std::string_view utf8);
 // The learner-facing note for text that ToNfc changed; `what` names it ("the sentence").
 std::string NfcNotice(std::string_view what);
 
+// A text field that holds 16-bit characters (Dear ImGui's, as Debian builds it) turns
+// every character beyond U+FFFF (most emoji) into U+FFFD, and writes that back as soon
+// as it is active, although the learner typed nothing. Given the text before and after
+// the field wrote it, returns `after` with the original characters kept wherever the
+// text is unchanged (its common start and end with `before` as the field saw it); only
+// the part the learner actually edited comes from the field.
+std::string KeepBeyondBmp(std::string_view before, std::string_view after);
+
 }  // namespace mha::text

@@ -663,6 +663,20 @@ def test_text(mhaviz, d):
         check(drawn["❤"] == [0x2764], f"the heart is drawn as {drawn['❤']}, not from a fallback font")
     for tok, cps in drawn.items():
         check(ord("?") not in cps or tok == "?", f"{tok!r} is drawn with a '?'")
+    # The sentence field holds 16-bit characters: focused, it must not turn the emoji
+    # into U+FFFD (was: the GUI then embedded another token than the CLI); an edit
+    # elsewhere keeps it too.
+    app = App(mhaviz, os.path.join(d), ["--sentence", "cat 😀", "--heads", "2", "--d-model", "8"])
+    try:
+        app.settle(5)
+        app.key("End")
+        app.type_held(" dog")
+        app.wait_for(lambda p: p.get("sentence", "").endswith("dog"), "the typed word")
+        final = app.quit()
+    except BaseException:
+        app.kill()
+        raise
+    check(final["trace"]["tokens"] == ["cat", "😀", "dog"], f"tokens after editing {final['trace']['tokens']}")
     # A cut-off font (was: a segfault in stbtt_InitFont) falls back with a notice.
     nanum = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "fonts", "NanumGothic.ttf")
     cut = os.path.join(d, "cut.ttf")
