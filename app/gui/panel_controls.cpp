@@ -195,7 +195,8 @@ void DrawControlsPanel(AppState& s) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
-      if (std::string typed = text::KeepBeyondBmp(s.choice.memory, s.ui.memory_buf.data()); typed != s.choice.memory) {
+      if (std::string typed = text::KeepBeyondBmp(s.choice.memory, s.ui.memory_buf.data());
+          text::TypedChange(s.choice.memory, typed)) {
         s.choice.memory = std::move(typed);
         s.dirty = true;
       }

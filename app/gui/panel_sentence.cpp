@@ -37,7 +37,7 @@ void DrawSentencePanel(AppState& s) {
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::InputTextWithHint("##sentence", "e.g. The cat sat on the mat.", buf.data(), buf.size())) {
     // The field cannot hold emoji: it must not replace them unless they were edited.
-    if (std::string typed = text::KeepBeyondBmp(s.choice.sentence, buf.data()); typed != s.choice.sentence) {
+    if (std::string typed = text::KeepBeyondBmp(s.choice.sentence, buf.data()); text::TypedChange(s.choice.sentence, typed)) {
       s.choice.sentence = std::move(typed);
       s.files.input_path.clear();  // typing replaces embeddings loaded from a file
       s.files.input = Inputs();

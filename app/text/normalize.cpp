@@ -30,6 +30,10 @@ Nfc ToNfc(std::string_view utf8) {
   return out;
 }
 
+bool TypedChange(std::string_view stored, std::string_view typed) {
+  return stored != typed && ToNfc(stored).text != ToNfc(typed).text;
+}
+
 std::string NfcNotice(std::string_view what) {
   return std::string(what) +
          " was normalised to Unicode NFC: decomposed letters (such as Hangul typed as separate jamo, "

@@ -37,4 +37,10 @@ std::string NfcNotice(std::string_view what);
 // the part the learner actually edited comes from the field.
 std::string KeepBeyondBmp(std::string_view before, std::string_view after);
 
+// Whether a text field's new text is a real change: their NFC forms differ. The app
+// stores the sentence composed; a field still holding the decomposed text it was given
+// writes that back while active, which must not count as an edit (or every frame would
+// recompute).
+bool TypedChange(std::string_view stored, std::string_view typed);
+
 }  // namespace mha::text

@@ -677,6 +677,399 @@ def test_text(mhaviz, d):
         app.kill()
         raise
     check(final["trace"]["tokens"] == ["cat", "😀", "dog"], f"tokens after editing {final['trace']['tokens']}")
+    # Decomposed text typed into the field (as a paste from a macOS file name gives it) is
+    # composed; the field still holds it decomposed and writes that back every frame,
+    # which is not an edit (was: a recompute every frame while the field was active).
+    app = App(mhaviz, os.path.join(d), ["--sentence", "x", "--heads", "2", "--d-model", "8"])
+    try:
+        app.settle(3)
+        app.key("End")
+        xdo("type", "--delay", "80", unicodedata.normalize("NFD", " 고양"))
+        first = app.settle(10)
+        later = app.settle(20)
+        app.quit()
+    except BaseException:
+        app.kill()
+        raise
+    check(first["sentence"] == "x 고양" and first["tokens"] == ["x", "고양"], f"typed NFD: {first['sentence']!r}")
+    check(later["generation"] == first["generation"],
+          f"idle with NFD text in the field, the app recomputed {later['generation'] - first['generation']} times")
+    check(not os.path.exists(os.path.join(d, "config", "mhaviz")), "automation mode wrote the user's settings")
+    # Fonts: an unusable MHAVIZ_FONT falls back to ImGui's font with a visible notice.
+    # Sentences: the field's cap cuts longer text, with a notice.
+    long_sentence = " ".join(["word"] * 2000)  # 9,999 bytes
+    subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, "--sentence", long_sentence],
+                   check=True, env=dict(env, MHAVIZ_FONT=os.path.join(d, "no-such-font.ttf")))
+    final = read_json(dump)
+    check("no-such-font.ttf" in final["font_notice"], f"font notice {final['font_notice']!r}")
+    check(len(final["sentence"].encode()) <= 8192, f"sentence of {len(final['sentence'])} bytes was not capped")
+    check(any("at most 8192 bytes" in n for n in final["notices"]), f"no cap notice in {final['notices']}")
+    # ... and the core keeps the first 1024 tokens of what is left (Limits::kMaxTokens).
+    check(final["ok"] and len(final["trace"]["tokens"]) == min(1024, len(final["sentence"].split())),
+          "capped sentence not computed")
+    # Many tokens: every map (cells under a pixel) still fits in the heatmaps panel.
+    probe = os.path.join(d, "probe.json")
+    many = " ".join(f"w{i % 50}" for i in range(300))
+    subprocess.run([mhaviz, "gui", "--frames", "3", "--probe", probe, "--sentence", many, "--heads", "16",
+                    "--d-model", "64", "--width", "1280", "--height", "800"], check=True, env=env, cwd=d)
+    w = read_json(probe)["widgets"]
+    area = w["heatmaps"]
+    maps = [w[f"map {k}"] for k in range(17)]
+    for k, m in enumerate(maps):
+        check(m[0] >= area[0] - 0.5 and m[1] >= area[1] - 0.5 and m[0] + m[2] <= area[0] + area[2] + 0.5 and
+              m[1] + m[3] <= area[1] + area[3] + 0.5, f"map {k} {m} does not fit in the heatmaps area {area}")
+        check(m[2] > 20 and m[3] > 20, f"map {k} is only {m[2]}x{m[3]} px")
+    # No OpenGL 3.3 (Mesa told to offer only 3.0): a clear message and exit 1.
+    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True,
+                       env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=60)
+    check(r.returncode == 1 and "OpenGL 3.3" in r.stderr, f"without GL 3.3: status {r.returncode}, {r.stderr!r}")
+    # A screenshot to an unwritable place is a clear error, exit 1.
+    r = subprocess.run([mhaviz, "gui", "--frames", "1", "--screenshot", "/nonexistent-dir/x.png"],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 1 and "nonexistent-dir" in r.stderr, f"status {r.returncode}, stderr {r.stderr!r}")
+
+
+def test_settings(mhaviz, d):
+    """The sentence and config persist atomically; a corrupt file falls back with a notice."""
+    cfgdir = os.path.join(d, "config")
+    env = dict(os.environ, XDG_CONFIG_HOME=cfgdir)
+    settings = os.path.join(cfgdir, "mhaviz", "settings.json")
+    dump = os.path.join(d, "dump.json")
+
+    def run(*extra):
+        subprocess.run([mhaviz, "gui", "--settings", "--frames", "3", "--dump-state", dump, *extra],
+                       check=True, env=env, cwd=d)
+        return read_json(dump)
+
+    run("--sentence", "hello there world", "--heads", "4", "--mask", "causal")
+    s = read_json(settings)
+    check(s["sentence"] == "hello there world", f"saved sentence {s['sentence']!r}")
+    check(s["config"]["num_heads"] == 4 and s["config"]["mask"] == "causal", f"saved config {s['config']}")
+    check(os.path.exists(os.path.join(cfgdir, "mhaviz", "imgui.ini")), "imgui.ini not saved")
+    leftovers = [f for f in os.listdir(os.path.join(cfgdir, "mhaviz")) if f not in ("settings.json", "imgui.ini")]
+    check(not leftovers, f"temporary files left behind: {leftovers}")
+
+    restored = run()
+    check(restored["sentence"] == "hello there world", f"restored sentence {restored['sentence']!r}")
+    check(restored["trace"]["config"]["num_heads"] == 4, "num_heads not restored")
+    check(restored["trace"]["config"]["mask"] == "causal", "mask not restored")
+    check(not restored["notices"], f"unexpected notices {restored['notices']}")
+
+    # The layout persists through imgui.ini: drag the splitter between the inputs and
+    # the results 120 px to the right in a real window, close it, and reopen.
+    app = App(mhaviz, d, [], size=(1280, 800), settings=True, env=env)
+    try:
+        sp = app.widget("split_v")
+        x, y = sp[0] + sp[2] / 2, sp[1] + sp[3] / 2
+        xdo("mousemove", "--window", app.wid, int(x), int(y), "sleep", HOLD, "mousedown", 1, "sleep", HOLD)
+        for k in range(1, 7):
+            xdo("mousemove", "--window", app.wid, int(x + 20 * k), int(y), "sleep", 0.03)
+        xdo("sleep", HOLD, "mouseup", 1)
+        moved = app.wait_for(lambda p: p["widgets"]["split_v"][0] > sp[0] + 100, "the splitter to move")
+        app.quit()
+    finally:
+        app.kill()
+    with open(os.path.join(cfgdir, "mhaviz", "imgui.ini")) as f:
+        check("LeftWidth=0" not in f.read(), "the new splitter position was not saved in imgui.ini")
+    app = App(mhaviz, d, [], size=(1280, 800), settings=True, env=env)
+    try:
+        again = app.widget("split_v")
+        app.quit()
+    finally:
+        app.kill()
+    check(abs(again[0] - moved["widgets"]["split_v"][0]) <= 1, f"splitter at {again[0]} after reopening, was "
+          f"{moved['widgets']['split_v'][0]}")
+
+    with open(settings, "w") as f:
+        f.write('{"version": 1, "sentence": ')  # cut off mid-write by some other program
+    fallback = run()
+    check(fallback["notices"] and "could not be read" in fallback["notices"][0],
+          f"no notice for a corrupt settings file: {fallback['notices']}")
+    check(fallback["sentence"] == "The cat sat on the mat.", f"not the default sentence: {fallback['sentence']!r}")
+    check(fallback["ok"], "defaults did not compute")
+    check(read_json(settings)["version"] == 1, "the corrupt file was not replaced by valid settings")
+
+
+def set_xft_dpi(dpi):
+    """Sets Xft.dpi in the X server's resource database (what xrdb -merge does), which
+    GLFW reads as the content scale. Needs Xvfb -noreset: the server forgets root
+    properties when its last client leaves."""
+    import ctypes
+    import ctypes.util
+    x = ctypes.cdll.LoadLibrary(ctypes.util.find_library("X11"))
+    x.XOpenDisplay.restype = ctypes.c_void_p
+    x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x.XDefaultRootWindow.restype = ctypes.c_ulong
+    x.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+    x.XInternAtom.restype = ctypes.c_ulong
+    x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    x.XChangeProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x.XOpenDisplay(None)
+    check(dpy, "cannot open the X display")
+    data = f"Xft.dpi:\t{dpi}\n".encode()
+    xa_string, prop_mode_replace = 31, 0
+    x.XChangeProperty(dpy, x.XDefaultRootWindow(dpy), x.XInternAtom(dpy, b"RESOURCE_MANAGER", 0), xa_string, 8,
+                      prop_mode_replace, data, len(data))
+    x.XCloseDisplay(dpy)
+
+
+def test_hidpi(mhaviz, d):
+    """A 2x content scale (Xft.dpi 192) doubles fonts and widgets, not the window."""
+    dump, shot = os.path.join(d, "dump.json"), os.path.join(d, "shot.png")
+
+    def run():
+        subprocess.run([mhaviz, "gui", "--frames", "2", "--width", "1200", "--height", "800", "--dump-state", dump,
+                        "--screenshot", shot], check=True, cwd=d)
+        return read_json(dump)
+
+    base = run()
+    set_xft_dpi(192)
+    hi = run()
+    check(base["content_scale"] == 1.0, f"content scale at 96 dpi: {base['content_scale']}")
+    check(hi["content_scale"] == 2.0, f"content scale at 192 dpi: {hi['content_scale']}")
+    check(hi["font_px"] == 2 * base["font_px"], f"font {hi['font_px']} px at 2x, {base['font_px']} px at 1x")
+    check(png_size(shot) == (1200, 800), f"window is {png_size(shot)} pixels, asked for 1200x800")
+
+
+def test_bad_input(mhaviz, d):
+    """Bad flags and files: the window shows the error (ok false in --dump-state), or
+    mhaviz stops with a clear message and exit 1 if there is nothing to show."""
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    dump = os.path.join(d, "dump.json")
+
+    def gui(*args):
+        if os.path.exists(dump):
+            os.unlink(dump)
+        return subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    # --sentence-file was parsed but ignored by the GUI.
+    sfile = os.path.join(d, "s.txt")
+    with open(sfile, "w", encoding="utf-8") as f:
+        f.write("고양이가 쥐를 잡았다")
+    r = gui("--sentence-file", sfile, "--d-model", "16", "--heads", "2")
+    check(r.returncode == 0, f"status {r.returncode}, {r.stderr!r}")
+    final = read_json(dump)
+    check(final["ok"] and final["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"], f"tokens {final.get('trace')}")
+    # Megabytes from a file: the field's cap applies, with its notice.
+    with open(sfile, "w") as f:
+        f.write("word " * 600000)
+    r = gui("--sentence-file", sfile)
+    final = read_json(dump)
+    check(r.returncode == 0 and len(final["sentence"].encode()) <= 8192, f"sentence of {len(final['sentence'])} bytes")
+    check(any("at most 8192 bytes" in n for n in final["notices"]), f"no cap notice in {final['notices']}")
+    # Sizes and values the core refuses: the error is in the window, not a crash.
+    for args, phrase in [(["--d-model", "2000000"], "over the cap of 4096"),
+                         (["--d-model", "10", "--heads", "3"], "not divisible"),
+                         (["--temperature", "1e-40"], "below the minimum")]:
+        r = gui(*args)
+        final = read_json(dump)
+        check(r.returncode == 0 and not final["ok"] and phrase in final["error"],
+              f"{args}: status {r.returncode}, ok {final['ok']}, error {final['error']!r}")
+    # Files that cannot be used at all: a message and exit 1 before any window.
+    for args, phrase in [(["--sentence-file", "/dev/zero"], "NUL bytes"),
+                         (["--input", "/dev/zero"], "not a valid .npz"),
+                         (["--weights", os.path.join(d, "missing.npz")], "Cannot read")]:
+        r = gui(*args)
+        check(r.returncode == 1 and phrase in r.stderr, f"{args}: status {r.returncode}, {r.stderr!r}")
+        check(not os.path.exists(dump), f"{args}: a state dump was written")
+    # Flags that make no sense: usage error, exit 2.
+    r = gui("--heads", "abc")
+    check(r.returncode == 2 and "expects a whole number" in r.stderr, f"status {r.returncode}, {r.stderr!r}")
+
+
+def test_no_display(mhaviz, d):
+    """Without a display: a clear message and exit status 1, no crash."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True, env=env, timeout=60)
+    check(r.returncode == 1, f"status {r.returncode}")
+    check("display" in r.stderr.lower(), f"stderr {r.stderr!r}")
+    r = subprocess.run([mhaviz, "gui", "--frames", "zero"], capture_output=True, text=True, env=env, timeout=60)
+    check(r.returncode == 2 and "--frames" in r.stderr, f"usage error: status {r.returncode}, {r.stderr!r}")
+
+
+def test_layout(mhaviz, d):
+    """The main screen reads on a 1280 x 800 projector and is no worse at 1600 x 1000 and
+    1920 x 1080: the shape-flow table fits its panel (every column, no sideways scroll),
+    and the heatmap grid names each row's token (and each column's, by token or by its
+    number) in text tall enough for the rows, keeping every map in view when it can.
+    Checked through --dump-state's "layout" and the maps' rectangles."""
+    ko = "고양이가 쥐를 잡았다 and the cat sat on the mat"
+    en = "The quick brown fox jumps over the lazy dog while the cat sleeps"
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+
+    def run(name, size, *args):
+        dump = os.path.join(d, f"{name}.json")
+        probe = os.path.join(d, f"{name}.probe.json")
+        subprocess.run([mhaviz, "gui", "--frames", "6", "--width", str(size[0]), "--height", str(size[1]),
+                        "--dump-state", dump, "--probe", probe, "--screenshot", os.path.join(d, f"{name}.png"),
+                        *args], check=True, env=env, cwd=d, timeout=120)
+        final = read_json(dump)
+        check(final["ok"], f"{name}: {final['error']}")
+        return final, final["layout"], read_json(probe)["widgets"]
+
+    def inside(r, area):
+        return (r[0] >= area[0] - 0.5 and r[1] >= area[1] - 0.5 and r[0] + r[2] <= area[0] + area[2] + 0.5 and
+                r[1] + r[3] <= area[1] + area[3] + 0.5)
+
+    def check_table(name, lay, full_font):
+        f = lay["flow"]
+        check(not f["scroll_x"] and f["columns_w"] <= f["table_w"] + 0.5,
+              f"{name}: the shape-flow table needs {f['columns_w']} px but has {f['table_w']}: {f}")
+        check(f["shortened"] == 0, f"{name}: {f['shortened']} shape-flow cells shortened: {f}")
+        if full_font:
+            check(not f["params_small_font"], f"{name}: the parameters column went to the small font: {f}")
+
+    def check_labels(name, final, lay):
+        h = lay["heatmaps"]
+        check(h["row_labels"] and h["key_labels"] != "none", f"{name}: token labels hidden: {h}")
+        check(h["label_px"] >= max(12.0, 0.75 * final["font_px"]) and h["cell_h"] >= 0.85 * h["label_px"] - 0.01,
+              f"{name}: {h['label_px']} px labels on {h['cell_h']} px rows: {h}")
+        return h
+
+    # 1280 x 800, the Korean sentence: the table fits; every map is in view, labelled.
+    final, lay, w = run("ko_1280", (1280, 800), "--sentence", ko, "--heads", "8")
+    check_table("ko_1280", lay, False)
+    h = check_labels("ko_1280", final, lay)
+    check(not h["scroll"], f"ko_1280: the grid scrolls: {h}")
+    for k in range(9):
+        check(inside(w[f"map {k}"], w["heatmaps_view"]), f"ko_1280: map {k} {w[f'map {k}']} is not in view "
+              f"{w['heatmaps_view']}")
+    # ... and the weights shown are the core's (the mean map is the mean of the heads).
+    check(final["trace"]["tokens"] == ko.split(), f"tokens {final['trace']['tokens']}")
+
+    # 1280 x 800, 13 English tokens: labelled too; the grid may scroll to keep them
+    # readable, but shows at least a whole row of maps.
+    final, lay, w = run("en_1280", (1280, 800), "--sentence", en, "--heads", "8")
+    check_table("en_1280", lay, False)
+    h = check_labels("en_1280", final, lay)
+    in_view = [k for k in range(9) if inside(w[f"map {k}"], w["heatmaps_view"])]
+    check(len(in_view) >= h["grid_cols"] and in_view[0] == 0, f"en_1280: maps in view {in_view}, layout {h}")
+    if h["scroll"]:
+        check(h["content_h"] <= 2.5 * h["view_h"], f"en_1280: the grid is {h['content_h']} px for a "
+              f"{h['view_h']} px panel")
+
+    # Larger screens: the table at full size; the labels at full size where they were.
+    for name, size, sentence, cell_before in (("ko_1600", (1600, 1000), ko, 15.0), ("ko_1920", (1920, 1080), ko, 20.0),
+                                              ("en_1600", (1600, 1000), en, 14.0),
+                                              ("en_1920", (1920, 1080), en, 15.75)):
+        final, lay, w = run(name, size, "--sentence", sentence, "--heads", "8")
+        check_table(name, lay, True)
+        h = check_labels(name, final, lay)
+        check(not h["scroll"], f"{name}: the grid scrolls: {h}")
+        # Cells no smaller than before labels were kept (a quarter pixel of rounding).
+        check(h["cell_w"] >= cell_before - 0.25 - 0.01, f"{name}: cells of {h['cell_w']} px, were {cell_before}")
+        if name.startswith("ko"):
+            check(h["key_labels"] == "rotated" and h["label_px"] == final["font_px"],
+                  f"{name}: key tokens not written out at full size: {h}")
+
+    # 2 heads x 3 tokens: big cells with the weights in them, tokens upright.
+    final, lay, w = run("small", (1280, 800), "--sentence", "the cat sat", "--heads", "2", "--d-model", "64")
+    h = check_labels("small", final, lay)
+    check(h["key_labels"] == "upright" and h["values"] and h["label_px"] == final["font_px"], f"small: {h}")
+
+    # 512 tokens: no labels (and no second label font loaded), every map in the panel.
+    long_text = os.path.join(d, "long.txt")
+    with open(long_text, "w") as f:
+        f.write(" ".join(f"w{i % 50}" for i in range(512)))
+    final, lay, w = run("long", (1280, 800), "--sentence-file", long_text, "--heads", "8", "--d-model", "64")
+    h = lay["heatmaps"]
+    check(h["key_labels"] == "none" and not h["row_labels"] and not h["scroll"], f"long: {h}")
+    check(not h["label_font_loaded"], f"long: the label font was loaded for a grid without labels: {h}")
+    for k in range(9):
+        check(inside(w[f"map {k}"], w["heatmaps_view"]), f"long: map {k} is not in the panel")
+
+
+def test_layout_resize(mhaviz, d):
+    """The table's column widths follow the window: shrinking it from 1600 to 1280 px
+    wide keeps every column in the panel (ImGui keeps a fixed column's first width
+    unless the table re-sizes it each frame)."""
+    app = App(mhaviz, d, ["--sentence", "고양이가 쥐를 잡았다 and the cat sat on the mat"], size=(1600, 1000))
+    try:
+        p = app.wait_for(lambda p: p["layout"]["flow"]["table_w"] > 0, "the shape-flow table")
+        check(not p["layout"]["flow"]["params_small_font"], f"1600 px: {p['layout']['flow']}")
+        xdo("windowsize", app.wid, 1280, 800)
+        p = app.wait_for(lambda p: p["window"] == [1280, 800], "the window to shrink")
+        p = app.settle()
+        f = p["layout"]["flow"]
+        check(not f["scroll_x"] and f["columns_w"] <= f["table_w"] + 0.5 and f["shortened"] == 0,
+              f"after shrinking to 1280 px: {f}")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["layout"]["heatmaps"]["row_labels"], f"labels lost after the resize: {final['layout']['heatmaps']}")
+
+
+def test_text(mhaviz, d):
+    """Text as typed: decomposed Hangul (NFD) computes and shows exactly like the same
+    sentence typed precomposed (NFC), with a note; emoji, symbols and full-width
+    punctuation are drawn with a glyph or the replacement box, never as '?'."""
+    import unicodedata
+    nfc = "고양이가 쥐를 잡았다"
+    nfd = unicodedata.normalize("NFD", nfc)
+    check(nfd != nfc, "the NFD test sentence is not decomposed")
+    dumps = {}
+    for name, sentence in (("nfc", nfc), ("nfd", nfd)):
+        dump = os.path.join(d, name + ".json")
+        subprocess.run([mhaviz, "gui", "--no-settings", "--sentence", sentence, "--heads", "4", "--d-model", "64",
+                        "--frames", "3", "--dump-state", dump], check=True, cwd=d)
+        dumps[name] = read_json(dump)
+    a, b = dumps["nfc"], dumps["nfd"]
+    check(b["sentence"] == nfc, f"the NFD sentence was not composed: {b['sentence']!r}")
+    check(a["trace"]["tokens"] == b["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"],
+          f"tokens {a['trace']['tokens']} vs {b['trace']['tokens']}")
+    check(a["trace"]["attention"] == b["trace"]["attention"], "NFD input gives other attention weights than NFC")
+    check("NFC" in b["trace"].get("notice", "") and "NFC" not in a["trace"].get("notice", ""),
+          f"notes: NFC {a['trace'].get('notice')!r}, NFD {b['trace'].get('notice')!r}")
+    # Glyphs: what the default font draws for each token (0xFFFD = the replacement box).
+    shots = {}
+    for name, sentence in (("mixed", "😀 ❤ ， ！ （ ） ? 가"), ("emoji", "😀"), ("question", "?")):
+        dump, shot = os.path.join(d, name + ".json"), os.path.join(d, name + ".png")
+        subprocess.run([mhaviz, "gui", "--no-settings", "--sentence", sentence, "--heads", "2", "--d-model", "8",
+                        "--frames", "3", "--dump-state", dump, "--screenshot", shot], check=True, cwd=d)
+        shots[name] = shot
+        dumps[name] = read_json(dump)
+    drawn = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["drawn"]))
+    check(drawn["😀"] == [0xFFFD], f"the emoji is drawn as {drawn['😀']} (expected the box, U+FFFD)")
+    check(drawn["?"] == [ord("?")], f"'?' is drawn as {drawn['?']}")
+    notes = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["box_notes"]))
+    check("U+1F600" in notes["😀"] and notes["가"] == "", f"box notes {notes}")
+    for tok in ("，", "！", "（", "）", "가"):
+        check(drawn[tok] == [ord(tok)], f"{tok!r} is drawn as {drawn[tok]}, not its own glyph")
+    if os.path.exists("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):  # fonts-dejavu-core
+        check(drawn["❤"] == [0x2764], f"the heart is drawn as {drawn['❤']}, not from a fallback font")
+    for tok, cps in drawn.items():
+        check(ord("?") not in cps or tok == "?", f"{tok!r} is drawn with a '?'")
+    # The sentence field holds 16-bit characters: focused, it must not turn the emoji
+    # into U+FFFD (was: the GUI then embedded another token than the CLI); an edit
+    # elsewhere keeps it too.
+    app = App(mhaviz, os.path.join(d), ["--sentence", "cat 😀", "--heads", "2", "--d-model", "8"])
+    try:
+        app.settle(5)
+        app.key("End")
+        app.type_held(" dog")
+        app.wait_for(lambda p: p.get("sentence", "").endswith("dog"), "the typed word")
+        final = app.quit()
+    except BaseException:
+        app.kill()
+        raise
+    check(final["trace"]["tokens"] == ["cat", "😀", "dog"], f"tokens after editing {final['trace']['tokens']}")
+    # The focused field still holds the decomposed text it was given: that is not an
+    # edit, so the app composes it once and then stays idle (no recompute every frame).
+    app = App(mhaviz, os.path.join(d), ["--sentence", nfd, "--heads", "2", "--d-model", "8"])
+    try:
+        first = app.settle(5)
+        later = app.settle(20)
+        final = app.quit()
+    except BaseException:
+        app.kill()
+        raise
+    check(first["sentence"] == nfc, f"the field's NFD sentence was not composed: {first['sentence']!r}")
+    check(later["generation"] == first["generation"],
+          f"idle with NFD text in the field, the app recomputed {later['generation'] - first['generation']} times")
+    check(final["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"], f"tokens {final['trace']['tokens']}")
     # A cut-off font (was: a segfault in stbtt_InitFont) falls back with a notice.
     nanum = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "fonts", "NanumGothic.ttf")
     cut = os.path.join(d, "cut.ttf")

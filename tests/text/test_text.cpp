@@ -42,3 +42,11 @@ TEST_CASE("KeepBeyondBmp keeps emoji the text field replaced but the learner did
   CHECK(KeepBeyondBmp("a " + fffd, "a " + fffd + "b") == "a " + fffd + "b");
   CHECK(KeepBeyondBmp("plain", "plainer") == "plainer");
 }
+
+TEST_CASE("TypedChange ignores a field writing back the decomposed form of the stored text", "[text]") {
+  const std::string nfc = "\xEA\xB3\xA0", nfd = "\xE1\x84\x80\xE1\x85\xA9";  // 고
+  CHECK_FALSE(mha::text::TypedChange(nfc, nfd));
+  CHECK_FALSE(mha::text::TypedChange(nfc, nfc));
+  CHECK(mha::text::TypedChange(nfc, nfd + "!"));
+  CHECK(mha::text::TypedChange("cat", "cats"));
+}
