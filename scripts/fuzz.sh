@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #     SECONDS_PER_TARGET  default 60 (CI); use e.g. 900 for a long local run
-#     TARGET              tokenizer | npz | cli (default: all)
+#     TARGET              tokenizer | npz | cli | font (default: all)
 #   env: FUZZ_BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_FLAGS (extra libFuzzer flags)
 #
 # New interesting inputs go to $FUZZ_BUILD_DIR/corpus/<target> (the committed seeds in
@@ -18,7 +18,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(tokenizer npz cli)
+[ ${#targets[@]} -gt 0 ] || targets=(tokenizer npz cli font)
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${JOBS:-2}
 
@@ -47,8 +47,10 @@ for t in "${targets[@]}"; do
   [ -d "$root/tests/fuzz/regressions/$t" ] && seeds+=("$root/tests/fuzz/regressions/$t")
   echo "== fuzz_$t for ${secs}s"
   # -rss_limit_mb / -malloc_limit_mb: a parser that balloons memory is a finding too (inputs
-  # are at most 4 KiB, so no honest allocation comes near 256 MiB).
-  if ! "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2560 -malloc_limit_mb=256 -max_len=4096 \
+  # are at most 4 KiB, 16 KiB for fonts, so no honest allocation comes near 256 MiB).
+  max_len=4096
+  [ "$t" = font ] && max_len=16384  # the smallest real fonts are ~4.5 KiB
+  if ! "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2560 -malloc_limit_mb=256 -max_len="$max_len" \
       -print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" ${FUZZ_FLAGS:-} \
       "$work" "${seeds[@]}" 2>"$build/fuzz_$t.log"; then
     tail -n 60 "$build/fuzz_$t.log" >&2

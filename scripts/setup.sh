@@ -3,6 +3,8 @@
 #   run   launches the app on a default sentence (headless: prints `mhaviz trace`)
 #   test  runs the whole test suite through ctest
 #   build only builds
+# `run` and `build` install only RUN_PACKAGES (what building and running the app need)
+# and build without the tests; `test` adds TEST_PACKAGES (PyTorch, clang, Xvfb, ...).
 # Works as root or through sudo; apt-get runs non-interactively.
 set -euo pipefail
 
@@ -10,15 +12,30 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 action="${1:-run}"
 [ $# -gt 0 ] && shift
 
-PACKAGES=(
-  build-essential cmake pkg-config git
-  libeigen3-dev libglfw3-dev libimgui-dev catch2 libstb-dev
-  libzip-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
-  python3-glad fonts-nanum
-  xvfb xauth xdotool libgl1-mesa-dri
+# Building and running: compiler, libraries, the OpenGL driver, and the fonts (Korean,
+# then the fallbacks for symbols and emoji).
+RUN_PACKAGES=(
+  build-essential cmake pkg-config
+  libeigen3-dev libglfw3-dev libimgui-dev libstb-dev
+  libzip-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev
+  libgl1-mesa-dri
+  fonts-nanum fonts-dejavu-core fonts-noto-core fonts-symbola
+)
+# The test suite, the fuzzers and the benchmark comparison only.
+TEST_PACKAGES=(
+  git catch2 python3-glad
+  xvfb xauth xdotool
   python3-numpy python3-torch libopenblas0-openmp
   clang libclang-rt-14-dev
 )
+PACKAGES=("${RUN_PACKAGES[@]}")
+[ "$action" = test ] && PACKAGES+=("${TEST_PACKAGES[@]}")
+# `setup.sh packages run|test`: print the list and stop (scripts/setup_size.sh uses it).
+if [ "$action" = packages ]; then
+  [ "${1:-run}" = test ] && PACKAGES+=("${TEST_PACKAGES[@]}")
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -36,7 +53,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build_dir="${MHAVIZ_BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release
+tests=OFF
+[ "$action" = test ] && tests=ON
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DMHAVIZ_TESTS="$tests"
 cmake --build "$build_dir" -j"$(nproc)"
 
 case "$action" in
@@ -53,7 +72,7 @@ case "$action" in
     ctest --output-on-failure -j"$(nproc)" "$@"
     ;;
   *)
-    echo "usage: scripts/setup.sh [run|test|build]" >&2
+    echo "usage: scripts/setup.sh [run|test|build|packages run|packages test]" >&2
     exit 2
     ;;
 esac

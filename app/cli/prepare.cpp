@@ -1,10 +1,18 @@
 #include "prepare.hpp"
 
 #include "io/files.hpp"
+#include "text/normalize.hpp"
 
 namespace mha::cli {
 
 namespace {
+// Text as the learner typed it, composed (NFC); a note in *notice if that changed it.
+std::string Nfc(const std::string& s, const char* what, std::string* notice) {
+  text::Nfc n = text::ToNfc(s);
+  if (n.changed) *notice += (notice->empty() ? "" : " ") + text::NfcNotice(what);
+  return std::move(n.text);
+}
+
 // A configuration that cannot work is a usage error: the flags must change.
 void ValidateFlags(const Config& cfg, int seq, int seq_kv) {
   try {
@@ -31,19 +39,26 @@ Prepared Prepare(const RunOptions& o) {
       if (p.in.cross())
         throw UsageError("'" + o.input_npz + "' already holds a memory array; leave out --memory.");
       // MakeInputs calls whatever it embeds "the sentence"; here that is the memory.
-      if (Tokenize(o.memory, Limits::kMaxTokens).tokens.empty())
+      std::string nfc_notice;
+      const std::string memory = Nfc(o.memory, "The memory sentence", &nfc_notice);
+      if (Tokenize(memory, Limits::kMaxTokens).tokens.empty())
         throw UsageError("The memory sentence has no tokens: cross-attention needs at least one key. "
                          "Leave out --memory for self-attention.");
-      Inputs m = MakeInputs(o.memory, "", p.cfg, &p.notice);
+      Inputs m = MakeInputs(memory, "", p.cfg, &p.notice);
+      if (!nfc_notice.empty()) p.notice += (p.notice.empty() ? "" : " ") + nfc_notice;
       p.in.memory_tokens = m.tokens;
       p.in.memory = m.x;
     }
   } else {
     std::string sentence = o.sentence_given ? o.sentence : kDefaultSentence;
     if (!o.sentence_file.empty()) sentence = ReadSentenceFile(o.sentence_file);
+    std::string nfc_notice;
+    sentence = Nfc(sentence, "The sentence", &nfc_notice);
+    const std::string memory = Nfc(o.memory, "The memory sentence", &nfc_notice);
     p.sentence = sentence;
     try {
-      p.in = MakeInputs(sentence, o.memory, p.cfg, &p.notice);
+      p.in = MakeInputs(sentence, memory, p.cfg, &p.notice);
+      if (!nfc_notice.empty()) p.notice += (p.notice.empty() ? "" : " ") + nfc_notice;
     } catch (const Error& e) {
       throw UsageError(e.what());
     }

@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "options/timing.hpp"
+#include "gui/fonts.hpp"
 #include "gui/settings.hpp"
 #include "gui/teach_views.hpp"
 #include "gui/views/registry.hpp"
@@ -84,6 +85,18 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;
   j["font_path"] = s.ui.font_path;
+  // Which glyph each token's characters are drawn with (0xFFFD: the replacement box).
+  nlohmann::json drawn = nlohmann::json::array();
+  nlohmann::json box_notes = nlohmann::json::array();
+  for (const auto& tok : s.result.tokens) {
+    drawn.push_back(DrawnCodepoints(tok));
+    box_notes.push_back(BoxNote(tok));  // the chip's tooltip says which character a box is
+  }
+  j["drawn"] = drawn;
+  j["box_notes"] = box_notes;
+  const AtlasStats atlas = LastAtlasStats();
+  j["font_atlas"] = {{"width", atlas.width}, {"height", atlas.height}, {"glyphs", atlas.glyphs},
+                     {"build_ms", atlas.build_ms}};
   j["content_scale"] = s.ui.content_scale;
   j["font_px"] = ImGui::GetFontSize();
   j["layout"] = LayoutJson(s.ui.report);

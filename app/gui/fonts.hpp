@@ -1,4 +1,5 @@
-// NanumGothic (Hangul + Latin) for the whole UI, found on disk at startup.
+// NanumGothic (Hangul + Latin) for the whole UI, found on disk at startup, with fallback
+// fonts merged in for symbols and emoji, and a replacement box for anything missing.
 #pragma once
 
 #include <string>
@@ -17,17 +18,39 @@ struct Fonts {
 };
 
 // Places searched for a font file, most specific first: $MHAVIZ_ASSETS/fonts,
-// assets/fonts next to the executable (and its parent dirs, for build trees), the
-// source tree's and the install prefix's assets/fonts, then fonts-nanum's directory.
+// assets/fonts next to the executable (and its parent dirs, for build trees),
+// share/mhaviz/fonts beside an installed binary's bin/, the source tree's assets/fonts
+// and the configured install prefix's share/mhaviz/fonts, then fonts-nanum's directory.
 std::vector<std::string> FontSearchPath();
 
 // The first readable, valid TrueType file named `file` on FontSearchPath(), or "".
 std::string FindFont(const std::string& file);
 
 // Clears io.Fonts and loads the UI fonts at `pixel_size`: $MHAVIZ_FONT if set (that
-// file only), else NanumGothic from FontSearchPath(). If it cannot be read, falls back
-// to ImGui's built-in font and sets `notice` (Korean then shows '?'). `with_label` adds
-// Fonts::label, a second copy of the Korean range (a bigger atlas, so only on demand).
+// file only), else NanumGothic from FontSearchPath(), for render::TextRanges(), with
+// render::FallbackFontPaths() merged in for what it lacks (the exporter draws the same
+// glyphs), and U+FFFD an outlined box that ImGui draws for every missing character.
+// Fonts are read through render::ReadFontFile (bounded and checked). If none can be
+// used, falls back to ImGui's built-in font and sets `notice`. `with_label` adds
+// Fonts::label, a second copy of the text ranges (a bigger atlas, so only on demand).
 Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label = false);
+
+// The last LoadFonts' atlas: its size, its glyph count and how long building it took
+// (the fallback fonts add symbols to two copies of the text ranges: watch both).
+struct AtlasStats {
+  int width = 0, height = 0, glyphs = 0;
+  double build_ms = 0;
+};
+AtlasStats LastAtlasStats();
+
+// The code points of the glyphs the default font draws for `utf8`, one per character
+// (what ImGui draws: a character with no glyph, or beyond U+FFFF, is drawn with the
+// U+FFFD replacement box). For tests: a missing glyph must never be drawn as '?'.
+std::vector<unsigned> DrawnCodepoints(const std::string& utf8);
+
+// "" if every character of `utf8` has a glyph, else a note naming those drawn as the
+// box ("U+1F600 is drawn as a box: no font here has it, or it lies beyond U+FFFF"),
+// for tooltips: the learner sees which character a box stands for.
+std::string BoxNote(const std::string& utf8);
 
 }  // namespace mha::gui

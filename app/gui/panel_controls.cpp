@@ -9,6 +9,7 @@
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
+#include "text/normalize.hpp"
 
 namespace mha::gui {
 namespace {
@@ -194,8 +195,11 @@ void DrawControlsPanel(AppState& s) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
-      s.choice.memory = s.ui.memory_buf.data();
-      s.dirty = true;
+      if (std::string typed = text::KeepBeyondBmp(s.choice.memory, s.ui.memory_buf.data());
+          text::TypedChange(s.choice.memory, typed)) {
+        s.choice.memory = std::move(typed);
+        s.dirty = true;
+      }
     }
     Probe(s, "memory");
     const auto& mt = s.result.memory_tokens;

@@ -4,6 +4,7 @@
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
+#include "text/normalize.hpp"
 
 namespace mha::gui {
 namespace {
@@ -35,10 +36,13 @@ void DrawSentencePanel(AppState& s) {
   }
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::InputTextWithHint("##sentence", "e.g. The cat sat on the mat.", buf.data(), buf.size())) {
-    s.choice.sentence = buf.data();
-    s.files.input_path.clear();  // typing replaces embeddings loaded from a file
-    s.files.input = Inputs();
-    s.dirty = true;
+    // The field cannot hold emoji: it must not replace them unless they were edited.
+    if (std::string typed = text::KeepBeyondBmp(s.choice.sentence, buf.data()); text::TypedChange(s.choice.sentence, typed)) {
+      s.choice.sentence = std::move(typed);
+      s.files.input_path.clear();  // typing replaces embeddings loaded from a file
+      s.files.input = Inputs();
+      s.dirty = true;
+    }
   }
   Probe(s, "sentence");
   if (std::strlen(buf.data()) + 4 >= buf.size())

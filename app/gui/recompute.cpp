@@ -4,6 +4,9 @@
 #include <new>
 #include <string>
 
+#include "gui/settings.hpp"
+#include "text/normalize.hpp"
+
 namespace mha::gui {
 namespace {
 
@@ -33,10 +36,27 @@ std::string ReuseText(const LiveReport& r, const Trace& t) {
          std::to_string(u.kv_rows) + " of " + std::to_string(t.seq_kv) + " rows re-projected";
 }
 
+// Composes (NFC) what the learner typed, in place, so the field, the tokens, the saved
+// settings and --dump-state all hold the composed text; returns a note if it changed.
+std::string NormaliseTyped(Choice& c) {
+  std::string note;
+  if (text::Nfc n = text::ToNfc(c.sentence); n.changed) {
+    c.sentence = std::move(n.text);
+    note = text::NfcNotice("The sentence");
+  }
+  if (text::Nfc n = text::ToNfc(c.memory); n.changed) {
+    c.memory = std::move(n.text);
+    note += (note.empty() ? "" : " ") + text::NfcNotice("The memory sentence");
+  }
+  return note;
+}
+
 void Recompute(AppState& s) {
   s.dirty = false;
   const auto t0 = Clock::now();
   Result& r = s.result;
+  const std::string nfc_note = NormaliseTyped(s.choice);
+  if (!nfc_note.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
   // The chips show the tokenization even when the configuration cannot run.
   auto texts = [](const std::string& sentence) {
     std::vector<std::string> out;
@@ -61,6 +81,7 @@ void Recompute(AppState& s) {
     }
     c.weights = s.files.weights;
     s.live.Recompute(c, r.trace, &r.mean_attn, &r.notice);
+    if (!nfc_note.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note;
     r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
     r.ok = true;
     r.error.clear();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "gui/fonts.hpp"
 #include "gui/theme.hpp"
 
 namespace mha::gui {
@@ -135,7 +136,9 @@ int TokenChips(const AppState& s, const char* id, const std::vector<std::string>
     const bool over = ImGui::IsWindowHovered() && m.x >= p.x && m.x < q.x && m.y >= p.y && m.y < q.y;
     if (over) {
       hovered = static_cast<int>(i);
-      ImGui::SetTooltip("token %d: \"%s\"", static_cast<int>(i), tokens[i].c_str());
+      const std::string box = BoxNote(tokens[i]);
+      ImGui::SetTooltip("token %d: \"%s\"%s%s", static_cast<int>(i), tokens[i].c_str(), box.empty() ? "" : "\n",
+                        box.c_str());
     }
     const bool hot = over || static_cast<int>(i) == highlight;
     // Square corners: a rounded, outlined chip is ~100 anti-aliased triangles, a

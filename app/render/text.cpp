@@ -1,5 +1,7 @@
 #include "render/text.hpp"
 
+#include "render/font_file.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,23 +103,25 @@ std::vector<std::string> FontDirs() {
   return dirs;
 }
 
-bool LoadFace(const std::string& path, Face& f) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // A TrueType/OpenType file starts with one of these tags; stb_truetype assumes a
-  // well-formed file, so anything else is refused before it is parsed.
-  if (data.size() < 1024 || data.size() > (64u << 20)) return false;
-  const std::uint32_t tag =
-      (std::uint32_t(data[0]) << 24) | (std::uint32_t(data[1]) << 16) | (std::uint32_t(data[2]) << 8) | data[3];
-  if (tag != 0x00010000u && tag != 0x74727565u /* true */ && tag != 0x4F54544Fu /* OTTO */) return false;
+// Loads a font through ReadFontFile (bounded, checked); *why gets the reason if not.
+bool LoadFace(const std::string& path, Face& f, std::string* why = nullptr) {
+  std::string bytes;
+  try {
+    bytes = ReadFontFile(path);
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return false;
+  }
   auto info = std::make_unique<stbtt_fontinfo>();
-  const int offset = stbtt_GetFontOffsetForIndex(data.data(), 0);
-  if (offset < 0 || !stbtt_InitFont(info.get(), data.data(), offset)) return false;
+  f.data.assign(bytes.begin(), bytes.end());
+  if (!stbtt_InitFont(info.get(), f.data.data(), 0)) {
+    if (why) *why = "The font '" + path + "' cannot be used: stb_truetype refused it.";
+    f.data.clear();
+    return false;
+  }
+  // CheckFont leaves GPOS unchecked, so kerning comes from 'kern' only.
+  info->gpos = 0;
   f.path = path;
-  f.data = std::move(data);
-  // stbtt_fontinfo keeps a pointer into data; moving a vector keeps its buffer.
-  info->data = f.data.data();
   f.info = std::move(info);
   stbtt_GetFontVMetrics(f.info.get(), &f.ascent, &f.descent, &f.line_gap);
   const float em_scale = stbtt_ScaleForMappingEmToPixels(f.info.get(), 1.0f);
@@ -134,9 +138,10 @@ const FontState& State() {
   static const FontState state = [] {
     FontState s;
     std::vector<std::string> tried;
+    std::string why;
     for (const std::string& path : FontSearchPaths()) {
       tried.push_back(path);
-      if (!LoadFace(path, s.fonts.regular)) continue;
+      if (!LoadFace(path, s.fonts.regular, &why)) continue;
       // Bold for titles: next to the regular face first, then the usual places; without
       // it titles are set in the regular face.
       const auto slash = path.find_last_of('/');
@@ -149,10 +154,11 @@ const FontState& State() {
       return s;
     }
     std::ostringstream e;
-    if (std::getenv("MHAVIZ_FONT") && *std::getenv("MHAVIZ_FONT"))
-      e << "No font to draw the labels with: MHAVIZ_FONT names a file that is missing or not a TrueType/OpenType "
-           "font. Tried:";
-    else
+    if (std::getenv("MHAVIZ_FONT") && *std::getenv("MHAVIZ_FONT")) {
+      s.error = "No font to draw the labels with (MHAVIZ_FONT). " + why +
+                "\nUnset MHAVIZ_FONT to use NanumGothic (Debian: apt-get install fonts-nanum), or point it at a TrueType (.ttf) font.";
+      return s;
+    } else
       e << "No font to draw the labels with: NanumGothic.ttf (Latin + Korean) was not found or could not be read. "
            "Looked in:";
     for (const auto& t : tried) e << "\n  " << t;
@@ -181,6 +187,18 @@ const Fonts& GetFonts() {
 }
 
 std::string FontPath() { return GetFonts().regular.path; }
+
+const std::vector<Face>& FallbackFaces() {
+  static const std::vector<Face> faces = [] {
+    std::vector<Face> out;
+    for (const auto& p : FallbackFontPaths()) {
+      Face f;
+      if (LoadFace(p, f)) out.push_back(std::move(f));
+    }
+    return out;
+  }();
+  return faces;
+}
 
 // ---------------------------------------------------------------------------------
 // Text
@@ -211,16 +229,28 @@ std::vector<Text::Placed> Text::Layout(std::string_view s, Style st, float* widt
   for (char32_t cp : DecodeUtf8(s)) {
     if (cp < 0x20 || cp == 0x7F) cp = 0xFFFD;  // control characters have no glyph
     if (cp == 0x2212) cp = '-';                // NanumGothic has no U+2212 MINUS SIGN
+    // Outside TextRanges (and U+FFFD itself) everything is a box, as in the GUI.
     const Face* face = &main;
-    int g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
-    if (g == 0 && face != &fonts_.regular) {
-      face = &fonts_.regular;
+    int g = 0;
+    if (InTextRanges(cp)) {
       g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
+      if (g == 0 && face != &fonts_.regular) {
+        face = &fonts_.regular;
+        g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
+      }
+      if (g == 0) {
+        const std::vector<Face>& fallback = FallbackFaces();
+        for (std::size_t k = 0; g == 0 && k < fallback.size(); ++k) {
+          face = &fallback[k];
+          g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
+        }
+      }
+      if (g == 0) face = &main;
     }
     const float sc = EmScale(*face, st.px);
     float adv;
     if (g == 0) {
-      adv = 0.6f * st.px;  // drawn as an empty box ("tofu"), honest about a missing glyph
+      adv = ReplacementBox::kAdvance * st.px;  // drawn as an empty box ("tofu"), honest about a missing glyph
     } else {
       int aw = 0, lsb = 0;
       stbtt_GetGlyphHMetrics(face->info.get(), g, &aw, &lsb);
@@ -286,9 +316,9 @@ void Text::Raster(std::string_view s, float x, float y, Style st, Plot plot) {
     if (p.glyph == 0) {
       // Missing glyph: a thin box the height of a capital letter.
       const int t = std::max(1, static_cast<int>(std::lround(st.px / 14)));
-      const int bx0 = static_cast<int>(std::lround(pen + 0.1f * st.px));
-      const int bx1 = static_cast<int>(std::lround(pen + 0.5f * st.px));
-      const int by0 = base - static_cast<int>(std::lround(0.7f * st.px));
+      const int bx0 = static_cast<int>(std::lround(pen + ReplacementBox::kLeft * st.px));
+      const int bx1 = static_cast<int>(std::lround(pen + ReplacementBox::kRight * st.px));
+      const int by0 = base - static_cast<int>(std::lround(ReplacementBox::kHeight * st.px));
       for (int yy = by0; yy < base; ++yy)
         for (int xx = bx0; xx < bx1; ++xx)
           if (yy < by0 + t || yy >= base - t || xx < bx0 + t || xx >= bx1 - t) plot(xx, yy, 255);

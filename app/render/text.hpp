@@ -36,6 +36,10 @@ struct Fonts {
   bool has_bold = false;
 };
 
+// The fallback fonts (FallbackFontPaths() that load), for what the regular face lacks;
+// loaded on first use, since most labels never need them.
+const std::vector<Face>& FallbackFaces();
+
 // The process-wide fonts, loaded on first use. Throws mha::Error (every time it is
 // called) if no font could be read, with the list of places searched.
 const Fonts& GetFonts();

@@ -623,6 +623,100 @@ def test_layout_resize(mhaviz, d):
     check(final["layout"]["heatmaps"]["row_labels"], f"labels lost after the resize: {final['layout']['heatmaps']}")
 
 
+def test_text(mhaviz, d):
+    """Text as typed: decomposed Hangul (NFD) computes and shows exactly like the same
+    sentence typed precomposed (NFC), with a note; emoji, symbols and full-width
+    punctuation are drawn with a glyph or the replacement box, never as '?'."""
+    import unicodedata
+    nfc = "고양이가 쥐를 잡았다"
+    nfd = unicodedata.normalize("NFD", nfc)
+    check(nfd != nfc, "the NFD test sentence is not decomposed")
+    dumps = {}
+    for name, sentence in (("nfc", nfc), ("nfd", nfd)):
+        dump = os.path.join(d, name + ".json")
+        subprocess.run([mhaviz, "gui", "--no-settings", "--sentence", sentence, "--heads", "4", "--d-model", "64",
+                        "--frames", "3", "--dump-state", dump], check=True, cwd=d)
+        dumps[name] = read_json(dump)
+    a, b = dumps["nfc"], dumps["nfd"]
+    check(b["sentence"] == nfc, f"the NFD sentence was not composed: {b['sentence']!r}")
+    check(a["trace"]["tokens"] == b["trace"]["tokens"] == ["고양이가", "쥐를", "잡았다"],
+          f"tokens {a['trace']['tokens']} vs {b['trace']['tokens']}")
+    check(a["trace"]["attention"] == b["trace"]["attention"], "NFD input gives other attention weights than NFC")
+    check("NFC" in b["trace"].get("notice", "") and "NFC" not in a["trace"].get("notice", ""),
+          f"notes: NFC {a['trace'].get('notice')!r}, NFD {b['trace'].get('notice')!r}")
+    # Glyphs: what the default font draws for each token (0xFFFD = the replacement box).
+    shots = {}
+    for name, sentence in (("mixed", "😀 ❤ ， ！ （ ） ? 가"), ("emoji", "😀"), ("question", "?")):
+        dump, shot = os.path.join(d, name + ".json"), os.path.join(d, name + ".png")
+        subprocess.run([mhaviz, "gui", "--no-settings", "--sentence", sentence, "--heads", "2", "--d-model", "8",
+                        "--frames", "3", "--dump-state", dump, "--screenshot", shot], check=True, cwd=d)
+        shots[name] = shot
+        dumps[name] = read_json(dump)
+    drawn = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["drawn"]))
+    check(drawn["😀"] == [0xFFFD], f"the emoji is drawn as {drawn['😀']} (expected the box, U+FFFD)")
+    check(drawn["?"] == [ord("?")], f"'?' is drawn as {drawn['?']}")
+    notes = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["box_notes"]))
+    check("U+1F600" in notes["😀"] and notes["가"] == "", f"box notes {notes}")
+    for tok in ("，", "！", "（", "）", "가"):
+        check(drawn[tok] == [ord(tok)], f"{tok!r} is drawn as {drawn[tok]}, not its own glyph")
+    if os.path.exists("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):  # fonts-dejavu-core
+        check(drawn["❤"] == [0x2764], f"the heart is drawn as {drawn['❤']}, not from a fallback font")
+    for tok, cps in drawn.items():
+        check(ord("?") not in cps or tok == "?", f"{tok!r} is drawn with a '?'")
+    # The sentence field holds 16-bit characters: focused, it must not turn the emoji
+    # into U+FFFD (was: the GUI then embedded another token than the CLI); an edit
+    # elsewhere keeps it too.
+    app = App(mhaviz, os.path.join(d), ["--sentence", "cat 😀", "--heads", "2", "--d-model", "8"])
+    try:
+        app.settle(5)
+        app.key("End")
+        app.type_held(" dog")
+        app.wait_for(lambda p: p.get("sentence", "").endswith("dog"), "the typed word")
+        final = app.quit()
+    except BaseException:
+        app.kill()
+        raise
+    check(final["trace"]["tokens"] == ["cat", "😀", "dog"], f"tokens after editing {final['trace']['tokens']}")
+    # Decomposed text typed into the field (as a paste from a macOS file name gives it) is
+    # composed; the field still holds it decomposed and writes that back every frame,
+    # which is not an edit (was: a recompute every frame while the field was active).
+    app = App(mhaviz, os.path.join(d), ["--sentence", "x", "--heads", "2", "--d-model", "8"])
+    try:
+        app.settle(3)
+        app.key("End")
+        xdo("type", "--delay", "80", unicodedata.normalize("NFD", " 고양"))
+        first = app.settle(10)
+        later = app.settle(20)
+        app.quit()
+    except BaseException:
+        app.kill()
+        raise
+    check(first["sentence"] == "x 고양" and first["tokens"] == ["x", "고양"], f"typed NFD: {first['sentence']!r}")
+    check(later["generation"] == first["generation"],
+          f"idle with NFD text in the field, the app recomputed {later['generation'] - first['generation']} times")
+    # A cut-off font (was: a segfault in stbtt_InitFont) falls back with a notice.
+    nanum = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "fonts", "NanumGothic.ttf")
+    cut = os.path.join(d, "cut.ttf")
+    with open(nanum, "rb") as f, open(cut, "wb") as g:
+        g.write(f.read(100000))
+    dump = os.path.join(d, "cut.json")
+    r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "2", "--dump-state", dump],
+                       env=dict(os.environ, MHAVIZ_FONT=cut), cwd=d, capture_output=True, text=True)
+    check(r.returncode == 0, f"a cut-off MHAVIZ_FONT: exit {r.returncode}, {r.stderr[-500:]!r}")
+    check("cannot be used" in read_json(dump)["font_notice"], f"font notice {read_json(dump)['font_notice']!r}")
+    # A FIFO (was: a hang) and /dev/zero (was: memory without bound) are refused unread.
+    fifo = os.path.join(d, "fifo.ttf")
+    os.mkfifo(fifo)
+    for bad in (fifo, "/dev/zero"):
+        r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "2", "--dump-state", dump],
+                           env=dict(os.environ, MHAVIZ_FONT=bad), cwd=d, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and "not a regular file" in read_json(dump)["font_notice"],
+              f"MHAVIZ_FONT={bad}: exit {r.returncode}, notice {read_json(dump)['font_notice']!r}")
+    # ... and the box is not a '?' on screen either: the two windows differ.
+    with open(shots["emoji"], "rb") as f1, open(shots["question"], "rb") as f2:
+        check(f1.read() != f2.read(), "the emoji and '?' sentences give the same screenshot")
+
+
 TESTS = {
     "type_and_drag": (test_type_and_drag, True),
     "fast_keys": (test_fast_keys, True),
@@ -634,6 +728,7 @@ TESTS = {
     "no_display": (test_no_display, False),
     "layout": (test_layout, True),
     "layout_resize": (test_layout_resize, True),
+    "text": (test_text, True),
 }
 
 
