@@ -48,6 +48,10 @@ void RunPendingExports(AppState& s) {
     o.head = head;
     o.scale = s.exp.scale;
     o.values = s.exp.values;
+    o.colour_scale = s.ui.colour_scale;
+    o.columns = s.exp.columns;
+    o.header = s.exp.header;
+    o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
     if (s.files.input_path.empty()) {
       o.sentence = s.choice.sentence;
       if (t.in.cross()) o.memory = s.choice.memory;
