@@ -37,7 +37,9 @@ void RunPendingExports(AppState& s) {
       throw Error("There is nothing to export until the configuration is valid: " + s.result.error);
     const Trace& t = s.result.trace;
     int head = -1;
-    std::string what = "all " + std::to_string(t.cfg.num_heads) + " heads and their mean";
+    // (With one head the figure has no mean: it would repeat the head.)
+    std::string what =
+        t.cfg.num_heads == 1 ? "the 1 head" : "all " + std::to_string(t.cfg.num_heads) + " heads and their mean";
     if (s.exp.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
       head = s.ui.enlarged;
       what = "head " + std::to_string(head);

@@ -288,8 +288,19 @@ void DrawControlsPanel(AppState& s) {
   s.dirty |= ImGui::Checkbox("Divide scores by \xE2\x88\x9A" "d_k", &c.scale);
   Probe(s, "scale");
   HelpMarker("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the weight.");
-  s.dirty |= ImGui::Checkbox("Positional encoding", &c.positional_encoding);
-  HelpMarker("Adds sin/cos position signals to each token's embedding, so word order matters.");
+  if (s.files.input_path.empty()) {
+    s.dirty |= ImGui::Checkbox("Positional encoding", &c.positional_encoding);
+    HelpMarker("Adds sin/cos position signals to each token's embedding, so word order matters.");
+  } else {
+    // x is given (a file or an example): nothing is added to it, which is not "off".
+    const bool heads_example = s.files.input_path == "the positional-heads example";
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped("%s", heads_example ? "Positional encoding: x is the encoding itself (sin/cos of each "
+                                             "position, no word embeddings), so the heads can only use position."
+                                           : "Positional encoding: x comes as given, with whatever encoding it has.");
+    ImGui::PopStyleColor();
+    Probe(s, "pe_given");
+  }
   DrawBlockControls(s);
 
   s.dirty |= ImGui::Checkbox("Cross-attention", &s.choice.cross);

@@ -326,8 +326,8 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     blocks.push_back(proj[i]);
   }
   const float ys = next_row(rh);
-  blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + " heads",
-                         step(StepId::SplitHeads), false, "split: " + std::to_string(c.num_heads) + " heads"});
+  blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + (c.num_heads == 1 ? " head" : " heads"),
+                         step(StepId::SplitHeads), false, "split: " + std::to_string(c.num_heads) + (c.num_heads == 1 ? " head" : " heads")});
   // Attention per head: a stack of cards, one sub-row per step.
   const float ya = next_row(3 * rh);
   const int shadows = std::min(c.num_heads - 1, 3);

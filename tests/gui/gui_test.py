@@ -671,7 +671,7 @@ def test_slider_stops(mhaviz, d):
         drag(app, s, x_hi, x_lo, 16, valid)
         check(seen == set(stops), f"the drag visited {sorted(seen)}, expected every divisor {stops}")
         p = app.settle()
-        check(p["num_heads"] == 1 and p["reuse"] == "Q, K, V kept and re-split into 1 heads",
+        check(p["num_heads"] == 1 and p["reuse"] == "Q, K, V kept and re-split into 1 head",
               f"after the drag: {p['num_heads']} heads, status {p['reuse']!r}")
         # d_model: multiples of num_heads (now 1) -- set 8 heads first with the slider.
         drag(app, s, x_lo, slider_x(s, stops.index(8), 0, len(stops) - 1), 4, valid)
