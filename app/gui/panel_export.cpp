@@ -38,9 +38,11 @@ void DrawExportPanel(AppState& s) {
   HelpMarker("A canvas of exactly 16:9 (a slide): the columns are chosen to fill it, the figure centred.");
   FormLabel("colours", lw);
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::BeginCombo("##export_scale", render::ColourScaleHelp(s.ui.colour_scale))) {
-    for (render::ColourScale sc : render::kColourScales)
-      if (ImGui::Selectable(render::ColourScaleHelp(sc), sc == s.ui.colour_scale)) s.ui.colour_scale = sc;
+  if (ImGui::BeginCombo("##export_scale", render::ColourScaleLabel(s.ui.colour_scale))) {
+    for (render::ColourScale sc : render::kColourScales) {
+      if (ImGui::Selectable(render::ColourScaleLabel(sc), sc == s.ui.colour_scale)) s.ui.colour_scale = sc;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
+    }
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The heatmaps' colour scale: the export uses the one on screen.");

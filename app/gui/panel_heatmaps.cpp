@@ -301,11 +301,10 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
 // why every map looks alike and the scale that helps.
 void ScaleControls(AppState& s, const Trace& t) {
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("colour");
+  ImGui::TextDisabled("colour");
   for (render::ColourScale sc : render::kColourScales) {
     ImGui::SameLine();
-    const char* label = sc == render::ColourScale::Fixed ? "fixed 0-1" : sc == render::ColourScale::Map ? "per map" : "per row";
-    if (ImGui::RadioButton(label, s.ui.colour_scale == sc)) s.ui.colour_scale = sc;
+    if (ImGui::RadioButton(render::ColourScaleLabel(sc), s.ui.colour_scale == sc)) s.ui.colour_scale = sc;
     Probe(s, (std::string("scale ") + render::ToString(sc)).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
   }
@@ -362,20 +361,17 @@ void DrawHeatmapsPanel(AppState& s) {
   const Result& r = s.result;
   const Trace& t = r.trace;
   if (!s.ui.present) {
-    // The explanation beside the title if it fits on the line; at big text sizes it
-    // moves into a tooltip, so the maps keep the height.
-    const char* sub = "softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), "
-                      "column = key token (what it looks at); each row sums to 1. Click a head to enlarge it.";
-    const float need = ImGui::CalcTextSize("Attention weights").x * 1.1f + ImGui::CalcTextSize(sub).x;
-    if (need <= ImGui::GetContentRegionAvail().x * 2.0f) {
-      SectionTitle(s, "Attention weights", sub, true);
-    } else {
-      SectionTitle(s, "Attention weights");
-      ImGui::SameLine();
-      HelpMarker(sub);
-    }
+    // One line: the title, its explanation behind (?), and the colour scale; the maps
+    // get the height.
+    SectionTitle(s, "Attention weights");
+    ImGui::SameLine();
+    HelpMarker("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
+               "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
+               "weight and score.");
+    ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   }
   if (!r.ok && r.generation == 0) {  // (the error itself is over the results)
+    ImGui::NewLine();
     if (r.error.empty()) MessageBox("Nothing computed yet.", Pal().error_bg, Pal().error_text);
     return;
   }

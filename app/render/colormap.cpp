@@ -85,6 +85,14 @@ const char* ColourScaleTitle(ColourScale s) {
   }
 }
 
+const char* ColourScaleLabel(ColourScale s) {
+  switch (s) {
+    case ColourScale::Map: return "per map";
+    case ColourScale::Row: return "per row";
+    default: return "fixed 0-1";
+  }
+}
+
 const char* ColourScaleHelp(ColourScale s) {
   switch (s) {
     case ColourScale::Map: return "per map: each map's largest weight is the brightest colour";

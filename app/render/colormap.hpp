@@ -33,6 +33,8 @@ const char* ToString(ColourScale s);  // "fixed", "map", "row"
 bool ParseColourScale(const std::string& name, ColourScale* out);
 // The colour bar's title for the scale ("attention weight", "weight / map max", ...).
 const char* ColourScaleTitle(ColourScale s);
+// Its short name in the app: "fixed 0-1", "per map", "per row".
+const char* ColourScaleLabel(ColourScale s);
 // One line for a menu or a tooltip: what the scale divides by.
 const char* ColourScaleHelp(ColourScale s);
 // The divisor of each row of a rows x cols map (row-major weights; masked cells

@@ -569,46 +569,39 @@ def test_layout(mhaviz, d):
             check(not f["params_small_font"], f"{name}: the parameters column went to the small font: {f}")
 
     def check_labels(name, final, lay):
+        # Never below the UI font: a label the class cannot read is no label.
         h = lay["heatmaps"]
         check(h["row_labels"] and h["key_labels"] != "none", f"{name}: token labels hidden: {h}")
-        check(h["label_px"] >= max(12.0, 0.75 * final["font_px"]) and h["cell_h"] >= 0.85 * h["label_px"] - 0.01,
-              f"{name}: {h['label_px']} px labels on {h['cell_h']} px rows: {h}")
+        check(h["label_px"] >= final["font_px"] and h["cell_h"] >= 0.85 * h["label_px"] - 0.01,
+              f"{name}: {h['label_px']} px labels on {h['cell_h']} px rows (UI font {final['font_px']}): {h}")
         return h
 
-    # 1280 x 800, the Korean sentence: the table fits; every map is in view, labelled.
-    final, lay, w = run("ko_1280", (1280, 800), "--sentence", ko, "--heads", "8")
-    check_table("ko_1280", lay, False)
-    h = check_labels("ko_1280", final, lay)
-    check(not h["scroll"], f"ko_1280: the grid scrolls: {h}")
-    for k in range(9):
-        check(inside(w[f"map {k}"], w["heatmaps_view"]), f"ko_1280: map {k} {w[f'map {k}']} is not in view "
-              f"{w['heatmaps_view']}")
-    # ... and the weights shown are the core's (the mean map is the mean of the heads).
-    check(final["trace"]["tokens"] == ko.split(), f"tokens {final['trace']['tokens']}")
-
-    # 1280 x 800, 13 English tokens: labelled too; the grid may scroll to keep them
-    # readable, but shows at least a whole row of maps.
-    final, lay, w = run("en_1280", (1280, 800), "--sentence", en, "--heads", "8")
-    check_table("en_1280", lay, False)
-    h = check_labels("en_1280", final, lay)
-    in_view = [k for k in range(9) if inside(w[f"map {k}"], w["heatmaps_view"])]
-    check(len(in_view) >= h["grid_cols"] and in_view[0] == 0, f"en_1280: maps in view {in_view}, layout {h}")
-    if h["scroll"]:
-        check(h["content_h"] <= 2.5 * h["view_h"], f"en_1280: the grid is {h['content_h']} px for a "
-              f"{h['view_h']} px panel")
+    # 1280 x 800, the Korean and the English sentence with 8 heads: labelled at the UI
+    # font; the grid may scroll to keep them, but shows at least a whole row of maps.
+    for name, sentence in (("ko_1280", ko), ("en_1280", en)):
+        final, lay, w = run(name, (1280, 800), "--sentence", sentence, "--heads", "8")
+        check_table(name, lay, False)
+        h = check_labels(name, final, lay)
+        in_view = [k for k in range(9) if inside(w[f"map {k}"], w["heatmaps_view"])]
+        check(len(in_view) >= h["grid_cols"] and in_view[0] == 0, f"{name}: maps in view {in_view}, layout {h}")
+        # ... and the weights shown are the core's (the mean map is the mean of the heads).
+        check(final["trace"]["tokens"] == sentence.split(), f"tokens {final['trace']['tokens']}")
 
     # Larger screens: the table at full size; the labels at full size where they were.
-    for name, size, sentence, cell_before in (("ko_1600", (1600, 1000), ko, 15.0), ("ko_1920", (1920, 1080), ko, 20.0),
-                                              ("en_1600", (1600, 1000), en, 14.0),
-                                              ("en_1920", (1920, 1080), en, 15.75)):
+    # Larger screens: the table at full size; labels at the UI font; the 13 English
+    # tokens may still scroll at 1600 x 1000 (a whole row of maps in view), nothing
+    # scrolls at 1920 x 1080. Cells no smaller than the rows the labels need.
+    for name, size, sentence in (("ko_1600", (1600, 1000), ko), ("ko_1920", (1920, 1080), ko),
+                                 ("en_1600", (1600, 1000), en), ("en_1920", (1920, 1080), en)):
         final, lay, w = run(name, size, "--sentence", sentence, "--heads", "8")
         check_table(name, lay, True)
         h = check_labels(name, final, lay)
-        check(not h["scroll"], f"{name}: the grid scrolls: {h}")
-        # Cells no smaller than before labels were kept (a quarter pixel of rounding).
-        check(h["cell_w"] >= cell_before - 0.25 - 0.01, f"{name}: cells of {h['cell_w']} px, were {cell_before}")
+        in_view = [k for k in range(9) if inside(w[f"map {k}"], w["heatmaps_view"])]
+        check(len(in_view) >= h["grid_cols"] and in_view[0] == 0, f"{name}: maps in view {in_view}, layout {h}")
+        if name.endswith("1920"):
+            check(not h["scroll"], f"{name}: the grid scrolls: {h}")
         if name.startswith("ko"):
-            check(h["key_labels"] == "rotated" and h["label_px"] == final["font_px"],
+            check(h["key_labels"] in ("staggered", "rotated") and h["label_px"] == final["font_px"],
                   f"{name}: key tokens not written out at full size: {h}")
 
     # 2 heads x 3 tokens: big cells with the weights in them, tokens upright.
