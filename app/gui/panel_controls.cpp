@@ -226,7 +226,7 @@ void DrawControlsPanel(AppState& s) {
   if (divides)
     std::snprintf(line, sizeof line, "head_dim = d_k = %d / %d = %d", c.d_model, c.num_heads, c.d_model / c.num_heads);
   else
-    std::snprintf(line, sizeof line, "head_dim = %d / %d = %.3g: not whole", c.d_model, std::max(c.num_heads, 1),
+    std::snprintf(line, sizeof line, "%d / %d = %.3g: no whole head_dim", c.d_model, std::max(c.num_heads, 1),
                   static_cast<double>(c.d_model) / std::max(c.num_heads, 1));
   ImGui::PushStyleColor(ImGuiCol_Text, divides ? Pal().muted_text : Pal().error_text);
   const std::string shown = Ellipsize(line, ImGui::GetContentRegionAvail().x);
