@@ -757,7 +757,44 @@ def test_present(mhaviz, d):
                 shutil.copy(os.path.join(d, f), keep)
 
 
+def png_rgb(path):
+    """The pixels of a PNG the app wrote (8-bit RGB, every row filtered with 'none', as
+    render::EncodePng writes them): (width, height, bytes)."""
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    w, h = struct.unpack(">II", data[16:24])
+    check(data[24:26] == b"\x08\x02", f"{path}: not 8-bit RGB")
+    idat, at = b"", 8
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        if kind == b"IDAT":
+            idat += data[at + 8:at + 8 + n]
+        at += 12 + n
+    raw = zlib.decompress(idat)
+    check(all(raw[y * (1 + 3 * w)] == 0 for y in range(h)), f"{path}: rows use PNG filters")
+    return w, h, b"".join(raw[y * (1 + 3 * w) + 1:(y + 1) * (1 + 3 * w)] for y in range(h))
+
+
+def test_masked_grey(mhaviz, d):
+    """Cells the causal mask hides are the masked grey in the teaching views too (the
+    tensor inspector's attn): never the colour of weight 0."""
+    shot, probe = os.path.join(d, "shot.png"), os.path.join(d, "probe.json")
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    subprocess.run([mhaviz, "gui", "--frames", "4", "--width", "1280", "--height", "800", "--sentence",
+                    "the cat sat on the mat", "--mask", "causal", "--inspect", "attn", "--screenshot", shot,
+                    "--probe", probe], check=True, env=env, cwd=d, timeout=120)
+    r = read_json(probe)["widgets"]["inspect_map"]
+    w, h, px = png_rgb(shot)
+    x = int(r[0] + r[2]) - 6  # inside the last column: keys after every query but the last
+    column = [tuple(px[(y * w + x) * 3:(y * w + x) * 3 + 3]) for y in range(int(r[1]), min(h, int(r[1] + r[3])))]
+    grey = sum(1 for c in column if c == (222, 222, 222))
+    dark = sum(1 for c in column if abs(c[0] - 68) + abs(c[1] - 1) + abs(c[2] - 84) <= 6)
+    check(grey >= 40 and dark == 0, f"last column of attn: {grey} grey pixels, {dark} of weight 0's colour")
+
+
 TESTS = {
+    "masked_grey": (test_masked_grey, True),
     "slider_stops": (test_slider_stops, True),
     "present": (test_present, True),
     "type_and_drag": (test_type_and_drag, True),
