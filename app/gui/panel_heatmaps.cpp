@@ -101,8 +101,10 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   const Trace& t = r.trace;
   // The last valid maps of an invalid configuration are drawn dimmed.
   const ImU32 dim_mask = r.ok ? 0xFFFFFFFFu : 0x73FFFFFFu;  // alpha 0.45
-  std::vector<float> divisor;  // the colour scale's divisor per row (text colour on the cell)
-  {
+  // The colour scale's divisor per row, for the text colour on each cell: only where
+  // values are drawn (big cells, few tokens), so hundreds of tokens cost nothing here.
+  std::vector<float> divisor(static_cast<std::size_t>(t.seq), 1.0f);
+  if (values_allowed && ValuesFit(g) && s.ui.colour_scale != render::ColourScale::Fixed) {
     std::vector<float> w(static_cast<std::size_t>(t.seq) * t.seq_kv);
     std::vector<unsigned char> m(w.size(), 0);
     for (int i = 0; i < t.seq; ++i)
