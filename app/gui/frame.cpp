@@ -229,7 +229,10 @@ void DrawFrame(AppState& s) {
   // more of the height (the table scrolls): 45% at 100%, 27% at 150%, 15% from 200%.
   const float share = std::clamp(0.45f - 0.0035f * static_cast<float>(s.ui.text_size - 100), 0.15f, 0.45f);
   float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * share);
-  flow = std::clamp(flow, std::min(120.0f * scale, main_h * 0.15f), main_h * 0.75f);
+  // ... but never so thin that no step of the table shows (its title, header and four
+  // rows), which would read as broken.
+  const float flow_floor = std::min(ImGui::GetTextLineHeightWithSpacing() * 7.0f, main_h * 0.45f);
+  flow = std::clamp(flow, std::min(std::max(120.0f * scale, flow_floor), main_h * 0.45f), main_h * 0.75f);
   if (s.layout.flow_collapsed) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
   ImGui::BeginGroup();
   ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);
