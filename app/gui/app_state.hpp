@@ -130,6 +130,7 @@ struct Ui {
   bool present = false;             // presentation mode (F11): the heatmaps take the window
   int present_layout = 0;           // 0 one map large, 1 a 2x2 page, 2 every map
   int present_head = 0;             // the map the arrow keys are on
+  bool flow_folded_for_room = false;  // the shape flow shows its title only: big text in a small window
   bool dark = false;
   bool fonts_dirty = false;         // rebuild the font atlas before the next frame
   ImFont* font_bold = nullptr;      // headings

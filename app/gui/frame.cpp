@@ -233,7 +233,11 @@ void DrawFrame(AppState& s) {
   // rows), which would read as broken.
   const float flow_floor = std::min(ImGui::GetTextLineHeightWithSpacing() * 7.0f, main_h * 0.45f);
   flow = std::clamp(flow, std::min(std::max(120.0f * scale, flow_floor), main_h * 0.45f), main_h * 0.75f);
-  if (s.layout.flow_collapsed) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
+  // Big text in a small window (200% at 1280 x 800): by default the table folds to
+  // its title line, which is better than a sliver; "Show" brings it back.
+  s.ui.flow_folded_for_room =
+      s.layout.flow_height <= 0 && !s.layout.flow_collapsed && main_h < ImGui::GetFontSize() * 22.0f;
+  if (s.layout.flow_collapsed || s.ui.flow_folded_for_room) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
   ImGui::BeginGroup();
   ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);
   DrawFlowPanel(s);

@@ -151,27 +151,32 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
         }
     if (best_group >= 0) return best;
   }
-  // Rows as tall as the labels and a scroll, even if no map is wholly in view: words
-  // first, then the most maps per row.
-  if (any_labels && allow_scroll)
-    for (const auto& group : groups) {
-      Geometry best;
-      bool found = false;
-      for (Keys keys : group)
+  // Rows as tall as the labels and a scroll, even if no map is wholly in view: the
+  // most of the first map's rows in view (short key labels win here), then words
+  // before numbers, then the biggest cells.
+  if (any_labels && allow_scroll) {
+    Geometry best;
+    float best_rows = -1.0f;
+    int best_group = 0;
+    for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi)
+      for (Keys keys : groups[gi])
         for (int cols = lo; cols <= hi; ++cols) {
-          Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, true);
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, true);
           if (!Readable(g, labels)) continue;
-          if (!found || area(g) > area(best)) {
-            best = g;
-            found = true;
-          }
+          const float rows = std::min(static_cast<float>(seq), std::floor((avail.y - g.col_label_h - g.title_h) / g.ch));
+          const bool better = rows > best_rows ||
+                              (rows == best_rows && (gi < best_group || (gi == best_group && area(g) > area(best))));
+          if (!better) continue;
+          best = g;
+          best_rows = rows;
+          best_group = gi;
         }
-      if (found) {
-        best.scroll = best.content_h > avail.y + 0.5f;
-        best.keys_every_row = best.scroll && best.rows > 1;
-        return best;
-      }
+    if (best_rows >= 0.0f) {
+      best.scroll = best.content_h > avail.y + 0.5f;
+      best.keys_every_row = best.scroll && best.rows > 1;
+      return best;
     }
+  }
   Geometry best;
   for (int cols = lo; cols <= hi; ++cols) {
     const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, Keys::kNone, false);

@@ -457,19 +457,25 @@ float FlowPanelHeight(const AppState& s) {
 }
 
 void DrawFlowPanel(AppState& s) {
-  const char* toggle = s.layout.flow_collapsed ? "Show" : "Hide";
+  const bool folded = s.layout.flow_collapsed || s.ui.flow_folded_for_room;
+  const char* toggle = folded ? "Show" : "Hide";
   const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
   SectionTitle(s, "Shape flow",
-               s.layout.flow_collapsed ? nullptr : "each step's output shape (batch axis first), learned parameters and FLOPs",
+               folded ? nullptr : "each step's output shape (batch axis first), learned parameters and FLOPs",
                true);
   ImGui::SameLine(right);
   if (ImGui::SmallButton(toggle)) {
-    s.layout.flow_collapsed = !s.layout.flow_collapsed;
+    if (s.ui.flow_folded_for_room) {
+      // Shown on request: a height of its own (in unscaled pixels), so it stays.
+      s.layout.flow_height = FlowPanelHeight(s) / (s.ui.content_scale * s.ui.text_size / 100.0f);
+    } else {
+      s.layout.flow_collapsed = !s.layout.flow_collapsed;
+    }
     ImGui::MarkIniSettingsDirty();
   }
   Probe(s, "flow_toggle");
-  if (s.layout.flow_collapsed) return;
+  if (folded) return;
   if (!s.result.ok && s.result.generation == 0) {
     ImGui::Spacing();
     MessageBox("Nothing to show until the problem described under Attention weights is fixed.", Pal().error_bg,

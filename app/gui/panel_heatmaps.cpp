@@ -302,6 +302,13 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
 // The colour scale picker, on one line; and, for long sentences on the fixed scale,
 // why every map looks alike and the scale that helps.
 void ScaleControls(AppState& s, const Trace& t) {
+  // On the title's line if it fits, else on its own.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float need = ImGui::CalcTextSize("colour").x;
+  for (render::ColourScale sc : render::kColourScales)
+    need += st.ItemSpacing.x + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x +
+            ImGui::CalcTextSize(render::ColourScaleLabel(sc)).x;
+  if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled("colour");
   for (render::ColourScale sc : render::kColourScales) {
@@ -479,7 +486,8 @@ void DrawHeatmapsPanel(AppState& s) {
   rep.view_h = area.y;
 
   DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
-                ImVec2(bar_w - fs * 0.8f, std::min(area.y - fs * 2.5f, fs * 16.0f)), t.cfg.mask == Mask::Causal,
+                ImVec2(bar_w - fs * 0.8f, std::max(std::min(area.y - fs * 2.5f, fs * 16.0f), fs * 6.0f)),
+                t.cfg.mask == Mask::Causal,
                 s.ui.colour_scale);
 }
 
