@@ -35,6 +35,10 @@ struct ExportArgs {
   bool head_given = false;
   int scale = 0;  // 0: the renderer's default
   bool values = true;
+  std::string colour_scale = "fixed";  // --color-scale fixed|map|row
+  int columns = 0;                     // --columns N; 0: chosen
+  bool header = true;                  // --no-header
+  std::string fit;                     // --fit W:H, e.g. 16:9
   bool quiet = false;
   ModelSource source;  // a trained checkpoint's layer instead of a sentence
   bool help = false;

@@ -16,8 +16,9 @@ namespace {
 const char* kExportAbout =
     "Runs one multi-head attention layer on a sentence and draws the attention weights\n"
     "softmax(Q K^T / sqrt(d_k)) of every head, plus their mean, as heatmaps: rows are the\n"
-    "query tokens, columns the key tokens, one fixed [0, 1] colour scale (viridis) for all\n"
-    "maps. Works without a display (DISPLAY may be unset). Give at least one of --png / --svg.";
+    "query tokens, columns the key tokens, coloured with viridis on one fixed [0, 1] scale\n"
+    "for all maps (or per map / per row: --color-scale). Works without a display (DISPLAY\n"
+    "may be unset). Give at least one of --png / --svg.";
 const char* kExportFooter =
     "Big inputs stay bounded: labels and printed weights are left out when the cells are\n"
     "too small, PNGs are capped at 16 megapixels, and an SVG is refused above 300,000 cells\n"
@@ -27,6 +28,8 @@ const char* kExportFooter =
     "  mhaviz export --sentence \"The quick brown fox jumps over the lazy dog .\" --png fox.png\n"
     "  mhaviz export --sentence \"고양이가 쥐를 잡았다\" --heads 2 --d-model 64 --svg cat.svg\n"
     "  mhaviz export --sentence \"I saw her duck\" --heads 8 --kv-heads 2 --head 3 --png h3.png\n"
+    "  mhaviz export --sentence \"I saw her duck\" --heads 8 --fit 16:9 --no-header --png slide.png\n"
+    "  mhaviz export --sentence-file long.txt --color-scale row --columns 3 --svg rows.svg\n"
     "\n"
     "Labels use NanumGothic (fonts-nanum, or assets/fonts next to the binary); set\n"
     "MHAVIZ_FONT=/path/to/font.ttf to use another TrueType font.\n"
@@ -44,12 +47,34 @@ CLI::Option* SmallIntFlag(CLI::App& app, const std::string& flag, int& target, c
             errno = 0;
             char* end = nullptr;
             const long n = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || errno == ERANGE || n < -1000000 || n > 1000000)
+            if (v.empty() || *end != '\0' || errno == ERANGE || n < -1000000 || n > 1000000) {
+              render::ColourScale sc;
+              if (flag == "--scale" && render::ParseColourScale(v, &sc))
+                return "--scale sets the PNG resolution (a whole number from 1 to 8). For the colour scale use "
+                       "--color-scale " + v + ".";
               return flag + " expects " + what + ", got '" + v + "'.";
+            }
             return "";
           },
           ""))
       ->group(kOutputGroup);
+}
+
+// "16:9" -> 1.777...: width over height, from 1:4 to 4:1.
+double FitAspect(const std::string& v) {
+  const std::size_t colon = v.find(':');
+  char* end = nullptr;
+  double w = 0, h = 0;
+  if (colon != std::string::npos && colon > 0) {
+    const std::string a = v.substr(0, colon), b = v.substr(colon + 1);
+    w = std::strtod(a.c_str(), &end);
+    if (*end != '\0') w = 0;
+    h = std::strtod(b.c_str(), &end);
+    if (b.empty() || *end != '\0') h = 0;
+  }
+  if (!(w > 0 && h > 0 && w / h >= 0.25 && w / h <= 4.0))
+    throw UsageError("--fit expects the slide's shape as W:H, e.g. 16:9 or 4:3 (from 1:4 to 4:1), got '" + v + "'.");
+  return w / h;
 }
 
 double Ms(std::chrono::steady_clock::duration d) {
@@ -84,6 +109,38 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
                                           " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
           },
           ""));
+  // --scale is the resolution; a colour-scale name given to it gets pointed here
+  // (ScaleNameHint) rather than at "expects a whole number".
+  auto colour = app.add_option("--color-scale,--colour-scale", e.colour_scale,
+                               "what the colours are relative to: fixed (default: the weight on [0, 1],\n"
+                               "heads compare by eye), map (each map's largest weight is brightest) or\n"
+                               "row (each query's largest weight is brightest: long sentences)");
+  colour->type_name("fixed|map|row")->group(kOutputGroup)->check(CLI::Validator(
+      [](std::string& v) {
+        render::ColourScale sc;
+        return render::ParseColourScale(v, &sc) ? std::string()
+                                                : "--color-scale expects fixed, map or row, got '" + v + "'.";
+      },
+      ""));
+  SmallIntFlag(app, "--columns", e.columns, "a whole number of maps per row",
+               "maps per row (default: chosen so the figure is close to 16:9)")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const long n = std::strtol(v.c_str(), nullptr, 10);
+            return n >= 1 && n <= 64 ? std::string()
+                                     : "--columns " + std::to_string(n) + " is out of range: use 1 to 64 maps per row.";
+          },
+          ""));
+  app.add_flag_callback("--no-header", [&e] { e.header = false; },
+                        "leave out the title, sentence and configuration above the maps\n"
+                        "(notes on what was simplified then go to stderr only)")
+      ->group(kOutputGroup);
+  TextFlag(app, "--fit", e.fit,
+           "a canvas of exactly this shape, e.g. 16:9 or 4:3: the columns are chosen\n"
+           "to fill it and the figure is centred (a slide)")
+      ->type_name("W:H")
+      ->group(kOutputGroup);
   app.add_flag_callback("--no-values", [&e] { e.values = false; }, "do not print the weights inside the cells")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
@@ -93,12 +150,14 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
-  CheckModelSourceFlags(argv, e.source, {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet"});
+  CheckModelSourceFlags(argv, e.source, {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--color-scale",
+                                          "--colour-scale", "--columns", "--no-header", "--fit"});
   if (e.png_path.empty() && e.svg_path.empty())
     throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
                      "See 'mhaviz export --help'.");
   if (e.png_path.empty() == false && e.png_path == e.svg_path)
     throw UsageError("--png and --svg name the same file '" + e.png_path + "'; give each its own name.");
+  if (!e.fit.empty()) FitAspect(e.fit);  // refused here, before anything is computed
   return e;
 }
 
@@ -117,6 +176,10 @@ int ExportCommand(const std::vector<std::string>& argv) {
     if (e.head_given) ho.head = e.head;
     if (e.scale > 0) ho.scale = e.scale;
     ho.values = e.values;
+    render::ParseColourScale(e.colour_scale, &ho.colour_scale);  // (checked when parsed)
+    ho.columns = e.columns;
+    ho.header = e.header;
+    if (!e.fit.empty()) ho.fit = FitAspect(e.fit);
 
     // The trace to draw: a sentence's, or a trained model's layer (--model).
     Prepared p;

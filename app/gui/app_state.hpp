@@ -13,6 +13,7 @@
 #include "gui/gl_textures.hpp"
 #include "gui/teach_state.hpp"
 #include "mha/mha.hpp"
+#include "render/colormap.hpp"
 
 struct ImFont;
 
@@ -65,6 +66,9 @@ struct ExportUi {
   bool selected_only = false;  // the enlarged head only, instead of all heads + mean
   int scale = 2;
   bool values = true;
+  int columns = 0;             // maps per row; 0 = chosen for a 16:9 figure
+  bool header = true;          // the formula, sentence and configuration above the maps
+  bool fit_16_9 = false;       // pad the figure to exactly 16:9 (a slide)
   std::array<char, 1024> screenshot_path{};
   std::string message;         // last result, shown under the buttons
   bool message_ok = true;
@@ -121,6 +125,12 @@ struct Ui {
   int hover_token_next = -1;
   float content_scale = 1.0f;       // monitor content scale (HiDPI)
   int text_size = 100;              // percent, for projectors
+  int typed_value = 0;              // the Ctrl+click field of the stepping sliders
+  render::ColourScale colour_scale = render::ColourScale::Fixed;  // heatmaps and their export
+  bool present = false;             // presentation mode (F11): the heatmaps take the window
+  int present_layout = 0;           // 0 one map large, 1 a 2x2 page, 2 every map
+  int present_head = 0;             // the map the arrow keys are on
+  bool flow_folded_for_room = false;  // the shape flow shows its title only: big text in a small window
   bool dark = false;
   bool fonts_dirty = false;         // rebuild the font atlas before the next frame
   ImFont* font_bold = nullptr;      // headings

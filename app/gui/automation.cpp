@@ -62,6 +62,10 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["tokens"] = s.result.tokens;
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
+  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
+  j["colour_scale"] = render::ToString(s.ui.colour_scale);
+  j["font_px"] = ImGui::GetFontSize();
+  j["text_size"] = s.ui.text_size;
   j["export_message"] = s.exp.message;
   j["export_path"] = std::string(s.exp.path.data());
   j["focused_text"] = ImGui::GetIO().WantTextInput;
@@ -81,6 +85,9 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["recomputes"] = s.timing.recompute_ms.size();
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
+  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
+  j["colour_scale"] = render::ToString(s.ui.colour_scale);
+  j["text_size"] = s.ui.text_size;
   j["export_message"] = s.exp.message;
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;

@@ -37,7 +37,9 @@ void RunPendingExports(AppState& s) {
       throw Error("There is nothing to export until the configuration is valid: " + s.result.error);
     const Trace& t = s.result.trace;
     int head = -1;
-    std::string what = "all " + std::to_string(t.cfg.num_heads) + " heads and their mean";
+    // (With one head the figure has no mean: it would repeat the head.)
+    std::string what =
+        t.cfg.num_heads == 1 ? "the 1 head" : "all " + std::to_string(t.cfg.num_heads) + " heads and their mean";
     if (s.exp.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
       head = s.ui.enlarged;
       what = "head " + std::to_string(head);
@@ -48,6 +50,10 @@ void RunPendingExports(AppState& s) {
     o.head = head;
     o.scale = s.exp.scale;
     o.values = s.exp.values;
+    o.colour_scale = s.ui.colour_scale;
+    o.columns = s.exp.columns;
+    o.header = s.exp.header;
+    o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
     if (s.files.input_path.empty()) {
       o.sentence = s.choice.sentence;
       if (t.in.cross()) o.memory = s.choice.memory;

@@ -20,10 +20,31 @@ namespace {
 
 float UiScale(const AppState& s) { return s.ui.content_scale * s.ui.text_size / 100.0f; }
 
+// Presentation mode's keys: the arrows move between maps (the mean last), + and -
+// step num_heads through the values that divide d_model.
+void PresentKeys(AppState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  constexpr int kRight = 262, kLeft = 263, kEqual = 61, kMinus = 45, kKpSub = 333, kKpAdd = 334;
+  const int maps = (s.result.generation > 0 ? s.result.trace.cfg.num_heads : s.choice.cfg.num_heads) + 1;
+  if (ImGui::IsKeyPressed(kRight)) s.ui.present_head = (s.ui.present_head + 1) % maps;
+  if (ImGui::IsKeyPressed(kLeft)) s.ui.present_head = (s.ui.present_head + maps - 1) % maps;
+  if (io.KeyCtrl) return;  // Ctrl+= / Ctrl+- are the text size
+  Config& c = s.choice.cfg;
+  int dir = 0;
+  if (ImGui::IsKeyPressed(kEqual) || ImGui::IsKeyPressed(kKpAdd)) dir = 1;
+  if (ImGui::IsKeyPressed(kMinus) || ImGui::IsKeyPressed(kKpSub)) dir = -1;
+  if (dir == 0) return;
+  const int h = StepHeads(c.d_model, c.num_heads, dir);
+  if (h != c.num_heads) {
+    c.num_heads = h;
+    s.dirty = true;
+  }
+}
+
 void Shortcuts(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
   // GLFW key codes are ImGui 1.86's key indices.
-  constexpr int kKeyS = 83, kKeyQ = 81, kKeyEqual = 61, kKeyMinus = 45, kKey0 = 48;
+  constexpr int kKeyS = 83, kKeyQ = 81, kKeyEqual = 61, kKeyMinus = 45, kKey0 = 48, kKeyF11 = 300;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyS, false)) s.pending.export_png = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyQ, false)) s.quit = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyEqual, false)) {
@@ -38,8 +59,12 @@ void Shortcuts(AppState& s) {
     s.ui.text_size = 100;
     s.ui.fonts_dirty = true;
   }
+  if (ImGui::IsKeyPressed(kKeyF11, false)) s.ui.present = !s.ui.present;
+  if (s.ui.present && !io.WantTextInput) PresentKeys(s);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
-    if (io.WantTextInput) {
+    if (s.ui.present && !io.WantTextInput) {
+      s.ui.present = false;
+    } else if (io.WantTextInput) {
       // Leave the text field but keep what was typed: ImGui's own Escape reverts
       // the field, which in a live app would silently undo the computation shown.
       // Deactivating it here, before the field is drawn, means it never sees the key.
@@ -64,6 +89,8 @@ void MenuBar(AppState& s) {
   }
   if (ImGui::BeginMenu("View")) {
     DrawViewMenuItems(s);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) s.ui.present = !s.ui.present;
     ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250}) {
       char label[32];
@@ -108,6 +135,19 @@ float Splitter(const char* id, ImVec2 size, bool vertical) {
   return vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
 }
 
+// Presentation mode: the side panel, the shape flow and the tabs give way, and the
+// heatmaps take the window (under the menu bar, which has the way back).
+void DrawPresentation(AppState& s) {
+  if (s.dirty || s.churn) Recompute(s);
+  RunPendingExports(s);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawConfigError(s);
+  DrawHeatmapsPanel(s);
+  ImGui::EndChild();
+  Probe(s, "present");
+}
+
 }  // namespace
 
 void DrawFrame(AppState& s) {
@@ -144,6 +184,11 @@ void DrawFrame(AppState& s) {
     if (!s.ui.font_notice.empty()) MessageBox(s.ui.font_notice, Pal().notice_bg, Pal().notice_text);
   }
 
+  if (s.ui.present) {
+    DrawPresentation(s);
+    ImGui::End();
+    return;
+  }
   const ImGuiStyle& st = ImGui::GetStyle();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float status_h = ImGui::GetTextLineHeightWithSpacing() + st.ItemSpacing.y;
@@ -152,7 +197,10 @@ void DrawFrame(AppState& s) {
 
   // Left column: the inputs.
   float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
-  left = std::clamp(left, std::min(280.0f * scale, avail.x * 0.5f), std::max(avail.x - 400.0f * scale, avail.x * 0.25f));
+  {
+    const float hi = std::max(avail.x - 400.0f * scale, avail.x * 0.25f);
+    left = std::clamp(left, std::min({280.0f * scale, avail.x * 0.5f, hi}), hi);
+  }
   // Always a scrollbar: one appearing would narrow the column and re-wrap its text,
   // moving every widget under the pointer.
   ImGui::BeginChild("##inputs", ImVec2(left, main_h), true, ImGuiWindowFlags_AlwaysVerticalScrollbar);
@@ -177,9 +225,19 @@ void DrawFrame(AppState& s) {
   // Default: tall enough for the whole table (header, the steps, total) and no
   // taller, so the heatmaps get the rest; up to 45%.
   const float table_h = FlowPanelHeight(s);
-  float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * 0.45f);
-  flow = std::clamp(flow, std::min(120.0f * scale, main_h * 0.3f), main_h * 0.75f);
-  if (s.layout.flow_collapsed) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
+  // A bigger text size is for reading the heatmaps from afar: by default they get
+  // more of the height (the table scrolls): 45% at 100%, 27% at 150%, 15% from 200%.
+  const float share = std::clamp(0.45f - 0.0035f * static_cast<float>(s.ui.text_size - 100), 0.15f, 0.45f);
+  float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * share);
+  // ... but never so thin that no step of the table shows (its title, header and four
+  // rows), which would read as broken.
+  const float flow_floor = std::min(ImGui::GetTextLineHeightWithSpacing() * 7.0f, main_h * 0.45f);
+  flow = std::clamp(flow, std::min(std::max(120.0f * scale, flow_floor), main_h * 0.45f), main_h * 0.75f);
+  // Big text in a small window (200% at 1280 x 800): by default the table folds to
+  // its title line, which is better than a sliver; "Show" brings it back.
+  s.ui.flow_folded_for_room =
+      s.layout.flow_height <= 0 && !s.layout.flow_collapsed && main_h < ImGui::GetFontSize() * 22.0f;
+  if (s.layout.flow_collapsed || s.ui.flow_folded_for_room) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
   ImGui::BeginGroup();
   ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);
   DrawFlowPanel(s);

@@ -29,10 +29,12 @@ const std::array<std::array<std::uint8_t, 4>, kLut>& Lut() {
 
 // Colours n weights; cells whose `masked` count reaches `masked_if` get the
 // exporter's masked grey (a causal mask hides them; their weight is exactly 0).
-void Colour(const float* v, const unsigned char* masked, std::size_t n, std::uint8_t* out) {
+// Each row is divided by its divisor first (the colour scale: 1 for the fixed one).
+void Colour(const float* v, const unsigned char* masked, const std::vector<float>& divisor, std::size_t cols,
+            std::size_t n, std::uint8_t* out) {
   const auto& lut = Lut();
   for (std::size_t i = 0; i < n; ++i) {
-    float x = v[i];
+    float x = v[i] / divisor[i / cols];
     x = x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;  // also maps NaN to 0
     std::array<std::uint8_t, 4> c = lut[static_cast<int>(x * (kLut - 1) + 0.5f)];
     if (masked && masked[i]) c = {render::kMaskedColour[0], render::kMaskedColour[1], render::kMaskedColour[2], 255};
@@ -56,7 +58,8 @@ void BindNewTexture(GLuint id, GLint min_filter) {
 }  // namespace
 
 bool HeatmapTextures::Sync(const Result& r) {
-  if (!r.ok || r.generation == generation_) return false;
+  const render::ColourScale scale = want_scale_;
+  if (!r.ok || (r.generation == generation_ && scale == scale_)) return false;
   const Trace& t = r.trace;
   const int n = t.cfg.num_heads + 1;
   const bool resize = t.seq_kv != w_ || t.seq != h_;
@@ -88,7 +91,9 @@ bool HeatmapTextures::Sync(const Result& r) {
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   for (int i = 0; i < n; ++i) {
     const float* src = i < t.cfg.num_heads ? t.attn.data() + static_cast<std::size_t>(i) * cells : r.mean_attn.data();
-    Colour(src, any_mask ? masked_.data() + static_cast<std::size_t>(i) * cells : nullptr, cells, rgba_.data());
+    const unsigned char* m = any_mask ? masked_.data() + static_cast<std::size_t>(i) * cells : nullptr;
+    Colour(src, m, render::ScaleDivisors(scale, src, m, t.seq, t.seq_kv), static_cast<std::size_t>(t.seq_kv), cells,
+           rgba_.data());
     glBindTexture(GL_TEXTURE_2D, ids_[i]);
     if (resize || w_ == 0)
       glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, t.seq_kv, t.seq, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
@@ -99,6 +104,7 @@ bool HeatmapTextures::Sync(const Result& r) {
   w_ = t.seq_kv;
   h_ = t.seq;
   generation_ = r.generation;
+  scale_ = scale;
   mipmaps_ = false;
   if (minified_) BuildMipmaps();
   return true;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "render/colormap.hpp"
+
 namespace mha::gui {
 
 struct Result;
@@ -21,6 +23,8 @@ class HeatmapTextures {
   // Re-colours and uploads the maps if `r` is newer than what the textures hold:
   // heads 0..H-1, then the mean over heads at index H. Returns true if it uploaded.
   bool Sync(const Result& r);
+  // What each map's colours are relative to; a new scale re-colours on the next Sync.
+  void SetScale(render::ColourScale scale) { want_scale_ = scale; }
   // The GL texture name of map i (as an ImTextureID-compatible integer).
   unsigned int Texture(int i) const { return i >= 0 && i < static_cast<int>(ids_.size()) ? ids_[i] : 0u; }
   // Whether the maps are drawn smaller than one pixel per cell. Then they are
@@ -33,6 +37,7 @@ class HeatmapTextures {
   std::vector<unsigned int> ids_;
   int w_ = 0, h_ = 0;
   std::uint64_t generation_ = 0;
+  render::ColourScale scale_ = render::ColourScale::Fixed, want_scale_ = render::ColourScale::Fixed;
   bool minified_ = false, mipmaps_ = false;
   void BuildMipmaps();
   void ApplyFilter();

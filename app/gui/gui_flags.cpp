@@ -98,6 +98,12 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
             return v == "mean" ? std::string() : check(v);
           },
           ""));
+  app.add_flag("--present", o.present, "start in presentation mode (F11): the heatmaps fill the window")->group(g);
+  app.add_option("--color-scale,--colour-scale", o.colour_scale,
+                 "the heatmaps' colour scale: fixed (0 to 1), map (per map max) or row (per row max)")
+      ->type_name("fixed|map|row")
+      ->group(g)
+      ->check(CLI::IsMember({"fixed", "map", "row"}));
   cli::TextFlag(app, "--export", o.export_path,
                 "export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does")
       ->type_name("FILE")
@@ -161,9 +167,36 @@ void ApplyRunOptions(const cli::RunOptions& o, AppState& s) {
   s.dirty = true;
 }
 
+namespace {
+
+// A preset fixes its own configuration: the flags (or settings) it replaced get a
+// notice rather than being dropped in silence ("--mask causal" with "--preset heads").
+void NoteOverridden(const Config& was, const Config& now, const char* preset, AppState& s) {
+  const Config def;
+  std::string list;
+  auto note = [&](bool given, bool differs, const std::string& what) {
+    if (given && differs) list += (list.empty() ? "" : ", ") + what;
+  };
+  note(was.mask != def.mask, was.mask != now.mask, std::string("--mask ") + ToString(was.mask));
+  note(was.norm != def.norm, was.norm != now.norm, std::string("--norm ") + ToString(was.norm));
+  note(was.num_heads != def.num_heads, was.num_heads != now.num_heads, "--heads " + std::to_string(was.num_heads));
+  note(was.d_model != def.d_model, was.d_model != now.d_model, "--d-model " + std::to_string(was.d_model));
+  note(was.num_kv_heads != def.num_kv_heads, was.num_kv_heads != now.num_kv_heads,
+       "--kv-heads " + std::to_string(was.num_kv_heads));
+  note(was.scale != def.scale, was.scale != now.scale, "--no-scale");
+  if (!list.empty())
+    s.ui.notices.push_back(std::string("--preset ") + preset + " sets its own configuration, so " + list +
+                           (list.find(',') == std::string::npos ? " was" : " were") +
+                           " not used. Change the configuration after it loads if you like.");
+}
+
+}  // namespace
+
 void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
+  const Config before = s.choice.cfg;
   if (f.lesson) LoadLessonExample(s);
   if (f.heads) LoadPositionalHeadsExample(s);
+  if (f.lesson || f.heads) NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : "heads", s);
   if (f.view >= 0) {
     s.teach.view = static_cast<View>(f.view);
     s.teach.select_view = true;

@@ -28,6 +28,8 @@ struct GuiOptions {
   int width = 0, height = 0;
   int settings = -1;  // -1 default, 0 no, 1 yes
   int enlarge = -1;   // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
+  bool present = false;      // --present: start in presentation mode
+  std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)
   bool automation() const { return frames > 0 || !stats.empty(); }
 };
 

@@ -11,7 +11,10 @@ namespace {
 // One candidate layout: `n` maps of seq x seq_kv cells in `cols` columns, labelled
 // as `keys` says in `ls.font`. Scrolling layouts size the cells so that one row of
 // maps (title, labels, cells) fits the panel's height.
-Geometry Arrange(int n, int cols, int seq, int skv, ImVec2 avail, const Labels& ls, Keys keys, bool scroll) {
+// `tall`: a scroll in which even one map is taller than the panel, its rows as tall
+// as the labels (a big text size in a small window).
+Geometry Arrange(int n, int cols, int seq, int skv, ImVec2 avail, const Labels& ls, Keys keys, bool scroll,
+                 bool tall = false) {
   // The enlarged map may stretch to use the panel's shape; a grid of maps stays
   // square so heads compare at a glance.
   const float kStretch = n == 1 ? 2.0f : 1.0f;
@@ -30,9 +33,10 @@ Geometry Arrange(int n, int cols, int seq, int skv, ImVec2 avail, const Labels& 
   if (g.labels) {
     g.index_w = keys == Keys::kIndex ? ls.index_w + fs * 0.3f : 0.0f;
     g.row_label_w = ls.row + fs * 0.4f + g.index_w;
-    g.col_label_h = keys == Keys::kUpright   ? ls.px + fs * 0.2f
-                    : keys == Keys::kRotated ? ls.col + fs * 0.3f
-                                             : ls.index_h + fs * 0.15f;
+    g.col_label_h = keys == Keys::kUpright     ? ls.px + fs * 0.2f
+                    : keys == Keys::kStaggered ? 2.0f * ls.px + fs * 0.3f
+                    : keys == Keys::kRotated   ? ls.col + fs * 0.3f
+                                               : ls.index_h + fs * 0.15f;
   }
   g.keys_every_row = scroll && g.rows > 1;
   const float width = avail.x - (scroll ? ImGui::GetStyle().ScrollbarSize : 0.0f);
@@ -40,12 +44,12 @@ Geometry Arrange(int n, int cols, int seq, int skv, ImVec2 avail, const Labels& 
   const float h = scroll ? (avail.y - g.col_label_h - g.title_h) / static_cast<float>(seq)
                          : (avail.y - g.col_label_h - g.rows * g.title_h - (g.rows - 1) * g.gap_y) /
                                (g.rows * static_cast<float>(seq));
-  const float m = std::min(w, h);
+  const float m = std::min(w, tall ? std::max(h, ls.px) : h);
   // Quarter-pixel steps keep cell edges steady while resizing; below one pixel
   // per cell (hundreds of tokens) the texture's mipmaps average the cells.
   auto quantise = [](float v) { return v >= 1.0f ? std::floor(v * 4.0f) / 4.0f : v; };
   g.cw = quantise(std::min(w, m * kStretch));
-  g.ch = quantise(std::min(h, m * kStretch));
+  g.ch = quantise(tall ? m : std::min(h, m * kStretch));
   const float row_h = g.title_h + g.ch * seq;
   g.content_h = (g.keys_every_row ? g.rows : 1) * g.col_label_h + g.rows * row_h + (g.rows - 1) * g.gap_y;
   for (int gy = 0; gy < g.rows; ++gy) {
@@ -64,6 +68,9 @@ bool Readable(const Geometry& g, const Labels& ls) {
   const float min_cell = 0.85f * g.label_px;
   if (g.ch < min_cell || g.cw < min_cell * 0.5f) return false;
   if (g.keys == Keys::kUpright) return ls.col <= g.cw - 2.0f;
+  // A label centred on its column may reach half a column into each neighbour,
+  // whose label sits on the other line.
+  if (g.keys == Keys::kStaggered) return ls.col <= 2.0f * g.cw - 4.0f && g.cw >= min_cell;
   if (g.keys == Keys::kRotated) return g.cw >= min_cell;
   return true;  // index numbers: every k-th column when they are wider than a cell
 }
@@ -73,6 +80,7 @@ bool Readable(const Geometry& g, const Labels& ls) {
 const char* KeysName(Keys k) {
   switch (k) {
     case Keys::kUpright: return "upright";
+    case Keys::kStaggered: return "staggered";
     case Keys::kRotated: return "rotated";
     case Keys::kIndex: return "index";
     default: return "none";
@@ -97,86 +105,81 @@ Labels MeasureLabels(const AppState& s, ImFont* font, float px) {
     if ((l.col = std::max(l.col, TextWidth(font, k.c_str()))) >= cap) break;
   l.row = std::min(l.row, cap) * l.px / font->FontSize;
   l.col = std::min(l.col, cap) * l.px / font->FontSize;
-  ImFont* small = SmallFont(s);
-  l.index_w = TextWidth(small, std::to_string(std::max(t.seq, t.seq_kv) - 1).c_str());
-  l.index_h = small->FontSize;
+  // Token numbers in the same font: nothing on the maps is smaller than the UI's text.
+  l.index_w = TextWidth(font, std::to_string(std::max(t.seq, t.seq_kv) - 1).c_str()) * l.px / font->FontSize;
+  l.index_h = l.px;
   return l;
 }
 
-// The layout of `n` maps in `avail`. In order of preference:
-//  1. the whole grid in view with token labels: key tokens (upright, or rotated in
-//     the full-size font) before key numbers, the full-size font before the label
-//     font (4/5 size), then the biggest cells;
-//  2. (a grid of several maps) token labels with a vertical scroll, if the grid is
-//     at most kMaxScreens panels tall: the most maps wholly in view, then as in 1;
-//  3. no labels, the biggest cells that fit (hundreds of tokens). Hovering a cell
-//     still names its query and key.
-// `full` and `small` are the labels in the full-size and the label font. If the label
-// font is not loaded (`small_loaded` false), `small` estimates it: then *needs_small
-// says whether it would keep every map in view with labels, and the layout does
-// without it.
-Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& full, const Labels& small,
-                 bool small_loaded, bool allow_scroll, bool* needs_small) {
-  constexpr float kMaxScreens = 2.5f;
-  struct Group {
-    Keys keys[2];
-    const Labels* labels;
-  };
-  // Rotated text is hard to read smaller than the UI's; numbers stay upright.
-  std::vector<Group> groups = {{{Keys::kUpright, Keys::kRotated}, &full},
-                                {{Keys::kUpright, Keys::kUpright}, &small},
-                                {{Keys::kIndex, Keys::kIndex}, &full},
-                                {{Keys::kIndex, Keys::kIndex}, &small}};
-  // No fonts: no labels (too many tokens for any).
-  if (!full.font) groups.clear();
+// The layout of `n` maps in `avail` (heatmap_layout.hpp says in which order of
+// preference).
+Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels, bool allow_scroll, int only_cols) {
+  const int lo = only_cols > 0 ? std::min(only_cols, n) : 1, hi = only_cols > 0 ? std::min(only_cols, n) : n;
+  // Words before numbers; among words, upright before staggered before rotated.
+  const std::vector<std::vector<Keys>> groups = {{Keys::kUpright, Keys::kStaggered, Keys::kRotated}, {Keys::kIndex}};
   auto area = [](const Geometry& g) { return g.cw * g.ch; };
-  *needs_small = false;
-  for (const Group& gr : groups) {
-    Geometry best;
-    bool found = false;
-    for (Keys keys : gr.keys)
-      for (int cols = 1; cols <= n; ++cols) {
-        const Geometry g = Arrange(n, cols, seq, seq_kv, avail, *gr.labels, keys, false);
-        if (Readable(g, *gr.labels) && (!found || area(g) > area(best))) {
-          best = g;
-          found = true;
+  const bool any_labels = labels.font != nullptr;  // no font: too many tokens for any
+  if (any_labels)
+    for (const auto& group : groups) {
+      Geometry best;
+      bool found = false;
+      for (std::size_t k = 0; k < group.size(); ++k)
+        for (int cols = lo; cols <= hi; ++cols) {
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, group[k], false);
+          // Within a group, an earlier kind wins unless a later one doubles the cells.
+          if (Readable(g, labels) && (!found || area(g) > area(best) * (g.keys == best.keys ? 1.0f : 2.0f))) {
+            best = g;
+            found = true;
+          }
         }
-      }
-    if (!found) continue;
-    if (gr.labels == &small && !small_loaded) {  // next frame, once it is loaded
-      *needs_small = true;
-      continue;
+      if (found) return best;
     }
-    return best;
-  }
-  if (allow_scroll && n > 1) {
+  if (any_labels && allow_scroll && n > 1) {
     Geometry best;
     int best_group = -1;
-    for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi) {
-      if (*needs_small && groups[gi].labels == &small) continue;  // (already asked for)
-      for (Keys keys : groups[gi].keys)
-        for (int cols = 1; cols <= n; ++cols) {
-          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, *groups[gi].labels, keys, true);
-          if (!Readable(g, *groups[gi].labels) || g.visible_maps < 1 || g.content_h <= avail.y ||
-              g.content_h > kMaxScreens * avail.y)
-            continue;
+    for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi)
+      for (Keys keys : groups[gi])
+        for (int cols = lo; cols <= hi; ++cols) {
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true);
+          if (!Readable(g, labels) || g.visible_maps < 1 || g.content_h <= avail.y) continue;
           const bool better = best_group < 0 || g.visible_maps > best.visible_maps ||
                               (g.visible_maps == best.visible_maps &&
                                (gi < best_group || (gi == best_group && area(g) > area(best))));
           if (!better) continue;
-          if (groups[gi].labels == &small && !small_loaded) {  // next frame, once it is loaded
-            *needs_small = true;
-            continue;
-          }
           best = g;
           best_group = gi;
         }
-    }
     if (best_group >= 0) return best;
   }
+  // Rows as tall as the labels and a scroll, even if no map is wholly in view: the
+  // most of the first map's rows in view (short key labels win here), then words
+  // before numbers, then the biggest cells.
+  if (any_labels && allow_scroll) {
+    Geometry best;
+    float best_rows = -1.0f;
+    int best_group = 0;
+    for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi)
+      for (Keys keys : groups[gi])
+        for (int cols = lo; cols <= hi; ++cols) {
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, true);
+          if (!Readable(g, labels)) continue;
+          const float rows = std::min(static_cast<float>(seq), std::floor((avail.y - g.col_label_h - g.title_h) / g.ch));
+          const bool better = rows > best_rows ||
+                              (rows == best_rows && (gi < best_group || (gi == best_group && area(g) > area(best))));
+          if (!better) continue;
+          best = g;
+          best_rows = rows;
+          best_group = gi;
+        }
+    if (best_rows >= 0.0f) {
+      best.scroll = best.content_h > avail.y + 0.5f;
+      best.keys_every_row = best.scroll && best.rows > 1;
+      return best;
+    }
+  }
   Geometry best;
-  for (int cols = 1; cols <= n; ++cols) {
-    const Geometry g = Arrange(n, cols, seq, seq_kv, avail, full, Keys::kNone, false);
+  for (int cols = lo; cols <= hi; ++cols) {
+    const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, Keys::kNone, false);
     if (g.cw > 0.0f && g.ch > 0.0f && area(g) > area(best)) best = g;
   }
   // A panel too small for anything still gets a (tiny) valid grid.

@@ -8,9 +8,11 @@
 
 namespace mha::gui {
 
-// What names the columns (keys): the tokens upright or rotated, their index numbers
-// (as on the Sentence panel's chips; rows then carry the same numbers), or nothing.
-enum class Keys { kNone, kUpright, kRotated, kIndex };
+// What names the columns (keys): the tokens upright, upright on two staggered lines
+// (each may take two columns' width: Korean words stay horizontal), rotated, their
+// index numbers (as on the Sentence panel's chips; rows then carry the same
+// numbers), or nothing.
+enum class Keys { kNone, kUpright, kStaggered, kRotated, kIndex };
 
 const char* KeysName(Keys k);
 
@@ -33,7 +35,7 @@ float TextWidth(ImFont* font, const char* text);
 ImFont* SmallFont(const AppState& s);
 
 // The token labels in one font: the widest query and key token (capped at 7 em),
-// and the index numbers in the small font.
+// and the index numbers, in the same font.
 struct Labels {
   ImFont* font = nullptr;
   float px = 0.0f;  // the font's size (of a font not loaded yet: its widths are estimates)
@@ -45,19 +47,18 @@ struct Labels {
 // estimate for that size, from this font's widths.
 Labels MeasureLabels(const AppState& s, ImFont* font, float px = 0.0f);
 
-// The layout of `n` maps in `avail`. In order of preference:
-//  1. the whole grid in view with token labels: key tokens (upright, or rotated in
-//     the full-size font) before key numbers, the full-size font before the label
-//     font (4/5 size), then the biggest cells;
-//  2. (a grid of several maps) token labels with a vertical scroll, if the grid is
-//     at most kMaxScreens panels tall: the most maps wholly in view, then as in 1;
+// The layout of `n` maps in `avail`. Labels are never smaller than the UI font, so
+// a bigger text size makes the cells bigger, not the labels smaller. In order of
+// preference:
+//  1. the whole grid in view with token labels: key tokens (upright, staggered, then
+//     rotated) before key numbers, then the biggest cells;
+//  2. (a grid of several maps) token labels with a vertical scroll: the most maps
+//     wholly in view, then as in 1. Fewer maps per row and a scroll before no labels;
 //  3. no labels, the biggest cells that fit (hundreds of tokens). Hovering a cell
 //     still names its query and key.
-// `full` and `small` are the labels in the full-size and the label font. If the label
-// font is not loaded (`small_loaded` false), `small` estimates it: then *needs_small
-// says whether it would keep every map in view with labels, and the layout does
-// without it.
-Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& full, const Labels& small,
-                 bool small_loaded, bool allow_scroll, bool* needs_small);
+// `labels` are the tokens measured in the UI font; `only_cols` > 0 fixes the maps per
+// row (presentation mode's 2 x 2).
+Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels, bool allow_scroll,
+                 int only_cols = 0);
 
 }  // namespace mha::gui

@@ -13,6 +13,9 @@
 namespace mha::gui {
 namespace {
 
+bool IsMasked(float score) { return std::isinf(score) && score < 0; }
+
+
 render::Rgb Rgb(ColourScale scale, float range, float v) {
   if (std::isinf(v) && v < 0) return render::kMaskedColour;
   if (scale == ColourScale::Sequential) return render::Colormap(range > 0 ? v / range : v);
@@ -109,7 +112,8 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   const auto fill = [&](std::vector<std::uint8_t>& rgba) {
     for (int i = 0; i < a.rows; ++i)
       for (int j = 0; j < a.cols; ++j) {
-        const auto c = Rgb(a.scale, a.range, a.data[std::size_t(i) * stride + j]);
+        const bool masked = a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j]);
+        const auto c = masked ? render::kMaskedColour : Rgb(a.scale, a.range, a.data[std::size_t(i) * stride + j]);
         std::uint8_t* px = &rgba[(std::size_t(i) * a.cols + j) * 4];
         px[0] = c[0];
         px[1] = c[1];
@@ -146,30 +150,26 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
       for (int j = 0; j < a.cols; ++j) {
         const float x = p0.x + j * cw;
         if (x + cw < clip.x || x > clip.z) continue;
+        if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;  // grey, weight 0
         const float v = a.data[std::size_t(i) * stride + j];
         std::string t;
         ImVec2 ts;
         if (a.fixed_decimals) {
           t = FormatValue(v, 2);
           ts = ImGui::CalcTextSize(t.c_str());
-          if (ts.x > cw - 3.0f && t.size() > 2 && t[0] == '0' && t[1] == '.') {  // "0.23" -> ".23"
-            t.erase(0, 1);
-            ts = ImGui::CalcTextSize(t.c_str());
-          }
         } else {
           for (int d = a.digits; d >= 2; --d) {  // fewer digits until it fits
             t = SigValue(v, d);
             ts = ImGui::CalcTextSize(t.c_str());
             if (ts.x <= cw - 3.0f) break;
-            const std::size_t z = t[0] == '-' ? 1 : 0;  // "-0.23" -> "-.23"
-            if (t.size() > z + 2 && t[z] == '0' && t[z + 1] == '.') {
-              t.erase(z, 1);
-              ts = ImGui::CalcTextSize(t.c_str());
-              if (ts.x <= cw - 3.0f) break;
-            }
           }
         }
-        if (ts.x > cw - 3.0f) continue;
+        // A number that does not fit is marked, never left out: a blank cell reads as 0.
+        if (ts.x > cw - 3.0f) {
+          t = "\xE2\x80\xA6";
+          ts = ImGui::CalcTextSize(t.c_str());
+          if (ts.x > cw - 1.0f) continue;
+        }
         dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
                     Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), t.c_str());
       }

@@ -35,10 +35,13 @@ struct MatrixArgs {
   ImVec2 size{0, 0};   // room to fit in (0: the available region)
   float max_cell = 0;  // largest cell side in pixels (0: 2.6 x the font size)
   bool square = true;  // false: a wide, short matrix may get taller cells (readable rows)
-  bool values = true;  // print values in cells that are big enough
+  bool values = true;  // print values in cells that are big enough ("…" where a number does not fit)
+  // Same layout as data: a -inf here (a masked score) draws that cell in the masked
+  // grey, without a number (softmax weights of masked keys: exactly 0).
+  const float* masked_by = nullptr;
   // Cell text: softmax weights read best as "0.23" (fixed 2 decimals, as the heatmaps);
   // other values as up to `digits` significant digits ("8.999", "12", "-0.0312"),
-  // fewer if the cell is narrow.
+  // fewer if the cell is narrow; "…" if even that does not fit (the tooltip has it).
   bool fixed_decimals = false;
   int digits = 4;
   const char* row_axis = nullptr;  // e.g. "query": in the tooltip

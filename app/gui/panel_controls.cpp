@@ -1,10 +1,15 @@
 // Controls: num_heads and d_model (the card's two sliders) and the switches of the
-// layer. An invalid combination is never changed behind the learner's back: the
-// core's reason is shown with the nearest valid values as one-click buttons.
+// layer. The sliders stop only at valid configurations: num_heads at the divisors of
+// d_model, d_model at the multiples of num_heads. A value typed in (Ctrl+click) may be
+// invalid; it is kept, and the results area explains it with one-click fixes.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
+#include <vector>
+
+#include <imgui_internal.h>  // ClearActiveID: Ctrl+click types instead of dragging
 
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
@@ -17,27 +22,92 @@ namespace {
 constexpr int kHeadsMax = 32;     // slider range; Ctrl+click types any value
 constexpr int kDModelMax = 1024;
 
+// The head counts models use: a suggestion outside this list (num_heads = 131 for
+// d_model = 524) is valid arithmetic but teaches nothing.
+constexpr int kCommonHeads[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+
+// The stops of the num_heads slider: every divisor of d_model up to kHeadsMax.
+std::vector<int> HeadStops(int d_model) {
+  std::vector<int> out;
+  for (int h = 1; h <= std::min(d_model, kHeadsMax); ++h)
+    if (d_model % h == 0) out.push_back(h);
+  if (out.empty()) out.push_back(1);
+  return out;
+}
+
+// The stops of the d_model slider: the multiples of num_heads up to kDModelMax.
+std::vector<int> DModelStops(int num_heads) {
+  const int h = std::clamp(num_heads, 1, kDModelMax);
+  std::vector<int> out;
+  for (int d = h; d <= kDModelMax; d += h) out.push_back(d);
+  return out;
+}
+
+// Index of the stop nearest `v` (the lower one on a tie).
+int NearestStop(const std::vector<int>& stops, int v) {
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(stops.size()); ++i)
+    if (std::abs(stops[i] - v) < std::abs(stops[best] - v)) best = i;
+  return best;
+}
+
+// A slider that lands only on `stops`; Ctrl+click opens a field that takes any
+// value from 1 to `type_max` (the core explains an invalid one). Returns true when
+// it changed *value.
+bool StopSlider(AppState& s, const char* id, int* value, const std::vector<int>& stops, int type_max) {
+  const int at = NearestStop(stops, *value);
+  int idx = at;
+  char shown[48];
+  std::snprintf(shown, sizeof shown, "%d", *value);
+  std::string format;  // the value as text: the slider's own number is the stop's index
+  for (const char* c = shown; *c; ++c) format += *c == '%' ? "%%" : std::string(1, *c);
+  bool changed = ImGui::SliderInt(id, &idx, 0, static_cast<int>(stops.size()) - 1, format.c_str(),
+                                  ImGuiSliderFlags_NoInput | ImGuiSliderFlags_AlwaysClamp);
+  const std::string popup = std::string(id) + "_type";
+  if (ImGui::IsItemActivated() && ImGui::GetIO().KeyCtrl) {
+    changed = false;  // Ctrl+click types a value instead of jumping to the click
+    ImGui::ClearActiveID();
+    ImGui::OpenPopup(popup.c_str());
+    s.ui.typed_value = *value;
+  }
+  if (changed && idx != at) *value = stops[static_cast<std::size_t>(idx)];
+  if (ImGui::BeginPopup(popup.c_str())) {
+    ImGui::TextUnformatted("Type a value, Enter to use it:");
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+    if (ImGui::InputInt("##typed", &s.ui.typed_value, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) {
+      *value = std::clamp(s.ui.typed_value, 1, type_max);
+      ImGui::CloseCurrentPopup();
+      ImGui::EndPopup();
+      return true;
+    }
+    ImGui::EndPopup();
+  }
+  return changed && idx != at;
+}
+
 // One-click fixes for the configuration error at hand. Each button sets one value.
-void FixButtons(AppState& s) {
+// Drawn where the error is explained (the results area), not in the side panel, so
+// the controls never move when a message comes and goes.
+void DrawConfigFixes(AppState& s) {
   Config& c = s.choice.cfg;
   std::vector<std::pair<std::string, std::function<void()>>> fixes;
   auto add = [&](std::string label, std::function<void()> f) { fixes.emplace_back(std::move(label), std::move(f)); };
-  if (c.d_model > 0 && c.num_heads > 0 && c.num_heads <= c.d_model && c.d_model % c.num_heads != 0) {
-    const auto [lo, hi] = NearestValidDModel(c.d_model, c.num_heads);
-    for (int d : {lo, hi})
-      if (d >= 1 && d <= Limits::kMaxDModel && d != c.d_model)
-        add("d_model = " + std::to_string(d), [&c, d] { c.d_model = d; });
-    const auto heads = ValidHeadCounts(c.d_model);
+  if (c.d_model > 0 && c.num_heads > 0 && c.d_model % c.num_heads != 0) {
+    if (c.num_heads <= c.d_model) {
+      const auto [lo, hi] = NearestValidDModel(c.d_model, c.num_heads);
+      for (int d : {lo, hi})
+        if (d >= 1 && d <= Limits::kMaxDModel && d != c.d_model)
+          add("d_model = " + std::to_string(d), [&c, d] { c.d_model = d; });
+    }
     int below = 0, above = 0;
-    for (int h : heads) {
+    for (int h : kCommonHeads) {
+      if (h > Limits::kMaxHeads || c.d_model % h != 0) continue;
       if (h < c.num_heads) below = h;
       if (h > c.num_heads && above == 0) above = h;
     }
     for (int h : {below, above})
       if (h > 0) add("num_heads = " + std::to_string(h), [&c, h] { c.num_heads = h; });
-  } else if (c.num_heads > c.d_model && c.d_model > 0) {
-    add("num_heads = " + std::to_string(ValidHeadCounts(c.d_model).back()),
-        [&c] { c.num_heads = ValidHeadCounts(c.d_model).back(); });
   }
   const int g = c.kv_heads();
   if (c.num_heads > 0 && c.num_heads <= Limits::kMaxHeads && (g > c.num_heads || c.num_heads % g != 0)) {
@@ -57,14 +127,13 @@ void FixButtons(AppState& s) {
   if (s.choice.cross && s.result.memory_tokens.empty() && s.files.input_path.empty())
     add("self-attention (no memory)", [&s] { s.choice.cross = false; });
   if (fixes.empty()) return;
+  ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Nearest valid:");
   for (std::size_t i = 0; i < fixes.size(); ++i) {
     const ImVec2 sz = ImGui::CalcTextSize(fixes[i].first.c_str());
     const float w = sz.x + 2 * ImGui::GetStyle().FramePadding.x;
-    if (i > 0) {
-      ImGui::SameLine();
-      if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
-    }
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
     if (ImGui::Button(fixes[i].first.c_str())) {
       fixes[i].second();
       s.dirty = true;
@@ -72,6 +141,31 @@ void FixButtons(AppState& s) {
     Probe(s, ("fix " + fixes[i].first).c_str());
   }
 }
+
+}  // namespace
+
+void DrawConfigError(AppState& s) {
+  if (s.result.ok || s.result.error.empty()) return;
+  std::string text = s.result.error;
+  if (s.result.generation > 0) text += "  The results below are the last valid configuration's, dimmed.";
+  MessageBox(text, Pal().error_bg, Pal().error_text);
+  Probe(s, "error");
+  DrawConfigFixes(s);
+}
+
+int StepHeads(int d_model, int num_heads, int dir) {
+  const std::vector<int> stops = HeadStops(d_model);
+  if (dir > 0) {
+    for (int h : stops)
+      if (h > num_heads) return h;
+  } else {
+    for (auto it = stops.rbegin(); it != stops.rend(); ++it)
+      if (*it < num_heads) return *it;
+  }
+  return num_heads;
+}
+
+namespace {
 
 const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
   if (kv == 0 || kv == heads)
@@ -94,41 +188,53 @@ void DrawControlsPanel(AppState& s) {
   const float step_w = ImGui::GetFrameHeight();
 
   FormLabel("num_heads", lw);
-  s.dirty |= ImGui::SliderInt("##num_heads", &c.num_heads, 1, kHeadsMax, "%d", ImGuiSliderFlags_None);
+  ImGui::SetNextItemWidth(-1.0f);
+  s.dirty |= StopSlider(s, "##num_heads", &c.num_heads, HeadStops(c.d_model), Limits::kMaxHeads);
   Probe(s, "num_heads");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Drag, or Ctrl+click to type a value.");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Stops at the head counts that divide d_model = %d. Ctrl+click to type any value.", c.d_model);
 
   FormLabel("d_model", lw);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 2 * (step_w + ImGui::GetStyle().ItemInnerSpacing.x));
-  s.dirty |= ImGui::SliderInt("##d_model", &c.d_model, 1, kDModelMax);
+  const std::vector<int> dstops = DModelStops(c.num_heads);
+  s.dirty |= StopSlider(s, "##d_model", &c.d_model, dstops, Limits::kMaxDModel);
   Probe(s, "d_model");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Drag, use - / +, or Ctrl+click to type a value.");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Stops at the multiples of num_heads = %d, so every head gets a whole head_dim.\n"
+                      "- / + step by %d; Ctrl+click to type any value.\n"
+                      "A new d_model draws new random weights: every map changes.",
+                      c.num_heads, c.num_heads);
   ImGui::PushButtonRepeat(true);
+  const int step = std::max(1, c.num_heads);
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::Button("-##dm", ImVec2(step_w, 0)) && c.d_model > 1) { --c.d_model; s.dirty = true; }
+  if (ImGui::Button("-##dm", ImVec2(step_w, 0)) && c.d_model > step) {
+    c.d_model = (c.d_model - 1) / step * step;  // the multiple below
+    s.dirty = true;
+  }
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::Button("+##dm", ImVec2(step_w, 0)) && c.d_model < Limits::kMaxDModel) { ++c.d_model; s.dirty = true; }
+  if (ImGui::Button("+##dm", ImVec2(step_w, 0)) && c.d_model + step <= Limits::kMaxDModel) {
+    c.d_model = (c.d_model / step + 1) * step;  // the multiple above
+    s.dirty = true;
+  }
   ImGui::PopButtonRepeat();
 
-  // The division the lesson is about, with the numbers filled in.
+  // The division the lesson is about, with the numbers filled in: always one line,
+  // so nothing below moves when it turns into an error.
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
-  if (c.num_heads > 0 && c.d_model > 0 && c.d_model % c.num_heads == 0) {
-    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped("head_dim = d_k = %d / %d = %d", c.d_model, c.num_heads, c.d_model / c.num_heads);
-    ImGui::PopStyleColor();
-  } else if (c.num_heads > 0) {
-    ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
-    ImGui::TextWrapped("%d / %d = %.4g is not a whole number", c.d_model, c.num_heads,
-                       static_cast<double>(c.d_model) / c.num_heads);
-    ImGui::PopStyleColor();
-  }
-
-  if (!s.result.ok && !s.result.error.empty()) {
-    MessageBox(s.result.error, Pal().error_bg, Pal().error_text);
-    Probe(s, "error");
-    FixButtons(s);
-  }
+  char line[160];
+  const bool divides = c.num_heads > 0 && c.d_model > 0 && c.d_model % c.num_heads == 0;
+  if (divides)
+    std::snprintf(line, sizeof line, "head_dim = d_k = %d / %d = %d", c.d_model, c.num_heads, c.d_model / c.num_heads);
+  else
+    std::snprintf(line, sizeof line, "%d / %d = %.3g: no whole head_dim", c.d_model, std::max(c.num_heads, 1),
+                  static_cast<double>(c.d_model) / std::max(c.num_heads, 1));
+  ImGui::PushStyleColor(ImGuiCol_Text, divides ? Pal().muted_text : Pal().error_text);
+  const std::string shown = Ellipsize(line, ImGui::GetContentRegionAvail().x);
+  ImGui::TextUnformatted(shown.c_str());
+  ImGui::PopStyleColor();
+  Probe(s, "head_dim");
+  if (shown != line && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", line);
   ImGui::Spacing();
 
   FormLabel("num_kv_heads", lw);
@@ -183,8 +289,19 @@ void DrawControlsPanel(AppState& s) {
   s.dirty |= ImGui::Checkbox("Divide scores by \xE2\x88\x9A" "d_k", &c.scale);
   Probe(s, "scale");
   HelpMarker("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the weight.");
-  s.dirty |= ImGui::Checkbox("Positional encoding", &c.positional_encoding);
-  HelpMarker("Adds sin/cos position signals to each token's embedding, so word order matters.");
+  if (s.files.input_path.empty()) {
+    s.dirty |= ImGui::Checkbox("Positional encoding", &c.positional_encoding);
+    HelpMarker("Adds sin/cos position signals to each token's embedding, so word order matters.");
+  } else {
+    // x is given (a file or an example): nothing is added to it, which is not "off".
+    const bool heads_example = s.files.input_path == "the positional-heads example";
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped("%s", heads_example ? "Positional encoding: x is the encoding itself (sin/cos of each "
+                                             "position, no word embeddings), so the heads can only use position."
+                                           : "Positional encoding: x comes as given, with whatever encoding it has.");
+    ImGui::PopStyleColor();
+    Probe(s, "pe_given");
+  }
   DrawBlockControls(s);
 
   s.dirty |= ImGui::Checkbox("Cross-attention", &s.choice.cross);

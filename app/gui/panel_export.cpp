@@ -23,6 +23,29 @@ void DrawExportPanel(AppState& s) {
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
   ImGui::Checkbox("weights in cells", &s.exp.values);
+  // For slides: the same choices as mhaviz export's --columns, --no-header, --fit 16:9
+  // and --color-scale (the heatmaps' own scale, so the slide matches the screen).
+  FormLabel("columns", lw);
+  ImGui::SliderInt("##columns", &s.exp.columns, 0, 8, s.exp.columns == 0 ? "auto" : "%d per row");
+  Probe(s, "export_columns");
+  ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine(lw);
+  ImGui::Checkbox("header", &s.exp.header);
+  HelpMarker("The title, sentence and configuration above the maps. Off: the maps alone.");
+  ImGui::SameLine();
+  ImGui::Checkbox("fit 16:9", &s.exp.fit_16_9);
+  Probe(s, "export_fit");
+  HelpMarker("A canvas of exactly 16:9 (a slide): the columns are chosen to fill it, the figure centred.");
+  FormLabel("colours", lw);
+  ImGui::SetNextItemWidth(-1.0f);
+  if (ImGui::BeginCombo("##export_scale", render::ColourScaleLabel(s.ui.colour_scale))) {
+    for (render::ColourScale sc : render::kColourScales) {
+      if (ImGui::Selectable(render::ColourScaleLabel(sc), sc == s.ui.colour_scale)) s.ui.colour_scale = sc;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The heatmaps' colour scale: the export uses the one on screen.");
   if (ImGui::Button("Export heatmaps  (Ctrl+S)")) {
     s.pending.export_png = true;  // the extension decides PNG or SVG
   }

@@ -124,7 +124,38 @@ bool CellText(ImFont* font, const std::string& text, float width) {
   return !fits;
 }
 
-void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
+// The step an invalid configuration cannot get past, and why, in the lesson's
+// arithmetic; shown in that step's row of the last valid table.
+struct FlowFailure {
+  bool on = false;
+  StepId step = StepId::SplitHeads;
+  std::string text;
+};
+
+FlowFailure FindFailure(const AppState& s) {
+  FlowFailure f;
+  if (s.result.ok) return f;
+  f.on = true;
+  const Config& c = s.choice.cfg;
+  char buf[160];
+  if (c.num_heads > 0 && c.d_model > 0 && (c.num_heads > c.d_model || c.d_model % c.num_heads != 0)) {
+    std::snprintf(buf, sizeof buf, "%d / %d = %.4g is not a whole number: no head_dim", c.d_model, c.num_heads,
+                  static_cast<double>(c.d_model) / c.num_heads);
+    f.text = buf;
+  } else if (c.num_heads > 0 && (c.kv_heads() > c.num_heads || c.num_heads % c.kv_heads() != 0)) {
+    std::snprintf(buf, sizeof buf, "%d query heads cannot share %d K/V heads evenly", c.num_heads, c.kv_heads());
+    f.text = buf;
+  } else if (s.result.tokens.empty() && s.files.input_path.empty()) {
+    f.step = StepId::Input;
+    f.text = "no tokens: the sentence is empty";
+  } else {
+    f.step = StepId::Input;
+    f.text = "cannot run: see the message over the results";
+  }
+  return f;
+}
+
+void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, const FlowFailure& fail) {
   // Rows are told apart by lines, not stripes: every filled pixel costs on a
   // software rasteriser.
   const float avail_w = ImGui::GetContentRegionAvail().x;
@@ -153,6 +184,11 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
     total_flops += r.flops;
     total_params += r.param_count;
     ImGui::TableNextRow();
+    // An invalid configuration: the last valid table, dimmed, with the failing step
+    // saying why in its own row.
+    const bool failing = fail.on && r.id == fail.step;
+    if (fail.on && !failing) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 0.45f);
+    if (failing) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, Pal().error_bg);
     const bool hot = s.ui.hover_step == static_cast<int>(i);
     if (hot) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, Pal().highlight_bg);
     ImGui::TableSetColumnIndex(0);
@@ -175,6 +211,17 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
                         r.params.c_str(), Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
     }
     ImGui::TableSetColumnIndex(1);
+    if (failing) {
+      // The message spans the columns to its right (they hold the last valid values).
+      const ImVec2 at = ImGui::GetCursorScreenPos();
+      ImGui::PushClipRect(at, ImVec2(at.x + avail_w, at.y + ImGui::GetTextLineHeight()), false);
+      ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
+      ImGui::TextUnformatted(fail.text.c_str());
+      ImGui::PopStyleColor();
+      ImGui::PopClipRect();
+      Probe(s, "flow_error");
+      continue;
+    }
     ImGui::TextUnformatted(r.formula.c_str());
     ImGui::TableSetColumnIndex(2);
     ImGui::TextUnformatted(ShapeString(r.shape).c_str());
@@ -184,6 +231,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height) {
     const std::string f = Thousands(r.flops);
     ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(f.c_str()).x);
     ImGui::TextUnformatted(f.c_str());
+    if (fail.on) ImGui::PopStyleVar();
   }
   ImGui::TableNextRow();
   ImGui::TableSetColumnIndex(0);
@@ -278,8 +326,8 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     blocks.push_back(proj[i]);
   }
   const float ys = next_row(rh);
-  blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + " heads",
-                         step(StepId::SplitHeads), false, "split: " + std::to_string(c.num_heads) + " heads"});
+  blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + (c.num_heads == 1 ? " head" : " heads"),
+                         step(StepId::SplitHeads), false, "split: " + std::to_string(c.num_heads) + (c.num_heads == 1 ? " head" : " heads")});
   // Attention per head: a stack of cards, one sub-row per step.
   const float ya = next_row(3 * rh);
   const int shadows = std::min(c.num_heads - 1, 3);
@@ -409,20 +457,26 @@ float FlowPanelHeight(const AppState& s) {
 }
 
 void DrawFlowPanel(AppState& s) {
-  const char* toggle = s.layout.flow_collapsed ? "Show" : "Hide";
+  const bool folded = s.layout.flow_collapsed || s.ui.flow_folded_for_room;
+  const char* toggle = folded ? "Show" : "Hide";
   const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
   SectionTitle(s, "Shape flow",
-               s.layout.flow_collapsed ? nullptr : "each step's output shape (batch axis first), learned parameters and FLOPs",
+               folded ? nullptr : "each step's output shape (batch axis first), learned parameters and FLOPs",
                true);
   ImGui::SameLine(right);
   if (ImGui::SmallButton(toggle)) {
-    s.layout.flow_collapsed = !s.layout.flow_collapsed;
+    if (s.ui.flow_folded_for_room) {
+      // Shown on request: a height of its own (in unscaled pixels), so it stays.
+      s.layout.flow_height = FlowPanelHeight(s) / (s.ui.content_scale * s.ui.text_size / 100.0f);
+    } else {
+      s.layout.flow_collapsed = !s.layout.flow_collapsed;
+    }
     ImGui::MarkIniSettingsDirty();
   }
   Probe(s, "flow_toggle");
-  if (s.layout.flow_collapsed) return;
-  if (!s.result.ok) {
+  if (folded) return;
+  if (!s.result.ok && s.result.generation == 0) {
     ImGui::Spacing();
     MessageBox("Nothing to show until the problem described under Attention weights is fixed.", Pal().error_bg,
                Pal().error_text);
@@ -441,7 +495,7 @@ void DrawFlowPanel(AppState& s) {
   const float table_w = avail.x - diagram_w - spacing;
   s.ui.report.flow_diagram_w = diagram_w;
   ImGui::BeginChild("##flow_table", ImVec2(table_w, avail.y), false);
-  DrawTable(s, t.flow, ImGui::GetContentRegionAvail().y);
+  DrawTable(s, t.flow, ImGui::GetContentRegionAvail().y, FindFailure(s));
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("##flow_diagram", ImVec2(diagram_w, avail.y), false, ImGuiWindowFlags_NoScrollbar);

@@ -1,6 +1,8 @@
-// Heatmaps: every head's attention weights side by side, plus their mean, on one
-// fixed [0, 1] colour scale. Maps are GL textures (one texel per cell); labels,
-// values and grid lines are drawn only where they fit.
+// Heatmaps: every head's attention weights side by side, plus their mean, on the
+// colour scale the learner picks (fixed [0, 1], per map or per row, as the export).
+// Maps are GL textures (one texel per cell); labels and values are drawn in the UI
+// font where they fit (hovering a cell gives its weight in any case). In presentation
+// mode the same panel shows one map, a 2 x 2 page or every map.
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
@@ -76,9 +78,11 @@ void CellTooltip(const Result& r, int index, int i, int j) {
   ImGui::EndTooltip();
 }
 
-// Whether the weights fit inside the cells ("0.23", or ".23" in narrower cells).
+// Whether the weights fit inside the cells, as "0.23" (the one format of the app's
+// weights). All cells or none: a blank cell among numbers would read as 0, and a
+// map full of "…" reads as nothing. Hovering a cell always gives its weight.
 bool ValuesFit(const Geometry& g) {
-  return g.cw >= ImGui::CalcTextSize(".00").x + 4.0f && g.ch >= ImGui::GetFontSize() + 2.0f;
+  return g.cw >= ImGui::CalcTextSize("0.00").x + 4.0f && g.ch >= ImGui::GetFontSize() + 2.0f;
 }
 
 struct MapPlace {
@@ -95,6 +99,22 @@ struct MapPlace {
 bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, bool values_allowed) {
   const Result& r = s.result;
   const Trace& t = r.trace;
+  // The last valid maps of an invalid configuration are drawn dimmed.
+  const ImU32 dim_mask = r.ok ? 0xFFFFFFFFu : 0x73FFFFFFu;  // alpha 0.45
+  // The colour scale's divisor per row, for the text colour on each cell: only where
+  // values are drawn (big cells, few tokens), so hundreds of tokens cost nothing here.
+  std::vector<float> divisor(static_cast<std::size_t>(t.seq), 1.0f);
+  if (values_allowed && ValuesFit(g) && s.ui.colour_scale != render::ColourScale::Fixed) {
+    std::vector<float> w(static_cast<std::size_t>(t.seq) * t.seq_kv);
+    std::vector<unsigned char> m(w.size(), 0);
+    for (int i = 0; i < t.seq; ++i)
+      for (int j = 0; j < t.seq_kv; ++j) {
+        const std::size_t k = static_cast<std::size_t>(i) * t.seq_kv + j;
+        w[k] = Weight(r, index, i, j);
+        m[k] = t.cfg.mask == Mask::Causal && Masked(t, index, i, j);
+      }
+    divisor = render::ScaleDivisors(s.ui.colour_scale, w.data(), m.data(), t.seq, t.seq_kv);
+  }
   const Palette& pal = Pal();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
@@ -120,7 +140,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   if (s.ui.font_bold) ImGui::PopFont();
 
   const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
-  dl->AddImage(tex, a, b);
+  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1), dim_mask);
   if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
     // On whole pixels (AddLine centres them on the pixel): between pixels a line is
     // drawn stepped.
@@ -135,8 +155,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   }
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
 
-  // Weights inside the cells when they fit: "0.23", or ".23" in narrower cells.
-  const bool full = cw >= ImGui::CalcTextSize("0.00").x + 6.0f;
+  // Weights inside the cells where they fit; text colour follows the cell's colour.
   if (values_allowed && ValuesFit(g)) {
     char buf[16];
     const ImVec4 clip = dl->_CmdHeader.ClipRect;
@@ -146,14 +165,11 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
       for (int j = 0; j < skv; ++j) {
         if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
         const float v = Weight(r, index, i, j);
-        if (full)
-          std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
-        else if (v >= 0.995f)
-          std::snprintf(buf, sizeof buf, "1");
-        else
-          std::snprintf(buf, sizeof buf, ".%02d", static_cast<int>(std::lround(v * 100.0f)));
+        std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
         const ImVec2 ts = ImGui::CalcTextSize(buf);
-        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f), Col32(render::TextColourOn(render::Colormap(v))), buf);
+        const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
+        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
+                    Col32(render::TextColourOn(bg)) & dim_mask, buf);
       }
     }
   }
@@ -161,7 +177,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   // Token labels: queries left of the rows, keys above the columns; hovering one
   // names its token in full (and a query's row lights up in every map).
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  ImFont* small = SmallFont(s);
+  ImFont* small = g.label_font ? g.label_font : ImGui::GetFont();  // token numbers: the labels' font
   const ImVec2 m = ImGui::GetIO().MousePos;
   const bool index_keys = g.keys == Keys::kIndex;
   // Token k's number in the small font, its middle at height y, centred on x or ending at x.
@@ -205,13 +221,22 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
         if (j % every == 0) number(j, x + cw * 0.5f, a.y - fs * 0.1f - small->FontSize * 0.5f, true, hot);
         continue;
       }
-      const float max_w = g.keys == Keys::kRotated ? g.col_label_h - fs * 0.3f : cw - 2.0f;
+      const float max_w = g.keys == Keys::kRotated     ? g.col_label_h - fs * 0.3f
+                          : g.keys == Keys::kStaggered ? 2.0f * cw - 4.0f
+                                                       : cw - 2.0f;
       const std::string l = Ellipsize(tok, max_w);
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-      if (g.keys == Keys::kRotated)
+      if (g.keys == Keys::kRotated) {
         AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
-      else
-        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, a.y - fs * 0.15f - ts.y), hot ? pal.highlight : text, l.c_str());
+      } else {
+        // Staggered: odd columns on the upper line, with a tick down to their column.
+        const bool upper = g.keys == Keys::kStaggered && j % 2 == 1;
+        const float y = a.y - fs * 0.15f - ts.y - (upper ? ts.y : 0.0f);
+        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, y), hot ? pal.highlight : text, l.c_str());
+        if (upper)
+          dl->AddLine(ImVec2(std::round(x + cw * 0.5f), y + ts.y), ImVec2(std::round(x + cw * 0.5f), a.y - 2.0f),
+                      pal.grid_line);
+      }
     }
   }
   if (g.labels) ImGui::PopFont();
@@ -235,10 +260,13 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   return place.clicked;
 }
 
-void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
+// The colour bar, titled with the scale in use: the fixed scale's ticks are weights,
+// a relative scale's run from 0 to the map's or row's largest weight.
+void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScale scale) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
-  const char* title = "weight";
+  const bool fixed = scale == render::ColourScale::Fixed;
+  const char* title = fixed ? "weight" : scale == render::ColourScale::Map ? "\xC3\xB7 map max" : "\xC3\xB7 row max";
   dl->AddText(ImVec2(a.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), title);
   const float top = a.y + fs * 1.6f, bottom = a.y + size.y - fs * 0.6f;
   const float x0 = a.x, x1 = a.x + fs * 1.0f;
@@ -256,8 +284,9 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
   for (int k = 0; k <= parts; ++k) {
     const float v = 1.0f - static_cast<float>(k) / parts;
     const float y = top + (bottom - top) * k / static_cast<float>(parts);
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+    char buf[16];
+    if (fixed) std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+    else std::snprintf(buf, sizeof buf, "%s", k == 0 ? "max" : k == parts ? "0" : "");
     dl->AddLine(ImVec2(x1, y), ImVec2(x1 + fs * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text));
     dl->AddText(ImVec2(x1 + fs * 0.4f, y - fs * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), buf);
   }
@@ -270,20 +299,94 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend) {
   }
 }
 
+// The colour scale picker, on one line; and, for long sentences on the fixed scale,
+// why every map looks alike and the scale that helps.
+void ScaleControls(AppState& s, const Trace& t) {
+  // On the title's line if it fits, else on its own.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float need = ImGui::CalcTextSize("colour").x;
+  for (render::ColourScale sc : render::kColourScales)
+    need += st.ItemSpacing.x + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x +
+            ImGui::CalcTextSize(render::ColourScaleLabel(sc)).x;
+  if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("colour");
+  for (render::ColourScale sc : render::kColourScales) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(render::ColourScaleLabel(sc), s.ui.colour_scale == sc)) s.ui.colour_scale = sc;
+    Probe(s, (std::string("scale ") + render::ToString(sc)).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
+  }
+  if (t.seq_kv >= 24 && s.ui.colour_scale == render::ColourScale::Fixed) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("use per row")) s.ui.colour_scale = render::ColourScale::Row;
+    Probe(s, "use per row");
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, so on the fixed "
+                       "scale every map is nearly one dark colour. The per-row scale makes each query's strongest "
+                       "key the brightest.",
+                       t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
+    ImGui::PopStyleColor();
+  }
+}
+
+// The maps on screen: every head and the mean, the enlarged one, or in presentation
+// mode one map, a 2 x 2 page, or all of them.
+std::vector<int> ShownMaps(AppState& s, int H) {
+  std::vector<int> shown;
+  if (s.ui.present) {
+    s.ui.present_head = std::clamp(s.ui.present_head, 0, H);
+    if (s.ui.present_layout == 0) return {s.ui.present_head};
+    if (s.ui.present_layout == 1) {
+      const int page = s.ui.present_head / 4;
+      for (int k = page * 4; k < std::min(page * 4 + 4, H + 1); ++k) shown.push_back(k);
+      return shown;
+    }
+  } else if (s.ui.enlarged >= 0) {
+    return {s.ui.enlarged};
+  }
+  for (int k = 0; k <= H; ++k) shown.push_back(k);
+  return shown;
+}
+
+// Presentation mode's bar: the layouts, the map shown, and the keys.
+void PresentBar(AppState& s, int H) {
+  static const char* const kLayouts[] = {"one map", "2 \xC3\x97 2", "all heads"};
+  for (int k = 0; k < 3; ++k) {
+    if (k) ImGui::SameLine();
+    if (ImGui::RadioButton(kLayouts[k], s.ui.present_layout == k)) s.ui.present_layout = k;
+    Probe(s, (std::string("present ") + std::to_string(k)).c_str());
+  }
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::Text("%s   \xE2\x86\x90 \xE2\x86\x92 heads   + / - num_heads   F11 or Esc leaves",
+              s.ui.present_head == H ? "mean" : ("head " + std::to_string(s.ui.present_head)).c_str());
+  ImGui::PopStyleColor();
+}
+
 }  // namespace
 
 void DrawHeatmapsPanel(AppState& s) {
   const Result& r = s.result;
   const Trace& t = r.trace;
-  SectionTitle(s, "Attention weights",
-               "softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), "
-               "column = key token (what it looks at); each row sums to 1. Click a head to enlarge it.",
-               true);
-  if (!r.ok) {
-    MessageBox(r.error.empty() ? "Nothing computed yet." : "Nothing to show: " + r.error, Pal().error_bg,
-               Pal().error_text);
+  if (!s.ui.present) {
+    // One line: the title, its explanation behind (?), and the colour scale; the maps
+    // get the height.
+    SectionTitle(s, "Attention weights");
+    ImGui::SameLine();
+    HelpMarker("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
+               "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
+               "weight and score.");
+    ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  }
+  if (!r.ok && r.generation == 0) {  // (the error itself is over the results)
+    ImGui::NewLine();
+    if (r.error.empty()) MessageBox("Nothing computed yet.", Pal().error_bg, Pal().error_text);
     return;
   }
+  // An invalid configuration keeps the last valid maps on screen, dimmed (the
+  // results area's banner says why).
+  s.ui.textures.SetScale(s.ui.colour_scale);
   {
     const auto t0 = std::chrono::steady_clock::now();
     if (s.ui.textures.Sync(r)) {
@@ -294,17 +397,11 @@ void DrawHeatmapsPanel(AppState& s) {
   }
   const int H = t.cfg.num_heads;
   if (s.ui.enlarged > H) s.ui.enlarged = -1;
-  if (t.seq_kv >= 24) {
-    // Why long sentences look dark on the fixed scale (and that nothing is wrong).
-    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, near the dark "
-                       "end of the scale. Bright cells are keys a query singles out.",
-                       t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
-    ImGui::PopStyleColor();
-  }
+  if (s.ui.present) PresentBar(s, H);
+  ScaleControls(s, t);
   const float fs = ImGui::GetFontSize();
 
-  if (s.ui.enlarged >= 0) {
+  if (s.ui.enlarged >= 0 && !s.ui.present) {
     if (ImGui::Button("< All heads")) s.ui.enlarged = -1;
     Probe(s, "all_heads");
     ImGui::SameLine();
@@ -318,30 +415,17 @@ void DrawHeatmapsPanel(AppState& s) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Colour bar column: margin, bar, tick, the widest of its labels.
-  const float bar_w = fs * 2.3f + std::max({ImGui::CalcTextSize("0.00").x, ImGui::CalcTextSize("weight").x * 0.6f,
+  const float bar_w = fs * 2.3f + std::max({ImGui::CalcTextSize("0.00").x, ImGui::CalcTextSize("\xC3\xB7 row max").x * 0.6f,
                                             ImGui::CalcTextSize("masked").x});
   const ImVec2 area(std::max(avail.x - bar_w, 1.0f), std::max(avail.y, 1.0f));
-  const bool enlarged = s.ui.enlarged >= 0;
-  const int n = enlarged ? 1 : H + 1;
-  // Labels need rows of ~4/5 of the font or more, and one whole map in the panel's
+  const std::vector<int> shown = ShownMaps(s, H);
+  const int n = static_cast<int>(shown.size());
+  // Labels need rows as tall as the font (nearly), and one whole map in the panel's
   // height: beyond that (hundreds of tokens) the tokens are not even measured.
-  const float small_px = std::round(fs * 0.8f);
-  const bool labels_possible = 0.85f * small_px * t.seq <= area.y;
-  const Labels full = labels_possible ? MeasureLabels(s, ImGui::GetFont()) : Labels{};
-  // The label font once loaded; until then an estimate of it (4/5 of the size).
-  const Labels small = !labels_possible ? Labels{}
-                       : s.ui.font_label ? MeasureLabels(s, s.ui.font_label)
-                                         : MeasureLabels(s, ImGui::GetFont(), small_px);
-  bool needs_small = false;
-  const Geometry g = labels_possible ? FitGrid(n, t.seq, t.seq_kv, area, full, small, s.ui.font_label != nullptr,
-                                               !enlarged, &needs_small)
-                                     : FitGrid(n, t.seq, t.seq_kv, area, {}, {}, true, false, &needs_small);
-  if (needs_small && !s.ui.want_label_font) {
-    // Only a smaller label font keeps every map in view with labels: load it (a
-    // second copy of the Korean glyphs; the atlas is rebuilt before the next frame).
-    s.ui.want_label_font = true;
-    s.ui.fonts_dirty = true;
-  }
+  const bool labels_possible = 0.85f * fs * t.seq <= std::max(area.y, 4.0f * fs * 10.0f);
+  const Labels labels = labels_possible ? MeasureLabels(s, ImGui::GetFont()) : Labels{};
+  const int only_cols = s.ui.present && s.ui.present_layout == 1 ? 2 : 0;
+  const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, labels, true, only_cols);
   s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
 
   // The maps' own region, which scrolls when the layout is taller than the panel.
@@ -364,12 +448,24 @@ void DrawHeatmapsPanel(AppState& s) {
     p.last_in_row = gx == g.cols - 1 || k == n - 1;
     p.col_labels = gy == 0 || g.keys_every_row;
     p.hovered = maps_hovered;
-    p.clicked = maps_clicked && !enlarged;
+    p.clicked = maps_clicked && n > 1;
     const float keys_above = (g.keys_every_row ? gy + 1 : 1) * g.col_label_h;
     // Whole pixels: a map edge between pixels is drawn stepped by the rasteriser.
     p.origin = ImVec2(std::round(o.x + g.row_label_w + gx * (map_w + g.gap_x)),
                       std::round(o.y + keys_above + g.title_h + gy * (map_h + g.title_h + g.gap_y)));
-    if (DrawMap(s, enlarged ? s.ui.enlarged : k, g, p, true)) s.ui.enlarged = k;
+    const int index = shown[static_cast<std::size_t>(k)];
+    if (DrawMap(s, index, g, p, true)) {
+      if (s.ui.present) {
+        s.ui.present_head = index;
+        s.ui.present_layout = 0;
+      } else {
+        s.ui.enlarged = index;
+      }
+    }
+    if (s.ui.present && n > 1 && index == s.ui.present_head)  // the map the arrow keys are on
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(p.origin.x - 3, p.origin.y - 3),
+                                          ImVec2(p.origin.x + map_w + 3, p.origin.y + map_h + 3), Pal().highlight, 0.0f,
+                                          0, 2.0f);
   }
   ImGui::EndChild();
   Probe(s, "heatmaps_view");
@@ -390,7 +486,9 @@ void DrawHeatmapsPanel(AppState& s) {
   rep.view_h = area.y;
 
   DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
-                ImVec2(bar_w - fs * 0.8f, std::min(area.y - fs * 2.5f, fs * 16.0f)), t.cfg.mask == Mask::Causal);
+                ImVec2(bar_w - fs * 0.8f, std::max(std::min(area.y - fs * 2.5f, fs * 16.0f), fs * 6.0f)),
+                t.cfg.mask == Mask::Causal,
+                s.ui.colour_scale);
 }
 
 }  // namespace mha::gui

@@ -73,10 +73,18 @@ void DrawSentencePanel(AppState& s) {
   }
   const auto& tokens = s.result.tokens;
   ImGui::Spacing();
-  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::Text("%d token%s (seq = %d)", static_cast<int>(tokens.size()), tokens.size() == 1 ? "" : "s",
-              static_cast<int>(tokens.size()));
-  ImGui::PopStyleColor();
+  if (tokens.empty() && s.files.input_path.empty() && !s.result.ok) {
+    // The error where the learner is typing, on the line the token count takes.
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
+    ImGui::TextWrapped("The sentence is empty: type at least one word.");
+    ImGui::PopStyleColor();
+    Probe(s, "sentence_error");
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::Text("%d token%s (seq = %d)", static_cast<int>(tokens.size()), tokens.size() == 1 ? "" : "s",
+                static_cast<int>(tokens.size()));
+    ImGui::PopStyleColor();
+  }
   const int hovered = TokenChips(s, "##chips", tokens, s.ui.hover_token);
   if (hovered >= 0) s.ui.hover_token_next = hovered;
   if (!s.result.notice.empty()) MessageBox(s.result.notice, Pal().notice_bg, Pal().notice_text);

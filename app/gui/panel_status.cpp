@@ -29,10 +29,13 @@ void DrawStatusBar(AppState& s) {
     const Trace& t = s.result.trace;
     const Config& c = t.cfg;
     ImGui::SameLine(0, gap);
-    ImGui::Text("%s-attention  seq %d%s  d_model %d  %d heads x head_dim %d%s  seed %llu",
+    ImGui::Text("%s-attention  seq %d%s  d_model %d  %d head%s x head_dim %d%s  seed %llu",
                 t.in.cross() ? "cross" : "self", t.seq,
-                t.in.cross() ? (" x " + std::to_string(t.seq_kv)).c_str() : "", c.d_model, c.num_heads, c.head_dim(),
-                c.kv_heads() != c.num_heads ? (", " + std::to_string(c.kv_heads()) + " K/V heads").c_str() : "",
+                t.in.cross() ? (" x " + std::to_string(t.seq_kv)).c_str() : "", c.d_model, c.num_heads,
+                c.num_heads == 1 ? "" : "s", c.head_dim(),
+                c.kv_heads() != c.num_heads
+                    ? (", " + std::to_string(c.kv_heads()) + (c.kv_heads() == 1 ? " K/V head" : " K/V heads")).c_str()
+                    : "",
                 static_cast<unsigned long long>(c.seed));
   }
   ImGui::PopStyleColor();

@@ -22,12 +22,15 @@ double MsSince(Clock::time_point t0) {
 // and V (it only cuts them differently), a new word re-projects its own row.
 std::string ReuseText(const LiveReport& r, const Trace& t) {
   std::string s;
-  if (r.weights == LiveReport::Weights::New) s = "new weights, ";
+  // Seeded weights are drawn per (d_model, seed): a new d_model is a new random
+  // layer, so every map changes (a new num_heads only re-cuts the same Q, K, V).
+  if (r.weights == LiveReport::Weights::New) s = "new random weights for this d_model and seed (every map changes), ";
   else if (r.weights == LiveReport::Weights::KvOnly) s = "new W_K, W_V, ";
   const Trace::Reuse& u = t.reuse;
   const bool cross = t.in.cross();
   if (u.resplit && u.q_rows == 0 && u.kv_rows == 0)
-    return s + "Q, K, V kept and re-split into " + std::to_string(t.cfg.num_heads) + " heads";
+    return s + "Q, K, V kept and re-split into " + std::to_string(t.cfg.num_heads) +
+           (t.cfg.num_heads == 1 ? " head" : " heads");
   if (u.q_rows == 0 && u.kv_rows == 0) return s + "Q, K, V kept";
   if (u.q_rows == t.seq && u.kv_rows == t.seq_kv) return s + "Q, K, V computed";
   if (!cross)

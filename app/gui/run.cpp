@@ -98,8 +98,11 @@ int RunWindow(const GuiArgs& a) {
   if (!window) return 1;
   InputQueue queue;
   InitImGui(window, s, settings.ini_path(), queue);
-  s.ui.focus_sentence = !automation.on();  // screenshots show no selection
+  // Not focused on start: with its text selected, a stray key would replace the sentence.
+  s.ui.focus_sentence = false;
   if (a.gui.enlarge >= 0) s.ui.enlarged = std::min(a.gui.enlarge, s.choice.cfg.num_heads);
+  s.ui.present = a.gui.present;
+  if (!a.gui.colour_scale.empty()) render::ParseColourScale(a.gui.colour_scale, &s.ui.colour_scale);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
 

@@ -80,12 +80,15 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
                  {"block", ToString(c.block)},
                  {"d_ff", c.d_ff},
                  {"activation", ToString(c.activation)}};
-  j["ui"] = {{"text_size", s.ui.text_size}, {"dark", s.ui.dark}};
+  j["ui"] = {{"text_size", s.ui.text_size}, {"dark", s.ui.dark}, {"colour_scale", render::ToString(s.ui.colour_scale)}};
   j["export"] = {{"path", std::string(s.exp.path.data())},
                  {"screenshot_path", std::string(s.exp.screenshot_path.data())},
                  {"selected_only", s.exp.selected_only},
                  {"scale", s.exp.scale},
-                 {"values", s.exp.values}};
+                 {"values", s.exp.values},
+                 {"columns", s.exp.columns},
+                 {"header", s.exp.header},
+                 {"fit_16_9", s.exp.fit_16_9}};
   j["window"] = {{"width", window_w}, {"height", window_h}};
   // Invalid UTF-8 cannot reach here (the tokenizer's input is the text field, and
   // ImGui only inserts valid code points), but never let a dump throw.
@@ -99,6 +102,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   parsed.choice = s.choice;
   parsed.ui.text_size = s.ui.text_size;
   parsed.ui.dark = s.ui.dark;
+  parsed.ui.colour_scale = s.ui.colour_scale;
   parsed.exp = s.exp;
   int w = 0, h = 0;
   try {
@@ -124,6 +128,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
     if (j.contains("ui")) {
       parsed.ui.text_size = std::clamp(j["ui"].value("text_size", 100), 50, 300);
       parsed.ui.dark = j["ui"].value("dark", false);
+      render::ParseColourScale(j["ui"].value("colour_scale", std::string("fixed")), &parsed.ui.colour_scale);
     }
     if (j.contains("export")) {
       const json& e = j["export"];
@@ -132,6 +137,9 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
       parsed.exp.selected_only = e.value("selected_only", false);
       parsed.exp.scale = std::clamp(e.value("scale", 2), 1, 8);
       parsed.exp.values = e.value("values", true);
+      parsed.exp.columns = std::clamp(e.value("columns", 0), 0, 8);
+      parsed.exp.header = e.value("header", true);
+      parsed.exp.fit_16_9 = e.value("fit_16_9", false);
     }
     if (j.contains("window")) {
       w = j["window"].value("width", w);
@@ -144,6 +152,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   s.choice = parsed.choice;
   s.ui.text_size = parsed.ui.text_size;
   s.ui.dark = parsed.ui.dark;
+  s.ui.colour_scale = parsed.ui.colour_scale;
   s.exp = parsed.exp;
   if (window_w && window_h && w >= 320 && w <= 16384 && h >= 240 && h <= 16384) {
     *window_w = w;

@@ -4,6 +4,8 @@
 // --input / --weights fill, so every other view (heatmaps, shape flow, export)
 // works on them unchanged; Recompute() reads them.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "gui/export_actions.hpp"
 #include "gui/teach_views.hpp"

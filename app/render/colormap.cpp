@@ -60,6 +60,65 @@ Rgb Diverging(float t) {
   return c;
 }
 
+const char* ToString(ColourScale s) {
+  switch (s) {
+    case ColourScale::Map: return "map";
+    case ColourScale::Row: return "row";
+    default: return "fixed";
+  }
+}
+
+bool ParseColourScale(const std::string& name, ColourScale* out) {
+  for (ColourScale s : kColourScales)
+    if (name == ToString(s)) {
+      *out = s;
+      return true;
+    }
+  return false;
+}
+
+const char* ColourScaleTitle(ColourScale s) {
+  switch (s) {
+    case ColourScale::Map: return "weight / map max";
+    case ColourScale::Row: return "weight / row max";
+    default: return "attention weight";
+  }
+}
+
+const char* ColourScaleLabel(ColourScale s) {
+  switch (s) {
+    case ColourScale::Map: return "per map";
+    case ColourScale::Row: return "per row";
+    default: return "fixed 0-1";
+  }
+}
+
+const char* ColourScaleHelp(ColourScale s) {
+  switch (s) {
+    case ColourScale::Map: return "per map: each map's largest weight is the brightest colour";
+    case ColourScale::Row: return "per row: each query's largest weight is the brightest colour";
+    default: return "fixed [0, 1]: one scale for every map, so heads compare by eye";
+  }
+}
+
+std::vector<float> ScaleDivisors(ColourScale s, const float* w, const unsigned char* masked, int rows, int cols) {
+  std::vector<float> div(static_cast<std::size_t>(std::max(rows, 0)), 1.0f);
+  if (s == ColourScale::Fixed) return div;
+  float map_max = 0.0f;
+  for (int r = 0; r < rows; ++r) {
+    float m = 0.0f;
+    for (int c = 0; c < cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r) * cols + c;
+      if (masked && masked[i]) continue;
+      if (w[i] > m) m = w[i];  // (NaN is never larger)
+    }
+    div[static_cast<std::size_t>(r)] = m > 0.0f ? m : 1.0f;
+    map_max = std::max(map_max, m);
+  }
+  if (s == ColourScale::Map) std::fill(div.begin(), div.end(), map_max > 0.0f ? map_max : 1.0f);
+  return div;
+}
+
 Rgb TextColourOn(Rgb bg) {
   const double luma = 0.2126 * bg[0] + 0.7152 * bg[1] + 0.0722 * bg[2];
   return luma < 128 ? Rgb{255, 255, 255} : Rgb{17, 17, 17};

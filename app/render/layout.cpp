@@ -17,7 +17,19 @@ void CheckHead(const Trace& t, int head) {
                 ", so heads are numbered 0 to " + std::to_string(H - 1) + " (or -1 for all heads and their mean).");
 }
 
-PanelData GetPanelData(const Trace& t, int head) {
+namespace {
+PanelData PanelWeights(const Trace& t, int head);
+}  // namespace
+
+PanelData GetPanelData(const Trace& t, int head, ColourScale scale) {
+  PanelData d = PanelWeights(t, head);
+  d.divisor = ScaleDivisors(scale, d.w.data(), d.masked.data(), t.seq, t.seq_kv);
+  return d;
+}
+
+namespace {
+
+PanelData PanelWeights(const Trace& t, int head) {
   PanelData d;
   const std::size_t n = static_cast<std::size_t>(t.seq) * t.seq_kv;
   d.w.resize(n);
@@ -56,7 +68,6 @@ PanelData GetPanelData(const Trace& t, int head) {
   return d;
 }
 
-namespace {
 std::vector<std::string> Labels(const std::vector<std::string>& tokens, int n) {
   std::vector<std::string> out(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
@@ -138,6 +149,7 @@ void SetStyles(const LayoutInputs& in, const Fit& f, Layout& L) {
   const double s = f.s;
   L.s = s;
   L.margin = in.R(28 * s);
+  L.header_x = L.margin;
   L.title = {static_cast<float>(15 * s), true};
   L.subtitle = {static_cast<float>(12.5 * s), false};
   L.tick = {static_cast<float>(12 * s), false};
@@ -296,7 +308,12 @@ Titles PanelTitles(const LayoutInputs& in, const Fit& f, const Layout& L) {
 // Colour bar block: bar, ticks, title; the masked swatch under it. Returns its width.
 double ColourBarBlock(const LayoutInputs& in, const Fit& f, Layout& L) {
   const double s = f.s;
-  L.bar_title = "attention weight";
+  L.colour_scale = in.o.colour_scale;
+  L.bar_title = ColourScaleTitle(in.o.colour_scale);
+  if (in.o.colour_scale == ColourScale::Fixed)
+    L.ticks = {"0", "0.25", "0.5", "0.75", "1"};
+  else
+    L.ticks = {"0", "", "", "", "max"};
   L.mask_legend = in.t.cfg.mask == Mask::Causal;
   L.mask_text = "masked (weight 0)";
   L.bar_w = in.R(16 * s);
@@ -317,7 +334,8 @@ struct Cells {
 // Grid of panels: the column count that brings the figure closest to 16:9, with a
 // cost for each empty slot (a lone map on a row looks lost).
 int GridColumns(const LayoutInputs& in, const Fit& f, const Cells& c, double margin) {
-  const double header_guess = 110 * f.s;
+  if (in.o.columns > 0) return std::min(in.o.columns, in.P);
+  const double header_guess = in.o.header ? 110 * f.s : 0.0;
   int best_c = 1;
   double best = 1e30;
   for (int cols = 1; cols <= in.P; ++cols) {
@@ -370,6 +388,35 @@ void Place(const LayoutInputs& in, const Fit& f, const Cells& c, const Titles& t
   L.height = in.R(bottom + L.margin);
 }
 
+// Moves everything drawn by (dx, dy).
+void Shift(double dx, double dy, Layout& L) {
+  L.header_x += dx;
+  for (auto& h : L.header) h.baseline += dy;
+  for (auto& p : L.panels) {
+    p.x += dx;
+    p.grid_x += dx;
+    p.y += dy;
+    p.grid_y += dy;
+    p.title_baseline += dy;
+  }
+  L.bar_x += dx;
+  L.bar_y += dy;
+  L.bar_title_baseline += dy;
+  L.mask_y += dy;
+}
+
+// Pads the canvas to width / height = aspect, the figure centred on it.
+void PadToAspect(const LayoutInputs& in, double aspect, Layout& L) {
+  double w = L.width, h = L.height;
+  if (w / h < aspect) w = h * aspect;
+  else h = w / aspect;
+  w = in.R(w);
+  h = in.R(h);
+  Shift(in.R((w - L.width) / 2), in.R((h - L.height) / 2), L);
+  L.width = w;
+  L.height = h;
+}
+
 // One try at the layout with the figure shrunk as far as `f` says.
 void TryLayout(const LayoutInputs& in, const Fit& f, Layout& L) {
   const double s = f.s;
@@ -388,12 +435,35 @@ void TryLayout(const LayoutInputs& in, const Fit& f, Layout& L) {
   c.block_w = ColourBarBlock(in, f, L);
   c.bar_gap = in.R(36 * s);
 
-  const int gc = GridColumns(in, f, c, L.margin);
-  const double content_w = gc * c.panel_w + (gc - 1) * c.gx + c.bar_gap + c.block_w;
-  const double header_w = std::max(content_w, 600 * s);
-  LayoutNotes(in, f, L);
-  const double header_bottom = LayoutHeader(in, f, header_w, content_w, L);
-  Place(in, f, c, titles, b, gc, header_w, header_bottom, L);
+  auto place = [&](int gc) {
+    const double content_w = gc * c.panel_w + (gc - 1) * c.gx + c.bar_gap + c.block_w;
+    const double header_w = in.o.header ? std::max(content_w, 600 * s) : content_w;
+    LayoutNotes(in, f, L);
+    const double header_bottom = LayoutHeader(in, f, header_w, content_w, L);
+    Place(in, f, c, titles, b, gc, header_w, header_bottom, L);
+  };
+  if (in.o.fit <= 0) {
+    place(GridColumns(in, f, c, L.margin));
+    return;
+  }
+  // A slide of the given shape: the columns whose figure is closest to it (given
+  // ones: those), then the canvas padded to exactly that shape, the figure centred.
+  int best = 1;
+  if (in.o.columns > 0) {
+    best = std::min(in.o.columns, in.P);
+  } else {
+    double best_score = 1e30;
+    for (int gc = 1; gc <= in.P; ++gc) {
+      place(gc);
+      const double score = std::fabs(std::log(L.width / L.height / in.o.fit));
+      if (score < best_score - 1e-9) {
+        best_score = score;
+        best = gc;
+      }
+    }
+  }
+  place(best);
+  PadToAspect(in, in.o.fit, L);
 }
 
 // How many times over the PNG caps the figure is (<= 1: it fits).

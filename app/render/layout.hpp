@@ -32,7 +32,9 @@ struct Layout {
   double s = 1;  // pixels per point
   double width = 0, height = 0;
   double margin = 0;
+  double header_x = 0;  // left edge of the header's lines (the margin, or more when centred)
   std::vector<HeaderLine> header;
+  std::string plain_title;  // what is drawn and its formula as plain text (the SVG's <title>)
 
   int rows = 0, cols = 0;  // seq, seq_kv
   double cell = 0;         // pixels per cell (an integer for PNGs)
@@ -57,8 +59,10 @@ struct Layout {
 
   double bar_x = 0, bar_y = 0, bar_w = 0, bar_h = 0;
   Style tick;
+  std::vector<std::string> ticks;  // bottom (0) to top, 5 labels; "" for an unlabelled tick
   std::string bar_title;
   double bar_title_baseline = 0;
+  ColourScale colour_scale = ColourScale::Fixed;
   bool mask_legend = false;
   double mask_y = 0;  // top of the masked swatch
   std::string mask_text;
@@ -105,8 +109,13 @@ struct PanelData {
   std::vector<float> w;  // rows x cols, row-major
   std::vector<unsigned char> masked;
   std::vector<float> score;  // raw scores (empty for the mean)
+  std::vector<float> divisor;  // per row: the colour scale's divisor (ScaleDivisors)
+  // The colour of cell i: masked grey, else the colour map of the scaled weight.
+  Rgb Colour(std::size_t i, int cols) const {
+    return masked[i] ? kMaskedColour : Colormap(w[i] / divisor[i / static_cast<std::size_t>(cols)]);
+  }
 };
-PanelData GetPanelData(const Trace& t, int head);
+PanelData GetPanelData(const Trace& t, int head, ColourScale scale = ColourScale::Fixed);
 
 // The labels of the rows (queries) or columns (keys): the trace's tokens, or "#i" if
 // a hand-built trace has fewer labels than rows.

@@ -114,6 +114,19 @@ std::string Formula(const Config& c) {
   return f;
 }
 
+// The formula without the {^T} / {_k} markup, for places that take plain text (an
+// SVG's <title>): "softmax(QKᵀ / √d_k)".
+std::string PlainText(const std::string& rich) {
+  std::string out;
+  for (const auto& [part, kind] : RichSpans(rich)) {
+    if (kind == 1 && part == "T") out += "\u1D40";  // modifier letter capital T
+    else if (kind == 1) out += "^" + part;
+    else if (kind == 2) out += "_" + part;
+    else out += part;
+  }
+  return out;
+}
+
 // How to read the maps, under the configuration.
 std::vector<std::string> ReadingHints(const LayoutInputs& in, const Layout& L) {
   std::vector<std::string> hint;
@@ -124,9 +137,11 @@ std::vector<std::string> ReadingHints(const LayoutInputs& in, const Layout& L) {
   }
   hint.push_back("each row sums to 1");
   if (L.values) hint.push_back("numbers: weights rounded to 2 decimals");
+  if (in.o.colour_scale != ColourScale::Fixed)
+    hint.push_back(std::string("colours: ") + ColourScaleHelp(in.o.colour_scale));
   // On the fixed [0, 1] scale long sentences look uniformly dark; say why.
   const float wmax = in.o.head >= 0 ? in.t.AttnHead(in.o.head).maxCoeff() : in.t.attn.maxCoeff();
-  if (wmax < 0.2f) {
+  if (wmax < 0.2f && in.o.colour_scale == ColourScale::Fixed) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "largest weight %.3f: spread evenly over %d keys, each would get 1/%d = %.4f",
                   static_cast<double>(wmax), L.cols, L.cols, 1.0 / L.cols);
@@ -170,11 +185,26 @@ void LayoutNotes(const LayoutInputs& in, const Fit& f, Layout& L) {
 // the y under it.
 double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, double content_w, Layout& L) {
   const double s = f.s;
+  {
+    const bool cross = in.t.in.cross();
+    std::string what = std::string("Multi-head ") + (cross ? "cross" : "self") + "-attention weights";
+    if (in.o.head >= 0)
+      what = "Head " + std::to_string(in.o.head) + " of " + std::to_string(in.t.cfg.num_heads) + ": " +
+             (cross ? "cross" : "self") + "-attention weights";
+    L.plain_title = what + " = " + PlainText(Formula(in.t.cfg));
+  }
+  if (!in.o.header) {  // --no-header: the maps alone; what was simplified goes to stderr
+    L.header.clear();
+    L.quiet_notes.insert(L.quiet_notes.begin(), L.notes.begin(), L.notes.end());
+    L.notes.clear();
+    return L.margin - in.R(8 * s);
+  }
   Text& text = in.text;
   const Trace& t = in.t;
   const bool cross = t.in.cross();
   const int H = t.cfg.num_heads;
-  const double hs = std::clamp(content_w / (1200 * s), 1.0, 1.6);
+  // A slide (--fit) is shown whole: the header keeps its size so the maps get the room.
+  const double hs = in.o.fit > 0 ? 1.0 : std::clamp(content_w / (1200 * s), 1.0, 1.6);
   const Style head_title{static_cast<float>(21 * s * hs), true};
   const Style head_line{static_cast<float>(15 * s * hs), false};
   const Style head_small{static_cast<float>(13 * s * hs), false};

@@ -31,7 +31,7 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
     text.Draw(img, p.subtitle, static_cast<float>(p.grid_x + text.Width(p.title, L.title) + 8 * s),
               static_cast<float>(p.title_baseline), L.subtitle, kGrey);
 
-  const PanelData d = GetPanelData(t, p.head);
+  const PanelData d = GetPanelData(t, p.head, L.colour_scale);
   const int k = L.downsample;
   const int cell = static_cast<int>(L.cell), gap = static_cast<int>(L.gap);
   const int gx = static_cast<int>(p.grid_x), gy = static_cast<int>(p.grid_y);
@@ -40,8 +40,7 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
     for (int c = 0; c < vcols; ++c) {
       Rgb col;
       if (k == 1) {
-        const std::size_t i = static_cast<std::size_t>(r) * L.cols + c;
-        col = d.masked[i] ? kMaskedColour : Colormap(d.w[i]);
+        col = d.Colour(static_cast<std::size_t>(r) * L.cols + c, L.cols);
       } else {
         // Mean of the k x k block; grey only if every cell in it is masked.
         double sum = 0;
@@ -49,7 +48,7 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
         for (int rr = r * k; rr < std::min(L.rows, (r + 1) * k); ++rr)
           for (int cc = c * k; cc < std::min(L.cols, (c + 1) * k); ++cc) {
             const std::size_t i = static_cast<std::size_t>(rr) * L.cols + cc;
-            sum += d.w[i];
+            sum += d.w[i] / d.divisor[static_cast<std::size_t>(rr)];
             ++cnt;
             masked += d.masked[i];
           }
@@ -128,11 +127,10 @@ void DrawColourBar(Image& img, Text& text, const Layout& L) {
     FillRect(img, x, y + yy, w, 1, Colormap(v));
   }
   const int line = std::max(1, static_cast<int>(std::lround(s)));
-  const char* labels[] = {"0", "0.25", "0.5", "0.75", "1"};
   for (int i = 0; i <= 4; ++i) {
     const int ty = y + static_cast<int>(std::lround((h - 1) * (1.0 - i / 4.0)));
     FillRect(img, x + w, ty - line / 2, static_cast<int>(std::lround(5 * s)), line, kInk);
-    text.Draw(img, labels[i], static_cast<float>(x + w + 8 * s), static_cast<float>(ty + 0.36 * L.tick.px), L.tick,
+    text.Draw(img, L.ticks[static_cast<std::size_t>(i)], static_cast<float>(x + w + 8 * s), static_cast<float>(ty + 0.36 * L.tick.px), L.tick,
               kInk);
   }
   if (L.mask_legend) {
@@ -154,9 +152,9 @@ Image RenderHeatmaps(const Trace& t, const HeatmapOptions& o) {
   img.rgba.assign(static_cast<std::size_t>(img.width) * img.height * 4, 255);
   for (const auto& hl : L.header) {
     if (hl.rich)
-      DrawRich(img, text, hl.text, L.margin, hl.baseline, hl.st, hl.colour);
+      DrawRich(img, text, hl.text, L.header_x, hl.baseline, hl.st, hl.colour);
     else
-      text.Draw(img, hl.text, static_cast<float>(L.margin), static_cast<float>(hl.baseline), hl.st, hl.colour);
+      text.Draw(img, hl.text, static_cast<float>(L.header_x), static_cast<float>(hl.baseline), hl.st, hl.colour);
   }
   for (const auto& p : L.panels) {
     DrawPanel(img, text, L, p, t);

@@ -5,9 +5,12 @@
 // What is drawn: a header (formula, sentence, configuration), one heatmap per head
 // (rows = query tokens, columns = key tokens; under GQA the title says which K/V head
 // the query head reads), the mean over heads, and one colour bar. The colour scale is
-// fixed to [0, 1] for every map so heads can be compared by eye; cells masked by the
-// causal mask are drawn in a neutral grey (their weight is exactly 0) and the legend
-// says so. Every printed weight is the float the core computed, rounded to 2 decimals.
+// fixed to [0, 1] for every map by default so heads can be compared by eye; per map or
+// per row (HeatmapOptions::colour_scale) each cell is coloured as Colormap(weight /
+// the map's or the row's largest weight), and the colour bar's title says so. Cells
+// masked by the causal mask are drawn in a neutral grey (their weight is exactly 0)
+// and the legend says so. Every printed weight is the float the core computed,
+// rounded to 2 decimals.
 //
 // Big inputs stay bounded: labels and values are left out when they would not fit
 // (the axes then number token positions), and to stay within kMaxPixels the scale is
@@ -38,6 +41,11 @@ struct HeatmapOptions {
   int head = -1;       // -1: all heads + the mean over heads; else only head `head`
   int scale = 2;       // slide resolution multiplier (1 = 1 px per point), clamped to [1, 8]
   bool values = true;  // print the weight inside cells that are big enough
+  ColourScale colour_scale = ColourScale::Fixed;  // what each map's colours are relative to
+  int columns = 0;      // maps per row; 0: chosen (closest to 16:9, or to `fit`)
+  bool header = true;   // the title, sentence, configuration and notes above the maps
+  double fit = 0;       // > 0: a canvas of exactly this width / height (16:9 = 1.777...),
+                        // the columns chosen to fill it, the figure centred
   // Shown in the header instead of the tokens joined by spaces, if not empty.
   std::string sentence;
   std::string memory;  // cross-attention: the keys/values sentence

@@ -102,16 +102,18 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + N(L.width) + "\" height=\"" + N(L.height) +
          "\" viewBox=\"0 0 " + N(L.width) + " " + N(L.height) +
-         "\" font-family=\"NanumGothic, 'Nanum Gothic', 'Noto Sans CJK KR', 'Malgun Gothic', 'Apple SD Gothic Neo', "
-         "sans-serif\" fill=\"" +
+         // Laid out with NanumGothic's widths; where it is missing, the nearest Korean
+         // sans-serif fonts of each system, then Latin ones, then any sans-serif.
+         "\" font-family=\"NanumGothic, 'Nanum Gothic', 'Noto Sans KR', 'Noto Sans CJK KR', 'Malgun Gothic', "
+         "'Apple SD Gothic Neo', 'Noto Sans', 'DejaVu Sans', Arial, sans-serif\" fill=\"" +
          Hex(kInk) + "\" xml:space=\"preserve\" style=\"white-space: pre\">\n";
-  out += "<title>" + Esc(L.header.empty() ? std::string("attention weights") : L.header[0].text) + "</title>\n";
+  out += "<title>" + Esc(L.plain_title) + "</title>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
   // Header.
   out += "<g class=\"header\">\n";
   for (const auto& hl : L.header)
-    out += TextEl(L.margin, hl.baseline, hl.st, hl.colour, hl.rich ? RichBody(hl.text) : Esc(hl.text));
+    out += TextEl(L.header_x, hl.baseline, hl.st, hl.colour, hl.rich ? RichBody(hl.text) : Esc(hl.text));
   out += "</g>\n";
 
   const std::vector<std::string> qtoks = QueryTokens(t), ktoks = KeyTokens(t);
@@ -123,13 +125,13 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
     if (!p.subtitle.empty())
       out +=
           TextEl(p.grid_x + text.Width(p.title, L.title) + 8 * s, p.title_baseline, L.subtitle, kGrey, Esc(p.subtitle));
-    const PanelData d = GetPanelData(t, p.head);
+    const PanelData d = GetPanelData(t, p.head, L.colour_scale);
     const char* cls = p.head >= 0 ? "cell" : "mean-cell";
     std::string values;
     for (int r = 0; r < L.rows; ++r)
       for (int c = 0; c < L.cols; ++c) {
         const std::size_t i = static_cast<std::size_t>(r) * L.cols + c;
-        const Rgb col = d.masked[i] ? kMaskedColour : Colormap(d.w[i]);
+        const Rgb col = d.Colour(i, L.cols);
         const double x = p.grid_x + c * L.cell, y = p.grid_y + r * L.cell;
         out += std::string("<rect class=\"") + cls + "\" x=\"" + N(x) + "\" y=\"" + N(y) + "\" width=\"" + N(inner) +
                "\" height=\"" + N(inner) + "\" fill=\"" + Hex(col) + "\"><title>query " +
@@ -200,12 +202,12 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
   out += TextEl(L.bar_x, L.bar_title_baseline, L.subtitle, kInk, Esc(L.bar_title));
   out += "<rect x=\"" + N(L.bar_x) + "\" y=\"" + N(L.bar_y) + "\" width=\"" + N(L.bar_w) + "\" height=\"" + N(L.bar_h) +
          "\" fill=\"url(#weight-scale)\"/>\n";
-  const char* labels[] = {"0", "0.25", "0.5", "0.75", "1"};
   for (int i = 0; i <= 4; ++i) {
     const double ty = L.bar_y + L.bar_h * (1.0 - i / 4.0);
     out += "<line x1=\"" + N(L.bar_x + L.bar_w) + "\" y1=\"" + N(ty) + "\" x2=\"" + N(L.bar_x + L.bar_w + 5 * s) +
            "\" y2=\"" + N(ty) + "\" stroke=\"" + Hex(kInk) + "\" stroke-width=\"" + N(s) + "\"/>\n";
-    out += TextEl(L.bar_x + L.bar_w + 8 * s, ty, L.tick, kInk, labels[i], " dy=\"0.36em\"");
+    if (!L.ticks[static_cast<std::size_t>(i)].empty())
+      out += TextEl(L.bar_x + L.bar_w + 8 * s, ty, L.tick, kInk, Esc(L.ticks[static_cast<std::size_t>(i)]), " dy=\"0.36em\"");
   }
   if (L.mask_legend) {
     out += "<rect x=\"" + N(L.bar_x) + "\" y=\"" + N(L.mask_y) + "\" width=\"" + N(L.bar_w) + "\" height=\"" +

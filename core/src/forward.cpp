@@ -570,7 +570,7 @@ bool SameFlow(const detail::Workspace& ws, const Config& c, int seq, int seq_kv)
 void UpdateFlow(Trace& t, detail::Workspace& ws) {
   if (SameFlow(ws, t.cfg, t.seq, t.seq_kv)) return;
   ws.flow_valid = false;
-  ShapeFlowInto(t.cfg, t.seq, t.seq_kv, t.flow);  // in place: no allocation once grown
+  ShapeFlowInto(t.cfg, t.seq, t.seq_kv, t.flow, t.in.cross());  // in place: no allocation once grown
   ws.flow_cfg = t.cfg;
   ws.flow_seq = t.seq;
   ws.flow_seq_kv = t.seq_kv;

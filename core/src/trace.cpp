@@ -156,7 +156,11 @@ struct Rows {
 };
 
 // The attention sublayer, from the input to the residual after W_O.
-void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, Rows& rows) {
+// Q reads x (x_ln under pre-LN); K and V read the same for self-attention and the
+// memory m for cross-attention (not normalised), so the table writes m only there,
+// where it says what m is.
+void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, bool cross, Rows& rows) {
+  const bool pre = cfg.norm == Norm::Pre;
   const std::int64_t d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim(), kvd = G * hd;
   FlowRow* r = &rows.Add(StepId::Input, "input",
                          cfg.positional_encoding ? "x = embed(tokens) + PE" : "x = embed(tokens)", "x", {1, s, d});
@@ -173,19 +177,23 @@ void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, Rows& ro
   Assign(r->params, "W_Q (", d, ", ", d, "), b_Q (", d, ")");
   r->param_count = d * d + d;
   r->flops = 2 * s * d * d + s * d;
-  r = &rows.Add(StepId::KProj, "K projection", "K = m W_K + b_K", "k", {1, skv, kvd});
+  r = &rows.Add(StepId::KProj, "K projection",
+                cross ? "K = m W_K + b_K, m = memory" : pre ? "K = x_ln W_K + b_K" : "K = x W_K + b_K", "k",
+                {1, skv, kvd});
   Assign(r->params, "W_K (", d, ", ", kvd, "), b_K (", kvd, ")");
   r->param_count = d * kvd + kvd;
   r->flops = 2 * skv * d * kvd + skv * kvd;
-  r = &rows.Add(StepId::VProj, "V projection", "V = m W_V + b_V", "v", {1, skv, kvd});
+  r = &rows.Add(StepId::VProj, "V projection",
+                cross ? "V = m W_V + b_V, m = memory" : pre ? "V = x_ln W_V + b_V" : "V = x W_V + b_V", "v",
+                {1, skv, kvd});
   Assign(r->params, "W_V (", d, ", ", kvd, "), b_V (", kvd, ")");
   r->param_count = d * kvd + kvd;
   r->flops = 2 * skv * d * kvd + skv * kvd;
   r = &rows.Add(StepId::SplitHeads, "split heads", "reshape + transpose", "q", {1, H, s, hd});
   if (G == H)
-    Assign(r->params, H, " heads x head_dim ", hd, " (K, V alike)");
+    Assign(r->params, H, H == 1 ? " head x head_dim " : " heads x head_dim ", hd, " (K, V alike)");
   else
-    Assign(r->params, H, " query heads, ", G, " K/V heads x head_dim ", hd);
+    Assign(r->params, H, " query heads, ", G, G == 1 ? " K/V head x head_dim " : " K/V heads x head_dim ", hd);
   r = &rows.Add(StepId::Scores, "scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T", "scores", {1, H, s, skv});
   {
     Text t;
@@ -275,16 +283,16 @@ void FfnRows(const Config& cfg, std::int64_t s, Rows& rows) {
 
 }  // namespace
 
-void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows) {
+void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows, bool cross) {
   Rows r{rows};
-  AttentionRows(cfg, seq, seq_kv, r);
+  AttentionRows(cfg, seq, seq_kv, cross, r);
   if (cfg.block == Block::Encoder) FfnRows(cfg, seq, r);
   rows.resize(r.i);
 }
 
-std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv) {
+std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv, bool cross) {
   std::vector<FlowRow> rows;
-  ShapeFlowInto(cfg, seq, seq_kv, rows);
+  ShapeFlowInto(cfg, seq, seq_kv, rows, cross);
   return rows;
 }
 

@@ -10,6 +10,7 @@
 #include <stb_image.h>  // implementation in libstb
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -144,6 +145,25 @@ TEST_CASE("export usage errors: exit 2 with a teaching message", "[cli][export]"
     CHECK(r.status == 2);
     CHECK_THAT(r.output, Catch::Contains("--scale"));
   }
+  SECTION("a colour-scale name given to --scale points to --color-scale") {
+    const Result r = Mhaviz({"export", "--scale", "row", "--png", png});
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains("--color-scale row"));
+  }
+  SECTION("slide flags out of range") {
+    for (const auto& args : std::vector<std::vector<std::string>>{{"--color-scale", "rows"},
+                                                                   {"--columns", "0"},
+                                                                   {"--fit", "16x9"},
+                                                                   {"--fit", "16:0"},
+                                                                   {"--fit", "9:100"}}) {
+      std::vector<std::string> a = {"export", "--png", png};
+      a.insert(a.end(), args.begin(), args.end());
+      const Result r = Mhaviz(a);
+      INFO(args[0] << " " << args[1] << ": " << r.output);
+      CHECK(r.status == 2);
+      CHECK_THAT(r.output, Catch::Contains(args[0]));
+    }
+  }
   SECTION("bad configuration from the shared flags") {
     const Result r = Mhaviz({"export", "--heads", "7", "--d-model", "64", "--png", png});
     CHECK(r.status == 2);
@@ -215,4 +235,19 @@ TEST_CASE("export without a usable font: exit 1, says how to fix it, writes noth
     CHECK_THAT(r.output, Catch::Contains("font") && Catch::Contains(font) && Catch::Contains("fonts-nanum"));
     CHECK(dir.List().empty());
   }
+}
+
+TEST_CASE("export --fit 16:9 --no-header --color-scale row writes a 16:9 slide", "[cli][export][slide]") {
+  TempDir dir;
+  const std::string png = dir.path + "/slide.png", svg = dir.path + "/slide.svg";
+  const Result r = Mhaviz({"export", "--sentence", kFox, "--heads", "8", "--fit", "16:9", "--no-header",
+                           "--color-scale", "row", "--columns", "5", "--png", png, "--svg", svg});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  int w = 0, h = 0, comp = 0;
+  REQUIRE(stbi_info(png.c_str(), &w, &h, &comp) == 1);
+  CHECK(std::abs(w * 9 - h * 16) <= 16);
+  const std::string s = Slurp(svg);
+  CHECK_THAT(s, Catch::Contains("weight / row max"));
+  CHECK(s.find("sentence: ") == std::string::npos);
 }

@@ -113,9 +113,9 @@ void DrawGqaView(AppState& s) {
                   "to see what grouping saves.",
                   f.num_heads);
   else
-    std::snprintf(buf, sizeof buf, "%s attention: %d query heads share %d K/V head%s, %d query heads per group.",
+    std::snprintf(buf, sizeof buf, "%s attention: %d query heads share %d K/V head%s, %d query head%s per group.",
                   f.kind == "multi-query" ? "Multi-query" : "Grouped-query", f.num_heads, f.num_kv_heads,
-                  f.num_kv_heads == 1 ? "" : "s", f.group_size);
+                  f.num_kv_heads == 1 ? "" : "s", f.group_size, f.group_size == 1 ? "" : "s");
   ImGui::Spacing();
   ImGui::TextUnformatted(buf);
   ImGui::Spacing();

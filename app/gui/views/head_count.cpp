@@ -64,7 +64,7 @@ void DrawHeadCountView(AppState& s) {
     col("num_heads", 0);
     col("head_dim = d_k", 0);
     col("parameters (W_Q, W_K, W_V, W_O + biases)", 0);
-    col("FLOPs", max_flops);
+    col("FLOPs (attention)", max_flops);
     col("KV cache (" + std::to_string(skv) + " tokens)", 0);
     const std::string g = std::to_string(cfg.kv_heads());
     if (gqa) {
@@ -126,6 +126,21 @@ void DrawHeadCountView(AppState& s) {
   note += "Why the FLOPs still grow a little: the softmax runs once per head (" + std::to_string(seq) + " x " +
           std::to_string(skv) + " exponentials each), while the projections and q\xC2\xB7k cost the same in total.";
   Muted(note.c_str());
+  if (s.result.ok) {
+    // The shape flow's total counts every row; this table the attention's alone.
+    long long flow_params = 0, flow_flops = 0;
+    for (const FlowRow& r : s.result.trace.flow) {
+      flow_params += r.param_count;
+      flow_flops += r.flops;
+    }
+    const bool encoder = s.result.trace.cfg.block == mha::Block::Encoder;
+    Muted(("These columns count the attention itself: the Q, K, V and output projections, the scores, the softmax "
+           "and the weighted sum. The shape flow's total also counts the input (the positional encoding), the "
+           "residual and the LayerNorm" + std::string(encoder ? "s and the feed-forward block" : "") + ": " +
+           Thousands(flow_params) + " learned numbers and " + Thousands(flow_flops) +
+           " FLOPs for the current configuration.")
+              .c_str());
+  }
   if (gqa)
     Muted(("The K/V-head columns: grouped-query attention with num_kv_heads = " + std::to_string(cfg.kv_heads()) +
            ": K and V get fewer heads than Q, so W_K, W_V and the KV cache shrink; '-' where it does not divide "

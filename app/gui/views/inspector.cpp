@@ -158,6 +158,11 @@ void DrawInspectorView(AppState& s) {
   a.max_cell = fs * 3.2f;
   a.square = false;
   a.fixed_decimals = weights;
+  // One head's weights: the cells its causal mask hides are grey, as in the heatmaps.
+  const Trace& tr = s.result.trace;
+  if (weights && s.teach.inspect.mode == InspectSelection::Mode::Head && a.rows == tr.seq && a.cols == tr.seq_kv &&
+      s.teach.head >= 0 && s.teach.head < tr.cfg.num_heads)
+    a.masked_by = tr.ScoresHead(s.teach.head).data();
   a.col_group = it.col_group;
   a.col_group_label = it.col_group_label.empty() ? nullptr : it.col_group_label.c_str();
   DrawMatrix(s, a);

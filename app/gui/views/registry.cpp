@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gui/panels.hpp"
 #include "gui/teach_views.hpp"
 #include "gui/widgets.hpp"
 
@@ -63,6 +64,7 @@ std::string ViewFlagHelp() {
 }
 
 void DrawResultsArea(AppState& s) {
+  DrawConfigError(s);  // over every view: the views keep the last valid results
   if (ImGui::BeginTabBar("##views", ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_NoTooltip)) {
     for (const ViewEntry& v : kViews) {
       const bool want = s.teach.select_view && s.teach.view == v.id;

@@ -121,6 +121,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.row_axis = "query";
     m.col_axis = "key";
     m.fixed_decimals = k == 2;
+    if (k == 2) m.masked_by = a.masked_scores.data();  // masked keys grey, as in the heatmaps
     m.digits = 3;
     last = DrawMatrix(s, m);
     ImGui::EndGroup();

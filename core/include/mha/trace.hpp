@@ -30,8 +30,8 @@ enum class StepId {
   Input,        // x = embed(tokens) (+ PE)
   PreNorm,      // x_ln = LN(x); pre-LN only
   QProj,        // Q = x W_Q + b_Q
-  KProj,        // K = m W_K + b_K
-  VProj,        // V = m W_V + b_V
+  KProj,        // K = x W_K + b_K (m W_K: the memory, cross-attention)
+  VProj,        // V = x W_V + b_V (m W_V: the memory, cross-attention)
   SplitHeads,   // reshape + transpose into heads
   Scores,       // Q K^T / sqrt(d_k), masked
   Softmax,      // attn = softmax(scores)
@@ -138,10 +138,10 @@ struct Trace {
 std::vector<TensorView> Tensors(const Trace& t);
 
 // The shape-flow table for a configuration (independent of the values).
-std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv);
+std::vector<FlowRow> ShapeFlow(const Config& cfg, int seq, int seq_kv, bool cross = false);
 // The same, rebuilt in place: reuses the strings of `rows`, so a repeated call with
 // the same sizes allocates nothing.
-void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows);
+void ShapeFlowInto(const Config& cfg, int seq, int seq_kv, std::vector<FlowRow>& rows, bool cross = false);
 
 // The index of the row with this id in a shape-flow table, or -1 if the configuration
 // has no such step (PreNorm without pre-LN, the FFN rows without the encoder block).
