@@ -47,7 +47,8 @@ void CheckBatch(const ModelConfig& cfg, const Batch& b) {
 }
 
 struct Trainer::Impl {
-  int threads = 1;
+  int max_threads = 1;  // what the caller allows
+  int threads = 1;      // what this step uses (StepThreads)
   detail::Pool pool;
   std::vector<std::vector<Trace>> traces;  // [layer][sequence]
   std::vector<Inputs> inputs;              // per sequence
@@ -74,12 +75,29 @@ int ThreadCount(int threads) {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+// A step is some 8 + 14 * layers pool phases. At teaching size each is a few
+// microseconds, less than waking a second thread and waiting for it costs, so a
+// second thread made the step slower (measured: 1.3 ms on 1 thread, 2.2 ms on 2 for
+// the offsets demo). As Forward's ThreadsFor: each thread gets at least ~2 MFLOP per
+// phase, or the step runs alone. The work split never depends on this count.
+int StepThreads(const ModelConfig& c, int batch, int seq, int allowed) {
+  const double rows = static_cast<double>(batch) * seq;
+  // 2 FLOP per weight and row forward, twice that backward; the attention core's
+  // four products (scores, context, and their two gradients each) on top.
+  const double flops = 6.0 * static_cast<double>(ParameterCount(c)) * rows +
+                       12.0 * c.num_layers * rows * seq * c.layer.d_model;
+  const double phases = 8.0 + 14.0 * c.num_layers;
+  return static_cast<int>(std::max(1.0, std::min<double>(allowed, 1.0 + flops / phases / 2e6)));
+}
+
 }  // namespace
 
-Trainer::Trainer(int threads) : impl_(std::make_unique<Impl>()) { impl_->threads = ThreadCount(threads); }
+Trainer::Trainer(int threads) : impl_(std::make_unique<Impl>()) { impl_->max_threads = ThreadCount(threads); }
 Trainer::~Trainer() = default;
 
 const Trace& Trainer::LayerTrace(int layer, int index) const { return impl_->traces.at(layer).at(index); }
+
+int Trainer::threads() const { return impl_->threads; }
 
 const StepStats& Trainer::Evaluate(const Model& m, const Batch& b) { return impl_->Run(m, b, nullptr); }
 
@@ -87,6 +105,7 @@ const StepStats& Trainer::Gradients(const Model& m, const Batch& b, Model& grads
 
 const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads) {
   CheckBatch(m.cfg, b);
+  threads = StepThreads(m.cfg, b.batch, b.seq, max_threads);
   ForwardBatch(m, b);
   Loss(m, b, grads != nullptr);
   if (grads) Backward(m, b, *grads);

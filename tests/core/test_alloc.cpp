@@ -190,10 +190,18 @@ TEST_CASE("the app's live recompute allocates nothing when no shape changes", "[
 }
 
 TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the shapes are fixed", "[alloc][train]") {
-  for (mha::Block block : {mha::Block::Attention, mha::Block::Encoder}) {
+  // The offsets demo's size runs on one thread, d_model 64 on both (Trainer::threads).
+  struct Size {
+    mha::Block block;
+    int d_model, threads;
+  };
+  for (const Size& size : {Size{mha::Block::Attention, 16, 1}, Size{mha::Block::Encoder, 16, 0},
+                           Size{mha::Block::Attention, 64, 2}, Size{mha::Block::Encoder, 64, 2}}) {
+    const mha::Block block = size.block;
+    const int d_model = size.d_model;
     mha::TaskSpec task;  // offsets, K = 2
     mha::ModelConfig mc;
-    mc.layer.d_model = 16;
+    mc.layer.d_model = d_model;
     mc.layer.num_heads = 2;
     mc.layer.mask = mha::Mask::Causal;
     mc.layer.norm = mha::Norm::Pre;
@@ -220,7 +228,8 @@ TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the
     trainer.Gradients(m, b1, g);
     opt.Step(m, g);
     g_counting = false;
-    INFO("block " << mha::ToString(block));
+    INFO("block " << mha::ToString(block) << ", d_model " << d_model);
+    if (size.threads > 0) CHECK(trainer.threads() == size.threads);
     CHECK(g_allocations.load() == 0);
   }
 }
