@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "rows.hpp"
 #include "workspace.hpp"
 
 namespace mha::detail {
@@ -35,6 +36,49 @@ void Gather(Pool& pool, int threads, const std::vector<Trace>& traces, int batch
 
 }  // namespace
 
+namespace {
+
+// One row of LayerNormBackward: xhat from the forward pass's own statistics
+// (LayerNormStats), then dx. Sums in eight independent lanes, which the compiler
+// keeps in one vector register.
+void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const Mat& dout, Mat& din, bool accumulate,
+                          Mat& xhat, Eigen::Index r) {
+  const int d = static_cast<int>(in.cols());
+  const float* x = in.data() + r * d;
+  const float* dy = dout.data() + r * d;
+  const float* gm = gamma.data();
+  float* xh = xhat.data() + r * d;
+  double mean, rstd;
+  LayerNormStats(x, d, eps, mean, rstd);
+  double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int c = 0;
+  for (; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) {
+      xh[c + l] = static_cast<float>((x[c + l] - mean) * rstd);
+      const double g = static_cast<double>(dy[c + l]) * gm[c + l];
+      s1[l] += g;
+      s2[l] += g * xh[c + l];
+    }
+  double m1 = 0, m2 = 0;
+  for (; c < d; ++c) {
+    xh[c] = static_cast<float>((x[c] - mean) * rstd);
+    const double g = static_cast<double>(dy[c]) * gm[c];
+    m1 += g;
+    m2 += g * xh[c];
+  }
+  for (int l = 0; l < 8; ++l) m1 += s1[l], m2 += s2[l];
+  m1 /= d;
+  m2 /= d;
+  float* dx = din.data() + r * d;
+  for (c = 0; c < d; ++c) {
+    const double g = static_cast<double>(dy[c]) * gm[c];
+    const float v = static_cast<float>(rstd * (g - m1 - xh[c] * m2));
+    dx[c] = accumulate ? dx[c] + v : v;
+  }
+}
+
+}  // namespace
+
 // y = gamma * xhat + beta with xhat = (x - mean) * rstd (biased variance, as
 // LayerNormRow): dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
 // dxhat = dy * gamma; dgamma = sum over rows of dy * xhat, dbeta = sum of dy.
@@ -45,38 +89,18 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
   if (!accumulate) SafeResize(din, n, d);
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask, r1 = std::min(n, r0 + kRowsPerTask);
-    for (Eigen::Index r = r0; r < r1; ++r) {
-      const float* x = in.data() + r * d;
-      const float* dy = dout.data() + r * d;
-      float* xh = xhat.data() + r * d;
-      double mean = 0;
-      for (Eigen::Index c = 0; c < d; ++c) mean += x[c];
-      mean /= static_cast<double>(d);
-      double var = 0;
-      for (Eigen::Index c = 0; c < d; ++c) var += (x[c] - mean) * (x[c] - mean);
-      var /= static_cast<double>(d);
-      const double rstd = 1.0 / std::sqrt(var + static_cast<double>(eps));
-      double m1 = 0, m2 = 0;
-      for (Eigen::Index c = 0; c < d; ++c) {
-        xh[c] = static_cast<float>((x[c] - mean) * rstd);
-        const double g = static_cast<double>(dy[c]) * gamma[c];
-        m1 += g;
-        m2 += g * xh[c];
-      }
-      m1 /= static_cast<double>(d);
-      m2 /= static_cast<double>(d);
-      float* dx = din.data() + r * d;
-      for (Eigen::Index c = 0; c < d; ++c) {
-        const double g = static_cast<double>(dy[c]) * gamma[c];
-        const float v = static_cast<float>(rstd * (g - m1 - xh[c] * m2));
-        dx[c] = accumulate ? dx[c] + v : v;
-      }
-    }
+    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, accumulate, xhat, r);
   };
   ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
-  for (Eigen::Index r = 0; r < n; ++r) {
-    dgamma.array() += dout.row(r).array() * xhat.row(r).array();
-    dbeta += dout.row(r);
+  float* dg = dgamma.data();
+  float* db = dbeta.data();
+  for (Eigen::Index r = 0; r < n; ++r) {  // rows in order: the same sums on any thread count
+    const float* dy = dout.data() + r * d;
+    const float* xh = xhat.data() + r * d;
+    for (Eigen::Index c = 0; c < d; ++c) {
+      dg[c] += dy[c] * xh[c];
+      db[c] += dy[c];
+    }
   }
 }
 
