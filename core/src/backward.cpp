@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "gemm.hpp"
 #include "rows.hpp"
+#include "simd.hpp"
 #include "workspace.hpp"
 
 namespace mha::detail {
@@ -106,35 +108,77 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
 
 namespace {
 
+MHA_INLINE float Dot(const float* x, const float* y, int n) {
+  using namespace simd;
+  V acc = Zero();
+  int j = 0;
+  for (; j + kWidth <= n; j += kWidth) acc = Fma(Load(x + j), Load(y + j), acc);
+  if (j < n) acc = Fma(LoadPartial(x + j, n - j), LoadPartial(y + j, n - j), acc);
+  return ReduceAdd(acc);
+}
+
+// C (m x n) = alpha * A (m x k) B (k x n) on the GEMM micro-kernel, B packed a panel
+// at a time into `pack` (PanelFloats(k)); with b_transposed, B(p, j) is at b[j * ldb + p].
+void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
+               bool b_transposed, float* c, std::ptrdiff_t ldc, float alpha, float* pack) {
+  for (int j0 = 0; j0 < n; j0 += kNR) {
+    const int nc = std::min(kNR, n - j0);
+    if (b_transposed)
+      PackBT(b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb, k, nc, pack);
+    else
+      PackB(b + j0, ldb, k, nc, pack);
+    Panel(m, k, a, lda, pack, kNR, c + j0, ldc, nc, nullptr, alpha);
+  }
+}
+
 // The attention core of sequence b, K/V head g and its query heads, given
 // dL/d(concat): context = attn V, attn = softmax(scores), scores = scale * q k^T.
 //   dattn = dcontext V^T;  dV += attn^T dcontext
 //   dscores = attn * (dattn - rowsum(dattn * attn))   (softmax; masked weights are 0)
 //   dq = scale * dscores K;  dK += scale * dscores^T q
+// The products run on the GEMM micro-kernel in per-thread scratch that only grows,
+// so nothing is allocated at any accepted length; the query heads of a group add
+// into their shared K/V head in head order.
 void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, const Mat& dconcat, Mat& dq, Mat& dk,
                            Mat& dv, ThreadScratch& s) {
   const int S = t.seq, hd = cfg.head_dim(), group = cfg.num_heads / cfg.kv_heads();
   const float scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
   const Eigen::Index row0 = static_cast<Eigen::Index>(b) * S;
-  Eigen::Map<const Mat> K(t.k.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
-  Eigen::Map<const Mat> V(t.v.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
-  s.dk.setZero();
-  s.dv.setZero();
+  const float* K = t.k.data() + static_cast<std::ptrdiff_t>(g) * S * hd;
+  const float* V = t.v.data() + static_cast<std::ptrdiff_t>(g) * S * hd;
+  const std::ptrdiff_t ldc = dconcat.cols(), ldq = dq.cols(), ldkv = dk.cols();
+  float* dK = dk.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
+  float* dV = dv.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
+  float* ds = s.ds.data();  // (S, S): dattn, then dscores in place
+  float* tr = s.tr.data();  // (S, S): a transposed copy
+  float* tile = s.tile.data();
+  float* pack = s.pack.Get(0);
+  // The first head of the group writes dK and dV, the others add theirs.
+  auto add = [&](float* to, const float* from) {
+    for (int i = 0; i < S; ++i)
+      for (int c = 0; c < hd; ++c) to[i * ldkv + c] += from[i * hd + c];
+  };
   for (int h = g * group; h < (g + 1) * group; ++h) {
-    Eigen::Map<const Mat> A(t.attn.data() + static_cast<std::ptrdiff_t>(h) * S * S, S, S);
-    Eigen::Map<const Mat> Q(t.q.data() + static_cast<std::ptrdiff_t>(h) * S * hd, S, hd);
-    const auto dC = dconcat.block(row0, static_cast<Eigen::Index>(h) * hd, S, hd);
-    s.dattn.noalias() = dC * V.transpose();
-    s.dv.noalias() += A.transpose() * dC;
+    const bool first = h == g * group;
+    const float* A = t.attn.data() + static_cast<std::ptrdiff_t>(h) * S * S;
+    const float* Q = t.q.data() + static_cast<std::ptrdiff_t>(h) * S * hd;
+    const float* dC = dconcat.data() + row0 * ldc + static_cast<std::ptrdiff_t>(h) * hd;
+    SmallGemm(S, hd, S, dC, ldc, V, hd, /*b_transposed=*/true, ds, S, 1.0f, pack);  // dattn
     for (int i = 0; i < S; ++i) {
-      const float dot = s.dattn.row(i).dot(A.row(i));
-      s.dscores.row(i).array() = A.row(i).array() * (s.dattn.row(i).array() - dot);
+      float* row = ds + static_cast<std::ptrdiff_t>(i) * S;
+      const float* a = A + static_cast<std::ptrdiff_t>(i) * S;
+      const float dot = Dot(row, a, S);
+      for (int j = 0; j < S; ++j) row[j] = a[j] * (row[j] - dot);
     }
-    dq.block(row0, static_cast<Eigen::Index>(h) * hd, S, hd).noalias() = scale * (s.dscores * K);
-    s.dk.noalias() += scale * (s.dscores.transpose() * Q);
+    SmallGemm(S, S, hd, ds, S, K, hd, false, dq.data() + row0 * ldq + static_cast<std::ptrdiff_t>(h) * hd, ldq, scale,
+              pack);
+    Transpose(ds, S, S, tr);
+    SmallGemm(S, S, hd, tr, S, Q, hd, false, first ? dK : tile, first ? ldkv : hd, scale, pack);
+    if (!first) add(dK, tile);
+    Transpose(A, S, S, tr);
+    SmallGemm(S, S, hd, tr, S, dC, ldc, false, first ? dV : tile, first ? ldkv : hd, 1.0f, pack);
+    if (!first) add(dV, tile);
   }
-  dk.block(row0, static_cast<Eigen::Index>(g) * hd, S, hd) = s.dk;
-  dv.block(row0, static_cast<Eigen::Index>(g) * hd, S, hd) = s.dv;
 }
 
 // The FFN sublayer's backward: given dffn_out (= dF), adds W1, b1, W2, b2 gradients
@@ -177,10 +221,10 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   const bool ffn = cfg.block == Block::Encoder;
   if (static_cast<int>(s.per_thread.size()) < threads) s.per_thread.resize(threads);
   for (ThreadScratch& t : s.per_thread) {
-    SafeResize(t.dk, S, hd);
-    SafeResize(t.dv, S, hd);
-    SafeResize(t.dattn, S, S);
-    SafeResize(t.dscores, S, S);
+    SafeResize(t.ds, S, S);
+    SafeResize(t.tr, S, S);
+    SafeResize(t.tile, S, hd);
+    t.pack.Get(PanelFloats(std::max(S, hd)));
   }
 
   // dL/d(attention sublayer output `out`).
