@@ -106,6 +106,7 @@ struct Pass {
   float* qkv_pack;
   float* out_pack;
   bool qkv_ready, out_ready;
+  bool shared;  // the panels are a SharedPacks' (read only, not this trace's own)
   std::size_t kt_panel, vp_panel, wpanel;
   // Encoder block (FFN after attention): d_ff, and where W1's and W2's packed panels
   // start in out_pack (W2's panels are d_ff deep).
@@ -133,6 +134,18 @@ void PreNormTask(Pass& p, int task) {
                          p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
+// Job j of the fused projection: Q heads first, then K heads, then V heads.
+struct ProjectionJob {
+  int kind;  // 0: Q, 1: K, 2: V
+  const Mat* W;
+  int head;
+};
+ProjectionJob JobOf(const Weights& w, int H, int G, int job) {
+  if (job < H) return {0, &w.W_q, job};
+  if (job < H + G) return {1, &w.W_k, job - H};
+  return {2, &w.W_v, job - H - G};
+}
+
 // Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each head
 // lands in its own contiguous (seq, head_dim) block: the split into heads costs no
 // copy and no transpose.
@@ -141,18 +154,12 @@ void ProjectTask(Pass& p, int task, int tid) {
   const Weights& w = *p.w;
   Trace& t = *p.t;
   const int job = task / p.phd, j0 = (task % p.phd) * kNR, nc = std::min(kNR, p.hd - j0);
-  const Mat* a;
-  const Mat* W;
-  const RowVec* bias;
-  Mat* out;
-  int head, rows;
-  if (job < p.H) {
-    a = p.src, W = &w.W_q, bias = &w.b_q, out = &t.q, head = job, rows = p.seq;
-  } else if (job < p.H + p.G) {
-    a = p.mem, W = &w.W_k, bias = &w.b_k, out = &t.k, head = job - p.H, rows = p.seq_kv;
-  } else {
-    a = p.mem, W = &w.W_v, bias = &w.b_v, out = &t.v, head = job - p.H - p.G, rows = p.seq_kv;
-  }
+  const ProjectionJob jb = JobOf(w, p.H, p.G, job);
+  const Mat* a = jb.kind == 0 ? p.src : p.mem;
+  const Mat* W = jb.W;
+  const RowVec* bias = jb.kind == 0 ? &w.b_q : jb.kind == 1 ? &w.b_k : &w.b_v;
+  Mat* out = jb.kind == 0 ? &t.q : jb.kind == 1 ? &t.k : &t.v;
+  const int head = jb.head, rows = jb.kind == 0 ? p.seq : p.seq_kv;
   const int col = head * p.hd + j0;
   float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
   const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
@@ -446,21 +453,44 @@ void SizeScratch(Pass& p, int threads) {
 // (measured 5-15% faster than packing or reading in place each time, at every
 // size). Capped so the copy stays modest in memory; past the cap each pass packs
 // (or, for few rows, reads in place) again.
+// Where a pass's packed weights live: the Q/K/V heads' panels (qkv_floats), then
+// W_O's panels, W1's at w1_at and W2's at w2_at (out_floats in all).
+struct PackSizes {
+  std::size_t wpanel, qkv_floats, w1_at, w2_at, out_floats;
+};
+PackSizes SizesOf(int d, int H, int G, int phd, int f) {
+  PackSizes z;
+  z.wpanel = detail::PanelFloats(d);
+  z.qkv_floats = static_cast<std::size_t>(H + 2 * G) * phd * z.wpanel;
+  z.w1_at = static_cast<std::size_t>(Panels(d)) * z.wpanel;
+  z.w2_at = z.w1_at + static_cast<std::size_t>(Panels(f)) * z.wpanel;
+  z.out_floats = z.w2_at + (f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(f) : 0);
+  return z;
+}
+constexpr std::size_t kMaxPackBytes = std::size_t(96) << 20;
+
 void PlanPacking(Pass& p) {
   detail::Workspace& ws = *p.ws;
   const int d = p.d;
-  p.wpanel = detail::PanelFloats(d);
-  const std::size_t qkv_floats = static_cast<std::size_t>(p.H + 2 * p.G) * p.phd * p.wpanel;
-  p.w1_at = static_cast<std::size_t>(Panels(d)) * p.wpanel;
-  p.w2_at = p.w1_at + static_cast<std::size_t>(Panels(p.f)) * p.wpanel;
-  const std::size_t out_floats =
-      p.w2_at + (p.f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) : 0);
+  const PackSizes z = SizesOf(d, p.H, p.G, p.phd, p.f);
+  p.wpanel = z.wpanel;
+  p.w1_at = z.w1_at;
+  p.w2_at = z.w2_at;
   p.qkv_pack = p.out_pack = nullptr;
   p.qkv_ready = p.out_ready = false;
+  p.shared = false;
   const detail::Workspace::PackKey qkv_key{p.w, d, p.H, p.G, 0}, out_key{p.w, d, 0, 0, p.f};
-  if ((qkv_floats + out_floats) * sizeof(float) <= (std::size_t(96) << 20)) {
-    p.qkv_pack = ws.qkv_pack.Get(qkv_floats);
-    p.out_pack = ws.out_pack.Get(out_floats);
+  if (ws.shared && ws.shared->qkv_key == qkv_key && ws.shared->out_key == out_key) {
+    // Read only: every panel is ready, so no task writes to them.
+    p.qkv_pack = const_cast<float*>(ws.shared->qkv.data());
+    p.out_pack = const_cast<float*>(ws.shared->out.data());
+    p.qkv_ready = p.out_ready = p.shared = true;
+    ws.qkv_key = ws.out_key = {};  // this trace's own panels are not what was used
+    return;
+  }
+  if ((z.qkv_floats + z.out_floats) * sizeof(float) <= kMaxPackBytes) {
+    p.qkv_pack = ws.qkv_pack.Get(z.qkv_floats);
+    p.out_pack = ws.out_pack.Get(z.out_floats);
     p.qkv_ready = ws.qkv_key == qkv_key;
     p.out_ready = ws.out_key == out_key;
     // New weights on a short input: the first pass reads them in place, because
@@ -514,6 +544,7 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
 void Run(Pass& p, int threads) {
   p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
   p.ws->proj_valid = true;
+  if (p.shared) return;
   if (p.qkv_pack && (p.project || p.qkv_ready)) p.ws->qkv_key = {p.w, p.d, p.H, p.G, 0};
   if (p.out_pack) p.ws->out_key = {p.w, p.d, 0, 0, p.f};
 }
@@ -597,6 +628,36 @@ void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
   ws.flow_valid = false;
   t.flow.clear();
 }
+
+namespace detail {
+
+void PackShared(const Config& cfg, const Weights& w, SharedPacks& sp) {
+  using detail::kNR;
+  const int d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim(), phd = Panels(hd);
+  const int f = cfg.block == Block::Encoder ? cfg.ffn_dim() : 0;
+  const PackSizes z = SizesOf(d, H, G, phd, f);
+  sp.qkv_key = sp.out_key = {};
+  if ((z.qkv_floats + z.out_floats) * sizeof(float) > kMaxPackBytes) return;  // passes read in place
+  float* qkv = sp.qkv.Get(z.qkv_floats);
+  float* out = sp.out.Get(z.out_floats);
+  for (int task = 0; task < (H + 2 * G) * phd; ++task) {  // as ProjectTask packs them
+    const ProjectionJob jb = JobOf(w, H, G, task / phd);
+    const int j0 = (task % phd) * kNR;
+    detail::PackB(jb.W->data() + jb.head * hd + j0, jb.W->cols(), d, std::min(kNR, hd - j0), qkv + task * z.wpanel);
+  }
+  for (int i = 0; i < Panels(d); ++i)  // as OutputTask
+    detail::PackB(w.W_o.data() + i * kNR, d, d, std::min(kNR, d - i * kNR), out + i * z.wpanel);
+  for (int i = 0; i < Panels(f); ++i)  // as FfnUpTask
+    detail::PackB(w.ffn_W1.data() + i * kNR, f, d, std::min(kNR, f - i * kNR), out + z.w1_at + i * z.wpanel);
+  if (f > 0)
+    for (int i = 0; i < Panels(d); ++i)  // as FfnDownTask
+      detail::PackB(w.ffn_W2.data() + i * kNR, d, f, std::min(kNR, d - i * kNR),
+                    out + z.w2_at + i * detail::PanelFloats(f));
+  sp.qkv_key = {&w, d, H, G, 0};
+  sp.out_key = {&w, d, 0, 0, f};
+}
+
+}  // namespace detail
 
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in) {
   Trace t;

@@ -57,6 +57,7 @@ struct Trainer::Impl {
   std::vector<double> loss_part;           // per sequence
   std::vector<std::int64_t> correct;       // per (sequence, target)
   std::vector<std::exception_ptr> errors;  // per sequence: what its Forward threw on a worker
+  std::vector<detail::SharedPacks> packs;  // per layer: its weights packed once per step
   detail::LayerScratch scratch;
   detail::GemmScratch gemm;
 
@@ -125,6 +126,9 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
   Config lc = c.LayerConfig();
   lc.threads = 1;
   errors.assign(B, nullptr);
+  // Every sequence runs the same weights: packed once here, lent to each pass.
+  packs.resize(L);
+  for (int l = 0; l < L; ++l) detail::PackShared(lc, *m.layers[l], packs[l]);
   auto task = [&](int s, int) {
     // An exception must not leave a pool thread (std::terminate). Forward throws when a
     // diverging run has blown weights or activations past Limits::kMaxAbsValue.
@@ -134,7 +138,9 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
       EmbedTokens(m, b.tokens.data() + static_cast<std::ptrdiff_t>(s) * S, S, in.x.data());
       for (int l = 0; l < L; ++l) {
         Trace& t = traces[l][s];
-        t.workspace.get().ForgetWeights();  // the weights were updated in place since the last step
+        detail::Workspace& ws = t.workspace.get();
+        ws.ForgetWeights();  // the weights were updated in place since the last step
+        ws.shared = &packs[l];
         Forward(lc, m.layers[l], in, t);
         in.x = c.layer.block == Block::Encoder ? t.block_out : t.out;
       }

@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 
 #include "mha/config.hpp"
+#include "mha/weights.hpp"
 #include "pool.hpp"
 
 namespace mha::detail {
@@ -24,6 +25,7 @@ class Buffer {
     }
     return v_.data();
   }
+  const float* data() const { return v_.data(); }
 
  private:
   Eigen::VectorXf v_;
@@ -40,6 +42,8 @@ inline void SafeResize(Mat& m, Eigen::Index r, Eigen::Index c) {
     m.resize(r, c);
   }
 }
+
+struct SharedPacks;
 
 struct Workspace {
   std::vector<Buffer> panel;  // one packed B panel per thread
@@ -64,6 +68,9 @@ struct Workspace {
   Buffer qkv_pack, out_pack;
   PackKey qkv_key, out_key;    // of == nullptr: not valid
   PackKey qkv_seen, out_seen;  // used once without packing (only decides when to pack)
+  // Panels packed by someone else for many traces (read only), used instead of the
+  // two sets above when their keys match this pass's; null: none.
+  const SharedPacks* shared = nullptr;
 
   // What the last pass's q, k and v were computed from: rows of the input that did
   // not change since are not projected again (typing one word changes one row;
@@ -103,6 +110,7 @@ struct Workspace {
     proj_valid = false;
     qkv_key = out_key = {};
     qkv_seen = out_seen = {};
+    shared = nullptr;
     repack_kv = true;
   }
 
@@ -113,7 +121,20 @@ struct Workspace {
     qkv_key = out_key = {};
     repack_kv = true;
     flow_valid = false;
+    shared = nullptr;
   }
 };
+
+// One layer's weights packed once for many passes: the Trainer runs every sequence of
+// a batch through the same weights, so it packs them once per step (PackShared) and
+// lends the panels to each sequence's Workspace, instead of each pass reading them
+// strided in place or packing its own copy.
+struct SharedPacks {
+  Buffer qkv, out;
+  Workspace::PackKey qkv_key, out_key;  // of == nullptr: nothing packed (past the cap)
+};
+
+// Packs w's panels for cfg as a pass's own packing would lay them out.
+void PackShared(const Config& cfg, const Weights& w, SharedPacks& out);
 
 }  // namespace mha::detail
