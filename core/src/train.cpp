@@ -14,6 +14,7 @@
 #include "mha/forward.hpp"
 #include "mha/train.hpp"
 #include "rows.hpp"
+#include "simd.hpp"
 #include "workspace.hpp"
 
 namespace mha {
@@ -74,6 +75,35 @@ int ThreadCount(int threads) {
   if (threads > 0) return std::min(threads, Limits::kMaxThreads);
   const unsigned n = std::thread::hardware_concurrency();
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// z[0, n) = exp(z - mx) in place; returns their sum (vector lanes, then across them).
+float ExpShifted(float* z, int n, float mx) {
+  using namespace simd;
+  const V m = Set1(mx);
+  V sum = Zero();
+  int j = 0;
+  for (; j + kWidth <= n; j += kWidth) {
+    const V e = Exp(Sub(Load(z + j), m));
+    Store(z + j, e);
+    sum = Add(sum, e);
+  }
+  if (j < n) {
+    // Padding lanes read -inf, and Exp gives exactly 0 there.
+    const V e = Exp(Sub(LoadPartial(z + j, n - j, -std::numeric_limits<float>::infinity()), m));
+    StorePartial(z + j, e, n - j);
+    sum = Add(sum, e);
+  }
+  return ReduceAdd(sum);
+}
+
+// z[0, n) *= a
+void Scale(float* z, int n, float a) {
+  using namespace simd;
+  const V va = Set1(a);
+  int j = 0;
+  for (; j + kWidth <= n; j += kWidth) Store(z + j, Mul(Load(z + j), va));
+  if (j < n) StorePartial(z + j, Mul(LoadPartial(z + j, n - j), va), n - j);
 }
 
 // A step is some 8 + 14 * layers pool phases. At teaching size each is a few
@@ -200,14 +230,13 @@ void Trainer::Impl::Loss(const Model& m, const Batch& b, bool grad) {
         const int arg = static_cast<int>(std::max_element(z, z + V) - z);
         correct[static_cast<std::size_t>(s) * K + k] += arg == t;
         const float mx = z[arg];
-        float sum = 0;
-        for (int j = 0; j < V; ++j) sum += std::exp(z[j] - mx);
         const float zt = z[t];
+        // z becomes exp(z - max) (the gradient needs it), and sum its total.
+        const float sum = ExpShifted(z, V, mx);
         loss_part[s] += static_cast<double>(mx) + std::log(static_cast<double>(sum)) - zt;
         if (grad) {
           // softmax / count, then minus one / count at the target
-          const float scale = inv / sum;
-          for (int j = 0; j < V; ++j) z[j] = std::exp(z[j] - mx) * scale;
+          Scale(z, V, inv / sum);
           z[t] -= inv;
         }
       }
