@@ -21,6 +21,7 @@
 #include "mha/ffn.hpp"
 #include "mha/tokenizer.hpp"
 #include "simd.hpp"
+#include "weight_packs.hpp"
 #include "workspace.hpp"
 
 namespace mha {
@@ -134,18 +135,6 @@ void PreNormTask(Pass& p, int task) {
                          p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
-// Job j of the fused projection: Q heads first, then K heads, then V heads.
-struct ProjectionJob {
-  int kind;  // 0: Q, 1: K, 2: V
-  const Mat* W;
-  int head;
-};
-ProjectionJob JobOf(const Weights& w, int H, int G, int job) {
-  if (job < H) return {0, &w.W_q, job};
-  if (job < H + G) return {1, &w.W_k, job - H};
-  return {2, &w.W_v, job - H - G};
-}
-
 // Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each head
 // lands in its own contiguous (seq, head_dim) block: the split into heads costs no
 // copy and no transpose.
@@ -154,7 +143,7 @@ void ProjectTask(Pass& p, int task, int tid) {
   const Weights& w = *p.w;
   Trace& t = *p.t;
   const int job = task / p.phd, j0 = (task % p.phd) * kNR, nc = std::min(kNR, p.hd - j0);
-  const ProjectionJob jb = JobOf(w, p.H, p.G, job);
+  const detail::ProjectionJob jb = detail::JobOf(w, p.H, p.G, job);
   const Mat* a = jb.kind == 0 ? p.src : p.mem;
   const Mat* W = jb.W;
   const RowVec* bias = jb.kind == 0 ? &w.b_q : jb.kind == 1 ? &w.b_k : &w.b_v;
@@ -453,26 +442,10 @@ void SizeScratch(Pass& p, int threads) {
 // (measured 5-15% faster than packing or reading in place each time, at every
 // size). Capped so the copy stays modest in memory; past the cap each pass packs
 // (or, for few rows, reads in place) again.
-// Where a pass's packed weights live: the Q/K/V heads' panels (qkv_floats), then
-// W_O's panels, W1's at w1_at and W2's at w2_at (out_floats in all).
-struct PackSizes {
-  std::size_t wpanel, qkv_floats, w1_at, w2_at, out_floats;
-};
-PackSizes SizesOf(int d, int H, int G, int phd, int f) {
-  PackSizes z;
-  z.wpanel = detail::PanelFloats(d);
-  z.qkv_floats = static_cast<std::size_t>(H + 2 * G) * phd * z.wpanel;
-  z.w1_at = static_cast<std::size_t>(Panels(d)) * z.wpanel;
-  z.w2_at = z.w1_at + static_cast<std::size_t>(Panels(f)) * z.wpanel;
-  z.out_floats = z.w2_at + (f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(f) : 0);
-  return z;
-}
-constexpr std::size_t kMaxPackBytes = std::size_t(96) << 20;
-
 void PlanPacking(Pass& p) {
   detail::Workspace& ws = *p.ws;
   const int d = p.d;
-  const PackSizes z = SizesOf(d, p.H, p.G, p.phd, p.f);
+  const detail::PackSizes z = detail::SizesOf(d, p.H, p.G, p.phd, p.f);
   p.wpanel = z.wpanel;
   p.w1_at = z.w1_at;
   p.w2_at = z.w2_at;
@@ -488,7 +461,7 @@ void PlanPacking(Pass& p) {
     ws.qkv_key = ws.out_key = {};  // this trace's own panels are not what was used
     return;
   }
-  if ((z.qkv_floats + z.out_floats) * sizeof(float) <= kMaxPackBytes) {
+  if ((z.qkv_floats + z.out_floats) * sizeof(float) <= detail::kMaxPackBytes) {
     p.qkv_pack = ws.qkv_pack.Get(z.qkv_floats);
     p.out_pack = ws.out_pack.Get(z.out_floats);
     p.qkv_ready = ws.qkv_key == qkv_key;
@@ -628,36 +601,6 @@ void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights,
   ws.flow_valid = false;
   t.flow.clear();
 }
-
-namespace detail {
-
-void PackShared(const Config& cfg, const Weights& w, SharedPacks& sp) {
-  using detail::kNR;
-  const int d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim(), phd = Panels(hd);
-  const int f = cfg.block == Block::Encoder ? cfg.ffn_dim() : 0;
-  const PackSizes z = SizesOf(d, H, G, phd, f);
-  sp.qkv_key = sp.out_key = {};
-  if ((z.qkv_floats + z.out_floats) * sizeof(float) > kMaxPackBytes) return;  // passes read in place
-  float* qkv = sp.qkv.Get(z.qkv_floats);
-  float* out = sp.out.Get(z.out_floats);
-  for (int task = 0; task < (H + 2 * G) * phd; ++task) {  // as ProjectTask packs them
-    const ProjectionJob jb = JobOf(w, H, G, task / phd);
-    const int j0 = (task % phd) * kNR;
-    detail::PackB(jb.W->data() + jb.head * hd + j0, jb.W->cols(), d, std::min(kNR, hd - j0), qkv + task * z.wpanel);
-  }
-  for (int i = 0; i < Panels(d); ++i)  // as OutputTask
-    detail::PackB(w.W_o.data() + i * kNR, d, d, std::min(kNR, d - i * kNR), out + i * z.wpanel);
-  for (int i = 0; i < Panels(f); ++i)  // as FfnUpTask
-    detail::PackB(w.ffn_W1.data() + i * kNR, f, d, std::min(kNR, f - i * kNR), out + z.w1_at + i * z.wpanel);
-  if (f > 0)
-    for (int i = 0; i < Panels(d); ++i)  // as FfnDownTask
-      detail::PackB(w.ffn_W2.data() + i * kNR, d, f, std::min(kNR, d - i * kNR),
-                    out + z.w2_at + i * detail::PanelFloats(f));
-  sp.qkv_key = {&w, d, H, G, 0};
-  sp.out_key = {&w, d, 0, 0, f};
-}
-
-}  // namespace detail
 
 Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in) {
   Trace t;

@@ -15,6 +15,7 @@
 #include "mha/train.hpp"
 #include "rows.hpp"
 #include "simd.hpp"
+#include "weight_packs.hpp"
 #include "workspace.hpp"
 
 namespace mha {

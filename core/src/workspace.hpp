@@ -9,7 +9,6 @@
 #include <Eigen/Core>
 
 #include "mha/config.hpp"
-#include "mha/weights.hpp"
 #include "pool.hpp"
 
 namespace mha::detail {
@@ -43,7 +42,7 @@ inline void SafeResize(Mat& m, Eigen::Index r, Eigen::Index c) {
   }
 }
 
-struct SharedPacks;
+struct SharedPacks;  // weight_packs.hpp
 
 struct Workspace {
   std::vector<Buffer> panel;  // one packed B panel per thread
@@ -124,17 +123,5 @@ struct Workspace {
     shared = nullptr;
   }
 };
-
-// One layer's weights packed once for many passes: the Trainer runs every sequence of
-// a batch through the same weights, so it packs them once per step (PackShared) and
-// lends the panels to each sequence's Workspace, instead of each pass reading them
-// strided in place or packing its own copy.
-struct SharedPacks {
-  Buffer qkv, out;
-  Workspace::PackKey qkv_key, out_key;  // of == nullptr: nothing packed (past the cap)
-};
-
-// Packs w's panels for cfg as a pass's own packing would lay them out.
-void PackShared(const Config& cfg, const Weights& w, SharedPacks& out);
 
 }  // namespace mha::detail
