@@ -116,8 +116,8 @@ int StepThreads(const ModelConfig& c, int batch, int seq, int allowed) {
   const double rows = static_cast<double>(batch) * seq;
   // 2 FLOP per weight and row forward, twice that backward; the attention core's
   // four products (scores, context, and their two gradients each) on top.
-  const double flops = 6.0 * static_cast<double>(ParameterCount(c)) * rows +
-                       12.0 * c.num_layers * rows * seq * c.layer.d_model;
+  const double flops =
+      6.0 * static_cast<double>(ParameterCount(c)) * rows + 12.0 * c.num_layers * rows * seq * c.layer.d_model;
   const double phases = 8.0 + 14.0 * c.num_layers;
   return static_cast<int>(std::max(1.0, std::min<double>(allowed, 1.0 + flops / phases / 2e6)));
 }
