@@ -6,7 +6,9 @@ pass, global-norm clipping and one AdamW update. For each model below, the same
 checkpoint (written by `mhaviz train --steps 0`) is rebuilt in torch by
 tests/cli/torch_model.py, and both sides step on the same batch: `mhaviz bench --train`
 and the torch loop, interleaved round by round, on 1 thread and then on 2. Printed:
-the medians and the ratio torch_ms / mhaviz_ms (> 1: mhaviz is faster).
+the medians and the ratio torch_ms / mhaviz_ms (> 1: mhaviz is faster), and on 1 thread
+the same for the calling thread's CPU time (immune to waiting for a core when the
+machine is shared).
 
 Honesty rules, as scripts/compare_torch.py: torch must run on OpenBLAS (Debian's
 libopenblas0-openmp); OPENBLAS_CORETYPE is removed from the environment; both sides get
@@ -54,7 +56,8 @@ def mhaviz_step_ms(mhaviz, flags, batch, seq, threads, repeat):
              "--repeat", str(repeat)] + flags)
     if r.returncode != 0:
         raise SystemExit(f"mhaviz bench --train failed: {r.stderr}")
-    return json.loads(r.stdout.strip().splitlines()[-1])["median_ms"]
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    return j["median_ms"], j["median_cpu_ms"]
 
 
 class TorchStep:
@@ -78,13 +81,15 @@ class TorchStep:
         self.opt.step()
 
     def median_ms(self, repeat):
+        """Median wall-clock ms and median CPU ms of the calling thread per step."""
         self.step()  # warm-up
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             self.step()
+            cpu.append((time.thread_time() - c0) * 1000)
             times.append((time.perf_counter() - t0) * 1000)
-        return statistics.median(times)
+        return statistics.median(times), statistics.median(cpu)
 
 
 def main():
@@ -114,12 +119,20 @@ def main():
                 for _ in range(args.rounds):
                     mine.append(mhaviz_step_ms(args.mhaviz, flags, batch, seq, threads, repeat))
                     theirs.append(ts.median_ms(repeat))
-                m, t = statistics.median(mine), statistics.median(theirs)
-                rows.append((name, threads, batch, seq, m, t))
+                m = statistics.median(x[0] for x in mine)
+                t = statistics.median(x[0] for x in theirs)
+                mc = statistics.median(x[1] for x in mine)
+                tc = statistics.median(x[1] for x in theirs)
+                rows.append((name, threads, batch, seq, m, t, mc, tc))
+                # CPU time is the calling thread's: on 1 thread it is the step's cost without
+                # the time spent waiting for a core on a shared machine; on 2 it leaves out
+                # the helper thread, so only the wall-clock ratio compares there.
+                cpu = f"   cpu {mc:8.3f} / {tc:8.3f} ms ratio {tc / mc:5.2f}x" if threads == 1 else ""
                 print(f"{name:10s} threads {threads}  batch {batch} seq {seq}:  mhaviz {m:9.3f} ms   "
-                      f"torch {t:9.3f} ms   ratio {t / m:5.2f}x", flush=True)
+                      f"torch {t:9.3f} ms   ratio {t / m:5.2f}x{cpu}", flush=True)
     print(json.dumps([{"model": n, "threads": th, "batch": b, "seq": s, "mhaviz_ms": m, "torch_ms": t,
-                       "ratio": t / m} for n, th, b, s, m, t in rows]))
+                       "ratio": t / m, "mhaviz_cpu_ms": mc, "torch_cpu_ms": tc}
+                      for n, th, b, s, m, t, mc, tc in rows]))
 
 
 if __name__ == "__main__":

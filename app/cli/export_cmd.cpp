@@ -208,6 +208,12 @@ int ExportCommand(const std::vector<std::string>& argv) {
     // The header shows the sentence as typed rather than the tokens joined by spaces.
     if (trained) {
       ho.sentence = "layer " + std::to_string(m.layer) + " of " + e.source.model;
+      // The layer itself runs without PE: the model adds it to the embeddings below layer 0.
+      switch (m.model.cfg.positional) {
+        case Positional::Learned: ho.positional = "learned positional embeddings, added below layer 0"; break;
+        case Positional::Sinusoidal: ho.positional = "sinusoidal PE, added below layer 0"; break;
+        case Positional::None: ho.positional = "no positional encoding"; break;
+      }
     } else if (o.input_npz.empty()) {
       ho.sentence = p.sentence;  // as read: --sentence-file included
       ho.memory = o.memory;

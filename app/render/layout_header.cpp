@@ -69,7 +69,7 @@ double RichWidth(const std::string& s, Text& text, Style st) {
   return w;
 }
 
-std::vector<std::string> ConfigItems(const Trace& t) {
+std::vector<std::string> ConfigItems(const Trace& t, const std::string& positional) {
   const Config& c = t.cfg;
   std::vector<std::string> items;
   items.push_back("d_model = " + std::to_string(c.d_model));
@@ -96,7 +96,10 @@ std::vector<std::string> ConfigItems(const Trace& t) {
     std::snprintf(buf, sizeof buf, "temperature \u03C4 = %g", static_cast<double>(c.temperature));
     items.push_back(buf);
   }
-  items.push_back(c.positional_encoding ? "sinusoidal PE" : "no positional encoding");
+  if (!positional.empty())
+    items.push_back(positional);
+  else
+    items.push_back(c.positional_encoding ? "sinusoidal PE" : "no positional encoding");
   items.push_back("seed = " + std::to_string(c.seed));
   return items;
 }
@@ -242,7 +245,8 @@ double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, doubl
     add(sentence_part("queries: ", in.o.sentence, in.qtoks, header_w), head_line, kInk, false, 4 * s);
     add(sentence_part("keys/values: ", in.o.memory, in.ktoks, header_w), head_line, kInk, false, 0);
   }
-  for (const auto& l : Wrap(ConfigItems(t), text, head_small, header_w)) add(l, head_small, kGrey, false, 0);
+  for (const auto& l : Wrap(ConfigItems(t, in.o.positional), text, head_small, header_w))
+    add(l, head_small, kGrey, false, 0);
   for (const auto& l : Wrap(ReadingHints(in, L), text, head_small, header_w)) add(l, head_small, kGrey, false, 0);
   for (const auto& nt : L.notes)
     for (const auto& l : WrapWords(nt, text, note_style, header_w)) add(l, note_style, kNoteInk, false, 0);

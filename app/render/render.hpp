@@ -49,6 +49,10 @@ struct HeatmapOptions {
   // Shown in the header instead of the tokens joined by spaces, if not empty.
   std::string sentence;
   std::string memory;  // cross-attention: the keys/values sentence
+  // Shown in the header instead of the layer's own positional-encoding setting, if not
+  // empty: a trained model's layers run with it off because the model adds its PE
+  // (learned or sinusoidal) below the stack.
+  std::string positional;
 };
 
 // Where one heatmap was drawn (pixels), for tests and for hit-testing in a viewer.

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "gemm.hpp"
+#include "rows.hpp"
+#include "simd.hpp"
 #include "workspace.hpp"
 
 namespace mha::detail {
@@ -35,6 +38,49 @@ void Gather(Pool& pool, int threads, const std::vector<Trace>& traces, int batch
 
 }  // namespace
 
+namespace {
+
+// One row of LayerNormBackward: xhat from the forward pass's own statistics
+// (LayerNormStats), then dx. Sums in eight independent lanes, which the compiler
+// keeps in one vector register.
+void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const Mat& dout, Mat& din, bool accumulate,
+                          Mat& xhat, Eigen::Index r) {
+  const int d = static_cast<int>(in.cols());
+  const float* x = in.data() + r * d;
+  const float* dy = dout.data() + r * d;
+  const float* gm = gamma.data();
+  float* xh = xhat.data() + r * d;
+  double mean, rstd;
+  LayerNormStats(x, d, eps, mean, rstd);
+  double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int c = 0;
+  for (; c + 8 <= d; c += 8)
+    for (int l = 0; l < 8; ++l) {
+      xh[c + l] = static_cast<float>((x[c + l] - mean) * rstd);
+      const double g = static_cast<double>(dy[c + l]) * gm[c + l];
+      s1[l] += g;
+      s2[l] += g * xh[c + l];
+    }
+  double m1 = 0, m2 = 0;
+  for (; c < d; ++c) {
+    xh[c] = static_cast<float>((x[c] - mean) * rstd);
+    const double g = static_cast<double>(dy[c]) * gm[c];
+    m1 += g;
+    m2 += g * xh[c];
+  }
+  for (int l = 0; l < 8; ++l) m1 += s1[l], m2 += s2[l];
+  m1 /= d;
+  m2 /= d;
+  float* dx = din.data() + r * d;
+  for (c = 0; c < d; ++c) {
+    const double g = static_cast<double>(dy[c]) * gm[c];
+    const float v = static_cast<float>(rstd * (g - m1 - xh[c] * m2));
+    dx[c] = accumulate ? dx[c] + v : v;
+  }
+}
+
+}  // namespace
+
 // y = gamma * xhat + beta with xhat = (x - mean) * rstd (biased variance, as
 // LayerNormRow): dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
 // dxhat = dy * gamma; dgamma = sum over rows of dy * xhat, dbeta = sum of dy.
@@ -45,72 +91,94 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
   if (!accumulate) SafeResize(din, n, d);
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask, r1 = std::min(n, r0 + kRowsPerTask);
-    for (Eigen::Index r = r0; r < r1; ++r) {
-      const float* x = in.data() + r * d;
-      const float* dy = dout.data() + r * d;
-      float* xh = xhat.data() + r * d;
-      double mean = 0;
-      for (Eigen::Index c = 0; c < d; ++c) mean += x[c];
-      mean /= static_cast<double>(d);
-      double var = 0;
-      for (Eigen::Index c = 0; c < d; ++c) var += (x[c] - mean) * (x[c] - mean);
-      var /= static_cast<double>(d);
-      const double rstd = 1.0 / std::sqrt(var + static_cast<double>(eps));
-      double m1 = 0, m2 = 0;
-      for (Eigen::Index c = 0; c < d; ++c) {
-        xh[c] = static_cast<float>((x[c] - mean) * rstd);
-        const double g = static_cast<double>(dy[c]) * gamma[c];
-        m1 += g;
-        m2 += g * xh[c];
-      }
-      m1 /= static_cast<double>(d);
-      m2 /= static_cast<double>(d);
-      float* dx = din.data() + r * d;
-      for (Eigen::Index c = 0; c < d; ++c) {
-        const double g = static_cast<double>(dy[c]) * gamma[c];
-        const float v = static_cast<float>(rstd * (g - m1 - xh[c] * m2));
-        dx[c] = accumulate ? dx[c] + v : v;
-      }
-    }
+    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, accumulate, xhat, r);
   };
   ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
-  for (Eigen::Index r = 0; r < n; ++r) {
-    dgamma.array() += dout.row(r).array() * xhat.row(r).array();
-    dbeta += dout.row(r);
+  float* dg = dgamma.data();
+  float* db = dbeta.data();
+  for (Eigen::Index r = 0; r < n; ++r) {  // rows in order: the same sums on any thread count
+    const float* dy = dout.data() + r * d;
+    const float* xh = xhat.data() + r * d;
+    for (Eigen::Index c = 0; c < d; ++c) {
+      dg[c] += dy[c] * xh[c];
+      db[c] += dy[c];
+    }
   }
 }
 
 namespace {
+
+MHA_INLINE float Dot(const float* x, const float* y, int n) {
+  using namespace simd;
+  V acc = Zero();
+  int j = 0;
+  for (; j + kWidth <= n; j += kWidth) acc = Fma(Load(x + j), Load(y + j), acc);
+  if (j < n) acc = Fma(LoadPartial(x + j, n - j), LoadPartial(y + j, n - j), acc);
+  return ReduceAdd(acc);
+}
+
+// C (m x n) = alpha * A (m x k) B (k x n) on the GEMM micro-kernel, B packed a panel
+// at a time into `pack` (PanelFloats(k)); with b_transposed, B(p, j) is at b[j * ldb + p].
+void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
+               bool b_transposed, float* c, std::ptrdiff_t ldc, float alpha, float* pack) {
+  for (int j0 = 0; j0 < n; j0 += kNR) {
+    const int nc = std::min(kNR, n - j0);
+    if (b_transposed)
+      PackBT(b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb, k, nc, pack);
+    else
+      PackB(b + j0, ldb, k, nc, pack);
+    Panel(m, k, a, lda, pack, kNR, c + j0, ldc, nc, nullptr, alpha);
+  }
+}
 
 // The attention core of sequence b, K/V head g and its query heads, given
 // dL/d(concat): context = attn V, attn = softmax(scores), scores = scale * q k^T.
 //   dattn = dcontext V^T;  dV += attn^T dcontext
 //   dscores = attn * (dattn - rowsum(dattn * attn))   (softmax; masked weights are 0)
 //   dq = scale * dscores K;  dK += scale * dscores^T q
+// The products run on the GEMM micro-kernel in per-thread scratch that only grows,
+// so nothing is allocated at any accepted length; the query heads of a group add
+// into their shared K/V head in head order.
 void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, const Mat& dconcat, Mat& dq, Mat& dk,
                            Mat& dv, ThreadScratch& s) {
   const int S = t.seq, hd = cfg.head_dim(), group = cfg.num_heads / cfg.kv_heads();
   const float scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
   const Eigen::Index row0 = static_cast<Eigen::Index>(b) * S;
-  Eigen::Map<const Mat> K(t.k.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
-  Eigen::Map<const Mat> V(t.v.data() + static_cast<std::ptrdiff_t>(g) * S * hd, S, hd);
-  s.dk.setZero();
-  s.dv.setZero();
+  const float* K = t.k.data() + static_cast<std::ptrdiff_t>(g) * S * hd;
+  const float* V = t.v.data() + static_cast<std::ptrdiff_t>(g) * S * hd;
+  const std::ptrdiff_t ldc = dconcat.cols(), ldq = dq.cols(), ldkv = dk.cols();
+  float* dK = dk.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
+  float* dV = dv.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
+  float* ds = s.ds.data();  // (S, S): dattn, then dscores in place
+  float* tr = s.tr.data();  // (S, S): a transposed copy
+  float* tile = s.tile.data();
+  float* pack = s.pack.Get(0);
+  // The first head of the group writes dK and dV, the others add theirs.
+  auto add = [&](float* to, const float* from) {
+    for (int i = 0; i < S; ++i)
+      for (int c = 0; c < hd; ++c) to[i * ldkv + c] += from[i * hd + c];
+  };
   for (int h = g * group; h < (g + 1) * group; ++h) {
-    Eigen::Map<const Mat> A(t.attn.data() + static_cast<std::ptrdiff_t>(h) * S * S, S, S);
-    Eigen::Map<const Mat> Q(t.q.data() + static_cast<std::ptrdiff_t>(h) * S * hd, S, hd);
-    const auto dC = dconcat.block(row0, static_cast<Eigen::Index>(h) * hd, S, hd);
-    s.dattn.noalias() = dC * V.transpose();
-    s.dv.noalias() += A.transpose() * dC;
+    const bool first = h == g * group;
+    const float* A = t.attn.data() + static_cast<std::ptrdiff_t>(h) * S * S;
+    const float* Q = t.q.data() + static_cast<std::ptrdiff_t>(h) * S * hd;
+    const float* dC = dconcat.data() + row0 * ldc + static_cast<std::ptrdiff_t>(h) * hd;
+    SmallGemm(S, hd, S, dC, ldc, V, hd, /*b_transposed=*/true, ds, S, 1.0f, pack);  // dattn
     for (int i = 0; i < S; ++i) {
-      const float dot = s.dattn.row(i).dot(A.row(i));
-      s.dscores.row(i).array() = A.row(i).array() * (s.dattn.row(i).array() - dot);
+      float* row = ds + static_cast<std::ptrdiff_t>(i) * S;
+      const float* a = A + static_cast<std::ptrdiff_t>(i) * S;
+      const float dot = Dot(row, a, S);
+      for (int j = 0; j < S; ++j) row[j] = a[j] * (row[j] - dot);
     }
-    dq.block(row0, static_cast<Eigen::Index>(h) * hd, S, hd).noalias() = scale * (s.dscores * K);
-    s.dk.noalias() += scale * (s.dscores.transpose() * Q);
+    SmallGemm(S, S, hd, ds, S, K, hd, false, dq.data() + row0 * ldq + static_cast<std::ptrdiff_t>(h) * hd, ldq, scale,
+              pack);
+    Transpose(ds, S, S, tr);
+    SmallGemm(S, S, hd, tr, S, Q, hd, false, first ? dK : tile, first ? ldkv : hd, scale, pack);
+    if (!first) add(dK, tile);
+    Transpose(A, S, S, tr);
+    SmallGemm(S, S, hd, tr, S, dC, ldc, false, first ? dV : tile, first ? ldkv : hd, 1.0f, pack);
+    if (!first) add(dV, tile);
   }
-  dk.block(row0, static_cast<Eigen::Index>(g) * hd, S, hd) = s.dk;
-  dv.block(row0, static_cast<Eigen::Index>(g) * hd, S, hd) = s.dv;
 }
 
 // The FFN sublayer's backward: given dffn_out (= dF), adds W1, b1, W2, b2 gradients
@@ -153,10 +221,10 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   const bool ffn = cfg.block == Block::Encoder;
   if (static_cast<int>(s.per_thread.size()) < threads) s.per_thread.resize(threads);
   for (ThreadScratch& t : s.per_thread) {
-    SafeResize(t.dk, S, hd);
-    SafeResize(t.dv, S, hd);
-    SafeResize(t.dattn, S, S);
-    SafeResize(t.dscores, S, S);
+    SafeResize(t.ds, S, S);
+    SafeResize(t.tr, S, S);
+    SafeResize(t.tile, S, hd);
+    t.pack.Get(PanelFloats(std::max(S, hd)));
   }
 
   // dL/d(attention sublayer output `out`).

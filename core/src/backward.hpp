@@ -22,9 +22,11 @@ namespace mha::detail {
 void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gamma, float eps, const Mat& dout,
                        Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat);
 
-// Per-thread scratch of the attention core's backward pass and the FFN's GELU.
+// Per-thread scratch of the attention core's backward pass.
 struct ThreadScratch {
-  Mat dattn, dscores, dk, dv;  // one (sequence, K/V head)
+  Mat ds, tr;   // (seq, seq): dL/d(attn) then dL/d(scores); a transposed copy
+  Mat tile;     // (seq, head_dim): a second query head's share of dK or dV
+  Buffer pack;  // one packed B panel
 };
 
 // Scratch for LayerBackward, kept between steps so a step allocates nothing.

@@ -55,11 +55,27 @@ void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Ma
        a.cols(), b.data(), b.cols(), /*b_transposed=*/true, out.data(), out.cols(), nullptr, accumulate, s);
 }
 
+// In square tiles that stay in L1 (an element-wise transpose writes one cache line
+// per element once `rows` is long).
+void Transpose(const float* a, int rows, int cols, float* at) {
+  constexpr int kTile = 16;
+  for (int r0 = 0; r0 < rows; r0 += kTile) {
+    const int r1 = std::min(rows, r0 + kTile);
+    for (int c0 = 0; c0 < cols; c0 += kTile) {
+      const int c1 = std::min(cols, c0 + kTile);
+      for (int c = c0; c < c1; ++c)
+        for (int r = r0; r < r1; ++r)
+          at[static_cast<std::ptrdiff_t>(c) * rows + r] = a[static_cast<std::ptrdiff_t>(r) * cols + c];
+    }
+  }
+}
+
 void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s) {
-  Eigen::Map<Mat> at(s.transposed.Get(static_cast<std::size_t>(a.size())), a.cols(), a.rows());
-  at.noalias() = a.transpose();
-  Gemm(pool, threads, static_cast<int>(a.cols()), static_cast<int>(a.rows()), static_cast<int>(d.cols()), at.data(),
-       at.cols(), d.data(), d.cols(), false, grad.data(), grad.cols(), nullptr, false, s);
+  const int rows = static_cast<int>(a.rows()), cols = static_cast<int>(a.cols());
+  float* at = s.transposed.Get(static_cast<std::size_t>(a.size()));
+  Transpose(a.data(), rows, cols, at);
+  Gemm(pool, threads, cols, rows, static_cast<int>(d.cols()), at, rows, d.data(), d.cols(), false, grad.data(),
+       grad.cols(), nullptr, false, s);
 }
 
 void AccumulateColumnSums(const Mat& d, RowVec& grad) {

@@ -45,6 +45,8 @@ void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Ma
                          GemmScratch& s);
 // grad (k, n) = a (N, k)^T d (N, n): a weight's gradient summed over the batch rows.
 void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s);
+// at (cols, rows) = a (rows, cols)^T, both row-major.
+void Transpose(const float* a, int rows, int cols, float* at);
 // grad (n) += column sums of d (N, n), rows in order.
 void AccumulateColumnSums(const Mat& d, RowVec& grad);
 

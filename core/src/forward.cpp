@@ -21,6 +21,7 @@
 #include "mha/ffn.hpp"
 #include "mha/tokenizer.hpp"
 #include "simd.hpp"
+#include "weight_packs.hpp"
 #include "workspace.hpp"
 
 namespace mha {
@@ -106,6 +107,7 @@ struct Pass {
   float* qkv_pack;
   float* out_pack;
   bool qkv_ready, out_ready;
+  bool shared;  // the panels are a SharedPacks' (read only, not this trace's own)
   std::size_t kt_panel, vp_panel, wpanel;
   // Encoder block (FFN after attention): d_ff, and where W1's and W2's packed panels
   // start in out_pack (W2's panels are d_ff deep).
@@ -141,18 +143,12 @@ void ProjectTask(Pass& p, int task, int tid) {
   const Weights& w = *p.w;
   Trace& t = *p.t;
   const int job = task / p.phd, j0 = (task % p.phd) * kNR, nc = std::min(kNR, p.hd - j0);
-  const Mat* a;
-  const Mat* W;
-  const RowVec* bias;
-  Mat* out;
-  int head, rows;
-  if (job < p.H) {
-    a = p.src, W = &w.W_q, bias = &w.b_q, out = &t.q, head = job, rows = p.seq;
-  } else if (job < p.H + p.G) {
-    a = p.mem, W = &w.W_k, bias = &w.b_k, out = &t.k, head = job - p.H, rows = p.seq_kv;
-  } else {
-    a = p.mem, W = &w.W_v, bias = &w.b_v, out = &t.v, head = job - p.H - p.G, rows = p.seq_kv;
-  }
+  const detail::ProjectionJob jb = detail::JobOf(w, p.H, p.G, job);
+  const Mat* a = jb.kind == 0 ? p.src : p.mem;
+  const Mat* W = jb.W;
+  const RowVec* bias = jb.kind == 0 ? &w.b_q : jb.kind == 1 ? &w.b_k : &w.b_v;
+  Mat* out = jb.kind == 0 ? &t.q : jb.kind == 1 ? &t.k : &t.v;
+  const int head = jb.head, rows = jb.kind == 0 ? p.seq : p.seq_kv;
   const int col = head * p.hd + j0;
   float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
   const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
@@ -449,18 +445,25 @@ void SizeScratch(Pass& p, int threads) {
 void PlanPacking(Pass& p) {
   detail::Workspace& ws = *p.ws;
   const int d = p.d;
-  p.wpanel = detail::PanelFloats(d);
-  const std::size_t qkv_floats = static_cast<std::size_t>(p.H + 2 * p.G) * p.phd * p.wpanel;
-  p.w1_at = static_cast<std::size_t>(Panels(d)) * p.wpanel;
-  p.w2_at = p.w1_at + static_cast<std::size_t>(Panels(p.f)) * p.wpanel;
-  const std::size_t out_floats =
-      p.w2_at + (p.f > 0 ? static_cast<std::size_t>(Panels(d)) * detail::PanelFloats(p.f) : 0);
+  const detail::PackSizes z = detail::SizesOf(d, p.H, p.G, p.phd, p.f);
+  p.wpanel = z.wpanel;
+  p.w1_at = z.w1_at;
+  p.w2_at = z.w2_at;
   p.qkv_pack = p.out_pack = nullptr;
   p.qkv_ready = p.out_ready = false;
+  p.shared = false;
   const detail::Workspace::PackKey qkv_key{p.w, d, p.H, p.G, 0}, out_key{p.w, d, 0, 0, p.f};
-  if ((qkv_floats + out_floats) * sizeof(float) <= (std::size_t(96) << 20)) {
-    p.qkv_pack = ws.qkv_pack.Get(qkv_floats);
-    p.out_pack = ws.out_pack.Get(out_floats);
+  if (ws.shared && ws.shared->qkv_key == qkv_key && ws.shared->out_key == out_key) {
+    // Read only: every panel is ready, so no task writes to them.
+    p.qkv_pack = const_cast<float*>(ws.shared->qkv.data());
+    p.out_pack = const_cast<float*>(ws.shared->out.data());
+    p.qkv_ready = p.out_ready = p.shared = true;
+    ws.qkv_key = ws.out_key = {};  // this trace's own panels are not what was used
+    return;
+  }
+  if ((z.qkv_floats + z.out_floats) * sizeof(float) <= detail::kMaxPackBytes) {
+    p.qkv_pack = ws.qkv_pack.Get(z.qkv_floats);
+    p.out_pack = ws.out_pack.Get(z.out_floats);
     p.qkv_ready = ws.qkv_key == qkv_key;
     p.out_ready = ws.out_key == out_key;
     // New weights on a short input: the first pass reads them in place, because
@@ -514,6 +517,7 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
 void Run(Pass& p, int threads) {
   p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
   p.ws->proj_valid = true;
+  if (p.shared) return;
   if (p.qkv_pack && (p.project || p.qkv_ready)) p.ws->qkv_key = {p.w, p.d, p.H, p.G, 0};
   if (p.out_pack) p.ws->out_key = {p.w, p.d, 0, 0, p.f};
 }

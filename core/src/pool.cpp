@@ -83,7 +83,15 @@ Pool::~Pool() {
 
 void Pool::Run(int threads, const int* tasks_per_phase, int phases, TaskFn fn, void* ctx) {
   if (phases > kMaxPhases) phases = kMaxPhases;  // callers use a handful
-  if (threads < 1) threads = 1;
+  if (threads <= 1) {
+    // Alone: the tasks in order, without claiming each through the shared counter (a
+    // training step at teaching size runs some 10^4 tasks of a few hundred ns each).
+    // The job description is left alone, so a worker still finishing the last job's
+    // claim loop sees that job's counter and leaves.
+    for (int k = 0; k < phases; ++k)
+      for (int task = 0; task < tasks_per_phase[k]; ++task) fn(ctx, k, task, 0);
+    return;
+  }
   if (threads > 1 && static_cast<int>(workers_.size()) < threads - 1) {
     const BlockSignalsWhileCreating quiet;
     for (int id = static_cast<int>(workers_.size()) + 1; id < threads; ++id)

@@ -53,9 +53,9 @@ void Softmax(const float* in, float* out, int n) {
 
 namespace detail {
 
-// LayerNorm of one row of d values. Two-pass mean/variance in double:
+// The mean and inverse deviation of one row. Two-pass mean/variance in double:
 // cancellation-free for any input scale.
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out) {
+void LayerNormStats(const float* in, int d, float eps, double& mean_out, double& rstd) {
   // Eight independent partial sums: the compiler can keep them in one vector.
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int c = 0;
@@ -75,8 +75,14 @@ void LayerNormRow(const float* in, const float* gamma, const float* beta, int d,
   for (; c < d; ++c) var += (in[c] - mean) * (in[c] - mean);
   for (int l = 0; l < 8; ++l) var += vacc[l];
   var /= d;
-  const double inv = 1.0 / std::sqrt(var + eps);
-  for (c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
+  mean_out = mean;
+  rstd = 1.0 / std::sqrt(var + eps);
+}
+
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out) {
+  double mean, inv;
+  LayerNormStats(in, d, eps, mean, inv);
+  for (int c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
 }
 
 }  // namespace detail

@@ -6,6 +6,9 @@ namespace mha::detail {
 
 // LayerNorm of one row of d values (two-pass mean/variance in double).
 void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out);
+// The row's mean and 1 / sqrt(variance + eps), exactly as LayerNormRow computes them
+// (the backward pass rebuilds the normalised row from them).
+void LayerNormStats(const float* in, int d, float eps, double& mean, double& rstd);
 
 // One row of one head for the trace: the softmax of the scores s[0, visible) into the
 // scratch row `a` (zeros up to a_end) and both rows, n keys each, into the trace

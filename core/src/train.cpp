@@ -14,6 +14,8 @@
 #include "mha/forward.hpp"
 #include "mha/train.hpp"
 #include "rows.hpp"
+#include "simd.hpp"
+#include "weight_packs.hpp"
 #include "workspace.hpp"
 
 namespace mha {
@@ -47,7 +49,8 @@ void CheckBatch(const ModelConfig& cfg, const Batch& b) {
 }
 
 struct Trainer::Impl {
-  int threads = 1;
+  int max_threads = 1;  // what the caller allows
+  int threads = 1;      // what this step uses (StepThreads)
   detail::Pool pool;
   std::vector<std::vector<Trace>> traces;  // [layer][sequence]
   std::vector<Inputs> inputs;              // per sequence
@@ -56,6 +59,7 @@ struct Trainer::Impl {
   std::vector<double> loss_part;           // per sequence
   std::vector<std::int64_t> correct;       // per (sequence, target)
   std::vector<std::exception_ptr> errors;  // per sequence: what its Forward threw on a worker
+  std::vector<detail::SharedPacks> packs;  // per layer: its weights packed once per step
   detail::LayerScratch scratch;
   detail::GemmScratch gemm;
 
@@ -74,12 +78,58 @@ int ThreadCount(int threads) {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+// z[0, n) = exp(z - mx) in place; returns their sum (vector lanes, then across them).
+float ExpShifted(float* z, int n, float mx) {
+  using namespace simd;
+  const V m = Set1(mx);
+  V sum = Zero();
+  int j = 0;
+  for (; j + kWidth <= n; j += kWidth) {
+    const V e = Exp(Sub(Load(z + j), m));
+    Store(z + j, e);
+    sum = Add(sum, e);
+  }
+  if (j < n) {
+    // Padding lanes read -inf, and Exp gives exactly 0 there.
+    const V e = Exp(Sub(LoadPartial(z + j, n - j, -std::numeric_limits<float>::infinity()), m));
+    StorePartial(z + j, e, n - j);
+    sum = Add(sum, e);
+  }
+  return ReduceAdd(sum);
+}
+
+// z[0, n) *= a
+void Scale(float* z, int n, float a) {
+  using namespace simd;
+  const V va = Set1(a);
+  int j = 0;
+  for (; j + kWidth <= n; j += kWidth) Store(z + j, Mul(Load(z + j), va));
+  if (j < n) StorePartial(z + j, Mul(LoadPartial(z + j, n - j), va), n - j);
+}
+
+// A step is some 8 + 14 * layers pool phases. At teaching size each is a few
+// microseconds, less than waking a second thread and waiting for it costs, so a
+// second thread made the step slower (measured: 1.3 ms on 1 thread, 2.2 ms on 2 for
+// the offsets demo). As Forward's ThreadsFor: each thread gets at least ~2 MFLOP per
+// phase, or the step runs alone. The work split never depends on this count.
+int StepThreads(const ModelConfig& c, int batch, int seq, int allowed) {
+  const double rows = static_cast<double>(batch) * seq;
+  // 2 FLOP per weight and row forward, twice that backward; the attention core's
+  // four products (scores, context, and their two gradients each) on top.
+  const double flops =
+      6.0 * static_cast<double>(ParameterCount(c)) * rows + 12.0 * c.num_layers * rows * seq * c.layer.d_model;
+  const double phases = 8.0 + 14.0 * c.num_layers;
+  return static_cast<int>(std::max(1.0, std::min<double>(allowed, 1.0 + flops / phases / 2e6)));
+}
+
 }  // namespace
 
-Trainer::Trainer(int threads) : impl_(std::make_unique<Impl>()) { impl_->threads = ThreadCount(threads); }
+Trainer::Trainer(int threads) : impl_(std::make_unique<Impl>()) { impl_->max_threads = ThreadCount(threads); }
 Trainer::~Trainer() = default;
 
 const Trace& Trainer::LayerTrace(int layer, int index) const { return impl_->traces.at(layer).at(index); }
+
+int Trainer::threads() const { return impl_->threads; }
 
 const StepStats& Trainer::Evaluate(const Model& m, const Batch& b) { return impl_->Run(m, b, nullptr); }
 
@@ -87,6 +137,7 @@ const StepStats& Trainer::Gradients(const Model& m, const Batch& b, Model& grads
 
 const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads) {
   CheckBatch(m.cfg, b);
+  threads = StepThreads(m.cfg, b.batch, b.seq, max_threads);
   ForwardBatch(m, b);
   Loss(m, b, grads != nullptr);
   if (grads) Backward(m, b, *grads);
@@ -106,6 +157,9 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
   Config lc = c.LayerConfig();
   lc.threads = 1;
   errors.assign(B, nullptr);
+  // Every sequence runs the same weights: packed once here, lent to each pass.
+  packs.resize(L);
+  for (int l = 0; l < L; ++l) detail::PackShared(lc, *m.layers[l], packs[l]);
   auto task = [&](int s, int) {
     // An exception must not leave a pool thread (std::terminate). Forward throws when a
     // diverging run has blown weights or activations past Limits::kMaxAbsValue.
@@ -115,7 +169,9 @@ void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
       EmbedTokens(m, b.tokens.data() + static_cast<std::ptrdiff_t>(s) * S, S, in.x.data());
       for (int l = 0; l < L; ++l) {
         Trace& t = traces[l][s];
-        t.workspace.get().ForgetWeights();  // the weights were updated in place since the last step
+        detail::Workspace& ws = t.workspace.get();
+        ws.ForgetWeights();  // the weights were updated in place since the last step
+        ws.shared = &packs[l];
         Forward(lc, m.layers[l], in, t);
         in.x = c.layer.block == Block::Encoder ? t.block_out : t.out;
       }
@@ -175,14 +231,13 @@ void Trainer::Impl::Loss(const Model& m, const Batch& b, bool grad) {
         const int arg = static_cast<int>(std::max_element(z, z + V) - z);
         correct[static_cast<std::size_t>(s) * K + k] += arg == t;
         const float mx = z[arg];
-        float sum = 0;
-        for (int j = 0; j < V; ++j) sum += std::exp(z[j] - mx);
         const float zt = z[t];
+        // z becomes exp(z - max) (the gradient needs it), and sum its total.
+        const float sum = ExpShifted(z, V, mx);
         loss_part[s] += static_cast<double>(mx) + std::log(static_cast<double>(sum)) - zt;
         if (grad) {
           // softmax / count, then minus one / count at the target
-          const float scale = inv / sum;
-          for (int j = 0; j < V; ++j) z[j] = std::exp(z[j] - mx) * scale;
+          Scale(z, V, inv / sum);
           z[t] -= inv;
         }
       }

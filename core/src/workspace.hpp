@@ -24,6 +24,7 @@ class Buffer {
     }
     return v_.data();
   }
+  const float* data() const { return v_.data(); }
 
  private:
   Eigen::VectorXf v_;
@@ -40,6 +41,8 @@ inline void SafeResize(Mat& m, Eigen::Index r, Eigen::Index c) {
     m.resize(r, c);
   }
 }
+
+struct SharedPacks;  // weight_packs.hpp
 
 struct Workspace {
   std::vector<Buffer> panel;  // one packed B panel per thread
@@ -64,6 +67,9 @@ struct Workspace {
   Buffer qkv_pack, out_pack;
   PackKey qkv_key, out_key;    // of == nullptr: not valid
   PackKey qkv_seen, out_seen;  // used once without packing (only decides when to pack)
+  // Panels packed by someone else for many traces (read only), used instead of the
+  // two sets above when their keys match this pass's; null: none.
+  const SharedPacks* shared = nullptr;
 
   // What the last pass's q, k and v were computed from: rows of the input that did
   // not change since are not projected again (typing one word changes one row;
@@ -103,6 +109,7 @@ struct Workspace {
     proj_valid = false;
     qkv_key = out_key = {};
     qkv_seen = out_seen = {};
+    shared = nullptr;
     repack_kv = true;
   }
 
@@ -113,6 +120,7 @@ struct Workspace {
     qkv_key = out_key = {};
     repack_kv = true;
     flow_valid = false;
+    shared = nullptr;
   }
 };
 

@@ -87,6 +87,22 @@ class TraceModel(unittest.TestCase):
         self.assertIn("cannot be used with --model", r.stderr)
         self.assertFalse(os.path.exists(bad))
 
+    def test_export_header_names_the_models_positional_encoding(self):
+        # The layer's own config has PE off; the header must say what the model adds.
+        with np.load(self.ckpt) as z:
+            pos = json.loads(bytes(z["config"]))["positional"]
+        want = {"learned": "learned positional embeddings, added below layer 0",
+                "sinusoidal": "sinusoidal PE, added below layer 0", "none": "no positional encoding"}[pos]
+        for layer in ("0", "1"):
+            svg = os.path.join(self.tmp.name, f"h{layer}.svg")
+            r = run("export", "--model", self.ckpt, "--example", "1", "--layer", layer, "--svg", svg, "-q")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(svg, encoding="utf-8") as f:
+                text = f.read()
+            self.assertIn(want, text)
+            if pos != "none":
+                self.assertNotIn("no positional encoding", text)
+
     def test_usage_errors(self):
         for args, words in [(["--model", self.ckpt, "--heads", "4"], "cannot be used with --model"),
                             (["--model", self.ckpt, "--sentence", "a b"], "cannot be used with --model"),

@@ -190,10 +190,21 @@ TEST_CASE("the app's live recompute allocates nothing when no shape changes", "[
 }
 
 TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the shapes are fixed", "[alloc][train]") {
-  for (mha::Block block : {mha::Block::Attention, mha::Block::Encoder}) {
+  // The offsets demo's size runs on one thread, d_model 64 on both (Trainer::threads);
+  // 300 tokens (a --data batch; tasks stop at 256) is past the length where Eigen's
+  // own products would allocate.
+  struct Size {
+    mha::Block block;
+    int d_model, threads, seq, batch;
+  };
+  for (const Size& size : {Size{mha::Block::Attention, 16, 1, 16, 96}, Size{mha::Block::Encoder, 16, 0, 16, 96},
+                           Size{mha::Block::Attention, 64, 2, 16, 96}, Size{mha::Block::Encoder, 64, 2, 16, 96},
+                           Size{mha::Block::Encoder, 16, 0, 300, 3}}) {
+    const mha::Block block = size.block;
+    const int d_model = size.d_model;
     mha::TaskSpec task;  // offsets, K = 2
     mha::ModelConfig mc;
-    mc.layer.d_model = 16;
+    mc.layer.d_model = d_model;
     mc.layer.num_heads = 2;
     mc.layer.mask = mha::Mask::Causal;
     mc.layer.norm = mha::Norm::Pre;
@@ -201,7 +212,7 @@ TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the
     mc.layer.activation = mha::Activation::Gelu;
     mc.num_layers = 2;
     mc.positional = mha::Positional::Learned;
-    mc.max_seq = task.seq;
+    mc.max_seq = size.seq;
     mc.vocab = mha::TaskVocab(task);
     mc.num_targets = mha::NumTargets(task);
     mha::Model m = mha::InitModel(mc);
@@ -209,8 +220,17 @@ TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the
     mha::AdamW opt(m, mha::OptimConfig{});
     mha::Trainer trainer(2);
     mha::Batch b0, b1;
-    mha::MakeBatch(task, 1, 0, 96, b0);
-    mha::MakeBatch(task, 1, 1, 96, b1);
+    auto make = [&](int seed, mha::Batch& b) {
+      if (size.seq == task.seq) return mha::MakeBatch(task, 1, seed, size.batch, b);
+      b.batch = size.batch;  // a long batch by hand: any tokens, targets on every other position
+      b.seq = size.seq;
+      b.num_targets = mc.num_targets;
+      for (int i = 0; i < b.batch * b.seq; ++i) b.tokens.push_back((i * 7 + seed) % mc.vocab_size());
+      for (int i = 0; i < b.batch * b.seq * b.num_targets; ++i)
+        b.targets.push_back(i % 2 ? -1 : (i * 3 + seed) % mc.vocab_size());
+    };
+    make(0, b0);
+    make(1, b1);
     for (int i = 0; i < 2; ++i) {  // warm up: buffers and worker threads
       trainer.Gradients(m, b0, g);
       opt.Step(m, g);
@@ -220,7 +240,8 @@ TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the
     trainer.Gradients(m, b1, g);
     opt.Step(m, g);
     g_counting = false;
-    INFO("block " << mha::ToString(block));
+    INFO("block " << mha::ToString(block) << ", d_model " << d_model << ", seq " << size.seq);
+    if (size.threads > 0) CHECK(trainer.threads() == size.threads);
     CHECK(g_allocations.load() == 0);
   }
 }

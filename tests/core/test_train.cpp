@@ -30,21 +30,21 @@ struct Case {
 
 // A tiny model whose every parameter matters: LayerNorm gains and biases moved off
 // their initial 1 and 0, so their gradients are not special cases.
-Model TinyModel(const Case& c, std::uint64_t seed) {
+Model TinyModel(const Case& c, std::uint64_t seed, int max_seq = 6, int d_ff = 12) {
   ModelConfig mc;
   mc.layer.d_model = c.d_model;
   mc.layer.num_heads = c.heads;
   mc.layer.num_kv_heads = c.kv_heads;
   mc.layer.norm = c.norm;
   mc.layer.block = c.block;
-  mc.layer.d_ff = 12;
+  mc.layer.d_ff = d_ff;
   mc.layer.activation = c.act;
   mc.layer.mask = c.mask;
   mc.layer.temperature = 1.3f;
   mc.layer.seed = seed;
   mc.num_layers = c.layers;
   mc.positional = c.pos;
-  mc.max_seq = 6;
+  mc.max_seq = max_seq;
   mc.vocab = {"a", "b", "c", "d", "e"};
   mc.num_targets = c.targets;
   Model m = InitModel(mc);
@@ -133,16 +133,22 @@ TEST_CASE("the loss equals a double-precision oracle's, and every gradient its f
 }
 
 TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
-  // 40 sequences of 6: 240 rows, several row blocks of every batched GEMM.
-  Model m1 = TinyModel(kCases[4], 5);
-  Model m2 = TinyModel(kCases[4], 5);
-  const Batch b = TinyBatch(m1.cfg, 40, 6, 2);
+  // A model with enough work that the Trainer runs it on both threads, and every kind
+  // of sum over the batch (GQA's shared heads, both LayerNorms, the FFN, 2 targets);
+  // 72 sequences of 16: 1152 rows, several row blocks of every batched GEMM.
+  const Case c{"pre-LN encoder block, GELU, GQA", 2, 64, 4, 2, Norm::Pre, Block::Encoder, Activation::Gelu,
+               Mask::Causal, Positional::Learned, 2};
+  Model m1 = TinyModel(c, 5, 16, 96);
+  Model m2 = TinyModel(c, 5, 16, 96);
+  const Batch b = TinyBatch(m1.cfg, 72, 16, 2);
   Model g1 = ZerosLike(m1), g2 = ZerosLike(m2);
   Trainer t1(1), t2(2);
   AdamW o1(m1, OptimConfig{}), o2(m2, OptimConfig{});
   for (int step = 0; step < 3; ++step) {
     const double l1 = t1.Gradients(m1, b, g1).loss;
     const double l2 = t2.Gradients(m2, b, g2).loss;
+    REQUIRE(t1.threads() == 1);
+    REQUIRE(t2.threads() == 2);
     CHECK(l1 == l2);
     o1.Step(m1, g1);
     o2.Step(m2, g2);
@@ -152,6 +158,16 @@ TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
     INFO(p1[i].name);
     CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
   }
+}
+
+TEST_CASE("a small model's step runs on one thread, whatever the Trainer may use", "[train]") {
+  // Its phases are too short to share: a second thread only added waiting.
+  Model m = TinyModel(kCases[4], 5);
+  const Batch b = TinyBatch(m.cfg, 40, 6, 2);
+  Model g = ZerosLike(m);
+  Trainer t(2);
+  t.Gradients(m, b, g);
+  CHECK(t.threads() == 1);
 }
 
 TEST_CASE("the learning rate warms up linearly, then decays along a cosine to min_lr", "[train]") {

@@ -46,7 +46,7 @@ struct StepStats {
 
 // Runs forward and backward passes over batches for one model, keeping every
 // activation and scratch buffer between calls: once the shapes are fixed, a step
-// allocates nothing.
+// allocates nothing. `threads` is the most it may use (0: one per core).
 class Trainer {
  public:
   explicit Trainer(int threads = 0);
@@ -64,6 +64,10 @@ class Trainer {
   // The attention weights of every layer and head for sequence `index` of the last
   // batch: layers x (num_heads * seq, seq), as Trace::attn.
   const Trace& LayerTrace(int layer, int index) const;
+
+  // The threads the last pass ran on: at most the count asked for, and fewer for a
+  // small model, whose step is too short to share (the result is the same on any count).
+  int threads() const;
 
  private:
   struct Impl;
