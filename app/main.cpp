@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/train_cmd.hpp"
+#include "options/terminal.hpp"
 
 #ifdef MHAVIZ_HAVE_GUI
 #include "gui/gui.hpp"
@@ -67,6 +68,6 @@ int main(int argc, char** argv) {
     return 2;
   }
 #endif
-  std::cerr << "mhaviz: unknown command '" << cmd << "'.\n\n" << Help();
+  std::cerr << "mhaviz: unknown command '" << mha::cli::TerminalSafe(cmd) << "'.\n\n" << Help();
   return 2;
 }

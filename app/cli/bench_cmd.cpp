@@ -52,7 +52,12 @@ void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
         b.seq = v;
         b.seq_given = true;
       },
-      "tokens (default 128)")
+      "tokens (default 128)",
+      [](long long n) {
+        return n >= 1 && n <= Limits::kMaxTokens ? std::string()
+                                                 : "--seq = " + std::to_string(n) + " must be between 1 and " +
+                                                       std::to_string(Limits::kMaxTokens) + " tokens. Try 128.";
+      })
       ->group(g);
   AddModelSizeFlags(app, b.run);
   IntFlag(

@@ -80,7 +80,7 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
                      {"repeat", repeat},
                      {"median_ms", Median(ms)},
                      {"min_ms", *std::min_element(ms.begin(), ms.end())}};
-    std::cout << j.dump() << "\n";
+    std::cout << j.dump(-1, ' ', true) << "\n";
     return 0;
   });
 }

@@ -1,6 +1,5 @@
 // `mhaviz export`: the attention heatmaps as PNG and/or SVG, drawn on the CPU
 // (no display, no OpenGL), for slides and handouts.
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -8,6 +7,7 @@
 
 #include "commands.hpp"
 #include "io/files.hpp"
+#include "options/terminal.hpp"
 #include "render/render.hpp"
 
 namespace mha::cli {
@@ -34,24 +34,6 @@ const char* kExportFooter =
     "Exit status: 0 ok, 1 runtime error (files, fonts), 2 usage error (flags). Files are\n"
     "written atomically: a failed write leaves no partial file behind.";
 
-// --head and --scale: small whole numbers; their own ranges are checked with the
-// configuration (--head) or just below (--scale).
-CLI::Option* SmallIntFlag(CLI::App& app, const std::string& flag, int& target, const std::string& what,
-                          const std::string& help) {
-  return app.add_option(flag, target, help)
-      ->check(CLI::Validator(
-          [flag, what](std::string& v) -> std::string {
-            errno = 0;
-            char* end = nullptr;
-            const long n = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || errno == ERANGE || n < -1000000 || n > 1000000)
-              return flag + " expects " + what + ", got '" + v + "'.";
-            return "";
-          },
-          ""))
-      ->group(kOutputGroup);
-}
-
 double Ms(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
@@ -68,22 +50,27 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
            "key, weight and raw score; labels are text")
       ->type_name("FILE")
       ->group(kOutputGroup);
-  SmallIntFlag(app, "--head", e.head, "a head number (0 for the first head)",
-               "draw only head K, larger (heads are numbered 0 .. num_heads-1);\n"
-               "default: every head and the mean over heads")
+  // --head's range depends on --heads: checked with the configuration (ExportCommand).
+  IntFlag(
+      app, "--head", -(1 << 30), 1 << 30,
+      [&e](int v) {
+        e.head = v;
+        e.head_given = true;
+      },
+      "draw only head K, larger (heads are numbered 0 .. num_heads-1);\n"
+      "default: every head and the mean over heads",
+      {}, "heads are numbered 0 to num_heads - 1, and num_heads <= " + std::to_string(Limits::kMaxHeads))
       ->type_name("K")
-      ->each([&e](const std::string&) { e.head_given = true; });
-  SmallIntFlag(app, "--scale", e.scale, "a whole number from 1 to 8",
-               "PNG resolution multiplier, 1..8 (default 2, sharp on slides)")
+      ->group(kOutputGroup);
+  IntFlag(
+      app, "--scale", 1, 8, [&e](int v) { e.scale = v; }, "PNG resolution multiplier, 1..8 (default 2, sharp on slides)",
+      [](long long n) {
+        return n >= 1 && n <= 8 ? std::string()
+                                : "--scale " + std::to_string(n) +
+                                      " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
+      })
       ->type_name("N")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            const long n = std::strtol(v.c_str(), nullptr, 10);
-            return n >= 1 && n <= 8 ? std::string()
-                                    : "--scale " + std::to_string(n) +
-                                          " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
-          },
-          ""));
+      ->group(kOutputGroup);
   app.add_flag_callback("--no-values", [&e] { e.values = false; }, "do not print the weights inside the cells")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
@@ -127,7 +114,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
       p.cfg = m.Layer().cfg;
     } else {
       p = Prepare(o);
-      if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << p.notice << "\n";
+      if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << TerminalSafe(p.notice, true) << "\n";
     }
     const int H = p.cfg.num_heads;
     if (head_given && (ho.head < 0 || ho.head >= H))
@@ -162,7 +149,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
       const auto a2 = std::chrono::steady_clock::now();
       png_ms = Ms(a1 - a0);
       enc_ms = Ms(a2 - a1);
-      for (const auto& n : img.notes) std::cerr << "mhaviz export: note: " << n << "\n";
+      for (const auto& n : img.notes) std::cerr << "mhaviz export: note: " << TerminalSafe(n, true) << "\n";
     }
     if (!svg_path.empty()) {
       const auto a0 = std::chrono::steady_clock::now();
@@ -181,11 +168,11 @@ int ExportCommand(const std::vector<std::string>& argv) {
     if (!quiet) {
       for (const auto& [path, bytes] : files) {
         if (path == png_path)
-          std::cout << "wrote " << path << " (" << img.width << " x " << img.height << " px, "
+          std::cout << "wrote " << TerminalSafe(path) << " (" << img.width << " x " << img.height << " px, "
                     << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << png_ms << " ms, encoded in " << enc_ms
                     << " ms)\n";
         else
-          std::cout << "wrote " << path << " (" << Thousands(render::SvgCellCount(t, ho)) << " cells, "
+          std::cout << "wrote " << TerminalSafe(path) << " (" << Thousands(render::SvgCellCount(t, ho)) << " cells, "
                     << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << svg_ms << " ms)\n";
       }
     }

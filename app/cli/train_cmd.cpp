@@ -16,6 +16,8 @@
 #include <sstream>
 
 #include "io/checkpoint.hpp"
+#include "options/flags.hpp"
+#include "options/terminal.hpp"
 #include "mha/heads.hpp"
 #include "model_trace.hpp"
 #include "train_options.hpp"
@@ -58,7 +60,7 @@ int Parse(CLI::App& app, const std::vector<std::string>& args, const std::string
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "mhaviz " << name << ": " << e.what() << "\nRun 'mhaviz " << name << " --help' for the flags.\n";
+    std::cerr << "mhaviz " << name << ": " << TerminalSafe(e.what(), true) << "\nRun 'mhaviz " << name << " --help' for the flags.\n";
     return 2;
   }
   return -1;
@@ -328,7 +330,7 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   j["params"] = ParameterCount(s.model.cfg);
   j["out"] = a.out;
   j["heads"] = HeadsJson(heads);
-  std::cout << j.dump() << std::endl;
+  std::cout << j.dump(-1, ' ', true) << std::endl;
   return r.interrupted ? 130 : 0;
 }
 
@@ -350,10 +352,10 @@ int TrainCommand(const std::vector<std::string>& args) {
   try {
     return RunTrain(app, a);
   } catch (const Failure& f) {
-    std::cerr << "mhaviz train: " << f.message << "\n";
+    std::cerr << "mhaviz train: " << TerminalSafe(f.message, true) << "\n";
     return f.code;
   } catch (const Error& e) {
-    std::cerr << "mhaviz train: " << e.what() << "\n";
+    std::cerr << "mhaviz train: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   }
 }
@@ -367,8 +369,8 @@ int GradCommand(const std::vector<std::string>& args) {
   app.add_option("--model", model, "the checkpoint (mhaviz train --out)")->required();
   app.add_option("--data", data, "the batch: tokens (batch, seq), targets (batch, seq[, K]), -1 = no target")->required();
   app.add_option("--out", out, "the .npz to write: loss, grad.<name> for every parameter")->required();
-  app.add_option("--threads", threads, "CPU threads (0: one per core); the result is the same for any count")
-      ->check(CLI::Range(0, Limits::kMaxThreads));
+  NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
+             "CPU threads (0: one per core); the result is the same for any count");
   if (const int rc = Parse(app, args, "grad"); rc >= 0) return rc;
   try {
     Model m = io::LoadModel(model);
@@ -383,10 +385,10 @@ int GradCommand(const std::vector<std::string>& args) {
     const StepStats st = trainer.Gradients(m, b, grads);
     io::WriteFileAtomic(out, io::EncodeGradients(st.loss, grads));
     nlohmann::json j{{"loss", st.loss}, {"accuracy", st.accuracy}, {"out", out}};
-    std::cout << j.dump() << std::endl;
+    std::cout << j.dump(-1, ' ', true) << std::endl;
     return 0;
   } catch (const Error& e) {
-    std::cerr << "mhaviz grad: " << e.what() << "\n";
+    std::cerr << "mhaviz grad: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   }
 }

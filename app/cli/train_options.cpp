@@ -1,5 +1,7 @@
 #include "train_options.hpp"
 
+#include "options/flags.hpp"
+
 namespace mha::cli {
 namespace {
 
@@ -14,21 +16,22 @@ E Pick(const std::string& v, std::initializer_list<E> options) {
 
 void AddTrainOptions(CLI::App& app, TrainOptions& o) {
   const std::string model = "Model", task = "Task", run = "Optimiser and run";
-  app.add_option("--layers", o.layers, "num_layers: attention layers stacked (1 to 6)")
-      ->check(CLI::Range(1, ModelLimits::kMaxLayers))->capture_default_str()->group(model);
-  app.add_option("--heads", o.heads, "num_heads per layer (divides d_model)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(model);
-  app.add_option("--d-model", o.d_model, "d_model: the width of every token's vector")
-      ->check(CLI::Range(1, ModelLimits::kMaxDModel))->capture_default_str()->group(model);
-  app.add_option("--kv-heads", o.kv_heads, "num_kv_heads for grouped-query attention (divides num_heads); "
-                 "query head h reads K/V head h / (num_heads / num_kv_heads)")
-      ->check(CLI::PositiveNumber)->group(model);
+  NumberFlag(app, "--layers", o.layers, 1, ModelLimits::kMaxLayers, "num_layers: attention layers stacked (1 to 6)")
+      ->group(model);
+  NumberFlag(app, "--heads", o.heads, 1, Limits::kMaxHeads, "num_heads per layer (divides d_model)")->group(model);
+  NumberFlag(app, "--d-model", o.d_model, 1, ModelLimits::kMaxDModel, "d_model: the width of every token's vector")
+      ->group(model);
+  NumberFlag(app, "--kv-heads", o.kv_heads, 1, Limits::kMaxHeads,
+             "num_kv_heads for grouped-query attention (divides num_heads); "
+             "query head h reads K/V head h / (num_heads / num_kv_heads)")
+      ->group(model);
   app.add_option("--norm", o.norm, "post: LN(x + MHA(x)); pre: x + MHA(LN(x)) with a final LN; none: x + MHA(x)")
       ->check(CLI::IsMember({"post", "pre", "none"}))->capture_default_str()->group(model);
   app.add_option("--block", o.block, "attention: the attention layer only; encoder: attention then a feed-forward network")
       ->check(CLI::IsMember({"attention", "encoder"}))->capture_default_str()->group(model);
-  app.add_option("--d-ff", o.d_ff, "the feed-forward network's hidden width (encoder block; default 4 x d_model)")
-      ->check(CLI::Range(1, Limits::kMaxDFf))->group(model);
+  NumberFlag(app, "--d-ff", o.d_ff, 1, Limits::kMaxDFf,
+             "the feed-forward network's hidden width (encoder block; default 4 x d_model)")
+      ->group(model);
   app.add_option("--activation", o.activation, "the feed-forward network's nonlinearity: relu, or gelu (exact erf form)")
       ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str()->group(model);
   app.add_option("--mask", o.mask, "none, or causal (a token sees only itself and earlier ones); default: what the task needs")
@@ -38,23 +41,26 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
 
   app.add_option("--task", o.task, "offsets, reverse, sort or induction (mhaviz explains each before training)")
       ->group(task);
-  app.add_option("--offsets", o.offsets, "offsets task: predict the tokens 1..K back (one target per offset)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(task);
-  app.add_option("--seq", o.seq, "tokens per sequence")->check(CLI::PositiveNumber)->capture_default_str()->group(task);
-  app.add_option("--vocab", o.vocab, "distinct tokens")->check(CLI::PositiveNumber)->capture_default_str()->group(task);
+  // The task's own limits (TaskFromOptions) are checked with the task, which explains them.
+  NumberFlag(app, "--offsets", o.offsets, 1, 1 << 20,
+             "offsets task: predict the tokens 1..K back (one target per offset)")
+      ->group(task);
+  NumberFlag(app, "--seq", o.seq, 1, 1 << 20, "tokens per sequence")->group(task);
+  NumberFlag(app, "--vocab", o.vocab, 1, 1 << 20, "distinct tokens")->group(task);
 
-  app.add_option("--steps", o.steps, "optimiser steps (0: write the initial model)")
-      ->check(CLI::Range(0, 10000000))->capture_default_str()->group(run);
-  app.add_option("--batch", o.batch, "sequences per step")->check(CLI::Range(1, 1 << 16))->capture_default_str()->group(run);
+  NumberFlag(app, "--steps", o.steps, 0, 10000000, "optimiser steps (0: write the initial model)")->group(run);
+  NumberFlag(app, "--batch", o.batch, 1, 1 << 16, "sequences per step")->group(run);
   app.add_option("--lr", o.lr, "peak learning rate of AdamW")->capture_default_str()->group(run);
-  app.add_option("--warmup", o.warmup, "steps of linear warm-up before the cosine decay")
-      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(run);
+  NumberFlag(app, "--warmup", o.warmup, 0, 10000000, "steps of linear warm-up before the cosine decay")->group(run);
   app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay (matrices only)")
       ->capture_default_str()->group(run);
   app.add_option("--clip", o.clip, "clip the global gradient norm to this (0: off)")->capture_default_str()->group(run);
-  app.add_option("--seed", o.seed, "seeds the initial weights and the task's batches")->capture_default_str()->group(run);
-  app.add_option("--threads", o.threads, "CPU threads (0: one per core); results are the same for any count")
-      ->check(CLI::Range(0, Limits::kMaxThreads))->capture_default_str()->group(run);
+  SeedFlag(app, "--seed", [&o](std::uint64_t v) { o.seed = v; }, "seeds the initial weights and the task's batches")
+      ->default_str(std::to_string(o.seed))
+      ->group(run);
+  NumberFlag(app, "--threads", o.threads, 0, Limits::kMaxThreads,
+             "CPU threads (0: one per core); results are the same for any count")
+      ->group(run);
 }
 
 TaskSpec TaskFromOptions(const TrainOptions& o) {
