@@ -121,13 +121,20 @@ int ExportCommand(const std::vector<std::string>& argv) {
       throw UsageError("--head " + std::to_string(ho.head) + " is out of range: with num_heads = " +
                        std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
                        ". (--heads sets how many heads there are; --head picks the one to draw.)");
+    // The SVG's size follows from the flags and the token counts: refused before the
+    // forward pass, not after it.
+    const long long seq = trained ? m.Layer().seq : p.in.x.rows();
+    const long long seq_kv = trained ? m.Layer().seq_kv : p.in.cross() ? p.in.memory.rows() : p.in.x.rows();
+    const long long svg_cells = (head_given ? 1 : H) * seq * seq_kv;
+    if (!svg_path.empty() && svg_cells > render::kMaxSvgCells)
+      throw UsageError("the SVG would hold " + Thousands(svg_cells) + " cells (" +
+                       (head_given ? std::string("one head") : std::to_string(H) + " heads") + " x " +
+                       std::to_string(seq) + " x " + std::to_string(seq_kv) +
+                       " tokens), too many for any viewer (the --svg limit is " + Thousands(render::kMaxSvgCells) +
+                       "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
     const auto t0 = std::chrono::steady_clock::now();
     const Trace t = trained ? m.Layer() : Forward(p.cfg, p.weights, p.in);
     const auto t1 = std::chrono::steady_clock::now();
-    if (!svg_path.empty() && render::SvgCellCount(t, ho) > render::kMaxSvgCells)
-      throw UsageError("the SVG would hold " + Thousands(render::SvgCellCount(t, ho)) +
-                       " cells, too many for any viewer (the limit is " + Thousands(render::kMaxSvgCells) +
-                       "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
 
     // The header shows the sentence as typed rather than the tokens joined by spaces.
     if (trained) {

@@ -60,7 +60,12 @@ int Parse(CLI::App& app, const std::vector<std::string>& args, const std::string
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "mhaviz " << name << ": " << TerminalSafe(e.what(), true) << "\nRun 'mhaviz " << name << " --help' for the flags.\n";
+    std::string what = e.what();
+    // A validator's own message names the flag already: drop CLI11's "--flag: " before it.
+    if (dynamic_cast<const CLI::ValidationError*>(&e) && what.find(": ") != std::string::npos)
+      what = what.substr(what.find(": ") + 2);
+    std::cerr << "mhaviz " << name << ": error: " << TerminalSafe(what, true) << "\nRun 'mhaviz " << name
+              << " --help' for the flags.\n";
     return 2;
   }
   return -1;
@@ -211,6 +216,8 @@ Setup Prepare(const CLI::App& app, const TrainArgs& a) {
       return ModelFromOptions(o, s.have_task ? &s.task : nullptr, s.have_data ? s.data.num_targets : 1,
                               s.have_data ? s.data.seq : 1);
     });
+    Guard(2, "", [&] { CheckStepMemory(s.model.cfg, s.have_data ? s.data.batch : o.batch,
+                                       s.have_data ? s.data.seq : s.task.seq); });
     s.model = Guard(2, "", [&] { return InitModel(s.model.cfg); });
   }
   Guard(2, "", [&] { CheckStepMemory(s.model.cfg, s.have_data ? s.data.batch : o.batch,
@@ -352,10 +359,10 @@ int TrainCommand(const std::vector<std::string>& args) {
   try {
     return RunTrain(app, a);
   } catch (const Failure& f) {
-    std::cerr << "mhaviz train: " << TerminalSafe(f.message, true) << "\n";
+    std::cerr << "mhaviz train: error: " << TerminalSafe(f.message, true) << "\n";
     return f.code;
   } catch (const Error& e) {
-    std::cerr << "mhaviz train: " << TerminalSafe(e.what(), true) << "\n";
+    std::cerr << "mhaviz train: error: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   }
 }
@@ -380,15 +387,24 @@ int GradCommand(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       throw Error("'" + data + "' does not fit the model: " + e.what());
     }
+    CheckStepMemory(m.cfg, b.batch, b.seq);
     Trainer trainer(threads);
     Model grads = ZerosLike(m);
     const StepStats st = trainer.Gradients(m, b, grads);
+    // Inf or NaN would be written as if they were gradients: refused instead.
+    if (!std::isfinite(st.loss))
+      throw Error("the loss on '" + data + "' is not a finite number (" + std::to_string(st.loss) +
+                  "): the checkpoint's values overflow float32 on this batch, so there are no gradients to write.");
+    for (const ParamView& p : Parameters(grads))
+      if (!Eigen::Map<const Eigen::ArrayXf>(p.data, p.size()).allFinite())
+        throw Error("the gradient of " + p.name + " is not finite (Inf or NaN): the backward pass overflowed "
+                    "float32 on '" + data + "'. Nothing was written.");
     io::WriteFileAtomic(out, io::EncodeGradients(st.loss, grads));
     nlohmann::json j{{"loss", st.loss}, {"accuracy", st.accuracy}, {"out", out}};
     std::cout << j.dump(-1, ' ', true) << std::endl;
     return 0;
   } catch (const Error& e) {
-    std::cerr << "mhaviz grad: " << TerminalSafe(e.what(), true) << "\n";
+    std::cerr << "mhaviz grad: error: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   }
 }

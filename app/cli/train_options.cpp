@@ -107,13 +107,18 @@ ModelConfig ModelFromOptions(const TrainOptions& o, const TaskSpec* task, int nu
 }
 
 void CheckStepMemory(const ModelConfig& m, int batch, int seq) {
-  const double bytes = static_cast<double>(EstimateTraceBytes(m.LayerConfig(), seq, seq)) * m.num_layers * batch;
-  if (bytes > static_cast<double>(Limits::kMaxTraceBytes))
+  // The activations kept for the backward pass (a trace per layer and sequence), and
+  // four floats per parameter: the weights, their gradients and AdamW's two moments.
+  const double acts = static_cast<double>(EstimateTraceBytes(m.LayerConfig(), seq, seq)) * m.num_layers * batch;
+  const double params = 16.0 * static_cast<double>(ParameterCount(m));
+  const auto mib = [](double b) { return std::to_string(static_cast<long long>(b / (1 << 20))); };
+  if (acts + params > static_cast<double>(kMaxStepBytes))
     throw Error("A step over " + std::to_string(batch) + " sequences of " + std::to_string(seq) + " tokens through " +
-                std::to_string(m.num_layers) + " layer(s) would keep about " +
-                std::to_string(static_cast<long long>(bytes / (1 << 20))) +
-                " MiB of activations for the backward pass, over the cap of " +
-                std::to_string(Limits::kMaxTraceBytes >> 20) + " MiB. Use a smaller --batch (or --seq, --d-model).");
+                std::to_string(m.num_layers) + " layer(s) would need about " + mib(acts + params) + " MiB (" +
+                mib(acts) + " MiB of activations for the backward pass, " + mib(params) +
+                " MiB for the weights, their gradients and AdamW's moments), over the training memory cap of " +
+                mib(static_cast<double>(kMaxStepBytes)) +
+                " MiB. Use a smaller --batch (or --seq, --d-model, fewer --layers).");
 }
 
 OptimConfig OptimFromOptions(const TrainOptions& o) {
