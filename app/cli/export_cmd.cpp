@@ -163,16 +163,15 @@ int ExportCommand(const std::vector<std::string>& argv) {
       svg = render::RenderHeatmapsSvg(t, ho);
       svg_ms = Ms(std::chrono::steady_clock::now() - a0);
     }
-    if (!quiet)
-      std::cout << "attention of " << t.seq << " query x " << t.seq_kv << " key tokens, " << H
-                << (H == 1 ? " head" : " heads") << " (forward " << Ms(t1 - t0) << " ms)\n";
     // Both files are staged before either is renamed into place: one bad path leaves
     // neither file behind, and no half-written file ever.
     std::vector<std::pair<std::string, std::string>> files;
     if (!png_path.empty()) files.emplace_back(png_path, std::move(png));
     if (!svg_path.empty()) files.emplace_back(svg_path, std::move(svg));
     io::WriteFilesAtomic(files);
-    if (!quiet) {
+    if (!quiet) {  // after the writes: a failed run prints nothing as if it had worked
+      std::cout << "attention of " << t.seq << " query x " << t.seq_kv << " key tokens, " << H
+                << (H == 1 ? " head" : " heads") << " (forward " << Ms(t1 - t0) << " ms)\n";
       for (const auto& [path, bytes] : files) {
         if (path == png_path)
           std::cout << "wrote " << TerminalSafe(path) << " (" << img.width << " x " << img.height << " px, "
