@@ -142,19 +142,19 @@ int BenchCommand(const std::vector<std::string>& argv) {
     }
     if (live) return BenchLive(cfg, seq, repeat);
 
-    // Bounded up front: warm-up, the timed runs and the final check, in FLOPs.
-    const double run_flops = LayerFlops(cfg, seq);
-    const long long affordable = static_cast<long long>(kBenchMaxFlops / run_flops);
+    // Bounded up front: warm-up, the timed runs and the final check, in estimated time.
+    const double run_secs = PassSeconds(cfg, seq);
+    const long long affordable = static_cast<long long>(kBenchMaxSeconds / run_secs);
+    const std::string cap = "bench's time cap of " + SecondsText(kBenchMaxSeconds) + " (estimated; about " +
+                            SecondsText(run_secs) + " per run of this layer)";
     if (repeat > 0 && repeat + 2 > affordable)
-      throw UsageError("--repeat " + std::to_string(repeat) + " runs of this layer (" + FlopText(run_flops) +
-                       " each) would be more work than bench's time cap of " + FlopText(kBenchMaxFlops) +
-                       " per run of mhaviz bench (about 10 s on one core)." +
+      throw UsageError("--repeat " + std::to_string(repeat) + " runs would take longer than " + cap + "." +
                        (affordable >= 3 ? " At this size use at most --repeat " + std::to_string(affordable - 2) +
                                               ", or leave it out."
                                         : " Use fewer tokens or a smaller d_model."));
     if (affordable < 3)
-      throw UsageError("one run of this layer is " + FlopText(run_flops) + "; with its warm-up and check that is over "
-                       "bench's time cap of " + FlopText(kBenchMaxFlops) + ". Use fewer tokens or a smaller d_model.");
+      throw UsageError("one run with its warm-up and check takes longer than " + cap +
+                       ". Use fewer tokens or a smaller d_model.");
     const int warm_min = static_cast<int>(std::min<long long>(3, affordable - 2));
     const long long max_timed = affordable - warm_min - 1;
     const int min_timed = static_cast<int>(std::min<long long>(5, max_timed));

@@ -114,7 +114,7 @@ int BenchLive(Config base, int seq, int repeat) {
 
   // Every configuration the actions visit, checked before the first runs (a d_model
   // step past the cap once failed minutes in), and the whole run bounded in FLOPs.
-  double max_flops = 0;
+  double max_secs = 0;
   for (const Action& act : actions)
     for (bool flip : {false, true}) {
       State st{base, a_word};
@@ -125,23 +125,23 @@ int BenchLive(Config base, int seq, int repeat) {
         throw UsageError(std::string("bench --live's '") + act.name + "' action (" + act.what +
                          ") would run a configuration that cannot work: " + e.what());
       }
-      max_flops = std::max(max_flops, LayerFlops(st.cfg, seq));
+      max_secs = std::max(max_secs, PassSeconds(st.cfg, seq));
     }
   const double n_actions = static_cast<double>(actions.size());
   constexpr int kOverhead = 5;  // 4 warm-up recomputes and the fresh check, per action
-  const long long per_action = static_cast<long long>(kBenchMaxFlops / (n_actions * max_flops));
+  const long long per_action = static_cast<long long>(kBenchMaxSeconds / (n_actions * max_secs));
+  const std::string cap = "bench's time cap of " + SecondsText(kBenchMaxSeconds) + " (estimated; up to " +
+                          SecondsText(max_secs) + " per recompute here)";
   if (repeat > 0 && repeat + kOverhead > per_action)
     throw UsageError("--repeat " + std::to_string(repeat) + " for each of bench --live's " +
-                     std::to_string(actions.size()) + " actions (up to " + FlopText(max_flops) +
-                     " per recompute) would be more work than bench's time cap of " + FlopText(kBenchMaxFlops) + "." +
+                     std::to_string(actions.size()) + " actions would take longer than " + cap + "." +
                      (per_action > kOverhead ? " At this size use at most --repeat " +
                                                    std::to_string(per_action - kOverhead) + ", or leave it out."
-                                             : " Use fewer tokens (--seq) or a smaller d_model."));
+                                             : " Use fewer tokens (--seq), heads or a smaller d_model."));
   if (per_action <= kOverhead)
     throw UsageError("bench --live runs " + std::to_string(actions.size()) + " actions of at least " +
-                     std::to_string(kOverhead + 1) + " recomputes each; at up to " + FlopText(max_flops) +
-                     " per recompute that is over bench's time cap of " + FlopText(kBenchMaxFlops) +
-                     ". Use fewer tokens (--seq) or a smaller d_model.");
+                     std::to_string(kOverhead + 1) + " recomputes each: that takes longer than " + cap +
+                     ". Use fewer tokens (--seq), heads or a smaller d_model.");
   const long long max_timed = per_action - kOverhead;
   const long long min_timed = std::min<long long>(10, max_timed);
 
@@ -208,17 +208,16 @@ int BenchLive(Config base, int seq, int repeat) {
   return 0;
 }
 
-double LayerFlops(const Config& cfg, int seq) {
+double PassSeconds(const Config& cfg, int seq) {
   double flops = 0;
   for (const FlowRow& r : ShapeFlow(cfg, seq, seq)) flops += static_cast<double>(r.flops);
-  return flops;
+  const double weights = static_cast<double>(cfg.num_heads) * seq * seq;
+  return flops / kEstimateFlops + 3e-9 * weights;
 }
 
-std::string FlopText(double flops) {
+std::string SecondsText(double s) {
   char buf[64];
-  if (flops >= 1e12) std::snprintf(buf, sizeof buf, "%.1f TFLOP", flops / 1e12);
-  else if (flops >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GFLOP", flops / 1e9);
-  else std::snprintf(buf, sizeof buf, "%.1f MFLOP", flops / 1e6);
+  std::snprintf(buf, sizeof buf, s >= 10 ? "%.0f s" : s >= 0.1 ? "%.1f s" : "%.3f s", s);
   return buf;
 }
 

@@ -12,15 +12,18 @@ namespace mha::cli {
 int BenchLive(Config base, int seq, int repeat);
 
 // Every bench mode is bounded in time: the passes it will run (warm-up, timed, the
-// final check) are counted in FLOPs before the first, and refused above this cap. At
-// the ~150 GFLOP/s one core reaches on the largest layer that is ~10 s, so a run stays
-// under 30 s on a loaded 2-core machine too.
-inline constexpr double kBenchMaxFlops = 1.5e12;
+// final check) are estimated before the first, and refused above kBenchMaxSeconds. The
+// estimate is deliberately slow (kEstimateFlops FLOP/s for the matrix products, 3 ns per
+// attention weight for the softmax and its stores; one core here reaches ~150 GFLOP/s
+// on a large layer), so a run stays well under 30 s on a 2-core machine, loaded too.
+inline constexpr double kBenchMaxSeconds = 20.0;
+inline constexpr double kEstimateFlops = 50e9;
+inline constexpr double kEstimateTrainFlops = 30e9;  // a training step's backward is slower
 
-// FLOPs of one pass through the layer `cfg` describes on seq tokens (the shape flow's
-// own count).
-double LayerFlops(const Config& cfg, int seq);
-// "1.5 TFLOP" style text for messages.
-std::string FlopText(double flops);
+// Estimated seconds of one pass through the layer `cfg` describes on seq tokens (the
+// shape flow's FLOPs, and the attention weights).
+double PassSeconds(const Config& cfg, int seq);
+// "0.25 s" style text for messages.
+std::string SecondsText(double s);
 
 }  // namespace mha::cli

@@ -49,11 +49,12 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     // Bounded like every bench mode: the timed steps and the two warm-up steps, at about
     // 6 FLOPs per parameter and token (forward 2, backward 4).
     const double step_flops = 6.0 * static_cast<double>(ParameterCount(mc)) * o.batch * task.seq;
-    const long long affordable = static_cast<long long>(kBenchMaxFlops / step_flops);
+    const double step_secs = step_flops / kEstimateTrainFlops;
+    const long long affordable = static_cast<long long>(kBenchMaxSeconds / step_secs);
     if (repeat + 2 > affordable)
-      throw UsageError("--repeat " + std::to_string(repeat) + " training steps of this model (about " +
-                       FlopText(step_flops) + " each) would be more work than bench's time cap of " +
-                       FlopText(kBenchMaxFlops) + "." +
+      throw UsageError("--repeat " + std::to_string(repeat) + " training steps of this model would take longer than "
+                       "bench's time cap of " + SecondsText(kBenchMaxSeconds) + " (estimated; about " +
+                       SecondsText(step_secs) + " per step)." +
                        (affordable >= 3 ? " At this size use at most --repeat " + std::to_string(affordable - 2) + "."
                                         : " Use a smaller --batch, --seq or model."));
     Model m = InitModel(mc);

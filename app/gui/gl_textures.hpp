@@ -31,8 +31,8 @@ class HeatmapTextures {
   // Cells along each side of one texel: 1, or k when the maps were too many texels
   // for kMaxTexels and each texel shows a k x k block's mean weight.
   int CellsPerTexel() const { return cells_per_texel_; }
-  // All maps together hold at most this many texels (RGBA: 128 MiB, 171 with mipmaps).
-  static constexpr double kMaxTexels = 32.0 * (1 << 20);
+  // All maps together hold at most this many texels (RGBA: 64 MiB, 85 with mipmaps).
+  static constexpr double kMaxTexels = 16.0 * (1 << 20);
 
  private:
   std::vector<unsigned int> ids_;

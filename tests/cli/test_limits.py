@@ -82,7 +82,7 @@ class Budget(tb.Case):
         for cmd in (["trace", "-q"], ["export", "--png", self.path("o.png")]):
             with self.subTest(cmd=cmd[0]):
                 r = self.fails(cmd + ["--heads", "254", "--d-model", "254", "--sentence-file", self.path("s.txt")], 2,
-                               "MiB for its trace", "cap of 1024 MiB")
+                               "MiB for its trace", "cap of 896 MiB")
                 self.assertLess(r.rss_mib, 80 * RSS_SCALE, r)
 
     def test_window_and_screenshot_are_capped(self):
@@ -117,10 +117,10 @@ class Bench(tb.Case):
                     "--repeat", "100000"], 2, "--repeat 100000", "time cap")
 
     def test_live_checks_every_configuration_before_the_first(self):
-        # The 'heads' action steps 120 -> 240 heads: over the trace cap at 1024 tokens. It
+        # The 'heads' action steps 100 -> 200 heads: over the trace cap at 1024 tokens. It
         # used to fail after timing the actions before it.
-        r = self.fails(["bench", "--live", "--seq", "1024", "--d-model", "240", "--heads", "120", "--repeat", "1"], 2,
-                       "'heads' action", "cap of 1024 MiB")
+        r = self.fails(["bench", "--live", "--seq", "1024", "--d-model", "200", "--heads", "100", "--repeat", "1"], 2,
+                       "'heads' action", "cap of 896 MiB")
         self.assertLess(r.rss_mib, 60 * RSS_SCALE, r)
         self.fails(["bench", "--live", "--seq", "1024", "--d-model", "4096", "--heads", "8"], 2, "time cap")
 
