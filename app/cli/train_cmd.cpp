@@ -61,9 +61,11 @@ int Parse(CLI::App& app, const std::vector<std::string>& args, const std::string
     return 0;
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    // A validator's own message names the flag already: drop CLI11's "--flag: " before it.
-    if (dynamic_cast<const CLI::ValidationError*>(&e) && what.find(": ") != std::string::npos)
-      what = what.substr(what.find(": ") + 2);
+    // Where a validator's own message names the flag already, drop CLI11's "--flag: ".
+    const std::size_t colon = what.find(": ");
+    if (dynamic_cast<const CLI::ValidationError*>(&e) && colon != std::string::npos &&
+        what.find(what.substr(0, colon), colon) != std::string::npos)
+      what = what.substr(colon + 2);
     std::cerr << "mhaviz " << name << ": error: " << TerminalSafe(what, true) << "\nRun 'mhaviz " << name
               << " --help' for the flags.\n";
     return 2;

@@ -179,11 +179,14 @@ CLI::Validator WholeNumber(const std::string& flag, long long lo, long long hi,
         const std::string shown = TerminalSafe(v);
         if (!IsWholeNumber(v, lo < 0))
           return flag + " expects a whole number" + (lo >= 0 ? " >= " + std::to_string(lo) : std::string()) +
-                 " (digits only, no spaces or sign" + (lo < 0 ? " other than a leading '-'" : "") + "), got '" +
-                 shown + "'.";
+                 ", got '" + shown + "' (digits only, no spaces or sign" +
+                 (lo < 0 ? " other than a leading '-'" : "") + ").";
         errno = 0;
         const long long n = std::strtoll(v.c_str(), nullptr, 10);
         const bool huge = errno == ERANGE;
+        if (huge)
+          return flag + " expects a whole number, got '" + shown + "', which is beyond any number it can use (" +
+                 (limit.empty() ? std::to_string(lo) + " to " + std::to_string(hi) : limit) + ").";
         if (!huge && n >= lo && n <= hi) return rule ? rule(n) : std::string();
         // Out of range: the flag's own rule explains it where it can (it names the limit).
         if (!huge && rule && !rule(n).empty()) return rule(n);
@@ -217,8 +220,8 @@ CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void
       ->type_name("N")
       ->check(CLI::Validator(
           [flag](std::string& v) -> std::string {
-            const std::string bad = flag + " expects a whole number >= 0 (digits only, no spaces or sign), got '" +
-                                    TerminalSafe(v) + "'.";
+            const std::string bad = flag + " expects a whole number >= 0, got '" + TerminalSafe(v) +
+                                    "' (digits only, no spaces or sign).";
             if (!IsWholeNumber(v, false)) return bad;
             errno = 0;
             std::strtoull(v.c_str(), nullptr, 10);
