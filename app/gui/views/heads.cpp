@@ -180,9 +180,9 @@ void DrawHeadsView(AppState& s) {
     const int K = static_cast<int>(d.rows());  // the first K heads: the divergence is bounded to them
     if (K < H) {
       std::snprintf(buf, sizeof buf,
-                    "Showing the first %d of %d heads: every pair costs seq x seq_kv logarithms, so the pairs of "
-                    "all %d would take minutes.",
-                    K, H, H);
+                    "Showing the first %d of %d heads: each pair of heads costs seq x seq_kv logarithms, so the "
+                    "divergence covers at most %d heads (all 256 at 1024 tokens would take minutes).",
+                    K, H, K);
       ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
       Muted(buf);
       ImGui::PopTextWrapPos();
