@@ -47,13 +47,13 @@ def main():
     heads = ["--heads", "110", "--d-model", "220"]        # the most attention weights the trace cap takes
     wide = ["--heads", "32", "--d-model", "4096"]         # the widest layer, with as many heads as fit
     enc = ["--heads", "8", "--d-model", "4096", "--block", "encoder", "--d-ff", "16384"]
-    tr_model = ["--d-model", "1024", "--layers", "4", "--heads", "16", "--threads", "2"]
+    tr_model = ["--d-model", "1024", "--layers", "3", "--heads", "16", "--threads", "2"]
     # A model of max_seq 1024 (trained for 0 steps on a 1024-token batch) and its batch.
     rng = np.random.default_rng(0)
     np.savez(os.path.join(d, "b1024.npz"), tokens=rng.integers(0, 100, (1, 1024)), targets=rng.integers(0, 100, (1, 1024)))
-    np.savez(os.path.join(d, "b256.npz"), tokens=rng.integers(0, 1000, (2, 256)), targets=rng.integers(0, 1000, (2, 256, 2)))
+    np.savez(os.path.join(d, "b256.npz"), tokens=rng.integers(0, 1000, (1, 256)), targets=rng.integers(0, 1000, (1, 256, 2)))
     rows = [
-        ("train (setup: model of max_seq 1024)", ["MHAVIZ", "train", "--data", "b1024.npz", "--vocab", "100", "--steps", "0",
+        ("train (setup: 3 layers d_model 1024, max_seq 1024, 0 steps)", ["MHAVIZ", "train", "--data", "b1024.npz", "--vocab", "100", "--steps", "0",
                                                   "--out", "m1024.npz"] + tr_model),
         ("trace, 110 heads x 1024 tokens", ["MHAVIZ", "trace", "-q"] + heads + s),
         ("trace, d_model 4096, 32 heads, 1024 tokens", ["MHAVIZ", "trace", "-q"] + wide + s),
@@ -62,8 +62,8 @@ def main():
         ("trace --npz, encoder d_model 4096, 300 tokens", ["MHAVIZ", "trace", "-q", "--npz", "o.npz"] + enc + s300),
         ("trace --json, 4 heads x 1024 tokens (the JSON cap)", ["MHAVIZ", "trace", "-q", "--json", "o.json",
                                                                 "--heads", "4", "--d-model", "64"] + s),
-        ("trace --model, 4 layers d_model 1024, 1024 tokens", ["MHAVIZ", "trace", "-q", "--model", "m1024.npz", "--tokens",
-                                                               " ".join(["7"] * 1024), "--layer", "3", "--npz", "o.npz"]),
+        ("trace --model, 3 layers d_model 1024, 1024 tokens", ["MHAVIZ", "trace", "-q", "--model", "m1024.npz", "--tokens",
+                                                               " ".join(["7"] * 1024), "--layer", "2", "--npz", "o.npz"]),
         ("export --png, 110 heads x 1024 tokens", ["MHAVIZ", "export", "-q", "--png", "o.png"] + heads + s),
         ("export --svg, 300,000 cells (--head 0, 547 tokens)", ["MHAVIZ", "export", "-q", "--svg", "o.svg", "--head", "0",
                                                                "--sentence", " ".join("w%d" % i for i in range(547))]),
@@ -73,14 +73,14 @@ def main():
                                                           "--d-model", "512"]),
         ("bench --live, d_model 2048, 128 tokens", ["MHAVIZ", "bench", "--live", "--seq", "128", "--heads", "16",
                                                     "--d-model", "2048"]),
-        ("bench --train, 6 layers d_model 1024, batch 2 x 256", ["MHAVIZ", "bench", "--train", "--task", "offsets", "--seq",
+        ("bench --train, 6 layers d_model 1024, batch 1 x 256", ["MHAVIZ", "bench", "--train", "--task", "offsets", "--seq",
                                                                  "256", "--vocab", "1000", "--d-model", "1024", "--layers",
-                                                                 "6", "--heads", "16", "--batch", "2", "--repeat", "2"]),
-        ("train, 6 layers d_model 1024, batch 2 x 256, 3 steps", ["MHAVIZ", "train", "--task", "offsets", "--seq", "256",
+                                                                 "6", "--heads", "16", "--batch", "1", "--repeat", "2"]),
+        ("train, 6 layers d_model 1024, batch 1 x 256, 3 steps", ["MHAVIZ", "train", "--task", "offsets", "--seq", "256",
                                                                   "--vocab", "1000", "--d-model", "1024", "--layers", "6",
-                                                                  "--heads", "16", "--batch", "2", "--steps", "3",
+                                                                  "--heads", "16", "--batch", "1", "--steps", "3",
                                                                   "--out", "m6.npz"]),
-        ("grad, that model on 2 x 256 tokens", ["MHAVIZ", "grad", "--model", "m6.npz", "--data", "b256.npz", "--out", "g.npz"]),
+        ("grad, 6 layers d_model 1024 on 1 x 256 tokens", ["MHAVIZ", "grad", "--model", "m6.npz", "--data", "b256.npz", "--out", "g.npz"]),
         ("gui --screenshot, 110 heads x 1024 tokens, heatmaps", gui + ["--screenshot", "g1.png"] + heads + s),
         ("gui --dump-state, 110 heads x 1024 tokens, head metrics", gui + ["--view", "heads", "--dump-state", "g.json",
                                                                            "--screenshot", "g2.png"] + heads + s),
