@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/train_cmd.hpp"
+#include "options/terminal.hpp"
 
 #ifdef MHAVIZ_HAVE_GUI
 #include "gui/gui.hpp"
@@ -89,7 +90,7 @@ int Run(const std::vector<std::string>& args) {
     return 2;
   }
 #endif
-  std::cerr << "mhaviz: unknown command '" << cmd << "'.\n\n" << Help();
+  std::cerr << "mhaviz: unknown command '" << mha::cli::TerminalSafe(cmd) << "'.\n\n" << Help();
   return 2;
 }
 

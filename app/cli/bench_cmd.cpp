@@ -3,6 +3,7 @@
 // average_attn_weights=False (scripts/compare_torch.py runs both side by side).
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <cstdio>
@@ -52,7 +53,12 @@ void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
         b.seq = v;
         b.seq_given = true;
       },
-      "tokens (default 128)")
+      "tokens (default 128)",
+      [](long long n) {
+        return n >= 1 && n <= Limits::kMaxTokens ? std::string()
+                                                 : "--seq = " + std::to_string(n) + " must be between 1 and " +
+                                                       std::to_string(Limits::kMaxTokens) + " tokens. Try 128.";
+      })
       ->group(g);
   AddModelSizeFlags(app, b.run);
   IntFlag(
@@ -89,6 +95,20 @@ void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
       ->group(g);
 }
 
+// FNV-1a, a 32-bit float's bits at a time, over q, attn and attn_out: equal traces give
+// equal sums, and a stale value changes it.
+std::uint64_t Checksum(const Trace& t) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const Mat* m : {&t.q, &t.attn, &t.attn_out}) {
+    for (Eigen::Index i = 0; i < m->size(); ++i) {
+      std::uint32_t bits;
+      std::memcpy(&bits, m->data() + i, sizeof bits);
+      h = (h ^ bits) * 1099511628211ull;
+    }
+  }
+  return h;
+}
+
 BenchArgs ParseBenchArgs(const std::vector<std::string>& argv) {
   return ParseCommandArgs("bench", kBenchAbout, kBenchFooter, DeclareBenchFlags, argv, [](const std::string& w) {
     return "unexpected argument '" + w + "': mhaviz bench runs on random input and takes only flags, e.g. --seq 128 "
@@ -122,6 +142,24 @@ int BenchCommand(const std::vector<std::string>& argv) {
     }
     if (live) return BenchLive(cfg, seq, repeat);
 
+    // Bounded up front: warm-up, the timed runs and the final check, in estimated time.
+    const double run_secs = PassSeconds(cfg, seq);
+    const long long affordable = static_cast<long long>(kBenchMaxSeconds / run_secs);
+    const std::string cap = "bench's time cap of " + SecondsText(kBenchMaxSeconds) + " (estimated; about " +
+                            SecondsText(run_secs) + " per run of this layer)";
+    if (repeat > 0 && repeat + 2 > affordable)
+      throw UsageError("--repeat " + std::to_string(repeat) + " runs would take longer than " + cap + "." +
+                       (affordable >= 3 ? " At this size use at most --repeat " + std::to_string(affordable - 2) +
+                                              ", or leave it out."
+                                        : " Use fewer tokens or a smaller d_model."));
+    if (affordable < 3)
+      throw UsageError("one run with its warm-up and check takes longer than " + cap +
+                       ". Use fewer tokens or a smaller d_model.");
+    const int warm_min = static_cast<int>(std::min<long long>(3, affordable - 2));
+    const long long max_timed = affordable - warm_min - 1;
+    const int min_timed = static_cast<int>(std::min<long long>(5, max_timed));
+
+
     // Random input, N(0, 1) like torch.randn, and the seeded Xavier weights. Two
     // different inputs take turns: a Trace re-projects only the rows whose input
     // changed, so timing one input over and over would skip the projections that
@@ -141,7 +179,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
     int turn = 0;
     // Warm-up: page in every buffer, start the threads, pack the weights, settle caches.
     const auto warm_start = Clock::now();
-    for (int i = 0; i < 3 || (i < 50 && Ms(Clock::now() - warm_start) < 200.0); ++i)
+    for (int i = 0; i < warm_min || (i < 50 && i < max_timed && Ms(Clock::now() - warm_start) < 200.0); ++i)
       ForwardAttention(cfg, weights, in[turn ^= 1], t);
 
     std::vector<double> ms, cpu;
@@ -154,18 +192,18 @@ int BenchCommand(const std::vector<std::string>& argv) {
       ms.push_back(Ms(Clock::now() - t0));
       cpu.push_back(ThreadCpuMs() - c0);
       const int n = static_cast<int>(ms.size());
-      if (repeat > 0 ? n >= repeat : (n >= 2000 || (n >= 5 && Ms(Clock::now() - start) >= 1000.0)))
+      if (repeat > 0 ? n >= repeat
+                     : (n >= 2000 || n >= max_timed || (n >= min_timed && Ms(Clock::now() - start) >= 1000.0)))
         break;
     }
     // The timed passes must have computed what a fresh pass computes (nothing stale).
+    // Compared by checksum, so the fresh pass does not need a second trace in memory.
     {
+      const std::uint64_t timed = Checksum(t);
+      t = Trace();
       Trace fresh;
       ForwardAttention(cfg, weights, in[turn], fresh);
-      const auto same = [](const Mat& a, const Mat& b) {
-        return a.size() == b.size() &&
-               std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
-      };
-      if (!same(fresh.q, t.q) || !same(fresh.attn, t.attn) || !same(fresh.attn_out, t.attn_out))
+      if (Checksum(fresh) != timed)
         throw Error("internal error: a timed pass differs from a fresh pass on the same input.");
     }
     const std::size_t n = ms.size();

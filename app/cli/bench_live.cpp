@@ -3,6 +3,8 @@
 // and times the recompute that follows, through mha::Live, the same class the app
 // recomputes with: embeddings, weights, the full layer (residual + LayerNorm), the
 // shape-flow table and the mean attention map the heatmaps draw.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "bench_live.hpp"
+#include "options/run_options.hpp"
 #include "options/timing.hpp"
 #include "mha/mha.hpp"
 
@@ -43,16 +46,35 @@ struct Action {
   std::function<void(State&, bool)> set;  // flip = false: state A, true: state B
 };
 
-// Every tensor of `a` equals (bit for bit) the same tensor of `b`.
-bool SameTrace(const Trace& a, const Trace& b) {
-  const auto ta = Tensors(a), tb = Tensors(b);
-  if (ta.size() != tb.size()) return false;
-  for (std::size_t i = 0; i < ta.size(); ++i) {
-    if (ta[i].name != tb[i].name || ta[i].shape != tb[i].shape) return false;
-    if (std::memcmp(ta[i].data, tb[i].data, sizeof(float) * static_cast<std::size_t>(ta[i].size())) != 0)
-      return false;
+// FNV-1a over every tensor of the trace (names, shapes and each float's bits) and the
+// mean map: what the timed recomputes left is compared with a fresh computation by this
+// sum, so the fresh trace never sits in memory beside the live one.
+std::uint64_t Checksum(const Trace& t, const Mat& mean) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  const auto floats = [&mix](const float* p, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::uint32_t bits;
+      std::memcpy(&bits, p + i, sizeof bits);
+      mix(bits);
+    }
+  };
+  for (const TensorView& v : Tensors(t)) {
+    for (char c : v.name) mix(static_cast<unsigned char>(c));
+    for (std::int64_t d : v.shape) mix(static_cast<std::uint64_t>(d));
+    floats(v.data, v.size());
   }
-  return a.flow.size() == b.flow.size();
+  mix(t.flow.size());
+  floats(mean.data(), mean.size());
+  return h;
+}
+
+// The d_model slider's next valid step, or the one before it at the cap.
+int OtherDModel(int d, int H) {
+  const int up = NearestValidDModel(d + 1, H).second;
+  if (up <= Limits::kMaxDModel) return up;
+  const int down = NearestValidDModel(d - 1, H).first;
+  return down >= 1 && down != d ? down : d;
 }
 
 }  // namespace
@@ -67,7 +89,7 @@ int BenchLive(Config base, int seq, int repeat) {
   if (!other_heads)
     for (int h : ValidHeadCounts(d))
       if (h < H) other_heads = h;
-  const int d_hi = NearestValidDModel(d + 1, H).second;  // the d_model slider's next valid step
+  const int d_hi = OtherDModel(d, H);
   const int kv_half = H % 2 == 0 ? H / 2 : 1;
 
   const std::string a_word = Sentence(seq, "cat"), b_word = Sentence(seq, "dog");
@@ -89,6 +111,39 @@ int BenchLive(Config base, int seq, int repeat) {
       {"seed", "seed + 1 (new weights and embeddings)",
        [](State& s, bool f) { s.cfg.seed = f ? s.cfg.seed | 1 : s.cfg.seed & ~std::uint64_t(1); }},
   };
+
+  // Every configuration the actions visit, checked before the first runs (a d_model
+  // step past the cap once failed minutes in), and the whole run bounded in FLOPs.
+  double max_secs = 0;
+  for (const Action& act : actions)
+    for (bool flip : {false, true}) {
+      State st{base, a_word};
+      act.set(st, flip);
+      try {
+        Validate(st.cfg, seq, seq);
+      } catch (const Error& e) {
+        throw UsageError(std::string("bench --live's '") + act.name + "' action (" + act.what +
+                         ") would run a configuration that cannot work: " + e.what());
+      }
+      max_secs = std::max(max_secs, PassSeconds(st.cfg, seq));
+    }
+  const double n_actions = static_cast<double>(actions.size());
+  constexpr int kOverhead = 5;  // 4 warm-up recomputes and the fresh check, per action
+  const long long per_action = static_cast<long long>(kBenchMaxSeconds / (n_actions * max_secs));
+  const std::string cap = "bench's time cap of " + SecondsText(kBenchMaxSeconds) + " (estimated; up to " +
+                          SecondsText(max_secs) + " per recompute here)";
+  if (repeat > 0 && repeat + kOverhead > per_action)
+    throw UsageError("--repeat " + std::to_string(repeat) + " for each of bench --live's " +
+                     std::to_string(actions.size()) + " actions would take longer than " + cap + "." +
+                     (per_action > kOverhead ? " At this size use at most --repeat " +
+                                                   std::to_string(per_action - kOverhead) + ", or leave it out."
+                                             : " Use fewer tokens (--seq), heads or a smaller d_model."));
+  if (per_action <= kOverhead)
+    throw UsageError("bench --live runs " + std::to_string(actions.size()) + " actions of at least " +
+                     std::to_string(kOverhead + 1) + " recomputes each: that takes longer than " + cap +
+                     ". Use fewer tokens (--seq), heads or a smaller d_model.");
+  const long long max_timed = per_action - kOverhead;
+  const long long min_timed = std::min<long long>(10, max_timed);
 
   std::cout << "mhaviz bench --live: seq " << seq << ", d_model " << d << ", heads " << H << " (<-> "
             << other_heads << "), threads " << base.threads
@@ -123,15 +178,20 @@ int BenchLive(Config base, int seq, int repeat) {
       ms.push_back(Ms(BenchClock::now() - t0));
       cpu.push_back(ThreadCpuMs() - c0);
       const int n = static_cast<int>(ms.size());
-      if (repeat > 0 ? n >= repeat : (n >= 4000 || (n >= 10 && Ms(BenchClock::now() - start) >= 400.0))) break;
+      if (repeat > 0 ? n >= repeat
+                     : (n >= 4000 || n >= max_timed || (n >= min_timed && Ms(BenchClock::now() - start) >= 400.0)))
+        break;
     }
     // What the timed recomputes left must equal the plain pipeline from scratch.
+    const std::uint64_t timed = Checksum(t, mean);
+    t = Trace();
+    live = Live();
     Trace fresh;
     Forward(st.cfg, std::make_shared<const Weights>(InitWeights(st.cfg)),
             MakeInputs(st.sentence, std::string(), st.cfg), fresh);
     Mat fresh_mean;
     MeanAttention(fresh, fresh_mean);
-    if (!SameTrace(t, fresh) || mean != fresh_mean)
+    if (Checksum(fresh, fresh_mean) != timed)
       throw Error(std::string("internal error: after the '") + act.name +
                   "' action the live trace differs from a fresh computation.");
     const double median = Median(ms), min_ms = *std::min_element(ms.begin(), ms.end());
@@ -146,6 +206,19 @@ int BenchLive(Config base, int seq, int repeat) {
   json += "}}";
   std::cout << json << "\n";
   return 0;
+}
+
+double PassSeconds(const Config& cfg, int seq) {
+  double flops = 0;
+  for (const FlowRow& r : ShapeFlow(cfg, seq, seq)) flops += static_cast<double>(r.flops);
+  const double weights = static_cast<double>(cfg.num_heads) * seq * seq;
+  return flops / kEstimateFlops + 3e-9 * weights;
+}
+
+std::string SecondsText(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, s >= 10 ? "%.0f s" : s >= 0.1 ? "%.1f s" : "%.3f s", s);
+  return buf;
 }
 
 }  // namespace mha::cli

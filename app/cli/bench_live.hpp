@@ -1,11 +1,29 @@
 #pragma once
 
+#include <string>
+
 #include "mha/config.hpp"
 
 namespace mha::cli {
 
 // `mhaviz bench --live`: times the app's recompute after each kind of change
 // (bench_live.cpp). `base.threads` threads; repeat 0 = about 0.4 s per action.
+// Every configuration it will visit is checked, and its work bounded, before the first.
 int BenchLive(Config base, int seq, int repeat);
+
+// Every bench mode is bounded in time: the passes it will run (warm-up, timed, the
+// final check) are estimated before the first, and refused above kBenchMaxSeconds. The
+// estimate is deliberately slow (kEstimateFlops FLOP/s for the matrix products, 3 ns per
+// attention weight for the softmax and its stores; one core here reaches ~150 GFLOP/s
+// on a large layer), so a run stays well under 30 s on a 2-core machine, loaded too.
+inline constexpr double kBenchMaxSeconds = 20.0;
+inline constexpr double kEstimateFlops = 50e9;
+inline constexpr double kEstimateTrainFlops = 30e9;  // a training step's backward is slower
+
+// Estimated seconds of one pass through the layer `cfg` describes on seq tokens (the
+// shape flow's FLOPs, and the attention weights).
+double PassSeconds(const Config& cfg, int seq);
+// "0.25 s" style text for messages.
+std::string SecondsText(double s);
 
 }  // namespace mha::cli

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_live.hpp"
 #include "cli/train_cmd.hpp"
 #include "cli/train_options.hpp"
 #include "mha/mha.hpp"
@@ -46,10 +47,17 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
-    // 100 steps of the largest accepted model take minutes, not weeks.
+    // Bounded like every bench mode: the timed steps and the two warm-up steps, at about
+    // 6 FLOPs per parameter and token (forward 2, backward 4).
     const double step_flops = 6.0 * static_cast<double>(ParameterCount(mc)) * o.batch * task.seq;
-    if (step_flops * repeat > 5e13)
-      throw UsageError("--repeat " + std::to_string(repeat) + " steps of this model would take hours; use fewer.");
+    const double step_secs = step_flops / kEstimateTrainFlops;
+    const long long affordable = static_cast<long long>(kBenchMaxSeconds / step_secs);
+    if (repeat + 2 > affordable)
+      throw UsageError("--repeat " + std::to_string(repeat) + " training steps of this model would take longer than "
+                       "bench's time cap of " + SecondsText(kBenchMaxSeconds) + " (estimated; about " +
+                       SecondsText(step_secs) + " per step)." +
+                       (affordable >= 3 ? " At this size use at most --repeat " + std::to_string(affordable - 2) + "."
+                                        : " Use a smaller --batch, --seq or model."));
     Model m = InitModel(mc);
     Model g = ZerosLike(m);
     AdamW opt(m, OptimFromOptions(o));
@@ -87,7 +95,7 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
                      // cost without the time spent waiting for a core
                      {"median_cpu_ms", Median(cpu)},
                      {"threads_used", trainer.threads()}};
-    std::cout << j.dump() << "\n";
+    std::cout << j.dump(-1, ' ', true) << "\n";
     return 0;
   });
 }

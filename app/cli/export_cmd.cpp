@@ -1,6 +1,5 @@
 // `mhaviz export`: the attention heatmaps as PNG and/or SVG, drawn on the CPU
 // (no display, no OpenGL), for slides and handouts.
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -8,6 +7,7 @@
 
 #include "commands.hpp"
 #include "io/files.hpp"
+#include "options/terminal.hpp"
 #include "render/render.hpp"
 
 namespace mha::cli {
@@ -36,29 +36,6 @@ const char* kExportFooter =
     "\n"
     "Exit status: 0 ok, 1 runtime error (files, fonts), 2 usage error (flags). Files are\n"
     "written atomically: a failed write leaves no partial file behind.";
-
-// --head and --scale: small whole numbers; their own ranges are checked with the
-// configuration (--head) or just below (--scale).
-CLI::Option* SmallIntFlag(CLI::App& app, const std::string& flag, int& target, const std::string& what,
-                          const std::string& help) {
-  return app.add_option(flag, target, help)
-      ->check(CLI::Validator(
-          [flag, what](std::string& v) -> std::string {
-            errno = 0;
-            char* end = nullptr;
-            const long n = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || errno == ERANGE || n < -1000000 || n > 1000000) {
-              render::ColourScale sc;
-              if (flag == "--scale" && render::ParseColourScale(v, &sc))
-                return "--scale sets the PNG resolution (a whole number from 1 to 8). For the colour scale use "
-                       "--color-scale " + v + ".";
-              return flag + " expects " + what + ", got '" + v + "'.";
-            }
-            return "";
-          },
-          ""))
-      ->group(kOutputGroup);
-}
 
 // "16:9" -> 1.777...: width over height, from 1:4 to 4:1.
 double FitAspect(const std::string& v) {
@@ -93,24 +70,38 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
            "key, weight and raw score; labels are text")
       ->type_name("FILE")
       ->group(kOutputGroup);
-  SmallIntFlag(app, "--head", e.head, "a head number (0 for the first head)",
-               "draw only head K, larger (heads are numbered 0 .. num_heads-1);\n"
-               "default: every head and the mean over heads")
+  // --head's range depends on --heads: checked with the configuration (ExportCommand).
+  IntFlag(
+      app, "--head", -(1 << 30), 1 << 30,
+      [&e](int v) {
+        e.head = v;
+        e.head_given = true;
+      },
+      "draw only head K, larger (heads are numbered 0 .. num_heads-1);\n"
+      "default: every head and the mean over heads",
+      {}, "heads are numbered 0 to num_heads - 1, and num_heads <= " + std::to_string(Limits::kMaxHeads))
       ->type_name("K")
-      ->each([&e](const std::string&) { e.head_given = true; });
-  SmallIntFlag(app, "--scale", e.scale, "a whole number from 1 to 8",
-               "PNG resolution multiplier, 1..8 (default 2, sharp on slides)")
-      ->type_name("N")
+      ->group(kOutputGroup);
+  // --scale is the resolution; a colour-scale name given to it is pointed at
+  // --color-scale rather than told "expects a whole number".
+  app.add_option("--scale", e.scale, "PNG resolution multiplier, 1..8 (default 2, sharp on slides)")
       ->check(CLI::Validator(
           [](std::string& v) {
-            const long n = std::strtol(v.c_str(), nullptr, 10);
-            return n >= 1 && n <= 8 ? std::string()
-                                    : "--scale " + std::to_string(n) +
-                                          " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
+            render::ColourScale sc;
+            return render::ParseColourScale(v, &sc)
+                       ? "--scale sets the PNG resolution (a whole number from 1 to 8). For the colour scale use "
+                         "--color-scale " + v + "."
+                       : std::string();
           },
-          ""));
-  // --scale is the resolution; a colour-scale name given to it gets pointed here
-  // (ScaleNameHint) rather than at "expects a whole number".
+          ""))
+      ->check(WholeNumber("--scale", 1, 8,
+                          [](long long n) {
+                            return n >= 1 && n <= 8 ? std::string()
+                                                    : "--scale " + std::to_string(n) +
+                                                          " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
+                          }))
+      ->type_name("N")
+      ->group(kOutputGroup);
   auto colour = app.add_option("--color-scale,--colour-scale", e.colour_scale,
                                "what the colours are relative to: fixed (default: the weight on [0, 1],\n"
                                "heads compare by eye), map (each map's largest weight is brightest) or\n"
@@ -122,16 +113,15 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
                                                 : "--color-scale expects fixed, map or row, got '" + v + "'.";
       },
       ""));
-  SmallIntFlag(app, "--columns", e.columns, "a whole number of maps per row",
-               "maps per row (default: chosen so the figure is close to 16:9)")
+  IntFlag(
+      app, "--columns", 1, 64, [&e](int v) { e.columns = v; },
+      "maps per row (default: chosen so the figure is close to 16:9)",
+      [](long long n) {
+        return n >= 1 && n <= 64 ? std::string()
+                                 : "--columns " + std::to_string(n) + " is out of range: use 1 to 64 maps per row.";
+      })
       ->type_name("N")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            const long n = std::strtol(v.c_str(), nullptr, 10);
-            return n >= 1 && n <= 64 ? std::string()
-                                     : "--columns " + std::to_string(n) + " is out of range: use 1 to 64 maps per row.";
-          },
-          ""));
+      ->group(kOutputGroup);
   app.add_flag_callback("--no-header", [&e] { e.header = false; },
                         "leave out the title, sentence and configuration above the maps\n"
                         "(notes on what was simplified then go to stderr only)")
@@ -190,20 +180,27 @@ int ExportCommand(const std::vector<std::string>& argv) {
       p.cfg = m.Layer().cfg;
     } else {
       p = Prepare(o);
-      if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << p.notice << "\n";
+      if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << TerminalSafe(p.notice, true) << "\n";
     }
     const int H = p.cfg.num_heads;
     if (head_given && (ho.head < 0 || ho.head >= H))
       throw UsageError("--head " + std::to_string(ho.head) + " is out of range: with num_heads = " +
                        std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
                        ". (--heads sets how many heads there are; --head picks the one to draw.)");
+    // The SVG's size follows from the flags and the token counts: refused before the
+    // forward pass, not after it.
+    const long long seq = trained ? m.Layer().seq : p.in.x.rows();
+    const long long seq_kv = trained ? m.Layer().seq_kv : p.in.cross() ? p.in.memory.rows() : p.in.x.rows();
+    const long long svg_cells = (head_given ? 1 : H) * seq * seq_kv;
+    if (!svg_path.empty() && svg_cells > render::kMaxSvgCells)
+      throw UsageError("the SVG would hold " + Thousands(svg_cells) + " cells (" +
+                       (head_given ? std::string("one head") : std::to_string(H) + " heads") + " x " +
+                       std::to_string(seq) + " x " + std::to_string(seq_kv) +
+                       " tokens), too many for any viewer (the --svg limit is " + Thousands(render::kMaxSvgCells) +
+                       "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
     const auto t0 = std::chrono::steady_clock::now();
     const Trace t = trained ? m.Layer() : Forward(p.cfg, p.weights, p.in);
     const auto t1 = std::chrono::steady_clock::now();
-    if (!svg_path.empty() && render::SvgCellCount(t, ho) > render::kMaxSvgCells)
-      throw UsageError("the SVG would hold " + Thousands(render::SvgCellCount(t, ho)) +
-                       " cells, too many for any viewer (the limit is " + Thousands(render::kMaxSvgCells) +
-                       "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
 
     // The header shows the sentence as typed rather than the tokens joined by spaces.
     if (trained) {
@@ -231,30 +228,29 @@ int ExportCommand(const std::vector<std::string>& argv) {
       const auto a2 = std::chrono::steady_clock::now();
       png_ms = Ms(a1 - a0);
       enc_ms = Ms(a2 - a1);
-      for (const auto& n : img.notes) std::cerr << "mhaviz export: note: " << n << "\n";
+      for (const auto& n : img.notes) std::cerr << "mhaviz export: note: " << TerminalSafe(n, true) << "\n";
     }
     if (!svg_path.empty()) {
       const auto a0 = std::chrono::steady_clock::now();
       svg = render::RenderHeatmapsSvg(t, ho);
       svg_ms = Ms(std::chrono::steady_clock::now() - a0);
     }
-    if (!quiet)
-      std::cout << "attention of " << t.seq << " query x " << t.seq_kv << " key tokens, " << H
-                << (H == 1 ? " head" : " heads") << " (forward " << Ms(t1 - t0) << " ms)\n";
     // Both files are staged before either is renamed into place: one bad path leaves
     // neither file behind, and no half-written file ever.
     std::vector<std::pair<std::string, std::string>> files;
     if (!png_path.empty()) files.emplace_back(png_path, std::move(png));
     if (!svg_path.empty()) files.emplace_back(svg_path, std::move(svg));
     io::WriteFilesAtomic(files);
-    if (!quiet) {
+    if (!quiet) {  // after the writes: a failed run prints nothing as if it had worked
+      std::cout << "attention of " << t.seq << " query x " << t.seq_kv << " key tokens, " << H
+                << (H == 1 ? " head" : " heads") << " (forward " << Ms(t1 - t0) << " ms)\n";
       for (const auto& [path, bytes] : files) {
         if (path == png_path)
-          std::cout << "wrote " << path << " (" << img.width << " x " << img.height << " px, "
+          std::cout << "wrote " << TerminalSafe(path) << " (" << img.width << " x " << img.height << " px, "
                     << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << png_ms << " ms, encoded in " << enc_ms
                     << " ms)\n";
         else
-          std::cout << "wrote " << path << " (" << Thousands(render::SvgCellCount(t, ho)) << " cells, "
+          std::cout << "wrote " << TerminalSafe(path) << " (" << Thousands(render::SvgCellCount(t, ho)) << " cells, "
                     << (bytes.size() + 1023) / 1024 << " KiB; drawn in " << svg_ms << " ms)\n";
       }
     }

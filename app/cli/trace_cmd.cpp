@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "cli/model_trace.hpp"
 #include "io/files.hpp"
+#include "options/terminal.hpp"
 
 namespace mha::cli {
 namespace {
@@ -48,34 +49,6 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
     os << "\n";
   }
   return os.str();
-}
-
-// A token as the terminal shows it: control characters (which could move the cursor
-// or recolour the terminal) as \xNN, and a pasted 1 MiB "word" cut to its first 60
-// characters. The .npz/.json outputs keep the token exactly.
-std::string Printable(const std::string& tok) {
-  constexpr std::size_t kShownChars = 60;
-  std::string out;
-  std::size_t chars = 0, i = 0;
-  for (; i < tok.size() && chars < kShownChars; ++chars) {
-    const auto c = static_cast<unsigned char>(tok[i]);
-    const bool c1 = c == 0xC2 && i + 1 < tok.size() && static_cast<unsigned char>(tok[i + 1]) < 0xA0;
-    if (c < 0x20 || c == 0x7F || c1) {
-      const unsigned v = c1 ? static_cast<unsigned char>(tok[i + 1]) : c;
-      const char hex[] = "0123456789ABCDEF";
-      out += "\\x";
-      out += hex[v >> 4];
-      out += hex[v & 15];
-      i += c1 ? 2 : 1;
-      continue;
-    }
-    // Tokens are valid UTF-8: copy one whole code point.
-    const std::size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    out.append(tok, i, n);
-    i += n;
-  }
-  if (i < tok.size()) out += "... (+" + std::to_string(tok.size() - i) + " bytes)";
-  return out;
 }
 
 }  // namespace
@@ -144,17 +117,17 @@ int TraceModel(const TraceArgs& ta) {
   WriteTraceFiles(ta, t, "");
   if (ta.quiet) return 0;
   std::cout << "tokens (" << t.seq << "):";
-  for (const auto& tok : t.in.tokens) std::cout << " [" << Printable(tok) << "]";
+  for (const auto& tok : t.in.tokens) std::cout << " [" << TerminalToken(tok) << "]";
   const Config& c = t.cfg;
-  std::cout << "\ntrained model " << ta.source.model << ": layer " << m.layer << " of " << m.model.cfg.num_layers
+  std::cout << "\ntrained model " << TerminalSafe(ta.source.model) << ": layer " << m.layer << " of " << m.model.cfg.num_layers
             << ", d_model = " << c.d_model << ", num_heads = " << c.num_heads << ", num_kv_heads = " << c.kv_heads()
             << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm " << ToString(c.norm)
             << ", positional " << ToString(m.model.cfg.positional) << "\n"
             << "(x is the layer's input: " << (m.layer == 0 ? "tok_embed + positional encoding" : "the previous layer's output")
             << ")\n\n";
   std::cout << FlowTable(t.flow);
-  if (!ta.npz_path.empty()) std::cout << "wrote " << ta.npz_path << "\n";
-  if (!ta.json_path.empty()) std::cout << "wrote " << ta.json_path << "\n";
+  if (!ta.npz_path.empty()) std::cout << "wrote " << TerminalSafe(ta.npz_path) << "\n";
+  if (!ta.json_path.empty()) std::cout << "wrote " << TerminalSafe(ta.json_path) << "\n";
   return 0;
 }
 
@@ -172,7 +145,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     const bool quiet = ta.quiet;
     if (!ta.source.model.empty()) return TraceModel(ta);
     Prepared p = Prepare(ta.run);
-    if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << p.notice << "\n";
+    if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << TerminalSafe(p.notice, true) << "\n";
     if (!json_path.empty()) {
       // Refused before computing anything: the flags must change.
       try {
@@ -187,11 +160,11 @@ int TraceCommand(const std::vector<std::string>& argv) {
     WriteTraceFiles(ta, t, p.notice);
     if (!quiet) {
       std::cout << "tokens (" << t.seq << "):";
-      for (const auto& tok : t.in.tokens) std::cout << " [" << Printable(tok) << "]";
+      for (const auto& tok : t.in.tokens) std::cout << " [" << TerminalToken(tok) << "]";
       std::cout << "\n";
       if (t.in.cross()) {
         std::cout << "memory tokens (" << t.seq_kv << "):";
-        for (const auto& tok : t.in.memory_tokens) std::cout << " [" << Printable(tok) << "]";
+        for (const auto& tok : t.in.memory_tokens) std::cout << " [" << TerminalToken(tok) << "]";
         std::cout << "\n";
       }
       const Config& c = t.cfg;
@@ -200,8 +173,8 @@ int TraceCommand(const std::vector<std::string>& argv) {
                 << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm "
                 << ToString(c.norm) << (c.scale ? "" : ", no scaling") << ", seed " << c.seed << "\n\n";
       std::cout << FlowTable(t.flow);
-      if (!npz_path.empty()) std::cout << "wrote " << npz_path << "\n";
-      if (!json_path.empty()) std::cout << "wrote " << json_path << "\n";
+      if (!npz_path.empty()) std::cout << "wrote " << TerminalSafe(npz_path) << "\n";
+      if (!json_path.empty()) std::cout << "wrote " << TerminalSafe(json_path) << "\n";
     }
     return 0;
   });

@@ -16,6 +16,8 @@
 #include <sstream>
 
 #include "io/checkpoint.hpp"
+#include "options/flags.hpp"
+#include "options/terminal.hpp"
 #include "mha/heads.hpp"
 #include "model_trace.hpp"
 #include "train_options.hpp"
@@ -58,7 +60,14 @@ int Parse(CLI::App& app, const std::vector<std::string>& args, const std::string
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "mhaviz " << name << ": " << e.what() << "\nRun 'mhaviz " << name << " --help' for the flags.\n";
+    std::string what = e.what();
+    // Where a validator's own message names the flag already, drop CLI11's "--flag: ".
+    const std::size_t colon = what.find(": ");
+    if (dynamic_cast<const CLI::ValidationError*>(&e) && colon != std::string::npos &&
+        what.find(what.substr(0, colon), colon) != std::string::npos)
+      what = what.substr(colon + 2);
+    std::cerr << "mhaviz " << name << ": error: " << TerminalSafe(what, true) << "\nRun 'mhaviz " << name
+              << " --help' for the flags.\n";
     return 2;
   }
   return -1;
@@ -209,6 +218,8 @@ Setup Prepare(const CLI::App& app, const TrainArgs& a) {
       return ModelFromOptions(o, s.have_task ? &s.task : nullptr, s.have_data ? s.data.num_targets : 1,
                               s.have_data ? s.data.seq : 1);
     });
+    Guard(2, "", [&] { CheckStepMemory(s.model.cfg, s.have_data ? s.data.batch : o.batch,
+                                       s.have_data ? s.data.seq : s.task.seq); });
     s.model = Guard(2, "", [&] { return InitModel(s.model.cfg); });
   }
   Guard(2, "", [&] { CheckStepMemory(s.model.cfg, s.have_data ? s.data.batch : o.batch,
@@ -328,7 +339,7 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   j["params"] = ParameterCount(s.model.cfg);
   j["out"] = a.out;
   j["heads"] = HeadsJson(heads);
-  std::cout << j.dump() << std::endl;
+  std::cout << j.dump(-1, ' ', true) << std::endl;
   return r.interrupted ? 130 : 0;
 }
 
@@ -350,10 +361,10 @@ int TrainCommand(const std::vector<std::string>& args) {
   try {
     return RunTrain(app, a);
   } catch (const Failure& f) {
-    std::cerr << "mhaviz train: " << f.message << "\n";
+    std::cerr << "mhaviz train: error: " << TerminalSafe(f.message, true) << "\n";
     return f.code;
   } catch (const Error& e) {
-    std::cerr << "mhaviz train: " << e.what() << "\n";
+    std::cerr << "mhaviz train: error: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   }
 }
@@ -367,8 +378,8 @@ int GradCommand(const std::vector<std::string>& args) {
   app.add_option("--model", model, "the checkpoint (mhaviz train --out)")->required();
   app.add_option("--data", data, "the batch: tokens (batch, seq), targets (batch, seq[, K]), -1 = no target")->required();
   app.add_option("--out", out, "the .npz to write: loss, grad.<name> for every parameter")->required();
-  app.add_option("--threads", threads, "CPU threads (0: one per core); the result is the same for any count")
-      ->check(CLI::Range(0, Limits::kMaxThreads));
+  NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
+             "CPU threads (0: one per core); the result is the same for any count");
   if (const int rc = Parse(app, args, "grad"); rc >= 0) return rc;
   try {
     Model m = io::LoadModel(model);
@@ -378,15 +389,24 @@ int GradCommand(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       throw Error("'" + data + "' does not fit the model: " + e.what());
     }
+    CheckStepMemory(m.cfg, b.batch, b.seq);
     Trainer trainer(threads);
     Model grads = ZerosLike(m);
     const StepStats st = trainer.Gradients(m, b, grads);
+    // Inf or NaN would be written as if they were gradients: refused instead.
+    if (!std::isfinite(st.loss))
+      throw Error("the loss on '" + data + "' is not a finite number (" + std::to_string(st.loss) +
+                  "): the checkpoint's values overflow float32 on this batch, so there are no gradients to write.");
+    for (const ParamView& p : Parameters(grads))
+      if (!Eigen::Map<const Eigen::ArrayXf>(p.data, p.size()).allFinite())
+        throw Error("the gradient of " + p.name + " is not finite (Inf or NaN): the backward pass overflowed "
+                    "float32 on '" + data + "'. Nothing was written.");
     io::WriteFileAtomic(out, io::EncodeGradients(st.loss, grads));
     nlohmann::json j{{"loss", st.loss}, {"accuracy", st.accuracy}, {"out", out}};
-    std::cout << j.dump() << std::endl;
+    std::cout << j.dump(-1, ' ', true) << std::endl;
     return 0;
   } catch (const Error& e) {
-    std::cerr << "mhaviz grad: " << e.what() << "\n";
+    std::cerr << "mhaviz grad: error: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   }
 }

@@ -40,8 +40,13 @@ TaskSpec TaskFromOptions(const TrainOptions& o);
 // and (unless --mask is given) mask; without one, `vocab` tokens "0".."vocab-1",
 // `num_targets` targets and sequences up to `max_seq`. Throws mha::Error (Validate).
 ModelConfig ModelFromOptions(const TrainOptions& o, const TaskSpec* task, int num_targets, int max_seq);
-// Throws mha::Error if a step's activations (kept for the backward pass) would be over
-// Limits::kMaxTraceBytes: refused before anything is allocated.
+// What one training step may hold (CheckStepMemory's estimate, which is calibrated on
+// measured peaks), so every accepted step stays under the 1.5 GB budget of every
+// mhaviz command.
+inline constexpr std::size_t kMaxStepBytes = std::size_t(1152) << 20;
+// Throws mha::Error if a step would hold more than kMaxStepBytes: the activations kept
+// for the backward pass plus the weights, gradients and AdamW moments. Refused before
+// anything is allocated.
 void CheckStepMemory(const ModelConfig& m, int batch, int seq);
 // The optimiser: AdamW at --lr with --warmup steps of warm-up, then a cosine decay
 // over the rest of --steps; --weight-decay on matrices only; --clip.

@@ -11,6 +11,7 @@
 #include "gui/automation.hpp"
 #include "gui/export_actions.hpp"
 #include "io/files.hpp"
+#include "options/terminal.hpp"
 
 namespace mha::gui {
 
@@ -28,7 +29,7 @@ int Automation::AfterLastFrame(AppState& s, int fb_w, int fb_h) const {
     // Exports run inside the frame; run this one now on the final trace.
     RunPendingExports(s);
     if (!s.exp.message_ok) {
-      std::cerr << "mhaviz gui: error: " << s.exp.message << "\n";
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(s.exp.message, true) << "\n";
       status = 1;
     }
   }
@@ -36,7 +37,7 @@ int Automation::AfterLastFrame(AppState& s, int fb_w, int fb_h) const {
     try {
       WriteScreenshot(g_.screenshot, fb_w, fb_h);
     } catch (const std::exception& e) {
-      std::cerr << "mhaviz gui: error: " << e.what() << "\n";
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
       status = 1;
     }
   }
@@ -76,7 +77,7 @@ void Automation::WriteProbe(const AppState& s, int frame, int win_w, int win_h) 
   try {
     io::WriteFileAtomic(g_.probe, pj.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   } catch (const std::exception& e) {
-    std::cerr << "mhaviz gui: warning: " << e.what() << "\n";
+    std::cerr << "mhaviz gui: warning: " << cli::TerminalSafe(e.what(), true) << "\n";
   }
 }
 
@@ -87,7 +88,7 @@ int Automation::Finish(AppState& s, int frame, int fb_w, int fb_h, const char* g
     try {
       io::WriteFileAtomic(g_.stats, j.dump(2) + "\n");
     } catch (const std::exception& e) {
-      std::cerr << "mhaviz gui: error: " << e.what() << "\n";
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
       status = 1;
     }
   }
@@ -95,7 +96,7 @@ int Automation::Finish(AppState& s, int frame, int fb_w, int fb_h, const char* g
     try {
       io::WriteFileAtomic(g_.dump_state, DumpStateJson(s, frame));
     } catch (const std::exception& e) {
-      std::cerr << "mhaviz gui: error: " << e.what() << "\n";
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
       status = 1;
     }
   }

@@ -62,7 +62,13 @@ bool HeatmapTextures::Sync(const Result& r) {
   if (!r.ok || (r.generation == generation_ && scale == scale_)) return false;
   const Trace& t = r.trace;
   const int n = t.cfg.num_heads + 1;
-  const bool resize = t.seq_kv != w_ || t.seq != h_;
+  // One texel per cell while all maps together fit kMaxTexels; beyond, each texel is
+  // the mean weight of a k x k block of cells (what minified sampling shows anyway),
+  // so the textures stay bounded: 255 maps of 1024 x 1024 cells were 1 GiB.
+  const double total = static_cast<double>(n) * t.seq * t.seq_kv;
+  const int k = total <= kMaxTexels ? 1 : static_cast<int>(std::ceil(std::sqrt(total / kMaxTexels)));
+  const int tw = (t.seq_kv + k - 1) / k, th = (t.seq + k - 1) / k;
+  const bool resize = tw != w_ || th != h_;
   if (static_cast<int>(ids_.size()) != n) {
     if (!ids_.empty()) glDeleteTextures(static_cast<GLsizei>(ids_.size()), ids_.data());
     ids_.assign(static_cast<std::size_t>(n), 0u);
@@ -71,43 +77,73 @@ bool HeatmapTextures::Sync(const Result& r) {
     w_ = h_ = 0;
   }
   const std::size_t cells = static_cast<std::size_t>(t.seq) * t.seq_kv;
-  rgba_.resize(cells * 4);
-  // Masked cells: -inf scores. The mean map's cell is masked when every head's is
-  // (as the exporter draws it); with a causal mask that is the same set of cells.
+  const std::size_t texels = static_cast<std::size_t>(tw) * th;
+  rgba_.resize(texels * 4);
+  // Masked cells: -inf scores. Only a causal mask makes them, and it hides the same
+  // cells in every head, so head 0's mask is every map's (the mean's included: the
+  // exporter greys a mean cell when every head's is masked).
   const bool any_mask = t.cfg.mask == Mask::Causal;
   if (any_mask) {
-    masked_.assign(cells * static_cast<std::size_t>(t.cfg.num_heads + 1), 0);
-    unsigned char* all = masked_.data() + cells * static_cast<std::size_t>(t.cfg.num_heads);
-    std::fill(all, all + cells, 1);
-    for (int h = 0; h < t.cfg.num_heads; ++h) {
-      const float* sc = t.scores.data() + static_cast<std::size_t>(h) * cells;
-      unsigned char* m = masked_.data() + static_cast<std::size_t>(h) * cells;
-      for (std::size_t k = 0; k < cells; ++k) {
-        m[k] = std::isinf(sc[k]) && sc[k] < 0;
-        all[k] &= m[k];
-      }
-    }
+    masked_.resize(cells);
+    for (std::size_t c = 0; c < cells; ++c) masked_[c] = std::isinf(t.scores.data()[c]) && t.scores.data()[c] < 0;
+  }
+  if (k > 1) {
+    block_.resize(texels);
+    block_masked_.resize(any_mask ? texels : 0);
   }
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   for (int i = 0; i < n; ++i) {
     const float* src = i < t.cfg.num_heads ? t.attn.data() + static_cast<std::size_t>(i) * cells : r.mean_attn.data();
-    const unsigned char* m = any_mask ? masked_.data() + static_cast<std::size_t>(i) * cells : nullptr;
-    Colour(src, m, render::ScaleDivisors(scale, src, m, t.seq, t.seq_kv), static_cast<std::size_t>(t.seq_kv), cells,
+    const float* values = src;
+    const unsigned char* mask = any_mask ? masked_.data() : nullptr;
+    int rows = t.seq, cols = t.seq_kv;
+    if (k > 1) {
+      Reduce(src, mask, t.seq, t.seq_kv, k);
+      values = block_.data();
+      mask = any_mask ? block_masked_.data() : nullptr;
+      rows = th;
+      cols = tw;
+    }
+    // The colour scale divides by the largest weight shown (of the map, or of the row).
+    Colour(values, mask, render::ScaleDivisors(scale, values, mask, rows, cols), static_cast<std::size_t>(cols), texels,
            rgba_.data());
     glBindTexture(GL_TEXTURE_2D, ids_[i]);
     if (resize || w_ == 0)
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, t.seq_kv, t.seq, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
     else
-      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, t.seq_kv, t.seq, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, tw, th, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
   }
   glBindTexture(GL_TEXTURE_2D, 0);
-  w_ = t.seq_kv;
-  h_ = t.seq;
+  w_ = tw;
+  h_ = th;
+  cells_per_texel_ = k;
   generation_ = r.generation;
   scale_ = scale;
   mipmaps_ = false;
   if (minified_) BuildMipmaps();
   return true;
+}
+
+// block_ = the mean of each k x k block of the rows x cols map `v` (edge blocks over
+// the cells they have); block_masked_ = whether every cell of the block is masked.
+void HeatmapTextures::Reduce(const float* v, const unsigned char* masked, int rows, int cols, int k) {
+  const int tw = (cols + k - 1) / k, th = (rows + k - 1) / k;
+  for (int bi = 0; bi < th; ++bi)
+    for (int bj = 0; bj < tw; ++bj) {
+      double sum = 0;
+      int count = 0;
+      bool all_masked = true;
+      for (int i = bi * k; i < std::min(rows, bi * k + k); ++i)
+        for (int j = bj * k; j < std::min(cols, bj * k + k); ++j) {
+          const std::size_t c = static_cast<std::size_t>(i) * cols + j;
+          sum += v[c];
+          ++count;
+          if (masked) all_masked = all_masked && masked[c];
+        }
+      const std::size_t b = static_cast<std::size_t>(bi) * tw + bj;
+      block_[b] = static_cast<float>(sum / count);
+      if (masked) block_masked_[b] = all_masked;
+    }
 }
 
 void HeatmapTextures::BuildMipmaps() {

@@ -32,10 +32,18 @@ class HeatmapTextures {
   // otherwise with plain nearest sampling, which is exact and cheapest.
   void SetMinified(bool minified);
   void Release();  // needs the GL context; called before the window closes
+  // Cells along each side of one texel: 1, or k when the maps were too many texels
+  // for kMaxTexels and each texel shows a k x k block's mean weight.
+  int CellsPerTexel() const { return cells_per_texel_; }
+  // All maps together hold at most this many texels (RGBA: 64 MiB, 85 with mipmaps).
+  static constexpr double kMaxTexels = 16.0 * (1 << 20);
 
  private:
   std::vector<unsigned int> ids_;
-  int w_ = 0, h_ = 0;
+  int w_ = 0, h_ = 0, cells_per_texel_ = 1;
+  std::vector<float> block_;
+  std::vector<unsigned char> block_masked_;
+  void Reduce(const float* v, const unsigned char* masked, int rows, int cols, int k);
   std::uint64_t generation_ = 0;
   render::ColourScale scale_ = render::ColourScale::Fixed, want_scale_ = render::ColourScale::Fixed;
   bool minified_ = false, mipmaps_ = false;

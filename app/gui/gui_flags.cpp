@@ -72,10 +72,12 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->type_name("FILE.json")
       ->group(g);
   app.add_flag("--churn", o.churn, "recompute every frame, as while a slider is dragged")->group(g);
-  cli::IntFlag(app, "--width", 200, 16384, [&o](int v) { o.width = v; }, "window width in pixels (default 1600)")
+  cli::IntFlag(app, "--width", 200, kMaxWindowWidth, [&o](int v) { o.width = v; },
+               "window width in pixels (default 1600, at most " + std::to_string(kMaxWindowWidth) + ")")
       ->type_name("W")
       ->group(g);
-  cli::IntFlag(app, "--height", 150, 16384, [&o](int v) { o.height = v; }, "window height in pixels (default 1000)")
+  cli::IntFlag(app, "--height", 150, kMaxWindowHeight, [&o](int v) { o.height = v; },
+               "window height in pixels (default 1000, at most " + std::to_string(kMaxWindowHeight) + ")")
       ->type_name("H")
       ->group(g);
   cli::TextFlag(app, "--dump-state", o.dump_state,
@@ -201,7 +203,14 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
     s.teach.view = static_cast<View>(f.view);
     s.teach.select_view = true;
   }
-  if (f.head >= 0) s.teach.head = f.head;
+  if (f.head >= 0) {
+    const int H = s.choice.cfg.num_heads;
+    if (f.head >= H)
+      throw cli::UsageError("--view-head " + std::to_string(f.head) + " does not exist: with num_heads = " +
+                            std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
+                            ". (--heads sets how many heads there are; --view-head picks one.)");
+    s.teach.head = f.head;
+  }
   if (f.query >= 0) s.teach.query = f.query;
   if (!f.inspect.empty()) {
     s.teach.inspect.tensor = f.inspect;

@@ -20,6 +20,12 @@ struct TeachFlags {
   bool heads = false;  // --preset heads
 };
 
+// The largest window (and so screenshot) mhaviz opens: 8K UHD. Its framebuffers, the
+// screenshot's pixels and their PNG stay within the memory budget; 16384 x 16384 took
+// 5.8 GB.
+inline constexpr int kMaxWindowWidth = 7680;
+inline constexpr int kMaxWindowHeight = 4320;
+
 // Automation (tests, docs, bug reports, benchmarks) and the window.
 struct GuiOptions {
   std::string screenshot, stats, dump_state, probe, export_path;

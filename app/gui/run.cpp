@@ -2,6 +2,7 @@
 // set up, loop { poll, new frame, draw, render, swap }, tear down. The flags are in
 // gui_flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
 // the automation flags (--frames, --screenshot, --stats, ...) in automation_session.cpp.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -50,6 +51,9 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   ApplyTeachFlags(a.teach, s);
   if (a.gui.width) *win_w = a.gui.width;
   if (a.gui.height) *win_h = a.gui.height;
+  // A saved size is held to the same cap as --width and --height.
+  *win_w = std::min(*win_w, kMaxWindowWidth);
+  *win_h = std::min(*win_h, kMaxWindowHeight);
 }
 
 // Waits for input while nothing moves (a minimised window, or three quiet seconds),

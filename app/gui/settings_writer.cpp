@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "gui/settings.hpp"
+#include "options/terminal.hpp"
 #include "io/files.hpp"
 
 namespace mha::gui {
@@ -42,7 +43,7 @@ void SettingsWriter::WriteSettings(const AppState& s, GLFWwindow* window, bool f
     io::WriteFileAtomic(settings_path_, now);
     written_ = now;
   } catch (const std::exception& e) {
-    if (force) std::cerr << "mhaviz: warning: could not save settings: " << e.what() << "\n";
+    if (force) std::cerr << "mhaviz: warning: could not save settings: " << cli::TerminalSafe(e.what(), true) << "\n";
   }
 }
 

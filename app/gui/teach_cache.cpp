@@ -3,7 +3,10 @@
 // generation or the view's selection changes.
 #include <algorithm>
 #include <cmath>
+#include <chrono>
+#include <future>
 #include <limits>
+#include <memory>
 #include <new>
 
 #include "gui/teach_views.hpp"
@@ -226,19 +229,67 @@ const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s) {
   return Refresh(c, GenKey(s), [&](std::vector<HeadSummary>& v) { v = SummarizeHeads(s.result.trace); });
 }
 
-const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool defer) {
+namespace {
+
+// The mean JS divergence of every pair of `maps`, stopping early (a partial, unused
+// result) once `cancel` is set.
+Eigen::MatrixXd DivergenceOf(const std::vector<Mat>& maps, const std::atomic<bool>& cancel) {
+  const int n = static_cast<int>(maps.size());
+  Eigen::MatrixXd d = Eigen::MatrixXd::Zero(n, n);
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      if (cancel) return d;
+      d(a, b) = d(b, a) = MeanJensenShannon(maps[a], maps[b]);
+    }
+  return d;
+}
+
+void StartDivergenceJob(const Trace& t, const std::string& key, DivergenceJob& job) {
+  if (job.cancel) *job.cancel = true;  // a superseded job stops at its next pair
+  job.key = key;
+  job.heads = std::min(t.cfg.num_heads, DivergenceJob::kMaxDivergenceHeads);
+  auto maps = std::make_shared<std::vector<Mat>>();
+  for (int h = 0; h < job.heads; ++h) maps->push_back(t.AttnHead(h));  // the job's own copy
+  job.cancel = std::make_shared<std::atomic<bool>>(false);
+  job.result = std::async(std::launch::async, [maps, cancel = job.cancel] { return DivergenceOf(*maps, *cancel); });
+}
+
+}  // namespace
+
+const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait) {
   auto& c = s.teach.divergence_cache;
+  auto& job = s.teach.divergence_job;
   if (!s.result.ok) return NoTrace(c, s);
   const Trace& t = s.result.trace;
-  // About num_heads^2 / 2 * seq * seq_kv logarithms: ~10 ms at 16 heads x 64 tokens.
-  const double cost = 0.5 * t.cfg.num_heads * t.cfg.num_heads * double(t.seq) * t.seq_kv;
   const std::string key = GenKey(s);
-  if (defer && c.ok && c.key != key && cost > 2e5 && c.value.rows() == t.cfg.num_heads) {
-    c.stale = true;
+  if (c.key == key) return c;
+  if (job.key != key || !job.result.valid()) {
+    try {
+      StartDivergenceJob(t, key, job);
+    } catch (const std::exception& e) {  // no thread or no memory for the copy
+      c.key = key;
+      c.ok = false;
+      c.error = std::string("Could not compute the divergence: ") + e.what();
+      return c;
+    }
+  }
+  if (!wait && job.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    // Keep showing the last result while it fits this trace's heads; else "computing".
+    const bool fits = c.ok && c.value.rows() == job.heads && s.teach.divergence_of == t.cfg.num_heads;
+    c.stale = fits;
+    if (!fits) {
+      c.ok = false;
+      c.error.clear();
+    }
     return c;
   }
+  c.value = job.result.get();
+  c.key = key;
+  c.ok = true;
   c.stale = false;
-  return Refresh(c, key, [&](Eigen::MatrixXd& v) { v = HeadDivergence(t); });
+  c.error.clear();
+  s.teach.divergence_of = t.cfg.num_heads;
+  return c;
 }
 
 const Cached<AttentionSources>& SourcesCache(AppState& s) {
@@ -269,6 +320,13 @@ const Cached<Trace>& SelfTraceCache(AppState& s) {
     return c;
   }
   return Refresh(c, GenKey(s), [&](Trace& v) {
+    // A second trace beside the first: bounded, so the two stay within the memory budget.
+    constexpr std::size_t kMaxContrastBytes = std::size_t(256) << 20;
+    const std::size_t bytes = EstimateTraceBytes(t.cfg, t.seq, t.seq);
+    if (bytes > kMaxContrastBytes)
+      throw Error("The self-attention contrast would need a second trace of about " + std::to_string(bytes >> 20) +
+                  " MiB beside this one (the cap for it is " + std::to_string(kMaxContrastBytes >> 20) +
+                  " MiB); use fewer tokens or heads to see it.");
     Inputs self;
     self.tokens = t.in.tokens;
     self.x = t.in.x;

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <future>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -54,6 +56,24 @@ struct InspectedTensor {
   std::string col_group_label;        // "head", "K/V head"
 };
 
+// The head x head divergence, computed on a worker thread: it costs num_heads^2 / 2 *
+// seq * seq_kv logarithms (55 s on the UI thread at 64 heads x 1024 tokens), so the
+// window keeps drawing meanwhile. It covers the first kMaxDivergenceHeads heads only
+// (the view says so), which bounds both its time and the copy of their maps it works on.
+struct DivergenceJob {
+  static constexpr int kMaxDivergenceHeads = 16;
+  std::string key;                    // what the running job computes (trace generation)
+  std::future<Eigen::MatrixXd> result;
+  std::shared_ptr<std::atomic<bool>> cancel;  // set when superseded or at exit: the job stops early
+  int heads = 0;                      // heads it covers
+  DivergenceJob() = default;
+  DivergenceJob(const DivergenceJob&) = delete;
+  DivergenceJob& operator=(const DivergenceJob&) = delete;
+  ~DivergenceJob() {
+    if (cancel) *cancel = true;  // the future's destructor then waits one pair at most
+  }
+};
+
 struct TeachUi {
   View view = View::Heatmaps;
   bool select_view = false;   // make the tab bar switch to `view` this frame
@@ -76,6 +96,8 @@ struct TeachUi {
   Cached<ScalingComparison> scaling_cache;
   Cached<std::vector<HeadSummary>> summaries_cache;
   Cached<Eigen::MatrixXd> divergence_cache;
+  int divergence_of = 0;  // num_heads of the trace divergence_cache covers (its first rows() heads)
+  DivergenceJob divergence_job;
   Cached<std::vector<HeadCountRow>> head_count_cache;
   Cached<GqaFacts> gqa_cache;
   Cached<AttentionSources> sources_cache;

@@ -20,10 +20,12 @@ void ClampTeachSelection(AppState& s);
 const Cached<QueryExplanation>& QueryCache(AppState& s);
 const Cached<ScalingComparison>& ScalingCache(AppState& s);
 const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s);
-// `defer`: while a control is being dragged, keep the last result of a big trace
-// (marked stale) instead of spending a frame's time on it; the view passes
-// ImGui::IsAnyItemActive(), the dump never defers.
-const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool defer = false);
+// The divergence of the first min(num_heads, DivergenceJob::kMaxDivergenceHeads)
+// heads (teach.divergence_of says of how many). Computed on a worker thread (see
+// DivergenceJob): with `wait` false, while the job runs the last result is kept and
+// marked stale (or, with none of this size, ok is false and error is empty); the dump
+// waits.
+const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait = true);
 const Cached<AttentionSources>& SourcesCache(AppState& s);
 const Cached<InspectedTensor>& InspectCache(AppState& s);
 // The sentence's self-attention with the same weights (cross-attention contrast):

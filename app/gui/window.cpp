@@ -14,6 +14,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include "gui/fonts.hpp"
+#include "gui/gui_flags.hpp"
 #include "gui/settings.hpp"
 #include "gui/theme.hpp"
 
@@ -76,6 +77,8 @@ GLFWwindow* OpenWindow(int win_w, int win_h, bool exact_size) {
     glfwTerminate();
     return nullptr;
   }
+  // Resizing by hand is held to the cap --width and --height have (gui_flags.hpp).
+  glfwSetWindowSizeLimits(window, GLFW_DONT_CARE, GLFW_DONT_CARE, kMaxWindowWidth, kMaxWindowHeight);
   glfwMakeContextCurrent(window);
   const int gl_version = gladLoadGL(glfwGetProcAddress);
   if (!gl_version || GLAD_VERSION_MAJOR(gl_version) * 10 + GLAD_VERSION_MINOR(gl_version) < 33) {

@@ -9,12 +9,16 @@
 #include <sstream>
 #include <utility>
 
+#include "options/terminal.hpp"
+
 namespace mha::cli {
 namespace {
 
 // Sizes are range-checked loosely here (so absurd numbers never reach an allocation)
 // and precisely, with a teaching message, by mha::Validate.
 constexpr long long kBig = 1LL << 30;
+const std::string kHeadsLimit = "num_heads <= " + std::to_string(Limits::kMaxHeads);
+const std::string kDModelLimit = "d_model <= " + std::to_string(Limits::kMaxDModel);
 
 std::string SeeHelp(const std::string& command) { return "See 'mhaviz " + command + " --help'"; }
 
@@ -94,10 +98,11 @@ void UseMhavizHelpLayout(CLI::App& app) {
   app.set_help_flag("-h,--help", "print this help and exit")->group("Help");
 }
 
-std::string FarOutside(const std::string& flag, const std::string& v) {
-  return flag + " = " + v +
-         " is far outside any size mhaviz can use (the limits are d_model <= " + std::to_string(Limits::kMaxDModel) +
-         ", num_heads <= " + std::to_string(Limits::kMaxHeads) + ").";
+// An integer as typed: an optional '-' and digits, nothing else. strtoll alone would
+// also take leading spaces and a '+' (and strtoull a '-': " -1" became 2^64 - 1).
+bool IsWholeNumber(const std::string& v, bool allow_minus) {
+  const std::size_t digits = allow_minus && !v.empty() && v[0] == '-' ? 1 : 0;
+  return v.size() > digits && v.find_first_not_of("0123456789", digits) == std::string::npos;
 }
 
 // Records a configuration flag: in `o.cfg` (on the defaults) and as an edit the GUI
@@ -110,9 +115,10 @@ void SetConfig(RunOptions& o, T Config::*field, T value) {
 
 template <class T>
 CLI::Option* ConfigInt(CLI::App& app, RunOptions& o, const std::string& flag, T Config::*field, const std::string& help,
-                       std::function<std::string(long long)> rule = {}) {
+                       const std::string& limit, std::function<std::string(long long)> rule = {}) {
   return IntFlag(
-      app, flag, -kBig, kBig, [&o, field](int v) { SetConfig(o, field, static_cast<T>(v)); }, help, std::move(rule));
+      app, flag, -kBig, kBig, [&o, field](int v) { SetConfig(o, field, static_cast<T>(v)); }, help, std::move(rule),
+      limit);
 }
 
 // A flag with named values: `choices` maps each name to its value.
@@ -167,26 +173,63 @@ int PrintHelp(const CLI::App& app) {
 }
 
 CLI::Validator WholeNumber(const std::string& flag, long long lo, long long hi,
-                           std::function<std::string(long long)> rule) {
+                           std::function<std::string(long long)> rule, const std::string& limit) {
   return CLI::Validator(
-      [flag, lo, hi, rule](std::string& v) -> std::string {
+      [flag, lo, hi, rule, limit](std::string& v) -> std::string {
+        const std::string shown = TerminalSafe(v);
+        if (!IsWholeNumber(v, lo < 0))
+          return flag + " expects a whole number" + (lo >= 0 ? " >= " + std::to_string(lo) : std::string()) +
+                 ", got '" + shown + "' (digits only, no spaces or sign" +
+                 (lo < 0 ? " other than a leading '-'" : "") + ").";
         errno = 0;
-        char* end = nullptr;
-        const long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno == ERANGE) return flag + " expects a whole number, got '" + v + "'.";
-        if (n < lo || n > hi) return FarOutside(flag, v);
-        return rule ? rule(n) : std::string();
+        const long long n = std::strtoll(v.c_str(), nullptr, 10);
+        const bool huge = errno == ERANGE;
+        if (huge)
+          return flag + " expects a whole number, got '" + shown + "', which is beyond any number it can use (" +
+                 (limit.empty() ? std::to_string(lo) + " to " + std::to_string(hi) : limit) + ").";
+        if (!huge && n >= lo && n <= hi) return rule ? rule(n) : std::string();
+        // Out of range: the flag's own rule explains it where it can (it names the limit).
+        if (!huge && rule && !rule(n).empty()) return rule(n);
+        if (!limit.empty()) return flag + " = " + shown + " is far outside any value mhaviz can use (" + limit + ").";
+        return flag + " = " + shown + " is out of range: it must be between " + std::to_string(lo) + " and " +
+               std::to_string(hi) + ".";
       },
       "");
 }
 
 CLI::Option* IntFlag(CLI::App& app, const std::string& flag, long long lo, long long hi, std::function<void(int)> set,
-                     const std::string& help, std::function<std::string(long long)> rule) {
+                     const std::string& help, std::function<std::string(long long)> rule, const std::string& limit) {
   return app
       .add_option_function<std::string>(
           flag, [set](const std::string& v) { set(static_cast<int>(std::strtoll(v.c_str(), nullptr, 10))); }, help)
       ->type_name("N")
-      ->check(WholeNumber(flag, lo, hi, std::move(rule)));
+      ->check(WholeNumber(flag, lo, hi, std::move(rule), limit));
+}
+
+CLI::Option* NumberFlag(CLI::App& app, const std::string& flag, int& target, long long lo, long long hi,
+                        const std::string& help) {
+  return IntFlag(app, flag, lo, hi, [&target](int v) { target = v; }, help)->default_str(std::to_string(target));
+}
+
+CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void(std::uint64_t)> set,
+                      const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          flag, [set](const std::string& v) { set(static_cast<std::uint64_t>(std::strtoull(v.c_str(), nullptr, 10))); },
+          help)
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [flag](std::string& v) -> std::string {
+            const std::string bad = flag + " expects a whole number >= 0, got '" + TerminalSafe(v) +
+                                    "' (digits only, no spaces or sign).";
+            if (!IsWholeNumber(v, false)) return bad;
+            errno = 0;
+            std::strtoull(v.c_str(), nullptr, 10);
+            return errno == ERANGE ? flag + " = " + TerminalSafe(v) + " is over the largest seed, " +
+                                         std::to_string(std::numeric_limits<std::uint64_t>::max()) + "."
+                                   : std::string();
+          },
+          ""));
 }
 
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
@@ -199,18 +242,18 @@ CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& targe
 
 void AddModelSizeFlags(CLI::App& app, RunOptions& o) {
   const std::string g = kComputeGroup;
-  ConfigInt(app, o, "--heads", &Config::num_heads, "num_heads (default 8)")->type_name("H")->group(g);
+  ConfigInt(app, o, "--heads", &Config::num_heads, "num_heads (default 8)", kHeadsLimit)->type_name("H")->group(g);
   IntFlag(
       app, "--d-model", -kBig, kBig,
       [&o](int v) {
         SetConfig(o, &Config::d_model, v);
         o.d_model_given = true;
       },
-      "d_model (default 512); must be divisible by num_heads")
+      "d_model (default 512); must be divisible by num_heads", {}, kDModelLimit)
       ->type_name("D")
       ->group(g);
   ConfigInt(app, o, "--kv-heads", &Config::num_kv_heads,
-            "num_kv_heads for grouped-query attention (divides num_heads; 1 = multi-query)",
+            "num_kv_heads for grouped-query attention (divides num_heads; 1 = multi-query)", kHeadsLimit,
             [](long long n) {
               return n > 0 ? std::string()
                            : "--kv-heads = " + std::to_string(n) +
@@ -219,24 +262,9 @@ void AddModelSizeFlags(CLI::App& app, RunOptions& o) {
             })
       ->type_name("G")
       ->group(g);
-  app.add_option_function<std::string>(
-         "--seed",
-         [&o](const std::string& v) {
-           SetConfig(o, &Config::seed, static_cast<std::uint64_t>(std::strtoull(v.c_str(), nullptr, 10)));
-         },
-         "seed of the embeddings and weights (default 42)")
-      ->type_name("N")
-      ->group(g)
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            errno = 0;
-            char* end = nullptr;
-            const std::string bad = "--seed expects a whole number >= 0, got '" + v + "'.";
-            if (v.empty() || v[0] == '-') return bad;
-            std::strtoull(v.c_str(), &end, 10);
-            return *end != '\0' || errno == ERANGE ? bad : std::string();
-          },
-          ""));
+  SeedFlag(app, "--seed", [&o](std::uint64_t v) { SetConfig(o, &Config::seed, v); },
+           "seed of the embeddings and weights (default 42)")
+      ->group(g);
 }
 
 void AddRunFlags(CLI::App& app, RunOptions& o) {
@@ -300,6 +328,7 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
       ->type_name("B")
       ->group(g);
   ConfigInt(app, o, "--d-ff", &Config::d_ff, "feed-forward hidden width with --block encoder (default 4 x d_model)",
+            "d_ff <= " + std::to_string(Limits::kMaxDFf),
             [](long long n) {
               return n > 0 ? std::string()
                            : "--d-ff = " + std::to_string(n) +

@@ -21,6 +21,7 @@
 // and one row in main.cpp's table of commands.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -68,14 +69,24 @@ void AddModelSizeFlags(CLI::App& app, RunOptions& o);
 // combination rules checks them after ParseFlags.
 void AddRunFlags(CLI::App& app, RunOptions& o);
 
-// Building blocks for a flag with a teaching error. `WholeNumber` accepts whole numbers
-// in [lo, hi] ("--heads expects a whole number, got 'x'."); `rule`, if given, returns
-// an error message for a number the flag cannot use, or "". `IntFlag` declares such a
-// flag.
+// Building blocks for a flag with a teaching error. Every integer flag of every
+// subcommand goes through `WholeNumber`: digits with at most a leading '-' (no spaces,
+// no '+', no hex), in [lo, hi] ("--heads expects a whole number ..., got 'x'."). `rule`,
+// if given, returns an error message for a number the flag cannot use, or "", and is
+// asked first about numbers outside [lo, hi] too, so its message can name the limit.
+// Otherwise an out-of-range number is refused with [lo, hi], or, for flags whose range
+// here is only a loose guard (the precise check comes later, mha::Validate), with
+// `limit` ("num_heads <= 256"). `IntFlag` declares such a flag; `NumberFlag` binds one
+// to an int; `SeedFlag` takes any 64-bit unsigned number.
 CLI::Validator WholeNumber(const std::string& flag, long long lo, long long hi,
-                           std::function<std::string(long long)> rule = {});
+                           std::function<std::string(long long)> rule = {}, const std::string& limit = "");
 CLI::Option* IntFlag(CLI::App& app, const std::string& flag, long long lo, long long hi, std::function<void(int)> set,
-                     const std::string& help, std::function<std::string(long long)> rule = {});
+                     const std::string& help, std::function<std::string(long long)> rule = {},
+                     const std::string& limit = "");
+CLI::Option* NumberFlag(CLI::App& app, const std::string& flag, int& target, long long lo, long long hi,
+                        const std::string& help);
+CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void(std::uint64_t)> set,
+                      const std::string& help);
 // A value that must not be empty (`empty_error` says what to give instead).
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
                       const std::string& empty_error = "");

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "io/files.hpp"
+#include "options/terminal.hpp"
 
 namespace mha::cli {
 
@@ -37,16 +38,16 @@ int Guard(const std::string& command, const std::function<int()>& body) {
   try {
     return body();
   } catch (const UsageError& e) {
-    std::cerr << "mhaviz " << command << ": error: " << e.what() << "\n";
+    std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";
     return 2;
   } catch (const Error& e) {
-    std::cerr << "mhaviz " << command << ": error: " << e.what() << "\n";
+    std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "mhaviz " << command << ": error: out of memory. Use fewer tokens, heads or a smaller d_model.\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "mhaviz " << command << ": error: " << e.what() << "\n";
+    std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   }
 }

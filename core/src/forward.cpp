@@ -581,6 +581,29 @@ void UpdateFlow(Trace& t, detail::Workspace& ws) {
   ws.flow_valid = true;
 }
 
+// The value cap keeps every product of the attention sublayer inside float32, and a
+// LayerNorm rescales what follows it; but an encoder block without one (norm none)
+// multiplies already large values by W1 and W2 again, and can overflow. Checking the
+// output is enough: Inf or NaN anywhere earlier reaches it (a ReLU can drop -Inf, but
+// only one the trace never stores). Refused rather than shown or written.
+void CheckFiniteOutput(const Trace& t) {
+  const Mat& out = t.block_out.size() > 0 ? t.block_out : t.out;
+  if (out.allFinite()) return;
+  const std::pair<const char*, const Mat*> order[] = {{"attn_out", &t.attn_out}, {"residual", &t.residual},
+                                                      {"out", &t.out},           {"ffn_hidden", &t.ffn_hidden},
+                                                      {"ffn_out", &t.ffn_out},   {"block_out", &t.block_out}};
+  std::string first = "the output";
+  for (const auto& [name, m] : order)
+    if (m->size() > 0 && !m->allFinite()) {
+      first = name;
+      break;
+    }
+  throw Error("The layer's values overflowed float32 (Inf or NaN from " + first + " on), so there is nothing "
+              "meaningful to show. With norm none nothing rescales the values between the attention and the "
+              "feed-forward network, and large weights multiply them past 3.4e38. Use norm post or pre, or "
+              "scale the weights (or the input) down.");
+}
+
 }  // namespace
 
 void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
@@ -590,6 +613,7 @@ void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const In
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
   Run(p, threads);
   UpdateFlow(t, ws);
+  CheckFiniteOutput(t);
 }
 
 void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {

@@ -243,6 +243,14 @@ void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out) {
       throw Error("Token id " + std::to_string(tokens[i]) + " at position " + std::to_string(i) +
                   " is outside the model's vocabulary of " + std::to_string(c.vocab_size()) + " tokens (ids 0 to " +
                   std::to_string(c.vocab_size() - 1) + ").");
+  // Every layer's trace is kept: the cap applies to all of them together (each layer's
+  // own Validate sees only one).
+  const double bytes = static_cast<double>(EstimateTraceBytes(c.LayerConfig(), seq, seq)) * c.num_layers;
+  if (bytes > static_cast<double>(Limits::kMaxTraceBytes))
+    throw Error("Tracing all " + std::to_string(c.num_layers) + " layers of this model on " + std::to_string(seq) +
+                " tokens would need about " + std::to_string(static_cast<long long>(bytes) >> 20) +
+                " MiB, over the trace cap of " + std::to_string(Limits::kMaxTraceBytes >> 20) +
+                " MiB. Give fewer tokens.");
   out.tokens = tokens;
   out.x.resize(seq, c.layer.d_model);
   EmbedTokens(m, tokens.data(), seq, out.x.data());

@@ -377,7 +377,29 @@ def test_positional_heads(mhaviz, d):
         close(attn[h], w, 2e-5, f"head {h}'s weights vs numpy")
 
 
+def test_divergence_bounded(mhaviz, d):
+    """Head metrics with more heads than the divergence covers: it is computed (off the UI
+    thread) for the first 16 heads only, says so, and equals numpy's JS divergence."""
+    args = ["--sentence", "a b c d e f g h", "--heads", "20", "--d-model", "80", "--seed", "3"]
+    dump = dump_run(mhaviz, d, *args, "--view", "heads")
+    check(dump["ok"], dump["error"])
+    hv = dump["views"]["heads_view"]
+    check(len(hv["summaries"]) == 20, f"{len(hv['summaries'])} head summaries, not 20")
+    check(hv.get("divergence_heads") == 16, f"divergence over {hv.get('divergence_heads')} heads, not the first 16")
+    D = np.array(hv["divergence"])
+    check(D.shape == (16, 16), f"divergence shape {D.shape}")
+    A = cli_npz(mhaviz, d, "ref.npz", *args)["attn"][0].astype(np.float64)
+
+    def kl(a, b):
+        return np.where(a > 0, a * np.log(np.where(a > 0, a, 1) / np.where(b > 0, b, 1)), 0).sum(axis=1)
+    for i, j in [(0, 1), (3, 15), (7, 12)]:
+        m = 0.5 * (A[i] + A[j])
+        js = (0.5 * kl(A[i], m) + 0.5 * kl(A[j], m)).mean()
+        check(abs(D[i, j] - js) < 1e-5 and D[i, j] == D[j, i], f"JS(head {i}, head {j}) = {D[i, j]}, numpy {js}")
+
+
 TESTS = {
+    "divergence_bounded": test_divergence_bounded,
     "positional_heads": test_positional_heads,
     "lesson_preset": test_lesson_preset,
     "lesson_editor": test_lesson_editor,

@@ -161,7 +161,7 @@ void DrawHeadsView(AppState& s) {
   if (side) ImGui::SameLine(0, fs);
 
   ImGui::BeginGroup();
-  const auto& dc = DivergenceCache(s, ImGui::IsAnyItemActive());
+  const auto& dc = DivergenceCache(s, /*wait=*/false);
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
   ImGui::TextUnformatted("How different are the heads?");
@@ -169,12 +169,24 @@ void DrawHeadsView(AppState& s) {
   if (s.ui.font_bold) ImGui::PopFont();
   if (dc.stale) {
     ImGui::SameLine();
-    ImGui::TextDisabled("(updates when you let go)");
+    ImGui::TextDisabled("(updating...)");
   }
-  if (!dc.ok) {
+  if (!dc.ok && dc.error.empty()) {
+    Muted("Computing the divergence of every pair of heads (the window stays usable meanwhile)...");
+  } else if (!dc.ok) {
     MessageBox(dc.error, Pal().error_bg, Pal().error_text);
   } else {
     const Eigen::MatrixXd& d = dc.value;
+    const int K = static_cast<int>(d.rows());  // the first K heads: the divergence is bounded to them
+    if (K < H) {
+      std::snprintf(buf, sizeof buf,
+                    "Showing the first %d of %d heads: each pair of heads costs seq x seq_kv logarithms, so the "
+                    "divergence covers at most %d heads (all 256 at 1024 tokens would take minutes).",
+                    K, H, K);
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
+      Muted(buf);
+      ImGui::PopTextWrapPos();
+    }
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextUnformatted("The mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
@@ -182,10 +194,10 @@ void DrawHeadsView(AppState& s) {
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     // Most alike and most different pair, in words.
-    if (H >= 2) {
+    if (K >= 2) {
       int a0 = 0, b0 = 1, a1 = 0, b1 = 1;
-      for (int i = 0; i < H; ++i)
-        for (int j = i + 1; j < H; ++j) {
+      for (int i = 0; i < K; ++i)
+        for (int j = i + 1; j < K; ++j) {
           if (d(i, j) < d(a0, b0)) a0 = i, b0 = j;
           if (d(i, j) > d(a1, b1)) a1 = i, b1 = j;
         }
@@ -200,7 +212,7 @@ void DrawHeadsView(AppState& s) {
     m.id = "head divergence";
     m.key = dc.key;
     m.data = df.data();
-    m.rows = m.cols = H;
+    m.rows = m.cols = K;
     m.scale = ColourScale::Sequential;
     m.range = static_cast<float>(std::log(2.0));
     m.fixed_decimals = true;
@@ -232,8 +244,12 @@ json DumpHeadsView(AppState& s) {
                     {"first", h.first},
                     {"pattern", ToString(h.pattern)}});
   heads["summaries"] = list;
-  if (d.ok) heads["divergence"] = Matrix(d.value);
-  else heads["divergence_error"] = d.error;
+  if (d.ok) {
+    heads["divergence"] = Matrix(d.value);
+    heads["divergence_heads"] = d.value.rows();  // the first ones, of num_heads
+  } else {
+    heads["divergence_error"] = d.error;
+  }
   return heads;
 }
 

@@ -44,8 +44,11 @@ struct Limits {
   static constexpr int kMaxThreads = 256;
   static constexpr int kMaxDFf = 16384;                      // FFN hidden width (4 x the largest d_model)
   static constexpr std::size_t kMaxSentenceBytes = 1 << 20;  // bytes read of one sentence
-  // Estimated bytes of one Trace; refused before allocating anything.
-  static constexpr std::size_t kMaxTraceBytes = std::size_t(2) << 30;
+  // Estimated bytes of one Trace; refused before allocating anything. 896 MiB, so that
+  // with what each command holds beside it (the GUI's fonts, textures and views,
+  // export's image) every accepted input peaks under 1.5 GB (scripts/budget_table.py;
+  // at 2 GiB the GUI peaked at 4.6 GB).
+  static constexpr std::size_t kMaxTraceBytes = std::size_t(896) << 20;
   // Dividing scores by a tinier temperature overflows float32 (1e-40 made scores +-inf
   // and attn NaN); 1e-3 already makes the softmax practically one-hot.
   static constexpr float kMinTemperature = 1e-3f;
