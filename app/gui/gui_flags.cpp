@@ -58,6 +58,9 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
                          "positional heads on the sentence); got '" + v + "'.";
           },
           ""));
+  app.add_flag("--train-autostart", t.train_autostart,
+               "press Train when the Train view first opens (with --view train: at start)")
+      ->group(g);
 }
 
 void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
@@ -145,6 +148,7 @@ void ApplyRunOptions(const cli::RunOptions& o, AppState& s) {
     s.files.weights_path = o.weights_npz;
   }
   SyncBuffersFromChoice(s);
+  s.train.flag_edits = o.cfg_edits;  // the Train view's task defaults go under them
   s.dirty = true;
 }
 
@@ -155,6 +159,7 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
     s.teach.view = static_cast<View>(f.view);
     s.teach.select_view = true;
   }
+  s.train.autostart = f.train_autostart;
   if (f.head >= 0) s.teach.head = f.head;
   if (f.query >= 0) s.teach.query = f.query;
   if (!f.inspect.empty()) {

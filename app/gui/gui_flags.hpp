@@ -18,6 +18,7 @@ struct TeachFlags {
   std::string inspect;
   bool lesson = false;
   bool heads = false;  // --preset heads
+  bool train_autostart = false;  // --train-autostart
 };
 
 // Automation (tests, docs, bug reports, benchmarks) and the window.

@@ -36,6 +36,12 @@ std::string ReuseText(const LiveReport& r, const Trace& t) {
 void Recompute(AppState& s) {
   s.dirty = false;
   const auto t0 = Clock::now();
+  if (UsingTrainedModel(s)) {  // the model source's branch: model_source.cpp
+    RecomputeFromModel(s);
+    s.timing.last_recompute_ms = MsSince(t0);
+    s.timing.recompute_ms.push_back(s.timing.last_recompute_ms);
+    return;
+  }
   Result& r = s.result;
   // The chips show the tokenization even when the configuration cannot run.
   auto texts = [](const std::string& sentence) {

@@ -102,6 +102,10 @@ void LoadPositionalHeadsExample(AppState& s) {
   LoadExample(s, std::move(ex), kHeadsSource, message);
 }
 
+bool UsesPositionalHeadsExample(const AppState& s) {
+  return s.files.weights_path == kHeadsSource && s.files.input_path == kHeadsSource;
+}
+
 std::shared_ptr<Weights> EditableWeights(AppState& s) {
   const auto cur = CurrentWeights(s);
   if (!cur) return nullptr;
