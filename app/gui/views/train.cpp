@@ -78,11 +78,11 @@ void DrawTask(AppState& s, float lw) {
   }
   ImGui::SameLine();
   if (ImGui::Button("Task defaults")) ApplyTaskDefaults(s);
-  ImGui::SameLine();
-  DrawRunButtonsInline(s);
   Probe(s, "train_defaults");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Heads, d_model, norm, layers, steps and learning rate that solve this task in one run.");
+  ImGui::SameLine();
+  DrawRunButtonsInline(s);
   if (task_changed) ApplyTaskDefaults(s);  // a task needs its own head count, layers, steps
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextWrapped("%s", Explain(t.task).c_str());
@@ -210,6 +210,7 @@ void DrawTrainView(AppState& s) {
   DrawModelLine(s, lw);
   DrawRunSettings(s, lw);
   DrawRunStatus(s);
+  DrawFiles(s);
   const bool heads = CurrentHeads(s).probe != nullptr, curves = !s.train.runs.empty();
   if (heads || curves) ImGui::Separator();
   // Heads and curves side by side where the tab is wide enough, else one under the other.
@@ -231,8 +232,6 @@ void DrawTrainView(AppState& s) {
     }
     if (curves) DrawTrainCurves(s);
   }
-  ImGui::Separator();
-  DrawFiles(s);
 }
 
 nlohmann::json DumpTrainView(AppState& s) {
