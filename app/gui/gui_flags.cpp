@@ -61,6 +61,15 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
   app.add_flag("--train-autostart", t.train_autostart,
                "press Train when the Train view first opens (with --view train: at start)")
       ->group(g);
+  app.add_option("--train-task", t.train_task, "the Train view's task: offsets, reverse, sort or induction")
+      ->type_name("NAME")
+      ->group(g)
+      ->check(CLI::IsMember({"offsets", "reverse", "sort", "induction"}));
+  cli::IntFlag(
+      app, "--train-offsets", 1, 4, [&t](int v) { t.train_offsets = v; },
+      "the offsets task's K: predict the tokens 1..K back (default 2)")
+      ->type_name("K")
+      ->group(g);
 }
 
 void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
@@ -160,6 +169,8 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
     s.teach.select_view = true;
   }
   s.train.autostart = f.train_autostart;
+  if (!f.train_task.empty()) s.train.task.kind = ParseTask(f.train_task);
+  if (f.train_offsets > 0) s.train.task.offsets = f.train_offsets;
   if (f.head >= 0) s.teach.head = f.head;
   if (f.query >= 0) s.teach.query = f.query;
   if (!f.inspect.empty()) {

@@ -19,6 +19,8 @@ struct TeachFlags {
   bool lesson = false;
   bool heads = false;  // --preset heads
   bool train_autostart = false;  // --train-autostart
+  std::string train_task;        // --train-task
+  int train_offsets = 0;         // --train-offsets
 };
 
 // Automation (tests, docs, bug reports, benchmarks) and the window.

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <new>
 
+#include <imgui.h>
+#include <imgui_internal.h>
+
 #include "gui/app_state.hpp"
 #include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
@@ -61,11 +64,19 @@ std::vector<int> IdsOf(const ModelConfig& c, const std::vector<std::string>& wor
   return ids;
 }
 
+// The sentence field gets `text`. A field being edited keeps its own copy of the
+// text and would write it back over ours, so it lets go first.
+void SetSentence(AppState& s, const std::string& text) {
+  if (ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput) ImGui::ClearActiveID();
+  s.ui.focus_sentence = false;
+  s.choice.sentence = text;
+  SyncBuffersFromChoice(s);
+}
+
 // Leaves a trained model: the sentence typed before it comes back.
 void RestoreSentence(AppState& s) {
   if (s.source.kind != ModelSourceKind::Trained) return;
-  s.choice.sentence = s.source.seeded_sentence;
-  SyncBuffersFromChoice(s);
+  SetSentence(s, s.source.seeded_sentence);
   s.source = ModelSource();
 }
 
@@ -129,10 +140,7 @@ void UseTrainedModel(AppState& s, std::shared_ptr<const Model> model, const std:
   src.name = name;
   src.run_id = run_id;
   src.layer = std::clamp(src.layer, 0, src.model->cfg.num_layers - 1);
-  if (!keep_typed && !tokens.empty()) {
-    s.choice.sentence = JoinIds(tokens);
-    SyncBuffersFromChoice(s);
-  }
+  if (!keep_typed && !tokens.empty()) SetSentence(s, JoinIds(tokens));
   s.dirty = true;
 }
 
@@ -152,7 +160,7 @@ void UsePositionalHeadsSource(AppState& s) {
 }
 
 void DrawModelSourcePanel(AppState& s) {
-  SectionTitle(s, "Model", "Where the weights come from.");
+  SectionTitle(s, "Model", "where the weights come from", true);
   // The positional heads may also come from the Lesson or Head metrics view, or a flag.
   if (s.source.kind != ModelSourceKind::Trained)
     s.source.kind = UsesPositionalHeadsExample(s) ? ModelSourceKind::PositionalHeads : ModelSourceKind::Seeded;

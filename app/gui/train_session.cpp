@@ -170,6 +170,7 @@ void ApplyTaskDefaults(AppState& s) {
 void PrepareTrainView(AppState& s) {
   if (s.train.defaults_applied) return;
   s.train.defaults_applied = true;
+  if (s.train.path[0] == '\0') std::snprintf(s.train.path.data(), s.train.path.size(), "mhaviz-model.npz");
   ApplyTaskDefaults(s);
   s.train.message = "The Configuration panel now holds the " + TaskName(s.train.task) + " task's defaults (" +
                     std::to_string(s.choice.cfg.num_heads) + " heads, d_model " + std::to_string(s.choice.cfg.d_model) +

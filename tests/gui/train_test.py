@@ -79,6 +79,7 @@ def test_offsets(mhaviz, d):
         # Save from the GUI.
         r = app.widget("train_path")
         app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
         app.type_held("model.npz")
         click_until(app, "train_save", lambda p: p["train"]["message"].startswith("Saved"), "the checkpoint to be saved")
         final = app.quit()
@@ -150,6 +151,7 @@ def test_load_checkpoint(mhaviz, d):
     try:
         r = app.widget("train_path")
         app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
         app.type_held("cli.npz")
         click_until(app, "train_load", lambda p: p["train"]["message"].startswith("Loaded"), "the checkpoint to load")
         r = app.widget("sentence")

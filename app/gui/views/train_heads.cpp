@@ -111,6 +111,11 @@ void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
 
 void DrawTrainTimeline(AppState& s) {
   TrainUi& t = s.train;
+  if (t.show_loaded) {
+    Muted(("The heads of " + t.loaded_path + " on held-out example 0 of its task (a checkpoint has no timeline).")
+              .c_str());
+    return;
+  }
   if (t.shown_run < 0 || t.shown_run >= static_cast<int>(t.runs.size())) return;
   const TrainRunRecord& r = t.runs[static_cast<std::size_t>(t.shown_run)];
   if (!r.progress || r.progress->snapshots.empty()) return;
@@ -168,7 +173,10 @@ void DrawHeadsGrid(AppState& s) {
   const float avail = ImGui::GetContentRegionAvail().x - row_label_w;
   const float label_w = ImGui::CalcTextSize("previous-token 0.00").x;
   // As big as the width allows, up to 12 font heights; never so small the label is lost.
-  const float side = std::floor(std::clamp(avail / H - st.ItemSpacing.x, fs * 3.0f, fs * 12.0f));
+  // and short enough that every layer fits the height left (a head title and a label each).
+  const float rows_h = ImGui::GetContentRegionAvail().y - fs * 2.0f;
+  const float fit_h = rows_h / L - 2 * ImGui::GetTextLineHeightWithSpacing() - st.ItemSpacing.y;
+  const float side = std::floor(std::clamp(std::min(avail / H - st.ItemSpacing.x, fit_h), fs * 3.0f, fs * 12.0f));
   const float col_w = std::max(side, std::min(label_w, avail / H - st.ItemSpacing.x));
   for (int l = 0; l < L; ++l) {
     for (int h = 0; h < H; ++h) {
