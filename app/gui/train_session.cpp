@@ -170,6 +170,9 @@ void ApplyTaskDefaults(AppState& s) {
 void PrepareTrainView(AppState& s) {
   if (s.train.defaults_applied) return;
   s.train.defaults_applied = true;
+  // The heads and the curves need the height more than the shape flow's table does
+  // (its Show button brings it back; the other tabs keep showing the trained model).
+  s.layout.flow_collapsed = true;
   if (s.train.path[0] == '\0') std::snprintf(s.train.path.data(), s.train.path.size(), "mhaviz-model.npz");
   ApplyTaskDefaults(s);
   s.train.message = "The Configuration panel now holds the " + TaskName(s.train.task) + " task's defaults (" +

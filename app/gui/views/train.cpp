@@ -215,7 +215,7 @@ void DrawTrainView(AppState& s) {
   if (heads || curves) ImGui::Separator();
   // Heads and curves side by side where the tab is wide enough, else one under the other.
   const float fs = ImGui::GetFontSize();
-  if (heads && curves && ImGui::GetContentRegionAvail().x >= fs * 52.0f &&
+  if (heads && curves && ImGui::GetContentRegionAvail().x >= fs * 46.0f &&
       ImGui::BeginTable("##train_split", 2, ImGuiTableFlags_BordersInnerV)) {
     ImGui::TableSetupColumn("heads", ImGuiTableColumnFlags_WidthStretch, 1.15f);
     ImGui::TableSetupColumn("curves", ImGuiTableColumnFlags_WidthStretch, 1.0f);

@@ -215,7 +215,7 @@ void DrawTrainCurves(AppState& s) {
   const float avail = ImGui::GetContentRegionAvail().x;
   const int per_row = std::max(1, std::min(static_cast<int>(plots.size()), static_cast<int>(avail / (fs * 16.0f))));
   const float gap = ImGui::GetStyle().ItemSpacing.x;
-  const ImVec2 size((avail - gap * (per_row - 1)) / per_row, fs * 9.0f);
+  const ImVec2 size((avail - gap * (per_row - 1)) / per_row, fs * (per_row == 1 ? 7.5f : 9.0f));
   for (std::size_t i = 0; i < plots.size(); ++i) {
     if (i % per_row != 0) ImGui::SameLine();
     DrawPlot(s, i == 0 ? "plot loss" : ("plot accuracy " + std::to_string(i - 1)).c_str(), plots[i].first,
