@@ -127,12 +127,16 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
 void DeclareGuiFlags(CLI::App& app, GuiArgs& a) {
   cli::AddRunFlags(app, a.run);
   DeclareTeachFlags(app, a.teach);
+  cli::AddModelSourceFlags(app, a.model);
   DeclareAutomationFlags(app, a.gui);
 }
 
 GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
   GuiArgs a = cli::ParseCommandArgs("gui", kAbout, kFooter, DeclareGuiFlags, args);
   if (!a.gui.stats.empty() && a.gui.frames == 0) a.gui.frames = 10;
+  if (a.model.model.empty() && (!a.model.tokens.empty() || a.model.example != 0 || a.model.layer != 0))
+    throw cli::UsageError("--tokens, --example and --layer choose what a trained model runs on: give the "
+                          "checkpoint with --model M.npz.");
   return a;
 }
 

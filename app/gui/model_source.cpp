@@ -64,14 +64,18 @@ std::vector<int> IdsOf(const ModelConfig& c, const std::vector<std::string>& wor
   return ids;
 }
 
-// The sentence field gets `text`. A field being edited keeps its own copy of the
-// text and would write it back over ours, so it lets go first.
+}  // namespace
+
+// A field being edited keeps its own copy of the text and would write it back over
+// ours, so it lets go first.
 void SetSentence(AppState& s, const std::string& text) {
   if (ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput) ImGui::ClearActiveID();
   s.ui.focus_sentence = false;
   s.choice.sentence = text;
   SyncBuffersFromChoice(s);
 }
+
+namespace {
 
 // Leaves a trained model: the sentence typed before it comes back.
 void RestoreSentence(AppState& s) {

@@ -45,6 +45,8 @@ void UseSeededSource(AppState& s);
 // The four positional heads on the sentence (given back first).
 void UsePositionalHeadsSource(AppState& s);
 
+// The sentence field gets `text` (a field being edited lets go of its own copy first).
+void SetSentence(AppState& s, const std::string& text);
 // "3 1 4 1 5": ids joined with spaces, the sentence field's form of a token sequence.
 std::string JoinIds(const std::vector<int>& ids);
 

@@ -48,6 +48,7 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   }
   ApplyRunOptions(a.run, s);  // flags override the saved settings
   ApplyTeachFlags(a.teach, s);
+  ApplyModelFlags(a.model, s);
   if (a.gui.width) *win_w = a.gui.width;
   if (a.gui.height) *win_h = a.gui.height;
 }

@@ -9,6 +9,7 @@
 
 #include "cli/model_trace.hpp"
 #include "gui/export_actions.hpp"
+#include "gui/gui_flags.hpp"
 #include "gui/model_source.hpp"
 #include "io/checkpoint.hpp"
 
@@ -365,6 +366,16 @@ void LoadCheckpoint(AppState& s, const std::string& path) {
     t.message = std::string("Could not load the checkpoint: ") + e.what();
     t.message_ok = false;
   }
+}
+
+void ApplyModelFlags(const cli::ModelSource& m, AppState& s) {
+  if (m.model.empty()) return;
+  // Checks everything (file, ids, example, layer) with the messages `trace --model` gives.
+  const cli::LoadedModelTrace first = cli::LoadForTrace(m.model, m.tokens, m.example, m.layer);
+  LoadCheckpoint(s, m.model);
+  if (!s.train.message_ok) throw Error(s.train.message);
+  s.source.layer = first.layer;
+  SetSentence(s, JoinIds(first.trace.tokens));
 }
 
 bool TrainedModelAvailable(const AppState& s, std::string* name) {

@@ -175,11 +175,39 @@ def test_load_checkpoint(mhaviz, d):
     check(final["views"]["train_view"]["source"]["name"] == "cli.npz", f"source {final['views']['train_view']['source']}")
 
 
+def test_model_flag(mhaviz, d):
+    """`mhaviz gui --model M.npz --tokens IDS --layer 1`: a 2-layer checkpoint drives the
+    views from the start; layer 1's trace and the inspector's attn equal `trace --model`.
+    Bad flags: --tokens without --model is a usage error (2), a missing file or an id
+    outside the vocabulary a runtime error (1), each with a message."""
+    model = os.path.join(d, "ind.npz")
+    subprocess.run([mhaviz, "train", "--task", "induction", "--layers", "2", "--steps", "30", "--out", model],
+                   check=True, cwd=d, capture_output=True)
+    ids = [0, 4, 4, 5, 2, 1, 9, 7]
+    dump = os.path.join(d, "dump.json")
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    subprocess.run([mhaviz, "gui", "--frames", "3", "--model", model, "--tokens", " ".join(map(str, ids)), "--layer",
+                    "1", "--view", "inspector", "--inspect", "attn", "--view-head", "1", "--dump-state", dump],
+                   check=True, env=env, cwd=d)
+    final = g.read_json(dump)
+    ref = trace_model(mhaviz, d, model, ids, layer=1)
+    check(final["ok"] and final["sentence"] == " ".join(map(str, ids)), f"sentence {final['sentence']!r}")
+    close(final["trace"]["attention"], ref["attention"], 1e-6, "layer 1 in the views vs trace --model --layer 1")
+    iv = final["views"]["inspector_view"]
+    close(iv["values"], ref["attention"][1], 1e-6, "the inspector's attn[head 1] vs trace --model")
+    for args, code, words in [(["--tokens", "1 2"], 2, "give the checkpoint with --model"),
+                              (["--model", os.path.join(d, "missing.npz")], 1, "missing.npz"),
+                              (["--model", model, "--tokens", "3 99"], 1, "outside the model's vocabulary")]:
+        r = subprocess.run([mhaviz, "gui", "--frames", "2", *args], env=env, cwd=d, capture_output=True, text=True)
+        check(r.returncode == code and words in r.stderr, f"{args}: status {r.returncode}, stderr {r.stderr!r}")
+
+
 TESTS = {
     "offsets": test_offsets,
     "one_then_two_heads": test_one_then_two_heads,
     "frame_time": test_frame_time,
     "load_checkpoint": test_load_checkpoint,
+    "model_flag": test_model_flag,
 }
 
 
