@@ -148,6 +148,12 @@ void UseTrainedModel(AppState& s, std::shared_ptr<const Model> model, const std:
   s.dirty = true;
 }
 
+void LeaveTrainedModel(AppState& s) {
+  if (s.source.kind != ModelSourceKind::Trained) return;
+  RestoreSentence(s);
+  s.dirty = true;
+}
+
 void UseSeededSource(AppState& s) {
   RestoreSentence(s);
   UseSentenceInputs(s);

@@ -42,6 +42,9 @@ void UseTrainedModel(AppState& s, std::shared_ptr<const Model> model, const std:
                      const std::vector<int>& tokens);
 // Back to the seeded random weights on the sentence (the sentence given back).
 void UseSeededSource(AppState& s);
+// Leaves a trained model for the sentence (given back); the files in use stay. Loading
+// an example or a file for the seeded views calls it first.
+void LeaveTrainedModel(AppState& s);
 // The four positional heads on the sentence (given back first).
 void UsePositionalHeadsSource(AppState& s);
 

@@ -84,12 +84,14 @@ void LoadExample(AppState& s, LessonExample ex, const char* source, const std::s
 }  // namespace
 
 void LoadLessonExample(AppState& s) {
+  LeaveTrainedModel(s);
   LessonExample ex = MakeLessonExample();
   const std::string message = "Loaded the lesson example (" + ex.title + ").";
   LoadExample(s, std::move(ex), kLessonSource, message);
 }
 
 void LoadPositionalHeadsExample(AppState& s) {
+  LeaveTrainedModel(s);  // its tokens are the sentence's, not a trained model's ids
   std::vector<std::string> tokens = s.files.input_path.empty() ? std::vector<std::string>() : s.files.input.tokens;
   if (tokens.empty())
     for (auto& t : Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens) tokens.push_back(std::move(t.text));
@@ -136,6 +138,7 @@ void UseSeededWeights(AppState& s) {
 
 void LoadInputFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with an array x of shape (seq, d_model).");
+  LeaveTrainedModel(s);
   try {
     Inputs in = io::InputsFromNpz(io::LoadNpz(path), path);
     const int d = static_cast<int>(in.x.cols());
@@ -173,6 +176,7 @@ void LoadInputFile(AppState& s, const std::string& path) {
 
 void LoadWeightsFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with W_q, W_k, W_v and W_o.");
+  LeaveTrainedModel(s);
   try {
     const auto npz = io::LoadNpz(path);
     Config c = s.choice.cfg;
