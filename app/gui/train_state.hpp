@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -78,6 +79,10 @@ struct TrainUi {
   std::array<char, 1024> path{};  // checkpoint to save or load
   std::string message;            // the last action's outcome
   bool message_ok = true;
+
+  // Exports for slides (train_export.hpp): the files' stem, and the one running.
+  std::array<char, 1024> export_stem{};
+  std::future<std::pair<bool, std::string>> export_job;  // (ok, message)
 };
 
 }  // namespace mha::gui
