@@ -23,6 +23,7 @@
 #include "gui/input_queue.hpp"
 #include "gui/settings.hpp"
 #include "gui/settings_writer.hpp"
+#include "gui/train_session.hpp"
 #include "gui/window.hpp"
 
 namespace mha::gui {
@@ -61,7 +62,7 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
     glfwWaitEventsTimeout(0.5);
     return false;
   }
-  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() &&
+  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !TrainViewAnimating(s) &&
                     Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
     glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking

@@ -91,7 +91,7 @@ std::function<std::string()> Job(const AppState& s, TrainExport kind) {
   }
   render::CurveOptions o;
   o.title = title;
-  const int targets = run->task.kind == TaskKind::Offsets ? run->task.offsets : 1;
+  const int targets = NumTargets(run->task);
   switch (kind) {
     case TrainExport::CurvesPng: return [progress, o] { return render::EncodePng(render::DrawCurves(*progress, o)); };
     case TrainExport::CurvesSvg: return [progress, o] { return render::CurvesSvg(*progress, o); };

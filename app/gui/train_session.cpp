@@ -403,6 +403,10 @@ void ShowTrainedModel(AppState& s) {
   UseTrainedModel(s, t.loaded, t.loaded_path, 0, t.loaded_probe);
 }
 
+bool TrainViewAnimating(const AppState& s) {
+  return CurrentStatus(s) == TrainStatus::Running || s.train.playing || s.train.export_job.valid();
+}
+
 nlohmann::json TrainProbeJson(const AppState& s) {
   const auto& p = s.train.progress;
   nlohmann::json j{{"status", ToString(CurrentStatus(s))},

@@ -62,6 +62,10 @@ void LoadCheckpoint(AppState& s, const std::string& path);
 bool TrainedModelAvailable(const AppState& s, std::string* name);
 void ShowTrainedModel(AppState& s);
 
+// Whether the window must keep drawing without input: a run in progress (its curves
+// grow), the timeline replaying, an export being written.
+bool TrainViewAnimating(const AppState& s);
+
 // --probe's "train": the status the GUI tests wait for.
 nlohmann::json TrainProbeJson(const AppState& s);
 

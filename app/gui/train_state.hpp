@@ -68,6 +68,8 @@ struct TrainUi {
   int shown_run = -1;  // index into runs: the run whose timeline and heads show
   int timeline = -1;   // snapshot index of the shown run; -1: follow the newest
   int big_head = -1;   // layer * num_heads + head opened large; -1: the grid
+  bool playing = false;     // the timeline replays the run, a snapshot at a time
+  double played_at = 0.0;   // ImGui time of the last snapshot shown while playing
 
   // A checkpoint loaded from a file (not a run: no curves, no timeline).
   std::shared_ptr<const Model> loaded;

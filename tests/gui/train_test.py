@@ -82,6 +82,17 @@ def test_offsets(mhaviz, d):
         app.key("ctrl", "a")
         app.type_held("model.npz")
         click_until(app, "train_save", lambda p: p["train"]["message"].startswith("Saved"), "the checkpoint to be saved")
+        # Replay from step 0: the timeline walks forward on its own, and the views follow it.
+        click_until(app, "timeline_play", lambda p: 0 <= p["train"]["timeline"] < 10, "the replay to start")
+        p = app.wait_for(lambda p: p["train"]["timeline"] >= 12, "the replay to move on", timeout=30)
+        check(p["train"]["source"].endswith(f"at step {p['train']['shown_step']}"),
+              f"the views show {p['train']['source']!r} while the timeline is at step {p['train']['shown_step']}")
+        click_until(app, "timeline_play", lambda p: True, "the replay to stop")
+        r = app.widget("timeline")  # back to the end: drag the slider to its right edge
+        g.xdo("mousemove", "--window", app.wid, int(r[0] + r[2] / 2), int(r[1] + r[3] / 2), "sleep", g.HOLD,
+              "mousedown", 1, "sleep", g.HOLD, "mousemove", "--window", app.wid, int(r[0] + r[2] + 40),
+              int(r[1] + r[3] / 2), "sleep", g.HOLD, "mouseup", 1)
+        app.wait_for(lambda p: p["train"]["shown_step"] == 800, "the slider at the last snapshot")
         final = app.quit()
     finally:
         app.kill()

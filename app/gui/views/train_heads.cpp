@@ -131,7 +131,7 @@ void DrawTrainTimeline(AppState& s) {
   ImGui::SameLine();
   const float button = ImGui::GetFrameHeight();
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 2 * (button + ImGui::GetStyle().ItemInnerSpacing.x) -
-                          ImGui::CalcTextSize("Follow").x - fs * 2.5f);
+                          ImGui::CalcTextSize("FollowReplay").x - fs * 3.5f);
   int changed = -2;
   if (ImGui::SliderInt("##timeline", &k, 0, n - 1, fmt, ImGuiSliderFlags_NoInput)) changed = k;
   Probe(s, "timeline");
@@ -142,6 +142,19 @@ void DrawTrainTimeline(AppState& s) {
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   if (ImGui::ArrowButton("##later", ImGuiDir_Right) && k < n - 1) changed = k + 1;
   ImGui::PopButtonRepeat();
+  ImGui::SameLine();
+  // Replay: from the start (or where the slider is), a snapshot every 150 ms.
+  if (ImGui::Button(t.playing ? "Stop" : "Replay")) {
+    t.playing = !t.playing;
+    if (t.playing && k == n - 1) changed = 0;
+    t.played_at = ImGui::GetTime();
+  }
+  Probe(s, "timeline_play");
+  if (t.playing && changed == -2 && ImGui::GetTime() - t.played_at >= 0.15) {
+    t.played_at = ImGui::GetTime();
+    if (k + 1 < n) changed = k + 1;
+    else t.playing = false;
+  }
   ImGui::SameLine();
   bool follow = t.timeline < 0;
   if (ImGui::Checkbox("Follow", &follow)) changed = follow ? -1 : k;
