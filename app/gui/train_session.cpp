@@ -69,6 +69,30 @@ TrainSetup SetupFromChoice(const AppState& s) {
   return u;
 }
 
+// The window keeps every run's snapshots (weights and probe trace) for the timeline
+// and the curves: a run's snapshots stay under kSnapshotBudget, the session keeps
+// kMaxRuns runs, and the tab trains models up to kMaxTrainParams, so the app stays
+// well under 1.5 GB with the optimiser's state and the engine's activation cap.
+constexpr double kSnapshotBudget = 160.0 * (1 << 20);
+constexpr std::size_t kMaxRuns = 8;
+constexpr std::int64_t kMaxTrainParams = std::int64_t(4) << 20;
+
+// Checks the setup as the engine will (a teaching mha::Error), refuses models too big
+// for the window, and spaces the snapshots to fit the budget (every 2% when they fit).
+void FitToWindow(TrainSetup& u) {
+  TrainSetup checked = u;
+  Prepare(checked);
+  const std::int64_t params = ParameterCount(checked.model);
+  if (params > kMaxTrainParams)
+    throw Error("This model has " + std::to_string(params) + " parameters; the Train tab trains models up to " +
+                std::to_string(kMaxTrainParams) + " so that its snapshots fit in memory. Use a smaller d_model, fewer "
+                "layers, or attention only (no FFN); mhaviz train takes bigger ones.");
+  const double per = params * 4.0 + static_cast<double>(EstimateTraceBytes(checked.model.LayerConfig(), u.task.seq,
+                                                                             u.task.seq)) * checked.model.num_layers;
+  const int fit = static_cast<int>(std::clamp(kSnapshotBudget / per, 2.0, 51.0));
+  if (fit < 51) u.snapshot_every = std::max(1, (u.steps + fit - 2) / (fit - 1));
+}
+
 TrainRunRecord* CurrentRecord(AppState& s) {
   for (auto& r : s.train.runs)
     if (r.id == s.train.current_id) return &r;
@@ -191,7 +215,8 @@ void StartTraining(AppState& s) {
   }
   if (CurrentStatus(s) == TrainStatus::Running) return;
   try {
-    const TrainSetup setup = SetupFromChoice(s);
+    TrainSetup setup = SetupFromChoice(s);
+    FitToWindow(setup);
     auto run = std::make_unique<TrainingRun>(setup);  // Prepare: a teaching mha::Error
     TrainRunRecord rec;
     rec.id = t.next_id++;
@@ -204,6 +229,7 @@ void StartTraining(AppState& s) {
     t.worker.Replace(std::move(run));
     t.progress = rec.progress;
     t.current_id = rec.id;
+    if (t.runs.size() >= kMaxRuns) t.runs.erase(t.runs.begin());  // the oldest run's curves go
     t.runs.push_back(std::move(rec));
     t.shown_run = static_cast<int>(t.runs.size()) - 1;
     t.timeline = -1;
