@@ -1,6 +1,7 @@
 #include "gui/train_session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -93,6 +94,8 @@ void FitToWindow(TrainSetup& u) {
   if (fit < 51) u.snapshot_every = std::max(1, (u.steps + fit - 2) / (fit - 1));
 }
 
+void CollectStartingRun(AppState& s);  // below StartTraining
+
 TrainRunRecord* CurrentRecord(AppState& s) {
   for (auto& r : s.train.runs)
     if (r.id == s.train.current_id) return &r;
@@ -126,6 +129,7 @@ void TrainWorker::Replace(std::unique_ptr<TrainingRun> r) {
 }
 
 TrainStatus CurrentStatus(const AppState& s) {
+  if (s.train.starting.valid()) return TrainStatus::Starting;
   const auto& p = s.train.progress;
   if (!s.train.worker.get() || !p) return TrainStatus::Idle;
   if (p->diverged) return TrainStatus::Diverged;
@@ -138,6 +142,7 @@ TrainStatus CurrentStatus(const AppState& s) {
 const char* ToString(TrainStatus st) {
   switch (st) {
     case TrainStatus::Idle: return "idle";
+    case TrainStatus::Starting: return "starting";
     case TrainStatus::Running: return "running";
     case TrainStatus::Paused: return "paused";
     case TrainStatus::Finished: return "finished";
@@ -149,6 +154,7 @@ const char* ToString(TrainStatus st) {
 
 void UpdateTraining(AppState& s) {
   TrainUi& t = s.train;
+  CollectStartingRun(s);
   TrainingRun* run = t.worker.get();
   if (!run) return;
   std::shared_ptr<const Progress> p = run->Latest();
@@ -209,39 +215,64 @@ void PrepareTrainView(AppState& s) {
 
 void StartTraining(AppState& s) {
   TrainUi& t = s.train;
-  if (CurrentStatus(s) == TrainStatus::Paused) {
+  const TrainStatus st = CurrentStatus(s);
+  if (st == TrainStatus::Paused) {
     t.worker.get()->Start();
     return;
   }
-  if (CurrentStatus(s) == TrainStatus::Running) return;
+  if (st == TrainStatus::Running || st == TrainStatus::Starting) return;
   try {
     TrainSetup setup = SetupFromChoice(s);
-    FitToWindow(setup);
-    auto run = std::make_unique<TrainingRun>(setup);  // Prepare: a teaching mha::Error
-    TrainRunRecord rec;
-    rec.id = t.next_id++;
-    rec.label = RunLabel(rec.id, run->setup());
-    rec.task = setup.task;
-    rec.num_heads = setup.model.layer.num_heads;
-    rec.num_layers = setup.model.num_layers;
-    rec.progress = run->Latest();
-    run->Start();
-    t.worker.Replace(std::move(run));
-    t.progress = rec.progress;
-    t.current_id = rec.id;
-    if (t.runs.size() >= kMaxRuns) t.runs.erase(t.runs.begin());  // the oldest run's curves go
-    t.runs.push_back(std::move(rec));
-    t.shown_run = static_cast<int>(t.runs.size()) - 1;
-    t.timeline = -1;
-    t.big_head = -1;
-    t.show_loaded = false;
+    FitToWindow(setup);  // the engine's checks, on the UI thread: their message at once
+    t.starting = std::async(std::launch::async, [setup] {
+      auto run = std::make_unique<TrainingRun>(setup);
+      run->Start();
+      return run;
+    });
     t.message.clear();
-    ShowSnapshot(s, t.shown_run, -1);  // the trained model drives the other views from step 0
   } catch (const std::exception& e) {
     t.message = std::string("Cannot train this model: ") + e.what();
     t.message_ok = false;
   }
 }
+
+namespace {
+
+// The run set up off the UI thread becomes the current one and drives the views.
+void AdoptRun(AppState& s, std::unique_ptr<TrainingRun> run) {
+  TrainUi& t = s.train;
+  TrainRunRecord rec;
+  rec.id = t.next_id++;
+  rec.label = RunLabel(rec.id, run->setup());
+  rec.task = run->setup().task;
+  rec.num_heads = run->setup().model.layer.num_heads;
+  rec.num_layers = run->setup().model.num_layers;
+  rec.progress = run->Latest();
+  t.worker.Replace(std::move(run));
+  t.progress = rec.progress;
+  t.current_id = rec.id;
+  if (t.runs.size() >= kMaxRuns) t.runs.erase(t.runs.begin());  // the oldest run's curves go
+  t.runs.push_back(std::move(rec));
+  t.shown_run = static_cast<int>(t.runs.size()) - 1;
+  t.timeline = -1;
+  t.big_head = -1;
+  t.show_loaded = false;
+  ShowSnapshot(s, t.shown_run, -1);  // the trained model drives the other views from step 0
+}
+
+// Once the set-up is done: the run, or the engine's refusal.
+void CollectStartingRun(AppState& s) {
+  TrainUi& t = s.train;
+  if (!t.starting.valid() || t.starting.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  try {
+    AdoptRun(s, t.starting.get());
+  } catch (const std::exception& e) {
+    t.message = std::string("Cannot train this model: ") + e.what();
+    t.message_ok = false;
+  }
+}
+
+}  // namespace
 
 void PauseTraining(AppState& s) {
   if (TrainingRun* r = s.train.worker.get()) r->Pause();
@@ -430,7 +461,8 @@ void ShowTrainedModel(AppState& s) {
 }
 
 bool TrainViewAnimating(const AppState& s) {
-  return CurrentStatus(s) == TrainStatus::Running || s.train.playing || s.train.export_job.valid();
+  const TrainStatus st = CurrentStatus(s);
+  return st == TrainStatus::Running || st == TrainStatus::Starting || s.train.playing || s.train.export_job.valid();
 }
 
 nlohmann::json TrainProbeJson(const AppState& s) {

@@ -22,7 +22,7 @@ void ApplyTaskDefaults(AppState& s);
 // The first time the view opens: the task's defaults, and --train-autostart.
 void PrepareTrainView(AppState& s);
 
-enum class TrainStatus { Idle, Running, Paused, Finished, Diverged, Stopped };
+enum class TrainStatus { Idle, Starting, Running, Paused, Finished, Diverged, Stopped };
 TrainStatus CurrentStatus(const AppState& s);
 const char* ToString(TrainStatus st);
 

@@ -61,6 +61,9 @@ struct TrainUi {
   bool autostart = false;  // --train-autostart: press Train on the first frame of the view
 
   TrainWorker worker;
+  // A run being set up off the UI thread (initial weights, the step-0 snapshot: tens
+  // of ms for the tasks' defaults, more for bigger models).
+  std::future<std::unique_ptr<TrainingRun>> starting;
   std::shared_ptr<const Progress> progress;  // the current run's, read once per frame
   std::vector<TrainRunRecord> runs;
   int next_id = 1;

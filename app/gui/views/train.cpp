@@ -29,7 +29,7 @@ void DrawRunButtonsInline(AppState& s) {
   TrainUi& t = s.train;
   const TrainStatus st = CurrentStatus(s);
   const bool running = st == TrainStatus::Running;
-  ImGui::BeginDisabled(running);
+  ImGui::BeginDisabled(running || st == TrainStatus::Starting);
   if (ImGui::Button(st == TrainStatus::Paused ? "Resume" : "Train")) StartTraining(s);
   ImGui::EndDisabled();
   Probe(s, "train_start");
