@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gui/theme.hpp"
+#include "gui/train_session.hpp"
 #include "gui/views/train_parts.hpp"
 #include "gui/widgets.hpp"
 
@@ -152,6 +153,8 @@ void DrawLegend(AppState& s) {
     Probe(s, ("run " + std::to_string(r.id)).c_str());
     ImGui::PopID();
   }
+  if (t.runs.size() > 1 && ImGui::SmallButton("Forget the older runs")) ClearOldRuns(s);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep only the current run's curves.");
 }
 
 }  // namespace
