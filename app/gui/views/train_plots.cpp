@@ -153,8 +153,10 @@ void DrawLegend(AppState& s) {
     Probe(s, ("run " + std::to_string(r.id)).c_str());
     ImGui::PopID();
   }
-  if (t.runs.size() > 1 && ImGui::SmallButton("Forget the older runs")) ClearOldRuns(s);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep only the current run's curves.");
+  if (t.runs.size() > 1) {
+    if (ImGui::SmallButton("Forget the older runs")) ClearOldRuns(s);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep only the current run's curves.");
+  }
 }
 
 }  // namespace
