@@ -66,12 +66,12 @@ inline constexpr long long kMaxGifPixels = 2LL << 20;  // per frame
 inline constexpr int kMaxGifFrames = 120;
 
 struct GifOptions {
-  GridOptions grid;            // grid.scale defaults to 1 below: GIFs stay small
+  GridOptions grid;            // grid.scale defaults to 1.5 here: GIFs stay small
   int frame_ms = 120;          // each snapshot's frame
   int first_ms = 800;          // the untrained heads, held a moment
   int last_ms = 3000;          // the trained heads, held longer before the loop restarts
   bool loop = true;            // loop forever (NETSCAPE2.0)
-  GifOptions() { grid.scale = 1; }
+  GifOptions() { grid.scale = 1.5; }
 };
 
 // The grid over `snapshots` (step order, as Progress::snapshots) as an animated GIF:

@@ -2,6 +2,7 @@
 // the curves (PNG, SVG, CSV). Cells are checked against the probe trace's weights.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -97,4 +98,38 @@ TEST_CASE("The grid's SVG has layers x heads x seq x seq cells at the PNG's coor
   const std::string at = "data-layer=\"1\" data-head=\"1\" data-row=\"0\" data-col=\"0\" x=\"" + std::to_string(pn.x) +
                          "\" y=\"" + std::to_string(pn.y) + "\"";
   CHECK(svg.find(at) != std::string::npos);
+}
+
+TEST_CASE("The GIF has one frame per snapshot, a GIF89a header and the loop extension", "[render][train][gif]") {
+  const auto p = ShortRun();
+  REQUIRE(p->snapshots.size() == 5);  // steps 0, 5, 10, 15, 20
+  const std::string gif = mha::render::EncodeGridGif(p->snapshots, mha::render::GifOptions{});
+  Keep("grid.gif", gif);
+  REQUIRE(gif.size() > 100);
+  CHECK(gif.compare(0, 6, "GIF89a") == 0);
+  CHECK(gif.find("NETSCAPE2.0") != std::string::npos);
+  CHECK(gif.back() == ';');  // the trailer
+  CHECK(mha::render::GifFrameCount(5) == 5);
+  CHECK(mha::render::GifFrameCount(1000) == mha::render::kMaxGifFrames);
+  CHECK_THROWS_WITH(mha::render::EncodeGridGif({}, mha::render::GifOptions{}), Catch::Contains("no snapshots"));
+}
+
+TEST_CASE("The curves: PNG and SVG from one layout, the CSV every step", "[render][train][curves]") {
+  const auto p = ShortRun();
+  const mha::render::CurveOptions o;
+  const mha::render::Image img = mha::render::DrawCurves(*p, o);
+  Keep("curves.png", mha::render::EncodePng(img));
+  CHECK(img.width > 600);
+  const std::string svg = mha::render::CurvesSvg(*p, o);
+  Keep("curves.svg", svg);
+  const auto els = svgcheck::Parse(svg);
+  CHECK(svgcheck::Count(els, "polyline", "loss") == 1);
+  CHECK(svgcheck::Count(els, "polyline", "accuracy-0") == 1);
+  CHECK(svgcheck::Count(els, "polyline", "accuracy-1") == 1);
+  const std::string csv = mha::render::CurvesCsv(*p);
+  CHECK(csv.rfind("step,lr,loss,accuracy_0,accuracy_1,grad_norm\n", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 21);
+  mha::Progress empty;
+  CHECK(mha::render::CurvesCsv(empty, 2) == "step,lr,loss,accuracy_0,accuracy_1,grad_norm\n");
+  CHECK_THROWS_WITH(mha::render::DrawCurves(empty, o), Catch::Contains("no curve"));
 }
