@@ -205,27 +205,26 @@ Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long
   return sc;
 }
 
+std::string ModelTitle(const ModelConfig& c) {
+  // The task's name from its JSON ({"name": "offsets", ...}); a model without one has none.
+  std::string task;
+  const auto key = c.task.find("\"name\"");
+  const auto open = key == std::string::npos ? key : c.task.find('"', c.task.find(':', key));
+  if (open != std::string::npos) task = c.task.substr(open + 1, c.task.find('"', open + 1) - open - 1) + " \u00B7 ";
+  return task + std::to_string(c.num_layers) + (c.num_layers == 1 ? " layer" : " layers") + " \u00D7 " +
+         std::to_string(c.layer.num_heads) + (c.layer.num_heads == 1 ? " head" : " heads") + " \u00B7 d_model " +
+         std::to_string(c.layer.d_model);
+}
+
 GridInput SnapshotGridInput(const Snapshot& s, const GridOptions& o) {
   GridInput in;
   in.probe = &s.probe;
   in.heads = &s.heads;
   in.tokens = s.probe.layers.empty() ? std::vector<std::string>() : QueryTokens(s.probe.layers[0]);
-  const Model* m = s.model.get();
-  if (!o.title.empty()) {
+  if (!o.title.empty())
     in.title = o.title;
-  } else if (m) {
-    const ModelConfig& c = m->cfg;
-    // The task's name from its JSON ({"name": "offsets", ...}); a model without one has none.
-    std::string task;
-    const auto key = c.task.find("\"name\"");
-    const auto open = key == std::string::npos ? key : c.task.find('"', c.task.find(':', key));
-    if (open != std::string::npos) task = c.task.substr(open + 1, c.task.find('"', open + 1) - open - 1) + " \u00B7 ";
-    in.title = task + std::to_string(c.num_layers) + (c.num_layers == 1 ? " layer" : " layers") + " \u00D7 " +
-               std::to_string(c.layer.num_heads) + (c.layer.num_heads == 1 ? " head" : " heads") + " \u00B7 d_model " +
-               std::to_string(c.layer.d_model);
-  } else {
-    in.title = "Attention of every head";
-  }
+  else
+    in.title = s.model ? ModelTitle(s.model->cfg) : "Attention of every head";
   in.subtitle = "step " + std::to_string(s.step) + (o.total_steps > 0 ? " of " + std::to_string(o.total_steps) : "");
   if (!s.heldout.accuracy.empty()) {
     char loss[32];

@@ -33,11 +33,13 @@ namespace mha::render {
 struct GridOptions {
   double scale = 2;     // pixels per point, clamped to [1, 8]; 2 is sharp on slides
   bool values = false;  // print each weight inside its cell when the cell is big enough
-  // The caption's first line; "" gives the model's own ("offsets · 1 layer × 2 heads ·
-  // d_model 16"), from the snapshot's model.
+  // The caption's first line; "" gives ModelTitle of the snapshot's model.
   std::string title;
   int total_steps = 0;  // > 0: the caption says "step 300 of 800"
 };
+
+// "offsets · 1 layer × 2 heads · d_model 16": the caption's first line for a model.
+std::string ModelTitle(const ModelConfig& cfg);
 
 // The layout's grid of maps, in Image::panels order: panel i is layer i / num_heads,
 // head i % num_heads (PanelInfo::head is the head).
