@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "options/flags.hpp"
+#include "render/render.hpp"
 
 namespace mha::cli {
 namespace {
@@ -89,6 +90,11 @@ void CheckExportPaths(const TrainExports& e, const std::vector<std::string>& oth
 }
 
 void TryExports(const TrainExports& e, const Snapshot& first, const render::GridOptions& grid) {
+  if (!e.svg.empty() && render::GridCellCount(first.probe) > render::kMaxSvgCells)
+    throw UsageError("--svg: the grid would hold " + std::to_string(render::GridCellCount(first.probe)) +
+                     " cells (layers x heads x seq x seq), too many for an SVG viewer (the limit is " +
+                     std::to_string(render::kMaxSvgCells) + "). Write --png instead, or use fewer layers, heads or --seq. "
+                     "Nothing was trained.");
   if (!e.png.empty()) render::DrawModelGrid(first, grid);
   if (!e.svg.empty()) render::ModelGridSvg(first, grid);
   if (!e.gif.empty()) {

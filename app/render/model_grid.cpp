@@ -241,7 +241,17 @@ Image DrawModelGrid(const GridInput& in, const GridOptions& o) {
   return Rasterise(GridScene(in, o, text, kMaxPixels), text);
 }
 
+long long GridCellCount(const ModelTrace& probe) {
+  long long n = 0;
+  for (const Trace& t : probe.layers) n += static_cast<long long>(t.cfg.num_heads) * t.seq * t.seq_kv;
+  return n;
+}
+
 std::string ModelGridSvg(const GridInput& in, const GridOptions& o) {
+  if (in.probe && GridCellCount(*in.probe) > kMaxSvgCells)
+    throw Error("An SVG of this grid would hold " + std::to_string(GridCellCount(*in.probe)) +
+                " cells, too many for any viewer to open (the limit is " + std::to_string(kMaxSvgCells) +
+                "). Write a PNG instead, or use fewer layers, heads or tokens.");
   Text text;
   return SceneSvg(GridScene(in, o, text, kMaxPixels));
 }

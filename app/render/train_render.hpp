@@ -46,6 +46,9 @@ std::string ModelTitle(const ModelConfig& cfg);
 //
 // Throws mha::Error if the snapshot has no probe trace, or no font can be read.
 Image DrawModelGrid(const Snapshot& s, const GridOptions& o);
+// The heatmap cells of a grid: layers x heads x seq x seq_kv. An SVG of more than
+// kMaxSvgCells is refused (ModelGridSvg throws mha::Error).
+long long GridCellCount(const ModelTrace& probe);
 // The same picture as an SVG. Every cell is <rect class="cell" data-layer="l"
 // data-head="h" data-row="r" data-col="c"> at the PNG's pixel coordinates, with a
 // <title> holding the query, key and weight.

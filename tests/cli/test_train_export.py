@@ -169,6 +169,10 @@ class TrainExportBadPaths(unittest.TestCase):
         self.refused(["--curves", os.path.join(self.dir, "c.gif")], 2, "--curves", ".png or .svg")
         self.refused(["--curves-csv", os.path.join(self.dir, "c.txt")], 2, ".csv")
 
+    def test_svg_too_big(self):
+        self.refused(["--svg", os.path.join(self.dir, "g.svg"), "--layers", "3", "--heads", "8", "--d-model", "64",
+                      "--seq", "128", "--vocab", "50"], 2, "--svg", "cells", "--png")
+
     def test_same_path_twice(self):
         p = os.path.join(self.dir, "a.png")
         self.refused(["--png", p, "--curves", p], 2, "its own name")
