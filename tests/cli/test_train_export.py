@@ -92,10 +92,12 @@ class TrainExport(unittest.TestCase):
         self.assertGreater(durations[-1], durations[1])  # the trained heads are held longer
         self.assertEqual(im.info.get("loop"), 0)  # loops forever
 
-    def test_grid_cells_match_trace(self):
-        with Image.open(self.p["png"]) as im:
+    def check_cells(self, png_path, svg_path, example=0):
+        """Every cell of the grid (found through the SVG, whose coordinates are the PNG's
+        pixels) against the weights trace --model writes for the same example."""
+        with Image.open(png_path) as im:
             png = np.asarray(im.convert("RGB")).astype(int)
-        with open(self.p["svg"], encoding="utf-8") as f:
+        with open(svg_path, encoding="utf-8") as f:
             svg = f.read()
         cells = re.findall(r'<rect class="cell" data-layer="(\d+)" data-head="(\d+)" data-row="(\d+)" '
                            r'data-col="(\d+)" x="(\d+)" y="(\d+)" width="\d+" height="\d+" fill="#(\w{6})"', svg)
@@ -103,7 +105,8 @@ class TrainExport(unittest.TestCase):
         attn = {}
         for layer in range(2):
             out = os.path.join(self.tmp.name, f"t{layer}.npz")
-            r = run(["trace", "--model", self.p["out"], "--example", "0", "--layer", str(layer), "--npz", out, "-q"])
+            r = run(["trace", "--model", self.p["out"], "--example", str(example), "--layer", str(layer), "--npz",
+                     out, "-q"])
             self.assertEqual(r.returncode, 0, r.stderr)
             attn[layer] = np.load(out)["attn"][0]
         for layer, head, row, col, x, y, fill in cells:
@@ -114,6 +117,21 @@ class TrainExport(unittest.TestCase):
             self.assertTrue(np.all(np.abs(got - np.array(want)) <= 1.01),
                             f"layer {layer} head {head} ({row},{col}): weight {w}, png {got}, want {want}")
             self.assertEqual(tuple(int(fill[i:i + 2], 16) for i in (0, 2, 4)), tuple(got))
+
+    def test_grid_cells_match_trace(self):
+        self.check_cells(self.p["png"], self.p["svg"])
+
+    def test_export_grid_of_checkpoint(self):
+        png, svg = os.path.join(self.tmp.name, "e.png"), os.path.join(self.tmp.name, "e.svg")
+        r = run(["export", "--model", self.p["out"], "--grid", "--example", "5", "--png", png, "--svg", svg, "-q"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.check_cells(png, svg, example=5)
+        for args, words in [(["--grid", "--png", png], "--model"),
+                            (["--model", self.p["out"], "--grid", "--head", "1", "--png", png], "--head"),
+                            (["--model", self.p["out"], "--grid", "--layer", "1", "--png", png], "--layer")]:
+            r = run(["export"] + args)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(words, r.stderr)
 
     def test_grid_caption_and_labels(self):
         j = json.loads(self.r.stdout.strip().splitlines()[-1])
