@@ -56,7 +56,7 @@ std::vector<std::pair<std::string, std::string>> Named(const TrainExports& e) {
 
 void AddTrainExportFlags(CLI::App& app, TrainExports& e) {
   const char* group = "Pictures (written with the checkpoint)";
-  TextFlag(app, "--png", e.png, "the layers x heads grid of attention on the probe example, at the end (PNG)")
+  TextFlag(app, "--png", e.png, "the layers x heads grid of attention on held-out example 0, at the end (PNG)")
       ->type_name("FILE")
       ->group(group);
   TextFlag(app, "--svg", e.svg, "the same grid as an SVG")->type_name("FILE")->group(group);
