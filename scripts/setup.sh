@@ -13,10 +13,10 @@ action="${1:-run}"
 PACKAGES=(
   build-essential cmake pkg-config git
   libeigen3-dev libglfw3-dev libimgui-dev catch2 libstb-dev
-  libzip-dev nlohmann-json3-dev libcli11-dev
+  libzip-dev nlohmann-json3-dev libcli11-dev libgif-dev
   python3-glad fonts-nanum
   xvfb xauth xdotool libgl1-mesa-dri
-  python3-numpy python3-torch libopenblas0-openmp
+  python3-numpy python3-torch libopenblas0-openmp python3-pil
   clang libclang-rt-14-dev
 )
 

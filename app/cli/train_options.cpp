@@ -1,5 +1,7 @@
 #include "train_options.hpp"
 
+#include "options/flags.hpp"
+
 namespace mha::cli {
 namespace {
 
@@ -10,51 +12,76 @@ E Pick(const std::string& v, std::initializer_list<E> options) {
   throw Error("unreachable: '" + v + "' passed CLI11's IsMember check");
 }
 
+// CLI11's own checks word their errors without the flag (ParseFlags shows a
+// validator's message as it is), so these name it.
+CLI::Validator InRange(const std::string& flag, long long lo, long long hi) {
+  return WholeNumber(flag, -(1LL << 62), 1LL << 62, [flag, lo, hi](long long n) {
+    return n >= lo && n <= hi ? std::string()
+                              : flag + " must be " + std::to_string(lo) + " to " + std::to_string(hi) + "; got " +
+                                    std::to_string(n) + ".";
+  });
+}
+
+CLI::Validator OneOf(const std::string& flag, const std::vector<std::string>& names) {
+  return CLI::Validator(
+      [flag, names](std::string& v) {
+        std::string list;
+        for (const std::string& n : names) {
+          if (n == v) return std::string();
+          list += (list.empty() ? "" : ", ") + n;
+        }
+        return flag + " must be one of " + list + "; got '" + v + "'.";
+      },
+      "");
+}
+
+constexpr long long kAny = 1LL << 30;  // sizes are checked precisely with the model
+
 }  // namespace
 
 void AddTrainOptions(CLI::App& app, TrainOptions& o) {
   const std::string model = "Model", task = "Task", run = "Optimiser and run";
   app.add_option("--layers", o.layers, "num_layers: attention layers stacked (1 to 6)")
-      ->check(CLI::Range(1, ModelLimits::kMaxLayers))->capture_default_str()->group(model);
+      ->check(InRange("--layers", 1, ModelLimits::kMaxLayers))->capture_default_str()->group(model);
   app.add_option("--heads", o.heads, "num_heads per layer (divides d_model)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(model);
+      ->check(InRange("--heads", 1, kAny))->capture_default_str()->group(model);
   app.add_option("--d-model", o.d_model, "d_model: the width of every token's vector")
-      ->check(CLI::Range(1, ModelLimits::kMaxDModel))->capture_default_str()->group(model);
+      ->check(InRange("--d-model", 1, ModelLimits::kMaxDModel))->capture_default_str()->group(model);
   app.add_option("--kv-heads", o.kv_heads, "num_kv_heads for grouped-query attention (divides num_heads); "
                  "query head h reads K/V head h / (num_heads / num_kv_heads)")
-      ->check(CLI::PositiveNumber)->group(model);
+      ->check(InRange("--kv-heads", 1, kAny))->group(model);
   app.add_option("--norm", o.norm, "post: LN(x + MHA(x)); pre: x + MHA(LN(x)) with a final LN; none: x + MHA(x)")
-      ->check(CLI::IsMember({"post", "pre", "none"}))->capture_default_str()->group(model);
+      ->check(OneOf("--norm", {"post", "pre", "none"}))->capture_default_str()->group(model);
   app.add_option("--block", o.block, "attention: the attention layer only; encoder: attention then a feed-forward network")
-      ->check(CLI::IsMember({"attention", "encoder"}))->capture_default_str()->group(model);
+      ->check(OneOf("--block", {"attention", "encoder"}))->capture_default_str()->group(model);
   app.add_option("--d-ff", o.d_ff, "the feed-forward network's hidden width (encoder block; default 4 x d_model)")
-      ->check(CLI::Range(1, Limits::kMaxDFf))->group(model);
+      ->check(InRange("--d-ff", 1, Limits::kMaxDFf))->group(model);
   app.add_option("--activation", o.activation, "the feed-forward network's nonlinearity: relu, or gelu (exact erf form)")
-      ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str()->group(model);
+      ->check(OneOf("--activation", {"relu", "gelu"}))->capture_default_str()->group(model);
   app.add_option("--mask", o.mask, "none, or causal (a token sees only itself and earlier ones); default: what the task needs")
-      ->check(CLI::IsMember({"none", "causal"}))->group(model);
+      ->check(OneOf("--mask", {"none", "causal"}))->group(model);
   app.add_option("--pos", o.pos, "positional encoding: sinusoidal, learned (a trained vector per position) or none")
-      ->check(CLI::IsMember({"sinusoidal", "learned", "none"}))->capture_default_str()->group(model);
+      ->check(OneOf("--pos", {"sinusoidal", "learned", "none"}))->capture_default_str()->group(model);
 
   app.add_option("--task", o.task, "offsets, reverse, sort or induction (mhaviz explains each before training)")
       ->group(task);
   app.add_option("--offsets", o.offsets, "offsets task: predict the tokens 1..K back (one target per offset)")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(task);
-  app.add_option("--seq", o.seq, "tokens per sequence")->check(CLI::PositiveNumber)->capture_default_str()->group(task);
-  app.add_option("--vocab", o.vocab, "distinct tokens")->check(CLI::PositiveNumber)->capture_default_str()->group(task);
+      ->check(InRange("--offsets", 1, kAny))->capture_default_str()->group(task);
+  app.add_option("--seq", o.seq, "tokens per sequence")->check(InRange("--seq", 1, kAny))->capture_default_str()->group(task);
+  app.add_option("--vocab", o.vocab, "distinct tokens")->check(InRange("--vocab", 1, kAny))->capture_default_str()->group(task);
 
   app.add_option("--steps", o.steps, "optimiser steps (0: write the initial model)")
-      ->check(CLI::Range(0, 10000000))->capture_default_str()->group(run);
-  app.add_option("--batch", o.batch, "sequences per step")->check(CLI::Range(1, 1 << 16))->capture_default_str()->group(run);
+      ->check(InRange("--steps", 0, 10000000))->capture_default_str()->group(run);
+  app.add_option("--batch", o.batch, "sequences per step")->check(InRange("--batch", 1, 1 << 16))->capture_default_str()->group(run);
   app.add_option("--lr", o.lr, "peak learning rate of AdamW")->capture_default_str()->group(run);
   app.add_option("--warmup", o.warmup, "steps of linear warm-up before the cosine decay")
-      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(run);
+      ->check(InRange("--warmup", 0, kAny))->capture_default_str()->group(run);
   app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay (matrices only)")
       ->capture_default_str()->group(run);
   app.add_option("--clip", o.clip, "clip the global gradient norm to this (0: off)")->capture_default_str()->group(run);
   app.add_option("--seed", o.seed, "seeds the initial weights and the task's batches")->capture_default_str()->group(run);
   app.add_option("--threads", o.threads, "CPU threads (0: one per core); results are the same for any count")
-      ->check(CLI::Range(0, Limits::kMaxThreads))->capture_default_str()->group(run);
+      ->check(InRange("--threads", 0, Limits::kMaxThreads))->capture_default_str()->group(run);
 }
 
 TaskSpec TaskFromOptions(const TrainOptions& o) {
