@@ -213,12 +213,67 @@ def test_model_flag(mhaviz, d):
         check(r.returncode == code and words in r.stderr, f"{args}: status {r.returncode}, stderr {r.stderr!r}")
 
 
+def test_exports(mhaviz, d):
+    """The Export buttons: the grid SVG at a timeline position mid-run has, cell by cell,
+    the weights the Train view shows there; the GIF opens in PIL with one frame per
+    snapshot; the curves CSV has every step and ends at the loss the view shows."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise Skip("PIL (python3-pil) is not installed")
+    import re
+    app = g.App(mhaviz, d, ["--view", "train", "--train-autostart"], size=(1600, 1000))
+    try:
+        wait_finished(app)
+        click_until(app, "timeline_play", lambda p: 0 <= p["train"]["timeline"] < 8, "the replay to start")
+        app.wait_for(lambda p: p["train"]["timeline"] >= 6, "the replay to reach a snapshot mid-run", timeout=30)
+        p = click_until(app, "timeline_play", lambda p: True, "the replay to stop")
+        for button, suffix in [("Grid SVG", "-grid.svg"), ("GIF", ".gif"), ("Curves CSV", "-curves.csv"),
+                               ("Grid PNG", "-grid.png"), ("Curves PNG", "-curves.png")]:
+            click_until(app, "train_export " + button,
+                        lambda p, suffix=suffix: p["train"]["message"].startswith("Saved") and
+                        suffix in p["train"]["message"], f"the {button} export", tries=2)
+        final = app.quit()
+    finally:
+        app.kill()
+    tv = final["views"]["train_view"]
+    check(0 < tv["shown_step"] < 800, f"the timeline is at step {tv['shown_step']}, not mid-run")
+    svg = open(os.path.join(d, "mhaviz-train-grid.svg"), encoding="utf-8").read()
+    check(f"step {tv['shown_step']} of 800" in svg, f"the SVG's caption does not say step {tv['shown_step']}")
+    cells = re.findall(r'data-layer="(\d+)" data-head="(\d+)" data-row="(\d+)" data-col="(\d+)"[^>]*>'
+                       r'<title>[^<]*: (masked, weight 0|[0-9.]+)</title>', svg)
+    grid = tv["attention"]
+    check(len(cells) == sum(len(h) * len(h) for layer in grid for h in layer), f"{len(cells)} cells in the SVG")
+    for layer, head, row, col, w in cells:
+        shown = grid[int(layer)][int(head)][int(row)][int(col)]
+        value = 0.0 if w.startswith("masked") else float(w)
+        check(abs(value - shown) <= 6e-5, f"SVG cell {layer},{head},{row},{col} = {w}, the view shows {shown}")
+    gif = Image.open(os.path.join(d, "mhaviz-train.gif"))
+    snaps = tv["runs"][0]["snapshots"]
+    check(gif.n_frames == min(snaps, 120) and gif.size[0] > 100 and gif.size[1] > 100,
+          f"GIF: {gif.n_frames} frames of {gif.size}, expected {min(snaps, 120)} frames")
+    rows = open(os.path.join(d, "mhaviz-train-curves.csv"), encoding="utf-8").read().strip().split("\n")
+    check(len(rows) == 801 and rows[0].startswith("step,"), f"CSV: {len(rows)} lines, header {rows[0]!r}")
+    header = rows[0].split(",")
+    last = dict(zip(header, rows[-1].split(",")))
+    check(abs(float(last["loss"]) - tv["runs"][0]["loss"]) <= 1e-6 * max(1.0, tv["runs"][0]["loss"]),
+          f"the CSV's last loss {last['loss']} != the view's {tv['runs'][0]['loss']}")
+    for png in ("mhaviz-train-grid.png", "mhaviz-train-curves.png"):
+        w, h = g.png_size(os.path.join(d, png))
+        check(w > 100 and h > 100, f"{png} is {w} x {h}")
+
+
+class Skip(Exception):
+    pass
+
+
 TESTS = {
     "offsets": test_offsets,
     "one_then_two_heads": test_one_then_two_heads,
     "frame_time": test_frame_time,
     "load_checkpoint": test_load_checkpoint,
     "model_flag": test_model_flag,
+    "exports": test_exports,
 }
 
 
@@ -245,6 +300,9 @@ def main():
     except g.Fail as e:
         print(f"FAIL {sys.argv[1]}: {e}\n(files kept in {d})")
         return 1
+    except Skip as e:
+        print(f"skip: {e}")
+        return g.SKIP
     shutil.rmtree(d, ignore_errors=True)
     print(f"ok {sys.argv[1]}")
     return 0

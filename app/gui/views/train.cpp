@@ -13,6 +13,7 @@
 
 #include "gui/model_source.hpp"
 #include "gui/theme.hpp"
+#include "gui/train_export.hpp"
 #include "gui/train_session.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
@@ -211,6 +212,7 @@ void DrawTrainView(AppState& s) {
   DrawRunSettings(s, lw);
   DrawRunStatus(s);
   DrawFiles(s);
+  DrawTrainExportRow(s);
   const bool heads = CurrentHeads(s).probe != nullptr, curves = !s.train.runs.empty();
   if (heads || curves) ImGui::Separator();
   // Heads and curves side by side where the tab is wide enough, else one under the other.
