@@ -473,6 +473,7 @@ nlohmann::json TrainProbeJson(const AppState& s) {
                    {"runs", s.train.runs.size()},
                    {"timeline", s.train.timeline},
                    {"message", s.train.message},
+                   {"path", std::string(s.train.path.data())},
                    {"source", UsingTrainedModel(s) ? s.source.name : std::string()}};
   if (const Snapshot* sn = ShownSnapshot(s)) {
     j["shown_step"] = sn->step;

@@ -158,6 +158,7 @@ void DrawTrainTimeline(AppState& s) {
   ImGui::SameLine();
   bool follow = t.timeline < 0;
   if (ImGui::Checkbox("Follow", &follow)) changed = follow ? -1 : k;
+  Probe(s, "timeline_follow");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep the newest snapshot shown while training runs.");
   if (changed != -2) ShowSnapshot(s, t.shown_run, changed == n - 1 && r.progress->running ? -1 : changed);
 
