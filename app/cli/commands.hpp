@@ -21,6 +21,7 @@ struct TraceArgs {
   std::string npz_path, json_path;
   bool quiet = false;
   ModelSource source;  // a trained checkpoint's layer instead of a sentence
+  bool grid = false;   // with --model: every layer x head on one picture
   bool help = false;  // --help seen: print help_text, ignore the rest
   std::string help_text;
 };
@@ -41,11 +42,14 @@ struct ExportArgs {
   std::string fit;                     // --fit W:H, e.g. 16:9
   bool quiet = false;
   ModelSource source;  // a trained checkpoint's layer instead of a sentence
+  bool grid = false;   // with --model: every layer x head on one picture
   bool help = false;
   std::string help_text;
 };
 void DeclareExportFlags(CLI::App& app, ExportArgs& e);
 ExportArgs ParseExportArgs(const std::vector<std::string>& args);
+// export --model M.npz --grid: the layers x heads grid (export_grid.cpp).
+int ExportGrid(const ExportArgs& e);
 
 int TraceCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);

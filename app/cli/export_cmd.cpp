@@ -135,13 +135,22 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
   AddModelSourceFlags(app, e.source);
+  app.add_flag("--grid", e.grid,
+               "with --model: every head of every layer on one picture (a row of maps per layer),\n"
+               "labelled with what each head does")
+      ->group("A trained model (mhaviz train)");
 }
 
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
-  CheckModelSourceFlags(argv, e.source, {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--color-scale",
-                                          "--colour-scale", "--columns", "--no-header", "--fit"});
+  CheckModelSourceFlags(argv, e.source,
+                        {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid",
+                          "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit"});
+  if (e.grid && e.source.model.empty())
+    throw UsageError("--grid draws every layer and head of a trained model: give the checkpoint with --model M.npz.");
+  if (e.grid && (e.head_given || e.source.layer != 0))
+    throw UsageError("--grid draws every layer and every head; leave out --head and --layer.");
   if (e.png_path.empty() && e.svg_path.empty())
     throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
                      "See 'mhaviz export --help'.");
@@ -158,6 +167,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
       std::cout << e.help_text;
       return 0;
     }
+    if (e.grid) return ExportGrid(e);
     const RunOptions& o = e.run;
     const std::string& png_path = e.png_path;
     const std::string& svg_path = e.svg_path;

@@ -1,39 +1,43 @@
-// `mhaviz train` and `mhaviz grad`. Training writes nothing until it ends: the
-// checkpoint (and --log) are written atomically once, after the last step, after a
-// Ctrl-C, and never after a diverged step.
+// `mhaviz train` and `mhaviz grad`. Training runs on TrainingRun, the loop the app's
+// Train view runs too, here on the calling thread. Nothing is written until it ends:
+// the checkpoint (with --log and the pictures) is written atomically once, after the
+// last step or a Ctrl-C, and never after a diverged step.
 #include "train_cmd.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "cli/train_exports.hpp"
 #include "io/checkpoint.hpp"
-#include "options/flags.hpp"
-#include "options/terminal.hpp"
 #include "mha/heads.hpp"
+#include "mha/training_run.hpp"
 #include "model_trace.hpp"
+#include "options/flags.hpp"
+#include "render/train_render.hpp"
 #include "train_options.hpp"
 
 namespace mha::cli {
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;
-extern "C" void OnStopSignal(int) { g_stop = 1; }
+// Set by the signal handler, polled by TrainingRun between steps.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "a lock-free atomic is safe to set in a signal handler");
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
-// SIGINT and SIGTERM ask the loop to stop after the current step; the previous
+// SIGINT and SIGTERM ask the run to stop after the current step; the previous
 // handlers come back when training ends.
 class StopOnSignal {
  public:
   StopOnSignal() {
-    g_stop = 0;
+    g_stop = false;
     struct sigaction sa {};
     sa.sa_handler = OnStopSignal;
     sigemptyset(&sa.sa_mask);
@@ -44,34 +48,11 @@ class StopOnSignal {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
   }
-  bool stopped() const { return g_stop != 0; }
+  const std::atomic<bool>* flag() const { return &g_stop; }
 
  private:
   struct sigaction old_int_ {}, old_term_ {};
 };
-
-// The usage error path of every command here: exit 2, the message, where help is.
-// Returns -1 when parsing succeeded.
-int Parse(CLI::App& app, const std::vector<std::string>& args, const std::string& name) {
-  std::vector<std::string> rev(args.rbegin(), args.rend());  // CLI11 takes a vector in reverse order
-  try {
-    app.parse(rev);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    // Where a validator's own message names the flag already, drop CLI11's "--flag: ".
-    const std::size_t colon = what.find(": ");
-    if (dynamic_cast<const CLI::ValidationError*>(&e) && colon != std::string::npos &&
-        what.find(what.substr(0, colon), colon) != std::string::npos)
-      what = what.substr(colon + 2);
-    std::cerr << "mhaviz " << name << ": error: " << TerminalSafe(what, true) << "\nRun 'mhaviz " << name
-              << " --help' for the flags.\n";
-    return 2;
-  }
-  return -1;
-}
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -79,13 +60,7 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
-std::string Short(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-std::string Accuracies(const std::vector<double>& acc) {
+std::string Accuracies(const std::vector<float>& acc) {
   std::string s;
   for (std::size_t k = 0; k < acc.size(); ++k) s += (k ? "/" : "") + Fixed(acc[k], 2);
   return s;
@@ -93,17 +68,20 @@ std::string Accuracies(const std::vector<double>& acc) {
 
 // One line redrawn with \r on a terminal; plain lines every ~5% of the run elsewhere
 // (a log file or CI output stays readable).
-class Progress {
+class ProgressBar {
  public:
-  explicit Progress(int steps) : steps_(steps), tty_(isatty(fileno(stderr)) != 0), every_(std::max(1, steps / 20)) {}
-  void Update(int done, const StepStats& st, double seconds) {
-    const bool last = done == steps_;
-    if (!tty_ && !(done % every_ == 0 || last)) return;
-    const double rate = seconds > 0 ? done / seconds : 0;
+  explicit ProgressBar(int steps) : steps_(steps), tty_(isatty(fileno(stderr)) != 0), every_(std::max(1, steps / 20)) {}
+  void Update(const Progress& p) {
+    const int done = p.step;
+    if (done == shown_ || p.curve.empty()) return;
+    if (!tty_ && !(done % every_ == 0 || done == steps_)) return;
+    shown_ = done;
+    const CurvePoint& last = p.curve.back();
+    const double rate = p.seconds > 0 ? done / p.seconds : 0;
     const double eta = rate > 0 ? (steps_ - done) / rate : 0;
-    std::string line = "step " + std::to_string(done) + "/" + std::to_string(steps_) + "  loss " + Fixed(st.loss, 4) +
-                       "  acc " + Accuracies(st.accuracy) + "  " + Fixed(rate, 1) + " steps/s  ETA " +
-                       Fixed(eta, 0) + " s";
+    std::string line = "step " + std::to_string(done) + "/" + std::to_string(steps_) + "  loss " +
+                       Fixed(last.loss, 4) + "  acc " + Accuracies(last.accuracy) + "  " + Fixed(rate, 1) +
+                       " steps/s  ETA " + Fixed(eta, 0) + " s";
     if (tty_) {
       std::cerr << "\r" << line << "\x1b[K" << std::flush;
       drawn_ = true;
@@ -120,27 +98,9 @@ class Progress {
   int steps_;
   bool tty_;
   int every_;
+  int shown_ = -1;
   bool drawn_ = false;
 };
-
-std::string CsvRow(int step, float lr, const StepStats& st, double grad_norm) {
-  char buf[64];
-  std::string row = std::to_string(step);
-  std::snprintf(buf, sizeof buf, ",%.9g,%.9g", lr, st.loss);
-  row += buf;
-  for (double a : st.accuracy) {
-    std::snprintf(buf, sizeof buf, ",%.6f", a);
-    row += buf;
-  }
-  std::snprintf(buf, sizeof buf, ",%.9g\n", grad_norm);
-  return row + buf;
-}
-
-std::string CsvHeader(int targets) {
-  std::string h = "step,lr,loss";
-  for (int k = 0; k < targets; ++k) h += ",accuracy_" + std::to_string(k);
-  return h + ",grad_norm\n";
-}
 
 nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
   nlohmann::json a = nlohmann::json::array();
@@ -153,38 +113,29 @@ nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
 struct TrainArgs {
   TrainOptions opt;
   std::string out, log, init, data;
+  TrainExports exports;
 };
 
+const char* kTrainAbout =
+    "mhaviz train: train a small Transformer on a task whose heads visibly specialise, and write its "
+    "checkpoint (.npz).";
 const char* kTrainFooter =
-    "\nExamples:\n"
+    "Examples:\n"
     "  mhaviz train --task offsets --out model.npz                 2 heads learn the tokens 1 and 2 back\n"
     "  mhaviz train --task offsets --heads 1 --out one_head.npz    1 head: the 2-back target stays at chance\n"
     "  mhaviz train --task induction --layers 2 --out ind.npz\n"
+    "  mhaviz train --task offsets --out m.npz --gif heads.gif --png final.png --curves curves.svg\n"
     "  mhaviz train --init M.npz --data T.npz --steps 20 --log train.csv --out M2.npz\n"
-    "Ends with one JSON line on stdout: loss, held-out accuracy per target, steps/s, and what each head does.\n";
+    "Ends with one JSON line on stdout: loss, held-out accuracy per target, steps/s, and what each head does.";
 
-// The model to train and its batches: from the flags and a task, or from files.
-struct Setup {
-  Model model;
-  bool have_task = false;
-  TaskSpec task;
-  bool have_data = false;
-  Batch data;
-  OptimConfig optim;
-};
-
-// An error and its exit status: 2 for flags that cannot work, 1 for files.
-struct Failure {
-  int code;
-  std::string message;
-};
-
+// Runs f, turning an mha::Error into a usage error (exit 2): for checks of what the
+// flags describe.
 template <typename F>
-auto Guard(int code, const std::string& prefix, F&& f) -> decltype(f()) {
+auto AsUsage(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const Error& e) {
-    throw Failure{code, prefix + e.what()};
+    throw UsageError(e.what());
   }
 }
 
@@ -192,196 +143,182 @@ auto Guard(int code, const std::string& prefix, F&& f) -> decltype(f()) {
 const char* const kModelFlags[] = {"--layers", "--heads", "--d-model", "--kv-heads", "--norm", "--block",
                                    "--d-ff", "--activation", "--mask", "--pos"};
 
-Setup Prepare(const CLI::App& app, const TrainArgs& a) {
-  Setup s;
+// Snapshots of the probe trace, for --gif, are kept within this budget (fewer frames
+// for a big model, never fewer than the first and the last).
+constexpr double kSnapshotBudgetBytes = 256.0 * (1 << 20);
+
+// The run the flags describe: the model (new, or --init's), its data (a task, or
+// --data's batch), the held-out set, the optimiser; validated before anything trains.
+TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init) {
   const TrainOptions& o = a.opt;
   if (o.task.empty() == a.data.empty())
-    throw Failure{2, o.task.empty() ? "give --task (offsets, reverse, sort, induction) to train on generated data, "
+    throw UsageError(o.task.empty() ? "give --task (offsets, reverse, sort, induction) to train on generated data, "
                                       "or --data T.npz to train on a batch file."
-                                    : "--task and --data both name the training data; give one of them."};
-  if (!o.task.empty()) {
-    s.task = Guard(2, "", [&] { return TaskFromOptions(o); });
-    s.have_task = true;
-  }
-  if (!a.data.empty()) {
-    s.data = Guard(1, "", [&] { return io::LoadBatch(a.data); });
-    s.have_data = true;
-  }
+                                    : "--task and --data both name the training data; give one of them.");
+  TrainSetup s;
+  s.model_given = true;
+  if (!o.task.empty()) s.task = AsUsage([&] { return TaskFromOptions(o); });
+  if (!a.data.empty()) s.data = std::make_shared<const Batch>(io::LoadBatch(a.data));
   if (!a.init.empty()) {
     for (const char* f : kModelFlags)
       if (app.count(f) > 0)
-        throw Failure{2, std::string(f) + " shapes a new model, but --init loads one whose configuration is fixed. "
-                                          "Leave out " + f + ", or leave out --init to build a new model."};
-    s.model = Guard(1, "", [&] { return io::LoadModel(a.init); });
+        throw UsageError(std::string(f) + " shapes a new model, but --init loads one whose configuration is fixed. "
+                                          "Leave out " + f + ", or leave out --init to build a new model.");
+    init = io::LoadModel(a.init);
+    s.model = init.cfg;
   } else {
-    s.model.cfg = Guard(2, "", [&] {
-      return ModelFromOptions(o, s.have_task ? &s.task : nullptr, s.have_data ? s.data.num_targets : 1,
-                              s.have_data ? s.data.seq : 1);
+    s.model = AsUsage([&] {
+      return ModelFromOptions(o, s.data ? nullptr : &s.task, s.data ? s.data->num_targets : 1,
+                              s.data ? s.data->seq : 1);
     });
-    Guard(2, "", [&] { CheckStepMemory(s.model.cfg, s.have_data ? s.data.batch : o.batch,
-                                       s.have_data ? s.data.seq : s.task.seq); });
-    s.model = Guard(2, "", [&] { return InitModel(s.model.cfg); });
   }
-  Guard(2, "", [&] { CheckStepMemory(s.model.cfg, s.have_data ? s.data.batch : o.batch,
-                                     s.have_data ? s.data.seq : s.task.seq); });
-  s.model.cfg.layer.threads = o.threads;
-  if (s.have_task) {
+  const int seq = s.data ? s.data->seq : s.task.seq;
+  AsUsage([&] { CheckStepMemory(s.model, s.data ? s.data->batch : o.batch, seq); });
+  s.model.layer.threads = o.threads;
+  init.cfg.layer.threads = o.threads;
+  if (!s.data) {
     Batch probe;
     MakeBatch(s.task, o.seed, 0, 1, probe);
-    Guard(1, "the task does not fit the model from --init: ", [&] { CheckBatch(s.model.cfg, probe); });
-  }
-  if (s.have_data)
-    Guard(1, "'" + a.data + "' does not fit the model: ", [&] { CheckBatch(s.model.cfg, s.data); });
-  s.optim = OptimFromOptions(o);
-  Guard(2, "", [&] { AdamW check(s.model, s.optim); });
-  return s;
-}
-
-struct RunResult {
-  int steps_done = 0;
-  bool interrupted = false;
-  StepStats last;
-  double seconds = 0;
-  std::string csv;
-};
-
-// The training loop. Throws Failure (exit 1) if the loss or gradient stops being finite.
-RunResult Train(Setup& s, const TrainArgs& a, Trainer& trainer, const StopOnSignal& signals) {
-  RunResult r;
-  r.csv = CsvHeader(s.model.cfg.num_targets);
-  AdamW opt(s.model, s.optim);
-  Model grads = ZerosLike(s.model);
-  Batch generated;
-  Progress progress(a.opt.steps);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int step = 0; step < a.opt.steps; ++step) {
-    if (signals.stopped()) {
-      r.interrupted = true;
-      break;
-    }
-    if (s.have_task) MakeBatch(s.task, a.opt.seed, static_cast<std::uint64_t>(step), a.opt.batch, generated);
-    const Batch& b = s.have_data ? s.data : generated;
-    const float lr = LearningRate(s.optim, step);
-    auto diverged = [&](const std::string& what) {
-      progress.Finish();
-      return Failure{1, "training diverged at step " + std::to_string(step) + ": " + what + " (lr " + Short(lr) +
-                            "). Try a lower --lr (e.g. " + Short(a.opt.lr / 3) +
-                            "), keep --clip at 1 (or lower it), or add --warmup " +
-                            std::to_string(std::max(10, a.opt.steps / 10)) + ". No checkpoint was written."};
-    };
     try {
-      r.last = trainer.Gradients(s.model, b, grads);
+      CheckBatch(s.model, probe);
     } catch (const Error& e) {
-      // The model and batches passed their checks before step 0, so a refusal later
-      // means the updates blew the weights up (the forward pass caps |values|).
-      if (step == 0) throw;
-      throw diverged(std::string("the weights grew too large for the forward pass: ") + e.what());
+      throw Error(std::string("the task does not fit the model from --init: ") + e.what());
     }
-    const double norm = std::isfinite(r.last.loss) ? opt.Step(s.model, grads) : NAN;
-    r.csv += CsvRow(step, lr, r.last, norm);
-    if (!std::isfinite(r.last.loss)) throw diverged("the loss is no longer a finite number");
-    if (!std::isfinite(norm)) throw diverged("the gradient norm is no longer a finite number");
-    r.steps_done = step + 1;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    progress.Update(r.steps_done, r.last, r.seconds);
-  }
-  progress.Finish();
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
-}
-
-// At least 256 held-out sequences where memory allows, so the accuracy is not the
-// noise of a handful; never fewer than a training batch.
-int EvalBatch(const ModelConfig& m, int batch, int seq) {
-  int n = 256;
-  while (n > batch) {
+  } else {
     try {
-      CheckStepMemory(m, n, seq);
+      CheckBatch(s.model, *s.data);
+    } catch (const Error& e) {
+      throw Error("'" + a.data + "' does not fit the model: " + e.what());
+    }
+  }
+  s.optim = OptimFromOptions(o);
+  s.steps = o.steps;
+  s.batch = o.batch;
+  s.data_seed = o.seed;
+  s.threads = o.threads;
+  s.snapshot_weights = false;  // the checkpoint is the run's own weights; pictures need only the traces
+  // Held out: at least 256 sequences where memory allows, so the accuracy is not the
+  // noise of a handful (for --data, the data itself).
+  for (int n = 256; !s.data; n /= 2) {
+    auto h = std::make_shared<Batch>();
+    HeldOutBatch(s.task, o.seed, 0, std::max(n, o.batch), *h);
+    s.heldout = h;
+    TrainSetup trial = s;
+    try {
+      Prepare(trial);
       break;
     } catch (const Error&) {
-      n /= 2;
+      if (n <= o.batch) throw;  // the training batch itself does not fit: Prepare's message says so
     }
   }
-  return std::max(n, batch);
+  AsUsage([&] { TrainSetup trial = s; Prepare(trial); });
+  // Snapshots: only the first and the last, unless a GIF wants the run's story.
+  if (a.exports.gif.empty()) {
+    s.snapshot_every = std::max(1, s.steps);
+  } else {
+    const double per = static_cast<double>(EstimateTraceBytes(s.model.LayerConfig(), seq, seq)) * s.model.num_layers;
+    const int fit = std::max(1, static_cast<int>(kSnapshotBudgetBytes / std::max(1.0, per)) - 2);
+    s.snapshot_every = std::max({1, s.steps / 50, (s.steps + fit - 1) / fit});
+  }
+  return s;
 }
 
 int RunTrain(const CLI::App& app, const TrainArgs& a) {
   const StopOnSignal signals;  // from the start: a Ctrl-C during set-up stops before step 0
-  Setup s = Prepare(app, a);
-  if (s.have_task) std::cerr << "Task " << ToString(s.task.kind) << ": " << Explain(s.task) << "\n";
-  std::cerr << "Model: " << s.model.cfg.num_layers << " layer(s), " << s.model.cfg.layer.num_heads << " head(s), d_model "
-            << s.model.cfg.layer.d_model << ", " << ParameterCount(s.model.cfg) << " parameters.\n";
-  Trainer trainer(a.opt.threads);
-  RunResult r = Train(s, a, trainer, signals);
-  // Accuracy on examples training never saw (or, for --data, on the data itself).
-  Batch eval;
-  if (s.have_task) HeldOutBatch(s.task, a.opt.seed, 0, EvalBatch(s.model.cfg, a.opt.batch, s.task.seq), eval);
-  const Batch& e = s.have_task ? eval : s.data;
-  const StepStats held = trainer.Evaluate(s.model, e);
-  if (!std::isfinite(held.loss))
-    throw Failure{1, "training diverged in its last step: the held-out loss is not finite. Try a lower --lr or "
-                     "--clip 1. No checkpoint was written."};
-  const std::vector<HeadProfile> heads = ProfileHeads(trainer, s.model, e);
-  std::vector<std::pair<std::string, std::string>> files{{a.out, io::EncodeModel(s.model)}};
-  if (!a.log.empty()) files.emplace_back(a.log, r.csv);
-  Guard(1, "", [&] { io::WriteFilesAtomic(files); });
-  if (r.interrupted)
-    std::cerr << "Stopped after step " << r.steps_done << " (interrupted); the checkpoint holds the weights so far.\n";
+  CheckExportPaths(a.exports, a.log.empty() ? std::vector<std::string>{a.out} : std::vector<std::string>{a.out, a.log});
+  Model init;
+  const TrainSetup setup = MakeSetup(app, a, init);
+  auto run = AsUsage([&] { return std::make_unique<TrainingRun>(setup, init); });  // AdamW checks --lr etc.
+  init = Model{};
+  const ModelConfig& cfg = run->model().cfg;
+  render::GridOptions grid;
+  grid.title = render::ModelTitle(cfg);
+  grid.total_steps = setup.steps;
+  TryExports(a.exports, *run->Latest()->snapshots.front(), grid);
+  if (!setup.data) std::cerr << "Task " << ToString(setup.task.kind) << ": " << Explain(setup.task) << "\n";
+  std::cerr << "Model: " << cfg.num_layers << " layer(s), " << cfg.layer.num_heads << " head(s), d_model "
+            << cfg.layer.d_model << ", " << ParameterCount(cfg) << " parameters.\n";
+
+  ProgressBar bar(setup.steps);
+  run->RunHere(signals.flag(), [&bar](const Progress& p) { bar.Update(p); });
+  bar.Finish();
+  const std::shared_ptr<const Progress> p = run->Latest();
+  if (p->diverged) throw Error(p->message + " No checkpoint was written.");
+  // Accuracy on examples training never saw (or, for --data, on the data itself),
+  // measured by the run's last snapshot.
+  const Snapshot& last = *p->snapshots.back();
+  if (!std::isfinite(last.heldout.loss))
+    throw Error("training diverged in its last step: the held-out loss is not finite. Try a lower --lr or --clip 1. "
+                "No checkpoint was written.");
+  const bool interrupted = !p->finished;
+
+  std::vector<std::pair<std::string, std::string>> files{{a.out, io::EncodeModel(run->model())}};
+  if (!a.log.empty()) files.emplace_back(a.log, render::CurvesCsv(*p, cfg.num_targets));
+  std::vector<std::string> notes;
+  RenderExports(a.exports, *p, grid, cfg.num_targets, files, notes);
+  io::WriteFilesAtomic(files);
+  for (const std::string& n : notes) std::cerr << "mhaviz train: note: " << n << "\n";
+  if (interrupted)
+    std::cerr << "Stopped after step " << p->step << " (interrupted); the checkpoint holds the weights so far.\n";
   nlohmann::json j;
-  j["status"] = r.interrupted ? "interrupted" : "done";
-  j["steps"] = r.steps_done;
-  j["loss"] = r.steps_done > 0 ? nlohmann::json(r.last.loss) : nlohmann::json(nullptr);
-  j["eval_on"] = s.have_task ? "heldout" : "data";
-  j["eval_loss"] = held.loss;
-  j["accuracy"] = held.accuracy;
-  j["seconds"] = r.seconds;
-  j["steps_per_s"] = r.seconds > 0 ? r.steps_done / r.seconds : 0.0;
-  j["params"] = ParameterCount(s.model.cfg);
+  j["status"] = interrupted ? "interrupted" : "done";
+  j["steps"] = p->step;
+  j["loss"] = p->curve.empty() ? nlohmann::json(nullptr) : nlohmann::json(p->curve.back().loss);
+  j["eval_on"] = setup.data ? "data" : "heldout";
+  j["eval_loss"] = last.heldout.loss;
+  j["accuracy"] = last.heldout.accuracy;
+  j["seconds"] = p->seconds;
+  j["steps_per_s"] = p->seconds > 0 ? p->step / p->seconds : 0.0;
+  j["params"] = ParameterCount(cfg);
   j["out"] = a.out;
-  j["heads"] = HeadsJson(heads);
+  j["heads"] = HeadsJson(last.heads);
   std::cout << j.dump(-1, ' ', true) << std::endl;
-  return r.interrupted ? 130 : 0;
+  return interrupted ? 130 : 0;
 }
 
-}  // namespace
-
-int TrainCommand(const std::vector<std::string>& args) {
-  TrainArgs a;
-  CLI::App app{"mhaviz train: train a small Transformer on a task whose heads visibly specialise, and write its "
-               "checkpoint (.npz).",
-               "mhaviz train"};
+void DeclareTrainFlags(CLI::App& app, TrainArgs& a) {
   AddTrainOptions(app, a.opt);
   app.add_option("--out", a.out, "the checkpoint to write (.npz; numpy opens it)")->required()->group("Files");
   app.add_option("--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm")->group("Files");
   app.add_option("--init", a.init, "start from this checkpoint's weights and configuration")->group("Files");
   app.add_option("--data", a.data, "train on this batch file (tokens, targets; the whole file is every step's batch)")
       ->group("Files");
-  app.footer(kTrainFooter);
-  if (const int rc = Parse(app, args, "train"); rc >= 0) return rc;
-  try {
+  AddTrainExportFlags(app, a.exports);
+}
+
+}  // namespace
+
+int TrainCommand(const std::vector<std::string>& args) {
+  return Guard("train", [&] {
+    TrainArgs a;
+    CLI::App app{kTrainAbout, "mhaviz train"};
+    app.footer(kTrainFooter);
+    DeclareTrainFlags(app, a);
+    if (ParseFlags(app, "train", args)) {
+      std::cout << app.help();
+      return 0;
+    }
     return RunTrain(app, a);
-  } catch (const Failure& f) {
-    std::cerr << "mhaviz train: error: " << TerminalSafe(f.message, true) << "\n";
-    return f.code;
-  } catch (const Error& e) {
-    std::cerr << "mhaviz train: error: " << TerminalSafe(e.what(), true) << "\n";
-    return 1;
-  }
+  });
 }
 
 int GradCommand(const std::vector<std::string>& args) {
-  std::string model, data, out;
-  int threads = 0;
-  CLI::App app{"mhaviz grad: one forward and backward pass of a checkpoint over a batch file; writes the loss and "
-               "the gradient of every parameter (grad.<name>) to an .npz, to check against another framework.",
-               "mhaviz grad"};
-  app.add_option("--model", model, "the checkpoint (mhaviz train --out)")->required();
-  app.add_option("--data", data, "the batch: tokens (batch, seq), targets (batch, seq[, K]), -1 = no target")->required();
-  app.add_option("--out", out, "the .npz to write: loss, grad.<name> for every parameter")->required();
-  NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
-             "CPU threads (0: one per core); the result is the same for any count");
-  if (const int rc = Parse(app, args, "grad"); rc >= 0) return rc;
-  try {
+  return Guard("grad", [&] {
+    std::string model, data, out;
+    int threads = 0;
+    CLI::App app{"mhaviz grad: one forward and backward pass of a checkpoint over a batch file; writes the loss and "
+                 "the gradient of every parameter (grad.<name>) to an .npz, to check against another framework.",
+                 "mhaviz grad"};
+    app.add_option("--model", model, "the checkpoint (mhaviz train --out)")->required();
+    app.add_option("--data", data, "the batch: tokens (batch, seq), targets (batch, seq[, K]), -1 = no target")
+        ->required();
+    app.add_option("--out", out, "the .npz to write: loss, grad.<name> for every parameter")->required();
+    NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
+               "CPU threads (0: one per core); the result is the same for any count");
+    if (ParseFlags(app, "grad", args)) {
+      std::cout << app.help();
+      return 0;
+    }
     Model m = io::LoadModel(model);
     const Batch b = io::LoadBatch(data);
     try {
@@ -405,10 +342,7 @@ int GradCommand(const std::vector<std::string>& args) {
     nlohmann::json j{{"loss", st.loss}, {"accuracy", st.accuracy}, {"out", out}};
     std::cout << j.dump(-1, ' ', true) << std::endl;
     return 0;
-  } catch (const Error& e) {
-    std::cerr << "mhaviz grad: error: " << TerminalSafe(e.what(), true) << "\n";
-    return 1;
-  }
+  });
 }
 
 }  // namespace mha::cli

@@ -12,6 +12,21 @@ E Pick(const std::string& v, std::initializer_list<E> options) {
   throw Error("unreachable: '" + v + "' passed CLI11's IsMember check");
 }
 
+// CLI11's own choice check words its error without the flag (ParseFlags shows a
+// validator's message as it is), so this names it.
+CLI::Validator OneOf(const std::string& flag, const std::vector<std::string>& names) {
+  return CLI::Validator(
+      [flag, names](std::string& v) {
+        std::string list;
+        for (const std::string& n : names) {
+          if (n == v) return std::string();
+          list += (list.empty() ? "" : ", ") + n;
+        }
+        return flag + " must be one of " + list + "; got '" + v + "'.";
+      },
+      "");
+}
+
 }  // namespace
 
 void AddTrainOptions(CLI::App& app, TrainOptions& o) {
@@ -26,18 +41,18 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
              "query head h reads K/V head h / (num_heads / num_kv_heads)")
       ->group(model);
   app.add_option("--norm", o.norm, "post: LN(x + MHA(x)); pre: x + MHA(LN(x)) with a final LN; none: x + MHA(x)")
-      ->check(CLI::IsMember({"post", "pre", "none"}))->capture_default_str()->group(model);
+      ->check(OneOf("--norm", {"post", "pre", "none"}))->capture_default_str()->group(model);
   app.add_option("--block", o.block, "attention: the attention layer only; encoder: attention then a feed-forward network")
       ->check(CLI::IsMember({"attention", "encoder"}))->capture_default_str()->group(model);
   NumberFlag(app, "--d-ff", o.d_ff, 1, Limits::kMaxDFf,
              "the feed-forward network's hidden width (encoder block; default 4 x d_model)")
       ->group(model);
   app.add_option("--activation", o.activation, "the feed-forward network's nonlinearity: relu, or gelu (exact erf form)")
-      ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str()->group(model);
+      ->check(OneOf("--activation", {"relu", "gelu"}))->capture_default_str()->group(model);
   app.add_option("--mask", o.mask, "none, or causal (a token sees only itself and earlier ones); default: what the task needs")
-      ->check(CLI::IsMember({"none", "causal"}))->group(model);
+      ->check(OneOf("--mask", {"none", "causal"}))->group(model);
   app.add_option("--pos", o.pos, "positional encoding: sinusoidal, learned (a trained vector per position) or none")
-      ->check(CLI::IsMember({"sinusoidal", "learned", "none"}))->capture_default_str()->group(model);
+      ->check(OneOf("--pos", {"sinusoidal", "learned", "none"}))->capture_default_str()->group(model);
 
   app.add_option("--task", o.task, "offsets, reverse, sort or induction (mhaviz explains each before training)")
       ->group(task);

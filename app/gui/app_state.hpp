@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "gui/gl_textures.hpp"
+#include "gui/model_source.hpp"
 #include "gui/teach_state.hpp"
+#include "gui/train_state.hpp"
 #include "mha/mha.hpp"
 #include "render/colormap.hpp"
 
@@ -159,6 +161,8 @@ struct AppState {
   Timing timing;
   Ui ui;
   TeachUi teach;       // the teaching views (teach_state.hpp)
+  ModelSource source;  // seeded weights, the positional heads, or a trained model (model_source.hpp)
+  TrainUi train;       // the Train view and its run (train_state.hpp)
   bool quit = false;
 };
 

@@ -12,6 +12,7 @@
 #include "gui/fonts.hpp"
 #include "gui/settings.hpp"
 #include "gui/teach_views.hpp"
+#include "gui/train_session.hpp"
 #include "gui/views/registry.hpp"
 #include "io/files.hpp"
 
@@ -71,6 +72,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["focused_text"] = ImGui::GetIO().WantTextInput;
   j["view"] = ViewName(s.teach.view);
   j["file_message"] = s.teach.file_message;
+  j["train"] = TrainProbeJson(s);
   return j;
 }
 

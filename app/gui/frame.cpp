@@ -13,6 +13,7 @@
 #include "gui/views/registry.hpp"
 #include "gui/recompute.hpp"
 #include "gui/theme.hpp"
+#include "gui/train_session.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
@@ -204,6 +205,8 @@ void DrawFrame(AppState& s) {
   // Always a scrollbar: one appearing would narrow the column and re-wrap its text,
   // moving every widget under the pointer.
   ImGui::BeginChild("##inputs", ImVec2(left, main_h), true, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+  DrawModelSourcePanel(s);
+  ImGui::Separator();
   DrawSentencePanel(s);
   ImGui::Separator();
   DrawControlsPanel(s);
@@ -215,7 +218,8 @@ void DrawFrame(AppState& s) {
   Probe(s, "split_v");
   if (dx != 0.0f) s.layout.left_width = (left + dx) / scale;
 
-  // The one place the core runs.
+  // The one place the core runs (a training run's newest snapshot may set `dirty`).
+  UpdateTraining(s);
   if (s.dirty || s.churn) Recompute(s);
   RunPendingExports(s);
 

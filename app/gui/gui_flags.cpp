@@ -58,6 +58,18 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
                          "positional heads on the sentence); got '" + v + "'.";
           },
           ""));
+  app.add_flag("--train-autostart", t.train_autostart,
+               "press Train when the Train view first opens (with --view train: at start)")
+      ->group(g);
+  app.add_option("--train-task", t.train_task, "the Train view's task: offsets, reverse, sort or induction")
+      ->type_name("NAME")
+      ->group(g)
+      ->check(CLI::IsMember({"offsets", "reverse", "sort", "induction"}));
+  cli::IntFlag(
+      app, "--train-offsets", 1, 4, [&t](int v) { t.train_offsets = v; },
+      "the offsets task's K: predict the tokens 1..K back (default 2)")
+      ->type_name("K")
+      ->group(g);
 }
 
 void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
@@ -123,6 +135,7 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
 void DeclareGuiFlags(CLI::App& app, GuiArgs& a) {
   cli::AddRunFlags(app, a.run);
   DeclareTeachFlags(app, a.teach);
+  cli::AddModelSourceFlags(app, a.model);
   DeclareAutomationFlags(app, a.gui);
 }
 
@@ -141,6 +154,9 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
   } catch (const Error& e) {
     throw cli::UsageError(e.what());
   }
+  if (a.model.model.empty() && (!a.model.tokens.empty() || a.model.example != 0 || a.model.layer != 0))
+    throw cli::UsageError("--tokens, --example and --layer choose what a trained model runs on: give the "
+                          "checkpoint with --model M.npz.");
   return a;
 }
 
@@ -166,6 +182,7 @@ void ApplyRunOptions(const cli::RunOptions& o, AppState& s) {
     s.files.weights_path = o.weights_npz;
   }
   SyncBuffersFromChoice(s);
+  s.train.flag_edits = o.cfg_edits;  // the Train view's task defaults go under them
   s.dirty = true;
 }
 
@@ -203,6 +220,9 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
     s.teach.view = static_cast<View>(f.view);
     s.teach.select_view = true;
   }
+  s.train.autostart = f.train_autostart;
+  if (!f.train_task.empty()) s.train.task.kind = ParseTask(f.train_task);
+  if (f.train_offsets > 0) s.train.task.offsets = f.train_offsets;
   if (f.head >= 0) {
     const int H = s.choice.cfg.num_heads;
     if (f.head >= H)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/model_trace.hpp"
 #include "gui/app_state.hpp"
 #include "options/flags.hpp"
 
@@ -18,6 +19,9 @@ struct TeachFlags {
   std::string inspect;
   bool lesson = false;
   bool heads = false;  // --preset heads
+  bool train_autostart = false;  // --train-autostart
+  std::string train_task;        // --train-task
+  int train_offsets = 0;         // --train-offsets
 };
 
 // The largest window (and so screenshot) mhaviz opens: 8K UHD. Its framebuffers, the
@@ -42,6 +46,7 @@ struct GuiOptions {
 struct GuiArgs {
   cli::RunOptions run;
   TeachFlags teach;
+  cli::ModelSource model;  // --model M.npz --tokens --example --layer: a trained model drives the views
   GuiOptions gui;
   bool help = false;
   std::string help_text;
@@ -53,5 +58,8 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args);  // throws cli::Usag
 // --input and --weights (mha::Error for a bad file).
 void ApplyRunOptions(const cli::RunOptions& o, AppState& s);
 void ApplyTeachFlags(const TeachFlags& f, AppState& s);
+// --model: the checkpoint becomes the model source (train_session.cpp); mha::Error for a
+// bad file, ids outside its vocabulary or a layer it does not have.
+void ApplyModelFlags(const cli::ModelSource& m, AppState& s);
 
 }  // namespace mha::gui

@@ -57,6 +57,12 @@ std::string NormaliseTyped(Choice& c) {
 void Recompute(AppState& s) {
   s.dirty = false;
   const auto t0 = Clock::now();
+  if (UsingTrainedModel(s)) {  // the model source's branch: model_source.cpp
+    RecomputeFromModel(s);
+    s.timing.last_recompute_ms = MsSince(t0);
+    s.timing.recompute_ms.push_back(s.timing.last_recompute_ms);
+    return;
+  }
   Result& r = s.result;
   const std::string nfc_note = NormaliseTyped(s.choice);
   if (!nfc_note.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too

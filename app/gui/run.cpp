@@ -24,6 +24,7 @@
 #include "gui/input_queue.hpp"
 #include "gui/settings.hpp"
 #include "gui/settings_writer.hpp"
+#include "gui/train_session.hpp"
 #include "gui/window.hpp"
 
 namespace mha::gui {
@@ -49,6 +50,7 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   }
   ApplyRunOptions(a.run, s);  // flags override the saved settings
   ApplyTeachFlags(a.teach, s);
+  ApplyModelFlags(a.model, s);
   if (a.gui.width) *win_w = a.gui.width;
   if (a.gui.height) *win_h = a.gui.height;
   // A saved size is held to the same cap as --width and --height.
@@ -64,7 +66,7 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
     glfwWaitEventsTimeout(0.5);
     return false;
   }
-  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() &&
+  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !TrainViewAnimating(s) &&
                     Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
     glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking

@@ -65,7 +65,8 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
   const Config& c = s.choice.cfg;
   json j;
   j["version"] = 1;
-  j["sentence"] = s.choice.sentence;
+  // A trained model's ids ("3 1 4") mean nothing to the next start's seeded weights.
+  j["sentence"] = UsingTrainedModel(s) ? s.source.seeded_sentence : s.choice.sentence;
   j["memory"] = s.choice.memory;
   j["cross"] = s.choice.cross;
   j["config"] = {{"d_model", c.d_model},

@@ -86,12 +86,14 @@ void LoadExample(AppState& s, LessonExample ex, const char* source, const std::s
 }  // namespace
 
 void LoadLessonExample(AppState& s) {
+  LeaveTrainedModel(s);
   LessonExample ex = MakeLessonExample();
   const std::string message = "Loaded the lesson example (" + ex.title + ").";
   LoadExample(s, std::move(ex), kLessonSource, message);
 }
 
 void LoadPositionalHeadsExample(AppState& s) {
+  LeaveTrainedModel(s);  // its tokens are the sentence's, not a trained model's ids
   std::vector<std::string> tokens = s.files.input_path.empty() ? std::vector<std::string>() : s.files.input.tokens;
   if (tokens.empty())
     for (auto& t : Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens) tokens.push_back(std::move(t.text));
@@ -102,6 +104,10 @@ void LoadPositionalHeadsExample(AppState& s) {
   LessonExample ex = MakePositionalHeadsExample(tokens);
   const std::string message = "Loaded " + ex.title + ". " + ex.description;
   LoadExample(s, std::move(ex), kHeadsSource, message);
+}
+
+bool UsesPositionalHeadsExample(const AppState& s) {
+  return s.files.weights_path == kHeadsSource && s.files.input_path == kHeadsSource;
 }
 
 std::shared_ptr<Weights> EditableWeights(AppState& s) {
@@ -134,6 +140,7 @@ void UseSeededWeights(AppState& s) {
 
 void LoadInputFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with an array x of shape (seq, d_model).");
+  LeaveTrainedModel(s);
   try {
     Inputs in = io::LoadInputs(path);
     const int d = static_cast<int>(in.x.cols());
@@ -171,6 +178,7 @@ void LoadInputFile(AppState& s, const std::string& path) {
 
 void LoadWeightsFile(AppState& s, const std::string& path) {
   if (path.empty()) return Report(s, false, "Type the path of an .npz file with W_q, W_k, W_v and W_o.");
+  LeaveTrainedModel(s);
   try {
     auto npz = io::LoadNpz(path, io::WeightsFilter(path, nullptr));  // d_model may come from the file
     Config c = s.choice.cfg;

@@ -54,6 +54,8 @@ void LoadLessonExample(AppState& s);
 // sentence's tokens: heads that attend to the previous, the same, the first and the
 // next word.
 void LoadPositionalHeadsExample(AppState& s);
+// Whether x and the weights are the positional-heads example's.
+bool UsesPositionalHeadsExample(const AppState& s);
 // Weights the editor changes: a copy of the weights in use (the trace keeps its own).
 std::shared_ptr<Weights> EditableWeights(AppState& s);
 // Back to the sentence's embeddings / the seeded weights.

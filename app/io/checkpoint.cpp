@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 namespace mha::io {
@@ -200,9 +201,14 @@ TaskSpec ParseTaskJson(const std::string& text, const std::string& what) {
   return t;
 }
 
-std::string EncodeModel(Model& m) {
+std::string EncodeModel(const Model& m) {
   std::vector<TensorView> views;
-  for (const ParamView& p : Parameters(m)) views.push_back({p.name, p.shape, p.data});
+  ForEachTensor(m, [&](const char* name, int index, const auto& t) {
+    using T = std::decay_t<decltype(t)>;
+    std::vector<std::int64_t> shape{t.size()};
+    if constexpr (T::RowsAtCompileTime != 1) shape = {t.rows(), t.cols()};
+    views.push_back({ParamKey(name, index), std::move(shape), t.data()});
+  });
   RawArray cfg{"config", "|u1", {}, ModelConfigJson(m.cfg)};
   cfg.shape = {static_cast<std::int64_t>(cfg.data.size())};
   return EncodeNpz(views, {cfg});

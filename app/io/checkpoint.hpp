@@ -31,7 +31,7 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
 // The task of TaskJson's text; throws mha::Error if it is not one.
 TaskSpec ParseTaskJson(const std::string& text, const std::string& what);
 
-std::string EncodeModel(Model& m);
+std::string EncodeModel(const Model& m);
 // Every parameter of the configuration must be present with its exact shape, and
 // nothing else may be: a checkpoint with missing, extra or misshapen tensors is refused.
 Model DecodeModel(const std::map<std::string, Array>& npz, const std::string& what);

@@ -52,19 +52,33 @@ TrainSetup DefaultSetup(const TaskSpec& task) {
 }
 
 void Prepare(TrainSetup& s) {
-  Validate(s.task);
+  if (!s.data) Validate(s.task);
   auto fail = [](const std::string& m) { throw Error(m); };
   if (s.steps < 0 || s.steps > 1000000) fail("--steps must be 0 to 1000000; got " + std::to_string(s.steps) + ".");
-  if (s.batch < 1 || s.batch > 4096) fail("--batch must be 1 to 4096 sequences; got " + std::to_string(s.batch) + ".");
-  if (s.heldout_batch < 1 || s.heldout_batch > 4096) fail("The held-out batch must be 1 to 4096 sequences.");
-  s.model.vocab = TaskVocab(s.task);
-  s.model.num_targets = NumTargets(s.task);
-  s.model.max_seq = s.task.seq;
-  s.model.layer.mask = TaskMask(s.task);
-  s.model.task = TaskJson(s.task);
+  if (s.data) s.batch = s.data->batch;  // a batch file's size was checked when it was read
+  if (s.heldout || s.data) s.heldout_batch = (s.heldout ? s.heldout : s.data)->batch;
+  if (!s.data && (s.batch < 1 || s.batch > 4096))
+    fail("--batch must be 1 to 4096 sequences; got " + std::to_string(s.batch) + ".");
+  if (!s.heldout && !s.data && (s.heldout_batch < 1 || s.heldout_batch > 4096))
+    fail("The held-out batch must be 1 to 4096 sequences.");
+  if (!s.model_given) {
+    s.model.vocab = TaskVocab(s.task);
+    s.model.num_targets = NumTargets(s.task);
+    s.model.max_seq = s.task.seq;
+    s.model.layer.mask = TaskMask(s.task);
+    s.model.task = TaskJson(s.task);
+  }
   Validate(s.model);
+  if (s.model_given && !s.data) {
+    Batch probe;
+    MakeBatch(s.task, s.data_seed, 0, 1, probe);
+    CheckBatch(s.model, probe);
+  }
+  if (s.data) CheckBatch(s.model, *s.data);
+  if (s.heldout) CheckBatch(s.model, *s.heldout);
+  const int seq = s.data ? s.data->seq : s.task.seq;
   // Every sequence of a batch keeps its Trace per layer for the backward pass.
-  const double bytes = static_cast<double>(EstimateTraceBytes(s.model.LayerConfig(), s.task.seq, s.task.seq)) *
+  const double bytes = static_cast<double>(EstimateTraceBytes(s.model.LayerConfig(), seq, seq)) *
                        std::max(s.batch, s.heldout_batch) * s.model.num_layers * 1.5;
   if (bytes > 1.0e9) {
     std::ostringstream e;
@@ -87,7 +101,11 @@ TrainingRun::TrainingRun(TrainSetup setup, const Model& init)
   if (!init.layers.empty()) CheckModel(model_);
   grads_ = ZerosLike(model_);
   opt_ = std::make_unique<AdamW>(model_, setup_.optim);
-  MakeBatch(setup_.task, setup_.data_seed ^ kHeldoutStream, 0, setup_.heldout_batch, heldout_);
+  if (setup_.heldout || setup_.data)
+    heldout_ = setup_.heldout ? *setup_.heldout : *setup_.data;
+  else
+    MakeBatch(setup_.task, setup_.data_seed ^ kHeldoutStream, 0, setup_.heldout_batch, heldout_);
+  if (setup_.data) train_batch_ = setup_.data.get();
   for (int i = 0; i < heldout_.seq; ++i) probe_tokens_.push_back(heldout_.token(setup_.probe_index, i));
   work_.total = setup_.steps;
   TakeSnapshot();  // step 0: the untrained heads
@@ -118,9 +136,15 @@ void TrainingRun::Wait() {
 
 void TrainingRun::RunHere(const std::atomic<bool>* should_stop) { Loop(should_stop); }
 
+void TrainingRun::RunHere(const std::atomic<bool>* should_stop,
+                          const std::function<void(const Progress&)>& after_step) {
+  Loop(should_stop, &after_step);
+}
+
 std::shared_ptr<const Progress> TrainingRun::Latest() const { return std::atomic_load(&latest_); }
 
-void TrainingRun::Loop(const std::atomic<bool>* external_stop) {
+void TrainingRun::Loop(const std::atomic<bool>* external_stop,
+                       const std::function<void(const Progress&)>* after_step) {
   work_.running = true;
   work_.paused = false;
   Publish(true);
@@ -139,23 +163,26 @@ void TrainingRun::Loop(const std::atomic<bool>* external_stop) {
     }
     work_.paused = false;
     Step();
+    if (after_step && *after_step) (*after_step)(work_);
   }
   if (!work_.diverged && (work_.snapshots.empty() || work_.snapshots.back()->step != work_.step)) TakeSnapshot();
   work_.running = false;
   work_.paused = false;
   work_.finished = work_.step >= setup_.steps && !work_.diverged;
   Publish(true);
+  if (after_step && *after_step) (*after_step)(work_);
 }
 
 void TrainingRun::Step() {
   const double t0 = Now();
-  MakeBatch(setup_.task, setup_.data_seed, static_cast<std::uint64_t>(work_.step), setup_.batch, batch_);
+  if (!setup_.data)
+    MakeBatch(setup_.task, setup_.data_seed, static_cast<std::uint64_t>(work_.step), setup_.batch, batch_);
   // Weights that blew up show as a non-finite loss, or as activations past the
   // forward pass's value cap (it refuses them before they overflow float32).
   const StepStats* st = nullptr;
   std::string why;
   try {
-    st = &trainer_.Gradients(model_, batch_, grads_);
+    st = &trainer_.Gradients(model_, *train_batch_, grads_);
     if (!std::isfinite(st->loss)) why = "the loss became " + std::to_string(st->loss);
   } catch (const Error& e) {
     why = std::string("the activations grew out of range (") + e.what() + ")";
@@ -167,6 +194,8 @@ void TrainingRun::Step() {
   p.loss = static_cast<float>(st->loss);
   for (double a : st->accuracy) p.accuracy.push_back(static_cast<float>(a));
   p.grad_norm = opt_->Step(model_, grads_);
+  // A finite loss with an overflowing gradient: the update just written is not finite.
+  if (!std::isfinite(p.grad_norm)) return Diverge(work_.step + 1, "the gradient norm became " + std::to_string(p.grad_norm));
   ++work_.step;
   work_.curve.push_back(std::move(p));
   work_.seconds += Now() - t0;
@@ -195,9 +224,14 @@ void TrainingRun::TakeSnapshot() {
 void TrainingRun::TakeSnapshotOrThrow() {
   auto snap = std::make_shared<Snapshot>();
   snap->step = work_.step;
-  auto model = std::make_shared<const Model>(Clone(model_));
-  snap->model = model;
-  snap->heads = ProfileHeads(probe_trainer_, *model, heldout_, &setup_.task);
+  // Snapshots are taken between steps on the thread that trains, so model_ is still.
+  const Model* model = &model_;
+  if (setup_.snapshot_weights) {
+    auto copy = std::make_shared<const Model>(Clone(model_));
+    model = copy.get();
+    snap->model = std::move(copy);
+  }
+  snap->heads = ProfileHeads(probe_trainer_, *model, heldout_, setup_.data ? nullptr : &setup_.task);
   snap->heldout = probe_trainer_.Evaluate(*model, heldout_);
   RunModel(*model, probe_tokens_, snap->probe);
   work_.snapshots.push_back(std::move(snap));

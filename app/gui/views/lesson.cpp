@@ -176,10 +176,15 @@ void DrawLessonView(AppState& s) {
 
   // Where x and the weights come from now.
   ImGui::Spacing();
-  const std::string x_src = s.files.input_path.empty() ? "the sentence (embedding + positional encoding)" : s.files.input_path;
-  const std::string w_src = s.files.weights_path.empty()
-                                ? "seeded random (Xavier), seed " + std::to_string(s.choice.cfg.seed)
-                                : s.files.weights_path;
+  std::string x_src = s.files.input_path.empty() ? "the sentence (embedding + positional encoding)" : s.files.input_path;
+  std::string w_src = s.files.weights_path.empty()
+                          ? "seeded random (Xavier), seed " + std::to_string(s.choice.cfg.seed)
+                          : s.files.weights_path;
+  if (UsingTrainedModel(s)) {  // the model source (model_source.hpp)
+    x_src = s.source.layer == 0 ? "the trained model's token and position embeddings of the ids typed"
+                                : "layer " + std::to_string(s.source.layer - 1) + "'s output";
+    w_src = "the trained model " + s.source.name + ", layer " + std::to_string(s.source.layer);
+  }
   ImGui::AlignTextToFramePadding();
   ImGui::Text("x comes from %s.", x_src.c_str());
   if (!s.files.input_path.empty()) {
@@ -231,6 +236,11 @@ void DrawLessonView(AppState& s) {
   // The weight editor.
   ImGui::Spacing();
   ImGui::Separator();
+  if (UsingTrainedModel(s)) {
+    Muted("The weight editor works on seeded or loaded weights: pick seeded random weights in Model (top left), or "
+          "load the lesson example, to edit them.");
+    return;
+  }
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted("Weight editor");
   if (s.ui.font_bold) ImGui::PopFont();

@@ -14,7 +14,7 @@ namespace mha::gui {
 struct AppState;
 
 // The tabs of the results area, in order (the table below is in the same order).
-enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Count };
+enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Train, Count };
 inline constexpr int kViewCount = static_cast<int>(View::Count);
 
 // Each view's Draw draws into the current tab; its Dump returns what the view shows
@@ -36,6 +36,8 @@ void DrawLessonView(AppState& s);  // lesson.cpp
 nlohmann::json DumpLessonView(AppState& s);
 void DrawInspectorView(AppState& s);  // inspector.cpp
 nlohmann::json DumpInspectorView(AppState& s);
+void DrawTrainView(AppState& s);  // train.cpp
+nlohmann::json DumpTrainView(AppState& s);
 
 struct ViewEntry {
   View id;
@@ -70,6 +72,9 @@ inline constexpr ViewEntry kViews[kViewCount] = {
      "the lesson's worked example, a weight editor and .npz files", &DrawLessonView, &DumpLessonView, true},
     {View::Inspector, "inspector", "Inspector", "Tensor inspector",
      "any tensor of the trace, as a heatmap with its values", &DrawInspectorView, &DumpInspectorView, true},
+    {View::Train, "train", "Train", "Train a model and watch its heads learn",
+     "train on a task (offsets, reverse, sort, induction): curves, timeline, heads", &DrawTrainView,
+     &DumpTrainView, true},
 };
 
 // The table is indexed by View: a row out of place would open the wrong tab.

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -30,6 +31,21 @@ struct TrainSetup {
   int snapshot_every = 0;       // steps between snapshots; 0: every 2% of the run
   int probe_index = 0;          // which held-out example the probe trace shows
   int heldout_batch = 128;      // sequences of each held-out evaluation
+
+  // For `mhaviz train`; the defaults keep the app's behaviour.
+  // Train on this batch at every step instead of the task's (the task is then unused;
+  // the batch is also the held-out set and holds the probe example).
+  std::shared_ptr<const Batch> data;
+  // Evaluate and label heads on these sequences instead of generating heldout_batch
+  // of them (heldout_batch follows its size).
+  std::shared_ptr<const Batch> heldout;
+  // The model's configuration is the caller's (flags, or a checkpoint's): Prepare
+  // checks that the task's batches fit it instead of setting vocab, targets, max_seq
+  // and mask from the task.
+  bool model_given = false;
+  // Snapshots keep a copy of the weights (Snapshot::model). A long run of a big model
+  // that only needs the pictures can leave them out (Snapshot::model is then null).
+  bool snapshot_weights = true;
 };
 
 // The defaults that make the task work in one click (measured: offsets K = 2 with 2
@@ -81,13 +97,19 @@ class TrainingRun {
   // Runs the remaining steps on the calling thread (no worker): for the CLI and tests.
   // `should_stop` is polled between steps (e.g. a Ctrl-C flag).
   void RunHere(const std::atomic<bool>* should_stop = nullptr);
+  // The same, calling `after_step` with the run's progress after every step and once
+  // at the end (a progress bar; the reference is valid only during the call).
+  void RunHere(const std::atomic<bool>* should_stop, const std::function<void(const Progress&)>& after_step);
 
   // The latest published progress; never blocks on a training step.
   std::shared_ptr<const Progress> Latest() const;
   const TrainSetup& setup() const { return setup_; }
+  // The current weights. Read them only while no worker runs (after RunHere, Wait or
+  // Stop): the worker updates them in place.
+  const Model& model() const { return model_; }
 
  private:
-  void Loop(const std::atomic<bool>* external_stop);
+  void Loop(const std::atomic<bool>* external_stop, const std::function<void(const Progress&)>* after_step = nullptr);
   void Step();
   void TakeSnapshot();
   void TakeSnapshotOrThrow();
@@ -99,6 +121,7 @@ class TrainingRun {
   std::unique_ptr<AdamW> opt_;
   Trainer trainer_, probe_trainer_;
   Batch batch_, heldout_;
+  const Batch* train_batch_ = &batch_;  // setup_.data when given
   std::vector<int> probe_tokens_;
   Progress work_;  // the worker's own copy, published as immutable copies
   std::shared_ptr<const Progress> latest_;

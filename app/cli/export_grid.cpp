@@ -1,0 +1,67 @@
+// `mhaviz export --model M.npz --grid`: every head of every layer of a checkpoint on
+// one picture, the same layers x heads grid `mhaviz train --png` draws, with each head
+// labelled by what it does on held-out examples of the model's task.
+#include <iostream>
+#include <utility>
+
+#include "commands.hpp"
+#include "io/checkpoint.hpp"
+#include "io/files.hpp"
+#include "mha/heads.hpp"
+#include "render/train_render.hpp"
+
+namespace mha::cli {
+namespace {
+
+// Held-out sequences to label the heads on, as `mhaviz train` measures them.
+constexpr int kLabelSequences = 128;
+
+// The head labels of a checkpoint trained on a task; none for one that was not.
+std::vector<HeadProfile> LabelHeads(const Model& m) {
+  if (m.cfg.task.empty()) return {};
+  const TaskSpec t = io::ParseTaskJson(m.cfg.task, "the checkpoint");
+  Batch b;
+  HeldOutBatch(t, m.cfg.layer.seed, 0, kLabelSequences, b);
+  Trainer trainer;
+  return ProfileHeads(trainer, m, b, &t);
+}
+
+}  // namespace
+
+int ExportGrid(const ExportArgs& e) {
+  const LoadedModelTrace m = LoadForTrace(e.source.model, e.source.tokens, e.source.example, 0);
+  if (!e.svg_path.empty() && render::GridCellCount(m.trace) > render::kMaxSvgCells)
+    throw UsageError("the SVG would hold " + Thousands(render::GridCellCount(m.trace)) +
+                     " cells, too many for any viewer (the limit is " + Thousands(render::kMaxSvgCells) +
+                     "). Write only a --png, or give fewer --tokens.");
+  const std::vector<HeadProfile> heads = LabelHeads(m.model);
+  render::GridInput in;
+  in.probe = &m.trace;
+  in.tokens = TokenLabels(m.model.cfg, m.trace.tokens);
+  in.heads = &heads;
+  in.title = render::ModelTitle(m.model.cfg);
+  in.subtitle = (e.source.tokens.empty() ? "held-out example " + std::to_string(e.source.example) : "your tokens") +
+                " \u00B7 " + e.source.model;
+  render::GridOptions o;
+  if (e.scale > 0) o.scale = e.scale;
+  // Render everything before writing anything, so an error leaves no files.
+  std::vector<std::pair<std::string, std::string>> files;
+  render::Image img;
+  if (!e.png_path.empty()) {
+    img = render::DrawModelGrid(in, o);
+    for (const auto& n : img.notes) std::cerr << "mhaviz export: note: " << n << "\n";
+    files.emplace_back(e.png_path, render::EncodePng(img));
+  }
+  if (!e.svg_path.empty()) files.emplace_back(e.svg_path, render::ModelGridSvg(in, o));
+  io::WriteFilesAtomic(files);
+  if (!e.quiet)
+    for (const auto& [path, bytes] : files)
+      std::cout << "wrote " << path << " (" << m.model.cfg.num_layers << " layers x " << m.model.cfg.layer.num_heads
+                << " heads"
+                << (path == e.png_path ? ", " + std::to_string(img.width) + " x " + std::to_string(img.height) + " px"
+                                       : std::string())
+                << ", " << (bytes.size() + 1023) / 1024 << " KiB)\n";
+  return 0;
+}
+
+}  // namespace mha::cli

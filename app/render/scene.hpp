@@ -1,0 +1,73 @@
+// A picture as a list of shapes in pixel coordinates, drawn by one rasteriser (PNG)
+// and one SVG writer, so the training pictures' PNG and SVG cannot disagree. Internal
+// to mha_render (the heatmap export keeps its own Layout).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "render/layout.hpp"
+#include "render/text.hpp"
+
+namespace mha::render {
+
+struct SceneRect {
+  int x = 0, y = 0, w = 0, h = 0;
+  Rgb fill{};
+  std::string cls;    // SVG class ("" for none)
+  std::string attrs;  // extra SVG attributes, e.g. ` data-row="3"`
+  std::string title;  // SVG tooltip ("" for none)
+};
+
+enum class Anchor { Start, Middle, End };
+
+struct SceneText {
+  double x = 0, y = 0;  // the anchor point on the baseline
+  Style st;
+  Rgb colour = kInk;
+  std::string text;
+  Anchor anchor = Anchor::Start;
+  int angle = 0;  // degrees counter-clockwise about (x, y): 0 or 90
+};
+
+struct ScenePath {
+  std::vector<std::pair<double, double>> pts;
+  Rgb colour = kInk;
+  double width = 1;  // pixels
+  std::string cls;
+};
+
+// Brace-free builders (the structs' later members keep their defaults).
+inline SceneRect Box(int x, int y, int w, int h, Rgb fill) {
+  SceneRect r;
+  r.x = x, r.y = y, r.w = w, r.h = h, r.fill = fill;
+  return r;
+}
+inline SceneText Label(double x, double y, Style st, Rgb colour, std::string text, Anchor anchor = Anchor::Start,
+                       int angle = 0) {
+  SceneText t;
+  t.x = x, t.y = y, t.st = st, t.colour = colour, t.text = std::move(text), t.anchor = anchor, t.angle = angle;
+  return t;
+}
+
+struct Scene {
+  int width = 0, height = 0;
+  std::vector<SceneRect> rects;  // drawn first, in order
+  std::vector<ScenePath> paths;  // then the lines
+  std::vector<SceneText> texts;  // then the text
+  std::vector<PanelInfo> panels;
+  std::vector<std::string> notes;
+};
+
+// Text measured with `text` (the same instance the layout used).
+Image Rasterise(const Scene& s, Text& text);
+std::string SceneSvg(const Scene& s);
+
+// Throws mha::Error if a w x h image is over kMaxPixels or kMaxSide.
+void CheckImageSize(long long w, long long h);
+
+// "0.97", "1.00": two decimals.
+std::string Fixed2(double v);
+
+}  // namespace mha::render
