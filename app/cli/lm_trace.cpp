@@ -7,6 +7,7 @@
 #include "io/checkpoint.hpp"
 #include "io/files.hpp"
 #include "lm/language_model.hpp"
+#include "mha/trace.hpp"
 
 namespace mha::cli {
 namespace {
@@ -25,6 +26,17 @@ std::string LanguageModelJson(const Trace& t, const lm::SentenceRun& r, int laye
   }
   j["next"] = next;
   return j.dump();
+}
+
+// The layer's tensors, then what the model predicts from the whole stack: logits
+// (seq, vocab) and, for pre-LN, final_ln (seq, d_model).
+std::vector<TensorView> LanguageModelTensors(const Trace& t, const lm::SentenceRun& r) {
+  std::vector<TensorView> v = Tensors(t);
+  const Mat& logits = r.trace.logits[0];
+  v.push_back({"logits", {logits.rows(), logits.cols()}, logits.data()});
+  if (r.trace.final_ln.size() > 0)
+    v.push_back({"final_ln", {r.trace.final_ln.rows(), r.trace.final_ln.cols()}, r.trace.final_ln.data()});
+  return v;
 }
 
 void PrintNext(const lm::SentenceRun& r) {
@@ -61,7 +73,7 @@ int TraceLanguageModel(const TraceArgs& ta) {
   if (!r.notice.empty()) std::cerr << "mhaviz trace: note: " << r.notice << "\n";
   const Trace& t = r.trace.layers[static_cast<std::size_t>(ta.source.layer)];
   std::vector<std::pair<std::string, std::string>> files;
-  if (!ta.npz_path.empty()) files.emplace_back(ta.npz_path, io::EncodeNpz(Tensors(t)));
+  if (!ta.npz_path.empty()) files.emplace_back(ta.npz_path, io::EncodeNpz(LanguageModelTensors(t, r)));
   if (!ta.json_path.empty()) files.emplace_back(ta.json_path, LanguageModelJson(t, r, ta.source.layer));
   io::WriteFilesAtomic(files);
   if (ta.quiet) return 0;
