@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <cmath>
+
 #include "lm/corpus.hpp"
+#include "lm/language_model.hpp"
 #include "lm/tokenizer.hpp"
 #include "mha/config.hpp"
 #include "mha/text_task.hpp"
@@ -112,4 +115,46 @@ TEST_CASE("Text windows: targets are the tokens shifted by one, deterministic pe
   CHECK(a.target(2, 7, 0) == ids[2 * 8 + 2 * 8 + 8]);
   CHECK_THROWS_WITH(mha::CheckTokenStream(ids, 13, 100, "the text"), Catch::Contains("fewer than one window"));
   CHECK_THROWS_WITH(mha::CheckTokenStream(ids, 12, 8, "the text"), Catch::Contains("outside the vocabulary"));
+}
+
+TEST_CASE("LanguageModel: RunOnSentence puts BOS first, caps at the context, ranks next pieces", "[lm]") {
+  const mha::lm::LanguageModel lm =
+      mha::lm::LoadLanguageModel(std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.npz");
+  const int ctx = lm.model.cfg.max_seq;
+  const mha::lm::SentenceRun r = mha::lm::RunOnSentence(lm, "고양이가 쥐를 잡았다", 5);
+  REQUIRE(r.ids.size() >= 2);
+  CHECK(r.ids[0] == lm.bos);
+  CHECK(r.pieces[0] == "<s>");
+  CHECK(r.notice.empty());
+  REQUIRE(r.next.size() == r.ids.size());
+  REQUIRE(r.trace.layers.size() == static_cast<std::size_t>(lm.model.cfg.num_layers));
+  for (std::size_t i = 0; i < r.next.size(); ++i) {
+    REQUIRE(r.next[i].size() == 5);
+    // The softmax of the row, in double, written out here.
+    const auto row = r.trace.logits[0].row(static_cast<Eigen::Index>(i));
+    const double mx = row.maxCoeff();
+    double sum = 0;
+    for (Eigen::Index v = 0; v < row.size(); ++v) sum += std::exp(static_cast<double>(row[v]) - mx);
+    for (std::size_t j = 0; j < 5; ++j) {
+      const mha::lm::NextPiece& p = r.next[i][j];
+      CHECK(p.probability == Approx(std::exp(static_cast<double>(row[p.id]) - mx) / sum).epsilon(1e-12));
+      CHECK(p.piece == lm.model.cfg.vocab[static_cast<std::size_t>(p.id)]);
+      if (j > 0) CHECK(p.probability <= r.next[i][j - 1].probability);
+    }
+    // At most 4 pieces are likelier than the 5th.
+    int above = 0;
+    for (Eigen::Index v = 0; v < row.size(); ++v) above += row[v] > row[r.next[i][4].id];
+    CHECK(above <= 4);
+  }
+  std::string long_text;
+  for (int i = 0; i < ctx; ++i) long_text += "the cat ";
+  const mha::lm::SentenceRun capped = mha::lm::RunOnSentence(lm, long_text, 0);
+  CHECK(static_cast<int>(capped.ids.size()) == ctx);
+  CHECK(capped.total_pieces > ctx);
+  CHECK_THAT(capped.notice, Catch::Contains("at most " + std::to_string(ctx)));
+  CHECK(capped.next.empty());
+  CHECK_THROWS_WITH(mha::lm::RunOnSentence(lm, "", 5), Catch::Contains("empty"));
+  mha::Model plain = lm.model;
+  plain.cfg.task.clear();
+  CHECK_THROWS_WITH(mha::lm::WrapLanguageModel(plain, lm.tokenizer.path()), Catch::Contains("not a language model"));
 }
