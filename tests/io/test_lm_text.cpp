@@ -65,7 +65,7 @@ TEST_CASE("Tokenizer: a missing or corrupt model file is refused with a teaching
   std::remove(bad.c_str());
 }
 
-TEST_CASE("Corpus: BOS then the pieces of each paragraph; gzip read; truncated gzip refused", "[lm]") {
+TEST_CASE("Corpus: BOS then the pieces of each paragraph, gzip read, truncated gzip refused", "[lm]") {
   const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
   const std::vector<std::int32_t> ids = mha::lm::EncodeParagraphs(tok, "The cat.\n\n고양이\n");
   std::vector<std::int32_t> want = {tok.bos()};
