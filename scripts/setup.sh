@@ -17,7 +17,7 @@ action="${1:-run}"
 RUN_PACKAGES=(
   build-essential cmake pkg-config
   libeigen3-dev libglfw3-dev libimgui-dev libstb-dev
-  libzip-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libgif-dev
+  libzip-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libgif-dev libsentencepiece-dev
   libgl1-mesa-dri
   fonts-nanum fonts-dejavu-core fonts-noto-core fonts-symbola
 )
@@ -25,7 +25,7 @@ RUN_PACKAGES=(
 TEST_PACKAGES=(
   git catch2 python3-glad
   xvfb xauth xdotool
-  python3-numpy python3-torch libopenblas0-openmp python3-pil
+  python3-numpy python3-torch libopenblas0-openmp python3-pil python3-sentencepiece
   clang libclang-rt-14-dev
 )
 PACKAGES=("${RUN_PACKAGES[@]}")

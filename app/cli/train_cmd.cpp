@@ -22,6 +22,7 @@
 #include "model_trace.hpp"
 #include "options/flags.hpp"
 #include "render/train_render.hpp"
+#include "text_train.hpp"
 #include "train_options.hpp"
 
 namespace mha::cli {
@@ -114,6 +115,7 @@ struct TrainArgs {
   TrainOptions opt;
   std::string out, log, init, data;
   TrainExports exports;
+  TextTrainArgs text;  // --task text
 };
 
 const char* kTrainAbout =
@@ -124,6 +126,8 @@ const char* kTrainFooter =
     "  mhaviz train --task offsets --out model.npz                 2 heads learn the tokens 1 and 2 back\n"
     "  mhaviz train --task offsets --heads 1 --out one_head.npz    1 head: the 2-back target stays at chance\n"
     "  mhaviz train --task induction --layers 2 --out ind.npz\n"
+    "  mhaviz train --task text --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model \\\n"
+    "      --layers 2 --heads 4 --d-model 128 --block encoder --seq 64 --out lm.npz   a language model\n"
     "  mhaviz train --task offsets --out m.npz --gif heads.gif --png final.png --curves curves.svg\n"
     "  mhaviz train --init M.npz --data T.npz --steps 20 --log train.csv --out M2.npz\n"
     "Ends with one JSON line on stdout: loss, held-out accuracy per target, steps/s, and what each head does.";
@@ -149,15 +153,23 @@ constexpr double kSnapshotBudgetBytes = 256.0 * (1 << 20);
 
 // The run the flags describe: the model (new, or --init's), its data (a task, or
 // --data's batch), the held-out set, the optimiser; validated before anything trains.
-TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init) {
+TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::shared_ptr<TextTraining>& text) {
   const TrainOptions& o = a.opt;
   if (o.task.empty() == a.data.empty())
-    throw UsageError(o.task.empty() ? "give --task (offsets, reverse, sort, induction) to train on generated data, "
+    throw UsageError(o.task.empty() ? "give --task (offsets, reverse, sort, induction, text) to train on generated data, "
                                       "or --data T.npz to train on a batch file."
                                     : "--task and --data both name the training data; give one of them.");
   TrainSetup s;
   s.model_given = true;
-  if (!o.task.empty()) s.task = AsUsage([&] { return TaskFromOptions(o); });
+  if (o.task == kTextTaskFlag) {
+    try {
+      text = TextTraining::Load(a.text, o);
+    } catch (const TextTraining::UsageError& e) {
+      throw UsageError(e.what());
+    }
+  } else if (!o.task.empty()) {
+    s.task = AsUsage([&] { return TaskFromOptions(o); });
+  }
   if (!a.data.empty()) s.data = std::make_shared<const Batch>(io::LoadBatch(a.data));
   if (!a.init.empty()) {
     for (const char* f : kModelFlags)
@@ -166,17 +178,20 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init) {
                                           "Leave out " + f + ", or leave out --init to build a new model.");
     init = io::LoadModel(a.init);
     s.model = init.cfg;
+    if (text) text->CheckModel(init.cfg, a.init);
+  } else if (text) {
+    s.model = AsUsage([&] { return text->NewModel(o); });
   } else {
     s.model = AsUsage([&] {
       return ModelFromOptions(o, s.data ? nullptr : &s.task, s.data ? s.data->num_targets : 1,
                               s.data ? s.data->seq : 1);
     });
   }
-  const int seq = s.data ? s.data->seq : s.task.seq;
+  const int seq = s.data ? s.data->seq : text ? text->seq() : s.task.seq;
   AsUsage([&] { CheckStepMemory(s.model, s.data ? s.data->batch : o.batch, seq); });
   s.model.layer.threads = o.threads;
   init.cfg.layer.threads = o.threads;
-  if (!s.data) {
+  if (!s.data && !text) {
     Batch probe;
     MakeBatch(s.task, o.seed, 0, 1, probe);
     try {
@@ -184,7 +199,7 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init) {
     } catch (const Error& e) {
       throw Error(std::string("the task does not fit the model from --init: ") + e.what());
     }
-  } else {
+  } else if (s.data) {
     try {
       CheckBatch(s.model, *s.data);
     } catch (const Error& e) {
@@ -199,7 +214,12 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init) {
   s.snapshot_weights = false;  // the checkpoint is the run's own weights; pictures need only the traces
   // Held out: at least 256 sequences where memory allows, so the accuracy is not the
   // noise of a handful (for --data, the data itself).
-  for (int n = 256; !s.data; n /= 2) {
+  // A text model: windows of the corpus each step, and the first held-out windows.
+  if (text) {
+    s.batches = [text](std::uint64_t seed, int step, int batch, Batch& out) { text->MakeBatch(seed, step, batch, out); };
+    s.heldout = std::make_shared<Batch>(text->HeldOutWindows(o.batch));
+  }
+  for (int n = 256; !s.data && !text; n /= 2) {
     auto h = std::make_shared<Batch>();
     HeldOutBatch(s.task, o.seed, 0, std::max(n, o.batch), *h);
     s.heldout = h;
@@ -227,7 +247,8 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   const StopOnSignal signals;  // from the start: a Ctrl-C during set-up stops before step 0
   CheckExportPaths(a.exports, a.log.empty() ? std::vector<std::string>{a.out} : std::vector<std::string>{a.out, a.log});
   Model init;
-  const TrainSetup setup = MakeSetup(app, a, init);
+  std::shared_ptr<TextTraining> text;
+  const TrainSetup setup = MakeSetup(app, a, init, text);
   auto run = AsUsage([&] { return std::make_unique<TrainingRun>(setup, init); });  // AdamW checks --lr etc.
   init = Model{};
   const ModelConfig& cfg = run->model().cfg;
@@ -235,12 +256,26 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   grid.title = render::ModelTitle(cfg);
   grid.total_steps = setup.steps;
   TryExports(a.exports, *run->Latest()->snapshots.front(), grid);
-  if (!setup.data) std::cerr << "Task " << ToString(setup.task.kind) << ": " << Explain(setup.task) << "\n";
+  if (text) std::cerr << "Task text: predict each next piece of the text (" << text->description() << ").\n";
+  else if (!setup.data) std::cerr << "Task " << ToString(setup.task.kind) << ": " << Explain(setup.task) << "\n";
   std::cerr << "Model: " << cfg.num_layers << " layer(s), " << cfg.layer.num_heads << " head(s), d_model "
             << cfg.layer.d_model << ", " << ParameterCount(cfg) << " parameters.\n";
 
   ProgressBar bar(setup.steps);
-  run->RunHere(signals.flag(), [&bar](const Progress& p) { bar.Update(p); });
+  // A text model's validation loss on the held-out text, on its own line now and then.
+  Trainer validator(setup.threads);
+  nlohmann::json valid = nlohmann::json::array();
+  auto validate = [&] { return text->Validate(validator, run->model(), setup.batch); };
+  run->RunHere(signals.flag(), [&](const Progress& p) {
+    bar.Update(p);
+    if (text && !p.diverged && text->ValidateAfter(p.step, setup.steps)) {
+      const StepStats v = validate();
+      valid.push_back({{"step", p.step}, {"loss", v.loss}, {"perplexity", std::exp(v.loss)}, {"accuracy", v.accuracy[0]}});
+      bar.Finish();
+      std::cerr << "step " << p.step << "  validation loss " << Fixed(v.loss, 4) << "  perplexity "
+                << Fixed(std::exp(v.loss), 2) << "  accuracy " << Fixed(v.accuracy[0], 3) << "\n";
+    }
+  });
   bar.Finish();
   const std::shared_ptr<const Progress> p = run->Latest();
   if (p->diverged) throw Error(p->message + " No checkpoint was written.");
@@ -264,9 +299,18 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   j["status"] = interrupted ? "interrupted" : "done";
   j["steps"] = p->step;
   j["loss"] = p->curve.empty() ? nlohmann::json(nullptr) : nlohmann::json(p->curve.back().loss);
-  j["eval_on"] = setup.data ? "data" : "heldout";
+  j["eval_on"] = setup.data ? "data" : text ? "valid" : "heldout";
   j["eval_loss"] = last.heldout.loss;
   j["accuracy"] = last.heldout.accuracy;
+  if (text) {  // the whole held-out text, not only the snapshot's windows
+    const StepStats held = validate();
+    std::cerr << "Validation loss " << Fixed(held.loss, 4) << ", perplexity " << Fixed(std::exp(held.loss), 2) << " ("
+              << text->description() << ").\n";
+    j["eval_loss"] = held.loss;
+    j["accuracy"] = held.accuracy;
+    j["eval_perplexity"] = std::exp(held.loss);
+    j["valid_curve"] = valid;
+  }
   j["seconds"] = p->seconds;
   j["steps_per_s"] = p->seconds > 0 ? p->step / p->seconds : 0.0;
   j["params"] = ParameterCount(cfg);
@@ -278,6 +322,7 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
 
 void DeclareTrainFlags(CLI::App& app, TrainArgs& a) {
   AddTrainOptions(app, a.opt);
+  AddTextTrainFlags(app, a.text);
   app.add_option("--out", a.out, "the checkpoint to write (.npz; numpy opens it)")->required()->group("Files");
   app.add_option("--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm")->group("Files");
   app.add_option("--init", a.init, "start from this checkpoint's weights and configuration")->group("Files");

@@ -52,7 +52,9 @@ TrainSetup DefaultSetup(const TaskSpec& task) {
 }
 
 void Prepare(TrainSetup& s) {
-  if (!s.data) Validate(s.task);
+  const bool own_task = !s.data && !s.batches;  // batches from the task's generator
+  if (own_task) Validate(s.task);
+  if (s.batches && !s.data && !s.heldout) throw Error("A run with its own batches needs held-out sequences.");
   auto fail = [](const std::string& m) { throw Error(m); };
   if (s.steps < 0 || s.steps > 1000000) fail("--steps must be 0 to 1000000; got " + std::to_string(s.steps) + ".");
   if (s.data) s.batch = s.data->batch;  // a batch file's size was checked when it was read
@@ -69,14 +71,14 @@ void Prepare(TrainSetup& s) {
     s.model.task = TaskJson(s.task);
   }
   Validate(s.model);
-  if (s.model_given && !s.data) {
+  if (s.model_given && own_task) {
     Batch probe;
     MakeBatch(s.task, s.data_seed, 0, 1, probe);
     CheckBatch(s.model, probe);
   }
   if (s.data) CheckBatch(s.model, *s.data);
   if (s.heldout) CheckBatch(s.model, *s.heldout);
-  const int seq = s.data ? s.data->seq : s.task.seq;
+  const int seq = s.data ? s.data->seq : s.batches ? s.heldout->seq : s.task.seq;
   // Every sequence of a batch keeps its Trace per layer for the backward pass.
   const double bytes = static_cast<double>(EstimateTraceBytes(s.model.LayerConfig(), seq, seq)) *
                        std::max(s.batch, s.heldout_batch) * s.model.num_layers * 1.5;
@@ -175,7 +177,9 @@ void TrainingRun::Loop(const std::atomic<bool>* external_stop,
 
 void TrainingRun::Step() {
   const double t0 = Now();
-  if (!setup_.data)
+  if (setup_.batches && !setup_.data)
+    setup_.batches(setup_.data_seed, work_.step, setup_.batch, batch_);
+  else if (!setup_.data)
     MakeBatch(setup_.task, setup_.data_seed, static_cast<std::uint64_t>(work_.step), setup_.batch, batch_);
   // Weights that blew up show as a non-finite loss, or as activations past the
   // forward pass's value cap (it refuses them before they overflow float32).
@@ -231,7 +235,7 @@ void TrainingRun::TakeSnapshotOrThrow() {
     model = copy.get();
     snap->model = std::move(copy);
   }
-  snap->heads = ProfileHeads(probe_trainer_, *model, heldout_, setup_.data ? nullptr : &setup_.task);
+  snap->heads = ProfileHeads(probe_trainer_, *model, heldout_, setup_.data || setup_.batches ? nullptr : &setup_.task);
   snap->heldout = probe_trainer_.Evaluate(*model, heldout_);
   RunModel(*model, probe_tokens_, snap->probe);
   work_.snapshots.push_back(std::move(snap));

@@ -31,6 +31,10 @@ struct TrainSetup {
   int snapshot_every = 0;       // steps between snapshots; 0: every 2% of the run
   int probe_index = 0;          // which held-out example the probe trace shows
   int heldout_batch = 128;      // sequences of each held-out evaluation
+  // Each step's batch from the caller instead of the task's generator (e.g. windows of
+  // a text corpus): called as batches(data_seed, step, batch, out) on the training
+  // thread. With it, `heldout` must be given and the task is not used.
+  std::function<void(std::uint64_t seed, int step, int batch, Batch& out)> batches;
 
   // For `mhaviz train`; the defaults keep the app's behaviour.
   // Train on this batch at every step instead of the task's (the task is then unused;
