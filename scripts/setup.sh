@@ -14,9 +14,10 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libeigen3-dev libglfw3-dev libimgui-dev catch2 libstb-dev
   libzip-dev nlohmann-json3-dev libcli11-dev
+  libsentencepiece-dev libutf8proc-dev zlib1g-dev
   python3-glad fonts-nanum
   xvfb xauth xdotool libgl1-mesa-dri
-  python3-numpy python3-torch libopenblas0-openmp
+  python3-numpy python3-torch libopenblas0-openmp python3-sentencepiece
   clang libclang-rt-14-dev
 )
 

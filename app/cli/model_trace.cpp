@@ -53,6 +53,9 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
     if (c.task.empty())
       throw Error("'" + path + "' was not trained on a task, so it has no examples; give --tokens \"3 1 4 ...\".");
     if (example < 0) throw Error("--example " + std::to_string(example) + " must be 0 or more.");
+    if (io::IsTextTask(c.task))
+      throw Error("'" + path + "' is a language model: give a sentence with --sentence \"...\" (trace), or its "
+                  "piece ids with --tokens.");
     const TaskSpec t = io::ParseTaskJson(c.task, "'" + path + "'");
     Batch b;
     HeldOutBatch(t, c.layer.seed, static_cast<std::uint64_t>(example), 1, b);
@@ -85,8 +88,8 @@ void AddModelSourceFlags(CLI::App& app, ModelSource& m) {
 void CheckModelSourceFlags(const std::vector<std::string>& argv, const ModelSource& m,
                            const std::vector<std::string>& allowed) {
   if (m.model.empty()) {
-    if (!m.tokens.empty() || m.layer != 0 || m.example != 0)
-      throw UsageError("--tokens, --example and --layer choose what a trained model runs on: give the checkpoint "
+    if (!m.tokens.empty() || m.layer != 0 || m.example != 0 || m.top_k != 0)
+      throw UsageError("--tokens, --example, --layer and --top-k choose what a trained model runs on: give the checkpoint "
                        "with --model M.npz.");
     return;
   }

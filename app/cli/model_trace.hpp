@@ -43,6 +43,7 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
 struct ModelSource {
   std::string model, tokens;
   int example = 0, layer = 0;
+  int top_k = 0;  // trace: the likeliest next pieces per position (language models)
 };
 void AddModelSourceFlags(CLI::App& app, ModelSource& m);
 // After parsing: with --model, any flag of argv outside `allowed` (which sets the input

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "cli/model_trace.hpp"
 #include "io/files.hpp"
+#include "lm_trace.hpp"
 
 namespace mha::cli {
 namespace {
@@ -102,11 +103,14 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", t.quiet, "do not print the table")->group(kOutputGroup);
   AddModelSourceFlags(app, t.source);
+  IntFlag(app, "--top-k", 1, 100, [&t](int v) { t.source.top_k = v; },
+          "a language model's K likeliest next pieces at every position (with --model)")
+      ->group("A trained model (mhaviz train)");
 }
 
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
-  if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet"});
+  if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k"});
   // Both are staged, then renamed one after the other: the second would silently win.
   if (!t.help && !t.npz_path.empty() && t.npz_path == t.json_path)
     throw UsageError("--npz and --json name the same file '" + t.npz_path + "'; give each its own name.");
@@ -118,6 +122,7 @@ namespace {
 // trace --model: the chosen layer's Trace of a trained model, written and printed as a
 // sentence's trace is.
 int TraceModel(const TraceArgs& ta) {
+  if (WantsLanguageModel(ta)) return TraceLanguageModel(ta);
   LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer);
   const Trace& t = m.Layer();
   if (!ta.json_path.empty()) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);

@@ -18,6 +18,7 @@
 #include "io/checkpoint.hpp"
 #include "mha/heads.hpp"
 #include "model_trace.hpp"
+#include "text_train.hpp"
 #include "train_options.hpp"
 
 namespace mha::cli {
@@ -144,6 +145,7 @@ nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
 struct TrainArgs {
   TrainOptions opt;
   std::string out, log, init, data;
+  TextTrainArgs text;
 };
 
 const char* kTrainFooter =
@@ -151,6 +153,8 @@ const char* kTrainFooter =
     "  mhaviz train --task offsets --out model.npz                 2 heads learn the tokens 1 and 2 back\n"
     "  mhaviz train --task offsets --heads 1 --out one_head.npz    1 head: the 2-back target stays at chance\n"
     "  mhaviz train --task induction --layers 2 --out ind.npz\n"
+    "  mhaviz train --task text --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model \\\n"
+    "      --layers 2 --heads 4 --d-model 128 --block encoder --seq 64 --out lm.npz   a language model\n"
     "  mhaviz train --init M.npz --data T.npz --steps 20 --log train.csv --out M2.npz\n"
     "Ends with one JSON line on stdout: loss, held-out accuracy per target, steps/s, and what each head does.\n";
 
@@ -161,6 +165,7 @@ struct Setup {
   TaskSpec task;
   bool have_data = false;
   Batch data;
+  std::shared_ptr<TextTraining> text;  // --task text
   OptimConfig optim;
 };
 
@@ -187,10 +192,16 @@ Setup Prepare(const CLI::App& app, const TrainArgs& a) {
   Setup s;
   const TrainOptions& o = a.opt;
   if (o.task.empty() == a.data.empty())
-    throw Failure{2, o.task.empty() ? "give --task (offsets, reverse, sort, induction) to train on generated data, "
+    throw Failure{2, o.task.empty() ? "give --task (offsets, reverse, sort, induction, text) to train on generated data, "
                                       "or --data T.npz to train on a batch file."
                                     : "--task and --data both name the training data; give one of them."};
-  if (!o.task.empty()) {
+  if (o.task == kTextTaskFlag) {
+    try {
+      s.text = TextTraining::Load(a.text, o);
+    } catch (const TextTraining::UsageError& e) {
+      throw Failure{2, e.what()};
+    }
+  } else if (!o.task.empty()) {
     s.task = Guard(2, "", [&] { return TaskFromOptions(o); });
     s.have_task = true;
   }
@@ -204,6 +215,10 @@ Setup Prepare(const CLI::App& app, const TrainArgs& a) {
         throw Failure{2, std::string(f) + " shapes a new model, but --init loads one whose configuration is fixed. "
                                           "Leave out " + f + ", or leave out --init to build a new model."};
     s.model = Guard(1, "", [&] { return io::LoadModel(a.init); });
+    if (s.text) Guard(1, "", [&] { s.text->CheckModel(s.model.cfg, a.init); });
+  } else if (s.text) {
+    s.model.cfg = Guard(2, "", [&] { return s.text->NewModel(o); });
+    s.model = Guard(2, "", [&] { return InitModel(s.model.cfg); });
   } else {
     s.model.cfg = Guard(2, "", [&] {
       return ModelFromOptions(o, s.have_task ? &s.task : nullptr, s.have_data ? s.data.num_targets : 1,
@@ -212,7 +227,7 @@ Setup Prepare(const CLI::App& app, const TrainArgs& a) {
     s.model = Guard(2, "", [&] { return InitModel(s.model.cfg); });
   }
   Guard(2, "", [&] { CheckStepMemory(s.model.cfg, s.have_data ? s.data.batch : o.batch,
-                                     s.have_data ? s.data.seq : s.task.seq); });
+                                     s.have_data ? s.data.seq : s.text ? s.text->seq() : s.task.seq); });
   s.model.cfg.layer.threads = o.threads;
   if (s.have_task) {
     Batch probe;
@@ -232,7 +247,18 @@ struct RunResult {
   StepStats last;
   double seconds = 0;
   std::string csv;
+  nlohmann::json valid = nlohmann::json::array();  // text: validation losses during the run
 };
+
+// The validation loss of a text model mid-run, on its own line and in the final JSON.
+void ReportValidation(const Setup& s, const TrainArgs& a, Trainer& trainer, RunResult& r, Progress& progress) {
+  const StepStats v = s.text->Validate(trainer, s.model, a.opt.batch);
+  progress.Finish();
+  std::cerr << "step " << r.steps_done << "  validation loss " << Fixed(v.loss, 4) << "  perplexity "
+            << Fixed(std::exp(v.loss), 2) << "  accuracy " << Fixed(v.accuracy[0], 3) << "\n";
+  r.valid.push_back({{"step", r.steps_done}, {"loss", v.loss}, {"perplexity", std::exp(v.loss)},
+                     {"accuracy", v.accuracy[0]}});
+}
 
 // The training loop. Throws Failure (exit 1) if the loss or gradient stops being finite.
 RunResult Train(Setup& s, const TrainArgs& a, Trainer& trainer, const StopOnSignal& signals) {
@@ -249,6 +275,7 @@ RunResult Train(Setup& s, const TrainArgs& a, Trainer& trainer, const StopOnSign
       break;
     }
     if (s.have_task) MakeBatch(s.task, a.opt.seed, static_cast<std::uint64_t>(step), a.opt.batch, generated);
+    if (s.text) s.text->MakeBatch(a.opt.seed, step, a.opt.batch, generated);
     const Batch& b = s.have_data ? s.data : generated;
     const float lr = LearningRate(s.optim, step);
     auto diverged = [&](const std::string& what) {
@@ -273,6 +300,7 @@ RunResult Train(Setup& s, const TrainArgs& a, Trainer& trainer, const StopOnSign
     r.steps_done = step + 1;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     progress.Update(r.steps_done, r.last, r.seconds);
+    if (s.text && s.text->ValidateAfter(r.steps_done, a.opt.steps)) ReportValidation(s, a, trainer, r, progress);
   }
   progress.Finish();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -298,6 +326,7 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   const StopOnSignal signals;  // from the start: a Ctrl-C during set-up stops before step 0
   Setup s = Prepare(app, a);
   if (s.have_task) std::cerr << "Task " << ToString(s.task.kind) << ": " << Explain(s.task) << "\n";
+  if (s.text) std::cerr << "Task text: predict each next piece of the text (" << s.text->description() << ").\n";
   std::cerr << "Model: " << s.model.cfg.num_layers << " layer(s), " << s.model.cfg.layer.num_heads << " head(s), d_model "
             << s.model.cfg.layer.d_model << ", " << ParameterCount(s.model.cfg) << " parameters.\n";
   Trainer trainer(a.opt.threads);
@@ -305,8 +334,9 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   // Accuracy on examples training never saw (or, for --data, on the data itself).
   Batch eval;
   if (s.have_task) HeldOutBatch(s.task, a.opt.seed, 0, EvalBatch(s.model.cfg, a.opt.batch, s.task.seq), eval);
-  const Batch& e = s.have_task ? eval : s.data;
-  const StepStats held = trainer.Evaluate(s.model, e);
+  if (s.text) eval = s.text->HeldOutWindows(a.opt.batch);
+  const Batch& e = s.have_task || s.text ? eval : s.data;
+  const StepStats held = s.text ? s.text->Validate(trainer, s.model, a.opt.batch) : trainer.Evaluate(s.model, e);
   if (!std::isfinite(held.loss))
     throw Failure{1, "training diverged in its last step: the held-out loss is not finite. Try a lower --lr or "
                      "--clip 1. No checkpoint was written."};
@@ -320,7 +350,13 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   j["status"] = r.interrupted ? "interrupted" : "done";
   j["steps"] = r.steps_done;
   j["loss"] = r.steps_done > 0 ? nlohmann::json(r.last.loss) : nlohmann::json(nullptr);
-  j["eval_on"] = s.have_task ? "heldout" : "data";
+  j["eval_on"] = s.text ? "valid" : s.have_task ? "heldout" : "data";
+  if (s.text) {
+    std::cerr << "Validation loss " << Fixed(held.loss, 4) << ", perplexity " << Fixed(std::exp(held.loss), 2)
+              << " (" << s.text->description() << ").\n";
+    j["eval_perplexity"] = std::exp(held.loss);
+    j["valid_curve"] = r.valid;
+  }
   j["eval_loss"] = held.loss;
   j["accuracy"] = held.accuracy;
   j["seconds"] = r.seconds;
@@ -340,6 +376,7 @@ int TrainCommand(const std::vector<std::string>& args) {
                "checkpoint (.npz).",
                "mhaviz train"};
   AddTrainOptions(app, a.opt);
+  AddTextTrainFlags(app, a.text);
   app.add_option("--out", a.out, "the checkpoint to write (.npz; numpy opens it)")->required()->group("Files");
   app.add_option("--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm")->group("Files");
   app.add_option("--init", a.init, "start from this checkpoint's weights and configuration")->group("Files");

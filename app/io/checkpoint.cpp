@@ -163,7 +163,10 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
   const json& task = Field(j, "task", what);
   if (!task.is_null()) {
     m.task = task.dump();
-    ParseTaskJson(m.task, what);
+    if (task.is_object() && task.value("name", "") == kTextTaskName)
+      ParseTextTaskJson(m.task, what);
+    else
+      ParseTaskJson(m.task, what);
   }
   if (c.temperature <= 0 || !std::isfinite(c.temperature) || !(c.ln_eps > 0))
     Fail(what + ": temperature and ln_eps must be positive numbers.");
@@ -173,6 +176,31 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
     Fail(what + ": " + e.what());
   }
   return m;
+}
+
+std::string TextTaskJson(const TextTaskInfo& t) {
+  return json{{"name", kTextTaskName}, {"tokenizer", t.tokenizer}, {"bos", t.bos}}.dump();
+}
+
+bool IsTextTask(const std::string& task_json) {
+  if (task_json.empty()) return false;
+  const json j = json::parse(task_json, nullptr, false);
+  return j.is_object() && j.value("name", "") == kTextTaskName;
+}
+
+TextTaskInfo ParseTextTaskJson(const std::string& text, const std::string& what) {
+  const json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) Fail(what + ": the task is not a JSON object.");
+  TextTaskInfo t;
+  t.tokenizer = Get<std::string>(j, "tokenizer", what + " (task)");
+  t.bos = Get<int>(j, "bos", what + " (task)");
+  // A file name only: the tokenizer is looked up beside the checkpoint, so a path could
+  // point anywhere on the reader's machine.
+  if (t.tokenizer.empty() || t.tokenizer.find('/') != std::string::npos || t.tokenizer.find('\\') != std::string::npos ||
+      t.tokenizer == "." || t.tokenizer == "..")
+    Fail(what + ": the text task's tokenizer must be a file name such as \"mhaviz-small.model\", not '" +
+         t.tokenizer + "'.");
+  return t;
 }
 
 TaskSpec ParseTaskJson(const std::string& text, const std::string& what) {

@@ -31,6 +31,19 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
 // The task of TaskJson's text; throws mha::Error if it is not one.
 TaskSpec ParseTaskJson(const std::string& text, const std::string& what);
 
+// A language model's task: next-piece prediction on text tokenized by a SentencePiece
+// model. The checkpoint records the tokenizer's file name (looked up beside the
+// checkpoint) and the id that starts each paragraph.
+inline constexpr const char* kTextTaskName = "text";
+struct TextTaskInfo {
+  std::string tokenizer;  // a file name, e.g. "mhaviz-small.model"
+  int bos = 1;
+};
+std::string TextTaskJson(const TextTaskInfo& t);
+bool IsTextTask(const std::string& task_json);
+// Throws mha::Error naming what is missing or wrong.
+TextTaskInfo ParseTextTaskJson(const std::string& text, const std::string& what);
+
 std::string EncodeModel(Model& m);
 // Every parameter of the configuration must be present with its exact shape, and
 // nothing else may be: a checkpoint with missing, extra or misshapen tensors is refused.

@@ -86,6 +86,18 @@ def sublayer(cfg, x, f, gamma, beta):
 
 def forward_loss(cfg, P, tokens, targets):
     """tokens (B, S) int64, targets (B, S, K) int64; returns the mean cross-entropy."""
+    total = 0
+    count = 0
+    for k, logits in enumerate(forward_logits(cfg, P, tokens)):
+        t = targets[:, :, k].reshape(-1)
+        total = total + torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), t.clamp(min=0), reduction="none")[t >= 0].sum()
+        count += int((t >= 0).sum())
+    return total / count
+
+
+def forward_logits(cfg, P, tokens):
+    """tokens (B, S) int64; returns one (B, S, vocab) tensor of logits per target."""
     B, S = tokens.shape
     x = P["tok_embed"][tokens]
     if cfg["positional"] == "learned":
@@ -99,15 +111,7 @@ def forward_loss(cfg, P, tokens, targets):
             x = sublayer(cfg, x, lambda t: ffn(cfg, P, pre, t), P[pre + "ln2_gamma"], P[pre + "ln2_beta"])
     if cfg["norm"] == "pre":
         x = layer_norm(x, P["lnf_gamma"], P["lnf_beta"], cfg["ln_eps"])
-    total = 0
-    count = 0
-    for k in range(cfg["num_targets"]):
-        logits = x @ P[f"unembed.{k}"] + P[f"unembed_b.{k}"]
-        t = targets[:, :, k].reshape(-1)
-        total = total + torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), t.clamp(min=0), reduction="none")[t >= 0].sum()
-        count += int((t >= 0).sum())
-    return total / count
+    return [x @ P[f"unembed.{k}"] + P[f"unembed_b.{k}"] for k in range(cfg["num_targets"])]
 
 
 def to_torch(params, dtype):

@@ -1,0 +1,93 @@
+#include "lm_trace.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "io/checkpoint.hpp"
+#include "io/files.hpp"
+#include "lm/language_model.hpp"
+#include "mha/trace.hpp"
+
+namespace mha::cli {
+namespace {
+
+// The trace JSON with the pieces, their ids and the next-piece predictions added.
+std::string LanguageModelJson(const Trace& t, const lm::SentenceRun& r, int layer) {
+  nlohmann::json j = nlohmann::json::parse(io::TraceJson(t, r.notice));
+  j["model_layer"] = layer;
+  j["ids"] = r.ids;
+  j["pieces"] = r.pieces;
+  nlohmann::json next = nlohmann::json::array();
+  for (const auto& row : r.next) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const lm::NextPiece& p : row) a.push_back({{"id", p.id}, {"piece", p.piece}, {"probability", p.probability}});
+    next.push_back(a);
+  }
+  j["next"] = next;
+  return j.dump();
+}
+
+// The layer's tensors, then what the model predicts from the whole stack: logits
+// (seq, vocab) and, for pre-LN, final_ln (seq, d_model).
+std::vector<TensorView> LanguageModelTensors(const Trace& t, const lm::SentenceRun& r) {
+  std::vector<TensorView> v = Tensors(t);
+  const Mat& logits = r.trace.logits[0];
+  v.push_back({"logits", {logits.rows(), logits.cols()}, logits.data()});
+  if (r.trace.final_ln.size() > 0)
+    v.push_back({"final_ln", {r.trace.final_ln.rows(), r.trace.final_ln.cols()}, r.trace.final_ln.data()});
+  return v;
+}
+
+void PrintNext(const lm::SentenceRun& r) {
+  std::cout << "\nnext-piece predictions (top " << (r.next.empty() ? 0 : r.next[0].size()) << "):\n";
+  for (std::size_t i = 0; i < r.next.size(); ++i) {
+    char head[32];
+    std::snprintf(head, sizeof head, "%3zu ", i);
+    std::cout << head << "[" << r.pieces[i] << "] ->";
+    for (const lm::NextPiece& p : r.next[i]) {
+      char prob[32];
+      std::snprintf(prob, sizeof prob, " %.3f", p.probability);
+      std::cout << "  [" << p.piece << "]" << prob;
+    }
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
+bool WantsLanguageModel(const TraceArgs& ta) {
+  if (ta.run.sentence_given || ta.source.top_k > 0) return true;
+  if (!ta.source.tokens.empty()) return false;
+  return io::IsTextTask(io::LoadModel(ta.source.model).cfg.task);
+}
+
+int TraceLanguageModel(const TraceArgs& ta) {
+  const lm::LanguageModel model = lm::LoadLanguageModel(ta.source.model);
+  const int layers = model.model.cfg.num_layers;
+  if (ta.source.layer >= layers)
+    throw Error("--layer " + std::to_string(ta.source.layer) + " does not exist: the model has " +
+                std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ").");
+  const lm::SentenceRun r = ta.source.tokens.empty() ? lm::RunOnSentence(model, ta.run.sentence_given ? ta.run.sentence : kDefaultSentence, ta.source.top_k)
+                                                     : lm::RunOnIds(model, ParseTokenIds(ta.source.tokens), ta.source.top_k);
+  if (!r.notice.empty()) std::cerr << "mhaviz trace: note: " << r.notice << "\n";
+  const Trace& t = r.trace.layers[static_cast<std::size_t>(ta.source.layer)];
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!ta.npz_path.empty()) files.emplace_back(ta.npz_path, io::EncodeNpz(LanguageModelTensors(t, r)));
+  if (!ta.json_path.empty()) files.emplace_back(ta.json_path, LanguageModelJson(t, r, ta.source.layer));
+  io::WriteFilesAtomic(files);
+  if (ta.quiet) return 0;
+  std::cout << "pieces (" << r.ids.size() << "):";
+  for (const auto& p : r.pieces) std::cout << " [" << p << "]";
+  const Config& c = t.cfg;
+  std::cout << "\nlanguage model " << ta.source.model << ": layer " << ta.source.layer << " of " << layers
+            << ", d_model = " << c.d_model << ", num_heads = " << c.num_heads << ", head_dim = d_k = " << c.head_dim()
+            << ", mask " << ToString(c.mask) << ", norm " << ToString(c.norm) << ", context " << model.model.cfg.max_seq
+            << " pieces, tokenizer " << model.tokenizer.path() << "\n";
+  if (!r.next.empty()) PrintNext(r);
+  if (!ta.npz_path.empty()) std::cout << "wrote " << ta.npz_path << "\n";
+  if (!ta.json_path.empty()) std::cout << "wrote " << ta.json_path << "\n";
+  return 0;
+}
+
+}  // namespace mha::cli

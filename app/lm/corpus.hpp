@@ -1,0 +1,35 @@
+// The text a language model trains on: a UTF-8 file of one paragraph a line (plain or
+// gzip-compressed), tokenized paragraph by paragraph with BOS before each, into one
+// stream of ids (core's text_task.hpp cuts it into windows).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lm/tokenizer.hpp"
+
+namespace mha::lm {
+
+// A file's text; ".gz" files are decompressed (zlib). Throws mha::Error with a teaching
+// message for a missing, unreadable, corrupt or over-large (> 512 MB of text) file.
+std::string ReadText(const std::string& path);
+
+// BOS, the pieces of line 1, BOS, the pieces of line 2, ...; empty lines are skipped.
+std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::string& text);
+
+// The training and validation text of --corpus: a directory holding train.txt[.gz] and
+// valid.txt[.gz] (as scripts/build_corpus.py writes), or one file whose every 20th line
+// is held out for validation.
+struct CorpusFiles {
+  std::string train, valid;  // file names; valid empty when held out from train
+};
+CorpusFiles FindCorpus(const std::string& dir_or_file);
+
+struct EncodedCorpus {
+  std::vector<std::int32_t> train, valid;
+  std::string description;  // "train.txt.gz (1.77 M pieces), valid.txt.gz (0.11 M pieces)"
+};
+EncodedCorpus LoadCorpus(const std::string& dir_or_file, const Tokenizer& tok);
+
+}  // namespace mha::lm

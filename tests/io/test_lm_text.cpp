@@ -1,0 +1,160 @@
+// The language model's text side: the SentencePiece wrapper round-trips English and
+// Korean (decode(encode(s)) == NFC(s), with NFC written out here as the composed code
+// points, not computed by the code under test), refuses bad tokenizer files, and the
+// corpus reader gives BOS + pieces per paragraph; core's text windows are the stream
+// shifted by one.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <cmath>
+
+#include "lm/corpus.hpp"
+#include "lm/language_model.hpp"
+#include "lm/tokenizer.hpp"
+#include "mha/config.hpp"
+#include "mha/text_task.hpp"
+
+namespace {
+
+const std::string kTokenizer = std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.model";
+
+std::string TempPath(const char* name) {
+  return "/tmp/mhaviz_lm_test_" + std::to_string(static_cast<long>(getpid())) + "_" + name;
+}
+
+}  // namespace
+
+TEST_CASE("Tokenizer: decode(encode(s)) == NFC(s) for English and Korean", "[lm]") {
+  const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
+  REQUIRE(tok.vocab_size() == 4000);
+  const std::vector<std::string> sentences = {
+      "The cat sat on the mat.", "Select the cells, then choose Format - Cells.",
+      "고양이가 쥐를 잡았다.",  // 쥐 is not a piece: it falls back to its UTF-8 bytes
+      "셀을 선택한 다음 서식 - 셀을 선택합니다.", "LibreOffice Calc에서 표를 만듭니다 (2024년)."};
+  for (const std::string& s : sentences) {
+    const std::vector<int> ids = tok.Encode(s);
+    CHECK(!ids.empty());
+    CHECK(tok.Decode(ids) == s);
+  }
+  // "한글" typed as conjoining jamo (NFD: U+1112 U+1161 U+11AB U+1100 U+1173 U+11AF)
+  // encodes as the composed syllables U+D55C U+AE00 would.
+  const std::string nfd = "\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB\xE1\x84\x80\xE1\x85\xB3\xE1\x86\xAF";
+  const std::string nfc = "\xED\x95\x9C\xEA\xB8\x80";
+  CHECK(tok.Encode(nfd) == tok.Encode(nfc));
+  CHECK(tok.Decode(tok.Encode(nfd)) == nfc);
+  // Pieces as the vocabulary spells them, BOS as a control id dropped by Decode.
+  const std::vector<int> the = tok.Encode("The");
+  CHECK(tok.Pieces(the) == std::vector<std::string>{"\xE2\x96\x81The"});
+  std::vector<int> with_bos = the;
+  with_bos.insert(with_bos.begin(), tok.bos());
+  CHECK(tok.Decode(with_bos) == "The");
+  CHECK_THROWS_WITH(tok.Pieces({4000}), Catch::Contains("outside the tokenizer's 4000 pieces"));
+  CHECK_THROWS_WITH(tok.Encode("\xFF\xFE"), Catch::Contains("not valid UTF-8"));
+}
+
+TEST_CASE("Tokenizer: a missing or corrupt model file is refused with a teaching message", "[lm]") {
+  CHECK_THROWS_WITH(mha::lm::Tokenizer::Load("/nonexistent/mhaviz-small.model"), Catch::Contains("Cannot read"));
+  const std::string bad = TempPath("bad.model");
+  std::ofstream(bad) << "this is not a protobuf";
+  CHECK_THROWS_WITH(mha::lm::Tokenizer::Load(bad), Catch::Contains("is not a SentencePiece tokenizer model"));
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("Corpus: BOS then the pieces of each paragraph; gzip read; truncated gzip refused", "[lm]") {
+  const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
+  const std::vector<std::int32_t> ids = mha::lm::EncodeParagraphs(tok, "The cat.\n\n고양이\n");
+  std::vector<std::int32_t> want = {tok.bos()};
+  for (int id : tok.Encode("The cat.")) want.push_back(id);
+  want.push_back(tok.bos());
+  for (int id : tok.Encode("고양이")) want.push_back(id);
+  CHECK(ids == want);
+  const std::string valid = mha::lm::ReadText(std::string(MHAVIZ_ASSETS) + "/corpus/valid.txt.gz");
+  CHECK(valid.size() > 100000);
+  CHECK(valid.back() == '\n');
+  const std::string cut = TempPath("cut.txt.gz");
+  {
+    std::ifstream in(std::string(MHAVIZ_ASSETS) + "/corpus/valid.txt.gz", std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(&head[0], 4096);
+    std::ofstream(cut, std::ios::binary) << head;
+  }
+  CHECK_THROWS_WITH(mha::lm::ReadText(cut), Catch::Contains("truncated"));
+  std::remove(cut.c_str());
+}
+
+TEST_CASE("Text windows: targets are the tokens shifted by one, deterministic per (seed, index)", "[lm]") {
+  std::vector<std::int32_t> ids(100);
+  for (int i = 0; i < 100; ++i) ids[static_cast<std::size_t>(i)] = (i * 7) % 13;
+  mha::Batch a, b, c;
+  mha::MakeWindowBatch(ids, 8, 7, 3, 16, a);
+  mha::MakeWindowBatch(ids, 8, 7, 3, 16, b);
+  mha::MakeWindowBatch(ids, 8, 7, 4, 16, c);
+  CHECK(a.tokens == b.tokens);
+  CHECK(a.tokens != c.tokens);
+  for (int w = 0; w < 16; ++w) {
+    // Find the window's start from its first two tokens' positions: every window is a
+    // slice ids[s .. s+8] of the stream.
+    bool found = false;
+    for (int s = 0; s + 8 < 100 && !found; ++s) {
+      bool same = true;
+      for (int i = 0; i < 8; ++i)
+        same &= a.token(w, i) == ids[static_cast<std::size_t>(s + i)] &&
+                a.target(w, i, 0) == ids[static_cast<std::size_t>(s + i + 1)];
+      found = same;
+    }
+    CHECK(found);
+  }
+  CHECK(mha::CountWindows(ids, 8) == 12);  // (100 - 1) / 8
+  mha::MakeConsecutiveBatch(ids, 8, 2, 3, a);
+  CHECK(a.token(0, 0) == ids[16]);
+  CHECK(a.target(2, 7, 0) == ids[2 * 8 + 2 * 8 + 8]);
+  CHECK_THROWS_WITH(mha::CheckTokenStream(ids, 13, 100, "the text"), Catch::Contains("fewer than one window"));
+  CHECK_THROWS_WITH(mha::CheckTokenStream(ids, 12, 8, "the text"), Catch::Contains("outside the vocabulary"));
+}
+
+TEST_CASE("LanguageModel: RunOnSentence puts BOS first, caps at the context, ranks next pieces", "[lm]") {
+  const mha::lm::LanguageModel lm =
+      mha::lm::LoadLanguageModel(std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.npz");
+  const int ctx = lm.model.cfg.max_seq;
+  const mha::lm::SentenceRun r = mha::lm::RunOnSentence(lm, "고양이가 쥐를 잡았다", 5);
+  REQUIRE(r.ids.size() >= 2);
+  CHECK(r.ids[0] == lm.bos);
+  CHECK(r.pieces[0] == "<s>");
+  CHECK(r.notice.empty());
+  REQUIRE(r.next.size() == r.ids.size());
+  REQUIRE(r.trace.layers.size() == static_cast<std::size_t>(lm.model.cfg.num_layers));
+  for (std::size_t i = 0; i < r.next.size(); ++i) {
+    REQUIRE(r.next[i].size() == 5);
+    // The softmax of the row, in double, written out here.
+    const auto row = r.trace.logits[0].row(static_cast<Eigen::Index>(i));
+    const double mx = row.maxCoeff();
+    double sum = 0;
+    for (Eigen::Index v = 0; v < row.size(); ++v) sum += std::exp(static_cast<double>(row[v]) - mx);
+    for (std::size_t j = 0; j < 5; ++j) {
+      const mha::lm::NextPiece& p = r.next[i][j];
+      CHECK(p.probability == Approx(std::exp(static_cast<double>(row[p.id]) - mx) / sum).epsilon(1e-12));
+      CHECK(p.piece == lm.model.cfg.vocab[static_cast<std::size_t>(p.id)]);
+      if (j > 0) CHECK(p.probability <= r.next[i][j - 1].probability);
+    }
+    // At most 4 pieces are likelier than the 5th.
+    int above = 0;
+    for (Eigen::Index v = 0; v < row.size(); ++v) above += row[v] > row[r.next[i][4].id];
+    CHECK(above <= 4);
+  }
+  std::string long_text;
+  for (int i = 0; i < ctx; ++i) long_text += "the cat ";
+  const mha::lm::SentenceRun capped = mha::lm::RunOnSentence(lm, long_text, 0);
+  CHECK(static_cast<int>(capped.ids.size()) == ctx);
+  CHECK(capped.total_pieces > ctx);
+  CHECK_THAT(capped.notice, Catch::Contains("at most " + std::to_string(ctx)));
+  CHECK(capped.next.empty());
+  CHECK_THROWS_WITH(mha::lm::RunOnSentence(lm, "", 5), Catch::Contains("empty"));
+  mha::Model plain = lm.model;
+  plain.cfg.task.clear();
+  CHECK_THROWS_WITH(mha::lm::WrapLanguageModel(plain, lm.tokenizer.path()), Catch::Contains("not a language model"));
+}
