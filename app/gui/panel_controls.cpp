@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "gui/lm_source.hpp"
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
@@ -87,6 +88,7 @@ const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
 }  // namespace
 
 void DrawControlsPanel(AppState& s) {
+  if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
   Config& c = s.choice.cfg;
   SectionTitle(s, "Configuration", "Each head gets d_model / num_heads dimensions.");
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
