@@ -199,6 +199,7 @@ void DrawModelSourcePanel(AppState& s) {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Heads built by hand to attend to the previous, the same, the first and the next word.");
     if (ImGui::Selectable(kSmallModelName, UsingLanguageModel(s))) UseSmallModel(s);
+    Probe(s, "source_small");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
                         "English or Korean sentence.");

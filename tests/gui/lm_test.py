@@ -15,6 +15,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gui_test as g  # noqa: E402
+from teach_test import click_until  # noqa: E402
 
 check = g.check
 MODEL = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "models",
@@ -78,6 +79,29 @@ def test_views_equal_trace(mhaviz, d):
     check(shown == [p.replace("\u2581", "_") for p in refs[1]["pieces"]], f"chips {shown} vs {refs[1]['pieces']}")
 
 
+def test_select_and_open(mhaviz, d):
+    """The learner picks mhaviz-small in the model selector with a Korean sentence typed
+    for the seeded weights: the sentence stays, its pieces and layer 0 equal trace
+    --model; a click on the model view's layer 0 head 0 opens it enlarged in Heatmaps."""
+    ref = reference(mhaviz, d, 0)
+    # The model view's tab is off the tab bar's visible end at 1280 px: it opens by flag.
+    app = g.App(mhaviz, d, ["--sentence", SENTENCE, "--view", "model-view"])
+    try:
+        click_until(app, "model_source", lambda p: "source_small" in p["widgets"], "the model selector to open")
+        click_until(app, "source_small", lambda p: p["train"]["source"] == "mhaviz-small (trained)" and p["ok"],
+                    "mhaviz-small to be the source")
+        p = app.settle()
+        check(p["sentence"] == SENTENCE, f"the typed sentence changed to {p['sentence']!r}")
+        check(p["tokens"] == [x.replace("\u2581", "_") for x in ref["pieces"]], f"chips {p['tokens']}")
+        check(p["view"] == "model-view", f"view {p['view']}")
+        click_until(app, "model_view_first_map", lambda p: p["view"] == "heatmaps" and p["enlarged"] == 0,
+                    "head 0 to open in Heatmaps")
+        final = app.quit()
+    finally:
+        app.kill()
+    close(final["trace"]["attention"], ref["attention"], "layer 0 after selecting mhaviz-small vs trace --layer 0")
+
+
 def test_context_cap(mhaviz, d):
     """A sentence longer than the model's 64-piece context is capped, with a notice."""
     dump = os.path.join(d, "long.json")
@@ -98,6 +122,7 @@ def test_bad_flags(mhaviz, d):
 
 TESTS = {
     "views_equal_trace": test_views_equal_trace,
+    "select_and_open": test_select_and_open,
     "context_cap": test_context_cap,
     "bad_flags": test_bad_flags,
 }
