@@ -21,6 +21,9 @@ void AddTextTrainFlags(CLI::App& app, TextTrainArgs& a) {
                  "paragraph a line), or one file whose every 20th line is held out")->group(g);
   app.add_option("--tokenizer", a.tokenizer, "the SentencePiece .model that cuts the text into pieces; its pieces "
                  "are the model's vocabulary")->group(g);
+  app.add_option("--repeat", a.repeat, "share of training windows (0 to 1) that repeat a span of the text, so "
+                 "that copying what followed a piece last time pays: the incentive for an induction head")
+      ->check(CLI::Range(0.0, 1.0))->group(g);
   app.add_option("--valid-every", a.valid_every, "steps between validation losses (0: ten in the run)")
       ->check(CLI::NonNegativeNumber)->group(g);
   app.add_option("--valid-windows", a.valid_windows, "held-out windows per validation (0: every one)")
@@ -66,7 +69,7 @@ void TextTraining::CheckModel(const ModelConfig& cfg, const std::string& init_pa
 }
 
 void TextTraining::MakeBatch(std::uint64_t seed, int step, int batch, Batch& out) const {
-  MakeWindowBatch(corpus_.train, seq_, seed, static_cast<std::uint64_t>(step), batch, out);
+  MakeWindowBatch(corpus_.train, seq_, seed, static_cast<std::uint64_t>(step), batch, out, args_.repeat);
 }
 
 bool TextTraining::ValidateAfter(int done, int total) const {

@@ -21,6 +21,7 @@ struct TextTrainArgs {
   std::string corpus, tokenizer;
   int valid_every = 0;    // steps between validation losses (0: ten in the run)
   int valid_windows = 0;  // held-out windows per validation (0: all)
+  double repeat = 0;      // share of training windows that repeat a span (induction)
 };
 // Declares --corpus, --tokenizer, --valid-every, --valid-windows.
 void AddTextTrainFlags(CLI::App& app, TextTrainArgs& a);

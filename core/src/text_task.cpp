@@ -40,11 +40,25 @@ void CopyWindow(const std::vector<std::int32_t>& ids, std::size_t start, int seq
 }  // namespace
 
 void MakeWindowBatch(const std::vector<std::int32_t>& ids, int seq, std::uint64_t seed, std::uint64_t index,
-                     int batch, Batch& out) {
+                     int batch, Batch& out, double repeat) {
   Shape(out, batch, seq);
   const std::uint64_t starts = ids.size() - static_cast<std::size_t>(seq);  // start in [0, size - seq - 1]
   detail::SplitMix64 rng(detail::StreamSeed(seed ^ detail::Mix64(index + 1), "text windows"));
-  for (int b = 0; b < batch; ++b) CopyWindow(ids, rng.Next() % starts, seq, out, b);
+  std::vector<std::int32_t> x(static_cast<std::size_t>(seq) + 1);
+  for (int b = 0; b < batch; ++b) {
+    const std::uint64_t start = rng.Next() % starts;
+    // No draws when repeat is 0, so plain runs keep their batches.
+    if (repeat <= 0 || seq < 8 || rng.Uniform() >= repeat) {
+      CopyWindow(ids, start, seq, out, b);
+      continue;
+    }
+    const int len = 4 + static_cast<int>(rng.Next() % static_cast<std::uint64_t>(seq / 2 - 3));  // [4, seq / 2]
+    const auto* a = ids.data() + start;
+    std::copy_n(a, len, x.begin());
+    std::copy_n(a, seq + 1 - len, x.begin() + len);  // A again, then what followed A
+    std::copy_n(x.begin(), seq, out.tokens.begin() + static_cast<std::ptrdiff_t>(b) * seq);
+    std::copy_n(x.begin() + 1, seq, out.targets.begin() + static_cast<std::ptrdiff_t>(b) * seq);
+  }
 }
 
 int CountWindows(const std::vector<std::int32_t>& ids, int seq) {

@@ -89,7 +89,8 @@ class TraceModel(unittest.TestCase):
 
     def test_usage_errors(self):
         for args, words in [(["--model", self.ckpt, "--heads", "4"], "cannot be used with --model"),
-                            (["--model", self.ckpt, "--sentence", "a b"], "cannot be used with --model"),
+                            # A sentence needs a language model's tokenizer (train --task text).
+                            (["--model", self.ckpt, "--sentence", "a b"], "not a language model"),
                             (["--tokens", "1 2"], "--model"),
                             (["--model", self.ckpt, "--layer", "2"], "layer")]:
             r = run("trace", *args)

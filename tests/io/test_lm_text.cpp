@@ -65,7 +65,7 @@ TEST_CASE("Tokenizer: a missing or corrupt model file is refused with a teaching
   std::remove(bad.c_str());
 }
 
-TEST_CASE("Corpus: BOS then the pieces of each paragraph; gzip read; truncated gzip refused", "[lm]") {
+TEST_CASE("Corpus: BOS then the pieces of each paragraph, gzip read, truncated gzip refused", "[lm]") {
   const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
   const std::vector<std::int32_t> ids = mha::lm::EncodeParagraphs(tok, "The cat.\n\n고양이\n");
   std::vector<std::int32_t> want = {tok.bos()};
@@ -157,4 +157,23 @@ TEST_CASE("LanguageModel: RunOnSentence puts BOS first, caps at the context, ran
   mha::Model plain = lm.model;
   plain.cfg.task.clear();
   CHECK_THROWS_WITH(mha::lm::WrapLanguageModel(plain, lm.tokenizer.path()), Catch::Contains("not a language model"));
+}
+
+TEST_CASE("Text windows with --repeat: a span, the same span again, then what followed it", "[lm]") {
+  std::vector<std::int32_t> ids(500);
+  for (int i = 0; i < 500; ++i) ids[static_cast<std::size_t>(i)] = i;  // every id tells its position
+  mha::Batch plain, none, rep;
+  mha::MakeWindowBatch(ids, 16, 3, 0, 32, plain);
+  mha::MakeWindowBatch(ids, 16, 3, 0, 32, none, 0.0);
+  CHECK(plain.tokens == none.tokens);  // repeat 0 draws exactly the plain windows
+  mha::MakeWindowBatch(ids, 16, 3, 0, 32, rep, 1.0);
+  for (int w = 0; w < 32; ++w) {
+    const int s = rep.token(w, 0);
+    int len = 1;
+    while (len < 16 && rep.token(w, len) == s + len) ++len;  // the span A
+    CHECK(len >= 4);
+    CHECK(len <= 8);
+    for (int i = len; i < 16; ++i) CHECK(rep.token(w, i) == s + (i - len));  // A again, then what followed A
+    for (int i = 0; i + 1 < 16; ++i) CHECK(rep.target(w, i, 0) == rep.token(w, i + 1));
+  }
 }

@@ -22,9 +22,13 @@ namespace mha {
 void CheckTokenStream(const std::vector<std::int32_t>& ids, int vocab, int seq, const char* what);
 
 // `batch` random windows, deterministically from (seed, index): batch `index` of a run
-// is the same on every machine.
+// is the same on every machine. A share `repeat` of them (0 to 1) are repeats: a span A
+// of L pieces (L uniform in [4, seq / 2]) followed by A again and then the text that
+// followed A, so that in the second copy the next piece is always the one that followed
+// the current piece last time: the incentive for an induction head, which running text
+// of a few dozen pieces rarely gives. repeat = 0 draws exactly the plain windows.
 void MakeWindowBatch(const std::vector<std::int32_t>& ids, int seq, std::uint64_t seed, std::uint64_t index,
-                     int batch, Batch& out);
+                     int batch, Batch& out, double repeat = 0);
 
 // How many non-overlapping windows of seq + 1 ids the stream holds (consecutive windows
 // share one id: the last target of one is the first token of the next).
