@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <new>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include "cli/model_trace.hpp"
 #include "gui/app_state.hpp"
 #include "io/checkpoint.hpp"
+#include "lm/corpus.hpp"
 #include "options/run_options.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
@@ -177,6 +180,62 @@ bool DrawFixedShape(AppState& s) {
                      d_model, heads, d_model / std::max(1, heads));
   ImGui::PopStyleColor();
   return true;
+}
+
+namespace {
+
+// Windows of the validation text the labels are measured on: 32 of the model's
+// context, about 0.1 s of forward passes.
+constexpr int kLabelWindows = 32;
+
+std::vector<HeadProfile> ProfileOnValidation(std::shared_ptr<const lm::LanguageModel> lm, std::string valid) {
+  const std::vector<std::int32_t> ids = lm::EncodeParagraphs(lm->tokenizer, lm::ReadText(valid));
+  const int ctx = lm->model.cfg.max_seq;
+  std::vector<HeadProfile> heads;
+  std::vector<std::vector<double>> counts;
+  for (int w = 0; w < kLabelWindows && static_cast<std::size_t>((w + 1) * ctx) <= ids.size(); ++w) {
+    std::vector<int> window(ids.begin() + w * ctx, ids.begin() + (w + 1) * ctx);
+    const lm::SentenceRun run = lm::RunOnIds(*lm, window, 0);
+    for (std::size_t l = 0; l < run.trace.layers.size(); ++l)
+      AddToProfile(run.trace.layers[l], window, static_cast<int>(l), heads, counts);
+  }
+  if (heads.empty()) throw Error("the validation text is shorter than one window");
+  FinishProfile(heads, counts);
+  return heads;
+}
+
+}  // namespace
+
+const std::vector<HeadProfile>* ValidationLabels(const AppState& s, std::string* why) {
+  static const lm::LanguageModel* for_model = nullptr;
+  static std::future<std::vector<HeadProfile>> job;
+  static std::vector<HeadProfile> labels;
+  static std::string error;
+  if (!UsingLanguageModel(s)) return nullptr;
+  if (for_model != s.source.lm.get()) {
+    for_model = s.source.lm.get();
+    labels.clear();
+    error.clear();
+    // Beside assets/models/ is assets/corpus/, where the model's validation text lives.
+    const std::filesystem::path dir =
+        std::filesystem::path(s.source.lm->path).parent_path().parent_path() / "corpus";
+    try {
+      const lm::CorpusFiles files = lm::FindCorpus(dir.string());
+      if (files.valid.empty()) throw Error("no valid.txt in " + dir.string());
+      job = std::async(std::launch::async, ProfileOnValidation, s.source.lm, files.valid);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (job.valid() && job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    try {
+      labels = job.get();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (why) *why = !error.empty() ? "validation text unavailable (" + error + ")" : labels.empty() ? "measuring" : "";
+  return labels.empty() ? nullptr : &labels;
 }
 
 }  // namespace mha::gui

@@ -53,3 +53,17 @@ void RecomputeFromLanguageModel(AppState& s);
 bool DrawFixedShape(AppState& s);
 
 }  // namespace mha::gui
+
+#include <vector>
+
+#include "mha/heads.hpp"
+
+namespace mha::gui {
+
+// Every head's label (mha/heads.hpp) measured on windows of the validation text
+// (assets/corpus/valid.txt.gz), computed once on a worker thread. Null while it runs,
+// or when the text is not there (`why` says which); the model view then labels the
+// heads on the sentence.
+const std::vector<HeadProfile>* ValidationLabels(const AppState& s, std::string* why);
+
+}  // namespace mha::gui

@@ -74,6 +74,8 @@ def test_views_equal_trace(mhaviz, d):
         mv = views["model_view_view"]
         close(mv["attention"], [r["attention"] for r in refs], "model view (every layer) vs trace per layer")
         check(len(mv["labels"]) == 16, f"model view: {len(mv['labels'])} head labels, expected 2 x 8")
+        check(mv["labels_measured_on"] in ("validation text", "sentence (measuring)"),
+              f"labels measured on {mv['labels_measured_on']!r}")
     # The pieces the chips and the head view show are the tokenizer's (U+2581 written as '_').
     shown = final["views"]["head_view_view"]["tokens"]
     check(shown == [p.replace("\u2581", "_") for p in refs[1]["pieces"]], f"chips {shown} vs {refs[1]['pieces']}")
@@ -102,6 +104,19 @@ def test_select_and_open(mhaviz, d):
     close(final["trace"]["attention"], ref["attention"], "layer 0 after selecting mhaviz-small vs trace --layer 0")
 
 
+def test_validation_labels(mhaviz, d):
+    """Given the frames to finish, the model view labels the heads on the validation
+    text: layer 0 head 2 is the previous-token head the README's demonstration names."""
+    dump = os.path.join(d, "labels.json")
+    gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--frames", "600",
+        "--dump-state", dump)
+    mv = g.read_json(dump)["views"]["model_view_view"]
+    if mv["labels_measured_on"] != "validation text":
+        raise g.Fail(f"labels still measured on {mv['labels_measured_on']!r} after 600 frames")
+    by = {(x["layer"], x["head"]): x for x in mv["labels"]}
+    check(by[(0, 2)]["label"] == "previous-token" and by[(0, 2)]["score"] > 0.9, f"layer 0 head 2: {by[(0, 2)]}")
+
+
 def test_context_cap(mhaviz, d):
     """A sentence longer than the model's 64-piece context is capped, with a notice."""
     dump = os.path.join(d, "long.json")
@@ -123,6 +138,7 @@ def test_bad_flags(mhaviz, d):
 TESTS = {
     "views_equal_trace": test_views_equal_trace,
     "select_and_open": test_select_and_open,
+    "validation_labels": test_validation_labels,
     "context_cap": test_context_cap,
     "bad_flags": test_bad_flags,
 }

@@ -20,8 +20,9 @@
 namespace mha::gui {
 namespace {
 
-// A weight under one step of 8-bit opacity draws nothing: such lines are skipped.
-constexpr float kMinDrawn = 1.0f / 255.0f;
+// A line under 1% opacity cannot be told from the background, and the many of them
+// (every query to every key, every head) cost a software renderer most of a frame.
+constexpr float kMinDrawn = 0.01f;
 
 struct Columns {
   ImVec2 origin;      // top-left of the first query label

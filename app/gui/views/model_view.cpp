@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/app_state.hpp"
+#include "gui/lm_source.hpp"
 #include "gui/theme.hpp"
 #include "gui/views/lm_views.hpp"
 #include "gui/views/registry.hpp"
@@ -44,8 +45,16 @@ std::vector<int> TokenIds(const AppState& s) {
   return ids;
 }
 
-// Labels for the current result, recomputed when the result changes.
-const std::vector<HeadProfile>& Labels(const AppState& s) {
+// Labels measured on the validation text when the source is the language model and
+// they are ready; else on the current result, recomputed when the result changes.
+// `on` says which.
+const std::vector<HeadProfile>& Labels(const AppState& s, std::string* on) {
+  std::string why;
+  if (const auto* v = ValidationLabels(s, &why)) {
+    *on = "validation text";
+    return *v;
+  }
+  *on = why.empty() ? "sentence" : "sentence (" + why + ")";
   static std::vector<HeadProfile> heads;
   static std::uint64_t generation = ~0ull;
   if (generation == s.result.generation) return heads;
@@ -95,8 +104,10 @@ void DrawModelView(AppState& s) {
   const int H = traces.front()->cfg.num_heads, L = static_cast<int>(traces.size());
   ImGui::TextWrapped("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
                      "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
-                     "layer and head. Labels: each head's strongest pattern, measured on this sentence only.");
-  const auto& labels = Labels(s);
+                     "layer and head. Labels: each head's strongest pattern and its score.");
+  std::string labels_on;
+  const auto& labels = Labels(s, &labels_on);
+  ImGui::TextDisabled("Labels measured on: %s", labels_on.c_str());
   const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
   const float gap = 6;
   const float avail = ImGui::GetContentRegionAvail().x - label_w;
@@ -122,7 +133,9 @@ void DrawModelView(AppState& s) {
         for (const HeadProfile& hp : labels)
           if (hp.layer == l && hp.head == h) {
             char buf[64];
-            std::snprintf(buf, sizeof buf, "%s %.2f", hp.label.c_str(), hp.score);
+            // "previous" fits a small map where "previous-token" and its score do not.
+            const std::string shown = hp.label == "previous-token" ? "previous" : hp.label;
+            std::snprintf(buf, sizeof buf, "%s %.2f", shown.c_str(), hp.score);
             job = buf;
           }
         // A long label stops at its map's edge (the tooltip has it whole).
@@ -162,9 +175,10 @@ nlohmann::json DumpModelView(AppState& s) {
     layers.push_back(heads);
   }
   nlohmann::json labels = nlohmann::json::array();
-  for (const HeadProfile& hp : Labels(s))
+  std::string on;
+  for (const HeadProfile& hp : Labels(s, &on))
     labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
-  return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", "sentence"}};
+  return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}};
 }
 
 }  // namespace mha::gui
