@@ -117,6 +117,17 @@ def test_validation_labels(mhaviz, d):
     check(by[(0, 2)]["label"] == "previous-token" and by[(0, 2)]["score"] > 0.9, f"layer 0 head 2: {by[(0, 2)]}")
 
 
+def test_head_view_seeded(mhaviz, d):
+    """The head view is offered for the seeded weights too: its weights are the trace's."""
+    dump = os.path.join(d, "seeded.json")
+    gui(mhaviz, d, "--sentence", "The cat sat on the mat because it was tired.", "--heads", "4", "--d-model", "32",
+        "--view", "head-view", "--dump-state", dump)
+    final = g.read_json(dump)
+    hv = final["views"]["head_view_view"]
+    check(final["ok"] and len(hv["heads"]) == 4, f"{len(hv['heads'])} heads in the head view, expected 4")
+    close([h["weights"] for h in hv["heads"]], final["trace"]["attention"], "head view vs the seeded trace")
+
+
 def test_context_cap(mhaviz, d):
     """A sentence longer than the model's 64-piece context is capped, with a notice."""
     dump = os.path.join(d, "long.json")
@@ -139,6 +150,7 @@ TESTS = {
     "views_equal_trace": test_views_equal_trace,
     "select_and_open": test_select_and_open,
     "validation_labels": test_validation_labels,
+    "head_view_seeded": test_head_view_seeded,
     "context_cap": test_context_cap,
     "bad_flags": test_bad_flags,
 }

@@ -4,6 +4,7 @@
 // label of mha/heads.hpp (previous-token, first, induction...) measured on the
 // sentence shown.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -70,16 +71,23 @@ const std::vector<HeadProfile>& Labels(const AppState& s, std::string* on) {
   return heads;
 }
 
-void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, float size) {
-  const int seq = t.seq, kv = t.seq_kv;
-  const float cw = size / static_cast<float>(kv), ch = size / static_cast<float>(seq);
+// A thumbnail of at most `blocks` x `blocks` cells: longer sentences are sampled (the
+// nearest cell), so a 1,000-token sentence or 256 heads still draw in a frame. Click
+// a map for every cell.
+void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, float size, int blocks) {
+  const int rows = std::min(t.seq, blocks), cols = std::min(t.seq_kv, blocks);
+  const float cw = size / static_cast<float>(cols), ch = size / static_cast<float>(rows);
   const auto A = t.AttnHead(h);
   const bool causal = t.cfg.mask == Mask::Causal;
-  for (int i = 0; i < seq; ++i)
-    for (int j = 0; j < kv; ++j) {
+  for (int bi = 0; bi < rows; ++bi) {
+    const int i = static_cast<int>(static_cast<long long>(bi) * t.seq / rows);
+    for (int bj = 0; bj < cols; ++bj) {
+      const int j = static_cast<int>(static_cast<long long>(bj) * t.seq_kv / cols);
       const ImU32 col = causal && j > i ? Col32(render::kMaskedColour) : Col32(render::Colormap(A(i, j)));
-      dl->AddRectFilled(ImVec2(p0.x + j * cw, p0.y + i * ch), ImVec2(p0.x + (j + 1) * cw, p0.y + (i + 1) * ch), col);
+      dl->AddRectFilled(ImVec2(p0.x + bj * cw, p0.y + bi * ch), ImVec2(p0.x + (bj + 1) * cw, p0.y + (bi + 1) * ch),
+                        col);
     }
+  }
 }
 
 void OpenHead(AppState& s, int layer, int h) {
@@ -113,6 +121,9 @@ void DrawModelView(AppState& s) {
   const float avail = ImGui::GetContentRegionAvail().x - label_w;
   const float size = std::clamp(avail / static_cast<float>(std::min(H, 8)) - gap, 48.0f, 220.0f);
   const int per_row = std::max(1, static_cast<int>(avail / (size + gap)));
+  // At most about 200,000 cells in all, and no more per map than it has pixels.
+  const int blocks = std::clamp(static_cast<int>(std::sqrt(200000.0 / (L * H))), 8,
+                                std::max(8, static_cast<int>(size)));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float text_h = ImGui::GetTextLineHeight();
   for (int l = 0; l < L; ++l) {
@@ -144,7 +155,7 @@ void DrawModelView(AppState& s) {
         dl->AddText(ImVec2(p.x, p.y + text_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), job.c_str());
         dl->PopClipRect();
         const ImVec2 m0(p.x, p.y + 2 * text_h + 2);
-        DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2);
+        DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2, blocks);
         const bool current = (!UsingTrainedModel(s) || s.source.layer == l) && s.ui.enlarged == h;
         if (hovered || current)
           dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
