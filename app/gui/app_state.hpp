@@ -14,6 +14,7 @@
 #include "gui/model_source.hpp"
 #include "gui/teach_state.hpp"
 #include "gui/train_state.hpp"
+#include "gui/views/lm_views.hpp"
 #include "mha/mha.hpp"
 #include "render/colormap.hpp"
 
@@ -163,6 +164,7 @@ struct AppState {
   TeachUi teach;       // the teaching views (teach_state.hpp)
   ModelSource source;  // seeded weights, the positional heads, or a trained model (model_source.hpp)
   TrainUi train;       // the Train view and its run (train_state.hpp)
+  LmViewsUi lmv;       // the head view's toggles and hover (views/lm_views.hpp)
   bool quit = false;
 };
 

@@ -8,6 +8,7 @@
 #include <imgui_internal.h>
 
 #include "gui/app_state.hpp"
+#include "gui/lm_source.hpp"
 #include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
 #include "gui/train_session.hpp"
@@ -80,7 +81,8 @@ namespace {
 // Leaves a trained model: the sentence typed before it comes back.
 void RestoreSentence(AppState& s) {
   if (s.source.kind != ModelSourceKind::Trained) return;
-  SetSentence(s, s.source.seeded_sentence);
+  // A language model read the typed text itself: it stays.
+  if (!s.source.lm) SetSentence(s, s.source.seeded_sentence);
   s.source = ModelSource();
 }
 
@@ -97,6 +99,7 @@ std::string JoinIds(const std::vector<int>& ids) {
 void RecomputeFromModel(AppState& s) {
   ModelSource& src = s.source;
   Result& r = s.result;
+  if (src.lm) return RecomputeFromLanguageModel(s);
   const ModelConfig& c = src.model->cfg;
   r.tokens = Words(s.choice.sentence);
   r.memory_tokens.clear();
@@ -141,6 +144,10 @@ void UseTrainedModel(AppState& s, std::shared_ptr<const Model> model, const std:
   }
   src.kind = ModelSourceKind::Trained;
   src.model = std::move(model);
+  if (src.lm && src.model.get() != &src.lm->model) {
+    src.lm.reset();
+    src.next.clear();
+  }
   src.name = name;
   src.run_id = run_id;
   src.layer = std::clamp(src.layer, 0, src.model->cfg.num_layers - 1);
@@ -191,6 +198,11 @@ void DrawModelSourcePanel(AppState& s) {
       UsePositionalHeadsSource(s);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Heads built by hand to attend to the previous, the same, the first and the next word.");
+    if (ImGui::Selectable(kSmallModelName, UsingLanguageModel(s))) UseSmallModel(s);
+    Probe(s, "source_small");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
+                        "English or Korean sentence.");
     std::string trained;
     if (TrainedModelAvailable(s, &trained)) {
       if (ImGui::Selectable(("Trained: " + trained).c_str(), s.source.kind == ModelSourceKind::Trained))
@@ -201,6 +213,7 @@ void DrawModelSourcePanel(AppState& s) {
     ImGui::EndCombo();
   }
   Probe(s, "model_source");
+  if (!s.source.load_error.empty()) MessageBox(s.source.load_error, Pal().error_bg, Pal().error_text);
   if (!UsingTrainedModel(s)) return;
 
   const ModelConfig& c = s.source.model->cfg;
@@ -216,11 +229,18 @@ void DrawModelSourcePanel(AppState& s) {
                "embeddings; each later layer reads the layer below's output.");
   }
   char buf[320];
-  std::snprintf(buf, sizeof buf,
+  if (s.source.lm) {
+    std::snprintf(buf, sizeof buf,
+                  "Every view shows this model: %d layers x %d heads, d_model %d, on the typed sentence cut into its "
+                  "%d SentencePiece pieces (<s> first; _ starts a word), at most %d pieces (its context).",
+                  c.num_layers, c.layer.num_heads, c.layer.d_model, c.vocab_size(), c.max_seq);
+  } else {
+    std::snprintf(buf, sizeof buf,
                 "Every view shows this model: %d layer%s x %d head%s, d_model %d, on the token ids in the "
                 "sentence field (its vocabulary: %s). Configuration sets the next model to train.",
                 c.num_layers, c.num_layers == 1 ? "" : "s", c.layer.num_heads, c.layer.num_heads == 1 ? "" : "s",
                 c.layer.d_model, VocabRange(c).c_str());
+  }
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextWrapped("%s", buf);
   ImGui::PopStyleColor();

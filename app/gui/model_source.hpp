@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lm/language_model.hpp"
 #include "mha/model.hpp"
 
 namespace mha::gui {
@@ -27,6 +28,11 @@ struct ModelSource {
   int layer = 0;                       // which layer's Trace the views show
   ModelTrace pass;                     // the model on the current tokens, every layer
   std::string seeded_sentence;         // the sentence to give back when leaving the trained model
+  // A language model (lm_source.hpp): the typed text is cut into its pieces; `model`
+  // points into it. Null for the other trained models, which read token ids.
+  std::shared_ptr<const lm::LanguageModel> lm;
+  std::vector<std::vector<lm::NextPiece>> next;  // lm: the likeliest next pieces per position
+  std::string load_error;                        // the last failed load of the shipped model
 };
 
 bool UsingTrainedModel(const AppState& s);

@@ -11,6 +11,7 @@
 
 #include <imgui_internal.h>  // ClearActiveID: Ctrl+click types instead of dragging
 
+#include "gui/lm_source.hpp"
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
@@ -182,6 +183,7 @@ const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
 }  // namespace
 
 void DrawControlsPanel(AppState& s) {
+  if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
   Config& c = s.choice.cfg;
   SectionTitle(s, "Configuration", "Each head gets d_model / num_heads dimensions.");
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;

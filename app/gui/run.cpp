@@ -21,6 +21,7 @@
 #include "gui/frame.hpp"
 #include "gui/gui.hpp"
 #include "gui/gui_flags.hpp"
+#include "gui/lm_source.hpp"
 #include "gui/input_queue.hpp"
 #include "gui/settings.hpp"
 #include "gui/settings_writer.hpp"
@@ -50,7 +51,7 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   }
   ApplyRunOptions(a.run, s);  // flags override the saved settings
   ApplyTeachFlags(a.teach, s);
-  ApplyModelFlags(a.model, s);
+  if (!ApplyLanguageModelFlag(a.model, s)) ApplyModelFlags(a.model, s);
   if (a.gui.width) *win_w = a.gui.width;
   if (a.gui.height) *win_h = a.gui.height;
   // A saved size is held to the same cap as --width and --height.

@@ -14,7 +14,8 @@ namespace mha::gui {
 struct AppState;
 
 // The tabs of the results area, in order (the table below is in the same order).
-enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Train, Count };
+enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Train, HeadView, ModelView,
+                  NextTokens, Count };
 inline constexpr int kViewCount = static_cast<int>(View::Count);
 
 // Each view's Draw draws into the current tab; its Dump returns what the view shows
@@ -38,6 +39,12 @@ void DrawInspectorView(AppState& s);  // inspector.cpp
 nlohmann::json DumpInspectorView(AppState& s);
 void DrawTrainView(AppState& s);  // train.cpp
 nlohmann::json DumpTrainView(AppState& s);
+void DrawHeadView(AppState& s);  // head_view.cpp
+nlohmann::json DumpHeadView(AppState& s);
+void DrawModelView(AppState& s);  // model_view.cpp
+nlohmann::json DumpModelView(AppState& s);
+void DrawNextTokensView(AppState& s);  // next_tokens.cpp
+nlohmann::json DumpNextTokensView(AppState& s);
 
 struct ViewEntry {
   View id;
@@ -75,6 +82,13 @@ inline constexpr ViewEntry kViews[kViewCount] = {
     {View::Train, "train", "Train", "Train a model and watch its heads learn",
      "train on a task (offsets, reverse, sort, induction): curves, timeline, heads", &DrawTrainView,
      &DumpTrainView, true},
+    {View::HeadView, "head-view", "Head view", "Head view: query-to-key lines, one colour per head",
+     "BertViz's head view: lines from each query to its keys, opacity = weight", &DrawHeadView, &DumpHeadView, true},
+    {View::ModelView, "model-view", "Model view", "Model view: every layer x head on the sentence",
+     "every layer x head as a small heatmap; click one to open it", &DrawModelView, &DumpModelView, true},
+    {View::NextTokens, "next", "Next pieces", "Next-piece predictions of the language model",
+     "the language model's 5 likeliest next pieces after each position", &DrawNextTokensView,
+     &DumpNextTokensView, true},
 };
 
 // The table is indexed by View: a row out of place would open the wrong tab.

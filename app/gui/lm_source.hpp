@@ -1,0 +1,69 @@
+// The shipped language model (mhaviz-small) as a model source: the typed sentence,
+// English or Korean, is cut into the model's SentencePiece pieces and run through
+// every layer; the views show the selected layer, the next-token panel the model's
+// likeliest next pieces. It rides on the trained-model source (model_source.hpp):
+// ModelSource::lm is set, and RecomputeFromModel hands over to the function below.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "lm/language_model.hpp"
+
+namespace mha::cli {
+struct ModelSource;
+}
+
+namespace mha::gui {
+
+struct AppState;
+
+// The file name the selector offers, looked up in assets/models/.
+inline constexpr const char* kSmallModelFile = "mhaviz-small.npz";
+inline constexpr const char* kSmallModelName = "mhaviz-small (trained)";
+// How many next pieces each position lists.
+inline constexpr int kNextTopK = 5;
+
+bool UsingLanguageModel(const AppState& s);
+
+// A piece as the UI writes it: "_" for SentencePiece's word-start mark U+2581.
+std::string DisplayPiece(const std::string& piece);
+
+// Where mhaviz-small is: ./assets/models, beside the executable, the source tree, the
+// install prefix. "" when none has it.
+std::string FindSmallModel();
+
+// Makes `lm` the source: the sentence field keeps the typed text (any language).
+void UseLanguageModel(AppState& s, std::shared_ptr<const lm::LanguageModel> lm, const std::string& name);
+// Loads mhaviz-small once (kept for the session) and selects it; a load failure is
+// shown under the selector.
+void UseSmallModel(AppState& s);
+
+// gui --model LM.npz [--layer i]: a language model checkpoint becomes the source, on
+// the sentence (--sentence or the saved one). Returns false (nothing done) when --model
+// is absent or not a language model; throws mha::Error / cli::UsageError otherwise.
+bool ApplyLanguageModelFlag(const cli::ModelSource& m, AppState& s);
+
+// RecomputeFromModel's branch for a language model: RunOnSentence on the typed text,
+// the pieces as the tokens, the selected layer's Trace, the next pieces. Never throws.
+void RecomputeFromLanguageModel(AppState& s);
+
+// The Configuration panel with a language model: num_heads and d_model are the
+// model's, shown read-only with the reason. Returns false when not on a language model.
+bool DrawFixedShape(AppState& s);
+
+}  // namespace mha::gui
+
+#include <vector>
+
+#include "mha/heads.hpp"
+
+namespace mha::gui {
+
+// Every head's label (mha/heads.hpp) measured on windows of the validation text
+// (assets/corpus/valid.txt.gz), computed once on a worker thread. Null while it runs,
+// or when the text is not there (`why` says which); the model view then labels the
+// heads on the sentence.
+const std::vector<HeadProfile>* ValidationLabels(const AppState& s, std::string* why);
+
+}  // namespace mha::gui

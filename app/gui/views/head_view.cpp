@@ -1,0 +1,160 @@
+// Head view (BertViz's signature picture): the tokens twice, queries on the left and
+// keys on the right, a line from each query to each key it attends to; the line's
+// opacity is the weight, its colour the head's. Heads switch on and off; hovering a
+// token keeps its lines alone. Offered for every model source: it reads s.result.trace.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include "gui/app_state.hpp"
+#include "gui/lm_source.hpp"
+#include "gui/theme.hpp"
+#include "gui/views/lm_views.hpp"
+#include "gui/views/registry.hpp"
+#include "gui/views/widgets.hpp"
+#include "gui/widgets.hpp"
+
+namespace mha::gui {
+namespace {
+
+// A line under 1% opacity cannot be told from the background, and the many of them
+// (every query to every key, every head) cost a software renderer most of a frame.
+constexpr float kMinDrawn = 0.01f;
+
+struct Columns {
+  ImVec2 origin;      // top-left of the first query label
+  float label_w = 0;  // each column's width
+  float gap = 0;      // between the columns, where the lines run
+  float row_h = 0;
+  ImVec2 Left(int i) const { return {origin.x + label_w, origin.y + row_h * (i + 0.5f)}; }
+  ImVec2 Right(int j) const { return {origin.x + label_w + gap, origin.y + row_h * (j + 0.5f)}; }
+};
+
+void HeadToggles(AppState& s, int H) {
+  auto& off = s.lmv.head_off;
+  if (ImGui::SmallButton("all")) std::fill(off.begin(), off.end(), false);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("none")) std::fill(off.begin(), off.begin() + H, true);
+  for (int h = 0; h < H; ++h) {
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("head 00").x + 30) ImGui::NewLine();
+    ImGui::PushID(h);
+    ImGui::PushStyleColor(ImGuiCol_CheckMark, HeadColour(h));
+    ImGui::PushStyleColor(ImGuiCol_FrameBg, HeadColour(h, 0.25f));
+    bool on = !off[static_cast<std::size_t>(h)];
+    char label[24];
+    std::snprintf(label, sizeof label, "%d", h);
+    if (ImGui::Checkbox(label, &on)) off[static_cast<std::size_t>(h)] = !on;
+    ImGui::PopStyleColor(2);
+    ImGui::PopID();
+  }
+  Probe(s, "head_view_toggles");
+}
+
+// One column of token labels; returns the row hovered, or -1.
+int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float w, float row_h, bool right_align,
+                int highlight) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  int hovered = -1;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+    const float top = y + row_h * i;
+    if (!ImGui::IsRectVisible(ImVec2(x, top), ImVec2(x + w, top + row_h))) continue;
+    const bool in = mouse.x >= x && mouse.x < x + w && mouse.y >= top && mouse.y < top + row_h &&
+                    ImGui::IsWindowHovered();
+    if (in) hovered = i;
+    if (in || i == highlight) dl->AddRectFilled(ImVec2(x, top), ImVec2(x + w, top + row_h), Pal().highlight_bg);
+    const std::string& t = tokens[static_cast<std::size_t>(i)];
+    const float tw = ImGui::CalcTextSize(t.c_str()).x;
+    const float tx = right_align ? x + w - tw - 4 : x + 4;
+    dl->PushClipRect(ImVec2(x, top), ImVec2(x + w, top + row_h), true);
+    dl->AddText(ImVec2(tx, top + (row_h - ImGui::GetFontSize()) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), t.c_str());
+    dl->PopClipRect();
+  }
+  return hovered;
+}
+
+}  // namespace
+
+void DrawHeadView(AppState& s) {
+  const Result& r = s.result;
+  if (!r.ok) {
+    Muted("Nothing to draw until the problem under Attention weights is fixed.");
+    return;
+  }
+  const Trace& t = r.trace;
+  const int H = t.cfg.num_heads, seq = t.seq, seq_kv = t.seq_kv;
+  LayerSelector(s, "##head_view_layer");
+  ImGui::TextWrapped("Each line joins a query token (left) to a key token (right); its opacity is the attention "
+                     "weight, its colour the head. Hover a token to keep only its lines; switch heads below.");
+  HeadToggles(s, H);
+
+  const std::vector<std::string>& qtok = r.tokens;
+  const std::vector<std::string>& ktok = t.in.cross() ? r.memory_tokens : r.tokens;
+  Columns c;
+  c.row_h = ImGui::GetTextLineHeightWithSpacing() + 2;
+  float widest = ImGui::CalcTextSize("<s>").x;
+  for (const auto& tk : qtok) widest = std::max(widest, ImGui::CalcTextSize(tk.c_str()).x);
+  for (const auto& tk : ktok) widest = std::max(widest, ImGui::CalcTextSize(tk.c_str()).x);
+  c.label_w = std::min(widest + 12, ImGui::GetContentRegionAvail().x * 0.3f);
+  c.gap = std::clamp(ImGui::GetContentRegionAvail().x - 2 * c.label_w - 8, 80.0f, 420.0f);
+  c.origin = ImGui::GetCursorScreenPos();
+  const int rows = std::max(seq, seq_kv);
+  ImGui::Dummy(ImVec2(2 * c.label_w + c.gap, c.row_h * rows));
+  Probe(s, "head_view_canvas");
+
+  const int hq = TokenColumn(qtok, c.origin.x, c.origin.y, c.label_w, c.row_h, true, s.lmv.hover_query);
+  const int hk = TokenColumn(ktok, c.origin.x + c.label_w + c.gap, c.origin.y, c.label_w, c.row_h, false,
+                             s.lmv.hover_key);
+  s.lmv.hover_query = hq;
+  s.lmv.hover_key = hq >= 0 ? -1 : hk;
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
+  for (int h = 0; h < H; ++h) {
+    if (s.lmv.head_off[static_cast<std::size_t>(h)]) continue;
+    const auto A = t.AttnHead(h);
+    for (int i = 0; i < seq; ++i) {
+      if (hq >= 0 && i != hq) continue;
+      const ImVec2 a = c.Left(i);
+      for (int j = 0; j < seq_kv; ++j) {
+        if (hk >= 0 && hq < 0 && j != hk) continue;
+        const float w = A(i, j);
+        if (!(w >= kMinDrawn)) continue;
+        const ImVec2 b = c.Right(j);
+        if (std::max(a.y, b.y) < top || std::min(a.y, b.y) > bottom) continue;  // off screen
+        dl->AddLine(a, b, HeadColour(h, std::min(1.0f, w)), 1.5f);
+      }
+    }
+  }
+}
+
+nlohmann::json DumpHeadView(AppState& s) {
+  const Result& r = s.result;
+  nlohmann::json j{{"ok", r.ok}};
+  if (!r.ok) return j;
+  const Trace& t = r.trace;
+  j["tokens"] = r.tokens;
+  j["layer"] = UsingTrainedModel(s) ? s.source.layer : 0;
+  j["min_weight_drawn"] = kMinDrawn;
+  // Per head, per query: the weights the lines' opacities come from (lines under
+  // min_weight_drawn are skipped), and whether the head is switched on.
+  nlohmann::json heads = nlohmann::json::array();
+  for (int h = 0; h < t.cfg.num_heads; ++h) {
+    const auto A = t.AttnHead(h);
+    nlohmann::json rows = nlohmann::json::array();
+    for (int i = 0; i < t.seq; ++i) {
+      std::vector<double> row(static_cast<std::size_t>(t.seq_kv));
+      for (int k = 0; k < t.seq_kv; ++k) row[static_cast<std::size_t>(k)] = A(i, k);
+      rows.push_back(row);
+    }
+    heads.push_back({{"head", h}, {"on", !s.lmv.head_off[static_cast<std::size_t>(h)]}, {"weights", rows}});
+  }
+  j["heads"] = heads;
+  return j;
+}
+
+}  // namespace mha::gui

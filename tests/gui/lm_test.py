@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""GUI tests of the language model in the app (mhaviz-small): the views' numbers
+through --dump-state against `mhaviz trace --model ... --sentence ... --json --top-k 5`.
+
+    lm_test.py TEST MHAVIZ
+
+Exit 0 pass, 1 fail, 77 skip (no display).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gui_test as g  # noqa: E402
+from teach_test import click_until  # noqa: E402
+
+check = g.check
+MODEL = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "models",
+                                      "mhaviz-small.npz"))
+SENTENCE = "고양이가 쥐를 잡았다. 고양이가 쥐를"
+TOL = 1e-5
+
+
+def close(a, b, what):
+    """Nested lists of numbers equal within TOL (same shapes)."""
+    if isinstance(a, list) or isinstance(b, list):
+        check(isinstance(a, list) and isinstance(b, list) and len(a) == len(b),
+              f"{what}: shapes differ ({len(a) if isinstance(a, list) else a} vs {len(b) if isinstance(b, list) else b})")
+        for i, (x, y) in enumerate(zip(a, b)):
+            close(x, y, f"{what}[{i}]")
+        return
+    check(abs(float(a) - float(b)) <= TOL, f"{what}: {a} vs {b}")
+
+
+def reference(mhaviz, d, layer):
+    out = os.path.join(d, f"ref{layer}.json")
+    subprocess.run([mhaviz, "trace", "--quiet", "--model", MODEL, "--sentence", SENTENCE, "--layer", str(layer),
+                    "--top-k", "5", "--json", out], check=True, cwd=d, capture_output=True)
+    return g.read_json(out)
+
+
+def gui(mhaviz, d, *args, check_rc=True):
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    return subprocess.run([mhaviz, "gui", "--frames", "3", *args], env=env, cwd=d, capture_output=True, text=True,
+                          check=check_rc)
+
+
+def test_views_equal_trace(mhaviz, d):
+    """mhaviz-small on a Korean sentence at layer 1: the heatmaps' trace, the head view's
+    weights, the model view's every layer and the next-piece list equal trace --model."""
+    refs = [reference(mhaviz, d, layer) for layer in (0, 1)]
+    for view in ("next", "head-view", "model-view"):
+        dump = os.path.join(d, f"{view}.json")
+        gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--layer", "1", "--view", view, "--dump-state", dump)
+        final = g.read_json(dump)
+        check(final["ok"], f"{view}: the app reports an error: {final['error']}")
+        check(final["sentence"] == SENTENCE, f"{view}: sentence {final['sentence']!r}")
+        close(final["trace"]["attention"], refs[1]["attention"], f"{view}: layer 1 in the views vs trace --layer 1")
+        views = final["views"]
+        nt = views["next_view"]
+        check(nt["available"], "the next-piece panel has no predictions")
+        ref_next = refs[1]["next"]
+        check(len(nt["next"]) == len(ref_next) == len(refs[1]["pieces"]), "one row of predictions per piece")
+        for i, (row, ref_row) in enumerate(zip(nt["next"], ref_next)):
+            check([p["id"] for p in row] == [p["id"] for p in ref_row], f"next pieces after position {i}")
+            check([p["piece"] for p in row] == [p["piece"] for p in ref_row], f"next spellings after position {i}")
+            close([p["probability"] for p in row], [p["probability"] for p in ref_row], f"next probabilities at {i}")
+        hv = views["head_view_view"]
+        check(hv["layer"] == 1 and len(hv["heads"]) == 8, f"head view: layer {hv['layer']}, {len(hv['heads'])} heads")
+        close([h["weights"] for h in hv["heads"]], refs[1]["attention"], "head view weights vs trace --layer 1")
+        mv = views["model_view_view"]
+        close(mv["attention"], [r["attention"] for r in refs], "model view (every layer) vs trace per layer")
+        check(len(mv["labels"]) == 16, f"model view: {len(mv['labels'])} head labels, expected 2 x 8")
+        check(mv["labels_measured_on"] in ("validation text", "sentence (measuring)"),
+              f"labels measured on {mv['labels_measured_on']!r}")
+    # The pieces the chips and the head view show are the tokenizer's (U+2581 written as '_').
+    shown = final["views"]["head_view_view"]["tokens"]
+    check(shown == [p.replace("\u2581", "_") for p in refs[1]["pieces"]], f"chips {shown} vs {refs[1]['pieces']}")
+
+
+def test_select_and_open(mhaviz, d):
+    """The learner picks mhaviz-small in the model selector with a Korean sentence typed
+    for the seeded weights: the sentence stays, its pieces and layer 0 equal trace
+    --model; a click on the model view's layer 0 head 0 opens it enlarged in Heatmaps."""
+    ref = reference(mhaviz, d, 0)
+    # The model view's tab is off the tab bar's visible end at 1280 px: it opens by flag.
+    app = g.App(mhaviz, d, ["--sentence", SENTENCE, "--view", "model-view"])
+    try:
+        click_until(app, "model_source", lambda p: "source_small" in p["widgets"], "the model selector to open")
+        click_until(app, "source_small", lambda p: p["train"]["source"] == "mhaviz-small (trained)" and p["ok"],
+                    "mhaviz-small to be the source")
+        p = app.settle()
+        check(p["sentence"] == SENTENCE, f"the typed sentence changed to {p['sentence']!r}")
+        check(p["tokens"] == [x.replace("\u2581", "_") for x in ref["pieces"]], f"chips {p['tokens']}")
+        check(p["view"] == "model-view", f"view {p['view']}")
+        click_until(app, "model_view_first_map", lambda p: p["view"] == "heatmaps" and p["enlarged"] == 0,
+                    "head 0 to open in Heatmaps")
+        final = app.quit()
+    finally:
+        app.kill()
+    close(final["trace"]["attention"], ref["attention"], "layer 0 after selecting mhaviz-small vs trace --layer 0")
+
+
+def test_validation_labels(mhaviz, d):
+    """Given the frames to finish, the model view labels the heads on the validation
+    text: layer 0 head 2 is the previous-token head the README's demonstration names."""
+    dump = os.path.join(d, "labels.json")
+    gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--frames", "600",
+        "--dump-state", dump)
+    mv = g.read_json(dump)["views"]["model_view_view"]
+    if mv["labels_measured_on"] != "validation text":
+        raise g.Fail(f"labels still measured on {mv['labels_measured_on']!r} after 600 frames")
+    by = {(x["layer"], x["head"]): x for x in mv["labels"]}
+    check(by[(0, 2)]["label"] == "previous-token" and by[(0, 2)]["score"] > 0.9, f"layer 0 head 2: {by[(0, 2)]}")
+
+
+def test_head_view_seeded(mhaviz, d):
+    """The head view is offered for the seeded weights too: its weights are the trace's."""
+    dump = os.path.join(d, "seeded.json")
+    gui(mhaviz, d, "--sentence", "The cat sat on the mat because it was tired.", "--heads", "4", "--d-model", "32",
+        "--view", "head-view", "--dump-state", dump)
+    final = g.read_json(dump)
+    hv = final["views"]["head_view_view"]
+    check(final["ok"] and len(hv["heads"]) == 4, f"{len(hv['heads'])} heads in the head view, expected 4")
+    close([h["weights"] for h in hv["heads"]], final["trace"]["attention"], "head view vs the seeded trace")
+
+
+def test_context_cap(mhaviz, d):
+    """A sentence longer than the model's 64-piece context is capped, with a notice."""
+    dump = os.path.join(d, "long.json")
+    long = " ".join(["고양이가 쥐를 잡았다."] * 20)
+    gui(mhaviz, d, "--model", MODEL, "--sentence", long, "--view", "next", "--dump-state", dump)
+    final = g.read_json(dump)
+    check(final["ok"] and len(final["trace"]["tokens"]) == 64, f"{len(final['trace']['tokens'])} pieces, expected 64")
+    check("64" in final["views"]["next_view"]["notice"], f"notice {final['views']['next_view']['notice']!r}")
+
+
+def test_bad_flags(mhaviz, d):
+    """--tokens with a language model and a layer it does not have are usage errors (2)."""
+    for args, words in [(["--model", MODEL, "--tokens", "1 2"], "give it a sentence with --sentence"),
+                        (["--model", MODEL, "--layer", "5"], "out of range")]:
+        r = gui(mhaviz, d, *args, check_rc=False)
+        check(r.returncode == 2 and words in r.stderr, f"{args}: status {r.returncode}, stderr {r.stderr!r}")
+
+
+TESTS = {
+    "views_equal_trace": test_views_equal_trace,
+    "select_and_open": test_select_and_open,
+    "validation_labels": test_validation_labels,
+    "head_view_seeded": test_head_view_seeded,
+    "context_cap": test_context_cap,
+    "bad_flags": test_bad_flags,
+}
+
+
+def main():
+    if sys.argv[1:] == ["--list"]:  # one ctest per name (tests/gui/CMakeLists.txt)
+        print("\n".join(TESTS))
+        return 0
+    if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
+        print(__doc__ + "\ntests: " + ", ".join(TESTS), file=sys.stderr)
+        return 2
+    if not os.environ.get("DISPLAY"):
+        print("skip: no DISPLAY (run under xvfb-run)")
+        return g.SKIP
+    mhaviz = os.path.abspath(sys.argv[2])
+    d = tempfile.mkdtemp(prefix=f"mhaviz-lm-{sys.argv[1]}-")
+    try:
+        TESTS[sys.argv[1]](mhaviz, d)
+    except g.Fail as e:
+        print(f"FAIL {sys.argv[1]}: {e}\n(files kept in {d})")
+        return 1
+    shutil.rmtree(d, ignore_errors=True)
+    print(f"ok {sys.argv[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
