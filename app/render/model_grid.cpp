@@ -75,8 +75,8 @@ GridGeometry Measure(const GridInput& in, const GridOptions& o, Text& text, doub
   const double grid_w = H * g.block_w + (H - 1) * kBlockGap * s;
   const double grid_h = L * g.block_h + (L - 1) * kLayerGap * s;
   const double bar_w = (kBlockGap + kBarW + 40) * s;
-  const double caption_w = std::max({text.Width(in.title, g.title), text.Width(in.subtitle, g.subtitle),
-                                     text.Width(CaptionNote(true), g.note)});
+  const double caption_w = std::max(
+      {text.Width(in.title, g.title), text.Width(in.subtitle, g.subtitle), text.Width(CaptionNote(true), g.note)});
   g.width = static_cast<int>(std::ceil(std::max(g.grid_x + grid_w + bar_w, kMargin * s + caption_w) + kMargin * s));
   g.height = static_cast<int>(std::ceil(g.grid_y + std::max(grid_h, 150 * s) + kMargin * s));
   return g;
@@ -99,7 +99,7 @@ void AddMap(const Trace& t, int layer, int head, const GridInput& in, const Grid
   const std::string label = HeadLabel(in.heads, layer, head);
   if (!label.empty())
     sc.texts.push_back(Label(bx + g.row_label_w, by + (11 + 13) * s, g.head_label, kGrey,
-                        text.Ellipsize(label, g.head_label, static_cast<float>(g.block_w - g.row_label_w))));
+                             text.Ellipsize(label, g.head_label, static_cast<float>(g.block_w - g.row_label_w))));
   const int gx = static_cast<int>(std::lround(bx + g.row_label_w));
   const int gy = static_cast<int>(std::lround(by + g.head_h + g.col_label_h));
   const PanelData d = GetPanelData(t, head);
@@ -121,14 +121,14 @@ void AddMap(const Trace& t, int layer, int head, const GridInput& in, const Grid
       }
       sc.rects.push_back(std::move(rect));
       if (g.values && !d.masked[i])
-        sc.texts.push_back(Label(gx + c * g.cell + inner / 2.0, gy + r * g.cell + inner / 2.0 + 0.36 * g.value.px, g.value,
-                            TextColourOn(col), FormatWeight(d.w[i]), Anchor::Middle));
+        sc.texts.push_back(Label(gx + c * g.cell + inner / 2.0, gy + r * g.cell + inner / 2.0 + 0.36 * g.value.px,
+                                 g.value, TextColourOn(col), FormatWeight(d.w[i]), Anchor::Middle));
     }
   sc.panels.push_back({head, gx, gy, g.n_rows, g.n_cols, g.cell, g.gap, 1});
   if (!g.labels) return;
   for (int r = 0; r < g.n_rows; ++r)
-    sc.texts.push_back(Label(gx - 4 * s, gy + (r + 0.5) * g.cell - g.gap / 2.0 + 0.36 * g.label.px, g.label, kInk, q[r],
-                        Anchor::End));
+    sc.texts.push_back(
+        Label(gx - 4 * s, gy + (r + 0.5) * g.cell - g.gap / 2.0 + 0.36 * g.label.px, g.label, kInk, q[r], Anchor::End));
   for (int c = 0; c < g.n_cols; ++c) {
     const double cx = gx + (c + 0.5) * g.cell - g.gap / 2.0;
     if (g.col_vertical)
@@ -199,7 +199,7 @@ Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long
   for (int l = 0; l < L; ++l) {
     const double by = g.grid_y + l * step_y;
     sc.texts.push_back(Label(kMargin * s, by + g.head_h + g.col_label_h + g.n_rows * g.cell / 2.0 + 0.36 * g.layer.px,
-                        g.layer, kInk, "layer " + std::to_string(l)));
+                             g.layer, kInk, "layer " + std::to_string(l)));
     for (int h = 0; h < H; ++h)
       AddMap(in.probe->layers[static_cast<std::size_t>(l)], l, h, in, g, g.grid_x + h * step_x, by, text, svg, sc);
   }
