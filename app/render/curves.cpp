@@ -12,7 +12,7 @@ namespace {
 
 constexpr double kPlotW = 560, kPlotH = 280, kMargin = 16;
 // Accuracy lines, one per target (Tableau 10: distinct, and none is the loss's ink).
-constexpr Rgb kTargetColours[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},  {148, 103, 189},
+constexpr Rgb kTargetColours[] = {{31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
                                   {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
 constexpr Rgb kAxis{180, 180, 180}, kGridLine{235, 235, 235};
 
@@ -114,8 +114,8 @@ Scene CurvesScene(const Progress& p, const CurveOptions& o, Text& text) {
   auto Y = [&](double unit) { return top + ph * (1 - unit); };
 
   // Title and legend.
-  sc.texts.push_back(Label(kMargin * s, (kMargin + 15) * s, title, kInk,
-                           o.title.empty() ? "Training: loss and accuracy" : o.title));
+  sc.texts.push_back(
+      Label(kMargin * s, (kMargin + 15) * s, title, kInk, o.title.empty() ? "Training: loss and accuracy" : o.title));
   double lx = kMargin * s;
   const double ly = (kMargin + 15 + 10 + 11) * s;
   auto legend = [&](Rgb c, const std::string& what) {
@@ -154,8 +154,8 @@ Scene CurvesScene(const Progress& p, const CurveOptions& o, Text& text) {
   // Step ticks below.
   const double xs = NiceStep(x_max, 6);
   for (double v = 0; v <= x_max + xs / 100; v += xs) {
-    sc.rects.push_back(Box(static_cast<int>(std::lround(X(v))), static_cast<int>(top + ph), line,
-                           static_cast<int>(4 * s), kAxis));
+    sc.rects.push_back(
+        Box(static_cast<int>(std::lround(X(v))), static_cast<int>(top + ph), line, static_cast<int>(4 * s), kAxis));
     sc.texts.push_back(Label(X(v), top + ph + (4 + 11) * s, tick, kInk, TickText(v), Anchor::Middle));
   }
   sc.texts.push_back(Label(left + pw / 2, top + ph + (16 + 14) * s, label, kInk, "step", Anchor::Middle));

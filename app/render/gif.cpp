@@ -169,7 +169,8 @@ std::string EncodeGridGif(const std::vector<std::shared_ptr<const Snapshot>>& sn
     std::fill(px.begin(), px.end(), pal.Index(white));
     for (int y = 0; y < img.height; ++y)
       for (int x = 0; x < img.width; ++x)
-        px[static_cast<std::size_t>(y) * W + x] = pal.Index(&img.rgba[(static_cast<std::size_t>(y) * img.width + x) * 4]);
+        px[static_cast<std::size_t>(y) * W + x] =
+            pal.Index(&img.rgba[(static_cast<std::size_t>(y) * img.width + x) * 4]);
     const bool last = f + 1 == frames.size();
     gif.Frame(px, last ? o.last_ms : f == 0 ? o.first_ms : o.frame_ms);
   }

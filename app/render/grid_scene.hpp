@@ -8,8 +8,9 @@
 namespace mha::render {
 
 // The grid laid out within max_pixels (the scale is lowered to fit; mha::Error if even
-// the smallest layout does not).
-Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long max_pixels);
+// the smallest layout does not). `svg`: give every cell its data attributes and tooltip
+// (a raster needs neither, and a big grid has hundreds of thousands of cells).
+Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long max_pixels, bool svg = false);
 // A snapshot's probe, head labels and caption ("step 300 of 800 · held-out loss ...").
 GridInput SnapshotGridInput(const Snapshot& s, const GridOptions& o);
 

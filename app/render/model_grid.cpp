@@ -75,8 +75,8 @@ GridGeometry Measure(const GridInput& in, const GridOptions& o, Text& text, doub
   const double grid_w = H * g.block_w + (H - 1) * kBlockGap * s;
   const double grid_h = L * g.block_h + (L - 1) * kLayerGap * s;
   const double bar_w = (kBlockGap + kBarW + 40) * s;
-  const double caption_w = std::max({text.Width(in.title, g.title), text.Width(in.subtitle, g.subtitle),
-                                     text.Width(CaptionNote(true), g.note)});
+  const double caption_w = std::max(
+      {text.Width(in.title, g.title), text.Width(in.subtitle, g.subtitle), text.Width(CaptionNote(true), g.note)});
   g.width = static_cast<int>(std::ceil(std::max(g.grid_x + grid_w + bar_w, kMargin * s + caption_w) + kMargin * s));
   g.height = static_cast<int>(std::ceil(g.grid_y + std::max(grid_h, 150 * s) + kMargin * s));
   return g;
@@ -93,13 +93,13 @@ void AddCaption(const GridInput& in, const GridGeometry& g, Scene& sc, bool mask
 }
 
 void AddMap(const Trace& t, int layer, int head, const GridInput& in, const GridGeometry& g, double bx, double by,
-            Text& text, Scene& sc) {
+            Text& text, bool svg, Scene& sc) {
   const double s = g.s;
   sc.texts.push_back(Label(bx + g.row_label_w, by + 11 * s, g.head, kInk, "head " + std::to_string(head)));
   const std::string label = HeadLabel(in.heads, layer, head);
   if (!label.empty())
     sc.texts.push_back(Label(bx + g.row_label_w, by + (11 + 13) * s, g.head_label, kGrey,
-                        text.Ellipsize(label, g.head_label, static_cast<float>(g.block_w - g.row_label_w))));
+                             text.Ellipsize(label, g.head_label, static_cast<float>(g.block_w - g.row_label_w))));
   const int gx = static_cast<int>(std::lround(bx + g.row_label_w));
   const int gy = static_cast<int>(std::lround(by + g.head_h + g.col_label_h));
   const PanelData d = GetPanelData(t, head);
@@ -111,22 +111,24 @@ void AddMap(const Trace& t, int layer, int head, const GridInput& in, const Grid
       const Rgb col = d.masked[i] ? kMaskedColour : Colormap(d.w[i]);
       SceneRect rect = Box(gx + c * g.cell, gy + r * g.cell, inner, inner, col);
       rect.cls = "cell";
-      rect.attrs = " data-layer=\"" + std::to_string(layer) + "\" data-head=\"" + std::to_string(head) +
-                   "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) + "\"";
-      char w[32];
-      std::snprintf(w, sizeof w, "%.4f", static_cast<double>(d.w[i]));
-      rect.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query \u201C" + q[r] +
-                   "\u201D \u2192 key \u201C" + k[c] + "\u201D: " + (d.masked[i] ? "masked, weight 0" : w);
+      if (svg) {
+        rect.attrs = " data-layer=\"" + std::to_string(layer) + "\" data-head=\"" + std::to_string(head) +
+                     "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) + "\"";
+        char w[32];
+        std::snprintf(w, sizeof w, "%.4f", static_cast<double>(d.w[i]));
+        rect.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query \u201C" + q[r] +
+                     "\u201D \u2192 key \u201C" + k[c] + "\u201D: " + (d.masked[i] ? "masked, weight 0" : w);
+      }
       sc.rects.push_back(std::move(rect));
       if (g.values && !d.masked[i])
-        sc.texts.push_back(Label(gx + c * g.cell + inner / 2.0, gy + r * g.cell + inner / 2.0 + 0.36 * g.value.px, g.value,
-                            TextColourOn(col), FormatWeight(d.w[i]), Anchor::Middle));
+        sc.texts.push_back(Label(gx + c * g.cell + inner / 2.0, gy + r * g.cell + inner / 2.0 + 0.36 * g.value.px,
+                                 g.value, TextColourOn(col), FormatWeight(d.w[i]), Anchor::Middle));
     }
   sc.panels.push_back({head, gx, gy, g.n_rows, g.n_cols, g.cell, g.gap, 1});
   if (!g.labels) return;
   for (int r = 0; r < g.n_rows; ++r)
-    sc.texts.push_back(Label(gx - 4 * s, gy + (r + 0.5) * g.cell - g.gap / 2.0 + 0.36 * g.label.px, g.label, kInk, q[r],
-                        Anchor::End));
+    sc.texts.push_back(
+        Label(gx - 4 * s, gy + (r + 0.5) * g.cell - g.gap / 2.0 + 0.36 * g.label.px, g.label, kInk, q[r], Anchor::End));
   for (int c = 0; c < g.n_cols; ++c) {
     const double cx = gx + (c + 0.5) * g.cell - g.gap / 2.0;
     if (g.col_vertical)
@@ -169,7 +171,7 @@ bool AnyMasked(const ModelTrace& mt) {
 
 }  // namespace
 
-Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long max_pixels) {
+Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long max_pixels, bool svg) {
   if (!in.probe || in.probe->layers.empty())
     throw Error("There is no probe trace to draw: the run has not taken a snapshot yet.");
   double s = std::clamp(o.scale, 1.0, 8.0);
@@ -197,9 +199,9 @@ Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long
   for (int l = 0; l < L; ++l) {
     const double by = g.grid_y + l * step_y;
     sc.texts.push_back(Label(kMargin * s, by + g.head_h + g.col_label_h + g.n_rows * g.cell / 2.0 + 0.36 * g.layer.px,
-                        g.layer, kInk, "layer " + std::to_string(l)));
+                             g.layer, kInk, "layer " + std::to_string(l)));
     for (int h = 0; h < H; ++h)
-      AddMap(in.probe->layers[static_cast<std::size_t>(l)], l, h, in, g, g.grid_x + h * step_x, by, text, sc);
+      AddMap(in.probe->layers[static_cast<std::size_t>(l)], l, h, in, g, g.grid_x + h * step_x, by, text, svg, sc);
   }
   AddColourBar(g, static_cast<int>(std::lround(H * step_x - kBlockGap * s)), masked, sc);
   return sc;
@@ -253,7 +255,7 @@ std::string ModelGridSvg(const GridInput& in, const GridOptions& o) {
                 " cells, too many for any viewer to open (the limit is " + std::to_string(kMaxSvgCells) +
                 "). Write a PNG instead, or use fewer layers, heads or tokens.");
   Text text;
-  return SceneSvg(GridScene(in, o, text, kMaxPixels));
+  return SceneSvg(GridScene(in, o, text, kMaxPixels, true));
 }
 
 Image DrawModelGrid(const Snapshot& s, const GridOptions& o) { return DrawModelGrid(SnapshotGridInput(s, o), o); }

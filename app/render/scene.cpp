@@ -76,7 +76,8 @@ void CheckImageSize(long long w, long long h) {
   if (w > kMaxSide || h > kMaxSide || w * h > kMaxPixels)
     throw Error("The picture would be " + std::to_string(w) + " x " + std::to_string(h) +
                 " pixels, over the limit of " + std::to_string(kMaxPixels >> 20) + " megapixels (" +
-                std::to_string(kMaxSide) + " per side). Use a smaller --scale, fewer layers or heads, or a shorter "
+                std::to_string(kMaxSide) +
+                " per side). Use a smaller --scale, fewer layers or heads, or a shorter "
                 "sequence.");
 }
 
@@ -144,7 +145,8 @@ std::string SceneSvg(const Scene& s) {
     out += "<text x=\"" + Num(t.x) + "\" y=\"" + Num(t.y) + "\" font-size=\"" + Num(t.st.px) + "\"";
     if (t.st.bold) out += " font-weight=\"bold\"";
     if (t.colour != kInk) out += " fill=\"" + HexColour(t.colour) + "\"";
-    if (t.anchor != Anchor::Start) out += t.anchor == Anchor::Middle ? " text-anchor=\"middle\"" : " text-anchor=\"end\"";
+    if (t.anchor != Anchor::Start)
+      out += t.anchor == Anchor::Middle ? " text-anchor=\"middle\"" : " text-anchor=\"end\"";
     if (t.angle) out += " transform=\"rotate(-" + std::to_string(t.angle) + " " + Num(t.x) + " " + Num(t.y) + ")\"";
     out += ">" + Xml(t.text) + "</text>\n";
   }

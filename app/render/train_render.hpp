@@ -59,10 +59,10 @@ std::string ModelGridSvg(const Snapshot& s, const GridOptions& o);
 // head labels, and the caption's second line.
 struct GridInput {
   const ModelTrace* probe = nullptr;
-  std::vector<std::string> tokens;        // one label per probe token
+  std::vector<std::string> tokens;                  // one label per probe token
   const std::vector<HeadProfile>* heads = nullptr;  // null or empty: no labels
-  std::string title;                      // the caption's first line
-  std::string subtitle;                   // its second line ("" for none)
+  std::string title;                                // the caption's first line
+  std::string subtitle;                             // its second line ("" for none)
 };
 Image DrawModelGrid(const GridInput& in, const GridOptions& o);
 std::string ModelGridSvg(const GridInput& in, const GridOptions& o);
@@ -71,11 +71,11 @@ inline constexpr long long kMaxGifPixels = 2LL << 20;  // per frame
 inline constexpr int kMaxGifFrames = 120;
 
 struct GifOptions {
-  GridOptions grid;            // grid.scale defaults to 1.5 here: GIFs stay small
-  int frame_ms = 120;          // each snapshot's frame
-  int first_ms = 800;          // the untrained heads, held a moment
-  int last_ms = 3000;          // the trained heads, held longer before the loop restarts
-  bool loop = true;            // loop forever (NETSCAPE2.0)
+  GridOptions grid;    // grid.scale defaults to 1.5 here: GIFs stay small
+  int frame_ms = 120;  // each snapshot's frame
+  int first_ms = 800;  // the untrained heads, held a moment
+  int last_ms = 3000;  // the trained heads, held longer before the loop restarts
+  bool loop = true;    // loop forever (NETSCAPE2.0)
   GifOptions() { grid.scale = 1.5; }
 };
 

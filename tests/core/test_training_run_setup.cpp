@@ -73,7 +73,7 @@ TEST_CASE("a run on a batch file takes the same steps as the plain loop on that 
   CHECK(p->snapshots.back()->probe.tokens == std::vector<int>(data->tokens.begin(), data->tokens.begin() + t.seq));
 }
 
-TEST_CASE("a given model keeps its configuration; a given held-out set is the one evaluated", "[train][run]") {
+TEST_CASE("a given model keeps its configuration, and a given held-out set is the one evaluated", "[train][run]") {
   TaskSpec t;
   t.seq = 6;
   t.vocab = 5;

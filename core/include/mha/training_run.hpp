@@ -47,6 +47,9 @@ struct TrainSetup {
   // checks that the task's batches fit it instead of setting vocab, targets, max_seq
   // and mask from the task.
   bool model_given = false;
+  // Prepare refuses a run whose activations, estimated as EstimateTraceBytes x
+  // max(batch, heldout_batch) x num_layers x 1.5, are over this.
+  double max_activation_bytes = 1.0e9;
   // Snapshots keep a copy of the weights (Snapshot::model). A long run of a big model
   // that only needs the pictures can leave them out (Snapshot::model is then null).
   bool snapshot_weights = true;
@@ -127,6 +130,7 @@ class TrainingRun {
   Batch batch_, heldout_;
   const Batch* train_batch_ = &batch_;  // setup_.data when given
   std::vector<int> probe_tokens_;
+  ModelTrace probe_work_;  // the probe's pass, with its scratch; snapshots hold copies
   Progress work_;  // the worker's own copy, published as immutable copies
   std::shared_ptr<const Progress> latest_;
   std::atomic<bool> stop_{false}, pause_{false};
