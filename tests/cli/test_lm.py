@@ -6,7 +6,7 @@
   pieces are torch's softmax;
 - mhaviz cuts a sentence into the pieces the SentencePiece Python binding gives, BOS first;
 - a short run of the shipped training command (first line of the shipped log) with the
-  same seed reproduces the first steps of the shipped CSV log exactly;
+  same seed reproduces the first steps of the shipped CSV log (the float32 loss bit for bit);
 - bad input: a missing or corrupt tokenizer, a tokenizer that does not belong to the
   checkpoint, --task text without its files, --init with another vocabulary; a sentence
   longer than the context is capped with a notice.
@@ -131,8 +131,18 @@ def check_reproducible(mhaviz, tmp):
         return
     ours = open(os.path.join(tmp, "r.csv")).read().splitlines()
     shipped = open(CSV).read().splitlines()
-    check(ours[0] == shipped[0] and ours[1:steps + 1] == shipped[1:steps + 1],
-          f"the first {steps} steps reproduce the shipped log exactly:\n  {ours[1:steps + 1]}\n  {shipped[1:steps + 1]}")
+    # The same steps, value for value: the step, learning rate and accuracies as
+    # written, the loss as the float32 the log now stores, and the gradient norm to
+    # 1e-6 (the backward pass has since been reordered for speed, which moves its
+    # double-precision sum in the ninth digit; the model and batches are the same).
+    def same(a, b):
+        a, b = a.split(","), b.split(",")
+        return (len(a) == len(b) and a[0] == b[0] and a[-2] == b[-2] and a[3:-1] == b[3:-1]
+                and np.float32(float(a[1])) == np.float32(float(b[1]))
+                and np.float32(float(a[2])) == np.float32(float(b[2]))
+                and abs(float(a[-1]) - float(b[-1])) <= 1e-6 * abs(float(b[-1])))
+    check(ours[0] == shipped[0] and len(ours) > steps and all(same(o, w) for o, w in zip(ours[1:steps + 1], shipped[1:steps + 1])),
+          f"the first {steps} steps reproduce the shipped log:\n  {ours[1:steps + 1]}\n  {shipped[1:steps + 1]}")
 
 
 def check_bad_input(mhaviz, tmp):

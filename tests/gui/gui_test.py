@@ -299,6 +299,10 @@ def test_export_shortcut(mhaviz, d):
         app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
         app.key("ctrl", "a")
         app.type_held("heads.svg")
+        # The Export button sits at the foot of the left column, below the fold when the
+        # column holds the model, sentence, configuration and export options.
+        xdo("mousemove", "--window", app.wid, int(r[0] + r[2] / 2), int(r[1]), "click", "--repeat", "10",
+            "--delay", "30", "5")
         b = app.widget("export")
         app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
         try:
@@ -687,6 +691,8 @@ def test_text(mhaviz, d):
     app = App(mhaviz, os.path.join(d), ["--sentence", "cat 😀", "--heads", "2", "--d-model", "8"])
     try:
         app.settle(5)
+        r = app.widget("sentence")  # the field is not focused at start (a stray key must not edit it)
+        app.click(r[0] + r[2] - 4, r[1] + r[3] / 2)
         app.key("End")
         app.type_held(" dog")
         app.wait_for(lambda p: p.get("sentence", "").endswith("dog"), "the typed word")
@@ -701,6 +707,8 @@ def test_text(mhaviz, d):
     app = App(mhaviz, os.path.join(d), ["--sentence", "x", "--heads", "2", "--d-model", "8"])
     try:
         app.settle(3)
+        r = app.widget("sentence")
+        app.click(r[0] + r[2] - 4, r[1] + r[3] / 2)
         app.key("End")
         # One held key per code point, pressed again if the field did not change: xdotool
         # binds each jamo to a scratch keycode and unbinds it on release, and an app that
