@@ -126,7 +126,7 @@ class TrainingRun {
   TrainSetup setup_;
   Model model_, grads_;
   std::unique_ptr<AdamW> opt_;
-  Trainer trainer_, probe_trainer_;
+  Trainer trainer_;
   Batch batch_, heldout_;
   const Batch* train_batch_ = &batch_;  // setup_.data when given
   std::vector<int> probe_tokens_;
