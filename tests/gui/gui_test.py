@@ -924,34 +924,58 @@ TESTS = {
 }
 
 
-def main():
-    # CMake registers one ctest per name printed here (tests/gui/CMakeLists.txt), so
-    # a test added to TESTS is run without being listed a second time.
-    if sys.argv[1:] == ["--list"]:
-        for name, (_, needs_display) in TESTS.items():
-            print(name if needs_display else name + " no-display")
+class Skip(Exception):
+    """Raised by a test that finds something it needs missing (PIL, numpy): it skips, not fails."""
+
+
+def run_main(tests, doc, prefix, needs_numpy=False):
+    """The command line every GUI test script shares.
+
+    `--list` prints the names in `tests` (CMake registers one ctest per name, so a test added
+    to a script's table runs without being listed a second time); a name followed by
+    "no-display" is a test of the app without a display. `NAME MHAVIZ` runs one test in a new
+    temporary directory, which is removed when it passes and kept when it fails. A table entry
+    is a function, or (function, needs_display)."""
+    def entry(name):
+        t = tests[name]
+        return t if isinstance(t, tuple) else (t, True)
+
+    args = sys.argv[1:]
+    if args == ["--list"]:
+        for name in tests:
+            print(name if entry(name)[1] else name + " no-display")
         return 0
-    if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
-        print(__doc__ + "\ntests: " + ", ".join(TESTS), file=sys.stderr)
+    if len(args) != 2 or args[0] not in tests:
+        print(doc + "\ntests: " + ", ".join(tests), file=sys.stderr)
         return 2
-    fn, needs_display = TESTS[sys.argv[1]]
-    mhaviz = os.path.abspath(sys.argv[2])
+    name, mhaviz = args[0], os.path.abspath(args[1])
+    fn, needs_display = entry(name)
     if needs_display and not os.environ.get("DISPLAY"):
         print("skip: no DISPLAY (run under xvfb-run)")
         return SKIP
     if needs_display and not shutil.which("xdotool"):
         print("skip: xdotool is not installed")
         return SKIP
-    d = tempfile.mkdtemp(prefix=f"mhaviz-gui-{sys.argv[1]}-")
+    if needs_numpy:
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            print("skip: numpy is not installed")
+            return SKIP
+    d = tempfile.mkdtemp(prefix=f"mhaviz-{prefix}-{name}-")
     try:
         fn(mhaviz, d)
     except Fail as e:
-        print(f"FAIL {sys.argv[1]}: {e}\n(files kept in {d})")
+        print(f"FAIL {name}: {e}\n(files kept in {d})")
         return 1
+    except Skip as e:
+        print(f"skip: {e}")
+        shutil.rmtree(d, ignore_errors=True)
+        return SKIP
     shutil.rmtree(d, ignore_errors=True)
-    print(f"ok {sys.argv[1]}")
+    print(f"ok {name}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(TESTS, __doc__, "gui"))

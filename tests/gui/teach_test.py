@@ -9,10 +9,8 @@ Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
 """
 import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -410,33 +408,5 @@ TESTS = {
 }
 
 
-def main():
-    if sys.argv[1:] == ["--list"]:  # one ctest per name (tests/gui/CMakeLists.txt)
-        print("\n".join(TESTS))
-        return 0
-    if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
-        print(__doc__ + "\ntests: " + ", ".join(TESTS), file=sys.stderr)
-        return 2
-    if not os.environ.get("DISPLAY"):
-        print("skip: no DISPLAY (run under xvfb-run)")
-        return g.SKIP
-    if not shutil.which("xdotool"):
-        print("skip: xdotool is not installed")
-        return g.SKIP
-    if np is None:
-        print("skip: numpy is not installed")
-        return g.SKIP
-    mhaviz = os.path.abspath(sys.argv[2])
-    d = tempfile.mkdtemp(prefix=f"mhaviz-teach-{sys.argv[1]}-")
-    try:
-        TESTS[sys.argv[1]](mhaviz, d)
-    except g.Fail as e:
-        print(f"FAIL {sys.argv[1]}: {e}\n(files kept in {d})")
-        return 1
-    shutil.rmtree(d, ignore_errors=True)
-    print(f"ok {sys.argv[1]}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(g.run_main(TESTS, __doc__, "teach", needs_numpy=True))

@@ -9,10 +9,8 @@ Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gui_test as g  # noqa: E402
@@ -231,7 +229,7 @@ def test_exports(mhaviz, d):
     try:
         from PIL import Image
     except ImportError:
-        raise Skip("PIL (python3-pil) is not installed")
+        raise g.Skip("PIL (python3-pil) is not installed")
     import re
     app = g.App(mhaviz, d, ["--view", "train", "--train-autostart"], size=(1600, 1000))
     try:
@@ -274,10 +272,6 @@ def test_exports(mhaviz, d):
         check(w > 100 and h > 100, f"{png} is {w} x {h}")
 
 
-class Skip(Exception):
-    pass
-
-
 TESTS = {
     "offsets": test_offsets,
     "one_then_two_heads": test_one_then_two_heads,
@@ -288,36 +282,5 @@ TESTS = {
 }
 
 
-def main():
-    if sys.argv[1:] == ["--list"]:  # one ctest per name (tests/gui/CMakeLists.txt)
-        print("\n".join(TESTS))
-        return 0
-    if len(sys.argv) != 3 or sys.argv[1] not in TESTS:
-        print(__doc__ + "\ntests: " + ", ".join(TESTS), file=sys.stderr)
-        return 2
-    if not os.environ.get("DISPLAY"):
-        print("skip: no DISPLAY (run under xvfb-run)")
-        return g.SKIP
-    if not shutil.which("xdotool"):
-        print("skip: xdotool is not installed")
-        return g.SKIP
-    if np is None:
-        print("skip: numpy is not installed")
-        return g.SKIP
-    mhaviz = os.path.abspath(sys.argv[2])
-    d = tempfile.mkdtemp(prefix=f"mhaviz-train-{sys.argv[1]}-")
-    try:
-        TESTS[sys.argv[1]](mhaviz, d)
-    except g.Fail as e:
-        print(f"FAIL {sys.argv[1]}: {e}\n(files kept in {d})")
-        return 1
-    except Skip as e:
-        print(f"skip: {e}")
-        return g.SKIP
-    shutil.rmtree(d, ignore_errors=True)
-    print(f"ok {sys.argv[1]}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(g.run_main(TESTS, __doc__, "train", needs_numpy=True))
