@@ -16,28 +16,11 @@
 #include "cli/commands.hpp"
 #include "cli/prepare.hpp"
 #include "io/files.hpp"
+#include "../temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "mhaviz-io-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  std::vector<std::string> List() const {
-    std::vector<std::string> v;
-    for (const auto& e : fs::directory_iterator(path)) v.push_back(e.path().filename().string());
-    std::sort(v.begin(), v.end());
-    return v;
-  }
-};
 
 std::string Slurp(const std::string& p) {
   std::ifstream f(p, std::ios::binary);
@@ -94,7 +77,7 @@ TEST_CASE("ReadFile reads regular files exactly and names missing ones", "[io][r
   CHECK_THAT(ErrorOf([&] { mha::io::ReadFile(d / "f", 1000); }), Catch::Contains("over the cap"));
   CHECK_THAT(ErrorOf([&] { mha::io::ReadFile(d / "missing"); }),
              Catch::Contains("No such file") && Catch::Contains("Check the path"));
-  CHECK_THAT(ErrorOf([&] { mha::io::ReadFile(d.path.string()); }), Catch::Contains("is a directory"));
+  CHECK_THAT(ErrorOf([&] { mha::io::ReadFile(d.path); }), Catch::Contains("is a directory"));
 }
 
 TEST_CASE("LoadNpz refuses a non-zip from its first bytes", "[io][regression]") {
@@ -156,7 +139,7 @@ TEST_CASE("WriteFileAtomic explains unwritable locations", "[io][regression]") {
   // Was: "The directory '/proc' does not exist".
   CHECK_THAT(ErrorOf([] { mha::io::WriteFileAtomic("/proc/mhaviz-out.npz", "b"); }),
              Catch::Contains("'/proc' does not accept new files"));
-  CHECK_THAT(ErrorOf([&] { mha::io::WriteFileAtomic(d.path.string(), "b"); }), Catch::Contains("is a directory"));
+  CHECK_THAT(ErrorOf([&] { mha::io::WriteFileAtomic(d.path, "b"); }), Catch::Contains("is a directory"));
   CHECK(Slurp(d / "file") == "x");
 }
 

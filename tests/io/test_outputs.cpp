@@ -13,26 +13,11 @@
 #include <string>
 
 #include "io/files.hpp"
+#include "../temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "mhaviz-out-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  int Count() const {
-    int n = 0;
-    for ([[maybe_unused]] const auto& e : fs::directory_iterator(path)) ++n;
-    return n;
-  }
-};
 
 std::string Slurp(const std::string& p) {
   std::ifstream f(p, std::ios::binary);

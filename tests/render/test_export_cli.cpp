@@ -1,7 +1,6 @@
 // `mhaviz export` as a user runs it: no display, real files, exit codes, messages.
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "svg_check.hpp"
+#include "../temp_dir.hpp"
 
 namespace {
 
@@ -46,28 +46,6 @@ Result Mhaviz(const std::vector<std::string>& args, const std::string& env = "")
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/mhaviz-export-test.XXXXXX";
-    std::vector<char> b(tmpl.begin(), tmpl.end());
-    b.push_back('\0');
-    REQUIRE(mkdtemp(b.data()) != nullptr);
-    path = b.data();
-  }
-  ~TempDir() { std::system(("rm -rf " + Quote(path)).c_str()); }
-  std::vector<std::string> List() const {
-    std::vector<std::string> names;
-    if (DIR* d = opendir(path.c_str())) {
-      while (dirent* e = readdir(d))
-        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
-      closedir(d);
-    }
-    return names;
-  }
-};
 
 std::string Slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
