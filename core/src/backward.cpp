@@ -117,17 +117,24 @@ MHA_INLINE float Dot(const float* x, const float* y, int n) {
   return ReduceAdd(acc);
 }
 
+// dh *= (hidden > 0), over n floats: a product by exactly 1 or 0, as written, in a
+// loop the compiler vectorises (an Eigen mask-and-cast expression did not).
+void ReluGradRows(const float* hidden, float* dh, Eigen::Index n) {
+  for (Eigen::Index i = 0; i < n; ++i) dh[i] *= hidden[i] > 0.0f ? 1.0f : 0.0f;
+}
+
 // C (m x n) = alpha * A (m x k) B (k x n) on the GEMM micro-kernel, B packed a panel
-// at a time into `pack` (PanelFloats(k)); with b_transposed, B(p, j) is at b[j * ldb + p].
-void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
-               bool b_transposed, float* c, std::ptrdiff_t ldc, float alpha, float* pack) {
+// at a time into `pack` (PanelFloats(k)); with b_transposed, B(p, j) is at b[j * ldb + p];
+// with a_transposed, A(i, p) at a[p * lda + i].
+void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed, const float* b,
+               std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, float alpha, float* pack) {
   for (int j0 = 0; j0 < n; j0 += kNR) {
     const int nc = std::min(kNR, n - j0);
     if (b_transposed)
       PackBT(b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb, k, nc, pack);
     else
       PackB(b + j0, ldb, k, nc, pack);
-    Panel(m, k, a, lda, pack, kNR, c + j0, ldc, nc, nullptr, alpha);
+    (a_transposed ? PanelAT : Panel)(m, k, a, lda, pack, kNR, c + j0, ldc, nc, nullptr, alpha);
   }
 }
 
@@ -150,7 +157,6 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
   float* dK = dk.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
   float* dV = dv.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
   float* ds = s.ds.data();  // (S, S): dattn, then dscores in place
-  float* tr = s.tr.data();  // (S, S): a transposed copy
   float* tile = s.tile.data();
   float* pack = s.pack.Get(0);
   // The first head of the group writes dK and dV, the others add theirs.
@@ -163,20 +169,18 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
     const float* A = t.attn.data() + static_cast<std::ptrdiff_t>(h) * S * S;
     const float* Q = t.q.data() + static_cast<std::ptrdiff_t>(h) * S * hd;
     const float* dC = dconcat.data() + row0 * ldc + static_cast<std::ptrdiff_t>(h) * hd;
-    SmallGemm(S, hd, S, dC, ldc, V, hd, /*b_transposed=*/true, ds, S, 1.0f, pack);  // dattn
+    SmallGemm(S, hd, S, dC, ldc, false, V, hd, /*b_transposed=*/true, ds, S, 1.0f, pack);  // dattn
     for (int i = 0; i < S; ++i) {
       float* row = ds + static_cast<std::ptrdiff_t>(i) * S;
       const float* a = A + static_cast<std::ptrdiff_t>(i) * S;
       const float dot = Dot(row, a, S);
       for (int j = 0; j < S; ++j) row[j] = a[j] * (row[j] - dot);
     }
-    SmallGemm(S, S, hd, ds, S, K, hd, false, dq.data() + row0 * ldq + static_cast<std::ptrdiff_t>(h) * hd, ldq, scale,
-              pack);
-    Transpose(ds, S, S, tr);
-    SmallGemm(S, S, hd, tr, S, Q, hd, false, first ? dK : tile, first ? ldkv : hd, scale, pack);
+    SmallGemm(S, S, hd, ds, S, false, K, hd, false, dq.data() + row0 * ldq + static_cast<std::ptrdiff_t>(h) * hd, ldq,
+              scale, pack);
+    SmallGemm(S, S, hd, ds, S, /*a_transposed=*/true, Q, hd, false, first ? dK : tile, first ? ldkv : hd, scale, pack);
     if (!first) add(dK, tile);
-    Transpose(A, S, S, tr);
-    SmallGemm(S, S, hd, tr, S, dC, ldc, false, first ? dV : tile, first ? ldkv : hd, 1.0f, pack);
+    SmallGemm(S, S, hd, A, S, /*a_transposed=*/true, dC, ldc, false, first ? dV : tile, first ? ldkv : hd, 1.0f, pack);
     if (!first) add(dV, tile);
   }
 }
@@ -203,7 +207,7 @@ void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, c
     if (gelu)
       s.dh.middleRows(r0, n).array() *= s.pre.middleRows(r0, n).array().unaryExpr([](float x) { return GeluGrad(x); });
     else
-      s.dh.middleRows(r0, n).array() *= (s.hidden.middleRows(r0, n).array() > 0.0f).cast<float>();
+      ReluGradRows(s.hidden.data() + r0 * s.dh.cols(), s.dh.data() + r0 * s.dh.cols(), n * s.dh.cols());
   };
   ParallelFor(pool, threads, Blocks(s.dh.rows(), kRowsPerTask), task);
   WeightGrad(pool, threads, s.ffn_in, s.dh, g.ffn_W1, s.gemm);
@@ -222,7 +226,6 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   if (static_cast<int>(s.per_thread.size()) < threads) s.per_thread.resize(threads);
   for (ThreadScratch& t : s.per_thread) {
     SafeResize(t.ds, S, S);
-    SafeResize(t.tr, S, S);
     SafeResize(t.tile, S, hd);
     t.pack.Get(PanelFloats(std::max(S, hd)));
   }

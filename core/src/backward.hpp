@@ -24,7 +24,7 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
 
 // Per-thread scratch of the attention core's backward pass.
 struct ThreadScratch {
-  Mat ds, tr;   // (seq, seq): dL/d(attn) then dL/d(scores); a transposed copy
+  Mat ds;       // (seq, seq): dL/d(attn) then dL/d(scores)
   Mat tile;     // (seq, head_dim): a second query head's share of dK or dV
   Buffer pack;  // one packed B panel
 };

@@ -11,9 +11,12 @@
 
 namespace mha::detail {
 
-void Gemm(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b,
-          std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias, bool accumulate,
-          GemmScratch& s) {
+namespace {
+
+// Gemm, with A given transposed or not (a_transposed: A(i, p) at a[p * lda + i]).
+void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed,
+            const float* b, std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias,
+            bool accumulate, GemmScratch& s) {
   if (m <= 0 || n <= 0) return;
   const int panels = (n + kNR - 1) / kNR;
   const std::size_t panel_floats = PanelFloats(k);
@@ -34,18 +37,27 @@ void Gemm(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptr
   auto task = [&](int i, int tid) {
     const int r0 = (i / panels) * kRowsPerTask, rows = std::min(kRowsPerTask, m - r0);
     const int j = i % panels, j0 = j * kNR, nc = std::min(kNR, n - j0);
-    const float* ar = a + static_cast<std::ptrdiff_t>(r0) * lda;
+    const float* ar = a + static_cast<std::ptrdiff_t>(r0) * (a_transposed ? 1 : lda);
     float* cr = c + static_cast<std::ptrdiff_t>(r0) * ldc + j0;
+    auto panel = a_transposed ? &PanelAT : &Panel;
     if (!accumulate) {
-      Panel(rows, k, ar, lda, packed + j * panel_floats, kNR, cr, ldc, nc, bias ? bias + j0 : nullptr, 1.0f);
+      panel(rows, k, ar, lda, packed + j * panel_floats, kNR, cr, ldc, nc, bias ? bias + j0 : nullptr, 1.0f);
       return;
     }
     float* tile = s.tiles[tid].Get(0);
-    Panel(rows, k, ar, lda, packed + j * panel_floats, kNR, tile, kNR, nc, nullptr, 1.0f);
+    panel(rows, k, ar, lda, packed + j * panel_floats, kNR, tile, kNR, nc, nullptr, 1.0f);
     for (int r = 0; r < rows; ++r)
       for (int q = 0; q < nc; ++q) cr[static_cast<std::ptrdiff_t>(r) * ldc + q] += tile[r * kNR + q];
   };
   ParallelFor(pool, threads, row_blocks * panels, task);
+}
+
+}  // namespace
+
+void Gemm(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b,
+          std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias, bool accumulate,
+          GemmScratch& s) {
+  GemmOf(pool, threads, m, k, n, a, lda, false, b, ldb, b_transposed, c, ldc, bias, accumulate, s);
 }
 
 void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Mat& out, bool accumulate,
@@ -55,27 +67,11 @@ void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Ma
        a.cols(), b.data(), b.cols(), /*b_transposed=*/true, out.data(), out.cols(), nullptr, accumulate, s);
 }
 
-// In square tiles that stay in L1 (an element-wise transpose writes one cache line
-// per element once `rows` is long).
-void Transpose(const float* a, int rows, int cols, float* at) {
-  constexpr int kTile = 16;
-  for (int r0 = 0; r0 < rows; r0 += kTile) {
-    const int r1 = std::min(rows, r0 + kTile);
-    for (int c0 = 0; c0 < cols; c0 += kTile) {
-      const int c1 = std::min(cols, c0 + kTile);
-      for (int c = c0; c < c1; ++c)
-        for (int r = r0; r < r1; ++r)
-          at[static_cast<std::ptrdiff_t>(c) * rows + r] = a[static_cast<std::ptrdiff_t>(r) * cols + c];
-    }
-  }
-}
-
+// a^T is read in place (the kernel's transposed-A form): no transposed copy of a.
 void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s) {
   const int rows = static_cast<int>(a.rows()), cols = static_cast<int>(a.cols());
-  float* at = s.transposed.Get(static_cast<std::size_t>(a.size()));
-  Transpose(a.data(), rows, cols, at);
-  Gemm(pool, threads, cols, rows, static_cast<int>(d.cols()), at, rows, d.data(), d.cols(), false, grad.data(),
-       grad.cols(), nullptr, false, s);
+  GemmOf(pool, threads, cols, rows, static_cast<int>(d.cols()), a.data(), cols, true, d.data(), d.cols(), false,
+         grad.data(), grad.cols(), nullptr, false, s);
 }
 
 void AccumulateColumnSums(const Mat& d, RowVec& grad) {

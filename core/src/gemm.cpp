@@ -49,8 +49,10 @@ __attribute__((noinline)) void Epilogue(const float* tile, int mr, float* c, std
 }
 
 // The micro-kernel: an MR x kNR block of C accumulated in registers over all k.
-// A(i, p) at a[i*lda + p]; B(p, j) at b[p*ldb + j], all kNR columns readable.
-template <int MR>
+// A(i, p) at a[i*lda + p] (AT: at a[p*lda + i], A given transposed); B(p, j) at
+// b[p*ldb + j], all kNR columns readable. Only the address of A(i, p) depends on AT:
+// each element of C is the same chain of FMAs either way.
+template <int MR, bool AT = false>
 MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
                        std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   V acc[MR][kNV];
@@ -62,7 +64,7 @@ MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b
     V bv[kNV];
     MHA_UNROLL for (int v = 0; v < kNV; ++v) bv[v] = simd::Load(bp + v * kWidth);
     MHA_UNROLL for (int i = 0; i < MR; ++i) {
-      const V av = simd::Set1(a[i * lda + p]);
+      const V av = simd::Set1(AT ? a[p * lda + i] : a[i * lda + p]);
       MHA_UNROLL for (int v = 0; v < kNV; ++v) acc[i][v] = simd::Fma(av, bv[v], acc[i][v]);
     }
   }
@@ -88,18 +90,41 @@ MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b
 using KernelFn = void (*)(int, const float*, std::ptrdiff_t, const float*, std::ptrdiff_t, float*, std::ptrdiff_t, int,
                           const float*, float);
 
-template <int MR>
+template <int MR, bool AT>
 void KernelOutOfLine(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
                      std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
-  Kernel<MR>(k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
+  Kernel<MR, AT>(k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
 }
 
 // Kernels for the last (m % kMR) rows: entry r has r + 1 rows.
-template <std::size_t... I>
+template <bool AT, std::size_t... I>
 constexpr std::array<KernelFn, sizeof...(I)> RemainderTable(std::index_sequence<I...>) {
-  return {{&KernelOutOfLine<static_cast<int>(I) + 1>...}};
+  return {{&KernelOutOfLine<static_cast<int>(I) + 1, AT>...}};
 }
-constexpr auto kRemainder = RemainderTable(std::make_index_sequence<kMR>());
+template <bool AT>
+constexpr auto kRemainder = RemainderTable<AT>(std::make_index_sequence<kMR>());
+
+// Panel and PanelAT: row i of A starts at a + i * lda, or at a + i (AT).
+template <bool AT>
+void PanelOf(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
+             std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+  const std::ptrdiff_t row = AT ? 1 : lda;
+  int full = m / kMR;
+  const int rem = m % kMR;
+  // Kernels of fewer than about 5 rows run well below peak (too few independent
+  // accumulators): a last tile of 2-4 rows is merged with the one before and the
+  // two are split evenly instead (e.g. 8 + 4 rows become 6 + 6).
+  const bool split = full >= 1 && rem >= 2 && rem <= 4 && kMR >= 8;
+  if (split) --full;
+  int r0 = 0;
+  for (int i = 0; i < full; ++i, r0 += kMR)
+    Kernel<kMR, AT>(k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  const int left = m - r0;
+  const int first = split ? (left + 1) / 2 : left;
+  if (first > 0) kRemainder<AT>[first - 1](k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  r0 += first;
+  if (r0 < m) kRemainder<AT>[m - r0 - 1](k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+}
 
 }  // namespace
 
@@ -135,21 +160,12 @@ void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel) {
 
 void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
            std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
-  int full = m / kMR;
-  const int rem = m % kMR;
-  // Kernels of fewer than about 5 rows run well below peak (too few independent
-  // accumulators): a last tile of 2-4 rows is merged with the one before and the
-  // two are split evenly instead (e.g. 8 + 4 rows become 6 + 6).
-  const bool split = full >= 1 && rem >= 2 && rem <= 4 && kMR >= 8;
-  if (split) --full;
-  int r0 = 0;
-  for (int i = 0; i < full; ++i, r0 += kMR)
-    Kernel<kMR>(k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
-  const int left = m - r0;
-  const int first = split ? (left + 1) / 2 : left;
-  if (first > 0) kRemainder[first - 1](k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
-  r0 += first;
-  if (r0 < m) kRemainder[m - r0 - 1](k, a + r0 * lda, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  PanelOf<false>(m, k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
+}
+
+void PanelAT(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
+             std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+  PanelOf<true>(m, k, at, ldat, b, ldb, c, ldc, nc, bias, alpha);
 }
 
 }  // namespace mha::detail

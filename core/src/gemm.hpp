@@ -38,5 +38,9 @@ void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel);
 // or a full-width slice of a row-major matrix read in place.
 void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
            std::ptrdiff_t ldc, int nc, const float* bias, float alpha);
+// The same with A given transposed: A(i, p) at at[p * ldat + i]. Saves transposing
+// A first (a weight gradient X^T dY, the attention core's dS^T Q); the same values.
+void PanelAT(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
+             std::ptrdiff_t ldc, int nc, const float* bias, float alpha);
 
 }  // namespace mha::detail
