@@ -147,6 +147,41 @@ void PackB(const float* b, std::ptrdiff_t ldb, int k, int nc, float* panel) {
 }
 
 void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel) {
+#if defined(__AVX512F__) || defined(__AVX2__)
+  // One panel row (kWidth columns of B) per gather: B(p, j0..) is a column of bt.
+  // The element-wise copy wrote one cache line per element, and it ran once per
+  // sequence and head in training (K^T for the scores, V^T for dattn).
+  if (ldbt <= (1 << 20)) {
+#if defined(__AVX512F__)
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+#else
+    const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+#endif
+    const auto ld = static_cast<int>(ldbt);
+    for (int v = 0; v < kNV; ++v) {
+      const int n = nc - v * kWidth;
+      if (n <= 0) {
+        for (int p = 0; p < k; ++p) simd::Store(panel + static_cast<std::ptrdiff_t>(p) * kNR + v * kWidth, simd::Zero());
+        continue;
+      }
+      const float* col = bt + static_cast<std::ptrdiff_t>(v) * kWidth * ldbt;
+#if defined(__AVX512F__)
+      const __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(ld));
+      const __mmask16 mask = simd::Mask(n < kWidth ? n : kWidth);
+      for (int p = 0; p < k; ++p)
+        _mm512_storeu_ps(panel + static_cast<std::ptrdiff_t>(p) * kNR + v * kWidth,
+                         _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, idx, col + p, 4));
+#else
+      const __m256i idx = _mm256_mullo_epi32(lane, _mm256_set1_epi32(ld));
+      const __m256 mask = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n < kWidth ? n : kWidth), lane));
+      for (int p = 0; p < k; ++p)
+        _mm256_storeu_ps(panel + static_cast<std::ptrdiff_t>(p) * kNR + v * kWidth,
+                         _mm256_mask_i32gather_ps(_mm256_setzero_ps(), col + p, idx, mask, 4));
+#endif
+    }
+    return;
+  }
+#endif
   for (int j = 0; j < kNR; ++j) {
     float* dst = panel + j;
     if (j < nc) {
