@@ -75,7 +75,12 @@ void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, 
 }
 
 void AccumulateColumnSums(const Mat& d, RowVec& grad) {
-  for (Eigen::Index i = 0; i < d.rows(); ++i) grad += d.row(i);
+  const Eigen::Index n = d.cols();
+  float* g = grad.data();
+  for (Eigen::Index i = 0; i < d.rows(); ++i) {
+    const float* row = d.data() + i * n;
+    for (Eigen::Index c = 0; c < n; ++c) g[c] += row[c];
+  }
 }
 
 }  // namespace mha::detail
