@@ -52,7 +52,7 @@ namespace {
 
 // ---- threads -------------------------------------------------------------------
 
-int ThreadsFor(const Config& cfg, int seq, int seq_kv) {
+int ThreadsFor(const Config& cfg, int seq, int seq_kv, int batch) {
   int threads = cfg.threads;
   if (threads <= 0) {
     const unsigned n = std::thread::hardware_concurrency();
@@ -63,6 +63,7 @@ int ThreadsFor(const Config& cfg, int seq, int seq_kv) {
   const double d = cfg.d_model, kvd = static_cast<double>(cfg.kv_heads()) * cfg.head_dim();
   double flops = 4.0 * seq * d * d + 4.0 * seq_kv * d * kvd + 4.0 * seq * seq_kv * d;
   if (cfg.block == Block::Encoder) flops += 4.0 * seq * d * cfg.ffn_dim();
+  flops *= batch;
   return static_cast<int>(std::max(1.0, std::min<double>(threads, 1.0 + flops / 2e6)));
 }
 
@@ -97,6 +98,9 @@ struct Pass {
   const Mat* src;  // queries' input: x, or LN(x) for pre-LN
   const Mat* mem;  // keys' and values' input: src, or the memory (cross-attention)
   int seq, seq_kv, d, H, G, hd, group, pkv, phd, ld;
+  // Sequences stacked in the input (ForwardBatch; 1 otherwise), and rows = batch * seq
+  // of the position-wise tensors. Their products run in blocks of gemm_rows rows.
+  int batch = 1, rows = 0, gemm_rows = 0;
   bool causal, stream, v_in_place;
   bool project;  // some input row changed: the Project phase runs
   float scale;
@@ -128,7 +132,7 @@ constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
 
 // Pre-LN: x_ln = LN(x), rows [r0, r1).
 void PreNormTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
     detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
@@ -148,9 +152,8 @@ void ProjectTask(Pass& p, int task, int tid) {
   const Mat* W = jb.W;
   const RowVec* bias = jb.kind == 0 ? &w.b_q : jb.kind == 1 ? &w.b_k : &w.b_v;
   Mat* out = jb.kind == 0 ? &t.q : jb.kind == 1 ? &t.k : &t.v;
-  const int head = jb.head, rows = jb.kind == 0 ? p.seq : p.seq_kv;
+  const int head = jb.head, rows = jb.kind == 0 ? p.seq : p.seq_kv, heads = jb.kind == 0 ? p.H : p.G;
   const int col = head * p.hd + j0;
-  float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
   const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
   const float* panel;
   std::ptrdiff_t ldb;
@@ -160,16 +163,23 @@ void ProjectTask(Pass& p, int task, int tid) {
     panel = packed, ldb = kNR;
   } else if (runs.empty()) {
     return;
-  } else if (rows > 64 || nc < kNR) {  // reused by many rows: pack it
+  } else if (p.batch * rows > 64 || nc < kNR) {  // reused by many rows: pack it
     float* packed = p.ws->panel[tid].Get(0);
     detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
     panel = packed, ldb = kNR;
   } else {  // a few rows: read the weights in place
     panel = W->data() + col, ldb = W->cols();
   }
-  for (const auto& [r0, r1] : runs)
-    detail::Panel(r1 - r0, p.d, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, p.d, panel, ldb,
-                  c + static_cast<std::ptrdiff_t>(r0) * p.hd, p.hd, nc, bias->data() + col, 1.0f);
+  // Runs of input rows, cut where a sequence ends: sequence b's rows of this head
+  // are the contiguous block (b, head) of the (batch, heads, rows, head_dim) tensor.
+  for (const auto& [g0, g1] : runs)
+    for (int r0 = g0; r0 < g1;) {
+      const int b = r0 / rows, i0 = r0 - b * rows, i1 = std::min(g1 - b * rows, rows);
+      float* c = out->data() + (static_cast<std::ptrdiff_t>(b) * heads + head) * rows * p.hd + j0;
+      detail::Panel(i1 - i0, p.d, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, p.d, panel, ldb,
+                    c + static_cast<std::ptrdiff_t>(i0) * p.hd, p.hd, nc, bias->data() + col, 1.0f);
+      r0 = b * rows + i1;
+    }
 }
 
 // K^T of each K/V head packed as B panels, so the scores need no transposed copy of
@@ -177,14 +187,19 @@ void ProjectTask(Pass& p, int task, int tid) {
 void PackTask(Pass& p, int task) {
   using detail::kNR;
   const Trace& t = *p.t;
+  const int per_seq = p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd);
+  const int b = task / per_seq;
+  task %= per_seq;
+  // Sequence b's K/V heads and panels follow those of the sequences before it.
+  const std::ptrdiff_t kv0 = static_cast<std::ptrdiff_t>(b) * p.G;
   if (task < p.G * p.pkv) {
     const int g = task / p.pkv, j0 = (task % p.pkv) * kNR;
-    detail::PackBT(t.k.data() + (static_cast<std::ptrdiff_t>(g) * p.seq_kv + j0) * p.hd, p.hd, p.hd,
-                   std::min(kNR, p.seq_kv - j0), p.kt + task * p.kt_panel);
+    detail::PackBT(t.k.data() + ((kv0 + g) * p.seq_kv + j0) * p.hd, p.hd, p.hd, std::min(kNR, p.seq_kv - j0),
+                   p.kt + (kv0 * p.pkv + task) * p.kt_panel);
   } else {
     const int i = task - p.G * p.pkv, g = i / p.phd, j0 = (i % p.phd) * kNR;
-    detail::PackB(t.v.data() + static_cast<std::ptrdiff_t>(g) * p.seq_kv * p.hd + j0, p.hd, p.seq_kv,
-                  std::min(kNR, p.hd - j0), p.vp + i * p.vp_panel);
+    detail::PackB(t.v.data() + (kv0 + g) * p.seq_kv * p.hd + j0, p.hd, p.seq_kv, std::min(kNR, p.hd - j0),
+                  p.vp + (kv0 * p.phd + i) * p.vp_panel);
   }
 }
 
@@ -194,9 +209,12 @@ void AttendTask(Pass& p, int task, int tid) {
   using detail::kNR;
   Trace& t = *p.t;
   const int blocks = (p.seq + kRowBlock - 1) / kRowBlock;
-  const int h = task / blocks, g = h / p.group, seq_kv = p.seq_kv, hd = p.hd, ld = p.ld;
+  const int b = task / (p.H * blocks);
+  task %= p.H * blocks;
+  const int h = task / blocks, seq_kv = p.seq_kv, hd = p.hd, ld = p.ld;
+  const int g = b * p.G + h / p.group;  // the K/V head of this sequence
   const int r0 = (task % blocks) * kRowBlock, r1 = std::min(p.seq, r0 + kRowBlock), m = r1 - r0;
-  const std::ptrdiff_t row0 = static_cast<std::ptrdiff_t>(h) * p.seq + r0;
+  const std::ptrdiff_t row0 = (static_cast<std::ptrdiff_t>(b) * p.H + h) * p.seq + r0;
   const float* qb = t.q.data() + row0 * hd;
   float* cb = t.context.data() + row0 * hd;
   // The block's scores and weights are computed in per-thread scratch that stays in
@@ -231,30 +249,43 @@ void AttendTask(Pass& p, int task, int tid) {
   }
   // concat: the heads side by side again.
   for (int i = 0; i < m; ++i)
-    std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * p.d + h * hd, cb + i * hd, sizeof(float) * hd);
+    std::memcpy(t.concat.data() + (static_cast<std::ptrdiff_t>(b) * p.seq + r0 + i) * p.d + h * hd, cb + i * hd,
+                sizeof(float) * hd);
 }
 
 // Output projection, one panel of columns: attn_out = concat W_O + b_O.
-void OutputTask(Pass& p, int panel_index, int tid) {
+// Tasks of the position-wise products: (block of gemm_rows rows, panel of columns).
+struct RowPanel {
+  int r0, m, panel;
+};
+RowPanel RowPanelOf(const Pass& p, int task, int panels) {
+  const int r0 = task / panels * p.gemm_rows;
+  return {r0, std::min(p.gemm_rows, p.rows - r0), task % panels};
+}
+
+// Output projection, one panel of columns: attn_out = concat W_O + b_O.
+void OutputTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
-  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
-  float* c = t.attn_out.data() + j0;
+  const RowPanel rp = RowPanelOf(p, task, Panels(p.d));
+  const int j0 = rp.panel * kNR, nc = std::min(kNR, p.d - j0);
+  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(rp.r0) * p.d;
+  float* c = t.attn_out.data() + at + j0;
+  const float* a = t.concat.data() + at;
   if (p.out_pack) {
-    float* panel = p.out_pack + panel_index * p.wpanel;
+    float* panel = p.out_pack + rp.panel * p.wpanel;
     if (!p.out_ready) detail::PackB(w.W_o.data() + j0, p.d, p.d, nc, panel);
-    detail::Panel(p.seq, p.d, t.concat.data(), p.d, panel, kNR, c, p.d, nc, w.b_o.data() + j0, 1.0f);
+    detail::Panel(rp.m, p.d, a, p.d, panel, kNR, c, p.d, nc, w.b_o.data() + j0, 1.0f);
   } else {
-    GemmPanel(p.seq, p.d, t.concat.data(), p.d, w.W_o.data() + j0, p.d, nc, c, p.d, w.b_o.data() + j0,
-              p.ws->panel[tid].Get(0));
+    GemmPanel(rp.m, p.d, a, p.d, w.W_o.data() + j0, p.d, nc, c, p.d, w.b_o.data() + j0, p.ws->panel[tid].Get(0));
   }
 }
 
 // Residual, then the norm (post-LN) or not, rows [r0, r1). The end of the layer:
 // a further sublayer (e.g. the feed-forward block) would be one more phase after it.
 void FinishTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   Trace& t = *p.t;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i) {
@@ -274,7 +305,7 @@ void FinishTask(Pass& p, int task) {
 
 // Pre-LN: ffn_ln = LN2(out), rows [r0, r1).
 void FfnNormTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
     detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(), w.ln2_beta.data(), d,
@@ -282,13 +313,14 @@ void FfnNormTask(Pass& p, int task) {
 }
 
 // ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
-void FfnUpTask(Pass& p, int panel_index, int tid) {
+void FfnUpTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
   const Mat& in = p.cfg->norm == Norm::Pre ? t.ffn_ln : t.out;
-  const int j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
-  float* c = t.ffn_hidden.data() + j0;
+  const RowPanel rp = RowPanelOf(p, task, Panels(p.f));
+  const int panel_index = rp.panel, j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
+  float* c = t.ffn_hidden.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.f + j0;
   const float* panel;
   if (p.out_pack) {
     float* packed = p.out_pack + p.w1_at + panel_index * p.wpanel;
@@ -299,9 +331,10 @@ void FfnUpTask(Pass& p, int panel_index, int tid) {
     detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
     panel = packed;
   }
-  detail::Panel(p.seq, p.d, in.data(), p.d, panel, kNR, c, p.f, nc, w.ffn_b1.data() + j0, 1.0f);
+  detail::Panel(rp.m, p.d, in.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d, p.d, panel, kNR, c, p.f, nc,
+                w.ffn_b1.data() + j0, 1.0f);
   const Activation act = p.cfg->activation;
-  for (int i = 0; i < p.seq; ++i) {
+  for (int i = 0; i < rp.m; ++i) {
     float* row = c + static_cast<std::ptrdiff_t>(i) * p.f;
     if (act == Activation::Relu)
       for (int j = 0; j < nc; ++j) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
@@ -311,11 +344,12 @@ void FfnUpTask(Pass& p, int panel_index, int tid) {
 }
 
 // ffn_out = ffn_hidden W2 + b2, one panel of d_model columns.
-void FfnDownTask(Pass& p, int panel_index, int tid) {
+void FfnDownTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
-  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
+  const RowPanel rp = RowPanelOf(p, task, Panels(p.d));
+  const int panel_index = rp.panel, j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
   const float* panel;
   if (p.out_pack) {
     float* packed = p.out_pack + p.w2_at + panel_index * detail::PanelFloats(p.f);
@@ -326,13 +360,13 @@ void FfnDownTask(Pass& p, int panel_index, int tid) {
     detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
     panel = packed;
   }
-  detail::Panel(p.seq, p.f, t.ffn_hidden.data(), p.f, panel, kNR, t.ffn_out.data() + j0, p.d, nc, w.ffn_b2.data() + j0,
-                1.0f);
+  detail::Panel(rp.m, p.f, t.ffn_hidden.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.f, p.f, panel, kNR,
+                t.ffn_out.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d + j0, p.d, nc, w.ffn_b2.data() + j0, 1.0f);
 }
 
 // ffn_residual = out + ffn_out, then LN2 (post-LN) or not: block_out, rows [r0, r1).
 void FfnFinishTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   Trace& t = *p.t;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i) {
@@ -373,6 +407,8 @@ Pass Dimensions(const Config& cfg, const Weights& w, Trace& t, detail::Workspace
   p.ws = &ws;
   p.seq = t.seq;
   p.seq_kv = t.seq_kv;
+  p.batch = t.batch;
+  p.rows = p.batch * p.seq;
   p.d = cfg.d_model;
   p.H = cfg.num_heads;
   p.G = cfg.kv_heads();
@@ -393,7 +429,9 @@ Pass Dimensions(const Config& cfg, const Weights& w, Trace& t, detail::Workspace
 void SizeTrace(Pass& p, bool full) {
   const Config& cfg = *p.cfg;
   Trace& t = *p.t;
-  const int seq = p.seq, seq_kv = p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
+  // Per sequence; the position-wise tensors have `seq` rows of all sequences, the
+  // per-head ones a (batch * heads) blocks.
+  const int seq = p.rows, seq_kv = p.batch * p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
   const bool pre = full && cfg.norm == Norm::Pre;
   detail::SafeResize(t.x_ln, pre ? seq : 0, pre ? d : 0);
   p.src = pre ? &t.x_ln : &t.in.x;
@@ -401,8 +439,8 @@ void SizeTrace(Pass& p, bool full) {
   detail::SafeResize(t.q, static_cast<Eigen::Index>(H) * seq, hd);
   detail::SafeResize(t.k, static_cast<Eigen::Index>(G) * seq_kv, hd);
   detail::SafeResize(t.v, static_cast<Eigen::Index>(G) * seq_kv, hd);
-  detail::SafeResize(t.scores, static_cast<Eigen::Index>(H) * seq, seq_kv);
-  detail::SafeResize(t.attn, static_cast<Eigen::Index>(H) * seq, seq_kv);
+  detail::SafeResize(t.scores, static_cast<Eigen::Index>(H) * seq, p.seq_kv);
+  detail::SafeResize(t.attn, static_cast<Eigen::Index>(H) * seq, p.seq_kv);
   detail::SafeResize(t.context, static_cast<Eigen::Index>(H) * seq, hd);
   detail::SafeResize(t.concat, seq, d);
   detail::SafeResize(t.attn_out, seq, d);
@@ -432,10 +470,10 @@ void SizeScratch(Pass& p, int threads) {
   p.pkv = Panels(p.seq_kv);
   p.phd = Panels(p.hd);
   p.kt_panel = detail::PanelFloats(p.hd);
-  p.kt = ws.kt.Get(static_cast<std::size_t>(p.G) * p.pkv * p.kt_panel);
+  p.kt = ws.kt.Get(static_cast<std::size_t>(p.batch) * p.G * p.pkv * p.kt_panel);
   p.v_in_place = p.hd % kNR == 0;  // every panel of a V head is full width
   p.vp_panel = detail::PanelFloats(p.seq_kv);
-  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(p.G) * p.phd * p.vp_panel);
+  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(p.batch) * p.G * p.phd * p.vp_panel);
 }
 
 // The weights are packed once per Weights object and reused by every later pass
@@ -482,7 +520,12 @@ void PlanPacking(Pass& p) {
 void PlanPhases(Pass& p, bool full) {
   detail::Workspace& ws = *p.ws;
   const Config& cfg = *p.cfg;
-  const int norm_tasks = (p.seq + kNormRows - 1) / kNormRows;
+  const int norm_tasks = (p.rows + kNormRows - 1) / kNormRows;
+  // One sequence: one block of rows, as ever. A batch: blocks of 256 rows, the work of
+  // one pass at 256 tokens per task, unless a task would pack the weights' panels as
+  // it goes (the first pass with new weights), which only one task per panel may do.
+  p.gemm_rows = p.batch > 1 && (p.out_ready || !p.out_pack) ? std::min(p.rows, 256) : p.rows;
+  const int row_blocks = (p.rows + p.gemm_rows - 1) / p.gemm_rows;
   if (full && cfg.norm == Norm::Pre) p.Add(Step::PreNorm, norm_tasks);
   // Nothing to project (or to repack) if no input row changed; else every panel of
   // every head, over the rows that changed.
@@ -490,14 +533,14 @@ void PlanPhases(Pass& p, bool full) {
   p.Add(Step::Project, p.project ? (p.H + 2 * p.G) * p.phd : 0);
   const bool pack = !ws.kv_rows.empty() || ws.repack_kv;
   ws.repack_kv = false;
-  p.Add(Step::Pack, pack ? p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd) : 0);
-  p.Add(Step::Attend, p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
-  p.Add(Step::Output, Panels(p.d));
+  p.Add(Step::Pack, pack ? p.batch * (p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd)) : 0);
+  p.Add(Step::Attend, p.batch * p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
+  p.Add(Step::Output, row_blocks * Panels(p.d));
   if (full) p.Add(Step::Finish, norm_tasks);
   if (p.f > 0) {  // the encoder block: one more sublayer, after t.out is final
     if (cfg.norm == Norm::Pre) p.Add(Step::FfnNorm, norm_tasks);
-    p.Add(Step::FfnUp, Panels(p.f));
-    p.Add(Step::FfnDown, Panels(p.d));
+    p.Add(Step::FfnUp, row_blocks * Panels(p.f));
+    p.Add(Step::FfnDown, row_blocks * Panels(p.d));
     p.Add(Step::FfnFinish, norm_tasks);
   }
 }
@@ -515,7 +558,7 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
 }
 
 void Run(Pass& p, int threads) {
-  p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
+  (p.ws->lent_pool ? *p.ws->lent_pool : p.ws->pool).Run(threads, p.tasks, p.phases, &RunTask, &p);
   p.ws->proj_valid = true;
   if (p.shared) return;
   if (p.qkv_pack && (p.project || p.qkv_ready)) p.ws->qkv_key = {p.w, p.d, p.H, p.G, 0};
@@ -524,9 +567,12 @@ void Run(Pass& p, int threads) {
 
 // Everything before the computation: validation, inputs, weights, and which input
 // rows changed since the last pass on this trace (reuse.cpp). Returns the weights to use.
-const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in, Trace& t,
+const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in, int batch, Trace& t,
                      bool full) {
-  const int seq = static_cast<int>(in.x.rows());
+  if (batch < 1 || in.x.rows() % batch != 0 || (batch > 1 && in.cross()))
+    throw Error("A batch of " + std::to_string(batch) + " sequences needs their " + std::to_string(in.x.rows()) +
+                " input rows to split evenly into sequences of one length, and self-attention.");
+  const int seq = static_cast<int>(in.x.rows()) / batch;
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   Validate(cfg, seq, seq_kv);
   detail::CheckInputs(cfg, in);
@@ -546,7 +592,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
 
   // Which rows of Q, K, V this pass projects, and which it keeps (reuse.cpp); t.in
   // still holds the last pass's input.
-  detail::PlanProjections(cfg, weights.get(), t.weights == weights, in, full, t, ws);
+  detail::PlanProjections(cfg, weights.get(), t.weights == weights, in, batch, full, t, ws);
 
   t.cfg = cfg;
   if (&t.in != &in) {
@@ -560,6 +606,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   t.weights = std::move(weights);
   t.seq = seq;
   t.seq_kv = seq_kv;
+  t.batch = batch;
   return *t.weights;
 }
 
@@ -606,20 +653,29 @@ void CheckFiniteOutput(const Trace& t) {
 
 }  // namespace
 
-void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
-  const Weights& w = Begin(cfg, weights, in, t, /*full=*/true);
+void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& t) {
+  const Weights& w = Begin(cfg, weights, in, batch, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
-  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv, batch);
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
   Run(p, threads);
-  UpdateFlow(t, ws);
+  if (batch == 1) {
+    UpdateFlow(t, ws);
+  } else {  // the table describes one sequence
+    ws.flow_valid = false;
+    t.flow.clear();
+  }
   CheckFiniteOutput(t);
 }
 
+void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
+  ForwardBatch(cfg, std::move(weights), in, 1, t);
+}
+
 void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
-  const Weights& w = Begin(cfg, weights, in, t, /*full=*/false);
+  const Weights& w = Begin(cfg, weights, in, 1, t, /*full=*/false);
   detail::Workspace& ws = t.workspace.get();
-  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv, 1);
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/false);
   Run(p, threads);
   ws.flow_valid = false;

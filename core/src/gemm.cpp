@@ -161,7 +161,8 @@ void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel) {
     for (int v = 0; v < kNV; ++v) {
       const int n = nc - v * kWidth;
       if (n <= 0) {
-        for (int p = 0; p < k; ++p) simd::Store(panel + static_cast<std::ptrdiff_t>(p) * kNR + v * kWidth, simd::Zero());
+        for (int p = 0; p < k; ++p)
+          simd::Store(panel + static_cast<std::ptrdiff_t>(p) * kNR + v * kWidth, simd::Zero());
         continue;
       }
       const float* col = bt + static_cast<std::ptrdiff_t>(v) * kWidth * ldbt;
