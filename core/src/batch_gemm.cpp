@@ -13,6 +13,8 @@ namespace mha::detail {
 
 namespace {
 
+constexpr int kDepthBlock = 256;  // k per block of a weight gradient
+
 // Gemm, with A given transposed or not (a_transposed: A(i, p) at a[p * lda + i]).
 void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed,
             const float* b, std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias,
@@ -20,7 +22,10 @@ void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::p
   if (m <= 0 || n <= 0) return;
   const int panels = (n + kNR - 1) / kNR;
   const std::size_t panel_floats = PanelFloats(k);
-  float* packed = s.packed.Get(panel_floats * panels);
+  // A weight gradient's B (the output gradient, as many rows as the batch) in whole
+  // panels is read in place: packing it cost a copy as large as the product's input.
+  const bool in_place = a_transposed && !accumulate && !bias && !b_transposed && n % kNR == 0;
+  float* packed = in_place ? nullptr : s.packed.Get(panel_floats * panels);
   auto pack = [&](int j, int) {
     const int j0 = j * kNR, nc = std::min(kNR, n - j0);
     if (b_transposed)
@@ -28,7 +33,7 @@ void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::p
     else
       PackB(b + j0, ldb, k, nc, packed + j * panel_floats);
   };
-  ParallelFor(pool, threads, panels, pack);
+  if (!in_place) ParallelFor(pool, threads, panels, pack);
   if (accumulate) {
     if (static_cast<int>(s.tiles.size()) < threads) s.tiles.resize(threads);
     for (int t = 0; t < threads; ++t) s.tiles[t].Get(static_cast<std::size_t>(kRowsPerTask) * kNR);
@@ -39,13 +44,29 @@ void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::p
     const int j = i % panels, j0 = j * kNR, nc = std::min(kNR, n - j0);
     const float* ar = a + static_cast<std::ptrdiff_t>(r0) * (a_transposed ? 1 : lda);
     float* cr = c + static_cast<std::ptrdiff_t>(r0) * ldc + j0;
+    const float* bj = in_place ? b + j0 : packed + j * panel_floats;
+    const std::ptrdiff_t ldbj = in_place ? ldb : kNR;
+    if (a_transposed && !accumulate && !bias) {
+      // A weight gradient: k is the batch's rows, thousands deep, and A^T is read down
+      // strided rows of A. In blocks of k the slice of A and of the panel that a
+      // block's tiles share stay in cache (W2's gradient ran at 60% of peak unblocked).
+      for (int k0 = 0; k0 < k; k0 += kDepthBlock) {
+        const int kk = std::min(kDepthBlock, k - k0);
+        const float* ak = ar + static_cast<std::ptrdiff_t>(k0) * lda;
+        if (k0 == 0)
+          PanelAT(rows, kk, ak, lda, bj, ldbj, cr, ldc, nc, nullptr, 1.0f);
+        else
+          PanelATAdd(rows, kk, ak, lda, bj + k0 * ldbj, ldbj, cr, ldc, nc);
+      }
+      return;
+    }
     auto panel = a_transposed ? &PanelAT : &Panel;
     if (!accumulate) {
-      panel(rows, k, ar, lda, packed + j * panel_floats, kNR, cr, ldc, nc, bias ? bias + j0 : nullptr, 1.0f);
+      panel(rows, k, ar, lda, bj, kNR, cr, ldc, nc, bias ? bias + j0 : nullptr, 1.0f);
       return;
     }
     float* tile = s.tiles[tid].Get(0);
-    panel(rows, k, ar, lda, packed + j * panel_floats, kNR, tile, kNR, nc, nullptr, 1.0f);
+    panel(rows, k, ar, lda, bj, kNR, tile, kNR, nc, nullptr, 1.0f);
     for (int r = 0; r < rows; ++r)
       for (int q = 0; q < nc; ++q) cr[static_cast<std::ptrdiff_t>(r) * ldc + q] += tile[r * kNR + q];
   };

@@ -52,15 +52,29 @@ __attribute__((noinline)) void Epilogue(const float* tile, int mr, float* c, std
 // A(i, p) at a[i*lda + p] (AT: at a[p*lda + i], A given transposed); B(p, j) at
 // b[p*ldb + j], all kNR columns readable. Only the address of A(i, p) depends on AT:
 // each element of C is the same chain of FMAs either way.
-template <int MR, bool AT = false>
+// ADD: the accumulators start from C instead of zero (alpha 1, no bias), continuing
+// the FMA chain of a pass over earlier values of k.
+template <int MR, bool AT = false, bool ADD = false>
 MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
                        std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   V acc[MR][kNV];
-  MHA_UNROLL for (int i = 0; i < MR; ++i) { MHA_UNROLL for (int v = 0; v < kNV; ++v) acc[i][v] = simd::Zero(); }
+  MHA_UNROLL for (int i = 0; i < MR; ++i) {
+    MHA_UNROLL for (int v = 0; v < kNV; ++v) {
+      const int n = nc - v * kWidth;
+      acc[i][v] = !ADD          ? simd::Zero()
+                  : n >= kWidth ? simd::Load(c + i * ldc + v * kWidth)
+                  : n > 0       ? simd::LoadPartial(c + i * ldc + v * kWidth, n)
+                                : simd::Zero();
+    }
+  }
   for (int p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
     Prefetch(bp + kPrefetchRows * ldb);
     Prefetch(bp + kPrefetchRows * ldb + kNR - 1);  // the row's last cache line
+    // A given transposed is read down strided rows (a weight gradient's activations,
+    // written by the forward pass long before and out of cache by now): fetched ahead
+    // like B, or the kernel waits on every row.
+    if (AT) Prefetch(a + (p + kPrefetchRows) * lda);
     V bv[kNV];
     MHA_UNROLL for (int v = 0; v < kNV; ++v) bv[v] = simd::Load(bp + v * kWidth);
     MHA_UNROLL for (int i = 0; i < MR; ++i) {
@@ -90,22 +104,22 @@ MHA_INLINE void Kernel(int k, const float* a, std::ptrdiff_t lda, const float* b
 using KernelFn = void (*)(int, const float*, std::ptrdiff_t, const float*, std::ptrdiff_t, float*, std::ptrdiff_t, int,
                           const float*, float);
 
-template <int MR, bool AT>
+template <int MR, bool AT, bool ADD>
 void KernelOutOfLine(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
                      std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
-  Kernel<MR, AT>(k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
+  Kernel<MR, AT, ADD>(k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
 }
 
 // Kernels for the last (m % kMR) rows: entry r has r + 1 rows.
-template <bool AT, std::size_t... I>
+template <bool AT, bool ADD, std::size_t... I>
 constexpr std::array<KernelFn, sizeof...(I)> RemainderTable(std::index_sequence<I...>) {
-  return {{&KernelOutOfLine<static_cast<int>(I) + 1, AT>...}};
+  return {{&KernelOutOfLine<static_cast<int>(I) + 1, AT, ADD>...}};
 }
-template <bool AT>
-constexpr auto kRemainder = RemainderTable<AT>(std::make_index_sequence<kMR>());
+template <bool AT, bool ADD>
+constexpr auto kRemainder = RemainderTable<AT, ADD>(std::make_index_sequence<kMR>());
 
 // Panel and PanelAT: row i of A starts at a + i * lda, or at a + i (AT).
-template <bool AT>
+template <bool AT, bool ADD = false>
 void PanelOf(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
              std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   const std::ptrdiff_t row = AT ? 1 : lda;
@@ -118,12 +132,12 @@ void PanelOf(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, s
   if (split) --full;
   int r0 = 0;
   for (int i = 0; i < full; ++i, r0 += kMR)
-    Kernel<kMR, AT>(k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+    Kernel<kMR, AT, ADD>(k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
   const int left = m - r0;
   const int first = split ? (left + 1) / 2 : left;
-  if (first > 0) kRemainder<AT>[first - 1](k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  if (first > 0) kRemainder<AT, ADD>[first - 1](k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
   r0 += first;
-  if (r0 < m) kRemainder<AT>[m - r0 - 1](k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+  if (r0 < m) kRemainder<AT, ADD>[m - r0 - 1](k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
 }
 
 }  // namespace
@@ -202,6 +216,11 @@ void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std
 void PanelAT(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
              std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   PanelOf<true>(m, k, at, ldat, b, ldb, c, ldc, nc, bias, alpha);
+}
+
+void PanelATAdd(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
+                std::ptrdiff_t ldc, int nc) {
+  PanelOf<true, true>(m, k, at, ldat, b, ldb, c, ldc, nc, nullptr, 1.0f);
 }
 
 }  // namespace mha::detail

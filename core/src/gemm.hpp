@@ -42,5 +42,10 @@ void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std
 // A first (a weight gradient X^T dY, the attention core's dS^T Q); the same values.
 void PanelAT(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
              std::ptrdiff_t ldc, int nc, const float* bias, float alpha);
+// C += A B for a further stretch of k after PanelAT with alpha 1 and no bias: the
+// accumulators resume from C, so a long k cut into blocks gives the bits of one
+// pass (the chain starts at +0 and so never holds -0, which a store would not keep).
+void PanelATAdd(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
+                std::ptrdiff_t ldc, int nc);
 
 }  // namespace mha::detail
