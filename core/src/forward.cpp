@@ -139,22 +139,51 @@ void PreNormTask(Pass& p, int task) {
                          p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
-// Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each head
-// lands in its own contiguous (seq, head_dim) block: the split into heads costs no
-// copy and no transpose.
+// Rows [i0, i1) of sequence b, one panel of columns (col0, nc) of a projection: C is
+// the tile's place in head `head`'s block (b, head) of the (batch, heads, rows,
+// head_dim) tensor, or, for a panel wider than what is left of its head (head_dim 16
+// in 32-wide panels), per-thread scratch whose columns are then copied out head by
+// head. Either way each number is the same chain of operations.
+void ProjectRows(Pass& p, Mat& out, int heads, int rows, int b, int i0, int i1, const float* a, const float* panel,
+                 std::ptrdiff_t ldb, int col0, int nc, const float* bias, int tid) {
+  using detail::kNR;
+  const int hd = p.hd, head = col0 / hd, off = col0 % hd;
+  auto block = [&](int h, int i) {  // row i of head h of sequence b
+    return out.data() + ((static_cast<std::ptrdiff_t>(b) * heads + h) * rows + i) * hd;
+  };
+  if (off + nc <= hd) {
+    detail::Panel(i1 - i0, p.d, a, p.d, panel, ldb, block(head, i0) + off, hd, nc, bias, 1.0f);
+    return;
+  }
+  float* tile = p.ws->block[tid].Get(0);  // kRowBlock x kNR: the Attend phase's scratch, free here
+  for (int r0 = i0; r0 < i1; r0 += kRowBlock) {
+    const int m = std::min(kRowBlock, i1 - r0);
+    detail::Panel(m, p.d, a + static_cast<std::ptrdiff_t>(r0 - i0) * p.d, p.d, panel, ldb, tile, kNR, nc, bias, 1.0f);
+    for (int i = 0; i < m; ++i)
+      for (int c = 0; c < nc;) {
+        const int h = (col0 + c) / hd, o = (col0 + c) % hd, n = std::min(hd - o, nc - c);
+        std::memcpy(block(h, r0 + i) + o, tile + i * kNR + c, sizeof(float) * n);
+        c += n;
+      }
+  }
+}
+
+// Projections, one fused pass: tasks are panels of W_Q's, then W_K's, then W_V's
+// columns, every one full width (kNR) but the last of each, so a head_dim below the
+// panel width does not leave half of every tile empty; each head lands in its own
+// contiguous (seq, head_dim) block: the split into heads costs no transpose.
 void ProjectTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
-  const int job = task / p.phd, j0 = (task % p.phd) * kNR, nc = std::min(kNR, p.hd - j0);
-  const detail::ProjectionJob jb = detail::JobOf(w, p.H, p.G, job);
+  const detail::ProjectionJob jb = detail::JobOf(w, p.d, p.G * p.hd, task);
   const Mat* a = jb.kind == 0 ? p.src : p.mem;
   const Mat* W = jb.W;
   const RowVec* bias = jb.kind == 0 ? &w.b_q : jb.kind == 1 ? &w.b_k : &w.b_v;
   Mat* out = jb.kind == 0 ? &t.q : jb.kind == 1 ? &t.k : &t.v;
-  const int head = jb.head, rows = jb.kind == 0 ? p.seq : p.seq_kv, heads = jb.kind == 0 ? p.H : p.G;
-  const int col = head * p.hd + j0;
-  const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
+  const int rows = jb.kind == 0 ? p.seq : p.seq_kv, heads = jb.kind == 0 ? p.H : p.G;
+  const int col = jb.col, nc = jb.nc;
+  const auto& runs = jb.kind == 0 ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
   const float* panel;
   std::ptrdiff_t ldb;
   if (p.qkv_pack) {  // packed even if no row of this side changed: every panel is then ready
@@ -170,14 +199,12 @@ void ProjectTask(Pass& p, int task, int tid) {
   } else {  // a few rows: read the weights in place
     panel = W->data() + col, ldb = W->cols();
   }
-  // Runs of input rows, cut where a sequence ends: sequence b's rows of this head
-  // are the contiguous block (b, head) of the (batch, heads, rows, head_dim) tensor.
+  // Runs of input rows, cut where a sequence ends.
   for (const auto& [g0, g1] : runs)
     for (int r0 = g0; r0 < g1;) {
       const int b = r0 / rows, i0 = r0 - b * rows, i1 = std::min(g1 - b * rows, rows);
-      float* c = out->data() + (static_cast<std::ptrdiff_t>(b) * heads + head) * rows * p.hd + j0;
-      detail::Panel(i1 - i0, p.d, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, p.d, panel, ldb,
-                    c + static_cast<std::ptrdiff_t>(i0) * p.hd, p.hd, nc, bias->data() + col, 1.0f);
+      ProjectRows(p, *out, heads, rows, b, i0, i1, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, panel, ldb, col,
+                  nc, bias->data() + col, tid);
       r0 = b * rows + i1;
     }
 }
@@ -465,7 +492,7 @@ void SizeScratch(Pass& p, int threads) {
   if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
   for (int i = 0; i < threads; ++i) {
     ws.panel[i].Get(detail::PanelFloats(std::max(p.d, p.f)));
-    ws.block[i].Get(static_cast<std::size_t>(2) * kRowBlock * p.ld);
+    ws.block[i].Get(static_cast<std::size_t>(kRowBlock) * std::max(2 * p.ld, detail::kNR));  // and ProjectRows
   }
   p.pkv = Panels(p.seq_kv);
   p.phd = Panels(p.hd);
@@ -483,7 +510,7 @@ void SizeScratch(Pass& p, int threads) {
 void PlanPacking(Pass& p) {
   detail::Workspace& ws = *p.ws;
   const int d = p.d;
-  const detail::PackSizes z = detail::SizesOf(d, p.H, p.G, p.phd, p.f);
+  const detail::PackSizes z = detail::SizesOf(d, p.G * p.hd, p.f);
   p.wpanel = z.wpanel;
   p.w1_at = z.w1_at;
   p.w2_at = z.w2_at;
@@ -530,7 +557,7 @@ void PlanPhases(Pass& p, bool full) {
   // Nothing to project (or to repack) if no input row changed; else every panel of
   // every head, over the rows that changed.
   p.project = !ws.q_rows.empty() || !ws.kv_rows.empty();
-  p.Add(Step::Project, p.project ? (p.H + 2 * p.G) * p.phd : 0);
+  p.Add(Step::Project, p.project ? detail::ProjectionJobs(p.d, p.G * p.hd) : 0);
   const bool pack = !ws.kv_rows.empty() || ws.repack_kv;
   ws.repack_kv = false;
   p.Add(Step::Pack, pack ? p.batch * (p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd)) : 0);
