@@ -162,7 +162,7 @@ void ProjectRows(Pass& p, Mat& out, int heads, int rows, int b, int i0, int i1, 
     for (int i = 0; i < m; ++i)
       for (int c = 0; c < nc;) {
         const int h = (col0 + c) / hd, o = (col0 + c) % hd, n = std::min(hd - o, nc - c);
-        std::memcpy(block(h, r0 + i) + o, tile + i * kNR + c, sizeof(float) * n);
+        simd::CopyRow(block(h, r0 + i) + o, tile + i * kNR + c, n);
         c += n;
       }
   }
@@ -276,8 +276,7 @@ void AttendTask(Pass& p, int task, int tid) {
   }
   // concat: the heads side by side again.
   for (int i = 0; i < m; ++i)
-    std::memcpy(t.concat.data() + (static_cast<std::ptrdiff_t>(b) * p.seq + r0 + i) * p.d + h * hd, cb + i * hd,
-                sizeof(float) * hd);
+    simd::CopyRow(t.concat.data() + (static_cast<std::ptrdiff_t>(b) * p.seq + r0 + i) * p.d + h * hd, cb + i * hd, hd);
 }
 
 // Output projection, one panel of columns: attn_out = concat W_O + b_O.
