@@ -138,6 +138,10 @@ void ReluGradRows(const float* hidden, float* dh, Eigen::Index n) {
 // with a_transposed, A(i, p) at a[p * lda + i].
 void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed, const float* b,
                std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, float alpha, float* pack) {
+  if (n <= simd::kWidth && !b_transposed) {  // one narrow panel: B read in place (gemm.hpp)
+    (a_transposed ? PanelAT : Panel)(m, k, a, lda, b, ldb, c, ldc, n, nullptr, alpha);
+    return;
+  }
   for (int j0 = 0; j0 < n; j0 += kNR) {
     const int nc = std::min(kNR, n - j0);
     if (b_transposed)

@@ -497,7 +497,8 @@ void SizeScratch(Pass& p, int threads) {
   p.phd = Panels(p.hd);
   p.kt_panel = detail::PanelFloats(p.hd);
   p.kt = ws.kt.Get(static_cast<std::size_t>(p.batch) * p.G * p.pkv * p.kt_panel);
-  p.v_in_place = p.hd % kNR == 0;  // every panel of a V head is full width
+  // Every panel of a V head is full width, or the head is one narrow panel (gemm.hpp).
+  p.v_in_place = p.hd % kNR == 0 || p.hd <= simd::kWidth;
   p.vp_panel = detail::PanelFloats(p.seq_kv);
   p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(p.batch) * p.G * p.phd * p.vp_panel);
 }

@@ -118,11 +118,59 @@ constexpr std::array<KernelFn, sizeof...(I)> RemainderTable(std::index_sequence<
 template <bool AT, bool ADD>
 constexpr auto kRemainder = RemainderTable<AT, ADD>(std::make_index_sequence<kMR>());
 
+// The kernel for a panel of at most kWidth columns (head_dim 16 in the attention
+// core, 16 keys, a vocabulary of 11): one vector per row, so no FMA works on the
+// empty half of a kNR-wide tile, and B needs only its nc columns readable (masked
+// loads), so a row-major B of that width is read in place. The same chain of FMAs
+// and the same final rounding per element as Kernel.
+template <int MR, bool AT>
+MHA_INLINE void NarrowKernel(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
+                             std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+  const bool whole = nc == kWidth;
+  V acc[MR];
+  MHA_UNROLL for (int i = 0; i < MR; ++i) acc[i] = simd::Zero();
+  for (int p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    Prefetch(bp + kPrefetchRows * ldb);
+    const V bv = whole ? simd::Load(bp) : simd::LoadPartial(bp, nc);
+    MHA_UNROLL for (int i = 0; i < MR; ++i) acc[i] =
+        simd::Fma(simd::Set1(AT ? a[p * lda + i] : a[i * lda + p]), bv, acc[i]);
+  }
+  const V al = simd::Set1(alpha);
+  const V bs = !bias ? simd::Zero() : whole ? simd::Load(bias) : simd::LoadPartial(bias, nc);
+  MHA_UNROLL for (int i = 0; i < MR; ++i) {
+    const V r = simd::Fma(acc[i], al, bs);  // one rounding
+    if (whole)
+      simd::Store(c + i * ldc, r);
+    else
+      simd::StorePartial(c + i * ldc, r, nc);
+  }
+}
+
+template <int MR, bool AT>
+void NarrowOutOfLine(int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
+                     std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
+  NarrowKernel<MR, AT>(k, a, lda, b, ldb, c, ldc, nc, bias, alpha);
+}
+template <bool AT, std::size_t... I>
+constexpr std::array<KernelFn, sizeof...(I)> NarrowTable(std::index_sequence<I...>) {
+  return {{&NarrowOutOfLine<static_cast<int>(I) + 1, AT>...}};
+}
+template <bool AT>
+constexpr auto kNarrowRemainder = NarrowTable<AT>(std::make_index_sequence<kMR>());
+
 // Panel and PanelAT: row i of A starts at a + i * lda, or at a + i (AT).
 template <bool AT, bool ADD = false>
 void PanelOf(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
              std::ptrdiff_t ldc, int nc, const float* bias, float alpha) {
   const std::ptrdiff_t row = AT ? 1 : lda;
+  if (!ADD && nc <= kWidth && kNV > 1) {
+    int r0 = 0;
+    for (; r0 + kMR <= m; r0 += kMR)
+      NarrowKernel<kMR, AT>(k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+    if (r0 < m) kNarrowRemainder<AT>[m - r0 - 1](k, a + r0 * row, lda, b, ldb, c + r0 * ldc, ldc, nc, bias, alpha);
+    return;
+  }
   int full = m / kMR;
   const int rem = m % kMR;
   // Kernels of fewer than about 5 rows run well below peak (too few independent

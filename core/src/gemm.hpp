@@ -35,7 +35,8 @@ void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel);
 // C(i, j) = alpha * sum_p A(i, p) B(p, j) + bias[j]   for i < m, j < nc (nc <= kNR),
 // A row-major (element (i, p) at a[i*lda + p]), C row-major (ldc), bias may be null.
 // B(p, j) at b[p*ldb + j] with all kNR columns readable: a packed panel (ldb = kNR),
-// or a full-width slice of a row-major matrix read in place.
+// or a full-width slice of a row-major matrix read in place; only nc columns need be
+// readable when nc <= simd::kWidth.
 void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
            std::ptrdiff_t ldc, int nc, const float* bias, float alpha);
 // The same with A given transposed: A(i, p) at at[p * ldat + i]. Saves transposing
