@@ -101,6 +101,13 @@ struct Pass {
   // Sequences stacked in the input (ForwardBatch; 1 otherwise), and rows = batch * seq
   // of the position-wise tensors. Their products run in blocks of gemm_rows rows.
   int batch = 1, rows = 0, gemm_rows = 0;
+  // Only what the backward pass reads (ForwardBatch's for_backward): no scores, context,
+  // attn_out, ffn_out, nor (but for post-LN) residual and ffn_residual. The products
+  // that fed them land in the sums they feed: W_O's in out (or residual), the FFN's
+  // in block_out (or ffn_residual), and the heads' context straight into concat.
+  bool lean = false;
+  Mat *attn_sum = nullptr, *attn_res = nullptr;  // concat W_O + b_O, and x + that
+  Mat *ffn_sum = nullptr, *ffn_res = nullptr;    // hidden W2 + b2, and out + that
   bool causal, stream, v_in_place;
   bool project;  // some input row changed: the Project phase runs
   float scale;
@@ -243,7 +250,9 @@ void AttendTask(Pass& p, int task, int tid) {
   const int r0 = (task % blocks) * kRowBlock, r1 = std::min(p.seq, r0 + kRowBlock), m = r1 - r0;
   const std::ptrdiff_t row0 = (static_cast<std::ptrdiff_t>(b) * p.H + h) * p.seq + r0;
   const float* qb = t.q.data() + row0 * hd;
-  float* cb = t.context.data() + row0 * hd;
+  float* concat = t.concat.data() + (static_cast<std::ptrdiff_t>(b) * p.seq + r0) * p.d + h * hd;
+  float* cb = p.lean ? concat : t.context.data() + row0 * hd;
+  const int ldcb = p.lean ? p.d : hd;
   // The block's scores and weights are computed in per-thread scratch that stays in
   // L2 (its row stride is off a 4 KiB multiple, so rows do not fight over cache
   // sets), then copied to the trace once.
@@ -259,7 +268,7 @@ void AttendTask(Pass& p, int task, int tid) {
   const int visible_max = p.causal ? std::min(seq_kv, r1) : seq_kv;
   for (int i = 0; i < m; ++i) {
     const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
-    float* so = t.scores.data() + (row0 + i) * seq_kv;
+    float* so = p.lean ? nullptr : t.scores.data() + (row0 + i) * seq_kv;
     float* ao = t.attn.data() + (row0 + i) * seq_kv;
     if (p.stream)
       detail::AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
@@ -272,11 +281,11 @@ void AttendTask(Pass& p, int task, int tid) {
     const int j0 = q * kNR, nc = std::min(kNR, hd - j0);
     const float* b = p.v_in_place ? t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0
                                   : p.vp + (static_cast<std::size_t>(g) * p.phd + q) * p.vp_panel;
-    detail::Panel(m, visible_max, abuf, ld, b, p.v_in_place ? hd : kNR, cb + j0, hd, nc, nullptr, 1.0f);
+    detail::Panel(m, visible_max, abuf, ld, b, p.v_in_place ? hd : kNR, cb + j0, ldcb, nc, nullptr, 1.0f);
   }
   // concat: the heads side by side again.
-  for (int i = 0; i < m; ++i)
-    simd::CopyRow(t.concat.data() + (static_cast<std::ptrdiff_t>(b) * p.seq + r0 + i) * p.d + h * hd, cb + i * hd, hd);
+  if (!p.lean)
+    for (int i = 0; i < m; ++i) simd::CopyRow(concat + static_cast<std::ptrdiff_t>(i) * p.d, cb + i * hd, hd);
 }
 
 // Output projection, one panel of columns: attn_out = concat W_O + b_O.
@@ -297,7 +306,7 @@ void OutputTask(Pass& p, int task, int tid) {
   const RowPanel rp = RowPanelOf(p, task, Panels(p.d));
   const int j0 = rp.panel * kNR, nc = std::min(kNR, p.d - j0);
   const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(rp.r0) * p.d;
-  float* c = t.attn_out.data() + at + j0;
+  float* c = p.attn_sum->data() + at + j0;
   const float* a = t.concat.data() + at;
   if (p.out_pack) {
     float* panel = p.out_pack + rp.panel * p.wpanel;
@@ -317,12 +326,12 @@ void FinishTask(Pass& p, int task) {
   for (int i = r0; i < r1; ++i) {
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
     const float* x = t.in.x.data() + o;
-    const float* a = t.attn_out.data() + o;
-    float* res = t.residual.data() + o;
+    const float* a = p.attn_sum->data() + o;
+    float* res = p.attn_res->data() + o;  // may be a itself (lean)
     for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
     if (p.cfg->norm == Norm::Post)
       detail::LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
-    else
+    else if (p.attn_res != &t.out)
       std::memcpy(t.out.data() + o, res, sizeof(float) * d);
   }
 }
@@ -387,7 +396,7 @@ void FfnDownTask(Pass& p, int task, int tid) {
     panel = packed;
   }
   detail::Panel(rp.m, p.f, t.ffn_hidden.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.f, p.f, panel, kNR,
-                t.ffn_out.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d + j0, p.d, nc, w.ffn_b2.data() + j0, 1.0f);
+                p.ffn_sum->data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d + j0, p.d, nc, w.ffn_b2.data() + j0, 1.0f);
 }
 
 // ffn_residual = out + ffn_out, then LN2 (post-LN) or not: block_out, rows [r0, r1).
@@ -398,12 +407,12 @@ void FfnFinishTask(Pass& p, int task) {
   for (int i = r0; i < r1; ++i) {
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
     const float* a = t.out.data() + o;
-    const float* b = t.ffn_out.data() + o;
-    float* res = t.ffn_residual.data() + o;
+    const float* b = p.ffn_sum->data() + o;
+    float* res = p.ffn_res->data() + o;  // may be b itself (lean)
     for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
     if (p.cfg->norm == Norm::Post)
       detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
-    else
+    else if (p.ffn_res != &t.block_out)
       std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
   }
 }
@@ -465,20 +474,27 @@ void SizeTrace(Pass& p, bool full) {
   detail::SafeResize(t.q, static_cast<Eigen::Index>(H) * seq, hd);
   detail::SafeResize(t.k, static_cast<Eigen::Index>(G) * seq_kv, hd);
   detail::SafeResize(t.v, static_cast<Eigen::Index>(G) * seq_kv, hd);
-  detail::SafeResize(t.scores, static_cast<Eigen::Index>(H) * seq, p.seq_kv);
+  const bool lean = p.lean, post = cfg.norm == Norm::Post;
+  detail::SafeResize(t.scores, lean ? 0 : static_cast<Eigen::Index>(H) * seq, lean ? 0 : p.seq_kv);
   detail::SafeResize(t.attn, static_cast<Eigen::Index>(H) * seq, p.seq_kv);
-  detail::SafeResize(t.context, static_cast<Eigen::Index>(H) * seq, hd);
+  detail::SafeResize(t.context, lean ? 0 : static_cast<Eigen::Index>(H) * seq, lean ? 0 : hd);
   detail::SafeResize(t.concat, seq, d);
-  detail::SafeResize(t.attn_out, seq, d);
-  detail::SafeResize(t.residual, full ? seq : 0, full ? d : 0);
+  detail::SafeResize(t.attn_out, lean ? 0 : seq, lean ? 0 : d);
+  const bool residual = full && (!lean || post);
+  detail::SafeResize(t.residual, residual ? seq : 0, residual ? d : 0);
   detail::SafeResize(t.out, full ? seq : 0, full ? d : 0);
+  p.attn_sum = !lean ? &t.attn_out : post ? &t.residual : &t.out;
+  p.attn_res = residual ? &t.residual : &t.out;
   const bool ffn = full && cfg.block == Block::Encoder;
   p.f = ffn ? cfg.ffn_dim() : 0;
   detail::SafeResize(t.ffn_ln, ffn && cfg.norm == Norm::Pre ? seq : 0, ffn && cfg.norm == Norm::Pre ? d : 0);
   detail::SafeResize(t.ffn_hidden, ffn ? seq : 0, p.f);
-  detail::SafeResize(t.ffn_out, ffn ? seq : 0, ffn ? d : 0);
-  detail::SafeResize(t.ffn_residual, ffn ? seq : 0, ffn ? d : 0);
+  detail::SafeResize(t.ffn_out, ffn && !lean ? seq : 0, ffn && !lean ? d : 0);
+  const bool ffn_res = ffn && (!lean || post);
+  detail::SafeResize(t.ffn_residual, ffn_res ? seq : 0, ffn_res ? d : 0);
   detail::SafeResize(t.block_out, ffn ? seq : 0, ffn ? d : 0);
+  p.ffn_sum = !lean ? &t.ffn_out : post ? &t.ffn_residual : &t.block_out;
+  p.ffn_res = ffn_res ? &t.ffn_residual : &t.block_out;
 }
 
 // Per-thread scratch (a pack buffer for the deepest panel, k = d_model or d_ff, and
@@ -575,8 +591,10 @@ void PlanPhases(Pass& p, bool full) {
 // Sizes the trace and the scratch, decides which weights are packed, and plans the
 // phases. `full`: the whole layer (pre-LN, residual, norm); else the attention
 // sublayer alone.
-Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full) {
+Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full,
+          bool lean = false) {
   Pass p = Dimensions(cfg, w, t, ws);
+  p.lean = lean;
   SizeTrace(p, full);
   SizeScratch(p, threads);
   PlanPacking(p);
@@ -680,11 +698,12 @@ void CheckFiniteOutput(const Trace& t) {
 
 }  // namespace
 
-void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& t) {
+void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& t,
+                  bool for_backward) {
   const Weights& w = Begin(cfg, weights, in, batch, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
   const int threads = ThreadsFor(cfg, t.seq, t.seq_kv, batch);
-  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
+  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true, for_backward);
   Run(p, threads);
   if (batch == 1) {
     UpdateFlow(t, ws);

@@ -129,16 +129,16 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
     else
       Store(p, v);
   };
-  // Pass 1: the row max, copying the scores to the trace on the way.
+  // Pass 1: the row max, copying the scores to the trace on the way (if kept).
   V vm = Set1(kNegInf);
   int j = 0;
   for (; j + W <= visible; j += W) {
     const V x = Load(s + j);
     vm = Max(vm, x);
-    put(s_out + j, x);
+    if (s_out) put(s_out + j, x);
   }
   if (j < visible) vm = Max(vm, LoadPartial(s + j, visible - j, kNegInf));
-  for (; j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
+  for (; s_out && j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
     const V x = LoadPartial(s + j, std::max(0, std::min(W, visible - j)), kNegInf);
     if (j + W <= n)
       put(s_out + j, x);

@@ -171,7 +171,7 @@ void Trainer::Impl::ForwardLayers(const Model& m, const Batch& b) {
     ws.shared = &packs[l];
     ws.lent_pool = &pool;
     // Passing the trace's own input: every row is projected (nothing is compared).
-    ForwardBatch(lc, m.layers[l], t.in, B, t);
+    ForwardBatch(lc, m.layers[l], t.in, B, t, /*for_backward=*/true);
   }
   const Trace& top = traces[L - 1];
   detail::SafeResize(hout, N, d);

@@ -174,7 +174,7 @@ TEST_CASE("ForwardBatch gives each sequence exactly what Forward gives it alone"
     cfg.activation = k.act;
     auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
     const int H = k.heads, G = cfg.kv_heads(), S = k.seq;
-    mha::Trace batch;
+    mha::Trace batch, lean;
     // Three passes on one trace: new weights (read in place), then packed as they go,
     // then packed already, each with new inputs; on 1 and 2 threads.
     for (int pass = 0; pass < 3; ++pass) {
@@ -184,6 +184,20 @@ TEST_CASE("ForwardBatch gives each sequence exactly what Forward gives it alone"
       mha::ForwardBatch(cfg, w, all, k.batch, batch);
       REQUIRE(batch.batch == k.batch);
       REQUIRE(batch.seq == S);
+      {  // for the backward pass: what is kept is the same, the rest is left empty
+        INFO("for_backward, pass " << pass);
+        mha::ForwardBatch(cfg, w, all, k.batch, lean, /*for_backward=*/true);
+        const bool post = k.norm == mha::Norm::Post;
+        for (const auto& [kept, full] : {std::pair{&lean.x_ln, &batch.x_ln}, {&lean.q, &batch.q}, {&lean.k, &batch.k},
+                                         {&lean.v, &batch.v}, {&lean.attn, &batch.attn}, {&lean.concat, &batch.concat},
+                                         {&lean.out, &batch.out}, {&lean.ffn_ln, &batch.ffn_ln},
+                                         {&lean.ffn_hidden, &batch.ffn_hidden}, {&lean.block_out, &batch.block_out}})
+          CHECK(SameBits(*kept, *full));
+        CHECK((lean.scores.size() == 0 && lean.context.size() == 0 && lean.attn_out.size() == 0));
+        CHECK(lean.ffn_out.size() == 0);
+        CHECK(SameBits(lean.residual, post ? batch.residual : mha::Mat()));
+        CHECK(SameBits(lean.ffn_residual, post ? batch.ffn_residual : mha::Mat()));
+      }
       for (int b = 0; b < k.batch; ++b) {
         INFO("d_model " << k.d << " seq " << S << " batch " << k.batch << " pass " << pass << " sequence " << b);
         mha::Inputs one;

@@ -27,7 +27,11 @@ Trace Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const I
 // run over the rows of every sequence at once. Self-attention only; the shape-flow
 // table is left empty for batch > 1. Each sequence's numbers are bit for bit those of
 // Forward on that sequence alone.
-void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& out);
+// for_backward (the Trainer): keep only what the backward pass reads; scores, context,
+// attn_out and ffn_out are left empty, and so are residual and ffn_residual but for
+// post-LN (for pre-LN and none they equal out and block_out). What is kept is the same.
+void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& out,
+                  bool for_backward = false);
 
 // The attention sublayer alone: exactly the work of torch.nn.MultiheadAttention's
 // forward with need_weights=True, average_attn_weights=False (Q/K/V projections of
