@@ -16,7 +16,7 @@ the same thread count; torch runs in float32 with torch.optim.AdamW (foreach off
 default on CPU in torch 1.13) and clip_grad_norm_.
 
 usage: /usr/bin/python3 scripts/compare_torch_train.py [--mhaviz build/app/mhaviz]
-           [--rounds 5] [--repeat 20] [--threads 1,2] [--models teaching,teaching2,large]
+           [--rounds 5] [--repeat 20] [--threads 1,2] [--models teaching,teaching1,teaching2,large]
 """
 import argparse
 import json
@@ -40,6 +40,8 @@ MODELS = {
     # the teaching size: the offsets demo's model
     "teaching": (["--layers", "1", "--heads", "2", "--d-model", "16", "--norm", "pre", "--pos", "learned",
                   "--mask", "causal", "--vocab", "11"], 128, 16),
+    "teaching1": (["--layers", "1", "--heads", "4", "--d-model", "64", "--norm", "pre", "--block", "encoder",
+                   "--pos", "learned", "--mask", "causal", "--vocab", "11"], 128, 16),
     "teaching2": (["--layers", "2", "--heads", "4", "--d-model", "64", "--norm", "pre", "--block", "encoder",
                    "--pos", "learned", "--mask", "causal", "--vocab", "11"], 128, 16),
     "large": (["--layers", "4", "--heads", "8", "--d-model", "256", "--norm", "pre", "--block", "encoder",
@@ -98,7 +100,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--models", default="teaching,teaching2,large")
+    ap.add_argument("--models", default="teaching,teaching1,teaching2,large")
     args = ap.parse_args()
     print(f"torch {torch.__version__}; OPENBLAS_CORETYPE unset")
     rows = []

@@ -3,6 +3,9 @@
 // run can be checked against torch step by step.
 #include <cmath>
 #include <string>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <type_traits>
 
 #include "mha/train.hpp"
@@ -71,7 +74,27 @@ double AdamW::Step(Model& m, Model& grads) {
     // Decoupled weight decay on matrices only (minGPT, nanoGPT): biases and LayerNorm
     // gains keep their scale.
     const float decay = s.decayed ? 1.0f - lr * o_.weight_decay : 1.0f;
-    for (std::int64_t i = 0; i < s.n; ++i) {
+    std::int64_t i = 0;
+#if defined(__AVX512F__)
+    // Sixteen at a time, each operation and its rounding as the scalar loop below
+    // compiles them (GCC left that loop scalar: std::sqrt may set errno).
+    {
+      const __m512 vdecay = _mm512_set1_ps(decay), vb1 = _mm512_set1_ps(b1), vb2 = _mm512_set1_ps(b2);
+      const __m512 c1 = _mm512_set1_ps(1.0f - b1), c2 = _mm512_set1_ps(1.0f - b2);
+      const __m512 vbc2 = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps), vstep = _mm512_set1_ps(step_size);
+      for (; i + 16 <= s.n; i += 16) {
+        const __m512 g = _mm512_loadu_ps(s.g + i);
+        const __m512 p = _mm512_mul_ps(_mm512_loadu_ps(s.p + i), vdecay);
+        const __m512 m1 = _mm512_fmadd_ps(_mm512_loadu_ps(s.m1 + i), vb1, _mm512_mul_ps(g, c1));
+        const __m512 m2 = _mm512_fmadd_ps(_mm512_loadu_ps(s.m2 + i), vb2, _mm512_mul_ps(_mm512_mul_ps(g, c2), g));
+        const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(m2), vbc2), veps);
+        _mm512_storeu_ps(s.m1 + i, m1);
+        _mm512_storeu_ps(s.m2 + i, m2);
+        _mm512_storeu_ps(s.p + i, _mm512_fnmadd_ps(vstep, _mm512_div_ps(m1, denom), p));
+      }
+    }
+#endif
+    for (; i < s.n; ++i) {
       const float g = s.g[i];
       s.p[i] *= decay;
       s.m1[i] = s.m1[i] * b1 + (1.0f - b1) * g;

@@ -24,18 +24,6 @@ inline float GeluGrad(float x) {
   return cdf + x * pdf;
 }
 
-// Copies rows of one tensor of every sequence's Trace into a batch matrix (N rows).
-template <typename Get>
-void Gather(Pool& pool, int threads, const std::vector<Trace>& traces, int batch, int seq, Eigen::Index cols, Mat& out,
-            Get get) {
-  SafeResize(out, static_cast<Eigen::Index>(batch) * seq, cols);
-  auto task = [&](int b, int) {
-    const Mat& m = get(traces[b]);
-    std::memcpy(out.data() + static_cast<std::ptrdiff_t>(b) * seq * cols, m.data(), sizeof(float) * seq * cols);
-  };
-  ParallelFor(pool, threads, batch, task);
-}
-
 }  // namespace
 
 namespace {
@@ -54,6 +42,24 @@ void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const M
   LayerNormStats(x, d, eps, mean, rstd);
   double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int c = 0;
+#if defined(__AVX512F__)
+  // The eight lanes in one register (GCC left the loop below scalar): the same sums.
+  {
+    const __m512d vmean = _mm512_set1_pd(mean), vrstd = _mm512_set1_pd(rstd);
+    __m512d v1 = _mm512_setzero_pd(), v2 = _mm512_setzero_pd();
+    for (; c + 8 <= d; c += 8) {
+      const __m512d xd = _mm512_cvtps_pd(_mm256_loadu_ps(x + c));
+      const __m256 xf = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_sub_pd(xd, vmean), vrstd));
+      _mm256_storeu_ps(xh + c, xf);
+      const __m512d g =
+          _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(dy + c)), _mm512_cvtps_pd(_mm256_loadu_ps(gm + c)));
+      v1 = _mm512_add_pd(v1, g);
+      v2 = _mm512_fmadd_pd(g, _mm512_cvtps_pd(xf), v2);  // contracted as the scalar loop is
+    }
+    _mm512_storeu_pd(s1, v1);
+    _mm512_storeu_pd(s2, v2);
+  }
+#endif
   for (; c + 8 <= d; c += 8)
     for (int l = 0; l < 8; ++l) {
       xh[c + l] = static_cast<float>((x[c + l] - mean) * rstd);
@@ -72,11 +78,15 @@ void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const M
   m1 /= d;
   m2 /= d;
   float* dx = din.data() + r * d;
-  for (c = 0; c < d; ++c) {
+  // Two loops rather than a choice per element, so each one vectorises.
+  auto term = [&](int c) {
     const double g = static_cast<double>(dy[c]) * gm[c];
-    const float v = static_cast<float>(rstd * (g - m1 - xh[c] * m2));
-    dx[c] = accumulate ? dx[c] + v : v;
-  }
+    return static_cast<float>(rstd * (g - m1 - xh[c] * m2));
+  };
+  if (accumulate)
+    for (c = 0; c < d; ++c) dx[c] += term(c);
+  else
+    for (c = 0; c < d; ++c) dx[c] = term(c);
 }
 
 }  // namespace
@@ -117,17 +127,28 @@ MHA_INLINE float Dot(const float* x, const float* y, int n) {
   return ReduceAdd(acc);
 }
 
+// dh *= (hidden > 0), over n floats: a product by exactly 1 or 0, as written, in a
+// loop the compiler vectorises (an Eigen mask-and-cast expression did not).
+void ReluGradRows(const float* hidden, float* dh, Eigen::Index n) {
+  for (Eigen::Index i = 0; i < n; ++i) dh[i] *= hidden[i] > 0.0f ? 1.0f : 0.0f;
+}
+
 // C (m x n) = alpha * A (m x k) B (k x n) on the GEMM micro-kernel, B packed a panel
-// at a time into `pack` (PanelFloats(k)); with b_transposed, B(p, j) is at b[j * ldb + p].
-void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
-               bool b_transposed, float* c, std::ptrdiff_t ldc, float alpha, float* pack) {
+// at a time into `pack` (PanelFloats(k)); with b_transposed, B(p, j) is at b[j * ldb + p];
+// with a_transposed, A(i, p) at a[p * lda + i].
+void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed, const float* b,
+               std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, float alpha, float* pack) {
+  if (n <= simd::kWidth && !b_transposed) {  // one narrow panel: B read in place (gemm.hpp)
+    (a_transposed ? PanelAT : Panel)(m, k, a, lda, b, ldb, c, ldc, n, nullptr, alpha);
+    return;
+  }
   for (int j0 = 0; j0 < n; j0 += kNR) {
     const int nc = std::min(kNR, n - j0);
     if (b_transposed)
       PackBT(b + static_cast<std::ptrdiff_t>(j0) * ldb, ldb, k, nc, pack);
     else
       PackB(b + j0, ldb, k, nc, pack);
-    Panel(m, k, a, lda, pack, kNR, c + j0, ldc, nc, nullptr, alpha);
+    (a_transposed ? PanelAT : Panel)(m, k, a, lda, pack, kNR, c + j0, ldc, nc, nullptr, alpha);
   }
 }
 
@@ -141,16 +162,16 @@ void SmallGemm(int m, int k, int n, const float* a, std::ptrdiff_t lda, const fl
 // into their shared K/V head in head order.
 void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, const Mat& dconcat, Mat& dq, Mat& dk,
                            Mat& dv, ThreadScratch& s) {
-  const int S = t.seq, hd = cfg.head_dim(), group = cfg.num_heads / cfg.kv_heads();
+  const int S = t.seq, hd = cfg.head_dim(), H = cfg.num_heads, G = cfg.kv_heads(), group = H / G;
   const float scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(hd)) : 1.0f) / cfg.temperature;
   const Eigen::Index row0 = static_cast<Eigen::Index>(b) * S;
-  const float* K = t.k.data() + static_cast<std::ptrdiff_t>(g) * S * hd;
-  const float* V = t.v.data() + static_cast<std::ptrdiff_t>(g) * S * hd;
+  // Sequence b's blocks of the batch trace: (b, head, S, hd) and (b, head, S, S).
+  const float* K = t.k.data() + (static_cast<std::ptrdiff_t>(b) * G + g) * S * hd;
+  const float* V = t.v.data() + (static_cast<std::ptrdiff_t>(b) * G + g) * S * hd;
   const std::ptrdiff_t ldc = dconcat.cols(), ldq = dq.cols(), ldkv = dk.cols();
   float* dK = dk.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
   float* dV = dv.data() + row0 * ldkv + static_cast<std::ptrdiff_t>(g) * hd;
   float* ds = s.ds.data();  // (S, S): dattn, then dscores in place
-  float* tr = s.tr.data();  // (S, S): a transposed copy
   float* tile = s.tile.data();
   float* pack = s.pack.Get(0);
   // The first head of the group writes dK and dV, the others add theirs.
@@ -160,32 +181,31 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
   };
   for (int h = g * group; h < (g + 1) * group; ++h) {
     const bool first = h == g * group;
-    const float* A = t.attn.data() + static_cast<std::ptrdiff_t>(h) * S * S;
-    const float* Q = t.q.data() + static_cast<std::ptrdiff_t>(h) * S * hd;
+    const float* A = t.attn.data() + (static_cast<std::ptrdiff_t>(b) * H + h) * S * S;
+    const float* Q = t.q.data() + (static_cast<std::ptrdiff_t>(b) * H + h) * S * hd;
     const float* dC = dconcat.data() + row0 * ldc + static_cast<std::ptrdiff_t>(h) * hd;
-    SmallGemm(S, hd, S, dC, ldc, V, hd, /*b_transposed=*/true, ds, S, 1.0f, pack);  // dattn
+    SmallGemm(S, hd, S, dC, ldc, false, V, hd, /*b_transposed=*/true, ds, S, 1.0f, pack);  // dattn
     for (int i = 0; i < S; ++i) {
       float* row = ds + static_cast<std::ptrdiff_t>(i) * S;
       const float* a = A + static_cast<std::ptrdiff_t>(i) * S;
       const float dot = Dot(row, a, S);
       for (int j = 0; j < S; ++j) row[j] = a[j] * (row[j] - dot);
     }
-    SmallGemm(S, S, hd, ds, S, K, hd, false, dq.data() + row0 * ldq + static_cast<std::ptrdiff_t>(h) * hd, ldq, scale,
-              pack);
-    Transpose(ds, S, S, tr);
-    SmallGemm(S, S, hd, tr, S, Q, hd, false, first ? dK : tile, first ? ldkv : hd, scale, pack);
+    SmallGemm(S, S, hd, ds, S, false, K, hd, false, dq.data() + row0 * ldq + static_cast<std::ptrdiff_t>(h) * hd, ldq,
+              scale, pack);
+    SmallGemm(S, S, hd, ds, S, /*a_transposed=*/true, Q, hd, false, first ? dK : tile, first ? ldkv : hd, scale, pack);
     if (!first) add(dK, tile);
-    Transpose(A, S, S, tr);
-    SmallGemm(S, S, hd, tr, S, dC, ldc, false, first ? dV : tile, first ? ldkv : hd, 1.0f, pack);
+    SmallGemm(S, S, hd, A, S, /*a_transposed=*/true, dC, ldc, false, first ? dV : tile, first ? ldkv : hd, 1.0f, pack);
     if (!first) add(dV, tile);
   }
 }
 
-// The FFN sublayer's backward: given dffn_out (= dF), adds W1, b1, W2, b2 gradients
-// and writes dL/d(ffn input) into s.dffn_in.
-void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Mat& dF, Weights& g,
-                 LayerScratch& s) {
-  WeightGrad(pool, threads, s.hidden, dF, g.ffn_W2, s.gemm);
+// The FFN sublayer's backward: given dffn_out (= dF), its input `ffn_in` and hidden
+// activations `hidden` from the forward pass, adds W1, b1, W2, b2 gradients and
+// writes dL/d(ffn input) into s.dffn_in.
+void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Mat& dF, const Mat& ffn_in,
+                 const Mat& hidden, Weights& g, LayerScratch& s) {
+  WeightGrad(pool, threads, hidden, dF, g.ffn_W2, s.gemm);
   AccumulateColumnSums(dF, g.ffn_b2);
   RowsTimesTransposed(pool, threads, dF, w.ffn_W2, s.dh, false, s.gemm);  // d hidden
   // d pre-activation = d hidden * act'(pre). ReLU: pre > 0 exactly where hidden > 0.
@@ -193,9 +213,9 @@ void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, c
   const bool gelu = cfg.activation == Activation::Gelu;
   if (gelu) {
     const int f = cfg.ffn_dim();
-    SafeResize(s.pre, s.ffn_in.rows(), f);
-    Gemm(pool, threads, static_cast<int>(s.ffn_in.rows()), cfg.d_model, f, s.ffn_in.data(), cfg.d_model,
-         w.ffn_W1.data(), f, false, s.pre.data(), f, w.ffn_b1.data(), false, s.gemm);
+    SafeResize(s.pre, ffn_in.rows(), f);
+    Gemm(pool, threads, static_cast<int>(ffn_in.rows()), cfg.d_model, f, ffn_in.data(), cfg.d_model, w.ffn_W1.data(), f,
+         false, s.pre.data(), f, w.ffn_b1.data(), false, s.gemm);
   }
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask;
@@ -203,55 +223,45 @@ void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, c
     if (gelu)
       s.dh.middleRows(r0, n).array() *= s.pre.middleRows(r0, n).array().unaryExpr([](float x) { return GeluGrad(x); });
     else
-      s.dh.middleRows(r0, n).array() *= (s.hidden.middleRows(r0, n).array() > 0.0f).cast<float>();
+      ReluGradRows(hidden.data() + r0 * s.dh.cols(), s.dh.data() + r0 * s.dh.cols(), n * s.dh.cols());
   };
   ParallelFor(pool, threads, Blocks(s.dh.rows(), kRowsPerTask), task);
-  WeightGrad(pool, threads, s.ffn_in, s.dh, g.ffn_W1, s.gemm);
+  WeightGrad(pool, threads, ffn_in, s.dh, g.ffn_W1, s.gemm);
   AccumulateColumnSums(s.dh, g.ffn_b1);
   RowsTimesTransposed(pool, threads, s.dh, w.ffn_W1, s.dffn_in, false, s.gemm);
 }
 
 }  // namespace
 
-void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const std::vector<Trace>& traces,
-                   int batch, const Mat& dy, Weights& g, Mat& dx, LayerScratch& s) {
-  const int S = traces[0].seq, d = cfg.d_model, G = cfg.kv_heads(), hd = cfg.head_dim();
+void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Trace& t, const Mat& dy,
+                   Weights& g, Mat& dx, LayerScratch& s) {
+  const int S = t.seq, batch = t.batch, d = cfg.d_model, G = cfg.kv_heads(), hd = cfg.head_dim();
   const Eigen::Index N = static_cast<Eigen::Index>(batch) * S;
   const bool pre = cfg.norm == Norm::Pre, post = cfg.norm == Norm::Post;
   const bool ffn = cfg.block == Block::Encoder;
   if (static_cast<int>(s.per_thread.size()) < threads) s.per_thread.resize(threads);
-  for (ThreadScratch& t : s.per_thread) {
-    SafeResize(t.ds, S, S);
-    SafeResize(t.tr, S, S);
-    SafeResize(t.tile, S, hd);
-    t.pack.Get(PanelFloats(std::max(S, hd)));
+  for (ThreadScratch& ts : s.per_thread) {
+    SafeResize(ts.ds, S, S);
+    SafeResize(ts.tile, S, hd);
+    ts.pack.Get(PanelFloats(std::max(S, hd)));
   }
 
-  // dL/d(attention sublayer output `out`).
+  // dL/d(attention sublayer output `out`). The activations are read where the batch's
+  // forward pass left them (every sequence's rows in one matrix).
   const Mat* dout = &dy;
   if (ffn) {
-    Gather(pool, threads, traces, batch, S, d, s.out, [](const Trace& t) -> const Mat& { return t.out; });
-    Gather(pool, threads, traces, batch, S, cfg.ffn_dim(), s.hidden,
-           [](const Trace& t) -> const Mat& { return t.ffn_hidden; });
-    if (pre) {
-      Gather(pool, threads, traces, batch, S, d, s.ffn_in, [](const Trace& t) -> const Mat& { return t.ffn_ln; });
-    } else {
-      s.ffn_in = s.out;
-    }
     const Mat* dF = &dy;
     if (post) {  // block_out = LN2(ffn_residual)
-      Gather(pool, threads, traces, batch, S, d, s.ffn_residual,
-             [](const Trace& t) -> const Mat& { return t.ffn_residual; });
-      LayerNormBackward(pool, threads, s.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, false, g.ln2_gamma,
+      LayerNormBackward(pool, threads, t.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, false, g.ln2_gamma,
                         g.ln2_beta, s.xhat);
       dF = &s.dres;
     }
-    FfnBackward(pool, threads, cfg, w, *dF, g, s);
+    FfnBackward(pool, threads, cfg, w, *dF, pre ? t.ffn_ln : t.out, t.ffn_hidden, g, s);
     // ffn_residual = out + ffn_out: the residual path carries dF straight to `out`.
     SafeResize(s.da, N, d);
     if (pre) {  // ffn_ln = LN2(out)
       s.da = *dF;
-      LayerNormBackward(pool, threads, s.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma, g.ln2_beta,
+      LayerNormBackward(pool, threads, t.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma, g.ln2_beta,
                         s.xhat);
     } else {
       s.da = *dF + s.dffn_in;
@@ -261,12 +271,9 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
 
   // The attention sublayer: out = LN1(x + attn_out) (post), x + attn_out(LN1(x)) (pre),
   // or x + attn_out (none).
-  Gather(pool, threads, traces, batch, S, d, s.x, [](const Trace& t) -> const Mat& { return t.in.x; });
-  Gather(pool, threads, traces, batch, S, d, s.concat, [](const Trace& t) -> const Mat& { return t.concat; });
   const Mat* dres = dout;
   if (post) {
-    Gather(pool, threads, traces, batch, S, d, s.residual, [](const Trace& t) -> const Mat& { return t.residual; });
-    LayerNormBackward(pool, threads, s.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma, g.ln_beta,
+    LayerNormBackward(pool, threads, t.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma, g.ln_beta,
                       s.xhat);
     dres = &s.dres;
   }
@@ -274,7 +281,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   dx = *dres;  // the residual path: x reaches the output unchanged
 
   // attn_out = concat W_O + b_O
-  WeightGrad(pool, threads, s.concat, *dres, g.W_o, s.gemm);
+  WeightGrad(pool, threads, t.concat, *dres, g.W_o, s.gemm);
   AccumulateColumnSums(*dres, g.b_o);
   RowsTimesTransposed(pool, threads, *dres, w.W_o, s.dconcat, false, s.gemm);
 
@@ -284,19 +291,15 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   SafeResize(s.dk, N, static_cast<Eigen::Index>(G) * hd);
   SafeResize(s.dv, N, static_cast<Eigen::Index>(G) * hd);
   auto core_task = [&](int task, int tid) {
-    AttentionCoreBackward(cfg, traces[task / G], task / G, task % G, s.dconcat, s.dq, s.dk, s.dv, s.per_thread[tid]);
+    AttentionCoreBackward(cfg, t, task / G, task % G, s.dconcat, s.dq, s.dk, s.dv, s.per_thread[tid]);
   };
   ParallelFor(pool, threads, batch * G, core_task);
 
   // Q = src W_Q + b_Q, K = src W_K + b_K, V = src W_V + b_V (src = LN1(x) for pre-LN)
-  const Mat* src = &s.x;
-  if (pre) {
-    Gather(pool, threads, traces, batch, S, d, s.src, [](const Trace& t) -> const Mat& { return t.x_ln; });
-    src = &s.src;
-  }
-  WeightGrad(pool, threads, *src, s.dq, g.W_q, s.gemm);
-  WeightGrad(pool, threads, *src, s.dk, g.W_k, s.gemm);
-  WeightGrad(pool, threads, *src, s.dv, g.W_v, s.gemm);
+  const Mat& src = pre ? t.x_ln : t.in.x;
+  WeightGrad(pool, threads, src, s.dq, g.W_q, s.gemm);
+  WeightGrad(pool, threads, src, s.dk, g.W_k, s.gemm);
+  WeightGrad(pool, threads, src, s.dv, g.W_v, s.gemm);
   AccumulateColumnSums(s.dq, g.b_q);
   AccumulateColumnSums(s.dk, g.b_k);
   AccumulateColumnSums(s.dv, g.b_v);
@@ -304,7 +307,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true, s.gemm);
   RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true, s.gemm);
   if (pre)
-    LayerNormBackward(pool, threads, s.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat);
+    LayerNormBackward(pool, threads, t.in.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat);
   else
     dx += s.dsrc;
 }

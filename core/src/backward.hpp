@@ -1,6 +1,6 @@
 // The backward pass of one layer over a batch, beside the forward pass it
-// differentiates (forward.cpp). Position-wise work runs on whole-batch matrices of
-// N = batch * seq rows; the attention core runs per (sequence, K/V head).
+// differentiates (forward.cpp's ForwardBatch). Position-wise work runs on whole-batch
+// matrices of N = batch * seq rows; the attention core runs per (sequence, K/V head).
 //
 // Determinism: every GEMM is cut into blocks whose size depends only on the shapes,
 // and every sum over the batch (weight gradients, LayerNorm gains, biases) runs in one
@@ -24,24 +24,23 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
 
 // Per-thread scratch of the attention core's backward pass.
 struct ThreadScratch {
-  Mat ds, tr;   // (seq, seq): dL/d(attn) then dL/d(scores); a transposed copy
+  Mat ds;       // (seq, seq): dL/d(attn) then dL/d(scores)
   Mat tile;     // (seq, head_dim): a second query head's share of dK or dV
   Buffer pack;  // one packed B panel
 };
 
 // Scratch for LayerBackward, kept between steps so a step allocates nothing.
 struct LayerScratch {
-  Mat x, src, residual, concat, out, ffn_in, ffn_residual, hidden;  // gathered activations
   Mat dres, da, dconcat, dq, dk, dv, dsrc, dh, dffn_in, xhat;       // gradients
   Mat pre;                                                          // FFN pre-activations (GELU)
   GemmScratch gemm;
   std::vector<ThreadScratch> per_thread;  // indexed by the pool's thread id
 };
 
-// One layer's backward pass over a batch: `traces[b]` is sequence b's forward Trace of
-// this layer (all of one seq length), `dy` (N, d) is dL/d(layer output). Adds the
+// One layer's backward pass over a batch: `t` is this layer's ForwardBatch trace of
+// the batch (N = t.batch * t.seq rows), `dy` (N, d) is dL/d(layer output). Adds the
 // weight gradients into `g` and writes dL/d(layer input) into dx (N, d).
-void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const std::vector<Trace>& traces,
-                   int batch, const Mat& dy, Weights& g, Mat& dx, LayerScratch& s);
+void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Trace& t, const Mat& dy,
+                   Weights& g, Mat& dx, LayerScratch& s);
 
 }  // namespace mha::detail

@@ -29,7 +29,6 @@ constexpr int kRowsPerTask = 64;
 // Scratch kept between steps.
 struct GemmScratch {
   Buffer packed;              // B's panels
-  Buffer transposed;          // A^T for weight gradients (grows only: shapes alternate)
   std::vector<Buffer> tiles;  // per thread: one task's result, for C += A B
 };
 
@@ -45,8 +44,6 @@ void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Ma
                          GemmScratch& s);
 // grad (k, n) = a (N, k)^T d (N, n): a weight's gradient summed over the batch rows.
 void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s);
-// at (cols, rows) = a (rows, cols)^T, both row-major.
-void Transpose(const float* a, int rows, int cols, float* at);
 // grad (n) += column sums of d (N, n), rows in order.
 void AccumulateColumnSums(const Mat& d, RowVec& grad);
 

@@ -52,7 +52,7 @@ namespace {
 
 // ---- threads -------------------------------------------------------------------
 
-int ThreadsFor(const Config& cfg, int seq, int seq_kv) {
+int ThreadsFor(const Config& cfg, int seq, int seq_kv, int batch) {
   int threads = cfg.threads;
   if (threads <= 0) {
     const unsigned n = std::thread::hardware_concurrency();
@@ -63,6 +63,7 @@ int ThreadsFor(const Config& cfg, int seq, int seq_kv) {
   const double d = cfg.d_model, kvd = static_cast<double>(cfg.kv_heads()) * cfg.head_dim();
   double flops = 4.0 * seq * d * d + 4.0 * seq_kv * d * kvd + 4.0 * seq * seq_kv * d;
   if (cfg.block == Block::Encoder) flops += 4.0 * seq * d * cfg.ffn_dim();
+  flops *= batch;
   return static_cast<int>(std::max(1.0, std::min<double>(threads, 1.0 + flops / 2e6)));
 }
 
@@ -97,6 +98,16 @@ struct Pass {
   const Mat* src;  // queries' input: x, or LN(x) for pre-LN
   const Mat* mem;  // keys' and values' input: src, or the memory (cross-attention)
   int seq, seq_kv, d, H, G, hd, group, pkv, phd, ld;
+  // Sequences stacked in the input (ForwardBatch; 1 otherwise), and rows = batch * seq
+  // of the position-wise tensors. Their products run in blocks of gemm_rows rows.
+  int batch = 1, rows = 0, gemm_rows = 0;
+  // Only what the backward pass reads (ForwardBatch's for_backward): no scores, context,
+  // attn_out, ffn_out, nor (but for post-LN) residual and ffn_residual. The products
+  // that fed them land in the sums they feed: W_O's in out (or residual), the FFN's
+  // in block_out (or ffn_residual), and the heads' context straight into concat.
+  bool lean = false;
+  Mat *attn_sum = nullptr, *attn_res = nullptr;  // concat W_O + b_O, and x + that
+  Mat *ffn_sum = nullptr, *ffn_res = nullptr;    // hidden W2 + b2, and out + that
   bool causal, stream, v_in_place;
   bool project;  // some input row changed: the Project phase runs
   float scale;
@@ -128,30 +139,58 @@ constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
 
 // Pre-LN: x_ln = LN(x), rows [r0, r1).
 void PreNormTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
     detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
                          p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
 }
 
-// Projections, one fused pass: tasks are (Q/K/V head, panel) pairs, so each head
-// lands in its own contiguous (seq, head_dim) block: the split into heads costs no
-// copy and no transpose.
+// Rows [i0, i1) of sequence b, one panel of columns (col0, nc) of a projection: C is
+// the tile's place in head `head`'s block (b, head) of the (batch, heads, rows,
+// head_dim) tensor, or, for a panel wider than what is left of its head (head_dim 16
+// in 32-wide panels), per-thread scratch whose columns are then copied out head by
+// head. Either way each number is the same chain of operations.
+void ProjectRows(Pass& p, Mat& out, int heads, int rows, int b, int i0, int i1, const float* a, const float* panel,
+                 std::ptrdiff_t ldb, int col0, int nc, const float* bias, int tid) {
+  using detail::kNR;
+  const int hd = p.hd, head = col0 / hd, off = col0 % hd;
+  auto block = [&](int h, int i) {  // row i of head h of sequence b
+    return out.data() + ((static_cast<std::ptrdiff_t>(b) * heads + h) * rows + i) * hd;
+  };
+  if (off + nc <= hd) {
+    detail::Panel(i1 - i0, p.d, a, p.d, panel, ldb, block(head, i0) + off, hd, nc, bias, 1.0f);
+    return;
+  }
+  float* tile = p.ws->block[tid].Get(0);  // kRowBlock x kNR: the Attend phase's scratch, free here
+  for (int r0 = i0; r0 < i1; r0 += kRowBlock) {
+    const int m = std::min(kRowBlock, i1 - r0);
+    detail::Panel(m, p.d, a + static_cast<std::ptrdiff_t>(r0 - i0) * p.d, p.d, panel, ldb, tile, kNR, nc, bias, 1.0f);
+    for (int i = 0; i < m; ++i)
+      for (int c = 0; c < nc;) {
+        const int h = (col0 + c) / hd, o = (col0 + c) % hd, n = std::min(hd - o, nc - c);
+        simd::CopyRow(block(h, r0 + i) + o, tile + i * kNR + c, n);
+        c += n;
+      }
+  }
+}
+
+// Projections, one fused pass: tasks are panels of W_Q's, then W_K's, then W_V's
+// columns, every one full width (kNR) but the last of each, so a head_dim below the
+// panel width does not leave half of every tile empty; each head lands in its own
+// contiguous (seq, head_dim) block: the split into heads costs no transpose.
 void ProjectTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
-  const int job = task / p.phd, j0 = (task % p.phd) * kNR, nc = std::min(kNR, p.hd - j0);
-  const detail::ProjectionJob jb = detail::JobOf(w, p.H, p.G, job);
+  const detail::ProjectionJob jb = detail::JobOf(w, p.d, p.G * p.hd, task);
   const Mat* a = jb.kind == 0 ? p.src : p.mem;
   const Mat* W = jb.W;
   const RowVec* bias = jb.kind == 0 ? &w.b_q : jb.kind == 1 ? &w.b_k : &w.b_v;
   Mat* out = jb.kind == 0 ? &t.q : jb.kind == 1 ? &t.k : &t.v;
-  const int head = jb.head, rows = jb.kind == 0 ? p.seq : p.seq_kv;
-  const int col = head * p.hd + j0;
-  float* c = out->data() + static_cast<std::ptrdiff_t>(head) * rows * p.hd + j0;
-  const auto& runs = job < p.H ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
+  const int rows = jb.kind == 0 ? p.seq : p.seq_kv, heads = jb.kind == 0 ? p.H : p.G;
+  const int col = jb.col, nc = jb.nc;
+  const auto& runs = jb.kind == 0 ? p.ws->q_rows : p.ws->kv_rows;  // rows whose input changed
   const float* panel;
   std::ptrdiff_t ldb;
   if (p.qkv_pack) {  // packed even if no row of this side changed: every panel is then ready
@@ -160,16 +199,21 @@ void ProjectTask(Pass& p, int task, int tid) {
     panel = packed, ldb = kNR;
   } else if (runs.empty()) {
     return;
-  } else if (rows > 64 || nc < kNR) {  // reused by many rows: pack it
+  } else if (p.batch * rows > 64 || nc < kNR) {  // reused by many rows: pack it
     float* packed = p.ws->panel[tid].Get(0);
     detail::PackB(W->data() + col, W->cols(), p.d, nc, packed);
     panel = packed, ldb = kNR;
   } else {  // a few rows: read the weights in place
     panel = W->data() + col, ldb = W->cols();
   }
-  for (const auto& [r0, r1] : runs)
-    detail::Panel(r1 - r0, p.d, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, p.d, panel, ldb,
-                  c + static_cast<std::ptrdiff_t>(r0) * p.hd, p.hd, nc, bias->data() + col, 1.0f);
+  // Runs of input rows, cut where a sequence ends.
+  for (const auto& [g0, g1] : runs)
+    for (int r0 = g0; r0 < g1;) {
+      const int b = r0 / rows, i0 = r0 - b * rows, i1 = std::min(g1 - b * rows, rows);
+      ProjectRows(p, *out, heads, rows, b, i0, i1, a->data() + static_cast<std::ptrdiff_t>(r0) * p.d, panel, ldb, col,
+                  nc, bias->data() + col, tid);
+      r0 = b * rows + i1;
+    }
 }
 
 // K^T of each K/V head packed as B panels, so the scores need no transposed copy of
@@ -177,14 +221,19 @@ void ProjectTask(Pass& p, int task, int tid) {
 void PackTask(Pass& p, int task) {
   using detail::kNR;
   const Trace& t = *p.t;
+  const int per_seq = p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd);
+  const int b = task / per_seq;
+  task %= per_seq;
+  // Sequence b's K/V heads and panels follow those of the sequences before it.
+  const std::ptrdiff_t kv0 = static_cast<std::ptrdiff_t>(b) * p.G;
   if (task < p.G * p.pkv) {
     const int g = task / p.pkv, j0 = (task % p.pkv) * kNR;
-    detail::PackBT(t.k.data() + (static_cast<std::ptrdiff_t>(g) * p.seq_kv + j0) * p.hd, p.hd, p.hd,
-                   std::min(kNR, p.seq_kv - j0), p.kt + task * p.kt_panel);
+    detail::PackBT(t.k.data() + ((kv0 + g) * p.seq_kv + j0) * p.hd, p.hd, p.hd, std::min(kNR, p.seq_kv - j0),
+                   p.kt + (kv0 * p.pkv + task) * p.kt_panel);
   } else {
     const int i = task - p.G * p.pkv, g = i / p.phd, j0 = (i % p.phd) * kNR;
-    detail::PackB(t.v.data() + static_cast<std::ptrdiff_t>(g) * p.seq_kv * p.hd + j0, p.hd, p.seq_kv,
-                  std::min(kNR, p.hd - j0), p.vp + i * p.vp_panel);
+    detail::PackB(t.v.data() + (kv0 + g) * p.seq_kv * p.hd + j0, p.hd, p.seq_kv, std::min(kNR, p.hd - j0),
+                  p.vp + (kv0 * p.phd + i) * p.vp_panel);
   }
 }
 
@@ -194,11 +243,16 @@ void AttendTask(Pass& p, int task, int tid) {
   using detail::kNR;
   Trace& t = *p.t;
   const int blocks = (p.seq + kRowBlock - 1) / kRowBlock;
-  const int h = task / blocks, g = h / p.group, seq_kv = p.seq_kv, hd = p.hd, ld = p.ld;
+  const int b = task / (p.H * blocks);
+  task %= p.H * blocks;
+  const int h = task / blocks, seq_kv = p.seq_kv, hd = p.hd, ld = p.ld;
+  const int g = b * p.G + h / p.group;  // the K/V head of this sequence
   const int r0 = (task % blocks) * kRowBlock, r1 = std::min(p.seq, r0 + kRowBlock), m = r1 - r0;
-  const std::ptrdiff_t row0 = static_cast<std::ptrdiff_t>(h) * p.seq + r0;
+  const std::ptrdiff_t row0 = (static_cast<std::ptrdiff_t>(b) * p.H + h) * p.seq + r0;
   const float* qb = t.q.data() + row0 * hd;
-  float* cb = t.context.data() + row0 * hd;
+  float* concat = t.concat.data() + (static_cast<std::ptrdiff_t>(b) * p.seq + r0) * p.d + h * hd;
+  float* cb = p.lean ? concat : t.context.data() + row0 * hd;
+  const int ldcb = p.lean ? p.d : hd;
   // The block's scores and weights are computed in per-thread scratch that stays in
   // L2 (its row stride is off a 4 KiB multiple, so rows do not fight over cache
   // sets), then copied to the trace once.
@@ -214,7 +268,7 @@ void AttendTask(Pass& p, int task, int tid) {
   const int visible_max = p.causal ? std::min(seq_kv, r1) : seq_kv;
   for (int i = 0; i < m; ++i) {
     const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
-    float* so = t.scores.data() + (row0 + i) * seq_kv;
+    float* so = p.lean ? nullptr : t.scores.data() + (row0 + i) * seq_kv;
     float* ao = t.attn.data() + (row0 + i) * seq_kv;
     if (p.stream)
       detail::AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
@@ -227,45 +281,57 @@ void AttendTask(Pass& p, int task, int tid) {
     const int j0 = q * kNR, nc = std::min(kNR, hd - j0);
     const float* b = p.v_in_place ? t.v.data() + static_cast<std::ptrdiff_t>(g) * seq_kv * hd + j0
                                   : p.vp + (static_cast<std::size_t>(g) * p.phd + q) * p.vp_panel;
-    detail::Panel(m, visible_max, abuf, ld, b, p.v_in_place ? hd : kNR, cb + j0, hd, nc, nullptr, 1.0f);
+    detail::Panel(m, visible_max, abuf, ld, b, p.v_in_place ? hd : kNR, cb + j0, ldcb, nc, nullptr, 1.0f);
   }
   // concat: the heads side by side again.
-  for (int i = 0; i < m; ++i)
-    std::memcpy(t.concat.data() + static_cast<std::ptrdiff_t>(r0 + i) * p.d + h * hd, cb + i * hd, sizeof(float) * hd);
+  if (!p.lean)
+    for (int i = 0; i < m; ++i) simd::CopyRow(concat + static_cast<std::ptrdiff_t>(i) * p.d, cb + i * hd, hd);
 }
 
 // Output projection, one panel of columns: attn_out = concat W_O + b_O.
-void OutputTask(Pass& p, int panel_index, int tid) {
+// Tasks of the position-wise products: (block of gemm_rows rows, panel of columns).
+struct RowPanel {
+  int r0, m, panel;
+};
+RowPanel RowPanelOf(const Pass& p, int task, int panels) {
+  const int r0 = task / panels * p.gemm_rows;
+  return {r0, std::min(p.gemm_rows, p.rows - r0), task % panels};
+}
+
+// Output projection, one panel of columns: attn_out = concat W_O + b_O.
+void OutputTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
-  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
-  float* c = t.attn_out.data() + j0;
+  const RowPanel rp = RowPanelOf(p, task, Panels(p.d));
+  const int j0 = rp.panel * kNR, nc = std::min(kNR, p.d - j0);
+  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(rp.r0) * p.d;
+  float* c = p.attn_sum->data() + at + j0;
+  const float* a = t.concat.data() + at;
   if (p.out_pack) {
-    float* panel = p.out_pack + panel_index * p.wpanel;
+    float* panel = p.out_pack + rp.panel * p.wpanel;
     if (!p.out_ready) detail::PackB(w.W_o.data() + j0, p.d, p.d, nc, panel);
-    detail::Panel(p.seq, p.d, t.concat.data(), p.d, panel, kNR, c, p.d, nc, w.b_o.data() + j0, 1.0f);
+    detail::Panel(rp.m, p.d, a, p.d, panel, kNR, c, p.d, nc, w.b_o.data() + j0, 1.0f);
   } else {
-    GemmPanel(p.seq, p.d, t.concat.data(), p.d, w.W_o.data() + j0, p.d, nc, c, p.d, w.b_o.data() + j0,
-              p.ws->panel[tid].Get(0));
+    GemmPanel(rp.m, p.d, a, p.d, w.W_o.data() + j0, p.d, nc, c, p.d, w.b_o.data() + j0, p.ws->panel[tid].Get(0));
   }
 }
 
 // Residual, then the norm (post-LN) or not, rows [r0, r1). The end of the layer:
 // a further sublayer (e.g. the feed-forward block) would be one more phase after it.
 void FinishTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   Trace& t = *p.t;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i) {
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
     const float* x = t.in.x.data() + o;
-    const float* a = t.attn_out.data() + o;
-    float* res = t.residual.data() + o;
+    const float* a = p.attn_sum->data() + o;
+    float* res = p.attn_res->data() + o;  // may be a itself (lean)
     for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
     if (p.cfg->norm == Norm::Post)
       detail::LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
-    else
+    else if (p.attn_res != &t.out)
       std::memcpy(t.out.data() + o, res, sizeof(float) * d);
   }
 }
@@ -274,7 +340,7 @@ void FinishTask(Pass& p, int task) {
 
 // Pre-LN: ffn_ln = LN2(out), rows [r0, r1).
 void FfnNormTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
     detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(), w.ln2_beta.data(), d,
@@ -282,13 +348,14 @@ void FfnNormTask(Pass& p, int task) {
 }
 
 // ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
-void FfnUpTask(Pass& p, int panel_index, int tid) {
+void FfnUpTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
   const Mat& in = p.cfg->norm == Norm::Pre ? t.ffn_ln : t.out;
-  const int j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
-  float* c = t.ffn_hidden.data() + j0;
+  const RowPanel rp = RowPanelOf(p, task, Panels(p.f));
+  const int panel_index = rp.panel, j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
+  float* c = t.ffn_hidden.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.f + j0;
   const float* panel;
   if (p.out_pack) {
     float* packed = p.out_pack + p.w1_at + panel_index * p.wpanel;
@@ -299,9 +366,10 @@ void FfnUpTask(Pass& p, int panel_index, int tid) {
     detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
     panel = packed;
   }
-  detail::Panel(p.seq, p.d, in.data(), p.d, panel, kNR, c, p.f, nc, w.ffn_b1.data() + j0, 1.0f);
+  detail::Panel(rp.m, p.d, in.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d, p.d, panel, kNR, c, p.f, nc,
+                w.ffn_b1.data() + j0, 1.0f);
   const Activation act = p.cfg->activation;
-  for (int i = 0; i < p.seq; ++i) {
+  for (int i = 0; i < rp.m; ++i) {
     float* row = c + static_cast<std::ptrdiff_t>(i) * p.f;
     if (act == Activation::Relu)
       for (int j = 0; j < nc; ++j) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
@@ -311,11 +379,12 @@ void FfnUpTask(Pass& p, int panel_index, int tid) {
 }
 
 // ffn_out = ffn_hidden W2 + b2, one panel of d_model columns.
-void FfnDownTask(Pass& p, int panel_index, int tid) {
+void FfnDownTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
   Trace& t = *p.t;
-  const int j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
+  const RowPanel rp = RowPanelOf(p, task, Panels(p.d));
+  const int panel_index = rp.panel, j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
   const float* panel;
   if (p.out_pack) {
     float* packed = p.out_pack + p.w2_at + panel_index * detail::PanelFloats(p.f);
@@ -326,24 +395,24 @@ void FfnDownTask(Pass& p, int panel_index, int tid) {
     detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
     panel = packed;
   }
-  detail::Panel(p.seq, p.f, t.ffn_hidden.data(), p.f, panel, kNR, t.ffn_out.data() + j0, p.d, nc, w.ffn_b2.data() + j0,
-                1.0f);
+  detail::Panel(rp.m, p.f, t.ffn_hidden.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.f, p.f, panel, kNR,
+                p.ffn_sum->data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d + j0, p.d, nc, w.ffn_b2.data() + j0, 1.0f);
 }
 
 // ffn_residual = out + ffn_out, then LN2 (post-LN) or not: block_out, rows [r0, r1).
 void FfnFinishTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.seq, r0 + kNormRows), d = p.d;
+  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   Trace& t = *p.t;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i) {
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
     const float* a = t.out.data() + o;
-    const float* b = t.ffn_out.data() + o;
-    float* res = t.ffn_residual.data() + o;
+    const float* b = p.ffn_sum->data() + o;
+    float* res = p.ffn_res->data() + o;  // may be b itself (lean)
     for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
     if (p.cfg->norm == Norm::Post)
       detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
-    else
+    else if (p.ffn_res != &t.block_out)
       std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
   }
 }
@@ -373,6 +442,8 @@ Pass Dimensions(const Config& cfg, const Weights& w, Trace& t, detail::Workspace
   p.ws = &ws;
   p.seq = t.seq;
   p.seq_kv = t.seq_kv;
+  p.batch = t.batch;
+  p.rows = p.batch * p.seq;
   p.d = cfg.d_model;
   p.H = cfg.num_heads;
   p.G = cfg.kv_heads();
@@ -393,7 +464,9 @@ Pass Dimensions(const Config& cfg, const Weights& w, Trace& t, detail::Workspace
 void SizeTrace(Pass& p, bool full) {
   const Config& cfg = *p.cfg;
   Trace& t = *p.t;
-  const int seq = p.seq, seq_kv = p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
+  // Per sequence; the position-wise tensors have `seq` rows of all sequences, the
+  // per-head ones a (batch * heads) blocks.
+  const int seq = p.rows, seq_kv = p.batch * p.seq_kv, d = p.d, H = p.H, G = p.G, hd = p.hd;
   const bool pre = full && cfg.norm == Norm::Pre;
   detail::SafeResize(t.x_ln, pre ? seq : 0, pre ? d : 0);
   p.src = pre ? &t.x_ln : &t.in.x;
@@ -401,20 +474,27 @@ void SizeTrace(Pass& p, bool full) {
   detail::SafeResize(t.q, static_cast<Eigen::Index>(H) * seq, hd);
   detail::SafeResize(t.k, static_cast<Eigen::Index>(G) * seq_kv, hd);
   detail::SafeResize(t.v, static_cast<Eigen::Index>(G) * seq_kv, hd);
-  detail::SafeResize(t.scores, static_cast<Eigen::Index>(H) * seq, seq_kv);
-  detail::SafeResize(t.attn, static_cast<Eigen::Index>(H) * seq, seq_kv);
-  detail::SafeResize(t.context, static_cast<Eigen::Index>(H) * seq, hd);
+  const bool lean = p.lean, post = cfg.norm == Norm::Post;
+  detail::SafeResize(t.scores, lean ? 0 : static_cast<Eigen::Index>(H) * seq, lean ? 0 : p.seq_kv);
+  detail::SafeResize(t.attn, static_cast<Eigen::Index>(H) * seq, p.seq_kv);
+  detail::SafeResize(t.context, lean ? 0 : static_cast<Eigen::Index>(H) * seq, lean ? 0 : hd);
   detail::SafeResize(t.concat, seq, d);
-  detail::SafeResize(t.attn_out, seq, d);
-  detail::SafeResize(t.residual, full ? seq : 0, full ? d : 0);
+  detail::SafeResize(t.attn_out, lean ? 0 : seq, lean ? 0 : d);
+  const bool residual = full && (!lean || post);
+  detail::SafeResize(t.residual, residual ? seq : 0, residual ? d : 0);
   detail::SafeResize(t.out, full ? seq : 0, full ? d : 0);
+  p.attn_sum = !lean ? &t.attn_out : post ? &t.residual : &t.out;
+  p.attn_res = residual ? &t.residual : &t.out;
   const bool ffn = full && cfg.block == Block::Encoder;
   p.f = ffn ? cfg.ffn_dim() : 0;
   detail::SafeResize(t.ffn_ln, ffn && cfg.norm == Norm::Pre ? seq : 0, ffn && cfg.norm == Norm::Pre ? d : 0);
   detail::SafeResize(t.ffn_hidden, ffn ? seq : 0, p.f);
-  detail::SafeResize(t.ffn_out, ffn ? seq : 0, ffn ? d : 0);
-  detail::SafeResize(t.ffn_residual, ffn ? seq : 0, ffn ? d : 0);
+  detail::SafeResize(t.ffn_out, ffn && !lean ? seq : 0, ffn && !lean ? d : 0);
+  const bool ffn_res = ffn && (!lean || post);
+  detail::SafeResize(t.ffn_residual, ffn_res ? seq : 0, ffn_res ? d : 0);
   detail::SafeResize(t.block_out, ffn ? seq : 0, ffn ? d : 0);
+  p.ffn_sum = !lean ? &t.ffn_out : post ? &t.ffn_residual : &t.block_out;
+  p.ffn_res = ffn_res ? &t.ffn_residual : &t.block_out;
 }
 
 // Per-thread scratch (a pack buffer for the deepest panel, k = d_model or d_ff, and
@@ -427,15 +507,16 @@ void SizeScratch(Pass& p, int threads) {
   if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
   for (int i = 0; i < threads; ++i) {
     ws.panel[i].Get(detail::PanelFloats(std::max(p.d, p.f)));
-    ws.block[i].Get(static_cast<std::size_t>(2) * kRowBlock * p.ld);
+    ws.block[i].Get(static_cast<std::size_t>(kRowBlock) * std::max(2 * p.ld, detail::kNR));  // and ProjectRows
   }
   p.pkv = Panels(p.seq_kv);
   p.phd = Panels(p.hd);
   p.kt_panel = detail::PanelFloats(p.hd);
-  p.kt = ws.kt.Get(static_cast<std::size_t>(p.G) * p.pkv * p.kt_panel);
-  p.v_in_place = p.hd % kNR == 0;  // every panel of a V head is full width
+  p.kt = ws.kt.Get(static_cast<std::size_t>(p.batch) * p.G * p.pkv * p.kt_panel);
+  // Every panel of a V head is full width, or the head is one narrow panel (gemm.hpp).
+  p.v_in_place = p.hd % kNR == 0 || p.hd <= simd::kWidth;
   p.vp_panel = detail::PanelFloats(p.seq_kv);
-  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(p.G) * p.phd * p.vp_panel);
+  p.vp = p.v_in_place ? nullptr : ws.vp.Get(static_cast<std::size_t>(p.batch) * p.G * p.phd * p.vp_panel);
 }
 
 // The weights are packed once per Weights object and reused by every later pass
@@ -445,7 +526,7 @@ void SizeScratch(Pass& p, int threads) {
 void PlanPacking(Pass& p) {
   detail::Workspace& ws = *p.ws;
   const int d = p.d;
-  const detail::PackSizes z = detail::SizesOf(d, p.H, p.G, p.phd, p.f);
+  const detail::PackSizes z = detail::SizesOf(d, p.G * p.hd, p.f);
   p.wpanel = z.wpanel;
   p.w1_at = z.w1_at;
   p.w2_at = z.w2_at;
@@ -482,22 +563,27 @@ void PlanPacking(Pass& p) {
 void PlanPhases(Pass& p, bool full) {
   detail::Workspace& ws = *p.ws;
   const Config& cfg = *p.cfg;
-  const int norm_tasks = (p.seq + kNormRows - 1) / kNormRows;
+  const int norm_tasks = (p.rows + kNormRows - 1) / kNormRows;
+  // One sequence: one block of rows, as ever. A batch: blocks of 256 rows, the work of
+  // one pass at 256 tokens per task, unless a task would pack the weights' panels as
+  // it goes (the first pass with new weights), which only one task per panel may do.
+  p.gemm_rows = p.batch > 1 && (p.out_ready || !p.out_pack) ? std::min(p.rows, 256) : p.rows;
+  const int row_blocks = (p.rows + p.gemm_rows - 1) / p.gemm_rows;
   if (full && cfg.norm == Norm::Pre) p.Add(Step::PreNorm, norm_tasks);
   // Nothing to project (or to repack) if no input row changed; else every panel of
   // every head, over the rows that changed.
   p.project = !ws.q_rows.empty() || !ws.kv_rows.empty();
-  p.Add(Step::Project, p.project ? (p.H + 2 * p.G) * p.phd : 0);
+  p.Add(Step::Project, p.project ? detail::ProjectionJobs(p.d, p.G * p.hd) : 0);
   const bool pack = !ws.kv_rows.empty() || ws.repack_kv;
   ws.repack_kv = false;
-  p.Add(Step::Pack, pack ? p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd) : 0);
-  p.Add(Step::Attend, p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
-  p.Add(Step::Output, Panels(p.d));
+  p.Add(Step::Pack, pack ? p.batch * (p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd)) : 0);
+  p.Add(Step::Attend, p.batch * p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
+  p.Add(Step::Output, row_blocks * Panels(p.d));
   if (full) p.Add(Step::Finish, norm_tasks);
   if (p.f > 0) {  // the encoder block: one more sublayer, after t.out is final
     if (cfg.norm == Norm::Pre) p.Add(Step::FfnNorm, norm_tasks);
-    p.Add(Step::FfnUp, Panels(p.f));
-    p.Add(Step::FfnDown, Panels(p.d));
+    p.Add(Step::FfnUp, row_blocks * Panels(p.f));
+    p.Add(Step::FfnDown, row_blocks * Panels(p.d));
     p.Add(Step::FfnFinish, norm_tasks);
   }
 }
@@ -505,8 +591,10 @@ void PlanPhases(Pass& p, bool full) {
 // Sizes the trace and the scratch, decides which weights are packed, and plans the
 // phases. `full`: the whole layer (pre-LN, residual, norm); else the attention
 // sublayer alone.
-Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full) {
+Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, int threads, bool full,
+          bool lean = false) {
   Pass p = Dimensions(cfg, w, t, ws);
+  p.lean = lean;
   SizeTrace(p, full);
   SizeScratch(p, threads);
   PlanPacking(p);
@@ -515,7 +603,7 @@ Pass Plan(const Config& cfg, const Weights& w, Trace& t, detail::Workspace& ws, 
 }
 
 void Run(Pass& p, int threads) {
-  p.ws->pool.Run(threads, p.tasks, p.phases, &RunTask, &p);
+  (p.ws->lent_pool ? *p.ws->lent_pool : p.ws->pool).Run(threads, p.tasks, p.phases, &RunTask, &p);
   p.ws->proj_valid = true;
   if (p.shared) return;
   if (p.qkv_pack && (p.project || p.qkv_ready)) p.ws->qkv_key = {p.w, p.d, p.H, p.G, 0};
@@ -524,9 +612,12 @@ void Run(Pass& p, int threads) {
 
 // Everything before the computation: validation, inputs, weights, and which input
 // rows changed since the last pass on this trace (reuse.cpp). Returns the weights to use.
-const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in, Trace& t,
+const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights, const Inputs& in, int batch, Trace& t,
                      bool full) {
-  const int seq = static_cast<int>(in.x.rows());
+  if (batch < 1 || in.x.rows() % batch != 0 || (batch > 1 && in.cross()))
+    throw Error("A batch of " + std::to_string(batch) + " sequences needs their " + std::to_string(in.x.rows()) +
+                " input rows to split evenly into sequences of one length, and self-attention.");
+  const int seq = static_cast<int>(in.x.rows()) / batch;
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   Validate(cfg, seq, seq_kv);
   detail::CheckInputs(cfg, in);
@@ -546,7 +637,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
 
   // Which rows of Q, K, V this pass projects, and which it keeps (reuse.cpp); t.in
   // still holds the last pass's input.
-  detail::PlanProjections(cfg, weights.get(), t.weights == weights, in, full, t, ws);
+  detail::PlanProjections(cfg, weights.get(), t.weights == weights, in, batch, full, t, ws);
 
   t.cfg = cfg;
   if (&t.in != &in) {
@@ -560,6 +651,7 @@ const Weights& Begin(const Config& cfg, std::shared_ptr<const Weights>& weights,
   t.weights = std::move(weights);
   t.seq = seq;
   t.seq_kv = seq_kv;
+  t.batch = batch;
   return *t.weights;
 }
 
@@ -606,20 +698,30 @@ void CheckFiniteOutput(const Trace& t) {
 
 }  // namespace
 
-void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
-  const Weights& w = Begin(cfg, weights, in, t, /*full=*/true);
+void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& t,
+                  bool for_backward) {
+  const Weights& w = Begin(cfg, weights, in, batch, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
-  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
-  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true);
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv, batch);
+  Pass p = Plan(cfg, w, t, ws, threads, /*full=*/true, for_backward);
   Run(p, threads);
-  UpdateFlow(t, ws);
+  if (batch == 1) {
+    UpdateFlow(t, ws);
+  } else {  // the table describes one sequence
+    ws.flow_valid = false;
+    t.flow.clear();
+  }
   CheckFiniteOutput(t);
 }
 
+void Forward(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
+  ForwardBatch(cfg, std::move(weights), in, 1, t);
+}
+
 void ForwardAttention(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, Trace& t) {
-  const Weights& w = Begin(cfg, weights, in, t, /*full=*/false);
+  const Weights& w = Begin(cfg, weights, in, 1, t, /*full=*/false);
   detail::Workspace& ws = t.workspace.get();
-  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv);
+  const int threads = ThreadsFor(cfg, t.seq, t.seq_kv, 1);
   Pass p = Plan(cfg, w, t, ws, threads, /*full=*/false);
   Run(p, threads);
   ws.flow_valid = false;

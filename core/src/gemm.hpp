@@ -35,8 +35,18 @@ void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel);
 // C(i, j) = alpha * sum_p A(i, p) B(p, j) + bias[j]   for i < m, j < nc (nc <= kNR),
 // A row-major (element (i, p) at a[i*lda + p]), C row-major (ldc), bias may be null.
 // B(p, j) at b[p*ldb + j] with all kNR columns readable: a packed panel (ldb = kNR),
-// or a full-width slice of a row-major matrix read in place.
+// or a full-width slice of a row-major matrix read in place; only nc columns need be
+// readable when nc <= simd::kWidth.
 void Panel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float* c,
            std::ptrdiff_t ldc, int nc, const float* bias, float alpha);
+// The same with A given transposed: A(i, p) at at[p * ldat + i]. Saves transposing
+// A first (a weight gradient X^T dY, the attention core's dS^T Q); the same values.
+void PanelAT(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
+             std::ptrdiff_t ldc, int nc, const float* bias, float alpha);
+// C += A B for a further stretch of k after PanelAT with alpha 1 and no bias: the
+// accumulators resume from C, so a long k cut into blocks gives the bits of one
+// pass (the chain starts at +0 and so never holds -0, which a store would not keep).
+void PanelATAdd(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
+                std::ptrdiff_t ldc, int nc);
 
 }  // namespace mha::detail

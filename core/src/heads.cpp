@@ -13,7 +13,7 @@ constexpr int kSelf = kMaxBack, kFirst = kMaxBack + 1, kReverse = kMaxBack + 2, 
 }  // namespace
 
 void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std::vector<HeadProfile>& heads,
-                  std::vector<std::vector<double>>& counts, const TaskSpec* task) {
+                  std::vector<std::vector<double>>& counts, const TaskSpec* task, int sequence) {
   const int H = t.cfg.num_heads, S = t.seq;
   for (int h = 0; h < H; ++h) {
     auto it =
@@ -29,7 +29,7 @@ void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std
     }
     HeadProfile& p = *it;
     std::vector<double>& c = counts[static_cast<std::size_t>(it - heads.begin())];
-    const auto A = t.AttnHead(h);
+    const auto A = t.AttnHead(h, sequence);
     for (int i = 0; i < S; ++i) {
       for (int k = 1; k <= kMaxBack && i - k >= 0; ++k) {
         p.back[k - 1] += A(i, i - k);
@@ -100,7 +100,7 @@ std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Ba
   for (int l = 0; l < m.cfg.num_layers; ++l)
     for (int s = 0; s < heldout.batch; ++s) {
       for (int i = 0; i < heldout.seq; ++i) tokens[i] = heldout.token(s, i);
-      AddToProfile(trainer.LayerTrace(l, s), tokens, l, heads, counts, task);
+      AddToProfile(trainer.LayerTrace(l), tokens, l, heads, counts, task, s);
     }
   FinishProfile(heads, counts);
   return heads;

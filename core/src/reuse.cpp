@@ -42,8 +42,8 @@ void Resplit(Mat& m, int rows, int width, int from, int to, Buffer& scratch) {
 
 }  // namespace
 
-void PlanProjections(const Config& cfg, const Weights* weights, bool same_weights, const Inputs& in, bool full,
-                     Trace& t, Workspace& ws) {
+void PlanProjections(const Config& cfg, const Weights* weights, bool same_weights, const Inputs& in, int batch,
+                     bool full, Trace& t, Workspace& ws) {
   const int seq = static_cast<int>(in.x.rows());
   const int seq_kv = in.cross() ? static_cast<int>(in.memory.rows()) : seq;
   using ProjKey = Workspace::ProjectionKey;
@@ -54,13 +54,15 @@ void PlanProjections(const Config& cfg, const Weights* weights, bool same_weight
   key.kv_heads = cfg.kv_heads();
   key.seq = seq;
   key.seq_kv = seq_kv;
+  key.batch = batch;
   key.pre_norm = full && cfg.norm == Norm::Pre;
   key.cross = in.cross();
   key.ln_eps = key.pre_norm ? cfg.ln_eps : 0.0f;
   // t.in still holds the last pass's input (unless the caller passed it back in).
   bool all = !(ws.proj_valid && key == ws.proj_key && same_weights) || &t.in == &in;
   bool resplit = false;
-  if (all && ws.proj_valid && key.SameProjections(ws.proj_key) && same_weights && &t.in != &in) {
+  // (One sequence only: a batch's heads are cut per sequence.)
+  if (all && batch == 1 && ws.proj_valid && key.SameProjections(ws.proj_key) && same_weights && &t.in != &in) {
     // Only the head count changed (the num_heads slider): Q, K and V are the same
     // matrices, cut into heads at other columns. Re-split them; no GEMM.
     const ProjKey& old = ws.proj_key;

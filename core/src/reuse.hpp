@@ -18,7 +18,8 @@ namespace mha::detail {
 // t.v if only the head count changed, records the plan in t.reuse and ws.proj_key.
 // Call before t.in, t.cfg and t.weights take the new pass's values. `full`: the
 // whole layer (pre-LN projects LN(x)), else the attention sublayer alone.
-void PlanProjections(const Config& cfg, const Weights* weights, bool same_weights, const Inputs& in, bool full,
-                     Trace& t, Workspace& ws);
+// `batch`: sequences stacked in in.x (ForwardBatch), whose rows are compared as one.
+void PlanProjections(const Config& cfg, const Weights* weights, bool same_weights, const Inputs& in, int batch,
+                     bool full, Trace& t, Workspace& ws);
 
 }  // namespace mha::detail

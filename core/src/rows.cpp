@@ -56,9 +56,15 @@ namespace detail {
 // The mean and inverse deviation of one row. Two-pass mean/variance in double:
 // cancellation-free for any input scale.
 void LayerNormStats(const float* in, int d, float eps, double& mean_out, double& rstd) {
-  // Eight independent partial sums: the compiler can keep them in one vector.
+  // Eight independent partial sums, lane l taking columns l, l + 8, ...
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int c = 0;
+#if defined(__AVX512F__)
+  // The same lanes in one register (GCC left the loop below scalar): the same sums.
+  __m512d va = _mm512_setzero_pd();
+  for (; c + 8 <= d; c += 8) va = _mm512_add_pd(va, _mm512_cvtps_pd(_mm256_loadu_ps(in + c)));
+  _mm512_storeu_pd(acc, va);
+#endif
   for (; c + 8 <= d; c += 8)
     for (int l = 0; l < 8; ++l) acc[l] += in[c + l];
   double mean = 0.0;
@@ -66,7 +72,17 @@ void LayerNormStats(const float* in, int d, float eps, double& mean_out, double&
   for (int l = 0; l < 8; ++l) mean += acc[l];
   mean /= d;
   double vacc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (c = 0; c + 8 <= d; c += 8)
+  c = 0;
+#if defined(__AVX512F__)
+  __m512d vv = _mm512_setzero_pd();
+  const __m512d vmean = _mm512_set1_pd(mean);
+  for (; c + 8 <= d; c += 8) {
+    const __m512d t = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(in + c)), vmean);
+    vv = _mm512_fmadd_pd(t, t, vv);  // t * t + acc, contracted as the scalar loop is
+  }
+  _mm512_storeu_pd(vacc, vv);
+#endif
+  for (; c + 8 <= d; c += 8)
     for (int l = 0; l < 8; ++l) {
       const double t = in[c + l] - mean;
       vacc[l] += t * t;
@@ -113,16 +129,16 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
     else
       Store(p, v);
   };
-  // Pass 1: the row max, copying the scores to the trace on the way.
+  // Pass 1: the row max, copying the scores to the trace on the way (if kept).
   V vm = Set1(kNegInf);
   int j = 0;
   for (; j + W <= visible; j += W) {
     const V x = Load(s + j);
     vm = Max(vm, x);
-    put(s_out + j, x);
+    if (s_out) put(s_out + j, x);
   }
   if (j < visible) vm = Max(vm, LoadPartial(s + j, visible - j, kNegInf));
-  for (; j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
+  for (; s_out && j < n; j += W) {  // the partial vector at `visible`, then masked keys: -inf
     const V x = LoadPartial(s + j, std::max(0, std::min(W, visible - j)), kNegInf);
     if (j + W <= n)
       put(s_out + j, x);

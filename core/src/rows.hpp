@@ -12,8 +12,8 @@ void LayerNormStats(const float* in, int d, float eps, double& mean, double& rst
 
 // One row of one head for the trace: the softmax of the scores s[0, visible) into the
 // scratch row `a` (zeros up to a_end) and both rows, n keys each, into the trace
-// (s_out: scores, -inf where masked; a_out: weights, 0 where masked). kStream: the
-// trace rows are 64-byte aligned and written past the caches.
+// (s_out: scores, -inf where masked, or null: not kept; a_out: weights, 0 where
+// masked). kStream: the trace rows are 64-byte aligned and written past the caches.
 template <bool kStream>
 void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float* s_out, float* a_out);
 

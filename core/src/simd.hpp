@@ -263,4 +263,12 @@ MHA_INLINE V Exp(V x) {
 
 #endif
 
+// dst[0, n) = src[0, n), inline: for short rows (a head's head_dim floats), where a
+// call to memcpy cost more than the copy.
+MHA_INLINE void CopyRow(float* dst, const float* src, int n) {
+  int j = 0;
+  for (; j + kWidth <= n; j += kWidth) Store(dst + j, Load(src + j));
+  if (j < n) StorePartial(dst + j, LoadPartial(src + j, n - j), n - j);
+}
+
 }  // namespace mha::simd

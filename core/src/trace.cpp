@@ -14,11 +14,11 @@ std::int64_t TensorView::size() const {
   return n;
 }
 
-Eigen::Map<const Mat> Trace::AttnHead(int h) const {
-  return Eigen::Map<const Mat>(attn.data() + std::int64_t(h) * seq * seq_kv, seq, seq_kv);
+Eigen::Map<const Mat> Trace::AttnHead(int h, int b) const {
+  return Eigen::Map<const Mat>(attn.data() + (std::int64_t(b) * cfg.num_heads + h) * seq * seq_kv, seq, seq_kv);
 }
-Eigen::Map<const Mat> Trace::ScoresHead(int h) const {
-  return Eigen::Map<const Mat>(scores.data() + std::int64_t(h) * seq * seq_kv, seq, seq_kv);
+Eigen::Map<const Mat> Trace::ScoresHead(int h, int b) const {
+  return Eigen::Map<const Mat>(scores.data() + (std::int64_t(b) * cfg.num_heads + h) * seq * seq_kv, seq, seq_kv);
 }
 
 std::string ShapeString(const std::vector<std::int64_t>& shape) {
@@ -48,38 +48,38 @@ void AppendWeights(const Trace& t, bool ffn, std::vector<TensorView>& v) {
 void AppendFfnTensors(const Trace& t, std::vector<TensorView>& v) {
   if (t.cfg.block != Block::Encoder || t.block_out.size() == 0) return;
   using S = std::vector<std::int64_t>;
-  const std::int64_t s = t.seq, d = t.cfg.d_model, f = t.cfg.ffn_dim();
+  const std::int64_t b = t.batch, s = t.seq, d = t.cfg.d_model, f = t.cfg.ffn_dim();
   AppendWeights(t, /*ffn=*/true, v);
-  if (t.ffn_ln.size() > 0) v.push_back({"ffn_ln", S{1, s, d}, t.ffn_ln.data()});
-  v.push_back({"ffn_hidden", S{1, s, f}, t.ffn_hidden.data()});
-  v.push_back({"ffn_out", S{1, s, d}, t.ffn_out.data()});
-  v.push_back({"ffn_residual", S{1, s, d}, t.ffn_residual.data()});
-  v.push_back({"block_out", S{1, s, d}, t.block_out.data()});
+  if (t.ffn_ln.size() > 0) v.push_back({"ffn_ln", S{b, s, d}, t.ffn_ln.data()});
+  v.push_back({"ffn_hidden", S{b, s, f}, t.ffn_hidden.data()});
+  v.push_back({"ffn_out", S{b, s, d}, t.ffn_out.data()});
+  v.push_back({"ffn_residual", S{b, s, d}, t.ffn_residual.data()});
+  v.push_back({"block_out", S{b, s, d}, t.block_out.data()});
 }
 
 }  // namespace
 
 std::vector<TensorView> Tensors(const Trace& t) {
   using S = std::vector<std::int64_t>;
-  const std::int64_t s = t.seq, skv = t.seq_kv, d = t.cfg.d_model, H = t.cfg.num_heads, G = t.cfg.kv_heads(),
-                     hd = t.cfg.head_dim();
+  const std::int64_t b = t.batch, s = t.seq, skv = t.seq_kv, d = t.cfg.d_model, H = t.cfg.num_heads,
+                     G = t.cfg.kv_heads(), hd = t.cfg.head_dim();
   std::vector<TensorView> v;
-  v.push_back({"x", S{1, s, d}, t.in.x.data()});
-  if (t.in.cross()) v.push_back({"memory", S{1, skv, d}, t.in.memory.data()});
+  v.push_back({"x", S{b, s, d}, t.in.x.data()});
+  if (t.in.cross()) v.push_back({"memory", S{b, skv, d}, t.in.memory.data()});
   AppendWeights(t, /*ffn=*/false, v);
   v.push_back({"ln_eps", S{}, &t.cfg.ln_eps});
-  if (t.x_ln.size() > 0) v.push_back({"x_ln", S{1, s, d}, t.x_ln.data()});
-  v.push_back({"q", S{1, H, s, hd}, t.q.data()});
-  v.push_back({"k", S{1, G, skv, hd}, t.k.data()});
-  v.push_back({"v", S{1, G, skv, hd}, t.v.data()});
-  v.push_back({"scores", S{1, H, s, skv}, t.scores.data()});
-  v.push_back({"attn", S{1, H, s, skv}, t.attn.data()});
-  v.push_back({"context", S{1, H, s, hd}, t.context.data()});
-  v.push_back({"concat", S{1, s, d}, t.concat.data()});
-  v.push_back({"attn_out", S{1, s, d}, t.attn_out.data()});
+  if (t.x_ln.size() > 0) v.push_back({"x_ln", S{b, s, d}, t.x_ln.data()});
+  v.push_back({"q", S{b, H, s, hd}, t.q.data()});
+  v.push_back({"k", S{b, G, skv, hd}, t.k.data()});
+  v.push_back({"v", S{b, G, skv, hd}, t.v.data()});
+  v.push_back({"scores", S{b, H, s, skv}, t.scores.data()});
+  v.push_back({"attn", S{b, H, s, skv}, t.attn.data()});
+  v.push_back({"context", S{b, H, s, hd}, t.context.data()});
+  v.push_back({"concat", S{b, s, d}, t.concat.data()});
+  v.push_back({"attn_out", S{b, s, d}, t.attn_out.data()});
   // Left empty by ForwardAttention (the sublayer alone).
-  if (t.residual.size() > 0) v.push_back({"residual", S{1, s, d}, t.residual.data()});
-  if (t.out.size() > 0) v.push_back({"out", S{1, s, d}, t.out.data()});
+  if (t.residual.size() > 0) v.push_back({"residual", S{b, s, d}, t.residual.data()});
+  if (t.out.size() > 0) v.push_back({"out", S{b, s, d}, t.out.data()});
   AppendFfnTensors(t, v);
   return v;
 }

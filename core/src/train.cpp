@@ -1,10 +1,9 @@
-// The Trainer: a batch through the model (Forward per sequence and layer, the very
-// pass the app shows), the loss, and the backward pass from the loss to every
-// parameter. Layer internals: backward.cpp.
+// The Trainer: a batch through the model (ForwardBatch per layer, the very pass the
+// app shows, over every sequence at once), the loss, and the backward pass from the
+// loss to every parameter. Layer internals: backward.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <exception>
 #include <limits>
 #include <string>
 #include <thread>
@@ -52,20 +51,18 @@ struct Trainer::Impl {
   int max_threads = 1;  // what the caller allows
   int threads = 1;      // what this step uses (StepThreads)
   detail::Pool pool;
-  std::vector<std::vector<Trace>> traces;  // [layer][sequence]
-  std::vector<Inputs> inputs;              // per sequence
+  std::vector<Trace> traces;               // per layer, the whole batch; its input in traces[l].in
   Mat hout, head, dhead, dy, dx, xhat;     // (N, d)
   std::vector<Mat> logits;                 // per target (N, vocab); the gradient in place
   std::vector<double> loss_part;           // per sequence
   std::vector<std::int64_t> correct;       // per (sequence, target)
-  std::vector<std::exception_ptr> errors;  // per sequence: what its Forward threw on a worker
   std::vector<detail::SharedPacks> packs;  // per layer: its weights packed once per step
   detail::LayerScratch scratch;
   detail::GemmScratch gemm;
 
   StepStats stats;
   const StepStats& Run(const Model& m, const Batch& b, Model* grads);
-  void ForwardBatch(const Model& m, const Batch& b);
+  void ForwardLayers(const Model& m, const Batch& b);
   void Loss(const Model& m, const Batch& b, bool grad);
   void Backward(const Model& m, const Batch& b, Model& g);
 };
@@ -127,7 +124,7 @@ int StepThreads(const ModelConfig& c, int batch, int seq, int allowed) {
 Trainer::Trainer(int threads) : impl_(std::make_unique<Impl>()) { impl_->max_threads = ThreadCount(threads); }
 Trainer::~Trainer() = default;
 
-const Trace& Trainer::LayerTrace(int layer, int index) const { return impl_->traces.at(layer).at(index); }
+const Trace& Trainer::LayerTrace(int layer) const { return impl_->traces.at(layer); }
 
 int Trainer::threads() const { return impl_->threads; }
 
@@ -138,51 +135,47 @@ const StepStats& Trainer::Gradients(const Model& m, const Batch& b, Model& grads
 const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads) {
   CheckBatch(m.cfg, b);
   threads = StepThreads(m.cfg, b.batch, b.seq, max_threads);
-  ForwardBatch(m, b);
+  ForwardLayers(m, b);
   Loss(m, b, grads != nullptr);
   if (grads) Backward(m, b, *grads);
   return stats;
 }
 
-// Every sequence through every layer: Forward on one thread per sequence, sequences
-// spread over the threads (each result is independent of who computes it).
-void Trainer::Impl::ForwardBatch(const Model& m, const Batch& b) {
+// Every layer over the whole batch: its position-wise products over all batch * seq
+// rows at once, the attention core per sequence and head (each result independent
+// of the thread that computes it).
+void Trainer::Impl::ForwardLayers(const Model& m, const Batch& b) {
   const ModelConfig& c = m.cfg;
   const int L = c.num_layers, B = b.batch, S = b.seq, d = c.layer.d_model;
   const Eigen::Index N = static_cast<Eigen::Index>(B) * S;
   traces.resize(L);
-  for (auto& t : traces) t.resize(B);
-  inputs.resize(B);
-  detail::SafeResize(hout, N, d);
   Config lc = c.LayerConfig();
-  lc.threads = 1;
-  errors.assign(B, nullptr);
-  // Every sequence runs the same weights: packed once here, lent to each pass.
+  lc.threads = threads;
+  // Every layer runs its weights over the batch once: packed once here, lent to the pass.
   packs.resize(L);
   for (int l = 0; l < L; ++l) detail::PackShared(lc, *m.layers[l], packs[l]);
-  auto task = [&](int s, int) {
-    // An exception must not leave a pool thread (std::terminate). Forward throws when a
-    // diverging run has blown weights or activations past Limits::kMaxAbsValue.
-    try {
-      Inputs& in = inputs[s];
-      detail::SafeResize(in.x, S, d);
-      EmbedTokens(m, b.tokens.data() + static_cast<std::ptrdiff_t>(s) * S, S, in.x.data());
-      for (int l = 0; l < L; ++l) {
-        Trace& t = traces[l][s];
-        detail::Workspace& ws = t.workspace.get();
-        ws.ForgetWeights();  // the weights were updated in place since the last step
-        ws.shared = &packs[l];
-        Forward(lc, m.layers[l], in, t);
-        in.x = c.layer.block == Block::Encoder ? t.block_out : t.out;
-      }
-      std::memcpy(hout.data() + static_cast<std::ptrdiff_t>(s) * S * d, in.x.data(), sizeof(float) * S * d);
-    } catch (...) {
-      errors[s] = std::current_exception();
+  Mat& x0 = traces[0].in.x;
+  detail::SafeResize(x0, N, d);
+  for (int s = 0; s < B; ++s)
+    EmbedTokens(m, b.tokens.data() + static_cast<std::ptrdiff_t>(s) * S, S,
+                x0.data() + static_cast<std::ptrdiff_t>(s) * S * d);
+  for (int l = 0; l < L; ++l) {
+    Trace& t = traces[l];
+    if (l > 0) {
+      const Trace& below = traces[l - 1];
+      detail::SafeResize(t.in.x, N, d);
+      t.in.x = c.layer.block == Block::Encoder ? below.block_out : below.out;  // no allocation: same size
     }
-  };
-  detail::ParallelFor(pool, threads, B, task);
-  for (const std::exception_ptr& e : errors)  // the first by sequence: the same on any thread count
-    if (e) std::rethrow_exception(e);
+    detail::Workspace& ws = t.workspace.get();
+    ws.ForgetWeights();  // the weights were updated in place since the last step
+    ws.shared = &packs[l];
+    ws.lent_pool = &pool;
+    // Passing the trace's own input: every row is projected (nothing is compared).
+    ForwardBatch(lc, m.layers[l], t.in, B, t, /*for_backward=*/true);
+  }
+  const Trace& top = traces[L - 1];
+  detail::SafeResize(hout, N, d);
+  hout = c.layer.block == Block::Encoder ? top.block_out : top.out;
   if (c.layer.norm == Norm::Pre) {
     detail::SafeResize(head, N, d);
     auto ln = [&](int blk, int) {
@@ -278,7 +271,7 @@ void Trainer::Impl::Backward(const Model& m, const Batch& b, Model& g) {
     dy = dhead;
   const Config lc = c.LayerConfig();
   for (int l = c.num_layers - 1; l >= 0; --l) {
-    detail::LayerBackward(pool, threads, lc, *m.layers[l], traces[l], b.batch, dy, *g.layers[l], dx, scratch);
+    detail::LayerBackward(pool, threads, lc, *m.layers[l], traces[l], dy, *g.layers[l], dx, scratch);
     dy.swap(dx);
   }
   // x_0 = tok_embed[tokens] + pos_embed[position]: rows add up in batch order.

@@ -15,10 +15,10 @@ namespace {
 int Panels(int n) { return (n + kNR - 1) / kNR; }
 }  // namespace
 
-PackSizes SizesOf(int d, int H, int G, int phd, int f) {
+PackSizes SizesOf(int d, int kv_width, int f) {
   PackSizes z;
   z.wpanel = PanelFloats(d);
-  z.qkv_floats = static_cast<std::size_t>(H + 2 * G) * phd * z.wpanel;
+  z.qkv_floats = static_cast<std::size_t>(ProjectionJobs(d, kv_width)) * z.wpanel;
   z.w1_at = static_cast<std::size_t>(Panels(d)) * z.wpanel;
   z.w2_at = z.w1_at + static_cast<std::size_t>(Panels(f)) * z.wpanel;
   z.out_floats = z.w2_at + (f > 0 ? static_cast<std::size_t>(Panels(d)) * PanelFloats(f) : 0);
@@ -26,17 +26,16 @@ PackSizes SizesOf(int d, int H, int G, int phd, int f) {
 }
 
 void PackShared(const Config& cfg, const Weights& w, SharedPacks& sp) {
-  const int d = cfg.d_model, H = cfg.num_heads, G = cfg.kv_heads(), hd = cfg.head_dim(), phd = Panels(hd);
+  const int d = cfg.d_model, kvd = cfg.kv_heads() * cfg.head_dim();
   const int f = cfg.block == Block::Encoder ? cfg.ffn_dim() : 0;
-  const PackSizes z = SizesOf(d, H, G, phd, f);
+  const PackSizes z = SizesOf(d, kvd, f);
   sp.qkv_key = sp.out_key = {};
   if ((z.qkv_floats + z.out_floats) * sizeof(float) > kMaxPackBytes) return;  // passes read in place
   float* qkv = sp.qkv.Get(z.qkv_floats);
   float* out = sp.out.Get(z.out_floats);
-  for (int task = 0; task < (H + 2 * G) * phd; ++task) {  // as ProjectTask packs them
-    const ProjectionJob jb = JobOf(w, H, G, task / phd);
-    const int j0 = (task % phd) * kNR;
-    PackB(jb.W->data() + jb.head * hd + j0, jb.W->cols(), d, std::min(kNR, hd - j0), qkv + task * z.wpanel);
+  for (int task = 0; task < ProjectionJobs(d, kvd); ++task) {  // as ProjectTask packs them
+    const ProjectionJob jb = JobOf(w, d, kvd, task);
+    PackB(jb.W->data() + jb.col, jb.W->cols(), d, jb.nc, qkv + task * z.wpanel);
   }
   for (int i = 0; i < Panels(d); ++i)  // as OutputTask
     PackB(w.W_o.data() + i * kNR, d, d, std::min(kNR, d - i * kNR), out + i * z.wpanel);
@@ -45,7 +44,7 @@ void PackShared(const Config& cfg, const Weights& w, SharedPacks& sp) {
   if (f > 0)
     for (int i = 0; i < Panels(d); ++i)  // as FfnDownTask
       PackB(w.ffn_W2.data() + i * kNR, d, f, std::min(kNR, d - i * kNR), out + z.w2_at + i * PanelFloats(f));
-  sp.qkv_key = {&w, d, H, G, 0};
+  sp.qkv_key = {&w, d, cfg.num_heads, cfg.kv_heads(), 0};
   sp.out_key = {&w, d, 0, 0, f};
 }
 

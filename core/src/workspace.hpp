@@ -77,13 +77,13 @@ struct Workspace {
   // not depend on the other rows, nor on which tile of the GEMM computes it.
   struct ProjectionKey {
     const void* weights = nullptr;
-    int d = 0, heads = 0, kv_heads = 0, seq = 0, seq_kv = 0;
+    int d = 0, heads = 0, kv_heads = 0, seq = 0, seq_kv = 0, batch = 1;  // seq: rows of all sequences
     bool pre_norm = false, cross = false;
     float ln_eps = 0;
     // The same projections, perhaps split into another number of heads.
     bool SameProjections(const ProjectionKey& o) const {
-      return weights == o.weights && d == o.d && seq == o.seq && seq_kv == o.seq_kv && pre_norm == o.pre_norm &&
-             cross == o.cross && ln_eps == o.ln_eps;
+      return weights == o.weights && d == o.d && seq == o.seq && seq_kv == o.seq_kv && batch == o.batch &&
+             pre_norm == o.pre_norm && cross == o.cross && ln_eps == o.ln_eps;
     }
     bool operator==(const ProjectionKey& o) const {
       return SameProjections(o) && heads == o.heads && kv_heads == o.kv_heads;
@@ -96,6 +96,9 @@ struct Workspace {
   bool repack_kv = false;  // k, v were re-split: kt and vp must be packed again
 
   Pool pool;  // this trace's worker threads (created on first use with threads > 1)
+  // A pool lent by the caller (the Trainer's, shared by every layer), used instead of
+  // `pool`; null: none.
+  Pool* lent_pool = nullptr;
 
   // The shape-flow table only depends on these; it is rebuilt when they change.
   bool flow_valid = false;

@@ -138,6 +138,99 @@ TEST_CASE("a reused Trace gives exactly what a fresh one gives, across weights, 
   }
 }
 
+namespace {
+// Rows [i * n, (i + 1) * n) of m: sequence i's block of a batch tensor (empty stays empty).
+mha::Mat Rows(const mha::Mat& m, int i, int n) {
+  return m.size() == 0 ? mha::Mat() : mha::Mat(m.middleRows(static_cast<Eigen::Index>(i) * n, n));
+}
+}  // namespace
+
+TEST_CASE("ForwardBatch gives each sequence exactly what Forward gives it alone", "[fast][batch]") {
+  struct Case {
+    int d, heads, kv_heads, seq, batch;
+    mha::Mask mask;
+    mha::Norm norm;
+    mha::Block block;
+    mha::Activation act;
+  };
+  // Head widths below, at and above a panel; row blocks of the attention core cut
+  // (seq 40) or not; batches of one product block of rows and of several (37 x 11 >
+  // 256 rows, the last block partial); every norm; GQA; ReLU and GELU.
+  const Case cases[] = {
+      {64, 4, 4, 16, 9, mha::Mask::Causal, mha::Norm::Pre, mha::Block::Encoder, mha::Activation::Relu},
+      {48, 6, 2, 11, 37, mha::Mask::None, mha::Norm::Post, mha::Block::Encoder, mha::Activation::Gelu},
+      {96, 3, 1, 40, 5, mha::Mask::Causal, mha::Norm::None, mha::Block::Attention, mha::Activation::Relu},
+      {40, 5, 5, 7, 3, mha::Mask::None, mha::Norm::Pre, mha::Block::Attention, mha::Activation::Relu},
+  };
+  std::mt19937 rng(23);
+  for (const Case& k : cases) {
+    mha::Config cfg;
+    cfg.d_model = k.d;
+    cfg.num_heads = k.heads;
+    cfg.num_kv_heads = k.kv_heads;
+    cfg.mask = k.mask;
+    cfg.norm = k.norm;
+    cfg.block = k.block;
+    cfg.activation = k.act;
+    auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
+    const int H = k.heads, G = cfg.kv_heads(), S = k.seq;
+    mha::Trace batch, lean;
+    // Three passes on one trace: new weights (read in place), then packed as they go,
+    // then packed already, each with new inputs; on 1 and 2 threads.
+    for (int pass = 0; pass < 3; ++pass) {
+      cfg.threads = 1 + pass % 2;
+      mha::Inputs all;
+      all.x = RandomMat(rng, k.batch * S, k.d);
+      mha::ForwardBatch(cfg, w, all, k.batch, batch);
+      REQUIRE(batch.batch == k.batch);
+      REQUIRE(batch.seq == S);
+      {  // for the backward pass: what is kept is the same, the rest is left empty
+        INFO("for_backward, pass " << pass);
+        mha::ForwardBatch(cfg, w, all, k.batch, lean, /*for_backward=*/true);
+        const bool post = k.norm == mha::Norm::Post;
+        for (const auto& [kept, full] : {std::pair{&lean.x_ln, &batch.x_ln}, {&lean.q, &batch.q}, {&lean.k, &batch.k},
+                                         {&lean.v, &batch.v}, {&lean.attn, &batch.attn}, {&lean.concat, &batch.concat},
+                                         {&lean.out, &batch.out}, {&lean.ffn_ln, &batch.ffn_ln},
+                                         {&lean.ffn_hidden, &batch.ffn_hidden}, {&lean.block_out, &batch.block_out}})
+          CHECK(SameBits(*kept, *full));
+        CHECK((lean.scores.size() == 0 && lean.context.size() == 0 && lean.attn_out.size() == 0));
+        CHECK(lean.ffn_out.size() == 0);
+        CHECK(SameBits(lean.residual, post ? batch.residual : mha::Mat()));
+        CHECK(SameBits(lean.ffn_residual, post ? batch.ffn_residual : mha::Mat()));
+      }
+      for (int b = 0; b < k.batch; ++b) {
+        INFO("d_model " << k.d << " seq " << S << " batch " << k.batch << " pass " << pass << " sequence " << b);
+        mha::Inputs one;
+        one.x = Rows(all.x, b, S);
+        const mha::Trace t = mha::Forward(cfg, w, one);
+        CHECK(SameBits(Rows(batch.x_ln, b, S), t.x_ln));
+        CHECK(SameBits(Rows(batch.q, b, H * S), t.q));
+        CHECK(SameBits(Rows(batch.k, b, G * S), t.k));
+        CHECK(SameBits(Rows(batch.v, b, G * S), t.v));
+        CHECK(SameBits(Rows(batch.scores, b, H * S), t.scores));
+        CHECK(SameBits(Rows(batch.attn, b, H * S), t.attn));
+        CHECK(SameBits(Rows(batch.context, b, H * S), t.context));
+        CHECK(SameBits(Rows(batch.concat, b, S), t.concat));
+        CHECK(SameBits(Rows(batch.attn_out, b, S), t.attn_out));
+        CHECK(SameBits(Rows(batch.residual, b, S), t.residual));
+        CHECK(SameBits(Rows(batch.out, b, S), t.out));
+        CHECK(SameBits(Rows(batch.ffn_ln, b, S), t.ffn_ln));
+        CHECK(SameBits(Rows(batch.ffn_hidden, b, S), t.ffn_hidden));
+        CHECK(SameBits(Rows(batch.ffn_out, b, S), t.ffn_out));
+        CHECK(SameBits(Rows(batch.ffn_residual, b, S), t.ffn_residual));
+        CHECK(SameBits(Rows(batch.block_out, b, S), t.block_out));
+        CHECK(batch.AttnHead(H - 1, b) == t.AttnHead(H - 1));
+      }
+    }
+  }
+  mha::Config cfg;
+  mha::Inputs odd;
+  odd.x = RandomMat(rng, 10, cfg.d_model);
+  mha::Trace t;
+  CHECK_THROWS_AS(mha::ForwardBatch(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)), odd, 3, t),
+                  mha::Error);
+}
+
 TEST_CASE("the trace is bit-identical for 1, 2 and 3 threads", "[fast][threads]") {
   const Shape shapes[] = {
       {32, 32, 512, 8, 8, false, mha::Mask::None, mha::Norm::Post},

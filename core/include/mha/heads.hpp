@@ -41,9 +41,10 @@ std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Ba
                                       const TaskSpec* task = nullptr);
 
 // The same from one sequence's attention: attn is (num_heads * seq, seq) as
-// Trace::attn. Adds into sums; call FinishProfile once all sequences are in.
+// Trace::attn (of sequence `sequence` of a batch's trace). Adds into sums; call
+// FinishProfile once all sequences are in.
 void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std::vector<HeadProfile>& heads,
-                  std::vector<std::vector<double>>& counts, const TaskSpec* task = nullptr);
+                  std::vector<std::vector<double>>& counts, const TaskSpec* task = nullptr, int sequence = 0);
 void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vector<double>>& counts);
 
 }  // namespace mha

@@ -93,6 +93,7 @@ struct Trace {
   Inputs in;
   std::shared_ptr<const Weights> weights;
   int seq = 0, seq_kv = 0;
+  int batch = 1;  // sequences (ForwardBatch): every tensor below gains this axis in front
 
   Mat x_ln;      // (seq, d_model) LN(x), the sublayer input; pre-LN only
   Mat q;         // (H*seq, hd)      = (1, H, seq, hd)
@@ -127,9 +128,9 @@ struct Trace {
 
   detail::WorkspaceHandle workspace;  // not part of the result: reused scratch
 
-  // Head h's (seq, seq_kv) block of attn, and the K/V head it reads.
-  Eigen::Map<const Mat> AttnHead(int h) const;
-  Eigen::Map<const Mat> ScoresHead(int h) const;
+  // Head h's (seq, seq_kv) block of attn (of sequence b of a batch), and the K/V head it reads.
+  Eigen::Map<const Mat> AttnHead(int h, int b = 0) const;
+  Eigen::Map<const Mat> ScoresHead(int h, int b = 0) const;
   int KvHeadOf(int h) const { return h / (cfg.num_heads / cfg.kv_heads()); }
 };
 

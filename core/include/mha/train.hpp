@@ -61,9 +61,9 @@ class Trainer {
   // gradient of the loss with respect to every parameter.
   const StepStats& Gradients(const Model& m, const Batch& b, Model& grads);
 
-  // The attention weights of every layer and head for sequence `index` of the last
-  // batch: layers x (num_heads * seq, seq), as Trace::attn.
-  const Trace& LayerTrace(int layer, int index) const;
+  // Layer `layer`'s trace of the last batch, every sequence in it (ForwardBatch's
+  // layout: sequence b's weights of head h are AttnHead(h, b)).
+  const Trace& LayerTrace(int layer) const;
 
   // The threads the last pass ran on: at most the count asked for, and fewer for a
   // small model, whose step is too short to share (the result is the same on any count).
