@@ -265,7 +265,7 @@ TEST_CASE("Live's token cache: the same word gets the same row in any sentence",
   // Long (the positional-encoding table grows), then shorter, then repeated words.
   std::string long_sentence;
   for (int i = 0; i < 150; ++i) long_sentence += kWords[i % kWords.size()] + " ";
-  for (const std::string text : {std::string("고양이가 쥐를 잡았다"), long_sentence, std::string("cat cat cat")}) {
+  for (const std::string& text : {std::string("고양이가 쥐를 잡았다"), long_sentence, std::string("cat cat cat")}) {
     s.c.sentence = text;
     s.Run();
     RequireSameTrace(s.t, Plain(cfg, text, ""));

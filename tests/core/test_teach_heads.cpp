@@ -164,7 +164,7 @@ TEST_CASE("HeadDivergence over a random trace: zero diagonal, symmetric, bounded
 }
 
 TEST_CASE("The positional-heads example: previous, self, first and next token, each sharp", "[teach][heads]") {
-  for (const std::string sentence : {std::string("the cat sat on the mat and the dog ran to the door"),
+  for (const std::string& sentence : {std::string("the cat sat on the mat and the dog ran to the door"),
                                      std::string("고양이가 쥐를 잡았다"),
                                      std::string("a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j")}) {
     std::vector<std::string> tokens;
