@@ -805,10 +805,46 @@ def test_slider_stops(mhaviz, d):
         check(w["seed"] == before, f"the side panel moved: seed at {w['seed']}, was {before}")
         fixes = [k for k in w if k.startswith("fix num_heads")]
         check(fixes, f"no num_heads fix offered: {sorted(w)}")
+        visit_views_last_valid(app)
         final = app.quit()
     finally:
         app.kill()
     check(not final["ok"], "the typed configuration should not run")
+    v = final["views"]
+    check(v["last_valid"], "the views should say they show the last valid results")
+    for key in ("query_view", "scaling_view", "heads_view", "gqa_view", "inspector_view", "cross_view"):
+        check("error" not in v[key], f"{key} shows an error instead of the last valid results: {v[key]}")
+
+
+# What each view draws when it has results to show (a probe it makes only then).
+VIEW_CONTENT = {
+    "heatmaps": "map 0", "query": "query_table", "scaling": "scaling_with", "heads": "head_metrics",
+    "head-count": "head_count_table", "gqa": "gqa_diagram", "cross": "cross_explanation", "lesson": "load_lesson",
+    "inspector": "inspect_map", "head-view": "head_view_canvas", "model-view": "model_view_first_map",
+}  # (and Train, which sets its task's own configuration when opened; Next, a language model's only)
+
+
+def visit_views_last_valid(app):
+    """With a typed configuration that cannot run, every tab (each reachable in the
+    window, without scrolling the tab bar) still shows the last valid results, dimmed,
+    under the error: none is blank."""
+    p = app.settle()
+    win = p["window"]
+    for name in ("train", "next"):
+        r = p["widgets"][f"tab {name}"]
+        check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
+    for name, content in VIEW_CONTENT.items():
+        r = app.widget(f"tab {name}")
+        check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        p = app.wait_for(lambda p: p["view"] == name, f"the {name} tab")
+        p = app.settle(3)
+        w = p["widgets"]
+        check(not p["ok"] and "error" in w, f"{name}: the error should stay above the views")
+        check(content in w, f"{name} shows nothing with an invalid num_heads (no {content!r}): {sorted(w)}")
+        if name != "heatmaps":
+            check("last_valid_veil" in w, f"{name}: the last valid results are not dimmed")
+        app.shot(f"last_valid_{name}.png")
 
 
 def test_present(mhaviz, d):

@@ -57,10 +57,7 @@ void DrawCrossView(AppState& s) {
   if (!s.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
     Muted(("x comes from " + s.files.input_path + ", which has no 'memory' array: cross-attention needs one there, "
            "or use the sentence again (Lesson tab).").c_str());
-  if (!s.result.ok) {
-    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   const auto& sc = SourcesCache(s);
   if (!sc.ok) {
     MessageBox(sc.error, Pal().error_bg, Pal().error_text);

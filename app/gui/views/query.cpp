@@ -70,10 +70,7 @@ void DrawQueryView(AppState& s) {
                "The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
                "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output.",
                true);
-  if (!s.result.ok) {
-    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##query_head");
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   QueryPicker(s);
