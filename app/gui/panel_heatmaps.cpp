@@ -16,6 +16,7 @@
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 #include "render/colormap.hpp"
 
 namespace mha::gui {
@@ -56,8 +57,8 @@ void CellTooltip(const Result& r, int index, int i, int j) {
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(MapTitle(t, index).c_str());
   ImGui::Separator();
-  ImGui::Text("query  %d \"%s\"", i, t.in.tokens[static_cast<std::size_t>(i)].c_str());
-  ImGui::Text("key    %d \"%s\"", j, keys[static_cast<std::size_t>(j)].c_str());
+  ImGui::Text("query  %d \"%s\"", i, ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]).c_str());
+  ImGui::Text("key    %d \"%s\"", j, ForDisplay(keys[static_cast<std::size_t>(j)]).c_str());
   ImGui::Text("weight %.4f", static_cast<double>(Weight(r, index, i, j)));
   if (index < t.cfg.num_heads) {
     const float sc = t.scores(static_cast<Eigen::Index>(index) * t.seq + i, j);
@@ -193,8 +194,9 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
     for (int i = 0; i < seq; ++i) {
       const float y = a.y + i * ch;
       const bool hot = i == s.ui.hover_token;
-      const std::string& tok = t.in.tokens[static_cast<std::size_t>(i)];
-      const std::string l = Ellipsize(tok, g.row_label_w - g.index_w - fs * 0.4f);
+      const std::string tok = ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]);
+      // (+0.5: the widest label's own width comes back through float sums a hair short)
+      const std::string l = Ellipsize(tok, g.row_label_w - g.index_w - fs * 0.4f + 0.5f);
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
       dl->AddText(ImVec2(right - g.index_w - ts.x, y + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
       if (index_keys) number(i, right, y + ch * 0.5f, false, hot);  // matches the numbers above the columns
@@ -213,7 +215,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
     }
     for (int j = 0; j < skv; ++j) {
       const float x = a.x + j * cw;
-      const std::string& tok = keys[static_cast<std::size_t>(j)];
+      const std::string tok = ForDisplay(keys[static_cast<std::size_t>(j)]);
       const bool hot = !t.in.cross() && j == s.ui.hover_token;
       if (place.hovered && m.x >= x && m.x < x + cw && m.y >= a.y - g.col_label_h && m.y < a.y)
         ImGui::SetTooltip("key %d: \"%s\"", j, tok.c_str());

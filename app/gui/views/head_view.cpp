@@ -17,6 +17,7 @@
 #include "gui/views/registry.hpp"
 #include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 namespace {
@@ -68,7 +69,7 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
                     ImGui::IsWindowHovered();
     if (in) hovered = i;
     if (in || i == highlight) dl->AddRectFilled(ImVec2(x, top), ImVec2(x + w, top + row_h), Pal().highlight_bg);
-    const std::string& t = tokens[static_cast<std::size_t>(i)];
+    const std::string t = ForDisplay(tokens[static_cast<std::size_t>(i)]);
     const float tw = ImGui::CalcTextSize(t.c_str()).x;
     const float tx = right_align ? x + w - tw - 4 : x + 4;
     dl->PushClipRect(ImVec2(x, top), ImVec2(x + w, top + row_h), true);
