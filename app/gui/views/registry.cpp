@@ -127,9 +127,11 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
 }
 
 // Big text in a narrow window: the tabs as buttons that wrap onto a second line, each
-// label whole (a tab bar would cut them to "H..." or hide them behind arrows).
+// label whole (a tab bar would cut them to "H..." or hide them behind arrows), in the
+// small font so that they take two lines rather than three and leave the view room.
 void DrawViewButtons(AppState& s, ImVec2 padding) {
   s.teach.select_view = false;
+  if (s.ui.font_small) ImGui::PushFont(s.ui.font_small);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemInnerSpacing.x, ImGui::GetStyle().ItemInnerSpacing.y));
   for (std::size_t i = 0; i < std::size(kViews); ++i) {
@@ -148,6 +150,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.menu);
   }
   ImGui::PopStyleVar(2);
+  if (s.ui.font_small) ImGui::PopFont();
   ImGui::Separator();
   DrawView(s, ViewInfo(s.teach.view));
 }
