@@ -100,8 +100,6 @@ struct MapPlace {
 bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, bool values_allowed) {
   const Result& r = s.result;
   const Trace& t = r.trace;
-  // The last valid maps of an invalid configuration are drawn dimmed.
-  const ImU32 dim_mask = r.ok ? 0xFFFFFFFFu : 0x73FFFFFFu;  // alpha 0.45
   // The colour scale's divisor per row, for the text colour on each cell: only where
   // values are drawn (big cells, few tokens), so hundreds of tokens cost nothing here.
   std::vector<float> divisor(static_cast<std::size_t>(t.seq), 1.0f);
@@ -141,7 +139,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   if (s.ui.font_bold) ImGui::PopFont();
 
   const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
-  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1), dim_mask);
+  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1));
   if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
     // On whole pixels (AddLine centres them on the pixel): between pixels a line is
     // drawn stepped.
@@ -170,7 +168,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
         const ImVec2 ts = ImGui::CalcTextSize(buf);
         const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
         dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
-                    Col32(render::TextColourOn(bg)) & dim_mask, buf);
+                    Col32(render::TextColourOn(bg)), buf);
       }
     }
   }
@@ -386,8 +384,8 @@ void DrawHeatmapsPanel(AppState& s) {
     if (r.error.empty()) MessageBox("Nothing computed yet.", Pal().error_bg, Pal().error_text);
     return;
   }
-  // An invalid configuration keeps the last valid maps on screen, dimmed (the
-  // results area's banner says why).
+  // An invalid configuration keeps the last valid maps on screen (the results area
+  // dims them, VeilLastValid, under its banner saying why).
   s.ui.textures.SetScale(s.ui.colour_scale);
   {
     const auto t0 = std::chrono::steady_clock::now();

@@ -849,8 +849,7 @@ def visit_views_last_valid(app):
         w = p["widgets"]
         check(not p["ok"] and "error" in w, f"{name}: the error should stay above the views")
         check(content in w, f"{name} shows nothing with an invalid num_heads (no {content!r}): {sorted(w)}")
-        if name != "heatmaps":
-            check("last_valid_veil" in w, f"{name}: the last valid results are not dimmed")
+        check("last_valid_veil" in w, f"{name}: the last valid results are not dimmed")
         app.shot(f"last_valid_{name}.png")
 
 

@@ -15,12 +15,40 @@
 namespace mha::gui {
 namespace {
 
+void DrawView(AppState& s, const ViewEntry& v) {
+  if (!v.scrolls) {
+    const ImVec2 a = ImGui::GetCursorScreenPos(), size = ImGui::GetContentRegionAvail();
+    v.draw(s);
+    VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+    return;
+  }
+  // Teaching views scroll when the window is small; the heatmaps fit themselves.
+  // No horizontal scrolling: the views fit the width (wide tables scroll themselves).
+  // One child per view, so each keeps its own scroll position.
+  ImGui::BeginChild(v.name, ImVec2(0, 0), false);
+  v.draw(s);
+  const ImVec2 a = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  ImGui::EndChild();
+  if (v.id != View::Train) VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+}
+
+// "head-count" -> "head_count_view": the view's key in --dump-state's "views".
+std::string DumpKey(const ViewEntry& v) {
+  std::string key = v.name;
+  for (char& c : key)
+    if (c == '-') c = '_';
+  return key + "_view";
+}
+
+}  // namespace
+
 // While the configuration cannot run, a view shows the last valid results under a veil
 // of the window's background (the error and its fixes sit above the tabs, undimmed).
 // The veil is a window of its own, just above the main one, so it covers what the
 // view draws in nested child windows (tables, maps) too, while popups and tooltips
 // stay above it and readable. It takes no input: the view still answers the mouse.
 void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
+  if (!ShowingLastValid(s)) return;
   ImGuiWindow* main = ImGui::GetCurrentWindow()->RootWindow;
   ImGui::SetNextWindowPos(a);
   ImGui::SetNextWindowSize(ImVec2(b.x - a.x, b.y - a.y));
@@ -39,31 +67,6 @@ void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
   ImGui::BringWindowToDisplayBack(main);
   s.ui.probe["last_valid_veil"] = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
-
-void DrawView(AppState& s, const ViewEntry& v) {
-  if (!v.scrolls) {
-    v.draw(s);  // the heatmaps dim their own maps
-    return;
-  }
-  // Teaching views scroll when the window is small; the heatmaps fit themselves.
-  // No horizontal scrolling: the views fit the width (wide tables scroll themselves).
-  // One child per view, so each keeps its own scroll position.
-  ImGui::BeginChild(v.name, ImVec2(0, 0), false);
-  v.draw(s);
-  const ImVec2 a = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-  ImGui::EndChild();
-  if (ShowingLastValid(s) && v.id != View::Train) VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
-}
-
-// "head-count" -> "head_count_view": the view's key in --dump-state's "views".
-std::string DumpKey(const ViewEntry& v) {
-  std::string key = v.name;
-  for (char& c : key)
-    if (c == '-') c = '_';
-  return key + "_view";
-}
-
-}  // namespace
 
 const char* ViewName(View v) { return ViewInfo(v).name; }
 const char* ViewTitle(View v) { return ViewInfo(v).tab; }

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+struct ImVec2;
+
 namespace mha::gui {
 
 struct AppState;
@@ -110,6 +112,11 @@ int ViewIndexByName(const std::string& name);
 std::string ViewNamesJoined();
 // --help's lines of --view: the flag, then one line per view (name and help).
 std::string ViewFlagHelp();
+
+// While the configuration cannot run (ShowingLastValid), dims the rectangle a..b (a
+// view showing the last valid results) under a veil of the window's background; else
+// nothing. One mechanism for every view and for presentation mode.
+void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b);
 
 // The tab bar of the results area, one tab per view; and the View menu's entries.
 void DrawResultsArea(AppState& s);
