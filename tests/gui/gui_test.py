@@ -862,6 +862,7 @@ def test_present(mhaviz, d):
                               "--d-model", "64"], size=size)
         try:
             app.wait_for(lambda p: p["ok"], "a valid trace")
+            check_layout_reach(app.settle(), 100)
             app.key("F11")
             p = app.wait_for(lambda p: p["present"]["on"], "presentation mode")
             p = app.settle()
@@ -900,6 +901,7 @@ def test_present(mhaviz, d):
                 check(h["row_labels"] and h["key_labels"] != "none", f"{size} {pct}%: labels dropped: {h}")
                 check(h["label_px"] >= p["font_px"] and h["cell_h"] >= 0.85 * p["font_px"],
                       f"{size} {pct}%: {h['label_px']} px labels, {h['cell_h']} px rows, UI font {p['font_px']}")
+                check_layout_reach(p, pct)
                 app.shot(f"text{pct}_{size[0]}.png")
             app.quit()
         finally:
@@ -910,6 +912,24 @@ def test_present(mhaviz, d):
         for f in os.listdir(d):
             if f.endswith(".png"):
                 shutil.copy(os.path.join(d, f), keep)
+
+
+def check_layout_reach(p, pct):
+    """Every view's tab (or button) whole in the window, none behind scroll arrows or cut;
+    the shape flow's subtitle clear of its Hide button; at 100% the Export button above
+    the bottom of the window."""
+    w, win = p["widgets"], p["window"]
+    tabs = [k for k in w if k.startswith("tab ")]
+    check(len(tabs) >= 12, f"{pct}%: only {tabs} drawn")
+    for k in tabs:
+        r = w[k]
+        check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= p["font_px"], f"{win} {pct}%: {k} at {r}")
+    if "flow_subtitle" in w:
+        sub, hide = w["flow_subtitle"], w["flow_toggle"]
+        check(sub[0] + sub[2] <= hide[0], f"{win} {pct}%: the flow subtitle {sub} runs under Hide {hide}")
+    if pct == 100:
+        e = w["export"]
+        check(e[1] + e[3] <= win[1] - p["font_px"], f"{win}: the Export button {e} is below the fold")
 
 
 def png_rgb(path):

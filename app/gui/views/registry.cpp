@@ -3,6 +3,7 @@
 #include "gui/views/registry.hpp"
 
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include <imgui_internal.h>
@@ -133,7 +134,6 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
 // label whole (a tab bar would cut them to "H..." or hide them behind arrows), in the
 // small font so that they take two lines rather than three and leave the view room.
 void DrawViewButtons(AppState& s, ImVec2 padding) {
-  s.teach.select_view = false;
   if (s.ui.font_small) ImGui::PushFont(s.ui.font_small);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemInnerSpacing.x, ImGui::GetStyle().ItemInnerSpacing.y));
@@ -156,6 +156,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   if (s.ui.font_small) ImGui::PopFont();
   ImGui::Separator();
   DrawView(s, ViewInfo(s.teach.view));
+  s.teach.select_view = true;  // should the tabs come back (smaller text), they open this view
 }
 
 }  // namespace
