@@ -493,7 +493,9 @@ class NpzFiles(Case):
         w = weights(8)
         w["W_k"] = np.ones((8, 6), np.float32)
         self.fails(["trace", "--d-model", "8", "--heads", "2", "--weights", savez(self.path("w.npz"), **w)]
-                   + self.outputs(), 1, "weight 'W_k' has shape (8, 6)", "needs (8, 8)", "--kv-heads")
+                   + self.outputs(), 1, "weight 'W_k' has shape (8, 6)", "needs (8, 8)",
+                   # the settings by name (the app's Lesson view shows this too), then the flags
+                   "Check d_model, num_heads and num_kv_heads (--d-model, --heads, --kv-heads)")
         w = weights(8)
         w["b_o"] = np.ones((1, 8), np.float32)
         self.fails(["trace", "--d-model", "8", "--heads", "2", "--weights", savez(self.path("w2.npz"), **w)]
