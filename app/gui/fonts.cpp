@@ -13,10 +13,10 @@
 #include <imgui_internal.h>  // ImTextCharFromUtf8: decode as ImGui's text drawing does
 #include <stb/stb_truetype.h>
 
+#include "gui/wide_glyphs.hpp"
 #include "mha/mha.hpp"
 #include "render/font_file.hpp"
 #include "render/text.hpp"
-#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 namespace {
@@ -251,10 +251,11 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   return f;
 }
 
-std::vector<unsigned> DrawnCodepoints(const std::string& utf8) {
+std::vector<unsigned> DrawnCodepoints(const std::string& utf8) { return FieldCodepoints(ForDisplay(utf8)); }
+
+std::vector<unsigned> FieldCodepoints(const std::string& shown) {
   std::vector<unsigned> out;
   ImFont* font = ImGui::GetIO().FontDefault ? ImGui::GetIO().FontDefault : ImGui::GetFont();
-  const std::string shown = ForDisplay(utf8);  // as the labels are drawn
   const char* p = shown.c_str();
   const char* end = p + shown.size();
   while (p < end) {

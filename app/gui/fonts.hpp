@@ -52,6 +52,9 @@ AtlasStats LastAtlasStats();
 // beyond U+FFFF with its own glyph once the atlas has it, see wide_glyphs.hpp). For
 // tests: a missing glyph must never be drawn as '?'.
 std::vector<unsigned> DrawnCodepoints(const std::string& utf8);
+// The same for text as a field holds it (stand-ins already in place), e.g. the sentence
+// field's buffer.
+std::vector<unsigned> FieldCodepoints(const std::string& shown);
 
 // "" if every character of `utf8` has a glyph, else a note naming those drawn as the
 // box ("U+1F600 is drawn as a box: no font here has it, or it lies beyond U+FFFF"),

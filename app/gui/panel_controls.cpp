@@ -16,6 +16,7 @@
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
 #include "text/normalize.hpp"
+#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 namespace {
@@ -309,7 +310,7 @@ void DrawControlsPanel(AppState& s) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
-      if (std::string typed = text::KeepBeyondBmp(s.choice.memory, s.ui.memory_buf.data());
+      if (std::string typed = text::KeepBeyondBmp(s.choice.memory, FromDisplay(s.ui.memory_buf.data()));
           text::TypedChange(s.choice.memory, typed)) {
         s.choice.memory = std::move(typed);
         s.dirty = true;

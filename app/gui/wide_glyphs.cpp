@@ -85,6 +85,15 @@ unsigned StoodFor(unsigned cp) {
   return static_cast<unsigned>(t.chars[cp - kFirstStandIn]);
 }
 
+std::string FromDisplay(const std::string& utf8) {
+  // Stand-ins are U+E000..U+E1FF, whose UTF-8 starts with the byte EE.
+  if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) == 0xEE; }))
+    return utf8;
+  std::vector<char32_t> cps = render::DecodeUtf8(utf8);
+  for (char32_t& cp : cps) cp = StoodFor(static_cast<unsigned>(cp));
+  return render::EncodeUtf8(cps);
+}
+
 bool WideGlyphsPending() { return Table().pending; }
 
 void AddWideGlyphs(ImFont* font, float px, float ascent, std::vector<WideGlyph>* out) {

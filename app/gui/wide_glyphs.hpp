@@ -20,6 +20,8 @@ std::string ForDisplay(const std::string& utf8);
 
 // The character stand-in `cp` stands for (cp itself if it is none).
 unsigned StoodFor(unsigned cp);
+// ForDisplay undone: what a text field showing stand-ins holds.
+std::string FromDisplay(const std::string& utf8);
 
 // Whether characters were queued since the atlas last got their glyphs: the window
 // rebuilds its fonts before the next frame.

@@ -708,6 +708,10 @@ def test_text(mhaviz, d):
         app.kill()
         raise
     check(final["trace"]["tokens"] == ["cat", "😀", "dog"], f"tokens after editing {final['trace']['tokens']}")
+    if os.path.exists("/usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf"):
+        # The field itself shows the emoji's glyph, not the box (it holds a stand-in).
+        check(final["sentence_field_drawn"] == [ord(c) for c in "cat 😀 dog"],
+              f"the sentence field draws {final['sentence_field_drawn']}")
     # Decomposed text typed into the field (as a paste from a macOS file name gives it) is
     # composed; the field still holds it decomposed and writes that back every frame,
     # which is not an edit (was: a recompute every frame while the field was active).

@@ -11,6 +11,7 @@
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "gui/views/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
@@ -49,7 +50,7 @@ void DrawCrossView(AppState& s) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##cross_memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
-      s.choice.memory = s.ui.memory_buf.data();
+      s.choice.memory = FromDisplay(s.ui.memory_buf.data());
       s.dirty = true;
     }
     Probe(s, "cross_memory");
