@@ -102,6 +102,7 @@ std::string DumpStateJson(AppState& s, int frames) {
     box_notes.push_back(BoxNote(tok));  // the chip's tooltip says which character a box is
   }
   j["drawn"] = drawn;
+  j["sentence_field_drawn"] = FieldCodepoints(s.ui.sentence_buf.data());
   j["box_notes"] = box_notes;
   const AtlasStats atlas = LastAtlasStats();
   j["font_atlas"] = {{"width", atlas.width}, {"height", atlas.height}, {"glyphs", atlas.glyphs},

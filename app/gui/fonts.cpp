@@ -13,6 +13,7 @@
 #include <imgui_internal.h>  // ImTextCharFromUtf8: decode as ImGui's text drawing does
 #include <stb/stb_truetype.h>
 
+#include "gui/wide_glyphs.hpp"
 #include "mha/mha.hpp"
 #include "render/font_file.hpp"
 #include "render/text.hpp"
@@ -87,21 +88,10 @@ const ImWchar* TextRanges() {
   return ranges.data();
 }
 
-// The fallback fonts' bytes, read once (they do not change while the app runs).
-const std::vector<std::string>& FallbackBytes() {
-  static const std::vector<std::string> bytes = [] {
-    std::vector<std::string> out;
-    for (const auto& p : render::FallbackFontPaths())
-      if (std::string b = ReadFont(p); HasGlyphs(b, false)) out.push_back(std::move(b));
-    return out;
-  }();
-  return bytes;
-}
-
 // Adds the main font with `ranges`, then merges the fallbacks into the same ranges.
 ImFont* AddWithFallbacks(const std::string& bytes, float size, const ImWchar* ranges) {
   ImFont* f = AddFont(bytes, size, ranges);
-  for (const auto& fb : FallbackBytes()) AddFont(fb, size, ranges, true);
+  for (const auto& fb : FallbackFontBytes()) AddFont(fb, size, ranges, true);
   return f;
 }
 
@@ -139,6 +129,16 @@ void PaintBoxGlyphs(const std::vector<BoxGlyph>& boxes) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& FallbackFontBytes() {
+  static const std::vector<std::string> bytes = [] {
+    std::vector<std::string> out;
+    for (const auto& p : render::FallbackFontPaths())
+      if (std::string b = ReadFont(p); HasGlyphs(b, false)) out.push_back(std::move(b));
+    return out;
+  }();
+  return bytes;
+}
 
 std::vector<std::string> FontSearchPath() {
   std::vector<std::string> dirs;
@@ -206,8 +206,10 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
                       "/usr/share/fonts/truetype/nanum), so Korean text shows as boxes. Install fonts-nanum.";
   }
   std::vector<BoxGlyph> boxes;
+  std::vector<WideGlyph> wide;  // characters beyond U+FFFF that labels use (wide_glyphs.hpp)
   const float ascent = AscentPixels(bytes, pixel_size);
   boxes.push_back(AddBoxGlyph(f.regular, pixel_size, ascent));
+  AddWideGlyphs(f.regular, pixel_size, ascent, &wide);
   const std::string bold = f.path.empty() || (forced && *forced) ? std::string() : FindFont("NanumGothicBold.ttf");
   if (!bold.empty()) {
     static const ImWchar latin[] = {0x0020, 0x00FF, 0x2010, 0x2044, 0x2190, 0x21FF, 0x2200, 0x22FF, 0};
@@ -235,10 +237,12 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
     const float label_px = std::round(pixel_size * 0.8f);
     f.label = AddWithFallbacks(bytes, label_px, TextRanges());
     boxes.push_back(AddBoxGlyph(f.label, label_px, AscentPixels(bytes, label_px)));
+    AddWideGlyphs(f.label, label_px, AscentPixels(bytes, label_px), &wide);
   }
   io.FontDefault = f.regular;
   io.Fonts->Build();
   PaintBoxGlyphs(boxes);
+  PaintWideGlyphs(wide);
   last_stats.width = io.Fonts->TexWidth;
   last_stats.height = io.Fonts->TexHeight;
   last_stats.glyphs = 0;
@@ -247,18 +251,20 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   return f;
 }
 
-std::vector<unsigned> DrawnCodepoints(const std::string& utf8) {
+std::vector<unsigned> DrawnCodepoints(const std::string& utf8) { return FieldCodepoints(ForDisplay(utf8)); }
+
+std::vector<unsigned> FieldCodepoints(const std::string& shown) {
   std::vector<unsigned> out;
   ImFont* font = ImGui::GetIO().FontDefault ? ImGui::GetIO().FontDefault : ImGui::GetFont();
-  const char* p = utf8.c_str();
-  const char* end = p + utf8.size();
+  const char* p = shown.c_str();
+  const char* end = p + shown.size();
   while (p < end) {
     unsigned int c = 0;
     const int n = ImTextCharFromUtf8(&c, p, end);
     if (n <= 0) break;
     p += n;
     const ImFontGlyph* g = font ? font->FindGlyph(static_cast<ImWchar>(c)) : nullptr;
-    out.push_back(g ? g->Codepoint : 0u);
+    out.push_back(g ? StoodFor(g->Codepoint) : 0u);
   }
   return out;
 }
@@ -277,8 +283,7 @@ std::string BoxNote(const std::string& utf8) {
   }
   if (boxed == 0) return {};
   std::string note = names + (boxed == 1 ? " is" : " are") +
-                     " drawn as a box: no installed font has it, or it lies beyond U+FFFF (most emoji), which "
-                     "this build of Dear ImGui cannot draw.";
+                     " drawn as a box: no installed font has it (emoji come from fonts-symbola).";
   // The text field holds 16-bit characters: an emoji typed or pasted there, like bytes
   // that are not UTF-8, arrives as U+FFFD, the replacement character.
   if (names.find("U+FFFD") != std::string::npos)

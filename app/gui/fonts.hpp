@@ -17,6 +17,10 @@ struct Fonts {
   std::string path;           // the file regular came from ("" = ImGui's default font)
 };
 
+// The fallback fonts' bytes (render::FallbackFontPaths(), checked by
+// render::ReadFontFile), read once: they do not change while the app runs.
+const std::vector<std::string>& FallbackFontBytes();
+
 // Places searched for a font file, most specific first: $MHAVIZ_ASSETS/fonts,
 // assets/fonts next to the executable (and its parent dirs, for build trees),
 // share/mhaviz/fonts beside an installed binary's bin/, the source tree's assets/fonts
@@ -43,10 +47,14 @@ struct AtlasStats {
 };
 AtlasStats LastAtlasStats();
 
-// The code points of the glyphs the default font draws for `utf8`, one per character
-// (what ImGui draws: a character with no glyph, or beyond U+FFFF, is drawn with the
-// U+FFFD replacement box). For tests: a missing glyph must never be drawn as '?'.
+// The code points of the glyphs the default font draws for `utf8` as a label, one per
+// character (a character with no glyph is drawn with the U+FFFD replacement box; one
+// beyond U+FFFF with its own glyph once the atlas has it, see wide_glyphs.hpp). For
+// tests: a missing glyph must never be drawn as '?'.
 std::vector<unsigned> DrawnCodepoints(const std::string& utf8);
+// The same for text as a field holds it (stand-ins already in place), e.g. the sentence
+// field's buffer.
+std::vector<unsigned> FieldCodepoints(const std::string& shown);
 
 // "" if every character of `utf8` has a glyph, else a note naming those drawn as the
 // box ("U+1F600 is drawn as a box: no font here has it, or it lies beyond U+FFFF"),

@@ -144,7 +144,9 @@ void DrawPresentation(AppState& s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawConfigError(s);
+  const ImVec2 a = ImGui::GetCursorScreenPos(), size = ImGui::GetContentRegionAvail();
   DrawHeatmapsPanel(s);
+  VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
   ImGui::EndChild();
   Probe(s, "present");
 }

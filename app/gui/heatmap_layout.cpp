@@ -1,4 +1,5 @@
 #include "gui/heatmap_layout.hpp"
+#include "gui/wide_glyphs.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -100,9 +101,9 @@ Labels MeasureLabels(const AppState& s, ImFont* font, float px) {
   l.px = px > 0.0f ? px : font->FontSize;
   const float cap = font->FontSize * 7.0f;
   for (const auto& q : t.in.tokens)
-    if ((l.row = std::max(l.row, TextWidth(font, q.c_str()))) >= cap) break;
+    if ((l.row = std::max(l.row, TextWidth(font, ForDisplay(q).c_str()))) >= cap) break;
   for (const auto& k : keys)
-    if ((l.col = std::max(l.col, TextWidth(font, k.c_str()))) >= cap) break;
+    if ((l.col = std::max(l.col, TextWidth(font, ForDisplay(k).c_str()))) >= cap) break;
   l.row = std::min(l.row, cap) * l.px / font->FontSize;
   l.col = std::min(l.col, cap) * l.px / font->FontSize;
   // Token numbers in the same font: nothing on the maps is smaller than the UI's text.

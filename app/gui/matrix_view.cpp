@@ -8,6 +8,7 @@
 
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 #include "render/colormap.hpp"
 
 namespace mha::gui {
@@ -25,7 +26,7 @@ render::Rgb Rgb(ColourScale scale, float range, float v) {
 float MaxLabel(const std::vector<std::string>* labels, int n, float cap) {
   float w = 0.0f;
   if (labels) {
-    for (const auto& l : *labels) w = std::max(w, ImGui::CalcTextSize(l.c_str()).x);
+    for (const auto& l : *labels) w = std::max(w, ImGui::CalcTextSize(ForDisplay(l).c_str()).x);
   } else {
     w = ImGui::CalcTextSize(std::to_string(std::max(n - 1, 0)).c_str()).x;
   }
@@ -33,7 +34,7 @@ float MaxLabel(const std::vector<std::string>* labels, int n, float cap) {
 }
 
 std::string Label(const std::vector<std::string>* labels, int i) {
-  if (labels && i < static_cast<int>(labels->size())) return (*labels)[static_cast<std::size_t>(i)];
+  if (labels && i < static_cast<int>(labels->size())) return ForDisplay((*labels)[static_cast<std::size_t>(i)]);
   return std::to_string(i);
 }
 

@@ -16,16 +16,13 @@
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
 #include "text/normalize.hpp"
+#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 namespace {
 
 constexpr int kHeadsMax = 32;     // slider range; Ctrl+click types any value
 constexpr int kDModelMax = 1024;
-
-// The head counts models use: a suggestion outside this list (num_heads = 131 for
-// d_model = 524) is valid arithmetic but teaches nothing.
-constexpr int kCommonHeads[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
 
 // The stops of the num_heads slider: every divisor of d_model up to kHeadsMax.
 std::vector<int> HeadStops(int d_model) {
@@ -102,8 +99,7 @@ void DrawConfigFixes(AppState& s) {
           add("d_model = " + std::to_string(d), [&c, d] { c.d_model = d; });
     }
     int below = 0, above = 0;
-    for (int h : kCommonHeads) {
-      if (h > Limits::kMaxHeads || c.d_model % h != 0) continue;
+    for (int h : CommonHeadCounts(c.d_model)) {
       if (h < c.num_heads) below = h;
       if (h > c.num_heads && above == 0) above = h;
     }
@@ -314,7 +310,7 @@ void DrawControlsPanel(AppState& s) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
-      if (std::string typed = text::KeepBeyondBmp(s.choice.memory, s.ui.memory_buf.data());
+      if (std::string typed = text::KeepBeyondBmp(s.choice.memory, FromDisplay(s.ui.memory_buf.data()));
           text::TypedChange(s.choice.memory, typed)) {
         s.choice.memory = std::move(typed);
         s.dirty = true;

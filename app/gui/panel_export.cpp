@@ -6,7 +6,17 @@
 namespace mha::gui {
 
 void DrawExportPanel(AppState& s) {
-  SectionTitle(s, "Export", "Heatmaps for slides: .png, or .svg with one shape per cell.");
+  // The button on the title's line: in a 1280 x 800 window the options below it are
+  // under the fold (they keep their last values).
+  SectionTitle(s, "Export");
+  ImGui::SameLine(0.0f, ImGui::GetFontSize());
+  if (ImGui::Button("Export heatmaps  (Ctrl+S)")) {
+    s.pending.export_png = true;  // the extension decides PNG or SVG
+  }
+  Probe(s, "export");
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::TextWrapped("Heatmaps for slides: .png, or .svg with one shape per cell.");
+  ImGui::PopStyleColor();
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel("file", lw);
   ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());
@@ -46,10 +56,6 @@ void DrawExportPanel(AppState& s) {
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The heatmaps' colour scale: the export uses the one on screen.");
-  if (ImGui::Button("Export heatmaps  (Ctrl+S)")) {
-    s.pending.export_png = true;  // the extension decides PNG or SVG
-  }
-  Probe(s, "export");
   ImGui::Spacing();
   FormLabel("screenshot", lw);
   ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.exp.screenshot_path.data(), s.exp.screenshot_path.size());

@@ -461,9 +461,20 @@ void DrawFlowPanel(AppState& s) {
   const char* toggle = folded ? "Show" : "Hide";
   const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
-  SectionTitle(s, "Shape flow",
-               folded ? nullptr : "each step's output shape (batch axis first), learned parameters and FLOPs",
-               true);
+  SectionTitle(s, "Shape flow");
+  if (!folded) {
+    // One line that stops short of the button (big text: cut with "...", whole in the
+    // tooltip), so the subtitle never runs under it or pushes the table down.
+    static const char* kSubtitle = "each step's output shape (batch axis first), learned parameters and FLOPs";
+    ImGui::SameLine(0.0f, ImGui::GetFontSize() * 0.8f);
+    const float room = right - ImGui::GetCursorPosX() - ImGui::GetFontSize() * 0.8f;
+    const std::string sub = Ellipsize(kSubtitle, room);
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextUnformatted(sub.c_str());
+    ImGui::PopStyleColor();
+    if (sub != kSubtitle && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kSubtitle);
+    Probe(s, "flow_subtitle");
+  }
   ImGui::SameLine(right);
   if (ImGui::SmallButton(toggle)) {
     if (s.ui.flow_folded_for_room) {

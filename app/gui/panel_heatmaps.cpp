@@ -16,6 +16,7 @@
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 #include "render/colormap.hpp"
 
 namespace mha::gui {
@@ -56,8 +57,8 @@ void CellTooltip(const Result& r, int index, int i, int j) {
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(MapTitle(t, index).c_str());
   ImGui::Separator();
-  ImGui::Text("query  %d \"%s\"", i, t.in.tokens[static_cast<std::size_t>(i)].c_str());
-  ImGui::Text("key    %d \"%s\"", j, keys[static_cast<std::size_t>(j)].c_str());
+  ImGui::Text("query  %d \"%s\"", i, ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]).c_str());
+  ImGui::Text("key    %d \"%s\"", j, ForDisplay(keys[static_cast<std::size_t>(j)]).c_str());
   ImGui::Text("weight %.4f", static_cast<double>(Weight(r, index, i, j)));
   if (index < t.cfg.num_heads) {
     const float sc = t.scores(static_cast<Eigen::Index>(index) * t.seq + i, j);
@@ -99,8 +100,6 @@ struct MapPlace {
 bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, bool values_allowed) {
   const Result& r = s.result;
   const Trace& t = r.trace;
-  // The last valid maps of an invalid configuration are drawn dimmed.
-  const ImU32 dim_mask = r.ok ? 0xFFFFFFFFu : 0x73FFFFFFu;  // alpha 0.45
   // The colour scale's divisor per row, for the text colour on each cell: only where
   // values are drawn (big cells, few tokens), so hundreds of tokens cost nothing here.
   std::vector<float> divisor(static_cast<std::size_t>(t.seq), 1.0f);
@@ -140,7 +139,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   if (s.ui.font_bold) ImGui::PopFont();
 
   const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
-  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1), dim_mask);
+  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1));
   if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
     // On whole pixels (AddLine centres them on the pixel): between pixels a line is
     // drawn stepped.
@@ -169,7 +168,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
         const ImVec2 ts = ImGui::CalcTextSize(buf);
         const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
         dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
-                    Col32(render::TextColourOn(bg)) & dim_mask, buf);
+                    Col32(render::TextColourOn(bg)), buf);
       }
     }
   }
@@ -193,8 +192,9 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
     for (int i = 0; i < seq; ++i) {
       const float y = a.y + i * ch;
       const bool hot = i == s.ui.hover_token;
-      const std::string& tok = t.in.tokens[static_cast<std::size_t>(i)];
-      const std::string l = Ellipsize(tok, g.row_label_w - g.index_w - fs * 0.4f);
+      const std::string tok = ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]);
+      // (+0.5: the widest label's own width comes back through float sums a hair short)
+      const std::string l = Ellipsize(tok, g.row_label_w - g.index_w - fs * 0.4f + 0.5f);
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
       dl->AddText(ImVec2(right - g.index_w - ts.x, y + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
       if (index_keys) number(i, right, y + ch * 0.5f, false, hot);  // matches the numbers above the columns
@@ -213,7 +213,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
     }
     for (int j = 0; j < skv; ++j) {
       const float x = a.x + j * cw;
-      const std::string& tok = keys[static_cast<std::size_t>(j)];
+      const std::string tok = ForDisplay(keys[static_cast<std::size_t>(j)]);
       const bool hot = !t.in.cross() && j == s.ui.hover_token;
       if (place.hovered && m.x >= x && m.x < x + cw && m.y >= a.y - g.col_label_h && m.y < a.y)
         ImGui::SetTooltip("key %d: \"%s\"", j, tok.c_str());
@@ -384,8 +384,8 @@ void DrawHeatmapsPanel(AppState& s) {
     if (r.error.empty()) MessageBox("Nothing computed yet.", Pal().error_bg, Pal().error_text);
     return;
   }
-  // An invalid configuration keeps the last valid maps on screen, dimmed (the
-  // results area's banner says why).
+  // An invalid configuration keeps the last valid maps on screen (the results area
+  // dims them, VeilLastValid, under its banner saying why).
   s.ui.textures.SetScale(s.ui.colour_scale);
   {
     const auto t0 = std::chrono::steady_clock::now();

@@ -3,6 +3,7 @@
 
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
+#include "gui/wide_glyphs.hpp"
 #include "gui/widgets.hpp"
 #include "text/normalize.hpp"
 
@@ -37,7 +38,8 @@ void DrawSentencePanel(AppState& s) {
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::InputTextWithHint("##sentence", "e.g. The cat sat on the mat.", buf.data(), buf.size())) {
     // The field cannot hold emoji: it must not replace them unless they were edited.
-    if (std::string typed = text::KeepBeyondBmp(s.choice.sentence, buf.data()); text::TypedChange(s.choice.sentence, typed)) {
+    if (std::string typed = text::KeepBeyondBmp(s.choice.sentence, FromDisplay(buf.data()));
+        text::TypedChange(s.choice.sentence, typed)) {
       s.choice.sentence = std::move(typed);
       s.files.input_path.clear();  // typing replaces embeddings loaded from a file
       s.files.input = Inputs();

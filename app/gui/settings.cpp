@@ -10,6 +10,7 @@
 #include <imgui_internal.h>
 #include <nlohmann/json.hpp>
 
+#include "gui/wide_glyphs.hpp"
 #include "io/files.hpp"
 
 namespace mha::gui {
@@ -48,11 +49,13 @@ void SyncBuffersFromChoice(AppState& s) {
   if (s.choice.sentence.size() >= kSentenceCap || s.choice.memory.size() >= kSentenceCap)
     s.ui.notices.push_back("The sentence field holds at most " + std::to_string(kSentenceCap) +
                            " bytes, so the text given was cut off there. (mhaviz trace and export take longer text.)");
-  CopyToBuf(s.ui.sentence_buf, s.choice.sentence);
-  CopyToBuf(s.ui.memory_buf, s.choice.memory);
+  // The fields show emoji through their stand-ins (wide_glyphs.hpp), which they can
+  // hold and edit as one character each.
+  CopyToBuf(s.ui.sentence_buf, ForDisplay(s.choice.sentence));
+  CopyToBuf(s.ui.memory_buf, ForDisplay(s.choice.memory));
   // The computation reads exactly what the fields show.
-  s.choice.sentence = s.ui.sentence_buf.data();
-  s.choice.memory = s.ui.memory_buf.data();
+  s.choice.sentence = FromDisplay(s.ui.sentence_buf.data());
+  s.choice.memory = FromDisplay(s.ui.memory_buf.data());
 }
 
 std::string ConfigDir() {

@@ -198,8 +198,11 @@ int CurrentSeqKv(const AppState& s) {
   return static_cast<int>(cross ? s.result.memory_tokens.size() : s.result.tokens.size());
 }
 
+bool HasResults(const AppState& s) { return s.result.ok || s.result.generation > 0; }
+bool ShowingLastValid(const AppState& s) { return !s.result.ok && s.result.generation > 0; }
+
 void ClampTeachSelection(AppState& s) {
-  if (!s.result.ok) return;
+  if (!HasResults(s)) return;
   const Trace& t = s.result.trace;
   s.teach.head = std::clamp(s.teach.head, 0, std::max(0, t.cfg.num_heads - 1));
   s.teach.query = std::clamp(s.teach.query, 0, std::max(0, t.seq - 1));
@@ -207,7 +210,7 @@ void ClampTeachSelection(AppState& s) {
 
 const Cached<QueryExplanation>& QueryCache(AppState& s) {
   auto& c = s.teach.query_cache;
-  if (!s.result.ok) return NoTrace(c, s);
+  if (!HasResults(s)) return NoTrace(c, s);
   ClampTeachSelection(s);
   const std::string key = GenKey(s) + " h" + std::to_string(s.teach.head) + " q" + std::to_string(s.teach.query);
   return Refresh(c, key, [&](QueryExplanation& v) { v = ExplainQuery(s.result.trace, s.teach.head, s.teach.query); });
@@ -215,7 +218,7 @@ const Cached<QueryExplanation>& QueryCache(AppState& s) {
 
 const Cached<ScalingComparison>& ScalingCache(AppState& s) {
   auto& c = s.teach.scaling_cache;
-  if (!s.result.ok) return NoTrace(c, s);
+  if (!HasResults(s)) return NoTrace(c, s);
   ClampTeachSelection(s);
   const std::string key = GenKey(s) + " h" + std::to_string(s.teach.head);
   return Refresh(c, key, [&](ScalingComparison& v) {
@@ -225,7 +228,7 @@ const Cached<ScalingComparison>& ScalingCache(AppState& s) {
 
 const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s) {
   auto& c = s.teach.summaries_cache;
-  if (!s.result.ok) return NoTrace(c, s);
+  if (!HasResults(s)) return NoTrace(c, s);
   return Refresh(c, GenKey(s), [&](std::vector<HeadSummary>& v) { v = SummarizeHeads(s.result.trace); });
 }
 
@@ -259,7 +262,7 @@ void StartDivergenceJob(const Trace& t, const std::string& key, DivergenceJob& j
 const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait) {
   auto& c = s.teach.divergence_cache;
   auto& job = s.teach.divergence_job;
-  if (!s.result.ok) return NoTrace(c, s);
+  if (!HasResults(s)) return NoTrace(c, s);
   const Trace& t = s.result.trace;
   const std::string key = GenKey(s);
   if (c.key == key) return c;
@@ -294,13 +297,13 @@ const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait) {
 
 const Cached<AttentionSources>& SourcesCache(AppState& s) {
   auto& c = s.teach.sources_cache;
-  if (!s.result.ok) return NoTrace(c, s);
+  if (!HasResults(s)) return NoTrace(c, s);
   return Refresh(c, GenKey(s), [&](AttentionSources& v) { v = DescribeSources(s.result.trace); });
 }
 
 const Cached<InspectedTensor>& InspectCache(AppState& s) {
   auto& c = s.teach.inspect_cache;
-  if (!s.result.ok) return NoTrace(c, s);
+  if (!HasResults(s)) return NoTrace(c, s);
   ClampTeachSelection(s);
   const InspectSelection& sel = s.teach.inspect;
   const std::string key = GenKey(s) + " " + sel.tensor + " m" + std::to_string(static_cast<int>(sel.mode)) + " h" +
@@ -310,7 +313,7 @@ const Cached<InspectedTensor>& InspectCache(AppState& s) {
 
 const Cached<Trace>& SelfTraceCache(AppState& s) {
   auto& c = s.teach.self_trace_cache;
-  if (!s.result.ok) return NoTrace(c, s);
+  if (!HasResults(s)) return NoTrace(c, s);
   const Trace& t = s.result.trace;
   if (!t.in.cross()) {
     c.key.clear();
@@ -334,9 +337,14 @@ const Cached<Trace>& SelfTraceCache(AppState& s) {
   });
 }
 
+const Config& DescribedConfig(const AppState& s, bool must_run) {
+  if (HasResults(s) && (UsingTrainedModel(s) || (must_run && !s.result.ok))) return s.result.trace.cfg;
+  return s.choice.cfg;
+}
+
 const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s) {
   auto& c = s.teach.head_count_cache;
-  const Config& cfg = s.choice.cfg;
+  const Config& cfg = DescribedConfig(s, false);
   const int seq = CurrentSeq(s), skv = CurrentSeqKv(s);
   const std::string key = std::to_string(cfg.d_model) + " " + std::to_string(cfg.num_heads) + " " +
                           std::to_string(cfg.kv_heads()) + " " + std::to_string(seq) + " " + std::to_string(skv);
@@ -350,7 +358,7 @@ const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s) {
 
 const Cached<GqaFacts>& GqaCache(AppState& s) {
   auto& c = s.teach.gqa_cache;
-  const Config& cfg = s.choice.cfg;
+  const Config& cfg = DescribedConfig(s, true);
   const int skv = std::max(CurrentSeqKv(s), 1);
   const std::string key = std::to_string(cfg.d_model) + " " + std::to_string(cfg.num_heads) + " " +
                           std::to_string(cfg.kv_heads()) + " " + std::to_string(skv);

@@ -11,12 +11,19 @@
 
 namespace mha::gui {
 
-// Keeps the selected head and query token inside the current trace.
+// Whether the views have a trace to show: the current one, or, while the
+// configuration cannot run, the last valid one. A typed invalid value never blanks a
+// view: it keeps that trace, dimmed, under the error and its fixes.
+bool HasResults(const AppState& s);
+// The trace shown is the last valid configuration's, not the current choice's.
+bool ShowingLastValid(const AppState& s);
+
+// Keeps the selected head and query token inside the trace shown.
 void ClampTeachSelection(AppState& s);
 
 // Each returns the cached result for the current trace and selection, computing it
-// only if the trace (its generation) or the selection changed. With no valid trace,
-// `ok` is false and `error` says why.
+// only if the trace (its generation) or the selection changed. They read the trace
+// shown (HasResults): with none, `ok` is false and `error` says why.
 const Cached<QueryExplanation>& QueryCache(AppState& s);
 const Cached<ScalingComparison>& ScalingCache(AppState& s);
 const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s);
@@ -31,8 +38,14 @@ const Cached<InspectedTensor>& InspectCache(AppState& s);
 // The sentence's self-attention with the same weights (cross-attention contrast):
 // the core's Forward on the same x without the memory. Only while cross-attention is on.
 const Cached<Trace>& SelfTraceCache(AppState& s);
-// These two depend on the configuration and the token counts only, so they work
-// even when the configuration cannot run (e.g. num_heads does not divide d_model).
+// The configuration the Head count and GQA views describe: a trained model's own
+// while one is shown (not the Configuration panel's, which it does not use); with
+// `must_run`, the last valid one while the typed configuration cannot run; else the
+// Configuration panel's.
+const Config& DescribedConfig(const AppState& s, bool must_run);
+// These two depend on that configuration and the token counts only, so the head
+// count works even when the configuration cannot run (num_heads does not divide
+// d_model); GQA then describes the last valid configuration.
 const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s);
 const Cached<GqaFacts>& GqaCache(AppState& s);
 

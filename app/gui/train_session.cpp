@@ -67,6 +67,12 @@ TrainSetup SetupFromChoice(const AppState& s) {
   // gives DefaultSetup's own data seed, the measured defaults).
   u.data_seed = d.data_seed + (t.seed - d.model.layer.seed);
   u.threads = TrainThreads();
+  // The engine's messages name this window's controls, not mhaviz train's flags.
+  u.names.lr = "learning rate (Train settings)";
+  u.names.clip = "";
+  u.names.steps = "steps (Train settings)";
+  u.names.batch = "The batch";
+  u.names.smaller = "a smaller d_model (Configuration) or fewer layers (Train settings)";
   return u;
 }
 

@@ -6,6 +6,7 @@
 
 #include "gui/fonts.hpp"
 #include "gui/theme.hpp"
+#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 
@@ -112,7 +113,7 @@ int TokenChips(const AppState& s, const char* id, const std::vector<std::string>
     Chip& c = chips[i];
     c.idx = std::to_string(i);
     c.idx_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, c.idx.c_str()).x;
-    c.label = Ellipsize(tokens[i], std::min(fs * 14.0f, width - c.idx_w - 3 * pad_x));
+    c.label = Ellipsize(ForDisplay(tokens[i]), std::min(fs * 14.0f, width - c.idx_w - 3 * pad_x));
     c.size = ImVec2(ImGui::CalcTextSize(c.label.c_str()).x + c.idx_w + 3 * pad_x, chip_h);
     if (x > 0 && x + c.size.x > width) {
       x = 0;
@@ -137,7 +138,7 @@ int TokenChips(const AppState& s, const char* id, const std::vector<std::string>
     if (over) {
       hovered = static_cast<int>(i);
       const std::string box = BoxNote(tokens[i]);
-      ImGui::SetTooltip("token %d: \"%s\"%s%s", static_cast<int>(i), tokens[i].c_str(), box.empty() ? "" : "\n",
+      ImGui::SetTooltip("token %d: \"%s\"%s%s", static_cast<int>(i), ForDisplay(tokens[i]).c_str(), box.empty() ? "" : "\n",
                         box.c_str());
     }
     const bool hot = over || static_cast<int>(i) == highlight;

@@ -14,6 +14,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include "gui/fonts.hpp"
+#include "gui/wide_glyphs.hpp"
 #include "gui/gui_flags.hpp"
 #include "gui/settings.hpp"
 #include "gui/theme.hpp"
@@ -140,6 +141,7 @@ void BeginFrame(GLFWwindow* window, AppState& s, bool automation) {
     s.ui.content_scale = xs;
     s.ui.fonts_dirty = true;
   }
+  if (WideGlyphsPending()) s.ui.fonts_dirty = true;  // a label uses a new emoji: its glyph
   if (s.ui.fonts_dirty) {
     RebuildFonts(s, true);
     g_font_texture = nullptr;  // a new atlas texture (GL may reuse the old name)

@@ -64,7 +64,7 @@ void Take(const NpzArrays& npz, NpzArrays* consume, const WeightSpec& s, const s
     std::ostringstream e;
     e << "'" << path << "': weight '" << s.name << "' has shape " << ShapeString(a.shape)
       << " but the configuration needs " << (s.vector ? ShapeString({s.cols}) : ShapeString({s.rows, s.cols}))
-      << ". Check --d-model, --heads and --kv-heads against the file.";
+      << ". Check d_model, num_heads and num_kv_heads (--d-model, --heads, --kv-heads) against the file.";
     throw Error(e.str());
   }
   out.resize(s.rows, s.cols);
@@ -100,7 +100,8 @@ void TakeFfn(const NpzArrays& npz, NpzArrays* consume, const std::string& path, 
   if (w1.shape.size() != 2 || w1.shape[0] != d || w1.shape[1] != f)
     throw Error("'" + path + "': weight 'ffn_W1' has shape " + ShapeString(w1.shape) + " but d_model = " +
                 std::to_string(d) + " and d_ff = " + std::to_string(f) + " need " + ShapeString({d, f}) +
-                ". Check --d-model and --d-ff against the file (leave out --d-ff to read it from the file).");
+                ". Check d_model and d_ff (--d-model, --d-ff) against the file (d_ff left at 0 reads it from "
+                "the file).");
   TakeSublayer(npz, consume, path, *cfg, /*ffn=*/true, w);
 }
 
@@ -164,7 +165,7 @@ NpzFilter WeightsFilter(const std::string& path, const Config* cfg) {
       throw Error("'" + path + "': weight '" + key + "' has shape " + ShapeString(info.shape) + ", more than the " +
                   std::to_string(most) + " numbers the configuration can use (d_model " + std::to_string(d) +
                   (s.ffn ? ", d_ff up to " + std::to_string(ff) : std::string()) +
-                  "). Check --d-model, --heads and --d-ff against the file.");
+                  "). Check d_model, num_heads and d_ff (--d-model, --heads, --d-ff) against the file.");
   };
   return f;
 }

@@ -397,6 +397,20 @@ bool InTextRanges(char32_t cp) {
   return false;
 }
 
+const std::vector<std::pair<char32_t, char32_t>>& AstralRanges() {
+  static const std::vector<std::pair<char32_t, char32_t>> ranges = {
+      {0x1D400, 0x1D7FF},  // mathematical alphanumeric symbols
+      {0x1F000, 0x1FAFF},  // mahjong, cards, enclosed forms, pictographs, emoticons, transport, ...
+  };
+  return ranges;
+}
+
+bool InAstralRanges(char32_t cp) {
+  for (const auto& [lo, hi] : AstralRanges())
+    if (cp >= lo && cp <= hi) return true;
+  return false;
+}
+
 std::vector<std::string> FallbackFontPaths() {
   std::vector<std::string> out;
   for (const char* p : {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",

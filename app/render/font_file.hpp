@@ -39,6 +39,12 @@ std::string ReadFontFile(const std::string& path);
 // drawn as a replacement box (never '?', which would look like a real '?' token).
 const std::vector<std::pair<char32_t, char32_t>>& TextRanges();
 bool InTextRanges(char32_t cp);
+// Beyond U+FFFF, the blocks drawn from the fallback fonts: the emoji and pictographs
+// (U+1F000..U+1FAFF, Symbola has most) and the mathematical letters. The exporter
+// draws them like the rest; the GUI, whose characters are 16-bit, gives each one a
+// label uses a stand-in code point (gui/wide_glyphs.hpp), so the two agree.
+const std::vector<std::pair<char32_t, char32_t>>& AstralRanges();
+bool InAstralRanges(char32_t cp);
 // The replacement box, in ems: its advance, its left and right edges, its height above
 // the baseline; the line is max(1, round(size / 14)) pixels thick. The same in both.
 struct ReplacementBox {

@@ -103,9 +103,10 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + N(L.width) + "\" height=\"" + N(L.height) +
          "\" viewBox=\"0 0 " + N(L.width) + " " + N(L.height) +
          // Laid out with NanumGothic's widths; where it is missing, the nearest Korean
-         // sans-serif fonts of each system, then Latin ones, then any sans-serif.
+         // sans-serif fonts of each system, then Latin ones, then any sans-serif; Symbola
+         // for the emoji, as the PNG draws them.
          "\" font-family=\"NanumGothic, 'Nanum Gothic', 'Noto Sans KR', 'Noto Sans CJK KR', 'Malgun Gothic', "
-         "'Apple SD Gothic Neo', 'Noto Sans', 'DejaVu Sans', Arial, sans-serif\" fill=\"" +
+         "'Apple SD Gothic Neo', 'Noto Sans', 'DejaVu Sans', Arial, Symbola, sans-serif\" fill=\"" +
          Hex(kInk) + "\" xml:space=\"preserve\" style=\"white-space: pre\">\n";
   out += "<title>" + Esc(L.plain_title) + "</title>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";

@@ -229,10 +229,11 @@ std::vector<Text::Placed> Text::Layout(std::string_view s, Style st, float* widt
   for (char32_t cp : DecodeUtf8(s)) {
     if (cp < 0x20 || cp == 0x7F) cp = 0xFFFD;  // control characters have no glyph
     if (cp == 0x2212) cp = '-';                // NanumGothic has no U+2212 MINUS SIGN
-    // Outside TextRanges (and U+FFFD itself) everything is a box, as in the GUI.
+    // Outside TextRanges and AstralRanges (and U+FFFD itself) everything is a box, as
+    // in the GUI.
     const Face* face = &main;
     int g = 0;
-    if (InTextRanges(cp)) {
+    if (InTextRanges(cp) || InAstralRanges(cp)) {
       g = stbtt_FindGlyphIndex(face->info.get(), static_cast<int>(cp));
       if (g == 0 && face != &fonts_.regular) {
         face = &fonts_.regular;

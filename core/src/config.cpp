@@ -23,6 +23,15 @@ std::vector<int> ValidHeadCounts(int d_model) {
   return out;
 }
 
+std::vector<int> CommonHeadCounts(int d_model) {
+  // Powers of two and three times them: the head counts of published models.
+  static constexpr int kCommon[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+  std::vector<int> out;
+  for (int h : kCommon)
+    if (h <= d_model && h <= Limits::kMaxHeads && d_model % h == 0) out.push_back(h);
+  return out;
+}
+
 std::pair<int, int> NearestValidDModel(int d_model, int num_heads) {
   if (num_heads <= 0) return {d_model, d_model};
   int below = d_model - d_model % num_heads;
@@ -55,6 +64,14 @@ std::string Join(const std::vector<int>& v, std::size_t max_items) {
   if (v.size() > max_items) os << ", ...";
   return os.str();
 }
+
+// "= 1", "= 1 or 2", "in {1, 2, 4, 8}": the common head counts d_model takes.
+std::string HeadChoices(int d_model) {
+  const std::vector<int> h = CommonHeadCounts(d_model);
+  if (h.size() == 1) return "= 1";
+  if (h.size() == 2) return "= " + std::to_string(h[0]) + " or " + std::to_string(h[1]);
+  return "in {" + Join(h, 12) + "}";
+}
 }  // namespace
 
 void Validate(const Config& cfg, int seq, int seq_kv) {
@@ -78,8 +95,8 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   }
   if (cfg.num_heads > cfg.d_model) {
     e << "num_heads = " << cfg.num_heads << " is more than d_model = " << cfg.d_model
-      << ": each head needs at least one of the d_model dimensions. Valid head counts for d_model = " << cfg.d_model
-      << ": " << Join(ValidHeadCounts(cfg.d_model), 12) << ".";
+      << ": each head needs at least one of the d_model dimensions. Try num_heads " << HeadChoices(cfg.d_model)
+      << ".";
     throw Error(e.str());
   }
   if (cfg.d_model % cfg.num_heads != 0) {
@@ -87,7 +104,7 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
     e << "d_model = " << cfg.d_model << " is not divisible by num_heads = " << cfg.num_heads
       << ": each head gets d_model / num_heads dimensions, which must be a whole number. Try d_model = " << lo;
     if (hi != lo) e << " or " << hi;
-    e << ", or num_heads in {" << Join(ValidHeadCounts(cfg.d_model), 12) << "}.";
+    e << ", or num_heads " << HeadChoices(cfg.d_model) << ".";
     throw Error(e.str());
   }
   if (cfg.num_kv_heads < 0) {

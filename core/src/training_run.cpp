@@ -56,11 +56,12 @@ void Prepare(TrainSetup& s) {
   if (own_task) Validate(s.task);
   if (s.batches && !s.data && !s.heldout) throw Error("A run with its own batches needs held-out sequences.");
   auto fail = [](const std::string& m) { throw Error(m); };
-  if (s.steps < 0 || s.steps > 1000000) fail("--steps must be 0 to 1000000; got " + std::to_string(s.steps) + ".");
+  if (s.steps < 0 || s.steps > 1000000)
+    fail(s.names.steps + " must be 0 to 1000000; got " + std::to_string(s.steps) + ".");
   if (s.data) s.batch = s.data->batch;  // a batch file's size was checked when it was read
   if (s.heldout || s.data) s.heldout_batch = (s.heldout ? s.heldout : s.data)->batch;
   if (!s.data && (s.batch < 1 || s.batch > 4096))
-    fail("--batch must be 1 to 4096 sequences; got " + std::to_string(s.batch) + ".");
+    fail(s.names.batch + " must be 1 to 4096 sequences; got " + std::to_string(s.batch) + ".");
   if (!s.heldout && !s.data && (s.heldout_batch < 1 || s.heldout_batch > 4096))
     fail("The held-out batch must be 1 to 4096 sequences.");
   if (!s.model_given) {
@@ -86,8 +87,7 @@ void Prepare(TrainSetup& s) {
     std::ostringstream e;
     e << "Training would keep about " << static_cast<long>(bytes / 1e6) << " MB of activations (batch " << s.batch
       << " x " << s.model.num_layers << " layers x one trace each), over the "
-      << static_cast<long>(s.max_activation_bytes / 1e6) << " MB budget. Use a smaller --batch, "
-      << "--seq or d_model.";
+      << static_cast<long>(s.max_activation_bytes / 1e6) << " MB budget. Use " << s.names.smaller << ".";
     fail(e.str());
   }
   s.optim.total_steps = s.steps;
@@ -212,8 +212,11 @@ void TrainingRun::Step() {
 void TrainingRun::Diverge(int step, const std::string& why) {
   std::ostringstream e;
   e << "Training diverged at step " << step << ": " << why << ". The learning rate was "
-    << LearningRate(setup_.optim, std::max(0, step - 1)) << ". Try a lower --lr (e.g. " << setup_.optim.lr / 3
-    << ") or gradient clipping (--clip 1).";
+    << LearningRate(setup_.optim, std::max(0, step - 1)) << ". Try a lower " << setup_.names.lr << " (e.g. "
+    << setup_.optim.lr / 3 << ")";
+  // Clipping is offered only where it is off and the caller has a way to turn it on.
+  if (setup_.optim.clip <= 0 && !setup_.names.clip.empty()) e << " or gradient clipping (" << setup_.names.clip << ")";
+  e << ".";
   work_.diverged = true;
   work_.message = e.str();
 }

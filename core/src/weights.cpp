@@ -30,7 +30,7 @@ void CheckShape(const WeightSpec& s, const M& m, const Config& cfg) {
   } else if (s.ffn) {
     e << "Weight " << s.name << " has shape " << ShapeText(m.rows(), m.cols(), s.vector)
       << " but d_model = " << cfg.d_model << " and d_ff = " << cfg.ffn_dim() << " need "
-      << ShapeText(s.rows, s.cols, s.vector) << ". Check the d_model / --d-ff flags or the file.";
+      << ShapeText(s.rows, s.cols, s.vector) << ". Check d_model and d_ff against the file.";
   } else {
     e << "Weight " << s.name << " has shape " << ShapeText(m.rows(), m.cols(), s.vector)
       << " but d_model = " << cfg.d_model << ", num_heads = " << cfg.num_heads << ", num_kv_heads = " << cfg.kv_heads()

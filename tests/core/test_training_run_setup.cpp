@@ -122,3 +122,28 @@ TEST_CASE("a batch file that does not fit the given model is refused before trai
   s.data = data;
   CHECK_THROWS_WITH(TrainingRun(s), Catch::Contains("vocabulary"));
 }
+
+TEST_CASE("the setup's messages name the caller's controls: flags for mhaviz train, the app's own", "[train][run]") {
+  TaskSpec t;
+  t.seq = 6;
+  t.vocab = 5;
+  TrainSetup s = DefaultSetup(t);
+  s.max_activation_bytes = 1.0;  // every run is over it
+  auto why = [](TrainSetup u) {
+    try {
+      Prepare(u);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(why(s), Catch::Contains("Use a smaller --batch, --seq or d_model."));
+  s.names.smaller = "a smaller d_model (Configuration)";
+  const std::string app = why(s);
+  CHECK_THAT(app, Catch::Contains("Use a smaller d_model (Configuration)."));
+  CHECK_THAT(app, !Catch::Contains("--"));
+  s.max_activation_bytes = 1e9;
+  s.steps = -1;
+  s.names.steps = "steps (Train settings)";
+  CHECK_THAT(why(s), Catch::StartsWith("steps (Train settings) must be 0 to 1000000"));
+}

@@ -28,6 +28,16 @@ TEST_CASE("d_model not divisible by num_heads names both and suggests valid valu
   CHECK(mha::NearestValidDModel(5, 8) == std::make_pair(8, 8));
 }
 
+TEST_CASE("head-count suggestions are the common counts that divide d_model", "[validate]") {
+  CHECK(mha::CommonHeadCounts(524) == std::vector<int>{1, 2, 4});  // 524 = 4 x 131
+  CHECK(mha::CommonHeadCounts(768) == std::vector<int>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256});
+  CHECK(mha::CommonHeadCounts(7) == std::vector<int>{1});
+  CHECK_THAT(Why(C(524, 3)), Contains("or num_heads in {1, 2, 4}."));
+  CHECK_THAT(Why(C(524, 3)), !Contains("131"));
+  CHECK_THAT(Why(C(10, 3)), Contains("Try d_model = 9 or 12, or num_heads = 1 or 2."));
+  CHECK_THAT(Why(C(7, 2)), Contains("or num_heads = 1."));
+}
+
 TEST_CASE("num_heads not divisible by num_kv_heads explains grouped-query attention", "[validate]") {
   const std::string m = Why(C(64, 8, 3));
   CHECK_THAT(m, Contains("num_heads = 8 is not divisible by num_kv_heads = 3"));

@@ -668,17 +668,24 @@ def test_text(mhaviz, d):
           f"notes: NFC {a['trace'].get('notice')!r}, NFD {b['trace'].get('notice')!r}")
     # Glyphs: what the default font draws for each token (0xFFFD = the replacement box).
     shots = {}
-    for name, sentence in (("mixed", "😀 ❤ ， ！ （ ） ? 가"), ("emoji", "😀"), ("question", "?")):
+    for name, sentence in (("mixed", "😀 ❤ ， ！ （ ） ? 가 🚀 𐌀"), ("emoji", "😀"), ("question", "?")):
         dump, shot = os.path.join(d, name + ".json"), os.path.join(d, name + ".png")
         subprocess.run([mhaviz, "gui", "--no-settings", "--sentence", sentence, "--heads", "2", "--d-model", "8",
                         "--frames", "3", "--dump-state", dump, "--screenshot", shot], check=True, cwd=d)
         shots[name] = shot
         dumps[name] = read_json(dump)
     drawn = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["drawn"]))
-    check(drawn["😀"] == [0xFFFD], f"the emoji is drawn as {drawn['😀']} (expected the box, U+FFFD)")
-    check(drawn["?"] == [ord("?")], f"'?' is drawn as {drawn['?']}")
     notes = dict(zip(dumps["mixed"]["trace"]["tokens"], dumps["mixed"]["box_notes"]))
-    check("U+1F600" in notes["😀"] and notes["가"] == "", f"box notes {notes}")
+    # Beyond U+FFFF: the emoji with Symbola's glyphs (fonts-symbola), as the export draws
+    # them; Old Italic, which no font here has, as the box with a note.
+    if os.path.exists("/usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf"):
+        for tok in ("😀", "🚀"):
+            check(drawn[tok] == [ord(tok)] and notes[tok] == "", f"{tok!r} is drawn as {drawn[tok]}, not its glyph")
+    else:
+        check(drawn["😀"] == [0xFFFD], f"the emoji is drawn as {drawn['😀']} (expected the box, U+FFFD)")
+    check(drawn["𐌀"] == [0xFFFD] and "U+10300" in notes["𐌀"], f"U+10300: drawn {drawn['𐌀']}, note {notes['𐌀']!r}")
+    check(drawn["?"] == [ord("?")], f"'?' is drawn as {drawn['?']}")
+    check(notes["가"] == "", f"box notes {notes}")
     for tok in ("，", "！", "（", "）", "가"):
         check(drawn[tok] == [ord(tok)], f"{tok!r} is drawn as {drawn[tok]}, not its own glyph")
     if os.path.exists("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):  # fonts-dejavu-core
@@ -701,6 +708,10 @@ def test_text(mhaviz, d):
         app.kill()
         raise
     check(final["trace"]["tokens"] == ["cat", "😀", "dog"], f"tokens after editing {final['trace']['tokens']}")
+    if os.path.exists("/usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf"):
+        # The field itself shows the emoji's glyph, not the box (it holds a stand-in).
+        check(final["sentence_field_drawn"] == [ord(c) for c in "cat 😀 dog"],
+              f"the sentence field draws {final['sentence_field_drawn']}")
     # Decomposed text typed into the field (as a paste from a macOS file name gives it) is
     # composed; the field still holds it decomposed and writes that back every frame,
     # which is not an edit (was: a recompute every frame while the field was active).
@@ -805,10 +816,45 @@ def test_slider_stops(mhaviz, d):
         check(w["seed"] == before, f"the side panel moved: seed at {w['seed']}, was {before}")
         fixes = [k for k in w if k.startswith("fix num_heads")]
         check(fixes, f"no num_heads fix offered: {sorted(w)}")
+        visit_views_last_valid(app)
         final = app.quit()
     finally:
         app.kill()
     check(not final["ok"], "the typed configuration should not run")
+    v = final["views"]
+    check(v["last_valid"], "the views should say they show the last valid results")
+    for key in ("query_view", "scaling_view", "heads_view", "gqa_view", "inspector_view", "cross_view"):
+        check("error" not in v[key], f"{key} shows an error instead of the last valid results: {v[key]}")
+
+
+# What each view draws when it has results to show (a probe it makes only then).
+VIEW_CONTENT = {
+    "heatmaps": "map 0", "query": "query_table", "scaling": "scaling_with", "heads": "head_metrics",
+    "head-count": "head_count_table", "gqa": "gqa_diagram", "cross": "cross_explanation", "lesson": "load_lesson",
+    "inspector": "inspect_map", "head-view": "head_view_canvas", "model-view": "model_view_first_map",
+}  # (and Train, which sets its task's own configuration when opened; Next, a language model's only)
+
+
+def visit_views_last_valid(app):
+    """With a typed configuration that cannot run, every tab (each reachable in the
+    window, without scrolling the tab bar) still shows the last valid results, dimmed,
+    under the error: none is blank."""
+    p = app.settle()
+    win = p["window"]
+    for name in ("train", "next"):
+        r = p["widgets"][f"tab {name}"]
+        check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
+    for name, content in VIEW_CONTENT.items():
+        r = app.widget(f"tab {name}")
+        check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        p = app.wait_for(lambda p: p["view"] == name, f"the {name} tab")
+        p = app.settle(3)
+        w = p["widgets"]
+        check(not p["ok"] and "error" in w, f"{name}: the error should stay above the views")
+        check(content in w, f"{name} shows nothing with an invalid num_heads (no {content!r}): {sorted(w)}")
+        check("last_valid_veil" in w, f"{name}: the last valid results are not dimmed")
+        app.shot(f"last_valid_{name}.png")
 
 
 def test_present(mhaviz, d):
@@ -820,6 +866,7 @@ def test_present(mhaviz, d):
                               "--d-model", "64"], size=size)
         try:
             app.wait_for(lambda p: p["ok"], "a valid trace")
+            check_layout_reach(app.settle(), 100)
             app.key("F11")
             p = app.wait_for(lambda p: p["present"]["on"], "presentation mode")
             p = app.settle()
@@ -858,6 +905,7 @@ def test_present(mhaviz, d):
                 check(h["row_labels"] and h["key_labels"] != "none", f"{size} {pct}%: labels dropped: {h}")
                 check(h["label_px"] >= p["font_px"] and h["cell_h"] >= 0.85 * p["font_px"],
                       f"{size} {pct}%: {h['label_px']} px labels, {h['cell_h']} px rows, UI font {p['font_px']}")
+                check_layout_reach(p, pct)
                 app.shot(f"text{pct}_{size[0]}.png")
             app.quit()
         finally:
@@ -868,6 +916,24 @@ def test_present(mhaviz, d):
         for f in os.listdir(d):
             if f.endswith(".png"):
                 shutil.copy(os.path.join(d, f), keep)
+
+
+def check_layout_reach(p, pct):
+    """Every view's tab (or button) whole in the window, none behind scroll arrows or cut;
+    the shape flow's subtitle clear of its Hide button; at 100% the Export button above
+    the bottom of the window."""
+    w, win = p["widgets"], p["window"]
+    tabs = [k for k in w if k.startswith("tab ")]
+    check(len(tabs) >= 12, f"{pct}%: only {tabs} drawn")
+    for k in tabs:
+        r = w[k]
+        check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= p["font_px"], f"{win} {pct}%: {k} at {r}")
+    if "flow_subtitle" in w:
+        sub, hide = w["flow_subtitle"], w["flow_toggle"]
+        check(sub[0] + sub[2] <= hide[0], f"{win} {pct}%: the flow subtitle {sub} runs under Hide {hide}")
+    if pct == 100:
+        e = w["export"]
+        check(e[1] + e[3] <= win[1] - p["font_px"], f"{win}: the Export button {e} is below the fold")
 
 
 def png_rgb(path):

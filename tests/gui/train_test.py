@@ -215,6 +215,14 @@ def test_model_flag(mhaviz, d):
     close(final["trace"]["attention"], ref["attention"], 1e-6, "layer 1 in the views vs trace --model --layer 1")
     iv = final["views"]["inspector_view"]
     close(iv["values"], ref["attention"][1], 1e-6, "the inspector's attn[head 1] vs trace --model")
+    # Head count and GQA describe the trained model, not the Configuration panel's layer.
+    rc, settings = ref["config"], final["settings"]["config"]
+    check((settings["d_model"], settings["num_heads"]) != (rc["d_model"], rc["num_heads"]),
+          f"the panel's configuration {settings} should differ from the model's {rc} for this check")
+    hc, gq = final["views"]["head_count_view"], final["views"]["gqa_view"]
+    check(hc["d_model"] == rc["d_model"] and [r["current"] for r in hc["rows"]].count(True) == 1 and
+          next(r for r in hc["rows"] if r["current"])["num_heads"] == rc["num_heads"], f"head count view {hc}")
+    check(gq["num_heads"] == rc["num_heads"] and gq["head_dim"] == rc["d_model"] // rc["num_heads"], f"GQA view {gq}")
     for args, code, words in [(["--tokens", "1 2"], 2, "give the checkpoint with --model"),
                               (["--model", os.path.join(d, "missing.npz")], 1, "missing.npz"),
                               (["--model", model, "--tokens", "3 99"], 1, "outside the model's vocabulary")]:

@@ -2,11 +2,13 @@
 // cut or crafted ones are refused with a reason before stb_truetype reads them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <string>
 
 #include "render/font_file.hpp"
+#include "render/text.hpp"
 
 namespace {
 
@@ -52,4 +54,41 @@ TEST_CASE("The text ranges hold the characters the lesson needs, all in the BMP"
   CHECK_FALSE(mha::render::InTextRanges(U'\U0001F600'));  // beyond U+FFFF: a box in GUI and export alike
   CHECK_FALSE(mha::render::InTextRanges(0xFFFD));
   for (const auto& [lo, hi] : mha::render::TextRanges()) CHECK((lo <= hi && hi <= 0xFFFF));
+  // Beyond U+FFFF: the emoji blocks, drawn from the fallback fonts in both.
+  CHECK(mha::render::InAstralRanges(U'\U0001F600'));
+  CHECK(mha::render::InAstralRanges(U'\U0001F680'));
+  CHECK_FALSE(mha::render::InAstralRanges(U'\U00010300'));  // Old Italic: no font here
+}
+
+namespace {
+
+// The coverage of `s` drawn alone at 48 px.
+mha::render::Coverage Drawn(const char* s) {
+  mha::render::Text text;
+  return text.Render(s, {48.0f, false});
+}
+
+// Covered pixels strictly inside the replacement box's outline: an empty box has none.
+int Inside(const mha::render::Coverage& c) {
+  using B = mha::render::ReplacementBox;
+  const int x0 = static_cast<int>(B::kLeft * 48) + 5, x1 = static_cast<int>(B::kRight * 48) - 5;
+  const int y0 = c.baseline - static_cast<int>(B::kHeight * 48) + 5, y1 = c.baseline - 5;
+  int n = 0;
+  for (int y = std::max(y0, 0); y < std::min(y1, c.h); ++y)
+    for (int x = std::max(x0, 0); x < std::min(x1, c.w); ++x) n += c.a[static_cast<std::size_t>(y) * c.w + x] > 128;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("The export draws an emoji with Symbola's glyph, and a character no font has as an empty box",
+          "[render][font]") {
+  const auto box = Drawn("\xF0\x90\x8C\x80");  // U+10300, outside every range: the box
+  CHECK(Inside(box) == 0);
+  bool symbola = false;
+  for (const auto& p : mha::render::FallbackFontPaths()) symbola |= p.find("Symbola") != std::string::npos;
+  if (!symbola) return;  // fonts-symbola is not installed: the emoji is a box too
+  const auto emoji = Drawn("\xF0\x9F\x98\x80");  // U+1F600 grinning face: eyes and mouth inside the outline
+  CHECK(Inside(emoji) > 20);
+  CHECK(emoji.a != box.a);
 }

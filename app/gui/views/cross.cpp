@@ -11,6 +11,7 @@
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "gui/views/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 #include "gui/widgets.hpp"
 
 namespace mha::gui {
@@ -49,7 +50,7 @@ void DrawCrossView(AppState& s) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##cross_memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
-      s.choice.memory = s.ui.memory_buf.data();
+      s.choice.memory = FromDisplay(s.ui.memory_buf.data());
       s.dirty = true;
     }
     Probe(s, "cross_memory");
@@ -57,10 +58,7 @@ void DrawCrossView(AppState& s) {
   if (!s.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
     Muted(("x comes from " + s.files.input_path + ", which has no 'memory' array: cross-attention needs one there, "
            "or use the sentence again (Lesson tab).").c_str());
-  if (!s.result.ok) {
-    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   const auto& sc = SourcesCache(s);
   if (!sc.ok) {
     MessageBox(sc.error, Pal().error_bg, Pal().error_text);

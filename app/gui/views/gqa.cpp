@@ -77,8 +77,10 @@ void DrawGqaView(AppState& s) {
                "still has its own attention map.",
                true);
   Config& c = s.choice.cfg;
-  // num_kv_heads: every divisor of num_heads, live.
-  if (c.num_heads >= 1 && c.num_heads <= Limits::kMaxHeads) {
+  // num_kv_heads: every divisor of num_heads, live (a trained model's are its own).
+  if (UsingTrainedModel(s)) {
+    Muted("The trained model's own grouping (its shape is fixed):");
+  } else if (c.num_heads >= 1 && c.num_heads <= Limits::kMaxHeads) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("num_kv_heads");
     for (int k = c.num_heads; k >= 1; --k) {

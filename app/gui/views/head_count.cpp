@@ -26,12 +26,15 @@ void RightAligned(const std::string& text) {
 }  // namespace
 
 void DrawHeadCountView(AppState& s) {
-  Config& cfg = s.choice.cfg;
+  const Config& cfg = DescribedConfig(s, false);
+  // A trained model's shape is its own: its rows compare, they do not switch.
+  const bool editable = !UsingTrainedModel(s);
   char sub[256];
   std::snprintf(sub, sizeof sub,
-                "For d_model = %d: more heads cut the same %d dimensions into thinner slices, so the parameters stay "
-                "the same and the FLOPs barely change. Click a row to use it.",
-                cfg.d_model, cfg.d_model);
+                "For d_model = %d%s: more heads cut the same %d dimensions into thinner slices, so the parameters "
+                "stay the same and the FLOPs barely change.%s",
+                cfg.d_model, editable ? "" : " (the trained model's)", cfg.d_model,
+                editable ? " Click a row to use it." : "");
   SectionTitle(s, "Head count vs parameters", sub, true);
   const auto& c = HeadCountCache(s);
   if (!c.ok) {
@@ -81,14 +84,15 @@ void DrawHeadCountView(AppState& s) {
       ImGui::PushID(r.num_heads);
       const std::string label = std::to_string(r.num_heads);
       if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap) &&
-          !r.current) {
-        cfg.num_heads = r.num_heads;
-        if (cfg.num_kv_heads > 0 && (cfg.num_kv_heads > r.num_heads || r.num_heads % cfg.num_kv_heads != 0))
-          cfg.num_kv_heads = 0;  // that GQA grouping does not fit: plain multi-head
+          !r.current && editable) {
+        Config& choice = s.choice.cfg;
+        choice.num_heads = r.num_heads;
+        if (choice.num_kv_heads > 0 && (choice.num_kv_heads > r.num_heads || r.num_heads % choice.num_kv_heads != 0))
+          choice.num_kv_heads = 0;  // that GQA grouping does not fit: plain multi-head
         s.dirty = true;
       }
       Probe(s, ("head_count " + label).c_str());
-      if (ImGui::IsItemHovered() && !r.current) ImGui::SetTooltip("Use num_heads = %d", r.num_heads);
+      if (ImGui::IsItemHovered() && !r.current && editable) ImGui::SetTooltip("Use num_heads = %d", r.num_heads);
       ImGui::PopID();
       ImGui::TableNextColumn();
       RightAligned(std::to_string(r.head_dim));
@@ -161,7 +165,7 @@ json DumpHeadCountView(AppState& s) {
                     {"kv_cache_bytes", r.gqa_kv_cache_bytes}};
     rows.push_back(row);
   }
-  return {{"d_model", s.choice.cfg.d_model}, {"rows", rows}};
+  return {{"d_model", DescribedConfig(s, false).d_model}, {"rows", rows}};
 }
 
 }  // namespace mha::gui

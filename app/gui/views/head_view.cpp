@@ -11,11 +11,13 @@
 
 #include "gui/app_state.hpp"
 #include "gui/lm_source.hpp"
+#include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
 #include "gui/views/lm_views.hpp"
 #include "gui/views/registry.hpp"
 #include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 namespace {
@@ -67,7 +69,7 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
                     ImGui::IsWindowHovered();
     if (in) hovered = i;
     if (in || i == highlight) dl->AddRectFilled(ImVec2(x, top), ImVec2(x + w, top + row_h), Pal().highlight_bg);
-    const std::string& t = tokens[static_cast<std::size_t>(i)];
+    const std::string t = ForDisplay(tokens[static_cast<std::size_t>(i)]);
     const float tw = ImGui::CalcTextSize(t.c_str()).x;
     const float tx = right_align ? x + w - tw - 4 : x + 4;
     dl->PushClipRect(ImVec2(x, top), ImVec2(x + w, top + row_h), true);
@@ -81,10 +83,7 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
 
 void DrawHeadView(AppState& s) {
   const Result& r = s.result;
-  if (!r.ok) {
-    Muted("Nothing to draw until the problem under Attention weights is fixed.");
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   const Trace& t = r.trace;
   const int H = t.cfg.num_heads, seq = t.seq, seq_kv = t.seq_kv;
   LayerSelector(s, "##head_view_layer");
@@ -92,8 +91,9 @@ void DrawHeadView(AppState& s) {
                      "weight, its colour the head. Hover a token to keep only its lines; switch heads below.");
   HeadToggles(s, H);
 
-  const std::vector<std::string>& qtok = r.tokens;
-  const std::vector<std::string>& ktok = t.in.cross() ? r.memory_tokens : r.tokens;
+  // The last valid trace (dimmed) is labelled with its own tokens, not the typed ones.
+  const std::vector<std::string>& qtok = r.ok ? r.tokens : t.in.tokens;
+  const std::vector<std::string>& ktok = t.in.cross() ? (r.ok ? r.memory_tokens : t.in.memory_tokens) : qtok;
   Columns c;
   c.row_h = ImGui::GetTextLineHeightWithSpacing() + 2;
   float widest = ImGui::CalcTextSize("<s>").x;
@@ -135,9 +135,9 @@ void DrawHeadView(AppState& s) {
 nlohmann::json DumpHeadView(AppState& s) {
   const Result& r = s.result;
   nlohmann::json j{{"ok", r.ok}};
-  if (!r.ok) return j;
+  if (!HasResults(s)) return j;
   const Trace& t = r.trace;
-  j["tokens"] = r.tokens;
+  j["tokens"] = r.ok ? r.tokens : t.in.tokens;
   j["layer"] = UsingTrainedModel(s) ? s.source.layer : 0;
   j["min_weight_drawn"] = kMinDrawn;
   // Per head, per query: the weights the lines' opacities come from (lines under

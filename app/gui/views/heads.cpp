@@ -39,10 +39,7 @@ void DrawHeadsView(AppState& s) {
                "What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
                "and how alike the heads are.",
                true);
-  if (!s.result.ok) {
-    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   const auto& sc = SummariesCache(s);
   if (!sc.ok) {
     MessageBox(sc.error, Pal().error_bg, Pal().error_text);

@@ -64,10 +64,7 @@ void DrawInspectorView(AppState& s) {
                "Click any step of the shape flow above to see the values it produced, with their shape. Blue is "
                "negative, white zero, red positive.",
                true);
-  if (!s.result.ok) {
-    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   const Trace& t = s.result.trace;
   InspectSelection& sel = s.teach.inspect;
   const auto tensors = Tensors(t);

@@ -14,6 +14,7 @@
 
 #include "gui/app_state.hpp"
 #include "gui/lm_source.hpp"
+#include "gui/teach_views.hpp"
 #include "gui/theme.hpp"
 #include "gui/views/lm_views.hpp"
 #include "gui/views/registry.hpp"
@@ -30,7 +31,7 @@ std::vector<const Trace*> LayerTraces(const AppState& s) {
   std::vector<const Trace*> out;
   if (UsingTrainedModel(s) && !s.source.pass.layers.empty()) {
     for (const Trace& t : s.source.pass.layers) out.push_back(&t);
-  } else if (s.result.ok) {
+  } else if (HasResults(s)) {  // the last valid trace while the configuration cannot run
     out.push_back(&s.result.trace);
   }
   return out;

@@ -12,6 +12,7 @@
 #include "gui/views/registry.hpp"
 #include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
+#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 
@@ -27,7 +28,7 @@ void QueryPicker(AppState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("query token");
   ImGui::SameLine();
-  auto name = [&](int i) { return std::to_string(i) + "  " + tokens[static_cast<std::size_t>(i)]; };
+  auto name = [&](int i) { return std::to_string(i) + "  " + ForDisplay(tokens[static_cast<std::size_t>(i)]); };
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
   if (ImGui::BeginCombo("##query_token", name(s.teach.query).c_str(), ImGuiComboFlags_HeightLarge)) {
     ImGuiListClipper clip;
@@ -70,10 +71,7 @@ void DrawQueryView(AppState& s) {
                "The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
                "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output.",
                true);
-  if (!s.result.ok) {
-    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##query_head");
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   QueryPicker(s);
@@ -110,7 +108,7 @@ void DrawQueryView(AppState& s) {
   const int shown = std::clamp(fit, 3, 9);
 
   // Regular font: the bold one has no Hangul.
-  ImGui::Text("q of \"%s\" in head %d =", e.query_token.c_str(), e.head);
+  ImGui::Text("q of \"%s\" in head %d =", ForDisplay(e.query_token).c_str(), e.head);
   ImGui::SameLine();
   VecCell(e.q, std::max(shown, 9));
   Probe(s, "query_q");
@@ -153,7 +151,7 @@ void DrawQueryView(AppState& s) {
         ImGui::TableNextColumn();
         ImGui::Text("%d", k.index);
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(Ellipsize(k.token, fs * 8.0f).c_str());
+        ImGui::TextUnformatted(Ellipsize(ForDisplay(k.token), fs * 8.0f).c_str());
         ImGui::TableNextColumn();
         VecCell(k.k, shown);
         ImGui::TableNextColumn();

@@ -3,8 +3,10 @@
 #include "gui/views/registry.hpp"
 
 #include <cstdio>
+#include <iterator>
 #include <string>
 
+#include <imgui_internal.h>
 #include <nlohmann/json.hpp>
 
 #include "gui/panels.hpp"
@@ -16,7 +18,9 @@ namespace {
 
 void DrawView(AppState& s, const ViewEntry& v) {
   if (!v.scrolls) {
+    const ImVec2 a = ImGui::GetCursorScreenPos(), size = ImGui::GetContentRegionAvail();
     v.draw(s);
+    VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
     return;
   }
   // Teaching views scroll when the window is small; the heatmaps fit themselves.
@@ -24,7 +28,9 @@ void DrawView(AppState& s, const ViewEntry& v) {
   // One child per view, so each keeps its own scroll position.
   ImGui::BeginChild(v.name, ImVec2(0, 0), false);
   v.draw(s);
+  const ImVec2 a = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
   ImGui::EndChild();
+  if (v.id != View::Train) VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
 }
 
 // "head-count" -> "head_count_view": the view's key in --dump-state's "views".
@@ -36,6 +42,32 @@ std::string DumpKey(const ViewEntry& v) {
 }
 
 }  // namespace
+
+// While the configuration cannot run, a view shows the last valid results under a veil
+// of the window's background (the error and its fixes sit above the tabs, undimmed).
+// The veil is a window of its own, just above the main one, so it covers what the
+// view draws in nested child windows (tables, maps) too, while popups and tooltips
+// stay above it and readable. It takes no input: the view still answers the mouse.
+void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
+  if (!ShowingLastValid(s)) return;
+  ImGuiWindow* main = ImGui::GetCurrentWindow()->RootWindow;
+  ImGui::SetNextWindowPos(a);
+  ImGui::SetNextWindowSize(ImVec2(b.x - a.x, b.y - a.y));
+  ImGui::Begin("##last_valid_veil", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoBackground |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav |
+                   ImGuiWindowFlags_NoMove);
+  ImGuiWindow* veil = ImGui::GetCurrentWindow();
+  ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+  bg.w = 0.55f;
+  veil->DrawList->PushClipRect(a, b, false);
+  veil->DrawList->AddRectFilled(a, b, ImGui::ColorConvertFloat4ToU32(bg));
+  veil->DrawList->PopClipRect();
+  ImGui::End();
+  ImGui::BringWindowToDisplayBack(veil);
+  ImGui::BringWindowToDisplayBack(main);
+  s.ui.probe["last_valid_veil"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
 
 const char* ViewName(View v) { return ViewInfo(v).name; }
 const char* ViewTitle(View v) { return ViewInfo(v).tab; }
@@ -63,24 +95,81 @@ std::string ViewFlagHelp() {
   return out;
 }
 
+namespace {
+
+// The width every tab needs at `padding`, side by side.
+float TabsWidth(ImVec2 padding) {
+  float w = 0.0f;
+  for (const ViewEntry& v : kViews)
+    w += ImGui::CalcTextSize(v.tab).x + 2.0f * padding.x + ImGui::GetStyle().ItemInnerSpacing.x;
+  return w;
+}
+
+void DrawViewTabs(AppState& s, ImVec2 padding) {
+  // The bar keeps the padding it began with for drawing the labels, and each tab is
+  // measured with the padding current at its BeginTabItem: both get the same.
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
+  const bool bar = ImGui::BeginTabBar("##views", ImGuiTabBarFlags_FittingPolicyResizeDown | ImGuiTabBarFlags_NoTooltip);
+  ImGui::PopStyleVar();
+  if (!bar) return;
+  for (const ViewEntry& v : kViews) {
+    const bool want = s.teach.select_view && s.teach.view == v.id;
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
+    const bool open = ImGui::BeginTabItem(v.tab, nullptr, want ? ImGuiTabItemFlags_SetSelected : 0);
+    ImGui::PopStyleVar();
+    Probe(s, (std::string("tab ") + v.name).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.menu);
+    if (!open) continue;
+    // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
+    // then the old tab is drawn and must not claim the selection back.
+    if (!s.teach.select_view) s.teach.view = v.id;
+    else if (want) s.teach.select_view = false;
+    DrawView(s, v);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
+// Big text in a narrow window: the tabs as buttons that wrap onto a second line, each
+// label whole (a tab bar would cut them to "H..." or hide them behind arrows), in the
+// small font so that they take two lines rather than three and leave the view room.
+void DrawViewButtons(AppState& s, ImVec2 padding) {
+  if (s.ui.font_small) ImGui::PushFont(s.ui.font_small);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemInnerSpacing.x, ImGui::GetStyle().ItemInnerSpacing.y));
+  for (std::size_t i = 0; i < std::size(kViews); ++i) {
+    const ViewEntry& v = kViews[i];
+    const bool on = s.teach.view == v.id;
+    const float w = ImGui::CalcTextSize(v.tab).x + 2.0f * padding.x;
+    if (i > 0) {
+      ImGui::SameLine();
+      if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+    }
+    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(on ? ImGuiCol_TabActive : ImGuiCol_Tab));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
+    if (ImGui::Button(v.tab)) s.teach.view = v.id;
+    ImGui::PopStyleColor(2);
+    Probe(s, (std::string("tab ") + v.name).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.menu);
+  }
+  ImGui::PopStyleVar(2);
+  if (s.ui.font_small) ImGui::PopFont();
+  ImGui::Separator();
+  DrawView(s, ViewInfo(s.teach.view));
+  s.teach.select_view = true;  // should the tabs come back (smaller text), they open this view
+}
+
+}  // namespace
+
 void DrawResultsArea(AppState& s) {
   DrawConfigError(s);  // over every view: the views keep the last valid results
-  if (ImGui::BeginTabBar("##views", ImGuiTabBarFlags_FittingPolicyScroll | ImGuiTabBarFlags_NoTooltip)) {
-    for (const ViewEntry& v : kViews) {
-      const bool want = s.teach.select_view && s.teach.view == v.id;
-      const bool open = ImGui::BeginTabItem(v.tab, nullptr, want ? ImGuiTabItemFlags_SetSelected : 0);
-      Probe(s, (std::string("tab ") + v.name).c_str());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.menu);
-      if (!open) continue;
-      // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
-      // then the old tab is drawn and must not claim the selection back.
-      if (!s.teach.select_view) s.teach.view = v.id;
-      else if (want) s.teach.select_view = false;
-      DrawView(s, v);
-      ImGui::EndTabItem();
-    }
-    ImGui::EndTabBar();
-  }
+  // Every view in sight at a glance, never behind the tab bar's scroll arrows: short
+  // labels and tighter padding; where even those do not fit, buttons that wrap.
+  const ImVec2 padding(ImGui::GetStyle().FramePadding.x * 0.6f, ImGui::GetStyle().FramePadding.y);
+  if (TabsWidth(padding) <= ImGui::GetContentRegionAvail().x)
+    DrawViewTabs(s, padding);
+  else
+    DrawViewButtons(s, padding);
   s.teach.textures.EndFrame();
 }
 
@@ -98,6 +187,7 @@ std::string TeachViewsJson(AppState& s) {
   j["view"] = ViewName(s.teach.view);
   ClampTeachSelection(s);
   j["head"] = s.teach.head;
+  j["last_valid"] = ShowingLastValid(s);  // the views show the last valid configuration's results
   j["query"] = s.teach.query;
   for (const ViewEntry& v : kViews)
     if (v.dump) j[DumpKey(v)] = v.dump(s);

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+struct ImVec2;
+
 namespace mha::gui {
 
 struct AppState;
@@ -49,7 +51,8 @@ nlohmann::json DumpNextTokensView(AppState& s);
 struct ViewEntry {
   View id;
   const char* name;  // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
-  const char* tab;   // the tab's label
+  const char* tab;   // the tab's label: a word or two, so every tab shows at 1280 px (the menu
+                     // entry is its tooltip)
   const char* menu;  // the View menu's entry and the tab's tooltip
   const char* help;  // one line in --help
   void (*draw)(AppState&);
@@ -60,24 +63,24 @@ struct ViewEntry {
 inline constexpr ViewEntry kViews[kViewCount] = {
     {View::Heatmaps, "heatmaps", "Heatmaps", "Attention heatmaps (all heads)",
      "the attention weights of every head and their mean", &DrawHeatmapsView, nullptr, false},
-    {View::Query, "query", "One query", "One query, step by step",
+    {View::Query, "query", "Query", "One query, step by step",
      "one query's scores, softmax and weighted sum of values, by hand", &DrawQueryView, &DumpQueryView, true},
-    {View::Scaling, "scaling", "Softmax & \xE2\x88\x9A" "d_k", "Scores, softmax and the \xE2\x88\x9A" "d_k scaling",
+    {View::Scaling, "scaling", "Softmax", "Scores, softmax and the \xE2\x88\x9A" "d_k scaling",
      "scores, masked scores and weights, with and without sqrt(d_k)", &DrawScalingView,
      &DumpScalingView, true},
-    {View::Heads, "heads", "Head metrics", "Head metrics and similarity",
+    {View::Heads, "heads", "Metrics", "Head metrics and similarity",
      "each head's entropy, sharpness and pattern; how alike heads are", &DrawHeadsView, &DumpHeadsView,
      true},
-    {View::HeadCount, "head-count", "Head count", "Head count vs parameters",
+    {View::HeadCount, "head-count", "Counts", "Head count vs parameters",
      "parameters, FLOPs and KV cache for each head count", &DrawHeadCountView,
      &DumpHeadCountView, true},
-    {View::Gqa, "gqa", "GQA/MQA", "Grouped-query and multi-query attention",
+    {View::Gqa, "gqa", "GQA", "Grouped-query and multi-query attention",
      "which query heads share each K/V head, and what that saves", &DrawGqaView, &DumpGqaView, true},
-    {View::Cross, "cross", "Cross-attn", "Cross-attention vs self-attention",
+    {View::Cross, "cross", "Cross", "Cross-attention vs self-attention",
      "where queries, keys and values come from, beside self-attention", &DrawCrossView, &DumpCrossView, true},
     {View::Lesson, "lesson", "Lesson", "Lesson example, weight editor and .npz files",
      "the lesson's worked example, a weight editor and .npz files", &DrawLessonView, &DumpLessonView, true},
-    {View::Inspector, "inspector", "Inspector", "Tensor inspector",
+    {View::Inspector, "inspector", "Inspect", "Tensor inspector",
      "any tensor of the trace, as a heatmap with its values", &DrawInspectorView, &DumpInspectorView, true},
     {View::Train, "train", "Train", "Train a model and watch its heads learn",
      "train on a task (offsets, reverse, sort, induction): curves, timeline, heads", &DrawTrainView,
@@ -86,7 +89,7 @@ inline constexpr ViewEntry kViews[kViewCount] = {
      "BertViz's head view: lines from each query to its keys, opacity = weight", &DrawHeadView, &DumpHeadView, true},
     {View::ModelView, "model-view", "Model view", "Model view: every layer x head on the sentence",
      "every layer x head as a small heatmap; click one to open it", &DrawModelView, &DumpModelView, true},
-    {View::NextTokens, "next", "Next pieces", "Next-piece predictions of the language model",
+    {View::NextTokens, "next", "Next", "Next-piece predictions of the language model",
      "the language model's 5 likeliest next pieces after each position", &DrawNextTokensView,
      &DumpNextTokensView, true},
 };
@@ -109,6 +112,11 @@ int ViewIndexByName(const std::string& name);
 std::string ViewNamesJoined();
 // --help's lines of --view: the flag, then one line per view (name and help).
 std::string ViewFlagHelp();
+
+// While the configuration cannot run (ShowingLastValid), dims the rectangle a..b (a
+// view showing the last valid results) under a veil of the window's background; else
+// nothing. One mechanism for every view and for presentation mode.
+void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b);
 
 // The tab bar of the results area, one tab per view; and the View menu's entries.
 void DrawResultsArea(AppState& s);

@@ -167,10 +167,7 @@ void DrawScalingView(AppState& s) {
     c.temperature = 1.0f;
     s.dirty = true;
   }
-  if (!s.result.ok) {
-    MessageBox("Nothing to show: " + s.result.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
+  if (!HaveResultsToShow(s)) return;
   const auto& cache = ScalingCache(s);
   if (!cache.ok) {
     MessageBox(cache.error, Pal().error_bg, Pal().error_text);

@@ -13,8 +13,14 @@
 
 namespace mha::gui {
 
+bool HaveResultsToShow(const AppState& s) {
+  if (HasResults(s)) return true;
+  Muted("The results appear here once the configuration above can run.");
+  return false;
+}
+
 bool HeadPicker(AppState& s, const char* id, float width) {
-  if (!s.result.ok) return false;
+  if (!HasResults(s)) return false;
   const Trace& t = s.result.trace;
   ClampTeachSelection(s);
   bool changed = false;

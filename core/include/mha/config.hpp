@@ -91,6 +91,10 @@ std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv);
 
 // The divisors of d_model that are valid head counts, ascending.
 std::vector<int> ValidHeadCounts(int d_model);
+// The head counts models use (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, ..., 256) that divide
+// d_model, ascending: what a suggestion offers (d_model = 524 has 131 among its
+// divisors, which no one would pick).
+std::vector<int> CommonHeadCounts(int d_model);
 // The nearest d_model values below and above `d_model` that num_heads divides
 // (equal if d_model already works).
 std::pair<int, int> NearestValidDModel(int d_model, int num_heads);

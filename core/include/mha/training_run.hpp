@@ -20,6 +20,16 @@
 
 namespace mha {
 
+// How the caller's controls for the settings a message suggests changing are called:
+// `mhaviz train`'s flags by default; the app's Train view names its own controls.
+struct SettingNames {
+  std::string lr = "--lr";
+  std::string clip = "--clip 1";  // "" : no way to turn clipping on (not suggested)
+  std::string steps = "--steps";
+  std::string batch = "--batch";
+  std::string smaller = "a smaller --batch, --seq or d_model";  // what shrinks the activations
+};
+
 struct TrainSetup {
   ModelConfig model;  // architecture; vocab, num_targets, max_seq and mask follow the task
   TaskSpec task;
@@ -53,6 +63,7 @@ struct TrainSetup {
   // Snapshots keep a copy of the weights (Snapshot::model). A long run of a big model
   // that only needs the pictures can leave them out (Snapshot::model is then null).
   bool snapshot_weights = true;
+  SettingNames names;  // what the messages call the settings they suggest changing
 };
 
 // The defaults that make the task work in one click (measured: offsets K = 2 with 2
