@@ -97,6 +97,14 @@ void Pool::Run(int threads, const int* tasks_per_phase, int phases, TaskFn fn, v
     for (int id = static_cast<int>(workers_.size()) + 1; id < threads; ++id)
       workers_.emplace_back([this, id] { Worker(id); });
   }
+  // Close the last job's counter first: a worker that loaded it before this store
+  // now fails its claim, and one that loads it after sees no task left. Only then is
+  // the description rewritten. (Rewriting it while the old counter still accepted a
+  // claim let a late worker read the new description, claim a task under the old
+  // epoch and run it before the job was published.)
+  next_.store((epoch_ << 32) | 0xFFFFFFFFu, std::memory_order_relaxed);
+  // A worker whose (acquire) read sees any store below then also sees the close.
+  std::atomic_thread_fence(std::memory_order_release);
   // Describe the job, then publish it with a new epoch (release: a thread that sees
   // the epoch sees the description).
   job_.fn.store(fn, std::memory_order_relaxed);
@@ -130,11 +138,12 @@ void Pool::Work(std::uint64_t epoch, int id) {
     std::uint64_t v = next_.load(std::memory_order_acquire);
     if ((v >> 32) != epoch) return;  // a newer job (or shutdown): not ours to touch
     // Reading the description before claiming is safe: a successful claim below
-    // proves the job was still open, so its description had not been replaced.
-    if (id >= job_.participants.load(std::memory_order_relaxed)) return;
-    const int phases = job_.phases.load(std::memory_order_relaxed);
+    // proves the counter still held `v`, and Run closes the counter before it
+    // replaces the description, so the description read here was this job's.
+    if (id >= job_.participants.load(std::memory_order_acquire)) return;
+    const int phases = job_.phases.load(std::memory_order_acquire);
     const std::uint32_t index = static_cast<std::uint32_t>(v);
-    if (phases <= 0 || index >= static_cast<std::uint32_t>(job_.end[phases - 1].load(std::memory_order_relaxed)))
+    if (phases <= 0 || index >= static_cast<std::uint32_t>(job_.end[phases - 1].load(std::memory_order_acquire)))
       return;  // every task is claimed
     if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
     const int task = static_cast<int>(index);
