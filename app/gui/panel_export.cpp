@@ -6,11 +6,21 @@
 namespace mha::gui {
 
 void DrawExportPanel(AppState& s) {
-  SectionTitle(s, "Export", "Heatmaps for slides: .png, or .svg with one shape per cell.");
+  SectionTitle(s, "Export", "Heatmaps or the head view for slides: .png, or .svg with one shape per cell or line.");
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel("file", lw);
   ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());
   Probe(s, "export_path");
+  FormLabel("picture", lw);
+  int view = s.exp.head_view ? 1 : 0;
+  ImGui::RadioButton("heatmaps", &view, 0);
+  Probe(s, "export_view_heatmaps");
+  ImGui::SameLine();
+  ImGui::RadioButton("head view", &view, 1);
+  Probe(s, "export_view_head");
+  HelpMarker("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
+             "the heads switched on in the Head view in their colours.");
+  s.exp.head_view = view == 1;
   FormLabel("heads", lw);
   int sel = s.exp.selected_only ? 1 : 0;
   ImGui::RadioButton("all + mean", &sel, 0);
@@ -46,7 +56,7 @@ void DrawExportPanel(AppState& s) {
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The heatmaps' colour scale: the export uses the one on screen.");
-  if (ImGui::Button("Export heatmaps  (Ctrl+S)")) {
+  if (ImGui::Button(s.exp.head_view ? "Export head view  (Ctrl+S)" : "Export heatmaps  (Ctrl+S)")) {
     s.pending.export_png = true;  // the extension decides PNG or SVG
   }
   Probe(s, "export");

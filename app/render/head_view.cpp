@@ -15,8 +15,16 @@ namespace {
 // Sizes in points (1 pt = `s` pixels).
 constexpr double kMargin = 16, kRow = 18, kGap = 300, kLineWidth = 1.5, kLegendGap = 14;
 
-std::vector<bool> HeadsDrawn(const Trace& t, int head) {
+std::vector<bool> HeadsDrawn(const Trace& t, int head, const std::vector<bool>& heads) {
   const int H = t.cfg.num_heads;
+  if (!heads.empty()) {
+    if (static_cast<int>(heads.size()) != H)
+      throw Error("the head view was given " + std::to_string(heads.size()) + " head switches for " +
+                  std::to_string(H) + " heads.");
+    if (std::find(heads.begin(), heads.end(), true) == heads.end())
+      throw Error("every head is switched off: switch one on to draw its lines.");
+    return heads;
+  }
   if (head >= H || head < -1)
     throw Error("head " + std::to_string(head) + " does not exist: the heads are numbered 0 to " +
                 std::to_string(H - 1) + ".");
@@ -134,7 +142,7 @@ std::string Weight(float w) {
 }
 
 Scene HeadViewScene(const Trace& t, const HeadViewOptions& o, Text& text, bool svg) {
-  const std::vector<bool> on = HeadsDrawn(t, o.head);
+  const std::vector<bool> on = HeadsDrawn(t, o.head, o.heads);
   const int rows = std::max(t.seq, t.seq_kv);
   if (rows > kHeadViewMaxTokens)
     throw Error("The head view draws at most " + std::to_string(kHeadViewMaxTokens) + " tokens per column, and this "

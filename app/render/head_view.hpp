@@ -59,6 +59,7 @@ std::vector<HeadViewLine> HeadViewLines(const Trace& t, const HeadViewColumns& c
 
 struct HeadViewOptions {
   int head = -1;       // -1: every head on one picture; else only head `head`
+  std::vector<bool> heads;  // if not empty: the heads drawn (the GUI's toggles); `head` is then ignored
   int scale = 2;       // pixels per point, clamped to [1, 8]
   bool header = true;  // the title, sentence, legend and explanation above the columns
   std::string title;     // "" : "Head view"
