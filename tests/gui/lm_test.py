@@ -128,6 +128,37 @@ def test_head_view_seeded(mhaviz, d):
     close([h["weights"] for h in hv["heads"]], final["trace"]["attention"], "head view vs the seeded trace")
 
 
+def test_head_view_export(mhaviz, d):
+    """The Export section's "head view" writes the head view (SVG here), the same bytes
+    `mhaviz export --view head` writes for the same sentence and configuration."""
+    args = ["--sentence", "the cat sat on the mat", "--heads", "4", "--d-model", "64", "--view", "head-view"]
+    app = g.App(mhaviz, d, args, size=(1280, 1000))
+    try:
+        app.wait_for(lambda p: p["ok"], "a valid trace")
+        r = app.widget("export_path")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("hv.svg")
+        # The Export options sit at the foot of the left column, below the fold.
+        g.xdo("mousemove", "--window", app.wid, int(r[0] + r[2] / 2), int(r[1]), "click", "--repeat", "10",
+              "--delay", "30", "5")
+        v = app.widget("export_view_head")
+        app.click(v[0] + v[3] / 2, v[1] + v[3] / 2)
+        b = app.widget("export")
+        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
+        p = app.wait_for(lambda p: "head view" in p["export_message"], "the head view's export message")
+        check(p["export_message"].startswith("Saved the head view (4 heads)"), f"message {p['export_message']!r}")
+        app.quit()
+    finally:
+        app.kill()
+    ref = os.path.join(d, "ref.svg")
+    subprocess.run([mhaviz, "export", "--view", "head", *args[:6], "--svg", ref], check=True, capture_output=True)
+    with open(os.path.join(d, "hv.svg"), "rb") as f1, open(ref, "rb") as f2:
+        mine, theirs = f1.read(), f2.read()
+    check(mine.count(b'class="attn"') > 0, "the GUI's head view SVG has no lines")
+    check(mine == theirs, "the GUI's head view SVG differs from mhaviz export --view head's")
+
+
 def test_context_cap(mhaviz, d):
     """A sentence longer than the model's 64-piece context is capped, with a notice."""
     dump = os.path.join(d, "long.json")
@@ -151,6 +182,7 @@ TESTS = {
     "select_and_open": test_select_and_open,
     "validation_labels": test_validation_labels,
     "head_view_seeded": test_head_view_seeded,
+    "head_view_export": test_head_view_export,
     "context_cap": test_context_cap,
     "bad_flags": test_bad_flags,
 }
