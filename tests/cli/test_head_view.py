@@ -236,6 +236,12 @@ def bad_input(mhaviz, tmp):
         check(r.returncode == 2 and words in r.stderr and not os.path.exists(out),
               f"export {' '.join(a if len(a) < 40 else a[:20] + '...' for a in args)}: exit 2, says '{words}', "
               f"no file (exit {r.returncode}: {r.stderr.strip()[:160]})")
+    # A sentence that is not UTF-8 for the language model's tokenizer: a runtime error.
+    argv = [a.encode() for a in [mhaviz, "export", "--view", "head", "--model", CKPT, "--sentence"]]
+    r = subprocess.run(argv + [b"cat \xff", b"--png", out.encode()], capture_output=True, timeout=300, cwd=ROOT)
+    err = r.stderr.decode("utf-8", "replace")
+    check(r.returncode == 1 and "not valid UTF-8" in err and not os.path.exists(out),
+          f"export --model --sentence with a byte that is not UTF-8: exit 1, says so ({err.strip()[:160]})")
 
 
 def main():
