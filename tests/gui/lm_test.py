@@ -24,6 +24,17 @@ SENTENCE = "고양이가 쥐를 잡았다. 고양이가 쥐를"
 TOL = 1e-5
 
 
+def model_config():
+    """The checkpoint's config (its "config" member: the JSON's UTF-8 bytes as a uint8 .npy)."""
+    import struct
+    import zipfile
+    with zipfile.ZipFile(MODEL) as z:
+        raw = z.read("config.npy")
+    major = raw[6]
+    n, start = (struct.unpack("<H", raw[8:10])[0], 10) if major == 1 else (struct.unpack("<I", raw[8:12])[0], 12)
+    return json.loads(raw[start + n:].decode("utf-8"))
+
+
 def close(a, b, what):
     """Nested lists of numbers equal within TOL (same shapes)."""
     if isinstance(a, list) or isinstance(b, list):
@@ -69,11 +80,12 @@ def test_views_equal_trace(mhaviz, d):
             check([p["piece"] for p in row] == [p["piece"] for p in ref_row], f"next spellings after position {i}")
             close([p["probability"] for p in row], [p["probability"] for p in ref_row], f"next probabilities at {i}")
         hv = views["head_view_view"]
-        check(hv["layer"] == 1 and len(hv["heads"]) == 8, f"head view: layer {hv['layer']}, {len(hv['heads'])} heads")
+        H, L = model_config()["num_heads"], model_config()["num_layers"]
+        check(hv["layer"] == 1 and len(hv["heads"]) == H, f"head view: layer {hv['layer']}, {len(hv['heads'])} heads")
         close([h["weights"] for h in hv["heads"]], refs[1]["attention"], "head view weights vs trace --layer 1")
         mv = views["model_view_view"]
         close(mv["attention"], [r["attention"] for r in refs], "model view (every layer) vs trace per layer")
-        check(len(mv["labels"]) == 16, f"model view: {len(mv['labels'])} head labels, expected 2 x 8")
+        check(len(mv["labels"]) == L * H, f"model view: {len(mv['labels'])} head labels, expected {L} x {H}")
         check(mv["labels_measured_on"] in ("validation text", "sentence (measuring)"),
               f"labels measured on {mv['labels_measured_on']!r}")
     # The pieces the chips and the head view show are the tokenizer's (U+2581 written as '_').
@@ -93,6 +105,10 @@ def test_select_and_open(mhaviz, d):
         click_until(app, "source_small", lambda p: p["train"]["source"] == "mhaviz-small (trained)" and p["ok"],
                     "mhaviz-small to be the source")
         p = app.settle()
+        cfg = model_config()
+        check((p["num_heads"], p["d_model"]) == (cfg["num_heads"], cfg["d_model"]),
+              f"the probe reports num_heads {p['num_heads']}, d_model {p['d_model']}: not the model's "
+              f"{cfg['num_heads']}, {cfg['d_model']}")
         check(p["sentence"] == SENTENCE, f"the typed sentence changed to {p['sentence']!r}")
         check(p["tokens"] == [x.replace("\u2581", "_") for x in ref["pieces"]], f"chips {p['tokens']}")
         check(p["view"] == "model-view", f"view {p['view']}")
