@@ -21,6 +21,8 @@ void DrawExportPanel(AppState& s) {
   HelpMarker("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
              "the heads switched on in the Head view in their colours.");
   s.exp.head_view = view == 1;
+  // What shapes heatmaps only is greyed out for the head view (as export refuses it).
+  ImGui::BeginDisabled(s.exp.head_view);
   FormLabel("heads", lw);
   int sel = s.exp.selected_only ? 1 : 0;
   ImGui::RadioButton("all + mean", &sel, 0);
@@ -28,8 +30,10 @@ void DrawExportPanel(AppState& s) {
   ImGui::RadioButton("enlarged", &sel, 1);
   HelpMarker("Click a head in the heatmaps to enlarge it; that is the head exported with this option.");
   s.exp.selected_only = sel == 1;
+  ImGui::EndDisabled();
   FormLabel("resolution", lw);
   ImGui::SliderInt("##scale", &s.exp.scale, 1, 4, "x%d");
+  ImGui::BeginDisabled(s.exp.head_view);
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
   ImGui::Checkbox("weights in cells", &s.exp.values);
@@ -38,11 +42,13 @@ void DrawExportPanel(AppState& s) {
   FormLabel("columns", lw);
   ImGui::SliderInt("##columns", &s.exp.columns, 0, 8, s.exp.columns == 0 ? "auto" : "%d per row");
   Probe(s, "export_columns");
+  ImGui::EndDisabled();
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
   ImGui::Checkbox("header", &s.exp.header);
   HelpMarker("The title, sentence and configuration above the maps. Off: the maps alone.");
   ImGui::SameLine();
+  ImGui::BeginDisabled(s.exp.head_view);
   ImGui::Checkbox("fit 16:9", &s.exp.fit_16_9);
   Probe(s, "export_fit");
   HelpMarker("A canvas of exactly 16:9 (a slide): the columns are chosen to fill it, the figure centred.");
@@ -56,6 +62,7 @@ void DrawExportPanel(AppState& s) {
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("The heatmaps' colour scale: the export uses the one on screen.");
+  ImGui::EndDisabled();
   if (ImGui::Button(s.exp.head_view ? "Export head view  (Ctrl+S)" : "Export heatmaps  (Ctrl+S)")) {
     s.pending.export_png = true;  // the extension decides PNG or SVG
   }
