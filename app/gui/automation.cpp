@@ -20,12 +20,13 @@
 namespace mha::gui {
 namespace {
 
-// The num_heads and d_model the Configuration panel shows: a trained model's own (its
-// shape is fixed), else the seeded layer's.
+// The num_heads and d_model the Configuration panel shows: a language model's own (its
+// shape is fixed, the panel greys them out), else the configuration's, which for a
+// Train view run is the shape of the next run.
 void ShownShape(const AppState& s, nlohmann::json& j) {
-  const bool trained = UsingTrainedModel(s) && s.source.model;
-  j["num_heads"] = trained ? s.source.model->cfg.layer.num_heads : s.choice.cfg.num_heads;
-  j["d_model"] = trained ? s.source.model->cfg.layer.d_model : s.choice.cfg.d_model;
+  const bool fixed = UsingTrainedModel(s) && s.source.lm;
+  j["num_heads"] = fixed ? s.source.lm->model.cfg.layer.num_heads : s.choice.cfg.num_heads;
+  j["d_model"] = fixed ? s.source.lm->model.cfg.layer.d_model : s.choice.cfg.d_model;
 }
 
 // What the heatmap grid and the shape-flow table laid out in the last frame.
