@@ -8,6 +8,8 @@
 #include "commands.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
+#include "export_source.hpp"
+#include "render/head_view.hpp"
 #include "render/render.hpp"
 
 namespace mha::cli {
@@ -30,6 +32,10 @@ const char* kExportFooter =
     "  mhaviz export --sentence \"I saw her duck\" --heads 8 --kv-heads 2 --head 3 --png h3.png\n"
     "  mhaviz export --sentence \"I saw her duck\" --heads 8 --fit 16:9 --no-header --png slide.png\n"
     "  mhaviz export --sentence-file long.txt --color-scale row --columns 3 --svg rows.svg\n"
+    "  mhaviz export --view head --sentence \"The cat sat on the mat.\" --png heads.png --svg heads.svg\n"
+    "  mhaviz export --view head --preset heads --sentence \"one two three four five\" --png pos.png\n"
+    "  mhaviz export --view head --model assets/models/mhaviz-small.npz --sentence \"고양이가 쥐를\" \\\n"
+    "      --layer 1 --png lm.png                          a trained language model's layer 1\n"
     "\n"
     "Labels use NanumGothic (fonts-nanum, or assets/fonts next to the binary); set\n"
     "MHAVIZ_FONT=/path/to/font.ttf to use another TrueType font.\n"
@@ -56,6 +62,36 @@ double FitAspect(const std::string& v) {
 
 double Ms(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
+}
+
+// --view head: the head view of the layer, every head (or --head K) on one picture.
+int WriteHeadView(const ExportArgs& e, const Trace& t, const render::HeatmapOptions& ho, double computed_ms) {
+  render::HeadViewOptions o;
+  o.head = e.head_given ? e.head : -1;
+  o.scale = e.scale > 0 ? e.scale : o.scale;
+  o.header = e.header;
+  o.title = "Head view" + (e.head_given ? " \u00B7 head " + std::to_string(e.head) : std::string());
+  o.sentence = ho.sentence.empty() ? std::string() : ho.sentence;
+  // Render everything before writing anything, so a rendering error leaves no files.
+  std::vector<std::pair<std::string, std::string>> files;
+  render::Image img;
+  if (!e.png_path.empty()) {
+    img = render::RenderHeadView(t, o);
+    files.emplace_back(e.png_path, render::EncodePng(img));
+  }
+  if (!e.svg_path.empty()) files.emplace_back(e.svg_path, render::RenderHeadViewSvg(t, o));
+  io::WriteFilesAtomic(files);
+  if (e.quiet) return 0;
+  const int H = t.cfg.num_heads;
+  std::cout << "head view of " << t.seq << " query x " << t.seq_kv << " key tokens, "
+            << (e.head_given ? "head " + std::to_string(e.head) : std::to_string(H) + (H == 1 ? " head" : " heads"))
+            << " (computed in " << computed_ms << " ms)\n";
+  for (const auto& [path, bytes] : files)
+    std::cout << "wrote " << TerminalSafe(path) << " ("
+              << (path == e.png_path ? std::to_string(img.width) + " x " + std::to_string(img.height) + " px, "
+                                     : std::string())
+              << (bytes.size() + 1023) / 1024 << " KiB)\n";
+  return 0;
 }
 
 }  // namespace
@@ -134,6 +170,21 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
   app.add_flag_callback("--no-values", [&e] { e.values = false; }, "do not print the weights inside the cells")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
+  app.add_option("--view", e.view,
+                 "what to draw: heatmaps (default: one map per head, and their mean) or head\n"
+                 "(the head view: the tokens in two columns, a line from each query to each key\n"
+                 "it attends to, opacity = weight, a colour per head; --head K for one head)")
+      ->type_name("heatmaps|head")
+      ->group(kOutputGroup)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "heatmaps" || v == "head"
+                       ? std::string()
+                       : "--view expects heatmaps (one map per head) or head (the head view's lines), got '" + v +
+                             "'.";
+          },
+          ""));
+  PresetFlag(app, [&e](const std::string& v) { e.preset = v; })->group("What to compute");
   AddModelSourceFlags(app, e.source);
   app.add_flag("--grid", e.grid,
                "with --model: every head of every layer on one picture (a row of maps per layer),\n"
@@ -146,7 +197,25 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   if (e.help) return e;
   CheckModelSourceFlags(argv, e.source,
                         {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid",
-                          "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit"});
+                          "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit", "--view",
+                          "--sentence", "-s"});
+  if (!e.preset.empty()) {
+    if (!e.source.model.empty())
+      throw UsageError("--preset and --model both say which weights to draw; give one of them.");
+    if (!e.run.cfg_edits.empty() || !e.run.input_npz.empty() || !e.run.weights_npz.empty() || !e.run.memory.empty())
+      throw UsageError("--preset " + e.preset + " brings its own configuration, input and weights; leave out the "
+                       "flags that set them (--heads, --d-model, --input, --weights, --memory, ...).");
+    if (e.preset == "lesson" && (e.run.sentence_given || !e.run.sentence_file.empty()))
+      throw UsageError("--preset lesson is a fixed example of three made-up words; leave out the sentence.");
+  }
+  if (e.view == "head") {
+    if (e.grid) throw UsageError("--grid draws heatmaps of every layer; the head view draws one layer (--layer i).");
+    for (const char* f : {"--columns", "--fit", "--color-scale", "--colour-scale", "--no-values"})
+      for (const std::string& a : argv)
+        if (a == f || a.rfind(std::string(f) + "=", 0) == 0)
+          throw UsageError(std::string(f) + " shapes the heatmaps; the head view has no cells or columns of maps. "
+                           "Leave it out, or use --view heatmaps.");
+  }
   if (e.grid && e.source.model.empty())
     throw UsageError("--grid draws every layer and head of a trained model: give the checkpoint with --model M.npz.");
   if (e.grid && (e.head_given || e.source.layer != 0))
@@ -168,10 +237,9 @@ int ExportCommand(const std::vector<std::string>& argv) {
       return 0;
     }
     if (e.grid) return ExportGrid(e);
-    const RunOptions& o = e.run;
     const std::string& png_path = e.png_path;
     const std::string& svg_path = e.svg_path;
-    const bool head_given = e.head_given, quiet = e.quiet;
+    const bool head_given = e.head_given, quiet = e.quiet, head_view = e.view == "head";
     render::HeatmapOptions ho;
     if (e.head_given) ho.head = e.head;
     if (e.scale > 0) ho.scale = e.scale;
@@ -181,50 +249,40 @@ int ExportCommand(const std::vector<std::string>& argv) {
     ho.header = e.header;
     if (!e.fit.empty()) ho.fit = FitAspect(e.fit);
 
-    // The trace to draw: a sentence's, or a trained model's layer (--model).
-    Prepared p;
-    LoadedModelTrace m;
-    const bool trained = !e.source.model.empty();
-    if (trained) {
-      m = LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer);
-      p.cfg = m.Layer().cfg;
-    } else {
-      p = Prepare(o);
-      if (!p.notice.empty()) std::cerr << "mhaviz export: note: " << TerminalSafe(p.notice, true) << "\n";
-    }
-    const int H = p.cfg.num_heads;
-    if (head_given && (ho.head < 0 || ho.head >= H))
-      throw UsageError("--head " + std::to_string(ho.head) + " is out of range: with num_heads = " +
-                       std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
-                       ". (--heads sets how many heads there are; --head picks the one to draw.)");
-    // The SVG's size follows from the flags and the token counts: refused before the
-    // forward pass, not after it.
-    const long long seq = trained ? m.Layer().seq : p.in.x.rows();
-    const long long seq_kv = trained ? m.Layer().seq_kv : p.in.cross() ? p.in.memory.rows() : p.in.x.rows();
-    const long long svg_cells = (head_given ? 1 : H) * seq * seq_kv;
-    if (!svg_path.empty() && svg_cells > render::kMaxSvgCells)
-      throw UsageError("the SVG would hold " + Thousands(svg_cells) + " cells (" +
-                       (head_given ? std::string("one head") : std::to_string(H) + " heads") + " x " +
-                       std::to_string(seq) + " x " + std::to_string(seq_kv) +
-                       " tokens), too many for any viewer (the --svg limit is " + Thousands(render::kMaxSvgCells) +
-                       "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
-    const auto t0 = std::chrono::steady_clock::now();
-    const Trace t = trained ? m.Layer() : Forward(p.cfg, p.weights, p.in);
-    const auto t1 = std::chrono::steady_clock::now();
-
-    // The header shows the sentence as typed rather than the tokens joined by spaces.
-    if (trained) {
-      ho.sentence = "layer " + std::to_string(m.layer) + " of " + e.source.model;
-      // The layer itself runs without PE: the model adds it to the embeddings below layer 0.
-      switch (m.model.cfg.positional) {
-        case Positional::Learned: ho.positional = "learned positional embeddings, added below layer 0"; break;
-        case Positional::Sinusoidal: ho.positional = "sinusoidal PE, added below layer 0"; break;
-        case Positional::None: ho.positional = "no positional encoding"; break;
+    // The picture's size follows from the flags and the token counts: refused before
+    // the forward pass, not after it.
+    int H = 0;
+    const auto check = [&](const Config& cfg, long long seq, long long seq_kv) {
+      H = cfg.num_heads;
+      if (head_given && (ho.head < 0 || ho.head >= H))
+        throw UsageError("--head " + std::to_string(ho.head) + " is out of range: with num_heads = " +
+                         std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
+                         ". (--heads sets how many heads there are; --head picks the one to draw.)");
+      if (head_view) {
+        if (std::max(seq, seq_kv) > render::kHeadViewMaxTokens)
+          throw UsageError("the head view draws at most " + std::to_string(render::kHeadViewMaxTokens) +
+                           " tokens per column, and this input has " + std::to_string(std::max(seq, seq_kv)) +
+                           ": the columns would be taller than any page. Use fewer tokens, or --view heatmaps.");
+        return;
       }
-    } else if (o.input_npz.empty()) {
-      ho.sentence = p.sentence;  // as read: --sentence-file included
-      ho.memory = o.memory;
-    }
+      const long long svg_cells = (head_given ? 1 : H) * seq * seq_kv;
+      if (!svg_path.empty() && svg_cells > render::kMaxSvgCells)
+        throw UsageError("the SVG would hold " + Thousands(svg_cells) + " cells (" +
+                         (head_given ? std::string("one head") : std::to_string(H) + " heads") + " x " +
+                         std::to_string(seq) + " x " + std::to_string(seq_kv) +
+                         " tokens), too many for any viewer (the --svg limit is " + Thousands(render::kMaxSvgCells) +
+                         "). Export one head with --head K, use fewer tokens or heads, or write only a --png.");
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    const ExportSource src = LoadExportSource(e, check);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!src.notice.empty()) std::cerr << "mhaviz export: note: " << TerminalSafe(src.notice, true) << "\n";
+    const Trace& t = src.Layer();
+    // The header shows the sentence as typed rather than the tokens joined by spaces.
+    ho.sentence = src.sentence;
+    ho.memory = src.memory;
+    ho.positional = src.positional;
+    if (head_view) return WriteHeadView(e, t, ho, Ms(t1 - t0));
 
     // Render everything before writing anything, so a rendering error leaves no files.
     std::string png, svg;
@@ -253,7 +311,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
     io::WriteFilesAtomic(files);
     if (!quiet) {  // after the writes: a failed run prints nothing as if it had worked
       std::cout << "attention of " << t.seq << " query x " << t.seq_kv << " key tokens, " << H
-                << (H == 1 ? " head" : " heads") << " (forward " << Ms(t1 - t0) << " ms)\n";
+                << (H == 1 ? " head" : " heads") << " (computed in " << Ms(t1 - t0) << " ms)\n";
       for (const auto& [path, bytes] : files) {
         if (path == png_path)
           std::cout << "wrote " << TerminalSafe(path) << " (" << img.width << " x " << img.height << " px, "

@@ -72,6 +72,7 @@ struct ExportUi {
   int columns = 0;             // maps per row; 0 = chosen for a 16:9 figure
   bool header = true;          // the formula, sentence and configuration above the maps
   bool fit_16_9 = false;       // pad the figure to exactly 16:9 (a slide)
+  bool head_view = false;      // the head view's lines (the heads switched on there) instead of heatmaps
   std::array<char, 1024> screenshot_path{};
   std::string message;         // last result, shown under the buttons
   bool message_ok = true;

@@ -10,6 +10,7 @@
 
 #include "options/timing.hpp"
 #include "gui/fonts.hpp"
+#include "gui/model_source.hpp"
 #include "gui/settings.hpp"
 #include "gui/teach_views.hpp"
 #include "gui/train_session.hpp"
@@ -18,6 +19,15 @@
 
 namespace mha::gui {
 namespace {
+
+// The num_heads and d_model the Configuration panel shows: a language model's own (its
+// shape is fixed, the panel greys them out), else the configuration's, which for a
+// Train view run is the shape of the next run.
+void ShownShape(const AppState& s, nlohmann::json& j) {
+  const bool fixed = UsingTrainedModel(s) && s.source.lm;
+  j["num_heads"] = fixed ? s.source.lm->model.cfg.layer.num_heads : s.choice.cfg.num_heads;
+  j["d_model"] = fixed ? s.source.lm->model.cfg.layer.d_model : s.choice.cfg.d_model;
+}
 
 // What the heatmap grid and the shape-flow table laid out in the last frame.
 nlohmann::json LayoutJson(const LayoutReport& r) {
@@ -56,8 +66,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["widgets"] = w;
   j["layout"] = LayoutJson(s.ui.report);
   j["sentence"] = s.choice.sentence;
-  j["num_heads"] = s.choice.cfg.num_heads;
-  j["d_model"] = s.choice.cfg.d_model;
+  ShownShape(s, j);
   j["ok"] = s.result.ok;
   j["error"] = s.result.error;
   j["tokens"] = s.result.tokens;
@@ -153,8 +162,7 @@ nlohmann::json StatsJson(const AppState& s, int frame, int fb_w, int fb_h, const
   j["churn"] = s.churn;
   j["framebuffer"] = {fb_w, fb_h};
   j["seq"] = s.result.ok ? s.result.trace.seq : 0;
-  j["num_heads"] = s.choice.cfg.num_heads;
-  j["d_model"] = s.choice.cfg.d_model;
+  ShownShape(s, j);
   j["ok"] = s.result.ok;
   j["gl_renderer"] = gl_renderer;
   return j;

@@ -6,6 +6,9 @@
 #include <glad/gl.h>
 
 #include "io/files.hpp"
+#include "gui/model_source.hpp"
+#include "gui/views/lm_views.hpp"
+#include "render/head_view.hpp"
 #include "render/render.hpp"
 
 namespace mha::gui {
@@ -16,6 +19,37 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   for (std::size_t i = 0; i < suffix.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
   return true;
+}
+
+// The head view as on screen: its layer, and the heads switched on there.
+void ExportHeadView(AppState& s, const std::string& path, bool svg) {
+  const Trace& t = s.result.trace;
+  render::HeadViewOptions o;
+  o.scale = s.exp.scale;
+  o.header = s.exp.header;
+  int on = 0;
+  for (int h = 0; h < t.cfg.num_heads; ++h) {
+    o.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+    on += o.heads.back() ? 1 : 0;
+  }
+  if (UsingTrainedModel(s)) {
+    o.title = "Head view \u00B7 layer " + std::to_string(s.source.layer);
+    o.sentence = s.source.name + (s.source.lm ? " on \u201C" + s.choice.sentence + "\u201D" : std::string());
+  } else if (s.files.input_path.empty()) {
+    o.sentence = s.choice.sentence;
+  }
+  std::string bytes, size;
+  if (svg) {
+    bytes = render::RenderHeadViewSvg(t, o);
+  } else {
+    const render::Image img = render::RenderHeadView(t, o);
+    bytes = render::EncodePng(img);
+    size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+  }
+  io::WriteFileAtomic(path, bytes);
+  s.exp.message = "Saved the head view (" + std::to_string(on) + (on == 1 ? " head" : " heads") + ") as" + size +
+                  (svg ? " SVG" : " PNG") + " to " + AbsolutePath(path) + ".";
+  s.exp.message_ok = true;
 }
 
 }  // namespace
@@ -46,6 +80,10 @@ void RunPendingExports(AppState& s) {
     }
     const bool svg = EndsWith(path, ".svg");
     if (!svg && !EndsWith(path, ".png")) path += ".png";
+    if (s.exp.head_view) {
+      ExportHeadView(s, path, svg);
+      return;
+    }
     render::HeatmapOptions o;
     o.head = head;
     o.scale = s.exp.scale;

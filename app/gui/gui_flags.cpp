@@ -42,22 +42,7 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
                 "the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)")
       ->type_name("TENSOR")
       ->group(g);
-  app.add_option_function<std::string>(
-         "--preset", [&t](const std::string& v) { (v == "lesson" ? t.lesson : t.heads) = true; },
-         "lesson: the lesson's worked example (X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]],\n"
-         "d_model 4, 2 heads, identity weights); replaces the sentence and configuration\n"
-         "heads: four hand-built positional heads (previous, self, first, next word) on the\n"
-         "sentence's tokens: x = positional encoding only, d_model 64, 4 heads")
-      ->type_name("lesson|heads")
-      ->group(g)
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            return v == "lesson" || v == "heads"
-                       ? std::string()
-                       : "--preset must be 'lesson' (the lesson's worked example) or 'heads' (four hand-built "
-                         "positional heads on the sentence); got '" + v + "'.";
-          },
-          ""));
+  cli::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : t.heads) = true; })->group(g);
   app.add_flag("--train-autostart", t.train_autostart,
                "press Train when the Train view first opens (with --view train: at start)")
       ->group(g);

@@ -92,7 +92,8 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
                  {"values", s.exp.values},
                  {"columns", s.exp.columns},
                  {"header", s.exp.header},
-                 {"fit_16_9", s.exp.fit_16_9}};
+                 {"fit_16_9", s.exp.fit_16_9},
+                 {"head_view", s.exp.head_view}};
   j["window"] = {{"width", window_w}, {"height", window_h}};
   // Invalid UTF-8 cannot reach here (the tokenizer's input is the text field, and
   // ImGui only inserts valid code points), but never let a dump throw.
@@ -144,6 +145,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
       parsed.exp.columns = std::clamp(e.value("columns", 0), 0, 8);
       parsed.exp.header = e.value("header", true);
       parsed.exp.fit_16_9 = e.value("fit_16_9", false);
+      parsed.exp.head_view = e.value("head_view", false);
     }
     if (j.contains("window")) {
       w = j["window"].value("width", w);

@@ -1,24 +1,24 @@
 #include "lm/tokenizer.hpp"
 
 #include <sentencepiece_processor.h>
-#include <utf8proc.h>
-
-#include <cstdlib>
+#include <cstdio>
+#include <string_view>
 
 #include "io/files.hpp"
 #include "mha/config.hpp"
+#include "text/normalize.hpp"
 
 namespace mha::lm {
 
 std::string Nfc(const std::string& utf8) {
-  utf8proc_uint8_t* out = nullptr;
-  const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()), static_cast<utf8proc_ssize_t>(utf8.size()),
-                   &out, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
-  if (n < 0) throw Error("the text is not valid UTF-8 (" + std::string(utf8proc_errmsg(n)) + ").");
-  std::string s(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
-  std::free(out);
-  return s;
+  const std::size_t bad = text::FirstInvalidUtf8(utf8);
+  if (bad != std::string_view::npos) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(utf8[bad]));
+    throw Error("the text is not valid UTF-8: byte " + std::to_string(bad) + " (" + byte + ") does not begin or "
+                "continue a character. Save the text as UTF-8 (English and Korean both are) and try again.");
+  }
+  return text::ToNfc(utf8).text;  // the same NFC the word tokenizer's sentences get
 }
 
 Tokenizer Tokenizer::Load(const std::string& path) {

@@ -12,9 +12,10 @@ class SentencePieceProcessor;
 
 namespace mha::lm {
 
-// Unicode NFC (libutf8proc): the form the corpus and the tokenizer were built in, so a
-// sentence typed in decomposed Hangul (as macOS file names are) meets the same pieces.
-// Throws mha::Error for text that is not valid UTF-8.
+// Unicode NFC (text::ToNfc, the app's one normaliser): the form the corpus and the
+// tokenizer were built in, so a sentence typed in decomposed Hangul (as macOS file names
+// are) meets the same pieces. Throws mha::Error naming the first bad byte for text that
+// is not valid UTF-8 (SentencePiece would silently drop or replace it).
 std::string Nfc(const std::string& utf8);
 
 class Tokenizer {

@@ -240,6 +240,25 @@ CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& targe
   return opt;
 }
 
+CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> set) {
+  return app
+      .add_option_function<std::string>(
+          "--preset", std::move(set),
+          "lesson: the lesson's worked example (X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]],\n"
+          "d_model 4, 2 heads, identity weights); replaces the sentence and configuration\n"
+          "heads: four hand-built positional heads (previous, self, first, next word) on the\n"
+          "sentence's tokens: x = positional encoding only, d_model 64, 4 heads")
+      ->type_name("lesson|heads")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "lesson" || v == "heads"
+                       ? std::string()
+                       : "--preset must be 'lesson' (the lesson's worked example) or 'heads' (four hand-built "
+                         "positional heads on the sentence); got '" + v + "'.";
+          },
+          ""));
+}
+
 void AddModelSizeFlags(CLI::App& app, RunOptions& o) {
   const std::string g = kComputeGroup;
   ConfigInt(app, o, "--heads", &Config::num_heads, "num_heads (default 8)", kHeadsLimit)->type_name("H")->group(g);

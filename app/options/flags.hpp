@@ -90,5 +90,8 @@ CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void
 // A value that must not be empty (`empty_error` says what to give instead).
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
                       const std::string& empty_error = "");
+// --preset lesson|heads: one of the hand-built examples (the GUI's and export's);
+// `set` gets the name.
+CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> set);
 
 }  // namespace mha::cli

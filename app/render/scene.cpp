@@ -16,6 +16,14 @@ std::string Num(double v) {
   return s == "-0" ? "0" : s;
 }
 
+// An opacity as written: the weight's float to 6 significant digits, so a reader
+// recovers the attention weight itself.
+std::string Opacity(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", std::max(0.0, v));
+  return buf;
+}
+
 std::string HexColour(Rgb c) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x", c[0], c[1], c[2]);
@@ -70,6 +78,38 @@ void DrawSegment(Image& img, double x0, double y0, double x1, double y1, double 
     }
 }
 
+// A translucent line, blended over the picture: per scanline only the pixels near the
+// segment are visited, so a long diagonal costs its length, not its bounding box.
+void BlendSegment(Image& img, double x0, double y0, double x1, double y1, double width, Rgb c, double opacity) {
+  const double r = width / 2, reach = r + 1;
+  const double dx = x1 - x0, dy = y1 - y0, len2 = dx * dx + dy * dy;
+  const int by0 = std::max(0, static_cast<int>(std::floor(std::min(y0, y1) - reach)));
+  const int by1 = std::min(img.height, static_cast<int>(std::ceil(std::max(y0, y1) + reach)));
+  for (int y = by0; y < by1; ++y) {
+    const double py = y + 0.5;
+    // A pixel within `reach` of the segment is within `reach` vertically of its
+    // nearest point: the segment's points between these two parameters.
+    double ta = 0, tb = 1;
+    if (std::abs(dy) > 1e-12) {
+      ta = std::clamp((py - reach - y0) / dy, 0.0, 1.0);
+      tb = std::clamp((py + reach - y0) / dy, 0.0, 1.0);
+      if (ta > tb) std::swap(ta, tb);
+    }
+    const double xa = x0 + ta * dx, xb = x0 + tb * dx;
+    const int bx0 = std::max(0, static_cast<int>(std::floor(std::min(xa, xb) - reach)));
+    const int bx1 = std::min(img.width, static_cast<int>(std::ceil(std::max(xa, xb) + reach)));
+    for (int x = bx0; x < bx1; ++x) {
+      const double px = x + 0.5;
+      const double t = len2 > 0 ? std::clamp(((px - x0) * dx + (py - y0) * dy) / len2, 0.0, 1.0) : 0.0;
+      const double d = std::hypot(px - (x0 + t * dx), py - (y0 + t * dy));
+      const double a = std::clamp(r + 0.5 - d, 0.0, 1.0) * opacity;
+      if (a <= 0) continue;
+      std::uint8_t* p = &img.rgba[(static_cast<std::size_t>(y) * img.width + x) * 4];
+      for (int k = 0; k < 3; ++k) p[k] = static_cast<std::uint8_t>(std::lround(c[k] * a + p[k] * (1 - a)));
+    }
+  }
+}
+
 }  // namespace
 
 void CheckImageSize(long long w, long long h) {
@@ -96,7 +136,11 @@ Image Rasterise(const Scene& s, Text& text) {
   for (const SceneRect& r : s.rects) FillRect(img, r.x, r.y, r.w, r.h, r.fill);
   for (const ScenePath& p : s.paths)
     for (std::size_t i = 1; i < p.pts.size(); ++i)
-      DrawSegment(img, p.pts[i - 1].first, p.pts[i - 1].second, p.pts[i].first, p.pts[i].second, p.width, p.colour);
+      if (p.opacity < 1)
+        BlendSegment(img, p.pts[i - 1].first, p.pts[i - 1].second, p.pts[i].first, p.pts[i].second, p.width, p.colour,
+                     std::max(0.0, p.opacity));
+      else
+        DrawSegment(img, p.pts[i - 1].first, p.pts[i - 1].second, p.pts[i].first, p.pts[i].second, p.width, p.colour);
   for (const SceneText& t : s.texts) {
     if (t.angle == 0) {
       text.Draw(img, t.text, static_cast<float>(t.x - AnchorShift(text, t)), static_cast<float>(t.y), t.st, t.colour);
@@ -135,11 +179,12 @@ std::string SceneSvg(const Scene& s) {
   for (const ScenePath& p : s.paths) {
     out += "<polyline";
     if (!p.cls.empty()) out += " class=\"" + p.cls + "\"";
-    out += " fill=\"none\" stroke=\"" + HexColour(p.colour) + "\" stroke-width=\"" + Num(p.width) +
-           "\" stroke-linejoin=\"round\" points=\"";
+    out += p.attrs + " fill=\"none\" stroke=\"" + HexColour(p.colour) + "\" stroke-width=\"" + Num(p.width) + "\"";
+    if (p.opacity < 1) out += " stroke-opacity=\"" + Opacity(p.opacity) + "\"";
+    out += " stroke-linejoin=\"round\" points=\"";
     for (std::size_t i = 0; i < p.pts.size(); ++i)
       out += (i ? " " : "") + Num(p.pts[i].first) + "," + Num(p.pts[i].second);
-    out += "\"/>\n";
+    out += p.title.empty() ? "\"/>\n" : "\"><title>" + Xml(p.title) + "</title></polyline>\n";
   }
   for (const SceneText& t : s.texts) {
     out += "<text x=\"" + Num(t.x) + "\" y=\"" + Num(t.y) + "\" font-size=\"" + Num(t.st.px) + "\"";

@@ -36,6 +36,11 @@ struct ScenePath {
   Rgb colour = kInk;
   double width = 1;  // pixels
   std::string cls;
+  // < 1: blended over what is below (the head view's lines); 1: opaque, and where a
+  // path's segments overlap at a joint the darker coverage is kept.
+  double opacity = 1;
+  std::string attrs;  // extra SVG attributes
+  std::string title;  // SVG tooltip ("" for none)
 };
 
 // Brace-free builders (the structs' later members keep their defaults).

@@ -30,6 +30,18 @@ Nfc ToNfc(std::string_view utf8) {
   return out;
 }
 
+std::size_t FirstInvalidUtf8(std::string_view utf8) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(utf8.data());
+  std::size_t at = 0;
+  while (at < utf8.size()) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p + at, static_cast<utf8proc_ssize_t>(utf8.size() - at), &cp);
+    if (n <= 0) return at;
+    at += static_cast<std::size_t>(n);
+  }
+  return std::string_view::npos;
+}
+
 bool TypedChange(std::string_view stored, std::string_view typed) {
   return stored != typed && ToNfc(stored).text != ToNfc(typed).text;
 }

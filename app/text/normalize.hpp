@@ -26,6 +26,10 @@ struct Nfc {
 // returned unchanged (changed = false): the tokenizer replaces its bad bytes and says so.
 Nfc ToNfc(std::string_view utf8);
 
+// The offset of the first byte that does not belong to valid UTF-8, or npos if the
+// whole text is valid (a tokenizer that cannot replace bad bytes refuses the text).
+std::size_t FirstInvalidUtf8(std::string_view utf8);
+
 // The learner-facing note for text that ToNfc changed; `what` names it ("the sentence").
 std::string NfcNotice(std::string_view what);
 

@@ -22,6 +22,17 @@ SENTENCE = "고양이가 쥐를 잡았다. 고양이가 쥐를"
 TOL = 1e-5
 
 
+def model_config():
+    """The checkpoint's config (its "config" member: the JSON's UTF-8 bytes as a uint8 .npy)."""
+    import struct
+    import zipfile
+    with zipfile.ZipFile(MODEL) as z:
+        raw = z.read("config.npy")
+    major = raw[6]
+    n, start = (struct.unpack("<H", raw[8:10])[0], 10) if major == 1 else (struct.unpack("<I", raw[8:12])[0], 12)
+    return json.loads(raw[start + n:].decode("utf-8"))
+
+
 def close(a, b, what):
     """Nested lists of numbers equal within TOL (same shapes)."""
     if isinstance(a, list) or isinstance(b, list):
@@ -67,11 +78,12 @@ def test_views_equal_trace(mhaviz, d):
             check([p["piece"] for p in row] == [p["piece"] for p in ref_row], f"next spellings after position {i}")
             close([p["probability"] for p in row], [p["probability"] for p in ref_row], f"next probabilities at {i}")
         hv = views["head_view_view"]
-        check(hv["layer"] == 1 and len(hv["heads"]) == 8, f"head view: layer {hv['layer']}, {len(hv['heads'])} heads")
+        H, L = model_config()["num_heads"], model_config()["num_layers"]
+        check(hv["layer"] == 1 and len(hv["heads"]) == H, f"head view: layer {hv['layer']}, {len(hv['heads'])} heads")
         close([h["weights"] for h in hv["heads"]], refs[1]["attention"], "head view weights vs trace --layer 1")
         mv = views["model_view_view"]
         close(mv["attention"], [r["attention"] for r in refs], "model view (every layer) vs trace per layer")
-        check(len(mv["labels"]) == 16, f"model view: {len(mv['labels'])} head labels, expected 2 x 8")
+        check(len(mv["labels"]) == L * H, f"model view: {len(mv['labels'])} head labels, expected {L} x {H}")
         check(mv["labels_measured_on"] in ("validation text", "sentence (measuring)"),
               f"labels measured on {mv['labels_measured_on']!r}")
     # The pieces the chips and the head view show are the tokenizer's (U+2581 written as '_').
@@ -91,6 +103,10 @@ def test_select_and_open(mhaviz, d):
         click_until(app, "source_small", lambda p: p["train"]["source"] == "mhaviz-small (trained)" and p["ok"],
                     "mhaviz-small to be the source")
         p = app.settle()
+        cfg = model_config()
+        check((p["num_heads"], p["d_model"]) == (cfg["num_heads"], cfg["d_model"]),
+              f"the probe reports num_heads {p['num_heads']}, d_model {p['d_model']}: not the model's "
+              f"{cfg['num_heads']}, {cfg['d_model']}")
         check(p["sentence"] == SENTENCE, f"the typed sentence changed to {p['sentence']!r}")
         check(p["tokens"] == [x.replace("\u2581", "_") for x in ref["pieces"]], f"chips {p['tokens']}")
         check(p["view"] == "model-view", f"view {p['view']}")
@@ -104,7 +120,9 @@ def test_select_and_open(mhaviz, d):
 
 def test_validation_labels(mhaviz, d):
     """Given the frames to finish, the model view labels the heads on the validation
-    text: layer 0 head 2 is the previous-token head the README's demonstration names."""
+    text: layer 0 head 0 is the previous-token head the README's demonstration names, and
+    layer 1 head 3 (the induction head, which rests on <s> where nothing repeats, as in
+    most validation text) is labelled first."""
     dump = os.path.join(d, "labels.json")
     gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--frames", "600",
         "--dump-state", dump)
@@ -112,7 +130,8 @@ def test_validation_labels(mhaviz, d):
     if mv["labels_measured_on"] != "validation text":
         raise g.Fail(f"labels still measured on {mv['labels_measured_on']!r} after 600 frames")
     by = {(x["layer"], x["head"]): x for x in mv["labels"]}
-    check(by[(0, 2)]["label"] == "previous-token" and by[(0, 2)]["score"] > 0.9, f"layer 0 head 2: {by[(0, 2)]}")
+    check(by[(0, 0)]["label"] == "previous-token" and by[(0, 0)]["score"] > 0.9, f"layer 0 head 0: {by[(0, 0)]}")
+    check(by[(1, 3)]["label"] == "first" and by[(1, 3)]["score"] > 0.5, f"layer 1 head 3: {by[(1, 3)]}")
 
 
 def test_head_view_seeded(mhaviz, d):
@@ -124,6 +143,37 @@ def test_head_view_seeded(mhaviz, d):
     hv = final["views"]["head_view_view"]
     check(final["ok"] and len(hv["heads"]) == 4, f"{len(hv['heads'])} heads in the head view, expected 4")
     close([h["weights"] for h in hv["heads"]], final["trace"]["attention"], "head view vs the seeded trace")
+
+
+def test_head_view_export(mhaviz, d):
+    """The Export section's "head view" writes the head view (SVG here), the same bytes
+    `mhaviz export --view head` writes for the same sentence and configuration."""
+    args = ["--sentence", "the cat sat on the mat", "--heads", "4", "--d-model", "64", "--view", "head-view"]
+    app = g.App(mhaviz, d, args, size=(1280, 1000))
+    try:
+        app.wait_for(lambda p: p["ok"], "a valid trace")
+        r = app.widget("export_path")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("hv.svg")
+        # The Export options sit at the foot of the left column, below the fold.
+        g.xdo("mousemove", "--window", app.wid, int(r[0] + r[2] / 2), int(r[1]), "click", "--repeat", "10",
+              "--delay", "30", "5")
+        v = app.widget("export_view_head")
+        app.click(v[0] + v[3] / 2, v[1] + v[3] / 2)
+        b = app.widget("export")
+        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
+        p = app.wait_for(lambda p: "head view" in p["export_message"], "the head view's export message")
+        check(p["export_message"].startswith("Saved the head view (4 heads)"), f"message {p['export_message']!r}")
+        app.quit()
+    finally:
+        app.kill()
+    ref = os.path.join(d, "ref.svg")
+    subprocess.run([mhaviz, "export", "--view", "head", *args[:6], "--svg", ref], check=True, capture_output=True)
+    with open(os.path.join(d, "hv.svg"), "rb") as f1, open(ref, "rb") as f2:
+        mine, theirs = f1.read(), f2.read()
+    check(mine.count(b'class="attn"') > 0, "the GUI's head view SVG has no lines")
+    check(mine == theirs, "the GUI's head view SVG differs from mhaviz export --view head's")
 
 
 def test_context_cap(mhaviz, d):
@@ -149,6 +199,7 @@ TESTS = {
     "select_and_open": test_select_and_open,
     "validation_labels": test_validation_labels,
     "head_view_seeded": test_head_view_seeded,
+    "head_view_export": test_head_view_export,
     "context_cap": test_context_cap,
     "bad_flags": test_bad_flags,
 }

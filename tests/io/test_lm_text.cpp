@@ -54,7 +54,11 @@ TEST_CASE("Tokenizer: decode(encode(s)) == NFC(s) for English and Korean", "[lm]
   with_bos.insert(with_bos.begin(), tok.bos());
   CHECK(tok.Decode(with_bos) == "The");
   CHECK_THROWS_WITH(tok.Pieces({4000}), Catch::Contains("outside the tokenizer's 4000 pieces"));
-  CHECK_THROWS_WITH(tok.Encode("\xFF\xFE"), Catch::Contains("not valid UTF-8"));
+  CHECK_THROWS_WITH(tok.Encode("\xFF\xFE"), Catch::Contains("not valid UTF-8: byte 0 (0xFF)"));
+  // A bad byte after valid Korean is found where it is; a cut-off character too.
+  CHECK_THROWS_WITH(tok.Encode("\xEA\xB3\xA0\xEC\x96\x91 \xC3("), Catch::Contains("byte 7 (0xC3)"));
+  CHECK_THROWS_WITH(tok.Encode("cat \xEA\xB3"), Catch::Contains("byte 4 (0xEA)"));
+  CHECK(mha::lm::Nfc("\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB") == "\xED\x95\x9C");
 }
 
 TEST_CASE("Tokenizer: a missing or corrupt model file is refused with a teaching message", "[lm]") {

@@ -18,22 +18,10 @@
 #include "gui/views/widgets.hpp"
 #include "gui/widgets.hpp"
 #include "gui/wide_glyphs.hpp"
+#include "render/head_view.hpp"
 
 namespace mha::gui {
 namespace {
-
-// A line under 1% opacity cannot be told from the background, and the many of them
-// (every query to every key, every head) cost a software renderer most of a frame.
-constexpr float kMinDrawn = 0.01f;
-
-struct Columns {
-  ImVec2 origin;      // top-left of the first query label
-  float label_w = 0;  // each column's width
-  float gap = 0;      // between the columns, where the lines run
-  float row_h = 0;
-  ImVec2 Left(int i) const { return {origin.x + label_w, origin.y + row_h * (i + 0.5f)}; }
-  ImVec2 Right(int j) const { return {origin.x + label_w + gap, origin.y + row_h * (j + 0.5f)}; }
-};
 
 void HeadToggles(AppState& s, int H) {
   auto& off = s.lmv.head_off;
@@ -94,42 +82,37 @@ void DrawHeadView(AppState& s) {
   // The last valid trace (dimmed) is labelled with its own tokens, not the typed ones.
   const std::vector<std::string>& qtok = r.ok ? r.tokens : t.in.tokens;
   const std::vector<std::string>& ktok = t.in.cross() ? (r.ok ? r.memory_tokens : t.in.memory_tokens) : qtok;
-  Columns c;
+  render::HeadViewColumns c;
   c.row_h = ImGui::GetTextLineHeightWithSpacing() + 2;
   float widest = ImGui::CalcTextSize("<s>").x;
-  for (const auto& tk : qtok) widest = std::max(widest, ImGui::CalcTextSize(tk.c_str()).x);
-  for (const auto& tk : ktok) widest = std::max(widest, ImGui::CalcTextSize(tk.c_str()).x);
+  for (const auto& tk : qtok) widest = std::max(widest, ImGui::CalcTextSize(ForDisplay(tk).c_str()).x);
+  for (const auto& tk : ktok) widest = std::max(widest, ImGui::CalcTextSize(ForDisplay(tk).c_str()).x);
   c.label_w = std::min(widest + 12, ImGui::GetContentRegionAvail().x * 0.3f);
-  c.gap = std::clamp(ImGui::GetContentRegionAvail().x - 2 * c.label_w - 8, 80.0f, 420.0f);
-  c.origin = ImGui::GetCursorScreenPos();
+  c.gap = std::clamp(ImGui::GetContentRegionAvail().x - 2 * c.label_w - 8, 80.0, 420.0);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  c.x = origin.x;
+  c.y = origin.y;
   const int rows = std::max(seq, seq_kv);
   ImGui::Dummy(ImVec2(2 * c.label_w + c.gap, c.row_h * rows));
   Probe(s, "head_view_canvas");
 
-  const int hq = TokenColumn(qtok, c.origin.x, c.origin.y, c.label_w, c.row_h, true, s.lmv.hover_query);
-  const int hk = TokenColumn(ktok, c.origin.x + c.label_w + c.gap, c.origin.y, c.label_w, c.row_h, false,
-                             s.lmv.hover_key);
+  const auto X = [](double v) { return static_cast<float>(v); };
+  const int hq = TokenColumn(qtok, X(c.x), X(c.y), X(c.label_w), X(c.row_h), true, s.lmv.hover_query);
+  const int hk = TokenColumn(ktok, X(c.RightX()), X(c.y), X(c.label_w), X(c.row_h), false, s.lmv.hover_key);
   s.lmv.hover_query = hq;
   s.lmv.hover_key = hq >= 0 ? -1 : hk;
 
+  // The lines are the export's (render/head_view.hpp): the same weights, opacities and
+  // faint-line cut-off; only the ones on screen are asked for.
+  render::HeadViewSelection sel;
+  for (int h = 0; h < H; ++h) sel.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+  sel.query = hq;
+  sel.key = hk;
+  sel.top = ImGui::GetWindowPos().y;
+  sel.bottom = sel.top + ImGui::GetWindowHeight();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
-  for (int h = 0; h < H; ++h) {
-    if (s.lmv.head_off[static_cast<std::size_t>(h)]) continue;
-    const auto A = t.AttnHead(h);
-    for (int i = 0; i < seq; ++i) {
-      if (hq >= 0 && i != hq) continue;
-      const ImVec2 a = c.Left(i);
-      for (int j = 0; j < seq_kv; ++j) {
-        if (hk >= 0 && hq < 0 && j != hk) continue;
-        const float w = A(i, j);
-        if (!(w >= kMinDrawn)) continue;
-        const ImVec2 b = c.Right(j);
-        if (std::max(a.y, b.y) < top || std::min(a.y, b.y) > bottom) continue;  // off screen
-        dl->AddLine(a, b, HeadColour(h, std::min(1.0f, w)), 1.5f);
-      }
-    }
-  }
+  for (const render::HeadViewLine& l : render::HeadViewLines(t, c, sel))
+    dl->AddLine(ImVec2(X(l.x0), X(l.y0)), ImVec2(X(l.x1), X(l.y1)), HeadColour(l.head, l.opacity), 1.5f);
 }
 
 nlohmann::json DumpHeadView(AppState& s) {
@@ -139,7 +122,7 @@ nlohmann::json DumpHeadView(AppState& s) {
   const Trace& t = r.trace;
   j["tokens"] = r.ok ? r.tokens : t.in.tokens;
   j["layer"] = UsingTrainedModel(s) ? s.source.layer : 0;
-  j["min_weight_drawn"] = kMinDrawn;
+  j["min_weight_drawn"] = render::kHeadViewMinWeight;
   // Per head, per query: the weights the lines' opacities come from (lines under
   // min_weight_drawn are skipped), and whether the head is switched on.
   nlohmann::json heads = nlohmann::json::array();

@@ -4,15 +4,12 @@
 
 #include "gui/app_state.hpp"
 #include "gui/widgets.hpp"
+#include "render/head_view.hpp"
 
 namespace mha::gui {
 
 ImU32 HeadColour(int h, float alpha) {
-  // Tableau's 10 plus two: distinct on light and dark backgrounds.
-  static constexpr unsigned char kRgb[12][3] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},
-                                                {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
-                                                {188, 189, 34},  {23, 190, 207}, {0, 0, 128},   {128, 128, 0}};
-  const auto* c = kRgb[h % 12];
+  const render::Rgb c = render::HeadColour(h);  // the export's colours too
   return IM_COL32(c[0], c[1], c[2], static_cast<int>(alpha * 255.0f + 0.5f));
 }
 
