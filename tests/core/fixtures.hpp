@@ -38,4 +38,15 @@ inline mha::Config Shape(int d_model, int num_heads, int num_kv_heads = 0) {
   return c;
 }
 
+// That shape with a mask, a LayerNorm placement and a block.
+inline mha::Config Layer(int d_model, int num_heads, int num_kv_heads, mha::Mask mask, mha::Norm norm,
+                         mha::Block block = mha::Block::Attention, mha::Activation act = mha::Activation::Relu) {
+  mha::Config c = Shape(d_model, num_heads, num_kv_heads);
+  c.mask = mask;
+  c.norm = norm;
+  c.block = block;
+  c.activation = act;
+  return c;
+}
+
 }  // namespace fixtures

@@ -106,14 +106,8 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
   };
   std::mt19937 rng(2);
   for (const Case& c : cases) {
-    mha::Config cfg;
-    cfg.d_model = c.d;
-    cfg.num_heads = c.heads;
-    cfg.num_kv_heads = c.kv_heads;
+    mha::Config cfg = fixtures::Layer(c.d, c.heads, c.kv_heads, c.mask, c.norm, c.block);
     cfg.threads = c.threads;
-    cfg.mask = c.mask;
-    cfg.norm = c.norm;
-    cfg.block = c.block;
     auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
     const mha::Inputs first = RandomInputs(rng, c.seq, c.seq_kv, c.d, c.cross);
     const mha::Inputs second = RandomInputs(rng, c.seq, c.seq_kv, c.d, c.cross);

@@ -76,12 +76,7 @@ TEST_CASE("long inputs, partial panels, GQA and cross-attention match the oracle
   };
   std::mt19937 rng(99);
   for (const Shape& s : shapes) {
-    mha::Config cfg;
-    cfg.d_model = s.d;
-    cfg.num_heads = s.heads;
-    cfg.num_kv_heads = s.kv_heads;
-    cfg.mask = s.mask;
-    cfg.norm = s.norm;
+    mha::Config cfg = fixtures::Layer(s.d, s.heads, s.kv_heads, s.mask, s.norm);
     cfg.seed = rng();
     const mha::Inputs in = RandomInputs(rng, s.seq, s.seq_kv, s.d, s.cross);
     auto w = std::make_shared<mha::Weights>(mha::InitWeights(cfg));
@@ -164,14 +159,7 @@ TEST_CASE("ForwardBatch gives each sequence exactly what Forward gives it alone"
   };
   std::mt19937 rng(23);
   for (const Case& k : cases) {
-    mha::Config cfg;
-    cfg.d_model = k.d;
-    cfg.num_heads = k.heads;
-    cfg.num_kv_heads = k.kv_heads;
-    cfg.mask = k.mask;
-    cfg.norm = k.norm;
-    cfg.block = k.block;
-    cfg.activation = k.act;
+    mha::Config cfg = fixtures::Layer(k.d, k.heads, k.kv_heads, k.mask, k.norm, k.block, k.act);
     auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
     const int H = k.heads, G = cfg.kv_heads(), S = k.seq;
     mha::Trace batch, lean;
