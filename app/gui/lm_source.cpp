@@ -138,6 +138,7 @@ void RecomputeFromLanguageModel(AppState& s) {
     r.tokens.clear();
     for (const std::string& p : run.pieces) r.tokens.push_back(DisplayPiece(p));
     r.notice = run.notice;
+    src.byte_spelled = lm::ByteSpellings(run.pieces);
     src.pass = std::move(run.trace);
     src.next = std::move(run.next);
     const int layers = src.lm->model.cfg.num_layers;
@@ -151,10 +152,12 @@ void RecomputeFromLanguageModel(AppState& s) {
   } catch (const Error& e) {
     r.tokens.clear();
     src.next.clear();
+    src.byte_spelled.clear();
     r.ok = false;
     r.error = e.what();
   } catch (const std::bad_alloc&) {
     src.next.clear();
+    src.byte_spelled.clear();
     r.ok = false;
     r.error = "Out of memory running the language model.";
   }

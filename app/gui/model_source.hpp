@@ -32,6 +32,7 @@ struct ModelSource {
   // points into it. Null for the other trained models, which read token ids.
   std::shared_ptr<const lm::LanguageModel> lm;
   std::vector<std::vector<lm::NextPiece>> next;  // lm: the likeliest next pieces per position
+  std::vector<lm::ByteSpelling> byte_spelled;    // lm: characters spelled as byte pieces
   std::string load_error;                        // the last failed load of the shipped model
 };
 

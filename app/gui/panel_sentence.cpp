@@ -1,6 +1,7 @@
 // Sentence: the text field, example sentences, and the tokens as chips.
 #include <cstring>
 
+#include "gui/lm_source.hpp"
 #include "gui/panels.hpp"
 #include "gui/theme.hpp"
 #include "gui/wide_glyphs.hpp"
@@ -89,6 +90,21 @@ void DrawSentencePanel(AppState& s) {
   }
   const int hovered = TokenChips(s, "##chips", tokens, s.ui.hover_token);
   if (hovered >= 0) s.ui.hover_token_next = hovered;
+  if (UsingLanguageModel(s) && !s.source.byte_spelled.empty()) {
+    // Byte pieces read as noise unless said what they are.
+    std::string note;
+    for (const lm::ByteSpelling& b : s.source.byte_spelled) {
+      note += note.empty() ? "" : "; ";
+      note += b.text + " = " + b.pieces;
+    }
+    note += s.source.byte_spelled.size() == 1 ? ": a character" : ": characters";
+    note += " not among the model's " + std::to_string(s.source.lm->tokenizer.vocab_size()) + " pieces, spelled as " +
+            (s.source.byte_spelled.size() == 1 ? "its" : "their") + " UTF-8 bytes, one piece per byte.";
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped("%s", ForDisplay(note).c_str());
+    ImGui::PopStyleColor();
+    Probe(s, "byte_pieces_note");
+  }
   if (!s.result.notice.empty()) MessageBox(s.result.notice, Pal().notice_bg, Pal().notice_text);
 }
 

@@ -21,6 +21,51 @@ std::string Nfc(const std::string& utf8) {
   return text::ToNfc(utf8).text;  // the same NFC the word tokenizer's sentences get
 }
 
+namespace {
+
+// The byte of a piece spelled "<0xNN>" (SentencePiece's byte fallback), or -1.
+int BytePiece(const std::string& piece) {
+  if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') return -1;
+  int v = 0;
+  for (int i = 3; i < 5; ++i) {
+    const char c = piece[static_cast<std::size_t>(i)];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<ByteSpelling> ByteSpellings(const std::vector<std::string>& pieces) {
+  std::vector<ByteSpelling> out;
+  for (std::size_t i = 0; i < pieces.size();) {
+    if (BytePiece(pieces[i]) < 0) {
+      ++i;
+      continue;
+    }
+    std::string bytes, written;
+    for (; i < pieces.size() && BytePiece(pieces[i]) >= 0; ++i) {
+      bytes += static_cast<char>(BytePiece(pieces[i]));
+      written += pieces[i];
+    }
+    if (text::FirstInvalidUtf8(bytes) != std::string_view::npos) {
+      std::string shown;
+      for (unsigned char b : bytes) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02X", b);
+        shown += hex;
+      }
+      bytes = shown;
+    }
+    bool seen = false;
+    for (const ByteSpelling& b : out) seen |= b.pieces == written;
+    if (!seen) out.push_back({bytes, written});
+  }
+  return out;
+}
+
 Tokenizer Tokenizer::Load(const std::string& path) {
   // SentencePiece models of a few thousand pieces are well under 1 MB; 64 MB is room for
   // any real one without reading a wrong multi-gigabyte file whole.

@@ -18,6 +18,16 @@ namespace mha::lm {
 // is not valid UTF-8 (SentencePiece would silently drop or replace it).
 std::string Nfc(const std::string& utf8);
 
+// A character that is not one of the pieces is spelled as its UTF-8 bytes, one byte
+// piece each ("<0xEC>" "<0xA5>" "<0x90>" for 쥐). For each run of byte pieces in
+// `pieces` (each distinct run once): the text those bytes make (bytes that do not form whole characters are shown
+// as \xNN) and the run as written ("<0xEC><0xA5><0x90>"). Empty when there are none.
+struct ByteSpelling {
+  std::string text;
+  std::string pieces;
+};
+std::vector<ByteSpelling> ByteSpellings(const std::vector<std::string>& pieces);
+
 class Tokenizer {
  public:
   // Loads a .model file; throws mha::Error with a teaching message for a missing file,

@@ -61,6 +61,21 @@ TEST_CASE("Tokenizer: decode(encode(s)) == NFC(s) for English and Korean", "[lm]
   CHECK(mha::lm::Nfc("\xE1\x84\x92\xE1\x85\xA1\xE1\x86\xAB") == "\xED\x95\x9C");
 }
 
+TEST_CASE("Tokenizer: characters spelled as byte pieces are named with their bytes", "[lm]") {
+  const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
+  const auto spelled = mha::lm::ByteSpellings(tok.Pieces(tok.Encode("고양이가 쥐를 잡았다. 쥐")));
+  REQUIRE(spelled.size() == 1);  // twice in the text, named once
+  CHECK(spelled[0].text == "쥐");
+  CHECK(spelled[0].pieces == "<0xEC><0xA5><0x90>");
+  CHECK(mha::lm::ByteSpellings(tok.Pieces(tok.Encode("The cat sat on the mat."))).empty());
+  // Bytes that do not make whole characters are shown as escapes; other pieces break runs.
+  const auto cut = mha::lm::ByteSpellings({"<0xEC>", "<0xA5>", "\xE2\x96\x81the", "<0x41>", "<0xZZ>", "<0x41>"});
+  REQUIRE(cut.size() == 2);
+  CHECK(cut[0].text == "\\xEC\\xA5");
+  CHECK(cut[0].pieces == "<0xEC><0xA5>");
+  CHECK(cut[1].text == "A");
+}
+
 TEST_CASE("Tokenizer: a missing or corrupt model file is refused with a teaching message", "[lm]") {
   CHECK_THROWS_WITH(mha::lm::Tokenizer::Load("/nonexistent/mhaviz-small.model"), Catch::Contains("Cannot read"));
   const std::string bad = TempPath("bad.model");
