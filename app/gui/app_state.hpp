@@ -106,6 +106,7 @@ struct LayoutReport {
   float label_px = 0.0f;                    // font size of the token labels
   bool label_font = false;                  // the smaller label font is loaded (on demand)
   bool values = false;                      // weights written in the cells
+  float values_px = 0.0f;                   // ... at this font size
   bool scroll = false;                      // the grid is taller than its panel and scrolls
   float content_h = 0.0f, view_h = 0.0f;    // grid height, visible height
   // Shape-flow table.
@@ -140,6 +141,7 @@ struct Ui {
   ImFont* font_bold = nullptr;      // headings
   ImFont* font_small = nullptr;     // token indices, at 3/4 size (Latin only)
   ImFont* font_label = nullptr;     // heatmap token labels at 4/5 size, once asked for
+  ImFont* font_numbers = nullptr;   // weights in big heatmap cells: digits at 7/4 size
   bool want_label_font = false;     // the heatmaps asked for font_label (loaded with the next rebuild)
   std::string font_notice;          // shown when NanumGothic could not be loaded
   std::string font_path;            // the file the UI font came from ("" = ImGui's own)

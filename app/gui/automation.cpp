@@ -42,6 +42,7 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
             {"label_px", r.label_px},
             {"label_font_loaded", r.label_font},
             {"values", r.values},
+            {"values_px", r.values_px},
             {"scroll", r.scroll},
             {"content_h", r.content_h},
             {"view_h", r.view_h}}},

@@ -239,6 +239,12 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
     boxes.push_back(AddBoxGlyph(f.label, label_px, AscentPixels(bytes, label_px)));
     AddWideGlyphs(f.label, label_px, AscentPixels(bytes, label_px), &wide);
   }
+  // Weights in big heatmap cells (one map on a projector): digits at their own bigger
+  // size, for the same reason.
+  if (!f.path.empty()) {
+    static const ImWchar digits[] = {0x0020, 0x0039, 0x2026, 0x2026, 0};  // space .. 9, and "…"
+    f.numbers = AddFont(bytes, std::round(pixel_size * kNumbersScale), digits);
+  }
   io.FontDefault = f.regular;
   io.Fonts->Build();
   PaintBoxGlyphs(boxes);

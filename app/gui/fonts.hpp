@@ -9,11 +9,15 @@ struct ImFont;
 
 namespace mha::gui {
 
+// The size of Fonts::numbers against the UI font.
+inline constexpr float kNumbersScale = 1.75f;
+
 struct Fonts {
   ImFont* regular = nullptr;  // NanumGothic, Korean glyph range (or ImGui's default)
   ImFont* bold = nullptr;     // NanumGothicBold, Latin only (headings); = regular if absent
   ImFont* small = nullptr;    // NanumGothic at 3/4 size, Latin only (token indices, table details)
   ImFont* label = nullptr;    // NanumGothic at 4/5 size with Hangul (heatmap token labels), if asked for
+  ImFont* numbers = nullptr;  // NanumGothic at kNumbersScale x size, digits only (weights in big cells)
   std::string path;           // the file regular came from ("" = ImGui's default font)
 };
 

@@ -86,6 +86,18 @@ bool ValuesFit(const Geometry& g) {
   return g.cw >= ImGui::CalcTextSize("0.00").x + 4.0f && g.ch >= ImGui::GetFontSize() + 2.0f;
 }
 
+// The font of the weights in the cells: big cells (one map on a projector) get bigger
+// numbers, from their own glyphs (a font drawn at another size than its own looks
+// ragged), when the bigger number takes at most 3/5 of the cell's width and half its
+// height.
+ImFont* ValuesFont(const AppState& s, const Geometry& g) {
+  if (ImFont* big = s.ui.font_numbers) {
+    const float w = big->CalcTextSizeA(big->FontSize, FLT_MAX, 0.0f, "0.00").x;
+    if (w <= g.cw * 0.6f && big->FontSize <= g.ch * 0.5f) return big;
+  }
+  return ImGui::GetFont();
+}
+
 struct MapPlace {
   ImVec2 origin;            // top-left of the cells
   bool row_labels = false;  // query labels to the left
@@ -158,6 +170,8 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   if (values_allowed && ValuesFit(g)) {
     char buf[16];
     const ImVec4 clip = dl->_CmdHeader.ClipRect;
+    ImFont* font = ValuesFont(s, g);
+    const float vs = font == ImGui::GetFont() ? fs : font->FontSize;
     for (int i = 0; i < seq; ++i) {
       const float y = a.y + i * ch;
       if (y + ch < clip.y || y > clip.w) continue;
@@ -165,9 +179,9 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
         if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
         const float v = Weight(r, index, i, j);
         std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
-        const ImVec2 ts = ImGui::CalcTextSize(buf);
+        const ImVec2 ts = font->CalcTextSizeA(vs, FLT_MAX, 0.0f, buf);
         const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
-        dl->AddText(ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
+        dl->AddText(font, vs, ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
                     Col32(render::TextColourOn(bg)), buf);
       }
     }
@@ -481,6 +495,7 @@ void DrawHeatmapsPanel(AppState& s) {
   rep.label_px = g.label_px;
   rep.label_font = s.ui.font_label != nullptr;
   rep.values = ValuesFit(g);
+  rep.values_px = !rep.values ? 0.0f : ValuesFont(s, g) == ImGui::GetFont() ? fs : ValuesFont(s, g)->FontSize;
   rep.scroll = g.scroll;
   rep.content_h = g.content_h;
   rep.view_h = area.y;

@@ -124,6 +124,7 @@ void RebuildFonts(AppState& s, bool device_ready) {
   s.ui.font_bold = f.bold;
   s.ui.font_small = f.small;
   s.ui.font_label = f.label;
+  s.ui.font_numbers = f.numbers;
   s.ui.font_path = f.path;
   ApplyTheme(s.ui.dark, scale);
   if (device_ready) {

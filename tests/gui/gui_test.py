@@ -882,6 +882,10 @@ def test_present(mhaviz, d):
                                  f"layout {layout}")
                 h = p["layout"]["heatmaps"]
                 check(h["row_labels"] and h["label_px"] >= p["font_px"], f"{size} layout {layout}: {h}")
+                # One map's big cells write their weights bigger than the text (digits of their own size).
+                check((h["values_px"] > 1.5 * p["font_px"]) == (layout == 0) and
+                      (not h["values"] or h["values_px"] >= p["font_px"]),
+                      f"{size} layout {layout}: weights at {h['values_px']} px: {h}")
                 app.shot(f"present_{size[0]}_{layout}.png")
             r = app.widget("present 0")
             app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
