@@ -14,11 +14,10 @@ namespace {
 // maps (title, labels, cells) fits the panel's height.
 // `tall`: a scroll in which even one map is taller than the panel, its rows as tall
 // as the labels (a big text size in a small window).
+// `stretch`: how much wider or taller than square a cell may be.
 Geometry Arrange(int n, int cols, int seq, int skv, ImVec2 avail, const Labels& ls, Keys keys, bool scroll,
-                 bool tall = false) {
-  // The enlarged map may stretch to use the panel's shape; a grid of maps stays
-  // square so heads compare at a glance.
-  const float kStretch = n == 1 ? 2.0f : 1.0f;
+                 float stretch, bool tall = false) {
+  const float kStretch = stretch;
   const float fs = ImGui::GetFontSize();
   Geometry g;
   g.cols = cols;
@@ -119,6 +118,10 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
   // Words before numbers; among words, upright before staggered before rotated.
   const std::vector<std::vector<Keys>> groups = {{Keys::kUpright, Keys::kStaggered, Keys::kRotated}, {Keys::kIndex}};
   auto area = [](const Geometry& g) { return g.cw * g.ch; };
+  // The enlarged map, and presentation mode's fixed grid (whose maps fill the window
+  // alike), may stretch to use the panel's shape; a free grid of maps stays square so
+  // heads compare at a glance.
+  const float stretch = n == 1 || only_cols > 0 ? 2.0f : 1.0f;
   const bool any_labels = labels.font != nullptr;  // no font: too many tokens for any
   if (any_labels)
     for (const auto& group : groups) {
@@ -126,7 +129,7 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
       bool found = false;
       for (std::size_t k = 0; k < group.size(); ++k)
         for (int cols = lo; cols <= hi; ++cols) {
-          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, group[k], false);
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, group[k], false, stretch);
           // Within a group, an earlier kind wins unless a later one doubles the cells.
           if (Readable(g, labels) && (!found || area(g) > area(best) * (g.keys == best.keys ? 1.0f : 2.0f))) {
             best = g;
@@ -141,7 +144,7 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
     for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi)
       for (Keys keys : groups[gi])
         for (int cols = lo; cols <= hi; ++cols) {
-          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true);
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, stretch);
           if (!Readable(g, labels) || g.visible_maps < 1 || g.content_h <= avail.y) continue;
           const bool better = best_group < 0 || g.visible_maps > best.visible_maps ||
                               (g.visible_maps == best.visible_maps &&
@@ -162,7 +165,7 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
     for (int gi = 0; gi < static_cast<int>(groups.size()); ++gi)
       for (Keys keys : groups[gi])
         for (int cols = lo; cols <= hi; ++cols) {
-          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, true);
+          const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, stretch, true);
           if (!Readable(g, labels)) continue;
           const float rows = std::min(static_cast<float>(seq), std::floor((avail.y - g.col_label_h - g.title_h) / g.ch));
           const bool better = rows > best_rows ||
@@ -180,7 +183,7 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
   }
   Geometry best;
   for (int cols = lo; cols <= hi; ++cols) {
-    const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, Keys::kNone, false);
+    const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, Keys::kNone, false, stretch);
     if (g.cw > 0.0f && g.ch > 0.0f && area(g) > area(best)) best = g;
   }
   // A panel too small for anything still gets a (tiny) valid grid.

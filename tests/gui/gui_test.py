@@ -882,6 +882,8 @@ def test_present(mhaviz, d):
                                  f"layout {layout}")
                 h = p["layout"]["heatmaps"]
                 check(h["row_labels"] and h["label_px"] >= p["font_px"], f"{size} layout {layout}: {h}")
+                if layout == 1:  # 2 x 2: the maps stretch to the window's width (the sentence has 10 tokens)
+                    check(h["grid_cols"] * 10 * h["cell_w"] >= 0.7 * win[0], f"{size} 2 x 2 is narrow: {h}")
                 # One map's big cells write their weights bigger than the text (digits of their own size).
                 check((h["values_px"] > 1.5 * p["font_px"]) == (layout == 0) and
                       (not h["values"] or h["values_px"] >= p["font_px"]),
