@@ -74,22 +74,26 @@ void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vecto
     mean(p.reverse, kReverse);
     mean(p.induction, kInduction);
     mean(p.sorted, kSorted);
-    std::vector<std::pair<double, std::string>> cand;
-    for (int k = 0; k < kMaxBack; ++k)
-      cand.push_back({p.back[k], k == 0 ? "previous-token" : std::to_string(k + 1) + "-back"});
-    cand.push_back({p.self, "self"});
-    cand.push_back({p.first, "first"});
-    cand.push_back({p.reverse, "reverse"});
-    cand.push_back({p.induction, "induction"});
-    cand.push_back({p.sorted, "sorted"});
-    // The first best wins ties, so a head that attends to position 0 from position 1
-    // is "previous-token" rather than "first".
-    auto best = cand.begin();
-    for (auto it = cand.begin(); it != cand.end(); ++it)
-      if (it->first > best->first + 1e-12) best = it;
-    p.score = best->first;
-    p.label = best->first >= kMinLabelScore ? best->second : "spread";
+    LabelHead(p);
   }
+}
+
+void LabelHead(HeadProfile& p) {
+  std::vector<std::pair<double, std::string>> cand;
+  for (int k = 0; k < kMaxBack; ++k)
+    cand.push_back({p.back[k], k == 0 ? "previous-token" : std::to_string(k + 1) + "-back"});
+  cand.push_back({p.self, "self"});
+  cand.push_back({p.first, "first"});
+  cand.push_back({p.reverse, "reverse"});
+  cand.push_back({p.induction, "induction"});
+  cand.push_back({p.sorted, "sorted"});
+  // The first best wins ties, so a head that attends to position 0 from position 1
+  // is "previous-token" rather than "first".
+  auto best = cand.begin();
+  for (auto it = cand.begin(); it != cand.end(); ++it)
+    if (it->first > best->first + 1e-12) best = it;
+  p.score = best->first;
+  p.label = best->first >= kMinLabelScore ? best->second : "spread";
 }
 
 std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout, const TaskSpec* task) {

@@ -116,7 +116,8 @@ void DrawModelView(AppState& s) {
                      "layer and head. Labels: each head's strongest pattern and its score.");
   std::string labels_on;
   const auto& labels = Labels(s, &labels_on);
-  ImGui::TextDisabled("Labels measured on: %s", labels_on.c_str());
+  ImGui::TextDisabled("Labels measured on: %s%s", labels_on.c_str(),
+                      labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
   const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
   const float gap = 6;
   const float avail = ImGui::GetContentRegionAvail().x - label_w;

@@ -46,5 +46,8 @@ std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Ba
 void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std::vector<HeadProfile>& heads,
                   std::vector<std::vector<double>>& counts, const TaskSpec* task = nullptr, int sequence = 0);
 void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vector<double>>& counts);
+// Sets p.label and p.score from p's scores (FinishProfile does it for every head; call
+// it again after replacing a score measured elsewhere).
+void LabelHead(HeadProfile& p);
 
 }  // namespace mha
