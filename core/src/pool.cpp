@@ -103,18 +103,17 @@ void Pool::Run(int threads, const int* tasks_per_phase, int phases, TaskFn fn, v
   // claim let a late worker read the new description, claim a task under the old
   // epoch and run it before the job was published.)
   next_.store((epoch_ << 32) | 0xFFFFFFFFu, std::memory_order_relaxed);
-  // A worker whose (acquire) read sees any store below then also sees the close.
-  std::atomic_thread_fence(std::memory_order_release);
   // Describe the job, then publish it with a new epoch (release: a thread that sees
-  // the epoch sees the description).
+  // the epoch sees the description). The stores a worker reads before claiming are
+  // releases too, so a worker whose (acquire) read sees one of them also sees the close.
   job_.fn.store(fn, std::memory_order_relaxed);
   job_.ctx.store(ctx, std::memory_order_relaxed);
-  job_.phases.store(phases, std::memory_order_relaxed);
-  job_.participants.store(threads, std::memory_order_relaxed);
+  job_.phases.store(phases, std::memory_order_release);
+  job_.participants.store(threads, std::memory_order_release);
   int total = 0;
   for (int k = 0; k < phases; ++k) {
     total += tasks_per_phase[k];
-    job_.end[k].store(total, std::memory_order_relaxed);
+    job_.end[k].store(total, std::memory_order_release);
     job_.done[k].store(0, std::memory_order_relaxed);
   }
   epoch_ = (epoch_ + 1) & 0xFFFFFFFFu;  // the epoch lives in the counter's top 32 bits
