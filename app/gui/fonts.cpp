@@ -14,21 +14,13 @@
 #include <stb/stb_truetype.h>
 
 #include "gui/wide_glyphs.hpp"
+#include "io/assets.hpp"
 #include "mha/mha.hpp"
 #include "render/font_file.hpp"
 #include "render/text.hpp"
 
 namespace mha::gui {
 namespace {
-
-std::string ExeDir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string p(buf, static_cast<std::size_t>(n));
-  const auto slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
 
 // A checked font file (render::ReadFontFile: bounded, regular file, and every table
 // stb_truetype reads inside the file), or "" with *why set.
@@ -141,17 +133,7 @@ const std::vector<std::string>& FallbackFontBytes() {
 }
 
 std::vector<std::string> FontSearchPath() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("MHAVIZ_ASSETS"); env && *env) dirs.push_back(std::string(env) + "/fonts");
-  const std::string exe = ExeDir();
-  for (const char* rel : {"/assets/fonts", "/../assets/fonts", "/../../assets/fonts", "/../share/mhaviz/fonts"})
-    dirs.push_back(exe + rel);
-#ifdef MHAVIZ_SOURCE_ASSETS
-  dirs.push_back(std::string(MHAVIZ_SOURCE_ASSETS) + "/fonts");
-#endif
-#ifdef MHAVIZ_INSTALL_ASSETS
-  dirs.push_back(std::string(MHAVIZ_INSTALL_ASSETS) + "/fonts");
-#endif
+  std::vector<std::string> dirs = io::AssetDirs("fonts");
   dirs.push_back("/usr/share/fonts/truetype/nanum");
   return dirs;
 }

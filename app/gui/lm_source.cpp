@@ -12,6 +12,7 @@
 
 #include "cli/model_trace.hpp"
 #include "gui/app_state.hpp"
+#include "io/assets.hpp"
 #include "io/checkpoint.hpp"
 #include "lm/corpus.hpp"
 #include "options/run_options.hpp"
@@ -21,15 +22,6 @@
 
 namespace mha::gui {
 namespace {
-
-std::string ExeDir() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  const std::string p(buf, static_cast<std::size_t>(n));
-  const auto slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
 
 // The session keeps the one load: switching sources back and forth reads no file again.
 std::shared_ptr<const lm::LanguageModel>& CachedSmallModel() {
@@ -56,21 +48,7 @@ std::string DisplayPiece(const std::string& piece) {
 
 bool UsingLanguageModel(const AppState& s) { return UsingTrainedModel(s) && s.source.lm; }
 
-std::string FindSmallModel() {
-  std::vector<std::string> dirs = {"assets/models", ExeDir() + "/assets/models", ExeDir() + "/../assets/models"};
-#ifdef MHAVIZ_SOURCE_ASSETS
-  dirs.push_back(std::string(MHAVIZ_SOURCE_ASSETS) + "/models");
-#endif
-#ifdef MHAVIZ_INSTALL_ASSETS
-  dirs.push_back(std::string(MHAVIZ_INSTALL_ASSETS) + "/models");
-#endif
-  std::error_code ec;
-  for (const std::string& d : dirs) {
-    const std::string p = d + "/" + kSmallModelFile;
-    if (std::filesystem::is_regular_file(p, ec)) return p;
-  }
-  return "";
-}
+std::string FindSmallModel() { return io::FindAsset("models", io::kSmallModelFile); }
 
 void UseLanguageModel(AppState& s, std::shared_ptr<const lm::LanguageModel> lm, const std::string& name) {
   // The model the views run points into the language model, so both live as long as either.
@@ -236,13 +214,14 @@ const std::vector<HeadProfile>* ValidationLabels(const AppState& s, std::string*
     // Beside assets/models/ is assets/corpus/, where the model's validation text lives.
     const std::filesystem::path dir =
         std::filesystem::path(s.source.lm->path).parent_path().parent_path() / "corpus";
-    try {
-      const lm::CorpusFiles files = lm::FindCorpus(dir.string());
-      if (files.valid.empty()) throw Error("no valid.txt in " + dir.string());
-      job = std::async(std::launch::async, ProfileOnValidation, s.source.lm, files.valid);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
+    std::string valid;
+    std::error_code ec;
+    for (const char* name : {"valid.txt", "valid.txt.gz"})
+      if (std::filesystem::is_regular_file(dir / name, ec)) valid = (dir / name).string();
+    if (valid.empty())
+      error = "no valid.txt or valid.txt.gz in " + dir.string();
+    else
+      job = std::async(std::launch::async, ProfileOnValidation, s.source.lm, valid);
   }
   if (job.valid() && job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     try {

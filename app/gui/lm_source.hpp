@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "io/assets.hpp"
 #include "lm/language_model.hpp"
 
 namespace mha::cli {
@@ -19,7 +20,7 @@ namespace mha::gui {
 struct AppState;
 
 // The file name the selector offers, looked up in assets/models/.
-inline constexpr const char* kSmallModelFile = "mhaviz-small.npz";
+using io::kSmallModelFile;
 inline constexpr const char* kSmallModelName = "mhaviz-small (trained)";
 // How many next pieces each position lists.
 inline constexpr int kNextTopK = 5;

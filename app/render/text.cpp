@@ -1,6 +1,7 @@
 #include "render/text.hpp"
 
 #include "render/font_file.hpp"
+#include "io/assets.hpp"
 
 #include <unistd.h>
 
@@ -75,28 +76,9 @@ std::string EncodeUtf8(const std::vector<char32_t>& cps) {
 
 namespace {
 
-std::string ExeDir() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  std::string p(buf, static_cast<std::size_t>(n));
-  const auto slash = p.find_last_of('/');
-  return slash == std::string::npos ? "" : p.substr(0, slash);
-}
-
 // Directories that may hold NanumGothic.ttf, most specific first.
 std::vector<std::string> FontDirs() {
-  std::vector<std::string> dirs;
-  const std::string exe = ExeDir();
-  if (!exe.empty()) {
-    dirs.push_back(exe + "/assets/fonts");
-    dirs.push_back(exe + "/../assets/fonts");
-    dirs.push_back(exe + "/../../assets/fonts");  // build/app/mhaviz -> source tree next to build/
-    dirs.push_back(exe + "/../share/mhaviz/fonts");
-  }
-#ifdef MHAVIZ_SOURCE_FONT_DIR
-  dirs.push_back(MHAVIZ_SOURCE_FONT_DIR);  // the checkout this binary was built from
-#endif
+  std::vector<std::string> dirs = io::AssetDirs("fonts");
   dirs.push_back("/usr/share/fonts/truetype/nanum");  // Debian/Ubuntu fonts-nanum
   dirs.push_back("/usr/share/fonts/nanum");           // Fedora/Arch naver-nanum fonts
   dirs.push_back("/usr/share/fonts/naver-nanum");

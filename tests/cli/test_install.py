@@ -25,7 +25,10 @@ def main():
         os.mkdir(elsewhere)
         exe = os.path.join(prefix, "bin", "mhaviz")
         font = os.path.join(prefix, "share", "mhaviz", "fonts", "NanumGothic.ttf")
+        share = os.path.join(prefix, "share", "mhaviz")
         for f in (exe, font, os.path.join(prefix, "share", "mhaviz", "fonts", "OFL.txt"),
+                  *[os.path.join(share, "models", f"mhaviz-small.{x}") for x in ("npz", "model")],
+                  *[os.path.join(share, "corpus", f) for f in ("valid.txt.gz", "LICENSES.md")],
                   os.path.join(prefix, "share", "icons", "hicolor", "scalable", "apps", "mhaviz.svg"),
                   *[os.path.join(prefix, "share", "icons", "hicolor", f"{n}x{n}", "apps", "mhaviz.png")
                     for n in (16, 24, 32, 48, 64, 128, 256)]):
@@ -52,6 +55,19 @@ def main():
                            capture_output=True)
             opened = [l for l in open(log) if "NanumGothic.ttf" in l and "ENOENT" not in l]
             assert opened and os.path.realpath(prefix) in os.path.realpath(opened[0].split('"')[1]), opened
+        # The shipped language model by name: the installed copy and its tokenizer.
+        log = os.path.join(tmp, "strace-model.log")
+        argv = [exe, "trace", "--model", "mhaviz-small", "--sentence", "고양이가 쥐를 잡았다", "--json", "m.json", "-q"]
+        if shutil.which("strace"):
+            argv = ["strace", "-f", "-e", "trace=openat", "-o", log] + argv
+        subprocess.run(argv, cwd=elsewhere, env=traced if shutil.which("strace") else env, check=True,
+                       capture_output=True)
+        ids = json.load(open(os.path.join(elsewhere, "m.json"), encoding="utf-8"))["ids"]
+        assert len(ids) > 3, ids
+        if shutil.which("strace"):
+            for name in ("mhaviz-small.npz", "mhaviz-small.model"):
+                opened = [l.split('"')[1] for l in open(log) if name in l and "ENOENT" not in l]
+                assert opened and all(os.path.realpath(prefix) in os.path.realpath(o) for o in opened), (name, opened)
         # The desktop entry, and the man page covers every subcommand --help lists.
         desktop = open(os.path.join(prefix, "share", "applications", "mhaviz.desktop"), encoding="utf-8").read()
         for line in ("Type=Application", "Exec=mhaviz gui", "Icon=mhaviz", "Terminal=false"):
@@ -75,6 +91,14 @@ def main():
             state = json.load(open(dump, encoding="utf-8"))
             assert os.path.realpath(state["font_path"]) == os.path.realpath(font), state["font_path"]
             assert state["font_notice"] == "", state["font_notice"]
+            # The Model view of the installed model labels its heads on the installed validation text.
+            r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", exe, "gui", "--model", "mhaviz-small",
+                                "--sentence", "고양이가 쥐를 잡았다", "--view", "model-view", "--frames", "600",
+                                "--dump-state", dump], cwd=elsewhere, env=env, capture_output=True, text=True,
+                               timeout=300)
+            assert r.returncode == 0, f"gui --model mhaviz-small: exit {r.returncode}\n{r.stderr}"
+            mv = json.load(open(dump, encoding="utf-8"))["views"]["model_view_view"]
+            assert mv["labels_measured_on"] == "validation text", mv["labels_measured_on"]
         print("ok install")
     except AssertionError as e:
         print(f"FAIL install: {e}\n(files kept in {tmp})")
