@@ -38,7 +38,7 @@ const Command kCommands[] = {
      mha::cli::ExportCommand},
     {"bench", "bench [flags]      time the attention layer (compare with scripts/compare_torch.py)",
      mha::cli::BenchCommand},
-    {"train", "train [flags]      train a small model on a task (offsets, reverse, sort, induction)",
+    {"train", "train [flags]      train a small model on a task (offsets, reverse, sort, induction, text)",
      mha::cli::TrainCommand},
     {"grad", "grad [flags]       one forward and backward pass of a checkpoint: the loss and every gradient",
      mha::cli::GradCommand},

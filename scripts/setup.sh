@@ -11,6 +11,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 action="${1:-run}"
 [ $# -gt 0 ] && shift
+usage() { echo "usage: scripts/setup.sh [run|test|build|packages run|packages test]" >&2; }
+# A mistyped action stops here, before anything is installed or built.
+case "$action" in
+  run | test | build | packages) ;;
+  -h | --help) usage; exit 0 ;;
+  *) echo "setup: unknown action '$action'" >&2; usage; exit 2 ;;
+esac
 
 # Building and running: compiler, libraries, the OpenGL driver, and the fonts (Korean,
 # then the fallbacks for symbols and emoji).
@@ -70,9 +77,5 @@ case "$action" in
   test)
     cd "$build_dir"
     ctest --output-on-failure -j"$(nproc)" "$@"
-    ;;
-  *)
-    echo "usage: scripts/setup.sh [run|test|build|packages run|packages test]" >&2
-    exit 2
     ;;
 esac

@@ -124,7 +124,7 @@ const char* kTrainAbout =
 const char* kTrainFooter =
     "Examples:\n"
     "  mhaviz train --task offsets --out model.npz                 2 heads learn the tokens 1 and 2 back\n"
-    "  mhaviz train --task offsets --heads 1 --out one_head.npz    1 head: the 2-back target stays at chance\n"
+    "  mhaviz train --task offsets --heads 1 --out one_head.npz    1 head: one offset stays near chance\n"
     "  mhaviz train --task induction --layers 2 --out ind.npz\n"
     "  mhaviz train --task text --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model \\\n"
     "      --layers 2 --heads 4 --d-model 128 --block encoder --seq 64 --out lm.npz   a language model\n"

@@ -54,7 +54,8 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--pos", o.pos, "positional encoding: sinusoidal, learned (a trained vector per position) or none")
       ->check(OneOf("--pos", {"sinusoidal", "learned", "none"}))->capture_default_str()->group(model);
 
-  app.add_option("--task", o.task, "offsets, reverse, sort or induction (mhaviz explains each before training)")
+  app.add_option("--task", o.task, "offsets, reverse, sort, induction, or text (a language model: --corpus,\n--tokenizer); "
+                 "mhaviz explains each before training")
       ->group(task);
   // The task's own limits (TaskFromOptions) are checked with the task, which explains them.
   NumberFlag(app, "--offsets", o.offsets, 1, 1 << 20,
