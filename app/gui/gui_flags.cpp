@@ -65,7 +65,7 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
                 "when the window is closed)")
       ->type_name("FILE")
       ->group(g);
-  cli::TextFlag(app, "--stats", o.stats, "write the median frame time and median recompute time")
+  cli::TextFlag(app, "--stats", o.stats, "write the median frame, recompute and texture upload times (JSON)")
       ->type_name("FILE.json")
       ->group(g);
   app.add_flag("--churn", o.churn, "recompute every frame, as while a slider is dragged")->group(g);
