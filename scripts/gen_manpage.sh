@@ -36,6 +36,13 @@ commands=$("$bin" --help | sed -n 's/^  mhaviz \[\{0,1\}\([a-z]*\)\]\{0,1\} .*/\
     "$bin" "$c" --help | literal
     echo ".fi"
   done
+  # bench --train has its own flags (the training step's model and data).
+  if "$bin" bench --train --help >/dev/null 2>&1; then
+    echo ".SH COMMAND: BENCH \\-\\-TRAIN"
+    echo ".nf"
+    "$bin" bench --train --help | literal
+    echo ".fi"
+  fi
   echo ".SH ENVIRONMENT"
   echo ".TP"
   echo ".B MHAVIZ_FONT"
@@ -43,7 +50,8 @@ commands=$("$bin" --help | sed -n 's/^  mhaviz \[\{0,1\}\([a-z]*\)\]\{0,1\} .*/\
   echo "before use; a file that is missing, not a regular file, over 64 MiB or malformed is refused."
   echo ".TP"
   echo ".B MHAVIZ_ASSETS"
-  echo "A directory whose fonts/ subdirectory is searched first for NanumGothic.ttf."
+  echo "A directory whose fonts/ and models/ subdirectories are searched first for NanumGothic.ttf"
+  echo "and the shipped language model (mhaviz-small)."
   echo ".TP"
   echo ".B XDG_CONFIG_HOME"
   echo "The app's settings live in \$XDG_CONFIG_HOME/mhaviz (default ~/.config/mhaviz)."
@@ -53,6 +61,10 @@ commands=$("$bin" --help | sed -n 's/^  mhaviz \[\{0,1\}\([a-z]*\)\]\{0,1\} .*/\
   echo "The font, found relative to the binary (<prefix>/bin/mhaviz); then"
   echo "/usr/share/fonts/truetype/nanum. Symbols and emoji come from DejaVu Sans, Noto Sans"
   echo "Symbols 2 and Symbola when installed (fonts-dejavu-core, fonts-noto-core, fonts-symbola)."
+  echo ".TP"
+  echo ".I <prefix>/share/mhaviz/models/mhaviz-small.npz"
+  echo "The shipped bilingual language model (--model mhaviz-small) and its tokenizer"
+  echo "(mhaviz-small.model); its validation text is <prefix>/share/mhaviz/corpus/valid.txt.gz."
   echo ".SH EXIT STATUS"
   echo "0 success, 1 runtime error (files, display), 2 usage error (flags)."
 } >"$tmp"
