@@ -32,14 +32,17 @@ namespace {
 // (LayerNormStats), then dx. Sums in eight independent lanes, which the compiler
 // keeps in one vector register.
 void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const Mat& dout, Mat& din, bool accumulate,
-                          Mat& xhat, Eigen::Index r) {
+                          Mat& xhat, const double* stats, Eigen::Index r) {
   const int d = static_cast<int>(in.cols());
   const float* x = in.data() + r * d;
   const float* dy = dout.data() + r * d;
   const float* gm = gamma.data();
   float* xh = xhat.data() + r * d;
   double mean, rstd;
-  LayerNormStats(x, d, eps, mean, rstd);
+  if (stats)
+    mean = stats[2 * r], rstd = stats[2 * r + 1];
+  else
+    LayerNormStats(x, d, eps, mean, rstd);
   double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int c = 0;
 #if defined(__AVX512F__)
@@ -95,13 +98,14 @@ void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const M
 // LayerNormRow): dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
 // dxhat = dy * gamma; dgamma = sum over rows of dy * xhat, dbeta = sum of dy.
 void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gamma, float eps, const Mat& dout,
-                       Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat) {
+                       Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat, const LnStats* stats) {
   const Eigen::Index n = in.rows(), d = in.cols();
+  const double* kept = stats && stats->rows() == n ? stats->data() : nullptr;
   SafeResize(xhat, n, d);
   if (!accumulate) SafeResize(din, n, d);
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask, r1 = std::min(n, r0 + kRowsPerTask);
-    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, accumulate, xhat, r);
+    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, accumulate, xhat, kept, r);
   };
   ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
   float* dg = dgamma.data();
@@ -253,7 +257,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
     const Mat* dF = &dy;
     if (post) {  // block_out = LN2(ffn_residual)
       LayerNormBackward(pool, threads, t.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, false, g.ln2_gamma,
-                        g.ln2_beta, s.xhat);
+                        g.ln2_beta, s.xhat, &t.ln2_stats);
       dF = &s.dres;
     }
     FfnBackward(pool, threads, cfg, w, *dF, pre ? t.ffn_ln : t.out, t.ffn_hidden, g, s);
@@ -262,7 +266,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
     if (pre) {  // ffn_ln = LN2(out)
       s.da = *dF;
       LayerNormBackward(pool, threads, t.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma, g.ln2_beta,
-                        s.xhat);
+                        s.xhat, &t.ln2_stats);
     } else {
       s.da = *dF + s.dffn_in;
     }
@@ -274,7 +278,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   const Mat* dres = dout;
   if (post) {
     LayerNormBackward(pool, threads, t.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma, g.ln_beta,
-                      s.xhat);
+                      s.xhat, &t.ln_stats);
     dres = &s.dres;
   }
   SafeResize(dx, N, d);
@@ -307,7 +311,8 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true, s.gemm);
   RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true, s.gemm);
   if (pre)
-    LayerNormBackward(pool, threads, t.in.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat);
+    LayerNormBackward(pool, threads, t.in.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat,
+                      &t.ln_stats);
   else
     dx += s.dsrc;
 }

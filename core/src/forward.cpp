@@ -137,13 +137,17 @@ struct Pass {
 
 constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
 
+// Where row i's LayerNorm statistics are kept for the backward pass, or null.
+double* StatsOf(LnStats& s, int i) { return s.rows() > 0 ? s.data() + 2 * static_cast<std::ptrdiff_t>(i) : nullptr; }
+
 // Pre-LN: x_ln = LN(x), rows [r0, r1).
 void PreNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
     detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
-                         p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+                         p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d,
+                         StatsOf(p.t->ln_stats, i));
 }
 
 // Rows [i0, i1) of sequence b, one panel of columns (col0, nc) of a projection: C is
@@ -330,7 +334,8 @@ void FinishTask(Pass& p, int task) {
     float* res = p.attn_res->data() + o;  // may be a itself (lean)
     for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
     if (p.cfg->norm == Norm::Post)
-      detail::LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
+      detail::LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o,
+                           StatsOf(t.ln_stats, i));
     else if (p.attn_res != &t.out)
       std::memcpy(t.out.data() + o, res, sizeof(float) * d);
   }
@@ -344,7 +349,8 @@ void FfnNormTask(Pass& p, int task) {
   const Weights& w = *p.w;
   for (int i = r0; i < r1; ++i)
     detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(), w.ln2_beta.data(), d,
-                         p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+                         p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d,
+                         StatsOf(p.t->ln2_stats, i));
 }
 
 // ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
@@ -411,7 +417,8 @@ void FfnFinishTask(Pass& p, int task) {
     float* res = p.ffn_res->data() + o;  // may be b itself (lean)
     for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
     if (p.cfg->norm == Norm::Post)
-      detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
+      detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o,
+                           StatsOf(t.ln2_stats, i));
     else if (p.ffn_res != &t.block_out)
       std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
   }
@@ -495,6 +502,9 @@ void SizeTrace(Pass& p, bool full) {
   detail::SafeResize(t.block_out, ffn ? seq : 0, ffn ? d : 0);
   p.ffn_sum = !lean ? &t.ffn_out : post ? &t.ffn_residual : &t.block_out;
   p.ffn_res = ffn_res ? &t.ffn_residual : &t.block_out;
+  const bool norm = full && cfg.norm != Norm::None;
+  detail::SafeResize(t.ln_stats, lean && norm ? seq : 0, 2);
+  detail::SafeResize(t.ln2_stats, lean && norm && ffn ? seq : 0, 2);
 }
 
 // Per-thread scratch (a pack buffer for the deepest panel, k = d_model or d_ff, and

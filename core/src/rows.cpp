@@ -95,9 +95,11 @@ void LayerNormStats(const float* in, int d, float eps, double& mean_out, double&
   rstd = 1.0 / std::sqrt(var + eps);
 }
 
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out) {
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out,
+                  double* stats) {
   double mean, inv;
   LayerNormStats(in, d, eps, mean, inv);
+  if (stats) stats[0] = mean, stats[1] = inv;
   for (int c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
 }
 

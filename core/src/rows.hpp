@@ -4,8 +4,10 @@
 
 namespace mha::detail {
 
-// LayerNorm of one row of d values (two-pass mean/variance in double).
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out);
+// LayerNorm of one row of d values (two-pass mean/variance in double); `stats`, if
+// given, receives the row's mean and 1 / sqrt(variance + eps) (LayerNormStats).
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out,
+                  double* stats = nullptr);
 // The row's mean and 1 / sqrt(variance + eps), exactly as LayerNormRow computes them
 // (the backward pass rebuilds the normalised row from them).
 void LayerNormStats(const float* in, int d, float eps, double& mean, double& rstd);
