@@ -13,7 +13,7 @@ namespace mha::detail {
 
 namespace {
 
-constexpr int kDepthBlock = 256;  // k per block of a weight gradient
+constexpr int kDepthBlock = 64;  // k per block of a weight gradient
 
 // Gemm, with A given transposed or not (a_transposed: A(i, p) at a[p * lda + i]).
 void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed,

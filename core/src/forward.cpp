@@ -690,7 +690,7 @@ void UpdateFlow(Trace& t, detail::Workspace& ws) {
 // only one the trace never stores). Refused rather than shown or written.
 void CheckFiniteOutput(const Trace& t) {
   const Mat& out = t.block_out.size() > 0 ? t.block_out : t.out;
-  if (out.allFinite()) return;
+  if (detail::AllFinite(out.data(), static_cast<std::size_t>(out.size()))) return;
   const std::pair<const char*, const Mat*> order[] = {{"attn_out", &t.attn_out}, {"residual", &t.residual},
                                                       {"out", &t.out},           {"ffn_hidden", &t.ffn_hidden},
                                                       {"ffn_out", &t.ffn_out},   {"block_out", &t.block_out}};
