@@ -108,15 +108,36 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
     for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, accumulate, xhat, kept, r);
   };
   ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
+  // Rows in order: the same sums on any thread count. A stripe of columns at a time,
+  // its sums held in registers over every row (as AccumulateColumnSums); dg's
+  // multiply-add is one fused operation, as the compiler contracted the scalar form.
+  using simd::kWidth;
+  constexpr int kStripe = 2;
   float* dg = dgamma.data();
   float* db = dbeta.data();
-  for (Eigen::Index r = 0; r < n; ++r) {  // rows in order: the same sums on any thread count
-    const float* dy = dout.data() + r * d;
-    const float* xh = xhat.data() + r * d;
-    for (Eigen::Index c = 0; c < d; ++c) {
-      dg[c] += dy[c] * xh[c];
-      db[c] += dy[c];
+  for (int c0 = 0; c0 < static_cast<int>(d); c0 += kStripe * kWidth) {
+    int width[kStripe];
+    simd::V g[kStripe], b[kStripe];
+    for (int v = 0; v < kStripe; ++v) {
+      width[v] = std::clamp(static_cast<int>(d) - c0 - v * kWidth, 0, kWidth);
+      g[v] = simd::LoadPartial(dg + c0 + v * kWidth, width[v]);
+      b[v] = simd::LoadPartial(db + c0 + v * kWidth, width[v]);
     }
+    for (Eigen::Index r = 0; r < n; ++r) {
+      const float* dy = dout.data() + r * d + c0;
+      const float* xh = xhat.data() + r * d + c0;
+      for (int v = 0; v < kStripe; ++v) {
+        if (width[v] == 0) continue;
+        const simd::V y = simd::LoadPartial(dy + v * kWidth, width[v]);
+        g[v] = simd::Fma(y, simd::LoadPartial(xh + v * kWidth, width[v]), g[v]);
+        b[v] = simd::Add(b[v], y);
+      }
+    }
+    for (int v = 0; v < kStripe; ++v)
+      if (width[v] > 0) {
+        simd::StorePartial(dg + c0 + v * kWidth, g[v], width[v]);
+        simd::StorePartial(db + c0 + v * kWidth, b[v], width[v]);
+      }
   }
 }
 
