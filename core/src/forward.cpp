@@ -166,6 +166,15 @@ void ProjectRows(Pass& p, Mat& out, int heads, int rows, int b, int i0, int i1, 
     detail::Panel(i1 - i0, p.d, a, p.d, panel, ldb, block(head, i0) + off, hd, nc, bias, 1.0f);
     return;
   }
+  if (off == 0 && hd == simd::kWidth) {
+    // Whole heads of one vector (head_dim 16 with AVX-512): each straight into its
+    // block on the one-vector kernel, reading its columns of the panel in place,
+    // rather than through the tile and a copy.
+    for (int c = 0; c < nc; c += hd)
+      detail::Panel(i1 - i0, p.d, a, p.d, panel + c, ldb, block(head + c / hd, i0), hd, std::min(hd, nc - c),
+                    bias + c, 1.0f);
+    return;
+  }
   float* tile = p.ws->block[tid].Get(0);  // kRowBlock x kNR: the Attend phase's scratch, free here
   for (int r0 = i0; r0 < i1; r0 += kRowBlock) {
     const int m = std::min(kRowBlock, i1 - r0);
