@@ -31,7 +31,7 @@ namespace {
 // One row of LayerNormBackward: xhat from the forward pass's own statistics
 // (LayerNormStats), then dx. Sums in eight independent lanes, which the compiler
 // keeps in one vector register.
-void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const Mat& dout, Mat& din, bool accumulate,
+void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const Mat& dout, Mat& din, const Mat* add,
                           Mat& xhat, const double* stats, Eigen::Index r) {
   const int d = static_cast<int>(in.cols());
   const float* x = in.data() + r * d;
@@ -86,10 +86,12 @@ void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const M
     const double g = static_cast<double>(dy[c]) * gm[c];
     return static_cast<float>(rstd * (g - m1 - xh[c] * m2));
   };
-  if (accumulate)
-    for (c = 0; c < d; ++c) dx[c] += term(c);
-  else
+  if (add) {
+    const float* base = add->data() + r * d;
+    for (c = 0; c < d; ++c) dx[c] = base[c] + term(c);
+  } else {
     for (c = 0; c < d; ++c) dx[c] = term(c);
+  }
 }
 
 }  // namespace
@@ -98,14 +100,14 @@ void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const M
 // LayerNormRow): dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
 // dxhat = dy * gamma; dgamma = sum over rows of dy * xhat, dbeta = sum of dy.
 void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gamma, float eps, const Mat& dout,
-                       Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat, const LnStats* stats) {
+                       Mat& din, const Mat* add, RowVec& dgamma, RowVec& dbeta, Mat& xhat, const LnStats* stats) {
   const Eigen::Index n = in.rows(), d = in.cols();
   const double* kept = stats && stats->rows() == n ? stats->data() : nullptr;
   SafeResize(xhat, n, d);
-  if (!accumulate) SafeResize(din, n, d);
+  if (add != &din) SafeResize(din, n, d);
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask, r1 = std::min(n, r0 + kRowsPerTask);
-    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, accumulate, xhat, kept, r);
+    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, add, xhat, kept, r);
   };
   ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
   // Rows in order: the same sums on any thread count. A stripe of columns at a time,
@@ -277,16 +279,15 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   if (ffn) {
     const Mat* dF = &dy;
     if (post) {  // block_out = LN2(ffn_residual)
-      LayerNormBackward(pool, threads, t.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, false, g.ln2_gamma,
+      LayerNormBackward(pool, threads, t.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, nullptr, g.ln2_gamma,
                         g.ln2_beta, s.xhat, &t.ln2_stats);
       dF = &s.dres;
     }
     FfnBackward(pool, threads, cfg, w, *dF, pre ? t.ffn_ln : t.out, t.ffn_hidden, g, s);
     // ffn_residual = out + ffn_out: the residual path carries dF straight to `out`.
     SafeResize(s.da, N, d);
-    if (pre) {  // ffn_ln = LN2(out)
-      s.da = *dF;
-      LayerNormBackward(pool, threads, t.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma, g.ln2_beta,
+    if (pre) {  // ffn_ln = LN2(out): dF plus LN2's backward of dffn_in
+      LayerNormBackward(pool, threads, t.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, dF, g.ln2_gamma, g.ln2_beta,
                         s.xhat, &t.ln2_stats);
     } else {
       s.da = *dF + s.dffn_in;
@@ -298,12 +299,10 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   // or x + attn_out (none).
   const Mat* dres = dout;
   if (post) {
-    LayerNormBackward(pool, threads, t.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma, g.ln_beta,
+    LayerNormBackward(pool, threads, t.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, nullptr, g.ln_gamma, g.ln_beta,
                       s.xhat, &t.ln_stats);
     dres = &s.dres;
   }
-  SafeResize(dx, N, d);
-  dx = *dres;  // the residual path: x reaches the output unchanged
 
   // attn_out = concat W_O + b_O
   WeightGrad(pool, threads, t.concat, *dres, g.W_o, s.gemm);
@@ -331,11 +330,13 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   RowsTimesTransposed(pool, threads, s.dq, w.W_q, s.dsrc, false, s.gemm);
   RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true, s.gemm);
   RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true, s.gemm);
+  // dx: the residual path (x reaches the output unchanged) plus the sublayer's.
+  SafeResize(dx, N, d);
   if (pre)
-    LayerNormBackward(pool, threads, t.in.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat,
+    LayerNormBackward(pool, threads, t.in.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, dres, g.ln_gamma, g.ln_beta, s.xhat,
                       &t.ln_stats);
   else
-    dx += s.dsrc;
+    dx = *dres + s.dsrc;
 }
 
 }  // namespace mha::detail

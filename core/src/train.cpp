@@ -267,7 +267,7 @@ void Trainer::Impl::Backward(const Model& m, const Batch& b, Model& g) {
   }
   // h = LN_f(x_L) for pre-LN
   if (pre)
-    detail::LayerNormBackward(pool, threads, hout, m.lnf_gamma, c.layer.ln_eps, dhead, dy, false, g.lnf_gamma,
+    detail::LayerNormBackward(pool, threads, hout, m.lnf_gamma, c.layer.ln_eps, dhead, dy, nullptr, g.lnf_gamma,
                               g.lnf_beta, xhat, &head_stats);
   else
     dy = dhead;
