@@ -201,6 +201,22 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
   float* ds = s.ds.data();  // (S, S): dattn, then dscores in place
   float* tile = s.tile.data();
   float* pack = s.pack.Get(0);
+  // This sequence's blocks come from a trace written long before, out of cache: their
+  // loads are all started here, so their misses overlap instead of each product
+  // waiting for its own in turn (the next sequence's V too, which comes first).
+  {
+    constexpr int kLine = 64 / sizeof(float);
+    auto fetch = [](const float* p, std::ptrdiff_t n) {
+      for (std::ptrdiff_t i = 0; i < n; i += kLine) simd::Prefetch(p + i);
+    };
+    const std::ptrdiff_t block = static_cast<std::ptrdiff_t>(S) * hd;
+    fetch(K, block);
+    for (int h = g * group; h < (g + 1) * group; ++h) {
+      fetch(t.attn.data() + (static_cast<std::ptrdiff_t>(b) * H + h) * S * S, static_cast<std::ptrdiff_t>(S) * S);
+      fetch(t.q.data() + (static_cast<std::ptrdiff_t>(b) * H + h) * block, block);
+    }
+    if (b + 1 < t.batch) fetch(V + static_cast<std::ptrdiff_t>(G) * block, block);
+  }
   // The first head of the group writes dK and dV, the others add theirs.
   auto add = [&](float* to, const float* from) {
     for (int i = 0; i < S; ++i)
