@@ -144,10 +144,9 @@ double* StatsOf(LnStats& s, int i) { return s.rows() > 0 ? s.data() + 2 * static
 void PreNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
-  for (int i = r0; i < r1; ++i)
-    detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
-                         p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d,
-                         StatsOf(p.t->ln_stats, i));
+  detail::LayerNormRows(p.t->in.x.data() + static_cast<std::ptrdiff_t>(r0) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
+                        p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(r0) * d, r1 - r0,
+                        StatsOf(p.t->ln_stats, r0));
 }
 
 // Rows [i0, i1) of sequence b, one panel of columns (col0, nc) of a projection: C is
@@ -356,10 +355,9 @@ void FinishTask(Pass& p, int task) {
 void FfnNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
-  for (int i = r0; i < r1; ++i)
-    detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(), w.ln2_beta.data(), d,
-                         p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d,
-                         StatsOf(p.t->ln2_stats, i));
+  detail::LayerNormRows(p.t->out.data() + static_cast<std::ptrdiff_t>(r0) * d, w.ln2_gamma.data(), w.ln2_beta.data(),
+                        d, p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(r0) * d, r1 - r0,
+                        StatsOf(p.t->ln2_stats, r0));
 }
 
 // ffn_hidden = act(in W1 + b1), one panel of d_ff columns.

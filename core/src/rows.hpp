@@ -8,6 +8,10 @@ namespace mha::detail {
 // given, receives the row's mean and 1 / sqrt(variance + eps) (LayerNormStats).
 void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out,
                   double* stats = nullptr);
+// LayerNormRow over `rows` consecutive rows of d values (out likewise; stats, if
+// given, two doubles per row): the same bits, several rows at a time.
+void LayerNormRows(const float* in, const float* gamma, const float* beta, int d, float eps, float* out, int rows,
+                   double* stats = nullptr);
 // The row's mean and 1 / sqrt(variance + eps), exactly as LayerNormRow computes them
 // (the backward pass rebuilds the normalised row from them).
 void LayerNormStats(const float* in, int d, float eps, double& mean, double& rstd);

@@ -183,9 +183,8 @@ void Trainer::Impl::ForwardLayers(const Model& m, const Batch& b) {
     auto ln = [&](int blk, int) {
       const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * detail::kRowsPerTask;
       const Eigen::Index r1 = std::min(N, r0 + detail::kRowsPerTask);
-      for (Eigen::Index r = r0; r < r1; ++r)
-        detail::LayerNormRow(hout.data() + r * d, m.lnf_gamma.data(), m.lnf_beta.data(), d, c.layer.ln_eps,
-                             head.data() + r * d, head_stats.data() + 2 * r);
+      detail::LayerNormRows(hout.data() + r0 * d, m.lnf_gamma.data(), m.lnf_beta.data(), d, c.layer.ln_eps,
+                            head.data() + r0 * d, static_cast<int>(r1 - r0), head_stats.data() + 2 * r0);
     };
     detail::ParallelFor(pool, threads, static_cast<int>((N + detail::kRowsPerTask - 1) / detail::kRowsPerTask), ln);
   }

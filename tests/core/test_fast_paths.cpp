@@ -12,6 +12,7 @@
 #include "fixtures.hpp"
 #include "mha/mha.hpp"
 #include "oracle.hpp"
+#include "../../core/src/rows.hpp"
 
 namespace {
 
@@ -304,7 +305,7 @@ TEST_CASE("SoftmaxRow: stable, exact zeros where masked, zeros for a fully maske
 TEST_CASE("LayerNormRows matches a double-precision reference", "[layernorm]") {
   std::mt19937 rng(12);
   for (int d : {1, 7, 8, 9, 64, 100}) {
-    mha::Mat x = RandomMat(rng, 5, d) * 100.0f;
+    mha::Mat x = RandomMat(rng, 21, d) * 100.0f;  // rows in groups of 8 and alone
     x.array() += 1e4f;  // a large mean: a one-pass variance would cancel badly
     mha::RowVec g = mha::RowVec::Random(d), b = mha::RowVec::Random(d);
     mha::Mat y;
@@ -312,6 +313,25 @@ TEST_CASE("LayerNormRows matches a double-precision reference", "[layernorm]") {
     const auto want = oracle::LayerNorm(oracle::FromMat(x), oracle::FromVec(g), oracle::FromVec(b), 1e-5);
     INFO("d = " << d);
     CHECK_CLOSE("layernorm", y.data(), testutil::Flatten(want), 1e-4, 1e-4);
+  }
+}
+
+TEST_CASE("LayerNorm of many rows at once has the bits of one row at a time", "[layernorm]") {
+  std::mt19937 rng(13);
+  for (int d : {8, 16, 24, 64, 256, 12}) {
+    const int rows = 19;  // two groups of 8, then 3 alone
+    mha::Mat x = RandomMat(rng, rows, d) * 3.0f;
+    x.row(4).setZero();  // a constant row: variance 0
+    mha::RowVec g = mha::RowVec::Random(d), b = mha::RowVec::Random(d);
+    mha::Mat many(rows, d), one(rows, d);
+    std::vector<double> stats_many(2 * rows), stats_one(2 * rows);
+    mha::detail::LayerNormRows(x.data(), g.data(), b.data(), d, 1e-5f, many.data(), rows, stats_many.data());
+    for (int r = 0; r < rows; ++r)
+      mha::detail::LayerNormRow(x.data() + r * d, g.data(), b.data(), d, 1e-5f, one.data() + r * d,
+                                stats_one.data() + 2 * r);
+    INFO("d = " << d);
+    CHECK(std::memcmp(many.data(), one.data(), sizeof(float) * rows * d) == 0);
+    CHECK(std::memcmp(stats_many.data(), stats_one.data(), sizeof(double) * 2 * rows) == 0);
   }
 }
 
