@@ -278,14 +278,19 @@ void AttendTask(Pass& p, int task, int tid) {
   }
   // Key j is visible to query i if j <= i (causal) or always.
   const int visible_max = p.causal ? std::min(seq_kv, r1) : seq_kv;
-  for (int i = 0; i < m; ++i) {
-    const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
-    float* so = p.lean ? nullptr : t.scores.data() + (row0 + i) * seq_kv;
-    float* ao = t.attn.data() + (row0 + i) * seq_kv;
-    if (p.stream)
-      detail::AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
-    else
-      detail::AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+  if (seq_kv <= simd::kWidth && !p.stream) {
+    detail::AttentionRowsNarrow(sbuf, ld, m, seq_kv, p.causal, r0 + 1, abuf, visible_max,
+                                p.lean ? nullptr : t.scores.data() + row0 * seq_kv, t.attn.data() + row0 * seq_kv);
+  } else {
+    for (int i = 0; i < m; ++i) {
+      const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
+      float* so = p.lean ? nullptr : t.scores.data() + (row0 + i) * seq_kv;
+      float* ao = t.attn.data() + (row0 + i) * seq_kv;
+      if (p.stream)
+        detail::AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+      else
+        detail::AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+    }
   }
   if (p.stream) simd::StoreFence();  // order the cache-bypassing stores before "done"
   // context = attn V; zero weights past visible_max contribute exactly nothing.

@@ -240,6 +240,46 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
   }
 }
 
+// AttentionRow for m rows of at most one vector of keys (n <= kWidth), trace rows
+// not streamed, row i at s + i * ld (a + i * ld), its keys visible up to
+// visible0 + i (causal) or all n: each row gets AttentionRow's very operations,
+// in stages over eight rows at a time. One row alone waited on its chain (max, exp,
+// sum, division), and on a mispredicted branch wherever its visible length changed.
+void AttentionRowsNarrow(const float* s, std::ptrdiff_t ld, int m, int n, bool causal, int visible0, float* a,
+                         int a_end, float* s_out, float* a_out) {
+  using namespace simd;
+  constexpr int kRows = 8;
+  for (int i0 = 0; i0 < m; i0 += kRows) {
+    const int rows = std::min(kRows, m - i0);
+    V v[kRows], e[kRows];
+    float mx[kRows], sum[kRows];
+    int vis[kRows];
+    for (int r = 0; r < rows; ++r) {  // pass 1: the scores (masked keys -inf) and their max
+      const int i = i0 + r, visible = vis[r] = causal ? std::min(n, visible0 + i) : n;
+      v[r] = LoadPartial(s + i * ld, visible, kNegInf);
+      if (s_out) StorePartial(s_out + static_cast<std::ptrdiff_t>(i) * n, v[r], n);
+      mx[r] = ReduceMax(Max(Set1(kNegInf), v[r]));
+    }
+    for (int r = 0; r < rows; ++r) {  // pass 2: exp(s - max), and its sum
+      e[r] = Exp(Sub(v[r], Set1(mx[r])));
+      sum[r] = ReduceAdd(Add(Zero(), e[r]));
+    }
+    for (int r = 0; r < rows; ++r) {  // pass 3: normalised, into the scratch and the trace
+      const int i = i0 + r;
+      float* ai = a + i * ld;
+      float* ao = a_out + static_cast<std::ptrdiff_t>(i) * n;
+      if (mx[r] == kNegInf) {  // every key masked: zeros, not 0/0 = NaN
+        std::fill(ai, ai + std::max(vis[r], a_end), 0.0f);
+        std::fill(ao, ao + n, 0.0f);
+        continue;
+      }
+      const V x = Mul(e[r], Set1(1.0f / sum[r]));
+      if (a_end > 0) Store(ai, x);
+      StorePartial(ao, x, n);
+    }
+  }
+}
+
 template void AttentionRow<true>(const float*, int, int, float*, int, float*, float*);
 template void AttentionRow<false>(const float*, int, int, float*, int, float*, float*);
 

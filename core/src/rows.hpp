@@ -2,6 +2,8 @@
 // LayerNormRows in mha/forward.hpp).
 #pragma once
 
+#include <cstddef>
+
 namespace mha::detail {
 
 // LayerNorm of one row of d values (two-pass mean/variance in double); `stats`, if
@@ -22,5 +24,11 @@ void LayerNormStats(const float* in, int d, float eps, double& mean, double& rst
 // masked). kStream: the trace rows are 64-byte aligned and written past the caches.
 template <bool kStream>
 void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float* s_out, float* a_out);
+
+// AttentionRow<false> for m rows of n <= simd::kWidth keys, row i of the scores at
+// s + i * ld, of the scratch at a + i * ld, of the trace at s_out / a_out + i * n;
+// row i sees keys [0, visible0 + i) (causal) or all n. The same bits, faster.
+void AttentionRowsNarrow(const float* s, std::ptrdiff_t ld, int m, int n, bool causal, int visible0, float* a,
+                         int a_end, float* s_out, float* a_out);
 
 }  // namespace mha::detail
