@@ -1,6 +1,7 @@
 // AdamW, the learning-rate schedule and gradient clipping, written to round as
 // torch.optim.AdamW (single-tensor path) and torch.nn.utils.clip_grad_norm_ do, so a
 // run can be checked against torch step by step.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #if defined(__AVX512F__)
@@ -46,15 +47,44 @@ AdamW::AdamW(const Model& m, const OptimConfig& o) : o_(o), m1_(ZerosLike(m)), m
   if (o.warmup < 0 || o.total_steps < 0) bad("Warm-up and total steps must be 0 or more.");
 }
 
+// Each tensor's sum of squares is one chain of double additions in element order
+// (the squares of floats are exact in double). Alone, each addition waited for the
+// one before; here the chains of four tensors of one size run side by side.
+void AdamW::SumsOfSquares() {
+  by_size_.resize(slots_.size());
+  for (std::size_t i = 0; i < by_size_.size(); ++i) by_size_[i] = static_cast<int>(i);
+  std::sort(by_size_.begin(), by_size_.end(),
+            [&](int a, int b) { return slots_[a].n != slots_[b].n ? slots_[a].n < slots_[b].n : a < b; });
+  auto rest = [](Slot& s, std::int64_t from, double acc) {
+    for (std::int64_t i = from; i < s.n; ++i) acc += static_cast<double>(s.g[i]) * s.g[i];
+    s.sq = acc;
+  };
+  std::size_t k = 0;
+  for (; k + 4 <= by_size_.size(); k += 4) {
+    Slot* s[4] = {&slots_[by_size_[k]], &slots_[by_size_[k + 1]], &slots_[by_size_[k + 2]], &slots_[by_size_[k + 3]]};
+    const std::int64_t common = std::min(std::min(s[0]->n, s[1]->n), std::min(s[2]->n, s[3]->n));
+    const float *g0 = s[0]->g, *g1 = s[1]->g, *g2 = s[2]->g, *g3 = s[3]->g;
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (std::int64_t i = 0; i < common; ++i) {
+      a0 += static_cast<double>(g0[i]) * g0[i];
+      a1 += static_cast<double>(g1[i]) * g1[i];
+      a2 += static_cast<double>(g2[i]) * g2[i];
+      a3 += static_cast<double>(g3[i]) * g3[i];
+    }
+    rest(*s[0], common, a0);
+    rest(*s[1], common, a1);
+    rest(*s[2], common, a2);
+    rest(*s[3], common, a3);
+  }
+  for (; k < by_size_.size(); ++k) rest(slots_[by_size_[k]], 0, 0.0);
+}
+
 double AdamW::Step(Model& m, Model& grads) {
   Collect(m, grads);
   // Global norm as clip_grad_norm_: each tensor's 2-norm, then the norm of those.
+  SumsOfSquares();
   double sq = 0;
-  for (const Slot& s : slots_) {
-    double n = 0;
-    for (std::int64_t i = 0; i < s.n; ++i) n += static_cast<double>(s.g[i]) * s.g[i];
-    sq += n;
-  }
+  for (const Slot& s : slots_) sq += s.sq;
   const double norm = std::sqrt(sq);
   if (o_.clip > 0) {
     const float coef = static_cast<float>(o_.clip / (norm + 1e-6));

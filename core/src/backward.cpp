@@ -31,15 +31,18 @@ namespace {
 // One row of LayerNormBackward: xhat from the forward pass's own statistics
 // (LayerNormStats), then dx. Sums in eight independent lanes, which the compiler
 // keeps in one vector register.
-void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const Mat& dout, Mat& din, bool accumulate,
-                          Mat& xhat, Eigen::Index r) {
+void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const Mat& dout, Mat& din, const Mat* add,
+                          Mat& xhat, const double* stats, Eigen::Index r) {
   const int d = static_cast<int>(in.cols());
   const float* x = in.data() + r * d;
   const float* dy = dout.data() + r * d;
   const float* gm = gamma.data();
   float* xh = xhat.data() + r * d;
   double mean, rstd;
-  LayerNormStats(x, d, eps, mean, rstd);
+  if (stats)
+    mean = stats[2 * r], rstd = stats[2 * r + 1];
+  else
+    LayerNormStats(x, d, eps, mean, rstd);
   double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int c = 0;
 #if defined(__AVX512F__)
@@ -83,10 +86,12 @@ void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const M
     const double g = static_cast<double>(dy[c]) * gm[c];
     return static_cast<float>(rstd * (g - m1 - xh[c] * m2));
   };
-  if (accumulate)
-    for (c = 0; c < d; ++c) dx[c] += term(c);
-  else
+  if (add) {
+    const float* base = add->data() + r * d;
+    for (c = 0; c < d; ++c) dx[c] = base[c] + term(c);
+  } else {
     for (c = 0; c < d; ++c) dx[c] = term(c);
+  }
 }
 
 }  // namespace
@@ -95,24 +100,46 @@ void LayerNormBackwardRow(const Mat& in, const RowVec& gamma, float eps, const M
 // LayerNormRow): dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
 // dxhat = dy * gamma; dgamma = sum over rows of dy * xhat, dbeta = sum of dy.
 void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gamma, float eps, const Mat& dout,
-                       Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat) {
+                       Mat& din, const Mat* add, RowVec& dgamma, RowVec& dbeta, Mat& xhat, const LnStats* stats) {
   const Eigen::Index n = in.rows(), d = in.cols();
+  const double* kept = stats && stats->rows() == n ? stats->data() : nullptr;
   SafeResize(xhat, n, d);
-  if (!accumulate) SafeResize(din, n, d);
+  if (add != &din) SafeResize(din, n, d);
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask, r1 = std::min(n, r0 + kRowsPerTask);
-    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, accumulate, xhat, r);
+    for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, add, xhat, kept, r);
   };
   ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
+  // Rows in order: the same sums on any thread count. A stripe of columns at a time,
+  // its sums held in registers over every row (as AccumulateColumnSums); dg's
+  // multiply-add is one fused operation, as the compiler contracted the scalar form.
+  using simd::kWidth;
+  constexpr int kStripe = 2;
   float* dg = dgamma.data();
   float* db = dbeta.data();
-  for (Eigen::Index r = 0; r < n; ++r) {  // rows in order: the same sums on any thread count
-    const float* dy = dout.data() + r * d;
-    const float* xh = xhat.data() + r * d;
-    for (Eigen::Index c = 0; c < d; ++c) {
-      dg[c] += dy[c] * xh[c];
-      db[c] += dy[c];
+  for (int c0 = 0; c0 < static_cast<int>(d); c0 += kStripe * kWidth) {
+    int width[kStripe];
+    simd::V g[kStripe], b[kStripe];
+    for (int v = 0; v < kStripe; ++v) {
+      width[v] = std::clamp(static_cast<int>(d) - c0 - v * kWidth, 0, kWidth);
+      g[v] = simd::LoadPartial(dg + c0 + v * kWidth, width[v]);
+      b[v] = simd::LoadPartial(db + c0 + v * kWidth, width[v]);
     }
+    for (Eigen::Index r = 0; r < n; ++r) {
+      const float* dy = dout.data() + r * d + c0;
+      const float* xh = xhat.data() + r * d + c0;
+      for (int v = 0; v < kStripe; ++v) {
+        if (width[v] == 0) continue;
+        const simd::V y = simd::LoadPartial(dy + v * kWidth, width[v]);
+        g[v] = simd::Fma(y, simd::LoadPartial(xh + v * kWidth, width[v]), g[v]);
+        b[v] = simd::Add(b[v], y);
+      }
+    }
+    for (int v = 0; v < kStripe; ++v)
+      if (width[v] > 0) {
+        simd::StorePartial(dg + c0 + v * kWidth, g[v], width[v]);
+        simd::StorePartial(db + c0 + v * kWidth, b[v], width[v]);
+      }
   }
 }
 
@@ -174,6 +201,22 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
   float* ds = s.ds.data();  // (S, S): dattn, then dscores in place
   float* tile = s.tile.data();
   float* pack = s.pack.Get(0);
+  // This sequence's blocks come from a trace written long before, out of cache: their
+  // loads are all started here, so their misses overlap instead of each product
+  // waiting for its own in turn (the next sequence's V too, which comes first).
+  {
+    constexpr int kLine = 64 / sizeof(float);
+    auto fetch = [](const float* p, std::ptrdiff_t n) {
+      for (std::ptrdiff_t i = 0; i < n; i += kLine) simd::Prefetch(p + i);
+    };
+    const std::ptrdiff_t block = static_cast<std::ptrdiff_t>(S) * hd;
+    fetch(K, block);
+    for (int h = g * group; h < (g + 1) * group; ++h) {
+      fetch(t.attn.data() + (static_cast<std::ptrdiff_t>(b) * H + h) * S * S, static_cast<std::ptrdiff_t>(S) * S);
+      fetch(t.q.data() + (static_cast<std::ptrdiff_t>(b) * H + h) * block, block);
+    }
+    if (b + 1 < t.batch) fetch(V + static_cast<std::ptrdiff_t>(G) * block, block);
+  }
   // The first head of the group writes dK and dV, the others add theirs.
   auto add = [&](float* to, const float* from) {
     for (int i = 0; i < S; ++i)
@@ -252,17 +295,16 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   if (ffn) {
     const Mat* dF = &dy;
     if (post) {  // block_out = LN2(ffn_residual)
-      LayerNormBackward(pool, threads, t.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, false, g.ln2_gamma,
-                        g.ln2_beta, s.xhat);
+      LayerNormBackward(pool, threads, t.ffn_residual, w.ln2_gamma, cfg.ln_eps, dy, s.dres, nullptr, g.ln2_gamma,
+                        g.ln2_beta, s.xhat, &t.ln2_stats);
       dF = &s.dres;
     }
     FfnBackward(pool, threads, cfg, w, *dF, pre ? t.ffn_ln : t.out, t.ffn_hidden, g, s);
     // ffn_residual = out + ffn_out: the residual path carries dF straight to `out`.
     SafeResize(s.da, N, d);
-    if (pre) {  // ffn_ln = LN2(out)
-      s.da = *dF;
-      LayerNormBackward(pool, threads, t.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, true, g.ln2_gamma, g.ln2_beta,
-                        s.xhat);
+    if (pre) {  // ffn_ln = LN2(out): dF plus LN2's backward of dffn_in
+      LayerNormBackward(pool, threads, t.out, w.ln2_gamma, cfg.ln_eps, s.dffn_in, s.da, dF, g.ln2_gamma, g.ln2_beta,
+                        s.xhat, &t.ln2_stats);
     } else {
       s.da = *dF + s.dffn_in;
     }
@@ -273,12 +315,10 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   // or x + attn_out (none).
   const Mat* dres = dout;
   if (post) {
-    LayerNormBackward(pool, threads, t.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, false, g.ln_gamma, g.ln_beta,
-                      s.xhat);
+    LayerNormBackward(pool, threads, t.residual, w.ln_gamma, cfg.ln_eps, *dout, s.dres, nullptr, g.ln_gamma, g.ln_beta,
+                      s.xhat, &t.ln_stats);
     dres = &s.dres;
   }
-  SafeResize(dx, N, d);
-  dx = *dres;  // the residual path: x reaches the output unchanged
 
   // attn_out = concat W_O + b_O
   WeightGrad(pool, threads, t.concat, *dres, g.W_o, s.gemm);
@@ -306,10 +346,13 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   RowsTimesTransposed(pool, threads, s.dq, w.W_q, s.dsrc, false, s.gemm);
   RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true, s.gemm);
   RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true, s.gemm);
+  // dx: the residual path (x reaches the output unchanged) plus the sublayer's.
+  SafeResize(dx, N, d);
   if (pre)
-    LayerNormBackward(pool, threads, t.in.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, true, g.ln_gamma, g.ln_beta, s.xhat);
+    LayerNormBackward(pool, threads, t.in.x, w.ln_gamma, cfg.ln_eps, s.dsrc, dx, dres, g.ln_gamma, g.ln_beta, s.xhat,
+                      &t.ln_stats);
   else
-    dx += s.dsrc;
+    dx = *dres + s.dsrc;
 }
 
 }  // namespace mha::detail

@@ -17,10 +17,14 @@
 namespace mha::detail {
 
 // LayerNorm backward, row by row: given the LayerNorm's input rows `in` (N, d), its
-// gain `gamma` and dL/d(out) `dout`, writes dL/d(in) into `din` (or adds it, with
-// accumulate) and adds dL/d(gamma), dL/d(beta) into dgamma, dbeta. `xhat` is scratch.
+// gain `gamma` and dL/d(out) `dout`, writes dL/d(in) into `din` (or `add` plus it,
+// when given: another path's gradient, or din itself to accumulate) and adds
+// dL/d(gamma), dL/d(beta) into dgamma, dbeta. `xhat` is scratch.
+// `stats`: the forward pass's per-row mean and 1/std (LayerNormRow's), if it kept
+// them for every row of `in`; else they are recomputed, to the same bits.
 void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gamma, float eps, const Mat& dout,
-                       Mat& din, bool accumulate, RowVec& dgamma, RowVec& dbeta, Mat& xhat);
+                       Mat& din, const Mat* add, RowVec& dgamma, RowVec& dbeta, Mat& xhat,
+                       const LnStats* stats = nullptr);
 
 // Per-thread scratch of the attention core's backward pass.
 struct ThreadScratch {

@@ -31,6 +31,19 @@ inline bool AllInRange(const float* p, std::size_t n) {
   return bad == 0;
 }
 
+// True if no value is NaN or Inf: the same one vectorised pass over the bits (an
+// exponent of all ones). Eigen's allFinite ran one element at a time, 2% of a
+// training step at teaching size.
+inline bool AllFinite(const float* p, std::size_t n) {
+  std::uint32_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, p + i, sizeof bits);
+    bad |= static_cast<std::uint32_t>((bits & 0x7F800000u) == 0x7F800000u);
+  }
+  return bad == 0;
+}
+
 // Throws mha::Error naming the weight and the first value that is NaN, Inf or larger
 // than Limits::kMaxAbsValue in magnitude.
 template <typename M>

@@ -137,13 +137,16 @@ struct Pass {
 
 constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
 
+// Where row i's LayerNorm statistics are kept for the backward pass, or null.
+double* StatsOf(LnStats& s, int i) { return s.rows() > 0 ? s.data() + 2 * static_cast<std::ptrdiff_t>(i) : nullptr; }
+
 // Pre-LN: x_ln = LN(x), rows [r0, r1).
 void PreNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
-  for (int i = r0; i < r1; ++i)
-    detail::LayerNormRow(p.t->in.x.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
-                         p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+  detail::LayerNormRows(p.t->in.x.data() + static_cast<std::ptrdiff_t>(r0) * d, w.ln_gamma.data(), w.ln_beta.data(), d,
+                        p.cfg->ln_eps, p.t->x_ln.data() + static_cast<std::ptrdiff_t>(r0) * d, r1 - r0,
+                        StatsOf(p.t->ln_stats, r0));
 }
 
 // Rows [i0, i1) of sequence b, one panel of columns (col0, nc) of a projection: C is
@@ -160,6 +163,15 @@ void ProjectRows(Pass& p, Mat& out, int heads, int rows, int b, int i0, int i1, 
   };
   if (off + nc <= hd) {
     detail::Panel(i1 - i0, p.d, a, p.d, panel, ldb, block(head, i0) + off, hd, nc, bias, 1.0f);
+    return;
+  }
+  if (off == 0 && hd == simd::kWidth) {
+    // Whole heads of one vector (head_dim 16 with AVX-512): each straight into its
+    // block on the one-vector kernel, reading its columns of the panel in place,
+    // rather than through the tile and a copy.
+    for (int c = 0; c < nc; c += hd)
+      detail::Panel(i1 - i0, p.d, a, p.d, panel + c, ldb, block(head + c / hd, i0), hd, std::min(hd, nc - c),
+                    bias + c, 1.0f);
     return;
   }
   float* tile = p.ws->block[tid].Get(0);  // kRowBlock x kNR: the Attend phase's scratch, free here
@@ -266,14 +278,19 @@ void AttendTask(Pass& p, int task, int tid) {
   }
   // Key j is visible to query i if j <= i (causal) or always.
   const int visible_max = p.causal ? std::min(seq_kv, r1) : seq_kv;
-  for (int i = 0; i < m; ++i) {
-    const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
-    float* so = p.lean ? nullptr : t.scores.data() + (row0 + i) * seq_kv;
-    float* ao = t.attn.data() + (row0 + i) * seq_kv;
-    if (p.stream)
-      detail::AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
-    else
-      detail::AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+  if (seq_kv <= simd::kWidth && !p.stream) {
+    detail::AttentionRowsNarrow(sbuf, ld, m, seq_kv, p.causal, r0 + 1, abuf, visible_max,
+                                p.lean ? nullptr : t.scores.data() + row0 * seq_kv, t.attn.data() + row0 * seq_kv);
+  } else {
+    for (int i = 0; i < m; ++i) {
+      const int visible = p.causal ? std::min(seq_kv, r0 + i + 1) : seq_kv;
+      float* so = p.lean ? nullptr : t.scores.data() + (row0 + i) * seq_kv;
+      float* ao = t.attn.data() + (row0 + i) * seq_kv;
+      if (p.stream)
+        detail::AttentionRow<true>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+      else
+        detail::AttentionRow<false>(sbuf + i * ld, visible, seq_kv, abuf + i * ld, visible_max, so, ao);
+    }
   }
   if (p.stream) simd::StoreFence();  // order the cache-bypassing stores before "done"
   // context = attn V; zero weights past visible_max contribute exactly nothing.
@@ -330,7 +347,8 @@ void FinishTask(Pass& p, int task) {
     float* res = p.attn_res->data() + o;  // may be a itself (lean)
     for (int c = 0; c < d; ++c) res[c] = x[c] + a[c];
     if (p.cfg->norm == Norm::Post)
-      detail::LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o);
+      detail::LayerNormRow(res, w.ln_gamma.data(), w.ln_beta.data(), d, p.cfg->ln_eps, t.out.data() + o,
+                           StatsOf(t.ln_stats, i));
     else if (p.attn_res != &t.out)
       std::memcpy(t.out.data() + o, res, sizeof(float) * d);
   }
@@ -342,9 +360,9 @@ void FinishTask(Pass& p, int task) {
 void FfnNormTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
   const Weights& w = *p.w;
-  for (int i = r0; i < r1; ++i)
-    detail::LayerNormRow(p.t->out.data() + static_cast<std::ptrdiff_t>(i) * d, w.ln2_gamma.data(), w.ln2_beta.data(), d,
-                         p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(i) * d);
+  detail::LayerNormRows(p.t->out.data() + static_cast<std::ptrdiff_t>(r0) * d, w.ln2_gamma.data(), w.ln2_beta.data(),
+                        d, p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(r0) * d, r1 - r0,
+                        StatsOf(p.t->ln2_stats, r0));
 }
 
 // ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
@@ -411,7 +429,8 @@ void FfnFinishTask(Pass& p, int task) {
     float* res = p.ffn_res->data() + o;  // may be b itself (lean)
     for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
     if (p.cfg->norm == Norm::Post)
-      detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o);
+      detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o,
+                           StatsOf(t.ln2_stats, i));
     else if (p.ffn_res != &t.block_out)
       std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
   }
@@ -495,6 +514,9 @@ void SizeTrace(Pass& p, bool full) {
   detail::SafeResize(t.block_out, ffn ? seq : 0, ffn ? d : 0);
   p.ffn_sum = !lean ? &t.ffn_out : post ? &t.ffn_residual : &t.block_out;
   p.ffn_res = ffn_res ? &t.ffn_residual : &t.block_out;
+  const bool norm = full && cfg.norm != Norm::None;
+  detail::SafeResize(t.ln_stats, lean && norm ? seq : 0, 2);
+  detail::SafeResize(t.ln2_stats, lean && norm && ffn ? seq : 0, 2);
 }
 
 // Per-thread scratch (a pack buffer for the deepest panel, k = d_model or d_ff, and
@@ -680,7 +702,7 @@ void UpdateFlow(Trace& t, detail::Workspace& ws) {
 // only one the trace never stores). Refused rather than shown or written.
 void CheckFiniteOutput(const Trace& t) {
   const Mat& out = t.block_out.size() > 0 ? t.block_out : t.out;
-  if (out.allFinite()) return;
+  if (detail::AllFinite(out.data(), static_cast<std::size_t>(out.size()))) return;
   const std::pair<const char*, const Mat*> order[] = {{"attn_out", &t.attn_out}, {"residual", &t.residual},
                                                       {"out", &t.out},           {"ffn_hidden", &t.ffn_hidden},
                                                       {"ffn_out", &t.ffn_out},   {"block_out", &t.block_out}};

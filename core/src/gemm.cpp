@@ -18,13 +18,7 @@ using simd::V;
 // 128-byte row slice per k), which the hardware prefetchers follow poorly, and its
 // rows come from L3. Measured best at 32 rows ahead.
 constexpr int kPrefetchRows = 32;
-MHA_INLINE void Prefetch(const float* p) {
-#if defined(__GNUC__) || defined(__clang__)
-  __builtin_prefetch(p, 0, 3);
-#else
-  (void)p;
-#endif
-}
+using simd::Prefetch;
 
 // C rows = alpha * tile rows + bias, for the first nc columns.
 __attribute__((noinline)) void Epilogue(const float* tile, int mr, float* c, std::ptrdiff_t ldc, int nc,

@@ -95,10 +95,75 @@ void LayerNormStats(const float* in, int d, float eps, double& mean_out, double&
   rstd = 1.0 / std::sqrt(var + eps);
 }
 
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out) {
+namespace {
+
+// out = gamma * xhat + beta, xhat = (in - mean) * inv: the one place this is written.
+void LayerNormApply(const float* in, const float* gamma, const float* beta, int d, double mean, double inv,
+                    float* out) {
+  for (int c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
+}
+
+}  // namespace
+
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out,
+                  double* stats) {
   double mean, inv;
   LayerNormStats(in, d, eps, mean, inv);
-  for (int c = 0; c < d; ++c) out[c] = static_cast<float>((in[c] - mean) * inv) * gamma[c] + beta[c];
+  if (stats) stats[0] = mean, stats[1] = inv;
+  LayerNormApply(in, gamma, beta, d, mean, inv, out);
+}
+
+void LayerNormRows(const float* in, const float* gamma, const float* beta, int d, float eps, float* out, int rows,
+                   double* stats) {
+  int r = 0;
+#if defined(__AVX512F__)
+  // Eight rows at a time when d is a whole number of lanes: LayerNormStats's sums,
+  // lane by lane in the same order, with the rows side by side in the vectors for
+  // the sums across lanes, the divisions and the square root (a row alone waited on
+  // those scalar chains). IEEE operations in the same order: the same bits.
+  if (d % 8 == 0)
+    for (; r + 8 <= rows; r += 8) {
+      const float* x = in + static_cast<std::ptrdiff_t>(r) * d;
+      alignas(64) double lanes[8][8];
+      __m512d acc[8];
+      for (int i = 0; i < 8; ++i) acc[i] = _mm512_setzero_pd();
+      for (int c = 0; c < d; c += 8)
+        for (int i = 0; i < 8; ++i)
+          acc[i] = _mm512_add_pd(acc[i], _mm512_cvtps_pd(_mm256_loadu_ps(x + static_cast<std::ptrdiff_t>(i) * d + c)));
+      // Row i's lane l at lanes[i][l]; a gather of column l puts the rows side by side.
+      const __m512i col = _mm512_set_epi64(56, 48, 40, 32, 24, 16, 8, 0);
+      auto across = [&]() {  // 0 + lane 0 + lane 1 + ... + lane 7, per row
+        __m512d sum = _mm512_setzero_pd();
+        for (int l = 0; l < 8; ++l) sum = _mm512_add_pd(sum, _mm512_i64gather_pd(col, &lanes[0][l], 8));
+        return sum;
+      };
+      for (int i = 0; i < 8; ++i) _mm512_store_pd(lanes[i], acc[i]);
+      const __m512d vd = _mm512_set1_pd(static_cast<double>(d));
+      alignas(64) double mean[8], inv[8];
+      _mm512_store_pd(mean, _mm512_div_pd(across(), vd));
+      for (int i = 0; i < 8; ++i) {
+        const __m512d vmean = _mm512_set1_pd(mean[i]);
+        __m512d vv = _mm512_setzero_pd();
+        for (int c = 0; c < d; c += 8) {
+          const __m512d t =
+              _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + static_cast<std::ptrdiff_t>(i) * d + c)), vmean);
+          vv = _mm512_fmadd_pd(t, t, vv);
+        }
+        _mm512_store_pd(lanes[i], vv);
+      }
+      const __m512d var = _mm512_add_pd(_mm512_div_pd(across(), vd), _mm512_set1_pd(static_cast<double>(eps)));
+      _mm512_store_pd(inv, _mm512_div_pd(_mm512_set1_pd(1.0), _mm512_sqrt_pd(var)));
+      for (int i = 0; i < 8; ++i) {
+        const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(r + i) * d;
+        if (stats) stats[2 * (r + i)] = mean[i], stats[2 * (r + i) + 1] = inv[i];
+        LayerNormApply(in + o, gamma, beta, d, mean[i], inv[i], out + o);
+      }
+    }
+#endif
+  for (; r < rows; ++r) {
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(r) * d;
+    LayerNormRow(in + o, gamma, beta, d, eps, out + o, stats ? stats + 2 * r : nullptr);
+  }
 }
 
 }  // namespace detail
@@ -107,9 +172,8 @@ void SoftmaxRow(float* row, int n) { Softmax(row, row, n); }
 
 void LayerNormRows(const Mat& in, const RowVec& gamma, const RowVec& beta, float eps, Mat& out) {
   out.resize(in.rows(), in.cols());
-  const int d = static_cast<int>(in.cols());
-  for (Eigen::Index r = 0; r < in.rows(); ++r)
-    detail::LayerNormRow(in.data() + r * d, gamma.data(), beta.data(), d, eps, out.data() + r * d);
+  detail::LayerNormRows(in.data(), gamma.data(), beta.data(), static_cast<int>(in.cols()), eps, out.data(),
+                        static_cast<int>(in.rows()));
 }
 
 namespace detail {
@@ -173,6 +237,46 @@ void AttentionRow(const float* s, int visible, int n, float* a, int a_end, float
       put(a_out + j, x);
     else
       StorePartial(a_out + j, x, n - j);
+  }
+}
+
+// AttentionRow for m rows of at most one vector of keys (n <= kWidth), trace rows
+// not streamed, row i at s + i * ld (a + i * ld), its keys visible up to
+// visible0 + i (causal) or all n: each row gets AttentionRow's very operations,
+// in stages over eight rows at a time. One row alone waited on its chain (max, exp,
+// sum, division), and on a mispredicted branch wherever its visible length changed.
+void AttentionRowsNarrow(const float* s, std::ptrdiff_t ld, int m, int n, bool causal, int visible0, float* a,
+                         int a_end, float* s_out, float* a_out) {
+  using namespace simd;
+  constexpr int kRows = 8;
+  for (int i0 = 0; i0 < m; i0 += kRows) {
+    const int rows = std::min(kRows, m - i0);
+    V v[kRows], e[kRows];
+    float mx[kRows], sum[kRows];
+    int vis[kRows];
+    for (int r = 0; r < rows; ++r) {  // pass 1: the scores (masked keys -inf) and their max
+      const int i = i0 + r, visible = vis[r] = causal ? std::min(n, visible0 + i) : n;
+      v[r] = LoadPartial(s + i * ld, visible, kNegInf);
+      if (s_out) StorePartial(s_out + static_cast<std::ptrdiff_t>(i) * n, v[r], n);
+      mx[r] = ReduceMax(Max(Set1(kNegInf), v[r]));
+    }
+    for (int r = 0; r < rows; ++r) {  // pass 2: exp(s - max), and its sum
+      e[r] = Exp(Sub(v[r], Set1(mx[r])));
+      sum[r] = ReduceAdd(Add(Zero(), e[r]));
+    }
+    for (int r = 0; r < rows; ++r) {  // pass 3: normalised, into the scratch and the trace
+      const int i = i0 + r;
+      float* ai = a + i * ld;
+      float* ao = a_out + static_cast<std::ptrdiff_t>(i) * n;
+      if (mx[r] == kNegInf) {  // every key masked: zeros, not 0/0 = NaN
+        std::fill(ai, ai + std::max(vis[r], a_end), 0.0f);
+        std::fill(ao, ao + n, 0.0f);
+        continue;
+      }
+      const V x = Mul(e[r], Set1(1.0f / sum[r]));
+      if (a_end > 0) Store(ai, x);
+      StorePartial(ao, x, n);
+    }
   }
 }
 

@@ -263,6 +263,15 @@ MHA_INLINE V Exp(V x) {
 
 #endif
 
+// Starts loading the cache line holding p (a hint: nothing if the compiler has none).
+MHA_INLINE void Prefetch(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0, 3);
+#else
+  (void)p;
+#endif
+}
+
 // dst[0, n) = src[0, n), inline: for short rows (a head's head_dim floats), where a
 // call to memcpy cost more than the copy.
 MHA_INLINE void CopyRow(float* dst, const float* src, int n) {

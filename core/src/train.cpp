@@ -53,6 +53,7 @@ struct Trainer::Impl {
   detail::Pool pool;
   std::vector<Trace> traces;               // per layer, the whole batch; its input in traces[l].in
   Mat hout, head, dhead, dy, dx, xhat;     // (N, d)
+  LnStats head_stats;                      // the final LayerNorm's, per row (pre-LN)
   std::vector<Mat> logits;                 // per target (N, vocab); the gradient in place
   std::vector<double> loss_part;           // per sequence
   std::vector<std::int64_t> correct;       // per (sequence, target)
@@ -178,12 +179,12 @@ void Trainer::Impl::ForwardLayers(const Model& m, const Batch& b) {
   hout = c.layer.block == Block::Encoder ? top.block_out : top.out;
   if (c.layer.norm == Norm::Pre) {
     detail::SafeResize(head, N, d);
+    detail::SafeResize(head_stats, N, 2);
     auto ln = [&](int blk, int) {
       const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * detail::kRowsPerTask;
       const Eigen::Index r1 = std::min(N, r0 + detail::kRowsPerTask);
-      for (Eigen::Index r = r0; r < r1; ++r)
-        detail::LayerNormRow(hout.data() + r * d, m.lnf_gamma.data(), m.lnf_beta.data(), d, c.layer.ln_eps,
-                             head.data() + r * d);
+      detail::LayerNormRows(hout.data() + r0 * d, m.lnf_gamma.data(), m.lnf_beta.data(), d, c.layer.ln_eps,
+                            head.data() + r0 * d, static_cast<int>(r1 - r0), head_stats.data() + 2 * r0);
     };
     detail::ParallelFor(pool, threads, static_cast<int>((N + detail::kRowsPerTask - 1) / detail::kRowsPerTask), ln);
   }
@@ -265,8 +266,8 @@ void Trainer::Impl::Backward(const Model& m, const Batch& b, Model& g) {
   }
   // h = LN_f(x_L) for pre-LN
   if (pre)
-    detail::LayerNormBackward(pool, threads, hout, m.lnf_gamma, c.layer.ln_eps, dhead, dy, false, g.lnf_gamma,
-                              g.lnf_beta, xhat);
+    detail::LayerNormBackward(pool, threads, hout, m.lnf_gamma, c.layer.ln_eps, dhead, dy, nullptr, g.lnf_gamma,
+                              g.lnf_beta, xhat, &head_stats);
   else
     dy = dhead;
   const Config lc = c.LayerConfig();

@@ -33,9 +33,10 @@ class Buffer {
 // m.resize(r, c), but exception-safe: Eigen's resize frees the old block before it
 // allocates the new one, so a failed allocation (std::bad_alloc, which the app
 // catches and survives) would leave m pointing at freed memory. This allocates first.
-inline void SafeResize(Mat& m, Eigen::Index r, Eigen::Index c) {
+template <class M>
+inline void SafeResize(M& m, Eigen::Index r, Eigen::Index c) {
   if (m.size() != r * c) {
-    Mat fresh(r, c);
+    M fresh(r, c);
     m.swap(fresh);
   } else {
     m.resize(r, c);

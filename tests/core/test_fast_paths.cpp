@@ -12,6 +12,8 @@
 #include "fixtures.hpp"
 #include "mha/mha.hpp"
 #include "oracle.hpp"
+#include "../../core/src/rows.hpp"
+#include "../../core/src/simd.hpp"
 
 namespace {
 
@@ -292,7 +294,7 @@ TEST_CASE("SoftmaxRow: stable, exact zeros where masked, zeros for a fully maske
 TEST_CASE("LayerNormRows matches a double-precision reference", "[layernorm]") {
   std::mt19937 rng(12);
   for (int d : {1, 7, 8, 9, 64, 100}) {
-    mha::Mat x = RandomMat(rng, 5, d) * 100.0f;
+    mha::Mat x = RandomMat(rng, 21, d) * 100.0f;  // rows in groups of 8 and alone
     x.array() += 1e4f;  // a large mean: a one-pass variance would cancel badly
     mha::RowVec g = mha::RowVec::Random(d), b = mha::RowVec::Random(d);
     mha::Mat y;
@@ -300,6 +302,52 @@ TEST_CASE("LayerNormRows matches a double-precision reference", "[layernorm]") {
     const auto want = oracle::LayerNorm(oracle::FromMat(x), oracle::FromVec(g), oracle::FromVec(b), 1e-5);
     INFO("d = " << d);
     CHECK_CLOSE("layernorm", y.data(), testutil::Flatten(want), 1e-4, 1e-4);
+  }
+}
+
+TEST_CASE("LayerNorm of many rows at once has the bits of one row at a time", "[layernorm]") {
+  std::mt19937 rng(13);
+  for (int d : {8, 16, 24, 64, 256, 12}) {
+    const int rows = 19;  // two groups of 8, then 3 alone
+    mha::Mat x = RandomMat(rng, rows, d) * 3.0f;
+    x.row(4).setZero();  // a constant row: variance 0
+    mha::RowVec g = mha::RowVec::Random(d), b = mha::RowVec::Random(d);
+    mha::Mat many(rows, d), one(rows, d);
+    std::vector<double> stats_many(2 * rows), stats_one(2 * rows);
+    mha::detail::LayerNormRows(x.data(), g.data(), b.data(), d, 1e-5f, many.data(), rows, stats_many.data());
+    for (int r = 0; r < rows; ++r)
+      mha::detail::LayerNormRow(x.data() + r * d, g.data(), b.data(), d, 1e-5f, one.data() + r * d,
+                                stats_one.data() + 2 * r);
+    INFO("d = " << d);
+    CHECK(std::memcmp(many.data(), one.data(), sizeof(float) * rows * d) == 0);
+    CHECK(std::memcmp(stats_many.data(), stats_one.data(), sizeof(double) * 2 * rows) == 0);
+  }
+}
+
+TEST_CASE("softmax rows of one vector of keys, several at once, have the bits of one row at a time", "[softmax]") {
+  std::mt19937 rng(14);
+  std::normal_distribution<float> z(0.0f, 4.0f);
+  constexpr int ld = 48, m = 19;  // two groups of 8 rows and 3
+  for (int n : {1, 5, 16}) {
+    if (n > mha::simd::kWidth) continue;
+    for (int causal = 0; causal < 2; ++causal)
+      for (int visible0 : {0, 1, 3}) {  // 0: the first causal row sees no key at all
+        std::vector<float> s(m * ld);
+        for (float& v : s) v = z(rng);
+        const int a_end = causal ? std::min(n, visible0 + m - 1) : n;
+        std::vector<float> a1(m * ld, 7.0f), a2(m * ld, 7.0f), so1(m * n), so2(m * n), ao1(m * n), ao2(m * n);
+        mha::detail::AttentionRowsNarrow(s.data(), ld, m, n, causal, visible0, a1.data(), a_end, so1.data(), ao1.data());
+        for (int i = 0; i < m; ++i) {
+          const int visible = causal ? std::min(n, visible0 + i) : n;
+          mha::detail::AttentionRow<false>(s.data() + i * ld, visible, n, a2.data() + i * ld, a_end, so2.data() + i * n,
+                                           ao2.data() + i * n);
+        }
+        INFO("n = " << n << ", causal " << causal << ", visible0 " << visible0);
+        CHECK(std::memcmp(so1.data(), so2.data(), sizeof(float) * so1.size()) == 0);
+        CHECK(std::memcmp(ao1.data(), ao2.data(), sizeof(float) * ao1.size()) == 0);
+        for (int i = 0; i < m; ++i)  // the scratch rows attn V reads: a_end weights each
+          CHECK(std::memcmp(a1.data() + i * ld, a2.data() + i * ld, sizeof(float) * a_end) == 0);
+      }
   }
 }
 

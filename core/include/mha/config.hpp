@@ -14,6 +14,7 @@ namespace mha {
 // Row-major so the bytes match numpy's C order and a head is one contiguous block.
 using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+using LnStats = Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor>;  // per row: mean, 1/std
 
 enum class Mask { None, Causal };
 enum class Norm { Post, Pre, None };

@@ -114,6 +114,11 @@ struct Trace {
   Mat ffn_residual;  // (seq, d_model) out + ffn_out
   Mat block_out;     // (seq, d_model) the encoder block's output
 
+  // Kept only by ForwardBatch's for_backward pass (else 0 rows): per row of LN1's and
+  // LN2's input, its mean and 1 / sqrt(variance + eps) in double, exactly as the
+  // forward pass normalised with them, so the backward pass does not recompute them.
+  LnStats ln_stats, ln2_stats;
+
   std::vector<FlowRow> flow;
 
   // What the last Forward on this Trace recomputed of Q, K and V; everything after

@@ -110,9 +110,12 @@ class AdamW {
     float *p, *g, *m1, *m2;
     std::int64_t n;
     bool decayed;
+    double sq = 0;  // the gradient's sum of squares
   };
   std::vector<Slot> slots_;  // rebuilt every step in the kept capacity
+  std::vector<int> by_size_;  // slot indices by size (SumsOfSquares), in the kept capacity
   void Collect(Model& m, Model& grads);
+  void SumsOfSquares();
 };
 
 }  // namespace mha
