@@ -59,7 +59,7 @@ def mhaviz_step_ms(mhaviz, flags, batch, seq, threads, repeat):
     if r.returncode != 0:
         raise SystemExit(f"mhaviz bench --train failed: {r.stderr}")
     j = json.loads(r.stdout.strip().splitlines()[-1])
-    return j["median_ms"], j["median_cpu_ms"]
+    return j["median_ms"], j["cpu_median_ms"]
 
 
 class TorchStep:

@@ -29,7 +29,7 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
                  "mhaviz bench --train"};
     app.footer("Prints one line per step, and last one JSON object: the model, batch, seq, threads (asked for),\n"
                "threads_used (a small model's step runs on fewer), repeat, median_ms and min_ms (wall clock),\n"
-               "and median_cpu_ms (the calling thread's CPU time).");
+               "and cpu_median_ms (the calling thread's CPU time).");
     app.add_flag("--train", train_flag, "time a training step (this mode)");
     AddTrainOptions(app, o);
     IntFlag(app, "--repeat", 1, 100000, [&repeat](int v) { repeat = v; }, "timed steps (default 20)");
@@ -93,7 +93,7 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
                      {"min_ms", *std::min_element(ms.begin(), ms.end())},
                      // the calling thread's CPU time: on a shared machine, the single-thread
                      // cost without the time spent waiting for a core
-                     {"median_cpu_ms", Median(cpu)},
+                     {"cpu_median_ms", Median(cpu)},
                      {"threads_used", trainer.threads()}};
     std::cout << j.dump(-1, ' ', true) << "\n";
     return 0;
