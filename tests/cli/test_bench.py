@@ -42,6 +42,17 @@ class Bench(unittest.TestCase):
         self.assertAlmostEqual(j["gflops"], flops / (j["median_ms"] * 1e-3) / 1e9,
                                delta=0.01 * j["gflops"] + 1e-3)
 
+    def test_train_step(self):
+        # bench --train: one training step of train's model, with the same time keys as bench.
+        r = run("--train", "--layers", "2", "--heads", "2", "--d-model", "16", "--batch", "8", "--repeat", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertLessEqual({"mode", "layers", "heads", "d_model", "batch", "seq", "median_ms", "min_ms",
+                              "cpu_median_ms", "threads_used", "params"}, set(j), f"missing keys in {j}")
+        self.assertEqual((j["mode"], j["layers"], j["heads"], j["d_model"], j["batch"]), ("train", 2, 2, 16, 8))
+        self.assertGreaterEqual(j["median_ms"], j["min_ms"])
+        self.assertGreater(j["min_ms"], 0)
+
     def test_two_threads_and_gqa(self):
         j = self.last_json("--seq", "20", "--d-model", "48", "--heads", "6", "--kv-heads", "2",
                            "--threads", "2", "--repeat", "2")
