@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -34,13 +33,8 @@ MIN_WEIGHT = 0.01
 # The head colours (Tableau 10 and two more), as the app draws them.
 COLOURS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
            (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207), (0, 0, 128), (128, 128, 0)]
-FAILURES = []
-
-
-def check(ok, what):
-    print(("ok    " if ok else "FAIL  ") + what)
-    if not ok:
-        FAILURES.append(what)
+import checks  # noqa: E402
+from checks import check  # noqa: E402
 
 
 def run(mhaviz, args):
@@ -244,18 +238,5 @@ def bad_input(mhaviz, tmp):
           f"export --model --sentence with a byte that is not UTF-8: exit 1, says so ({err.strip()[:160]})")
 
 
-def main():
-    mhaviz = os.path.abspath(sys.argv[1])
-    with tempfile.TemporaryDirectory() as tmp:
-        seeded(mhaviz, tmp)
-        preset(mhaviz, tmp)
-        language_model(mhaviz, tmp)
-        bad_input(mhaviz, tmp)
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed")
-        sys.exit(1)
-    print("all checks passed")
-
-
 if __name__ == "__main__":
-    main()
+    checks.main([seeded, preset, language_model, bad_input])

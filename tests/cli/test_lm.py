@@ -20,7 +20,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import unicodedata
 
 import numpy as np
@@ -43,13 +42,8 @@ CSV = os.path.join(MODELS, "mhaviz-small.train.csv")
 CORPUS = os.path.join(ROOT, "assets", "corpus")
 DEMOS = ["고양이가 쥐를 잡았다. 고양이가 쥐를", "The cat sat on the mat.", "셀을 선택한 다음 서식 - 셀을 선택합니다."]
 TOL = 1e-4
-FAILURES = []
-
-
-def check(ok, what):
-    print(("ok    " if ok else "FAIL  ") + what)
-    if not ok:
-        FAILURES.append(what)
+import checks  # noqa: E402
+from checks import check  # noqa: E402
 
 
 def run(args, timeout=600):
@@ -197,15 +191,5 @@ def check_bad_input(mhaviz, tmp):
           f"a sentence over the context is capped at {cfg['max_seq']} pieces with a notice: {r.stderr.strip()[:200]}")
 
 
-def main():
-    mhaviz = os.path.abspath(sys.argv[1])
-    with tempfile.TemporaryDirectory() as tmp:
-        check_logits(mhaviz, tmp)
-        check_bad_input(mhaviz, tmp)
-        check_reproducible(mhaviz, tmp)
-    print(f"{len(FAILURES)} failure(s)")
-    sys.exit(1 if FAILURES else 0)
-
-
 if __name__ == "__main__":
-    main()
+    checks.main([check_logits, check_bad_input, check_reproducible])
