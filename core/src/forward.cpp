@@ -21,6 +21,7 @@
 #include "mha/ffn.hpp"
 #include "mha/tokenizer.hpp"
 #include "simd.hpp"
+#include "forward_pass.hpp"
 #include "weight_packs.hpp"
 #include "workspace.hpp"
 
@@ -50,6 +51,14 @@ Workspace& WorkspaceHandle::get() {
 
 namespace {
 
+using detail::kNormRows;
+using detail::Panels;
+using detail::Pass;
+using detail::RowPanel;
+using detail::RowPanelOf;
+using detail::StatsOf;
+using detail::Step;
+
 // ---- threads -------------------------------------------------------------------
 
 int ThreadsFor(const Config& cfg, int seq, int seq_kv, int batch) {
@@ -67,8 +76,6 @@ int ThreadsFor(const Config& cfg, int seq, int seq_kv, int batch) {
   return static_cast<int>(std::max(1.0, std::min<double>(threads, 1.0 + flops / 2e6)));
 }
 
-int Panels(int n) { return (n + detail::kNR - 1) / detail::kNR; }
-
 // Rows of one attention task: a block of query rows of one head. Small enough that
 // its scores and weights stay in L2 while attn V reads them back.
 constexpr int kRowBlock = 4 * detail::kMR;
@@ -85,60 +92,6 @@ void GemmPanel(int m, int k, const float* a, std::ptrdiff_t lda, const float* b,
     detail::Panel(m, k, a, lda, b, ldb, c, ldc, nc, bias, 1.0f);
   }
 }
-
-// One forward pass, cut into phases of independent tasks for the pool. Phase k+1
-// starts when phase k is done; a task never depends on which thread runs it.
-enum class Step { PreNorm, Project, Pack, Attend, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
-
-struct Pass {
-  const Config* cfg;
-  const Weights* w;
-  Trace* t;
-  detail::Workspace* ws;
-  const Mat* src;  // queries' input: x, or LN(x) for pre-LN
-  const Mat* mem;  // keys' and values' input: src, or the memory (cross-attention)
-  int seq, seq_kv, d, H, G, hd, group, pkv, phd, ld;
-  // Sequences stacked in the input (ForwardBatch; 1 otherwise), and rows = batch * seq
-  // of the position-wise tensors. Their products run in blocks of gemm_rows rows.
-  int batch = 1, rows = 0, gemm_rows = 0;
-  // Only what the backward pass reads (ForwardBatch's for_backward): no scores, context,
-  // attn_out, ffn_out, nor (but for post-LN) residual and ffn_residual. The products
-  // that fed them land in the sums they feed: W_O's in out (or residual), the FFN's
-  // in block_out (or ffn_residual), and the heads' context straight into concat.
-  bool lean = false;
-  Mat *attn_sum = nullptr, *attn_res = nullptr;  // concat W_O + b_O, and x + that
-  Mat *ffn_sum = nullptr, *ffn_res = nullptr;    // hidden W2 + b2, and out + that
-  bool causal, stream, v_in_place;
-  bool project;  // some input row changed: the Project phase runs
-  float scale;
-  float* kt;
-  float* vp;
-  // The packed weights (workspace.hpp), or null past the memory cap: Q/K/V head
-  // panels, and W_O's panels then W1's and W2's; *_ready: already packed.
-  float* qkv_pack;
-  float* out_pack;
-  bool qkv_ready, out_ready;
-  bool shared;  // the panels are a SharedPacks' (read only, not this trace's own)
-  std::size_t kt_panel, vp_panel, wpanel;
-  // Encoder block (FFN after attention): d_ff, and where W1's and W2's packed panels
-  // start in out_pack (W2's panels are d_ff deep).
-  int f = 0;
-  std::size_t w1_at = 0, w2_at = 0;
-  Step steps[detail::Pool::kMaxPhases];
-  int tasks[detail::Pool::kMaxPhases];
-  int phases = 0;
-
-  void Add(Step s, int n) {
-    static_assert(detail::Pool::kMaxPhases >= 10, "a pass has up to 10 phases");
-    steps[phases] = s;
-    tasks[phases++] = n;
-  }
-};
-
-constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
-
-// Where row i's LayerNorm statistics are kept for the backward pass, or null.
-double* StatsOf(LnStats& s, int i) { return s.rows() > 0 ? s.data() + 2 * static_cast<std::ptrdiff_t>(i) : nullptr; }
 
 // Pre-LN: x_ln = LN(x), rows [r0, r1).
 void PreNormTask(Pass& p, int task) {
@@ -170,8 +123,8 @@ void ProjectRows(Pass& p, Mat& out, int heads, int rows, int b, int i0, int i1, 
     // block on the one-vector kernel, reading its columns of the panel in place,
     // rather than through the tile and a copy.
     for (int c = 0; c < nc; c += hd)
-      detail::Panel(i1 - i0, p.d, a, p.d, panel + c, ldb, block(head + c / hd, i0), hd, std::min(hd, nc - c),
-                    bias + c, 1.0f);
+      detail::Panel(i1 - i0, p.d, a, p.d, panel + c, ldb, block(head + c / hd, i0), hd, std::min(hd, nc - c), bias + c,
+                    1.0f);
     return;
   }
   float* tile = p.ws->block[tid].Get(0);  // kRowBlock x kNR: the Attend phase's scratch, free here
@@ -306,16 +259,6 @@ void AttendTask(Pass& p, int task, int tid) {
 }
 
 // Output projection, one panel of columns: attn_out = concat W_O + b_O.
-// Tasks of the position-wise products: (block of gemm_rows rows, panel of columns).
-struct RowPanel {
-  int r0, m, panel;
-};
-RowPanel RowPanelOf(const Pass& p, int task, int panels) {
-  const int r0 = task / panels * p.gemm_rows;
-  return {r0, std::min(p.gemm_rows, p.rows - r0), task % panels};
-}
-
-// Output projection, one panel of columns: attn_out = concat W_O + b_O.
 void OutputTask(Pass& p, int task, int tid) {
   using detail::kNR;
   const Weights& w = *p.w;
@@ -354,88 +297,6 @@ void FinishTask(Pass& p, int task) {
   }
 }
 
-// ---- the encoder block's FFN sublayer (mha/ffn.hpp has the formulas) ----------
-
-// Pre-LN: ffn_ln = LN2(out), rows [r0, r1).
-void FfnNormTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
-  const Weights& w = *p.w;
-  detail::LayerNormRows(p.t->out.data() + static_cast<std::ptrdiff_t>(r0) * d, w.ln2_gamma.data(), w.ln2_beta.data(),
-                        d, p.cfg->ln_eps, p.t->ffn_ln.data() + static_cast<std::ptrdiff_t>(r0) * d, r1 - r0,
-                        StatsOf(p.t->ln2_stats, r0));
-}
-
-// ffn_hidden = act(in W1 + b1), one panel of d_ff columns.
-void FfnUpTask(Pass& p, int task, int tid) {
-  using detail::kNR;
-  const Weights& w = *p.w;
-  Trace& t = *p.t;
-  const Mat& in = p.cfg->norm == Norm::Pre ? t.ffn_ln : t.out;
-  const RowPanel rp = RowPanelOf(p, task, Panels(p.f));
-  const int panel_index = rp.panel, j0 = panel_index * kNR, nc = std::min(kNR, p.f - j0);
-  float* c = t.ffn_hidden.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.f + j0;
-  const float* panel;
-  if (p.out_pack) {
-    float* packed = p.out_pack + p.w1_at + panel_index * p.wpanel;
-    if (!p.out_ready) detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
-    panel = packed;
-  } else {
-    float* packed = p.ws->panel[tid].Get(0);
-    detail::PackB(w.ffn_W1.data() + j0, p.f, p.d, nc, packed);
-    panel = packed;
-  }
-  detail::Panel(rp.m, p.d, in.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d, p.d, panel, kNR, c, p.f, nc,
-                w.ffn_b1.data() + j0, 1.0f);
-  const Activation act = p.cfg->activation;
-  for (int i = 0; i < rp.m; ++i) {
-    float* row = c + static_cast<std::ptrdiff_t>(i) * p.f;
-    if (act == Activation::Relu)
-      for (int j = 0; j < nc; ++j) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
-    else
-      for (int j = 0; j < nc; ++j) row[j] = Activate(act, row[j]);
-  }
-}
-
-// ffn_out = ffn_hidden W2 + b2, one panel of d_model columns.
-void FfnDownTask(Pass& p, int task, int tid) {
-  using detail::kNR;
-  const Weights& w = *p.w;
-  Trace& t = *p.t;
-  const RowPanel rp = RowPanelOf(p, task, Panels(p.d));
-  const int panel_index = rp.panel, j0 = panel_index * kNR, nc = std::min(kNR, p.d - j0);
-  const float* panel;
-  if (p.out_pack) {
-    float* packed = p.out_pack + p.w2_at + panel_index * detail::PanelFloats(p.f);
-    if (!p.out_ready) detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
-    panel = packed;
-  } else {
-    float* packed = p.ws->panel[tid].Get(0);
-    detail::PackB(w.ffn_W2.data() + j0, p.d, p.f, nc, packed);
-    panel = packed;
-  }
-  detail::Panel(rp.m, p.f, t.ffn_hidden.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.f, p.f, panel, kNR,
-                p.ffn_sum->data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d + j0, p.d, nc, w.ffn_b2.data() + j0, 1.0f);
-}
-
-// ffn_residual = out + ffn_out, then LN2 (post-LN) or not: block_out, rows [r0, r1).
-void FfnFinishTask(Pass& p, int task) {
-  const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), d = p.d;
-  Trace& t = *p.t;
-  const Weights& w = *p.w;
-  for (int i = r0; i < r1; ++i) {
-    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * d;
-    const float* a = t.out.data() + o;
-    const float* b = p.ffn_sum->data() + o;
-    float* res = p.ffn_res->data() + o;  // may be b itself (lean)
-    for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
-    if (p.cfg->norm == Norm::Post)
-      detail::LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o,
-                           StatsOf(t.ln2_stats, i));
-    else if (p.ffn_res != &t.block_out)
-      std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
-  }
-}
-
 void RunTask(void* ctx, int phase, int task, int tid) {
   Pass& p = *static_cast<Pass*>(ctx);
   switch (p.steps[phase]) {
@@ -445,10 +306,10 @@ void RunTask(void* ctx, int phase, int task, int tid) {
     case Step::Attend: AttendTask(p, task, tid); break;
     case Step::Output: OutputTask(p, task, tid); break;
     case Step::Finish: FinishTask(p, task); break;
-    case Step::FfnNorm: FfnNormTask(p, task); break;
-    case Step::FfnUp: FfnUpTask(p, task, tid); break;
-    case Step::FfnDown: FfnDownTask(p, task, tid); break;
-    case Step::FfnFinish: FfnFinishTask(p, task); break;
+    case Step::FfnNorm: detail::FfnNormTask(p, task); break;
+    case Step::FfnUp: detail::FfnUpTask(p, task, tid); break;
+    case Step::FfnDown: detail::FfnDownTask(p, task, tid); break;
+    case Step::FfnFinish: detail::FfnFinishTask(p, task); break;
   }
 }
 
@@ -712,7 +573,8 @@ void CheckFiniteOutput(const Trace& t) {
       first = name;
       break;
     }
-  throw Error("The layer's values overflowed float32 (Inf or NaN from " + first + " on), so there is nothing "
+  throw Error("The layer's values overflowed float32 (Inf or NaN from " + first +
+              " on), so there is nothing "
               "meaningful to show. With norm none nothing rescales the values between the attention and the "
               "feed-forward network, and large weights multiply them past 3.4e38. Use norm post or pre, or "
               "scale the weights (or the input) down.");
