@@ -90,12 +90,16 @@ bool ValuesFit(const Geometry& g) {
 // numbers, from their own glyphs (a font drawn at another size than its own looks
 // ragged), when the bigger number takes at most 3/5 of the cell's width and half its
 // height.
-ImFont* ValuesFont(const AppState& s, const Geometry& g) {
+struct ValuesText {
+  ImFont* font;
+  float px;
+};
+ValuesText ValuesFont(const AppState& s, const Geometry& g) {
   if (ImFont* big = s.ui.font_numbers) {
     const float w = big->CalcTextSizeA(big->FontSize, FLT_MAX, 0.0f, "0.00").x;
-    if (w <= g.cw * 0.6f && big->FontSize <= g.ch * 0.5f) return big;
+    if (w <= g.cw * 0.6f && big->FontSize <= g.ch * 0.5f) return {big, big->FontSize};
   }
-  return ImGui::GetFont();
+  return {ImGui::GetFont(), ImGui::GetFontSize()};
 }
 
 struct MapPlace {
@@ -170,8 +174,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   if (values_allowed && ValuesFit(g)) {
     char buf[16];
     const ImVec4 clip = dl->_CmdHeader.ClipRect;
-    ImFont* font = ValuesFont(s, g);
-    const float vs = font == ImGui::GetFont() ? fs : font->FontSize;
+    const auto [font, vs] = ValuesFont(s, g);
     for (int i = 0; i < seq; ++i) {
       const float y = a.y + i * ch;
       if (y + ch < clip.y || y > clip.w) continue;
@@ -495,7 +498,7 @@ void DrawHeatmapsPanel(AppState& s) {
   rep.label_px = g.label_px;
   rep.label_font = s.ui.font_label != nullptr;
   rep.values = ValuesFit(g);
-  rep.values_px = !rep.values ? 0.0f : ValuesFont(s, g) == ImGui::GetFont() ? fs : ValuesFont(s, g)->FontSize;
+  rep.values_px = rep.values ? ValuesFont(s, g).px : 0.0f;
   rep.scroll = g.scroll;
   rep.content_h = g.content_h;
   rep.view_h = area.y;
