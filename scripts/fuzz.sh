@@ -25,10 +25,15 @@ jobs=${JOBS:-2}
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (apt-get install -y clang libclang-rt-14-dev)" >&2; exit 1; }
 
 mkdir -p "$build"
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
+fi
 # -O1 with assertions on (no NDEBUG): Eigen's bounds asserts stay armed.
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_C_FLAGS_FUZZ="-O1 -g" -DCMAKE_CXX_FLAGS_FUZZ="-O1 -g" \
-  -DMHAVIZ_FUZZ=ON -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF >"$build/configure.log" 2>&1 ||
+  -DMHAVIZ_FUZZ=ON -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF "${launcher[@]}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
 cmake --build "$build" -j "$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
 

@@ -34,6 +34,7 @@ TEST_PACKAGES=(
   xvfb xauth xdotool
   python3-numpy python3-torch libopenblas0-openmp python3-pil python3-sentencepiece
   clang libclang-rt-14-dev
+  ccache
 )
 PACKAGES=("${RUN_PACKAGES[@]}")
 [ "$action" = test ] && PACKAGES+=("${TEST_PACKAGES[@]}")
@@ -62,7 +63,14 @@ fi
 build_dir="${MHAVIZ_BUILD_DIR:-build}"
 tests=OFF
 [ "$action" = test ] && tests=ON
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DMHAVIZ_TESTS="$tests"
+launcher=()
+# ccache, where installed, makes a rebuild (another clone, the sanitizer builds) cheap.
+# Paths are hashed relative to the checkout, so clones in other folders share the cache.
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+fi
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DMHAVIZ_TESTS="$tests" "${launcher[@]}"
 cmake --build "$build_dir" -j"$(nproc)"
 
 case "$action" in
