@@ -16,7 +16,7 @@
 #include "options/terminal.hpp"
 
 #ifdef MHAVIZ_HAVE_GUI
-#include "gui/gui.hpp"
+#include "gui/main/run.hpp"
 #endif
 
 namespace {

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "gui/matrix_view.hpp"
-#include "gui/teach_views.hpp"
-#include "gui/theme.hpp"
+#include "gui/draw/matrix_view.hpp"
+#include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
-#include "gui/views/widgets.hpp"
-#include "gui/widgets.hpp"
 
 namespace mha::gui {
 

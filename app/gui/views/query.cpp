@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <string>
 
-#include "gui/teach_views.hpp"
-#include "gui/theme.hpp"
+#include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/style/wide_glyphs.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
-#include "gui/views/widgets.hpp"
-#include "gui/widgets.hpp"
-#include "gui/wide_glyphs.hpp"
 
 namespace mha::gui {
 

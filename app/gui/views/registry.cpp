@@ -9,9 +9,9 @@
 #include <imgui_internal.h>
 #include <nlohmann/json.hpp>
 
-#include "gui/panels.hpp"
-#include "gui/teach_views.hpp"
-#include "gui/widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/state/view_caches.hpp"
 
 namespace mha::gui {
 namespace {

@@ -9,20 +9,18 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gui/state/teach_state.hpp"
+
 struct ImVec2;
 
 namespace mha::gui {
 
 struct AppState;
 
-// The tabs of the results area, in order (the table below is in the same order).
-enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Train, HeadView, ModelView,
-                  NextTokens, Count };
-inline constexpr int kViewCount = static_cast<int>(View::Count);
 
 // Each view's Draw draws into the current tab; its Dump returns what the view shows
 // as JSON, from the same caches the view draws (--dump-state's views.NAME_view).
-void DrawHeatmapsView(AppState& s);  // heatmaps.cpp
+void DrawHeatmapsView(AppState& s);  // heatmaps/heatmaps.cpp
 void DrawQueryView(AppState& s);  // query.cpp
 nlohmann::json DumpQueryView(AppState& s);
 void DrawScalingView(AppState& s);  // scaling.cpp
@@ -39,13 +37,13 @@ void DrawLessonView(AppState& s);  // lesson.cpp
 nlohmann::json DumpLessonView(AppState& s);
 void DrawInspectorView(AppState& s);  // inspector.cpp
 nlohmann::json DumpInspectorView(AppState& s);
-void DrawTrainView(AppState& s);  // train.cpp
+void DrawTrainView(AppState& s);  // train/train.cpp
 nlohmann::json DumpTrainView(AppState& s);
-void DrawHeadView(AppState& s);  // head_view.cpp
+void DrawHeadView(AppState& s);  // lm/head_view.cpp
 nlohmann::json DumpHeadView(AppState& s);
-void DrawModelView(AppState& s);  // model_view.cpp
+void DrawModelView(AppState& s);  // lm/model_view.cpp
 nlohmann::json DumpModelView(AppState& s);
-void DrawNextTokensView(AppState& s);  // next_tokens.cpp
+void DrawNextTokensView(AppState& s);  // lm/next_tokens.cpp
 nlohmann::json DumpNextTokensView(AppState& s);
 
 struct ViewEntry {

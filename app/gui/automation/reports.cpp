@@ -1,0 +1,172 @@
+// What the app reports for tests, benchmarks and bug reports: --probe, --dump-state
+// and --stats (run.cpp writes them).
+#include "gui/automation/reports.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "gui/sources/model_source.hpp"
+#include "gui/sources/train_session.hpp"
+#include "gui/state/settings.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/fonts.hpp"
+#include "gui/views/registry.hpp"
+#include "io/files.hpp"
+#include "options/timing.hpp"
+
+namespace mha::gui {
+namespace {
+
+// The num_heads and d_model the Configuration panel shows: a language model's own (its
+// shape is fixed, the panel greys them out), else the configuration's, which for a
+// Train view run is the shape of the next run.
+void ShownShape(const AppState& s, nlohmann::json& j) {
+  const bool fixed = UsingTrainedModel(s) && s.source.lm;
+  j["num_heads"] = fixed ? s.source.lm->model.cfg.layer.num_heads : s.choice.cfg.num_heads;
+  j["d_model"] = fixed ? s.source.lm->model.cfg.layer.d_model : s.choice.cfg.d_model;
+}
+
+// What the heatmap grid and the shape-flow table laid out in the last frame.
+nlohmann::json LayoutJson(const LayoutReport& r) {
+  return {{"heatmaps",
+           {{"maps", r.maps},
+            {"grid_cols", r.grid_cols},
+            {"grid_rows", r.grid_rows},
+            {"cell_w", r.cell_w},
+            {"cell_h", r.cell_h},
+            {"row_labels", r.row_labels},
+            {"key_labels", r.key_labels},
+            {"label_px", r.label_px},
+            {"label_font_loaded", r.label_font},
+            {"values", r.values},
+            {"values_px", r.values_px},
+            {"scroll", r.scroll},
+            {"content_h", r.content_h},
+            {"view_h", r.view_h}}},
+          {"flow",
+           {{"table_w", r.flow_table_w},
+            {"columns_w", r.flow_columns_w},
+            {"diagram_w", r.flow_diagram_w},
+            {"params_small_font", r.flow_params_small},
+            {"scroll_x", r.flow_scroll_x},
+            {"shortened", r.flow_shortened}}}};
+}
+
+}  // namespace
+
+nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
+  nlohmann::json j;
+  j["frame"] = frame;
+  j["generation"] = s.result.generation;
+  j["window"] = {win_w, win_h};
+  nlohmann::json w = nlohmann::json::object();
+  for (const auto& [name, r] : s.ui.probe) w[name] = {r[0], r[1], r[2], r[3]};
+  j["widgets"] = w;
+  j["layout"] = LayoutJson(s.ui.report);
+  j["sentence"] = s.choice.sentence;
+  ShownShape(s, j);
+  j["ok"] = s.result.ok;
+  j["error"] = s.result.error;
+  j["tokens"] = s.result.tokens;
+  j["reuse"] = s.result.ok ? s.result.reuse : std::string();
+  j["enlarged"] = s.ui.enlarged;
+  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
+  j["colour_scale"] = render::ToString(s.ui.colour_scale);
+  j["font_px"] = ImGui::GetFontSize();
+  j["text_size"] = s.ui.text_size;
+  j["export_message"] = s.exp.message;
+  j["export_path"] = std::string(s.exp.path.data());
+  j["focused_text"] = ImGui::GetIO().WantTextInput;
+  j["view"] = ViewName(s.teach.view);
+  j["file_message"] = s.teach.file_message;
+  j["train"] = TrainProbeJson(s);
+  return j;
+}
+
+std::string DumpStateJson(AppState& s, int frames) {
+  nlohmann::json j;
+  j["frames"] = frames;
+  j["sentence"] = s.choice.sentence;
+  j["memory"] = s.choice.cross ? s.choice.memory : std::string();
+  j["ok"] = s.result.ok;
+  j["error"] = s.result.error;
+  j["generation"] = s.result.generation;
+  j["recomputes"] = s.timing.recompute_ms.size();
+  j["reuse"] = s.result.ok ? s.result.reuse : std::string();
+  j["enlarged"] = s.ui.enlarged;
+  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
+  j["colour_scale"] = render::ToString(s.ui.colour_scale);
+  j["text_size"] = s.ui.text_size;
+  j["export_message"] = s.exp.message;
+  j["notices"] = s.ui.notices;
+  j["font_notice"] = s.ui.font_notice;
+  j["font_path"] = s.ui.font_path;
+  // Which glyph each token's characters are drawn with (0xFFFD: the replacement box).
+  nlohmann::json drawn = nlohmann::json::array();
+  nlohmann::json box_notes = nlohmann::json::array();
+  for (const auto& tok : s.result.tokens) {
+    drawn.push_back(DrawnCodepoints(tok));
+    box_notes.push_back(BoxNote(tok));  // the chip's tooltip says which character a box is
+  }
+  j["drawn"] = drawn;
+  j["sentence_field_drawn"] = FieldCodepoints(s.ui.sentence_buf.data());
+  j["box_notes"] = box_notes;
+  const AtlasStats atlas = LastAtlasStats();
+  j["font_atlas"] = {{"width", atlas.width}, {"height", atlas.height}, {"glyphs", atlas.glyphs},
+                     {"build_ms", atlas.build_ms}};
+  j["content_scale"] = s.ui.content_scale;
+  j["font_px"] = ImGui::GetFontSize();
+  j["layout"] = LayoutJson(s.ui.report);
+  j["settings"] = nlohmann::json::parse(AppSettingsJson(s, 0, 0));
+  // What each teaching view shows, from the caches the views draw.
+  j["views"] = nlohmann::json::parse(TeachViewsJson(s));
+  if (s.result.ok) {
+    const Trace& t = s.result.trace;
+    if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= 4e6) {
+      j["trace"] = nlohmann::json::parse(io::TraceJson(t, s.result.notice));
+    } else {  // tens of MB of JSON helps nobody: the tokens and sizes only
+      j["trace"] = {{"tokens", t.in.tokens},
+                    {"config", {{"num_heads", t.cfg.num_heads}, {"d_model", t.cfg.d_model}, {"seq", t.seq},
+                                {"seq_kv", t.seq_kv}}},
+                    {"attention", "left out: more than 4 million weights"}};
+    }
+  }
+  return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+nlohmann::json StatsJson(const AppState& s, int frame, int fb_w, int fb_h, const char* gl_renderer) {
+  using cli::Median;
+  // The first frames build the font atlas and upload textures: leave them out.
+  std::vector<double> frames(s.timing.frame_ms.begin() + std::min<std::size_t>(2, s.timing.frame_ms.size()),
+                             s.timing.frame_ms.end());
+  nlohmann::json j;
+  j["frames"] = frame;
+  j["median_frame_ms"] = Median(frames);
+  j["median_recompute_ms"] = Median(s.timing.recompute_ms);
+  j["median_upload_ms"] = Median(s.timing.upload_ms);
+  auto skip2 = [](const std::vector<double>& v) {
+    return std::vector<double>(v.begin() + std::min<std::size_t>(2, v.size()), v.end());
+  };
+  // Where a frame's time goes: building the UI (incl. any recompute and texture
+  // upload), submitting the draw lists, and presenting (where llvmpipe rasterises).
+  j["median_ui_ms"] = Median(skip2(s.timing.ui_ms));
+  j["median_draw_ms"] = Median(skip2(s.timing.draw_ms));
+  j["median_swap_ms"] = Median(skip2(s.timing.swap_ms));
+  // CPU time of all the process's threads (llvmpipe rasterises on its own
+  // threads) per frame: less disturbed than wall time when the machine is busy.
+  j["median_frame_cpu_ms"] = Median(skip2(s.timing.cpu_ms));
+  j["median_triangles"] = Median(skip2(s.timing.triangles));
+  j["recomputes"] = s.timing.recompute_ms.size();
+  j["churn"] = s.churn;
+  j["framebuffer"] = {fb_w, fb_h};
+  j["seq"] = s.result.ok ? s.result.trace.seq : 0;
+  ShownShape(s, j);
+  j["ok"] = s.result.ok;
+  j["gl_renderer"] = gl_renderer;
+  return j;
+}
+
+}  // namespace mha::gui

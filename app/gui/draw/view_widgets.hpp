@@ -1,0 +1,25 @@
+// Small pieces the teaching views share (draw/view_widgets.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gui/state/app_state.hpp"
+
+namespace mha::gui {
+
+// Whether there is a trace to show (HasResults: the current one, or the last valid
+// one, which the results area dims); with none yet, says where results will appear.
+bool HaveResultsToShow(const AppState& s);
+// "head [combo] < >" for s.teach.head; returns true if the learner changed it.
+bool HeadPicker(AppState& s, const char* id, float width = 0.0f);
+// `v` with `digits` significant digits ("3.536", "1e-05", "-∞").
+std::string Sig(double v, int digits = 4);
+// "[1, 2, …, 7, 8]": at most `max_shown` entries (ElidedIndices), `digits` significant.
+std::string VecString(const Eigen::Ref<const RowVec>& v, int max_shown, int digits = 4);
+// Muted wrapped text.
+void Muted(const char* text);
+// "1.5 KiB"
+std::string Bytes(std::int64_t b);
+
+}  // namespace mha::gui

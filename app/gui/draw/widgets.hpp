@@ -1,0 +1,45 @@
+// Small drawing helpers shared by the panels.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "gui/state/app_state.hpp"
+
+namespace mha::gui {
+
+// A bold heading and, under it, one muted line that says what the section teaches.
+// With `inline_subtitle`, the explanation follows the heading on the same line.
+void SectionTitle(const AppState& s, const char* title, const char* subtitle = nullptr, bool inline_subtitle = false);
+
+// A coloured box of wrapped text (errors, notices) that spans the available width.
+void MessageBox(const std::string& text, ImU32 bg, ImU32 fg);
+
+// "(?)" that shows `text` as a tooltip.
+void HelpMarker(const char* text);
+
+// Records the last item's rectangle under `name` for --probe (GUI tests).
+void Probe(AppState& s, const char* name);
+
+// Left-aligned label in a fixed-width column, then the next widget on the same line
+// filling the rest: the form layout of the Controls panel.
+void FormLabel(const char* label, float label_width);
+
+// `text` shortened with "…" to fit `max_width` pixels (never splits a UTF-8 sequence).
+std::string Ellipsize(const std::string& text, float max_width);
+
+// Text drawn rotated 90° counter-clockwise (reading bottom to top), with the start
+// of the text at `bottom_left`.
+void AddTextVertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 col, const char* text);
+
+// Tokens as numbered chips, wrapped to the available width, in a box of at most
+// five lines that scrolls; chips out of view are not drawn. `highlight` is drawn
+// hot. Returns the hovered chip or -1.
+int TokenChips(const AppState& s, const char* id, const std::vector<std::string>& tokens, int highlight);
+
+// "33,554,432"
+std::string Thousands(long long n);
+
+}  // namespace mha::gui

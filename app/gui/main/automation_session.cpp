@@ -1,0 +1,106 @@
+#include "gui/main/automation_session.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include <sys/resource.h>
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include "gui/automation/reports.hpp"
+#include "gui/sources/exports.hpp"
+#include "io/files.hpp"
+#include "options/terminal.hpp"
+
+namespace mha::gui {
+
+double ProcessCpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+int Automation::AfterLastFrame(AppState& s, int fb_w, int fb_h) const {
+  int status = 0;
+  if (!g_.export_path.empty()) {
+    std::snprintf(s.exp.path.data(), s.exp.path.size(), "%s", g_.export_path.c_str());
+    s.pending.export_png = true;
+    // Exports run inside the frame; run this one now on the final trace.
+    RunPendingExports(s);
+    if (!s.exp.message_ok) {
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(s.exp.message, true) << "\n";
+      status = 1;
+    }
+  }
+  if (!g_.screenshot.empty()) {
+    try {
+      WriteScreenshot(g_.screenshot, fb_w, fb_h);
+    } catch (const std::exception& e) {
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
+      status = 1;
+    }
+  }
+  return status;
+}
+
+void Automation::AfterFrame(AppState& s, const FrameTimes& t, int frame, int win_w, int win_h) {
+  auto span = [](FrameTimes::Clock::time_point a, FrameTimes::Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  if (on()) {
+    s.timing.triangles.push_back(ImGui::GetDrawData()->TotalIdxCount / 3.0);
+    s.timing.cpu_ms.push_back(ProcessCpuMs() - t.cpu_start_ms);
+    s.timing.ui_ms.push_back(span(t.start, t.ui));
+    s.timing.draw_ms.push_back(span(t.ui, t.draw));
+    s.timing.swap_ms.push_back(span(t.swap_start, t.end));
+  }
+  const double ms = span(t.start, t.end);
+  s.timing.last_frame_ms = ms;
+  s.timing.frame_ms.push_back(ms);
+  if (s.timing.frame_ms.size() > 200000) s.timing.frame_ms.clear();
+  if (s.timing.recompute_ms.size() > 200000) s.timing.recompute_ms.clear();
+  if (s.timing.upload_ms.size() > 200000) s.timing.upload_ms.clear();
+  if (!g_.probe.empty() && frame >= 2) WriteProbe(s, frame, win_w, win_h);
+}
+
+void Automation::WriteProbe(const AppState& s, int frame, int win_w, int win_h) {
+  nlohmann::json pj = ProbeJson(s, 0, win_w, win_h);
+  const std::string body = pj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Rewritten when something changed, and every 100 ms anyway so that tests can
+  // see frames pass (and know the layout has settled).
+  if (body == last_probe_ && std::chrono::steady_clock::now() - last_probe_write_ <= std::chrono::milliseconds(100))
+    return;
+  last_probe_ = body;
+  last_probe_write_ = std::chrono::steady_clock::now();
+  pj["frame"] = frame;
+  try {
+    io::WriteFileAtomic(g_.probe, pj.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "mhaviz gui: warning: " << cli::TerminalSafe(e.what(), true) << "\n";
+  }
+}
+
+int Automation::Finish(AppState& s, int frame, int fb_w, int fb_h, const char* gl_renderer) const {
+  int status = 0;
+  if (!g_.stats.empty()) {
+    const nlohmann::json j = StatsJson(s, frame, fb_w, fb_h, gl_renderer);
+    try {
+      io::WriteFileAtomic(g_.stats, j.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
+      status = 1;
+    }
+  }
+  if (!g_.dump_state.empty()) {
+    try {
+      io::WriteFileAtomic(g_.dump_state, DumpStateJson(s, frame));
+    } catch (const std::exception& e) {
+      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
+      status = 1;
+    }
+  }
+  return status;
+}
+
+}  // namespace mha::gui

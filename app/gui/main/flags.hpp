@@ -1,0 +1,63 @@
+// `mhaviz gui`'s flags: the shared ones that say what to compute (options/flags.hpp,
+// the same declaration `trace` uses), the teaching views' and automation's. Parsed
+// before the settings are loaded; applied on top of them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/model_trace.hpp"
+#include "gui/state/app_state.hpp"
+#include "options/flags.hpp"
+
+namespace mha::gui {
+
+// --view NAME, --view-head H, --view-query I, --inspect TENSOR, --preset lesson | heads.
+struct TeachFlags {
+  int view = -1;
+  int head = -1, query = -1;
+  std::string inspect;
+  bool lesson = false;
+  bool heads = false;  // --preset heads
+  bool train_autostart = false;  // --train-autostart
+  std::string train_task;        // --train-task
+  int train_offsets = 0;         // --train-offsets
+};
+
+// The largest window (and so screenshot) mhaviz opens: 8K UHD. Its framebuffers, the
+// screenshot's pixels and their PNG stay within the memory budget; 16384 x 16384 took
+// 5.8 GB.
+inline constexpr int kMaxWindowWidth = 7680;
+inline constexpr int kMaxWindowHeight = 4320;
+
+// Automation (tests, docs, bug reports, benchmarks) and the window.
+struct GuiOptions {
+  std::string screenshot, stats, dump_state, probe, export_path;
+  int frames = 0;
+  bool churn = false;
+  int width = 0, height = 0;
+  int settings = -1;  // -1 default, 0 no, 1 yes
+  int enlarge = -1;   // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
+  bool present = false;      // --present: start in presentation mode
+  std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)
+  bool automation() const { return frames > 0 || !stats.empty(); }
+};
+
+struct GuiArgs {
+  cli::RunOptions run;
+  TeachFlags teach;
+  cli::ModelSource model;  // --model M.npz --tokens --example --layer: a trained model drives the views
+  GuiOptions gui;
+  bool help = false;
+  std::string help_text;
+};
+void DeclareGuiFlags(CLI::App& app, GuiArgs& a);
+GuiArgs ParseGuiArgs(const std::vector<std::string>& args);  // throws cli::UsageError
+
+// The flags on top of `s.choice` (defaults or saved settings). Reads --sentence-file,
+// --input and --weights (mha::Error for a bad file).
+void ApplyRunOptions(const cli::RunOptions& o, AppState& s);
+void ApplyTeachFlags(const TeachFlags& f, AppState& s);
+// --model: ApplyModelFlags (sources/train_session.hpp).
+
+}  // namespace mha::gui

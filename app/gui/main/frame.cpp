@@ -1,0 +1,266 @@
+// One frame of the window: the layout, the keyboard shortcuts, and the one place
+// where the core runs (between the panels that edit the choice and the panels
+// that show the result, so an edit shows in the same frame).
+#include "gui/main/frame.hpp"
+
+#include <algorithm>
+
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include "gui/draw/widgets.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/sources/exports.hpp"
+#include "gui/sources/model_source.hpp"
+#include "gui/sources/recompute.hpp"
+#include "gui/sources/train_session.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/views/heatmaps/heatmaps.hpp"
+#include "gui/views/registry.hpp"
+
+namespace mha::gui {
+namespace {
+
+float UiScale(const AppState& s) { return s.ui.content_scale * s.ui.text_size / 100.0f; }
+
+// Presentation mode's keys: the arrows move between maps (the mean last), + and -
+// step num_heads through the values that divide d_model.
+void PresentKeys(AppState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  constexpr int kRight = 262, kLeft = 263, kEqual = 61, kMinus = 45, kKpSub = 333, kKpAdd = 334;
+  const int maps = (s.result.generation > 0 ? s.result.trace.cfg.num_heads : s.choice.cfg.num_heads) + 1;
+  if (ImGui::IsKeyPressed(kRight)) s.ui.present_head = (s.ui.present_head + 1) % maps;
+  if (ImGui::IsKeyPressed(kLeft)) s.ui.present_head = (s.ui.present_head + maps - 1) % maps;
+  if (io.KeyCtrl) return;  // Ctrl+= / Ctrl+- are the text size
+  Config& c = s.choice.cfg;
+  int dir = 0;
+  if (ImGui::IsKeyPressed(kEqual) || ImGui::IsKeyPressed(kKpAdd)) dir = 1;
+  if (ImGui::IsKeyPressed(kMinus) || ImGui::IsKeyPressed(kKpSub)) dir = -1;
+  if (dir == 0) return;
+  const int h = StepHeads(c.d_model, c.num_heads, dir);
+  if (h != c.num_heads) {
+    c.num_heads = h;
+    s.dirty = true;
+  }
+}
+
+void Shortcuts(AppState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  // GLFW key codes are ImGui 1.86's key indices.
+  constexpr int kKeyS = 83, kKeyQ = 81, kKeyEqual = 61, kKeyMinus = 45, kKey0 = 48, kKeyF11 = 300;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyS, false)) s.pending.export_png = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyQ, false)) s.quit = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyEqual, false)) {
+    s.ui.text_size = std::min(s.ui.text_size + 25, 250);
+    s.ui.fonts_dirty = true;
+  }
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyMinus, false)) {
+    s.ui.text_size = std::max(s.ui.text_size - 25, 75);
+    s.ui.fonts_dirty = true;
+  }
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKey0, false)) {
+    s.ui.text_size = 100;
+    s.ui.fonts_dirty = true;
+  }
+  if (ImGui::IsKeyPressed(kKeyF11, false)) s.ui.present = !s.ui.present;
+  if (s.ui.present && !io.WantTextInput) PresentKeys(s);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+    if (s.ui.present && !io.WantTextInput) {
+      s.ui.present = false;
+    } else if (io.WantTextInput) {
+      // Leave the text field but keep what was typed: ImGui's own Escape reverts
+      // the field, which in a live app would silently undo the computation shown.
+      // Deactivating it here, before the field is drawn, means it never sees the key.
+      ImGui::ClearActiveID();
+    } else {
+      s.ui.enlarged = -1;
+    }
+  }
+}
+
+void MenuBar(AppState& s) {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Export heatmaps", "Ctrl+S")) s.pending.export_png = true;
+    if (ImGui::MenuItem("Save window screenshot")) {
+      std::string p = s.exp.screenshot_path.data();
+      s.pending.screenshot = p.empty() ? "mhaviz-window.png" : p;
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) s.quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    DrawViewMenuItems(s);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) s.ui.present = !s.ui.present;
+    ImGui::Separator();
+    for (int pct : {75, 100, 125, 150, 175, 200, 250}) {
+      char label[32];
+      std::snprintf(label, sizeof label, "Text size %d%%", pct);
+      if (ImGui::MenuItem(label, pct == 100 ? "Ctrl+0" : nullptr, s.ui.text_size == pct)) {
+        s.ui.text_size = pct;
+        s.ui.fonts_dirty = true;
+      }
+    }
+    ImGui::TextDisabled("Ctrl+= / Ctrl+- change the text size");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Dark theme", nullptr, s.ui.dark)) {
+      s.ui.dark = !s.ui.dark;
+      s.ui.fonts_dirty = true;  // re-applies the style at the current scale
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted("mhaviz: multi-head self-attention, every step, live.");
+    ImGui::Separator();
+    ImGui::TextUnformatted("Type a sentence; every change recomputes the layer at once.");
+    ImGui::TextUnformatted("Hover a shape-flow row or diagram block to see it in both.");
+    ImGui::TextUnformatted("Hover a heatmap cell for its query, key, weight and score.");
+    ImGui::TextUnformatted("Click a head to enlarge it; Esc goes back.");
+    ImGui::TextUnformatted("Ctrl+S exports the heatmaps; Ctrl+= / Ctrl+- text size; Ctrl+Q quits.");
+    ImGui::EndMenu();
+  }
+  ImGui::EndMenuBar();
+}
+
+// A draggable bar between two panes; returns the drag delta along its axis.
+float Splitter(const char* id, ImVec2 size, bool vertical) {
+  ImGui::InvisibleButton(id, size);
+  if (ImGui::IsItemHovered() || ImGui::IsItemActive())
+    ImGui::SetMouseCursor(vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+  if (ImGui::IsItemActive()) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ImGui::GetWindowDrawList()->AddRectFilled(a, b, Pal().block_border);
+  }
+  if (ImGui::IsItemDeactivated()) ImGui::MarkIniSettingsDirty();
+  if (!ImGui::IsItemActive()) return 0.0f;
+  return vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
+}
+
+// Presentation mode: the side panel, the shape flow and the tabs give way, and the
+// heatmaps take the window (under the menu bar, which has the way back).
+void DrawPresentation(AppState& s) {
+  if (s.dirty || s.churn) Recompute(s);
+  RunPendingExports(s);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawConfigError(s);
+  const ImVec2 a = ImGui::GetCursorScreenPos(), size = ImGui::GetContentRegionAvail();
+  DrawHeatmapsPanel(s);
+  VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+  ImGui::EndChild();
+  Probe(s, "present");
+}
+
+}  // namespace
+
+void DrawFrame(AppState& s) {
+  s.ui.hover_step = s.ui.hover_step_next;
+  s.ui.hover_step_next = -1;
+  s.ui.hover_from_diagram = s.ui.hover_from_diagram_next;
+  s.ui.hover_from_diagram_next = false;
+  s.ui.hover_token = s.ui.hover_token_next;
+  s.ui.hover_token_next = -1;
+  s.ui.probe.clear();  // only what is on screen this frame
+  s.ui.report = LayoutReport{};
+  Shortcuts(s);
+
+  const float scale = UiScale(s);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  const ImGuiWindowFlags root_flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                      ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoScrollWithMouse |
+                                      // glClear already paints WindowBg: no second full-window fill.
+                                      ImGuiWindowFlags_NoBackground;
+  ImGui::Begin("mhaviz", nullptr, root_flags);
+  MenuBar(s);
+  if (!s.ui.notices.empty() || !s.ui.font_notice.empty()) {
+    for (std::size_t i = 0; i < s.ui.notices.size();) {
+      MessageBox(s.ui.notices[i], Pal().notice_bg, Pal().notice_text);
+      ImGui::PushID(static_cast<int>(i));
+      const bool dismiss = ImGui::SmallButton("Dismiss");
+      ImGui::PopID();
+      if (dismiss) s.ui.notices.erase(s.ui.notices.begin() + static_cast<long>(i));
+      else ++i;
+    }
+    if (!s.ui.font_notice.empty()) MessageBox(s.ui.font_notice, Pal().notice_bg, Pal().notice_text);
+  }
+
+  if (s.ui.present) {
+    DrawPresentation(s);
+    ImGui::End();
+    return;
+  }
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float status_h = ImGui::GetTextLineHeightWithSpacing() + st.ItemSpacing.y;
+  const float main_h = std::max(avail.y - status_h, 100.0f);
+  const float split = std::max(4.0f, st.ItemSpacing.x);
+
+  // Left column: the inputs.
+  float left = s.layout.left_width > 0 ? s.layout.left_width * scale : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
+  {
+    const float hi = std::max(avail.x - 400.0f * scale, avail.x * 0.25f);
+    left = std::clamp(left, std::min({280.0f * scale, avail.x * 0.5f, hi}), hi);
+  }
+  // Always a scrollbar: one appearing would narrow the column and re-wrap its text,
+  // moving every widget under the pointer.
+  ImGui::BeginChild("##inputs", ImVec2(left, main_h), true, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+  DrawModelSourcePanel(s);
+  ImGui::Separator();
+  DrawSentencePanel(s);
+  ImGui::Separator();
+  DrawControlsPanel(s);
+  ImGui::Separator();
+  DrawExportPanel(s);
+  ImGui::EndChild();
+  ImGui::SameLine(0, 0);
+  const float dx = Splitter("##split_v", ImVec2(split, main_h), true);
+  Probe(s, "split_v");
+  if (dx != 0.0f) s.layout.left_width = (left + dx) / scale;
+
+  // The one place the core runs (a training run's newest snapshot may set `dirty`).
+  UpdateTraining(s);
+  if (s.dirty || s.churn) Recompute(s);
+  RunPendingExports(s);
+
+  // Right column: the results.
+  ImGui::SameLine(0, 0);
+  const float right = std::max(ImGui::GetContentRegionAvail().x, 100.0f);
+  // Default: tall enough for the whole table (header, the steps, total) and no
+  // taller, so the heatmaps get the rest; up to 45%.
+  const float table_h = FlowPanelHeight(s);
+  // A bigger text size is for reading the heatmaps from afar: by default they get
+  // more of the height (the table scrolls): 45% at 100%, 27% at 150%, 15% from 200%.
+  const float share = std::clamp(0.45f - 0.0035f * static_cast<float>(s.ui.text_size - 100), 0.15f, 0.45f);
+  float flow = s.layout.flow_height > 0 ? s.layout.flow_height * scale : std::min(table_h, main_h * share);
+  // ... but never so thin that no step of the table shows (its title, header and four
+  // rows), which would read as broken.
+  const float flow_floor = std::min(ImGui::GetTextLineHeightWithSpacing() * 7.0f, main_h * 0.45f);
+  flow = std::clamp(flow, std::min(std::max(120.0f * scale, flow_floor), main_h * 0.45f), main_h * 0.75f);
+  // Big text in a small window (200% at 1280 x 800): by default the table folds to
+  // its title line, which is better than a sliver; "Show" brings it back.
+  s.ui.flow_folded_for_room =
+      s.layout.flow_height <= 0 && !s.layout.flow_collapsed && main_h < ImGui::GetFontSize() * 22.0f;
+  if (s.layout.flow_collapsed || s.ui.flow_folded_for_room) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
+  ImGui::BeginGroup();
+  ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);
+  DrawFlowPanel(s);
+  ImGui::EndChild();
+  const float dy = Splitter("##split_h", ImVec2(right, split), false);
+  Probe(s, "split_h");
+  if (dy != 0.0f && !s.layout.flow_collapsed) s.layout.flow_height = (flow + dy) / scale;
+  ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawResultsArea(s);  // the heatmaps and the teaching views, as tabs
+  ImGui::EndChild();
+  ImGui::EndGroup();
+
+  DrawStatusBar(s);
+  ImGui::End();
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,82 @@
+#include "gui/main/input_queue.hpp"
+
+#include <vector>
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+
+namespace mha::gui {
+namespace {
+
+InputQueue* QueueOf(GLFWwindow* w) { return static_cast<InputQueue*>(glfwGetWindowUserPointer(w)); }
+
+bool IsModifier(int key) {
+  return key == GLFW_KEY_LEFT_SHIFT || key == GLFW_KEY_RIGHT_SHIFT || key == GLFW_KEY_LEFT_CONTROL ||
+         key == GLFW_KEY_RIGHT_CONTROL || key == GLFW_KEY_LEFT_ALT || key == GLFW_KEY_RIGHT_ALT ||
+         key == GLFW_KEY_LEFT_SUPER || key == GLFW_KEY_RIGHT_SUPER;
+}
+
+}  // namespace
+
+void InputQueue::Install(GLFWwindow* window) {
+  glfwSetWindowUserPointer(window, this);
+  glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int sc, int action, int mods) {
+    QueueOf(w)->PushKey(key, sc, action, mods);
+  });
+  glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int c) { QueueOf(w)->PushChar(c); });
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int b, int a, int m) {
+    QueueOf(w)->NoteActivity();
+    ImGui_ImplGlfw_MouseButtonCallback(w, b, a, m);
+  });
+  glfwSetScrollCallback(window, [](GLFWwindow* w, double x, double y) {
+    QueueOf(w)->NoteActivity();
+    ImGui_ImplGlfw_ScrollCallback(w, x, y);
+  });
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { QueueOf(w)->NoteActivity(); });
+  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int entered) {
+    QueueOf(w)->NoteActivity();
+    ImGui_ImplGlfw_CursorEnterCallback(w, entered);
+  });
+  glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int focused) {
+    QueueOf(w)->NoteActivity();
+    ImGui_ImplGlfw_WindowFocusCallback(w, focused);
+  });
+  glfwSetMonitorCallback(ImGui_ImplGlfw_MonitorCallback);
+}
+
+void InputQueue::PushKey(int key, int scancode, int action, int mods) {
+  activity_ = true;
+  events_.push_back(Event{false, key, scancode, action, mods, 0});
+}
+
+void InputQueue::PushChar(unsigned int c) {
+  activity_ = true;
+  events_.push_back(Event{true, 0, 0, 0, 0, c});
+}
+
+void InputQueue::Drain(GLFWwindow* window) {
+  // Keys whose state changed this frame; a second change must wait a frame.
+  std::vector<int> touched;
+  bool non_text_key_down = false;
+  while (!events_.empty()) {
+    const Event e = events_.front();
+    if (e.is_char) {
+      // ImGui's InputText applies this frame's characters before this frame's key
+      // presses; a character typed after Backspace must therefore wait a frame.
+      if (non_text_key_down) break;
+      ImGui_ImplGlfw_CharCallback(window, e.codepoint);
+    } else {
+      bool seen = false;
+      for (int k : touched) seen |= (k == e.key);
+      if (seen) break;
+      touched.push_back(e.key);
+      if (e.action != GLFW_RELEASE && e.key >= GLFW_KEY_ESCAPE && !IsModifier(e.key)) non_text_key_down = true;
+      // GLFW_REPEAT counts as a press: ImGui's own key repeat is driven by time.
+      ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
+    }
+    events_.pop_front();
+  }
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,168 @@
+// mhaviz gui: the main loop, in the shape of Dear ImGui's example_glfw_opengl3/main.cpp:
+// set up, loop { poll, new frame, draw, render, swap }, tear down. The flags are in
+// main/flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
+// the automation flags (--frames, --screenshot, --stats, ...) in automation_session.cpp.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <glad/gl.h>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include "gui/main/automation_session.hpp"
+#include "gui/main/flags.hpp"
+#include "gui/main/frame.hpp"
+#include "gui/main/input_queue.hpp"
+#include "gui/main/run.hpp"
+#include "gui/main/window.hpp"
+#include "gui/sources/exports.hpp"
+#include "gui/sources/lm_source.hpp"
+#include "gui/sources/train_session.hpp"
+#include "gui/state/app_state.hpp"
+#include "gui/state/settings.hpp"
+#include "gui/state/settings_writer.hpp"
+
+namespace mha::gui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+// The state the window opens with: the defaults, then the saved settings (unless
+// --no-settings or automation), then the flags. Returns the saved window size.
+void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& s, int* win_w, int* win_h) {
+  s.churn = a.gui.churn;
+  s.choice.sentence = cli::kDefaultSentence;
+  std::snprintf(s.exp.path.data(), s.exp.path.size(), "mhaviz-heatmaps.png");
+  std::snprintf(s.exp.screenshot_path.data(), s.exp.screenshot_path.size(), "mhaviz-window.png");
+  SyncBuffersFromChoice(s);
+  if (!settings.settings_path().empty()) {
+    const std::string notice = LoadAppSettings(settings.settings_path(), s, win_w, win_h);
+    if (!notice.empty()) s.ui.notices.push_back(notice);
+  }
+  ApplyRunOptions(a.run, s);  // flags override the saved settings
+  ApplyTeachFlags(a.teach, s);
+  if (!ApplyLanguageModelFlag(a.model, s)) ApplyModelFlags(a.model, s);
+  if (a.gui.width) *win_w = a.gui.width;
+  if (a.gui.height) *win_h = a.gui.height;
+  // A saved size is held to the same cap as --width and --height.
+  *win_w = std::min(*win_w, kMaxWindowWidth);
+  *win_h = std::min(*win_h, kMaxWindowHeight);
+}
+
+// Waits for input while nothing moves (a minimised window, or three quiet seconds),
+// else polls. Returns false if the window is minimised: no frame to draw.
+bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool automation,
+                Clock::time_point* last_activity) {
+  if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
+    glfwWaitEventsTimeout(0.5);
+    return false;
+  }
+  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !TrainViewAnimating(s) &&
+                    Clock::now() - *last_activity > std::chrono::seconds(3);
+  if (idle)
+    glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking
+  else
+    glfwPollEvents();
+  if (queue.TakeActivity()) *last_activity = Clock::now();
+  queue.Drain(window);
+  return true;
+}
+
+// The screenshot the File menu asked for, from the frame just rendered.
+void TakeRequestedScreenshot(AppState& s, int fb_w, int fb_h) {
+  if (s.pending.screenshot.empty()) return;
+  try {
+    WriteScreenshot(s.pending.screenshot, fb_w, fb_h);
+    s.exp.message = "Saved a " + std::to_string(fb_w) + " x " + std::to_string(fb_h) + " screenshot to " +
+                    AbsolutePath(s.pending.screenshot);
+    s.exp.message_ok = true;
+  } catch (const std::exception& e) {
+    s.exp.message = std::string("Screenshot failed: ") + e.what();
+    s.exp.message_ok = false;
+  }
+  s.pending.screenshot.clear();
+}
+
+int RunWindow(const GuiArgs& a) {
+  // Set up.
+  const bool use_settings = a.gui.settings == 1 || (a.gui.settings == -1 && !a.gui.automation());
+  SettingsWriter settings(use_settings ? ConfigDir() : std::string());
+  Automation automation(a.gui);
+  AppState s;
+  int win_w = 0, win_h = 0;  // pixels; 0 = the default for the monitor
+  LoadStartState(a, settings, s, &win_w, &win_h);
+  GLFWwindow* window = OpenWindow(win_w, win_h, automation.on());
+  if (!window) return 1;
+  InputQueue queue;
+  InitImGui(window, s, settings.ini_path(), queue);
+  // Not focused on start: with its text selected, a stray key would replace the sentence.
+  s.ui.focus_sentence = false;
+  if (a.gui.enlarge >= 0) s.ui.enlarged = std::min(a.gui.enlarge, s.choice.cfg.num_heads);
+  s.ui.present = a.gui.present;
+  if (!a.gui.colour_scale.empty()) render::ParseColourScale(a.gui.colour_scale, &s.ui.colour_scale);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+
+  // Main loop.
+  int status = 0, frame = 0, fb_w = 0, fb_h = 0;
+  auto last_activity = Clock::now();
+  while (!glfwWindowShouldClose(window) && !s.quit && !g_stop) {
+    if (!PollEvents(window, s, queue, automation.on(), &last_activity)) continue;
+    FrameTimes t;
+    t.start = Clock::now();
+    t.cpu_start_ms = ProcessCpuMs();
+
+    BeginFrame(window, s, automation.on());
+    DrawFrame(s);
+    ImGui::Render();
+    t.ui = Clock::now();
+    RenderFrame(window, &fb_w, &fb_h);
+    t.draw = Clock::now();
+    ++frame;
+
+    const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window));
+    if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
+    TakeRequestedScreenshot(s, fb_w, fb_h);
+    t.swap_start = Clock::now();
+    glfwSwapBuffers(window);
+    t.end = Clock::now();
+
+    int w = 0, h = 0;
+    glfwGetWindowSize(window, &w, &h);
+    automation.AfterFrame(s, t, frame, w, h);
+    settings.AfterFrame(s, window);
+    if (last) break;
+  }
+
+  // Tear down.
+  settings.Flush(s, window);
+  glfwGetFramebufferSize(window, &fb_w, &fb_h);
+  status |= automation.Finish(s, frame, fb_w, fb_h, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+  CloseWindow(window, s);
+  return status;
+}
+
+}  // namespace
+
+int Run(const std::vector<std::string>& args) {
+  return cli::Guard("gui", [&] {
+    const GuiArgs a = ParseGuiArgs(args);
+    if (a.help) {
+      std::cout << a.help_text;
+      return 0;
+    }
+    return RunWindow(a);
+  });
+}
+
+}  // namespace mha::gui

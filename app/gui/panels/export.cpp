@@ -1,0 +1,89 @@
+// Export: where the heatmaps (Ctrl+S) and window screenshots go, and how it went.
+#include "gui/draw/widgets.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/style/theme.hpp"
+
+namespace mha::gui {
+
+void DrawExportPanel(AppState& s) {
+  // The button on the title's line: in a 1280 x 800 window the options below it are
+  // under the fold (they keep their last values).
+  SectionTitle(s, "Export");
+  ImGui::SameLine(0.0f, ImGui::GetFontSize());
+  if (ImGui::Button(s.exp.head_view ? "Export head view  (Ctrl+S)" : "Export heatmaps  (Ctrl+S)")) {
+    s.pending.export_png = true;  // the extension decides PNG or SVG
+  }
+  Probe(s, "export");
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::TextWrapped("Heatmaps or the head view for slides: .png, or .svg with one shape per cell or line.");
+  ImGui::PopStyleColor();
+  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
+  FormLabel("file", lw);
+  ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());
+  Probe(s, "export_path");
+  FormLabel("picture", lw);
+  int view = s.exp.head_view ? 1 : 0;
+  ImGui::RadioButton("heatmaps", &view, 0);
+  Probe(s, "export_view_heatmaps");
+  ImGui::SameLine();
+  ImGui::RadioButton("head view", &view, 1);
+  Probe(s, "export_view_head");
+  HelpMarker("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
+             "the heads switched on in the Head view in their colours.");
+  s.exp.head_view = view == 1;
+  // What shapes heatmaps only is greyed out for the head view (as export refuses it).
+  ImGui::BeginDisabled(s.exp.head_view);
+  FormLabel("heads", lw);
+  int sel = s.exp.selected_only ? 1 : 0;
+  ImGui::RadioButton("all + mean", &sel, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("enlarged", &sel, 1);
+  HelpMarker("Click a head in the heatmaps to enlarge it; that is the head exported with this option.");
+  s.exp.selected_only = sel == 1;
+  ImGui::EndDisabled();
+  FormLabel("resolution", lw);
+  ImGui::SliderInt("##scale", &s.exp.scale, 1, 4, "x%d");
+  ImGui::BeginDisabled(s.exp.head_view);
+  ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine(lw);
+  ImGui::Checkbox("weights in cells", &s.exp.values);
+  // For slides: the same choices as mhaviz export's --columns, --no-header, --fit 16:9
+  // and --color-scale (the heatmaps' own scale, so the slide matches the screen).
+  FormLabel("columns", lw);
+  ImGui::SliderInt("##columns", &s.exp.columns, 0, 8, s.exp.columns == 0 ? "auto" : "%d per row");
+  Probe(s, "export_columns");
+  ImGui::EndDisabled();
+  ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine(lw);
+  ImGui::Checkbox("header", &s.exp.header);
+  HelpMarker("The title, sentence and configuration above the maps. Off: the maps alone.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(s.exp.head_view);
+  ImGui::Checkbox("fit 16:9", &s.exp.fit_16_9);
+  Probe(s, "export_fit");
+  HelpMarker("A canvas of exactly 16:9 (a slide): the columns are chosen to fill it, the figure centred.");
+  FormLabel("colours", lw);
+  ImGui::SetNextItemWidth(-1.0f);
+  if (ImGui::BeginCombo("##export_scale", render::ColourScaleLabel(s.ui.colour_scale))) {
+    for (render::ColourScale sc : render::kColourScales) {
+      if (ImGui::Selectable(render::ColourScaleLabel(sc), sc == s.ui.colour_scale)) s.ui.colour_scale = sc;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The heatmaps' colour scale: the export uses the one on screen.");
+  ImGui::EndDisabled();
+  ImGui::Spacing();
+  FormLabel("screenshot", lw);
+  ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.exp.screenshot_path.data(), s.exp.screenshot_path.size());
+  if (ImGui::Button("Save window screenshot")) {
+    std::string p = s.exp.screenshot_path.data();
+    if (p.empty()) p = "mhaviz-window.png";
+    s.pending.screenshot = p;
+  }
+  if (!s.exp.message.empty())
+    MessageBox(s.exp.message, s.exp.message_ok ? Pal().chip_bg : Pal().error_bg,
+               s.exp.message_ok ? Pal().ok_text : Pal().error_text);
+}
+
+}  // namespace mha::gui

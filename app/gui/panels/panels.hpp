@@ -1,0 +1,30 @@
+// One panel per file, each a free function that draws into the current ImGui
+// window and edits the AppState. Panels that edit the choice do `s.dirty |= ...`;
+// none of them runs the core.
+#pragma once
+
+#include "gui/state/app_state.hpp"
+
+namespace mha::gui {
+
+void DrawSentencePanel(AppState& s);   // panels/sentence.cpp
+void DrawControlsPanel(AppState& s);   // panels/controls.cpp
+// panels/controls.cpp: why the configuration cannot run, with one-click fixes (over
+// the results, which keep the last valid maps dimmed).
+void DrawConfigError(AppState& s);
+// panels/controls.cpp: the next valid num_heads for d_model in direction `dir` (+1 or
+// -1), as the slider steps; num_heads itself at either end.
+int StepHeads(int d_model, int num_heads, int dir);
+void DrawExportPanel(AppState& s);     // panels/export.cpp
+void DrawFlowPanel(AppState& s);       // panels/flow.cpp: table + block diagram
+float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
+void DrawStatusBar(AppState& s);       // panels/status.cpp
+
+// The results area (a tab per view) and the View menu's entries come from the
+// registry of views: gui/views/registry.hpp.
+void DrawBlockControls(AppState& s);   // panels/block.cpp: attention only / full encoder block
+
+// The example sentences offered in the Sentence panel.
+const char* const* ExampleSentences(int* count);
+
+}  // namespace mha::gui

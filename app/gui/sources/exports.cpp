@@ -1,0 +1,136 @@
+#include "gui/sources/exports.hpp"
+
+#include <filesystem>
+#include <vector>
+
+#include <glad/gl.h>
+
+#include "gui/sources/model_source.hpp"
+#include "io/files.hpp"
+#include "render/head_view.hpp"
+#include "render/render.hpp"
+
+namespace mha::gui {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (std::size_t i = 0; i < suffix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + i])) != suffix[i]) return false;
+  return true;
+}
+
+// The head view as on screen: its layer, and the heads switched on there.
+void ExportHeadView(AppState& s, const std::string& path, bool svg) {
+  const Trace& t = s.result.trace;
+  render::HeadViewOptions o;
+  o.scale = s.exp.scale;
+  o.header = s.exp.header;
+  int on = 0;
+  for (int h = 0; h < t.cfg.num_heads; ++h) {
+    o.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+    on += o.heads.back() ? 1 : 0;
+  }
+  if (UsingTrainedModel(s)) {
+    o.title = "Head view \u00B7 layer " + std::to_string(s.source.layer);
+    o.sentence = s.source.name + (s.source.lm ? " on \u201C" + s.choice.sentence + "\u201D" : std::string());
+  } else if (s.files.input_path.empty()) {
+    o.sentence = s.choice.sentence;
+  }
+  std::string bytes, size;
+  if (svg) {
+    bytes = render::RenderHeadViewSvg(t, o);
+  } else {
+    const render::Image img = render::RenderHeadView(t, o);
+    bytes = render::EncodePng(img);
+    size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+  }
+  io::WriteFileAtomic(path, bytes);
+  s.exp.message = "Saved the head view (" + std::to_string(on) + (on == 1 ? " head" : " heads") + ") as" + size +
+                  (svg ? " SVG" : " PNG") + " to " + AbsolutePath(path) + ".";
+  s.exp.message_ok = true;
+}
+
+}  // namespace
+
+std::string AbsolutePath(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  const auto p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+void RunPendingExports(AppState& s) {
+  if (!s.pending.export_png && !s.pending.export_svg) return;
+  s.pending.export_png = s.pending.export_svg = false;
+  std::string path = s.exp.path.data();
+  try {
+    if (path.empty()) throw Error("Type a file name for the export first, e.g. attention.png or attention.svg.");
+    if (!s.result.ok)
+      throw Error("There is nothing to export until the configuration is valid: " + s.result.error);
+    const Trace& t = s.result.trace;
+    int head = -1;
+    // (With one head the figure has no mean: it would repeat the head.)
+    std::string what =
+        t.cfg.num_heads == 1 ? "the 1 head" : "all " + std::to_string(t.cfg.num_heads) + " heads and their mean";
+    if (s.exp.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
+      head = s.ui.enlarged;
+      what = "head " + std::to_string(head);
+    }
+    const bool svg = EndsWith(path, ".svg");
+    if (!svg && !EndsWith(path, ".png")) path += ".png";
+    if (s.exp.head_view) {
+      ExportHeadView(s, path, svg);
+      return;
+    }
+    render::HeatmapOptions o;
+    o.head = head;
+    o.scale = s.exp.scale;
+    o.values = s.exp.values;
+    o.colour_scale = s.ui.colour_scale;
+    o.columns = s.exp.columns;
+    o.header = s.exp.header;
+    o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
+    if (s.files.input_path.empty()) {
+      o.sentence = s.choice.sentence;
+      if (t.in.cross()) o.memory = s.choice.memory;
+    }
+    std::string bytes, size, notes;
+    if (svg) {
+      bytes = render::RenderHeatmapsSvg(t, o);
+    } else {
+      const render::Image img = render::RenderHeatmaps(t, o);
+      bytes = render::EncodePng(img);
+      size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+      for (const auto& n : img.notes) notes += " " + n;
+    }
+    io::WriteFileAtomic(path, bytes);
+    s.exp.message = "Saved " + what + " as" + size + (svg ? " SVG" : " PNG") + " to " + AbsolutePath(path) + "." + notes;
+    s.exp.message_ok = true;
+  } catch (const std::exception& e) {
+    s.exp.message = std::string("Export failed: ") + e.what();
+    s.exp.message_ok = false;
+  }
+}
+
+void WriteScreenshot(const std::string& path, int w, int h) {
+  if (w <= 0 || h <= 0) throw Error("The window has no pixels to capture (is it minimised?).");
+  std::vector<std::uint8_t> px(static_cast<std::size_t>(w) * h * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  // GL's rows start at the bottom; PNG's at the top. Opaque: the clear colour is.
+  std::vector<std::uint8_t> flipped(px.size());
+  const std::size_t stride = static_cast<std::size_t>(w) * 4;
+  for (int y = 0; y < h; ++y) {
+    std::copy_n(px.data() + static_cast<std::size_t>(h - 1 - y) * stride, stride, flipped.data() + y * stride);
+    for (std::size_t x = 3; x < stride; x += 4) flipped[y * stride + x] = 255;
+  }
+  render::Image img;
+  img.width = w;
+  img.height = h;
+  img.rgba = std::move(flipped);
+  io::WriteFileAtomic(path, render::EncodePng(img));
+}
+
+}  // namespace mha::gui

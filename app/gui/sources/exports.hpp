@@ -1,0 +1,22 @@
+// Exports the GUI triggers: heatmaps (PNG or SVG, through the CPU renderer that
+// `mhaviz export` uses) and a PNG screenshot of the whole window.
+#pragma once
+
+#include <string>
+
+#include "gui/state/app_state.hpp"
+
+namespace mha::gui {
+
+// Carries out s.pending.export_* on the current trace. Reports success or the
+// error in s.exp.message; never throws.
+void RunPendingExports(AppState& s);
+
+// Reads the current GL back buffer (call after rendering, before swapping) and
+// writes it as a PNG atomically. Throws mha::Error on failure.
+void WriteScreenshot(const std::string& path, int fb_width, int fb_height);
+
+// Absolute form of `path` for messages ("" stays "").
+std::string AbsolutePath(const std::string& path);
+
+}  // namespace mha::gui

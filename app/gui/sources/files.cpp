@@ -1,0 +1,231 @@
+// Where x and the weights come from besides "sentence + seeded weights": the
+// lesson's worked example, the weight editor, and .npz files loaded or saved from
+// the Lesson view. All of them go through AppState::files, the same slots that
+// --input / --weights fill, so every other view (heatmaps, shape flow, export)
+// works on them unchanged; Recompute() reads them.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gui/sources/exports.hpp"
+#include "gui/sources/files.hpp"
+#include "gui/sources/model_source.hpp"
+#include "gui/state/view_caches.hpp"
+#include "io/files.hpp"
+
+namespace mha::gui {
+namespace {
+
+const char* const kLessonSource = "the lesson example";
+const char* const kHeadsSource = "the positional-heads example";
+
+void Report(AppState& s, bool ok, std::string message) {
+  s.teach.file_message = std::move(message);
+  s.teach.file_message_ok = ok;
+}
+
+// The weights the current computation uses (a file's, edited ones, or the seeded
+// ones of the last trace); null if there are none yet.
+std::shared_ptr<const Weights> CurrentWeights(const AppState& s) {
+  if (s.files.weights) return s.files.weights;
+  if (s.result.ok) return s.result.trace.weights;
+  return nullptr;
+}
+
+// What a weights file holds: every parameter of the layer, with ln_eps after the
+// attention sublayer's (the order of Tensors and of `mhaviz export`).
+std::vector<std::string> WeightNames(const Trace& t) {
+  std::vector<std::string> names;
+  const Weights none;
+  for (const bool ffn : {false, true}) {
+    ForEachWeight(none, t.cfg, [&](const WeightSpec& spec, const auto&) {
+      if (spec.ffn == ffn) names.push_back(spec.name);
+    });
+    if (!ffn) names.push_back("ln_eps");
+  }
+  return names;
+}
+
+void Save(AppState& s, const std::string& path, const std::vector<std::string>& names, const char* what) {
+  if (path.empty()) return Report(s, false, std::string("Type a file name to save ") + what + " to, e.g. " +
+                                                (std::string(what) == "x" ? "x.npz." : "weights.npz."));
+  if (!s.result.ok) return Report(s, false, "Nothing to save: the configuration cannot run yet (" + s.result.error + ")");
+  try {
+    const auto all = Tensors(s.result.trace);
+    std::vector<TensorView> chosen;
+    for (const auto& n : names)
+      if (const TensorView* t = FindTensor(all, n)) chosen.push_back(*t);
+    io::WriteFilesAtomic({{path, io::EncodeNpz(chosen)}});
+    std::string keys;
+    for (const auto& t : chosen) keys += (keys.empty() ? "" : ", ") + t.name;
+    Report(s, true, std::string("Saved ") + what + " (" + keys + ") to " + AbsolutePath(path) + ".");
+  } catch (const std::exception& e) {
+    Report(s, false, std::string("Could not save ") + what + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// An example's x, weights and configuration replace the learner's choice; `source`
+// names where x and the weights now come from.
+void LoadExample(AppState& s, LessonExample ex, const char* source, const std::string& message) {
+  s.choice.cfg = ex.cfg;
+  s.choice.cross = false;
+  s.files.input = std::move(ex.in);
+  s.files.input_path = source;
+  s.files.weights = std::make_shared<const Weights>(std::move(ex.weights));
+  s.files.weights_path = source;
+  s.teach.weights_edited = false;
+  s.teach.head = 0;
+  s.teach.query = 0;
+  s.ui.enlarged = -1;
+  s.dirty = true;
+  Report(s, true, message);
+}
+
+}  // namespace
+
+void LoadLessonExample(AppState& s) {
+  LeaveTrainedModel(s);
+  LessonExample ex = MakeLessonExample();
+  const std::string message = "Loaded the lesson example (" + ex.title + ").";
+  LoadExample(s, std::move(ex), kLessonSource, message);
+}
+
+void LoadPositionalHeadsExample(AppState& s) {
+  LeaveTrainedModel(s);  // its tokens are the sentence's, not a trained model's ids
+  std::vector<std::string> tokens = s.files.input_path.empty() ? std::vector<std::string>() : s.files.input.tokens;
+  if (tokens.empty())
+    for (auto& t : Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens) tokens.push_back(std::move(t.text));
+  if (tokens.empty()) {
+    Report(s, false, "The positional-heads example needs a sentence: type one first.");
+    return;
+  }
+  LessonExample ex = MakePositionalHeadsExample(tokens);
+  const std::string message = "Loaded " + ex.title + ". " + ex.description;
+  LoadExample(s, std::move(ex), kHeadsSource, message);
+}
+
+bool UsesPositionalHeadsExample(const AppState& s) {
+  return s.files.weights_path == kHeadsSource && s.files.input_path == kHeadsSource;
+}
+
+std::shared_ptr<Weights> EditableWeights(AppState& s) {
+  const auto cur = CurrentWeights(s);
+  if (!cur) return nullptr;
+  auto w = std::make_shared<Weights>(*cur);
+  if (!s.files.weights) {
+    s.files.weights_path = "the weight editor (started from seed " + std::to_string(s.choice.cfg.seed) + ")";
+  } else if (!s.teach.weights_edited) {
+    s.files.weights_path = "the weight editor (started from " + s.files.weights_path + ")";
+  }
+  s.teach.weights_edited = true;
+  s.files.weights = w;
+  s.dirty = true;
+  return w;
+}
+
+void UseSentenceInputs(AppState& s) {
+  s.files.input_path.clear();
+  s.files.input = Inputs();
+  s.dirty = true;
+}
+
+void UseSeededWeights(AppState& s) {
+  s.files.weights_path.clear();
+  s.files.weights.reset();
+  s.teach.weights_edited = false;
+  s.dirty = true;
+}
+
+void LoadInputFile(AppState& s, const std::string& path) {
+  if (path.empty()) return Report(s, false, "Type the path of an .npz file with an array x of shape (seq, d_model).");
+  LeaveTrainedModel(s);
+  try {
+    Inputs in = io::LoadInputs(path);
+    const int d = static_cast<int>(in.x.cols());
+    if (in.cross() && in.memory.cols() != in.x.cols())
+      throw Error("'" + path + "': memory has " + std::to_string(in.memory.cols()) + " columns but x has " +
+                  std::to_string(d) + ": both must have d_model columns.");
+    s.files.input = std::move(in);
+    s.files.input_path = path;
+    s.choice.cross = s.files.input.cross();
+    Config& c = s.choice.cfg;
+    c.d_model = d;
+    c.positional_encoding = false;  // x already holds whatever encoding it had
+    std::string extra;
+    if (c.num_heads < 1 || d % c.num_heads != 0) {
+      const auto heads = ValidHeadCounts(d);
+      int h = 1;
+      for (int v : heads)
+        if (v <= std::max(c.num_heads, 1)) h = v;
+      extra = " num_heads " + std::to_string(c.num_heads) + " does not divide d_model = " + std::to_string(d) +
+              ", so num_heads is now " + std::to_string(h) + ".";
+      c.num_heads = h;
+      c.num_kv_heads = 0;
+    }
+    if (s.files.weights && s.files.weights->W_q.rows() != d) {
+      UseSeededWeights(s);
+      extra += " The weights in use had another d_model, so the seeded weights are used.";
+    }
+    s.dirty = true;
+    Report(s, true, "Loaded x (" + std::to_string(s.files.input.x.rows()) + " x " + std::to_string(d) + ") from " +
+                        AbsolutePath(path) + ": d_model = " + std::to_string(d) + ", positional encoding off." + extra);
+  } catch (const std::exception& e) {
+    Report(s, false, std::string("Could not load x: ") + e.what());
+  }
+}
+
+void LoadWeightsFile(AppState& s, const std::string& path) {
+  if (path.empty()) return Report(s, false, "Type the path of an .npz file with W_q, W_k, W_v and W_o.");
+  LeaveTrainedModel(s);
+  try {
+    auto npz = io::LoadNpz(path, io::WeightsFilter(path, nullptr));  // d_model may come from the file
+    Config c = s.choice.cfg;
+    std::string extra;
+    // A sentence can be embedded at any d_model, so the file's d_model wins; x from a
+    // file has its own, and the weights must match it.
+    const auto wq = npz.find("W_q");
+    if (wq != npz.end() && wq->second.shape.size() == 2 && wq->second.shape[0] != c.d_model &&
+        s.files.input_path.empty() && wq->second.shape[0] >= 1 && wq->second.shape[0] <= Limits::kMaxDModel) {
+      c.d_model = static_cast<int>(wq->second.shape[0]);
+      extra += " d_model is now " + std::to_string(c.d_model) + ".";
+    }
+    if (c.num_heads < 1 || c.d_model % c.num_heads != 0) {
+      int h = 1;
+      for (int v : ValidHeadCounts(c.d_model))
+        if (v <= std::max(c.num_heads, 1)) h = v;
+      extra += " num_heads is now " + std::to_string(h) + " (it must divide d_model).";
+      c.num_heads = h;
+    }
+    c.num_kv_heads = 0;  // read from W_k's shape
+    // FFN weights in the file are kept, so the encoder block can use them.
+    const bool has_ffn = npz.count("ffn_W1") > 0;
+    Config load = c;
+    load.block = has_ffn ? Block::Encoder : Block::Attention;  // no FFN weights: seeded ones (Recompute)
+    if (has_ffn) load.d_ff = 0;  // from the file
+    Weights w = io::WeightsFromNpz(std::move(npz), path, &load);
+    c.num_kv_heads = load.num_kv_heads;
+    c.ln_eps = load.ln_eps;
+    if (has_ffn) c.d_ff = load.d_ff;
+    s.choice.cfg = c;
+    s.files.weights = std::make_shared<const Weights>(std::move(w));
+    s.files.weights_path = path;
+    s.teach.weights_edited = false;
+    s.dirty = true;
+    Report(s, true, "Loaded the weights from " + AbsolutePath(path) + (has_ffn ? " (with FFN weights)." : ".") + extra);
+  } catch (const std::exception& e) {
+    Report(s, false, std::string("Could not load the weights: ") + e.what());
+  }
+}
+
+void SaveInputFile(AppState& s, const std::string& path) { Save(s, path, {"x", "memory"}, "x"); }
+
+void SaveWeightsFile(AppState& s, const std::string& path) {
+  if (!s.result.ok) return Save(s, path, {}, "the weights");
+  Save(s, path, WeightNames(s.result.trace), "the weights");
+}
+
+}  // namespace mha::gui

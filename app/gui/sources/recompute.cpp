@@ -1,0 +1,113 @@
+#include "gui/sources/recompute.hpp"
+
+#include <chrono>
+#include <new>
+#include <string>
+
+#include "gui/sources/model_source.hpp"
+#include "gui/state/settings.hpp"
+#include "text/normalize.hpp"
+
+namespace mha::gui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+// What the last recompute redid, in the lesson's words: a new head count keeps Q, K
+// and V (it only cuts them differently), a new word re-projects its own row.
+std::string ReuseText(const LiveReport& r, const Trace& t) {
+  std::string s;
+  // Seeded weights are drawn per (d_model, seed): a new d_model is a new random
+  // layer, so every map changes (a new num_heads only re-cuts the same Q, K, V).
+  if (r.weights == LiveReport::Weights::New) s = "new random weights for this d_model and seed (every map changes), ";
+  else if (r.weights == LiveReport::Weights::KvOnly) s = "new W_K, W_V, ";
+  const Trace::Reuse& u = t.reuse;
+  const bool cross = t.in.cross();
+  if (u.resplit && u.q_rows == 0 && u.kv_rows == 0)
+    return s + "Q, K, V kept and re-split into " + std::to_string(t.cfg.num_heads) +
+           (t.cfg.num_heads == 1 ? " head" : " heads");
+  if (u.q_rows == 0 && u.kv_rows == 0) return s + "Q, K, V kept";
+  if (u.q_rows == t.seq && u.kv_rows == t.seq_kv) return s + "Q, K, V computed";
+  if (!cross)
+    return s + "Q, K, V of " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows re-projected";
+  return s + "Q: " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows, K, V: " +
+         std::to_string(u.kv_rows) + " of " + std::to_string(t.seq_kv) + " rows re-projected";
+}
+
+// Composes (NFC) what the learner typed, in place, so the field, the tokens, the saved
+// settings and --dump-state all hold the composed text; returns a note if it changed.
+std::string NormaliseTyped(Choice& c) {
+  std::string note;
+  if (text::Nfc n = text::ToNfc(c.sentence); n.changed) {
+    c.sentence = std::move(n.text);
+    note = text::NfcNotice("The sentence");
+  }
+  if (text::Nfc n = text::ToNfc(c.memory); n.changed) {
+    c.memory = std::move(n.text);
+    note += (note.empty() ? "" : " ") + text::NfcNotice("The memory sentence");
+  }
+  return note;
+}
+
+void Recompute(AppState& s) {
+  s.dirty = false;
+  const auto t0 = Clock::now();
+  if (UsingTrainedModel(s)) {  // the model source's branch: model_source.cpp
+    RecomputeFromModel(s);
+    s.timing.last_recompute_ms = MsSince(t0);
+    s.timing.recompute_ms.push_back(s.timing.last_recompute_ms);
+    return;
+  }
+  Result& r = s.result;
+  const std::string nfc_note = NormaliseTyped(s.choice);
+  if (!nfc_note.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
+  // The chips show the tokenization even when the configuration cannot run.
+  auto texts = [](const std::string& sentence) {
+    std::vector<std::string> out;
+    for (auto& t : Tokenize(sentence, Limits::kMaxTokens).tokens) out.push_back(std::move(t.text));
+    return out;
+  };
+  if (s.files.input_path.empty()) {
+    r.tokens = texts(s.choice.sentence);
+    r.memory_tokens = s.choice.cross ? texts(s.choice.memory) : std::vector<std::string>();
+  } else {
+    r.tokens = s.files.input.tokens;
+    r.memory_tokens = s.files.input.memory_tokens;
+  }
+  try {
+    LiveChoice c;
+    c.cfg = s.choice.cfg;
+    if (s.files.input_path.empty()) {
+      c.sentence = s.choice.sentence;
+      if (s.choice.cross) c.memory = s.choice.memory;
+    } else {
+      c.inputs = &s.files.input;
+    }
+    c.weights = s.files.weights;
+    s.live.Recompute(c, r.trace, &r.mean_attn, &r.notice);
+    if (!nfc_note.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note;
+    r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
+    r.ok = true;
+    r.error.clear();
+    ++r.generation;
+  } catch (const Error& e) {
+    r.ok = false;
+    r.error = e.what();
+  } catch (const std::bad_alloc&) {
+    r.ok = false;
+    r.error = "Out of memory for this configuration. Use fewer tokens, fewer heads or a smaller d_model.";
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.error = std::string("Unexpected error: ") + e.what();
+  }
+  s.timing.last_recompute_ms = MsSince(t0);
+  s.timing.recompute_ms.push_back(s.timing.last_recompute_ms);
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,490 @@
+#include "gui/sources/train_session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/model_trace.hpp"
+#include "gui/sources/exports.hpp"
+#include "gui/sources/model_source.hpp"
+#include "io/checkpoint.hpp"
+
+namespace mha::gui {
+namespace {
+
+// The trainer leaves one core to the window: on a 2-core machine the UI thread and
+// the GL rasteriser would otherwise wait for the pool's threads.
+int TrainThreads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return std::max(1, static_cast<int>(hw) - 1);
+}
+
+std::string Short(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+std::string TaskName(const TaskSpec& t) {
+  std::string n = ToString(t.kind);
+  if (t.kind == TaskKind::Offsets) n += " K=" + std::to_string(t.offsets);
+  return n;
+}
+
+// The run's configuration in a few words: what tells its curves apart from another's.
+std::string RunLabel(int id, const TrainSetup& u) {
+  const Config& c = u.model.layer;
+  std::string l = "run " + std::to_string(id) + ": " + TaskName(u.task) + ", " + std::to_string(c.num_heads) +
+                  (c.num_heads == 1 ? " head" : " heads");
+  if (c.kv_heads() != c.num_heads) l += " (" + std::to_string(c.kv_heads()) + " K/V)";
+  l += ", d_model " + std::to_string(c.d_model) + ", " + std::to_string(u.model.num_layers) +
+       (u.model.num_layers == 1 ? " layer" : " layers");
+  if (c.block == Block::Encoder) l += " + FFN";
+  l += ", lr " + Short(u.optim.lr) + ", seed " + std::to_string(c.seed);
+  return l;
+}
+
+TrainSetup SetupFromChoice(const AppState& s) {
+  const TrainUi& t = s.train;
+  TrainSetup u = DefaultSetup(t.task);
+  const TrainSetup d = u;
+  u.model.layer = s.choice.cfg;  // the Configuration panel's layer
+  u.model.layer.seed = t.seed;
+  u.model.layer.threads = 1;  // the app's own passes over the probe (a few tokens)
+  u.model.layer.positional_encoding = false;
+  u.model.num_layers = t.layers;
+  u.model.positional = s.choice.cfg.positional_encoding ? t.positional : Positional::None;
+  u.steps = t.steps;
+  u.batch = t.batch;
+  u.optim.lr = t.lr;
+  u.optim.warmup = t.steps / 20;
+  // One seed repeats a run: the batches' seed moves with the weights' seed (seed 1
+  // gives DefaultSetup's own data seed, the measured defaults).
+  u.data_seed = d.data_seed + (t.seed - d.model.layer.seed);
+  u.threads = TrainThreads();
+  // The engine's messages name this window's controls, not mhaviz train's flags.
+  u.names.lr = "learning rate (Train settings)";
+  u.names.clip = "";
+  u.names.steps = "steps (Train settings)";
+  u.names.batch = "The batch";
+  u.names.smaller = "a smaller d_model (Configuration) or fewer layers (Train settings)";
+  return u;
+}
+
+// The window keeps every run's snapshots (weights and probe trace) for the timeline
+// and the curves: a run's snapshots stay under kSnapshotBudget, the session keeps
+// kMaxRuns runs, and the tab trains models up to kMaxTrainParams, so the app stays
+// well under 1.5 GB with the optimiser's state and the engine's activation cap.
+constexpr double kSnapshotBudget = 160.0 * (1 << 20);
+constexpr std::size_t kMaxRuns = 8;
+constexpr std::int64_t kMaxTrainParams = std::int64_t(4) << 20;
+
+// Checks the setup as the engine will (a teaching mha::Error), refuses models too big
+// for the window, and spaces the snapshots to fit the budget (every 2% when they fit).
+void FitToWindow(TrainSetup& u) {
+  TrainSetup checked = u;
+  Prepare(checked);
+  const std::int64_t params = ParameterCount(checked.model);
+  if (params > kMaxTrainParams)
+    throw Error("This model has " + std::to_string(params) + " parameters; the Train tab trains models up to " +
+                std::to_string(kMaxTrainParams) + " so that its snapshots fit in memory. Use a smaller d_model, fewer "
+                "layers, or attention only (no FFN); mhaviz train takes bigger ones.");
+  const double per = params * 4.0 + static_cast<double>(EstimateTraceBytes(checked.model.LayerConfig(), u.task.seq,
+                                                                             u.task.seq)) * checked.model.num_layers;
+  const int fit = static_cast<int>(std::clamp(kSnapshotBudget / per, 2.0, 51.0));
+  if (fit < 51) u.snapshot_every = std::max(1, (u.steps + fit - 2) / (fit - 1));
+}
+
+void CollectStartingRun(AppState& s);  // below StartTraining
+
+TrainRunRecord* CurrentRecord(AppState& s) {
+  for (auto& r : s.train.runs)
+    if (r.id == s.train.current_id) return &r;
+  return nullptr;
+}
+
+std::string SnapshotName(const TrainRunRecord& r, const Snapshot& sn) {
+  return "run " + std::to_string(r.id) + " (" + TaskName(r.task) + ", " + std::to_string(r.num_heads) +
+         (r.num_heads == 1 ? " head" : " heads") + ") at step " + std::to_string(sn.step);
+}
+
+nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& h : heads) a.push_back({{"layer", h.layer}, {"head", h.head}, {"label", h.label}, {"score", h.score}});
+  return a;
+}
+
+}  // namespace
+
+TrainWorker::~TrainWorker() {
+  run_.reset();
+  for (auto& t : retiring_) t.join();
+}
+
+void TrainWorker::Replace(std::unique_ptr<TrainingRun> r) {
+  if (run_) {
+    run_->Pause();  // returns at once; the stop and join happen off the UI thread
+    retiring_.emplace_back([old = std::shared_ptr<TrainingRun>(std::move(run_))]() mutable { old.reset(); });
+  }
+  run_ = std::move(r);
+}
+
+TrainStatus CurrentStatus(const AppState& s) {
+  if (s.train.starting.valid()) return TrainStatus::Starting;
+  const auto& p = s.train.progress;
+  if (!s.train.worker.get() || !p) return TrainStatus::Idle;
+  if (p->diverged) return TrainStatus::Diverged;
+  if (p->finished) return TrainStatus::Finished;
+  if (p->paused) return TrainStatus::Paused;
+  if (p->running || p->step < p->total) return TrainStatus::Running;
+  return TrainStatus::Stopped;
+}
+
+const char* ToString(TrainStatus st) {
+  switch (st) {
+    case TrainStatus::Idle: return "idle";
+    case TrainStatus::Starting: return "starting";
+    case TrainStatus::Running: return "running";
+    case TrainStatus::Paused: return "paused";
+    case TrainStatus::Finished: return "finished";
+    case TrainStatus::Diverged: return "diverged";
+    case TrainStatus::Stopped: return "stopped";
+  }
+  return "";
+}
+
+void UpdateTraining(AppState& s) {
+  TrainUi& t = s.train;
+  CollectStartingRun(s);
+  TrainingRun* run = t.worker.get();
+  if (!run) return;
+  std::shared_ptr<const Progress> p = run->Latest();
+  if (p == t.progress) return;
+  TrainRunRecord* rec = CurrentRecord(s);
+  const std::size_t before = t.progress ? t.progress->snapshots.size() : 0;
+  t.progress = p;
+  if (!rec) return;
+  rec->progress = p;
+  if (p->diverged && t.message != p->message) {
+    t.message = p->message;
+    t.message_ok = false;
+  }
+  const int index = static_cast<int>(rec - t.runs.data());
+  const bool following = t.shown_run == index && t.timeline < 0;
+  if (following && p->snapshots.size() != before && UsingTrainedModel(s) && s.source.run_id == rec->id)
+    ShowSnapshot(s, index, -1);
+}
+
+void ApplyTaskDefaults(AppState& s) {
+  TrainUi& t = s.train;
+  const TrainSetup d = DefaultSetup(t.task);
+  Config c = s.choice.cfg;
+  const Config& dc = d.model.layer;
+  c.d_model = dc.d_model;
+  c.num_heads = dc.num_heads;
+  c.num_kv_heads = 0;
+  c.norm = dc.norm;
+  c.block = dc.block;
+  c.scale = dc.scale;
+  c.mask = TaskMask(t.task);
+  c.positional_encoding = d.model.positional != Positional::None;
+  for (const auto& edit : t.flag_edits) edit(c);
+  s.choice.cfg = c;
+  t.layers = d.model.num_layers;
+  if (d.model.positional != Positional::None) t.positional = d.model.positional;
+  t.steps = d.steps;
+  t.lr = d.optim.lr;
+  t.seed = dc.seed;
+  t.batch = d.batch;
+  s.dirty = true;
+}
+
+void PrepareTrainView(AppState& s) {
+  if (s.train.defaults_applied) return;
+  s.train.defaults_applied = true;
+  // The heads and the curves need the height more than the shape flow's table does
+  // (its Show button brings it back; the other tabs keep showing the trained model).
+  s.layout.flow_collapsed = true;
+  if (s.train.path[0] == '\0') std::snprintf(s.train.path.data(), s.train.path.size(), "mhaviz-model.npz");
+  ApplyTaskDefaults(s);
+  s.train.message = "The Configuration panel now holds the " + TaskName(s.train.task) + " task's defaults (" +
+                    std::to_string(s.choice.cfg.num_heads) + " heads, d_model " + std::to_string(s.choice.cfg.d_model) +
+                    "); change them there, then press Train.";
+  s.train.message_ok = true;
+  if (s.train.autostart) StartTraining(s);
+}
+
+void StartTraining(AppState& s) {
+  TrainUi& t = s.train;
+  const TrainStatus st = CurrentStatus(s);
+  if (st == TrainStatus::Paused) {
+    t.worker.get()->Start();
+    return;
+  }
+  if (st == TrainStatus::Running || st == TrainStatus::Starting) return;
+  try {
+    TrainSetup setup = SetupFromChoice(s);
+    FitToWindow(setup);  // the engine's checks, on the UI thread: their message at once
+    t.starting = std::async(std::launch::async, [setup] {
+      auto run = std::make_unique<TrainingRun>(setup);
+      run->Start();
+      return run;
+    });
+    t.message.clear();
+  } catch (const std::exception& e) {
+    t.message = std::string("Cannot train this model: ") + e.what();
+    t.message_ok = false;
+  }
+}
+
+namespace {
+
+// The run set up off the UI thread becomes the current one and drives the views.
+void AdoptRun(AppState& s, std::unique_ptr<TrainingRun> run) {
+  TrainUi& t = s.train;
+  TrainRunRecord rec;
+  rec.id = t.next_id++;
+  rec.label = RunLabel(rec.id, run->setup());
+  rec.task = run->setup().task;
+  rec.num_heads = run->setup().model.layer.num_heads;
+  rec.num_layers = run->setup().model.num_layers;
+  rec.progress = run->Latest();
+  t.worker.Replace(std::move(run));
+  t.progress = rec.progress;
+  t.current_id = rec.id;
+  if (t.runs.size() >= kMaxRuns) t.runs.erase(t.runs.begin());  // the oldest run's curves go
+  t.runs.push_back(std::move(rec));
+  t.shown_run = static_cast<int>(t.runs.size()) - 1;
+  t.timeline = -1;
+  t.big_head = -1;
+  t.show_loaded = false;
+  ShowSnapshot(s, t.shown_run, -1);  // the trained model drives the other views from step 0
+}
+
+// Once the set-up is done: the run, or the engine's refusal.
+void CollectStartingRun(AppState& s) {
+  TrainUi& t = s.train;
+  if (!t.starting.valid() || t.starting.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  try {
+    AdoptRun(s, t.starting.get());
+  } catch (const std::exception& e) {
+    t.message = std::string("Cannot train this model: ") + e.what();
+    t.message_ok = false;
+  }
+}
+
+}  // namespace
+
+void PauseTraining(AppState& s) {
+  if (TrainingRun* r = s.train.worker.get()) r->Pause();
+}
+
+void ResetTraining(AppState& s) {
+  TrainUi& t = s.train;
+  if (!t.worker.get()) return;
+  t.worker.Replace(nullptr);
+  t.progress.reset();
+  t.current_id = 0;
+  t.message = "Stopped. The curves stay; Train starts again from fresh weights.";
+  t.message_ok = true;
+}
+
+void ClearOldRuns(AppState& s) {
+  TrainUi& t = s.train;
+  std::vector<TrainRunRecord> keep;
+  for (auto& r : t.runs)
+    if (r.id == t.current_id) keep.push_back(std::move(r));
+  t.runs = std::move(keep);
+  t.shown_run = t.runs.empty() ? -1 : 0;
+  t.timeline = -1;
+}
+
+void ShowSnapshot(AppState& s, int run, int snapshot) {
+  TrainUi& t = s.train;
+  if (run < 0 || run >= static_cast<int>(t.runs.size())) return;
+  const TrainRunRecord& r = t.runs[static_cast<std::size_t>(run)];
+  if (!r.progress || r.progress->snapshots.empty()) return;
+  const auto& snaps = r.progress->snapshots;
+  const int k = snapshot < 0 ? static_cast<int>(snaps.size()) - 1 : std::min(snapshot, static_cast<int>(snaps.size()) - 1);
+  t.shown_run = run;
+  t.timeline = snapshot < 0 ? -1 : k;
+  t.show_loaded = false;
+  const Snapshot& sn = *snaps[static_cast<std::size_t>(k)];
+  UseTrainedModel(s, sn.model, SnapshotName(r, sn), r.id, sn.probe.tokens);
+}
+
+const Snapshot* ShownSnapshot(const AppState& s) {
+  const TrainUi& t = s.train;
+  if (t.shown_run < 0 || t.shown_run >= static_cast<int>(t.runs.size())) return nullptr;
+  const auto& p = t.runs[static_cast<std::size_t>(t.shown_run)].progress;
+  if (!p || p->snapshots.empty()) return nullptr;
+  const int n = static_cast<int>(p->snapshots.size());
+  const int k = t.timeline < 0 ? n - 1 : std::min(t.timeline, n - 1);
+  return p->snapshots[static_cast<std::size_t>(k)].get();
+}
+
+HeadsPicture CurrentHeads(const AppState& s) {
+  HeadsPicture h;
+  if (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s) && s.source.model == s.train.loaded) {
+    h.probe = &s.source.pass;
+    h.heads = &s.train.loaded_heads;
+    h.cfg = &s.train.loaded->cfg;
+    return h;
+  }
+  if (const Snapshot* sn = ShownSnapshot(s)) {
+    h.probe = &sn->probe;
+    h.heads = &sn->heads;
+    h.cfg = &sn->model->cfg;
+    h.step = sn->step;
+  }
+  return h;
+}
+
+std::string RunStory(const TrainRunRecord& r) {
+  if (!r.progress || r.progress->snapshots.empty()) return "";
+  const auto& snaps = r.progress->snapshots;
+  const auto& last = snaps.back()->heads;
+  std::multimap<int, std::string> events;  // step -> "head 1 locks onto 2-back"
+  for (std::size_t h = 0; h < last.size(); ++h) {
+    const std::string& label = last[h].label;
+    if (label == "spread") continue;
+    std::size_t from = snaps.size() - 1;
+    while (from > 0 && snaps[from - 1]->heads.size() == last.size() && snaps[from - 1]->heads[h].label == label) --from;
+    std::string who = "head " + std::to_string(last[h].head);
+    if (r.num_layers > 1) who = "layer " + std::to_string(last[h].layer) + " " + who;
+    events.emplace(snaps[from]->step, who + " locks onto " + label);
+  }
+  bool noise = true;
+  for (const auto& h : snaps.front()->heads) noise &= h.label == "spread";
+  std::string story = noise ? "step 0: noise (every head spread)" : "";
+  int step = -1;
+  for (const auto& [st, what] : events) {
+    if (!story.empty()) story += st == step ? ", " : " ... ";
+    if (st != step) story += "step " + std::to_string(st) + ": ";
+    story += what;
+    step = st;
+  }
+  if (events.empty()) story += " ... no head settled on a pattern";
+  return story;
+}
+
+void SaveCheckpoint(AppState& s, const std::string& path) {
+  TrainUi& t = s.train;
+  auto fail = [&](const std::string& m) {
+    t.message = m;
+    t.message_ok = false;
+  };
+  if (path.empty()) return fail("Type a file name to save the model to, e.g. model.npz.");
+  if (!UsingTrainedModel(s))
+    return fail("No trained model to save: press Train (or load a checkpoint) and keep it selected as the model.");
+  try {
+    Model m = Clone(*s.source.model);
+    io::WriteFilesAtomic({{path, io::EncodeModel(m)}});
+    t.message = "Saved " + s.source.name + " to " + AbsolutePath(path) + ". Open it with mhaviz trace --model " +
+                path + ", or Load it here.";
+    t.message_ok = true;
+  } catch (const std::exception& e) {
+    fail(std::string("Could not save the model: ") + e.what());
+  }
+}
+
+void LoadCheckpoint(AppState& s, const std::string& path) {
+  TrainUi& t = s.train;
+  if (path.empty()) {
+    t.message = "Type the path of a checkpoint from mhaviz train --out (or Save), e.g. model.npz.";
+    t.message_ok = false;
+    return;
+  }
+  try {
+    Model m = io::LoadModel(path);
+    std::vector<int> probe;
+    std::vector<HeadProfile> heads;
+    if (!m.cfg.task.empty()) {
+      // The example `mhaviz trace --model` shows by default, and labels measured on
+      // held-out sequences of the same stream.
+      const TaskSpec task = io::ParseTaskJson(m.cfg.task, "'" + path + "'");
+      Batch held, first;
+      cli::HeldOutBatch(task, m.cfg.layer.seed, 0, 1, first);
+      probe.assign(first.tokens.begin(), first.tokens.end());
+      cli::HeldOutBatch(task, m.cfg.layer.seed, 0, 128, held);
+      Trainer trainer(1);
+      heads = ProfileHeads(trainer, m, held, &task);
+    } else {
+      for (int i = 0; i < std::min(m.cfg.max_seq, 8); ++i) probe.push_back(i % m.cfg.vocab_size());
+    }
+    t.loaded = std::make_shared<const Model>(std::move(m));
+    t.loaded_path = path;
+    t.loaded_probe = probe;
+    t.loaded_heads = std::move(heads);
+    ShowTrainedModel(s);
+    t.message = "Loaded " + AbsolutePath(path) + ": " + std::to_string(t.loaded->cfg.num_layers) + " layer(s) of " +
+                std::to_string(t.loaded->cfg.layer.num_heads) + " heads. The views show it now.";
+    t.message_ok = true;
+  } catch (const std::exception& e) {
+    t.message = std::string("Could not load the checkpoint: ") + e.what();
+    t.message_ok = false;
+  }
+}
+
+void ApplyModelFlags(const cli::ModelSource& m, AppState& s) {
+  if (m.model.empty()) return;
+  // Checks everything (file, ids, example, layer) with the messages `trace --model` gives.
+  const cli::LoadedModelTrace first = cli::LoadForTrace(m.model, m.tokens, m.example, m.layer);
+  LoadCheckpoint(s, m.model);
+  if (!s.train.message_ok) throw Error(s.train.message);
+  s.source.layer = first.layer;
+  SetSentence(s, JoinIds(first.trace.tokens));
+}
+
+bool TrainedModelAvailable(const AppState& s, std::string* name) {
+  const TrainUi& t = s.train;
+  if (t.show_loaded && t.loaded) {
+    if (name) *name = t.loaded_path;
+    return true;
+  }
+  if (const Snapshot* sn = ShownSnapshot(s)) {
+    if (name) *name = SnapshotName(t.runs[static_cast<std::size_t>(t.shown_run)], *sn);
+    return true;
+  }
+  if (t.loaded) {
+    if (name) *name = t.loaded_path;
+    return true;
+  }
+  return false;
+}
+
+void ShowTrainedModel(AppState& s) {
+  TrainUi& t = s.train;
+  if (!t.show_loaded && ShownSnapshot(s)) return ShowSnapshot(s, t.shown_run, t.timeline);
+  if (!t.loaded) return;
+  t.show_loaded = true;
+  UseTrainedModel(s, t.loaded, t.loaded_path, 0, t.loaded_probe);
+}
+
+bool TrainViewAnimating(const AppState& s) {
+  const TrainStatus st = CurrentStatus(s);
+  return st == TrainStatus::Running || st == TrainStatus::Starting || s.train.playing || s.train.export_job.valid();
+}
+
+nlohmann::json TrainProbeJson(const AppState& s) {
+  const auto& p = s.train.progress;
+  nlohmann::json j{{"status", ToString(CurrentStatus(s))},
+                   {"step", p ? p->step : 0},
+                   {"total", p ? p->total : 0},
+                   {"runs", s.train.runs.size()},
+                   {"timeline", s.train.timeline},
+                   {"message", s.train.message},
+                   {"path", std::string(s.train.path.data())},
+                   {"source", UsingTrainedModel(s) ? s.source.name : std::string()}};
+  if (const Snapshot* sn = ShownSnapshot(s)) {
+    j["shown_step"] = sn->step;
+    j["heads"] = HeadsJson(sn->heads);
+  }
+  return j;
+}
+
+}  // namespace mha::gui

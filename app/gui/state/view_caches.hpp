@@ -1,0 +1,64 @@
+// The teaching views' data: the cached results of the core's teaching functions
+// (mha/teach.hpp) for the current trace and selection, and the JSON that
+// --dump-state writes of what each view shows. (Their flags: main/flags.hpp; the
+// lesson preset and the Lesson view's files: sources/files.hpp.)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gui/state/app_state.hpp"
+
+namespace mha::gui {
+
+// Whether the views have a trace to show: the current one, or, while the
+// configuration cannot run, the last valid one. A typed invalid value never blanks a
+// view: it keeps that trace, dimmed, under the error and its fixes.
+bool HasResults(const AppState& s);
+// The trace shown is the last valid configuration's, not the current choice's.
+bool ShowingLastValid(const AppState& s);
+
+// Keeps the selected head and query token inside the trace shown.
+void ClampTeachSelection(AppState& s);
+
+// Each returns the cached result for the current trace and selection, computing it
+// only if the trace (its generation) or the selection changed. They read the trace
+// shown (HasResults): with none, `ok` is false and `error` says why.
+const Cached<QueryExplanation>& QueryCache(AppState& s);
+const Cached<ScalingComparison>& ScalingCache(AppState& s);
+const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s);
+// The divergence of the first min(num_heads, DivergenceJob::kMaxDivergenceHeads)
+// heads (teach.divergence_of says of how many). Computed on a worker thread (see
+// DivergenceJob): with `wait` false, while the job runs the last result is kept and
+// marked stale (or, with none of this size, ok is false and error is empty); the dump
+// waits.
+const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait = true);
+const Cached<AttentionSources>& SourcesCache(AppState& s);
+const Cached<InspectedTensor>& InspectCache(AppState& s);
+// The sentence's self-attention with the same weights (cross-attention contrast):
+// the core's Forward on the same x without the memory. Only while cross-attention is on.
+const Cached<Trace>& SelfTraceCache(AppState& s);
+// The configuration the Head count and GQA views describe: a trained model's own
+// while one is shown (not the Configuration panel's, which it does not use); with
+// `must_run`, the last valid one while the typed configuration cannot run; else the
+// Configuration panel's.
+const Config& DescribedConfig(const AppState& s, bool must_run);
+// These two depend on that configuration and the token counts only, so the head
+// count works even when the configuration cannot run (num_heads does not divide
+// d_model); GQA then describes the last valid configuration.
+const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s);
+const Cached<GqaFacts>& GqaCache(AppState& s);
+
+// Token counts of the current input (the result's tokens, valid or not).
+int CurrentSeq(const AppState& s);
+int CurrentSeqKv(const AppState& s);
+
+// Row/column labels of a tensor picture: tokens where the axis is tokens.
+const std::vector<std::string>& QueryTokens(const Trace& t);
+const std::vector<std::string>& KeyTokens(const Trace& t);
+
+// Inspect `tensor` as the shape-flow row `step` shows it (a head of a per-head
+// tensor, or its heads merged), and switch to the inspector.
+void InspectFlowRow(AppState& s, const FlowRow& row);
+
+}  // namespace mha::gui

@@ -1,0 +1,513 @@
+// Heatmaps: every head's attention weights side by side, plus their mean, on the
+// colour scale the learner picks (fixed [0, 1], per map or per row, as the export).
+// Maps are GL textures (one texel per cell); labels and values are drawn in the UI
+// font where they fit (hovering a cell gives its weight in any case). In presentation
+// mode the same panel shows one map, a 2 x 2 page or every map.
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gui/draw/widgets.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/style/wide_glyphs.hpp"
+#include "gui/views/heatmaps/heatmaps.hpp"
+#include "gui/views/heatmaps/layout.hpp"
+#include "render/colormap.hpp"
+
+namespace mha::gui {
+namespace {
+
+std::string MapTitle(const Trace& t, int index) {
+  const int H = t.cfg.num_heads;
+  if (index == H) return "mean of " + std::to_string(H) + " head" + (H == 1 ? "" : "s");
+  // Numbered from 0, as in the exports and the .npz arrays (attn[0, h]).
+  std::string s = "head " + std::to_string(index);
+  if (t.cfg.kv_heads() != H) s += "  (K/V head " + std::to_string(t.KvHeadOf(index)) + ")";
+  return s;
+}
+
+// Whether cell (i, j) of map `index` is hidden by the mask (-inf score; for the mean,
+// in every head), as the exporter decides it.
+bool Masked(const Trace& t, int index, int i, int j) {
+  auto masked = [&](int h) {
+    const float sc = t.scores(static_cast<Eigen::Index>(h) * t.seq + i, j);
+    return std::isinf(sc) && sc < 0;
+  };
+  if (index < t.cfg.num_heads) return masked(index);
+  for (int h = 0; h < t.cfg.num_heads; ++h)
+    if (!masked(h)) return false;
+  return true;
+}
+
+// Value of map `index` (head or mean) at (i, j).
+float Weight(const Result& r, int index, int i, int j) {
+  const Trace& t = r.trace;
+  if (index == t.cfg.num_heads) return r.mean_attn(i, j);
+  return t.attn(static_cast<Eigen::Index>(index) * t.seq + i, j);
+}
+
+void CellTooltip(const Result& r, int index, int i, int j) {
+  const Trace& t = r.trace;
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  ImGui::BeginTooltip();
+  ImGui::TextUnformatted(MapTitle(t, index).c_str());
+  ImGui::Separator();
+  ImGui::Text("query  %d \"%s\"", i, ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]).c_str());
+  ImGui::Text("key    %d \"%s\"", j, ForDisplay(keys[static_cast<std::size_t>(j)]).c_str());
+  ImGui::Text("weight %.4f", static_cast<double>(Weight(r, index, i, j)));
+  if (index < t.cfg.num_heads) {
+    const float sc = t.scores(static_cast<Eigen::Index>(index) * t.seq + i, j);
+    if (std::isinf(sc) && sc < 0)
+      ImGui::TextUnformatted("score  masked (-inf): the causal mask hides later keys");
+    else
+      ImGui::Text("score  %.4f  (%s, before softmax)", static_cast<double>(sc),
+                  t.cfg.scale ? "q\xC2\xB7k / \xE2\x88\x9A" "d_k" : "q\xC2\xB7k, unscaled");
+  } else {
+    float lo = 1.0f, hi = 0.0f;
+    for (int h = 0; h < t.cfg.num_heads; ++h) {
+      const float w = t.attn(static_cast<Eigen::Index>(h) * t.seq + i, j);
+      lo = std::min(lo, w);
+      hi = std::max(hi, w);
+    }
+    ImGui::Text("across heads: min %.4f, max %.4f", static_cast<double>(lo), static_cast<double>(hi));
+  }
+  ImGui::EndTooltip();
+}
+
+// Whether the weights fit inside the cells, as "0.23" (the one format of the app's
+// weights). All cells or none: a blank cell among numbers would read as 0, and a
+// map full of "…" reads as nothing. Hovering a cell always gives its weight.
+bool ValuesFit(const Geometry& g) {
+  return g.cw >= ImGui::CalcTextSize("0.00").x + 4.0f && g.ch >= ImGui::GetFontSize() + 2.0f;
+}
+
+// The font of the weights in the cells: big cells (one map on a projector) get bigger
+// numbers, from their own glyphs (a font drawn at another size than its own looks
+// ragged), when the bigger number takes at most 3/5 of the cell's width and half its
+// height.
+struct ValuesText {
+  ImFont* font;
+  float px;
+};
+ValuesText ValuesFont(const AppState& s, const Geometry& g) {
+  if (ImFont* big = s.ui.font_numbers) {
+    const float w = big->CalcTextSizeA(big->FontSize, FLT_MAX, 0.0f, "0.00").x;
+    if (w <= g.cw * 0.6f && big->FontSize <= g.ch * 0.5f) return {big, big->FontSize};
+  }
+  return {ImGui::GetFont(), ImGui::GetFontSize()};
+}
+
+struct MapPlace {
+  ImVec2 origin;            // top-left of the cells
+  bool row_labels = false;  // query labels to the left
+  bool col_labels = false;  // key labels above
+  bool hovered = false;     // the maps' area is hovered (the mouse may be over this map)
+  bool clicked = false;     // ... and was clicked this frame
+  bool last_in_row = true;  // no map to its right (its title may run on)
+};
+
+// Draws map `index` with its cells' top-left at place.origin. Returns true if
+// clicked.
+bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, bool values_allowed) {
+  const Result& r = s.result;
+  const Trace& t = r.trace;
+  // The colour scale's divisor per row, for the text colour on each cell: only where
+  // values are drawn (big cells, few tokens), so hundreds of tokens cost nothing here.
+  std::vector<float> divisor(static_cast<std::size_t>(t.seq), 1.0f);
+  if (values_allowed && ValuesFit(g) && s.ui.colour_scale != render::ColourScale::Fixed) {
+    std::vector<float> w(static_cast<std::size_t>(t.seq) * t.seq_kv);
+    std::vector<unsigned char> m(w.size(), 0);
+    for (int i = 0; i < t.seq; ++i)
+      for (int j = 0; j < t.seq_kv; ++j) {
+        const std::size_t k = static_cast<std::size_t>(i) * t.seq_kv + j;
+        w[k] = Weight(r, index, i, j);
+        m[k] = t.cfg.mask == Mask::Causal && Masked(t, index, i, j);
+      }
+    divisor = render::ScaleDivisors(s.ui.colour_scale, w.data(), m.data(), t.seq, t.seq_kv);
+  }
+  const Palette& pal = Pal();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const int seq = t.seq, skv = t.seq_kv;
+  const float cw = g.cw, ch = g.ch;
+  const ImVec2 a = place.origin;
+  const ImVec2 b(a.x + cw * skv, a.y + ch * seq);
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+
+  // Title above the labels.
+  const float title_y = a.y - (place.col_labels ? g.col_label_h : 0.0f) - g.title_h;
+  // Titles may run into the gap to the next map (past the last map of a row, further);
+  // too long, the mean's becomes "mean" and a head's "h3".
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  const float title_w = b.x - a.x + g.gap_x * 0.8f;
+  const float room = place.last_in_row ? std::max(title_w, fs * 3.0f) : title_w;
+  std::string title = MapTitle(t, index);
+  if (ImGui::CalcTextSize(title.c_str()).x > room)
+    title = index == t.cfg.num_heads ? "mean" : "head " + std::to_string(index);
+  if (ImGui::CalcTextSize(title.c_str()).x > room && index < t.cfg.num_heads) title = "h" + std::to_string(index);
+  title = Ellipsize(title, room);
+  dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
+  if (s.ui.font_bold) ImGui::PopFont();
+
+  const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
+  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1));
+  if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
+    // On whole pixels (AddLine centres them on the pixel): between pixels a line is
+    // drawn stepped.
+    for (int i = 1; i < seq; ++i) {
+      const float y = std::round(a.y + i * ch);
+      dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), pal.grid_line);
+    }
+    for (int j = 1; j < skv; ++j) {
+      const float x = std::round(a.x + j * cw);
+      dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), pal.grid_line);
+    }
+  }
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
+
+  // Weights inside the cells where they fit; text colour follows the cell's colour.
+  if (values_allowed && ValuesFit(g)) {
+    char buf[16];
+    const ImVec4 clip = dl->_CmdHeader.ClipRect;
+    const auto [font, vs] = ValuesFont(s, g);
+    for (int i = 0; i < seq; ++i) {
+      const float y = a.y + i * ch;
+      if (y + ch < clip.y || y > clip.w) continue;
+      for (int j = 0; j < skv; ++j) {
+        if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
+        const float v = Weight(r, index, i, j);
+        std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+        const ImVec2 ts = font->CalcTextSizeA(vs, FLT_MAX, 0.0f, buf);
+        const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
+        dl->AddText(font, vs, ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
+                    Col32(render::TextColourOn(bg)), buf);
+      }
+    }
+  }
+
+  // Token labels: queries left of the rows, keys above the columns; hovering one
+  // names its token in full (and a query's row lights up in every map).
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  ImFont* small = g.label_font ? g.label_font : ImGui::GetFont();  // token numbers: the labels' font
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const bool index_keys = g.keys == Keys::kIndex;
+  // Token k's number in the small font, its middle at height y, centred on x or ending at x.
+  auto number = [&](int k, float x, float y, bool centred, bool hot) {
+    const std::string idx = std::to_string(k);
+    const ImVec2 is = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, idx.c_str());
+    dl->AddText(small, small->FontSize, ImVec2(centred ? x - is.x * 0.5f : x - is.x, y - is.y * 0.5f),
+                hot ? pal.highlight : pal.muted_text, idx.c_str());
+  };
+  if (g.labels) ImGui::PushFont(g.label_font);
+  if (g.labels && place.row_labels) {
+    const float right = a.x - fs * 0.3f;  // the labels' right edge
+    for (int i = 0; i < seq; ++i) {
+      const float y = a.y + i * ch;
+      const bool hot = i == s.ui.hover_token;
+      const std::string tok = ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]);
+      // (+0.5: the widest label's own width comes back through float sums a hair short)
+      const std::string l = Ellipsize(tok, g.row_label_w - g.index_w - fs * 0.4f + 0.5f);
+      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      dl->AddText(ImVec2(right - g.index_w - ts.x, y + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
+      if (index_keys) number(i, right, y + ch * 0.5f, false, hot);  // matches the numbers above the columns
+      if (place.hovered && m.x >= a.x - g.row_label_w && m.x < a.x && m.y >= y && m.y < y + ch) {
+        ImGui::SetTooltip("query %d: \"%s\"", i, tok.c_str());
+        s.ui.hover_token_next = i;
+      }
+    }
+  }
+  if (g.labels && place.col_labels) {
+    // Index numbers wider than a cell: every k-th column.
+    int every = 1;
+    if (index_keys) {
+      const float wmax = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, std::to_string(skv - 1).c_str()).x;
+      every = std::max(1, static_cast<int>(std::ceil((wmax + 2.0f) / cw)));
+    }
+    for (int j = 0; j < skv; ++j) {
+      const float x = a.x + j * cw;
+      const std::string tok = ForDisplay(keys[static_cast<std::size_t>(j)]);
+      const bool hot = !t.in.cross() && j == s.ui.hover_token;
+      if (place.hovered && m.x >= x && m.x < x + cw && m.y >= a.y - g.col_label_h && m.y < a.y)
+        ImGui::SetTooltip("key %d: \"%s\"", j, tok.c_str());
+      if (index_keys) {
+        if (j % every == 0) number(j, x + cw * 0.5f, a.y - fs * 0.1f - small->FontSize * 0.5f, true, hot);
+        continue;
+      }
+      const float max_w = g.keys == Keys::kRotated     ? g.col_label_h - fs * 0.3f
+                          : g.keys == Keys::kStaggered ? 2.0f * cw - 4.0f
+                                                       : cw - 2.0f;
+      const std::string l = Ellipsize(tok, max_w);
+      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      if (g.keys == Keys::kRotated) {
+        AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
+      } else {
+        // Staggered: odd columns on the upper line, with a tick down to their column.
+        const bool upper = g.keys == Keys::kStaggered && j % 2 == 1;
+        const float y = a.y - fs * 0.15f - ts.y - (upper ? ts.y : 0.0f);
+        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, y), hot ? pal.highlight : text, l.c_str());
+        if (upper)
+          dl->AddLine(ImVec2(std::round(x + cw * 0.5f), y + ts.y), ImVec2(std::round(x + cw * 0.5f), a.y - 2.0f),
+                      pal.grid_line);
+      }
+    }
+  }
+  if (g.labels) ImGui::PopFont();
+
+  // Highlight the row of a hovered token chip.
+  if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
+    const float y = a.y + s.ui.hover_token * ch;
+    dl->AddRect(ImVec2(a.x - 1, y - 1), ImVec2(b.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);
+  }
+
+  s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
+  // Hover: tooltip for the cell, outline of its row; click enlarges.
+  const bool over = place.hovered && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
+  if (!over) return false;
+  const int i = std::clamp(static_cast<int>((m.y - a.y) / ch), 0, seq - 1);
+  const int j = std::clamp(static_cast<int>((m.x - a.x) / cw), 0, skv - 1);
+  dl->AddRect(ImVec2(a.x - 1, a.y + i * ch - 1), ImVec2(b.x + 1, a.y + (i + 1) * ch + 1), pal.highlight, 0.0f, 0, 1.5f);
+  dl->AddRect(ImVec2(a.x + j * cw, a.y + i * ch), ImVec2(a.x + (j + 1) * cw, a.y + (i + 1) * ch),
+              IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
+  CellTooltip(r, index, i, j);
+  return place.clicked;
+}
+
+// The colour bar, titled with the scale in use: the fixed scale's ticks are weights,
+// a relative scale's run from 0 to the map's or row's largest weight.
+void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScale scale) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const bool fixed = scale == render::ColourScale::Fixed;
+  const char* title = fixed ? "weight" : scale == render::ColourScale::Map ? "\xC3\xB7 map max" : "\xC3\xB7 row max";
+  dl->AddText(ImVec2(a.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), title);
+  const float top = a.y + fs * 1.6f, bottom = a.y + size.y - fs * 0.6f;
+  const float x0 = a.x, x1 = a.x + fs * 1.0f;
+  constexpr int kSteps = 64;
+  for (int k = 0; k < kSteps; ++k) {
+    // Top is 1, bottom is 0.
+    const float v0 = 1.0f - static_cast<float>(k) / kSteps, v1 = 1.0f - static_cast<float>(k + 1) / kSteps;
+    const ImU32 u0 = Col32(render::Colormap(v0)), u1 = Col32(render::Colormap(v1));
+    const float y0 = top + (bottom - top) * k / kSteps, y1 = top + (bottom - top) * (k + 1) / kSteps;
+    dl->AddRectFilledMultiColor(ImVec2(x0, y0), ImVec2(x1, y1 + 0.5f), u0, u0, u1, u1);
+  }
+  dl->AddRect(ImVec2(x0 - 1, top - 1), ImVec2(x1 + 1, bottom + 1), Pal().block_border);
+  // Ticks every 0.25, or fewer where the bar is too short for their labels.
+  const int parts = bottom - top >= 4.0f * fs ? 4 : bottom - top >= 2.0f * fs ? 2 : 1;
+  for (int k = 0; k <= parts; ++k) {
+    const float v = 1.0f - static_cast<float>(k) / parts;
+    const float y = top + (bottom - top) * k / static_cast<float>(parts);
+    char buf[16];
+    if (fixed) std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+    else std::snprintf(buf, sizeof buf, "%s", k == 0 ? "max" : k == parts ? "0" : "");
+    dl->AddLine(ImVec2(x1, y), ImVec2(x1 + fs * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text));
+    dl->AddText(ImVec2(x1 + fs * 0.4f, y - fs * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), buf);
+  }
+  if (masked_legend) {
+    // The causal mask's cells: the exporter's grey, outside the colour scale.
+    const float y = bottom + fs * 1.2f;
+    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + fs), Col32(render::kMaskedColour));
+    dl->AddRect(ImVec2(x0 - 1, y - 1), ImVec2(x1 + 1, y + fs + 1), Pal().block_border);
+    dl->AddText(ImVec2(x1 + fs * 0.4f, y), ImGui::GetColorU32(ImGuiCol_Text), "masked");
+  }
+}
+
+// The colour scale picker, on one line; and, for long sentences on the fixed scale,
+// why every map looks alike and the scale that helps.
+void ScaleControls(AppState& s, const Trace& t) {
+  // On the title's line if it fits, else on its own.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float need = ImGui::CalcTextSize("colour").x;
+  for (render::ColourScale sc : render::kColourScales)
+    need += st.ItemSpacing.x + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x +
+            ImGui::CalcTextSize(render::ColourScaleLabel(sc)).x;
+  if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("colour");
+  for (render::ColourScale sc : render::kColourScales) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(render::ColourScaleLabel(sc), s.ui.colour_scale == sc)) s.ui.colour_scale = sc;
+    Probe(s, (std::string("scale ") + render::ToString(sc)).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
+  }
+  if (t.seq_kv >= 24 && s.ui.colour_scale == render::ColourScale::Fixed) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("use per row")) s.ui.colour_scale = render::ColourScale::Row;
+    Probe(s, "use per row");
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, so on the fixed "
+                       "scale every map is nearly one dark colour. The per-row scale makes each query's strongest "
+                       "key the brightest.",
+                       t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
+    ImGui::PopStyleColor();
+  }
+}
+
+// The maps on screen: every head and the mean, the enlarged one, or in presentation
+// mode one map, a 2 x 2 page, or all of them.
+std::vector<int> ShownMaps(AppState& s, int H) {
+  std::vector<int> shown;
+  if (s.ui.present) {
+    s.ui.present_head = std::clamp(s.ui.present_head, 0, H);
+    if (s.ui.present_layout == 0) return {s.ui.present_head};
+    if (s.ui.present_layout == 1) {
+      const int page = s.ui.present_head / 4;
+      for (int k = page * 4; k < std::min(page * 4 + 4, H + 1); ++k) shown.push_back(k);
+      return shown;
+    }
+  } else if (s.ui.enlarged >= 0) {
+    return {s.ui.enlarged};
+  }
+  for (int k = 0; k <= H; ++k) shown.push_back(k);
+  return shown;
+}
+
+// Presentation mode's bar: the layouts, the map shown, and the keys.
+void PresentBar(AppState& s, int H) {
+  static const char* const kLayouts[] = {"one map", "2 \xC3\x97 2", "all heads"};
+  for (int k = 0; k < 3; ++k) {
+    if (k) ImGui::SameLine();
+    if (ImGui::RadioButton(kLayouts[k], s.ui.present_layout == k)) s.ui.present_layout = k;
+    Probe(s, (std::string("present ") + std::to_string(k)).c_str());
+  }
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::Text("%s   \xE2\x86\x90 \xE2\x86\x92 heads   + / - num_heads   F11 or Esc leaves",
+              s.ui.present_head == H ? "mean" : ("head " + std::to_string(s.ui.present_head)).c_str());
+  ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void DrawHeatmapsPanel(AppState& s) {
+  const Result& r = s.result;
+  const Trace& t = r.trace;
+  if (!s.ui.present) {
+    // One line: the title, its explanation behind (?), and the colour scale; the maps
+    // get the height.
+    SectionTitle(s, "Attention weights");
+    ImGui::SameLine();
+    HelpMarker("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
+               "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
+               "weight and score.");
+    ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  }
+  if (!r.ok && r.generation == 0) {  // (the error itself is over the results)
+    ImGui::NewLine();
+    if (r.error.empty()) MessageBox("Nothing computed yet.", Pal().error_bg, Pal().error_text);
+    return;
+  }
+  // An invalid configuration keeps the last valid maps on screen (the results area
+  // dims them, VeilLastValid, under its banner saying why).
+  s.ui.textures.SetScale(s.ui.colour_scale);
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (s.ui.textures.Sync(r)) {
+      s.timing.last_upload_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      s.timing.upload_ms.push_back(s.timing.last_upload_ms);
+    }
+  }
+  const int H = t.cfg.num_heads;
+  if (s.ui.enlarged > H) s.ui.enlarged = -1;
+  if (s.ui.present) PresentBar(s, H);
+  ScaleControls(s, t);
+  const float fs = ImGui::GetFontSize();
+
+  if (s.ui.enlarged >= 0 && !s.ui.present) {
+    if (ImGui::Button("< All heads")) s.ui.enlarged = -1;
+    Probe(s, "all_heads");
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) s.ui.enlarged = (s.ui.enlarged + H) % (H + 1);
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) s.ui.enlarged = (s.ui.enlarged + 1) % (H + 1);
+    ImGui::SameLine();
+    ImGui::TextDisabled("Esc returns to all heads");
+  }
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // Colour bar column: margin, bar, tick, the widest of its labels.
+  const float bar_w = fs * 2.3f + std::max({ImGui::CalcTextSize("0.00").x, ImGui::CalcTextSize("\xC3\xB7 row max").x * 0.6f,
+                                            ImGui::CalcTextSize("masked").x});
+  const ImVec2 area(std::max(avail.x - bar_w, 1.0f), std::max(avail.y, 1.0f));
+  const std::vector<int> shown = ShownMaps(s, H);
+  const int n = static_cast<int>(shown.size());
+  // Labels need rows as tall as the font (nearly), and one whole map in the panel's
+  // height: beyond that (hundreds of tokens) the tokens are not even measured.
+  const bool labels_possible = 0.85f * fs * t.seq <= std::max(area.y, 4.0f * fs * 10.0f);
+  const Labels labels = labels_possible ? MeasureLabels(s, ImGui::GetFont()) : Labels{};
+  const int only_cols = s.ui.present && s.ui.present_layout == 1 ? 2 : 0;
+  const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, labels, true, only_cols);
+  s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
+
+  // The maps' own region, which scrolls when the layout is taller than the panel.
+  const ImGuiWindowFlags view_flags =
+      g.scroll ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+  ImGui::BeginChild("##maps_view", area, false, view_flags);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float content_w = area.x - (g.scroll ? ImGui::GetStyle().ScrollbarSize : 0.0f);
+  // One button over all maps: its hover and click are what the maps respond to
+  // (the window itself counts as blocked while the button is being pressed).
+  ImGui::InvisibleButton("##maps", ImVec2(std::max(content_w, 1.0f), std::max(g.scroll ? g.content_h : area.y, 1.0f)));
+  const bool maps_hovered = ImGui::IsItemHovered();
+  const bool maps_clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  Probe(s, "heatmaps");
+  const float map_w = g.cw * t.seq_kv, map_h = g.ch * t.seq;
+  for (int k = 0; k < n; ++k) {
+    const int gx = k % g.cols, gy = k / g.cols;
+    MapPlace p;
+    p.row_labels = gx == 0;
+    p.last_in_row = gx == g.cols - 1 || k == n - 1;
+    p.col_labels = gy == 0 || g.keys_every_row;
+    p.hovered = maps_hovered;
+    p.clicked = maps_clicked && n > 1;
+    const float keys_above = (g.keys_every_row ? gy + 1 : 1) * g.col_label_h;
+    // Whole pixels: a map edge between pixels is drawn stepped by the rasteriser.
+    p.origin = ImVec2(std::round(o.x + g.row_label_w + gx * (map_w + g.gap_x)),
+                      std::round(o.y + keys_above + g.title_h + gy * (map_h + g.title_h + g.gap_y)));
+    const int index = shown[static_cast<std::size_t>(k)];
+    if (DrawMap(s, index, g, p, true)) {
+      if (s.ui.present) {
+        s.ui.present_head = index;
+        s.ui.present_layout = 0;
+      } else {
+        s.ui.enlarged = index;
+      }
+    }
+    if (s.ui.present && n > 1 && index == s.ui.present_head)  // the map the arrow keys are on
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(p.origin.x - 3, p.origin.y - 3),
+                                          ImVec2(p.origin.x + map_w + 3, p.origin.y + map_h + 3), Pal().highlight, 0.0f,
+                                          0, 2.0f);
+  }
+  ImGui::EndChild();
+  Probe(s, "heatmaps_view");
+
+  LayoutReport& rep = s.ui.report;
+  rep.maps = n;
+  rep.grid_cols = g.cols;
+  rep.grid_rows = g.rows;
+  rep.cell_w = g.cw;
+  rep.cell_h = g.ch;
+  rep.row_labels = g.labels;
+  rep.key_labels = KeysName(g.keys);
+  rep.label_px = g.label_px;
+  rep.label_font = s.ui.font_label != nullptr;
+  rep.values = ValuesFit(g);
+  rep.values_px = rep.values ? ValuesFont(s, g).px : 0.0f;
+  rep.scroll = g.scroll;
+  rep.content_h = g.content_h;
+  rep.view_h = area.y;
+
+  DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
+                ImVec2(bar_w - fs * 0.8f, std::max(std::min(area.y - fs * 2.5f, fs * 16.0f), fs * 6.0f)),
+                t.cfg.mask == Mask::Causal,
+                s.ui.colour_scale);
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,37 @@
+// The Heatmaps tab: the attention maps of every head (views/heatmaps/grid.cpp), under a
+// banner that says what rows and columns are when the trace is cross-attention.
+#include <cstdio>
+
+#include "gui/draw/widgets.hpp"
+#include "gui/panels/panels.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/views/heatmaps/heatmaps.hpp"
+#include "gui/views/registry.hpp"
+
+namespace mha::gui {
+namespace {
+
+void DrawCrossBanner(AppState& s) {
+  if (!s.result.ok || !s.result.trace.in.cross()) return;
+  const auto& c = SourcesCache(s);
+  if (!c.ok) return;
+  const AttentionSources& src = c.value;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "Cross-attention (encoder-decoder): rows are the sentence's %d tokens (queries), columns the "
+                "memory's %d tokens (keys and values), so each map is %d x %d. The Cross-attention tab compares "
+                "it with self-attention.",
+                src.seq, src.seq_kv, src.seq, src.seq_kv);
+  MessageBox(buf, Pal().notice_bg, Pal().notice_text);
+  Probe(s, "cross_banner");
+}
+
+}  // namespace
+
+void DrawHeatmapsView(AppState& s) {
+  DrawCrossBanner(s);
+  DrawHeatmapsPanel(s);
+}
+
+}  // namespace mha::gui

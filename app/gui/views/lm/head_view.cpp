@@ -1,0 +1,143 @@
+// Head view (BertViz's signature picture): the tokens twice, queries on the left and
+// keys on the right, a line from each query to each key it attends to; the line's
+// opacity is the weight, its colour the head's. Heads switch on and off; hovering a
+// token keeps its lines alone. Offered for every model source: it reads s.result.trace.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/sources/lm_source.hpp"
+#include "gui/state/app_state.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/style/wide_glyphs.hpp"
+#include "gui/views/lm/lm_views.hpp"
+#include "gui/views/registry.hpp"
+#include "render/head_view.hpp"
+
+namespace mha::gui {
+namespace {
+
+void HeadToggles(AppState& s, int H) {
+  auto& off = s.lmv.head_off;
+  if (ImGui::SmallButton("all")) std::fill(off.begin(), off.end(), false);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("none")) std::fill(off.begin(), off.begin() + H, true);
+  for (int h = 0; h < H; ++h) {
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("head 00").x + 30) ImGui::NewLine();
+    ImGui::PushID(h);
+    ImGui::PushStyleColor(ImGuiCol_CheckMark, HeadColour(h));
+    ImGui::PushStyleColor(ImGuiCol_FrameBg, HeadColour(h, 0.25f));
+    bool on = !off[static_cast<std::size_t>(h)];
+    char label[24];
+    std::snprintf(label, sizeof label, "%d", h);
+    if (ImGui::Checkbox(label, &on)) off[static_cast<std::size_t>(h)] = !on;
+    ImGui::PopStyleColor(2);
+    ImGui::PopID();
+  }
+  Probe(s, "head_view_toggles");
+}
+
+// One column of token labels; returns the row hovered, or -1.
+int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float w, float row_h, bool right_align,
+                int highlight) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  int hovered = -1;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+    const float top = y + row_h * i;
+    if (!ImGui::IsRectVisible(ImVec2(x, top), ImVec2(x + w, top + row_h))) continue;
+    const bool in = mouse.x >= x && mouse.x < x + w && mouse.y >= top && mouse.y < top + row_h &&
+                    ImGui::IsWindowHovered();
+    if (in) hovered = i;
+    if (in || i == highlight) dl->AddRectFilled(ImVec2(x, top), ImVec2(x + w, top + row_h), Pal().highlight_bg);
+    const std::string t = ForDisplay(tokens[static_cast<std::size_t>(i)]);
+    const float tw = ImGui::CalcTextSize(t.c_str()).x;
+    const float tx = right_align ? x + w - tw - 4 : x + 4;
+    dl->PushClipRect(ImVec2(x, top), ImVec2(x + w, top + row_h), true);
+    dl->AddText(ImVec2(tx, top + (row_h - ImGui::GetFontSize()) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), t.c_str());
+    dl->PopClipRect();
+  }
+  return hovered;
+}
+
+}  // namespace
+
+void DrawHeadView(AppState& s) {
+  const Result& r = s.result;
+  if (!HaveResultsToShow(s)) return;
+  const Trace& t = r.trace;
+  const int H = t.cfg.num_heads, seq = t.seq, seq_kv = t.seq_kv;
+  LayerSelector(s, "##head_view_layer");
+  ImGui::TextWrapped("Each line joins a query token (left) to a key token (right); its opacity is the attention "
+                     "weight, its colour the head. Hover a token to keep only its lines; switch heads below.");
+  HeadToggles(s, H);
+
+  // The last valid trace (dimmed) is labelled with its own tokens, not the typed ones.
+  const std::vector<std::string>& qtok = r.ok ? r.tokens : t.in.tokens;
+  const std::vector<std::string>& ktok = t.in.cross() ? (r.ok ? r.memory_tokens : t.in.memory_tokens) : qtok;
+  render::HeadViewColumns c;
+  c.row_h = ImGui::GetTextLineHeightWithSpacing() + 2;
+  float widest = ImGui::CalcTextSize("<s>").x;
+  for (const auto& tk : qtok) widest = std::max(widest, ImGui::CalcTextSize(ForDisplay(tk).c_str()).x);
+  for (const auto& tk : ktok) widest = std::max(widest, ImGui::CalcTextSize(ForDisplay(tk).c_str()).x);
+  c.label_w = std::min(widest + 12, ImGui::GetContentRegionAvail().x * 0.3f);
+  c.gap = std::clamp(ImGui::GetContentRegionAvail().x - 2 * c.label_w - 8, 80.0, 420.0);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  c.x = origin.x;
+  c.y = origin.y;
+  const int rows = std::max(seq, seq_kv);
+  ImGui::Dummy(ImVec2(2 * c.label_w + c.gap, c.row_h * rows));
+  Probe(s, "head_view_canvas");
+
+  const auto X = [](double v) { return static_cast<float>(v); };
+  const int hq = TokenColumn(qtok, X(c.x), X(c.y), X(c.label_w), X(c.row_h), true, s.lmv.hover_query);
+  const int hk = TokenColumn(ktok, X(c.RightX()), X(c.y), X(c.label_w), X(c.row_h), false, s.lmv.hover_key);
+  s.lmv.hover_query = hq;
+  s.lmv.hover_key = hq >= 0 ? -1 : hk;
+
+  // The lines are the export's (render/head_view.hpp): the same weights, opacities and
+  // faint-line cut-off; only the ones on screen are asked for.
+  render::HeadViewSelection sel;
+  for (int h = 0; h < H; ++h) sel.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+  sel.query = hq;
+  sel.key = hk;
+  sel.top = ImGui::GetWindowPos().y;
+  sel.bottom = sel.top + ImGui::GetWindowHeight();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (const render::HeadViewLine& l : render::HeadViewLines(t, c, sel))
+    dl->AddLine(ImVec2(X(l.x0), X(l.y0)), ImVec2(X(l.x1), X(l.y1)), HeadColour(l.head, l.opacity), 1.5f);
+}
+
+nlohmann::json DumpHeadView(AppState& s) {
+  const Result& r = s.result;
+  nlohmann::json j{{"ok", r.ok}};
+  if (!HasResults(s)) return j;
+  const Trace& t = r.trace;
+  j["tokens"] = r.ok ? r.tokens : t.in.tokens;
+  j["layer"] = UsingTrainedModel(s) ? s.source.layer : 0;
+  j["min_weight_drawn"] = render::kHeadViewMinWeight;
+  // Per head, per query: the weights the lines' opacities come from (lines under
+  // min_weight_drawn are skipped), and whether the head is switched on.
+  nlohmann::json heads = nlohmann::json::array();
+  for (int h = 0; h < t.cfg.num_heads; ++h) {
+    const auto A = t.AttnHead(h);
+    nlohmann::json rows = nlohmann::json::array();
+    for (int i = 0; i < t.seq; ++i) {
+      std::vector<double> row(static_cast<std::size_t>(t.seq_kv));
+      for (int k = 0; k < t.seq_kv; ++k) row[static_cast<std::size_t>(k)] = A(i, k);
+      rows.push_back(row);
+    }
+    heads.push_back({{"head", h}, {"on", !s.lmv.head_off[static_cast<std::size_t>(h)]}, {"weights", rows}});
+  }
+  j["heads"] = heads;
+  return j;
+}
+
+}  // namespace mha::gui

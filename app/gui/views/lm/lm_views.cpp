@@ -1,0 +1,29 @@
+#include "gui/views/lm/lm_views.hpp"
+
+#include <imgui.h>
+
+#include "gui/draw/widgets.hpp"
+#include "gui/state/app_state.hpp"
+#include "render/head_view.hpp"
+
+namespace mha::gui {
+
+ImU32 HeadColour(int h, float alpha) {
+  const render::Rgb c = render::HeadColour(h);  // the export's colours too
+  return IM_COL32(c[0], c[1], c[2], static_cast<int>(alpha * 255.0f + 0.5f));
+}
+
+void LayerSelector(AppState& s, const char* id) {
+  if (!UsingTrainedModel(s) || s.source.model->cfg.num_layers < 2) return;
+  const int n = s.source.model->cfg.num_layers;
+  int layer = s.source.layer;
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("layer 00").x * 2.5f);
+  if (ImGui::SliderInt(id, &layer, 0, n - 1, "layer %d")) {
+    s.source.layer = layer;
+    s.dirty = true;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("of %d (the model source's layer: every view follows it)", n);
+}
+
+}  // namespace mha::gui

@@ -1,0 +1,197 @@
+// Model view (BertViz's): every layer x head as a small heatmap of its attention on
+// the learner's sentence. Clicking one opens it in the Heatmaps view at that layer,
+// enlarged, and makes it the head the teaching views show. Each head carries the
+// label of mha/heads.hpp (previous-token, first, induction...) measured on the
+// sentence shown.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/sources/lm_source.hpp"
+#include "gui/state/app_state.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/views/lm/lm_views.hpp"
+#include "gui/views/registry.hpp"
+#include "mha/heads.hpp"
+#include "render/colormap.hpp"
+
+namespace mha::gui {
+namespace {
+
+// The traces the grid shows: every layer of a trained model, else the one layer.
+std::vector<const Trace*> LayerTraces(const AppState& s) {
+  std::vector<const Trace*> out;
+  if (UsingTrainedModel(s) && !s.source.pass.layers.empty()) {
+    for (const Trace& t : s.source.pass.layers) out.push_back(&t);
+  } else if (HasResults(s)) {  // the last valid trace while the configuration cannot run
+    out.push_back(&s.result.trace);
+  }
+  return out;
+}
+
+// The sentence's token identities (induction and duplicates need them): the model's
+// ids, or the words numbered by first appearance.
+std::vector<int> TokenIds(const AppState& s) {
+  if (UsingTrainedModel(s) && !s.source.pass.tokens.empty()) return s.source.pass.tokens;
+  std::map<std::string, int> seen;
+  std::vector<int> ids;
+  for (const std::string& t : s.result.tokens) ids.push_back(seen.emplace(t, static_cast<int>(seen.size())).first->second);
+  return ids;
+}
+
+// Labels measured on the validation text when the source is the language model and
+// they are ready; else on the current result, recomputed when the result changes.
+// `on` says which.
+const std::vector<HeadProfile>& Labels(const AppState& s, std::string* on) {
+  std::string why;
+  if (const auto* v = ValidationLabels(s, &why)) {
+    *on = "validation text";
+    return *v;
+  }
+  *on = why.empty() ? "sentence" : "sentence (" + why + ")";
+  static std::vector<HeadProfile> heads;
+  static std::uint64_t generation = ~0ull;
+  if (generation == s.result.generation) return heads;
+  generation = s.result.generation;
+  heads.clear();
+  std::vector<std::vector<double>> counts;
+  const std::vector<int> ids = TokenIds(s);
+  const auto traces = LayerTraces(s);
+  for (std::size_t l = 0; l < traces.size(); ++l)
+    if (static_cast<int>(ids.size()) == traces[l]->seq)
+      AddToProfile(*traces[l], ids, static_cast<int>(l), heads, counts);
+  FinishProfile(heads, counts);
+  return heads;
+}
+
+// A thumbnail of at most `blocks` x `blocks` cells: longer sentences are sampled (the
+// nearest cell), so a 1,000-token sentence or 256 heads still draw in a frame. Click
+// a map for every cell.
+void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, float size, int blocks) {
+  const int rows = std::min(t.seq, blocks), cols = std::min(t.seq_kv, blocks);
+  const float cw = size / static_cast<float>(cols), ch = size / static_cast<float>(rows);
+  const auto A = t.AttnHead(h);
+  const bool causal = t.cfg.mask == Mask::Causal;
+  for (int bi = 0; bi < rows; ++bi) {
+    const int i = static_cast<int>(static_cast<long long>(bi) * t.seq / rows);
+    for (int bj = 0; bj < cols; ++bj) {
+      const int j = static_cast<int>(static_cast<long long>(bj) * t.seq_kv / cols);
+      const ImU32 col = causal && j > i ? Col32(render::kMaskedColour) : Col32(render::Colormap(A(i, j)));
+      dl->AddRectFilled(ImVec2(p0.x + bj * cw, p0.y + bi * ch), ImVec2(p0.x + (bj + 1) * cw, p0.y + (bi + 1) * ch),
+                        col);
+    }
+  }
+}
+
+void OpenHead(AppState& s, int layer, int h) {
+  if (UsingTrainedModel(s) && s.source.layer != layer) {
+    s.source.layer = layer;
+    s.dirty = true;
+  }
+  s.ui.enlarged = h;
+  s.teach.head = h;
+  s.teach.view = View::Heatmaps;
+  s.teach.select_view = true;
+}
+
+}  // namespace
+
+void DrawModelView(AppState& s) {
+  const auto traces = LayerTraces(s);
+  if (traces.empty()) {
+    Muted("Nothing to draw until the problem under Attention weights is fixed.");
+    return;
+  }
+  const int H = traces.front()->cfg.num_heads, L = static_cast<int>(traces.size());
+  ImGui::TextWrapped("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
+                     "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
+                     "layer and head. Labels: each head's strongest pattern and its score.");
+  std::string labels_on;
+  const auto& labels = Labels(s, &labels_on);
+  ImGui::TextDisabled("Labels measured on: %s%s", labels_on.c_str(),
+                      labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
+  const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
+  const float gap = 6;
+  const float avail = ImGui::GetContentRegionAvail().x - label_w;
+  const float size = std::clamp(avail / static_cast<float>(std::min(H, 8)) - gap, 48.0f, 220.0f);
+  const int per_row = std::max(1, static_cast<int>(avail / (size + gap)));
+  // At most about 200,000 cells in all, and no more per map than it has pixels.
+  const int blocks = std::clamp(static_cast<int>(std::sqrt(200000.0 / (L * H))), 8,
+                                std::max(8, static_cast<int>(size)));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float text_h = ImGui::GetTextLineHeight();
+  for (int l = 0; l < L; ++l) {
+    for (int h0 = 0; h0 < H; h0 += per_row) {
+      const ImVec2 row0 = ImGui::GetCursorScreenPos();
+      if (h0 == 0) dl->AddText(ImVec2(row0.x, row0.y + text_h), ImGui::GetColorU32(ImGuiCol_Text),
+                               ("layer " + std::to_string(l)).c_str());
+      for (int h = h0; h < std::min(H, h0 + per_row); ++h) {
+        const ImVec2 p(row0.x + label_w + (h - h0) * (size + gap), row0.y);
+        ImGui::SetCursorScreenPos(p);
+        ImGui::PushID(l * 1000 + h);
+        if (ImGui::InvisibleButton("##map", ImVec2(size, size + 2 * text_h))) OpenHead(s, l, h);
+        const bool hovered = ImGui::IsItemHovered();
+        ImGui::PopID();
+        if (l == 0 && h == 0) Probe(s, "model_view_first_map");
+        std::string label = "head " + std::to_string(h);
+        std::string job;
+        for (const HeadProfile& hp : labels)
+          if (hp.layer == l && hp.head == h) {
+            char buf[64];
+            // "previous" fits a small map where "previous-token" and its score do not.
+            const std::string shown = hp.label == "previous-token" ? "previous" : hp.label;
+            std::snprintf(buf, sizeof buf, "%s %.2f", shown.c_str(), hp.score);
+            job = buf;
+          }
+        // A long label stops at its map's edge (the tooltip has it whole).
+        dl->PushClipRect(p, ImVec2(p.x + size, p.y + 2 * text_h), true);
+        dl->AddText(p, HeadColour(h), label.c_str());
+        dl->AddText(ImVec2(p.x, p.y + text_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), job.c_str());
+        dl->PopClipRect();
+        const ImVec2 m0(p.x, p.y + 2 * text_h + 2);
+        DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2, blocks);
+        const bool current = (!UsingTrainedModel(s) || s.source.layer == l) && s.ui.enlarged == h;
+        if (hovered || current)
+          dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
+        if (hovered) ImGui::SetTooltip("layer %d, head %d%s%s: click to open it in Heatmaps", l, h,
+                                       job.empty() ? "" : ", ", job.c_str());
+      }
+      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + size + 2 * text_h + gap + 4));
+      ImGui::Dummy(ImVec2(1, 1));
+    }
+  }
+}
+
+nlohmann::json DumpModelView(AppState& s) {
+  const auto traces = LayerTraces(s);
+  nlohmann::json layers = nlohmann::json::array();
+  for (const Trace* t : traces) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (int h = 0; h < t->cfg.num_heads; ++h) {
+      const auto A = t->AttnHead(h);
+      nlohmann::json rows = nlohmann::json::array();
+      for (int i = 0; i < t->seq; ++i) {
+        std::vector<double> row(static_cast<std::size_t>(t->seq_kv));
+        for (int k = 0; k < t->seq_kv; ++k) row[static_cast<std::size_t>(k)] = A(i, k);
+        rows.push_back(row);
+      }
+      heads.push_back(rows);
+    }
+    layers.push_back(heads);
+  }
+  nlohmann::json labels = nlohmann::json::array();
+  std::string on;
+  for (const HeadProfile& hp : Labels(s, &on))
+    labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
+  return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}};
+}
+
+}  // namespace mha::gui

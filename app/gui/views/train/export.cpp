@@ -1,0 +1,177 @@
+#include "gui/views/train/export.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "gui/draw/widgets.hpp"
+#include "gui/sources/exports.hpp"
+#include "gui/sources/train_session.hpp"
+#include "gui/style/theme.hpp"
+#include "io/files.hpp"
+#include "render/train_render.hpp"
+
+namespace mha::gui {
+namespace {
+
+struct Kind {
+  TrainExport id;
+  const char* button;
+  const char* suffix;
+  const char* tooltip;
+};
+
+const Kind kKinds[] = {
+    {TrainExport::GridPng, "Grid PNG", "-grid.png", "Every head at the timeline's step, as on screen, for a slide."},
+    {TrainExport::GridSvg, "Grid SVG", "-grid.svg", "The same grid as an SVG (one shape per cell)."},
+    {TrainExport::Gif, "GIF", ".gif", "The grid over every snapshot of the run, captioned with step and accuracy."},
+    {TrainExport::CurvesPng, "Curves PNG", "-curves.png", "Loss and accuracy per target against the step."},
+    {TrainExport::CurvesSvg, "Curves SVG", "-curves.svg", "The curves as an SVG."},
+    {TrainExport::CurvesCsv, "Curves CSV", "-curves.csv", "Every step: lr, loss, accuracy per target, gradient norm."},
+};
+
+const Kind& KindOf(TrainExport k) { return kKinds[static_cast<int>(k)]; }
+
+const TrainRunRecord* ShownRun(const AppState& s) {
+  const TrainUi& t = s.train;
+  if (t.show_loaded || t.shown_run < 0 || t.shown_run >= static_cast<int>(t.runs.size())) return nullptr;
+  const TrainRunRecord& r = t.runs[static_cast<std::size_t>(t.shown_run)];
+  return r.progress ? &r : nullptr;
+}
+
+// What the grid draws of a loaded checkpoint: copies, since the window's own pass
+// changes with the next recompute while the export runs.
+struct LoadedGrid {
+  ModelTrace probe;
+  std::vector<HeadProfile> heads;
+  std::string title;
+};
+
+// The bytes of `kind`, drawn from immutable inputs only (it runs on a worker thread).
+std::function<std::string()> Job(const AppState& s, TrainExport kind) {
+  const TrainRunRecord* run = ShownRun(s);
+  std::shared_ptr<const Progress> progress = run ? run->progress : nullptr;
+  const std::string title = run ? run->label : std::string();
+  if (kind == TrainExport::GridPng || kind == TrainExport::GridSvg) {
+    render::GridOptions o;
+    o.title = title;
+    const bool svg = kind == TrainExport::GridSvg;
+    if (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s)) {
+      auto in = std::make_shared<LoadedGrid>();
+      in->probe = s.source.pass;
+      in->heads = s.train.loaded_heads;
+      in->title = s.train.loaded_path;
+      return [in, o, svg] {
+        render::GridInput g;
+        g.probe = &in->probe;
+        g.tokens = in->probe.layers.empty() ? std::vector<std::string>() : in->probe.layers.front().in.tokens;
+        g.heads = &in->heads;
+        g.title = in->title;
+        return svg ? render::ModelGridSvg(g, o) : render::EncodePng(render::DrawModelGrid(g, o));
+      };
+    }
+    std::shared_ptr<const Snapshot> snap;
+    if (progress) {
+      const int n = static_cast<int>(progress->snapshots.size());
+      const int k = s.train.timeline < 0 ? n - 1 : std::min(s.train.timeline, n - 1);
+      if (k >= 0) snap = progress->snapshots[static_cast<std::size_t>(k)];
+      o.total_steps = progress->total;
+    }
+    return [snap, o, svg] {
+      return svg ? render::ModelGridSvg(*snap, o) : render::EncodePng(render::DrawModelGrid(*snap, o));
+    };
+  }
+  if (kind == TrainExport::Gif) {
+    render::GifOptions o;
+    o.grid.title = title;
+    o.grid.total_steps = progress->total;
+    return [progress, o] { return render::EncodeGridGif(progress->snapshots, o); };
+  }
+  render::CurveOptions o;
+  o.title = title;
+  const int targets = NumTargets(run->task);
+  switch (kind) {
+    case TrainExport::CurvesPng: return [progress, o] { return render::EncodePng(render::DrawCurves(*progress, o)); };
+    case TrainExport::CurvesSvg: return [progress, o] { return render::CurvesSvg(*progress, o); };
+    default: return [progress, targets] { return render::CurvesCsv(*progress, targets); };
+  }
+}
+
+}  // namespace
+
+std::string TrainExportPath(const AppState& s, TrainExport kind) {
+  std::string stem = s.train.export_stem.data();
+  if (stem.empty()) stem = "mhaviz-train";
+  return stem + KindOf(kind).suffix;
+}
+
+bool TrainExportAvailable(const AppState& s, TrainExport kind) {
+  const TrainRunRecord* run = ShownRun(s);
+  if (kind == TrainExport::GridPng || kind == TrainExport::GridSvg)
+    return (run && !run->progress->snapshots.empty()) || (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s));
+  if (!run) return false;
+  return kind == TrainExport::Gif ? !run->progress->snapshots.empty() : !run->progress->curve.empty();
+}
+
+bool TrainExportRunning(const AppState& s) { return s.train.export_job.valid(); }
+
+void StartTrainExport(AppState& s, TrainExport kind) {
+  TrainUi& t = s.train;
+  if (TrainExportRunning(s)) return;
+  if (!TrainExportAvailable(s, kind)) {
+    t.message = "Nothing to export yet: train a model (the GIF and the curves need a run), or load a checkpoint.";
+    t.message_ok = false;
+    return;
+  }
+  const std::string path = TrainExportPath(s, kind);
+  const std::string shown = AbsolutePath(path);
+  auto job = Job(s, kind);
+  t.message = "Exporting " + shown + " ...";
+  t.message_ok = true;
+  t.export_job = std::async(std::launch::async, [job = std::move(job), path, shown]() -> std::pair<bool, std::string> {
+    try {
+      const std::string bytes = job();
+      io::WriteFileAtomic(path, bytes);
+      return {true, "Saved " + shown + " (" + Thousands(static_cast<long long>(bytes.size())) + " bytes)."};
+    } catch (const std::exception& e) {
+      return {false, "Could not export " + shown + ": " + e.what()};
+    }
+  });
+}
+
+bool PollTrainExport(AppState& s) {
+  TrainUi& t = s.train;
+  if (!t.export_job.valid()) return false;
+  if (t.export_job.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return true;
+  const auto [ok, message] = t.export_job.get();
+  t.message = message;
+  t.message_ok = ok;
+  return false;
+}
+
+void DrawTrainExportRow(AppState& s) {
+  const bool busy = PollTrainExport(s);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Export");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.0f);
+  if (s.train.export_stem[0] == '\0') std::snprintf(s.train.export_stem.data(), s.train.export_stem.size(), "mhaviz-train");
+  ImGui::InputText("##train_export_stem", s.train.export_stem.data(), s.train.export_stem.size());
+  Probe(s, "train_export_stem");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The files' stem: each button adds its own ending (-grid.png, .gif, ...).");
+  for (const Kind& k : kKinds) {
+    ImGui::SameLine();
+    const float w = ImGui::CalcTextSize(k.button).x + 2 * ImGui::GetStyle().FramePadding.x;
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+    ImGui::BeginDisabled(busy || !TrainExportAvailable(s, k.id));
+    if (ImGui::Button(k.button)) StartTrainExport(s, k.id);
+    ImGui::EndDisabled();
+    Probe(s, (std::string("train_export ") + k.button).c_str());
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s\n%s", k.tooltip, AbsolutePath(TrainExportPath(s, k.id)).c_str());
+  }
+}
+
+}  // namespace mha::gui
