@@ -316,6 +316,9 @@ class ZipMemberSource : public Source {
   ZipMemberSource(zip_file_t* f, const std::string& what) : f_(f), what_(what) {}
   std::size_t Read(char* p, std::size_t n) override {
     const zip_int64_t k = zip_fread(f_.get(), p, n);
+    if (k < 0 && zip_error_code_zip(zip_file_get_error(f_.get())) == ZIP_ER_CRC)
+      throw Error(what_ + " is damaged: its CRC-32 checksum does not match its data (a flipped bit, a bad copy or "
+                  "download), so its numbers cannot be trusted. Copy or save the file again.");
     if (k < 0)
       throw Error(what_ + " is corrupt (" + zip_file_strerror(f_.get()) + "). Save the file again with numpy.savez.");
     return static_cast<std::size_t>(k);
@@ -392,6 +395,12 @@ std::map<std::string, Array> ReadArchive(zip_t* za, std::uint64_t archive_bytes,
     const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE &&
                         (st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size == st.size && st.comp_size <= archive_bytes;
     out[key] = ReadData(src, info, member, stored);
+    // libzip compares a member's CRC-32 only when a read runs into its end, and the data
+    // stop exactly where the header says: without this read a flipped bit loaded
+    // silently (numpy refuses it: "Bad CRC-32").
+    char past = 0;
+    if (src.Read(&past, 1) != 0)
+      throw Error(member + " has more bytes than its .npy header and data. Save the file again with numpy.savez.");
   }
   return out;
 }

@@ -123,6 +123,49 @@ class NestedJson(Base):
                       "--data", self.batch(), "--out", self.out], 1, "not JSON", max_stderr=600)
 
 
+class DamagedArchives(Base):
+    @staticmethod
+    def flip(path, member, offset_from_end=1, bit=0x80):
+        """Flips one bit inside `member`'s stored data, keeping sizes and headers."""
+        with zipfile.ZipFile(path) as z:
+            info = z.getinfo(member)
+        with open(path, "r+b") as f:
+            f.seek(info.header_offset + 26)
+            n, m = np.frombuffer(f.read(4), dtype="<u2")
+            at = info.header_offset + 30 + int(n) + int(m) + info.compress_size - offset_from_end
+            f.seek(at)
+            b = f.read(1)[0]
+            f.seek(at)
+            f.write(bytes([b ^ bit]))
+
+    def test_flipped_bit_in_a_checkpoint(self):
+        m = self.model()
+        for end in (1, 17):  # the last byte of W_q's data (where the read stops), and one inside
+            bad = self.path(f"bad{end}.npz")
+            with open(m, "rb") as f, open(bad, "wb") as g:
+                g.write(f.read())
+            self.flip(bad, "layers.0.W_q.npy", end)
+            with self.assertRaises(Exception):  # numpy refuses it too: "Bad CRC-32"
+                np.load(bad)["layers.0.W_q"]
+            for args in self.loaders(bad):
+                self.refused(args, 1, "layers.0.W_q", "CRC")
+
+    def test_flipped_bit_in_weights_input_and_data(self):
+        w = self.path("w.npz")
+        rng = np.random.default_rng(0)
+        np.savez(w, **{k: rng.standard_normal((8, 8)).astype(np.float32) for k in ("W_q", "W_k", "W_v", "W_o")})
+        self.flip(w, "W_k.npy")
+        self.refused(["trace", "--d-model", "8", "--heads", "2", "--weights", w, "--npz", self.out], 1, "W_k", "CRC")
+        x = self.path("x.npz")
+        np.savez(x, x=rng.standard_normal((3, 8)).astype(np.float32))
+        self.flip(x, "x.npy", 2)
+        self.refused(["trace", "--input", x, "--heads", "2", "--npz", self.out], 1, "'x'", "CRC")
+        m = self.model()
+        t = self.batch()
+        self.flip(t, "targets.npy", 3, 0x01)
+        self.refused(["grad", "--model", m, "--data", t, "--out", self.out], 1, "targets", "CRC")
+
+
 def main():
     global MHAVIZ
     MHAVIZ = os.path.abspath(sys.argv[1])
