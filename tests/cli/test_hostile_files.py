@@ -166,6 +166,21 @@ class DamagedArchives(Base):
         self.refused(["grad", "--model", m, "--data", t, "--out", self.out], 1, "targets", "CRC")
 
 
+class NothingToLearn(Base):
+    def test_grad_with_every_target_minus_one(self):
+        m = self.model()
+        t = self.batch(targets=np.full((1, 6, 2), -1, np.int64))
+        self.refused(["grad", "--model", m, "--data", t, "--out", self.out], 1, "no target to learn from")
+        self.refused(["train", "--init", m, "--data", t, "--steps", "1", "--out", self.out], 1,
+                     "no target to learn from")
+        # One target is enough.
+        y = np.full((1, 6, 2), -1, np.int64)
+        y[0, 3, 1] = 2
+        r = run(["grad", "--model", m, "--data", self.batch(targets=y, name="one.npz"), "--out", self.out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(float(np.load(self.out)["loss"]), 0)
+
+
 def main():
     global MHAVIZ
     MHAVIZ = os.path.abspath(sys.argv[1])
