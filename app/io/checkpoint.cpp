@@ -242,6 +242,7 @@ TaskSpec ParseTaskJson(const std::string& text, const std::string& what) {
 }
 
 std::string EncodeModel(const Model& m) {
+  CheckModel(m);  // what LoadModel checks: nothing is written that mhaviz would refuse to read
   std::vector<TensorView> views;
   ForEachTensor(m, [&](const char* name, int index, const auto& t) {
     using T = std::decay_t<decltype(t)>;

@@ -198,13 +198,18 @@ void CheckModel(const Model& m) {
     shape("unembed." + std::to_string(k), m.unembed[k].rows(), m.unembed[k].cols(), d, V);
     shape("unembed_b." + std::to_string(k), 1, m.unembed_b[k].size(), 1, V);
   }
-  Model& mm = const_cast<Model&>(m);  // Parameters() only hands out pointers; nothing is written
-  for (const ParamView& p : Parameters(mm)) {
-    if (detail::AllInRange(p.data, static_cast<std::size_t>(p.size()))) continue;
-    throw Error("Model tensor '" + p.name + "' holds NaN, Inf or a value beyond |" +
+  const std::string bad = OutOfRangeParameter(m);
+  if (!bad.empty())
+    throw Error("Model tensor '" + bad + "' holds NaN, Inf or a value beyond |" +
                 std::to_string(static_cast<int>(Limits::kMaxAbsValue)) +
                 "|; every weight must be a finite number of moderate size.");
-  }
+}
+
+std::string OutOfRangeParameter(const Model& m) {
+  Model& mm = const_cast<Model&>(m);  // Parameters() only hands out pointers; nothing is written
+  for (const ParamView& p : Parameters(mm))
+    if (!detail::AllInRange(p.data, static_cast<std::size_t>(p.size()))) return p.name;
+  return "";
 }
 
 void EmbedTokens(const Model& m, const int* tokens, int seq, float* out) {

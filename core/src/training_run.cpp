@@ -201,6 +201,14 @@ void TrainingRun::Step() {
   p.grad_norm = opt_->Step(model_, grads_);
   // A finite loss with an overflowing gradient: the update just written is not finite.
   if (!std::isfinite(p.grad_norm)) return Diverge(work_.step + 1, "the gradient norm became " + std::to_string(p.grad_norm));
+  // The forward pass checks only what it reads on the way (layer inputs, layer weights);
+  // an update can still push the unembedding or the final LayerNorm past the range a
+  // checkpoint may hold, and a run must not end with weights its own load refuses.
+  const std::string bad = OutOfRangeParameter(model_);
+  if (!bad.empty())
+    return Diverge(work_.step + 1, "the update left " + bad + " with NaN, Inf or values beyond |" +
+                                       std::to_string(static_cast<int>(Limits::kMaxAbsValue)) +
+                                       "|, which no checkpoint may hold");
   ++work_.step;
   work_.curve.push_back(std::move(p));
   work_.seconds += Now() - t0;

@@ -181,6 +181,16 @@ class NothingToLearn(Base):
         self.assertGreater(float(np.load(self.out)["loss"]), 0)
 
 
+class WritesWhatLoads(Base):
+    def test_exploding_run_writes_no_checkpoint(self):
+        # Pre-LN, no positions, an absurd lr and no clipping: the unembedding's bias
+        # leaves the range a checkpoint may hold while the layers' checks still pass.
+        r = self.refused(["train", "--task", "offsets", "--norm", "pre", "--pos", "none", "--lr", "8000", "--clip", "0",
+                          "--weight-decay", "0", "--steps", "30", "--threads", "1", "--out", self.out], 1,
+                         "diverged", "No checkpoint was written", max_stderr=6000)
+        self.assertNotIn('"done"', r.stdout)
+
+
 def main():
     global MHAVIZ
     MHAVIZ = os.path.abspath(sys.argv[1])

@@ -126,6 +126,10 @@ std::vector<ParamView> Parameters(Model& m);
 // Throws mha::Error naming the tensor if a shape does not fit m.cfg or a value is
 // not finite or beyond Limits::kMaxAbsValue.
 void CheckModel(const Model& m);
+// The name of the first parameter holding NaN, Inf or a value beyond
+// Limits::kMaxAbsValue, or "" if none: CheckModel's range check, which training runs
+// after every update too, so it never holds (or writes) weights a load would refuse.
+std::string OutOfRangeParameter(const Model& m);
 
 // One sequence through the model, every layer's Trace kept.
 struct ModelTrace {
