@@ -248,7 +248,7 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
 
 int RunTrain(const CLI::App& app, const TrainArgs& a) {
   const StopOnSignal signals;  // from the start: a Ctrl-C during set-up stops before step 0
-  CheckExportPaths(a.exports, a.log.empty() ? std::vector<std::string>{a.out} : std::vector<std::string>{a.out, a.log});
+  CheckExportPaths(a.exports, {{"--out", a.out}, {"--log", a.log}});
   Model init;
   std::shared_ptr<TextTraining> text;
   const TrainSetup setup = MakeSetup(app, a, init, text);
@@ -327,8 +327,12 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
 void DeclareTrainFlags(CLI::App& app, TrainArgs& a) {
   AddTrainOptions(app, a.opt);
   AddTextTrainFlags(app, a.text);
-  app.add_option("--out", a.out, "the checkpoint to write (.npz; numpy opens it)")->required()->group("Files");
-  app.add_option("--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm")->group("Files");
+  TextFlag(app, "--out", a.out, "the checkpoint to write (.npz; numpy opens it)",
+           "--out needs a file name, e.g. --out model.npz.")
+      ->type_name("FILE")->required()->group("Files");
+  TextFlag(app, "--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm",
+           "--log needs a file name, e.g. --log train.csv.")
+      ->type_name("FILE")->group("Files");
   app.add_option("--init", a.init, "start from this checkpoint's weights and configuration")->group("Files");
   app.add_option("--data", a.data, "train on this batch file (tokens, targets; the whole file is every step's batch)")
       ->group("Files");
@@ -361,12 +365,19 @@ int GradCommand(const std::vector<std::string>& args) {
     app.add_option("--model", model, "the checkpoint (mhaviz train --out)")->required();
     app.add_option("--data", data, "the batch: tokens (batch, seq), targets (batch, seq[, K]), -1 = no target")
         ->required();
-    app.add_option("--out", out, "the .npz to write: loss, grad.<name> for every parameter")->required();
+    TextFlag(app, "--out", out, "the .npz to write: loss, grad.<name> for every parameter",
+             "--out needs a file name, e.g. --out grads.npz.")
+        ->type_name("FILE")->required();
     NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
                "CPU threads (0: one per core); the result is the same for any count");
     if (ParseFlags(app, "grad", args)) {
       std::cout << app.help();
       return 0;
+    }
+    try {
+      io::CheckOutputs({{"--out", out}});
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " Nothing was computed.");
     }
     Model m = io::LoadModel(model);
     const Batch b = io::LoadBatch(data);

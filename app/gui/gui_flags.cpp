@@ -130,13 +130,13 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
   // Each is written on its own: two that are one file (o.png and ./o.png, a symlink)
   // would leave only the last.
   const GuiOptions& g = a.gui;
-  try {
-    io::CheckDistinctOutputs({{"--screenshot", g.screenshot},
-                              {"--dump-state", g.dump_state},
-                              {"--probe", g.probe},
-                              {"--stats", g.stats},
-                              {"--export", g.export_path}});
-  } catch (const Error& e) {
+  try {  // every output before the first frame: a typo must not cost the session
+    io::CheckOutputs({{"--screenshot", g.screenshot},
+                      {"--dump-state", g.dump_state},
+                      {"--probe", g.probe},
+                      {"--stats", g.stats},
+                      {"--export", g.export_path}});
+  } catch (const io::OutputClash& e) {
     throw cli::UsageError(e.what());
   }
   if (a.model.model.empty() && (!a.model.tokens.empty() || a.model.example != 0 || a.model.layer != 0))

@@ -48,6 +48,18 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes);
 // Throws mha::Error if two of the (label, path) outputs are the same file: the same path
 // spelled two ways, a symlink to the other, or a hard link. `label` names the flag.
 void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths);
+// Two outputs of one command that are one file (CheckOutputs): the user's choice of
+// names, a usage error where the caller reports those apart.
+struct OutputClash : Error {
+  using Error::Error;
+};
+// The preflight of a command's outputs, before any long work: every (label, path) with
+// a path (empty ones are skipped: a flag not given) must be writable as the atomic write
+// will write it, after following symlinks: not a directory, in an existing directory
+// that takes a new file (a temporary file is created there and removed: this also
+// catches read-only file systems, and works as root), replaceable if it exists; and no
+// two may be one file (OutputClash). Throws mha::Error naming the flag and the reason.
+void CheckOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths);
 
 // Reads a whole file (at most max_bytes); throws mha::Error if missing or too big.
 // Never reads more than max_bytes + 1 bytes, so an endless source (/dev/zero, a pipe)

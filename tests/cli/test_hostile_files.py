@@ -191,6 +191,58 @@ class WritesWhatLoads(Base):
         self.assertNotIn('"done"', r.stdout)
 
 
+class OutputsBeforeStepOne(Base):
+    def train(self, *outputs, steps="100000"):
+        return ["train", "--task", "offsets", "--offsets", "2", "--seq", "6", "--vocab", "5", "--d-model", "8",
+                "--heads", "2", "--batch", "4", "--threads", "1", "--steps", steps] + list(outputs)
+
+    def refused_at_once(self, args, code, *words):
+        # 100,000 steps would take minutes: a refusal within the timeout came before step 1.
+        r = run(args, timeout=30)
+        self.assertEqual(r.returncode, code, f"{args}: rc {r.returncode}, {r.stderr[-1500:]}")
+        for w in words:
+            self.assertIn(w, r.stderr)
+        self.assertNotIn("step ", r.stderr.replace("step 1.", ""))
+        return r
+
+    def test_bad_out_paths(self):
+        self.refused_at_once(self.train("--out", self.path("missing/m.npz")), 1, "missing", "does not exist")
+        self.refused_at_once(self.train("--out", "."), 1, "--out", "directory")
+        self.refused_at_once(self.train("--out", ""), 2, "--out")
+        ro = self.path("ro")
+        os.mkdir(ro)
+        os.chmod(ro, 0o555)
+        try:
+            if os.geteuid() != 0:
+                self.refused_at_once(self.train("--out", os.path.join(ro, "m.npz")), 1, "ro")
+        finally:
+            os.chmod(ro, 0o755)
+        self.refused_at_once(self.train("--out", "/proc/m.npz"), 1, "/proc")
+
+    def test_collisions_after_resolving_paths(self):
+        m = self.path("m.npz")
+        self.refused_at_once(self.train("--out", m, "--log", m), 2, "--log", "same file")
+        cwd = self.dir
+        r = subprocess.run([MHAVIZ] + self.train("--out", "m.npz", "--png", "x.png", "--curves", "./x.png"),
+                           capture_output=True, text=True, timeout=30, cwd=cwd)
+        self.assertEqual(r.returncode, 2, r.stderr[-1500:])
+        self.assertIn("same file", r.stderr)
+        os.symlink(self.path("real.csv"), self.path("link.csv"))
+        self.refused_at_once(self.train("--out", m, "--log", self.path("real.csv"), "--curves-csv",
+                                        self.path("link.csv")), 2, "same file")
+        self.assertFalse(os.path.exists(m))
+
+    def test_grad_trace_export_check_outputs_first(self):
+        m = Base.model(self)
+        missing = self.path("missing/o.npz")
+        self.refused(["grad", "--model", m, "--data", self.batch(), "--out", missing], 1, "does not exist", out=missing)
+        self.refused(["grad", "--model", m, "--data", self.batch(), "--out", ""], 2, "--out", out=missing)
+        self.refused(["trace", "--model", m, "--tokens", "0 1", "--json", self.path("missing/t.json")], 1,
+                     "does not exist", out=missing)
+        self.refused(["export", "--model", m, "--tokens", "0 1", "--png", self.path("missing/t.png")], 1,
+                     "does not exist", out=missing)
+
+
 def main():
     global MHAVIZ
     MHAVIZ = os.path.abspath(sys.argv[1])
