@@ -38,6 +38,13 @@ std::shared_ptr<TextTraining> TextTraining::Load(const TextTrainArgs& a, const T
   t->args_ = a;
   t->seq_ = o.seq;
   t->tok_ = lm::Tokenizer::Load(a.tokenizer);
+  // The tokenizer sets the vocabulary, not --vocab: say so, with its size, before the
+  // corpus is read.
+  if (t->tok_.vocab_size() > ModelLimits::kMaxVocab)
+    throw Error("the tokenizer '" + t->tok_.path() + "' has " + std::to_string(t->tok_.vocab_size()) +
+                " pieces, over the model's vocabulary limit of " + std::to_string(ModelLimits::kMaxVocab) +
+                " (each piece is a row of the embedding and a column of the unembedding). Train a tokenizer with "
+                "a smaller --vocab_size.");
   t->corpus_ = lm::LoadCorpus(a.corpus, t->tok_);
   CheckTokenStream(t->corpus_.train, t->tok_.vocab_size(), o.seq, "the training text");
   CheckTokenStream(t->corpus_.valid, t->tok_.vocab_size(), o.seq, "the held-out text");

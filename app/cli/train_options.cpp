@@ -1,5 +1,6 @@
 #include "train_options.hpp"
 
+#include "mha/training_run.hpp"
 #include "options/flags.hpp"
 
 namespace mha::cli {
@@ -64,8 +65,9 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
   NumberFlag(app, "--seq", o.seq, 1, 1 << 20, "tokens per sequence")->group(task);
   NumberFlag(app, "--vocab", o.vocab, 1, 1 << 20, "distinct tokens")->group(task);
 
-  NumberFlag(app, "--steps", o.steps, 0, 10000000, "optimiser steps (0: write the initial model)")->group(run);
-  NumberFlag(app, "--batch", o.batch, 1, 1 << 16, "sequences per step")->group(run);
+  NumberFlag(app, "--steps", o.steps, 0, TrainLimits::kMaxSteps, "optimiser steps (0: write the initial model)")
+      ->group(run);
+  NumberFlag(app, "--batch", o.batch, 1, TrainLimits::kMaxBatch, "sequences per step")->group(run);
   app.add_option("--lr", o.lr, "peak learning rate of AdamW")->capture_default_str()->group(run);
   NumberFlag(app, "--warmup", o.warmup, 0, 10000000, "steps of linear warm-up before the cosine decay")->group(run);
   app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay (matrices only)")

@@ -84,7 +84,7 @@ std::vector<std::int32_t> Ids(const Array& a, const std::string& what, const std
   for (std::size_t i = 0; i < a.data.size(); ++i) {
     const float x = a.data[i];
     if (!(std::fabs(x) < 16777216.0f))  // 2^24: beyond it float32 no longer holds every integer
-      Fail(what + ": '" + key + "' holds " + std::to_string(static_cast<long long>(x)) +
+      Fail(what + ": '" + key + "' holds " + (a.big_integer.empty() ? std::to_string(x) : a.big_integer) +
            ", far outside any vocabulary (ids are 0 to vocab-1, targets may be -1).");
     v[i] = static_cast<std::int32_t>(x);
   }
@@ -167,10 +167,17 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
   const json& task = Field(j, "task", what);
   if (!task.is_null()) {
     m.task = task.dump();
-    if (task.is_object() && task.value("name", "") == kTextTaskName)
-      ParseTextTaskJson(m.task, what);
-    else
+    if (task.is_object() && task.contains("name") && task["name"] == kTextTaskName) {
+      // Checked here, at load, or a bad id surfaces later as a token the sentence never
+      // had ("token id 99999") or as an empty sentence.
+      const int bos = ParseTextTaskJson(m.task, what).bos;
+      if (bos < 0 || bos >= static_cast<int>(m.vocab.size()))
+        Fail(what + ": the text task's bos = " + std::to_string(bos) + " is not a token of the model's vocabulary of " +
+             std::to_string(m.vocab.size()) + " (ids 0 to " + std::to_string(static_cast<int>(m.vocab.size()) - 1) +
+             "); it must be the tokenizer's id that starts each paragraph.");
+    } else {
       ParseTaskJson(m.task, what);
+    }
   }
   if (c.temperature <= 0 || !std::isfinite(c.temperature) || !(c.ln_eps > 0))
     Fail(what + ": temperature and ln_eps must be positive numbers.");

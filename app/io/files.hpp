@@ -76,6 +76,9 @@ struct Array {
   std::vector<std::int64_t> shape;
   std::vector<float> data;
   std::string source_dtype;  // e.g. "<f8" if it was converted
+  // An integer the array holds beyond float32's exact range (|v| >= 2^24), in decimal
+  // as stored (a uint64 2^63 + 5 stays that, not a rounded float); "" if none.
+  std::string big_integer;
 };
 
 // An array of any plain dtype, already in its little-endian bytes: '|u1' (a checkpoint's

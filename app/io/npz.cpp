@@ -187,6 +187,20 @@ float ToFloat(const unsigned char* p, const Dtype& d) {
   return static_cast<float>(v);
 }
 
+// An integer element exactly as stored (for messages: float32 rounds large ones).
+std::string IntegerText(const unsigned char* p, const Dtype& d) {
+  const bool s = d.swap;
+  if (d.kind == 'u')
+    return std::to_string(d.width == 1   ? Load<std::uint8_t>(p, s)
+                          : d.width == 2 ? Load<std::uint16_t>(p, s)
+                          : d.width == 4 ? Load<std::uint32_t>(p, s)
+                                         : Load<std::uint64_t>(p, s));
+  return std::to_string(d.width == 1   ? Load<std::int8_t>(p, s)
+                        : d.width == 2 ? Load<std::int16_t>(p, s)
+                        : d.width == 4 ? Load<std::int32_t>(p, s)
+                                       : Load<std::int64_t>(p, s));
+}
+
 // Where an .npy's bytes come from: a string, or a zip member being inflated.
 class Source {
  public:
@@ -277,7 +291,11 @@ Array ReadData(Source& src, const NpyInfo& info, const std::string& what, bool p
       a.data.resize(end);
     }
     const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
-    for (std::size_t i = 0; i < whole; ++i, p += d.width) a.data[static_cast<std::size_t>(done++)] = ToFloat(p, d);
+    for (std::size_t i = 0; i < whole; ++i, p += d.width) {
+      const float v = ToFloat(p, d);
+      a.data[static_cast<std::size_t>(done++)] = v;
+      if (d.kind != 'f' && a.big_integer.empty() && !(std::fabs(v) < 16777216.0f)) a.big_integer = IntegerText(p, d);
+    }
     const std::size_t used = whole * d.width;
     std::memmove(buf.data(), buf.data() + used, have - used);
     have -= used;

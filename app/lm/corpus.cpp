@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "io/files.hpp"
@@ -79,6 +81,16 @@ std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::stri
 
 CorpusFiles FindCorpus(const std::string& dir_or_file) {
   if (IsFile(dir_or_file)) return {dir_or_file, ""};
+  struct stat st {};
+  if (stat(dir_or_file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw Error("--corpus '" + dir_or_file + "' is " +
+                (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                 : S_ISFIFO(st.st_mode)                     ? "a pipe (FIFO)"
+                                                            : "neither a file nor a directory") +
+                ", not text: it may never end. Give a directory with train.txt and valid.txt, or one text file, "
+                "one paragraph a line.");
+  if (stat(dir_or_file.c_str(), &st) != 0 && errno != ENOENT && errno != ENOTDIR)
+    throw Error("--corpus '" + dir_or_file + "' cannot be read: " + std::strerror(errno) + ".");
   if (!IsDir(dir_or_file))
     throw Error("--corpus '" + dir_or_file + "' does not exist. Give a directory with train.txt and valid.txt "
                 "(plain or .gz; scripts/build_corpus.py writes them) or one text file, one paragraph a line.");

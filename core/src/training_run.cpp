@@ -56,14 +56,16 @@ void Prepare(TrainSetup& s) {
   if (own_task) Validate(s.task);
   if (s.batches && !s.data && !s.heldout) throw Error("A run with its own batches needs held-out sequences.");
   auto fail = [](const std::string& m) { throw Error(m); };
-  if (s.steps < 0 || s.steps > 1000000)
-    fail(s.names.steps + " must be 0 to 1000000; got " + std::to_string(s.steps) + ".");
+  if (s.steps < 0 || s.steps > TrainLimits::kMaxSteps)
+    fail(s.names.steps + " must be 0 to " + std::to_string(TrainLimits::kMaxSteps) + "; got " +
+         std::to_string(s.steps) + ".");
   if (s.data) s.batch = s.data->batch;  // a batch file's size was checked when it was read
   if (s.heldout || s.data) s.heldout_batch = (s.heldout ? s.heldout : s.data)->batch;
-  if (!s.data && (s.batch < 1 || s.batch > 4096))
-    fail(s.names.batch + " must be 1 to 4096 sequences; got " + std::to_string(s.batch) + ".");
-  if (!s.heldout && !s.data && (s.heldout_batch < 1 || s.heldout_batch > 4096))
-    fail("The held-out batch must be 1 to 4096 sequences.");
+  if (!s.data && (s.batch < 1 || s.batch > TrainLimits::kMaxBatch))
+    fail(s.names.batch + " must be 1 to " + std::to_string(TrainLimits::kMaxBatch) + " sequences; got " +
+         std::to_string(s.batch) + ".");
+  if (!s.heldout && !s.data && (s.heldout_batch < 1 || s.heldout_batch > TrainLimits::kMaxBatch))
+    fail("The held-out batch must be 1 to " + std::to_string(TrainLimits::kMaxBatch) + " sequences.");
   if (!s.model_given) {
     s.model.vocab = TaskVocab(s.task);
     s.model.num_targets = NumTargets(s.task);

@@ -166,6 +166,37 @@ class DamagedArchives(Base):
         self.refused(["grad", "--model", m, "--data", t, "--out", self.out], 1, "targets", "CRC")
 
 
+class CheckpointFields(Base):
+    def text_checkpoint(self, bos):
+        m = self.model()
+        cfg = config_of(m)
+        cfg["task"] = {"name": "text", "tokenizer": "mhaviz-small.model", "bos": bos}
+        return with_config(m, self.path(f"text{bos}.npz"), json.dumps(cfg))
+
+    def test_bos_outside_the_vocabulary_is_refused_at_load(self):
+        for bos in (99999, -3, 5):
+            bad = self.text_checkpoint(bos)
+            self.refused(["trace", "--model", bad, "--tokens", "0 1", "--npz", self.out], 1, f"bos = {bos}",
+                         "vocabulary of 5")
+
+    def test_negative_d_ff_is_reported_as_given(self):
+        m = self.model()
+        cfg = config_of(m)
+        cfg.update(block="encoder", d_ff=-5)
+        r = self.refused(["grad", "--model", with_config(m, self.path("ff.npz"), json.dumps(cfg)), "--data",
+                          self.batch(), "--out", self.out], 1, "d_ff = -5")
+        self.assertNotIn("d_ff = 32", r.stderr)
+
+    def test_huge_uint64_ids_are_printed_exactly(self):
+        m = self.model()
+        t = self.path("big.npz")
+        tokens = np.array([[0, 1, 2**63 + 5]], dtype=np.uint64)
+        np.savez(t, tokens=tokens, targets=np.zeros((1, 3, 2), np.int64))
+        self.refused(["grad", "--model", m, "--data", t, "--out", self.out], 1, str(2**63 + 5))
+        np.savez(t, tokens=np.array([[0, -(2**62) - 7]], dtype=np.int64), targets=np.zeros((1, 2, 2), np.int64))
+        self.refused(["grad", "--model", m, "--data", t, "--out", self.out], 1, str(-(2**62) - 7))
+
+
 class NothingToLearn(Base):
     def test_grad_with_every_target_minus_one(self):
         m = self.model()
@@ -241,6 +272,20 @@ class OutputsBeforeStepOne(Base):
                      "does not exist", out=missing)
         self.refused(["export", "--model", m, "--tokens", "0 1", "--png", self.path("missing/t.png")], 1,
                      "does not exist", out=missing)
+
+
+class MessagesFromWhatWasTyped(Base):
+    def test_steps_and_batch_have_one_limit(self):
+        # Just over the run's limit, and over the flag's old wider range: one limit, one message.
+        for flag, limit, overs in (("--steps", "1000000", ("1000001", "20000000")), ("--batch", "4096", ("4097", "70000"))):
+            for over in overs:
+                r = self.refused(["train", "--task", "offsets", flag, over, "--out", self.out], 2, flag, limit)
+                for other in ("10000000", "65536"):
+                    self.assertNotIn(other, r.stderr)
+
+    def test_corpus_that_is_a_device(self):
+        self.refused(["train", "--task", "text", "--corpus", "/dev/zero", "--tokenizer",
+                      "assets/models/mhaviz-small.model", "--out", self.out], 1, "/dev/zero", "device")
 
 
 def main():
