@@ -288,6 +288,16 @@ class MessagesFromWhatWasTyped(Base):
                       "assets/models/mhaviz-small.model", "--out", self.out], 1, "/dev/zero", "device")
 
 
+class GuiFlags(Base):
+    def test_export_that_writes_no_heatmaps_is_refused(self):
+        # Refused while the flags are read, before any window opens (no display needed).
+        for name in ("out.gif", "out", "out.PNG.txt"):
+            r = run(["gui", "--frames", "3", "--export", self.path(name)], env=dict(os.environ, DISPLAY=""))
+            self.assertEqual(r.returncode, 2, f"{name}: rc {r.returncode}, {r.stderr[-800:]}")
+            self.assertIn(".png or .svg", r.stderr)
+            self.assertFalse(os.path.exists(self.path(name)))
+
+
 def main():
     global MHAVIZ
     MHAVIZ = os.path.abspath(sys.argv[1])
