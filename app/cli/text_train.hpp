@@ -53,6 +53,8 @@ class TextTraining {
   // The first held-out windows, for head labels.
   Batch HeldOutWindows(int count) const;
   const std::string& description() const { return corpus_.description; }
+  // What the tokenized corpus holds in memory for the whole run (its ids).
+  double corpus_bytes() const { return 4.0 * static_cast<double>(corpus_.train.size() + corpus_.valid.size()); }
 
  private:
   TextTrainArgs args_;

@@ -156,7 +156,8 @@ constexpr double kSnapshotBudgetBytes = 256.0 * (1 << 20);
 // once (two Trainers), so together they stay within half the step's cap (measured: a
 // 4-layer d_model 256 model at seq 128, batch 32, peaks at 1.1 GB instead of 1.5).
 std::shared_ptr<const Batch> HeldOutSet(const ModelConfig& m, const TaskSpec& t, std::uint64_t seed, int batch) {
-  const double per = static_cast<double>(EstimateTraceBytes(m.LayerConfig(), t.seq, t.seq)) * m.num_layers;
+  const MemoryEstimate one = EstimateEvaluation(m, 1, t.seq);  // traces and logits of one sequence
+  const double per = one.activations + one.logits;
   int n = 256;
   while (n > 1 && per * (batch + n) > static_cast<double>(Limits::kMaxTraceBytes) / 2) n /= 2;
   auto h = std::make_shared<Batch>();
@@ -201,7 +202,8 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
     });
   }
   const int seq = s.data ? s.data->seq : text ? text->seq() : s.task.seq;
-  AsUsage([&] { CheckStepMemory(s.model, s.data ? s.data->batch : o.batch, seq); });
+  const int batch = s.data ? s.data->batch : o.batch;
+  AsUsage([&] { CheckStepMemory(s.model, batch, seq); });
   s.model.layer.threads = o.threads;
   init.cfg.layer.threads = o.threads;
   if (!s.data && !text) {
@@ -234,6 +236,12 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   } else if (!s.data) {
     s.heldout = HeldOutSet(s.model, s.task, o.seed, o.batch);
   }
+  // Beside the step's buffers: the snapshots' evaluation of the held-out set (--data's
+  // batch itself), and for a text model the validation passes' own trainer too.
+  AsUsage([&] {
+    if (text) CheckStepMemory(s.model, batch, seq, o.batch, 2, text->corpus_bytes());
+    else CheckStepMemory(s.model, batch, seq, s.data ? batch : s.heldout->batch, 1);
+  });
   AsUsage([&] { TrainSetup trial = s; Prepare(trial); });
   // Snapshots: only the first and the last, unless a GIF wants the run's story.
   if (a.exports.gif.empty()) {
@@ -386,7 +394,7 @@ int GradCommand(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       throw Error("'" + data + "' does not fit the model: " + e.what());
     }
-    CheckStepMemory(m.cfg, b.batch, b.seq);
+    CheckStepMemory(m.cfg, b.batch, b.seq);  // traces, logits and gradients, before any is allocated
     Trainer trainer(threads);
     Model grads = ZerosLike(m);
     const StepStats st = trainer.Gradients(m, b, grads);

@@ -82,13 +82,15 @@ void Prepare(TrainSetup& s) {
   if (s.data) CheckBatch(s.model, *s.data);
   if (s.heldout) CheckBatch(s.model, *s.heldout);
   const int seq = s.data ? s.data->seq : s.batches ? s.heldout->seq : s.task.seq;
-  // Every sequence of a batch keeps its Trace per layer for the backward pass.
-  const double bytes = static_cast<double>(EstimateTraceBytes(s.model.LayerConfig(), seq, seq)) *
-                       std::max(s.batch, s.heldout_batch) * s.model.num_layers * 1.5;
+  // Every sequence of a batch keeps its Trace per layer for the backward pass, and its
+  // logits (seq x num_targets x vocab: with a large vocabulary, the larger part).
+  const MemoryEstimate one = EstimateEvaluation(s.model, 1, seq);
+  const double bytes = (one.activations + one.logits) * std::max(s.batch, s.heldout_batch) * 1.5;
   if (bytes > s.max_activation_bytes) {
     std::ostringstream e;
-    e << "Training would keep about " << static_cast<long>(bytes / 1e6) << " MB of activations (batch " << s.batch
-      << " x " << s.model.num_layers << " layers x one trace each), over the "
+    e << "Training would keep about " << static_cast<long>(bytes / 1e6) << " MB of activations and logits (batch "
+      << s.batch << " x " << s.model.num_layers << " layers x one trace each, "
+      << static_cast<long>(1.5 * one.logits * std::max(s.batch, s.heldout_batch) / 1e6) << " MB of them logits), over the "
       << static_cast<long>(s.max_activation_bytes / 1e6) << " MB budget. Use " << s.names.smaller << ".";
     fail(e.str());
   }

@@ -288,6 +288,79 @@ class MessagesFromWhatWasTyped(Base):
                       "assets/models/mhaviz-small.model", "--out", self.out], 1, "/dev/zero", "device")
 
 
+def limit_memory(gib):
+    """A preexec_fn: at most `gib` GiB of address space, so a command that would overrun the
+    1.5 GB budget fails fast here instead of taking the machine's memory."""
+    import resource
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (int(gib * 2**30), int(gib * 2**30)))
+    return apply
+
+
+class MemoryBudget(Base):
+    """One estimate (activations, logits, parameters, the tokenizer's working memory)
+    checked before anything is allocated, by every command."""
+
+    def vocab_model(self, targets, name):
+        """A checkpoint of a 65,536-token vocabulary with `targets` unembeddings, max_seq 1024."""
+        rng = np.random.default_rng(0)
+        b = self.path(name + ".batch.npz")
+        np.savez(b, tokens=rng.integers(0, 65536, (1, 4)), targets=rng.integers(0, 65536, (1, 4, targets)))
+        m = self.path(name + ".npz")
+        r = run(["train", "--data", b, "--vocab", "65536", "--pos", "sinusoidal", "--d-model", "8", "--heads", "2",
+                 "--steps", "0", "--threads", "1", "--out", m])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        z = dict(np.load(m))
+        cfg = json.loads(bytes(z["config"]).decode())
+        cfg["max_seq"] = 1024
+        z["config"] = np.frombuffer(json.dumps(cfg).encode(), dtype=np.uint8)
+        np.savez(m, **z)
+        return m
+
+    def refused_small(self, args, code, *words):
+        r = run(args, preexec_fn=limit_memory(1.5))
+        self.assertEqual(r.returncode, code, f"{args}: rc {r.returncode}, {r.stderr[-1500:]}")
+        for w in words:
+            self.assertIn(w, r.stderr)
+        self.assertFalse(os.path.exists(self.out))
+        return r
+
+    def test_training_logits_are_counted(self):
+        # 128 x 256 positions x 8 targets x 1000 logits: 1 GiB, and as much again held out.
+        r = self.refused_small(["train", "--task", "offsets", "--offsets", "8", "--vocab", "1000", "--seq", "256",
+                                "--batch", "128", "--heads", "1", "--threads", "1", "--out", self.out], 2, "logits",
+                               "--batch")
+        self.assertNotIn("activations for the backward pass are what", r.stderr)
+
+    def test_trace_model_logits_are_counted(self):
+        m = self.vocab_model(16, "v16")
+        self.refused_small(["trace", "--model", m, "--tokens", " ".join(["7"] * 1024), "--npz", self.out], 1,
+                           "logits", "fewer tokens")
+
+    def test_grad_logits_are_counted(self):
+        m = self.vocab_model(1, "v1")
+        rng = np.random.default_rng(1)
+        t = self.path("big.npz")
+        np.savez(t, tokens=rng.integers(0, 65536, (8, 1024)), targets=rng.integers(0, 65536, (8, 1024)))
+        self.refused_small(["grad", "--model", m, "--data", t, "--out", self.out], 1, "logits")
+
+    def test_one_long_paragraph_is_tokenized_in_bounded_memory(self):
+        # SentencePiece takes ~230 bytes per byte it encodes at once: 6 MB in one piece
+        # peaked at 610 MB. Set-up only (--steps 0), under a 0.5 GiB address-space limit.
+        words = ["the", "cat", "sat", "on", "mat", "고양이가", "매트", "위에", "앉았다"]
+        corpus = self.path("one.txt")
+        with open(corpus, "w") as f:
+            f.write(" ".join(words[i % 9] for i in range(1_000_000)) + "\n")
+            f.write("the cat sat on the mat\n" * 40)
+        self.assertGreater(os.path.getsize(corpus), 6_000_000)
+        r = run(["train", "--task", "text", "--corpus", corpus, "--tokenizer", "assets/models/mhaviz-small.model",
+                 "--seq", "16", "--d-model", "16", "--heads", "2", "--batch", "4", "--steps", "0", "--threads", "1",
+                 "--out", self.out], preexec_fn=limit_memory(0.5))
+        self.assertEqual(r.returncode, 0, r.stderr[-1500:])
+        self.assertIn("tok_embed", np.load(self.out).files)
+
+
 class GuiFlags(Base):
     def test_export_that_writes_no_heatmaps_is_refused(self):
         # Refused while the flags are read, before any window opens (no display needed).
