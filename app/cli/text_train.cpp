@@ -45,7 +45,7 @@ std::shared_ptr<TextTraining> TextTraining::Load(const TextTrainArgs& a, const T
                 " pieces, over the model's vocabulary limit of " + std::to_string(ModelLimits::kMaxVocab) +
                 " (each piece is a row of the embedding and a column of the unembedding). Train a tokenizer with "
                 "a smaller --vocab_size.");
-  t->corpus_ = lm::LoadCorpus(a.corpus, t->tok_);
+  t->corpus_ = lm::LoadCorpus(a.corpus, t->tok_, a.stop);
   CheckTokenStream(t->corpus_.train, t->tok_.vocab_size(), o.seq, "the training text");
   CheckTokenStream(t->corpus_.valid, t->tok_.vocab_size(), o.seq, "the held-out text");
   return t;
@@ -81,7 +81,7 @@ void TextTraining::MakeBatch(std::uint64_t seed, int step, int batch, Batch& out
 
 bool TextTraining::ValidateAfter(int done, int total) const {
   const int every = args_.valid_every > 0 ? args_.valid_every : std::max(1, total / 10);
-  return done % every == 0 && done != total;  // the last step's is the final evaluation's
+  return done > 0 && done % every == 0 && done != total;  // the last step's is the final evaluation's
 }
 
 StepStats TextTraining::Validate(Trainer& trainer, const Model& m, int batch) const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@ struct TextTrainArgs {
   int valid_every = 0;    // steps between validation losses (0: ten in the run)
   int valid_windows = 0;  // held-out windows per validation (0: all)
   double repeat = 0;      // share of training windows that repeat a span (induction)
+  const std::atomic<bool>* stop = nullptr;  // polled while the corpus is tokenized (lm::Stopped)
 };
 // Declares --corpus, --tokenizer, --valid-every, --valid-windows.
 void AddTextTrainFlags(CLI::App& app, TextTrainArgs& a);

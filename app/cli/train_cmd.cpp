@@ -28,10 +28,19 @@
 namespace mha::cli {
 namespace {
 
-// Set by the signal handler, polled by TrainingRun between steps.
+// Set by the signal handler, polled by TrainingRun between steps (and by the corpus's
+// tokenizer during set-up).
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "a lock-free atomic is safe to set in a signal handler");
-extern "C" void OnStopSignal(int) { g_stop.store(true); }
+// The first signal asks for a stop; a second means "now" (a stop timeout, an impatient
+// user): the temporary files of a write in progress are removed and the process ends
+// with 128 + signal, as the signal itself would end it.
+extern "C" void OnStopSignal(int sig) {
+  if (g_stop.exchange(true)) {
+    io::RemoveStagedFiles();
+    _exit(128 + sig);
+  }
+}
 
 // SIGINT and SIGTERM ask the run to stop after the current step; the previous
 // handlers come back when training ends.
@@ -177,9 +186,14 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   s.model_given = true;
   if (o.task == kTextTaskFlag) {
     try {
-      text = TextTraining::Load(a.text, o);
+      TextTrainArgs args = a.text;
+      args.stop = &g_stop;
+      text = TextTraining::Load(args, o);
     } catch (const TextTraining::UsageError& e) {
       throw UsageError(e.what());
+    } catch (const lm::Stopped&) {
+      throw io::Interrupted("stopped while the corpus was being tokenized, before the first step: nothing was trained "
+                            "or written.", SIGINT);  // exit 130, as a run stopped between steps
     }
   } else if (!o.task.empty()) {
     s.task = AsUsage([&] { return TaskFromOptions(o); });
@@ -279,7 +293,8 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   auto validate = [&] { return text->Validate(validator, run->model(), setup.batch); };
   run->RunHere(signals.flag(), [&](const Progress& p) {
     bar.Update(p);
-    if (text && !p.diverged && text->ValidateAfter(p.step, setup.steps)) {
+    // Not once a stop was asked for: it has to come within a step (and the write).
+    if (text && !p.diverged && !g_stop.load() && text->ValidateAfter(p.step, setup.steps)) {
       const StepStats v = validate();
       valid.push_back({{"step", p.step}, {"loss", v.loss}, {"perplexity", std::exp(v.loss)}, {"accuracy", v.accuracy[0]}});
       bar.Finish();
@@ -314,7 +329,7 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   j["eval_on"] = setup.data ? "data" : text ? "valid" : "heldout";
   j["eval_loss"] = last.heldout.loss;
   j["accuracy"] = last.heldout.accuracy;
-  if (text) {  // the whole held-out text, not only the snapshot's windows
+  if (text && !interrupted) {  // the whole held-out text, not only the snapshot's windows (not when stopping)
     const StepStats held = validate();
     std::cerr << "Validation loss " << Fixed(held.loss, 4) << ", perplexity " << Fixed(std::exp(held.loss), 2) << " ("
               << text->description() << ").\n";

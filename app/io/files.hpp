@@ -14,6 +14,17 @@
 
 namespace mha::io {
 
+// Thrown when a stop signal (SIGINT, SIGTERM, ...) the application handles ends work
+// early: an abandoned write, or a long set-up. Commands exit with 128 + signal (130
+// for Ctrl-C), as they do when a run they stop at a step boundary ends.
+struct Interrupted : Error {
+  Interrupted(const std::string& what, int sig) : Error(what), signal(sig) {}
+  int signal;
+};
+// Removes the temporary files of the atomic writes in flight (async-signal-safe: for a
+// handler that ends the process at once).
+void RemoveStagedFiles();
+
 // Where an output's bytes go as they are produced: the temporary file of an atomic
 // write, or a string.
 class Sink {

@@ -274,6 +274,97 @@ class OutputsBeforeStepOne(Base):
                      "does not exist", out=missing)
 
 
+class Stops(Base):
+    """A stop comes within one step (and the write); a second signal ends it at once."""
+
+    def start(self, args):
+        p = subprocess.Popen([MHAVIZ] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        return p
+
+    def wait_for_line(self, p, word):
+        while True:
+            line = p.stderr.readline()
+            self.assertNotEqual(line, "", f"mhaviz ended before printing {word!r}")
+            if word in line:
+                return
+
+    def corpus(self, megabytes):
+        """One text file of `megabytes` MB, words of the tokenizer's language, long paragraphs."""
+        rng = np.random.default_rng(1)
+        words = np.array(["the", "cat", "sat", "on", "mat", "고양이", "가", "매트", "위에", "앉았다", "and", "dog"])
+        path = self.path("corpus.txt")
+        with open(path, "w") as f:
+            for _ in range(megabytes):
+                f.write(" ".join(rng.choice(words, 200000)) + "\n")
+        return path
+
+    def text_run(self, corpus, out):
+        return ["train", "--task", "text", "--corpus", corpus, "--tokenizer", "assets/models/mhaviz-small.model",
+                "--seq", "16", "--d-model", "16", "--heads", "2", "--batch", "4", "--steps", "100000", "--threads", "1",
+                "--out", out]
+
+    def test_stop_during_corpus_setup_is_prompt(self):
+        corpus = self.corpus(40)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            p = self.start(self.text_run(corpus, self.out))
+            time.sleep(1.5)  # tokenizing 40 MB takes far longer than this
+            self.assertIsNone(p.poll(), "the set-up ended before the signal")
+            sent = time.monotonic()
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=60)
+            took = time.monotonic() - sent
+            self.assertEqual(p.returncode, 130, err[-1500:])
+            self.assertLess(took, 5, f"{took:.1f} s from the signal to the exit")
+            self.assertIn("nothing was trained", err)
+            self.assertFalse(os.path.exists(self.out))
+
+    def test_no_validation_pass_after_a_stop(self):
+        p = self.start(self.text_run("assets/corpus", self.out) + ["--valid-every", "1"])
+        self.wait_for_line(p, "validation loss")
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 130, err[-1500:])
+        j = json.loads(out.strip().splitlines()[-1])
+        self.assertEqual(j["status"], "interrupted")
+        self.assertNotIn("Validation loss", err)  # the final pass over the whole held-out text
+        # At most the pass already under way when the signal came.
+        self.assertLessEqual(err.count("validation loss"), 1, err[-1500:])
+        self.assertIn("tok_embed", np.load(self.out).files)
+
+    def test_second_signal_exits_at_once(self):
+        # A FIFO nobody reads: after the first Ctrl-C the run stops and blocks writing the
+        # checkpoint; the second ends it there, with 130 and no temporary file.
+        fifo = self.path("ckpt.fifo")
+        os.mkfifo(fifo)
+        p = self.start(["train", "--task", "offsets", "--offsets", "2", "--seq", "6", "--vocab", "5", "--d-model",
+                        "8", "--heads", "2", "--batch", "4", "--steps", "1000000", "--threads", "1", "--out", fifo])
+        self.wait_for_line(p, "Model:")
+        p.send_signal(signal.SIGINT)
+        time.sleep(1.0)  # stopped after its step, now blocked opening the FIFO
+        self.assertIsNone(p.poll(), "the run ended without a reader for its checkpoint")
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 130, err[-1500:])
+        self.assertLess(time.monotonic() - sent, 5)
+        self.assertEqual([f for f in os.listdir(self.dir) if f.startswith(".mhaviz-")], [])
+
+    def test_ctrl_c_while_blocked_on_a_fifo_exits_130(self):
+        fifo = self.path("log.fifo")
+        os.mkfifo(fifo)
+        m = self.path("m.npz")
+        p = self.start(["train", "--task", "offsets", "--offsets", "2", "--seq", "6", "--vocab", "5", "--d-model",
+                        "8", "--heads", "2", "--batch", "4", "--steps", "3", "--threads", "1", "--out", m,
+                        "--log", fifo])
+        time.sleep(2.0)  # 3 steps, then blocked opening the FIFO for the log
+        self.assertIsNone(p.poll(), "the run ended without a reader for its log")
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 130, err[-1500:])
+        self.assertFalse(os.path.exists(m), "a checkpoint without its log")
+
+
 class MessagesFromWhatWasTyped(Base):
     def test_steps_and_batch_have_one_limit(self):
         # Just over the run's limit, and over the flag's old wider range: one limit, one message.
