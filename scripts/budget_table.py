@@ -19,7 +19,14 @@ import numpy as np
 
 
 def measure(cmd, cwd):
-    """Runs cmd; returns (exit status, peak RSS of the command in MiB, seconds)."""
+    """Runs cmd; returns (exit status, peak RSS of the command in MiB, seconds). A row
+    may prepare its files first ("A && B": only B, the last part, is measured)."""
+    while "&&" in cmd:
+        prep, cmd = cmd[:cmd.index("&&")], cmd[cmd.index("&&") + 1:]
+        prep = [MHAVIZ if a == "MHAVIZ" else sys.executable if a == "PYTHON" else a for a in prep]
+        p = subprocess.run(prep, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+        if p.returncode != 0:
+            return p.returncode, 0.0, 0.0, p.stderr.decode("utf-8", "replace")
     t0 = time.monotonic()
     # /usr/bin/time reports the command's own peak (under xvfb-run, mhaviz's, not Xvfb's).
     with tempfile.NamedTemporaryFile("r") as rep:
@@ -52,7 +59,36 @@ def main():
     rng = np.random.default_rng(0)
     np.savez(os.path.join(d, "b1024.npz"), tokens=rng.integers(0, 100, (1, 1024)), targets=rng.integers(0, 100, (1, 1024)))
     np.savez(os.path.join(d, "b256.npz"), tokens=rng.integers(0, 1000, (1, 256)), targets=rng.integers(0, 1000, (1, 256, 2)))
+    # Logits: batch x seq x targets x vocab numbers, and SentencePiece's working memory.
+    np.savez(os.path.join(d, "b16x4.npz"), tokens=rng.integers(0, 65536, (1, 4)),
+             targets=rng.integers(0, 65536, (1, 4, 16)))
+    np.savez(os.path.join(d, "bv64k.npz"), tokens=rng.integers(0, 65536, (8, 512)),
+             targets=rng.integers(0, 65536, (8, 512)))
+    np.savez(os.path.join(d, "bv64k1.npz"), tokens=rng.integers(0, 65536, (1, 4)), targets=rng.integers(0, 65536, (1, 4)))
+    with open(os.path.join(d, "paragraph.txt"), "w") as f:  # one 40 MB paragraph
+        words = ["the", "cat", "sat", "on", "mat", "고양이가", "매트", "위에", "앉았다"]
+        f.write(" ".join(words[i % 9] for i in range(6_000_000)) + "\n")
+        f.write("the cat sat on the mat, and the dog sat on the rug beside it.\n" * 400)  # every 20th held out
+    tok = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "assets", "models", "mhaviz-small.model")
     rows = [
+        ("train, 8 offsets x vocab 1000 x 256 tokens, batch 104 (the logits' cap)",
+         ["MHAVIZ", "train", "--task", "offsets", "--offsets", "8", "--vocab", "1000", "--seq", "256", "--heads", "1",
+          "--batch", "104", "--steps", "2", "--out", "off.npz"]),
+        ("trace --model, 16 targets x vocab 65536, 223 tokens (the logits' cap)",
+         ["MHAVIZ", "train", "--data", "b16x4.npz", "--vocab", "65536", "--pos", "sinusoidal", "--d-model", "16",
+          "--heads", "2", "--steps", "0", "--out", "v64k.npz", "&&", "PYTHON", "-c",
+          "import json,numpy as n;z=dict(n.load('v64k.npz'));c=json.loads(bytes(z['config']));c['max_seq']=1024;"
+          "z['config']=n.frombuffer(json.dumps(c).encode(),n.uint8);n.savez('v64k.npz',**z)", "&&", "MHAVIZ", "trace",
+          "-q", "--model", "v64k.npz", "--tokens", " ".join(["7"] * 223), "--npz", "o.npz"]),
+        ("grad, vocab 65536, 8 x 512 tokens (the logits' cap)",
+         ["MHAVIZ", "train", "--data", "bv64k1.npz", "--vocab", "65536", "--pos", "sinusoidal", "--d-model", "16",
+          "--heads", "2", "--steps", "0", "--out", "g64k.npz", "&&", "PYTHON", "-c",
+          "import json,numpy as n;z=dict(n.load('g64k.npz'));c=json.loads(bytes(z['config']));c['max_seq']=1024;"
+          "z['config']=n.frombuffer(json.dumps(c).encode(),n.uint8);n.savez('g64k.npz',**z)", "&&", "MHAVIZ", "grad",
+          "--model", "g64k.npz", "--data", "bv64k.npz", "--out", "g.npz"]),
+        ("train --task text, one 40 MB paragraph (tokenized in 64 KiB chunks), 1 step",
+         ["MHAVIZ", "train", "--task", "text", "--corpus", "paragraph.txt", "--tokenizer", tok, "--seq", "64",
+          "--batch", "8", "--steps", "1", "--out", "lm.npz"]),
         ("train (setup: 3 layers d_model 1024, max_seq 1024, 0 steps)", ["MHAVIZ", "train", "--data", "b1024.npz", "--vocab", "100", "--steps", "0",
                                                   "--out", "m1024.npz"] + tr_model),
         ("trace, 110 heads x 1024 tokens", ["MHAVIZ", "trace", "-q"] + heads + s),

@@ -236,6 +236,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
       std::cout << e.help_text;
       return 0;
     }
+    io::CheckOutputs({{"--png", e.png_path}, {"--svg", e.svg_path}});  // before anything is computed or drawn
     if (e.grid) return ExportGrid(e);
     const std::string& png_path = e.png_path;
     const std::string& svg_path = e.svg_path;

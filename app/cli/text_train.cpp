@@ -38,7 +38,14 @@ std::shared_ptr<TextTraining> TextTraining::Load(const TextTrainArgs& a, const T
   t->args_ = a;
   t->seq_ = o.seq;
   t->tok_ = lm::Tokenizer::Load(a.tokenizer);
-  t->corpus_ = lm::LoadCorpus(a.corpus, t->tok_);
+  // The tokenizer sets the vocabulary, not --vocab: say so, with its size, before the
+  // corpus is read.
+  if (t->tok_.vocab_size() > ModelLimits::kMaxVocab)
+    throw Error("the tokenizer '" + t->tok_.path() + "' has " + std::to_string(t->tok_.vocab_size()) +
+                " pieces, over the model's vocabulary limit of " + std::to_string(ModelLimits::kMaxVocab) +
+                " (each piece is a row of the embedding and a column of the unembedding). Train a tokenizer with "
+                "a smaller --vocab_size.");
+  t->corpus_ = lm::LoadCorpus(a.corpus, t->tok_, a.stop);
   CheckTokenStream(t->corpus_.train, t->tok_.vocab_size(), o.seq, "the training text");
   CheckTokenStream(t->corpus_.valid, t->tok_.vocab_size(), o.seq, "the held-out text");
   return t;
@@ -74,7 +81,7 @@ void TextTraining::MakeBatch(std::uint64_t seed, int step, int batch, Batch& out
 
 bool TextTraining::ValidateAfter(int done, int total) const {
   const int every = args_.valid_every > 0 ? args_.valid_every : std::max(1, total / 10);
-  return done % every == 0 && done != total;  // the last step's is the final evaluation's
+  return done > 0 && done % every == 0 && done != total;  // the last step's is the final evaluation's
 }
 
 StepStats TextTraining::Validate(Trainer& trainer, const Model& m, int batch) const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@ struct TextTrainArgs {
   int valid_every = 0;    // steps between validation losses (0: ten in the run)
   int valid_windows = 0;  // held-out windows per validation (0: all)
   double repeat = 0;      // share of training windows that repeat a span (induction)
+  const std::atomic<bool>* stop = nullptr;  // polled while the corpus is tokenized (lm::Stopped)
 };
 // Declares --corpus, --tokenizer, --valid-every, --valid-windows.
 void AddTextTrainFlags(CLI::App& app, TextTrainArgs& a);
@@ -53,6 +55,8 @@ class TextTraining {
   // The first held-out windows, for head labels.
   Batch HeldOutWindows(int count) const;
   const std::string& description() const { return corpus_.description; }
+  // What the tokenized corpus holds in memory for the whole run (its ids).
+  double corpus_bytes() const { return 4.0 * static_cast<double>(corpus_.train.size() + corpus_.valid.size()); }
 
  private:
   TextTrainArgs args_;

@@ -148,6 +148,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     const std::string& npz_path = ta.npz_path;
     const std::string& json_path = ta.json_path;
     const bool quiet = ta.quiet;
+    io::CheckOutputs({{"--npz", npz_path}, {"--json", json_path}});  // before the model is read or run
     if (!ta.source.model.empty()) return TraceModel(ta);
     Prepared p = Prepare(ta.run);
     if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << TerminalSafe(p.notice, true) << "\n";

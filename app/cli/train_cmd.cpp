@@ -28,10 +28,19 @@
 namespace mha::cli {
 namespace {
 
-// Set by the signal handler, polled by TrainingRun between steps.
+// Set by the signal handler, polled by TrainingRun between steps (and by the corpus's
+// tokenizer during set-up).
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "a lock-free atomic is safe to set in a signal handler");
-extern "C" void OnStopSignal(int) { g_stop.store(true); }
+// The first signal asks for a stop; a second means "now" (a stop timeout, an impatient
+// user): the temporary files of a write in progress are removed and the process ends
+// with 128 + signal, as the signal itself would end it.
+extern "C" void OnStopSignal(int sig) {
+  if (g_stop.exchange(true)) {
+    io::RemoveStagedFiles();
+    _exit(128 + sig);
+  }
+}
 
 // SIGINT and SIGTERM ask the run to stop after the current step; the previous
 // handlers come back when training ends.
@@ -156,7 +165,8 @@ constexpr double kSnapshotBudgetBytes = 256.0 * (1 << 20);
 // once (two Trainers), so together they stay within half the step's cap (measured: a
 // 4-layer d_model 256 model at seq 128, batch 32, peaks at 1.1 GB instead of 1.5).
 std::shared_ptr<const Batch> HeldOutSet(const ModelConfig& m, const TaskSpec& t, std::uint64_t seed, int batch) {
-  const double per = static_cast<double>(EstimateTraceBytes(m.LayerConfig(), t.seq, t.seq)) * m.num_layers;
+  const MemoryEstimate one = EstimateEvaluation(m, 1, t.seq);  // traces and logits of one sequence
+  const double per = one.activations + one.logits;
   int n = 256;
   while (n > 1 && per * (batch + n) > static_cast<double>(Limits::kMaxTraceBytes) / 2) n /= 2;
   auto h = std::make_shared<Batch>();
@@ -176,9 +186,14 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   s.model_given = true;
   if (o.task == kTextTaskFlag) {
     try {
-      text = TextTraining::Load(a.text, o);
+      TextTrainArgs args = a.text;
+      args.stop = &g_stop;
+      text = TextTraining::Load(args, o);
     } catch (const TextTraining::UsageError& e) {
       throw UsageError(e.what());
+    } catch (const lm::Stopped&) {
+      throw io::Interrupted("stopped while the corpus was being tokenized, before the first step: nothing was trained "
+                            "or written.", SIGINT);  // exit 130, as a run stopped between steps
     }
   } else if (!o.task.empty()) {
     s.task = AsUsage([&] { return TaskFromOptions(o); });
@@ -201,7 +216,8 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
     });
   }
   const int seq = s.data ? s.data->seq : text ? text->seq() : s.task.seq;
-  AsUsage([&] { CheckStepMemory(s.model, s.data ? s.data->batch : o.batch, seq); });
+  const int batch = s.data ? s.data->batch : o.batch;
+  AsUsage([&] { CheckStepMemory(s.model, batch, seq); });
   s.model.layer.threads = o.threads;
   init.cfg.layer.threads = o.threads;
   if (!s.data && !text) {
@@ -234,6 +250,12 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   } else if (!s.data) {
     s.heldout = HeldOutSet(s.model, s.task, o.seed, o.batch);
   }
+  // Beside the step's buffers: the snapshots' evaluation of the held-out set (--data's
+  // batch itself), and for a text model the validation passes' own trainer too.
+  AsUsage([&] {
+    if (text) CheckStepMemory(s.model, batch, seq, o.batch, 2, text->corpus_bytes());
+    else CheckStepMemory(s.model, batch, seq, s.data ? batch : s.heldout->batch, 1);
+  });
   AsUsage([&] { TrainSetup trial = s; Prepare(trial); });
   // Snapshots: only the first and the last, unless a GIF wants the run's story.
   if (a.exports.gif.empty()) {
@@ -248,7 +270,7 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
 
 int RunTrain(const CLI::App& app, const TrainArgs& a) {
   const StopOnSignal signals;  // from the start: a Ctrl-C during set-up stops before step 0
-  CheckExportPaths(a.exports, a.log.empty() ? std::vector<std::string>{a.out} : std::vector<std::string>{a.out, a.log});
+  CheckExportPaths(a.exports, {{"--out", a.out}, {"--log", a.log}});
   Model init;
   std::shared_ptr<TextTraining> text;
   const TrainSetup setup = MakeSetup(app, a, init, text);
@@ -271,7 +293,8 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   auto validate = [&] { return text->Validate(validator, run->model(), setup.batch); };
   run->RunHere(signals.flag(), [&](const Progress& p) {
     bar.Update(p);
-    if (text && !p.diverged && text->ValidateAfter(p.step, setup.steps)) {
+    // Not once a stop was asked for: it has to come within a step (and the write).
+    if (text && !p.diverged && !g_stop.load() && text->ValidateAfter(p.step, setup.steps)) {
       const StepStats v = validate();
       valid.push_back({{"step", p.step}, {"loss", v.loss}, {"perplexity", std::exp(v.loss)}, {"accuracy", v.accuracy[0]}});
       bar.Finish();
@@ -306,7 +329,7 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   j["eval_on"] = setup.data ? "data" : text ? "valid" : "heldout";
   j["eval_loss"] = last.heldout.loss;
   j["accuracy"] = last.heldout.accuracy;
-  if (text) {  // the whole held-out text, not only the snapshot's windows
+  if (text && !interrupted) {  // the whole held-out text, not only the snapshot's windows (not when stopping)
     const StepStats held = validate();
     std::cerr << "Validation loss " << Fixed(held.loss, 4) << ", perplexity " << Fixed(std::exp(held.loss), 2) << " ("
               << text->description() << ").\n";
@@ -327,8 +350,12 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
 void DeclareTrainFlags(CLI::App& app, TrainArgs& a) {
   AddTrainOptions(app, a.opt);
   AddTextTrainFlags(app, a.text);
-  app.add_option("--out", a.out, "the checkpoint to write (.npz; numpy opens it)")->required()->group("Files");
-  app.add_option("--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm")->group("Files");
+  TextFlag(app, "--out", a.out, "the checkpoint to write (.npz; numpy opens it)",
+           "--out needs a file name, e.g. --out model.npz.")
+      ->type_name("FILE")->required()->group("Files");
+  TextFlag(app, "--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm",
+           "--log needs a file name, e.g. --log train.csv.")
+      ->type_name("FILE")->group("Files");
   app.add_option("--init", a.init, "start from this checkpoint's weights and configuration")->group("Files");
   app.add_option("--data", a.data, "train on this batch file (tokens, targets; the whole file is every step's batch)")
       ->group("Files");
@@ -361,12 +388,19 @@ int GradCommand(const std::vector<std::string>& args) {
     app.add_option("--model", model, "the checkpoint (mhaviz train --out)")->required();
     app.add_option("--data", data, "the batch: tokens (batch, seq), targets (batch, seq[, K]), -1 = no target")
         ->required();
-    app.add_option("--out", out, "the .npz to write: loss, grad.<name> for every parameter")->required();
+    TextFlag(app, "--out", out, "the .npz to write: loss, grad.<name> for every parameter",
+             "--out needs a file name, e.g. --out grads.npz.")
+        ->type_name("FILE")->required();
     NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
                "CPU threads (0: one per core); the result is the same for any count");
     if (ParseFlags(app, "grad", args)) {
       std::cout << app.help();
       return 0;
+    }
+    try {
+      io::CheckOutputs({{"--out", out}});
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " Nothing was computed.");
     }
     Model m = io::LoadModel(model);
     const Batch b = io::LoadBatch(data);
@@ -375,7 +409,7 @@ int GradCommand(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       throw Error("'" + data + "' does not fit the model: " + e.what());
     }
-    CheckStepMemory(m.cfg, b.batch, b.seq);
+    CheckStepMemory(m.cfg, b.batch, b.seq);  // traces, logits and gradients, before any is allocated
     Trainer trainer(threads);
     Model grads = ZerosLike(m);
     const StepStats st = trainer.Gradients(m, b, grads);

@@ -1,11 +1,9 @@
 #include "cli/train_exports.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 
+#include "io/files.hpp"
 #include "options/flags.hpp"
 #include "render/render.hpp"
 
@@ -32,22 +30,6 @@ void CheckExtension(const std::string& flag, const std::string& path, const std:
                    " writes that format. Nothing was trained; fix the name and run again.");
 }
 
-// The directory the atomic writer stages its temporary file in must exist and take
-// new files; the path itself must not be a directory.
-void CheckWritable(const std::string& flag, const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  struct stat st {};
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw Error(flag + " '" + path + "': the directory '" + dir +
-                "' does not exist. Nothing was trained; create it or fix the path, then run again.");
-  if (access(dir.c_str(), W_OK | X_OK) != 0)
-    throw Error(flag + " '" + path + "': the directory '" + dir +
-                "' cannot be written. Nothing was trained; choose a directory you can write to.");
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw Error(flag + " '" + path + "' is a directory; give a file name. Nothing was trained.");
-}
-
 std::vector<std::pair<std::string, std::string>> Named(const TrainExports& e) {
   return {{"--png", e.png}, {"--svg", e.svg}, {"--gif", e.gif}, {"--curves", e.curves}, {"--curves-csv", e.curves_csv}};
 }
@@ -71,22 +53,21 @@ void AddTrainExportFlags(CLI::App& app, TrainExports& e) {
       ->group(group);
 }
 
-void CheckExportPaths(const TrainExports& e, const std::vector<std::string>& others) {
+void CheckExportPaths(const TrainExports& e, const std::vector<std::pair<std::string, std::string>>& others) {
   CheckExtension("--png", e.png, {".png"});
   CheckExtension("--svg", e.svg, {".svg"});
   CheckExtension("--gif", e.gif, {".gif"});
   CheckExtension("--curves", e.curves, {".png", ".svg"});
   CheckExtension("--curves-csv", e.curves_csv, {".csv"});
-  std::vector<std::string> paths = others;
-  for (const auto& [flag, path] : Named(e))
-    if (!path.empty()) {
-      if (std::find(paths.begin(), paths.end(), path) != paths.end())
-        throw UsageError(flag + " '" + path + "' names a file another output of this run writes too; give each "
-                         "output its own name.");
-      paths.push_back(path);
-    }
-  for (const auto& [flag, path] : Named(e))
-    if (!path.empty()) CheckWritable(flag, path);
+  std::vector<std::pair<std::string, std::string>> outputs = others;
+  for (const auto& named : Named(e)) outputs.push_back(named);
+  try {
+    io::CheckOutputs(outputs);
+  } catch (const io::OutputClash& c) {
+    throw UsageError(std::string(c.what()) + " Nothing was trained.");
+  } catch (const Error& c) {
+    throw Error(std::string(c.what()) + " Nothing was trained; fix the path and run again.");
+  }
 }
 
 void TryExports(const TrainExports& e, const Snapshot& first, const render::GridOptions& grid) {

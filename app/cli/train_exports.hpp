@@ -23,10 +23,11 @@ struct TrainExports {
 void AddTrainExportFlags(CLI::App& app, TrainExports& e);
 
 // Before anything is trained. UsageError: an extension that does not match its flag,
-// two outputs with one path. mha::Error: a directory that does not exist or cannot be
-// written, or an output path that is a directory. `others` are the run's other outputs
-// (--out, --log).
-void CheckExportPaths(const TrainExports& e, const std::vector<std::string>& others);
+// two outputs that are one file (however spelled: ./x, a symlink). mha::Error: a
+// directory that does not exist or cannot be written, or an output path that is a
+// directory (io::CheckOutputs). `others` are the run's other outputs as (flag, path):
+// --out, --log.
+void CheckExportPaths(const TrainExports& e, const std::vector<std::pair<std::string, std::string>>& others);
 
 // Draws the untrained snapshot's pictures and throws away the result: a grid too big
 // to draw or a missing font shows up before training instead of after it.

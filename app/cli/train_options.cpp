@@ -1,5 +1,6 @@
 #include "train_options.hpp"
 
+#include "mha/training_run.hpp"
 #include "options/flags.hpp"
 
 namespace mha::cli {
@@ -64,8 +65,9 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
   NumberFlag(app, "--seq", o.seq, 1, 1 << 20, "tokens per sequence")->group(task);
   NumberFlag(app, "--vocab", o.vocab, 1, 1 << 20, "distinct tokens")->group(task);
 
-  NumberFlag(app, "--steps", o.steps, 0, 10000000, "optimiser steps (0: write the initial model)")->group(run);
-  NumberFlag(app, "--batch", o.batch, 1, 1 << 16, "sequences per step")->group(run);
+  NumberFlag(app, "--steps", o.steps, 0, TrainLimits::kMaxSteps, "optimiser steps (0: write the initial model)")
+      ->group(run);
+  NumberFlag(app, "--batch", o.batch, 1, TrainLimits::kMaxBatch, "sequences per step")->group(run);
   app.add_option("--lr", o.lr, "peak learning rate of AdamW")->capture_default_str()->group(run);
   NumberFlag(app, "--warmup", o.warmup, 0, 10000000, "steps of linear warm-up before the cosine decay")->group(run);
   app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay (matrices only)")
@@ -122,22 +124,31 @@ ModelConfig ModelFromOptions(const TrainOptions& o, const TaskSpec* task, int nu
   return m;
 }
 
-void CheckStepMemory(const ModelConfig& m, int batch, int seq) {
-  // The activations kept for the backward pass (a trace per layer and sequence, and
-  // the backward's scratch: x1.25), and per parameter the weights, their gradients,
-  // AdamW's two moments and the backward's per-thread partial sums (6 floats). Both
-  // factors are measured: 6 layers of d_model 1024 over 3 x 256 tokens peaked at 1254
-  // MiB, 28% over the plain count of 976.
-  const double acts = 1.25 * static_cast<double>(EstimateTraceBytes(m.LayerConfig(), seq, seq)) * m.num_layers * batch;
-  const double params = 24.0 * static_cast<double>(ParameterCount(m));
-  const auto mib = [](double b) { return std::to_string(static_cast<long long>(b / (1 << 20))); };
-  if (acts + params > static_cast<double>(kMaxStepBytes))
-    throw Error("A step over " + std::to_string(batch) + " sequences of " + std::to_string(seq) + " tokens through " +
-                std::to_string(m.num_layers) + " layer(s) would need about " + mib(acts + params) + " MiB (" +
-                mib(acts) + " MiB of activations for the backward pass, " + mib(params) +
-                " MiB for the weights, their gradients and AdamW's moments), over the training memory cap of " +
-                mib(static_cast<double>(kMaxStepBytes)) +
-                " MiB. Use a smaller --batch (or --seq, --d-model, fewer --layers).");
+void CheckStepMemory(const ModelConfig& m, int batch, int seq, int eval_batch, int evaluators, double resident) {
+  MemoryEstimate need = EstimateTrainingStep(m, batch, seq);
+  const MemoryEstimate eval = EstimateEvaluation(m, eval_batch, seq);
+  need.activations += evaluators * eval.activations;
+  need.logits += evaluators * eval.logits;
+  if (need.total() + resident <= static_cast<double>(kMaxStepBytes)) return;
+  const std::string what = std::string(need.Largest());
+  const std::string fix =
+      what == "logits"        ? "The logits (batch x seq x targets x vocabulary numbers) are what is large: use "
+                                "fewer or shorter sequences (--batch, --seq, or a smaller batch file), fewer targets "
+                                "(--offsets) or a smaller vocabulary."
+      : what == "activations" ? "The activations kept for the backward pass are what is large: use fewer or shorter "
+                                "sequences (--batch, --seq, or a smaller batch file), a smaller --d-model or fewer "
+                                "--layers."
+                              : "The parameters (with their gradients and AdamW's moments) are what is large: use a "
+                                "smaller --d-model, --d-ff or vocabulary, or fewer --layers.";
+  throw Error("A step over " + std::to_string(batch) + " sequences of " + std::to_string(seq) + " tokens through " +
+              std::to_string(m.num_layers) + " layer(s)" +
+              (evaluators > 0 ? ", with " + std::to_string(eval_batch) + " sequences evaluated beside it," : "") +
+              " would need " + need.Text() +
+              (resident > 0 ? ", beside " + std::to_string(static_cast<long long>(resident / (1 << 20))) +
+                                  " MiB of the corpus's pieces"
+                            : "") +
+              ", over the training memory cap of " +
+              std::to_string(kMaxStepBytes >> 20) + " MiB. " + fix);
 }
 
 OptimConfig OptimFromOptions(const TrainOptions& o) {

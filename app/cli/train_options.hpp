@@ -44,10 +44,14 @@ ModelConfig ModelFromOptions(const TrainOptions& o, const TaskSpec* task, int nu
 // measured peaks), so every accepted step stays under the 1.5 GB budget of every
 // mhaviz command.
 inline constexpr std::size_t kMaxStepBytes = std::size_t(1152) << 20;
-// Throws mha::Error if a step would hold more than kMaxStepBytes: the activations kept
-// for the backward pass plus the weights, gradients and AdamW moments. Refused before
-// anything is allocated.
-void CheckStepMemory(const ModelConfig& m, int batch, int seq);
+// Throws mha::Error if a step would hold more than kMaxStepBytes (EstimateTrainingStep:
+// the activations kept for the backward pass, the logits, the weights, gradients and
+// AdamW moments), with `evaluators` passes over `eval_batch` held-out or validation
+// sequences alive beside it (EstimateEvaluation each), and `resident` bytes held for
+// the whole run (a text corpus's ids). The message names the part that is large.
+// Refused before anything is allocated.
+void CheckStepMemory(const ModelConfig& m, int batch, int seq, int eval_batch = 0, int evaluators = 0,
+                     double resident = 0);
 // The optimiser: AdamW at --lr with --warmup steps of warm-up, then a cosine decay
 // over the rest of --steps; --weight-decay on matrices only; --clip.
 OptimConfig OptimFromOptions(const TrainOptions& o);

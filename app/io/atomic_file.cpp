@@ -147,6 +147,7 @@ std::string Identity(const Target& t) {
   return dir + "/" + BaseOf(t.path);
 }
 
+template <typename E = Error>
 void CheckDistinct(const std::vector<Target>& targets, const std::vector<std::string>& labels) {
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -154,7 +155,7 @@ void CheckDistinct(const std::vector<Target>& targets, const std::vector<std::st
     const auto [it, fresh] = seen.emplace(Identity(targets[i]), i);
     if (fresh) continue;
     const std::size_t j = it->second;
-    throw Error(labels[j] + " '" + targets[j].given + "' and " + labels[i] + " '" + targets[i].given +
+    throw E(labels[j] + " '" + targets[j].given + "' and " + labels[i] + " '" + targets[i].given +
                 "' name the same file, so one output would silently replace the other. Give each output its own file.");
   }
 }
@@ -344,6 +345,30 @@ void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
     }
   }
   CheckDistinct(targets, labels);
+}
+
+void CheckOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths) {
+  std::vector<Target> targets;
+  std::vector<std::string> labels;
+  for (const auto& [label, path] : labelled_paths) {
+    if (path.empty()) continue;
+    try {
+      Target t = Resolve(path);
+      if (!t.in_place) {  // a pipe or device is opened only when written: it may block
+        Staged probe;
+        const int fd = CreateTemporary(DirOf(t.path), &probe);
+        if (fd < 0) Fail(path, errno, "creating a file in its directory", Step::kCreate);
+        ::close(fd);
+        Unstage(probe);
+        CheckReplaceable(t);
+      }
+      targets.push_back(std::move(t));
+      labels.push_back(label);
+    } catch (const Error& e) {
+      throw Error(label + ": " + e.what());
+    }
+  }
+  CheckDistinct<OutputClash>(targets, labels);
 }
 
 void WriteOutputsAtomic(const std::vector<Output>& files) {

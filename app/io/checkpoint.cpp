@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <nlohmann/json.hpp>
 
+#include "json_parse.hpp"
+
 namespace mha::io {
 namespace {
 
@@ -21,7 +23,7 @@ E Choose(const std::string& what, const std::string& key, const std::string& v, 
     if (v == ToString(e)) return e;
     names += std::string(names.empty() ? "" : ", ") + ToString(e);
   }
-  Fail(what + ": config field '" + key + "' is \"" + v + "\"; it must be one of " + names + ".");
+  Fail(what + ": config field '" + key + "' is \"" + Excerpt(v) + "\"; it must be one of " + names + ".");
 }
 
 const json& Field(const json& j, const std::string& key, const std::string& what) {
@@ -49,7 +51,7 @@ T Get(const json& j, const std::string& key, const std::string& what) {
       return v.get<T>();
     }
   } catch (const std::exception&) {
-    Fail(what + ": config field '" + key + "' has the wrong type (" + v.dump() + ").");
+    Fail(what + ": config field '" + key + "' has the wrong type (" + JsonExcerpt(v) + ").");
   }
 }
 
@@ -82,7 +84,7 @@ std::vector<std::int32_t> Ids(const Array& a, const std::string& what, const std
   for (std::size_t i = 0; i < a.data.size(); ++i) {
     const float x = a.data[i];
     if (!(std::fabs(x) < 16777216.0f))  // 2^24: beyond it float32 no longer holds every integer
-      Fail(what + ": '" + key + "' holds " + std::to_string(static_cast<long long>(x)) +
+      Fail(what + ": '" + key + "' holds " + (a.big_integer.empty() ? std::to_string(x) : a.big_integer) +
            ", far outside any vocabulary (ids are 0 to vocab-1, targets may be -1).");
     v[i] = static_cast<std::int32_t>(x);
   }
@@ -113,21 +115,22 @@ std::string ModelConfigJson(const ModelConfig& cfg) {
   j["max_seq"] = cfg.max_seq;
   j["vocab"] = cfg.vocab;
   j["num_targets"] = cfg.num_targets;
-  j["task"] = cfg.task.empty() ? json(nullptr) : json::parse(cfg.task);
+  j["task"] = cfg.task.empty() ? json(nullptr) : ParseJson(cfg.task);
   return j.dump();
 }
 
 ModelConfig ParseModelConfigJson(const std::string& text, const std::string& what) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    Fail(what + ": 'config' is not JSON (" + e.what() + "). It must be the UTF-8 JSON text 'mhaviz train' writes.");
+    j = ParseJson(text);
+  } catch (const Error& e) {
+    Fail(what + ": 'config' is not JSON that mhaviz can read (" + e.what() +
+         "). It must be the UTF-8 JSON text 'mhaviz train' writes.");
   }
   if (!j.is_object()) Fail(what + ": 'config' must be a JSON object.");
   if (!j.contains("format") || j["format"] != kModelFormat)
     Fail(what + " is not an mhaviz model: its config's format is " +
-         (j.contains("format") ? j["format"].dump() : "missing") + ", not \"" + kModelFormat + "\".");
+         (j.contains("format") ? JsonExcerpt(j["format"]) : "missing") + ", not \"" + kModelFormat + "\".");
   const int version = Get<int>(j, "version", what);
   if (version != kModelVersion)
     Fail(what + " is a version " + std::to_string(version) + " model; this mhaviz reads version " +
@@ -164,10 +167,17 @@ ModelConfig ParseModelConfigJson(const std::string& text, const std::string& wha
   const json& task = Field(j, "task", what);
   if (!task.is_null()) {
     m.task = task.dump();
-    if (task.is_object() && task.value("name", "") == kTextTaskName)
-      ParseTextTaskJson(m.task, what);
-    else
+    if (task.is_object() && task.contains("name") && task["name"] == kTextTaskName) {
+      // Checked here, at load, or a bad id surfaces later as a token the sentence never
+      // had ("token id 99999") or as an empty sentence.
+      const int bos = ParseTextTaskJson(m.task, what).bos;
+      if (bos < 0 || bos >= static_cast<int>(m.vocab.size()))
+        Fail(what + ": the text task's bos = " + std::to_string(bos) + " is not a token of the model's vocabulary of " +
+             std::to_string(m.vocab.size()) + " (ids 0 to " + std::to_string(static_cast<int>(m.vocab.size()) - 1) +
+             "); it must be the tokenizer's id that starts each paragraph.");
+    } else {
       ParseTaskJson(m.task, what);
+    }
   }
   if (c.temperature <= 0 || !std::isfinite(c.temperature) || !(c.ln_eps > 0))
     Fail(what + ": temperature and ln_eps must be positive numbers.");
@@ -185,12 +195,21 @@ std::string TextTaskJson(const TextTaskInfo& t) {
 
 bool IsTextTask(const std::string& task_json) {
   if (task_json.empty()) return false;
-  const json j = json::parse(task_json, nullptr, false);
-  return j.is_object() && j.value("name", "") == kTextTaskName;
+  try {
+    const json j = ParseJson(task_json);
+    return j.is_object() && j.contains("name") && j["name"] == kTextTaskName;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 TextTaskInfo ParseTextTaskJson(const std::string& text, const std::string& what) {
-  const json j = json::parse(text, nullptr, false);
+  json j;
+  try {
+    j = ParseJson(text);
+  } catch (const Error& e) {
+    Fail(what + ": the task is not JSON (" + e.what() + ").");
+  }
   if (!j.is_object()) Fail(what + ": the task is not a JSON object.");
   TextTaskInfo t;
   t.tokenizer = Get<std::string>(j, "tokenizer", what + " (task)");
@@ -200,16 +219,16 @@ TextTaskInfo ParseTextTaskJson(const std::string& text, const std::string& what)
   if (t.tokenizer.empty() || t.tokenizer.find('/') != std::string::npos || t.tokenizer.find('\\') != std::string::npos ||
       t.tokenizer == "." || t.tokenizer == "..")
     Fail(what + ": the text task's tokenizer must be a file name such as \"mhaviz-small.model\", not '" +
-         t.tokenizer + "'.");
+         Excerpt(t.tokenizer) + "'.");
   return t;
 }
 
 TaskSpec ParseTaskJson(const std::string& text, const std::string& what) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::exception&) {
-    Fail(what + ": the task is not JSON.");
+    j = ParseJson(text);
+  } catch (const Error& e) {
+    Fail(what + ": the task is not JSON (" + e.what() + ").");
   }
   if (!j.is_object()) Fail(what + ": the task must be a JSON object such as {\"name\": \"offsets\", ...}.");
   TaskSpec t;
@@ -230,6 +249,7 @@ TaskSpec ParseTaskJson(const std::string& text, const std::string& what) {
 }
 
 std::string EncodeModel(const Model& m) {
+  CheckModel(m);  // what LoadModel checks: nothing is written that mhaviz would refuse to read
   std::vector<TensorView> views;
   ForEachTensor(m, [&](const char* name, int index, const auto& t) {
     using T = std::decay_t<decltype(t)>;

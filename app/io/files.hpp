@@ -14,6 +14,17 @@
 
 namespace mha::io {
 
+// Thrown when a stop signal (SIGINT, SIGTERM, ...) the application handles ends work
+// early: an abandoned write, or a long set-up. Commands exit with 128 + signal (130
+// for Ctrl-C), as they do when a run they stop at a step boundary ends.
+struct Interrupted : Error {
+  Interrupted(const std::string& what, int sig) : Error(what), signal(sig) {}
+  int signal;
+};
+// Removes the temporary files of the atomic writes in flight (async-signal-safe: for a
+// handler that ends the process at once).
+void RemoveStagedFiles();
+
 // Where an output's bytes go as they are produced: the temporary file of an atomic
 // write, or a string.
 class Sink {
@@ -48,6 +59,18 @@ void WriteFileAtomic(const std::string& path, const std::string& bytes);
 // Throws mha::Error if two of the (label, path) outputs are the same file: the same path
 // spelled two ways, a symlink to the other, or a hard link. `label` names the flag.
 void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths);
+// Two outputs of one command that are one file (CheckOutputs): the user's choice of
+// names, a usage error where the caller reports those apart.
+struct OutputClash : Error {
+  using Error::Error;
+};
+// The preflight of a command's outputs, before any long work: every (label, path) with
+// a path (empty ones are skipped: a flag not given) must be writable as the atomic write
+// will write it, after following symlinks: not a directory, in an existing directory
+// that takes a new file (a temporary file is created there and removed: this also
+// catches read-only file systems, and works as root), replaceable if it exists; and no
+// two may be one file (OutputClash). Throws mha::Error naming the flag and the reason.
+void CheckOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths);
 
 // Reads a whole file (at most max_bytes); throws mha::Error if missing or too big.
 // Never reads more than max_bytes + 1 bytes, so an endless source (/dev/zero, a pipe)
@@ -64,6 +87,9 @@ struct Array {
   std::vector<std::int64_t> shape;
   std::vector<float> data;
   std::string source_dtype;  // e.g. "<f8" if it was converted
+  // An integer the array holds beyond float32's exact range (|v| >= 2^24), in decimal
+  // as stored (a uint64 2^63 + 5 stays that, not a rounded float); "" if none.
+  std::string big_integer;
 };
 
 // An array of any plain dtype, already in its little-endian bytes: '|u1' (a checkpoint's

@@ -2,8 +2,51 @@
 #include <nlohmann/json.hpp>
 
 #include "files.hpp"
+#include "json_parse.hpp"
 
 namespace mha::io {
+
+namespace {
+struct TooDeep {};
+}  // namespace
+
+nlohmann::json ParseJson(const std::string& text, int max_depth) {
+  using nlohmann::json;
+  // The callback sees each array or object as it opens, at its depth (0 for the
+  // outermost), so a deep document is refused after max_depth levels, not at its end.
+  const json::parser_callback_t bound = [max_depth](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= max_depth)
+      throw TooDeep{};
+    return true;
+  };
+  try {
+    return json::parse(text, bound);
+  } catch (const TooDeep&) {
+    throw Error("it nests arrays or objects more than " + std::to_string(max_depth) + " levels deep");
+  } catch (const json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error ...
+    // last read: '...'": the tag dropped, and the quoted input kept short.
+    std::string why = e.what();
+    const auto tag = why.find("] ");
+    if (tag != std::string::npos) why.erase(0, tag + 2);
+    throw Error(Excerpt(why, 160));
+  }
+}
+
+std::string Excerpt(const std::string& s, std::size_t max_chars) {
+  if (s.size() <= max_chars) return s;
+  std::size_t cut = max_chars;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return s.substr(0, cut) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
+std::string JsonExcerpt(const nlohmann::json& v, std::size_t max_chars) {
+  if (v.is_string()) return "\"" + Excerpt(v.get_ref<const std::string&>(), max_chars) + "\"";
+  if (v.is_array() && v.size() > max_chars / 2) return "an array of " + std::to_string(v.size()) + " items";
+  if (v.is_object() && v.size() > max_chars / 4) return "an object of " + std::to_string(v.size()) + " fields";
+  return Excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), max_chars);
+}
 
 void CheckJsonSize(const Config& cfg, int seq, int seq_kv) {
   const std::int64_t n = std::int64_t(cfg.num_heads) * seq * seq_kv;

@@ -187,6 +187,20 @@ float ToFloat(const unsigned char* p, const Dtype& d) {
   return static_cast<float>(v);
 }
 
+// An integer element exactly as stored (for messages: float32 rounds large ones).
+std::string IntegerText(const unsigned char* p, const Dtype& d) {
+  const bool s = d.swap;
+  if (d.kind == 'u')
+    return std::to_string(d.width == 1   ? Load<std::uint8_t>(p, s)
+                          : d.width == 2 ? Load<std::uint16_t>(p, s)
+                          : d.width == 4 ? Load<std::uint32_t>(p, s)
+                                         : Load<std::uint64_t>(p, s));
+  return std::to_string(d.width == 1   ? Load<std::int8_t>(p, s)
+                        : d.width == 2 ? Load<std::int16_t>(p, s)
+                        : d.width == 4 ? Load<std::int32_t>(p, s)
+                                       : Load<std::int64_t>(p, s));
+}
+
 // Where an .npy's bytes come from: a string, or a zip member being inflated.
 class Source {
  public:
@@ -277,7 +291,11 @@ Array ReadData(Source& src, const NpyInfo& info, const std::string& what, bool p
       a.data.resize(end);
     }
     const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
-    for (std::size_t i = 0; i < whole; ++i, p += d.width) a.data[static_cast<std::size_t>(done++)] = ToFloat(p, d);
+    for (std::size_t i = 0; i < whole; ++i, p += d.width) {
+      const float v = ToFloat(p, d);
+      a.data[static_cast<std::size_t>(done++)] = v;
+      if (d.kind != 'f' && a.big_integer.empty() && !(std::fabs(v) < 16777216.0f)) a.big_integer = IntegerText(p, d);
+    }
     const std::size_t used = whole * d.width;
     std::memmove(buf.data(), buf.data() + used, have - used);
     have -= used;
@@ -316,6 +334,9 @@ class ZipMemberSource : public Source {
   ZipMemberSource(zip_file_t* f, const std::string& what) : f_(f), what_(what) {}
   std::size_t Read(char* p, std::size_t n) override {
     const zip_int64_t k = zip_fread(f_.get(), p, n);
+    if (k < 0 && zip_error_code_zip(zip_file_get_error(f_.get())) == ZIP_ER_CRC)
+      throw Error(what_ + " is damaged: its CRC-32 checksum does not match its data (a flipped bit, a bad copy or "
+                  "download), so its numbers cannot be trusted. Copy or save the file again.");
     if (k < 0)
       throw Error(what_ + " is corrupt (" + zip_file_strerror(f_.get()) + "). Save the file again with numpy.savez.");
     return static_cast<std::size_t>(k);
@@ -392,6 +413,12 @@ std::map<std::string, Array> ReadArchive(zip_t* za, std::uint64_t archive_bytes,
     const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE &&
                         (st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size == st.size && st.comp_size <= archive_bytes;
     out[key] = ReadData(src, info, member, stored);
+    // libzip compares a member's CRC-32 only when a read runs into its end, and the data
+    // stop exactly where the header says: without this read a flipped bit loaded
+    // silently (numpy refuses it: "Bad CRC-32").
+    char past = 0;
+    if (src.Read(&past, 1) != 0)
+      throw Error(member + " has more bytes than its .npy header and data. Save the file again with numpy.savez.");
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "files.hpp"
 #include "mha/mha.hpp"
 
 namespace mha::io::detail {
@@ -133,8 +134,9 @@ void Untrack(int slot) {
 
 void ThrowIfInterrupted(const std::string& path) {
   if (const int sig = g_interrupted)
-    throw Error("Cannot write '" + path + "': interrupted by signal " + std::to_string(sig) + " (" + strsignal(sig) +
-                "). Nothing was changed at that path.");
+    throw Interrupted("Cannot write '" + path + "': interrupted by signal " + std::to_string(sig) + " (" + strsignal(sig) +
+                "). Nothing was changed at that path.",
+                      sig);
 }
 
 RenamePhase::RenamePhase() {
@@ -161,3 +163,7 @@ BlockStopSignals::BlockStopSignals() {
 BlockStopSignals::~BlockStopSignals() { ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr); }
 
 }  // namespace mha::io::detail
+
+namespace mha::io {
+void RemoveStagedFiles() { detail::RemoveTemporaries(); }
+}  // namespace mha::io

@@ -3,7 +3,11 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "io/files.hpp"
@@ -12,7 +16,29 @@
 namespace mha::lm {
 namespace {
 
-constexpr std::size_t kMaxText = std::size_t(512) << 20;
+// A corpus is held whole while it is tokenized (and a .gz file beside its text), then
+// only its pieces: 256 MB of text, and at most 64 M pieces (256 MB of ids, what 256 MB
+// of text gives at worst one piece per byte), keep the set-up under 1 GB and
+// leave the training step its share of the 1.5 GB budget.
+constexpr std::size_t kMaxText = std::size_t(256) << 20;
+constexpr std::size_t kMaxPieces = std::size_t(64) << 20;
+// SentencePiece's working memory is about 230 bytes per input byte (measured: an 8 MB
+// paragraph peaked at 1.86 GB), so a paragraph is encoded in chunks of at most 64 KiB
+// (about 15 MB of working memory), cut between words where it can be.
+constexpr std::size_t kEncodeChunk = std::size_t(64) << 10;
+constexpr std::size_t kTokenizerBytesPerByte = 230;
+static_assert(kEncodeChunk * kTokenizerBytesPerByte < (std::size_t(32) << 20), "the tokenizer's share of the budget");
+
+// Where to cut [start, end) so the piece before the cut is at most kEncodeChunk bytes:
+// after a space if there is one in the chunk's last quarter, else at a character boundary.
+std::size_t ChunkEnd(const std::string& text, std::size_t start, std::size_t end) {
+  if (end - start <= kEncodeChunk) return end;
+  std::size_t cut = start + kEncodeChunk;
+  for (std::size_t i = cut; i > start + kEncodeChunk * 3 / 4; --i)
+    if (text[i] == ' ') return i;  // the space starts the next chunk, as "▁word" does
+  while (cut > start && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return cut > start ? cut : start + kEncodeChunk;
+}
 
 bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -61,24 +87,52 @@ std::string ReadText(const std::string& path) {
   return EndsWith(path, ".gz") ? Gunzip(path) : io::ReadFile(path, kMaxText);
 }
 
-std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::string& text) {
+namespace {
+
+void EncodeParagraph(const Tokenizer& tok, const std::string& text, std::size_t start, std::size_t end,
+                     std::vector<std::int32_t>& ids, const std::atomic<bool>* stop) {
+  ids.push_back(tok.bos());
+  while (start < end) {
+    if (stop && stop->load()) throw Stopped();
+    const std::size_t cut = ChunkEnd(text, start, end);
+    const std::vector<int> chunk = tok.Encode(text.substr(start, cut - start));
+    if (ids.size() + chunk.size() > kMaxPieces)  // before the vector grows past the cap
+      throw Error("the corpus makes more than " + std::to_string(kMaxPieces >> 20) +
+                  " M pieces, more than the training memory holds beside a step. Use a smaller corpus.");
+    ids.insert(ids.end(), chunk.begin(), chunk.end());
+    start = cut;
+  }
+}
+
+}  // namespace
+
+std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::string& text,
+                                           const std::atomic<bool>* stop) {
   std::vector<std::int32_t> ids;
-  ids.reserve(text.size() / 3);
+  ids.reserve(std::min(text.size() / 3, kMaxPieces));
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    if (end > start) {
-      ids.push_back(tok.bos());
-      for (int id : tok.Encode(text.substr(start, end - start))) ids.push_back(id);
-    }
+    if (end > start) EncodeParagraph(tok, text, start, end, ids, stop);
     start = end + 1;
   }
+  ids.shrink_to_fit();  // held for the whole run
   return ids;
 }
 
 CorpusFiles FindCorpus(const std::string& dir_or_file) {
   if (IsFile(dir_or_file)) return {dir_or_file, ""};
+  struct stat st {};
+  if (stat(dir_or_file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw Error("--corpus '" + dir_or_file + "' is " +
+                (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                 : S_ISFIFO(st.st_mode)                     ? "a pipe (FIFO)"
+                                                            : "neither a file nor a directory") +
+                ", not text: it may never end. Give a directory with train.txt and valid.txt, or one text file, "
+                "one paragraph a line.");
+  if (stat(dir_or_file.c_str(), &st) != 0 && errno != ENOENT && errno != ENOTDIR)
+    throw Error("--corpus '" + dir_or_file + "' cannot be read: " + std::strerror(errno) + ".");
   if (!IsDir(dir_or_file))
     throw Error("--corpus '" + dir_or_file + "' does not exist. Give a directory with train.txt and valid.txt "
                 "(plain or .gz; scripts/build_corpus.py writes them) or one text file, one paragraph a line.");
@@ -96,26 +150,30 @@ CorpusFiles FindCorpus(const std::string& dir_or_file) {
   return f;
 }
 
-EncodedCorpus LoadCorpus(const std::string& dir_or_file, const Tokenizer& tok) {
+EncodedCorpus LoadCorpus(const std::string& dir_or_file, const Tokenizer& tok, const std::atomic<bool>* stop) {
   const CorpusFiles f = FindCorpus(dir_or_file);
   EncodedCorpus c;
   if (!f.valid.empty()) {
-    c.train = EncodeParagraphs(tok, ReadText(f.train));
-    c.valid = EncodeParagraphs(tok, ReadText(f.valid));
+    c.train = EncodeParagraphs(tok, ReadText(f.train), stop);
+    c.valid = EncodeParagraphs(tok, ReadText(f.valid), stop);
   } else {
-    // One file: every 20th paragraph held out, as the corpus script splits documents.
+    // One file: every 20th paragraph held out, as the corpus script splits documents;
+    // each encoded where it lies (no copies of the text).
     const std::string text = ReadText(f.train);
-    std::string train, valid;
     std::size_t start = 0, line = 0;
     while (start < text.size()) {
       std::size_t end = text.find('\n', start);
       if (end == std::string::npos) end = text.size();
-      (line++ % 20 == 19 ? valid : train).append(text, start, end - start).push_back('\n');
+      if (end > start) EncodeParagraph(tok, text, start, end, line % 20 == 19 ? c.valid : c.train, stop);
+      ++line;
       start = end + 1;
     }
-    c.train = EncodeParagraphs(tok, train);
-    c.valid = EncodeParagraphs(tok, valid);
   }
+  c.train.shrink_to_fit();
+  c.valid.shrink_to_fit();
+  if (c.train.size() + c.valid.size() > kMaxPieces)
+    throw Error("the corpus makes more than " + std::to_string(kMaxPieces >> 20) +
+                " M pieces, more than the training memory holds beside a step. Use a smaller corpus.");
   char buf[256];
   std::snprintf(buf, sizeof buf, "%zu pieces of training text, %zu held out", c.train.size(), c.valid.size());
   c.description = buf;

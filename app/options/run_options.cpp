@@ -40,11 +40,21 @@ int Guard(const std::string& command, const std::function<int()>& body) {
   } catch (const UsageError& e) {
     std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";
     return 2;
+  } catch (const io::Interrupted& e) {  // stopped, as a Ctrl-C between two steps stops: 128 + signal
+    std::cerr << "mhaviz " << command << ": " << TerminalSafe(e.what(), true) << "\n";
+    return 128 + e.signal;
   } catch (const Error& e) {
     std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
-    std::cerr << "mhaviz " << command << ": error: out of memory. Use fewer tokens, heads or a smaller d_model.\n";
+    // Every accepted size is estimated to fit the 1.5 GB budget before it is allocated, so
+    // this is a limit below it (ulimit -v, a container) or a machine short of memory.
+    const bool trains = command == "train" || command == "grad" || command == "bench";
+    std::cerr << "mhaviz " << command << ": error: out of memory: the system refused an allocation. mhaviz keeps "
+              << "every size it accepts within about 1.5 GB; check for a lower memory limit (ulimit -v, a "
+              << "container's) or free memory, or make the run smaller ("
+              << (trains ? "--batch, --seq, the vocabulary or the model" : "fewer tokens, heads or a smaller d_model")
+              << ").\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";

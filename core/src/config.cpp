@@ -144,7 +144,8 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
     throw Error(e.str());
   }
   if (cfg.block == Block::Encoder && (cfg.d_ff < 0 || cfg.ffn_dim() > Limits::kMaxDFf)) {
-    e << "d_ff = " << cfg.ffn_dim() << " is not a usable feed-forward width: it must be at least 1 and at most "
+    // The value given (a negative one is not the default 4 x d_model it would compute).
+    e << "d_ff = " << (cfg.d_ff < 0 ? cfg.d_ff : cfg.ffn_dim()) << " is not a usable feed-forward width: it must be at least 1 and at most "
       << Limits::kMaxDFf << " (the cap keeps memory bounded). The usual choice is 4 x d_model = " << 4 * cfg.d_model
       << ", the default.";
     throw Error(e.str());

@@ -38,6 +38,43 @@ std::int64_t ParameterCount(const ModelConfig& cfg) {
   return n;
 }
 
+namespace {
+std::string Mib(double bytes) { return std::to_string(static_cast<long long>(bytes / (1 << 20))); }
+}  // namespace
+
+std::string MemoryEstimate::Text() const {
+  return "about " + Mib(total()) + " MiB: " + Mib(activations) + " MiB of activations, " + Mib(logits) +
+         " MiB of logits, " + Mib(params) + " MiB of parameters";
+}
+
+const char* MemoryEstimate::Largest() const {
+  if (logits >= activations && logits >= params) return "logits";
+  return activations >= params ? "activations" : "parameters";
+}
+
+MemoryEstimate EstimateModelRun(const ModelConfig& cfg, int seq) {
+  MemoryEstimate e;
+  e.activations = static_cast<double>(EstimateTraceBytes(cfg.LayerConfig(), seq, seq)) * cfg.num_layers;
+  e.logits = 4.0 * seq * cfg.num_targets * cfg.vocab_size();
+  e.params = 4.0 * static_cast<double>(ParameterCount(cfg));
+  return e;
+}
+
+MemoryEstimate EstimateEvaluation(const ModelConfig& cfg, int batch, int seq) {
+  MemoryEstimate e = EstimateModelRun(cfg, seq);
+  e.activations *= batch;
+  e.logits *= batch;
+  e.params = 0;  // the model's own weights, counted once by the training pass
+  return e;
+}
+
+MemoryEstimate EstimateTrainingStep(const ModelConfig& cfg, int batch, int seq) {
+  MemoryEstimate e = EstimateEvaluation(cfg, batch, seq);
+  e.activations *= 1.25;
+  e.params = 24.0 * static_cast<double>(ParameterCount(cfg));
+  return e;
+}
+
 void Validate(const ModelConfig& cfg) {
   auto fail = [](const std::string& m) { throw Error(m); };
   if (cfg.num_layers < 1 || cfg.num_layers > ModelLimits::kMaxLayers)
@@ -198,13 +235,18 @@ void CheckModel(const Model& m) {
     shape("unembed." + std::to_string(k), m.unembed[k].rows(), m.unembed[k].cols(), d, V);
     shape("unembed_b." + std::to_string(k), 1, m.unembed_b[k].size(), 1, V);
   }
-  Model& mm = const_cast<Model&>(m);  // Parameters() only hands out pointers; nothing is written
-  for (const ParamView& p : Parameters(mm)) {
-    if (detail::AllInRange(p.data, static_cast<std::size_t>(p.size()))) continue;
-    throw Error("Model tensor '" + p.name + "' holds NaN, Inf or a value beyond |" +
+  const std::string bad = OutOfRangeParameter(m);
+  if (!bad.empty())
+    throw Error("Model tensor '" + bad + "' holds NaN, Inf or a value beyond |" +
                 std::to_string(static_cast<int>(Limits::kMaxAbsValue)) +
                 "|; every weight must be a finite number of moderate size.");
-  }
+}
+
+std::string OutOfRangeParameter(const Model& m) {
+  Model& mm = const_cast<Model&>(m);  // Parameters() only hands out pointers; nothing is written
+  for (const ParamView& p : Parameters(mm))
+    if (!detail::AllInRange(p.data, static_cast<std::size_t>(p.size()))) return p.name;
+  return "";
 }
 
 void EmbedTokens(const Model& m, const int* tokens, int seq, float* out) {
@@ -243,14 +285,21 @@ void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out) {
       throw Error("Token id " + std::to_string(tokens[i]) + " at position " + std::to_string(i) +
                   " is outside the model's vocabulary of " + std::to_string(c.vocab_size()) + " tokens (ids 0 to " +
                   std::to_string(c.vocab_size() - 1) + ").");
-  // Every layer's trace is kept: the cap applies to all of them together (each layer's
-  // own Validate sees only one).
-  const double bytes = static_cast<double>(EstimateTraceBytes(c.LayerConfig(), seq, seq)) * c.num_layers;
-  if (bytes > static_cast<double>(Limits::kMaxTraceBytes))
+  // Every layer's trace is kept, and the logits beside them: the cap applies to all of
+  // them together (each layer's own Validate sees only one; 16 targets of a 65,536-piece
+  // vocabulary over 1,024 tokens are 4 GiB of logits alone).
+  const MemoryEstimate need = EstimateModelRun(c, seq);
+  if (need.activations + need.logits > static_cast<double>(Limits::kMaxTraceBytes)) {
+    const bool logits = need.logits > need.activations;
     throw Error("Tracing all " + std::to_string(c.num_layers) + " layers of this model on " + std::to_string(seq) +
-                " tokens would need about " + std::to_string(static_cast<long long>(bytes) >> 20) +
-                " MiB, over the trace cap of " + std::to_string(Limits::kMaxTraceBytes >> 20) +
-                " MiB. Give fewer tokens.");
+                " tokens would need about " + Mib(need.activations + need.logits) + " MiB (" + Mib(need.activations) +
+                " MiB of traces, " + Mib(need.logits) + " MiB of logits: " + std::to_string(seq) + " tokens x " +
+                std::to_string(c.num_targets) + " target(s) x " + std::to_string(c.vocab_size()) +
+                " vocabulary), over the cap of " + std::to_string(Limits::kMaxTraceBytes >> 20) + " MiB. Give fewer tokens" +
+                (logits ? " (the " + std::to_string(c.num_targets * c.vocab_size()) +
+                              " logits of every token are what is large)."
+                        : "."));
+  }
   out.tokens = tokens;
   out.x.resize(seq, c.layer.d_model);
   EmbedTokens(m, tokens.data(), seq, out.x.data());

@@ -56,14 +56,16 @@ void Prepare(TrainSetup& s) {
   if (own_task) Validate(s.task);
   if (s.batches && !s.data && !s.heldout) throw Error("A run with its own batches needs held-out sequences.");
   auto fail = [](const std::string& m) { throw Error(m); };
-  if (s.steps < 0 || s.steps > 1000000)
-    fail(s.names.steps + " must be 0 to 1000000; got " + std::to_string(s.steps) + ".");
+  if (s.steps < 0 || s.steps > TrainLimits::kMaxSteps)
+    fail(s.names.steps + " must be 0 to " + std::to_string(TrainLimits::kMaxSteps) + "; got " +
+         std::to_string(s.steps) + ".");
   if (s.data) s.batch = s.data->batch;  // a batch file's size was checked when it was read
   if (s.heldout || s.data) s.heldout_batch = (s.heldout ? s.heldout : s.data)->batch;
-  if (!s.data && (s.batch < 1 || s.batch > 4096))
-    fail(s.names.batch + " must be 1 to 4096 sequences; got " + std::to_string(s.batch) + ".");
-  if (!s.heldout && !s.data && (s.heldout_batch < 1 || s.heldout_batch > 4096))
-    fail("The held-out batch must be 1 to 4096 sequences.");
+  if (!s.data && (s.batch < 1 || s.batch > TrainLimits::kMaxBatch))
+    fail(s.names.batch + " must be 1 to " + std::to_string(TrainLimits::kMaxBatch) + " sequences; got " +
+         std::to_string(s.batch) + ".");
+  if (!s.heldout && !s.data && (s.heldout_batch < 1 || s.heldout_batch > TrainLimits::kMaxBatch))
+    fail("The held-out batch must be 1 to " + std::to_string(TrainLimits::kMaxBatch) + " sequences.");
   if (!s.model_given) {
     s.model.vocab = TaskVocab(s.task);
     s.model.num_targets = NumTargets(s.task);
@@ -80,13 +82,15 @@ void Prepare(TrainSetup& s) {
   if (s.data) CheckBatch(s.model, *s.data);
   if (s.heldout) CheckBatch(s.model, *s.heldout);
   const int seq = s.data ? s.data->seq : s.batches ? s.heldout->seq : s.task.seq;
-  // Every sequence of a batch keeps its Trace per layer for the backward pass.
-  const double bytes = static_cast<double>(EstimateTraceBytes(s.model.LayerConfig(), seq, seq)) *
-                       std::max(s.batch, s.heldout_batch) * s.model.num_layers * 1.5;
+  // Every sequence of a batch keeps its Trace per layer for the backward pass, and its
+  // logits (seq x num_targets x vocab: with a large vocabulary, the larger part).
+  const MemoryEstimate one = EstimateEvaluation(s.model, 1, seq);
+  const double bytes = (one.activations + one.logits) * std::max(s.batch, s.heldout_batch) * 1.5;
   if (bytes > s.max_activation_bytes) {
     std::ostringstream e;
-    e << "Training would keep about " << static_cast<long>(bytes / 1e6) << " MB of activations (batch " << s.batch
-      << " x " << s.model.num_layers << " layers x one trace each), over the "
+    e << "Training would keep about " << static_cast<long>(bytes / 1e6) << " MB of activations and logits (batch "
+      << s.batch << " x " << s.model.num_layers << " layers x one trace each, "
+      << static_cast<long>(1.5 * one.logits * std::max(s.batch, s.heldout_batch) / 1e6) << " MB of them logits), over the "
       << static_cast<long>(s.max_activation_bytes / 1e6) << " MB budget. Use " << s.names.smaller << ".";
     fail(e.str());
   }
@@ -201,6 +205,14 @@ void TrainingRun::Step() {
   p.grad_norm = opt_->Step(model_, grads_);
   // A finite loss with an overflowing gradient: the update just written is not finite.
   if (!std::isfinite(p.grad_norm)) return Diverge(work_.step + 1, "the gradient norm became " + std::to_string(p.grad_norm));
+  // The forward pass checks only what it reads on the way (layer inputs, layer weights);
+  // an update can still push the unembedding or the final LayerNorm past the range a
+  // checkpoint may hold, and a run must not end with weights its own load refuses.
+  const std::string bad = OutOfRangeParameter(model_);
+  if (!bad.empty())
+    return Diverge(work_.step + 1, "the update left " + bad + " with NaN, Inf or values beyond |" +
+                                       std::to_string(static_cast<int>(Limits::kMaxAbsValue)) +
+                                       "|, which no checkpoint may hold");
   ++work_.step;
   work_.curve.push_back(std::move(p));
   work_.seconds += Now() - t0;

@@ -430,14 +430,20 @@ def test_settings(mhaviz, d):
     check(abs(again[0] - moved["widgets"]["split_v"][0]) <= 1, f"splitter at {again[0]} after reopening, was "
           f"{moved['widgets']['split_v'][0]}")
 
+    damaged = '{"version": 1, "sentence": '  # cut off mid-write, or hand-edited
     with open(settings, "w") as f:
-        f.write('{"version": 1, "sentence": ')  # cut off mid-write by some other program
+        f.write(damaged)
     fallback = run()
     check(fallback["notices"] and "could not be read" in fallback["notices"][0],
           f"no notice for a corrupt settings file: {fallback['notices']}")
     check(fallback["sentence"] == "The cat sat on the mat.", f"not the default sentence: {fallback['sentence']!r}")
     check(fallback["ok"], "defaults did not compute")
-    check(read_json(settings)["version"] == 1, "the corrupt file was not replaced by valid settings")
+    # Nothing was changed, yet the session saves its settings at exit: the damaged file
+    # must survive that, beside the new one.
+    with open(settings + ".bak") as f:
+        check(f.read() == damaged, "the damaged settings file was not kept as settings.json.bak")
+    check(".bak" in fallback["notices"][0], f"the notice does not say where the file went: {fallback['notices']}")
+    check(read_json(settings)["version"] == 1, "no valid settings were saved after the damaged file")
 
 
 def set_xft_dpi(dpi):

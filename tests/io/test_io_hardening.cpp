@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/prepare.hpp"
 #include "io/files.hpp"
+#include "io/json_parse.hpp"
 #include "../temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -220,4 +221,44 @@ TEST_CASE("WriteFileAtomic writes devices and FIFOs in place and follows symlink
   reader.join();
   CHECK(got == std::string(100000, 'z'));
   CHECK(fs::is_fifo(d / "fifo"));
+}
+
+TEST_CASE("ParseJson refuses deep nesting while parsing, with a short message", "[io][regression]") {
+  // 100,000 levels crashed every loader (dump() and the destructor recurse per level).
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string e = ErrorOf([&] { mha::io::ParseJson(deep); });
+  CHECK(e.find("levels deep") != std::string::npos);
+  CHECK(e.size() < 200);
+  // Within the bound, nesting is fine; one level over is not.
+  const int n = mha::io::kMaxJsonDepth;
+  CHECK(mha::io::ParseJson(std::string(n, '[') + std::string(n, ']')).is_array());
+  CHECK(ErrorOf([&] { mha::io::ParseJson(std::string(n + 1, '[') + std::string(n + 1, ']')); })
+            .find("levels deep") != std::string::npos);
+  // A syntax error quotes a little of the input, not kilobytes of it.
+  const std::string junk = "[\"" + std::string(20000, 'x');
+  CHECK(ErrorOf([&] { mha::io::ParseJson(junk); }).size() < 300);
+  CHECK(mha::io::JsonExcerpt(nlohmann::json(std::string(20000, 'y'))).size() < 100);
+}
+
+TEST_CASE("A flipped bit in an .npz member's data is refused (CRC-32)", "[io][regression]") {
+  // libzip checks the CRC only when a read runs into the member's end; the reader stops
+  // at the last byte the header promises, so a flipped sign bit loaded silently.
+  const float w[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  const std::string good = mha::io::EncodeNpz({{"W_q", {2, 2}, w}});
+  CHECK(mha::io::DecodeNpz(good, "'w.npz'").at("W_q").data[0] == 1.0f);
+  // The float 1.0f is 00 00 80 3f: flip the sign bit of its last byte.
+  const std::string one("\x00\x00\x80\x3f", 4);
+  const auto at = good.find(one);
+  REQUIRE(at != std::string::npos);
+  std::string bad = good;
+  bad[at + 3] = static_cast<char>(bad[at + 3] ^ 0x80);
+  const std::string e = ErrorOf([&] { mha::io::DecodeNpz(bad, "'w.npz'"); });
+  CHECK(e.find("'w.npz' member 'W_q'") != std::string::npos);
+  CHECK(e.find("CRC") != std::string::npos);
+  // The last byte of the data too (the read that ends exactly there).
+  std::string last = good;
+  const auto four = good.find(std::string("\x00\x00\x80\x40", 4));
+  REQUIRE(four != std::string::npos);
+  last[four + 3] = static_cast<char>(last[four + 3] ^ 0x01);
+  CHECK(ErrorOf([&] { mha::io::DecodeNpz(last, "'w.npz'"); }).find("CRC") != std::string::npos);
 }

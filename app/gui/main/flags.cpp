@@ -1,5 +1,9 @@
 #include "gui/main/flags.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
 #include "gui/sources/files.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/views/registry.hpp"
@@ -131,13 +135,23 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
   // Each is written on its own: two that are one file (o.png and ./o.png, a symlink)
   // would leave only the last.
   const GuiOptions& g = a.gui;
-  try {
-    io::CheckDistinctOutputs({{"--screenshot", g.screenshot},
-                              {"--dump-state", g.dump_state},
-                              {"--probe", g.probe},
-                              {"--stats", g.stats},
-                              {"--export", g.export_path}});
-  } catch (const Error& e) {
+  // The export writes the heatmaps as PNG or SVG; any other name wrote nothing the user
+  // asked for (out.gif, or a name without an extension).
+  const auto ends = [&](const char* ext) {
+    const std::string p = g.export_path;
+    const std::size_t n = std::strlen(ext);
+    return p.size() > n && std::equal(p.end() - n, p.end(), ext, [](char x, char y) { return std::tolower(x) == y; });
+  };
+  if (!g.export_path.empty() && !ends(".png") && !ends(".svg"))
+    throw cli::UsageError("--export '" + g.export_path + "' should end in .png or .svg: the export writes the "
+                          "heatmaps in one of those formats (a GIF of training is 'mhaviz train --gif').");
+  try {  // every output before the first frame: a typo must not cost the session
+    io::CheckOutputs({{"--screenshot", g.screenshot},
+                      {"--dump-state", g.dump_state},
+                      {"--probe", g.probe},
+                      {"--stats", g.stats},
+                      {"--export", g.export_path}});
+  } catch (const io::OutputClash& e) {
     throw cli::UsageError(e.what());
   }
   if (a.model.model.empty() && (!a.model.tokens.empty() || a.model.example != 0 || a.model.layer != 0))

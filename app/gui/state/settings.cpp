@@ -12,6 +12,7 @@
 
 #include "gui/style/wide_glyphs.hpp"
 #include "io/files.hpp"
+#include "io/json_parse.hpp"
 
 namespace mha::gui {
 namespace {
@@ -111,7 +112,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   parsed.exp = s.exp;
   int w = 0, h = 0;
   try {
-    const json j = json::parse(io::ReadFile(path, kMaxSettingsBytes));
+    const json j = io::ParseJson(io::ReadFile(path, kMaxSettingsBytes));
     if (!j.is_object() || j.value("version", 0) != 1) throw std::runtime_error("not an mhaviz settings file (version 1)");
     parsed.choice.sentence = j.at("sentence").get<std::string>();
     parsed.choice.memory = j.value("memory", std::string());
@@ -152,8 +153,14 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
       h = j["window"].value("height", h);
     }
   } catch (const std::exception& e) {
-    return "The settings file " + path + " could not be read (" + e.what() +
-           "), so mhaviz started with the default sentence and configuration. It will be rewritten when you change something.";
+    // The file may be hand-edited, or from a newer mhaviz: moved aside, not overwritten
+    // by the settings this session saves.
+    const std::string bak = path + ".bak";
+    std::error_code moved;
+    std::filesystem::rename(path, bak, moved);
+    return "The settings file " + path + " could not be read (" + io::Excerpt(e.what(), 200) +
+           "), so mhaviz started with the default sentence and configuration. " +
+           (moved ? "It is left as it is (" + moved.message() + ")." : "It was kept as " + bak + ", nothing in it is lost.");
   }
   s.choice = parsed.choice;
   s.ui.text_size = parsed.ui.text_size;

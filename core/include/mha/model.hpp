@@ -126,6 +126,41 @@ std::vector<ParamView> Parameters(Model& m);
 // Throws mha::Error naming the tensor if a shape does not fit m.cfg or a value is
 // not finite or beyond Limits::kMaxAbsValue.
 void CheckModel(const Model& m);
+// The name of the first parameter holding NaN, Inf or a value beyond
+// Limits::kMaxAbsValue, or "" if none: CheckModel's range check, which training runs
+// after every update too, so it never holds (or writes) weights a load would refuse.
+std::string OutOfRangeParameter(const Model& m);
+
+// Memory, estimated before anything is allocated: the one estimate every command that
+// runs a model checks (trace --model and the app's model view, train, grad, bench
+// --train), so that every accepted size peaks under the 1.5 GB budget. Each part is
+// named, so a refusal blames what is large: the activations (num_heads x seq x seq
+// attention per layer and sequence), the logits (seq x num_targets x vocab per
+// sequence: 8 targets of a 1000-token vocabulary over 128 x 256 tokens are 1 GiB), or
+// the parameters.
+struct MemoryEstimate {
+  double activations = 0;  // bytes of every layer's trace (and the backward's scratch)
+  double logits = 0;       // bytes of the logits (a training pass keeps their gradient in place)
+  double params = 0;       // bytes of the weights (and for training their gradients, AdamW's moments)
+  double total() const { return activations + logits + params; }
+  // "about 2101 MiB: 53 MiB of activations, 2048 MiB of logits, 0 MiB of parameters..."
+  std::string Text() const;
+  // The largest part: "activations", "logits" or "parameters".
+  const char* Largest() const;
+};
+// RunModel on `seq` tokens: every layer's trace and the logits (the weights are the
+// model's own, already loaded: params holds them for the total).
+MemoryEstimate EstimateModelRun(const ModelConfig& cfg, int seq);
+// One training pass (Trainer::Gradients) over `batch` sequences of `seq` tokens: the
+// traces kept for the backward pass and its scratch (x1.25), the logits of every
+// position (the gradient written in place), and per parameter the weight, its
+// gradient, AdamW's two moments and the backward's per-thread partial sums (6 floats).
+// Both factors were measured: 6 layers of d_model 1024 over 3 x 256 tokens peaked at
+// 1254 MiB, 28% over the plain count of activations.
+MemoryEstimate EstimateTrainingStep(const ModelConfig& cfg, int batch, int seq);
+// A forward pass of another Trainer over `batch` sequences (held-out or validation
+// sequences evaluated while the training pass's buffers are alive): traces and logits.
+MemoryEstimate EstimateEvaluation(const ModelConfig& cfg, int batch, int seq);
 
 // One sequence through the model, every layer's Trace kept.
 struct ModelTrace {

@@ -34,7 +34,8 @@ struct Batch {
 };
 
 // Throws mha::Error if the batch does not fit the model: shapes, token ids outside
-// the vocabulary, targets outside [-1, vocab), seq > max_seq, more targets than heads.
+// the vocabulary, targets outside [-1, vocab) or none at all (every one -1), seq > max_seq,
+// more targets than heads.
 void CheckBatch(const ModelConfig& cfg, const Batch& b);
 
 // What one pass over a batch measured.

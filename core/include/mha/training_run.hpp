@@ -30,6 +30,13 @@ struct SettingNames {
   std::string smaller = "a smaller --batch, --seq or d_model";  // what shrinks the activations
 };
 
+// The run's own limits, one place for the flags that set them and for Prepare's check,
+// so a user meets one limit in one message.
+struct TrainLimits {
+  static constexpr int kMaxSteps = 1000000;
+  static constexpr int kMaxBatch = 4096;
+};
+
 struct TrainSetup {
   ModelConfig model;  // architecture; vocab, num_targets, max_seq and mask follow the task
   TaskSpec task;
