@@ -57,3 +57,4 @@
 #include "mha/tasks.hpp"
 #include "mha/heads.hpp"
 #include "mha/training_run.hpp"
+#include "mha/ablation.hpp"
