@@ -120,12 +120,28 @@ std::string Signed(double v, int digits = 4) {
   std::snprintf(b, sizeof b, "%+.*f", digits, v);
   return b;
 }
+// Columns a terminal gives the text: a character each, two for Hangul and other wide
+// East Asian characters (several bytes each in UTF-8).
+std::size_t Columns(const std::string& s) {
+  std::size_t cols = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    char32_t cp = n == 1 ? c : c & (0x3F >> (n - 1));
+    for (int k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
+                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+                      (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6);
+    cols += wide ? 2 : 1;
+    i += n;
+  }
+  return cols;
+}
 std::string Pad(const std::string& s, std::size_t w) {
-  // Pads by characters shown, not bytes (Hangul and "▁" are several bytes).
-  std::size_t shown = 0;
-  for (unsigned char c : s) shown += (c & 0xC0) != 0x80;
+  const std::size_t shown = Columns(s);
   return shown >= w ? s + " " : s + std::string(w - shown, ' ');
 }
+std::string Piece(const nlohmann::json& p) { return "[" + TerminalToken(p.get<std::string>()) + "]"; }
 
 std::string Accuracies(const StepStats& st) {
   std::string s;
@@ -277,11 +293,9 @@ int HeadSetCommand(const AblateArgs& a, const AblationSubject& s, AblationMode m
   for (const auto& p : positions) {
     char pos[16];
     std::snprintf(pos, sizeof pos, "%3d ", p["position"].get<int>());
-    std::cout << pos << Pad("[" + p["piece"].get<std::string>() + "]", 10) << "-> "
-              << Pad("[" + p["next"].get<std::string>() + "]", 10) << Fixed(p["before"].get<double>(), 3) << " -> "
-              << Pad(Fixed(p["after"].get<double>(), 3), 8) << "   top "
-              << Pad("[" + p["top_before"].get<std::string>() + "]", 8) << "-> [" << p["top_after"].get<std::string>()
-              << "]\n";
+    std::cout << pos << Pad(Piece(p["piece"]), 10) << "-> " << Pad(Piece(p["next"]), 10)
+              << Fixed(p["before"].get<double>(), 3) << " -> " << Pad(Fixed(p["after"].get<double>(), 3), 8) << "   top "
+              << Pad(Piece(p["top_before"]), 9) << "-> " << Piece(p["top_after"]) << "\n";
   }
   return 0;
 }

@@ -3,8 +3,9 @@
     drops that offset's accuracy to near chance and keeps the other offset's high;
   - mhaviz-small: knocking out its induction head (the head with the highest induction
     score, whatever its place after a retrain) raises the second-copy loss of repeated
-    random pieces by a stated margin; knocking out the head with the lowest induction
-    score does not;
+    random pieces by a stated margin; knocking out a head of the same layer with no
+    induction score does not (a layer-0 previous-token head may: it is the induction
+    head's partner, Olsson et al. 2022);
   - the importance table's order and numbers are the same on 1 and 2 threads;
   - bad --heads: exit 2 with the valid range; a 1-layer 1-head model still works.
 
@@ -19,9 +20,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, main  # noqa: E402
 
 # mhaviz-small, 32 sequences of <s> A A (A = 31 random pieces): knocking the induction
-# head out raises the second copy's mean loss by at least this many nats; a head with
-# no induction score moves it by less than NOT_INDUCTION. (Measured: see docs/ablation.md.)
-INDUCTION_MARGIN = 1.0
+# head out raises the second copy's mean loss by at least this many nats; a head of its
+# layer with no induction score moves it by less than NOT_INDUCTION. Measured on the
+# shipped model: +6.25 nats for the induction head, at most 0.12 for the others of its
+# layer (docs/ablation.md).
+INDUCTION_MARGIN = 2.0
 NOT_INDUCTION = 0.5
 
 
@@ -76,11 +79,12 @@ def check_small_induction(mhaviz, tmp):
     check(knocked - second >= INDUCTION_MARGIN,
           f"knocking out the induction head {head['name']} (induction score {head['induction']:.2f}) raises the "
           f"second-copy loss by {knocked - second:.2f} >= {INDUCTION_MARGIN} nats")
-    # The head with the lowest induction score, found by its measured score.
+    # A head of the induction head's layer with the lowest induction score, found by
+    # its measured score.
     table = ablate_json(mhaviz, ["--model", "mhaviz-small", "--windows", "8"])
-    low = min(table["heads"], key=lambda h: h["induction"])
-    check(low["induction"] < 0.1 and low["name"] != head["name"],
-          f"{low['name']} has no induction score ({low['induction']:.3f})")
+    same = [h for h in table["heads"] if h["layer"] == head["layer"] and h["name"] != head["name"]]
+    low = min(same or table["heads"], key=lambda h: h["induction"])
+    check(low["induction"] < 0.1, f"{low['name']} has no induction score ({low['induction']:.3f})")
     other = ablate_json(mhaviz, ["--model", "mhaviz-small", "--icl", "--sequences", "32", "--heads", low["name"]])
     moved = other["ablated"]["second"] - other["plain"]["second"]
     check(abs(moved) < NOT_INDUCTION,
