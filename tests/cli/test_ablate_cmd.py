@@ -91,6 +91,21 @@ def check_small_induction(mhaviz, tmp):
           f"knocking out {low['name']} moves the second-copy loss by only {moved:+.2f} (< {NOT_INDUCTION})")
 
 
+def check_induction_task(mhaviz, tmp):
+    model = os.path.join(tmp, "induction.npz")
+    r = run([mhaviz, "train", "--task", "induction", "--layers", "2", "--steps", "600", "--threads", "1",
+             "--out", model])
+    check(r.returncode == 0, "a 2-layer induction-task model trains")
+    if r.returncode != 0:
+        return
+    out = ablate_json(mhaviz, ["--model", model, "--icl"])
+    head = out["heads"][0]
+    plain, knocked = out["plain"]["second"], out["ablated"]["second"]
+    check(plain < 0.1 and knocked > 1.0,
+          f"induction task: the second copy costs {plain:.3f} nats, {knocked:.2f} without {head['name']} "
+          f"(induction score {head['induction']:.2f})")
+
+
 def check_threads(mhaviz, tmp):
     one = ablate_json(mhaviz, ["--model", "mhaviz-small", "--windows", "16", "--threads", "1", "--mode", "mean"])
     two = ablate_json(mhaviz, ["--model", "mhaviz-small", "--windows", "16", "--threads", "2", "--mode", "mean"])
@@ -140,4 +155,5 @@ def check_one_head(mhaviz, tmp):
 
 
 if __name__ == "__main__":
-    main([check_offsets, check_small_induction, check_threads, check_bad_heads, check_one_head])
+    main([check_offsets, check_small_induction, check_induction_task, check_threads, check_bad_heads,
+          check_one_head])

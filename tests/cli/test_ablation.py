@@ -95,12 +95,15 @@ def check_torch(mhaviz, tmp):
 
 def check_seeded_trace(mhaviz, tmp):
     out = os.path.join(tmp, "seeded.npz")
+    js = os.path.join(tmp, "seeded.json")
     r = tm.run([mhaviz, "trace", "--sentence", "the cat sat on the mat", "--heads", "4", "--d-model", "16",
-                "--ablate", "0.1,L0H3", "--npz", out])
+                "--ablate", "0.1,L0H3", "--npz", out, "--json", js])
     check(r.returncode == 0 and "knocked out (zero ablation): L0H1, L0H3" in r.stdout,
           "trace --ablate on a seeded layer runs and names the knocked-out heads")
     if r.returncode != 0:
         return
+    with open(js, encoding="utf-8") as f:
+        check(json.load(f).get("ablated_heads") == [1, 3], "trace --json names the layer's knocked-out heads")
     z = np.load(out)
     concat = z["concat"].reshape(-1, 16)
     context = z["context"].reshape(4, -1, 4)
