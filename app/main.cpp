@@ -42,6 +42,8 @@ const Command kCommands[] = {
      mha::cli::TrainCommand},
     {"grad", "grad [flags]       one forward and backward pass of a checkpoint: the loss and every gradient",
      mha::cli::GradCommand},
+    {"ablate", "ablate [flags]     knock heads out of a trained model: what each head is worth",
+     mha::cli::AblateCommand},
 };
 
 std::string Help() {

@@ -56,6 +56,8 @@ int ExportGrid(const ExportArgs& e);
 int TraceCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int BenchCommand(const std::vector<std::string>& args);
+// `mhaviz ablate`: knock heads out of a trained model (ablate_cmd.cpp).
+int AblateCommand(const std::vector<std::string>& args);
 // bench --train: one training step (bench_train.cpp).
 int BenchTrainCommand(const std::vector<std::string>& args);
 

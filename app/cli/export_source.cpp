@@ -1,5 +1,6 @@
 #include "export_source.hpp"
 
+#include "ablate_apply.hpp"
 #include "io/checkpoint.hpp"
 #include "mha/forward.hpp"
 #include "mha/teach.hpp"
@@ -24,9 +25,11 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
   if (e.source.layer >= layers)
     throw Error("--layer " + std::to_string(e.source.layer) + " does not exist: the model has " +
                 std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ").");
+  const std::vector<HeadAblation> ab = AblateModel(e.run, e.source.model, model.model, {});
+  const std::vector<HeadAblation>* ablate = ab.empty() ? nullptr : &ab;
   s.lm_run = e.source.tokens.empty()
-                 ? lm::RunOnSentence(model, e.run.sentence_given ? e.run.sentence : kDefaultSentence, 0)
-                 : lm::RunOnIds(model, ParseTokenIds(e.source.tokens), 0);
+                 ? lm::RunOnSentence(model, e.run.sentence_given ? e.run.sentence : kDefaultSentence, 0, ablate)
+                 : lm::RunOnIds(model, ParseTokenIds(e.source.tokens), 0, ablate);
   s.notice = s.lm_run.notice;
   s.kind = ExportSource::Kind::LanguageModel;
   s.layer = e.source.layer;
@@ -38,10 +41,20 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
 }
 
 void FromCheckpoint(const ExportArgs& e, ExportSource& s) {
-  s.checkpoint = LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer);
+  s.checkpoint = LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer, &e.run);
   s.kind = ExportSource::Kind::Checkpoint;
   s.sentence = "layer " + std::to_string(s.checkpoint.layer) + " of " + e.source.model;
   s.positional = PositionalNote(s.checkpoint.model.cfg.positional);
+}
+
+// The header names the knocked-out heads: the picture is of the ablated model.
+void NameAblation(const ExportArgs& e, ExportSource& s, int num_layers) {
+  if (!e.run.ablate_given) return;
+  std::string heads;
+  for (const HeadRef& h : e.run.ablate) heads += (heads.empty() ? "" : ", ") + HeadName(h);
+  s.sentence += " \u00B7 knocked out (" + std::string(ToString(e.run.ablate_mode)) + "): " + heads;
+  const std::string banner = AblationBanner(e.run, num_layers, s.Layer().cfg.num_heads);
+  s.notice += (s.notice.empty() ? "" : " ") + banner;
 }
 
 }  // namespace
@@ -52,6 +65,8 @@ ExportSource LoadExportSource(const ExportArgs& e, const SizeCheck& check) {
     const bool text = e.run.sentence_given || io::IsTextTask(io::LoadModel(e.source.model).cfg.task);
     if (text) FromLanguageModel(e, s);
     else FromCheckpoint(e, s);
+    NameAblation(e, s, static_cast<int>(s.kind == ExportSource::Kind::LanguageModel ? s.lm_run.trace.layers.size()
+                                                                                     : s.checkpoint.trace.layers.size()));
     check(s.Layer().cfg, s.Layer().seq, s.Layer().seq_kv);
     return s;
   }
@@ -71,7 +86,9 @@ ExportSource LoadExportSource(const ExportArgs& e, const SizeCheck& check) {
     s.notice = ex.title + ": " + ex.description;
   }
   check(p.cfg, p.in.x.rows(), p.in.cross() ? p.in.memory.rows() : p.in.x.rows());
+  AblateOwnLayer(e.run, p.cfg, p.weights, p.in);
   s.own = Forward(p.cfg, p.weights, p.in);
+  NameAblation(e, s, 1);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/ablate_apply.hpp"
 #include "io/checkpoint.hpp"
 #include "io/files.hpp"
 #include "lm/language_model.hpp"
@@ -68,8 +69,14 @@ int TraceLanguageModel(const TraceArgs& ta) {
   if (ta.source.layer >= layers)
     throw Error("--layer " + std::to_string(ta.source.layer) + " does not exist: the model has " +
                 std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ").");
-  const lm::SentenceRun r = ta.source.tokens.empty() ? lm::RunOnSentence(model, ta.run.sentence_given ? ta.run.sentence : kDefaultSentence, ta.source.top_k)
-                                                     : lm::RunOnIds(model, ParseTokenIds(ta.source.tokens), ta.source.top_k);
+  const std::vector<HeadAblation> ab = AblateModel(ta.run, ta.source.model, model.model, {});
+  const std::vector<HeadAblation>* ablate = ab.empty() ? nullptr : &ab;
+  const lm::SentenceRun r =
+      ta.source.tokens.empty()
+          ? lm::RunOnSentence(model, ta.run.sentence_given ? ta.run.sentence : kDefaultSentence, ta.source.top_k, ablate)
+          : lm::RunOnIds(model, ParseTokenIds(ta.source.tokens), ta.source.top_k, ablate);
+  const std::string banner = AblationBanner(ta.run, layers, model.model.cfg.layer.num_heads);
+  if (!banner.empty() && !ta.quiet) std::cout << banner << "\n";
   if (!r.notice.empty()) std::cerr << "mhaviz trace: note: " << r.notice << "\n";
   const Trace& t = r.trace.layers[static_cast<std::size_t>(ta.source.layer)];
   std::vector<std::pair<std::string, std::string>> files;

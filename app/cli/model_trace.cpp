@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli/ablate_apply.hpp"
 #include "io/assets.hpp"
 #include "io/checkpoint.hpp"
 #include "options/flags.hpp"
@@ -40,7 +41,8 @@ std::vector<int> ParseTokenIds(const std::string& text) {
   return ids;
 }
 
-LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer) {
+LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer,
+                              const RunOptions* run) {
   LoadedModelTrace r;
   r.model = io::LoadModel(path);
   const ModelConfig& c = r.model.cfg;
@@ -63,16 +65,14 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
     HeldOutBatch(t, c.layer.seed, static_cast<std::uint64_t>(example), 1, b);
     tokens.assign(b.tokens.begin(), b.tokens.end());
   }
-  RunModel(r.model, tokens, r.trace);  // checks the ids against the vocabulary and max_seq
+  const std::vector<HeadAblation> ablate = run ? AblateModel(*run, path, r.model, tokens) : std::vector<HeadAblation>();
+  // checks the ids against the vocabulary and max_seq
+  RunModel(r.model, tokens, r.trace, ablate.empty() ? nullptr : &ablate);
   return r;
 }
 
-void AddModelSourceFlags(CLI::App& app, ModelSource& m) {
-  const std::string g = "A trained model (mhaviz train)";
-  TextFlag(app, "--model", m.model,
-           "a checkpoint from mhaviz train: trace its layer --layer instead of a sentence;\n"
-           "mhaviz-small: the shipped language model (assets/models/mhaviz-small.npz)",
-           "--model needs a checkpoint, e.g. --model model.npz.")
+CLI::Option* ModelPathFlag(CLI::App& app, std::string& path, const std::string& help) {
+  return TextFlag(app, "--model", path, help, "--model needs a checkpoint, e.g. --model model.npz.")
       ->transform(CLI::Validator(
           [](std::string& v) {
             // The shipped model by name, unless a file of that name is here.
@@ -87,7 +87,14 @@ void AddModelSourceFlags(CLI::App& app, ModelSource& m) {
             return std::string();
           },
           ""))
-      ->type_name("M.npz")
+      ->type_name("M.npz");
+}
+
+void AddModelSourceFlags(CLI::App& app, ModelSource& m) {
+  const std::string g = "A trained model (mhaviz train)";
+  ModelPathFlag(app, m.model,
+                "a checkpoint from mhaviz train: trace its layer --layer instead of a sentence;\n"
+                "mhaviz-small: the shipped language model (assets/models/mhaviz-small.npz)")
       ->group(g);
   TextFlag(app, "--tokens", m.tokens, "token ids in the model's vocabulary, e.g. \"3 1 4 1 5\"",
            "--tokens needs ids, e.g. --tokens \"3 1 4 1 5\".")
@@ -111,7 +118,8 @@ void CheckModelSourceFlags(const std::vector<std::string>& argv, const ModelSour
                        "with --model M.npz.");
     return;
   }
-  static const char* const kAllowed[] = {"--model", "--tokens", "--example", "--layer", "--help", "-h"};
+  static const char* const kAllowed[] = {"--model", "--tokens",      "--example", "--layer",
+                                         "--help",  "-h",            "--ablate",  "--ablate-mode"};
   for (const std::string& a : argv) {
     if (a.size() < 2 || a[0] != '-' || (a[1] != '-' && a.size() > 2 && a != "-q" && a != "-h")) continue;
     const std::string flag = a.substr(0, a.find('='));

@@ -36,7 +36,10 @@ struct LoadedModelTrace {
 // the checkpoint was trained on. Throws mha::Error with a teaching message: a bad
 // checkpoint, ids outside the vocabulary, no task to take an example from, a layer
 // out of range.
-LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer);
+// `run`, if given, brings --ablate (heads knocked out, cli/ablate_apply.hpp).
+struct RunOptions;
+LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer,
+                              const RunOptions* run = nullptr);
 
 // The flags that pick a trained model's layer instead of a sentence, declared once
 // for `trace` and `export`: --model M.npz, --tokens IDS, --example N, --layer i.
@@ -46,6 +49,8 @@ struct ModelSource {
   int top_k = 0;  // trace: the likeliest next pieces per position (language models)
 };
 void AddModelSourceFlags(CLI::App& app, ModelSource& m);
+// --model M.npz alone, with mhaviz-small standing for the shipped language model.
+CLI::Option* ModelPathFlag(CLI::App& app, std::string& path, const std::string& help);
 // After parsing: with --model, any flag of argv outside `allowed` (which sets the input
 // or the configuration the checkpoint fixes) is a usage error; without it, --tokens,
 // --example and --layer are.

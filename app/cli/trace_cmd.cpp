@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "cli/ablate_apply.hpp"
 #include "cli/model_trace.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
@@ -84,6 +85,8 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
   if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k"});
+  if (!t.help && t.run.ablate_given && !t.source.model.empty() && !t.run.input_npz.empty())
+    throw UsageError("--input gives a seeded layer its input; with --model the checkpoint reads tokens.");
   // Both are staged, then renamed one after the other: the second would silently win,
   // however the same file is spelled (./o.x, a symlink, a hard link).
   if (!t.help) {
@@ -116,7 +119,7 @@ void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& not
 // sentence's trace is.
 int TraceModel(const TraceArgs& ta) {
   if (WantsLanguageModel(ta)) return TraceLanguageModel(ta);
-  LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer);
+  LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer, &ta.run);
   const Trace& t = m.Layer();
   if (!ta.json_path.empty()) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   WriteTraceFiles(ta, t, "");
@@ -129,8 +132,10 @@ int TraceModel(const TraceArgs& ta) {
             << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm " << ToString(c.norm)
             << ", positional " << ToString(m.model.cfg.positional) << "\n"
             << "(x is the layer's input: " << (m.layer == 0 ? "tok_embed + positional encoding" : "the previous layer's output")
-            << ")\n\n";
-  std::cout << FlowTable(t.flow);
+            << ")\n";
+  const std::string banner = AblationBanner(ta.run, m.model.cfg.num_layers, c.num_heads);
+  if (!banner.empty()) std::cout << banner << "\n";
+  std::cout << "\n" << FlowTable(t.flow);
   if (!ta.npz_path.empty()) std::cout << "wrote " << TerminalSafe(ta.npz_path) << "\n";
   if (!ta.json_path.empty()) std::cout << "wrote " << TerminalSafe(ta.json_path) << "\n";
   return 0;
@@ -161,6 +166,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
         throw UsageError(e.what());
       }
     }
+    AblateOwnLayer(ta.run, p.cfg, p.weights, p.in);
     const Trace t = Forward(p.cfg, p.weights, p.in);
     // Files first (all or none): if a write fails, nothing is printed as if it had worked.
     WriteTraceFiles(ta, t, p.notice);
@@ -177,7 +183,10 @@ int TraceCommand(const std::vector<std::string>& argv) {
       std::cout << (t.in.cross() ? "cross" : "self") << "-attention: d_model = " << c.d_model
                 << ", num_heads = " << c.num_heads << ", num_kv_heads = " << c.kv_heads()
                 << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm "
-                << ToString(c.norm) << (c.scale ? "" : ", no scaling") << ", seed " << c.seed << "\n\n";
+                << ToString(c.norm) << (c.scale ? "" : ", no scaling") << ", seed " << c.seed << "\n";
+      const std::string banner = AblationBanner(ta.run, 1, c.num_heads);
+      if (!banner.empty()) std::cout << banner << "\n";
+      std::cout << "\n";
       std::cout << FlowTable(t.flow);
       if (!npz_path.empty()) std::cout << "wrote " << TerminalSafe(npz_path) << "\n";
       if (!json_path.empty()) std::cout << "wrote " << TerminalSafe(json_path) << "\n";

@@ -89,6 +89,8 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
     j["config"]["activation"] = ToString(c.activation);
   }
   if (!notice.empty()) j["notice"] = notice;
+  // This layer's knocked-out heads: concat and everything after it are the ablated model's.
+  if (!t.in.ablate.empty()) j["ablated_heads"] = t.in.ablate.heads;
   json flow = json::array();
   for (const auto& r : t.flow)
     flow.push_back({{"step", r.step},

@@ -80,7 +80,7 @@ std::vector<NextPiece> TopK(const LanguageModel& lm, const float* logits, int vo
   return out;
 }
 
-SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k) {
+SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k, const std::vector<HeadAblation>* ablate) {
   SentenceRun r;
   if (ids.empty()) throw Error("the sentence is empty: type a few words.");
   r.total_pieces = static_cast<int>(ids.size());
@@ -93,18 +93,19 @@ SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k) {
   }
   r.ids = std::move(ids);
   r.pieces = lm.tokenizer.Pieces(r.ids);
-  RunModel(lm.model, r.ids, r.trace);
+  RunModel(lm.model, r.ids, r.trace, ablate);
   const Mat& logits = r.trace.logits[0];
   for (int i = 0; i < static_cast<int>(logits.rows()) && top_k > 0; ++i)
     r.next.push_back(TopK(lm, logits.row(i).data(), static_cast<int>(logits.cols()), top_k));
   return r;
 }
 
-SentenceRun RunOnSentence(const LanguageModel& lm, const std::string& text, int top_k) {
+SentenceRun RunOnSentence(const LanguageModel& lm, const std::string& text, int top_k,
+                          const std::vector<HeadAblation>* ablate) {
   std::vector<int> ids = lm.tokenizer.Encode(text);
   if (ids.empty()) throw Error("the sentence is empty: type a few words.");
   ids.insert(ids.begin(), lm.bos);
-  return RunOnIds(lm, std::move(ids), top_k);
+  return RunOnIds(lm, std::move(ids), top_k, ablate);
 }
 
 }  // namespace mha::lm

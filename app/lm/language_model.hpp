@@ -55,10 +55,13 @@ struct SentenceRun {
 
 // Tokenizes NFC(text), puts BOS first, keeps at most the model's context (max_seq)
 // pieces (the rest are dropped with a notice), runs every layer and keeps the top_k
-// next pieces per position (0: none). Refuses an empty sentence.
-SentenceRun RunOnSentence(const LanguageModel& lm, const std::string& text, int top_k = 5);
+// next pieces per position (0: none). Refuses an empty sentence. `ablate` (one per
+// layer, mha/ablation.hpp), if given, knocks heads out.
+SentenceRun RunOnSentence(const LanguageModel& lm, const std::string& text, int top_k = 5,
+                          const std::vector<HeadAblation>* ablate = nullptr);
 // The same on ids the caller chose (e.g. --tokens): no BOS is added.
-SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k = 5);
+SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k = 5,
+                     const std::vector<HeadAblation>* ablate = nullptr);
 
 // The k likeliest next pieces from one row of logits: softmax in double precision,
 // ties broken by the smaller id.

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "options/ablate_flags.hpp"
 #include "options/terminal.hpp"
 
 namespace mha::cli {
@@ -371,6 +372,7 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
            "(and array memory, if present, for cross-attention); no PE is added to it")
       ->type_name("X.npz")
       ->group(g);
+  AddAblateFlags(app, o);
   TextFlag(app, "--weights", o.weights_npz,
            "load W_q, W_k, W_v, W_o (+ optional b_q, b_k, b_v, b_o, ln_gamma, ln_beta, ln_eps);\n"
            "with --block encoder also ffn_W1, ffn_W2 (+ optional ffn_b1, ffn_b2, ln2_gamma, ln2_beta)")

@@ -40,6 +40,12 @@ struct RunOptions {
   std::string input_npz;        // --input
   std::string weights_npz;      // --weights
   bool d_model_given = false;
+
+  // --ablate: heads knocked out before W_O (options/ablate_flags.hpp); checked against
+  // the model once it is known.
+  std::vector<HeadRef> ablate;
+  bool ablate_given = false;
+  AblationMode ablate_mode = AblationMode::Zero;
 };
 
 // Refuses flags that contradict each other (--sentence with --input, ...): the same

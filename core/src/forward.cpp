@@ -304,6 +304,7 @@ void RunTask(void* ctx, int phase, int task, int tid) {
     case Step::Project: ProjectTask(p, task, tid); break;
     case Step::Pack: PackTask(p, task); break;
     case Step::Attend: AttendTask(p, task, tid); break;
+    case Step::Ablate: detail::AblateTask(p, task); break;
     case Step::Output: OutputTask(p, task, tid); break;
     case Step::Finish: FinishTask(p, task); break;
     case Step::FfnNorm: detail::FfnNormTask(p, task); break;
@@ -461,6 +462,7 @@ void PlanPhases(Pass& p, bool full) {
   ws.repack_kv = false;
   p.Add(Step::Pack, pack ? p.batch * (p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd)) : 0);
   p.Add(Step::Attend, p.batch * p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
+  if (!p.t->in.ablate.empty()) p.Add(Step::Ablate, norm_tasks);  // no ablation: no phase, bit for bit the plain pass
   p.Add(Step::Output, row_blocks * Panels(p.d));
   if (full) p.Add(Step::Finish, norm_tasks);
   if (p.f > 0) {  // the encoder block: one more sublayer, after t.out is final

@@ -17,7 +17,7 @@ inline int Panels(int n) { return (n + kNR - 1) / kNR; }
 
 // One forward pass, cut into phases of independent tasks for the pool. Phase k+1
 // starts when phase k is done; a task never depends on which thread runs it.
-enum class Step { PreNorm, Project, Pack, Attend, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
+enum class Step { PreNorm, Project, Pack, Attend, Ablate, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
 
 struct Pass {
   const Config* cfg;
@@ -58,7 +58,7 @@ struct Pass {
   int phases = 0;
 
   void Add(Step s, int n) {
-    static_assert(Pool::kMaxPhases >= 10, "a pass has up to 10 phases");
+    static_assert(Pool::kMaxPhases >= 11, "a pass has up to 11 phases");
     steps[phases] = s;
     tasks[phases++] = n;
   }
@@ -79,6 +79,10 @@ inline RowPanel RowPanelOf(const Pass& p, int task, int panels) {
   const int r0 = task / panels * p.gemm_rows;
   return {r0, std::min(p.gemm_rows, p.rows - r0), task % panels};
 }
+
+// Knocked-out heads (Inputs::ablate): rows [task * kNormRows, ...) of concat get the
+// replacement values before W_O reads them (ablation.cpp).
+void AblateTask(Pass& p, int task);
 
 // The encoder block's FFN sublayer, one task each (forward_ffn.cpp).
 void FfnNormTask(Pass& p, int task);

@@ -274,9 +274,12 @@ const Mat& ModelTrace::Output() const {
 
 const Mat& ModelTrace::Head() const { return final_ln.size() > 0 ? final_ln : Output(); }
 
-void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out) {
+void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out, const std::vector<HeadAblation>* ablate) {
   const ModelConfig& c = m.cfg;
   const int seq = static_cast<int>(tokens.size());
+  if (ablate && static_cast<int>(ablate->size()) != c.num_layers)
+    throw Error("The ablation names " + std::to_string(ablate->size()) + " layers but the model has " +
+                std::to_string(c.num_layers) + ".");
   if (seq < 1 || seq > c.max_seq)
     throw Error("The model takes 1 to " + std::to_string(c.max_seq) + " tokens (its max_seq); got " +
                 std::to_string(seq) + ".");
@@ -311,6 +314,7 @@ void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out) {
   for (int l = 0; l < c.num_layers; ++l) {
     // The model's weights may have been trained in place since the last call.
     out.layers[l].workspace.get().ForgetWeights();
+    in.ablate = ablate ? (*ablate)[l] : HeadAblation();
     Forward(lc, m.layers[l], in, out.layers[l]);
     const Trace& t = out.layers[l];
     in.x = t.cfg.block == Block::Encoder ? t.block_out : t.out;

@@ -72,7 +72,7 @@ void MakeConsecutiveBatch(const std::vector<std::int32_t>& ids, int seq, int fir
 }
 
 StepStats EvaluateStream(Trainer& trainer, const Model& m, const std::vector<std::int32_t>& ids, int seq, int batch,
-                         int max_windows) {
+                         int max_windows, const std::vector<HeadAblation>* ablate) {
   int windows = CountWindows(ids, seq);
   if (max_windows > 0) windows = std::min(windows, max_windows);
   StepStats total;
@@ -82,7 +82,7 @@ StepStats EvaluateStream(Trainer& trainer, const Model& m, const std::vector<std
   Batch b;
   for (int first = 0; first < windows; first += batch) {
     MakeConsecutiveBatch(ids, seq, first, std::min(batch, windows - first), b);
-    const StepStats& st = trainer.Evaluate(m, b);
+    const StepStats& st = trainer.Evaluate(m, b, ablate);
     const double n = static_cast<double>(st.counted[0]);
     loss_sum += st.loss * n;
     correct += st.accuracy[0] * n;

@@ -67,8 +67,8 @@ struct Trainer::Impl {
   detail::GemmScratch gemm;
 
   StepStats stats;
-  const StepStats& Run(const Model& m, const Batch& b, Model* grads);
-  void ForwardLayers(const Model& m, const Batch& b);
+  const StepStats& Run(const Model& m, const Batch& b, Model* grads, const std::vector<HeadAblation>* ablate = nullptr);
+  void ForwardLayers(const Model& m, const Batch& b, const std::vector<HeadAblation>* ablate);
   void Loss(const Model& m, const Batch& b, bool grad);
   void Backward(const Model& m, const Batch& b, Model& g);
 };
@@ -134,14 +134,20 @@ const Trace& Trainer::LayerTrace(int layer) const { return impl_->traces.at(laye
 
 int Trainer::threads() const { return impl_->threads; }
 
-const StepStats& Trainer::Evaluate(const Model& m, const Batch& b) { return impl_->Run(m, b, nullptr); }
+const StepStats& Trainer::Evaluate(const Model& m, const Batch& b, const std::vector<HeadAblation>* ablate) {
+  return impl_->Run(m, b, nullptr, ablate);
+}
 
 const StepStats& Trainer::Gradients(const Model& m, const Batch& b, Model& grads) { return impl_->Run(m, b, &grads); }
 
-const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads) {
+const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads,
+                                    const std::vector<HeadAblation>* ablate) {
   CheckBatch(m.cfg, b);
+  if (ablate && static_cast<int>(ablate->size()) != m.cfg.num_layers)
+    throw Error("The ablation names " + std::to_string(ablate->size()) + " layers but the model has " +
+                std::to_string(m.cfg.num_layers) + ".");
   threads = StepThreads(m.cfg, b.batch, b.seq, max_threads);
-  ForwardLayers(m, b);
+  ForwardLayers(m, b, ablate);
   Loss(m, b, grads != nullptr);
   if (grads) Backward(m, b, *grads);
   return stats;
@@ -150,7 +156,7 @@ const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads
 // Every layer over the whole batch: its position-wise products over all batch * seq
 // rows at once, the attention core per sequence and head (each result independent
 // of the thread that computes it).
-void Trainer::Impl::ForwardLayers(const Model& m, const Batch& b) {
+void Trainer::Impl::ForwardLayers(const Model& m, const Batch& b, const std::vector<HeadAblation>* ablate) {
   const ModelConfig& c = m.cfg;
   const int L = c.num_layers, B = b.batch, S = b.seq, d = c.layer.d_model;
   const Eigen::Index N = static_cast<Eigen::Index>(B) * S;
@@ -176,6 +182,11 @@ void Trainer::Impl::ForwardLayers(const Model& m, const Batch& b) {
     ws.ForgetWeights();  // the weights were updated in place since the last step
     ws.shared = &packs[l];
     ws.lent_pool = &pool;
+    // Gradients never pass an ablation: the backward pass knows no knocked-out heads.
+    if (ablate)
+      t.in.ablate = (*ablate)[l];
+    else if (!t.in.ablate.empty())
+      t.in.ablate = HeadAblation();
     // Passing the trace's own input: every row is projected (nothing is compared).
     ForwardBatch(lc, m.layers[l], t.in, B, t, /*for_backward=*/true);
   }

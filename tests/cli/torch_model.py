@@ -9,6 +9,9 @@ Q = x W_q + b_q:
   h = LN_f(x_L) for pre-LN, else x_L;  logits_k = h unembed.k + unembed_b.k
   loss = mean cross-entropy over every (sequence, position, target) whose target != -1
 GQA: query head h reads K/V head h // (num_heads / num_kv_heads).
+Head ablation (forward_trace's `ablate`): W_O reads a given vector in place of a
+knocked-out query head's context, at every position (zeros: zero ablation; the head's
+mean context: mean ablation).
 """
 import json
 import math
@@ -48,7 +51,9 @@ def layer_norm(x, gamma, beta, eps):
     return (x - mu) / torch.sqrt(var + eps) * gamma + beta
 
 
-def mha(cfg, P, pre, x):
+def mha(cfg, P, pre, x, ablate=None, keep=None):
+    """ablate: {head: (head_dim,) tensor} replacing that head's context before W_O;
+    keep: a dict that receives context (B, H, S, hd), concat and attn_out."""
     B, S, d = x.shape
     H, G = cfg["num_heads"], cfg["num_kv_heads"]
     hd = d // H
@@ -65,8 +70,18 @@ def mha(cfg, P, pre, x):
         hidden = torch.triu(torch.ones(S, S, dtype=torch.bool), 1)
         scores = scores.masked_fill(hidden, float("-inf"))
     attn = torch.softmax(scores, dim=-1)
-    concat = (attn @ v).transpose(1, 2).reshape(B, S, d)
-    return concat @ P[pre + "W_o"] + P[pre + "b_o"]
+    context = attn @ v
+    if ablate:
+        context_used = context.clone()
+        for h, value in ablate.items():
+            context_used[:, h, :, :] = value
+    else:
+        context_used = context
+    concat = context_used.transpose(1, 2).reshape(B, S, d)
+    attn_out = concat @ P[pre + "W_o"] + P[pre + "b_o"]
+    if keep is not None:
+        keep.update(context=context, concat=concat, attn_out=attn_out)
+    return attn_out
 
 
 def ffn(cfg, P, pre, x):
@@ -112,6 +127,32 @@ def forward_logits(cfg, P, tokens):
     if cfg["norm"] == "pre":
         x = layer_norm(x, P["lnf_gamma"], P["lnf_beta"], cfg["ln_eps"])
     return [x @ P[f"unembed.{k}"] + P[f"unembed_b.{k}"] for k in range(cfg["num_targets"])]
+
+
+def forward_trace(cfg, P, tokens, ablate=None):
+    """tokens (B, S) int64; ablate: {layer: {head: (head_dim,) tensor}}. Returns per layer a
+    dict of context, concat, attn_out, out (after the attention sublayer) and, for the
+    encoder block, block_out; and the logits of target 0."""
+    B, S = tokens.shape
+    x = P["tok_embed"][tokens]
+    if cfg["positional"] == "learned":
+        x = x + P["pos_embed"][:S]
+    elif cfg["positional"] == "sinusoidal":
+        x = x + torch.from_numpy(sinusoidal(S, cfg["d_model"])).to(x.dtype)
+    layers = []
+    for l in range(cfg["num_layers"]):
+        pre = f"layers.{l}."
+        keep = {}
+        a = (ablate or {}).get(l)
+        x = sublayer(cfg, x, lambda t: mha(cfg, P, pre, t, a, keep), P[pre + "ln_gamma"], P[pre + "ln_beta"])
+        keep["out"] = x
+        if cfg["block"] == "encoder":
+            x = sublayer(cfg, x, lambda t: ffn(cfg, P, pre, t), P[pre + "ln2_gamma"], P[pre + "ln2_beta"])
+            keep["block_out"] = x
+        layers.append(keep)
+    if cfg["norm"] == "pre":
+        x = layer_norm(x, P["lnf_gamma"], P["lnf_beta"], cfg["ln_eps"])
+    return layers, x @ P["unembed.0"] + P["unembed_b.0"]
 
 
 def to_torch(params, dtype):

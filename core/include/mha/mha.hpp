@@ -39,6 +39,10 @@
 // (mha/ffn.hpp; tensors ffn_hidden ... block_out). mha/teach.hpp derives what the
 // teaching views show (one query step by step, head metrics, sizes) from a Trace.
 //
+// Head ablation (mha/ablation.hpp): Inputs::ablate replaces knocked-out heads' blocks
+// of concat (zeros, or each head's mean context) before W_O; empty, the pass is the
+// plain one bit for bit.
+//
 // The core never draws, never opens a window, never reads global state; the only
 // source of randomness is Config::seed.
 #pragma once
@@ -57,3 +61,4 @@
 #include "mha/tasks.hpp"
 #include "mha/heads.hpp"
 #include "mha/training_run.hpp"
+#include "mha/ablation.hpp"

@@ -177,8 +177,10 @@ struct ModelTrace {
 };
 
 // Token ids must be in [0, vocab) and 1 <= seq <= cfg.max_seq (else mha::Error).
-// Reuses `out`'s buffers when the shapes have not changed.
-void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out);
+// Reuses `out`'s buffers when the shapes have not changed. `ablate` (one per layer, see
+// mha/ablation.hpp), if given, knocks heads out.
+void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out,
+              const std::vector<HeadAblation>* ablate = nullptr);
 // The tokens' strings, for labels.
 std::vector<std::string> TokenLabels(const ModelConfig& cfg, const std::vector<int>& tokens);
 

@@ -38,7 +38,8 @@ void MakeConsecutiveBatch(const std::vector<std::int32_t>& ids, int seq, int fir
 
 // The mean next-token loss and accuracy over every window of the stream (at most
 // max_windows of them, from the start; 0: all), `batch` windows per forward pass.
+// `ablate` (one per layer, see mha/ablation.hpp), if given, knocks heads out.
 StepStats EvaluateStream(Trainer& trainer, const Model& m, const std::vector<std::int32_t>& ids, int seq,
-                         int batch, int max_windows = 0);
+                         int batch, int max_windows = 0, const std::vector<HeadAblation>* ablate = nullptr);
 
 }  // namespace mha

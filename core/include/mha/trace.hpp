@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mha/config.hpp"
+#include "mha/head_ablation.hpp"
 #include "mha/weights.hpp"
 
 namespace mha {
@@ -19,6 +20,7 @@ struct Inputs {
   Mat x;                                   // (seq, d_model)
   std::vector<std::string> memory_tokens;  // empty for self-attention
   Mat memory;                              // (seq_kv, d_model); 0 rows for self-attention
+  HeadAblation ablate;                     // heads knocked out before W_O; empty: none
 
   bool cross() const { return memory.rows() > 0; }
 };

@@ -55,9 +55,10 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Loss and accuracy of the model on the batch (forward only).
+  // Loss and accuracy of the model on the batch (forward only), with the heads of
+  // `ablate` knocked out (one per layer, see mha/ablation.hpp) if given.
   // The result lives in the Trainer until its next call.
-  const StepStats& Evaluate(const Model& m, const Batch& b);
+  const StepStats& Evaluate(const Model& m, const Batch& b, const std::vector<HeadAblation>* ablate = nullptr);
   // Forward and backward: the loss, and in `grads` (shaped like m, overwritten) the
   // gradient of the loss with respect to every parameter.
   const StepStats& Gradients(const Model& m, const Batch& b, Model& grads);

@@ -1,0 +1,53 @@
+#include "ablate_apply.hpp"
+
+#include "ablate_model.hpp"
+#include "io/checkpoint.hpp"
+#include "mha/forward.hpp"
+#include "options/ablate_flags.hpp"
+
+namespace mha::cli {
+
+void AblateOwnLayer(const RunOptions& o, const Config& cfg, const std::shared_ptr<const Weights>& weights,
+                    Inputs& in) {
+  in.ablate = HeadAblation();
+  if (!o.ablate_given) return;
+  CheckHeadsFit("--ablate", o.ablate, 1, cfg.num_heads, "this model", /*allow_all=*/true);
+  ContextMeans means;
+  if (o.ablate_mode == AblationMode::Mean) {
+    const Trace plain = Forward(cfg, weights, in);
+    means = MeanContexts(std::vector<const Trace*>{&plain});
+  }
+  in.ablate = LayerAblations(1, cfg, o.ablate_mode, o.ablate, &means)[0];
+}
+
+std::vector<HeadAblation> AblateModel(const RunOptions& o, const std::string& path, const Model& m,
+                                      const std::vector<int>& tokens) {
+  if (!o.ablate_given) return {};
+  const int L = m.cfg.num_layers, H = m.cfg.layer.num_heads;
+  CheckHeadsFit("--ablate", o.ablate, L, H, "the model", /*allow_all=*/true);
+  ContextMeans means;
+  if (o.ablate_mode == AblationMode::Mean) {
+    if (io::IsTextTask(m.cfg.task) || !m.cfg.task.empty()) {
+      const AblationSubject s = LoadSubject(path);
+      Trainer trainer(m.cfg.layer.threads);
+      means = MeanContexts(trainer, m, s.reference);
+    } else {
+      ModelTrace plain;
+      RunModel(m, tokens, plain);
+      std::vector<const Trace*> layers;
+      for (const Trace& t : plain.layers) layers.push_back(&t);
+      means = MeanContexts(layers);
+    }
+  }
+  return LayerAblations(L, m.cfg.LayerConfig(), o.ablate_mode, o.ablate, &means);
+}
+
+std::string AblationBanner(const RunOptions& o, int num_layers, int num_heads) {
+  if (!o.ablate_given) return "";
+  std::string s = std::string("knocked out (") + ToString(o.ablate_mode) + " ablation): ";
+  for (std::size_t i = 0; i < o.ablate.size(); ++i) s += (i ? ", " : "") + HeadName(o.ablate[i]);
+  const std::string only = ResidualOnlyNote(o.ablate, num_layers, num_heads);
+  return only.empty() ? s : s + "; " + only;
+}
+
+}  // namespace mha::cli

@@ -1,0 +1,98 @@
+#include "ablate_model.hpp"
+
+#include "cli/model_trace.hpp"
+#include "io/checkpoint.hpp"
+#include "io/assets.hpp"
+#include "lm/corpus.hpp"
+#include "lm/head_labels.hpp"
+#include "mha/text_task.hpp"
+
+namespace mha::cli {
+
+AblationSubject LoadSubject(const std::string& path, int amount, int examples) {
+  AblationSubject s;
+  s.path = path;
+  s.name = path;
+  const std::string small = io::FindAsset("models", io::kSmallModelFile);
+  if (!small.empty() && small == path) s.name = io::kSmallModelArg;
+  Model m = io::LoadModel(path);
+  if (io::IsTextTask(m.cfg.task)) {
+    s.lm = std::make_shared<lm::LanguageModel>(lm::LoadLanguageModel(path));
+    const std::vector<std::int32_t> ids =
+        lm::EncodeParagraphs(s.lm->tokenizer, lm::ReadText(lm::FindValidationText(path)));
+    const int seq = s.lm->model.cfg.max_seq;
+    CheckTokenStream(ids, s.lm->model.cfg.vocab_size(), seq, "The validation text");
+    int windows = CountWindows(ids, seq);
+    if (amount < 0) amount = kValidationWindows;
+    if (amount > 0) windows = std::min(windows, amount);
+    for (int first = 0; first < windows; first += 64) {
+      Batch b;
+      MakeConsecutiveBatch(ids, seq, first, std::min(64, windows - first), b);
+      s.reference.push_back(std::move(b));
+    }
+    s.reference_text = std::to_string(windows) + " validation windows of " + std::to_string(seq) + " pieces";
+    return s;
+  }
+  if (m.cfg.task.empty())
+    throw Error("'" + path + "' was not trained on a task and is not a language model, so there is no held-out text "
+                "to measure what a head is worth on.");
+  s.task = io::ParseTaskJson(m.cfg.task, "'" + path + "'");
+  s.task_model = std::move(m);
+  if (examples <= 0) examples = kHeldOutExamples;
+  // Batch 0 of the held-out stream labels the heads (as the Train view does); the
+  // loss is measured on the batches after it.
+  for (int done = 0, index = 1; done < examples; ++index) {
+    Batch b;
+    HeldOutBatch(*s.task, s.task_model.cfg.layer.seed, static_cast<std::uint64_t>(index),
+                 std::min(kHeldOutBatch, examples - done), b);
+    done += b.batch;
+    s.reference.push_back(std::move(b));
+  }
+  s.reference_text = std::to_string(examples) + " held-out examples of the " + ToString(s.task->kind) + " task";
+  return s;
+}
+
+StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate) {
+  // Weighted by the targets each batch counts, per target: the mean over every example.
+  StepStats total;
+  std::vector<double> loss_sum, correct;
+  double all = 0, loss = 0;
+  for (const Batch& b : s.reference) {
+    const StepStats& st = trainer.Evaluate(s.model(), b, ablate);
+    const std::size_t K = st.counted.size();
+    total.counted.resize(K, 0);
+    correct.resize(K, 0.0);
+    double n = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+      total.counted[k] += st.counted[k];
+      correct[k] += st.accuracy[k] * static_cast<double>(st.counted[k]);
+      n += static_cast<double>(st.counted[k]);
+    }
+    loss += st.loss * n;
+    all += n;
+  }
+  total.loss = all > 0 ? loss / all : 0;
+  total.accuracy.resize(correct.size());
+  for (std::size_t k = 0; k < correct.size(); ++k)
+    total.accuracy[k] = total.counted[k] > 0 ? correct[k] / static_cast<double>(total.counted[k]) : 0;
+  return total;
+}
+
+std::vector<HeadProfile> SubjectLabels(Trainer& trainer, const AblationSubject& s) {
+  if (s.lm) {
+    const std::vector<std::int32_t> ids =
+        lm::EncodeParagraphs(s.lm->tokenizer, lm::ReadText(lm::FindValidationText(s.path)));
+    return lm::ProfileOnValidation(*s.lm, ids);
+  }
+  Batch b;
+  HeldOutBatch(*s.task, s.task_model.cfg.layer.seed, 0, 128, b);
+  return ProfileHeads(trainer, s.task_model, b, &*s.task);
+}
+
+const HeadProfile* FindProfile(const std::vector<HeadProfile>& labels, const HeadRef& h) {
+  for (const HeadProfile& p : labels)
+    if (p.layer == h.layer && p.head == h.head) return &p;
+  return nullptr;
+}
+
+}  // namespace mha::cli

@@ -1,0 +1,55 @@
+// What an ablation experiment runs on: a trained checkpoint (a task model or a language
+// model such as mhaviz-small), its reference text (a language model's validation
+// windows, a task model's held-out examples), its head labels as the app measures
+// them, and the loss with any set of heads knocked out. Shared by `mhaviz ablate` and
+// the --ablate flag of trace and export.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lm/language_model.hpp"
+#include "mha/ablation.hpp"
+#include "mha/heads.hpp"
+#include "mha/tasks.hpp"
+
+namespace mha::cli {
+
+// Held-out examples of a task model the loss is measured on, by default, and per batch.
+inline constexpr int kHeldOutExamples = 512;
+inline constexpr int kHeldOutBatch = 128;
+// Validation windows of a language model the loss is measured on, by default (0: all).
+inline constexpr int kValidationWindows = 256;
+
+struct AblationSubject {
+  std::string path;                         // the checkpoint
+  std::string name;                         // what messages call it ("mhaviz-small", or the path)
+  std::shared_ptr<lm::LanguageModel> lm;    // a language model, or null
+  Model task_model;                         // a task model (when lm is null)
+  std::optional<TaskSpec> task;             // its task
+  std::vector<Batch> reference;             // where losses and mean contexts are measured
+  std::string reference_text;               // "256 validation windows of 64 pieces (16,384 predictions)"
+
+  const Model& model() const { return lm ? lm->model : task_model; }
+  int layers() const { return model().cfg.num_layers; }
+  int heads() const { return model().cfg.layer.num_heads; }
+};
+
+// Loads the checkpoint and its reference text: `windows` validation windows (language
+// model; 0: all, -1: kValidationWindows) or `examples` held-out examples (task model;
+// -1: kHeldOutExamples). Throws mha::Error.
+AblationSubject LoadSubject(const std::string& path, int windows = -1, int examples = -1);
+
+// The mean loss (and per-target accuracy) over the reference, with `ablate` if given.
+StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate);
+
+// Every head's label and scores, measured as the app's views do (the Model view for a
+// language model, the Train view for a task model).
+std::vector<HeadProfile> SubjectLabels(Trainer& trainer, const AblationSubject& s);
+
+// The head's profile in `labels`, or null.
+const HeadProfile* FindProfile(const std::vector<HeadProfile>& labels, const HeadRef& h);
+
+}  // namespace mha::cli
