@@ -10,6 +10,7 @@ On a shared machine the seconds vary; the peaks do not.
 """
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -133,6 +134,7 @@ def main():
         print("| %s | %d | %.0f | %.1f |" % (name, rc, mib, secs), flush=True)
         if rc != 0:
             print("    stderr: " + err.strip().replace("\n", " ")[:300], flush=True)
+    shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -217,7 +217,9 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   }
   const int seq = s.data ? s.data->seq : text ? text->seq() : s.task.seq;
   const int batch = s.data ? s.data->batch : o.batch;
-  AsUsage([&] { CheckStepMemory(s.model, batch, seq); });
+  // --steps 0 writes the initial model: no step's activations or logits are ever made.
+  const int step_batch = o.steps > 0 ? batch : 0;
+  AsUsage([&] { CheckStepMemory(s.model, step_batch, seq); });
   s.model.layer.threads = o.threads;
   init.cfg.layer.threads = o.threads;
   if (!s.data && !text) {
@@ -253,8 +255,8 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   // Beside the step's buffers: the snapshots' evaluation of the held-out set (--data's
   // batch itself), and for a text model the validation passes' own trainer too.
   AsUsage([&] {
-    if (text) CheckStepMemory(s.model, batch, seq, o.batch, 2, text->corpus_bytes());
-    else CheckStepMemory(s.model, batch, seq, s.data ? batch : s.heldout->batch, 1);
+    if (text) CheckStepMemory(s.model, step_batch, seq, o.batch, 2, text->corpus_bytes());
+    else CheckStepMemory(s.model, step_batch, seq, s.data ? batch : s.heldout->batch, 1);
   });
   AsUsage([&] { TrainSetup trial = s; Prepare(trial); });
   // Snapshots: only the first and the last, unless a GIF wants the run's story.

@@ -374,6 +374,25 @@ class MessagesFromWhatWasTyped(Base):
                 for other in ("10000000", "65536"):
                     self.assertNotIn(other, r.stderr)
 
+    def test_tokenizer_over_the_vocabulary_limit_is_named(self):
+        # No --vocab was given: the tokenizer sets the vocabulary, so it is what the message names.
+        import random
+        import sentencepiece as spm
+        rng = random.Random(0)
+        words = set()
+        while len(words) < 70000:
+            words.add("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)))
+        words = sorted(words)
+        corpus = self.path("words.txt")
+        with open(corpus, "w") as f:
+            f.write("\n".join(" ".join(words[i:i + 10]) for i in range(0, len(words), 10)) + "\n")
+        prefix = self.path("big")
+        spm.SentencePieceTrainer.train(input=corpus, model_prefix=prefix, vocab_size=70000, hard_vocab_limit=False,
+                                       model_type="word", minloglevel=2)
+        r = self.refused(["train", "--task", "text", "--corpus", corpus, "--tokenizer", prefix + ".model", "--out",
+                          self.out], 1, "big.model", "70000 pieces", "65536")
+        self.assertNotIn("--vocab =", r.stderr)
+
     def test_corpus_that_is_a_device(self):
         self.refused(["train", "--task", "text", "--corpus", "/dev/zero", "--tokenizer",
                       "assets/models/mhaviz-small.model", "--out", self.out], 1, "/dev/zero", "device")

@@ -193,7 +193,7 @@ class TrainExportBadPaths(unittest.TestCase):
 
     def test_same_path_twice(self):
         p = os.path.join(self.dir, "a.png")
-        self.refused(["--png", p, "--curves", p], 2, "its own name")
+        self.refused(["--png", p, "--curves", p], 2, "same file", "--curves")
 
     def test_interrupt_writes_pictures_with_checkpoint(self):
         gif, png = os.path.join(self.dir, "h.gif"), os.path.join(self.dir, "g.png")

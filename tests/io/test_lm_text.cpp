@@ -196,3 +196,28 @@ TEST_CASE("Text windows with --repeat: a span, the same span again, then what fo
     for (int i = 0; i + 1 < 16; ++i) CHECK(rep.target(w, i, 0) == rep.token(w, i + 1));
   }
 }
+
+TEST_CASE("Corpus: a long paragraph is encoded in chunks and keeps the pieces of the whole", "[lm]") {
+  // Chunks bound SentencePiece's working memory (~230 bytes per byte encoded at once).
+  // Cut before a space, they give the whole paragraph's pieces, up to ties the unigram
+  // model breaks either way ("!!" "!" or "!" "!!": one such swap in this text).
+  const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
+  const std::string valid = mha::lm::ReadText(std::string(MHAVIZ_ASSETS) + "/corpus/valid.txt.gz");
+  std::string paragraph;
+  for (std::size_t start = 0; paragraph.size() < 300000;) {  // the held-out text's lines joined: one 300 KB paragraph
+    const std::size_t end = valid.find('\n', start);
+    paragraph += valid.substr(start, end - start) + " ";
+    start = end + 1;
+  }
+  paragraph.pop_back();
+  const std::vector<std::int32_t> ids = mha::lm::EncodeParagraphs(tok, paragraph + "\n");
+  std::vector<std::int32_t> whole = {tok.bos()};
+  for (int id : tok.Encode(paragraph)) whole.push_back(id);
+  REQUIRE(ids.size() == whole.size());
+  CHECK(ids.front() == tok.bos());
+  const std::vector<int> text_ids(ids.begin() + 1, ids.end()), whole_ids(whole.begin() + 1, whole.end());
+  CHECK(tok.Decode(text_ids) == tok.Decode(whole_ids));
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) differ += ids[i] != whole[i];
+  CHECK(differ * 1000 < ids.size());
+}
