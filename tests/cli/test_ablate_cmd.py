@@ -128,6 +128,9 @@ def check_bad_heads(mhaviz, tmp):
         (["--mode", "half"], "'zero'"),
         (["--heads", "0.1", "--examples", "5"], "--windows"),
         (["--sentence", "고양이가"], "--heads"),
+        (["--icl", "--sentence", "고양이가"], "one of --icl and --sentence"),
+        (["--icl", "--span", "40"], "use at most 31"),
+        (["--span", "3"], "add --icl"),
     ]
     for extra, words in cases:
         r = run([mhaviz, "ablate", "--model", "mhaviz-small", "--windows", "1"] + extra)
