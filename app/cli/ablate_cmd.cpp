@@ -388,10 +388,10 @@ int Ablate(const AblateArgs& a) {
   if (a.sentence_given && !s.lm)
     throw UsageError("--sentence needs a language model; " + s.name + " was trained on the " +
                      ToString(s.task->kind) + " task and reads token ids, not text.");
-  if (a.sentence_given && a.heads.empty())
-    throw UsageError("--sentence shows what knocking heads out changes on it: name them with --heads, e.g. --heads 1.3.");
   if (a.sentence_given && a.icl)
     throw UsageError("--icl measures on repeated random spans, not on a sentence: give one of --icl and --sentence.");
+  if (a.sentence_given && a.heads.empty())
+    throw UsageError("--sentence shows what knocking heads out changes on it: name them with --heads, e.g. --heads 1.3.");
   if (!a.icl && (a.sequences_given || a.span_given))
     throw UsageError("--sequences and --span shape the repeated spans of --icl; add --icl.");
   if (!a.heads.empty()) CheckHeadsFit("--heads", a.heads, s.layers(), s.heads(), s.name, s.layers() * s.heads() == 1);

@@ -117,17 +117,24 @@ def check_threads(mhaviz, tmp):
 
 
 def check_bad_heads(mhaviz, tmp):
+    # The shape of the shipped model, read from it (a retrain may change it).
+    shape = ablate_json(mhaviz, ["--model", "mhaviz-small", "--windows", "1"])
+    L, H = shape["layers"], shape["num_heads"]
+    every = ",".join(f"{l}.{h}" for l in range(L) for h in range(H))
     cases = [
-        (["--heads", "2.0"], "heads L0H0 (0.0) to L1H3 (1.3)"),
-        (["--heads", "0.9"], "head 9 (in L0H9) does not exist"),
+        (["--heads", f"{L}.0"], f"heads L0H0 (0.0) to L{L - 1}H{H - 1} ({L - 1}.{H - 1})"),
+        (["--heads", f"0.{H}"], f"head {H} (in L0H{H}) does not exist"),
         (["--heads", "0.1,L0H1"], "named twice"),
         (["--heads", ""], "is empty"),
         (["--heads", "1-3"], "Ranges such as 1-3"),
         (["--heads", "1:3"], "is not a head"),
-        (["--heads", "0.0,0.1,0.2,0.3,1.0,1.1,1.2,1.3"], "only the residual path"),
+        (["--heads", every], "only the residual path"),
         (["--mode", "half"], "'zero'"),
         (["--heads", "0.1", "--examples", "5"], "--windows"),
         (["--sentence", "고양이가"], "--heads"),
+        (["--icl", "--sentence", "고양이가"], "one of --icl and --sentence"),
+        (["--icl", "--span", "1000"], "does not fit twice"),
+        (["--span", "3"], "add --icl"),
     ]
     for extra, words in cases:
         r = run([mhaviz, "ablate", "--model", "mhaviz-small", "--windows", "1"] + extra)
