@@ -22,6 +22,7 @@ struct TraceArgs {
   bool quiet = false;
   ModelSource source;  // a trained checkpoint's layer instead of a sentence
   bool grid = false;   // with --model: every layer x head on one picture
+  bool attention_given = false;  // --attention: kept for --model's layers too
   bool help = false;  // --help seen: print help_text, ignore the rest
   std::string help_text;
 };

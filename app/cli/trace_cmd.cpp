@@ -8,6 +8,7 @@
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "lm_trace.hpp"
+#include "mha/flash.hpp"
 
 namespace mha::cli {
 namespace {
@@ -54,6 +55,19 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
 
 }  // namespace
 
+namespace {
+// What --attention flash changed: the tiles, and the n x n tensors it did not keep.
+std::string FlashNote(const Config& c, int seq, int seq_kv, bool files) {
+  std::ostringstream os;
+  os << "attention flash: every head's scores were computed in tiles of Br x Bc = " << FlashBr(c) << " x "
+     << FlashBc(c) << " (query rows x keys) with an online softmax; no seq x seq_kv tensor was kept (the standard "
+        "path keeps "
+     << Thousands(static_cast<long long>(StandardAttentionBytes(c, seq, seq_kv)))
+     << " bytes of scores and attn here)" << (files ? ", so the files hold no scores and no attn.\n" : ".\n");
+  return os.str();
+}
+}  // namespace
+
 std::string Thousands(long long n) {
   std::string s = std::to_string(n < 0 ? -n : n);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
@@ -75,6 +89,11 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
       ->type_name("OUT.json")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", t.quiet, "do not print the table")->group(kOutputGroup);
+  AttentionFlag(app, [&t](Attention a) {
+    t.run.cfg.attention = a;
+    t.run.cfg_edits.push_back([a](Config& c) { c.attention = a; });
+    t.attention_given = true;
+  })->group(kComputeGroup);
   AddModelSourceFlags(app, t.source);
   IntFlag(app, "--top-k", 1, 100, [&t](int v) { t.source.top_k = v; },
           "a language model's K likeliest next pieces at every position (with --model)")
@@ -151,7 +170,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     if (!ta.source.model.empty()) return TraceModel(ta);
     Prepared p = Prepare(ta.run);
     if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << TerminalSafe(p.notice, true) << "\n";
-    if (!json_path.empty()) {
+    if (!json_path.empty() && p.cfg.attention == Attention::Standard) {
       // Refused before computing anything: the flags must change.
       try {
         io::CheckJsonSize(p.cfg, static_cast<int>(p.in.x.rows()),
@@ -178,6 +197,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
                 << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm "
                 << ToString(c.norm) << (c.scale ? "" : ", no scaling") << ", seed " << c.seed << "\n\n";
       std::cout << FlowTable(t.flow);
+      if (c.attention == Attention::Flash) std::cout << FlashNote(c, t.seq, t.seq_kv, !npz_path.empty() || !json_path.empty());
       if (!npz_path.empty()) std::cout << "wrote " << TerminalSafe(npz_path) << "\n";
       if (!json_path.empty()) std::cout << "wrote " << TerminalSafe(json_path) << "\n";
     }

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files.hpp"
+#include "mha/flash.hpp"
 
 namespace mha::io {
 
@@ -19,7 +20,8 @@ void CheckJsonSize(const Config& cfg, int seq, int seq_kv) {
 
 std::string TraceJson(const Trace& t, const std::string& notice) {
   using nlohmann::json;
-  CheckJsonSize(t.cfg, t.seq, t.seq_kv);
+  const bool flash = t.cfg.attention == Attention::Flash;
+  if (!flash) CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   json j;
   j["format"] = "mhaviz-trace";
   j["version"] = 1;
@@ -45,6 +47,10 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
     j["config"]["d_ff"] = c.ffn_dim();
     j["config"]["activation"] = ToString(c.activation);
   }
+  if (flash) {
+    j["config"]["attention"] = ToString(t.cfg.attention);
+    j["config"]["flash_tile"] = {FlashBr(t.cfg), FlashBc(t.cfg)};
+  }
   if (!notice.empty()) j["notice"] = notice;
   json flow = json::array();
   for (const auto& r : t.flow)
@@ -56,6 +62,12 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
                     {"param_count", r.param_count},
                     {"flops", r.flops}});
   j["shape_flow"] = flow;
+  if (flash) {  // nothing seq x seq_kv was kept to write
+    j["attention_note"] =
+        "Flash attention computed the context tile by tile and kept no attention weights; trace without "
+        "--attention flash to export them.";
+    return j.dump(1) + "\n";
+  }
   // attention[h][i][j]: head h, query token i, key token j (softmax weights, rows sum to 1).
   json attn = json::array();
   for (int h = 0; h < c.num_heads; ++h) {
