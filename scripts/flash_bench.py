@@ -85,8 +85,8 @@ def mhaviz_point(mhaviz, attention, n, d, h):
     r, peak = peak_of([mhaviz, "bench", "--attention", attention, "--seq", str(n), "--d-model", str(d),
                        "--heads", str(h), "--threads", "1"], env)
     if r.returncode != 0:
-        msg = r.stderr.strip().splitlines()
-        return {"refused": r.returncode, "message": msg[-1] if msg else ""}
+        msg = [l for l in r.stderr.splitlines() if "error:" in l]
+        return {"refused": r.returncode, "message": msg[0] if msg else ""}
     j = json.loads(r.stdout.strip().splitlines()[-1])
     return {"cpu_ms": j["cpu_median_ms"], "wall_ms": j["median_ms"], "repeat": j["repeat"],
             "peak_bytes": peak, "peak_rss_mb_self": j["peak_rss_mb"]}
@@ -96,13 +96,14 @@ def torch_point(n, d, h):
     reps = 5 if n <= 2048 else 3
     r, peak = peak_of([sys.executable, "-c", TORCH_CHILD, str(n), str(d), str(h), str(reps)])
     if r.returncode != 0:
-        return {"refused": r.returncode, "message": r.stderr.strip().splitlines()[-1]}
+        return {"refused": r.returncode, "message": (r.stderr.strip().splitlines() or [""])[0]}
     return {"cpu_ms": float(r.stdout.strip()), "peak_bytes": peak, "repeat": reps}
 
 
-def slope(points, key, min_n):
-    xs = [math.log(n) for n, p in points if key in p and n >= min_n]
-    ys = [math.log(p[key]) for n, p in points if key in p and n >= min_n]
+def slope(points, key, min_n, base=0.0):
+    """Least-squares slope of log(value - base) against log(n) over n >= min_n."""
+    xs = [math.log(n) for n, p in points if key in p and n >= min_n and p[key] > base]
+    ys = [math.log(p[key] - base) for n, p in points if key in p and n >= min_n and p[key] > base]
     if len(xs) < 2:
         return None
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -118,6 +119,11 @@ def main():
     ap.add_argument("--max-n", type=int, default=32768)
     ap.add_argument("--torch-max-bytes", type=float, default=1.2e9,
                     help="torch runs while its scores and weights take at most this many bytes")
+    ap.add_argument("--time-fit-min-n", type=int, default=0,
+                    help="fit time slopes over n >= this (default 4 d_model: from there on the n^2 d of the "
+                         "attention core is at least twice the 8 n d^2 of the projections)")
+    ap.add_argument("--memory-fit-min-n", type=int, default=512,
+                    help="fit memory slopes over n >= this, of the peak less the peak at 16 tokens")
     ap.add_argument("--json", help="write every measurement here")
     a = ap.parse_args()
     ok, blas = blas_report()
@@ -137,6 +143,11 @@ def main():
     while n <= a.max_n:
         ns.append(n)
         n *= 2
+    # What each process holds before the sizes matter (the binary, torch's import): the
+    # peak at 16 tokens, subtracted before the memory slopes are fitted.
+    base = {"standard": mhaviz_point(a.mhaviz, "standard", 16, d, h), "flash": mhaviz_point(a.mhaviz, "flash", 16, d, h),
+            "torch": torch_point(16, d, h)}
+    print("baselines (16 tokens):", json.dumps(base), flush=True)
     rows = []
     for n in ns:
         row = {"n": n, "load_before": load_average()}
@@ -154,10 +165,15 @@ def main():
         return [(r["n"], r[kind]) for r in rows if "cpu_ms" in r[kind]]
 
     fits = {}
+    tmin = a.time_fit_min_n or 4 * d
     for kind in ("standard", "flash", "torch"):
         pts = series(kind)
-        big = 1024 if kind == "flash" else 512  # where n^2 dominates (projections are 8 n d^2)
-        fits[kind] = {"time_slope": slope(pts, "cpu_ms", big), "memory_slope": slope(pts, "peak_bytes", big)}
+        fits[kind] = {"time_slope": slope(pts, "cpu_ms", tmin),
+                      "memory_slope": slope(pts, "peak_bytes", a.memory_fit_min_n, base[kind].get("peak_bytes", 0)),
+                      "time_points": sum(1 for n, _ in pts if n >= tmin),
+                      "memory_points": sum(1 for n, _ in pts if n >= a.memory_fit_min_n),
+                      "base_peak_bytes": base[kind].get("peak_bytes")}
+    print(f"fits: time over n >= {tmin}, memory (peak less the 16-token peak) over n >= {a.memory_fit_min_n}")
     print("fitted slopes of log(time) and log(peak memory) against log(n):", json.dumps(fits))
 
     def cell(p, key, scale, fmt):
@@ -177,7 +193,7 @@ def main():
               f"{cell(t, 'cpu_ms', 1, '%.1f')} | {cell(t, 'peak_bytes', 1e6, '%.0f')} |")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"d_model": d, "heads": h, "rows": rows, "fits": fits, "blas": blas,
+            json.dump({"d_model": d, "heads": h, "base": base, "rows": rows, "fits": fits, "blas": blas,
                        "torch": torch.__version__, "cpu": model}, f, indent=1)
 
 

@@ -153,10 +153,11 @@ void CheckStandardLength(const Config& cfg, int seq) {
   e << "--attention standard keeps every head's seq x seq scores and attention weights: at --seq " << seq << " with "
     << cfg.num_heads << " heads that is 2 x " << cfg.num_heads << " x " << seq << " x " << seq << " x 4 bytes = "
     << static_cast<long long>(nn) << " bytes (" << Bytes(nn) << ")"
-    << (nn > budget ? ", over mhaviz's 1.5 GB memory budget" : "")
+    << (nn > budget ? ", over mhaviz's 1.5 GB memory budget on its own" : "")
     << ". The standard path stops at " << Limits::kMaxTokens << " tokens ("
     << Bytes(static_cast<double>(StandardAttentionBytes(cfg, Limits::kMaxTokens, Limits::kMaxTokens)))
-    << " of weights), so that what it keeps stays within that budget. Flash attention computes the same context "
+    << " of them), which keeps what it holds, and what the views draw from it, within the 1.5 GB budget. "
+       "Flash attention computes the same context "
        "tile by tile with an online softmax and keeps nothing seq x seq (one "
     << FlashBr(flash) << " x " << FlashBc(flash) << " tile of scores per thread; its whole trace here is about "
     << Bytes(static_cast<double>(EstimateTraceBytes(flash, seq, seq))) << "): use --attention flash.";
