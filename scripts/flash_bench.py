@@ -181,7 +181,8 @@ def main():
             return "refused (exit %d)" % p["refused"]
         if "skipped" in p:
             return "not run"
-        return fmt % (p[key] / scale)
+        x = p[key] / scale
+        return fmt % x if x >= 10 else "%.3g" % x
 
     print()
     print("| n | standard: CPU ms | standard: peak MB | flash: CPU ms | flash: peak MB | torch: CPU ms | torch: peak MB |")
