@@ -62,5 +62,8 @@ int BenchTrainCommand(const std::vector<std::string>& args);
 
 // "33,554,432"
 std::string Thousands(long long n);
+// trace --attention flash: a line saying how the scores were computed (the tiles) and
+// that no seq x seq_kv tensor was kept (`files`: so the written files hold none).
+std::string FlashNote(const Config& c, int seq, int seq_kv, bool files);
 
 }  // namespace mha::cli

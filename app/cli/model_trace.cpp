@@ -40,9 +40,11 @@ std::vector<int> ParseTokenIds(const std::string& text) {
   return ids;
 }
 
-LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer) {
+LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer,
+                              Attention attention) {
   LoadedModelTrace r;
   r.model = io::LoadModel(path);
+  r.model.cfg.layer.attention = attention;  // how to compute, not what: the checkpoint's numbers stay
   const ModelConfig& c = r.model.cfg;
   if (layer < 0 || layer >= c.num_layers)
     throw Error("--layer " + std::to_string(layer) + " does not exist: the model has " + std::to_string(c.num_layers) +

@@ -36,7 +36,9 @@ struct LoadedModelTrace {
 // the checkpoint was trained on. Throws mha::Error with a teaching message: a bad
 // checkpoint, ids outside the vocabulary, no task to take an example from, a layer
 // out of range.
-LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer);
+// `attention`: how every layer computes its attention core (Flash keeps no weights).
+LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer,
+                              Attention attention = Attention::Standard);
 
 // The flags that pick a trained model's layer instead of a sentence, declared once
 // for `trace` and `export`: --model M.npz, --tokens IDS, --example N, --layer i.

@@ -55,8 +55,6 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
 
 }  // namespace
 
-namespace {
-// What --attention flash changed: the tiles, and the n x n tensors it did not keep.
 std::string FlashNote(const Config& c, int seq, int seq_kv, bool files) {
   std::ostringstream os;
   os << "attention flash: every head's scores were computed in tiles of Br x Bc = " << FlashBr(c) << " x "
@@ -66,7 +64,6 @@ std::string FlashNote(const Config& c, int seq, int seq_kv, bool files) {
      << " bytes of scores and attn here)" << (files ? ", so the files hold no scores and no attn.\n" : ".\n");
   return os.str();
 }
-}  // namespace
 
 std::string Thousands(long long n) {
   std::string s = std::to_string(n < 0 ? -n : n);
@@ -102,7 +99,9 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
 
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
-  if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k"});
+  if (!t.help)
+    CheckModelSourceFlags(argv, t.source,
+                          {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k", "--attention"});
   // Both are staged, then renamed one after the other: the second would silently win,
   // however the same file is spelled (./o.x, a symlink, a hard link).
   if (!t.help) {
@@ -135,9 +134,10 @@ void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& not
 // sentence's trace is.
 int TraceModel(const TraceArgs& ta) {
   if (WantsLanguageModel(ta)) return TraceLanguageModel(ta);
-  LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer);
+  LoadedModelTrace m =
+      LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer, ta.run.cfg.attention);
   const Trace& t = m.Layer();
-  if (!ta.json_path.empty()) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
+  if (!ta.json_path.empty() && t.cfg.attention == Attention::Standard) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   WriteTraceFiles(ta, t, "");
   if (ta.quiet) return 0;
   std::cout << "tokens (" << t.seq << "):";
@@ -150,6 +150,8 @@ int TraceModel(const TraceArgs& ta) {
             << "(x is the layer's input: " << (m.layer == 0 ? "tok_embed + positional encoding" : "the previous layer's output")
             << ")\n\n";
   std::cout << FlowTable(t.flow);
+  if (c.attention == Attention::Flash)
+    std::cout << FlashNote(c, t.seq, t.seq_kv, !ta.npz_path.empty() || !ta.json_path.empty());
   if (!ta.npz_path.empty()) std::cout << "wrote " << TerminalSafe(ta.npz_path) << "\n";
   if (!ta.json_path.empty()) std::cout << "wrote " << TerminalSafe(ta.json_path) << "\n";
   return 0;

@@ -105,6 +105,33 @@ class Flash(unittest.TestCase):
                           "고양이가 매트 위에 앉았다 그리고 잤다 " * 17, "--d-model", "48", "--heads", "3",
                           "--kv-heads", "1")
 
+    def test_mhaviz_small_layers(self):
+        # The shipped language model, every layer: Flash gives the standard path's numbers
+        # and the same next-piece predictions.
+        sentence = "The cat sat on the mat, and 고양이가 쥐를 잡았다. " * 4
+        for layer in ("0", "1"):
+            got = {}
+            for attention in ("standard", "flash"):
+                npz, js = self.path(f"{attention}{layer}.npz"), self.path(f"{attention}{layer}.json")
+                r = run("trace", "--model", "mhaviz-small", "--sentence", sentence, "--layer", layer,
+                        "--attention", attention, "--npz", npz, "--json", js, "--top-k", "3")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(js) as fh:
+                    got[attention] = (dict(np.load(npz)), json.load(fh), r.stdout)
+            (s, sj, _), (f, fj, out) = got["standard"], got["flash"]
+            self.assertIn("no seq x seq_kv tensor was kept", out)
+            self.assertNotIn("attn", f)
+            self.assertNotIn("attention", fj)
+            # Layer 0 reads the same input both ways: 2e-6. Layer 1 reads layer 0's output,
+            # which carries layer 0's differences through LayerNorm and the FFN (each layer
+            # on one input is held to 2e-6 in lm_tests); the logits carry every layer's.
+            tol = 2e-6 if layer == "0" else 2e-5
+            for name in ("context", "attn_out", "out", "logits"):
+                np.testing.assert_allclose(f[name], s[name], atol=tol if name != "logits" else 1e-4, rtol=tol,
+                                           err_msg=f"layer {layer}: {name}")
+            self.assertEqual([[p["id"] for p in row] for row in fj["next"]],
+                             [[p["id"] for p in row] for row in sj["next"]])
+
     def test_json_keeps_no_weights_and_says_so(self):
         out = self.path("t.json")
         r = run("trace", "--attention", "flash", "--json", out, "--d-model", "32", "--heads", "4")

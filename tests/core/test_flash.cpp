@@ -113,7 +113,7 @@ TEST_CASE("Flash attention of one head equals a naive softmax for any Br, Bc >= 
   }
 }
 
-TEST_CASE("Flash attention: rows that see no key get zeros, not NaN; fully masked tiles are skipped", "[flash]") {
+TEST_CASE("Flash attention: rows that see no key get zeros, not NaN, and fully masked tiles are skipped", "[flash]") {
   std::mt19937 rng(7);
   const int n = 37, m = 29, hd = 20;
   const mha::Mat q = RandomMat(rng, n, hd), k = RandomMat(rng, m, hd), v = RandomMat(rng, m, hd);
