@@ -62,7 +62,7 @@ export MHAVIZ_SANITIZED=$kind
 
 cd "$build"
 status=0
-ctest --output-on-failure -j "$jobs" -LE gui "$@" || status=1
+ctest --output-on-failure -j "$jobs" -LE "gui|long" "$@" || status=1
 
 # GUI tests (label gui, under Xvfb with Mesa's llvmpipe). The sanitizers run fine there,
 # but Mesa dlclose()s its DRI driver at exit, and LeakSanitizer then reports the blocks

@@ -212,7 +212,8 @@ double PassSeconds(const Config& cfg, int seq) {
   double flops = 0;
   for (const FlowRow& r : ShapeFlow(cfg, seq, seq)) flops += static_cast<double>(r.flops);
   const double weights = static_cast<double>(cfg.num_heads) * seq * seq;
-  return flops / kEstimateFlops + 3e-9 * weights;
+  // Flash stores no weight: its softmax costs the exponentials alone (~1 ns each here).
+  return flops / kEstimateFlops + (cfg.attention == Attention::Flash ? 1e-9 : 3e-9) * weights;
 }
 
 std::string SecondsText(double s) {

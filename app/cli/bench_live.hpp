@@ -17,6 +17,10 @@ int BenchLive(Config base, int seq, int repeat);
 // attention weight for the softmax and its stores; one core here reaches ~150 GFLOP/s
 // on a large layer), so a run stays well under 30 s on a 2-core machine, loaded too.
 inline constexpr double kBenchMaxSeconds = 20.0;
+// One pass that alone is over a third of kBenchMaxSeconds runs once, without warm-up,
+// if it fits this: a long Flash sequence (32768 tokens at d_model 512: about 2.3 TFLOP,
+// estimated ~55 s). What n^2 costs is the point of running it.
+inline constexpr double kBenchMaxLongSeconds = 150.0;
 inline constexpr double kEstimateFlops = 50e9;
 inline constexpr double kEstimateTrainFlops = 30e9;  // a training step's backward is slower
 

@@ -22,6 +22,7 @@ struct TraceArgs {
   bool quiet = false;
   ModelSource source;  // a trained checkpoint's layer instead of a sentence
   bool grid = false;   // with --model: every layer x head on one picture
+  bool attention_given = false;  // --attention: kept for --model's layers too
   bool help = false;  // --help seen: print help_text, ignore the rest
   std::string help_text;
 };
@@ -63,5 +64,8 @@ int BenchTrainCommand(const std::vector<std::string>& args);
 
 // "33,554,432"
 std::string Thousands(long long n);
+// trace --attention flash: a line saying how the scores were computed (the tiles) and
+// that no seq x seq_kv tensor was kept (`files`: so the written files hold none).
+std::string FlashNote(const Config& c, int seq, int seq_kv, bool files);
 
 }  // namespace mha::cli

@@ -64,7 +64,8 @@ bool WantsLanguageModel(const TraceArgs& ta) {
 }
 
 int TraceLanguageModel(const TraceArgs& ta) {
-  const lm::LanguageModel model = lm::LoadLanguageModel(ta.source.model);
+  lm::LanguageModel model = lm::LoadLanguageModel(ta.source.model);
+  model.model.cfg.layer.attention = ta.run.cfg.attention;  // --attention flash: every layer tiled
   const int layers = model.model.cfg.num_layers;
   if (ta.source.layer >= layers)
     throw Error("--layer " + std::to_string(ta.source.layer) + " does not exist: the model has " +
@@ -91,6 +92,8 @@ int TraceLanguageModel(const TraceArgs& ta) {
             << ", d_model = " << c.d_model << ", num_heads = " << c.num_heads << ", head_dim = d_k = " << c.head_dim()
             << ", mask " << ToString(c.mask) << ", norm " << ToString(c.norm) << ", context " << model.model.cfg.max_seq
             << " pieces, tokenizer " << model.tokenizer.path() << "\n";
+  if (c.attention == Attention::Flash)
+    std::cout << FlashNote(c, t.seq, t.seq_kv, !ta.npz_path.empty() || !ta.json_path.empty());
   if (!r.next.empty()) PrintNext(r);
   if (!ta.npz_path.empty()) std::cout << "wrote " << ta.npz_path << "\n";
   if (!ta.json_path.empty()) std::cout << "wrote " << ta.json_path << "\n";

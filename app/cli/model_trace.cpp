@@ -45,6 +45,8 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
                               const RunOptions* run) {
   LoadedModelTrace r;
   r.model = io::LoadModel(path);
+  // How to compute, not what: the checkpoint's numbers stay (Flash keeps no weights).
+  if (run) r.model.cfg.layer.attention = run->cfg.attention;
   const ModelConfig& c = r.model.cfg;
   if (layer < 0 || layer >= c.num_layers)
     throw Error("--layer " + std::to_string(layer) + " does not exist: the model has " + std::to_string(c.num_layers) +

@@ -36,7 +36,8 @@ struct LoadedModelTrace {
 // the checkpoint was trained on. Throws mha::Error with a teaching message: a bad
 // checkpoint, ids outside the vocabulary, no task to take an example from, a layer
 // out of range.
-// `run`, if given, brings --ablate (heads knocked out, cli/ablate_apply.hpp).
+// `run`, if given, brings --ablate (heads knocked out, cli/ablate_apply.hpp) and
+// --attention (how every layer computes its attention core; Flash keeps no weights).
 struct RunOptions;
 LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens_text, int example, int layer,
                               const RunOptions* run = nullptr);

@@ -9,6 +9,7 @@
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "lm_trace.hpp"
+#include "mha/flash.hpp"
 
 namespace mha::cli {
 namespace {
@@ -55,6 +56,16 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
 
 }  // namespace
 
+std::string FlashNote(const Config& c, int seq, int seq_kv, bool files) {
+  std::ostringstream os;
+  os << "attention flash: every head's scores were computed in tiles of Br x Bc = " << FlashBr(c) << " x "
+     << FlashBc(c) << " (query rows x keys) with an online softmax; no seq x seq_kv tensor was kept (the standard "
+        "path keeps "
+     << Thousands(static_cast<long long>(StandardAttentionBytes(c, seq, seq_kv)))
+     << " bytes of scores and attn here)" << (files ? ", so the files hold no scores and no attn.\n" : ".\n");
+  return os.str();
+}
+
 std::string Thousands(long long n) {
   std::string s = std::to_string(n < 0 ? -n : n);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
@@ -76,6 +87,11 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
       ->type_name("OUT.json")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", t.quiet, "do not print the table")->group(kOutputGroup);
+  AttentionFlag(app, [&t](Attention a) {
+    t.run.cfg.attention = a;
+    t.run.cfg_edits.push_back([a](Config& c) { c.attention = a; });
+    t.attention_given = true;
+  })->group(kComputeGroup);
   AddModelSourceFlags(app, t.source);
   IntFlag(app, "--top-k", 1, 100, [&t](int v) { t.source.top_k = v; },
           "a language model's K likeliest next pieces at every position (with --model)")
@@ -84,7 +100,9 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
 
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
-  if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k"});
+  if (!t.help)
+    CheckModelSourceFlags(argv, t.source,
+                          {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k", "--attention"});
   if (!t.help && t.run.ablate_given && !t.source.model.empty() && !t.run.input_npz.empty())
     throw UsageError("--input gives a seeded layer its input; with --model the checkpoint reads tokens.");
   // Both are staged, then renamed one after the other: the second would silently win,
@@ -121,7 +139,7 @@ int TraceModel(const TraceArgs& ta) {
   if (WantsLanguageModel(ta)) return TraceLanguageModel(ta);
   LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer, &ta.run);
   const Trace& t = m.Layer();
-  if (!ta.json_path.empty()) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
+  if (!ta.json_path.empty() && t.cfg.attention == Attention::Standard) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   WriteTraceFiles(ta, t, "");
   if (ta.quiet) return 0;
   std::cout << "tokens (" << t.seq << "):";
@@ -136,6 +154,8 @@ int TraceModel(const TraceArgs& ta) {
   const std::string banner = AblationBanner(ta.run, m.model.cfg.num_layers, c.num_heads);
   if (!banner.empty()) std::cout << banner << "\n";
   std::cout << "\n" << FlowTable(t.flow);
+  if (c.attention == Attention::Flash)
+    std::cout << FlashNote(c, t.seq, t.seq_kv, !ta.npz_path.empty() || !ta.json_path.empty());
   if (!ta.npz_path.empty()) std::cout << "wrote " << TerminalSafe(ta.npz_path) << "\n";
   if (!ta.json_path.empty()) std::cout << "wrote " << TerminalSafe(ta.json_path) << "\n";
   return 0;
@@ -157,7 +177,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     if (!ta.source.model.empty()) return TraceModel(ta);
     Prepared p = Prepare(ta.run);
     if (!p.notice.empty()) std::cerr << "mhaviz trace: note: " << TerminalSafe(p.notice, true) << "\n";
-    if (!json_path.empty()) {
+    if (!json_path.empty() && p.cfg.attention == Attention::Standard) {
       // Refused before computing anything: the flags must change.
       try {
         io::CheckJsonSize(p.cfg, static_cast<int>(p.in.x.rows()),
@@ -188,6 +208,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
       if (!banner.empty()) std::cout << banner << "\n";
       std::cout << "\n";
       std::cout << FlowTable(t.flow);
+      if (c.attention == Attention::Flash) std::cout << FlashNote(c, t.seq, t.seq_kv, !npz_path.empty() || !json_path.empty());
       if (!npz_path.empty()) std::cout << "wrote " << TerminalSafe(npz_path) << "\n";
       if (!json_path.empty()) std::cout << "wrote " << TerminalSafe(json_path) << "\n";
     }

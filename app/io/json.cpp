@@ -3,6 +3,7 @@
 
 #include "files.hpp"
 #include "json_parse.hpp"
+#include "mha/flash.hpp"
 
 namespace mha::io {
 
@@ -62,7 +63,8 @@ void CheckJsonSize(const Config& cfg, int seq, int seq_kv) {
 
 std::string TraceJson(const Trace& t, const std::string& notice) {
   using nlohmann::json;
-  CheckJsonSize(t.cfg, t.seq, t.seq_kv);
+  const bool flash = t.cfg.attention == Attention::Flash;
+  if (!flash) CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   json j;
   j["format"] = "mhaviz-trace";
   j["version"] = 1;
@@ -88,6 +90,10 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
     j["config"]["d_ff"] = c.ffn_dim();
     j["config"]["activation"] = ToString(c.activation);
   }
+  if (flash) {
+    j["config"]["attention"] = ToString(t.cfg.attention);
+    j["config"]["flash_tile"] = {FlashBr(t.cfg), FlashBc(t.cfg)};
+  }
   if (!notice.empty()) j["notice"] = notice;
   // This layer's knocked-out heads: concat and everything after it are the ablated model's.
   if (!t.in.ablate.empty()) j["ablated_heads"] = t.in.ablate.heads;
@@ -101,6 +107,12 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
                     {"param_count", r.param_count},
                     {"flops", r.flops}});
   j["shape_flow"] = flow;
+  if (flash) {  // nothing seq x seq_kv was kept to write
+    j["attention_note"] =
+        "Flash attention computed the context tile by tile and kept no attention weights; trace without "
+        "--attention flash to export them.";
+    return j.dump(1) + "\n";
+  }
   // attention[h][i][j]: head h, query token i, key token j (softmax weights, rows sum to 1).
   json attn = json::array();
   for (int h = 0; h < c.num_heads; ++h) {

@@ -241,6 +241,24 @@ CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& targe
   return opt;
 }
 
+CLI::Option* AttentionFlag(CLI::App& app, std::function<void(Attention)> set) {
+  return app
+      .add_option_function<std::string>(
+          "--attention", [set](const std::string& v) { set(v == "flash" ? Attention::Flash : Attention::Standard); },
+          "standard: every head's seq x seq scores and weights kept (default)\n"
+          "flash: tiles of scores and an online softmax (Flash attention): the same\n"
+          "context, nothing seq x seq kept, memory linear in seq")
+      ->type_name("standard|flash")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v == "standard" || v == "flash"
+                       ? std::string()
+                       : "--attention must be 'standard' (keeps the seq x seq attention weights) or 'flash' (tiles "
+                         "and an online softmax, memory linear in seq); got '" + TerminalSafe(v) + "'.";
+          },
+          ""));
+}
+
 CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> set) {
   return app
       .add_option_function<std::string>(

@@ -90,6 +90,9 @@ CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void
 // A value that must not be empty (`empty_error` says what to give instead).
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
                       const std::string& empty_error = "");
+// --attention standard|flash: how the attention core is computed (mha::Attention);
+// `set` gets the choice. Declared by the subcommands that offer Flash (trace, bench).
+CLI::Option* AttentionFlag(CLI::App& app, std::function<void(Attention)> set);
 // --preset lesson|heads: one of the hand-built examples (the GUI's and export's);
 // `set` gets the name.
 CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> set);

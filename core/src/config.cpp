@@ -15,6 +15,7 @@ const char* ToString(Norm n) {
 }
 const char* ToString(Block b) { return b == Block::Encoder ? "encoder" : "attention"; }
 const char* ToString(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
+const char* ToString(Attention a) { return a == Attention::Flash ? "flash" : "standard"; }
 
 std::vector<int> ValidHeadCounts(int d_model) {
   std::vector<int> out;
@@ -44,7 +45,7 @@ std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv) {
   const std::size_t s = seq, skv = seq_kv, d = cfg.d_model, h = cfg.num_heads;
   const std::size_t g = cfg.kv_heads(), hd = cfg.head_dim();
   std::size_t floats = 0;
-  floats += 2 * h * s * skv;      // scores, attn
+  if (cfg.attention == Attention::Standard) floats += 2 * h * s * skv;  // scores, attn (Flash keeps none)
   floats += 2 * h * s * hd;       // q, context
   floats += 2 * g * skv * hd;     // k, v
   floats += 7 * s * d + skv * d;  // x, x_ln, concat, attn_out, residual, out, memory
@@ -156,16 +157,41 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   if (seq_kv <= 0) {
     throw Error("The memory sentence has no tokens: cross-attention needs at least one key.");
   }
-  if (seq > Limits::kMaxTokens || seq_kv > Limits::kMaxTokens) {
-    e << "The sequence has " << std::max(seq, seq_kv) << " tokens, over the cap of " << Limits::kMaxTokens
-      << " that keeps the attention maps (seq x seq per head) in memory.";
+  const bool flash = cfg.attention == Attention::Flash;
+  if (flash) {
+    for (const auto& [name, v] : {std::pair<const char*, int>{"flash_br", cfg.flash_br}, {"flash_bc", cfg.flash_bc}})
+      if (v < 0 || v > Limits::kMaxFlashTile) {
+        e << name << " = " << v << " is not a usable tile size: a tile of Flash attention has 1 to "
+          << Limits::kMaxFlashTile << " rows (Br) and columns (Bc), or 0 for the default. Try 64.";
+        throw Error(e.str());
+      }
+  }
+  const int cap = flash ? Limits::kMaxFlashTokens : Limits::kMaxTokens;
+  if (seq > cap || seq_kv > cap) {
+    e << "The sequence has " << std::max(seq, seq_kv) << " tokens, over the cap of " << cap;
+    if (flash)
+      e << " for Flash attention, which keeps memory linear in the tokens but still holds q, k, v and context.";
+    else
+      e << " that keeps the attention maps (seq x seq per head) in memory. Flash attention computes the same "
+           "context tile by tile without them, up to "
+        << Limits::kMaxFlashTokens << " tokens.";
     throw Error(e.str());
   }
   const std::size_t bytes = EstimateTraceBytes(cfg, seq, seq_kv);
   if (bytes > Limits::kMaxTraceBytes) {
     e << "This configuration would need about " << (bytes >> 20)
-      << " MiB for its trace (num_heads x seq x seq attention weights and more), over the cap of "
+      << " MiB for its trace ("
+      << (flash ? "q, k, v, context and the layer's other tensors" : "num_heads x seq x seq attention weights and more")
+      << "), over the cap of "
       << (Limits::kMaxTraceBytes >> 20) << " MiB. Use fewer tokens, fewer heads or a smaller d_model.";
+    if (!flash)
+      e << " (Flash attention keeps no seq x seq matrix: it needs about "
+        << (EstimateTraceBytes([&] {
+              Config f = cfg;
+              f.attention = Attention::Flash;
+              return f;
+            }(), seq, seq_kv) >> 20)
+        << " MiB here.)";
     throw Error(e.str());
   }
 }

@@ -22,6 +22,8 @@
 #include "mha/tokenizer.hpp"
 #include "simd.hpp"
 #include "forward_pass.hpp"
+#include "flash_kernel.hpp"
+#include "mha/flash.hpp"
 #include "weight_packs.hpp"
 #include "workspace.hpp"
 
@@ -305,6 +307,7 @@ void RunTask(void* ctx, int phase, int task, int tid) {
     case Step::Pack: PackTask(p, task); break;
     case Step::Attend: AttendTask(p, task, tid); break;
     case Step::Ablate: detail::AblateTask(p, task); break;
+    case Step::FlashAttend: detail::FlashAttendTask(p, task, tid); break;
     case Step::Output: OutputTask(p, task, tid); break;
     case Step::Finish: FinishTask(p, task); break;
     case Step::FfnNorm: detail::FfnNormTask(p, task); break;
@@ -331,11 +334,14 @@ Pass Dimensions(const Config& cfg, const Weights& w, Trace& t, detail::Workspace
   p.hd = cfg.head_dim();
   p.group = p.H / p.G;
   p.causal = cfg.mask == Mask::Causal;
+  p.flash = cfg.attention == Attention::Flash;
+  p.br = std::min(FlashBr(cfg), p.seq);
+  p.bc = FlashBc(cfg);
   p.scale = (cfg.scale ? 1.0f / std::sqrt(static_cast<float>(p.hd)) : 1.0f) / cfg.temperature;
   // Large traces are written past the caches: they would only evict the working set,
   // and a cache-bypassing store skips reading each line before overwriting it.
   // (Only when every row starts on a cache line.)
-  p.stream = p.seq_kv % simd::kWidth == 0 && 2.0 * p.H * p.seq * p.seq_kv * sizeof(float) > 8e6;
+  p.stream = !p.flash && p.seq_kv % simd::kWidth == 0 && 2.0 * p.H * p.seq * p.seq_kv * sizeof(float) > 8e6;
   return p;
 }
 
@@ -356,8 +362,9 @@ void SizeTrace(Pass& p, bool full) {
   detail::SafeResize(t.k, static_cast<Eigen::Index>(G) * seq_kv, hd);
   detail::SafeResize(t.v, static_cast<Eigen::Index>(G) * seq_kv, hd);
   const bool lean = p.lean, post = cfg.norm == Norm::Post;
-  detail::SafeResize(t.scores, lean ? 0 : static_cast<Eigen::Index>(H) * seq, lean ? 0 : p.seq_kv);
-  detail::SafeResize(t.attn, static_cast<Eigen::Index>(H) * seq, p.seq_kv);
+  const bool nn = !p.flash;  // Flash keeps no seq x seq_kv matrix
+  detail::SafeResize(t.scores, lean || !nn ? 0 : static_cast<Eigen::Index>(H) * seq, lean || !nn ? 0 : p.seq_kv);
+  detail::SafeResize(t.attn, nn ? static_cast<Eigen::Index>(H) * seq : 0, nn ? p.seq_kv : 0);
   detail::SafeResize(t.context, lean ? 0 : static_cast<Eigen::Index>(H) * seq, lean ? 0 : hd);
   detail::SafeResize(t.concat, seq, d);
   detail::SafeResize(t.attn_out, lean ? 0 : seq, lean ? 0 : d);
@@ -389,14 +396,22 @@ void SizeScratch(Pass& p, int threads) {
   p.ld = (p.seq_kv + 15) / 16 * 16 + 16;
   if (static_cast<int>(ws.panel.size()) < threads) ws.panel.resize(threads);
   if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
+  // Flash's workers hold one tile of scores each (flash_kernel.hpp), not a block of rows.
+  const std::size_t block = p.flash ? std::max(detail::FlashScratchFloats(p.br, p.bc, p.hd),
+                                               static_cast<std::size_t>(kRowBlock) * detail::kNR)
+                                    : static_cast<std::size_t>(kRowBlock) * std::max(2 * p.ld, detail::kNR);
   for (int i = 0; i < threads; ++i) {
     ws.panel[i].Get(detail::PanelFloats(std::max(p.d, p.f)));
-    ws.block[i].Get(static_cast<std::size_t>(kRowBlock) * std::max(2 * p.ld, detail::kNR));  // and ProjectRows
+    ws.block[i].Get(block);  // and ProjectRows
   }
   p.pkv = Panels(p.seq_kv);
   p.phd = Panels(p.hd);
   p.kt_panel = detail::PanelFloats(p.hd);
-  p.kt = ws.kt.Get(static_cast<std::size_t>(p.batch) * p.G * p.pkv * p.kt_panel);
+  // kNR floats more than the panels: a Flash tile that starts inside a panel reads a
+  // panel's width from there. Zeros, so nothing reads uninitialised floats.
+  const std::size_t kt_floats = static_cast<std::size_t>(p.batch) * p.G * p.pkv * p.kt_panel;
+  p.kt = ws.kt.Get(kt_floats + kNR);
+  std::fill(p.kt + kt_floats, p.kt + kt_floats + kNR, 0.0f);
   // Every panel of a V head is full width, or the head is one narrow panel (gemm.hpp).
   p.v_in_place = p.hd % kNR == 0 || p.hd <= simd::kWidth;
   p.vp_panel = detail::PanelFloats(p.seq_kv);
@@ -461,7 +476,10 @@ void PlanPhases(Pass& p, bool full) {
   const bool pack = !ws.kv_rows.empty() || ws.repack_kv;
   ws.repack_kv = false;
   p.Add(Step::Pack, pack ? p.batch * (p.G * p.pkv + (p.v_in_place ? 0 : p.G * p.phd)) : 0);
-  p.Add(Step::Attend, p.batch * p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
+  if (p.flash)
+    p.Add(Step::FlashAttend, p.batch * p.H * ((p.seq + p.br - 1) / p.br));
+  else
+    p.Add(Step::Attend, p.batch * p.H * ((p.seq + kRowBlock - 1) / kRowBlock));
   if (!p.t->in.ablate.empty()) p.Add(Step::Ablate, norm_tasks);  // no ablation: no phase, bit for bit the plain pass
   p.Add(Step::Output, row_blocks * Panels(p.d));
   if (full) p.Add(Step::Finish, norm_tasks);
@@ -545,7 +563,8 @@ bool SameFlow(const detail::Workspace& ws, const Config& c, int seq, int seq_kv)
   return ws.flow_valid && ws.flow_seq == seq && ws.flow_seq_kv == seq_kv && o.d_model == c.d_model &&
          o.num_heads == c.num_heads && o.kv_heads() == c.kv_heads() && o.mask == c.mask && o.norm == c.norm &&
          o.scale == c.scale && o.temperature == c.temperature && o.positional_encoding == c.positional_encoding &&
-         o.ln_eps == c.ln_eps && o.block == c.block && o.ffn_dim() == c.ffn_dim() && o.activation == c.activation;
+         o.ln_eps == c.ln_eps && o.block == c.block && o.ffn_dim() == c.ffn_dim() && o.activation == c.activation &&
+         o.attention == c.attention && FlashBr(o) == FlashBr(c) && FlashBc(o) == FlashBc(c);
 }
 
 void UpdateFlow(Trace& t, detail::Workspace& ws) {
@@ -586,6 +605,9 @@ void CheckFiniteOutput(const Trace& t) {
 
 void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& t,
                   bool for_backward) {
+  if (for_backward && cfg.attention == Attention::Flash)
+    throw Error("Training needs every head's attention weights for the backward pass, which Flash attention does "
+                "not keep: train with the standard attention path.");
   const Weights& w = Begin(cfg, weights, in, batch, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
   const int threads = ThreadsFor(cfg, t.seq, t.seq_kv, batch);

@@ -17,7 +17,7 @@ inline int Panels(int n) { return (n + kNR - 1) / kNR; }
 
 // One forward pass, cut into phases of independent tasks for the pool. Phase k+1
 // starts when phase k is done; a task never depends on which thread runs it.
-enum class Step { PreNorm, Project, Pack, Attend, Ablate, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
+enum class Step { PreNorm, Project, Pack, Attend, FlashAttend, Ablate, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
 
 struct Pass {
   const Config* cfg;
@@ -38,6 +38,10 @@ struct Pass {
   Mat *attn_sum = nullptr, *attn_res = nullptr;  // concat W_O + b_O, and x + that
   Mat *ffn_sum = nullptr, *ffn_res = nullptr;    // hidden W2 + b2, and out + that
   bool causal, stream, v_in_place;
+  // Attention::Flash: the Attend phase runs tiles of br query rows x bc keys instead,
+  // and the trace keeps no scores and no attn.
+  bool flash = false;
+  int br = 0, bc = 0;
   bool project;  // some input row changed: the Project phase runs
   float scale;
   float* kt;
@@ -89,5 +93,8 @@ void FfnNormTask(Pass& p, int task);
 void FfnUpTask(Pass& p, int task, int tid);
 void FfnDownTask(Pass& p, int task, int tid);
 void FfnFinishTask(Pass& p, int task);
+
+// Flash attention's Attend phase, one block of br query rows of one head (flash.cpp).
+void FlashAttendTask(Pass& p, int task, int tid);
 
 }  // namespace mha::detail

@@ -1,4 +1,5 @@
 #include "mha/trace.hpp"
+#include "mha/flash.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -72,8 +73,10 @@ std::vector<TensorView> Tensors(const Trace& t) {
   v.push_back({"q", S{b, H, s, hd}, t.q.data()});
   v.push_back({"k", S{b, G, skv, hd}, t.k.data()});
   v.push_back({"v", S{b, G, skv, hd}, t.v.data()});
-  v.push_back({"scores", S{b, H, s, skv}, t.scores.data()});
-  v.push_back({"attn", S{b, H, s, skv}, t.attn.data()});
+  if (t.cfg.attention == Attention::Standard) {  // Flash keeps no seq x seq_kv tensor
+    v.push_back({"scores", S{b, H, s, skv}, t.scores.data()});
+    v.push_back({"attn", S{b, H, s, skv}, t.attn.data()});
+  }
   v.push_back({"context", S{b, H, s, hd}, t.context.data()});
   v.push_back({"concat", S{b, s, d}, t.concat.data()});
   v.push_back({"attn_out", S{b, s, d}, t.attn_out.data()});
@@ -194,7 +197,11 @@ void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, bool cro
     Assign(r->params, H, H == 1 ? " head x head_dim " : " heads x head_dim ", hd, " (K, V alike)");
   else
     Assign(r->params, H, " query heads, ", G, G == 1 ? " K/V head x head_dim " : " K/V heads x head_dim ", hd);
-  r = &rows.Add(StepId::Scores, "scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T", "scores", {1, H, s, skv});
+  // Flash computes the same numbers one Br x Bc tile at a time and keeps none of them:
+  // the rows say so, and name no tensor of the trace.
+  const bool flash = cfg.attention == Attention::Flash;
+  r = &rows.Add(StepId::Scores, flash ? "scores, tile by tile" : "scores", cfg.scale ? "Q K^T / sqrt(d_k)" : "Q K^T",
+                flash ? "" : "scores", {1, H, s, skv});
   {
     Text t;
     if (cfg.scale)
@@ -203,13 +210,20 @@ void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, bool cro
       t << "no scaling";
     if (cfg.temperature != 1.0f) t << ", / T = " << cfg.temperature;
     if (cfg.mask == Mask::Causal) t << ", causal mask";
+    if (flash) t << "; Flash: " << FlashBr(cfg) << " x " << FlashBc(cfg) << " tiles, not kept";
     t.Into(r->params);
   }
   r->flops = 2 * H * s * skv * hd + H * s * skv;
-  r = &rows.Add(StepId::Softmax, "softmax", "attn = softmax(scores)", "attn", {1, H, s, skv});
-  Assign(r->params, "over the ", skv, " keys of each row");
+  if (flash) {
+    r = &rows.Add(StepId::Softmax, "online softmax", "m, l per row; O = rescaled sum of exp(S - m) V", "",
+                  {1, H, s, skv});
+    Assign(r->params, "over the ", skv, " keys of each row, tile by tile; attn not kept");
+  } else {
+    r = &rows.Add(StepId::Softmax, "softmax", "attn = softmax(scores)", "attn", {1, H, s, skv});
+    Assign(r->params, "over the ", skv, " keys of each row");
+  }
   r->flops = 5 * H * s * skv;
-  r = &rows.Add(StepId::Context, "context", "attn V", "context", {1, H, s, hd});
+  r = &rows.Add(StepId::Context, "context", flash ? "O / l" : "attn V", "context", {1, H, s, hd});
   Assign(r->params, "weighted sum of ", skv, " value rows");
   r->flops = 2 * H * s * skv * hd;
   r = &rows.Add(StepId::Concat, "concat", "concat(head_1..head_h)", "concat", {1, s, d});

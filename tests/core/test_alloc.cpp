@@ -133,6 +133,26 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
   }
 }
 
+TEST_CASE("a repeated same-shape Flash attention pass allocates nothing", "[alloc][flash]") {
+  std::mt19937 rng(4);
+  for (int threads : {1, 2}) {
+    mha::Config cfg = fixtures::Layer(96, 6, 2, mha::Mask::Causal, mha::Norm::Pre);
+    cfg.attention = mha::Attention::Flash;
+    cfg.flash_br = 16, cfg.flash_bc = 40;  // tiles that do not divide the 150 tokens
+    cfg.threads = threads;
+    auto w = std::make_shared<const mha::Weights>(mha::InitWeights(cfg));
+    const mha::Inputs first = RandomInputs(rng, 150, 150, 96, false);
+    const mha::Inputs second = RandomInputs(rng, 150, 150, 96, false);
+    mha::Trace t;
+    mha::Forward(cfg, w, first, t);
+    INFO("threads " << threads);
+    CHECK(AllocationsDuring([&] { mha::Forward(cfg, w, second, t); }) == 0);
+    mha::Trace sub;
+    mha::ForwardAttention(cfg, w, first, sub);
+    CHECK(AllocationsDuring([&] { mha::ForwardAttention(cfg, w, second, sub); }) == 0);
+  }
+}
+
 TEST_CASE("the app's live recompute allocates nothing when no shape changes", "[alloc][live]") {
   // mha::Live, as the desktop app drives it: once each setting has been seen,
   // recomputing an unchanged choice or moving the temperature, the mask or the

@@ -24,11 +24,16 @@ enum class Block { Attention, Encoder };
 // The FFN's nonlinearity. Gelu is the exact erf form, x * Phi(x), which is what
 // torch.nn.GELU() computes by default (not the tanh approximation).
 enum class Activation { Relu, Gelu };
+// How the attention core is computed. Standard keeps every head's seq x seq_kv scores
+// and weights (what the views draw); Flash computes the same context tile by tile
+// with an online softmax (Dao et al. 2022) and keeps nothing seq x seq_kv (mha/flash.hpp).
+enum class Attention { Standard, Flash };
 
 const char* ToString(Mask m);
 const char* ToString(Norm n);
 const char* ToString(Block b);
 const char* ToString(Activation a);
+const char* ToString(Attention a);
 
 // Thrown for input the user can fix. `what()` is a full sentence that says what is
 // wrong and what would work; it is meant to be shown to a learner as is.
@@ -40,6 +45,10 @@ class Error : public std::runtime_error {
 // Caps that keep memory and time bounded whatever is typed or pasted.
 struct Limits {
   static constexpr int kMaxTokens = 1024;  // per sentence; longer input is truncated
+  // Attention::Flash keeps no seq x seq matrix, so its sequences may be far longer: at
+  // d_model 512 its trace grows by about 11 d_model floats a token (22 MiB per 1024).
+  static constexpr int kMaxFlashTokens = 32768;
+  static constexpr int kMaxFlashTile = 4096;  // Br, Bc: rows and columns of one tile of scores
   static constexpr int kMaxDModel = 4096;
   static constexpr int kMaxHeads = 256;
   static constexpr int kMaxThreads = 256;
@@ -77,6 +86,11 @@ struct Config {
   Block block = Block::Attention;
   int d_ff = 0;  // FFN hidden width; 0 means 4 * d_model (Vaswani et al.)
   Activation activation = Activation::Relu;
+  // How to compute, not what: Flash gives the standard path's context and attn_out
+  // (within float rounding) without its scores and attn. flash_br x flash_bc is the
+  // tile of scores one worker holds (0: the default, kFlashBr x kFlashBc).
+  Attention attention = Attention::Standard;
+  int flash_br = 0, flash_bc = 0;
 
   int ffn_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
