@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "io/files.hpp"
@@ -77,8 +79,26 @@ std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::stri
   return ids;
 }
 
+namespace {
+
+// train-*.txt and train-*.txt.gz in `dir`, sorted, so the stream's order is fixed.
+std::vector<std::string> MoreTrainFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("train-", 0) == 0 && (EndsWith(name, ".txt") || EndsWith(name, ".txt.gz")) &&
+        IsFile(e.path().string()))
+      out.push_back(dir + "/" + name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 CorpusFiles FindCorpus(const std::string& dir_or_file) {
-  if (IsFile(dir_or_file)) return {dir_or_file, ""};
+  if (IsFile(dir_or_file)) return {dir_or_file, "", {}};
   if (!IsDir(dir_or_file))
     throw Error("--corpus '" + dir_or_file + "' does not exist. Give a directory with train.txt and valid.txt "
                 "(plain or .gz; scripts/build_corpus.py writes them) or one text file, one paragraph a line.");
@@ -93,6 +113,7 @@ CorpusFiles FindCorpus(const std::string& dir_or_file) {
   if (f.valid.empty())
     throw Error("--corpus '" + dir_or_file + "' has train text but no valid.txt or valid.txt.gz: the validation "
                 "loss needs held-out text.");
+  f.more_train = MoreTrainFiles(dir_or_file);
   return f;
 }
 
@@ -101,6 +122,10 @@ EncodedCorpus LoadCorpus(const std::string& dir_or_file, const Tokenizer& tok) {
   EncodedCorpus c;
   if (!f.valid.empty()) {
     c.train = EncodeParagraphs(tok, ReadText(f.train));
+    for (const std::string& more : f.more_train) {
+      const std::vector<std::int32_t> ids = EncodeParagraphs(tok, ReadText(more));
+      c.train.insert(c.train.end(), ids.begin(), ids.end());
+    }
     c.valid = EncodeParagraphs(tok, ReadText(f.valid));
   } else {
     // One file: every 20th paragraph held out, as the corpus script splits documents.
