@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/pairs_cmd.hpp"
 #include "cli/train_cmd.hpp"
 #include "options/terminal.hpp"
 
@@ -42,6 +43,8 @@ const Command kCommands[] = {
      mha::cli::TrainCommand},
     {"grad", "grad [flags]       one forward and backward pass of a checkpoint: the loss and every gradient",
      mha::cli::GradCommand},
+    {"pairs", "pairs [flags]      score a language model on minimal pairs; the head that finds each cue",
+     mha::cli::PairsCommand},
 };
 
 std::string Help() {
