@@ -60,7 +60,7 @@ def gui(mhaviz, d, *args, check_rc=True):
 def test_views_equal_trace(mhaviz, d):
     """mhaviz-small on a Korean sentence at layer 1: the heatmaps' trace, the head view's
     weights, the model view's every layer and the next-piece list equal trace --model."""
-    refs = [reference(mhaviz, d, layer) for layer in (0, 1)]
+    refs = [reference(mhaviz, d, layer) for layer in range(model_config()["num_layers"])]
     for view in ("next", "head-view", "model-view"):
         dump = os.path.join(d, f"{view}.json")
         gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--layer", "1", "--view", view, "--dump-state", dump)
