@@ -156,7 +156,7 @@ constexpr double kSnapshotBudgetBytes = 256.0 * (1 << 20);
 // once (two Trainers), so together they stay within half the step's cap (measured: a
 // 4-layer d_model 256 model at seq 128, batch 32, peaks at 1.1 GB instead of 1.5).
 std::shared_ptr<const Batch> HeldOutSet(const ModelConfig& m, const TaskSpec& t, std::uint64_t seed, int batch) {
-  const double per = static_cast<double>(EstimateTraceBytes(m.LayerConfig(), t.seq, t.seq)) * m.num_layers;
+  const double per = static_cast<double>(EstimateStepTraceBytes(m.LayerConfig(), t.seq)) * m.num_layers;
   int n = 256;
   while (n > 1 && per * (batch + n) > static_cast<double>(Limits::kMaxTraceBytes) / 2) n /= 2;
   auto h = std::make_shared<Batch>();

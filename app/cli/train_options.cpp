@@ -128,7 +128,7 @@ void CheckStepMemory(const ModelConfig& m, int batch, int seq) {
   // AdamW's two moments and the backward's per-thread partial sums (6 floats). Both
   // factors are measured: 6 layers of d_model 1024 over 3 x 256 tokens peaked at 1254
   // MiB, 28% over the plain count of 976.
-  const double acts = 1.25 * static_cast<double>(EstimateTraceBytes(m.LayerConfig(), seq, seq)) * m.num_layers * batch;
+  const double acts = 1.25 * static_cast<double>(EstimateStepTraceBytes(m.LayerConfig(), seq)) * m.num_layers * batch;
   const double params = 24.0 * static_cast<double>(ParameterCount(m));
   const auto mib = [](double b) { return std::to_string(static_cast<long long>(b / (1 << 20))); };
   if (acts + params > static_cast<double>(kMaxStepBytes))

@@ -57,6 +57,12 @@ std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv) {
   return floats * sizeof(float);
 }
 
+std::size_t EstimateStepTraceBytes(const Config& cfg, int seq) {
+  const bool gelu = cfg.block == Block::Encoder && cfg.activation == Activation::Gelu;
+  const std::size_t act_grad = gelu ? static_cast<std::size_t>(seq) * cfg.ffn_dim() * sizeof(float) : 0;
+  return EstimateTraceBytes(cfg, seq, seq) + act_grad;
+}
+
 namespace {
 std::string Join(const std::vector<int>& v, std::size_t max_items) {
   std::ostringstream os;

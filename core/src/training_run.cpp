@@ -81,7 +81,7 @@ void Prepare(TrainSetup& s) {
   if (s.heldout) CheckBatch(s.model, *s.heldout);
   const int seq = s.data ? s.data->seq : s.batches ? s.heldout->seq : s.task.seq;
   // Every sequence of a batch keeps its Trace per layer for the backward pass.
-  const double bytes = static_cast<double>(EstimateTraceBytes(s.model.LayerConfig(), seq, seq)) *
+  const double bytes = static_cast<double>(EstimateStepTraceBytes(s.model.LayerConfig(), seq)) *
                        std::max(s.batch, s.heldout_batch) * s.model.num_layers * 1.5;
   if (bytes > s.max_activation_bytes) {
     std::ostringstream e;

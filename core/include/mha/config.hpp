@@ -89,6 +89,10 @@ void Validate(const Config& cfg, int seq, int seq_kv);
 
 // Estimated bytes the Trace of this configuration holds.
 std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv);
+// Estimated bytes a training step keeps per sequence and layer (self-attention over
+// seq tokens): the trace, and for a GELU encoder block GELU's derivative (seq, d_ff),
+// which the forward pass keeps for the backward pass.
+std::size_t EstimateStepTraceBytes(const Config& cfg, int seq);
 
 // The divisors of d_model that are valid head counts, ascending.
 std::vector<int> ValidHeadCounts(int d_model);
