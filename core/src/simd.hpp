@@ -306,11 +306,11 @@ MHA_INLINE V Exp(V x) {
   for (int i = 0; i < 4; ++i) r.v[i] = x.v[i] < -87.33654f ? 0.0f : std::exp(x.v[i]);
   return r;
 }
-#define MHA_SIMD_MAP1(name, expr)        \
-  MHA_INLINE V name(V a) {               \
-    V r;                                 \
+#define MHA_SIMD_MAP1(name, expr)                \
+  MHA_INLINE V name(V a) {                       \
+    V r;                                         \
     for (int i = 0; i < 4; ++i) r.v[i] = (expr); \
-    return r;                            \
+    return r;                                    \
   }
 MHA_SIMD_MAP1(Abs, std::fabs(a.v[i]))
 MHA_SIMD_MAP1(RoundInt, std::nearbyint(a.v[i]))
