@@ -130,14 +130,18 @@ void CheckStepMemory(const ModelConfig& m, int batch, int seq) {
   // MiB, 28% over the plain count of 976.
   const double acts = 1.25 * static_cast<double>(EstimateStepTraceBytes(m.LayerConfig(), seq)) * m.num_layers * batch;
   const double params = 24.0 * static_cast<double>(ParameterCount(m));
+  // The logits of every row and target, kept from the forward pass (the gradient is
+  // written in place): at a large vocabulary they outgrow the activations.
+  const double logits = 4.0 * static_cast<double>(batch) * seq * m.vocab_size() * m.num_targets;
   const auto mib = [](double b) { return std::to_string(static_cast<long long>(b / (1 << 20))); };
-  if (acts + params > static_cast<double>(kMaxStepBytes))
+  if (acts + params + logits > static_cast<double>(kMaxStepBytes))
     throw Error("A step over " + std::to_string(batch) + " sequences of " + std::to_string(seq) + " tokens through " +
-                std::to_string(m.num_layers) + " layer(s) would need about " + mib(acts + params) + " MiB (" +
-                mib(acts) + " MiB of activations for the backward pass, " + mib(params) +
+                std::to_string(m.num_layers) + " layer(s) would need about " + mib(acts + params + logits) + " MiB (" +
+                mib(acts) + " MiB of activations for the backward pass, " + mib(logits) + " MiB of logits over " +
+                std::to_string(m.vocab_size()) + " tokens, " + mib(params) +
                 " MiB for the weights, their gradients and AdamW's moments), over the training memory cap of " +
                 mib(static_cast<double>(kMaxStepBytes)) +
-                " MiB. Use a smaller --batch (or --seq, --d-model, fewer --layers).");
+                " MiB. Use a smaller --batch (or --seq, --d-model, fewer --layers, fewer tokens in the vocabulary).");
 }
 
 OptimConfig OptimFromOptions(const TrainOptions& o) {

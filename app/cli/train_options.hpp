@@ -45,7 +45,7 @@ ModelConfig ModelFromOptions(const TrainOptions& o, const TaskSpec* task, int nu
 // mhaviz command.
 inline constexpr std::size_t kMaxStepBytes = std::size_t(1152) << 20;
 // Throws mha::Error if a step would hold more than kMaxStepBytes: the activations kept
-// for the backward pass plus the weights, gradients and AdamW moments. Refused before
+// for the backward pass, the logits, and the weights, gradients and AdamW moments. Refused before
 // anything is allocated.
 void CheckStepMemory(const ModelConfig& m, int batch, int seq);
 // The optimiser: AdamW at --lr with --warmup steps of warm-up, then a cosine decay
