@@ -160,6 +160,30 @@ TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
   }
 }
 
+TEST_CASE("accuracy counts a target as predicted where it is the first largest logit", "[train]") {
+  // A zero unembedding: every row's logits are the biases, whose maximum ties. Only the
+  // first of the tied logits is the prediction, as std::max_element picks it.
+  Model m = TinyModel(kCases[1], 5);
+  for (int k = 0; k < m.cfg.num_targets; ++k) {
+    m.unembed[k].setZero();
+    m.unembed_b[k].setZero();
+    m.unembed_b[k][1] = 1.0f;  // the row's maximum at tokens 1 and 3: the prediction is 1
+    m.unembed_b[k][3] = 1.0f;
+  }
+  const Batch b = TinyBatch(m.cfg, 9, 6, 4);
+  std::vector<std::int64_t> hits(m.cfg.num_targets, 0), counted(m.cfg.num_targets, 0);
+  for (int s = 0; s < b.batch; ++s)
+    for (int i = 0; i < b.seq; ++i)
+      for (int k = 0; k < b.num_targets; ++k)
+        if (b.target(s, i, k) >= 0) ++counted[k], hits[k] += b.target(s, i, k) == 1;
+  Trainer t(1);
+  const StepStats& st = t.Evaluate(m, b);
+  for (int k = 0; k < m.cfg.num_targets; ++k) {
+    REQUIRE(hits[k] > 0);
+    CHECK(st.accuracy[k] == static_cast<double>(hits[k]) / static_cast<double>(counted[k]));
+  }
+}
+
 TEST_CASE("a small model's step runs on one thread, whatever the Trainer may use", "[train]") {
   // Its phases are too short to share: a second thread only added waiting.
   Model m = TinyModel(kCases[4], 5);
