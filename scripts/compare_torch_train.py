@@ -24,7 +24,7 @@ tests/cli/torch_model.py's spelled-out LayerNorm and masked mean (--torch-plain 
 those, as the --models runs do).
 
 usage: /usr/bin/python3 scripts/compare_torch_train.py [--mhaviz build/app/mhaviz]
-           [--rounds 5] [--repeat 20] [--threads 1,2] [--models teaching,teaching1,teaching2,large]
+           [--rounds 5] [--repeat 20] [--threads 1,2] [--models teaching,teaching1,teaching2,large,small]
        /usr/bin/python3 scripts/compare_torch_train.py --grid [--sizes teaching,...] [--vocabs 11,64,4000]
            [--variants attention-pre,...] [--rounds 3]
 """
@@ -56,15 +56,19 @@ MODELS = {
                    "--pos", "learned", "--mask", "causal", "--vocab", "11"], 128, 16),
     "large": (["--layers", "4", "--heads", "8", "--d-model", "256", "--norm", "pre", "--block", "encoder",
                "--pos", "learned", "--mask", "causal", "--vocab", "11"], 32, 128),
+    # mhaviz-small's shape: GELU, a vocabulary of 4000, one target (a language model)
+    "small": (["--layers", "2", "--heads", "4", "--d-model", "128", "--norm", "pre", "--block", "encoder",
+               "--activation", "gelu", "--pos", "learned", "--mask", "causal", "--vocab", "4000", "--offsets", "1"],
+              64, 64),
 }
 
-# The grid's sizes: name -> (shape flags, batch, seq, timed steps per round).
+# The grid's sizes: name -> (shape flags, batch, seq).
 SIZES = {
-    "teaching": (["--layers", "1", "--heads", "2", "--d-model", "16"], 128, 16, 20),
-    "teaching1": (["--layers", "1", "--heads", "4", "--d-model", "64"], 128, 16, 10),
-    "teaching2": (["--layers", "2", "--heads", "4", "--d-model", "64"], 128, 16, 10),
-    "small": (["--layers", "2", "--heads", "4", "--d-model", "128"], 64, 64, 4),  # mhaviz-small's shape
-    "large": (["--layers", "4", "--heads", "8", "--d-model", "256"], 32, 128, 2),
+    "teaching": (["--layers", "1", "--heads", "2", "--d-model", "16"], 128, 16),
+    "teaching1": (["--layers", "1", "--heads", "4", "--d-model", "64"], 128, 16),
+    "teaching2": (["--layers", "2", "--heads", "4", "--d-model", "64"], 128, 16),
+    "small": (["--layers", "2", "--heads", "4", "--d-model", "128"], 64, 64),  # mhaviz-small's shape
+    "large": (["--layers", "4", "--heads", "8", "--d-model", "256"], 32, 128),
 }
 # The grid's variants: name -> flags.
 VARIANTS = {
@@ -155,6 +159,7 @@ def main():
     ap.add_argument("--vocabs", default="11,64,4000")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--torch-plain", action="store_true", help="the grid's torch with torch_model.py's own LayerNorm")
+    ap.add_argument("--grid-ms", type=float, default=300.0, help="the grid's mhaviz CPU ms per measurement")
     args = ap.parse_args()
     print(f"torch {torch.__version__}; OPENBLAS_CORETYPE unset")
     if args.grid:
@@ -170,10 +175,10 @@ def main():
                     + flags)
             if r.returncode != 0:
                 raise SystemExit(f"mhaviz train --steps 0 failed: {r.stderr}")
-            repeat = max(3, args.repeat if name != "large" else args.repeat // 4)
+            repeat = max(3, args.repeat // 4 if name in ("large", "small") else args.repeat)
             for threads in [int(t) for t in args.threads.split(",")]:
                 torch.set_num_threads(threads)
-                ts = TorchStep(ckpt, batch, seq, 11)
+                ts = TorchStep(ckpt, batch, seq, int(flags[flags.index("--vocab") + 1]))
                 mine, theirs = [], []
                 for _ in range(args.rounds or 5):
                     mine.append(mhaviz_step_ms(args.mhaviz, flags, batch, seq, threads, repeat))
@@ -196,16 +201,17 @@ def main():
 
 def grid(args):
     """Each cell: rounds of (mhaviz bench --train, then the torch loop), 1 thread, the
-    calling thread's CPU time; medians over the rounds of each round's median."""
+    calling thread's CPU time; the median over the rounds of each round's median. The
+    steps column: rounds x timed steps per round, per side."""
     torch.set_num_threads(1)
     rounds = args.rounds or 3
     print(f"rounds {rounds}; {os.uname().nodename}; load {os.getloadavg()[0]:.1f} at the start", flush=True)
-    print("| size | batch x seq | variant | vocab | torch CPU ms | mhaviz CPU ms | ratio |")
-    print("|---|---|---|---|---|---|---|", flush=True)
+    print("| size | batch x seq | variant | vocab | torch CPU ms | mhaviz CPU ms | ratio | steps |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes.split(","):
-            shape, batch, seq, repeat = SIZES[size]
+            shape, batch, seq = SIZES[size]
             for variant in args.variants.split(","):
                 for vocab in [int(v) for v in args.vocabs.split(",")]:
                     flags = shape + VARIANTS[variant] + ["--pos", "learned", "--mask", "causal", "--vocab", str(vocab),
@@ -216,15 +222,19 @@ def grid(args):
                     if r.returncode != 0:
                         raise SystemExit(f"mhaviz train --steps 0 failed: {r.stderr}")
                     ts = TorchStep(ckpt, batch, seq, vocab, fast=not args.torch_plain)
+                    # Steps per measurement: about --grid-ms of mhaviz's CPU time (2 to 20).
+                    probe = mhaviz_step_ms(args.mhaviz, flags, batch, seq, 1, 1)[1]
+                    repeat = max(2, min(20, int(args.grid_ms / max(probe, 1e-3))))
                     mine, theirs = [], []
                     for _ in range(rounds):
                         mine.append(mhaviz_step_ms(args.mhaviz, flags, batch, seq, 1, repeat)[1])
                         theirs.append(ts.median_ms(repeat)[1])
                     mc, tc = statistics.median(mine), statistics.median(theirs)
                     rows.append({"size": size, "batch": batch, "seq": seq, "variant": variant, "vocab": vocab,
-                                 "torch_cpu_ms": tc, "mhaviz_cpu_ms": mc, "ratio": tc / mc})
-                    print(f"| {size} | {batch} x {seq} | {variant} | {vocab} | {tc:.2f} | {mc:.2f} | {tc / mc:.2f}x |",
-                          flush=True)
+                                 "torch_cpu_ms": tc, "mhaviz_cpu_ms": mc, "ratio": tc / mc, "steps": repeat,
+                                 "rounds": rounds})
+                    print(f"| {size} | {batch} x {seq} | {variant} | {vocab} | {tc:.2f} | {mc:.2f} | {tc / mc:.2f}x "
+                          f"| {rounds} x {repeat} |", flush=True)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
     print(json.dumps(rows))
 
