@@ -160,6 +160,35 @@ TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
   }
 }
 
+TEST_CASE("a step's memory estimate covers what its traces keep, GELU's derivative included", "[train]") {
+  // A wide FFN on narrow rows: GELU' (seq x d_ff per layer) outweighs what the lean
+  // trace leaves out, so an estimate of the whole trace alone would fall short.
+  for (Activation act : {Activation::Relu, Activation::Gelu}) {
+    for (Norm norm : {Norm::Pre, Norm::Post}) {
+      const Case c{"wide FFN", 2, 8, 2, 0, norm, Block::Encoder, act, Mask::Causal, Positional::Learned, 1};
+      Model m = TinyModel(c, 3, 64, 512);
+      const Batch b = TinyBatch(m.cfg, 3, 64, 1);
+      Model g = ZerosLike(m);
+      Trainer t(1);
+      t.Gradients(m, b, g);
+      std::size_t kept = 0;
+      for (int l = 0; l < m.cfg.num_layers; ++l) {
+        const mha::Trace& tr = t.LayerTrace(l);
+        for (const mha::Mat* x : {&tr.in.x, &tr.x_ln, &tr.q, &tr.k, &tr.v, &tr.scores, &tr.attn, &tr.context,
+                                  &tr.concat, &tr.attn_out, &tr.residual, &tr.out, &tr.ffn_ln, &tr.ffn_hidden,
+                                  &tr.ffn_out, &tr.ffn_residual, &tr.block_out, &tr.ffn_act_grad})
+          kept += static_cast<std::size_t>(x->size()) * sizeof(float);
+        kept += static_cast<std::size_t>(tr.ln_stats.size() + tr.ln2_stats.size()) * sizeof(double);
+      }
+      INFO(mha::ToString(act) << ", " << mha::ToString(norm) << ": kept " << kept << " bytes");
+      CHECK((act == Activation::Gelu) == (t.LayerTrace(0).ffn_act_grad.size() > 0));
+      const std::size_t whole = mha::EstimateTraceBytes(m.cfg.LayerConfig(), b.seq, b.seq) * b.batch * m.cfg.num_layers;
+      CHECK(kept <= mha::EstimateStepTraceBytes(m.cfg.LayerConfig(), b.seq) * b.batch * m.cfg.num_layers);
+      if (act == Activation::Gelu) CHECK(kept > whole);  // the case this test is for
+    }
+  }
+}
+
 TEST_CASE("accuracy counts a target as predicted where it is the first largest logit", "[train]") {
   // A zero unembedding: every row's logits are the biases, whose maximum ties. Only the
   // first of the tied logits is the prediction, as std::max_element picks it.
