@@ -15,8 +15,18 @@ libopenblas0-openmp); OPENBLAS_CORETYPE is removed from the environment; both si
 the same thread count; torch runs in float32 with torch.optim.AdamW (foreach off, the
 default on CPU in torch 1.13) and clip_grad_norm_.
 
+The grid (--grid): every {attention only, encoder block} x {pre, post} x {ReLU, GELU}
+(the activation only for the encoder block) at each size of SIZES, each vocabulary of
+--vocabs, one target per position (a language model's head), on 1 thread, CPU time;
+printed as a Markdown table (docs/performance.md). The torch side there is the
+fastest plain torch: F.layer_norm and F.cross_entropy(ignore_index=-1) in place of
+tests/cli/torch_model.py's spelled-out LayerNorm and masked mean (--torch-plain keeps
+those, as the --models runs do).
+
 usage: /usr/bin/python3 scripts/compare_torch_train.py [--mhaviz build/app/mhaviz]
-           [--rounds 5] [--repeat 20] [--threads 1,2] [--models teaching,teaching1,teaching2,large]
+           [--rounds 5] [--repeat 20] [--threads 1,2] [--models teaching,teaching1,teaching2,large,small]
+       /usr/bin/python3 scripts/compare_torch_train.py --grid [--sizes teaching,...] [--vocabs 11,64,4000]
+           [--variants attention-pre,...] [--rounds 3]
 """
 import argparse
 import json
@@ -46,6 +56,28 @@ MODELS = {
                    "--pos", "learned", "--mask", "causal", "--vocab", "11"], 128, 16),
     "large": (["--layers", "4", "--heads", "8", "--d-model", "256", "--norm", "pre", "--block", "encoder",
                "--pos", "learned", "--mask", "causal", "--vocab", "11"], 32, 128),
+    # mhaviz-small's shape: GELU, a vocabulary of 4000, one target (a language model)
+    "small": (["--layers", "2", "--heads", "4", "--d-model", "128", "--norm", "pre", "--block", "encoder",
+               "--activation", "gelu", "--pos", "learned", "--mask", "causal", "--vocab", "4000", "--offsets", "1"],
+              64, 64),
+}
+
+# The grid's sizes: name -> (shape flags, batch, seq).
+SIZES = {
+    "teaching": (["--layers", "1", "--heads", "2", "--d-model", "16"], 128, 16),
+    "teaching1": (["--layers", "1", "--heads", "4", "--d-model", "64"], 128, 16),
+    "teaching2": (["--layers", "2", "--heads", "4", "--d-model", "64"], 128, 16),
+    "small": (["--layers", "2", "--heads", "4", "--d-model", "128"], 64, 64),  # mhaviz-small's shape
+    "large": (["--layers", "4", "--heads", "8", "--d-model", "256"], 32, 128),
+}
+# The grid's variants: name -> flags.
+VARIANTS = {
+    "attention-pre": ["--block", "attention", "--norm", "pre"],
+    "attention-post": ["--block", "attention", "--norm", "post"],
+    "relu-pre": ["--block", "encoder", "--norm", "pre", "--activation", "relu"],
+    "relu-post": ["--block", "encoder", "--norm", "post", "--activation", "relu"],
+    "gelu-pre": ["--block", "encoder", "--norm", "pre", "--activation", "gelu"],
+    "gelu-post": ["--block", "encoder", "--norm", "post", "--activation", "gelu"],
 }
 
 
@@ -62,8 +94,29 @@ def mhaviz_step_ms(mhaviz, flags, batch, seq, threads, repeat):
     return j["median_ms"], j["cpu_median_ms"]
 
 
+def fast_layer_norm(x, gamma, beta, eps):
+    return torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+
+
+def fast_forward_loss(cfg, P, tokens, targets):
+    """torch_model.forward_loss with torch's fused LayerNorm and cross-entropy."""
+    saved = torch_model.layer_norm
+    torch_model.layer_norm = fast_layer_norm
+    try:
+        all_logits = torch_model.forward_logits(cfg, P, tokens)
+    finally:
+        torch_model.layer_norm = saved
+    total = 0
+    for k, logits in enumerate(all_logits):
+        total = total + torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                          targets[:, :, k].reshape(-1), ignore_index=-1,
+                                                          reduction="sum")
+    return total / int((targets >= 0).sum())
+
+
 class TorchStep:
-    def __init__(self, ckpt, batch, seq, vocab, lr=3e-3):
+    def __init__(self, ckpt, batch, seq, vocab, lr=3e-3, fast=False):
+        self.loss = fast_forward_loss if fast else torch_model.forward_loss
         self.cfg, params = torch_model.load_checkpoint(ckpt)
         self.P = torch_model.to_torch(params, torch.float32)
         decay = [p for p in self.P.values() if p.dim() >= 2]
@@ -76,7 +129,7 @@ class TorchStep:
         self.targets = torch.tensor(targets, dtype=torch.int64)
 
     def step(self):
-        loss = torch_model.forward_loss(self.cfg, self.P, self.tokens, self.targets)
+        loss = self.loss(self.cfg, self.P, self.tokens, self.targets)
         self.opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(self.P.values()), 1.0)
@@ -97,12 +150,21 @@ class TorchStep:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mhaviz", default="build/app/mhaviz")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=None, help="rounds per model (default 5; the grid's 3)")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="teaching,teaching1,teaching2,large")
+    ap.add_argument("--grid", action="store_true", help="the grid of sizes x variants x vocabularies (1 thread)")
+    ap.add_argument("--sizes", default=",".join(SIZES))
+    ap.add_argument("--vocabs", default="11,64,4000")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--torch-plain", action="store_true", help="the grid's torch with torch_model.py's own LayerNorm")
+    ap.add_argument("--grid-ms", type=float, default=300.0, help="the grid's mhaviz CPU ms per measurement")
     args = ap.parse_args()
     print(f"torch {torch.__version__}; OPENBLAS_CORETYPE unset")
+    if args.grid:
+        grid(args)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
@@ -113,12 +175,12 @@ def main():
                     + flags)
             if r.returncode != 0:
                 raise SystemExit(f"mhaviz train --steps 0 failed: {r.stderr}")
-            repeat = max(3, args.repeat if name != "large" else args.repeat // 4)
+            repeat = max(3, args.repeat // 4 if name in ("large", "small") else args.repeat)
             for threads in [int(t) for t in args.threads.split(",")]:
                 torch.set_num_threads(threads)
-                ts = TorchStep(ckpt, batch, seq, 11)
+                ts = TorchStep(ckpt, batch, seq, int(flags[flags.index("--vocab") + 1]))
                 mine, theirs = [], []
-                for _ in range(args.rounds):
+                for _ in range(args.rounds or 5):
                     mine.append(mhaviz_step_ms(args.mhaviz, flags, batch, seq, threads, repeat))
                     theirs.append(ts.median_ms(repeat))
                 m = statistics.median(x[0] for x in mine)
@@ -135,6 +197,53 @@ def main():
     print(json.dumps([{"model": n, "threads": th, "batch": b, "seq": s, "mhaviz_ms": m, "torch_ms": t,
                        "ratio": t / m, "mhaviz_cpu_ms": mc, "torch_cpu_ms": tc}
                       for n, th, b, s, m, t, mc, tc in rows]))
+
+
+def grid(args):
+    """Each cell: rounds of (mhaviz bench --train, then the torch loop), 1 thread, the
+    calling thread's CPU time; the median over the rounds of each round's median. The
+    steps column: rounds x timed steps per round, per side."""
+    torch.set_num_threads(1)
+    rounds = args.rounds or 3
+    print(f"rounds {rounds}; {os.uname().nodename}; load {os.getloadavg()[0]:.1f} at the start", flush=True)
+    print("| size | batch x seq | variant | vocab | torch CPU ms | mhaviz CPU ms | ratio | steps |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes.split(","):
+            shape, batch, seq = SIZES[size]
+            for variant in args.variants.split(","):
+                for vocab in [int(v) for v in args.vocabs.split(",")]:
+                    flags = shape + VARIANTS[variant] + ["--pos", "learned", "--mask", "causal", "--vocab", str(vocab),
+                                                         "--offsets", "1"]
+                    ckpt = os.path.join(tmp, "grid.npz")
+                    r = run([args.mhaviz, "train", "--task", "offsets", "--steps", "0", "--seq", str(seq), "--batch",
+                             str(batch), "--out", ckpt] + flags)
+                    if r.returncode == 2 and "training memory cap" in r.stderr:
+                        # a size mhaviz refuses (over its 1.5 GB budget): nothing to time
+                        rows.append({"size": size, "batch": batch, "seq": seq, "variant": variant, "vocab": vocab,
+                                     "refused": r.stderr.strip()})
+                        print(f"| {size} | {batch} x {seq} | {variant} | {vocab} | - | refused: over the training "
+                              "memory cap | - | - |", flush=True)
+                        continue
+                    if r.returncode != 0:
+                        raise SystemExit(f"mhaviz train --steps 0 failed: {r.stderr}")
+                    ts = TorchStep(ckpt, batch, seq, vocab, fast=not args.torch_plain)
+                    # Steps per measurement: about --grid-ms of mhaviz's CPU time (2 to 20).
+                    probe = mhaviz_step_ms(args.mhaviz, flags, batch, seq, 1, 1)[1]
+                    repeat = max(2, min(20, int(args.grid_ms / max(probe, 1e-3))))
+                    mine, theirs = [], []
+                    for _ in range(rounds):
+                        mine.append(mhaviz_step_ms(args.mhaviz, flags, batch, seq, 1, repeat)[1])
+                        theirs.append(ts.median_ms(repeat)[1])
+                    mc, tc = statistics.median(mine), statistics.median(theirs)
+                    rows.append({"size": size, "batch": batch, "seq": seq, "variant": variant, "vocab": vocab,
+                                 "torch_cpu_ms": tc, "mhaviz_cpu_ms": mc, "ratio": tc / mc, "steps": repeat,
+                                 "rounds": rounds})
+                    print(f"| {size} | {batch} x {seq} | {variant} | {vocab} | {tc:.2f} | {mc:.2f} | {tc / mc:.2f}x "
+                          f"| {rounds} x {repeat} |", flush=True)
+    print(f"load {os.getloadavg()[0]:.1f} at the end")
+    print(json.dumps(rows))
 
 
 if __name__ == "__main__":

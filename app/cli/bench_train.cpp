@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_live.hpp"
+#include "cli/text_train.hpp"
 #include "cli/train_cmd.hpp"
 #include "cli/train_options.hpp"
 #include "mha/mha.hpp"
@@ -23,33 +24,60 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     TrainOptions o;
     int repeat = 20;
     bool train_flag = false;
+    TextTrainArgs text_args;
     CLI::App app{"Times one training step (forward, cross-entropy, backward, clipping, AdamW) of the model that\n"
                  "mhaviz train's flags describe, on a batch of its task, after two warm-up steps. Compare with\n"
-                 "scripts/compare_torch_train.py.",
+                 "scripts/compare_torch_train.py. --task text times the language model on windows of --corpus,\n"
+                 "its vocabulary the --tokenizer's pieces, e.g. the shipped model's shape:\n"
+                 "  mhaviz bench --train --task text --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model\n"
+                 "    --layers 2 --heads 4 --d-model 128 --block encoder --activation gelu --norm pre --pos learned\n"
+                 "    --seq 64 --batch 64 --repeat 5",
                  "mhaviz bench --train"};
-    app.footer("Prints one line per step, and last one JSON object: the model, batch, seq, threads (asked for),\n"
-               "threads_used (a small model's step runs on fewer), repeat, median_ms and min_ms (wall clock),\n"
-               "and cpu_median_ms (the calling thread's CPU time).");
+    app.footer("Prints one line per step, and last one JSON object: the model (with its vocab and activation),\n"
+               "batch, seq, threads (asked for), threads_used (a small model's step runs on fewer), repeat,\n"
+               "median_ms and min_ms (wall clock), and cpu_median_ms (the calling thread's CPU time).");
     app.add_flag("--train", train_flag, "time a training step (this mode)");
     AddTrainOptions(app, o);
+    // mhaviz train's text flags but --repeat, which here counts the timed steps.
+    const std::string text_group = "Text (--task text)";
+    app.add_option("--corpus", text_args.corpus, "the text (as mhaviz train --task text)")->group(text_group);
+    app.add_option("--tokenizer", text_args.tokenizer, "the SentencePiece .model whose pieces are the vocabulary")
+        ->group(text_group);
     IntFlag(app, "--repeat", 1, 100000, [&repeat](int v) { repeat = v; }, "timed steps (default 20)");
     if (ParseFlags(app, "bench", argv)) {
       std::cout << app.help();
       return 0;
     }
     if (o.task.empty()) o.task = "offsets";
+    const bool text_task = o.task == kTextTaskFlag;
+    if (!text_task && (!text_args.corpus.empty() || !text_args.tokenizer.empty()))
+      throw UsageError("--corpus and --tokenizer are for --task text; the " + o.task + " task makes its own data.");
     TaskSpec task;
     ModelConfig mc;
+    std::shared_ptr<TextTraining> text;
+    int seq = o.seq;
     try {  // a model the flags cannot describe is a usage error, as in `mhaviz train`
-      task = TaskFromOptions(o);
-      mc = ModelFromOptions(o, &task, NumTargets(task), task.seq);
-      CheckStepMemory(mc, o.batch, task.seq);
+      if (text_task) {
+        // Unreadable or corrupt text is not a usage error: Load's other errors pass.
+        try {
+          text = TextTraining::Load(text_args, o);
+        } catch (const TextTraining::UsageError& e) {
+          throw UsageError(e.what());
+        }
+        mc = text->NewModel(o);
+      } else {
+        task = TaskFromOptions(o);
+        mc = ModelFromOptions(o, &task, NumTargets(task), task.seq);
+        seq = task.seq;
+      }
+      CheckStepMemory(mc, o.batch, seq);
     } catch (const Error& e) {
+      if (text_task && !text) throw;  // the corpus or tokenizer could not be read
       throw UsageError(e.what());
     }
     // Bounded like every bench mode: the timed steps and the two warm-up steps, at about
     // 6 FLOPs per parameter and token (forward 2, backward 4).
-    const double step_flops = 6.0 * static_cast<double>(ParameterCount(mc)) * o.batch * task.seq;
+    const double step_flops = 6.0 * static_cast<double>(ParameterCount(mc)) * o.batch * seq;
     const double step_secs = step_flops / kEstimateTrainFlops;
     const long long affordable = static_cast<long long>(kBenchMaxSeconds / step_secs);
     if (repeat + 2 > affordable)
@@ -63,7 +91,10 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     AdamW opt(m, OptimFromOptions(o));
     Trainer trainer(o.threads);
     Batch b;
-    MakeBatch(task, o.seed, 0, o.batch, b);
+    if (text)
+      text->MakeBatch(o.seed, 0, o.batch, b);
+    else
+      MakeBatch(task, o.seed, 0, o.batch, b);
     for (int i = 0; i < 2; ++i) {  // warm-up: buffers, threads, caches
       trainer.Gradients(m, b, g);
       opt.Step(m, g);
@@ -86,7 +117,9 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
                      {"norm", ToString(mc.layer.norm)},
                      {"params", ParameterCount(mc)},
                      {"batch", o.batch},
-                     {"seq", task.seq},
+                     {"seq", seq},
+                     {"vocab", mc.vocab_size()},
+                     {"activation", ToString(mc.layer.activation)},
                      {"threads", o.threads},
                      {"repeat", repeat},
                      {"median_ms", Median(ms)},

@@ -17,12 +17,6 @@ namespace {
 
 int Blocks(Eigen::Index n, int per) { return static_cast<int>((n + per - 1) / per); }
 
-// d/dx of the exact GELU x * Phi(x): Phi(x) + x * phi(x).
-inline float GeluGrad(float x) {
-  const float cdf = 0.5f * (1.0f + std::erf(x * 0.70710678118654752f));
-  const float pdf = 0.39894228040143268f * std::exp(-0.5f * x * x);
-  return cdf + x * pdf;
-}
 
 }  // namespace
 
@@ -160,6 +154,14 @@ void ReluGradRows(const float* hidden, float* dh, Eigen::Index n) {
   for (Eigen::Index i = 0; i < n; ++i) dh[i] *= hidden[i] > 0.0f ? 1.0f : 0.0f;
 }
 
+// dh[0, n) *= grad[0, n)
+void MultiplyRows(const float* grad, float* dh, Eigen::Index n) {
+  using namespace simd;
+  Eigen::Index i = 0;
+  for (; i + kWidth <= n; i += kWidth) Store(dh + i, Mul(Load(dh + i), Load(grad + i)));
+  for (; i < n; ++i) dh[i] *= grad[i];
+}
+
 // C (m x n) = alpha * A (m x k) B (k x n) on the GEMM micro-kernel, B packed a panel
 // at a time into `pack` (PanelFloats(k)); with b_transposed, B(p, j) is at b[j * ldb + p];
 // with a_transposed, A(i, p) at a[p * lda + i].
@@ -244,27 +246,24 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
 }
 
 // The FFN sublayer's backward: given dffn_out (= dF), its input `ffn_in` and hidden
-// activations `hidden` from the forward pass, adds W1, b1, W2, b2 gradients and
-// writes dL/d(ffn input) into s.dffn_in.
+// activations `hidden` from the forward pass (and for GELU its derivative `act_grad`,
+// which the forward pass kept), adds W1, b1, W2, b2 gradients and writes dL/d(ffn
+// input) into s.dffn_in.
 void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Mat& dF, const Mat& ffn_in,
-                 const Mat& hidden, Weights& g, LayerScratch& s) {
+                 const Mat& hidden, const Mat& act_grad, Weights& g, LayerScratch& s) {
   WeightGrad(pool, threads, hidden, dF, g.ffn_W2, s.gemm);
   AccumulateColumnSums(dF, g.ffn_b2);
   RowsTimesTransposed(pool, threads, dF, w.ffn_W2, s.dh, false, s.gemm);  // d hidden
   // d pre-activation = d hidden * act'(pre). ReLU: pre > 0 exactly where hidden > 0.
-  // GELU: the pre-activation is recomputed from the FFN input, a row block at a time.
+  // GELU: act'(pre) as the forward pass computed it with act(pre).
   const bool gelu = cfg.activation == Activation::Gelu;
-  if (gelu) {
-    const int f = cfg.ffn_dim();
-    SafeResize(s.pre, ffn_in.rows(), f);
-    Gemm(pool, threads, static_cast<int>(ffn_in.rows()), cfg.d_model, f, ffn_in.data(), cfg.d_model, w.ffn_W1.data(), f,
-         false, s.pre.data(), f, w.ffn_b1.data(), false, s.gemm);
-  }
+  if (gelu && (act_grad.rows() != s.dh.rows() || act_grad.cols() != s.dh.cols()))
+    throw Error("internal: the GELU layer's trace has no kept derivative (ForwardBatch with for_backward)");
   auto task = [&](int blk, int) {
     const Eigen::Index r0 = static_cast<Eigen::Index>(blk) * kRowsPerTask;
     const Eigen::Index n = std::min<Eigen::Index>(kRowsPerTask, s.dh.rows() - r0);
     if (gelu)
-      s.dh.middleRows(r0, n).array() *= s.pre.middleRows(r0, n).array().unaryExpr([](float x) { return GeluGrad(x); });
+      MultiplyRows(act_grad.data() + r0 * s.dh.cols(), s.dh.data() + r0 * s.dh.cols(), n * s.dh.cols());
     else
       ReluGradRows(hidden.data() + r0 * s.dh.cols(), s.dh.data() + r0 * s.dh.cols(), n * s.dh.cols());
   };
@@ -299,7 +298,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
                         g.ln2_beta, s.xhat, &t.ln2_stats);
       dF = &s.dres;
     }
-    FfnBackward(pool, threads, cfg, w, *dF, pre ? t.ffn_ln : t.out, t.ffn_hidden, g, s);
+    FfnBackward(pool, threads, cfg, w, *dF, pre ? t.ffn_ln : t.out, t.ffn_hidden, t.ffn_act_grad, g, s);
     // ffn_residual = out + ffn_out: the residual path carries dF straight to `out`.
     SafeResize(s.da, N, d);
     if (pre) {  // ffn_ln = LN2(out): dF plus LN2's backward of dffn_in

@@ -58,6 +58,22 @@ std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv) {
   return floats * sizeof(float);
 }
 
+std::size_t EstimateStepTraceBytes(const Config& cfg, int seq) {
+  // ForwardBatch's for_backward pass keeps less than a whole trace: no scores, context,
+  // attn_out or ffn_out, nor (but for post-LN) the residual sums; it adds per row the
+  // LayerNorms' statistics (2 doubles each) and, for a GELU encoder block, GELU' (seq,
+  // d_ff). The larger of that and the whole trace, on which the step's memory factor
+  // was measured.
+  const std::size_t s = seq, d = cfg.d_model, h = cfg.num_heads;
+  const bool enc = cfg.block == Block::Encoder, post = cfg.norm == Norm::Post;
+  const std::size_t dropped = h * s * s + 2 * s * d + (enc ? s * d : 0) + (post ? 0 : (enc ? 2 : 1) * s * d);
+  const std::size_t stats = cfg.norm == Norm::None ? 0 : (enc ? 8 : 4) * s;
+  const std::size_t act_grad = enc && cfg.activation == Activation::Gelu ? s * cfg.ffn_dim() : 0;
+  const std::size_t whole = EstimateTraceBytes(cfg, seq, seq);
+  const std::size_t lean = whole + (stats + act_grad) * sizeof(float);
+  return std::max(whole, lean > dropped * sizeof(float) ? lean - dropped * sizeof(float) : 0);
+}
+
 namespace {
 std::string Join(const std::vector<int>& v, std::size_t max_items) {
   std::ostringstream os;

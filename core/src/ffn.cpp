@@ -1,7 +1,6 @@
 #include "mha/ffn.hpp"
 
-#include <cmath>
-
+#include "gelu.hpp"
 #include "init.hpp"
 
 namespace mha {
@@ -13,7 +12,7 @@ using detail::Glorot;
 }  // namespace
 
 float Activate(Activation a, float x) {
-  if (a == Activation::Gelu) return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+  if (a == Activation::Gelu) return detail::GeluScalar(x);  // the forward pass's lanes, the same bits
   return x > 0.0f ? x : 0.0f;
 }
 

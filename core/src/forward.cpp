@@ -386,6 +386,8 @@ void SizeTrace(Pass& p, bool full) {
   const bool norm = full && cfg.norm != Norm::None;
   detail::SafeResize(t.ln_stats, lean && norm ? seq : 0, 2);
   detail::SafeResize(t.ln2_stats, lean && norm && ffn ? seq : 0, 2);
+  const bool act_grad = lean && ffn && cfg.activation == Activation::Gelu;
+  detail::SafeResize(t.ffn_act_grad, act_grad ? seq : 0, act_grad ? p.f : 0);
 }
 
 // Per-thread scratch (a pack buffer for the deepest panel, k = d_model or d_ff, and

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "forward_pass.hpp"
+#include "gelu.hpp"
 #include "mha/ffn.hpp"
 #include "rows.hpp"
 
@@ -41,13 +42,18 @@ void FfnUpTask(Pass& p, int task, int tid) {
   const float* panel = WeightPanel(p, w.ffn_W1.data() + j0, p.f, p.d, nc, p.w1_at + panel_index * p.wpanel, tid);
   Panel(rp.m, p.d, in.data() + static_cast<std::ptrdiff_t>(rp.r0) * p.d, p.d, panel, kNR, c, p.f, nc,
         w.ffn_b1.data() + j0, 1.0f);
-  const Activation act = p.cfg->activation;
+  const bool gelu = p.cfg->activation == Activation::Gelu;
+  // The backward pass's GELU' where the pass keeps it (ffn_act_grad sized), at the same place.
+  float* grad = t.ffn_act_grad.size() > 0 ? t.ffn_act_grad.data() + (c - t.ffn_hidden.data()) : nullptr;
   for (int i = 0; i < rp.m; ++i) {
-    float* row = c + static_cast<std::ptrdiff_t>(i) * p.f;
-    if (act == Activation::Relu)
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(i) * p.f;
+    float* row = c + o;
+    if (!gelu)
       for (int j = 0; j < nc; ++j) row[j] = row[j] > 0.0f ? row[j] : 0.0f;
+    else if (grad)
+      GeluRowWithGrad(row, grad + o, nc);
     else
-      for (int j = 0; j < nc; ++j) row[j] = Activate(act, row[j]);
+      GeluRow(row, nc);
   }
 }
 

@@ -91,6 +91,24 @@ MHA_INLINE V Exp(V x) {
   return _mm512_scalef_ps(p, n);  // p * 2^n, exact scaling, underflows to 0
 }
 
+// For GELU's Phi (gelu.hpp). Div is IEEE division (correctly rounded).
+MHA_INLINE V Div(V a, V b) { return _mm512_div_ps(a, b); }
+MHA_INLINE V Min(V a, V b) { return _mm512_min_ps(a, b); }  // b where a is NaN
+MHA_INLINE V Abs(V x) {
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
+}
+// x cut to its 12 leading significant bits, so that Cut(x) * Cut(x) is exact.
+MHA_INLINE V Cut(V x) {
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(~0xfff)));
+}
+MHA_INLINE V RoundInt(V x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// p * 2^n, n integral in [-252, 0], p in [0.5, 2]: rounded once, into the denormals too.
+MHA_INLINE V Pow2Scale(V p, V n) { return _mm512_scalef_ps(p, n); }
+// Lanes whose x has its sign bit set (negatives, -0) take a, the others b.
+MHA_INLINE V SelectNegative(V x, V a, V b) {
+  return _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(_mm512_castps_si512(x), _mm512_setzero_si512()), b, a);
+}
+
 #elif defined(__AVX2__) && defined(__FMA__)
 
 constexpr int kWidth = 8;
@@ -145,6 +163,21 @@ MHA_INLINE V Exp(V x) {
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
 }
+
+MHA_INLINE V Div(V a, V b) { return _mm256_div_ps(a, b); }
+MHA_INLINE V Min(V a, V b) { return _mm256_min_ps(a, b); }
+MHA_INLINE V Abs(V x) { return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))); }
+MHA_INLINE V Cut(V x) { return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(~0xfff))); }
+MHA_INLINE V RoundInt(V x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// Two steps of 2^(n/2), each a normal float: the first product is exact (p stays
+// normal), the second rounds once, as AVX-512's scalef does.
+MHA_INLINE V Pow2Scale(V p, V n) {
+  const __m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  return _mm256_mul_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23))),
+                       _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23)));
+}
+MHA_INLINE V SelectNegative(V x, V a, V b) { return _mm256_blendv_ps(b, a, x); }
 
 #elif defined(__GNUC__) || defined(__clang__)
 
@@ -209,6 +242,19 @@ MHA_INLINE V Exp(V x) {
   return reinterpret_cast<V>(reinterpret_cast<VI>(p * reinterpret_cast<V>(e)) & keep);
 }
 
+MHA_INLINE V Div(V a, V b) { return a / b; }
+MHA_INLINE V Min(V a, V b) { return Select(a < b, a, b); }
+MHA_INLINE V Abs(V x) { return reinterpret_cast<V>(reinterpret_cast<VI>(x) & 0x7fffffff); }
+MHA_INLINE V Cut(V x) { return reinterpret_cast<V>(reinterpret_cast<VI>(x) & ~0xfff); }
+MHA_INLINE V RoundInt(V x) {  // half away from zero, as Exp above (|x| < 2^22 here)
+  return __builtin_convertvector(__builtin_convertvector(x + Select(x >= Zero(), Set1(0.5f), Set1(-0.5f)), VI), V);
+}
+MHA_INLINE V Pow2Scale(V p, V n) {  // as the AVX2 one: two normal factors, one rounding
+  const VI ni = __builtin_convertvector(n, VI), n1 = ni >> 1, n2 = ni - n1;
+  return p * reinterpret_cast<V>((n1 + 127) << 23) * reinterpret_cast<V>((n2 + 127) << 23);
+}
+MHA_INLINE V SelectNegative(V x, V a, V b) { return Select(reinterpret_cast<VI>(x) < 0, a, b); }
+
 #else
 
 // Any other compiler: plain arrays (correct, not fast); same algorithms.
@@ -258,6 +304,45 @@ MHA_INLINE float ReduceMax(V v) {
 MHA_INLINE V Exp(V x) {
   V r;
   for (int i = 0; i < 4; ++i) r.v[i] = x.v[i] < -87.33654f ? 0.0f : std::exp(x.v[i]);
+  return r;
+}
+#define MHA_SIMD_MAP1(name, expr)                \
+  MHA_INLINE V name(V a) {                       \
+    V r;                                         \
+    for (int i = 0; i < 4; ++i) r.v[i] = (expr); \
+    return r;                                    \
+  }
+MHA_SIMD_MAP1(Abs, std::fabs(a.v[i]))
+MHA_SIMD_MAP1(RoundInt, std::nearbyint(a.v[i]))
+#undef MHA_SIMD_MAP1
+MHA_INLINE V Div(V a, V b) {
+  V r;
+  for (int i = 0; i < 4; ++i) r.v[i] = a.v[i] / b.v[i];
+  return r;
+}
+MHA_INLINE V Min(V a, V b) {
+  V r;
+  for (int i = 0; i < 4; ++i) r.v[i] = a.v[i] < b.v[i] ? a.v[i] : b.v[i];
+  return r;
+}
+MHA_INLINE V Cut(V x) {
+  V r;
+  for (int i = 0; i < 4; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, &x.v[i], 4);
+    u &= ~0xfffu;
+    std::memcpy(&r.v[i], &u, 4);
+  }
+  return r;
+}
+MHA_INLINE V Pow2Scale(V p, V n) {
+  V r;
+  for (int i = 0; i < 4; ++i) r.v[i] = std::ldexp(p.v[i], static_cast<int>(n.v[i]));
+  return r;
+}
+MHA_INLINE V SelectNegative(V x, V a, V b) {
+  V r;
+  for (int i = 0; i < 4; ++i) r.v[i] = std::signbit(x.v[i]) ? a.v[i] : b.v[i];
   return r;
 }
 

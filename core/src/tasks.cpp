@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "mha/model.hpp"
 #include "rng.hpp"
 
 namespace mha {
@@ -49,8 +50,11 @@ std::string Explain(const TaskSpec& t) {
 
 void Validate(const TaskSpec& t) {
   auto fail = [](const std::string& m) { throw Error(m); };
-  if (t.vocab < 2 || t.vocab > 1000)
-    fail("The task's vocabulary must have 2 to 1000 tokens; got " + std::to_string(t.vocab) + ".");
+  // As many tokens as a model may have (the shipped language model has 4000); the
+  // step's memory check bounds the logits they cost.
+  if (t.vocab < 2 || t.vocab > ModelLimits::kMaxVocab)
+    fail("The task's vocabulary must have 2 to " + std::to_string(ModelLimits::kMaxVocab) + " tokens; got " +
+         std::to_string(t.vocab) + ".");
   if (t.seq < 2 || t.seq > 256)
     fail("The task's sequences must have 2 to 256 tokens; got " + std::to_string(t.seq) + ".");
   switch (t.kind) {

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 MHAVIZ = None
@@ -88,6 +89,35 @@ class Bench(unittest.TestCase):
         r = run("--train", "--heads", "3", "--d-model", "16")
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("d_model", r.stderr)
+
+    def test_train_step_of_the_shipped_shape(self):
+        # The shipped language model's shape: its tokenizer's 4000 pieces as the vocabulary
+        # (--task text, on a small text of our own), or 4000 tokens of a generated task.
+        models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "models")
+        shape = ["--layers", "2", "--heads", "4", "--d-model", "128", "--block", "encoder", "--activation", "gelu",
+                 "--norm", "pre", "--pos", "learned", "--seq", "64"]
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = os.path.join(tmp, "text.txt")
+            with open(corpus, "w", encoding="utf-8") as f:
+                for i in range(200):
+                    f.write(f"Line {i}: attention weighs every earlier token, and the heads split the work. "
+                            f"{i}번째 줄: 각 헤드는 서로 다른 위치를 봅니다.\n")
+            j = self.last_json_of(["--train", "--task", "text", "--corpus", corpus, "--tokenizer",
+                                   os.path.join(models, "mhaviz-small.model"), "--batch", "2", "--repeat", "1"] + shape)
+            # 1432992: the parameter count the shipped model's training log states
+            self.assertEqual((j["vocab"], j["params"], j["activation"], j["seq"]), (4000, 1432992, "gelu", 64))
+            r = run("--train", "--task", "text", "--corpus", corpus, "--repeat", "1")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--tokenizer", r.stderr)
+            r = run("--train", "--corpus", corpus, "--repeat", "1")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--task text", r.stderr)
+        j = self.last_json_of(["--train", "--vocab", "4000", "--offsets", "1", "--batch", "2", "--repeat", "1"] + shape)
+        self.assertEqual((j["vocab"], j["params"]), (4000, 1432992))
+        # The logits count in the step's memory: 65536 tokens over 2048 x 64 rows is 32 GiB.
+        r = run("--train", "--vocab", "65536", "--batch", "2048", "--seq", "64", "--repeat", "1")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("MiB of logits over 65536 tokens", r.stderr)
 
     def test_help(self):
         r = run("--help")

@@ -160,6 +160,59 @@ TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
   }
 }
 
+TEST_CASE("a step's memory estimate covers what its traces keep, GELU's derivative included", "[train]") {
+  // A wide FFN on narrow rows: GELU' (seq x d_ff per layer) outweighs what the lean
+  // trace leaves out, so an estimate of the whole trace alone would fall short.
+  for (Activation act : {Activation::Relu, Activation::Gelu}) {
+    for (Norm norm : {Norm::Pre, Norm::Post}) {
+      const Case c{"wide FFN", 2, 8, 2, 0, norm, Block::Encoder, act, Mask::Causal, Positional::Learned, 1};
+      Model m = TinyModel(c, 3, 64, 512);
+      const Batch b = TinyBatch(m.cfg, 3, 64, 1);
+      Model g = ZerosLike(m);
+      Trainer t(1);
+      t.Gradients(m, b, g);
+      std::size_t kept = 0;
+      for (int l = 0; l < m.cfg.num_layers; ++l) {
+        const mha::Trace& tr = t.LayerTrace(l);
+        for (const mha::Mat* x : {&tr.in.x, &tr.x_ln, &tr.q, &tr.k, &tr.v, &tr.scores, &tr.attn, &tr.context,
+                                  &tr.concat, &tr.attn_out, &tr.residual, &tr.out, &tr.ffn_ln, &tr.ffn_hidden,
+                                  &tr.ffn_out, &tr.ffn_residual, &tr.block_out, &tr.ffn_act_grad})
+          kept += static_cast<std::size_t>(x->size()) * sizeof(float);
+        kept += static_cast<std::size_t>(tr.ln_stats.size() + tr.ln2_stats.size()) * sizeof(double);
+      }
+      INFO(mha::ToString(act) << ", " << mha::ToString(norm) << ": kept " << kept << " bytes");
+      CHECK((act == Activation::Gelu) == (t.LayerTrace(0).ffn_act_grad.size() > 0));
+      const std::size_t whole = mha::EstimateTraceBytes(m.cfg.LayerConfig(), b.seq, b.seq) * b.batch * m.cfg.num_layers;
+      CHECK(kept <= mha::EstimateStepTraceBytes(m.cfg.LayerConfig(), b.seq) * b.batch * m.cfg.num_layers);
+      if (act == Activation::Gelu) CHECK(kept > whole);  // the case this test is for
+    }
+  }
+}
+
+TEST_CASE("accuracy counts a target as predicted where it is the first largest logit", "[train]") {
+  // A zero unembedding: every row's logits are the biases, whose maximum ties. Only the
+  // first of the tied logits is the prediction, as std::max_element picks it.
+  Model m = TinyModel(kCases[1], 5);
+  for (int k = 0; k < m.cfg.num_targets; ++k) {
+    m.unembed[k].setZero();
+    m.unembed_b[k].setZero();
+    m.unembed_b[k][1] = 1.0f;  // the row's maximum at tokens 1 and 3: the prediction is 1
+    m.unembed_b[k][3] = 1.0f;
+  }
+  const Batch b = TinyBatch(m.cfg, 9, 6, 4);
+  std::vector<std::int64_t> hits(m.cfg.num_targets, 0), counted(m.cfg.num_targets, 0);
+  for (int s = 0; s < b.batch; ++s)
+    for (int i = 0; i < b.seq; ++i)
+      for (int k = 0; k < b.num_targets; ++k)
+        if (b.target(s, i, k) >= 0) ++counted[k], hits[k] += b.target(s, i, k) == 1;
+  Trainer t(1);
+  const StepStats& st = t.Evaluate(m, b);
+  for (int k = 0; k < m.cfg.num_targets; ++k) {
+    REQUIRE(hits[k] > 0);
+    CHECK(st.accuracy[k] == static_cast<double>(hits[k]) / static_cast<double>(counted[k]));
+  }
+}
+
 TEST_CASE("a small model's step runs on one thread, whatever the Trainer may use", "[train]") {
   // Its phases are too short to share: a second thread only added waiting.
   Model m = TinyModel(kCases[4], 5);

@@ -103,6 +103,10 @@ void Validate(const Config& cfg, int seq, int seq_kv);
 
 // Estimated bytes the Trace of this configuration holds.
 std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv);
+// Estimated bytes a training step keeps per sequence and layer (self-attention over
+// seq tokens): its lean trace, which for a GELU encoder block holds GELU's derivative
+// (seq, d_ff) for the backward pass, or the whole trace, whichever is larger.
+std::size_t EstimateStepTraceBytes(const Config& cfg, int seq);
 
 // The divisors of d_model that are valid head counts, ascending.
 std::vector<int> ValidHeadCounts(int d_model);

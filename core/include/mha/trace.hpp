@@ -120,6 +120,10 @@ struct Trace {
   // LN2's input, its mean and 1 / sqrt(variance + eps) in double, exactly as the
   // forward pass normalised with them, so the backward pass does not recompute them.
   LnStats ln_stats, ln2_stats;
+  // Kept only by ForwardBatch's for_backward pass of a GELU encoder block (else 0 rows):
+  // GELU'(ffn_in W1 + b1), (seq, d_ff), computed with ffn_hidden from the same exp and
+  // erfc, so the backward pass only multiplies by it.
+  Mat ffn_act_grad;
 
   std::vector<FlowRow> flow;
 
