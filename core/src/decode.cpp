@@ -13,6 +13,7 @@
 #include "mha/ffn.hpp"
 #include "mha/forward.hpp"
 #include "rng.hpp"
+#include "row_gemm.hpp"
 #include "rows.hpp"
 
 namespace mha {
@@ -22,21 +23,9 @@ using detail::kNR;
 
 int Panels(int n) { return (n + kNR - 1) / kNR; }
 
-// out[0, n) = a[0, k) B + bias for a row-major (k, n) B, one GEMM panel of kNR columns
-// at a time: read in place where a panel is full width, else packed first, as the
-// forward pass does for a short input (GemmPanel, ProjectTask). A row's numbers do not
-// depend on how many rows the GEMM runs on, so they are the full pass's numbers.
+// One row times a weight matrix: the forward pass's kernel on one row (row_gemm.hpp).
 void RowTimes(const float* a, int k, const Mat& B, const RowVec& bias, float* out, float* pack) {
-  const int n = static_cast<int>(B.cols());
-  for (int j0 = 0; j0 < n; j0 += kNR) {
-    const int nc = std::min(kNR, n - j0);
-    if (nc < kNR) {
-      detail::PackB(B.data() + j0, n, k, nc, pack);
-      detail::Panel(1, k, a, k, pack, kNR, out + j0, n, nc, bias.data() + j0, 1.0f);
-    } else {
-      detail::Panel(1, k, a, k, B.data() + j0, n, out + j0, n, nc, bias.data() + j0, 1.0f);
-    }
-  }
+  detail::RowsTimes(a, 1, k, B, bias, out, pack);
 }
 
 void CheckToken(const ModelConfig& c, int token, int position) {
@@ -259,14 +248,14 @@ const DecodeStep& Decoder::Step(int token) {
     for (int i = 0; i < d; ++i) x_[i] += pe_(pos, i);
   for (int l = 0; l < c.num_layers; ++l) Layer(l, x_.data());
   // What the unembedding reads: LN_f of the last layer's row for pre-LN, else the row;
-  // then the product as RunModel computes it.
+  // then the product on RunModel's kernel.
   if (c.layer.norm == Norm::Pre)
     detail::LayerNormRow(x_.data(), model_->lnf_gamma.data(), model_->lnf_beta.data(), d, c.layer.ln_eps,
                          head_.data());
   else
     std::memcpy(head_.data(), x_.data(), sizeof(float) * d);
-  logits_.noalias() = head_ * model_->unembed[0];
-  logits_.rowwise() += model_->unembed_b[0];
+  logits_.resize(1, c.vocab_size());
+  RowTimes(head_.data(), d, model_->unembed[0], model_->unembed_b[0], logits_.data(), pack_.data());
   if (!logits_.allFinite())
     throw Error("The model's logits overflowed float32 (Inf or NaN) at position " + std::to_string(pos) +
                 ": its weights are too large to generate with. Use a trained checkpoint.");

@@ -17,9 +17,9 @@
 //               ──► logits (vocab) of the next piece
 //
 // A decode step runs the forward pass's own kernels (the GEMM panels, the softmax row,
-// the LayerNorm row) on that one row, in the order Forward runs them, so its numbers
-// are those of a full recomputation of the whole sequence (tests/core/test_decode.cpp
-// checks the logits within 1e-5 at every step, and the cache against the trace's k, v).
+// the LayerNorm row) on that one row, in the order Forward and RunModel run them, so
+// its numbers are a full recomputation's, bit for bit (tests/core/test_decode.cpp
+// checks the logits, the cache and the weights at every step).
 // One step of mhaviz-small is about 2 MFLOP, less than waking a thread costs: the step
 // runs on the calling thread; the prefill uses the model's threads.
 //
