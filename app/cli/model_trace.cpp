@@ -67,26 +67,30 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
   return r;
 }
 
+CLI::Validator ShippedModelName() {
+  return CLI::Validator(
+      [](std::string& v) {
+        // The shipped model by name, unless a file of that name is here.
+        std::error_code ec;
+        if (v != io::kSmallModelArg || std::filesystem::exists(v, ec)) return std::string();
+        const std::string path = io::FindAsset("models", io::kSmallModelFile);
+        if (path.empty())
+          return std::string("--model mhaviz-small: ") + io::kSmallModelFile +
+                 " is not in assets/models here, beside the program, or in its install's share/mhaviz/models. "
+                 "Give the checkpoint's path, or reinstall mhaviz.";
+        v = path;
+        return std::string();
+      },
+      "");
+}
+
 void AddModelSourceFlags(CLI::App& app, ModelSource& m) {
   const std::string g = "A trained model (mhaviz train)";
   TextFlag(app, "--model", m.model,
            "a checkpoint from mhaviz train: trace its layer --layer instead of a sentence;\n"
            "mhaviz-small: the shipped language model (assets/models/mhaviz-small.npz)",
            "--model needs a checkpoint, e.g. --model model.npz.")
-      ->transform(CLI::Validator(
-          [](std::string& v) {
-            // The shipped model by name, unless a file of that name is here.
-            std::error_code ec;
-            if (v != io::kSmallModelArg || std::filesystem::exists(v, ec)) return std::string();
-            const std::string path = io::FindAsset("models", io::kSmallModelFile);
-            if (path.empty())
-              return std::string("--model mhaviz-small: ") + io::kSmallModelFile +
-                     " is not in assets/models here, beside the program, or in its install's share/mhaviz/models. "
-                     "Give the checkpoint's path, or reinstall mhaviz.";
-            v = path;
-            return std::string();
-          },
-          ""))
+      ->transform(ShippedModelName())
       ->type_name("M.npz")
       ->group(g);
   TextFlag(app, "--tokens", m.tokens, "token ids in the model's vocabulary, e.g. \"3 1 4 1 5\"",

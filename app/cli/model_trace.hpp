@@ -46,6 +46,9 @@ struct ModelSource {
   int top_k = 0;  // trace: the likeliest next pieces per position (language models)
 };
 void AddModelSourceFlags(CLI::App& app, ModelSource& m);
+// --model's transform: "mhaviz-small" (unless a file of that name is here) becomes the
+// shipped checkpoint's path; an error if it is not installed.
+CLI::Validator ShippedModelName();
 // After parsing: with --model, any flag of argv outside `allowed` (which sets the input
 // or the configuration the checkpoint fixes) is a usage error; without it, --tokens,
 // --example and --layer are.
