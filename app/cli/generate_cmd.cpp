@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -17,6 +16,7 @@
 #include "commands.hpp"
 #include "io/assets.hpp"
 #include "io/checkpoint.hpp"
+#include "lm/generation.hpp"
 #include "lm/language_model.hpp"
 #include "mha/decode.hpp"
 #include "options/terminal.hpp"
@@ -152,18 +152,6 @@ GenerateArgs ParseGenerateArgs(const std::vector<std::string>& argv) {
   return a;
 }
 
-// One pass that chose a piece: the prefill or a decode step, and the full
-// recomputation beside it.
-struct StepRecord {
-  int position = 0;  // the new piece's position (1-based): the pass read position - 1 pieces
-  int id = 0;
-  std::string piece;
-  double ms_cached = NAN, ms_full = 0;   // wall clock
-  double cpu_cached = NAN, cpu_full = 0;  // the calling thread's CPU time
-  StepFlops flops;
-  double logit_diff = NAN;  // max |cached - full| over the vocabulary
-};
-
 // The text so far, printed as it grows. A character spelled in byte pieces decodes
 // to U+FFFD until its last byte arrives, so a trailing U+FFFD waits.
 class TextStream {
@@ -205,7 +193,7 @@ class Progress {
 };
 
 std::string Fixed(double v, int decimals) {
-  if (std::isnan(v)) return "-";
+  if (v < 0) return "-";
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", decimals, v);
   return b;
@@ -234,21 +222,21 @@ std::string Pad(const std::string& s, std::size_t w, bool left = false) {
   return left ? std::string(w - cols, ' ') + s : s + std::string(w - cols, ' ');
 }
 
-void PrintTable(const std::vector<StepRecord>& steps, bool cached) {
+void PrintTable(const std::vector<lm::GeneratedPiece>& steps, bool cached) {
   std::cout << "\nper step: the pass that chose each new piece (wall-clock ms; FLOPs of its matrix products)\n";
   std::cout << Pad("pos", 4, true) << "  " << Pad("piece", 14) << Pad(cached ? "cached ms" : "", 10, true)
             << Pad("full ms", 10, true) << Pad("cached FLOPs", 15, true) << Pad("full FLOPs", 15, true) << "\n";
-  for (const StepRecord& r : steps)
+  for (const lm::GeneratedPiece& r : steps)
     std::cout << Pad(std::to_string(r.position), 4, true) << "  " << Pad(TerminalToken(r.piece, 12), 14)
               << Pad(cached ? Fixed(r.ms_cached, 3) : "", 10, true) << Pad(Fixed(r.ms_full, 3), 10, true)
               << Pad(Thousands(static_cast<long long>(r.flops.cached)), 15, true)
               << Pad(Thousands(static_cast<long long>(r.flops.full)), 15, true) << "\n";
 }
 
-nlohmann::json StepsJson(const std::vector<StepRecord>& steps) {
+nlohmann::json StepsJson(const std::vector<lm::GeneratedPiece>& steps) {
   nlohmann::json a = nlohmann::json::array();
-  auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
-  for (const StepRecord& r : steps)
+  auto num = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  for (const lm::GeneratedPiece& r : steps)
     a.push_back({{"position", r.position},
                  {"id", r.id},
                  {"piece", r.piece},
@@ -289,87 +277,45 @@ int Generate(const GenerateArgs& a) {
   sampling.seed = a.seed;
   CheckSampling(sampling, vocab);
 
-  std::vector<int> ids;
+  std::vector<int> prompt_ids;
+  std::string cut;
   try {
-    ids = lm.tokenizer.Encode(a.prompt);
+    prompt_ids = lm::PromptIds(lm, a.prompt, &cut);
   } catch (const Error& e) {
     throw UsageError(std::string("--prompt: ") + e.what());
   }
-  ids.insert(ids.begin(), lm.bos);
   std::vector<std::string> notes;
-  if (static_cast<int>(ids.size()) >= context) {
-    // As trace does, the start is kept; one position is left for the first new piece.
-    notes.push_back("the prompt is " + std::to_string(ids.size()) + " pieces long with <s>, but the model reads at most " +
-                    std::to_string(context) + " (its context, max_seq): only its first " +
-                    std::to_string(context - 1) + " are kept, leaving room for one new piece.");
-    ids.resize(static_cast<std::size_t>(context - 1));
-  }
-  const std::vector<int> prompt_ids = ids;
+  if (!cut.empty()) notes.push_back(cut);
   const bool cached = !a.no_cache;
+  // Refuses a model that is not causal, before anything is printed.
+  lm::Generation gen(lm, prompt_ids, sampling, cached);
   for (const std::string& n : notes) std::cerr << "mhaviz generate: note: " << TerminalSafe(n) << "\n";
 
-  Decoder decoder(lm.model);  // refuses a model that is not causal, before anything is printed
-  Sampler sampler(sampling);
-  ModelTrace full;
   TextStream stream(lm.tokenizer, !a.json);
   Progress progress(a.tokens, !a.json);
-  stream.Update(ids, false);
-  std::vector<StepRecord> steps;
+  stream.Update(gen.ids(), false);
   std::string stop;
   double worst_diff = 0;
   for (int j = 0; j < a.tokens; ++j) {
-    if (static_cast<int>(ids.size()) >= context) {
+    if (gen.AtContext()) {
       stop = "stopped at the model's context: it reads at most " + std::to_string(context) +
-             " pieces (max_seq), and the text has " + std::to_string(ids.size()) + " with <s>; " +
+             " pieces (max_seq), and the text has " + std::to_string(gen.ids().size()) + " with <s>; " +
              std::to_string(j) + " of the " + std::to_string(a.tokens) + " pieces asked for were generated.";
       break;
     }
-    StepRecord r;
-    const float* logits = nullptr;
-    if (cached) {
-      const double c0 = ThreadCpuMs();
-      const auto t0 = BenchClock::now();
-      const DecodeStep& s = j == 0 ? decoder.Prefill(ids) : decoder.Step(ids.back());
-      r.ms_cached = Ms(BenchClock::now() - t0);
-      r.cpu_cached = ThreadCpuMs() - c0;
-      logits = s.logits.data();
-    }
-    // Without a cache: the whole sequence again, every layer, every row.
-    const double c0 = ThreadCpuMs();
-    const auto t0 = BenchClock::now();
-    RunModel(lm.model, ids, full);
-    r.ms_full = Ms(BenchClock::now() - t0);
-    r.cpu_full = ThreadCpuMs() - c0;
-    const Mat& fl = full.logits[0];
-    const float* full_logits = fl.data() + (fl.rows() - 1) * fl.cols();
-    if (cached) {
-      double d = 0;
-      for (int v = 0; v < vocab; ++v) d = std::max(d, std::abs(double(logits[v]) - double(full_logits[v])));
-      r.logit_diff = d;
-      worst_diff = std::max(worst_diff, d);
-    } else {
-      logits = full_logits;
-    }
-    r.flops = DecodeFlops(cfg, static_cast<int>(ids.size()));
-    r.id = sampler.Next(logits, vocab);
-    ids.push_back(r.id);
-    r.position = static_cast<int>(ids.size());
-    r.piece = lm.tokenizer.Pieces({r.id})[0];
-    steps.push_back(r);
-    stream.Update(ids, false);
+    worst_diff = std::max(worst_diff, gen.Next().logit_diff);
+    stream.Update(gen.ids(), false);
     progress.Show(j + 1);
   }
   progress.Clear();
-  stream.Update(ids, true);
+  stream.Update(gen.ids(), true);
   if (!stop.empty()) std::cerr << (a.json ? "" : "\n") << "mhaviz generate: note: " << stop << "\n";
 
-  // The cache holds K and V of every piece a pass has read: all but the last new one.
   const Config lc = cfg.LayerConfig();
-  const int read = static_cast<int>(ids.size()) - (steps.empty() ? 0 : 1);
-  const std::int64_t bytes = KvCache::Bytes(cfg.num_layers, lc.kv_heads(), lc.head_dim(), read);
-  if (cached && read != decoder.cache().n && !steps.empty())
-    throw Error("internal: the cache holds " + std::to_string(decoder.cache().n) + " rows, not " +
-                std::to_string(read) + ".");
+  const std::vector<int>& ids = gen.ids();
+  const std::vector<lm::GeneratedPiece>& steps = gen.steps();
+  const int read = gen.CacheRows();
+  const std::int64_t bytes = gen.CacheBytes();
   const std::vector<int> generated(ids.begin() + static_cast<std::ptrdiff_t>(prompt_ids.size()), ids.end());
   if (a.json) {
     nlohmann::json j;
@@ -417,7 +363,7 @@ int Generate(const GenerateArgs& a) {
             << " head_dim x " << read << " pieces x 4 bytes = " << Thousands(bytes) << " bytes"
             << (cached ? "" : " (what it would hold)") << "\n";
   if (!steps.empty()) {
-    const StepRecord& last = steps.back();
+    const lm::GeneratedPiece& last = steps.back();
     std::cout << "last step: " << Thousands(static_cast<long long>(last.flops.cached)) << " FLOPs with the cache, "
               << Thousands(static_cast<long long>(last.flops.full)) << " without (" << Fixed(last.flops.full / last.flops.cached, 1)
               << "x)\n";

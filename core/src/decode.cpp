@@ -131,8 +131,7 @@ void Decoder::Append(int layer, const float* k_row, const float* v_row) {
 const DecodeStep& Decoder::Prefill(const std::vector<int>& prompt) {
   const ModelConfig& c = model_->cfg;
   const Config lc = c.LayerConfig();
-  cache_.n = 0;
-  RunModel(*model_, prompt, prefill_);  // checks the ids and the length
+  RunModel(*model_, prompt, prefill_);  // checks the ids and the length before it changes anything
   const int n0 = static_cast<int>(prompt.size()), G = lc.kv_heads(), hd = lc.head_dim(), H = lc.num_heads;
   step_.attn.resize(static_cast<std::size_t>(c.num_layers));
   for (int l = 0; l < c.num_layers; ++l) {

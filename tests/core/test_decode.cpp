@@ -263,8 +263,11 @@ TEST_CASE("decoding refuses what it cannot do, with teaching errors", "[decode]"
   CHECK_THROWS_WITH(dec.Prefill({}), Catch::Contains("1 to 8"));
   CHECK_THROWS_WITH(dec.Prefill({1, 99}), Catch::Contains("outside the model's vocabulary"));
   dec.Prefill({1, 2, 3, 4, 5, 6, 7});
+  // A refused step or prefill changes nothing.
   CHECK_THROWS_WITH(dec.Step(-1), Catch::Contains("outside the model's vocabulary"));
-  CHECK(dec.cache().n == 7);  // a refused step changes nothing
+  CHECK_THROWS_WITH(dec.Prefill({1, 2, 3, 4, 5, 6, 7, 8, 9}), Catch::Contains("1 to 8"));
+  CHECK(dec.cache().n == 7);
+  CHECK(dec.last().position == 6);
   dec.Step(3);
   CHECK_THROWS_WITH(dec.Step(3), Catch::Contains("at most 8 pieces"));
   CHECK(dec.cache().n == 8);
