@@ -131,11 +131,12 @@ void Decoder::Append(int layer, const float* k_row, const float* v_row) {
 const DecodeStep& Decoder::Prefill(const std::vector<int>& prompt) {
   const ModelConfig& c = model_->cfg;
   const Config lc = c.LayerConfig();
-  RunModel(*model_, prompt, prefill_);  // checks the ids and the length before it changes anything
+  ModelTrace prefill;
+  RunModel(*model_, prompt, prefill);  // checks the ids and the length before it changes anything
   const int n0 = static_cast<int>(prompt.size()), G = lc.kv_heads(), hd = lc.head_dim(), H = lc.num_heads;
   step_.attn.resize(static_cast<std::size_t>(c.num_layers));
   for (int l = 0; l < c.num_layers; ++l) {
-    const Trace& t = prefill_.layers[static_cast<std::size_t>(l)];
+    const Trace& t = prefill.layers[static_cast<std::size_t>(l)];
     cache_.n = 0;
     for (int i = 0; i < n0; ++i, ++cache_.n) {
       // The trace keeps head g's rows together, (kv_heads, seq, head_dim): gather row i.
@@ -154,7 +155,7 @@ const DecodeStep& Decoder::Prefill(const std::vector<int>& prompt) {
   cache_.n = n0;
   step_.position = n0 - 1;
   step_.token = prompt.back();
-  step_.logits = prefill_.logits[0].row(n0 - 1);
+  step_.logits = prefill.logits[0].row(n0 - 1);
   return step_;
 }
 

@@ -86,7 +86,8 @@ class Decoder {
 
   // Runs the one forward pass over `prompt` (1 to max_seq piece ids) and fills the
   // cache with every layer's K and V rows; returns its last row. Starts over: the
-  // cache held before is dropped.
+  // cache held before is dropped. The pass's trace is let go at once: a step needs
+  // only the cache, and a long prompt's trace is the largest thing generation holds.
   const DecodeStep& Prefill(const std::vector<int>& prompt);
   // Reads `token` at position cache().n: computes only its row and appends its K and V
   // rows to the cache. Throws mha::Error before the first prefill, for an id outside
@@ -95,8 +96,6 @@ class Decoder {
 
   const KvCache& cache() const { return cache_; }
   const DecodeStep& last() const { return step_; }
-  // The prefill's full trace (every layer), as RunModel filled it.
-  const ModelTrace& prefill_trace() const { return prefill_; }
   const Model& model() const { return *model_; }
 
  private:
@@ -106,7 +105,6 @@ class Decoder {
   const Model* model_;
   KvCache cache_;
   DecodeStep step_;
-  ModelTrace prefill_;
   // K^T of each K/V head as the forward pass packs it for the scores (GEMM panels of
   // kNR keys), and V as panels where its heads are not read in place; kept up to date
   // row by row, per layer.
