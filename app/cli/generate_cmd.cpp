@@ -343,7 +343,8 @@ int Generate(const GenerateArgs& a) {
     nlohmann::json n = notes;
     if (!stop.empty()) n.push_back(stop);
     j["notices"] = n;
-    std::cout << j.dump() << "\n";
+    // A path need not be UTF-8; JSON text must be (U+FFFD stands in for a bad byte).
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   std::cout << "\n";

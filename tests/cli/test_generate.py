@@ -16,6 +16,7 @@ usage: test_generate.py PATH/TO/mhaviz   (exit 77 = skipped: no torch)
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -155,6 +156,11 @@ def check_limits(mhaviz, tmp):
           "a prompt longer than the context is cut (its start kept) with a notice")
     r = run([mhaviz, "generate", "--model", "mhaviz-small", "--tokens", "2"])
     check(r.returncode == 0, "--model mhaviz-small names the shipped model")
+    odd = os.path.join(tmp, "m\udcff.npz")  # a file name that is not UTF-8
+    shutil.copy(CKPT, odd)
+    r = run([mhaviz, "generate", "--model", odd, "--tokens", "2", "--json"])
+    check(r.returncode == 0 and json.loads(r.stdout)["model"].endswith("m\ufffd.npz"),
+          "a model path that is not UTF-8 is written as valid JSON (U+FFFD for the bad byte)")
 
 
 def check_bad_input(mhaviz, tmp):
