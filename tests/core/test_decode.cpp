@@ -171,7 +171,7 @@ TEST_CASE("greedy generation picks the same pieces with and without the cache", 
   }
 }
 
-TEST_CASE("the same seed draws the same pieces; another seed others", "[decode]") {
+TEST_CASE("the same seed draws the same pieces, another seed others", "[decode]") {
   const Model m = RandomModel(kCases[0], 1, 32, 9);
   auto generate = [&](Sampling s) {
     Decoder dec(m);
