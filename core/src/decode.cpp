@@ -102,6 +102,7 @@ Decoder::Decoder(const Model& model) : model_(&model) {
   ffn_out_.resize(d);
   pack_.resize(detail::PanelFloats(std::max(d, f)));
   head_.resize(1, d);
+  step_.attn.resize(static_cast<std::size_t>(c.num_layers));
   if (c.positional == Positional::Sinusoidal) pe_ = PositionalEncoding(cap, d);
 }
 
@@ -130,33 +131,35 @@ void Decoder::Append(int layer, const float* k_row, const float* v_row) {
 
 const DecodeStep& Decoder::Prefill(const std::vector<int>& prompt) {
   const ModelConfig& c = model_->cfg;
-  const Config lc = c.LayerConfig();
+  const int n0 = static_cast<int>(prompt.size());
+  if (n0 < 1 || n0 > c.max_seq)
+    throw Error("The model takes 1 to " + std::to_string(c.max_seq) + " tokens (its max_seq); got " +
+                std::to_string(n0) + ".");
+  for (int i = 0; i < n0; ++i) CheckToken(c, prompt[i], i);
+  // Every piece but the last through the one forward pass, its K and V into the cache;
+  // the last is read as a step, which gives its row's weights over the cache whatever
+  // the pass kept (Flash attention keeps no attn) and its logits.
   ModelTrace prefill;
-  RunModel(*model_, prompt, prefill);  // checks the ids and the length before it changes anything
-  const int n0 = static_cast<int>(prompt.size()), G = lc.kv_heads(), hd = lc.head_dim(), H = lc.num_heads;
-  step_.attn.resize(static_cast<std::size_t>(c.num_layers));
-  for (int l = 0; l < c.num_layers; ++l) {
+  const int head = n0 - 1;
+  if (head > 0) RunModel(*model_, std::vector<int>(prompt.begin(), prompt.end() - 1), prefill);
+  const Config lc = c.LayerConfig();
+  const int G = lc.kv_heads(), hd = lc.head_dim();
+  for (int l = 0; l < c.num_layers && head > 0; ++l) {
     const Trace& t = prefill.layers[static_cast<std::size_t>(l)];
-    cache_.n = 0;
-    for (int i = 0; i < n0; ++i, ++cache_.n) {
+    for (cache_.n = 0; cache_.n < head; ++cache_.n) {
       // The trace keeps head g's rows together, (kv_heads, seq, head_dim): gather row i.
+      const int i = cache_.n;
       for (int g = 0; g < G; ++g) {
-        std::memcpy(k_.data() + std::ptrdiff_t(g) * hd, t.k.data() + (std::ptrdiff_t(g) * n0 + i) * hd,
+        std::memcpy(k_.data() + std::ptrdiff_t(g) * hd, t.k.data() + (std::ptrdiff_t(g) * head + i) * hd,
                     sizeof(float) * hd);
-        std::memcpy(v_.data() + std::ptrdiff_t(g) * hd, t.v.data() + (std::ptrdiff_t(g) * n0 + i) * hd,
+        std::memcpy(v_.data() + std::ptrdiff_t(g) * hd, t.v.data() + (std::ptrdiff_t(g) * head + i) * hd,
                     sizeof(float) * hd);
       }
       Append(l, k_.data(), v_.data());
     }
-    Mat& a = step_.attn[static_cast<std::size_t>(l)];
-    a.resize(H, n0);
-    for (int h = 0; h < H; ++h) a.row(h) = t.attn.row(std::ptrdiff_t(h) * n0 + n0 - 1);
   }
-  cache_.n = n0;
-  step_.position = n0 - 1;
-  step_.token = prompt.back();
-  step_.logits = prefill.logits[0].row(n0 - 1);
-  return step_;
+  cache_.n = head;
+  return Step(prompt.back());
 }
 
 // One layer on the new row x (d_model values), in place: x becomes the layer's output
@@ -233,7 +236,6 @@ void Decoder::Layer(int layer, float* x) {
 const DecodeStep& Decoder::Step(int token) {
   const ModelConfig& c = model_->cfg;
   const int pos = cache_.n, d = c.layer.d_model;
-  if (pos == 0) throw Error("A decode step reads one piece after the ones in the cache: run the prefill first.");
   if (pos >= c.max_seq)
     throw Error("The model reads at most " + std::to_string(c.max_seq) +
                 " pieces (its context, max_seq), and the cache already holds them all: it has no position " +

@@ -250,6 +250,15 @@ TEST_CASE("a step's FLOPs: one row with the cache, the whole sequence without", 
   }
 }
 
+TEST_CASE("a step on an empty cache reads the first piece, as a prefill of one does", "[decode]") {
+  const Model m = RandomModel(kCases[1], 1, 8, 4);
+  Decoder a(m), b(m);
+  const RowVec first = a.Step(3).logits;
+  CHECK(first == b.Prefill({3}).logits);
+  CHECK(a.Step(5).logits == b.Step(5).logits);
+  CHECK(a.cache().n == 2);
+}
+
 TEST_CASE("decoding refuses what it cannot do, with teaching errors", "[decode]") {
   Case c = kCases[2];
   Model m = RandomModel(c, 1, 8, 2);
@@ -259,7 +268,6 @@ TEST_CASE("decoding refuses what it cannot do, with teaching errors", "[decode]"
     CHECK_THROWS_WITH(Decoder(bidirectional), Catch::Contains("causal"));
   }
   Decoder dec(m);
-  CHECK_THROWS_WITH(dec.Step(1), Catch::Contains("prefill"));
   CHECK_THROWS_WITH(dec.Prefill({}), Catch::Contains("1 to 8"));
   CHECK_THROWS_WITH(dec.Prefill({1, 99}), Catch::Contains("outside the model's vocabulary"));
   dec.Prefill({1, 2, 3, 4, 5, 6, 7});

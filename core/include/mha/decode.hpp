@@ -7,8 +7,8 @@
 // one decode step that computes only the new row: its q, k, v, its attention over the
 // cached keys and values, W_O, the FFN, the norms, the residuals and the unembedding.
 //
-//     prefill   prompt (n0 pieces) ──► RunModel ──► cache: per layer, per K/V head,
-//                                                   K and V (n0, head_dim)
+//     prefill   prompt (n0 pieces) ──► RunModel on the first n0 - 1 ──► cache: per layer,
+//               per K/V head, K and V (n0 - 1, head_dim); the last piece is a step
 //     step      piece at position n ──► one row through every layer:
 //                   q, k, v = x W + b          (1, d_model), (1, kv*hd), (1, kv*hd)
 //                   K, V    += k, v            the cache grows by one row per layer and head
@@ -84,14 +84,16 @@ class Decoder {
   // mha::Error with a teaching message.
   explicit Decoder(const Model& model);
 
-  // Runs the one forward pass over `prompt` (1 to max_seq piece ids) and fills the
-  // cache with every layer's K and V rows; returns its last row. Starts over: the
-  // cache held before is dropped. The pass's trace is let go at once: a step needs
-  // only the cache, and a long prompt's trace is the largest thing generation holds.
+  // Starts over with `prompt` (1 to max_seq piece ids): runs the one forward pass over
+  // all of it but the last piece and fills the cache with every layer's K and V rows,
+  // then reads the last piece as a Step; returns that row. The pass's trace is let go
+  // at once: a step needs only the cache, and a long prompt's trace is the largest
+  // thing generation holds. A refused prompt leaves the decoder as it was.
   const DecodeStep& Prefill(const std::vector<int>& prompt);
-  // Reads `token` at position cache().n: computes only its row and appends its K and V
-  // rows to the cache. Throws mha::Error before the first prefill, for an id outside
-  // the vocabulary, or when the cache already holds the model's context (max_seq).
+  // Reads `token` at position cache().n (on an empty cache, the first piece: the same
+  // as Prefill({token})): computes only its row and appends its K and V rows to the
+  // cache. Throws mha::Error, changing nothing, for an id outside the vocabulary or
+  // when the cache already holds the model's context (max_seq).
   const DecodeStep& Step(int token);
 
   const KvCache& cache() const { return cache_; }
