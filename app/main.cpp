@@ -41,6 +41,8 @@ const Command kCommands[] = {
      mha::cli::BenchCommand},
     {"train", "train [flags]      train a small model on a task (offsets, reverse, sort, induction, text)",
      mha::cli::TrainCommand},
+    {"generate", "generate [flags]   a language model continues a prompt, piece by piece, with a KV cache",
+     mha::cli::GenerateCommand},
     {"grad", "grad [flags]       one forward and backward pass of a checkpoint: the loss and every gradient",
      mha::cli::GradCommand},
     {"ablate", "ablate [flags]     knock heads out of a trained model: what each head is worth",

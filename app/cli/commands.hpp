@@ -59,6 +59,8 @@ int ExportCommand(const std::vector<std::string>& args);
 int BenchCommand(const std::vector<std::string>& args);
 // `mhaviz ablate`: knock heads out of a trained model (ablate_cmd.cpp).
 int AblateCommand(const std::vector<std::string>& args);
+// `mhaviz generate`: a language model continues a prompt with the KV cache (generate_cmd.cpp).
+int GenerateCommand(const std::vector<std::string>& args);
 // bench --train: one training step (bench_train.cpp).
 int BenchTrainCommand(const std::vector<std::string>& args);
 

@@ -73,22 +73,26 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
   return r;
 }
 
+CLI::Validator ShippedModelName() {
+  return CLI::Validator(
+      [](std::string& v) {
+        // The shipped model by name, unless a file of that name is here.
+        std::error_code ec;
+        if (v != io::kSmallModelArg || std::filesystem::exists(v, ec)) return std::string();
+        const std::string path = io::FindAsset("models", io::kSmallModelFile);
+        if (path.empty())
+          return std::string("--model mhaviz-small: ") + io::kSmallModelFile +
+                 " is not in assets/models here, beside the program, or in its install's share/mhaviz/models. "
+                 "Give the checkpoint's path, or reinstall mhaviz.";
+        v = path;
+        return std::string();
+      },
+      "");
+}
+
 CLI::Option* ModelPathFlag(CLI::App& app, std::string& path, const std::string& help) {
   return TextFlag(app, "--model", path, help, "--model needs a checkpoint, e.g. --model model.npz.")
-      ->transform(CLI::Validator(
-          [](std::string& v) {
-            // The shipped model by name, unless a file of that name is here.
-            std::error_code ec;
-            if (v != io::kSmallModelArg || std::filesystem::exists(v, ec)) return std::string();
-            const std::string path = io::FindAsset("models", io::kSmallModelFile);
-            if (path.empty())
-              return std::string("--model mhaviz-small: ") + io::kSmallModelFile +
-                     " is not in assets/models here, beside the program, or in its install's share/mhaviz/models. "
-                     "Give the checkpoint's path, or reinstall mhaviz.";
-            v = path;
-            return std::string();
-          },
-          ""))
+      ->transform(ShippedModelName())
       ->type_name("M.npz");
 }
 

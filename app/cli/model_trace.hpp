@@ -52,6 +52,9 @@ struct ModelSource {
 void AddModelSourceFlags(CLI::App& app, ModelSource& m);
 // --model M.npz alone, with mhaviz-small standing for the shipped language model.
 CLI::Option* ModelPathFlag(CLI::App& app, std::string& path, const std::string& help);
+// --model's transform: "mhaviz-small" (unless a file of that name is here) becomes the
+// shipped checkpoint's path; an error if it is not installed.
+CLI::Validator ShippedModelName();
 // After parsing: with --model, any flag of argv outside `allowed` (which sets the input
 // or the configuration the checkpoint fixes) is a usage error; without it, --tokens,
 // --example and --layer are.

@@ -7,7 +7,9 @@
 #include "init.hpp"
 #include "mha/embed.hpp"
 #include "mha/forward.hpp"
+#include "gemm.hpp"
 #include "rng.hpp"
+#include "row_gemm.hpp"
 #include "workspace.hpp"
 
 namespace mha {
@@ -323,10 +325,14 @@ void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out, c
     LayerNormRows(out.Output(), m.lnf_gamma, m.lnf_beta, c.layer.ln_eps, out.final_ln);
   else
     out.final_ln.resize(0, 0);
+  // The unembedding on the forward pass's kernel: a decode step's one row gets these
+  // very bits (mha/decode.hpp).
   out.logits.resize(c.num_targets);
+  std::vector<float> pack(detail::PanelFloats(c.layer.d_model));
   for (int k = 0; k < c.num_targets; ++k) {
-    out.logits[k].noalias() = out.Head() * m.unembed[k];
-    out.logits[k].rowwise() += m.unembed_b[k];
+    out.logits[k].resize(seq, c.vocab_size());
+    detail::RowsTimes(out.Head().data(), seq, c.layer.d_model, m.unembed[k], m.unembed_b[k], out.logits[k].data(),
+                      pack.data());
   }
 }
 

@@ -57,6 +57,7 @@
 #include "mha/teach.hpp"
 #include "mha/live.hpp"
 #include "mha/model.hpp"
+#include "mha/decode.hpp"
 #include "mha/train.hpp"
 #include "mha/tasks.hpp"
 #include "mha/heads.hpp"

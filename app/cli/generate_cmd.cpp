@@ -1,0 +1,390 @@
+// `mhaviz generate`: a language model continues a prompt one piece at a time. The
+// prompt is read once (the prefill), then every new piece is one decode step over the
+// KV cache (mha/decode.hpp); beside it the whole sequence is recomputed as the model
+// would without a cache, so each step's time and FLOPs are shown both ways and the two
+// logits are compared.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/model_trace.hpp"
+#include "commands.hpp"
+#include "io/assets.hpp"
+#include "io/checkpoint.hpp"
+#include "lm/generation.hpp"
+#include "lm/language_model.hpp"
+#include "mha/decode.hpp"
+#include "options/terminal.hpp"
+#include "options/timing.hpp"
+
+namespace mha::cli {
+namespace {
+
+const char* kGenerateAbout =
+    "A trained language model continues a prompt, one piece at a time, with a KV cache:\n"
+    "the prompt is read once (the prefill) and every layer keeps its K and V rows; each new\n"
+    "piece then computes only its own row and attends over the cache. Beside it the whole\n"
+    "sequence is recomputed, as without a cache, and both are timed.";
+const char* kGenerateFooter =
+    "The text streams to standard output, then a table per step: the position of the new\n"
+    "piece, the time and FLOPs of the pass that chose it with the cache and without, and the\n"
+    "cache's size (2 x layers x kv_heads x head_dim x pieces x 4 bytes). Notes go to standard\n"
+    "error. Without --temperature and --top-k the likeliest piece is taken (greedy).\n"
+    "Exit status: 0 ok, 1 runtime error (files), 2 usage error (flags, a model that is not\n"
+    "a language model).\n\n"
+    "  mhaviz generate --model mhaviz-small --prompt \"고양이가\" --tokens 40\n"
+    "  mhaviz generate --prompt \"The cat\" --temperature 0.8 --top-k 40 --seed 7 --json";
+
+constexpr long long kBig = 1LL << 30;
+
+struct GenerateArgs {
+  std::string model = io::kSmallModelArg, prompt;
+  int tokens = 40;
+  double temperature = 0;
+  bool temperature_given = false;
+  int top_k = 0;
+  std::uint64_t seed = 0;
+  int threads = 0;  // 0: the checkpoint's own setting
+  bool no_cache = false, json = false;
+  bool help = false;
+  std::string help_text;
+};
+
+void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
+  const std::string g = "What to generate";
+  TextFlag(app, "--model", a.model,
+           "a language model from mhaviz train --task text (default mhaviz-small, the\n"
+           "shipped one)",
+           "--model needs a checkpoint, e.g. --model mhaviz-small.")
+      ->transform(ShippedModelName())
+      ->type_name("M.npz")
+      ->group(g);
+  app.add_option("--prompt", a.prompt, "the start of the text (default: none, the model starts from <s>)")
+      ->type_name("TEXT")
+      ->group(g);
+  IntFlag(
+      app, "--tokens", -kBig, kBig, [&a](int v) { a.tokens = v; },
+      "new pieces to generate (default 40; generation stops at the model's context)",
+      [](long long n) {
+        return n >= 1 && n <= ModelLimits::kMaxSeq
+                   ? std::string()
+                   : "--tokens = " + std::to_string(n) + " asks for " + (n < 1 ? "no" : "too many") +
+                         " new pieces: give 1 to " + std::to_string(ModelLimits::kMaxSeq) +
+                         " (no model reads more; mhaviz-small's context is 64 pieces, prompt included). Try 40.";
+      })
+      ->group(g);
+  app.add_option_function<std::string>(
+         "--temperature",
+         [&a](const std::string& v) {
+           a.temperature = std::strtod(v.c_str(), nullptr);
+           a.temperature_given = true;
+         },
+         "sample from softmax(logits / T): below 1 sharper, above 1 flatter (default: greedy,\n"
+         "the likeliest piece)")
+      ->type_name("T")
+      ->group(g)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double t = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0')
+              return "--temperature expects a number such as 0.8, got '" + TerminalSafe(v) + "'.";
+            if (!std::isfinite(t) || t <= 0)
+              return "--temperature = " + TerminalSafe(v) +
+                     " cannot divide the logits: it must be a positive number (0.8 sharpens the next piece's "
+                     "distribution, 1.5 flattens it). For the likeliest piece every time, leave --temperature out.";
+            return "";
+          },
+          ""));
+  IntFlag(
+      app, "--top-k", -kBig, kBig, [&a](int v) { a.top_k = v; },
+      "sample only among the K likeliest pieces (with --temperature, or at T = 1)",
+      [](long long n) {
+        return n >= 1 && n <= ModelLimits::kMaxVocab
+                   ? std::string()
+                   : "--top-k = " + std::to_string(n) +
+                         " keeps no piece or more than any vocabulary has: give 1 (greedy) up to the model's "
+                         "vocabulary size (4000 for mhaviz-small). Try 40.";
+      })
+      ->type_name("K")
+      ->group(g);
+  SeedFlag(app, "--seed", [&a](std::uint64_t v) { a.seed = v; },
+           "seed of the draws with --temperature or --top-k (default 0): the same seed, the same text")
+      ->group(g);
+  app.add_flag("--no-cache", a.no_cache,
+               "generate by recomputing the whole sequence for every piece (no KV cache): the\n"
+               "same text, slower")
+      ->group(g);
+  IntFlag(
+      app, "--threads", -kBig, kBig, [&a](int v) { a.threads = v; },
+      "CPU threads of the prefill and of the full recomputation (default: the checkpoint's)",
+      [](long long n) {
+        return n >= 1 && n <= Limits::kMaxThreads ? std::string()
+                                                  : "--threads = " + std::to_string(n) + " must be between 1 and " +
+                                                        std::to_string(Limits::kMaxThreads) +
+                                                        ". Try 1, or the number of cores.";
+      })
+      ->type_name("T")
+      ->group(g);
+  app.add_flag("--json", a.json,
+               "print one JSON object (text, pieces, ids, every step's times and FLOPs, the\n"
+               "cache's shape and bytes) instead of the streamed text and table")
+      ->group(kOutputGroup);
+}
+
+GenerateArgs ParseGenerateArgs(const std::vector<std::string>& argv) {
+  GenerateArgs a = ParseCommandArgs("generate", kGenerateAbout, kGenerateFooter, DeclareGenerateFlags, argv,
+                                    [](const std::string& word) {
+                                      return "'" + TerminalSafe(word) +
+                                             "' is not a flag: put the text after --prompt, e.g. --prompt \"" +
+                                             TerminalSafe(word) + "\".";
+                                    });
+  if (a.help) return a;
+  if (a.model == io::kSmallModelArg) {  // the default, which no transform has seen
+    const std::string error = ShippedModelName()(a.model);
+    if (!error.empty()) throw UsageError(error);
+  }
+  return a;
+}
+
+// The text so far, printed as it grows. A character spelled in byte pieces decodes
+// to U+FFFD until its last byte arrives, so a trailing U+FFFD waits.
+class TextStream {
+ public:
+  TextStream(const lm::Tokenizer& tok, bool on) : tok_(tok), on_(on) {}
+  void Update(const std::vector<int>& ids, bool last) {
+    if (!on_) return;
+    const std::string t = tok_.Decode(ids);
+    static const std::string kReplacement = "\xEF\xBF\xBD";
+    std::size_t stable = t.size();
+    while (!last && stable >= 3 && t.compare(stable - 3, 3, kReplacement) == 0) stable -= 3;
+    if (stable <= printed_.size() || t.compare(0, printed_.size(), printed_) != 0) return;
+    std::cout << TerminalSafe(t.substr(printed_.size(), stable - printed_.size()), true) << std::flush;
+    printed_ = t.substr(0, stable);
+  }
+
+ private:
+  const lm::Tokenizer& tok_;
+  bool on_;
+  std::string printed_;
+};
+
+// "generating: piece 12 of 40" on stderr, only where someone watches it and the text
+// is not already streaming onto the same screen.
+class Progress {
+ public:
+  Progress(int total, bool text_on_screen)
+      : total_(total), on_(isatty(fileno(stderr)) != 0 && !(text_on_screen && isatty(fileno(stdout)) != 0)) {}
+  void Show(int done) {
+    if (on_) std::fprintf(stderr, "\rgenerating: piece %d of %d", done, total_);
+  }
+  void Clear() {
+    if (on_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  int total_;
+  bool on_;
+};
+
+std::string Fixed(double v, int decimals) {
+  if (v < 0) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+// Columns a string takes on a terminal: Hangul and CJK characters take two.
+std::size_t Columns(const std::string& s) {
+  std::size_t cols = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int len = c < 0x80 ? 1 : c >> 5 == 6 ? 2 : c >> 4 == 14 ? 3 : 4;
+    char32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (int k = 1; k < len && i + k < s.size(); ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
+                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+                      (cp >= 0xFF00 && cp <= 0xFF60);
+    cols += wide ? 2 : 1;
+    i += static_cast<std::size_t>(len);
+  }
+  return cols;
+}
+
+std::string Pad(const std::string& s, std::size_t w, bool left = false) {
+  const std::size_t cols = Columns(s);
+  if (cols >= w) return s;
+  return left ? std::string(w - cols, ' ') + s : s + std::string(w - cols, ' ');
+}
+
+void PrintTable(const std::vector<lm::GeneratedPiece>& steps, bool cached) {
+  std::cout << "\nper step: the pass that chose each new piece (wall-clock ms; FLOPs of its matrix products)\n";
+  std::cout << Pad("pos", 4, true) << "  " << Pad("piece", 14) << Pad(cached ? "cached ms" : "", 10, true)
+            << Pad("full ms", 10, true) << Pad("cached FLOPs", 15, true) << Pad("full FLOPs", 15, true) << "\n";
+  for (const lm::GeneratedPiece& r : steps)
+    std::cout << Pad(std::to_string(r.position), 4, true) << "  " << Pad(TerminalToken(r.piece, 12), 14)
+              << Pad(cached ? Fixed(r.ms_cached, 3) : "", 10, true) << Pad(Fixed(r.ms_full, 3), 10, true)
+              << Pad(Thousands(static_cast<long long>(r.flops.cached)), 15, true)
+              << Pad(Thousands(static_cast<long long>(r.flops.full)), 15, true) << "\n";
+}
+
+nlohmann::json StepsJson(const std::vector<lm::GeneratedPiece>& steps) {
+  nlohmann::json a = nlohmann::json::array();
+  auto num = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  for (const lm::GeneratedPiece& r : steps)
+    a.push_back({{"position", r.position},
+                 {"id", r.id},
+                 {"piece", r.piece},
+                 {"ms_cached", num(r.ms_cached)},
+                 {"ms_full", r.ms_full},
+                 {"cpu_ms_cached", num(r.cpu_cached)},
+                 {"cpu_ms_full", r.cpu_full},
+                 {"flops_cached", r.flops.cached},
+                 {"flops_full", r.flops.full},
+                 {"max_logit_diff", num(r.logit_diff)}});
+  return a;
+}
+
+// "the task 'offsets'" from a checkpoint's task JSON, or "no task".
+std::string TaskName(const std::string& task_json) {
+  const nlohmann::json t = nlohmann::json::parse(task_json, nullptr, false);
+  if (t.is_object() && t.contains("name") && t["name"].is_string())
+    return "the task '" + TerminalSafe(t["name"].get<std::string>()) + "'";
+  return "no text task";
+}
+
+int Generate(const GenerateArgs& a) {
+  Model model = io::LoadModel(a.model);
+  if (!lm::IsLanguageModel(model.cfg))
+    throw UsageError("'" + a.model + "' is not a language model: it was trained on " + TaskName(model.cfg.task) +
+                     ", whose tokens are not text, so there is nothing to continue a prompt with. Give a checkpoint "
+                     "from mhaviz train --task text, such as --model mhaviz-small.");
+  if (a.threads > 0) model.cfg.layer.threads = a.threads;
+  const lm::LanguageModel lm = lm::WrapLanguageModel(std::move(model), "", a.model);
+  const ModelConfig& cfg = lm.model.cfg;
+  const int vocab = cfg.vocab_size(), context = cfg.max_seq;
+  if (a.top_k > vocab)
+    throw UsageError("--top-k = " + std::to_string(a.top_k) + " is more than the model's " + std::to_string(vocab) +
+                     " pieces: give 1 to " + std::to_string(vocab) + ". Try 40.");
+  Sampling sampling;
+  sampling.temperature = a.temperature_given ? a.temperature : a.top_k > 0 ? 1.0 : 0.0;
+  sampling.top_k = a.top_k;
+  sampling.seed = a.seed;
+  CheckSampling(sampling, vocab);
+
+  std::vector<int> prompt_ids;
+  std::string cut;
+  try {
+    prompt_ids = lm::PromptIds(lm, a.prompt, &cut);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--prompt: ") + e.what());
+  }
+  std::vector<std::string> notes;
+  if (!cut.empty()) notes.push_back(cut);
+  const bool cached = !a.no_cache;
+  // Refuses a model that is not causal, before anything is printed.
+  lm::Generation gen(lm, prompt_ids, sampling, cached);
+  for (const std::string& n : notes) std::cerr << "mhaviz generate: note: " << TerminalSafe(n) << "\n";
+
+  TextStream stream(lm.tokenizer, !a.json);
+  Progress progress(a.tokens, !a.json);
+  stream.Update(gen.ids(), false);
+  std::string stop;
+  double worst_diff = 0;
+  for (int j = 0; j < a.tokens; ++j) {
+    if (gen.AtContext()) {
+      stop = "stopped at the model's context: it reads at most " + std::to_string(context) +
+             " pieces (max_seq), and the text has " + std::to_string(gen.ids().size()) + " with <s>; " +
+             std::to_string(j) + " of the " + std::to_string(a.tokens) + " pieces asked for were generated.";
+      break;
+    }
+    worst_diff = std::max(worst_diff, gen.Next().logit_diff);
+    stream.Update(gen.ids(), false);
+    progress.Show(j + 1);
+  }
+  progress.Clear();
+  stream.Update(gen.ids(), true);
+  if (!stop.empty()) std::cerr << (a.json ? "" : "\n") << "mhaviz generate: note: " << stop << "\n";
+
+  const Config lc = cfg.LayerConfig();
+  const std::vector<int>& ids = gen.ids();
+  const std::vector<lm::GeneratedPiece>& steps = gen.steps();
+  const int read = gen.CacheRows();
+  const std::int64_t bytes = gen.CacheBytes();
+  const std::vector<int> generated(ids.begin() + static_cast<std::ptrdiff_t>(prompt_ids.size()), ids.end());
+  if (a.json) {
+    nlohmann::json j;
+    j["model"] = lm.path;
+    j["prompt"] = a.prompt;
+    j["prompt_ids"] = prompt_ids;
+    j["prompt_pieces"] = lm.tokenizer.Pieces(prompt_ids);
+    j["ids"] = generated;
+    j["pieces"] = lm.tokenizer.Pieces(generated);
+    j["text"] = lm.tokenizer.Decode(ids);
+    j["generated_text"] = lm.tokenizer.Decode(generated);
+    j["cache_used"] = cached;
+    j["sampling"] = {{"greedy", sampling.temperature == 0},
+                     {"temperature", sampling.temperature},
+                     {"top_k", sampling.top_k},
+                     {"seed", sampling.seed}};
+    j["context"] = context;
+    j["cache"] = {{"layers", cfg.num_layers},
+                  {"kv_heads", lc.kv_heads()},
+                  {"n", read},
+                  {"head_dim", lc.head_dim()},
+                  {"bytes", bytes}};
+    j["max_logit_diff"] = cached && !steps.empty() ? nlohmann::json(worst_diff) : nlohmann::json(nullptr);
+    j["steps"] = StepsJson(steps);
+    nlohmann::json n = notes;
+    if (!stop.empty()) n.push_back(stop);
+    j["notices"] = n;
+    // A path need not be UTF-8; JSON text must be (U+FFFD stands in for a bad byte).
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  std::cout << "\n";
+  PrintTable(steps, cached);
+  std::cout << "\nmodel " << TerminalSafe(lm.path) << ": " << cfg.num_layers << " layers, num_heads = " << lc.num_heads
+            << ", kv_heads = " << lc.kv_heads() << ", head_dim = " << lc.head_dim() << ", context " << context
+            << " pieces; "
+            << (sampling.temperature == 0
+                    ? std::string("greedy")
+                    : "sampled at temperature " + Fixed(sampling.temperature, 3) +
+                          (sampling.top_k > 0 ? ", top-k " + std::to_string(sampling.top_k) : std::string()) +
+                          ", seed " + std::to_string(sampling.seed))
+            << (cached ? "" : "; without the cache (--no-cache)") << "\n";
+  std::cout << "prompt " << prompt_ids.size() << (prompt_ids.size() == 1 ? " piece" : " pieces") << " (with <s>), generated "
+            << generated.size() << "\n";
+  std::cout << "KV cache: 2 x " << cfg.num_layers << " layers x " << lc.kv_heads() << " kv_heads x " << lc.head_dim()
+            << " head_dim x " << read << " pieces x 4 bytes = " << Thousands(bytes) << " bytes"
+            << (cached ? "" : " (what it would hold)") << "\n";
+  if (!steps.empty()) {
+    const lm::GeneratedPiece& last = steps.back();
+    std::cout << "last step: " << Thousands(static_cast<long long>(last.flops.cached)) << " FLOPs with the cache, "
+              << Thousands(static_cast<long long>(last.flops.full)) << " without (" << Fixed(last.flops.full / last.flops.cached, 1)
+              << "x)\n";
+    if (cached) {
+      char diff[64];
+      std::snprintf(diff, sizeof diff, "%.3g", worst_diff);
+      std::cout << "largest |logit difference| between the cached step and the full recomputation: " << diff << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int GenerateCommand(const std::vector<std::string>& args) {
+  return Guard("generate", [&] {
+    const GenerateArgs a = ParseGenerateArgs(args);
+    if (a.help) return std::cout << a.help_text, 0;
+    return Generate(a);
+  });
+}
+
+}  // namespace mha::cli
