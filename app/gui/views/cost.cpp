@@ -127,13 +127,13 @@ void ComplexityTable(const CostNumbers& c) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(par);
   };
-  row("RNN", "O(n\xC2\xB7" "d\xC2\xB2)", Num(c.rnn), "hard: the first and last word are " + std::to_string(std::max(c.n - 1, 0)) + " steps apart",
+  row("RNN", "O(n\xC2\xB7" "d^2)", Num(c.rnn), "hard: the first and last word are " + std::to_string(std::max(c.n - 1, 0)) + " steps apart",
       "no: one step after another");
-  row("CNN (k = 3)", "O(k\xC2\xB7n\xC2\xB7" "d\xC2\xB2)", Num(c.cnn),
+  row("CNN (k = 3)", "O(k\xC2\xB7n\xC2\xB7" "d^2)", Num(c.cnn),
       "grows with the layers: about " + std::to_string(std::max(1, (c.n + kCnnKernel - 2) / (kCnnKernel - 1))) +
           " layers of width 3 to span " + n + " words",
       "yes");
-  row("self-attention", "O(n\xC2\xB2\xC2\xB7" "d)", Num(c.attn), "one layer: every word sees every word", "yes");
+  row("self-attention", "O(n^2\xC2\xB7" "d)", Num(c.attn), "one layer: every word sees every word", "yes");
   ImGui::EndTable();
 }
 
@@ -194,7 +194,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   const float xc = X(2.0 * c.d);
   dl->AddLine(ImVec2(xc, a.y), ImVec2(xc, b.y), Pal().highlight, 1.5f);
   std::snprintf(buf, sizeof buf, "n = 2d = %d", 2 * c.d);
-  dl->AddText(ImVec2(xc + fs * 0.3f, a.y + fs * 0.2f), Pal().highlight, buf);
+  dl->AddText(ImVec2(xc + fs * 0.3f, b.y - fs * 2.6f), Pal().highlight, buf);
   const float xn = X(std::max(c.n, 1));
   for (auto [v, col] : {std::pair<std::int64_t, ImU32>{c.now.core, col_core}, {c.now.projections, col_proj}})
     dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(v))), fs * 0.35f, col);
@@ -209,9 +209,9 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
     dl->AddText(ImVec2(a.x + fs * 1.9f, ly), ImGui::GetColorU32(ImGuiCol_Text), t);
     ly += fs * 1.2f;
   };
-  legend("attention core: scores, softmax, weights x V (~4 n\xC2\xB2 d)", col_core);
-  legend("projections: Q, K, V, W_O (~8 n d\xC2\xB2)", col_proj);
-  if (ffn) legend("feed-forward (~16 n d\xC2\xB2)", col_ffn);
+  legend("attention core: scores, softmax, weights x V (~4 n^2 d)", col_core);
+  legend("projections: Q, K, V, W_O (~8 n d^2)", col_proj);
+  if (ffn) legend("feed-forward (~16 n d^2)", col_ffn);
   dl->AddText(ImVec2(b.x - fs * 9.0f, b.y - fs * 1.3f), Pal().muted_text, "n (tokens), log");
   ImGui::Dummy(size);
   Probe(s, "cost plot");
@@ -221,7 +221,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
 
 void DrawCostView(AppState& s) {
   SectionTitle(s, "What attention costs",
-               "Self-attention relates every word to every word in one layer, in parallel, and pays for it with n\xC2\xB2: "
+               "Self-attention relates every word to every word in one layer, in parallel, and pays for it with n^2: "
                "the scores and weights grow with the square of the sentence's length.",
                true);
   if (!HaveResultsToShow(s)) return;
@@ -248,17 +248,17 @@ void DrawCostView(AppState& s) {
   if (c.now.ffn > 0) ImGui::BulletText("feed-forward: %s", Num(c.now.ffn).c_str());
   char line[320];
   std::snprintf(line, sizeof line,
-                "The core overtakes the projections at n = %d by the shape flow's exact counts (4n\xC2\xB2" "d = 8n" "d\xC2\xB2 "
+                "The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2" "d = 8n" "d^2 "
                 "at n = 2d = %d).",
                 c.crossover, 2 * c.d);
   ImGui::TextUnformatted(line);
   ImGui::Spacing();
   ImGui::TextUnformatted("Memory of the attention weights:");
-  ImGui::BulletText("weights n\xC2\xB2 x heads x 4 bytes: %s", Bytes(c.weights_bytes).c_str());
+  ImGui::BulletText("weights n^2 x heads x 4 bytes: %s", Bytes(c.weights_bytes).c_str());
   ImGui::BulletText("standard attention keeps scores and weights: %s", Bytes(c.standard_bytes).c_str());
   ImGui::BulletText("Flash attention holds one %d x %d tile per worker: %s", FlashBr(c.cfg), FlashBc(c.cfg),
                     Bytes(c.flash_bytes).c_str());
-  Muted("Flash attention does the same FLOPs (time still grows as n\xC2\xB2) but its memory grows only as n. "
+  Muted("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
         "See the Flash tab.");
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();

@@ -249,7 +249,7 @@ void DrawBlockTable(AppState& s, const FlashTiles& ft) {
 
 void DrawFlashView(AppState& s) {
   SectionTitle(s, "Flash attention, tile by tile",
-               "The same softmax(Q K\xE1\xB5\x80 / \xE2\x88\x9A" "d_k) V without ever holding the seq x seq_kv matrix: "
+               "The same softmax(Q K^T / \xE2\x88\x9A" "d_k) V without ever holding the seq x seq_kv matrix: "
                "blocks of Br query rows meet blocks of Bc keys, and each row keeps a running max m, a running sum l "
                "and an unnormalised output O, rescaled by exp(m_old - m_new) whenever a new tile raises the max.",
                true);
