@@ -128,7 +128,7 @@ void ComplexityTable(const CostNumbers& c) {
     ImGui::TextUnformatted(par);
   };
   row("RNN", "O(n\xC2\xB7" "d^2)", Num(c.rnn), "hard: the first and last word are " + std::to_string(std::max(c.n - 1, 0)) + " steps apart",
-      "no: one step after another");
+      "no");
   row("CNN (k = 3)", "O(k\xC2\xB7n\xC2\xB7" "d^2)", Num(c.cnn),
       "grows with the layers: about " + std::to_string(std::max(1, (c.n + kCnnKernel - 2) / (kCnnKernel - 1))) +
           " layers of width 3 to span " + n + " words",
