@@ -22,7 +22,7 @@ namespace mha::gui {
 
 // The tabs of the results area, in order (views/registry.hpp's table lists them in the same order).
 enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Train, HeadView, ModelView,
-                  NextTokens, Count };
+                  NextTokens, Flash, Cost, Count };
 inline constexpr int kViewCount = static_cast<int>(View::Count);
 
 // A cached value: `key` says what it was computed from (trace generation and the

@@ -45,6 +45,10 @@ void DrawModelView(AppState& s);  // lm/model_view.cpp
 nlohmann::json DumpModelView(AppState& s);
 void DrawNextTokensView(AppState& s);  // lm/next_tokens.cpp
 nlohmann::json DumpNextTokensView(AppState& s);
+void DrawFlashView(AppState& s);  // flash.cpp
+nlohmann::json DumpFlashView(AppState& s);
+void DrawCostView(AppState& s);  // cost.cpp
+nlohmann::json DumpCostView(AppState& s);
 
 struct ViewEntry {
   View id;
@@ -90,6 +94,11 @@ inline constexpr ViewEntry kViews[kViewCount] = {
     {View::NextTokens, "next", "Next", "Next-piece predictions of the language model",
      "the language model's 5 likeliest next pieces after each position", &DrawNextTokensView,
      &DumpNextTokensView, true},
+    {View::Flash, "flash", "Flash", "Flash attention, tile by tile",
+     "Flash attention stepped tile by tile: m, l, rescale, memory, exact context", &DrawFlashView,
+     &DumpFlashView, true},
+    {View::Cost, "cost", "Cost", "What attention costs as n grows",
+     "RNN / CNN / self-attention cost, FLOPs against n, the n x n bytes", &DrawCostView, &DumpCostView, true},
 };
 
 // The table is indexed by View: a row out of place would open the wrong tab.

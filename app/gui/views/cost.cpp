@@ -1,0 +1,288 @@
+// What attention costs as n grows (lesson 001's table, live): RNN / CNN /
+// self-attention with the current n and d_model filled in; FLOPs against n on log-log
+// axes for the attention core and the projections, from the core's shape-flow table
+// (the same numbers the shape flow shows); and the bytes of the n x n weights against
+// Flash attention's tile.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "mha/flash.hpp"
+
+namespace mha::gui {
+
+using dump::json;
+
+namespace {
+
+constexpr int kCnnKernel = 3;  // the CNN row's kernel width k
+
+// The shape flow's FLOPs, grouped as the lesson groups them.
+struct FlopSplit {
+  std::int64_t core = 0;         // scores, softmax, weights x V: ~4 n^2 d
+  std::int64_t projections = 0;  // Q, K, V and the output projection: ~8 n d^2
+  std::int64_t ffn = 0;          // the encoder block's feed-forward: ~16 n d^2
+};
+
+FlopSplit Split(const std::vector<FlowRow>& flow) {
+  FlopSplit f;
+  for (const FlowRow& r : flow) {
+    switch (r.id) {
+      case StepId::Scores:
+      case StepId::Softmax:
+      case StepId::Context: f.core += r.flops; break;
+      case StepId::QProj:
+      case StepId::KProj:
+      case StepId::VProj:
+      case StepId::OutProj: f.projections += r.flops; break;
+      case StepId::FfnUp:
+      case StepId::FfnDown: f.ffn += r.flops; break;
+      default: break;
+    }
+  }
+  return f;
+}
+
+// The smallest n (a power of two's neighbourhood searched exactly) at which the core's
+// FLOPs reach the projections', from the shape flow itself.
+int CrossoverN(const Config& cfg) {
+  int lo = 1, hi = 1;
+  auto core_wins = [&](int n) {
+    const FlopSplit f = Split(ShapeFlow(cfg, n, n));
+    return f.core >= f.projections;
+  };
+  while (!core_wins(hi)) {
+    lo = hi;
+    if (hi > (1 << 28)) return -1;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (core_wins(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+std::string Num(std::int64_t v) { return Thousands(static_cast<long long>(v)); }
+
+struct CostNumbers {
+  Config cfg;
+  int n = 0, n_kv = 0, d = 0;
+  FlopSplit now;  // the current trace's shape flow
+  std::int64_t rnn = 0, cnn = 0, attn = 0;
+  int crossover = 0;
+  std::int64_t weights_bytes = 0, standard_bytes = 0, flash_bytes = 0;
+};
+
+bool Numbers(const AppState& s, CostNumbers& c) {
+  if (!s.result.ok) return false;
+  const Trace& t = s.result.trace;
+  c.cfg = t.cfg;
+  c.n = t.seq;
+  c.n_kv = t.seq_kv;
+  c.d = t.cfg.d_model;
+  c.now = Split(t.flow);
+  const std::int64_t n = c.n, d = c.d;
+  c.rnn = n * d * d;
+  c.cnn = kCnnKernel * n * d * d;
+  c.attn = n * n * d;
+  c.crossover = CrossoverN(c.cfg);
+  c.weights_bytes = static_cast<std::int64_t>(n) * c.n_kv * t.cfg.num_heads * 4;
+  c.standard_bytes = static_cast<std::int64_t>(StandardAttentionBytes(t.cfg, c.n, c.n_kv));
+  c.flash_bytes = static_cast<std::int64_t>(FlashWorkerBytes(t.cfg));
+  return true;
+}
+
+void ComplexityTable(const CostNumbers& c) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("##cost_table", 5, flags)) return;
+  char hdr[96];
+  std::snprintf(hdr, sizeof hdr, "at n = %d, d = %d", c.n, c.d);
+  ImGui::TableSetupColumn("layer");
+  ImGui::TableSetupColumn("time");
+  ImGui::TableSetupColumn(hdr);
+  ImGui::TableSetupColumn("long-range dependency");
+  ImGui::TableSetupColumn("parallel");
+  ImGui::TableHeadersRow();
+  const std::string n = std::to_string(c.n);
+  auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(a);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(v.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(dep.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(par);
+  };
+  row("RNN", "O(n\xC2\xB7" "d^2)", Num(c.rnn), "hard: the first and last word are " + std::to_string(std::max(c.n - 1, 0)) + " steps apart",
+      "no");
+  row("CNN (k = 3)", "O(k\xC2\xB7n\xC2\xB7" "d^2)", Num(c.cnn),
+      "grows with the layers: about " + std::to_string(std::max(1, (c.n + kCnnKernel - 2) / (kCnnKernel - 1))) +
+          " layers of width 3 to span " + n + " words",
+      "yes");
+  row("self-attention", "O(n^2\xC2\xB7" "d)", Num(c.attn), "one layer: every word sees every word", "yes");
+  ImGui::EndTable();
+}
+
+// Log-log FLOPs against n for the core, the projections (and the FFN), from
+// ShapeFlow at each n; n = 2d marked; the current n as dots.
+void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const float left = fs * 3.2f, bottom = fs * 1.8f;
+  const ImVec2 a(o.x + left, o.y + fs * 0.5f), b(o.x + size.x - fs * 0.5f, o.y + size.y - bottom);
+  dl->AddRectFilled(a, b, Pal().block_bg);
+  dl->AddRect(a, b, Pal().block_border);
+  const double x0 = 0.0, x1 = std::max(5.0, std::ceil(std::log10(std::max(4.0 * c.d, 2.0 * c.n))) + 1.0);
+  const bool ffn = c.now.ffn > 0;
+  const int samples = 48;
+  std::vector<FlopSplit> pts(samples + 1);
+  std::vector<double> ns(samples + 1);
+  double y0 = 1e300, y1 = 0;
+  for (int i = 0; i <= samples; ++i) {
+    ns[i] = std::max(1.0, std::round(std::pow(10.0, x0 + (x1 - x0) * i / samples)));
+    pts[i] = Split(ShapeFlow(c.cfg, static_cast<int>(ns[i]), static_cast<int>(ns[i])));
+    for (std::int64_t v : {pts[i].core, pts[i].projections, ffn ? pts[i].ffn : pts[i].core}) {
+      y0 = std::min(y0, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
+      y1 = std::max(y1, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
+    }
+  }
+  y0 = std::floor(y0);
+  y1 = std::ceil(y1);
+  auto X = [&](double n) { return a.x + static_cast<float>((std::log10(n) - x0) / (x1 - x0)) * (b.x - a.x); };
+  auto Y = [&](double v) {
+    return b.y - static_cast<float>((std::log10(std::max(v, 1.0)) - y0) / (y1 - y0)) * (b.y - a.y);
+  };
+  char buf[64];
+  for (int e = static_cast<int>(x0); e <= static_cast<int>(x1); ++e) {
+    const float x = X(std::pow(10.0, e));
+    dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), Pal().grid_line);
+    std::snprintf(buf, sizeof buf, "1e%d", e);
+    dl->AddText(ImVec2(x - fs * 0.6f, b.y + fs * 0.2f), Pal().muted_text, buf);
+  }
+  const int ystep = std::max(1, static_cast<int>((y1 - y0) / 6));
+  for (int e = static_cast<int>(y0); e <= static_cast<int>(y1); e += ystep) {
+    const float y = Y(std::pow(10.0, e));
+    dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), Pal().grid_line);
+    std::snprintf(buf, sizeof buf, "1e%d", e);
+    dl->AddText(ImVec2(o.x + fs * 0.3f, y - fs * 0.5f), Pal().muted_text, buf);
+  }
+  const ImU32 col_core = Pal().error_text, col_proj = Pal().accent, col_ffn = Pal().ok_text;
+  auto curve = [&](std::int64_t FlopSplit::*m, ImU32 col) {
+    std::vector<ImVec2> line;
+    for (int i = 0; i <= samples; ++i) line.push_back(ImVec2(X(ns[i]), Y(static_cast<double>(pts[i].*m))));
+    dl->AddPolyline(line.data(), static_cast<int>(line.size()), col, 0, 2.0f);
+  };
+  dl->PushClipRect(a, b, true);
+  curve(&FlopSplit::core, col_core);
+  curve(&FlopSplit::projections, col_proj);
+  if (ffn) curve(&FlopSplit::ffn, col_ffn);
+  const float xc = X(2.0 * c.d);
+  dl->AddLine(ImVec2(xc, a.y), ImVec2(xc, b.y), Pal().highlight, 1.5f);
+  std::snprintf(buf, sizeof buf, "n = 2d = %d", 2 * c.d);
+  dl->AddText(ImVec2(xc + fs * 0.3f, b.y - fs * 2.6f), Pal().highlight, buf);
+  const float xn = X(std::max(c.n, 1));
+  for (auto [v, col] : {std::pair<std::int64_t, ImU32>{c.now.core, col_core}, {c.now.projections, col_proj}})
+    dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(v))), fs * 0.35f, col);
+  if (ffn) dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
+  std::snprintf(buf, sizeof buf, "your sentence: n = %d", c.n);
+  dl->AddText(ImVec2(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f), ImGui::GetColorU32(ImGuiCol_Text), buf);
+  dl->PopClipRect();
+  // Legend, top left inside the plot.
+  float ly = a.y + fs * 0.3f;
+  auto legend = [&](const char* t, ImU32 col) {
+    dl->AddLine(ImVec2(a.x + fs * 0.4f, ly + fs * 0.5f), ImVec2(a.x + fs * 1.6f, ly + fs * 0.5f), col, 2.5f);
+    dl->AddText(ImVec2(a.x + fs * 1.9f, ly), ImGui::GetColorU32(ImGuiCol_Text), t);
+    ly += fs * 1.2f;
+  };
+  legend("attention core: scores, softmax, weights x V (~4 n^2 d)", col_core);
+  legend("projections: Q, K, V, W_O (~8 n d^2)", col_proj);
+  if (ffn) legend("feed-forward (~16 n d^2)", col_ffn);
+  dl->AddText(ImVec2(b.x - fs * 9.0f, b.y - fs * 1.3f), Pal().muted_text, "n (tokens), log");
+  ImGui::Dummy(size);
+  Probe(s, "cost plot");
+}
+
+}  // namespace
+
+void DrawCostView(AppState& s) {
+  SectionTitle(s, "What attention costs",
+               "Self-attention relates every word to every word in one layer, in parallel, and pays for it with n^2: "
+               "the scores and weights grow with the square of the sentence's length.",
+               true);
+  if (!HaveResultsToShow(s)) return;
+  CostNumbers c;
+  if (!Numbers(s, c)) return;
+  ComplexityTable(c);
+  Probe(s, "cost table");
+  ImGui::PushTextWrapPos(0.0f);
+  Muted(("The numbers are the O() formulas with n = " + std::to_string(c.n) + " and d = d_model = " +
+         std::to_string(c.d) + " (no constant factors): self-attention is the cheaper while n < d.")
+            .c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::Spacing();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 size(std::min(avail * 0.62f, fs * 44.0f), std::max(fs * 14.0f, std::min(fs * 22.0f, ImGui::GetContentRegionAvail().y - fs)));
+  Plot(s, c, size);
+  ImGui::SameLine(0, fs);
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted("FLOPs of this layer at your n (the shape flow's):");
+  ImGui::BulletText("attention core: %s", Num(c.now.core).c_str());
+  ImGui::BulletText("projections: %s", Num(c.now.projections).c_str());
+  if (c.now.ffn > 0) ImGui::BulletText("feed-forward: %s", Num(c.now.ffn).c_str());
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2" "d = 8n" "d^2 "
+                "at n = 2d = %d).",
+                c.crossover, 2 * c.d);
+  ImGui::TextUnformatted(line);
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Memory of the attention weights:");
+  ImGui::BulletText("weights n^2 x heads x 4 bytes: %s", Bytes(c.weights_bytes).c_str());
+  ImGui::BulletText("standard attention keeps scores and weights: %s", Bytes(c.standard_bytes).c_str());
+  ImGui::BulletText("Flash attention holds one %d x %d tile per worker: %s", FlashBr(c.cfg), FlashBc(c.cfg),
+                    Bytes(c.flash_bytes).c_str());
+  Muted("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
+        "See the Flash tab.");
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+}
+
+json DumpCostView(AppState& s) {
+  CostNumbers c;
+  if (!Numbers(s, c)) return dump::Error("no trace");
+  return {{"n", c.n},
+          {"n_kv", c.n_kv},
+          {"d_model", c.d},
+          {"num_heads", c.cfg.num_heads},
+          {"core_flops", c.now.core},
+          {"projection_flops", c.now.projections},
+          {"ffn_flops", c.now.ffn},
+          {"rnn", c.rnn},
+          {"cnn", c.cnn},
+          {"cnn_kernel", kCnnKernel},
+          {"self_attention", c.attn},
+          {"crossover_n", c.crossover},
+          {"crossover_2d", 2 * c.d},
+          {"weights_bytes", c.weights_bytes},
+          {"standard_bytes", c.standard_bytes},
+          {"flash_tile_bytes", c.flash_bytes}};
+}
+
+}  // namespace mha::gui

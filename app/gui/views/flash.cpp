@@ -1,0 +1,332 @@
+// Flash attention, tile by tile (lesson 003): the current head's seq x seq_kv grid cut
+// into Br x Bc tiles, stepped in the order the forward pass runs them, with each query
+// row's running max m, sum l, rescale factor and partial output, a memory gauge, and
+// at the end the context against the trace's. The arithmetic is mha::FlashTiles'.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/state/view_caches.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/style/wide_glyphs.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/registry.hpp"
+#include "mha/flash.hpp"
+
+namespace mha::gui {
+
+using dump::json;
+using dump::Num;
+
+namespace {
+
+// The view's own state: UI-thread only, rebuilt when the trace, the head or the tile
+// size changes (the tiles copy q, k, v, so they never read a stale trace).
+struct FlashViewState {
+  std::unique_ptr<FlashTiles> tiles;
+  std::uint64_t generation = 0;
+  int head = -1, br = 4, bc = 4, built_br = 0, built_bc = 0;
+  bool playing = false;
+  double last_step = 0.0;
+  std::string error;
+};
+
+FlashViewState& St() {
+  static FlashViewState st;
+  return st;
+}
+
+// The tiles for the current trace and head; null (with st.error) when they cannot run.
+FlashTiles* Tiles(AppState& s) {
+  FlashViewState& st = St();
+  if (!s.result.ok) return nullptr;
+  const Trace& t = s.result.trace;
+  ClampTeachSelection(s);
+  st.br = std::clamp(st.br, 1, std::max(t.seq, 1));
+  st.bc = std::clamp(st.bc, 1, std::max(t.seq_kv, 1));
+  if (!st.tiles || st.generation != s.result.generation || st.head != s.teach.head || st.built_br != st.br ||
+      st.built_bc != st.bc) {
+    st.tiles.reset();
+    st.error.clear();
+    st.generation = s.result.generation;
+    st.head = s.teach.head;
+    st.built_br = st.br;
+    st.built_bc = st.bc;
+    try {
+      st.tiles = std::make_unique<FlashTiles>(t, s.teach.head, st.br, st.bc);
+    } catch (const std::exception& e) {
+      st.error = e.what();
+    }
+  }
+  return st.tiles.get();
+}
+
+// The largest |context_flash - context_trace| over the rows whose block is finished.
+double MaxDiff(const FlashTiles& ft, const Trace& t, int head) {
+  const Mat c = ft.Context();
+  double worst = 0.0;
+  for (int i = 0; i < ft.seq(); ++i) {
+    if (!ft.RowFinished(i)) continue;
+    for (int j = 0; j < ft.head_dim(); ++j)
+      worst = std::max(worst, std::abs(static_cast<double>(c(i, j)) -
+                                       static_cast<double>(t.context(static_cast<Eigen::Index>(head) * t.seq + i, j))));
+  }
+  return worst;
+}
+
+void StepTo(FlashTiles& ft, int target) {
+  target = std::clamp(target, 0, ft.count());
+  if (target < ft.done()) ft.Reset();
+  while (ft.done() < target) ft.Next();
+}
+
+void DrawControls(AppState& s, FlashTiles& ft) {
+  FlashViewState& st = St();
+  const float fs = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(fs * 8.0f);
+  ImGui::SliderInt("Br (query rows)", &st.br, 1, std::max(ft.seq(), 1));
+  Probe(s, "flash br");
+  ImGui::SameLine(0, fs);
+  ImGui::SetNextItemWidth(fs * 8.0f);
+  ImGui::SliderInt("Bc (keys)", &st.bc, 1, std::max(ft.seq_kv(), 1));
+  Probe(s, "flash bc");
+  ImGui::SameLine(0, fs * 1.5f);
+  if (ImGui::Button("\xE2\x97\x80\xE2\x97\x80")) StepTo(ft, 0);
+  Probe(s, "flash start");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the start");
+  ImGui::SameLine();
+  if (ImGui::Button("\xE2\x97\x80")) StepTo(ft, ft.done() - 1);
+  Probe(s, "flash prev");
+  ImGui::SameLine();
+  if (ImGui::Button("\xE2\x96\xB6") && !ft.finished()) ft.Next();
+  Probe(s, "flash next");
+  ImGui::SameLine();
+  if (ImGui::Button("\xE2\x96\xB6\xE2\x96\xB6")) StepTo(ft, ft.count());
+  Probe(s, "flash end");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run every remaining tile");
+  ImGui::SameLine();
+  if (ImGui::Checkbox("play", &st.playing)) st.last_step = ImGui::GetTime();
+  Probe(s, "flash play");
+  if (st.playing) {
+    if (ft.finished()) {
+      st.playing = false;
+    } else if (ImGui::GetTime() - st.last_step >= 0.6) {
+      ft.Next();
+      st.last_step = ImGui::GetTime();
+    }
+  }
+  ImGui::SameLine(0, fs);
+  ImGui::AlignTextToFramePadding();
+  ImGui::Text("tile %d of %d", ft.done(), ft.count());
+  // Tiles done and in all, for the GUI tests to wait on (the probe holds rectangles).
+  s.ui.probe["flash_tiles"] = {static_cast<float>(ft.done()), static_cast<float>(ft.count()), 0.0f, 0.0f};
+}
+
+// The grid: finished tiles shaded by the weights recovered so far, the current tile
+// outlined, skipped tiles (causal, above the diagonal) hatched grey.
+void DrawGrid(AppState& s, const FlashTiles& ft, float side) {
+  const int n = ft.seq(), nk = ft.seq_kv();
+  const float cell = std::max(1.0f, std::floor(side / static_cast<float>(std::max(n, nk))));
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const FlashTileStep& cur = ft.last();
+  const bool shade = n <= 256 && nk <= 256;
+  for (int i = 0; i < n && shade; ++i) {
+    const std::vector<float> w = ft.Weights(i);
+    for (int j = 0; j < nk; ++j) {
+      if (w[static_cast<std::size_t>(j)] <= 0.0f) continue;
+      const float a = std::sqrt(std::clamp(w[static_cast<std::size_t>(j)], 0.0f, 1.0f));
+      ImVec4 c = ImGui::ColorConvertU32ToFloat4(Pal().accent);
+      c.w = 0.15f + 0.85f * a;
+      const ImVec2 p(o.x + static_cast<float>(j) * cell, o.y + static_cast<float>(i) * cell);
+      dl->AddRectFilled(p, ImVec2(p.x + cell, p.y + cell), ImGui::ColorConvertFloat4ToU32(c));
+    }
+  }
+  const float w = cell * static_cast<float>(nk), h = cell * static_cast<float>(n);
+  dl->AddRect(o, ImVec2(o.x + w, o.y + h), Pal().block_border);
+  // Tile boundaries.
+  for (int j = ft.bc(); j < nk; j += ft.bc())
+    dl->AddLine(ImVec2(o.x + static_cast<float>(j) * cell, o.y), ImVec2(o.x + static_cast<float>(j) * cell, o.y + h),
+                Pal().muted_text);
+  for (int i = ft.br(); i < n; i += ft.br())
+    dl->AddLine(ImVec2(o.x, o.y + static_cast<float>(i) * cell), ImVec2(o.x + w, o.y + static_cast<float>(i) * cell),
+                Pal().muted_text);
+  // Skipped tiles seen so far: a cross.
+  if (ft.done() > 0) {
+    const ImVec2 a(o.x + static_cast<float>(cur.col0) * cell, o.y + static_cast<float>(cur.row0) * cell);
+    const ImVec2 b(o.x + static_cast<float>(cur.col1) * cell, o.y + static_cast<float>(cur.row1) * cell);
+    if (cur.skipped) {
+      dl->AddLine(a, b, Pal().muted_text, 1.5f);
+      dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), Pal().muted_text, 1.5f);
+    }
+    dl->AddRect(a, b, Pal().highlight, 0.0f, 0, 3.0f);
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  Probe(s, "flash grid");
+}
+
+void MemoryGauge(const FlashTiles& ft) {
+  const std::size_t std_b = ft.StandardHeadBytes(), held = ft.HeldBytes();
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float bar = ImGui::GetFrameHeight() * 0.8f;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  auto row = [&](const std::string& label, std::size_t b, ImU32 col) {
+    ImGui::TextUnformatted(label.c_str());
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float frac = std_b > 0 ? std::min(1.0f, static_cast<float>(static_cast<double>(b) / static_cast<double>(std_b))) : 0.0f;
+    dl->AddRectFilled(p, ImVec2(p.x + width, p.y + bar), Pal().block_bg);
+    dl->AddRectFilled(p, ImVec2(p.x + std::max(2.0f, width * frac), p.y + bar), col);
+    ImGui::Dummy(ImVec2(width, bar));
+  };
+  row("standard attention holds (this head's scores and weights, seq x seq_kv x 2 floats): " +
+          Bytes(static_cast<std::int64_t>(std_b)),
+      std_b, Pal().error_text);
+  row("Flash holds (one Br x Bc tile of scores and P, m, l and O of the block): " +
+          Bytes(static_cast<std::int64_t>(held)),
+      held, Pal().ok_text);
+}
+
+void DrawBlockTable(AppState& s, const FlashTiles& ft) {
+  const FlashTileStep& st = ft.last();
+  const auto& tokens = s.result.trace.in.tokens;
+  if (ft.done() == 0) {
+    Muted("No tile yet: every row starts with m = -inf, l = 0 and O = 0. Press \xE2\x96\xB6.");
+    return;
+  }
+  char head[256];
+  std::snprintf(head, sizeof head, "Tile %d: query rows %d..%d against keys %d..%d%s", st.index + 1, st.row0,
+                st.row1 - 1, st.col0, st.col1 - 1,
+                st.skipped ? ": every pair is masked (causal), so the tile is skipped and nothing changes"
+                           : (st.last_of_block ? ": the block's last key tile, its rows are divided by l now" : ""));
+  ImGui::TextUnformatted(head);
+  if (st.skipped) return;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  const int rows = st.row1 - st.row0;
+  const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float h = std::min(line * (static_cast<float>(rows) + 1.3f), line * 12.0f);
+  if (ImGui::BeginTable("##flash_rows", 7, flags, ImVec2(0, h))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("row");
+    ImGui::TableSetupColumn("m before");
+    ImGui::TableSetupColumn("m after");
+    ImGui::TableSetupColumn("rescale exp(m_old - m_new)");
+    ImGui::TableSetupColumn("l");
+    ImGui::TableSetupColumn("O (not yet / l)");
+    ImGui::TableSetupColumn("O / l so far");
+    ImGui::TableHeadersRow();
+    for (int r = 0; r < rows; ++r) {
+      const int i = st.row0 + r;
+      const std::size_t k = static_cast<std::size_t>(r);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%d %s", i, i < static_cast<int>(tokens.size()) ? ForDisplay(tokens[static_cast<std::size_t>(i)]).c_str() : "");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(std::isfinite(st.m_old[k]) ? Sig(st.m_old[k]).c_str() : "-inf");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(std::isfinite(st.m_new[k]) ? Sig(st.m_new[k]).c_str() : "-inf");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Sig(st.rescale[k]).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Sig(st.l_new[k]).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(VecString(st.o.row(r), 3).c_str());
+      ImGui::TableNextColumn();
+      RowVec ctx = st.o.row(r);
+      if (st.l_new[k] > 0.0) ctx /= static_cast<float>(st.l_new[k]);
+      ImGui::TextUnformatted(VecString(ctx, 3).c_str());
+    }
+    ImGui::EndTable();
+  }
+  Probe(s, "flash_rows");
+}
+
+}  // namespace
+
+void DrawFlashView(AppState& s) {
+  SectionTitle(s, "Flash attention, tile by tile",
+               "The same softmax(Q K^T / \xE2\x88\x9A" "d_k) V without ever holding the seq x seq_kv matrix: "
+               "blocks of Br query rows meet blocks of Bc keys, and each row keeps a running max m, a running sum l "
+               "and an unnormalised output O, rescaled by exp(m_old - m_new) whenever a new tile raises the max.",
+               true);
+  if (!HaveResultsToShow(s)) return;
+  HeadPicker(s, "##flash_head");
+  FlashTiles* ft = Tiles(s);
+  if (!ft) {
+    MessageBox(St().error.empty() ? "No trace to step through." : St().error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  DrawControls(s, *ft);
+  ft = Tiles(s);  // a slider may have changed the tile size
+  if (!ft) return;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float side = std::min(avail * 0.38f, ImGui::GetFontSize() * 24.0f);
+  ImGui::BeginGroup();
+  DrawGrid(s, *ft, side);
+  Muted("Shaded: the weights recovered so far, exp(s - m) / l.");
+  ImGui::EndGroup();
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(0.0f);
+  DrawBlockTable(s, *ft);
+  ImGui::Spacing();
+  MemoryGauge(*ft);
+  ImGui::Spacing();
+  const double diff = MaxDiff(*ft, s.result.trace, s.teach.head);
+  char line[256];
+  if (ft->finished())
+    std::snprintf(line, sizeof line,
+                  "Done: O / l equals the trace's context for head %d: largest difference %.3g over %d x %d numbers "
+                  "(float rounding in another order; 0 or about 1e-7).",
+                  s.teach.head, diff, ft->seq(), ft->head_dim());
+  else
+    std::snprintf(line, sizeof line,
+                  "Rows whose block is finished so far differ from the trace's context by at most %.3g. Step on to "
+                  "the end to compare every row.",
+                  diff);
+  ImGui::TextUnformatted(line);
+  Probe(s, "flash diff");
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+}
+
+json DumpFlashView(AppState& s) {
+  FlashTiles* ft = Tiles(s);
+  if (!ft) return dump::Error(St().error.empty() ? "no trace" : St().error);
+  const FlashTileStep& st = ft->last();
+  json j{{"head", s.teach.head},
+         {"br", ft->br()},
+         {"bc", ft->bc()},
+         {"seq", ft->seq()},
+         {"seq_kv", ft->seq_kv()},
+         {"tiles", ft->count()},
+         {"done", ft->done()},
+         {"finished", ft->finished()},
+         {"held_bytes", ft->HeldBytes()},
+         {"standard_bytes", ft->StandardHeadBytes()},
+         {"max_diff", ft->finished() ? Num(MaxDiff(*ft, s.result.trace, s.teach.head)) : json(nullptr)}};
+  if (ft->done() > 0) {
+    json rows = json::array();
+    if (!st.skipped)
+      for (int r = 0; r < st.row1 - st.row0; ++r) {
+        const std::size_t k = static_cast<std::size_t>(r);
+        rows.push_back({{"row", st.row0 + r},
+                        {"m_old", Num(st.m_old[k])},
+                        {"m_new", Num(st.m_new[k])},
+                        {"rescale", Num(st.rescale[k])},
+                        {"l", Num(st.l_new[k])},
+                        {"o", dump::Vec(st.o.row(r))}});
+      }
+    j["tile"] = {{"index", st.index}, {"rows", {st.row0, st.row1}}, {"cols", {st.col0, st.col1}},
+                 {"skipped", st.skipped}, {"last_of_block", st.last_of_block}, {"block_rows", rows}};
+  }
+  if (ft->finished() && static_cast<Eigen::Index>(ft->seq()) * ft->head_dim() <= dump::kMaxDumpValues)
+    j["context"] = dump::Matrix(ft->Context());
+  return j;
+}
+
+}  // namespace mha::gui
