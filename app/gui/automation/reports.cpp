@@ -74,12 +74,6 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["error"] = s.result.error;
   j["tokens"] = s.result.tokens;
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
-  {
-    // The heads every view shows knocked out (gui --ablate, the Model view's switches).
-    nlohmann::json heads = nlohmann::json::array();
-    for (const HeadRef& h : s.source.knocked) heads.push_back({{"layer", h.layer}, {"head", h.head}, {"name", HeadName(h)}});
-    j["knocked_out"] = {{"heads", heads}, {"text", KnockoutText(s)}};
-  }
   j["enlarged"] = s.ui.enlarged;
   j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
@@ -104,6 +98,12 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["generation"] = s.result.generation;
   j["recomputes"] = s.timing.recompute_ms.size();
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
+  {
+    // The heads every view shows knocked out (gui --ablate, the Model view's switches).
+    nlohmann::json heads = nlohmann::json::array();
+    for (const HeadRef& h : s.source.knocked) heads.push_back({{"layer", h.layer}, {"head", h.head}, {"name", HeadName(h)}});
+    j["knocked_out"] = {{"heads", heads}, {"text", KnockoutText(s)}};
+  }
   j["enlarged"] = s.ui.enlarged;
   j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
