@@ -200,6 +200,84 @@ def test_bad_flags(mhaviz, d):
         check(r.returncode == 2 and words in r.stderr, f"{args}: status {r.returncode}, stderr {r.stderr!r}")
 
 
+def ablate_reference(mhaviz, d, heads):
+    """`mhaviz ablate --heads ... --sentence ... --json`: each position's P(next piece)
+    before and after knocking `heads` out."""
+    r = subprocess.run([mhaviz, "ablate", "--model", MODEL, "--heads", heads, "--sentence", SENTENCE, "--json"],
+                       check=True, cwd=d, capture_output=True, text=True)
+    return json.loads(r.stdout)
+
+
+def test_knockout_flag(mhaviz, d):
+    """gui --ablate L1H3: the banner's heads in the dump, and the next-piece view's
+    before -> after probabilities equal `mhaviz ablate --sentence`'s."""
+    ref = ablate_reference(mhaviz, d, "1.3")
+    dump = os.path.join(d, "knocked.json")
+    gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--ablate", "L1H3", "--view", "next", "--dump-state",
+        dump)
+    final = g.read_json(dump)
+    check(final["ok"], f"the app reports an error: {final['error']}")
+    check([h["name"] for h in final["knocked_out"]["heads"]] == ["L1H3"], f"knocked out {final['knocked_out']}")
+    check(final["knocked_out"]["text"] == "L1H3 (zero)", f"banner text {final['knocked_out']['text']!r}")
+    nt = final["views"]["next_view"]
+    positions = ref["positions"]
+    check(len(nt["after"]) == len(positions), f"{len(nt['after'])} before -> after rows, ablate has {len(positions)}")
+    close(nt["before"], [p["before"] for p in positions], "P(next piece) before, GUI vs ablate --json")
+    close(nt["after"], [p["after"] for p in positions], "P(next piece) after, GUI vs ablate --json")
+    check(any(abs(p["before"] - p["after"]) > 1e-3 for p in positions),
+          "knocking L1H3 out changes no probability: the comparison tests nothing")
+    # The likeliest pieces the view lists are the ablated model's.
+    check([row[0]["piece"] for row in nt["next"][:-1]] == [p["top_after"] for p in positions],
+          "the likeliest next pieces are not the ablated model's")
+
+
+def test_knockout_views(mhaviz, d):
+    """gui --ablate 0.0 --layer 1: every layer after the knocked-out head is the ablated
+    model's, in the heatmaps' trace and the model view, equal to trace --ablate 0.0."""
+    out = os.path.join(d, "ref_ablated.json")
+    subprocess.run([mhaviz, "trace", "--quiet", "--model", MODEL, "--sentence", SENTENCE, "--layer", "1",
+                    "--ablate", "0.0", "--json", out], check=True, cwd=d, capture_output=True)
+    ref = g.read_json(out)
+    plain = reference(mhaviz, d, 1)
+    dump = os.path.join(d, "views.json")
+    gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--layer", "1", "--ablate", "0.0", "--view",
+        "model-view", "--dump-state", dump)
+    final = g.read_json(dump)
+    check(final["ok"], f"the app reports an error: {final['error']}")
+    close(final["trace"]["attention"], ref["attention"], "heatmaps' layer 1 vs trace --ablate 0.0 --layer 1")
+    close(final["views"]["model_view_view"]["attention"][1], ref["attention"], "model view layer 1 vs trace --ablate")
+    diff = max(abs(a - b) for x, y in zip(ref["attention"], plain["attention"]) for r, q in zip(x, y)
+               for a, b in zip(r, q))
+    check(diff > 1e-3, f"layer 1 with L0H0 out differs from the plain model by only {diff}: nothing tested")
+    check(final["views"]["model_view_view"]["knocked_out"] == ["L0H0"], "the model view does not list L0H0")
+
+
+def test_knockout_toggle(mhaviz, d):
+    """The Model view's "out" switch under layer 0 head 0 knocks it out (the banner says
+    so) and a second click puts it back; "Put every head back" clears the banner."""
+    app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--view", "model-view"])
+    try:
+        p = app.wait_for(lambda p: p["ok"] and "model_view_knock_first" in p["widgets"], "the model view")
+        gen = p["generation"]
+        p = click_until(app, "model_view_knock_first", lambda p: p["knocked_out"] == "L0H0 (zero)" and
+                        p["generation"] > gen, "L0H0 to be knocked out")
+        check("knockout_banner" in app.settle()["widgets"], "no banner over the results with L0H0 knocked out")
+        click_until(app, "knockout_restore", lambda p: p["knocked_out"] == "", "every head to be back")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["knocked_out"]["heads"] == [], f"still knocked out: {final['knocked_out']}")
+
+
+def test_knockout_bad_flags(mhaviz, d):
+    """--ablate naming a head mhaviz-small does not have is a usage error (2) naming the range."""
+    cfg = model_config()
+    bad = f"{cfg['num_layers']}.0"
+    r = gui(mhaviz, d, "--model", MODEL, "--ablate", bad, check_rc=False)
+    check(r.returncode == 2 and "does not exist" in r.stderr and "L0H0 (0.0)" in r.stderr,
+          f"--ablate {bad}: status {r.returncode}, stderr {r.stderr!r}")
+
+
 TESTS = {
     "views_equal_trace": test_views_equal_trace,
     "select_and_open": test_select_and_open,
@@ -208,6 +286,10 @@ TESTS = {
     "head_view_export": test_head_view_export,
     "context_cap": test_context_cap,
     "bad_flags": test_bad_flags,
+    "knockout_flag": test_knockout_flag,
+    "knockout_views": test_knockout_views,
+    "knockout_toggle": test_knockout_toggle,
+    "knockout_bad_flags": test_knockout_bad_flags,
 }
 
 

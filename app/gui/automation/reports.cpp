@@ -8,6 +8,7 @@
 
 #include <imgui.h>
 
+#include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/sources/train_session.hpp"
 #include "gui/state/settings.hpp"
@@ -60,6 +61,7 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
 nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   nlohmann::json j;
   j["frame"] = frame;
+  j["knocked_out"] = KnockoutText(s);
   j["generation"] = s.result.generation;
   j["window"] = {win_w, win_h};
   nlohmann::json w = nlohmann::json::object();
@@ -96,6 +98,12 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["generation"] = s.result.generation;
   j["recomputes"] = s.timing.recompute_ms.size();
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
+  {
+    // The heads every view shows knocked out (gui --ablate, the Model view's switches).
+    nlohmann::json heads = nlohmann::json::array();
+    for (const HeadRef& h : s.source.knocked) heads.push_back({{"layer", h.layer}, {"head", h.head}, {"name", HeadName(h)}});
+    j["knocked_out"] = {{"heads", heads}, {"text", KnockoutText(s)}};
+  }
   j["enlarged"] = s.ui.enlarged;
   j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
   j["colour_scale"] = render::ToString(s.ui.colour_scale);

@@ -11,6 +11,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/exports.hpp"
+#include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/sources/train_session.hpp"
@@ -146,6 +147,7 @@ void DrawPresentation(AppState& s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawConfigError(s);
+  DrawKnockoutBanner(s);
   const ImVec2 a = ImGui::GetCursorScreenPos(), size = ImGui::GetContentRegionAvail();
   DrawHeatmapsPanel(s);
   VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
@@ -255,6 +257,7 @@ void DrawFrame(AppState& s) {
   if (dy != 0.0f && !s.layout.flow_collapsed) s.layout.flow_height = (flow + dy) / scale;
   ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawKnockoutBanner(s);  // the ablated model is what every tab shows
   DrawResultsArea(s);  // the heatmaps and the teaching views, as tabs
   ImGui::EndChild();
   ImGui::EndGroup();

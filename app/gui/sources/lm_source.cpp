@@ -1,6 +1,7 @@
 #include "gui/sources/lm_source.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <chrono>
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include <imgui.h>
 
+#include "cli/ablate_model.hpp"
 #include "cli/model_trace.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/model_source.hpp"
@@ -19,6 +21,7 @@
 #include "io/checkpoint.hpp"
 #include "lm/corpus.hpp"
 #include "mha/live.hpp"
+#include "options/ablate_flags.hpp"
 #include "options/run_options.hpp"
 
 namespace mha::gui {
@@ -107,13 +110,110 @@ bool ApplyLanguageModelFlag(const cli::ModelSource& m, AppState& s) {
   return true;
 }
 
+namespace {
+
+// P(piece `id`) at position i: the softmax of the logits row, in double (as
+// `mhaviz ablate --sentence` computes it).
+double PieceProbability(const lm::SentenceRun& r, int i, int id) {
+  const Mat& z = r.trace.logits[0];
+  const double mx = z.row(i).maxCoeff();
+  double sum = 0;
+  for (Eigen::Index c = 0; c < z.cols(); ++c) sum += std::exp(static_cast<double>(z(i, c)) - mx);
+  return std::exp(static_cast<double>(z(i, id)) - mx) / sum;
+}
+
+bool MeansFit(const AppState& s, const Model& m) {
+  const auto& mm = s.source.knock_means;
+  if (static_cast<int>(mm.size()) != m.cfg.num_layers) return false;
+  for (const Mat& x : mm)
+    if (x.rows() != m.cfg.layer.num_heads || x.cols() != m.cfg.LayerConfig().head_dim()) return false;
+  return true;
+}
+
+}  // namespace
+
+void FitKnockedOut(AppState& s, int num_layers, int num_heads) {
+  auto& k = s.source.knocked;
+  k.erase(std::remove_if(k.begin(), k.end(),
+                         [&](const HeadRef& h) { return h.layer >= num_layers || h.head >= num_heads; }),
+          k.end());
+}
+
+std::vector<HeadAblation> KnockoutAblations(const AppState& s, const Model& m) {
+  if (s.source.knocked.empty()) return {};
+  const bool mean = s.source.knock_mode == AblationMode::Mean && MeansFit(s, m);
+  return LayerAblations(m.cfg.num_layers, m.cfg.LayerConfig(), mean ? AblationMode::Mean : AblationMode::Zero,
+                        s.source.knocked, mean ? &s.source.knock_means : nullptr);
+}
+
+void SetKnockedOut(AppState& s, std::vector<HeadRef> heads) {
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+  s.source.knocked = std::move(heads);
+  s.dirty = true;
+}
+
+std::string KnockoutText(const AppState& s) {
+  if (s.source.knocked.empty()) return "";
+  std::string names;
+  for (const HeadRef& h : s.source.knocked) names += (names.empty() ? "" : ", ") + HeadName(h);
+  bool mean = s.source.knock_mode == AblationMode::Mean;
+  if (mean && UsingTrainedModel(s)) mean = MeansFit(s, *s.source.model);
+  return names + (mean ? " (mean)" : " (zero)");
+}
+
+void DrawKnockoutBanner(AppState& s) {
+  const std::string heads = KnockoutText(s);
+  if (heads.empty()) return;
+  std::string text = "Knocked out: " + heads + ". Every view shows the model without " +
+                     (s.source.knocked.size() == 1 ? "this head" : "these heads") +
+                     ": its context is replaced before W_O (its own attention is still drawn).";
+  MessageBox(text, Pal().notice_bg, Pal().notice_text);
+  Probe(s, "knockout_banner");
+  if (ImGui::SmallButton("Put every head back")) SetKnockedOut(s, {});
+  Probe(s, "knockout_restore");
+}
+
+void ApplyAblateFlags(const cli::RunOptions& o, const std::string& model_path, AppState& s) {
+  if (!o.ablate_given) return;
+  s.source.knock_mode = o.ablate_mode;
+  if (UsingTrainedModel(s)) {
+    const Model& m = *s.source.model;
+    cli::CheckHeadsFit("--ablate", o.ablate, m.cfg.num_layers, m.cfg.layer.num_heads, "the model",
+                       /*allow_all=*/true);
+    if (o.ablate_mode == AblationMode::Mean && !model_path.empty()) {
+      // The same reference text as `mhaviz ablate --mode mean`: once, before the window opens.
+      const cli::AblationSubject sub = cli::LoadSubject(model_path);
+      Trainer trainer(m.cfg.layer.threads);
+      s.source.knock_means = MeanContexts(trainer, sub.model(), sub.reference);
+    }
+  } else {
+    cli::CheckHeadsFit("--ablate", o.ablate, 1, s.choice.cfg.num_heads, "this model", /*allow_all=*/true);
+  }
+  SetKnockedOut(s, o.ablate);
+}
+
 void RecomputeFromLanguageModel(AppState& s) {
   ModelSource& src = s.source;
   Result& r = s.result;
   r.memory_tokens.clear();
   r.notice.clear();
+  src.p_before.clear();
+  src.p_after.clear();
+  src.next_before.clear();
   try {
-    lm::SentenceRun run = lm::RunOnSentence(*src.lm, s.choice.sentence, kNextTopK);
+    FitKnockedOut(s, src.lm->model.cfg.num_layers, src.lm->model.cfg.layer.num_heads);
+    const std::vector<HeadAblation> ablate = KnockoutAblations(s, src.lm->model);
+    lm::SentenceRun run = lm::RunOnSentence(*src.lm, s.choice.sentence, kNextTopK, ablate.empty() ? nullptr : &ablate);
+    if (!ablate.empty()) {
+      // Before -> after for each position: the plain pass on the same pieces.
+      lm::SentenceRun plain = lm::RunOnSentence(*src.lm, s.choice.sentence, kNextTopK);
+      for (std::size_t i = 0; i + 1 < run.ids.size(); ++i) {
+        src.p_before.push_back(PieceProbability(plain, static_cast<int>(i), run.ids[i + 1]));
+        src.p_after.push_back(PieceProbability(run, static_cast<int>(i), run.ids[i + 1]));
+      }
+      src.next_before = std::move(plain.next);
+    }
     r.tokens.clear();
     for (const std::string& p : run.pieces) r.tokens.push_back(DisplayPiece(p));
     r.notice = run.notice;
@@ -125,6 +225,7 @@ void RecomputeFromLanguageModel(AppState& s) {
     r.trace = src.pass.layers[static_cast<std::size_t>(src.layer)];
     MeanAttention(r.trace, r.mean_attn);
     r.reuse = "language model, layer " + std::to_string(src.layer) + " of " + std::to_string(layers);
+    if (!ablate.empty()) r.reuse += ", knocked out: " + KnockoutText(s);
     r.ok = true;
     r.error.clear();
     ++r.generation;

@@ -10,9 +10,11 @@
 
 #include "io/assets.hpp"
 #include "lm/language_model.hpp"
+#include "mha/ablation.hpp"
 
 namespace mha::cli {
 struct ModelSource;
+struct RunOptions;
 }
 
 namespace mha::gui {
@@ -52,6 +54,25 @@ void RecomputeFromLanguageModel(AppState& s);
 // The Configuration panel with a language model: num_heads and d_model are the
 // model's, shown read-only with the reason. Returns false when not on a language model.
 bool DrawFixedShape(AppState& s);
+
+// Knocking heads out (ModelSource::knocked; the core's mha/ablation.hpp). The heads a
+// model of `num_layers` x `num_heads` has are kept, the others dropped (a new source
+// or num_heads), so what is listed is what is applied.
+void FitKnockedOut(AppState& s, int num_layers, int num_heads);
+// One HeadAblation per layer for the current knocked-out heads, or empty when none.
+// Mean ablation uses ModelSource::knock_means when they were measured for `m`, else
+// the heads are zeroed (KnockoutText says which).
+std::vector<HeadAblation> KnockoutAblations(const AppState& s, const Model& m);
+// Sets the knocked-out heads (the Model view's switches) and asks for a recompute.
+void SetKnockedOut(AppState& s, std::vector<HeadRef> heads);
+// "L1H3, L0H2 (zero)": the heads and the ablation actually applied; "" when none.
+std::string KnockoutText(const AppState& s);
+// The banner over the results naming the knocked-out heads, with a way back.
+void DrawKnockoutBanner(AppState& s);
+// gui --ablate / --ablate-mode, once the source is chosen: exit 2 (cli::UsageError)
+// for a head the model does not have; mean ablation of a trained model measures each
+// head's mean context on its reference text once, before the window opens.
+void ApplyAblateFlags(const cli::RunOptions& o, const std::string& model_path, AppState& s);
 
 }  // namespace mha::gui
 

@@ -105,11 +105,14 @@ void RecomputeFromModel(AppState& s) {
   r.notice.clear();
   try {
     const std::vector<int> ids = IdsOf(c, r.tokens);
-    RunModel(*src.model, ids, src.pass);
+    FitKnockedOut(s, c.num_layers, c.layer.num_heads);
+    const std::vector<HeadAblation> ablate = KnockoutAblations(s, *src.model);
+    RunModel(*src.model, ids, src.pass, ablate.empty() ? nullptr : &ablate);
     src.layer = std::clamp(src.layer, 0, c.num_layers - 1);
     r.trace = src.pass.layers[static_cast<std::size_t>(src.layer)];
     MeanAttention(r.trace, r.mean_attn);
     r.reuse = "trained model, layer " + std::to_string(src.layer) + " of " + std::to_string(c.num_layers);
+    if (!ablate.empty()) r.reuse += ", knocked out: " + KnockoutText(s);
     r.ok = true;
     r.error.clear();
     ++r.generation;

@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/settings.hpp"
 #include "text/normalize.hpp"
@@ -91,8 +92,19 @@ void Recompute(AppState& s) {
     }
     c.weights = s.files.weights;
     s.live.Recompute(c, r.trace, &r.mean_attn, &r.notice);
+    FitKnockedOut(s, 1, r.trace.cfg.num_heads);
+    if (!s.source.knocked.empty()) {
+      // The seeded layer again with its knocked-out heads (mean ablation: each head's
+      // mean context over this sentence, the only text a seeded layer has).
+      ContextMeans means;
+      if (s.source.knock_mode == AblationMode::Mean) means = MeanContexts(std::vector<const Trace*>{&r.trace});
+      Inputs in = r.trace.in;
+      in.ablate = LayerAblations(1, r.trace.cfg, s.source.knock_mode, s.source.knocked, &means)[0];
+      r.trace = Forward(r.trace.cfg, r.trace.weights, in);
+    }
     if (!nfc_note.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note;
     r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
+    if (!s.source.knocked.empty()) r.reuse += ", knocked out: " + KnockoutText(s);
     r.ok = true;
     r.error.clear();
     ++r.generation;

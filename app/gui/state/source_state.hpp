@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lm/language_model.hpp"
+#include "mha/ablation.hpp"
 #include "mha/model.hpp"
 
 namespace mha::gui {
@@ -28,6 +29,15 @@ struct ModelSource {
   std::vector<std::vector<lm::NextPiece>> next;  // lm: the likeliest next pieces per position
   std::vector<lm::ByteSpelling> byte_spelled;    // lm: characters spelled as byte pieces
   std::string load_error;                        // the last failed load of the shipped model
+  // Heads knocked out (gui --ablate, the Model view's switches): every view shows the
+  // ablated pass. Zero ablation; mean ablation only from --ablate-mode mean.
+  std::vector<HeadRef> knocked;
+  AblationMode knock_mode = AblationMode::Zero;
+  ContextMeans knock_means;  // mean ablation: each head's mean context (empty for zero)
+  // lm with heads knocked out: P(the sentence's next piece) at each position, from the
+  // plain pass and the ablated one, and the plain pass's likeliest next pieces.
+  std::vector<double> p_before, p_after;
+  std::vector<std::vector<lm::NextPiece>> next_before;
 };
 
 }  // namespace mha::gui

@@ -113,7 +113,8 @@ void DrawModelView(AppState& s) {
   const int H = traces.front()->cfg.num_heads, L = static_cast<int>(traces.size());
   ImGui::TextWrapped("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
                      "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
-                     "layer and head. Labels: each head's strongest pattern and its score.");
+                     "layer and head. Labels: each head's strongest pattern and its score. \"out\" knocks a head "
+                     "out (\"only\": every other head of its layer) and every view then shows the model without it.");
   std::string labels_on;
   const auto& labels = Labels(s, &labels_on);
   ImGui::TextDisabled("Labels measured on: %s%s", labels_on.c_str(),
@@ -163,8 +164,41 @@ void DrawModelView(AppState& s) {
           dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
         if (hovered) ImGui::SetTooltip("layer %d, head %d%s%s: click to open it in Heatmaps", l, h,
                                        job.empty() ? "" : ", ", job.c_str());
+        // The knock-out switches under the map: the same state as gui --ablate.
+        const HeadRef ref{l, h};
+        const auto& knocked = s.source.knocked;
+        bool out = std::find(knocked.begin(), knocked.end(), ref) != knocked.end();
+        if (out) {
+          // The map stays (the head still attends); what it adds to the model is gone.
+          dl->AddRectFilled(m0, ImVec2(m0.x + size - 2, m0.y + size - 2), IM_COL32(0, 0, 0, 110));
+          dl->AddText(ImVec2(m0.x + 4, m0.y + 4), IM_COL32(255, 255, 255, 255), "knocked out");
+        }
+        ImGui::SetCursorScreenPos(ImVec2(p.x, m0.y + size + 2));
+        ImGui::PushID(l * 1000 + h + 500);
+        if (ImGui::Checkbox("out", &out)) {
+          std::vector<HeadRef> next = knocked;
+          if (out) next.push_back(ref);
+          else next.erase(std::remove(next.begin(), next.end(), ref), next.end());
+          SetKnockedOut(s, next);
+        }
+        if (l == 0 && h == 0) Probe(s, "model_view_knock_first");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("Knock L%dH%d out: its context is zeroed before W_O, and every view shows the model "
+                            "without it.", l, h);
+        ImGui::SameLine(0, 4);
+        if (H > 1 && ImGui::SmallButton("only")) {
+          std::vector<HeadRef> next;
+          for (const HeadRef& k : knocked)
+            if (k.layer != l) next.push_back(k);
+          for (int o = 0; o < H; ++o)
+            if (o != h) next.push_back({l, o});
+          SetKnockedOut(s, next);
+        }
+        if (H > 1 && ImGui::IsItemHovered())
+          ImGui::SetTooltip("All but this one: knock out every other head of layer %d and keep L%dH%d.", l, l, h);
+        ImGui::PopID();
       }
-      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + size + 2 * text_h + gap + 4));
+      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + size + 2 * text_h + ImGui::GetFrameHeight() + gap + 6));
       ImGui::Dummy(ImVec2(1, 1));
     }
   }
@@ -191,7 +225,9 @@ nlohmann::json DumpModelView(AppState& s) {
   std::string on;
   for (const HeadProfile& hp : Labels(s, &on))
     labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
-  return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}};
+  nlohmann::json knocked = nlohmann::json::array();
+  for (const HeadRef& h : s.source.knocked) knocked.push_back(HeadName(h));
+  return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}, {"knocked_out", knocked}};
 }
 
 }  // namespace mha::gui

@@ -33,11 +33,22 @@ void DrawNextTokensView(AppState& s) {
                      "to that position (causal mask).",
                      kNextTopK);
   const int k = kNextTopK;
+  // With heads knocked out: P(the sentence's own next piece) before -> after, and the
+  // likeliest pieces are the ablated model's.
+  const auto& before = s.source.p_before;
+  const auto& after = s.source.p_after;
+  const bool knocked = !after.empty();
+  if (knocked)
+    ImGui::TextWrapped("Knocked out: %s. \"next: before -> after\" is the probability of the piece that really "
+                       "comes next in your sentence, from the whole model and from the model without those heads; "
+                       "the likeliest pieces are the model's without them.",
+                       KnockoutText(s).c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollX;
-  if (!ImGui::BeginTable("##next_tokens", k + 2, flags)) return;
+  if (!ImGui::BeginTable("##next_tokens", k + 2 + (knocked ? 1 : 0), flags)) return;
   ImGui::TableSetupColumn("#");
   ImGui::TableSetupColumn("after");
+  if (knocked) ImGui::TableSetupColumn("next: before -> after");
   for (int j = 0; j < k; ++j) ImGui::TableSetupColumn(j == 0 ? "likeliest next" : (std::to_string(j + 1)).c_str());
   ImGui::TableHeadersRow();
   const float bar_w = ImGui::CalcTextSize("0000000000").x;
@@ -47,6 +58,18 @@ void DrawNextTokensView(AppState& s) {
     ImGui::TextDisabled("%d", static_cast<int>(i));
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(i < s.result.tokens.size() ? s.result.tokens[i].c_str() : "");
+    if (knocked) {
+      ImGui::TableNextColumn();
+      if (i < after.size() && i + 1 < s.result.tokens.size()) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " %.3f -> %.3f", before[i], after[i]);
+        // Red where the knock-out cost the piece more than half its probability.
+        const bool lost = after[i] < 0.5 * before[i] && before[i] > 0.05;
+        if (lost) ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
+        ImGui::TextUnformatted((s.result.tokens[i + 1] + buf).c_str());
+        if (lost) ImGui::PopStyleColor();
+      }
+    }
     for (const lm::NextPiece& p : next[i]) {
       ImGui::TableNextColumn();
       // A bar under the text: its length is the probability.
@@ -74,6 +97,15 @@ nlohmann::json DumpNextTokensView(AppState& s) {
     rows.push_back(r);
   }
   j["next"] = rows;
+  if (!s.source.p_after.empty()) {
+    j["knocked_out"] = KnockoutText(s);
+    j["before"] = s.source.p_before;  // P(the sentence's next piece), whole model
+    j["after"] = s.source.p_after;    // ... without the knocked-out heads
+    nlohmann::json top = nlohmann::json::array();
+    for (const auto& row : s.source.next_before)
+      top.push_back(row.empty() ? nlohmann::json() : nlohmann::json{{"piece", row[0].piece}, {"probability", row[0].probability}});
+    j["top_before"] = top;
+  }
   j["notice"] = s.result.notice;
   return j;
 }
