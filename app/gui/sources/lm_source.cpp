@@ -20,6 +20,7 @@
 #include "io/assets.hpp"
 #include "io/checkpoint.hpp"
 #include "lm/corpus.hpp"
+#include "lm/head_labels.hpp"
 #include "mha/live.hpp"
 #include "options/ablate_flags.hpp"
 #include "options/run_options.hpp"
@@ -267,38 +268,11 @@ bool DrawFixedShape(AppState& s) {
 
 namespace {
 
-// Windows of the validation text the labels are measured on: 32 of the model's
-// context, about 0.1 s of forward passes.
-constexpr int kLabelWindows = 32;
-
-// Every head's scores on windows of the validation text, except induction: that is
-// measured as TransformerLens's detector does, on text that repeats (each window's
-// first half, then the same half again), since running text rarely repeats a phrase
-// and an induction head rests elsewhere (on <s>) where nothing repeats.
+// Every head's scores on the validation text, measured as the CLI's ablate labels them
+// (lm::ProfileOnValidation: induction on each window's first half repeated).
 std::vector<HeadProfile> ProfileOnValidation(std::shared_ptr<const lm::LanguageModel> lm, std::string valid) {
   const std::vector<std::int32_t> ids = lm::EncodeParagraphs(lm->tokenizer, lm::ReadText(valid));
-  const int ctx = lm->model.cfg.max_seq, half = ctx / 2;
-  std::vector<HeadProfile> heads, repeated;
-  std::vector<std::vector<double>> counts, repeated_counts;
-  for (int w = 0; w < kLabelWindows && static_cast<std::size_t>((w + 1) * ctx) <= ids.size(); ++w) {
-    std::vector<int> window(ids.begin() + w * ctx, ids.begin() + (w + 1) * ctx);
-    const lm::SentenceRun run = lm::RunOnIds(*lm, window, 0);
-    for (std::size_t l = 0; l < run.trace.layers.size(); ++l)
-      AddToProfile(run.trace.layers[l], window, static_cast<int>(l), heads, counts);
-    window.resize(static_cast<std::size_t>(half));
-    window.insert(window.end(), window.begin(), window.end());
-    const lm::SentenceRun twice = lm::RunOnIds(*lm, window, 0);
-    for (std::size_t l = 0; l < twice.trace.layers.size(); ++l)
-      AddToProfile(twice.trace.layers[l], window, static_cast<int>(l), repeated, repeated_counts);
-  }
-  if (heads.empty()) throw Error("the validation text is shorter than one window");
-  FinishProfile(heads, counts);
-  FinishProfile(repeated, repeated_counts);
-  for (std::size_t n = 0; n < heads.size(); ++n) {
-    heads[n].induction = repeated[n].induction;
-    LabelHead(heads[n]);
-  }
-  return heads;
+  return lm::ProfileOnValidation(*lm, ids, lm::kLabelWindows);
 }
 
 }  // namespace
