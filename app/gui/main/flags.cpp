@@ -99,6 +99,12 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
           },
           ""));
   app.add_flag("--present", o.present, "start in presentation mode (F11): the heatmaps fill the window")->group(g);
+  cli::IntFlag(
+      app, "--text-size", kMinTextSize, kMaxTextSize, [&o](int v) { o.text_size = v; },
+      "text size in percent, as the View menu and Ctrl+= / Ctrl+- set it (" + std::to_string(kMinTextSize) + " to " +
+          std::to_string(kMaxTextSize) + "; 150 or 200 for a projector)")
+      ->type_name("PCT")
+      ->group(g);
   app.add_option("--color-scale,--colour-scale", o.colour_scale,
                  "the heatmaps' colour scale: fixed (0 to 1), map (per map max) or row (per row max)")
       ->type_name("fixed|map|row")

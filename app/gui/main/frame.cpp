@@ -51,11 +51,11 @@ void Shortcuts(AppState& s) {
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyS, false)) s.pending.export_png = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyQ, false)) s.quit = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyEqual, false)) {
-    s.ui.text_size = std::min(s.ui.text_size + 25, 250);
+    s.ui.text_size = std::min(s.ui.text_size + 25, kMaxTextSize);
     s.ui.fonts_dirty = true;
   }
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyMinus, false)) {
-    s.ui.text_size = std::max(s.ui.text_size - 25, 75);
+    s.ui.text_size = std::max(s.ui.text_size - 25, kMinTextSize);
     s.ui.fonts_dirty = true;
   }
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKey0, false)) {
@@ -95,7 +95,7 @@ void MenuBar(AppState& s) {
     ImGui::Separator();
     if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) s.ui.present = !s.ui.present;
     ImGui::Separator();
-    for (int pct : {75, 100, 125, 150, 175, 200, 250}) {
+    for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
       char label[32];
       std::snprintf(label, sizeof label, "Text size %d%%", pct);
       if (ImGui::MenuItem(label, pct == 100 ? "Ctrl+0" : nullptr, s.ui.text_size == pct)) {

@@ -52,6 +52,7 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   ApplyRunOptions(a.run, s);  // flags override the saved settings
   ApplyTeachFlags(a.teach, s);
   if (!ApplyLanguageModelFlag(a.model, s)) ApplyModelFlags(a.model, s);
+  if (a.gui.text_size) s.ui.text_size = a.gui.text_size;
   if (a.gui.width) *win_w = a.gui.width;
   if (a.gui.height) *win_h = a.gui.height;
   // A saved size is held to the same cap as --width and --height.

@@ -25,6 +25,10 @@ namespace mha::gui {
 // the Sentence panel says so when the field is full.
 inline constexpr std::size_t kSentenceCap = 8192;
 
+// The text sizes (percent) the View menu, Ctrl+= / Ctrl+- and --text-size offer.
+inline constexpr int kMinTextSize = 75;
+inline constexpr int kMaxTextSize = 300;
+
 // What the learner chose: the only input of the computation.
 struct Choice {
   std::string sentence;
