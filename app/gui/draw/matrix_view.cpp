@@ -144,6 +144,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   }
 
   // Values in the cells, where they fit.
+  if (a.values && !(ch >= fs + 2.0f && cw >= fs * 1.2f)) res.values_hidden = a.rows * a.cols;
   if (a.values && ch >= fs + 2.0f && cw >= fs * 1.2f) {
     for (int i = 0; i < a.rows; ++i) {
       const float y = p0.y + i * ch;
@@ -159,7 +160,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
           t = FormatValue(v, 2);
           ts = ImGui::CalcTextSize(t.c_str());
         } else {
-          for (int d = a.digits; d >= 2; --d) {  // fewer digits until it fits
+          for (int d = a.digits; d >= 1; --d) {  // fewer digits until it fits
             t = SigValue(v, d);
             ts = ImGui::CalcTextSize(t.c_str());
             if (ts.x <= cw - 3.0f) break;
@@ -167,9 +168,12 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
         }
         // A number that does not fit is marked, never left out: a blank cell reads as 0.
         if (ts.x > cw - 3.0f) {
+          ++res.values_hidden;
           t = "\xE2\x80\xA6";
           ts = ImGui::CalcTextSize(t.c_str());
           if (ts.x > cw - 1.0f) continue;
+        } else {
+          ++res.values_shown;
         }
         dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
                     Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), t.c_str());

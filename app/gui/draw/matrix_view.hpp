@@ -58,6 +58,8 @@ struct MatrixResult {
   int hover_row = -1, hover_col = -1;
   bool clicked = false;
   ImVec2 min, max;  // the cells' rectangle on screen
+  int values_shown = 0;   // cells with their number written in them
+  int values_hidden = 0;  // cells whose number did not fit ("…" or nothing)
 };
 
 // Draws the matrix (labels, cells, values) as one item of the current window.

@@ -43,7 +43,8 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
                 "the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)")
       ->type_name("TENSOR")
       ->group(g);
-  cli::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : t.heads) = true; })->group(g);
+  cli::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : v == "hand" ? t.hand : t.heads) = true; })
+      ->group(g);
   app.add_flag("--train-autostart", t.train_autostart,
                "press Train when the Train view first opens (with --view train: at start)")
       ->group(g);
@@ -206,8 +207,10 @@ void NoteOverridden(const Config& was, const Config& now, const char* preset, Ap
 void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
   const Config before = s.choice.cfg;
   if (f.lesson) LoadLessonExample(s);
+  if (f.hand) LoadLessonPreset(s, 1);
   if (f.heads) LoadPositionalHeadsExample(s);
-  if (f.lesson || f.heads) NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : "heads", s);
+  if (f.lesson || f.hand || f.heads)
+    NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : f.hand ? "hand" : "heads", s);
   if (f.view >= 0) {
     s.teach.view = static_cast<View>(f.view);
     s.teach.select_view = true;

@@ -18,6 +18,7 @@ struct TeachFlags {
   int head = -1, query = -1;
   std::string inspect;
   bool lesson = false;
+  bool hand = false;   // --preset hand
   bool heads = false;  // --preset heads
   bool train_autostart = false;  // --train-autostart
   std::string train_task;        // --train-task

@@ -62,11 +62,11 @@ void Shortcuts(AppState& s) {
     s.ui.text_size = 100;
     s.ui.fonts_dirty = true;
   }
-  if (ImGui::IsKeyPressed(kKeyF11, false)) s.ui.present = !s.ui.present;
+  if (ImGui::IsKeyPressed(kKeyF11, false)) SetPresentation(s, !s.ui.present);
   if (s.ui.present && !io.WantTextInput) PresentKeys(s);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
     if (s.ui.present && !io.WantTextInput) {
-      s.ui.present = false;
+      SetPresentation(s, false);
     } else if (io.WantTextInput) {
       // Leave the text field but keep what was typed: ImGui's own Escape reverts
       // the field, which in a live app would silently undo the computation shown.
@@ -93,7 +93,7 @@ void MenuBar(AppState& s) {
   if (ImGui::BeginMenu("View")) {
     DrawViewMenuItems(s);
     ImGui::Separator();
-    if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) s.ui.present = !s.ui.present;
+    if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) SetPresentation(s, !s.ui.present);
     ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
       char label[32];

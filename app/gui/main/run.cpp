@@ -27,6 +27,7 @@
 #include "gui/state/app_state.hpp"
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
+#include "gui/views/heatmaps/heatmaps.hpp"
 
 namespace mha::gui {
 namespace {
@@ -109,7 +110,7 @@ int RunWindow(const GuiArgs& a) {
   // Not focused on start: with its text selected, a stray key would replace the sentence.
   s.ui.focus_sentence = false;
   if (a.gui.enlarge >= 0) s.ui.enlarged = std::min(a.gui.enlarge, s.choice.cfg.num_heads);
-  s.ui.present = a.gui.present;
+  SetPresentation(s, a.gui.present);
   if (!a.gui.colour_scale.empty()) render::ParseColourScale(a.gui.colour_scale, &s.ui.colour_scale);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
