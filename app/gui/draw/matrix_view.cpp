@@ -107,6 +107,21 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const ImVec4 clip = dl->_CmdHeader.ClipRect;
+  // For tests: how many numbers fit their cells, in view or scrolled away (small
+  // matrices only: a 1,024-token map would measure a million strings a frame).
+  if (a.values && static_cast<long long>(a.rows) * a.cols <= 4096) {
+    const bool room = ch >= fs + 2.0f && cw >= fs * 1.2f;
+    for (int i = 0; i < a.rows; ++i)
+      for (int j = 0; j < a.cols; ++j) {
+        if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;
+        const float v = a.data[std::size_t(i) * stride + j];
+        bool fits = false;
+        if (room && a.fixed_decimals) fits = ImGui::CalcTextSize(FormatValue(v, 2).c_str()).x <= cw - 3.0f;
+        for (int d = a.digits; room && !a.fixed_decimals && d >= 1 && !fits; --d)
+          fits = ImGui::CalcTextSize(SigValue(v, d).c_str()).x <= cw - 3.0f;
+        ++(fits ? res.values_shown : res.values_hidden);
+      }
+  }
   if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
 
   // Cells: a texture, one texel per value.
@@ -144,7 +159,6 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   }
 
   // Values in the cells, where they fit.
-  if (a.values && !(ch >= fs + 2.0f && cw >= fs * 1.2f)) res.values_hidden = a.rows * a.cols;
   if (a.values && ch >= fs + 2.0f && cw >= fs * 1.2f) {
     for (int i = 0; i < a.rows; ++i) {
       const float y = p0.y + i * ch;
@@ -168,12 +182,9 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
         }
         // A number that does not fit is marked, never left out: a blank cell reads as 0.
         if (ts.x > cw - 3.0f) {
-          ++res.values_hidden;
           t = "\xE2\x80\xA6";
           ts = ImGui::CalcTextSize(t.c_str());
           if (ts.x > cw - 1.0f) continue;
-        } else {
-          ++res.values_shown;
         }
         dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
                     Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), t.c_str());
