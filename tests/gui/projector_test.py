@@ -219,6 +219,7 @@ def test_present_header(mhaviz, d):
     dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--enlarge", "3", "--present", "--view", "heads", name="seeded")
     header = dump["present"].get("header", "")
     hs = dump["views"]["heads_view"]["summaries"][3]
+    check("strongest" in hs and "chance" in hs, f"the head metrics do not measure against chance: {hs}")
     want = (f"random weights (untrained) | head 3 | no clear pattern ({hs['strongest']} {hs['score']:.2f}, "
             f"chance {hs['chance']:.2f})")
     check(header == want, f"header {header!r}, expected {want!r}")

@@ -362,6 +362,11 @@ void ScaleControls(AppState& s, const Trace& t) {
     ImGui::SameLine();
     if (ImGui::SmallButton("use per row")) s.ui.colour_scale = render::ColourScale::Row;
     Probe(s, "use per row");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("An even spread over %d keys is 1/%d = %.3f per cell: on the fixed scale every map is nearly "
+                        "one dark colour.",
+                        t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
+    if (s.ui.present) return;  // the room is the map's: the tooltip says why
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextWrapped("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, so on the fixed "
                        "scale every map is nearly one dark colour. The per-row scale makes each query's strongest "
@@ -436,6 +441,14 @@ void PresentBar(AppState& s, int H) {
   // For tests: the header in words, " | " between its parts.
   s.ui.report.present_header = DescribeWeights(s).text + " | " + map + (label.empty() ? "" : " | " + label);
   static const char* const kLayouts[] = {"one map", "2 \xC3\x97 2", "all heads"};
+  // The layouts on the header's line where they fit: every line the header takes is a
+  // line the map cannot have.
+  float radios = 0.0f;
+  for (const char* l : kLayouts)
+    radios += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(l).x +
+              ImGui::GetStyle().ItemSpacing.x;
+  ImGui::SameLine(0, fs * 1.5f);
+  if (ImGui::GetContentRegionAvail().x < radios) ImGui::NewLine();
   for (int k = 0; k < 3; ++k) {
     if (k) ImGui::SameLine();
     if (ImGui::RadioButton(kLayouts[k], s.ui.present_layout == k)) s.ui.present_layout = k;
