@@ -168,6 +168,16 @@ void DrawLessonChecks(AppState& s) {
   if (preset < 0 || !HasResults(s)) return;
   const LessonExample ex = LessonPresets()[static_cast<std::size_t>(preset)];
   const Trace& t = s.result.trace;
+  // Open for the hand calculation (its numbers are the point); folded for the 2-head
+  // example, whose lesson gives shapes only, so the weight editor stays in view.
+  const std::string title = std::string(preset == 1 ? "The lesson's numbers" : "The lesson's shapes") +
+                            " beside what mhaviz computes##lesson_checks" + std::to_string(preset);
+  // On the buttons' line: folded, it costs the editor below no room.
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  const bool open = ImGui::TreeNodeEx(title.c_str(), ImGuiTreeNodeFlags_NoTreePushOnOpen |
+                                                        (preset == 1 ? ImGuiTreeNodeFlags_DefaultOpen : 0));
+  Probe(s, "lesson_checks_header");
+  if (!open) return;
   if (ImGui::BeginTable("##lesson_checks", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
                                                   ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("the lesson says");
@@ -214,16 +224,24 @@ void DrawLessonView(AppState& s) {
                "watch every view recompute.",
                true);
   const float fs = ImGui::GetFontSize();
+  // The lesson's worked examples, one button each on one line (what each is: its
+  // tooltip, and the line under them until one is loaded).
+  const char* kLessonX = "X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, "
+                         "W_Q = W_K = W_V = W_O = I, no positional encoding, mask or LayerNorm.";
+  const char* kHandX = "The lesson's hand calculation: X = [1, 2], two heads of d_k 1, W^Q = W^K = W^V = 0.5 for "
+                       "head 1 and 0.3 for head 2, W^O = I.";
   if (ImGui::Button("Load the lesson example")) LoadLessonExample(s);
   Probe(s, "load_lesson");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kLessonX);
   ImGui::SameLine();
-  Muted("X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, W_Q = W_K = W_V = W_O = I, "
-        "no positional encoding, mask or LayerNorm.");
   if (ImGui::Button("Load the hand calculation")) LoadLessonPreset(s, 1);
   Probe(s, "load_hand");
-  ImGui::SameLine();
-  Muted("X = [1, 2], two heads of d_k 1: W^Q = W^K = W^V = 0.5 for head 1, 0.3 for head 2, W^O = I.");
-  DrawLessonChecks(s);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kHandX);
+  if (LessonPresetInUse(s) < 0) {
+    ImGui::SameLine();
+    Muted(kLessonX);
+  }
+  DrawLessonChecks(s);  // (its fold on this line)
 
   // Where x and the weights come from now.
   ImGui::Spacing();
