@@ -107,9 +107,9 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const ImVec4 clip = dl->_CmdHeader.ClipRect;
-  // For tests: how many numbers fit their cells, in view or scrolled away (small
-  // matrices only: a 1,024-token map would measure a million strings a frame).
-  if (a.values && static_cast<long long>(a.rows) * a.cols <= 4096) {
+  // For tests: how many numbers fit their cells, in view or scrolled away (asked for,
+  // and small matrices only: every cell's text is measured each frame).
+  if (a.values && a.count_values && static_cast<long long>(a.rows) * a.cols <= 256) {
     const bool room = ch >= fs + 2.0f && cw >= fs * 1.2f;
     for (int i = 0; i < a.rows; ++i)
       for (int j = 0; j < a.cols; ++j) {

@@ -48,6 +48,9 @@ struct MatrixArgs {
   const char* col_axis = nullptr;  // e.g. "key"
   int col_group = 0;               // > 0: a strong line every col_group columns (heads side by side)
   const char* col_group_label = nullptr;  // e.g. "head": "head 0", "head 1", ... above the groups
+  // Count in MatrixResult how many numbers fit their cells (a view whose numbers are its
+  // point reports them to tests); small matrices only: it measures every cell's text.
+  bool count_values = false;
   int highlight_row = -1;          // outlined
   int highlight_col = -1;
   // Extra tooltip lines for cell (i, j), after the default ones.

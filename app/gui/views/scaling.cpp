@@ -135,6 +135,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     if (k == 2) m.masked_by = a.masked_scores.data();  // masked keys grey, as in the heatmaps
     m.digits = 3;
     m.max_cell = std::max(fs * 2.6f, value_cell);
+    m.count_values = true;
     last = DrawMatrix(s, m);
     s.ui.report.scaling_values_shown += last.values_shown;
     s.ui.report.scaling_values_hidden += last.values_hidden;
