@@ -206,7 +206,8 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
       throw UsageError("--preset " + e.preset + " brings its own configuration, input and weights; leave out the "
                        "flags that set them (--heads, --d-model, --input, --weights, --memory, ...).");
     if ((e.preset == "lesson" || e.preset == "hand") && (e.run.sentence_given || !e.run.sentence_file.empty()))
-      throw UsageError("--preset " + e.preset + " is a fixed example of made-up words; leave out the sentence.");
+      throw UsageError("--preset " + e.preset + " is a fixed example of " +
+                       (e.preset == "lesson" ? "three made-up words" : "one made-up word") + "; leave out the sentence.");
   }
   if (e.view == "head") {
     if (e.grid) throw UsageError("--grid draws heatmaps of every layer; the head view draws one layer (--layer i).");
