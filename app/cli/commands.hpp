@@ -45,7 +45,7 @@ struct ExportArgs {
   ModelSource source;  // a trained checkpoint's layer instead of a sentence
   bool grid = false;   // with --model: every layer x head on one picture
   std::string view = "heatmaps";  // --view heatmaps|head
-  std::string preset;             // --preset lesson|heads: a hand-built example instead of seeded weights
+  std::string preset;             // --preset lesson|hand|heads: a hand-built example instead of seeded weights
   bool help = false;
   std::string help_text;
 };

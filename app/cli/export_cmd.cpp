@@ -205,8 +205,9 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
     if (!e.run.cfg_edits.empty() || !e.run.input_npz.empty() || !e.run.weights_npz.empty() || !e.run.memory.empty())
       throw UsageError("--preset " + e.preset + " brings its own configuration, input and weights; leave out the "
                        "flags that set them (--heads, --d-model, --input, --weights, --memory, ...).");
-    if (e.preset == "lesson" && (e.run.sentence_given || !e.run.sentence_file.empty()))
-      throw UsageError("--preset lesson is a fixed example of three made-up words; leave out the sentence.");
+    if ((e.preset == "lesson" || e.preset == "hand") && (e.run.sentence_given || !e.run.sentence_file.empty()))
+      throw UsageError("--preset " + e.preset + " is a fixed example of " +
+                       (e.preset == "lesson" ? "three made-up words" : "one made-up word") + "; leave out the sentence.");
   }
   if (e.view == "head") {
     if (e.grid) throw UsageError("--grid draws heatmaps of every layer; the head view draws one layer (--layer i).");
@@ -283,6 +284,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
     ho.sentence = src.sentence;
     ho.memory = src.memory;
     ho.positional = src.positional;
+    ho.weights = src.weights;
     if (head_view) return WriteHeadView(e, t, ho, Ms(t1 - t0));
 
     // Render everything before writing anything, so a rendering error leaves no files.

@@ -4,6 +4,7 @@
 #include "io/checkpoint.hpp"
 #include "mha/forward.hpp"
 #include "mha/teach.hpp"
+#include "render/render.hpp"
 
 namespace mha::cli {
 namespace {
@@ -16,6 +17,15 @@ std::string PositionalNote(Positional p) {
     case Positional::None: break;
   }
   return "no positional encoding";
+}
+
+// The model's name as the GUI's marker gives it: the shipped model by its name, a
+// checkpoint by its file name.
+std::string TrainedName(const std::string& model) {
+  const std::size_t slash = model.find_last_of('/');
+  std::string name = slash == std::string::npos ? model : model.substr(slash + 1);
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npz") == 0) name.resize(name.size() - 4);
+  return name;
 }
 
 // A language model on the sentence: its pieces, every layer, the layer asked for.
@@ -38,6 +48,7 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
                                               "\u201D"
                                         : std::string());
   s.positional = PositionalNote(model.model.cfg.positional);
+  s.weights = "trained: " + TrainedName(e.source.model) + " \u00B7 layer " + std::to_string(e.source.layer);
 }
 
 void FromCheckpoint(const ExportArgs& e, ExportSource& s) {
@@ -45,6 +56,7 @@ void FromCheckpoint(const ExportArgs& e, ExportSource& s) {
   s.kind = ExportSource::Kind::Checkpoint;
   s.sentence = "layer " + std::to_string(s.checkpoint.layer) + " of " + e.source.model;
   s.positional = PositionalNote(s.checkpoint.model.cfg.positional);
+  s.weights = "trained: " + TrainedName(e.source.model) + " \u00B7 layer " + std::to_string(s.checkpoint.layer);
 }
 
 // The header names the knocked-out heads: the picture is of the ablated model.
@@ -76,12 +88,16 @@ ExportSource LoadExportSource(const ExportArgs& e, const SizeCheck& check) {
     s.sentence = p.sentence;  // as read: --sentence-file included
     s.memory = e.run.memory;
   }
+  s.weights = e.run.weights_npz.empty() ? render::kUntrainedWeights : "from " + e.run.weights_npz;
   if (!e.preset.empty()) {
-    LessonExample ex = e.preset == "lesson" ? MakeLessonExample() : MakePositionalHeadsExample(p.in.tokens);
+    LessonExample ex = e.preset == "lesson" ? MakeLessonExample()
+                       : e.preset == "hand" ? MakeHandCalculationExample()
+                                            : MakePositionalHeadsExample(p.in.tokens);
     p.cfg = ex.cfg;
     p.in = std::move(ex.in);
     p.weights = std::make_shared<const Weights>(std::move(ex.weights));
-    s.sentence = ex.title + (e.preset == "lesson" ? std::string() : " \u00B7 " + p.sentence);
+    s.sentence = ex.title + (e.preset != "heads" ? std::string() : " \u00B7 " + p.sentence);
+    s.weights = "set by hand (" + ex.title + ")";
     s.memory.clear();
     s.notice = ex.title + ": " + ex.description;
   }

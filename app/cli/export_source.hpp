@@ -27,6 +27,7 @@ struct ExportSource {
   std::string sentence;          // the header's sentence line ("" : the tokens)
   std::string memory;            // cross-attention's keys/values sentence
   std::string positional;        // the header's positional-encoding note ("" : the layer's)
+  std::string weights;           // the header's word on where the weights come from
   std::string notice;            // printed as a note (a sentence cut short, a preset's job)
 };
 

@@ -265,15 +265,16 @@ CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> s
           "--preset", std::move(set),
           "lesson: the lesson's worked example (X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]],\n"
           "d_model 4, 2 heads, identity weights); replaces the sentence and configuration\n"
+          "hand: the lesson's hand calculation (X = [1, 2], 2 heads of d_k 1, W = 0.5 and 0.3)\n"
           "heads: four hand-built positional heads (previous, self, first, next word) on the\n"
           "sentence's tokens: x = positional encoding only, d_model 64, 4 heads")
-      ->type_name("lesson|heads")
+      ->type_name("lesson|hand|heads")
       ->check(CLI::Validator(
           [](std::string& v) {
-            return v == "lesson" || v == "heads"
+            return v == "lesson" || v == "hand" || v == "heads"
                        ? std::string()
-                       : "--preset must be 'lesson' (the lesson's worked example) or 'heads' (four hand-built "
-                         "positional heads on the sentence); got '" + v + "'.";
+                       : "--preset must be 'lesson' (the lesson's worked example), 'hand' (its hand calculation) "
+                         "or 'heads' (four hand-built positional heads on the sentence); got '" + v + "'.";
           },
           ""));
 }

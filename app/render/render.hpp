@@ -53,7 +53,14 @@ struct HeatmapOptions {
   // empty: a trained model's layers run with it off because the model adds its PE
   // (learned or sinusoidal) below the stack.
   std::string positional;
+  // Where the weights come from, a line of its own in the header, so a figure of
+  // untrained heads is never taken for a finding: "random weights (untrained)" (see
+  // kUntrainedWeights), "trained: mhaviz-small · layer 1", ... ("": not said).
+  std::string weights;
 };
+
+// The header's words for seeded random weights (the GUI's marker says the same).
+inline constexpr const char* kUntrainedWeights = "random weights (untrained)";
 
 // Where one heatmap was drawn (pixels), for tests and for hit-testing in a viewer.
 // Cell (r, c) covers [x + c*cell, x + (c+1)*cell - gap) horizontally, the same

@@ -1,6 +1,7 @@
 // Per-head metrics and the head x head Jensen-Shannon divergence.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "mha/teach.hpp"
 
@@ -12,53 +13,102 @@ const char* ToString(HeadPattern p) {
     case HeadPattern::Previous: return "previous";
     case HeadPattern::Next: return "next";
     case HeadPattern::First: return "first token";
-    default: return "spread";
+    default: return "no clear pattern";
   }
 }
 
-HeadSummary SummarizeAttention(const Eigen::Ref<const Mat>& a, bool positional) {
+namespace {
+
+// P(at least `k` hits) when row r is hit with probability p[r], independently (the
+// Poisson binomial tail), exactly up to 256 rows; beyond, Hoeffding's bound settles
+// most cases without the quadratic sum.
+double TailAtLeast(const std::vector<double>& p, int k) {
+  const int r = static_cast<int>(p.size());
+  if (k <= 0) return 1.0;
+  if (k > r) return 0.0;
+  double mean = 0.0;
+  for (double x : p) mean += x;
+  if (r > 256 && k > mean) {
+    const double bound = std::exp(-2.0 * (k - mean) * (k - mean) / r);
+    if (bound < kMaxChanceP) return bound;
+  }
+  // at[h]: P(h hits so far), h < k; `done`: P(k hits or more so far).
+  std::vector<double> at(static_cast<std::size_t>(k), 0.0);
+  at[0] = 1.0;
+  double done = 0.0;
+  for (double x : p) {
+    done += at[static_cast<std::size_t>(k - 1)] * x;
+    for (int h = k - 1; h >= 1; --h) at[static_cast<std::size_t>(h)] = at[static_cast<std::size_t>(h)] * (1.0 - x) + at[static_cast<std::size_t>(h - 1)] * x;
+    at[0] *= 1.0 - x;
+  }
+  return done;
+}
+
+}  // namespace
+
+HeadSummary SummarizeAttention(const Eigen::Ref<const Mat>& a, bool positional, Mask mask) {
   HeadSummary s;
   const Eigen::Index n = a.rows(), m = a.cols();
   const RowStats st = AttentionRowStats(a, Mask::None);
   s.mean_entropy = st.mean_entropy;
   s.mean_max_weight = st.mean_max_weight;
-  // Mean of a(i, j(i)) over the rows where key j(i) exists.
-  auto mean_at = [&](Eigen::Index first_row, Eigen::Index offset, bool to_first) {
+  // The keys row i sees: a head that prefers none of them gives each 1 / that.
+  auto seen = [&](Eigen::Index i) { return mask == Mask::Causal ? std::min(i + 1, m) : m; };
+  struct Relation {
+    HeadPattern pattern;
+    double weight = 0.0;
+    std::vector<double> p;  // per row: the chance of hitting the key by a random pick
+  };
+  // Mean of a(i, j(i)) over the rows where key j(i) exists (and is not masked).
+  auto measure = [&](HeadPattern pattern, Eigen::Index first_row, Eigen::Index offset, bool to_first) {
+    Relation rel;
+    rel.pattern = pattern;
     double sum = 0.0;
-    Eigen::Index rows = 0;
     for (Eigen::Index i = first_row; i < n; ++i) {
       const Eigen::Index j = to_first ? 0 : i + offset;
-      if (j < 0 || j >= m) continue;
+      if (j < 0 || j >= seen(i)) continue;
       sum += a(i, j);
-      ++rows;
+      rel.p.push_back(1.0 / static_cast<double>(seen(i)));
     }
-    return rows > 0 ? sum / rows : 0.0;
+    rel.weight = rel.p.empty() ? 0.0 : sum / static_cast<double>(rel.p.size());
+    return rel;
   };
-  s.first = mean_at(positional ? 1 : 0, 0, true);
+  std::vector<Relation> relations;
   if (positional) {
-    s.self = mean_at(0, 0, false);
-    s.previous = mean_at(1, -1, false);
-    s.next = mean_at(0, +1, false);
+    relations.push_back(measure(HeadPattern::Self, 0, 0, false));
+    relations.push_back(measure(HeadPattern::Previous, 1, -1, false));
+    relations.push_back(measure(HeadPattern::Next, 0, +1, false));
   }
-  const std::pair<HeadPattern, double> candidates[] = {{HeadPattern::Self, s.self},
-                                                       {HeadPattern::Previous, s.previous},
-                                                       {HeadPattern::Next, s.next},
-                                                       {HeadPattern::First, s.first}};
-  double best = kMostlyThreshold;
-  for (const auto& [pattern, weight] : candidates) {
-    if (!positional && pattern != HeadPattern::First) continue;
-    if (weight > best) {  // strictly: ties keep the earlier relation
-      best = weight;
-      s.pattern = pattern;
-    }
+  relations.push_back(measure(HeadPattern::First, positional ? 1 : 0, 0, true));
+  for (const Relation& r : relations) {
+    if (r.pattern == HeadPattern::Self) s.self = r.weight;
+    if (r.pattern == HeadPattern::Previous) s.previous = r.weight;
+    if (r.pattern == HeadPattern::Next) s.next = r.weight;
+    if (r.pattern == HeadPattern::First) s.first = r.weight;
   }
+  const Relation* best = nullptr;
+  for (const Relation& r : relations)
+    if (!r.p.empty() && (!best || r.weight > best->weight)) best = &r;  // strictly: ties keep the earlier
+  if (!best) return s;
+  s.strongest = best->pattern;
+  s.score = best->weight;
+  s.rows = static_cast<int>(best->p.size());
+  for (double x : best->p) s.chance += x;
+  s.chance /= s.rows;
+  // Every row sees one key only (a causal first row): nothing to choose, no pattern.
+  if (s.chance >= 1.0 - 1e-12) return s;
+  s.lift = (s.score - s.chance) / (1.0 - s.chance);
+  // A random pick's mean is hits / rows: it does as well with ceil(score * rows) hits.
+  const int hits = static_cast<int>(std::ceil(s.score * s.rows - 1e-9));
+  s.chance_p = TailAtLeast(best->p, hits);
+  if (s.lift >= kMinLift && s.chance_p < kMaxChanceP) s.pattern = best->pattern;
   return s;
 }
 
 std::vector<HeadSummary> SummarizeHeads(const Trace& t) {
   std::vector<HeadSummary> out;
   for (int h = 0; h < t.cfg.num_heads; ++h) {
-    HeadSummary s = SummarizeAttention(t.AttnHead(h), !t.in.cross());
+    HeadSummary s = SummarizeAttention(t.AttnHead(h), !t.in.cross(), t.in.cross() ? Mask::None : t.cfg.mask);
     s.head = h;
     out.push_back(s);
   }

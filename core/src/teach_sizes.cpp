@@ -171,7 +171,91 @@ LessonExample MakeLessonExample() {
       "W_Q = W_K = W_V = I, so head 1 works on the first two numbers of each word and head 2 on the last "
       "two; W_O = I and all biases are 0, so attn_out is just the two heads side by side. No positional "
       "encoding, no mask, no LayerNorm: every number can be checked by hand.";
+  // Section 4 of the lesson gives the shapes of each step (one head: (3, 2); the
+  // concat and the final output: (3, 4)).
+  ex.expected = {{"Q_1 = X @ W^Q_1 \u2192 (3, 2)", "q", 0, 0, {}, {3, 2}},
+                 {"K_1 = X @ W^K_1 \u2192 (3, 2)", "k", 0, 0, {}, {3, 2}},
+                 {"V_1 = X @ W^V_1 \u2192 (3, 2)", "v", 0, 0, {}, {3, 2}},
+                 {"output_1 = Attention(Q_1, K_1, V_1) \u2192 (3, 2)", "context", 0, 0, {}, {3, 2}},
+                 {"output_2 \u2192 (3, 2)", "context", 1, 0, {}, {3, 2}},
+                 {"output = [output_1 | output_2] \u2192 (3, 4)", "concat", -1, 0, {}, {3, 4}},
+                 {"final_output = output @ W^O \u2192 (3, 4)", "attn_out", -1, 0, {}, {3, 4}}};
   return ex;
+}
+
+LessonExample MakeHandCalculationExample() {
+  LessonExample ex;
+  Config& c = ex.cfg;
+  c.d_model = 2;
+  c.num_heads = 2;
+  c.num_kv_heads = 0;
+  c.mask = Mask::None;
+  c.norm = Norm::None;
+  c.scale = true;  // sqrt(d_k) = 1: the lesson's numbers either way
+  c.temperature = 1.0f;
+  c.positional_encoding = false;
+  c.block = Block::Attention;
+  ex.in.tokens = {"word"};
+  ex.in.x.resize(1, 2);
+  ex.in.x << 1, 2;
+  Weights& w = ex.weights;
+  // Column h is head h's projection (d_k = 1): both rows 0.5 for head 1, 0.3 for head 2,
+  // so [1, 2] @ [0.5, 0.5]^T = 1.5 and [1, 2] @ [0.3, 0.3]^T = 0.9.
+  w.W_q.resize(2, 2);
+  w.W_q << 0.5f, 0.3f, 0.5f, 0.3f;
+  w.W_k = w.W_v = w.W_q;
+  w.W_o = Mat::Identity(2, 2);  // the lesson leaves W^O open: I shows the concat itself
+  w.b_q = w.b_k = w.b_v = w.b_o = RowVec::Zero(2);
+  w.ln_gamma = RowVec::Ones(2);
+  w.ln_beta = RowVec::Zero(2);
+  ex.title = "Lesson hand calculation: one word, two heads";
+  ex.description =
+      "X = [1, 2]: one word, d_model = 2, two heads with d_k = 1. Head 1's W^Q = W^K = W^V = [0.5, 0.5]^T, head 2's "
+      "[0.3, 0.3]^T; W^O = I (the lesson leaves it open), biases 0, no positional encoding, mask or LayerNorm. "
+      "With one key each head's weight is 1, so its output is its V.";
+  ex.expected = {{"Q_1 = [1,2] @ [0.5] = 1.5", "q", 0, 0, {1.5}, {}},
+                 {"K_1 = 1.5", "k", 0, 0, {1.5}, {}},
+                 {"V_1 = 1.5", "v", 0, 0, {1.5}, {}},
+                 {"output_1 = Attention(1.5, 1.5, 1.5) = 1.5", "context", 0, 0, {1.5}, {}},
+                 {"Q_2 = [1,2] @ [0.3] = 0.9", "q", 1, 0, {0.9}, {}},
+                 {"K_2 = 0.9", "k", 1, 0, {0.9}, {}},
+                 {"V_2 = 0.9", "v", 1, 0, {0.9}, {}},
+                 {"output_2 = 0.9", "context", 1, 0, {0.9}, {}},
+                 {"Concat: [1.5, 0.9]", "concat", -1, 0, {1.5, 0.9}, {}},
+                 {"final: [1.5, 0.9] @ W^O (W^O = I)", "attn_out", -1, 0, {1.5, 0.9}, {}}};
+  return ex;
+}
+
+std::vector<LessonExample> LessonPresets() { return {MakeLessonExample(), MakeHandCalculationExample()}; }
+
+LessonCheck CheckLesson(const Trace& t, const LessonExpectation& e) {
+  const std::vector<TensorView> tensors = Tensors(t);
+  const TensorView* whole = FindTensor(tensors, e.tensor);
+  if (!whole) throw Error("The trace has no tensor named " + e.tensor + ".");
+  TensorView v = *whole;
+  if (e.head >= 0) {
+    v = HeadSlice(v, e.head);
+  } else if (!v.shape.empty() && v.shape.front() == 1) {  // the batch axis
+    v.shape.erase(v.shape.begin());
+  }
+  LessonCheck c;
+  c.shape = v.shape;
+  if (v.shape.size() != 2) throw Error("Tensor " + e.tensor + " is not a matrix once its batch and head axes are taken.");
+  if (e.row < 0 || e.row >= v.shape[0])
+    throw Error("Tensor " + e.tensor + " has " + std::to_string(v.shape[0]) + " rows; there is no row " +
+                std::to_string(e.row) + ".");
+  const std::int64_t cols = v.shape[1];
+  for (std::int64_t j = 0; j < cols; ++j) c.values.push_back(v.data[e.row * cols + j]);
+  if (!e.shape.empty()) {
+    c.ok = c.shape == e.shape;
+    return c;
+  }
+  c.ok = c.values.size() == e.values.size();
+  for (std::size_t j = 0; c.ok && j < c.values.size(); ++j) {
+    c.max_abs_diff = std::max(c.max_abs_diff, std::abs(c.values[j] - e.values[j]));
+    c.ok = std::abs(c.values[j] - e.values[j]) <= 1e-5 + 1e-6 * std::abs(e.values[j]);
+  }
+  return c;
 }
 
 LessonExample MakePositionalHeadsExample(const std::vector<std::string>& tokens) {

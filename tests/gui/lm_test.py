@@ -86,9 +86,10 @@ def test_views_equal_trace(mhaviz, d):
         check(len(mv["labels"]) == L * H, f"model view: {len(mv['labels'])} head labels, expected {L} x {H}")
         check(mv["labels_measured_on"] in ("validation text", "sentence (measuring)"),
               f"labels measured on {mv['labels_measured_on']!r}")
-    # The pieces the chips and the head view show are the tokenizer's (U+2581 written as '_').
+    # The pieces the chips and the head view show are the tokenizer's (U+2581 written as '_'
+    # and a thin space, U+2009, that keeps the bar off the next character).
     shown = final["views"]["head_view_view"]["tokens"]
-    check(shown == [p.replace("\u2581", "_") for p in refs[1]["pieces"]], f"chips {shown} vs {refs[1]['pieces']}")
+    check(shown == [p.replace("\u2581", "_\u2009") for p in refs[1]["pieces"]], f"chips {shown} vs {refs[1]['pieces']}")
 
 
 def test_select_and_open(mhaviz, d):
@@ -108,7 +109,7 @@ def test_select_and_open(mhaviz, d):
               f"the probe reports num_heads {p['num_heads']}, d_model {p['d_model']}: not the model's "
               f"{cfg['num_heads']}, {cfg['d_model']}")
         check(p["sentence"] == SENTENCE, f"the typed sentence changed to {p['sentence']!r}")
-        check(p["tokens"] == [x.replace("\u2581", "_") for x in ref["pieces"]], f"chips {p['tokens']}")
+        check(p["tokens"] == [x.replace("\u2581", "_\u2009") for x in ref["pieces"]], f"chips {p['tokens']}")
         check(p["view"] == "model-view", f"view {p['view']}")
         click_until(app, "model_view_first_map", lambda p: p["view"] == "heatmaps" and p["enlarged"] == 0,
                     "head 0 to open in Heatmaps")

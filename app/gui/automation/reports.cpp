@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "gui/sources/lm_source.hpp"
+#include "gui/sources/files.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/sources/train_session.hpp"
 #include "gui/state/settings.hpp"
@@ -45,6 +46,7 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
             {"values", r.values},
             {"values_px", r.values_px},
             {"scroll", r.scroll},
+            {"key_label_overlaps", r.key_label_overlaps},
             {"content_h", r.content_h},
             {"view_h", r.view_h}}},
           {"flow",
@@ -53,7 +55,15 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
             {"diagram_w", r.flow_diagram_w},
             {"params_small_font", r.flow_params_small},
             {"scroll_x", r.flow_scroll_x},
-            {"shortened", r.flow_shortened}}}};
+            {"shortened", r.flow_shortened},
+            {"input", r.flow_input}}},
+          {"scaling", {{"values_shown", r.scaling_values_shown}, {"values_hidden", r.scaling_values_hidden}}}};
+}
+
+// Where the weights come from, as the marker on the heatmaps says it.
+nlohmann::json WeightsJson(const AppState& s) {
+  const WeightsProvenance w = DescribeWeights(s);
+  return {{"kind", w.kind}, {"text", w.text}};
 }
 
 }  // namespace
@@ -75,7 +85,8 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["tokens"] = s.result.tokens;
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
+  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head},
+                  {"header", s.ui.report.present_header}};
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["font_px"] = ImGui::GetFontSize();
   j["text_size"] = s.ui.text_size;
@@ -83,6 +94,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["export_path"] = std::string(s.exp.path.data());
   j["focused_text"] = ImGui::GetIO().WantTextInput;
   j["view"] = ViewName(s.teach.view);
+  j["weights"] = WeightsJson(s);
   j["file_message"] = s.teach.file_message;
   j["train"] = TrainProbeJson(s);
   return j;
@@ -105,9 +117,11 @@ std::string DumpStateJson(AppState& s, int frames) {
     j["knocked_out"] = {{"heads", heads}, {"text", KnockoutText(s)}};
   }
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head}};
+  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head},
+                  {"header", s.ui.report.present_header}};
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["text_size"] = s.ui.text_size;
+  j["weights"] = WeightsJson(s);
   j["export_message"] = s.exp.message;
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;

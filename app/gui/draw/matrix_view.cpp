@@ -107,6 +107,21 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const ImVec4 clip = dl->_CmdHeader.ClipRect;
+  // For tests: how many numbers fit their cells, in view or scrolled away (asked for,
+  // and small matrices only: every cell's text is measured each frame).
+  if (a.values && a.count_values && static_cast<long long>(a.rows) * a.cols <= 256) {
+    const bool room = ch >= fs + 2.0f && cw >= fs * 1.2f;
+    for (int i = 0; i < a.rows; ++i)
+      for (int j = 0; j < a.cols; ++j) {
+        if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;
+        const float v = a.data[std::size_t(i) * stride + j];
+        bool fits = false;
+        if (room && a.fixed_decimals) fits = ImGui::CalcTextSize(FormatValue(v, 2).c_str()).x <= cw - 3.0f;
+        for (int d = a.digits; room && !a.fixed_decimals && d >= 1 && !fits; --d)
+          fits = ImGui::CalcTextSize(SigValue(v, d).c_str()).x <= cw - 3.0f;
+        ++(fits ? res.values_shown : res.values_hidden);
+      }
+  }
   if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
 
   // Cells: a texture, one texel per value.
@@ -159,7 +174,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
           t = FormatValue(v, 2);
           ts = ImGui::CalcTextSize(t.c_str());
         } else {
-          for (int d = a.digits; d >= 2; --d) {  // fewer digits until it fits
+          for (int d = a.digits; d >= 1; --d) {  // fewer digits until it fits
             t = SigValue(v, d);
             ts = ImGui::CalcTextSize(t.c_str());
             if (ts.x <= cw - 3.0f) break;

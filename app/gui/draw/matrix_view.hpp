@@ -48,6 +48,9 @@ struct MatrixArgs {
   const char* col_axis = nullptr;  // e.g. "key"
   int col_group = 0;               // > 0: a strong line every col_group columns (heads side by side)
   const char* col_group_label = nullptr;  // e.g. "head": "head 0", "head 1", ... above the groups
+  // Count in MatrixResult how many numbers fit their cells (a view whose numbers are its
+  // point reports them to tests); small matrices only: it measures every cell's text.
+  bool count_values = false;
   int highlight_row = -1;          // outlined
   int highlight_col = -1;
   // Extra tooltip lines for cell (i, j), after the default ones.
@@ -58,6 +61,8 @@ struct MatrixResult {
   int hover_row = -1, hover_col = -1;
   bool clicked = false;
   ImVec2 min, max;  // the cells' rectangle on screen
+  int values_shown = 0;   // cells with their number written in them
+  int values_hidden = 0;  // cells whose number did not fit ("…" or nothing)
 };
 
 // Draws the matrix (labels, cells, values) as one item of the current window.

@@ -47,7 +47,8 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
                 "the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)")
       ->type_name("TENSOR")
       ->group(g);
-  cli::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : t.heads) = true; })->group(g);
+  cli::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : v == "hand" ? t.hand : t.heads) = true; })
+      ->group(g);
   app.add_flag("--train-autostart", t.train_autostart,
                "press Train when the Train view first opens (with --view train: at start)")
       ->group(g);
@@ -103,6 +104,12 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
           },
           ""));
   app.add_flag("--present", o.present, "start in presentation mode (F11): the heatmaps fill the window")->group(g);
+  cli::IntFlag(
+      app, "--text-size", kMinTextSize, kMaxTextSize, [&o](int v) { o.text_size = v; },
+      "text size in percent, as the View menu and Ctrl+= / Ctrl+- set it (" + std::to_string(kMinTextSize) + " to " +
+          std::to_string(kMaxTextSize) + "; 150 or 200 for a projector)")
+      ->type_name("PCT")
+      ->group(g);
   app.add_option("--color-scale,--colour-scale", o.colour_scale,
                  "the heatmaps' colour scale: fixed (0 to 1), map (per map max) or row (per row max)")
       ->type_name("fixed|map|row")
@@ -214,8 +221,10 @@ void NoteOverridden(const Config& was, const Config& now, const char* preset, Ap
 void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
   const Config before = s.choice.cfg;
   if (f.lesson) LoadLessonExample(s);
+  if (f.hand) LoadLessonPreset(s, 1);
   if (f.heads) LoadPositionalHeadsExample(s);
-  if (f.lesson || f.heads) NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : "heads", s);
+  if (f.lesson || f.hand || f.heads)
+    NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : f.hand ? "hand" : "heads", s);
   if (f.view >= 0) {
     s.teach.view = static_cast<View>(f.view);
     s.teach.select_view = true;

@@ -18,6 +18,7 @@ struct TeachFlags {
   int head = -1, query = -1;
   std::string inspect;
   bool lesson = false;
+  bool hand = false;   // --preset hand
   bool heads = false;  // --preset heads
   bool train_autostart = false;  // --train-autostart
   std::string train_task;        // --train-task
@@ -39,6 +40,7 @@ struct GuiOptions {
   int settings = -1;  // -1 default, 0 no, 1 yes
   int enlarge = -1;   // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
   bool present = false;      // --present: start in presentation mode
+  int text_size = 0;         // --text-size PCT (0 = as saved)
   std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)
   bool automation() const { return frames > 0 || !stats.empty(); }
 };

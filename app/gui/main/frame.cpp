@@ -52,22 +52,22 @@ void Shortcuts(AppState& s) {
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyS, false)) s.pending.export_png = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyQ, false)) s.quit = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyEqual, false)) {
-    s.ui.text_size = std::min(s.ui.text_size + 25, 250);
+    s.ui.text_size = std::min(s.ui.text_size + 25, kMaxTextSize);
     s.ui.fonts_dirty = true;
   }
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyMinus, false)) {
-    s.ui.text_size = std::max(s.ui.text_size - 25, 75);
+    s.ui.text_size = std::max(s.ui.text_size - 25, kMinTextSize);
     s.ui.fonts_dirty = true;
   }
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKey0, false)) {
     s.ui.text_size = 100;
     s.ui.fonts_dirty = true;
   }
-  if (ImGui::IsKeyPressed(kKeyF11, false)) s.ui.present = !s.ui.present;
+  if (ImGui::IsKeyPressed(kKeyF11, false)) SetPresentation(s, !s.ui.present);
   if (s.ui.present && !io.WantTextInput) PresentKeys(s);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
     if (s.ui.present && !io.WantTextInput) {
-      s.ui.present = false;
+      SetPresentation(s, false);
     } else if (io.WantTextInput) {
       // Leave the text field but keep what was typed: ImGui's own Escape reverts
       // the field, which in a live app would silently undo the computation shown.
@@ -94,9 +94,9 @@ void MenuBar(AppState& s) {
   if (ImGui::BeginMenu("View")) {
     DrawViewMenuItems(s);
     ImGui::Separator();
-    if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) s.ui.present = !s.ui.present;
+    if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) SetPresentation(s, !s.ui.present);
     ImGui::Separator();
-    for (int pct : {75, 100, 125, 150, 175, 200, 250}) {
+    for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
       char label[32];
       std::snprintf(label, sizeof label, "Text size %d%%", pct);
       if (ImGui::MenuItem(label, pct == 100 ? "Ctrl+0" : nullptr, s.ui.text_size == pct)) {

@@ -27,6 +27,7 @@
 #include "gui/state/app_state.hpp"
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
+#include "gui/views/heatmaps/heatmaps.hpp"
 
 namespace mha::gui {
 namespace {
@@ -53,6 +54,7 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   ApplyTeachFlags(a.teach, s);
   if (!ApplyLanguageModelFlag(a.model, s)) ApplyModelFlags(a.model, s);
   ApplyAblateFlags(a.run, a.model.model, s);
+  if (a.gui.text_size) s.ui.text_size = a.gui.text_size;
   if (a.gui.width) *win_w = a.gui.width;
   if (a.gui.height) *win_h = a.gui.height;
   // A saved size is held to the same cap as --width and --height.
@@ -109,7 +111,7 @@ int RunWindow(const GuiArgs& a) {
   // Not focused on start: with its text selected, a stray key would replace the sentence.
   s.ui.focus_sentence = false;
   if (a.gui.enlarge >= 0) s.ui.enlarged = std::min(a.gui.enlarge, s.choice.cfg.num_heads);
-  s.ui.present = a.gui.present;
+  SetPresentation(s, a.gui.present);
   if (!a.gui.colour_scale.empty()) render::ParseColourScale(a.gui.colour_scale, &s.ui.colour_scale);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);

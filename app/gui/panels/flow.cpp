@@ -155,6 +155,28 @@ FlowFailure FindFailure(const AppState& s) {
   return f;
 }
 
+// The trace's table, with the input row a trained model's: its layers run without PE
+// (the model adds its own, learned or sinusoidal, to the embeddings below layer 0),
+// so the layer's own row would say "no PE" of a model that has positions.
+std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t) {
+  std::vector<FlowRow> flow = t.flow;
+  if (!UsingTrainedModel(s)) return flow;
+  const Positional pe = s.source.model->cfg.positional;
+  const char* kind = pe == Positional::Learned ? "learned PE" : pe == Positional::Sinusoidal ? "sinusoidal PE" : "no PE";
+  for (FlowRow& r : flow) {
+    if (r.id != StepId::Input) continue;
+    const std::string dims = "seq = " + std::to_string(t.seq) + ", d_model = " + std::to_string(t.cfg.d_model);
+    if (s.source.layer == 0) {
+      r.formula = pe == Positional::None ? "x = tok_embed[tokens]" : "x = tok_embed[tokens] + PE";
+      r.params = dims + ", " + kind;
+    } else {
+      r.formula = "x = layer " + std::to_string(s.source.layer - 1) + "'s output";
+      r.params = dims + ", " + kind + " (added below layer 0)";
+    }
+  }
+  return flow;
+}
+
 void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, const FlowFailure& fail) {
   // Rows are told apart by lines, not stripes: every filled pixel costs on a
   // software rasteriser.
@@ -177,6 +199,8 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
   rep.flow_params_small = fit.params_small;
   rep.flow_scroll_x = fit.scroll_x;
   rep.flow_shortened = 0;
+  for (const FlowRow& r : flow)
+    if (r.id == StepId::Input) rep.flow_input = r.formula + " | " + r.params;
   ImGui::TableHeadersRow();
   long long total_flops = 0, total_params = 0;
   for (std::size_t i = 0; i < flow.size(); ++i) {
@@ -494,19 +518,20 @@ void DrawFlowPanel(AppState& s) {
     return;
   }
   const Trace& t = s.result.trace;
+  const std::vector<FlowRow> flow = ShownFlow(s, t);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float fs = ImGui::GetFontSize();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   // The diagram takes what the table's columns leave, between a floor where its
   // block labels still fit and its preferred width.
-  const float table_need = FitColumns(s, t.flow, FLT_MAX, avail.y).need_w;
+  const float table_need = FitColumns(s, flow, FLT_MAX, avail.y).need_w;
   const float diagram_max = std::min(fs * 15.0f, avail.x * 0.34f);
   const float diagram_min = std::min(fs * 8.0f, diagram_max);
   const float diagram_w = std::clamp(avail.x - spacing - table_need, diagram_min, diagram_max);
   const float table_w = avail.x - diagram_w - spacing;
   s.ui.report.flow_diagram_w = diagram_w;
   ImGui::BeginChild("##flow_table", ImVec2(table_w, avail.y), false);
-  DrawTable(s, t.flow, ImGui::GetContentRegionAvail().y, FindFailure(s));
+  DrawTable(s, flow, ImGui::GetContentRegionAvail().y, FindFailure(s));
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("##flow_diagram", ImVec2(diagram_w, avail.y), false, ImGuiWindowFlags_NoScrollbar);

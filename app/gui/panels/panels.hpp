@@ -19,6 +19,10 @@ void DrawExportPanel(AppState& s);     // panels/export.cpp
 void DrawFlowPanel(AppState& s);       // panels/flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
 void DrawStatusBar(AppState& s);       // panels/status.cpp
+// panels/status.cpp: where the weights come from, as a coloured tag on the current line
+// ("random weights (untrained)" in amber, "trained: mhaviz-small · layer 1" in green),
+// so that no heatmap of untrained heads passes for a finding.
+void DrawWeightsBadge(AppState& s);
 
 // The results area (a tab per view) and the View menu's entries come from the
 // registry of views: gui/views/registry.hpp.

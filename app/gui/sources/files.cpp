@@ -4,6 +4,7 @@
 // --input / --weights fill, so every other view (heatmaps, shape flow, export)
 // works on them unchanged; Recompute() reads them.
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "gui/sources/model_source.hpp"
 #include "gui/state/view_caches.hpp"
 #include "io/files.hpp"
+#include "render/render.hpp"
 
 namespace mha::gui {
 namespace {
@@ -87,11 +89,25 @@ void LoadExample(AppState& s, LessonExample ex, const char* source, const std::s
 
 }  // namespace
 
-void LoadLessonExample(AppState& s) {
+void LoadLessonExample(AppState& s) { LoadLessonPreset(s, 0); }
+
+// Where x and the weights come from, per lesson preset (LessonPresets()'s order).
+const char* const kLessonSources[] = {kLessonSource, "the lesson's hand calculation"};
+
+void LoadLessonPreset(AppState& s, int index) {
+  std::vector<LessonExample> presets = LessonPresets();
+  if (index < 0 || index >= static_cast<int>(presets.size())) return;
   LeaveTrainedModel(s);
-  LessonExample ex = MakeLessonExample();
-  const std::string message = "Loaded the lesson example (" + ex.title + ").";
-  LoadExample(s, std::move(ex), kLessonSource, message);
+  LessonExample ex = std::move(presets[static_cast<std::size_t>(index)]);
+  const std::string message = "Loaded " + std::string(index == 0 ? "the lesson example" : "the hand calculation") +
+                              " (" + ex.title + ").";
+  LoadExample(s, std::move(ex), kLessonSources[index], message);
+}
+
+int LessonPresetInUse(const AppState& s) {
+  for (int k = 0; k < static_cast<int>(std::size(kLessonSources)); ++k)
+    if (s.files.weights_path == kLessonSources[k] && s.files.input_path == kLessonSources[k]) return k;
+  return -1;
 }
 
 void LoadPositionalHeadsExample(AppState& s) {
@@ -110,6 +126,16 @@ void LoadPositionalHeadsExample(AppState& s) {
 
 bool UsesPositionalHeadsExample(const AppState& s) {
   return s.files.weights_path == kHeadsSource && s.files.input_path == kHeadsSource;
+}
+
+WeightsProvenance DescribeWeights(const AppState& s) {
+  const std::string layer = " \u00B7 layer " + std::to_string(s.source.layer);
+  if (UsingTrainedModel(s))
+    return {"trained", "trained: " + (s.source.lm ? std::string("mhaviz-small") : s.source.name) + layer};
+  const std::string& w = s.files.weights_path;
+  if (w.empty()) return {"random", render::kUntrainedWeights};
+  if (w == kHeadsSource || LessonPresetInUse(s) >= 0) return {"hand-set", "set by hand (" + w + ")"};
+  return {"file", "from " + w};
 }
 
 std::shared_ptr<Weights> EditableWeights(AppState& s) {

@@ -12,6 +12,10 @@ namespace mha::gui {
 
 // The lesson's worked example (MakeLessonExample): its x, weights and configuration.
 void LoadLessonExample(AppState& s);
+// Lesson preset `index` of LessonPresets() (0: the worked example, 1: the hand
+// calculation); and which one x and the weights are now (-1: none).
+void LoadLessonPreset(AppState& s, int index);
+int LessonPresetInUse(const AppState& s);
 // Four hand-built positional heads (MakePositionalHeadsExample) on the current
 // sentence's tokens: heads that attend to the previous, the same, the first and the
 // next word.
@@ -23,6 +27,15 @@ std::shared_ptr<Weights> EditableWeights(AppState& s);
 // Back to the sentence's embeddings / the seeded weights.
 void UseSentenceInputs(AppState& s);
 void UseSeededWeights(AppState& s);
+// Where the weights the views show come from, for the marker on the heatmaps, the
+// presentation header and the exports: `kind` "random" (seeded, untrained),
+// "trained", "hand-set" (a worked example's weights) or "file" (a .npz, the weight
+// editor); `text` in words ("random weights (untrained)", "trained: mhaviz-small ·
+// layer 1").
+struct WeightsProvenance {
+  std::string kind, text;
+};
+WeightsProvenance DescribeWeights(const AppState& s);
 // .npz files from the Lesson view; the outcome lands in s.teach.file_message.
 void LoadInputFile(AppState& s, const std::string& path);
 void LoadWeightsFile(AppState& s, const std::string& path);

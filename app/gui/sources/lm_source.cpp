@@ -37,12 +37,14 @@ std::shared_ptr<const lm::LanguageModel>& CachedSmallModel() {
 }  // namespace
 
 std::string DisplayPiece(const std::string& piece) {
-  // The UI font has no U+2581 (SentencePiece's word-start mark): '_' stands in for it.
+  // The UI font has no U+2581 (SentencePiece's word-start mark): '_' stands in for it,
+  // with a thin space (U+2009) after it: NanumGothic's '_' spans its whole advance, so
+  // "_고" drew the bar running into the syllable.
   static const std::string mark = "\xE2\x96\x81";
   std::string out;
   for (std::size_t i = 0; i < piece.size();) {
     if (piece.compare(i, mark.size(), mark) == 0) {
-      out += '_';
+      out += "_\xE2\x80\x89";
       i += mark.size();
     } else {
       out += piece[i++];

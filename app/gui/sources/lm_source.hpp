@@ -29,7 +29,8 @@ inline constexpr int kNextTopK = 5;
 
 bool UsingLanguageModel(const AppState& s);
 
-// A piece as the UI writes it: "_" for SentencePiece's word-start mark U+2581.
+// A piece as the UI writes it: "_" and a thin space (U+2009) for SentencePiece's
+// word-start mark U+2581.
 std::string DisplayPiece(const std::string& piece);
 
 // Where mhaviz-small is: ./assets/models, beside the executable, the source tree, the

@@ -25,6 +25,10 @@ namespace mha::gui {
 // the Sentence panel says so when the field is full.
 inline constexpr std::size_t kSentenceCap = 8192;
 
+// The text sizes (percent) the View menu, Ctrl+= / Ctrl+- and --text-size offer.
+inline constexpr int kMinTextSize = 75;
+inline constexpr int kMaxTextSize = 300;
+
 // What the learner chose: the only input of the computation.
 struct Choice {
   std::string sentence;
@@ -107,6 +111,7 @@ struct LayoutReport {
   bool values = false;                      // weights written in the cells
   float values_px = 0.0f;                   // ... at this font size
   bool scroll = false;                      // the grid is taller than its panel and scrolls
+  int key_label_overlaps = 0;               // neighbouring maps whose key labels meet on a line
   float content_h = 0.0f, view_h = 0.0f;    // grid height, visible height
   // Shape-flow table.
   float flow_table_w = 0.0f;                // width the table has
@@ -115,6 +120,10 @@ struct LayoutReport {
   bool flow_params_small = false;           // the "parameters" column in the small font
   bool flow_scroll_x = false;               // the table scrolls sideways (narrower than its floors)
   int flow_shortened = 0;                   // cells shortened with "..." (full text in the tooltip)
+  std::string flow_input;                   // the shape flow's input row: "formula | parameters"
+  std::string present_header;               // presentation mode's header, its parts joined by " | "
+  // Softmax & sqrt(d_k) view: cells with their number written in, and without ("…").
+  int scaling_values_shown = 0, scaling_values_hidden = 0;
 };
 
 struct Ui {

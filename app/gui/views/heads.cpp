@@ -11,6 +11,7 @@
 #include "gui/draw/matrix_view.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
+#include "gui/panels/panels.hpp"
 #include "gui/sources/files.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
@@ -31,6 +32,19 @@ void BarCell(double v, double frac, int digits = 3) {
   ImGui::GetWindowDrawList()->AddRectFilled(
       p, ImVec2(p.x + w * static_cast<float>(std::clamp(frac, 0.0, 1.0)), p.y + h), Pal().chip_bg);
   ImGui::TextUnformatted(Sig(v, digits).c_str());
+}
+
+// Why a head has its label, or none: its strongest relation against chance.
+std::string ChanceTooltip(const HeadSummary& h) {
+  if (h.rows == 0) return "No relation to measure.";
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "Strongest: %s, mean weight %.3f over %d row%s.\nAn even spread gives it %.3f (1/n); the lift is "
+                "(%.3f - %.3f) / (1 - %.3f) = %.2f (a label needs %.2f).\nA head picking one key per row at random "
+                "does as well with probability %.3f (a label needs under %.2f).",
+                ToString(h.strongest), h.score, h.rows, h.rows == 1 ? "" : "s", h.chance, h.score, h.chance,
+                h.chance, h.lift, kMinLift, h.chance_p, kMaxChanceP);
+  return buf;
 }
 
 }  // namespace
@@ -55,8 +69,9 @@ void DrawHeadsView(AppState& s) {
   const double ln_n = std::log(static_cast<double>(std::max(t.seq_kv, 1)));
   s.ui.textures.Sync(s.result);  // the heatmaps' own textures, for the thumbnails
 
-  // Seeded random weights seldom make a head specialise (every head reads "spread"):
-  // offer heads that do, built by hand.
+  DrawWeightsBadge(s);
+  // Seeded random weights seldom make a head specialise (every head reads "no clear
+  // pattern"): offer heads that do, built by hand.
   if (s.files.weights_path.empty() &&
       std::all_of(heads.begin(), heads.end(), [](const HeadSummary& h) { return h.pattern == HeadPattern::Spread; })) {
     Muted("Random weights rarely make a head specialise; trained models have heads that do.");
@@ -75,7 +90,8 @@ void DrawHeadsView(AppState& s) {
   std::vector<Col> columns = {{"head", 0.0f}};
   if (gqa) columns.push_back({"K/V head", 0.0f});
   for (const Col& c : std::initializer_list<Col>{{"map", fs * 1.6f},
-                                                 {"mostly attends to", ImGui::CalcTextSize("first token").x},
+                                                 {"mostly attends to", ImGui::CalcTextSize("no clear pattern").x},
+                                                 {"vs chance", ImGui::CalcTextSize("0.00 vs 0.33").x},
                                                  {"mean entropy", fs * 4.0f},
                                                  {"mean max weight", fs * 4.0f},
                                                  {cross ? "-##s" : "self", fs * 3.0f},
@@ -126,8 +142,18 @@ void DrawHeadsView(AppState& s) {
       }
       ImGui::TableNextColumn();
       if (h.pattern != HeadPattern::Spread) ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
+      else ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
       ImGui::TextUnformatted(ToString(h.pattern));
-      if (h.pattern != HeadPattern::Spread) ImGui::PopStyleColor();
+      ImGui::PopStyleColor();
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ChanceTooltip(h).c_str());
+      // The strongest relation's mean weight against what an even spread gives it.
+      ImGui::TableNextColumn();
+      if (h.rows > 0) {
+        ImGui::Text("%.2f vs %.2f", h.score, h.chance);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ChanceTooltip(h).c_str());
+      } else {
+        ImGui::TextDisabled("-");
+      }
       ImGui::TableNextColumn();
       BarCell(h.mean_entropy, ln_n > 0 ? h.mean_entropy / ln_n : 0.0);
       ImGui::TableNextColumn();
@@ -143,13 +169,17 @@ void DrawHeadsView(AppState& s) {
     ImGui::EndTable();
   }
   Probe(s, "head_metrics");
-  char buf[320];
+  char buf[640];
+  const int n = t.seq_kv;
   std::snprintf(buf, sizeof buf,
-                cross ? "Cross-attention: key j is a memory token, so self / previous / next mean nothing; a head is "
-                        "'first token' or 'spread'."
-                      : "The numbers under self, previous, next and first token are the mean weight put there. A head "
-                        "'mostly attends to' the one above %.0f%%; otherwise it is 'spread'.",
-                kMostlyThreshold * 100.0);
+                "%sThe numbers under self, previous, next and first token are the mean weight put there. 'vs "
+                "chance' sets the largest against an even spread (1/n: here 1/%d = %.2f). A head 'mostly attends "
+                "to' a relation only where it beats chance: at least %.0f%% of the way from 1/n to 1 (here %.2f), "
+                "on enough rows that a head picking keys at random would do as well less than %.0f%% of the time. "
+                "Otherwise: no clear pattern.",
+                cross ? "Cross-attention: key j is a memory token, so self / previous / next mean nothing. " : "", n,
+                1.0 / std::max(n, 1), kMinLift * 100.0, 1.0 / std::max(n, 1) + kMinLift * (1.0 - 1.0 / std::max(n, 1)),
+                kMaxChanceP * 100.0);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextUnformatted(buf);
@@ -240,7 +270,13 @@ json DumpHeadsView(AppState& s) {
                     {"previous", h.previous},
                     {"next", h.next},
                     {"first", h.first},
-                    {"pattern", ToString(h.pattern)}});
+                    {"pattern", ToString(h.pattern)},
+                    {"strongest", ToString(h.strongest)},
+                    {"score", h.score},
+                    {"chance", h.chance},
+                    {"lift", h.lift},
+                    {"chance_p", h.chance_p},
+                    {"rows", h.rows}});
   heads["summaries"] = list;
   if (d.ok) {
     heads["divergence"] = Matrix(d.value);

@@ -161,6 +161,61 @@ void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const 
   ImGui::PopID();
 }
 
+// The lesson's own numbers (or shapes) beside what mhaviz computed, while one of its
+// examples is loaded: each line ticked where they agree.
+void DrawLessonChecks(AppState& s) {
+  const int preset = LessonPresetInUse(s);
+  if (preset < 0 || !HasResults(s)) return;
+  const LessonExample ex = LessonPresets()[static_cast<std::size_t>(preset)];
+  const Trace& t = s.result.trace;
+  // Open for the hand calculation (its numbers are the point); folded for the 2-head
+  // example, whose lesson gives shapes only, so the weight editor stays in view.
+  const std::string title = std::string(preset == 1 ? "The lesson's numbers" : "The lesson's shapes") +
+                            " beside what mhaviz computes##lesson_checks" + std::to_string(preset);
+  // On the buttons' line: folded, it costs the editor below no room.
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  const bool open = ImGui::TreeNodeEx(title.c_str(), ImGuiTreeNodeFlags_NoTreePushOnOpen |
+                                                        (preset == 1 ? ImGuiTreeNodeFlags_DefaultOpen : 0));
+  Probe(s, "lesson_checks_header");
+  if (!open) return;
+  if (ImGui::BeginTable("##lesson_checks", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                                  ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("the lesson says");
+    ImGui::TableSetupColumn("mhaviz computes");
+    ImGui::TableSetupColumn("");
+    ImGui::TableHeadersRow();
+    for (const LessonExpectation& e : ex.expected) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(e.what.c_str());
+      ImGui::TableNextColumn();
+      std::string got;
+      bool ok = false;
+      try {
+        const LessonCheck c = CheckLesson(t, e);
+        ok = c.ok;
+        const std::string where = e.tensor + (e.head >= 0 ? "[head " + std::to_string(e.head) + "]" : "");
+        if (!e.shape.empty()) {
+          got = where + " \xE2\x86\x92 (" + std::to_string(c.shape[0]) + ", " + std::to_string(c.shape[1]) + ")";
+        } else {
+          got = where + (c.shape[0] > 1 ? " row " + std::to_string(e.row) : "") + " = [";
+          for (std::size_t j = 0; j < c.values.size(); ++j) got += (j ? ", " : "") + Sig(c.values[j], 6);
+          got += "]";
+        }
+      } catch (const std::exception& err) {
+        got = err.what();
+      }
+      ImGui::TextUnformatted(got.c_str());
+      ImGui::TableNextColumn();
+      ImGui::PushStyleColor(ImGuiCol_Text, ok ? Pal().ok_text : Pal().error_text);
+      ImGui::TextUnformatted(ok ? "\xE2\x9C\x93 same" : "differs");
+      ImGui::PopStyleColor();
+    }
+    ImGui::EndTable();
+  }
+  Probe(s, "lesson_checks");
+}
+
 }  // namespace
 
 void DrawLessonView(AppState& s) {
@@ -169,11 +224,24 @@ void DrawLessonView(AppState& s) {
                "watch every view recompute.",
                true);
   const float fs = ImGui::GetFontSize();
+  // The lesson's worked examples, one button each on one line (what each is: its
+  // tooltip, and the line under them until one is loaded).
+  const char* kLessonX = "X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, "
+                         "W_Q = W_K = W_V = W_O = I, no positional encoding, mask or LayerNorm.";
+  const char* kHandX = "The lesson's hand calculation: X = [1, 2], two heads of d_k 1, W^Q = W^K = W^V = 0.5 for "
+                       "head 1 and 0.3 for head 2, W^O = I.";
   if (ImGui::Button("Load the lesson example")) LoadLessonExample(s);
   Probe(s, "load_lesson");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kLessonX);
   ImGui::SameLine();
-  Muted("X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, W_Q = W_K = W_V = W_O = I, "
-        "no positional encoding, mask or LayerNorm.");
+  if (ImGui::Button("Load the hand calculation")) LoadLessonPreset(s, 1);
+  Probe(s, "load_hand");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kHandX);
+  if (LessonPresetInUse(s) < 0) {
+    ImGui::SameLine();
+    Muted(kLessonX);
+  }
+  DrawLessonChecks(s);  // (its fold on this line)
 
   // Where x and the weights come from now.
   ImGui::Spacing();
@@ -286,6 +354,28 @@ json DumpLessonView(AppState& s) {
          {"weights_edited", s.teach.weights_edited},
          {"file_message", s.teach.file_message},
          {"file_message_ok", s.teach.file_message_ok}};
+  // The loaded lesson preset's numbers beside the computed ones.
+  const int preset = LessonPresetInUse(s);
+  l["preset"] = preset;
+  if (preset >= 0 && HasResults(s)) {
+    json checks = json::array();
+    const LessonExample ex = LessonPresets()[static_cast<std::size_t>(preset)];
+    for (const LessonExpectation& e : ex.expected) {
+      json c{{"what", e.what}, {"tensor", e.tensor}, {"head", e.head}, {"row", e.row}, {"expected", e.values},
+             {"expected_shape", e.shape}};
+      try {
+        const LessonCheck got = CheckLesson(s.result.trace, e);
+        c["computed"] = got.values;
+        c["shape"] = got.shape;
+        c["ok"] = got.ok;
+      } catch (const std::exception& err) {
+        c["error"] = err.what();
+        c["ok"] = false;
+      }
+      checks.push_back(c);
+    }
+    l["checks"] = checks;
+  }
   if (s.result.ok && s.result.trace.cfg.d_model <= kMaxEditDModel && s.result.trace.weights) {
     const Weights& w = *s.result.trace.weights;
     nlohmann::json& wj = l["weights"];

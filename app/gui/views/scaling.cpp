@@ -87,24 +87,35 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
                 Sig(a.stats.mean_max_weight, 3).c_str());
   Muted(stats);
 
-  const float stats_w = fs * 13.0f;
+  const float stats_w = std::min(fs * 13.0f, std::max(fs * 8.0f, size.x * 0.22f));
   const float gap = fs * 1.2f;
   // The first map carries the query labels: it gets their width on top, so the three
   // maps have cells of the same size.
   float label_w = 0.0f;
   for (const auto& tok : qtok) label_w = std::max(label_w, ImGui::CalcTextSize(tok.c_str()).x);
   label_w = std::min(label_w, fs * 7.0f) + fs * 0.5f;
-  const float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
+  // Cells wide enough for "-0.43" or "20.4" (three digits, a sign): the numbers are
+  // what this view is for. Where three maps that wide and the bars do not fit side by
+  // side (big text), they wrap onto more lines and the view scrolls.
+  const float value_cell = ImGui::CalcTextSize("-20.4").x + 8.0f;
+  const int kv = static_cast<int>(a.weights.cols());
+  float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
+  const bool wrap = kv <= 24 && mw < kv * value_cell;
+  if (wrap) mw = std::min(size.x - label_w - fs, kv * value_cell + 2.0f);
   const std::string key = s.teach.scaling_cache.key + (a.scaled ? " s" : " u");
   const char* titles[3] = {"scores", t.cfg.mask == Mask::Causal ? "masked scores" : "masked scores (no mask: the same)",
                            "softmax weights"};
   const Mat* mats[3] = {&a.scores, &a.masked_scores, &a.weights};
   const float title_h = ImGui::GetTextLineHeightWithSpacing();
   MatrixResult last;
+  const float line_start = ImGui::GetCursorPosX();
   for (int k = 0; k < 3; ++k) {
-    if (k) ImGui::SameLine(0, gap);
+    // A map starts a new line where it would not fit beside the last one.
+    const bool first_on_line = k == 0 || (wrap && ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + gap + mw >
+                                                      line_start + size.x);
+    if (!first_on_line) ImGui::SameLine(0, gap);
     ImGui::BeginGroup();
-    if (k == 0) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);  // titles over the cells
+    if (first_on_line) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);  // titles over the cells
     ImGui::TextUnformatted(Ellipsize(titles[k], mw).c_str());
     MatrixArgs m;
     m.id = std::string("scaling ") + (a.scaled ? "s" : "u") + std::to_string(k);
@@ -114,21 +125,32 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.cols = static_cast<int>(mats[k]->cols());
     m.row_labels = &qtok;
     m.col_labels = &ktok;
-    m.show_row_labels = k == 0;
+    m.show_row_labels = first_on_line;
     m.scale = k == 2 ? ColourScale::Sequential : ColourScale::Diverging;
     m.range = k == 2 ? 1.0f : range;
-    m.size = ImVec2(k == 0 ? mw + label_w : mw, size.y - title_h);
+    m.size = ImVec2(first_on_line ? mw + label_w : mw, wrap ? kv * value_cell + fs * 4.0f : size.y - title_h);
     m.row_axis = "query";
     m.col_axis = "key";
     m.fixed_decimals = k == 2;
     if (k == 2) m.masked_by = a.masked_scores.data();  // masked keys grey, as in the heatmaps
     m.digits = 3;
+    m.max_cell = std::max(fs * 2.6f, value_cell);
+    m.count_values = true;
     last = DrawMatrix(s, m);
+    s.ui.report.scaling_values_shown += last.values_shown;
+    s.ui.report.scaling_values_hidden += last.values_hidden;
     ImGui::EndGroup();
   }
-  ImGui::SameLine(0, gap);
+  const bool beside =
+      !wrap || ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + gap + stats_w <= line_start + size.x;
+  if (beside) ImGui::SameLine(0, gap);
   ImGui::BeginGroup();
   ImGui::TextUnformatted(" ");
+  if (!beside) {  // on a line of their own: rows as tall as the weights' rows
+    const float h = last.max.y - last.min.y;
+    last.min.y = ImGui::GetCursorScreenPos().y + fs * 1.3f;
+    last.max.y = last.min.y + h;
+  }
   // The bars line up with the weights' rows (below the key labels).
   ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, last.min.y));
   RowStatsBars(a.stats, last, static_cast<int>(a.weights.rows()), stats_w);
@@ -181,7 +203,7 @@ void DrawScalingView(AppState& s) {
   const float text_h = 2.0f * ImGui::GetTextLineHeightWithSpacing();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.0f;
   // Cells big enough for the token labels (the view scrolls if the window is short).
-  const float min_cell = t.seq <= 24 ? fs * 1.5f : 4.0f;
+  const float min_cell = t.seq <= 24 ? ImGui::CalcTextSize("-20.4").x + 8.0f : 4.0f;
   const float need = t.seq * min_cell + fs * 5.0f + ImGui::GetTextLineHeightWithSpacing();
   const float each = std::max(need, (avail.y - 2 * text_h - legend_h) / 2.0f);
   VariantRow(s, cmp.with_scaling, t.cfg.scale, range, ImVec2(avail.x, each));

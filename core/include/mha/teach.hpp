@@ -108,11 +108,22 @@ ScalingComparison CompareScaling(const Trace& t, int head, float temperature);
 // ---------------------------------------------------------------------------------
 
 enum class HeadPattern { Self, Previous, Next, First, Spread };
-const char* ToString(HeadPattern p);  // "self", "previous", "next", "first token", "spread"
+// "self", "previous", "next", "first token", "no clear pattern"
+const char* ToString(HeadPattern p);
 
-// A head "mostly attends to" a relation when the mean weight it puts there is above
-// this: more than half of each row's attention, on average.
-inline constexpr double kMostlyThreshold = 0.5;
+// A head "mostly attends to" a relation only where that beats chance on this sentence:
+//  1. its mean weight there is at least kMinLift of the way from an even spread over
+//     the keys a row sees (1/n: what a head that prefers nothing gives) to all of it
+//     (1): with 3 keys at least 0.67, with 10 keys 0.55, never less than 0.5;
+//  2. a head that put each row on one key picked at random would reach that mean on
+//     these rows with probability below kMaxChanceP. With 3 tokens the previous,
+//     next and first token are named by 2 rows each, which a random pick hits with
+//     probability 1/9: no label on so few rows, however sharp.
+// Else the head shows no clear pattern.
+inline constexpr double kMinLift = 0.5;
+inline constexpr double kMaxChanceP = 0.05;
+// (the least mean weight any label takes: kMinLift of the way from 0 to 1)
+inline constexpr double kMostlyThreshold = kMinLift;
 
 struct HeadSummary {
   int head = 0;
@@ -123,12 +134,20 @@ struct HeadSummary {
   double next = 0;      // j = i + 1, rows i + 1 < seq_kv
   double first = 0;     // j = 0, rows i >= 1 (for row 0 the first token is itself)
   HeadPattern pattern = HeadPattern::Spread;
+  // The relation with the largest mean weight (the label's, when there is one) against
+  // chance on these rows: its mean weight, the mean of 1/n over its rows (n: the keys
+  // a row sees), the lift (weight - chance) / (1 - chance), its rows, and the
+  // probability that a head picking one key per row at random does as well.
+  HeadPattern strongest = HeadPattern::Spread;
+  double score = 0, chance = 0, lift = 0, chance_p = 1;
+  int rows = 0;
 };
-// Labels an attention map. The pattern is the relation with the largest mean weight
-// if that weight is above kMostlyThreshold, else Spread; ties go in the order self,
+// Labels an attention map: the relation with the largest mean weight, if it beats
+// chance as kMinLift and kMaxChanceP say, else Spread; ties go in the order self,
 // previous, next, first. `positional` is false for cross-attention, where key j is
 // another sentence's token and self/previous/next mean nothing: only First or Spread.
-HeadSummary SummarizeAttention(const Eigen::Ref<const Mat>& attn, bool positional);
+// `mask` Causal: row i sees keys 0..i only (chance is 1/(i + 1) there).
+HeadSummary SummarizeAttention(const Eigen::Ref<const Mat>& attn, bool positional, Mask mask = Mask::None);
 std::vector<HeadSummary> SummarizeHeads(const Trace& t);
 
 // Jensen-Shannon divergence of two distributions over n keys, in nats:
@@ -219,14 +238,52 @@ Mat MergeHeads(const TensorView& t);
 // head_dim 2. W_Q = W_K = W_V = W_O = I and all biases 0, so head 1 sees dimensions
 // 0-1 of each word and head 2 dimensions 2-3, and every number can be checked by
 // hand. No positional encoding, no mask, no LayerNorm, attention only.
+// What a lesson states about one tensor of its example, to set beside what the forward
+// pass computes: tensor `tensor` (an .npz key: q, k, v, scores, attn, context, concat,
+// attn_out), head `head` of it (-1: a tensor without a head axis), and either the
+// numbers of query row `row` (`values`) or only the (rows, cols) shape of that head
+// (`shape`, where the lesson gives no numbers).
+struct LessonExpectation {
+  std::string what;  // as the lesson writes it: "Q_1 = [1,2] @ [0.5]"
+  std::string tensor;
+  int head = -1;
+  int row = 0;
+  std::vector<double> values;
+  std::vector<std::int64_t> shape;
+};
+
 struct LessonExample {
   Config cfg;
   Inputs in;
   Weights weights;
   std::string title;
   std::string description;
+  std::vector<LessonExpectation> expected;  // the lesson's own numbers (or shapes)
 };
 LessonExample MakeLessonExample();
+
+// Lesson 004's hand calculation ("연습: 2-Head Attention (간소화)"): one word X = [1, 2],
+// d_model 2, two heads of d_k 1, W^Q = W^K = W^V = [0.5, 0.5]^T for head 1 and
+// [0.3, 0.3]^T for head 2, W^O = I: Q_1 = K_1 = V_1 = 1.5, Q_2 = ... = 0.9, one key so
+// each weight is 1, output_1 = 1.5, output_2 = 0.9, concat [1.5, 0.9].
+LessonExample MakeHandCalculationExample();
+
+// Every worked example of lesson 004 as a preset, in the lesson's order: the 2-head
+// example of section 4 (MakeLessonExample, where the lesson gives shapes), then the
+// hand calculation (MakeHandCalculationExample, where it gives numbers).
+std::vector<LessonExample> LessonPresets();
+
+// What the trace computed where a lesson states `e`: the (rows, cols) of that head of
+// the tensor (or of the tensor without its batch axis) and row e.row's numbers; `ok`
+// when they agree with the lesson (its shape; its numbers to 1e-5). Throws mha::Error
+// for a tensor, head or row the trace does not have.
+struct LessonCheck {
+  std::vector<std::int64_t> shape;
+  std::vector<double> values;
+  double max_abs_diff = 0;
+  bool ok = false;
+};
+LessonCheck CheckLesson(const Trace& t, const LessonExpectation& e);
 
 // Four heads with known jobs, built by hand, for the lesson "heads specialise": on the
 // given tokens, x is only each position's sinusoidal encoding (no word embedding, so

@@ -14,6 +14,8 @@
 
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
+#include "gui/sources/files.hpp"
+#include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
@@ -83,8 +85,22 @@ void CellTooltip(const Result& r, int index, int i, int j) {
 // Whether the weights fit inside the cells, as "0.23" (the one format of the app's
 // weights). All cells or none: a blank cell among numbers would read as 0, and a
 // map full of "…" reads as nothing. Hovering a cell always gives its weight.
-bool ValuesFit(const Geometry& g) {
-  return g.cw >= ImGui::CalcTextSize("0.00").x + 4.0f && g.ch >= ImGui::GetFontSize() + 2.0f;
+// Big text (a projector) may leave cells too small for numbers of its own size: the
+// numbers then take the small font, if that is still at least the 100% text size
+// (what a reader at a desk gets), never smaller.
+ImFont* SmallValuesFont(const AppState& s) {
+  ImFont* small = s.ui.font_small;
+  return small && small->FontSize >= std::round(17.0f * s.ui.content_scale) ? small : nullptr;
+}
+
+bool Holds(ImFont* font, const Geometry& g) {
+  return g.cw >= font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, "0.00").x + 4.0f && g.ch >= font->FontSize + 2.0f;
+}
+
+bool ValuesFit(const AppState& s, const Geometry& g) {
+  if (Holds(ImGui::GetFont(), g)) return true;
+  ImFont* small = SmallValuesFont(s);
+  return small && Holds(small, g);
 }
 
 // The font of the weights in the cells: big cells (one map on a projector) get bigger
@@ -100,6 +116,8 @@ ValuesText ValuesFont(const AppState& s, const Geometry& g) {
     const float w = big->CalcTextSizeA(big->FontSize, FLT_MAX, 0.0f, "0.00").x;
     if (w <= g.cw * 0.6f && big->FontSize <= g.ch * 0.5f) return {big, big->FontSize};
   }
+  ImFont* small = SmallValuesFont(s);
+  if (!Holds(ImGui::GetFont(), g) && small) return {small, small->FontSize};
   return {ImGui::GetFont(), ImGui::GetFontSize()};
 }
 
@@ -110,17 +128,20 @@ struct MapPlace {
   bool hovered = false;     // the maps' area is hovered (the mouse may be over this map)
   bool clicked = false;     // ... and was clicked this frame
   bool last_in_row = true;  // no map to its right (its title may run on)
+  // Out: the horizontal extent of the key labels drawn on each line (lower, upper), for
+  // the check that neighbouring maps' labels stay apart.
+  float keys_lo[2] = {FLT_MAX, FLT_MAX}, keys_hi[2] = {-FLT_MAX, -FLT_MAX};
 };
 
 // Draws map `index` with its cells' top-left at place.origin. Returns true if
 // clicked.
-bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, bool values_allowed) {
+bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool values_allowed) {
   const Result& r = s.result;
   const Trace& t = r.trace;
   // The colour scale's divisor per row, for the text colour on each cell: only where
   // values are drawn (big cells, few tokens), so hundreds of tokens cost nothing here.
   std::vector<float> divisor(static_cast<std::size_t>(t.seq), 1.0f);
-  if (values_allowed && ValuesFit(g) && s.ui.colour_scale != render::ColourScale::Fixed) {
+  if (values_allowed && ValuesFit(s, g) && s.ui.colour_scale != render::ColourScale::Fixed) {
     std::vector<float> w(static_cast<std::size_t>(t.seq) * t.seq_kv);
     std::vector<unsigned char> m(w.size(), 0);
     for (int i = 0; i < t.seq; ++i)
@@ -172,7 +193,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
 
   // Weights inside the cells where they fit; text colour follows the cell's colour.
-  if (values_allowed && ValuesFit(g)) {
+  if (values_allowed && ValuesFit(s, g)) {
     char buf[16];
     const ImVec4 clip = dl->_CmdHeader.ClipRect;
     const auto [font, vs] = ValuesFont(s, g);
@@ -251,6 +272,8 @@ bool DrawMap(AppState& s, int index, const Geometry& g, const MapPlace& place, b
         const bool upper = g.keys == Keys::kStaggered && j % 2 == 1;
         const float y = a.y - fs * 0.15f - ts.y - (upper ? ts.y : 0.0f);
         dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, y), hot ? pal.highlight : text, l.c_str());
+        place.keys_lo[upper] = std::min(place.keys_lo[upper], x + (cw - ts.x) * 0.5f);
+        place.keys_hi[upper] = std::max(place.keys_hi[upper], x + (cw + ts.x) * 0.5f);
         if (upper)
           dl->AddLine(ImVec2(std::round(x + cw * 0.5f), y + ts.y), ImVec2(std::round(x + cw * 0.5f), a.y - 2.0f),
                       pal.grid_line);
@@ -339,6 +362,11 @@ void ScaleControls(AppState& s, const Trace& t) {
     ImGui::SameLine();
     if (ImGui::SmallButton("use per row")) s.ui.colour_scale = render::ColourScale::Row;
     Probe(s, "use per row");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("An even spread over %d keys is 1/%d = %.3f per cell: on the fixed scale every map is nearly "
+                        "one dark colour.",
+                        t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
+    if (s.ui.present) return;  // the room is the map's: the tooltip says why
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextWrapped("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, so on the fixed "
                        "scale every map is nearly one dark colour. The per-row scale makes each query's strongest "
@@ -367,22 +395,91 @@ std::vector<int> ShownMaps(AppState& s, int H) {
   return shown;
 }
 
-// Presentation mode's bar: the layouts, the map shown, and the keys.
+// What head `h` of the shown trace does, against chance (the head metrics' label):
+// "previous 0.81 (chance 0.07)", or "no clear pattern (self 0.45, chance 0.33)".
+// Empty for the mean or while the summaries cannot be had.
+std::string HeadLabel(AppState& s, int h, bool* claimed) {
+  *claimed = false;
+  if (!s.result.ok && s.result.generation == 0) return {};
+  const auto& c = SummariesCache(s);
+  if (!c.ok || h < 0 || h >= static_cast<int>(c.value.size())) return {};
+  const HeadSummary& hs = c.value[static_cast<std::size_t>(h)];
+  if (hs.rows == 0) return ToString(hs.pattern);
+  char buf[160];
+  *claimed = hs.pattern != HeadPattern::Spread;
+  if (*claimed)
+    std::snprintf(buf, sizeof buf, "%s %.2f (chance %.2f)", ToString(hs.pattern), hs.score, hs.chance);
+  else
+    std::snprintf(buf, sizeof buf, "%s (%s %.2f, chance %.2f)", ToString(hs.pattern), ToString(hs.strongest),
+                  hs.score, hs.chance);
+  return buf;
+}
+
+// Presentation mode's header, on every page: where the weights come from (random or
+// trained, and the layer), the map the arrow keys are on and what its head does against
+// chance; under it the layouts and the keys (on a line of their own when they do not fit).
 void PresentBar(AppState& s, int H) {
+  const float fs = ImGui::GetFontSize();
+  DrawWeightsBadge(s);
+  ImGui::SameLine(0, fs);
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  const std::string map = s.ui.present_head == H ? "mean of " + std::to_string(H) + " heads"
+                                                 : "head " + std::to_string(s.ui.present_head);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(map.c_str());
+  if (s.ui.font_bold) ImGui::PopFont();
+  bool claimed = false;
+  const std::string label = s.ui.present_head < H ? HeadLabel(s, s.ui.present_head, &claimed) : std::string();
+  if (!label.empty()) {
+    ImGui::SameLine(0, fs * 0.6f);
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x) ImGui::NewLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, claimed ? Pal().ok_text : Pal().muted_text);
+    ImGui::TextUnformatted(label.c_str());
+    ImGui::PopStyleColor();
+  }
+  Probe(s, "present_header");
+  // For tests: the header in words, " | " between its parts.
+  s.ui.report.present_header = DescribeWeights(s).text + " | " + map + (label.empty() ? "" : " | " + label);
   static const char* const kLayouts[] = {"one map", "2 \xC3\x97 2", "all heads"};
+  // The layouts on the header's line where they fit: every line the header takes is a
+  // line the map cannot have.
+  float radios = 0.0f;
+  for (const char* l : kLayouts)
+    radios += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(l).x +
+              ImGui::GetStyle().ItemSpacing.x;
+  ImGui::SameLine(0, fs * 1.5f);
+  if (ImGui::GetContentRegionAvail().x < radios) ImGui::NewLine();
   for (int k = 0; k < 3; ++k) {
     if (k) ImGui::SameLine();
     if (ImGui::RadioButton(kLayouts[k], s.ui.present_layout == k)) s.ui.present_layout = k;
     Probe(s, (std::string("present ") + std::to_string(k)).c_str());
   }
-  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  const char* keys = "\xE2\x86\x90 \xE2\x86\x92 heads   + / - num_heads   F11 or Esc leaves";
+  ImGui::SameLine(0, fs * 1.5f);
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(keys).x) ImGui::NewLine();
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::Text("%s   \xE2\x86\x90 \xE2\x86\x92 heads   + / - num_heads   F11 or Esc leaves",
-              s.ui.present_head == H ? "mean" : ("head " + std::to_string(s.ui.present_head)).c_str());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(keys);
+  ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
+  Probe(s, "present_keys");
 }
 
 }  // namespace
+
+void SetPresentation(AppState& s, bool on) {
+  if (on == s.ui.present) return;
+  s.ui.present = on;
+  const int H = s.result.generation > 0 ? s.result.trace.cfg.num_heads : s.choice.cfg.num_heads;
+  if (on) {
+    const bool one = s.ui.enlarged >= 0;
+    s.ui.present_layout = one ? 0 : 2;
+    s.ui.present_head = std::clamp(one ? s.ui.enlarged : s.teach.head, 0, H);
+    return;
+  }
+  s.ui.enlarged = s.ui.present_layout == 0 ? std::clamp(s.ui.present_head, 0, H) : -1;
+  if (s.ui.present_head < H) s.teach.head = s.ui.present_head;
+}
 
 void DrawHeatmapsPanel(AppState& s) {
   const Result& r = s.result;
@@ -395,6 +492,8 @@ void DrawHeatmapsPanel(AppState& s) {
     HelpMarker("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
                "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
                "weight and score.");
+    ImGui::SameLine();
+    DrawWeightsBadge(s);
     ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   }
   if (!r.ok && r.generation == 0) {  // (the error itself is over the results)
@@ -433,8 +532,11 @@ void DrawHeatmapsPanel(AppState& s) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Colour bar column: margin, bar, tick, the widest of its labels.
-  const float bar_w = fs * 2.3f + std::max({ImGui::CalcTextSize("0.00").x, ImGui::CalcTextSize("\xC3\xB7 row max").x * 0.6f,
-                                            ImGui::CalcTextSize("masked").x});
+  // (only the labels drawn: every pixel counts at a projector's text size)
+  const bool fixed_scale = s.ui.colour_scale == render::ColourScale::Fixed;
+  const float bar_w = std::max(fs * 0.8f + ImGui::CalcTextSize(fixed_scale ? "weight" : "\xC3\xB7 row max").x,
+                               fs * 2.3f + std::max(ImGui::CalcTextSize(fixed_scale ? "0.00" : "max").x,
+                                                    t.cfg.mask == Mask::Causal ? ImGui::CalcTextSize("masked").x : 0.0f));
   const ImVec2 area(std::max(avail.x - bar_w, 1.0f), std::max(avail.y, 1.0f));
   const std::vector<int> shown = ShownMaps(s, H);
   const int n = static_cast<int>(shown.size());
@@ -443,7 +545,9 @@ void DrawHeatmapsPanel(AppState& s) {
   const bool labels_possible = 0.85f * fs * t.seq <= std::max(area.y, 4.0f * fs * 10.0f);
   const Labels labels = labels_possible ? MeasureLabels(s, ImGui::GetFont()) : Labels{};
   const int only_cols = s.ui.present && s.ui.present_layout == 1 ? 2 : 0;
-  const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, labels, true, only_cols);
+  // Presentation's pages of several maps show every map they hold: no scroll.
+  const bool allow_scroll = !(s.ui.present && s.ui.present_layout > 0);
+  const Geometry g = FitGrid(n, t.seq, t.seq_kv, area, labels, allow_scroll, only_cols, s.ui.text_size > 100);
   s.ui.textures.SetMinified(g.cw < 1.0f || g.ch < 1.0f);
 
   // The maps' own region, which scrolls when the layout is taller than the panel.
@@ -459,6 +563,8 @@ void DrawHeatmapsPanel(AppState& s) {
   const bool maps_clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
   Probe(s, "heatmaps");
   const float map_w = g.cw * t.seq_kv, map_h = g.ch * t.seq;
+  MapPlace left;  // the map before in the same grid row: its key labels
+  int overlaps = 0;
   for (int k = 0; k < n; ++k) {
     const int gx = k % g.cols, gy = k / g.cols;
     MapPlace p;
@@ -472,7 +578,12 @@ void DrawHeatmapsPanel(AppState& s) {
     p.origin = ImVec2(std::round(o.x + g.row_label_w + gx * (map_w + g.gap_x)),
                       std::round(o.y + keys_above + g.title_h + gy * (map_h + g.title_h + g.gap_y)));
     const int index = shown[static_cast<std::size_t>(k)];
-    if (DrawMap(s, index, g, p, true)) {
+    const bool clicked = DrawMap(s, index, g, p, true);
+    for (int line = 0; line < 2 && gx > 0; ++line)  // labels of neighbouring maps on one line
+      if (p.keys_lo[line] < FLT_MAX && left.keys_hi[line] > -FLT_MAX && p.keys_lo[line] < left.keys_hi[line] + 2.0f)
+        ++overlaps;
+    left = p;
+    if (clicked) {
       if (s.ui.present) {
         s.ui.present_head = index;
         s.ui.present_layout = 0;
@@ -498,9 +609,10 @@ void DrawHeatmapsPanel(AppState& s) {
   rep.key_labels = KeysName(g.keys);
   rep.label_px = g.label_px;
   rep.label_font = s.ui.font_label != nullptr;
-  rep.values = ValuesFit(g);
+  rep.values = ValuesFit(s, g);
   rep.values_px = rep.values ? ValuesFont(s, g).px : 0.0f;
   rep.scroll = g.scroll;
+  rep.key_label_overlaps = overlaps;
   rep.content_h = g.content_h;
   rep.view_h = area.y;
 

@@ -41,6 +41,8 @@ struct Labels {
   float px = 0.0f;  // the font's size (of a font not loaded yet: its widths are estimates)
   float row = 0.0f, col = 0.0f;
   float index_w = 0.0f, index_h = 0.0f;
+  float values_w = 0.0f, values_h = 0.0f;  // a cell that holds its weight ("0.00") in the UI font
+  bool wide = false;  // a key has Hangul, CJK or other wide glyphs: never turned 90 degrees
 };
 
 // The labels of the current tokens in `font`; `px` other than the font's size: an
@@ -58,7 +60,12 @@ Labels MeasureLabels(const AppState& s, ImFont* font, float px = 0.0f);
 //     still names its query and key.
 // `labels` are the tokens measured in the UI font; `only_cols` > 0 fixes the maps per
 // row (presentation mode's 2 x 2).
+// `big_text` (a text size above 100%: a projector): the cells grow with the text rather
+// than shrink to keep every map in view. Before anything above: the whole grid with
+// horizontal token labels and cells that hold their weights; then (with a scroll) cells
+// that hold their weights, the most maps in view; then horizontal labels on the biggest
+// cells. Keys with wide glyphs (Hangul) are never turned 90 degrees.
 Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels, bool allow_scroll,
-                 int only_cols = 0);
+                 int only_cols = 0, bool big_text = false);
 
 }  // namespace mha::gui

@@ -142,6 +142,7 @@ void DrawModelView(AppState& s) {
         const bool hovered = ImGui::IsItemHovered();
         ImGui::PopID();
         if (l == 0 && h == 0) Probe(s, "model_view_first_map");
+        Probe(s, ("model_view_map " + std::to_string(l) + " " + std::to_string(h)).c_str());
         std::string label = "head " + std::to_string(h);
         std::string job;
         for (const HeadProfile& hp : labels)
