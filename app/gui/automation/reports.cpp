@@ -16,6 +16,7 @@
 #include "gui/views/registry.hpp"
 #include "io/files.hpp"
 #include "options/timing.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -55,6 +56,14 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
             {"shortened", r.flow_shortened}}}};
 }
 
+// The tabs (by view name) and the menus as shown, in the interface's language.
+nlohmann::json ShownLabels(const AppState& s) {
+  nlohmann::json tabs = nlohmann::json::object(), menus = nlohmann::json::array();
+  for (const ViewEntry& v : kViews) tabs[v.name] = ViewTitle(v.id);
+  for (const std::string& m : s.ui.menu_labels) menus.push_back(m);
+  return {{"tabs", tabs}, {"menus", menus}};
+}
+
 }  // namespace
 
 nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
@@ -83,6 +92,8 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["view"] = ViewName(s.teach.view);
   j["file_message"] = s.teach.file_message;
   j["train"] = TrainProbeJson(s);
+  j["language"] = i18n::Code(i18n::Current());
+  j["labels"] = ShownLabels(s);
   return j;
 }
 
@@ -104,6 +115,10 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;
   j["font_path"] = s.ui.font_path;
+  // The interface's language and the labels as the window showed them (the keys stay
+  // English: "view", the views' names and every JSON key).
+  j["language"] = i18n::Code(i18n::Current());
+  j["labels"] = ShownLabels(s);
   // Which glyph each token's characters are drawn with (0xFFFD: the replacement box).
   nlohmann::json drawn = nlohmann::json::array();
   nlohmann::json box_notes = nlohmann::json::array();

@@ -40,6 +40,7 @@ struct GuiOptions {
   int enlarge = -1;   // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
   bool present = false;      // --present: start in presentation mode
   std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)
+  std::string lang;          // --lang en|ko ("" = as saved, else the environment's)
   bool automation() const { return frames > 0 || !stats.empty(); }
 };
 
