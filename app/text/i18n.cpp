@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <clocale>
 #include <cstdlib>
 #include <cstring>
@@ -121,7 +122,21 @@ const std::vector<char32_t>& CatalogCharacters() {
     } catch (const std::exception&) {
       return out;
     }
-    // The .mo holds the strings as UTF-8 between binary tables: decode what decodes.
+    // The .mo's table of translations (GNU gettext manual, "The Format of GNU MO Files"):
+    // N (length, offset) pairs, little-endian as msgfmt writes them here.
+    const auto u32 = [&](std::size_t at) -> std::uint32_t {
+      if (at + 4 > bytes.size()) return 0;
+      const auto* b = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+      return b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
+    };
+    if (u32(0) != 0x950412deu) return out;
+    std::string text;
+    const std::uint32_t n = u32(8), table = u32(16);
+    for (std::uint32_t k = 0; k < n && k < (1u << 20); ++k) {
+      const std::uint32_t len = u32(table + 8 * k), off = u32(table + 8 * k + 4);
+      if (off <= bytes.size() && len <= bytes.size() - off) text.append(bytes, off, len).push_back('\n');
+    }
+    bytes = std::move(text);
     for (std::size_t i = 0; i < bytes.size();) {
       const auto b = static_cast<unsigned char>(bytes[i]);
       const int n = b >= 0xF0 && b < 0xF8 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b < 0xE0 ? 2 : 1;

@@ -64,6 +64,24 @@ nlohmann::json ShownLabels(const AppState& s) {
   return {{"tabs", tabs}, {"menus", menus}};
 }
 
+// Every character the translations use, looked up in each font the interface draws
+// text with (the bold headings and the small tab buttons load only some ranges): the
+// ones a font lacks would be drawn as its fallback, a box or '?'.
+nlohmann::json CatalogGlyphs(const AppState& s) {
+  nlohmann::json missing = nlohmann::json::object();
+  const std::pair<const char*, ImFont*> fonts[] = {
+      {"regular", ImGui::GetIO().FontDefault}, {"bold", s.ui.font_bold}, {"small", s.ui.font_small}};
+  for (const auto& [name, font] : fonts) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const char32_t c : i18n::CatalogCharacters()) {
+      const ImFontGlyph* g = font ? font->FindGlyphNoFallback(static_cast<ImWchar>(c)) : nullptr;
+      if (!g) list.push_back(static_cast<unsigned>(c));
+    }
+    missing[name] = list;
+  }
+  return {{"characters", i18n::CatalogCharacters().size()}, {"missing", missing}};
+}
+
 }  // namespace
 
 nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
@@ -115,6 +133,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;
   j["font_path"] = s.ui.font_path;
+  j["catalog_glyphs"] = CatalogGlyphs(s);
   // The interface's language and the labels as the window showed them (the keys stay
   // English: "view", the views' names and every JSON key).
   j["language"] = i18n::Code(i18n::Current());

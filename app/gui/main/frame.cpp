@@ -99,7 +99,9 @@ void MenuBar(AppState& s) {
     if (ImGui::MenuItem(_("Quit"), "Ctrl+Q")) s.quit = true;
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu(MenuLabel(s, _("View"), "view").c_str())) {
+  const bool view_open = ImGui::BeginMenu(MenuLabel(s, _("View"), "view").c_str());
+  Probe(s, "menu view");
+  if (view_open) {
     DrawViewMenuItems(s);
     ImGui::Separator();
     if (ImGui::MenuItem(_("Present: the heatmaps fill the window"), "F11", s.ui.present)) s.ui.present = !s.ui.present;
@@ -120,12 +122,15 @@ void MenuBar(AppState& s) {
     }
     ImGui::Separator();
     // Each language named in itself, so a learner who reads only one finds it.
-    if (ImGui::BeginMenu(MenuLabel(s, _("Language"), "language").c_str())) {
+    const bool lang_open = ImGui::BeginMenu(MenuLabel(s, _("Language"), "language").c_str());
+    Probe(s, "menu language");
+    if (lang_open) {
       for (const auto& [code, name] : {std::pair<const char*, const char*>{"en", "English"}, {"ko", "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4"}}) {
         if (ImGui::MenuItem(name, nullptr, std::string(i18n::Code(i18n::Current())) == code)) {
           s.ui.lang_request = code;  // switched before the next frame
           s.ui.lang_chosen = code;   // and remembered in the settings file
         }
+        Probe(s, (std::string("language ") + code).c_str());
       }
       ImGui::EndMenu();
     }
@@ -201,7 +206,7 @@ void DrawFrame(AppState& s) {
     for (std::size_t i = 0; i < s.ui.notices.size();) {
       MessageBox(s.ui.notices[i], Pal().notice_bg, Pal().notice_text);
       ImGui::PushID(static_cast<int>(i));
-      const bool dismiss = ImGui::SmallButton("Dismiss");
+      const bool dismiss = ImGui::SmallButton(_("Dismiss"));
       ImGui::PopID();
       if (dismiss) s.ui.notices.erase(s.ui.notices.begin() + static_cast<long>(i));
       else ++i;

@@ -14,6 +14,7 @@
 #include "gui/panels/panels.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -205,8 +206,8 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
     if (hot && s.ui.hover_from_diagram && !ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
     if (ImGui::IsItemHovered()) {
       s.ui.hover_step_next = static_cast<int>(i);
-      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
-                        "Click to see its values in the tensor inspector.",
+      ImGui::SetTooltip(_("%s\n%s\nresult \"%s\" %s\n%s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
+                        "Click to see its values in the tensor inspector."),
                         r.step.c_str(), r.formula.c_str(), r.tensor.c_str(), ShapeString(r.shape).c_str(),
                         r.params.c_str(), Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
     }
@@ -236,7 +237,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
   ImGui::TableNextRow();
   ImGui::TableSetColumnIndex(0);
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted("total");
+  ImGui::TextUnformatted(_("total"));
   ImGui::TableSetColumnIndex(3);
   // In bold, unless the column is in the small font (which has no bold).
   rep.flow_shortened += CellText(fit.params_small ? fit.params_font : ImGui::GetFont(),
@@ -428,7 +429,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
         s.ui.hover_step_next = b.step;
         s.ui.hover_from_diagram_next = true;
         const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
-        ImGui::SetTooltip("%s\n%s\n%s\nClick to see its values.", r.step.c_str(), r.formula.c_str(),
+        ImGui::SetTooltip(_("%s\n%s\n%s\nClick to see its values."), r.step.c_str(), r.formula.c_str(),
                           ShapeString(r.shape).c_str());
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);
       }
@@ -489,7 +490,7 @@ void DrawFlowPanel(AppState& s) {
   if (folded) return;
   if (!s.result.ok && s.result.generation == 0) {
     ImGui::Spacing();
-    MessageBox("Nothing to show until the problem described under Attention weights is fixed.", Pal().error_bg,
+    MessageBox(_("Nothing to show until the problem described under Attention weights is fixed."), Pal().error_bg,
                Pal().error_text);
     return;
   }

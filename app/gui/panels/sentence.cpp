@@ -7,6 +7,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "text/normalize.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -79,12 +80,12 @@ void DrawSentencePanel(AppState& s) {
   if (tokens.empty() && s.files.input_path.empty() && !s.result.ok) {
     // The error where the learner is typing, on the line the token count takes.
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
-    ImGui::TextWrapped("The sentence is empty: type at least one word.");
+    ImGui::TextWrapped(_("The sentence is empty: type at least one word."));
     ImGui::PopStyleColor();
     Probe(s, "sentence_error");
   } else {
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::Text("%d token%s (seq = %d)", static_cast<int>(tokens.size()), tokens.size() == 1 ? "" : "s",
+    ImGui::Text(P_("%d token (seq = %d)", "%d tokens (seq = %d)", tokens.size()), static_cast<int>(tokens.size()),
                 static_cast<int>(tokens.size()));
     ImGui::PopStyleColor();
   }

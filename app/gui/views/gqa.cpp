@@ -12,6 +12,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -79,10 +80,10 @@ void DrawGqaView(AppState& s) {
   Config& c = s.choice.cfg;
   // num_kv_heads: every divisor of num_heads, live (a trained model's are its own).
   if (UsingTrainedModel(s)) {
-    Muted("The trained model's own grouping (its shape is fixed):");
+    Muted(_("The trained model's own grouping (its shape is fixed):"));
   } else if (c.num_heads >= 1 && c.num_heads <= Limits::kMaxHeads) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("num_kv_heads");
+    ImGui::TextUnformatted(_("num_kv_heads"));
     for (int k = c.num_heads; k >= 1; --k) {
       if (c.num_heads % k) continue;
       ImGui::SameLine();

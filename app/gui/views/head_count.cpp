@@ -11,6 +11,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -92,7 +93,7 @@ void DrawHeadCountView(AppState& s) {
         s.dirty = true;
       }
       Probe(s, ("head_count " + label).c_str());
-      if (ImGui::IsItemHovered() && !r.current && editable) ImGui::SetTooltip("Use num_heads = %d", r.num_heads);
+      if (ImGui::IsItemHovered() && !r.current && editable) ImGui::SetTooltip(_("Use num_heads = %d"), r.num_heads);
       ImGui::PopID();
       ImGui::TableNextColumn();
       RightAligned(std::to_string(r.head_dim));
@@ -115,7 +116,7 @@ void DrawHeadCountView(AppState& s) {
       ImGui::TableNextColumn();
       if (r.current) {
         ImGui::PushStyleColor(ImGuiCol_Text, Pal().highlight);
-        ImGui::TextUnformatted("\xE2\x97\x80 current");
+        ImGui::TextUnformatted(_("\xE2\x97\x80 current"));
         ImGui::PopStyleColor();
       }
     }

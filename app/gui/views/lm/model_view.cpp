@@ -22,6 +22,7 @@
 #include "gui/views/registry.hpp"
 #include "mha/heads.hpp"
 #include "render/colormap.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -107,16 +108,16 @@ void OpenHead(AppState& s, int layer, int h) {
 void DrawModelView(AppState& s) {
   const auto traces = LayerTraces(s);
   if (traces.empty()) {
-    Muted("Nothing to draw until the problem under Attention weights is fixed.");
+    Muted(_("Nothing to draw until the problem under Attention weights is fixed."));
     return;
   }
   const int H = traces.front()->cfg.num_heads, L = static_cast<int>(traces.size());
-  ImGui::TextWrapped("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
+  ImGui::TextWrapped(_("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
                      "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
-                     "layer and head. Labels: each head's strongest pattern and its score.");
+                     "layer and head. Labels: each head's strongest pattern and its score."));
   std::string labels_on;
   const auto& labels = Labels(s, &labels_on);
-  ImGui::TextDisabled("Labels measured on: %s%s", labels_on.c_str(),
+  ImGui::TextDisabled(_("Labels measured on: %s%s"), labels_on.c_str(),
                       labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
   const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
   const float gap = 6;
@@ -141,13 +142,15 @@ void DrawModelView(AppState& s) {
         const bool hovered = ImGui::IsItemHovered();
         ImGui::PopID();
         if (l == 0 && h == 0) Probe(s, "model_view_first_map");
-        std::string label = "head " + std::to_string(h);
+        char label_buf[48];
+        std::snprintf(label_buf, sizeof label_buf, _("head %d"), h);
+        const std::string label = label_buf;
         std::string job;
         for (const HeadProfile& hp : labels)
           if (hp.layer == l && hp.head == h) {
             char buf[64];
             // "previous" fits a small map where "previous-token" and its score do not.
-            const std::string shown = hp.label == "previous-token" ? "previous" : hp.label;
+            const std::string shown = hp.label == "previous-token" ? _("previous") : HeadPatternText(hp.label);
             std::snprintf(buf, sizeof buf, "%s %.2f", shown.c_str(), hp.score);
             job = buf;
           }
@@ -161,7 +164,7 @@ void DrawModelView(AppState& s) {
         const bool current = (!UsingTrainedModel(s) || s.source.layer == l) && s.ui.enlarged == h;
         if (hovered || current)
           dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
-        if (hovered) ImGui::SetTooltip("layer %d, head %d%s%s: click to open it in Heatmaps", l, h,
+        if (hovered) ImGui::SetTooltip(_("layer %d, head %d%s%s: click to open it in Heatmaps"), l, h,
                                        job.empty() ? "" : ", ", job.c_str());
       }
       ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + size + 2 * text_h + gap + 4));
