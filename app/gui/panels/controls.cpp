@@ -235,7 +235,7 @@ const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
 void DrawControlsPanel(AppState& s) {
   if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
   Config& c = s.choice.cfg;
-  SectionTitle(s, "Configuration", "Each head gets d_model / num_heads dimensions.");
+  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   const float step_w = ImGui::GetFrameHeight();
 

@@ -9,7 +9,7 @@ namespace mha::gui {
 void DrawExportPanel(AppState& s) {
   // The button on the title's line: in a 1280 x 800 window the options below it are
   // under the fold (they keep their last values).
-  SectionTitle(s, "Export");
+  SectionTitle(s, _("Export"));
   ImGui::SameLine(0.0f, ImGui::GetFontSize());
   if (ImGui::Button(s.exp.head_view ? "Export head view  (Ctrl+S)" : "Export heatmaps  (Ctrl+S)")) {
     s.pending.export_png = true;  // the extension decides PNG or SVG

@@ -19,10 +19,11 @@
 namespace mha::gui {
 namespace {
 
-const char* const kFlowHeaders[5] = {"step", "computes", "shape (batch, ...)", "parameters", "FLOPs"};
+// English, translated where measured and drawn (FlowHeader).
+const char* const kFlowHeaders[5] = {N_("step"), N_("computes"), N_("shape (batch, ...)"), N_("parameters"), N_("FLOPs")};
 // The shape column's header where space is short (the panel's subtitle says the batch
 // axis comes first).
-const char* const kShortShapeHeader = "shape";
+const char* const kShortShapeHeader = N_("shape");
 
 // The table's cell padding: tighter than the style's, so the whole table fits
 // a 1280 x 800 window.
@@ -63,7 +64,7 @@ float TextWidth(ImFont* font, const std::string& text) {
 // table scroll sideways.
 struct ColumnFit {
   std::array<float, 5> w{};
-  const char* shape_header = kFlowHeaders[2];
+  const char* shape_header = _(kFlowHeaders[2]);
   ImFont* params_font = nullptr;  // the font of the "parameters" column
   bool params_small = false;      // ... which is the small font
   bool scroll_x = false;
@@ -76,7 +77,7 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
   ImFont* bold = s.ui.font_bold ? s.ui.font_bold : regular;
   f.params_font = regular;
   long long flops = 0, params = 0;
-  for (int c = 0; c < 5; ++c) f.w[c] = TextWidth(regular, kFlowHeaders[c]);
+  for (int c = 0; c < 5; ++c) f.w[c] = TextWidth(regular, _(kFlowHeaders[c]));
   for (const FlowRow& r : flow) {
     f.w[0] = std::max(f.w[0], TextWidth(regular, r.step));
     f.w[1] = std::max(f.w[1], TextWidth(regular, r.formula));
@@ -95,8 +96,8 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
   f.need_w = TableWidth(f.w) + scrollbar;
   if (f.need_w <= avail_w) return f;
 
-  f.shape_header = kShortShapeHeader;
-  float shape_w = TextWidth(regular, kShortShapeHeader);
+  f.shape_header = _(kShortShapeHeader);
+  float shape_w = TextWidth(regular, _(kShortShapeHeader));
   for (const FlowRow& r : flow) shape_w = std::max(shape_w, TextWidth(regular, ShapeString(r.shape)));
   f.w[2] = shape_w;
   const float room = avail_w - scrollbar - (TableWidth(f.w) - f.w[3]);  // for the parameters' text
@@ -107,7 +108,7 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
     f.params_font = s.ui.font_small;
     f.params_small = true;
   }
-  float pw = std::max(TextWidth(regular, kFlowHeaders[3]), TextWidth(f.params_font, total_params));
+  float pw = std::max(TextWidth(regular, _(kFlowHeaders[3])), TextWidth(f.params_font, total_params));
   for (const FlowRow& r : flow) pw = std::max(pw, TextWidth(f.params_font, r.params));
   const float floor = std::min(pw, ImGui::GetFontSize() * 6.0f);
   f.w[3] = std::clamp(room, floor, pw);
@@ -171,7 +172,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
   if (!open) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (int c = 0; c < 5; ++c)
-    ImGui::TableSetupColumn(c == 2 ? fit.shape_header : kFlowHeaders[c], ImGuiTableColumnFlags_WidthFixed, w[c]);
+    ImGui::TableSetupColumn(c == 2 ? fit.shape_header : _(kFlowHeaders[c]), ImGuiTableColumnFlags_WidthFixed, w[c]);
   LayoutReport& rep = s.ui.report;
   rep.flow_table_w = avail_w;
   rep.flow_columns_w = TableWidth(w);
@@ -459,10 +460,10 @@ float FlowPanelHeight(const AppState& s) {
 
 void DrawFlowPanel(AppState& s) {
   const bool folded = s.layout.flow_collapsed || s.ui.flow_folded_for_room;
-  const char* toggle = folded ? "Show" : "Hide";
+  const char* toggle = folded ? _("Show") : _("Hide");
   const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
-  SectionTitle(s, "Shape flow");
+  SectionTitle(s, _("Shape flow"));
   if (!folded) {
     // One line that stops short of the button (big text: cut with "...", whole in the
     // tooltip), so the subtitle never runs under it or pushes the table down.

@@ -31,7 +31,7 @@ const char* const* ExampleSentences(int* count) {
 }
 
 void DrawSentencePanel(AppState& s) {
-  SectionTitle(s, "Sentence", "English or Korean; edits recompute at once.");
+  SectionTitle(s, _("Sentence"), _("English or Korean; edits recompute at once."));
   auto& buf = s.ui.sentence_buf;
   if (s.ui.focus_sentence) {
     ImGui::SetKeyboardFocusHere();
@@ -57,7 +57,7 @@ void DrawSentencePanel(AppState& s) {
   int n = 0;
   const char* const* examples = ExampleSentences(&n);
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::BeginCombo("##examples", "Pick an example sentence...", ImGuiComboFlags_HeightLarge)) {
+  if (ImGui::BeginCombo("##examples", _("Pick an example sentence..."), ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n; ++i) {
       if (ImGui::Selectable(examples[i], s.choice.sentence == examples[i])) {
         s.choice.sentence = examples[i];

@@ -146,7 +146,7 @@ void RecomputeFromLanguageModel(AppState& s) {
 bool DrawFixedShape(AppState& s) {
   if (!UsingLanguageModel(s)) return false;
   const ModelConfig& c = s.source.lm->model.cfg;
-  SectionTitle(s, "Configuration", "Each head gets d_model / num_heads dimensions.");
+  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   int heads = c.layer.num_heads, d_model = c.layer.d_model;
   ImGui::BeginDisabled();

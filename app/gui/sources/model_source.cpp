@@ -177,17 +177,18 @@ void UsePositionalHeadsSource(AppState& s) {
 }
 
 void DrawModelSourcePanel(AppState& s) {
-  SectionTitle(s, "Model", "where the weights come from", true);
+  SectionTitle(s, _("Model"), _("where the weights come from"), true);
   // The positional heads may also come from the Lesson or Head metrics view, or a flag.
   if (s.source.kind != ModelSourceKind::Trained)
     s.source.kind = UsesPositionalHeadsExample(s) ? ModelSourceKind::PositionalHeads : ModelSourceKind::Seeded;
   std::string current;
   switch (s.source.kind) {
     case ModelSourceKind::Seeded:
-      current = s.files.weights_path.empty() ? "Seeded random weights (seed " + std::to_string(s.choice.cfg.seed) + ")"
-                                             : "Weights from " + s.files.weights_path;
+      current = s.files.weights_path.empty()
+                    ? _("Seeded random weights") + (" (seed " + std::to_string(s.choice.cfg.seed) + ")")
+                    : _("Weights from ") + s.files.weights_path;
       break;
-    case ModelSourceKind::PositionalHeads: current = "Four positional heads (hand-built)"; break;
+    case ModelSourceKind::PositionalHeads: current = _("Four positional heads (hand-built)"); break;
     case ModelSourceKind::Trained: current = "Trained: " + s.source.name; break;
   }
   ImGui::SetNextItemWidth(-1.0f);

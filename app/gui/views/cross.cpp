@@ -33,9 +33,9 @@ const char* DefaultMemory(const std::string& sentence) {
 }  // namespace
 
 void DrawCrossView(AppState& s) {
-  SectionTitle(s, "Cross-attention vs self-attention",
-               "Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
-               "look at another sentence, as a Transformer decoder reads its encoder.",
+  SectionTitle(s, _("Cross-attention vs self-attention"),
+               _("Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
+               "look at another sentence, as a Transformer decoder reads its encoder."),
                true);
   // The switch and the memory sentence, mirrored from Configuration.
   if (ImGui::Checkbox(_("Cross-attention: keys and values from a second sentence"), &s.choice.cross)) {
@@ -101,7 +101,7 @@ void DrawCrossView(AppState& s) {
                     std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
     DrawMatrix(s, a);
     Probe(s, "cross_self_map");
-    DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
+    DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
     Muted(_("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
           "becomes seq x seq_kv, one column per memory token."));
     return;
@@ -163,7 +163,7 @@ void DrawCrossView(AppState& s) {
     Probe(s, "cross_map");
   }
   ImGui::EndGroup();
-  DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
+  DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
 }
 
 json DumpCrossView(AppState& s) {

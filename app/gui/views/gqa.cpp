@@ -73,9 +73,9 @@ void Diagram(const GqaFacts& f, float width) {
 }  // namespace
 
 void DrawGqaView(AppState& s) {
-  SectionTitle(s, "Grouped-query and multi-query attention",
-               "Query heads in a group share one K/V head: W_K, W_V and the KV cache shrink, while every query head "
-               "still has its own attention map.",
+  SectionTitle(s, _("Grouped-query and multi-query attention"),
+               _("Query heads in a group share one K/V head: W_K, W_V and the KV cache shrink, while every query head "
+               "still has its own attention map."),
                true);
   Config& c = s.choice.cfg;
   // num_kv_heads: every divisor of num_heads, live (a trained model's are its own).

@@ -36,7 +36,7 @@ void DrawHeadCountView(AppState& s) {
                 "stay the same and the FLOPs barely change.%s",
                 cfg.d_model, editable ? "" : " (the trained model's)", cfg.d_model,
                 editable ? " Click a row to use it." : "");
-  SectionTitle(s, "Head count vs parameters", sub, true);
+  SectionTitle(s, _("Head count vs parameters"), sub, true);
   const auto& c = HeadCountCache(s);
   if (!c.ok) {
     MessageBox(c.error, Pal().error_bg, Pal().error_text);

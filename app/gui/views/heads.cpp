@@ -37,9 +37,9 @@ void BarCell(double v, double frac, int digits = 3) {
 }  // namespace
 
 void DrawHeadsView(AppState& s) {
-  SectionTitle(s, "Head metrics",
-               "What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
-               "and how alike the heads are.",
+  SectionTitle(s, _("Head metrics"),
+               _("What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
+               "and how alike the heads are."),
                true);
   if (!HaveResultsToShow(s)) return;
   const auto& sc = SummariesCache(s);

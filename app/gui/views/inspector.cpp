@@ -61,9 +61,9 @@ void Select(AppState& s, const std::string& name) {
 }  // namespace
 
 void DrawInspectorView(AppState& s) {
-  SectionTitle(s, "Tensor inspector",
-               "Click any step of the shape flow above to see the values it produced, with their shape. Blue is "
-               "negative, white zero, red positive.",
+  SectionTitle(s, _("Tensor inspector"),
+               _("Click any step of the shape flow above to see the values it produced, with their shape. Blue is "
+               "negative, white zero, red positive."),
                true);
   if (!HaveResultsToShow(s)) return;
   const Trace& t = s.result.trace;
@@ -165,7 +165,7 @@ void DrawInspectorView(AppState& s) {
   a.col_group_label = it.col_group_label.empty() ? nullptr : it.col_group_label.c_str();
   DrawMatrix(s, a);
   Probe(s, "inspect_map");
-  DrawScaleLegend(a.scale, a.range, std::min(avail.x, fs * 24.0f), weights ? "weight" : "value", it.neg_inf > 0);
+  DrawScaleLegend(a.scale, a.range, std::min(avail.x, fs * 24.0f), weights ? _("weight") : _("value"), it.neg_inf > 0);
 }
 
 json DumpInspectorView(AppState& s) {

@@ -165,9 +165,9 @@ void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const 
 }  // namespace
 
 void DrawLessonView(AppState& s) {
-  SectionTitle(s, "Lesson example and weight editor",
-               "Load the lesson's three-word example and check every number by hand; edit W_Q, W_K, W_V and W_O and "
-               "watch every view recompute.",
+  SectionTitle(s, _("Lesson example and weight editor"),
+               _("Load the lesson's three-word example and check every number by hand; edit W_Q, W_K, W_V and W_O and "
+               "watch every view recompute."),
                true);
   const float fs = ImGui::GetFontSize();
   if (ImGui::Button(_("Load the lesson example"))) LoadLessonExample(s);

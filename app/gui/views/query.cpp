@@ -68,9 +68,9 @@ void NumCell(double v, bool muted = false) {
 }  // namespace
 
 void DrawQueryView(AppState& s) {
-  SectionTitle(s, "One query, step by step",
-               "The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
-               "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output.",
+  SectionTitle(s, _("One query, step by step"),
+               _("The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
+               "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output."),
                true);
   if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##query_head");

@@ -141,9 +141,9 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
 }  // namespace
 
 void DrawScalingView(AppState& s) {
-  SectionTitle(s, "Scores and softmax: why divide by \xE2\x88\x9A" "d_k",
-               "Without the scaling, q\xC2\xB7k grows with d_k, the softmax saturates and one key takes almost all the "
-               "weight (entropy near 0). \xE2\x88\x9A" "d_k and the temperature are the volume knob.",
+  SectionTitle(s, _("Scores and softmax: why divide by \xE2\x88\x9A" "d_k"),
+               _("Without the scaling, q\xC2\xB7k grows with d_k, the softmax saturates and one key takes almost all the "
+               "weight (entropy near 0). \xE2\x88\x9A" "d_k and the temperature are the volume knob."),
                true);
   Config& c = s.choice.cfg;
   HeadPicker(s, "##scaling_head");

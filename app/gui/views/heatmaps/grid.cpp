@@ -26,10 +26,18 @@ namespace {
 
 std::string MapTitle(const Trace& t, int index) {
   const int H = t.cfg.num_heads;
-  if (index == H) return "mean of " + std::to_string(H) + " head" + (H == 1 ? "" : "s");
+  char b[96];
+  if (index == H) {
+    std::snprintf(b, sizeof b, P_("mean of %d head", "mean of %d heads", H), H);
+    return b;
+  }
   // Numbered from 0, as in the exports and the .npz arrays (attn[0, h]).
-  std::string s = "head " + std::to_string(index);
-  if (t.cfg.kv_heads() != H) s += "  (K/V head " + std::to_string(t.KvHeadOf(index)) + ")";
+  std::snprintf(b, sizeof b, _("head %d"), index);
+  std::string s = b;
+  if (t.cfg.kv_heads() != H) {
+    std::snprintf(b, sizeof b, _("  (K/V head %d)"), t.KvHeadOf(index));
+    s += b;
+  }
   return s;
 }
 
@@ -285,7 +293,7 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const bool fixed = scale == render::ColourScale::Fixed;
-  const char* title = fixed ? "weight" : scale == render::ColourScale::Map ? "\xC3\xB7 map max" : "\xC3\xB7 row max";
+  const char* title = fixed ? _("weight") : scale == render::ColourScale::Map ? _("\xC3\xB7 map max") : _("\xC3\xB7 row max");
   dl->AddText(ImVec2(a.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), title);
   const float top = a.y + fs * 1.6f, bottom = a.y + size.y - fs * 0.6f;
   const float x0 = a.x, x1 = a.x + fs * 1.0f;
@@ -391,7 +399,7 @@ void DrawHeatmapsPanel(AppState& s) {
   if (!s.ui.present) {
     // One line: the title, its explanation behind (?), and the colour scale; the maps
     // get the height.
-    SectionTitle(s, "Attention weights");
+    SectionTitle(s, _("Attention weights"));
     ImGui::SameLine();
     HelpMarker(_("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
                "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
