@@ -99,7 +99,7 @@ def test_every_tab_korean(mhaviz, d):
     glyph drawn as a box. Screenshots are kept in the test's directory for a person."""
     views = None
     for pct in (100, 150, 200):
-        for size in ((1280, 800), (1920, 1080)):
+        for size in ((1280, 800), (1920, 1080)) if pct == 100 else ((1280, 800),):
             out = dump(mhaviz, d, "--lang", "ko", *(["--settings"] if pct != 100 else []), size=size,
                        name=f"v-{pct}-{size[0]}.json")
             views = views or list(out["labels"]["tabs"].keys())

@@ -11,7 +11,7 @@ void DrawExportPanel(AppState& s) {
   // under the fold (they keep their last values).
   SectionTitle(s, _("Export"));
   ImGui::SameLine(0.0f, ImGui::GetFontSize());
-  if (ImGui::Button(s.exp.head_view ? "Export head view  (Ctrl+S)" : "Export heatmaps  (Ctrl+S)")) {
+  if (ImGui::Button((std::string(s.exp.head_view ? _("Export head view  (Ctrl+S)") : _("Export heatmaps  (Ctrl+S)")) + "###export").c_str())) {
     s.pending.export_png = true;  // the extension decides PNG or SVG
   }
   Probe(s, "export");

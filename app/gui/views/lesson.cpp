@@ -143,7 +143,7 @@ void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, c
 
 void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const char* hint, bool input) {
   const float lw = ImGui::CalcTextSize("weights (.npz)").x + ImGui::GetStyle().ItemSpacing.x * 2;
-  const float bw = ImGui::CalcTextSize("Load").x + ImGui::CalcTextSize("Save").x + 4 * ImGui::GetStyle().FramePadding.x +
+  const float bw = ImGui::CalcTextSize(_("Load")).x + ImGui::CalcTextSize(_("Save")).x + 4 * ImGui::GetStyle().FramePadding.x +
                    2 * ImGui::GetStyle().ItemSpacing.x;
   ImGui::PushID(label);
   ImGui::AlignTextToFramePadding();

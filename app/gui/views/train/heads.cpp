@@ -132,7 +132,7 @@ void DrawTrainTimeline(AppState& s) {
   ImGui::SameLine();
   const float button = ImGui::GetFrameHeight();
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 2 * (button + ImGui::GetStyle().ItemInnerSpacing.x) -
-                          ImGui::CalcTextSize("FollowReplay").x - fs * 3.5f);
+                          (ImGui::CalcTextSize(_("Follow")).x + ImGui::CalcTextSize(_("Replay")).x) - fs * 3.5f);
   int changed = -2;
   if (ImGui::SliderInt("##timeline", &k, 0, n - 1, fmt, ImGuiSliderFlags_NoInput)) changed = k;
   Probe(s, "timeline");
@@ -145,7 +145,7 @@ void DrawTrainTimeline(AppState& s) {
   ImGui::PopButtonRepeat();
   ImGui::SameLine();
   // Replay: from the start (or where the slider is), a snapshot every 150 ms.
-  if (ImGui::Button(t.playing ? "Stop" : "Replay")) {
+  if (ImGui::Button((std::string(t.playing ? _("Stop") : _("Replay")) + "###replay").c_str())) {
     t.playing = !t.playing;
     if (t.playing && k == n - 1) changed = 0;
     t.played_at = ImGui::GetTime();

@@ -217,7 +217,7 @@ void DrawFiles(AppState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("Checkpoint"));
   ImGui::SameLine();
-  const float buttons = ImGui::CalcTextSize("SaveLoad").x + ImGui::GetStyle().FramePadding.x * 4 +
+  const float buttons = (ImGui::CalcTextSize(_("Save")).x + ImGui::CalcTextSize(_("Load")).x) + ImGui::GetStyle().FramePadding.x * 4 +
                         ImGui::GetStyle().ItemSpacing.x * 2;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - buttons);
   ImGui::InputTextWithHint("##train_path", "model.npz", t.path.data(), t.path.size());
