@@ -137,7 +137,31 @@ def test_every_tab_korean(mhaviz, d):
             check("\ufffd" not in t and "?" not in t, f"a replacement character in {t!r}")
 
 
+def test_export_korean(mhaviz, d):
+    """mhaviz export --lang ko draws the title and captions in Korean (the SVG's text is
+    readable); without --lang they stay English; the GUI's --export in Korean does the same."""
+    env = dict(os.environ)
+    for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        env.pop(k, None)
+    run = lambda *a: subprocess.run([mhaviz, "export", "--quiet", "--sentence", "the cat sat", *a], check=True, env=env,
+                                    cwd=d, capture_output=True)
+    run("--lang", "ko", "--svg", "ko.svg", "--png", "ko.png")
+    run("--svg", "en.svg")
+    ko = open(os.path.join(d, "ko.svg"), encoding="utf-8").read()
+    en = open(os.path.join(d, "en.svg"), encoding="utf-8").read()
+    for caption in ("Multi-Head 셀프 어텐션 가중치", "문장:", "헤드 0", "각 행의 합은 1"):
+        check(caption in ko, f"export --lang ko: {caption!r} not in the SVG")
+    check("Multi-head self-attention weights" in en and not HANGUL.search(en), "the English export has Korean text")
+    # Numbers are the same in both: only the words change.
+    nums = lambda t: re.findall(r">(\d\.\d\d)<", t)
+    check(nums(ko) and nums(ko) == nums(en), "the weights printed in the cells differ between the languages")
+    bad = subprocess.run([mhaviz, "export", "--lang", "fr", "--svg", "x.svg"], env=env, cwd=d, capture_output=True,
+                         text=True)
+    check(bad.returncode == 2 and "fr" in bad.stderr, f"--lang fr: status {bad.returncode}, {bad.stderr!r}")
+
+
 TESTS = {
+    "export_korean": (test_export_korean, False),
     "environment_and_flag": test_environment_and_flag,
     "menu_switch": test_menu_switch,
     "every_tab_korean": test_every_tab_korean,
