@@ -17,7 +17,7 @@ void DrawBlockControls(AppState& s) {
   Config& c = s.choice.cfg;
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel(_("layer"), lw);
-  const char* kinds[2] = {"attention only", "encoder block (+ FFN)"};
+  const char* kinds[2] = {_("attention only"), _("encoder block (+ FFN)")};
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x - ImGui::GetStyle().ItemSpacing.x);
   int block = static_cast<int>(c.block);
   if (ImGui::Combo("##block", &block, kinds, 2)) {

@@ -24,6 +24,13 @@ const char* const kFlowHeaders[5] = {N_("step"), N_("computes"), N_("shape (batc
 // The shape column's header where space is short (the panel's subtitle says the batch
 // axis comes first).
 const char* const kShortShapeHeader = N_("shape");
+// The steps' names as the core writes them (trace.cpp), listed for xgettext; each row's
+// name is translated where it is measured and drawn.
+[[maybe_unused]] const char* const kStepNames[] = {
+    N_("input"), N_("Q projection"), N_("K projection"), N_("V projection"), N_("split heads"), N_("scores"),
+    N_("softmax"), N_("context"), N_("concat"), N_("output projection"), N_("residual"), N_("residual + LayerNorm"),
+    N_("pre-LayerNorm"), N_("residual 2"), N_("residual + LayerNorm 2"), N_("pre-LayerNorm 2"), N_("FFN expand + GELU"), N_("FFN expand + ReLU"),
+    N_("FFN contract")};
 
 // The table's cell padding: tighter than the style's, so the whole table fits
 // a 1280 x 800 window.
@@ -79,7 +86,7 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
   long long flops = 0, params = 0;
   for (int c = 0; c < 5; ++c) f.w[c] = TextWidth(regular, _(kFlowHeaders[c]));
   for (const FlowRow& r : flow) {
-    f.w[0] = std::max(f.w[0], TextWidth(regular, r.step));
+    f.w[0] = std::max(f.w[0], TextWidth(regular, _(r.step.c_str())));
     f.w[1] = std::max(f.w[1], TextWidth(regular, r.formula));
     f.w[2] = std::max(f.w[2], TextWidth(regular, ShapeString(r.shape)));
     f.w[3] = std::max(f.w[3], TextWidth(regular, r.params));
@@ -198,7 +205,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
     // The row's own highlight (shared with the diagram) replaces ImGui's hover colour.
     ImGui::PushStyleColor(ImGuiCol_HeaderHovered, Pal().highlight_bg);
     ImGui::PushStyleColor(ImGuiCol_HeaderActive, Pal().highlight_bg);
-    ImGui::Selectable(r.step.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
+    ImGui::Selectable((std::string(_(r.step.c_str())) + "##" + r.step).c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
     ImGui::PopStyleColor(2);
     ImGui::PopID();
     if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);  // its values in the inspector
