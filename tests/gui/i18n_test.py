@@ -52,6 +52,15 @@ def test_environment_and_flag(mhaviz, d):
     check(en["language"] == "en" and en["labels"]["menus"] == EN_MENUS, f"LANG=C: {en['labels']}")
     en = dump(mhaviz, d, "--lang", "en", env_extra={"LANG": "ko_KR.UTF-8"})
     check(en["language"] == "en" and en["labels"]["tabs"]["heatmaps"] == "Heatmaps", f"--lang en over LANG=ko: {en['labels']}")
+    # The teaching error the window shows, in Korean with the same suggestions; the
+    # dump's "error" stays the core's English (scripts read it).
+    bad = dump(mhaviz, d, "--lang", "ko", "--heads", "8", "--d-model", "100", name="bad.json")
+    check(not bad["ok"] and bad["error"].startswith("d_model = 100 is not divisible"), f"error: {bad['error']!r}")
+    shown = bad["error_shown"]
+    check("나누어떨어지지 않습니다" in shown and "96" in shown and "104" in shown and "{1, 2, 4}" in shown,
+          f"the Korean error: {shown!r}")
+    en_bad = dump(mhaviz, d, "--heads", "8", "--d-model", "100", name="bad_en.json", env_extra={"LANG": "C"})
+    check(en_bad["error_shown"] == en_bad["error"], "in English the window shows the core's message as it is")
     # Numbers keep their '.' in Korean: the trace's numbers are the exported files' numbers.
     ko = dump(mhaviz, d, "--lang", "ko", "--sentence", "the cat sat")
     check(ko["ok"], f"Korean run failed: {ko['error']}")

@@ -8,6 +8,7 @@
 
 #include <imgui.h>
 
+#include "gui/panels/panels.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/sources/train_session.hpp"
 #include "gui/state/settings.hpp"
@@ -122,6 +123,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["memory"] = s.choice.cross ? s.choice.memory : std::string();
   j["ok"] = s.result.ok;
   j["error"] = s.result.error;
+  j["error_shown"] = ShownConfigError(s);
   j["generation"] = s.result.generation;
   j["recomputes"] = s.timing.recompute_ms.size();
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();

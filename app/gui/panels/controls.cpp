@@ -151,6 +151,8 @@ std::string HeadList(int d_model) {
   return "{" + out + "}";
 }
 
+}  // namespace
+
 // The core's teaching error, in the interface's language. The core speaks English (it
 // never reads global state); the sizes errors a learner meets by dragging the sliders
 // are rebuilt here from the configuration, with the same suggestions. Any other error
@@ -171,7 +173,7 @@ std::string ShownConfigError(const AppState& s) {
   }
   if (c.d_model % c.num_heads != 0 && core.find("is not divisible by num_heads") != std::string::npos) {
     const auto [lo, hi] = NearestValidDModel(c.d_model, c.num_heads);
-    const std::string dm = hi != lo ? std::to_string(lo) + ", " + std::to_string(hi) : std::to_string(lo);
+    const std::string dm = hi != lo ? std::to_string(lo) + _(" or ") + std::to_string(hi) : std::to_string(lo);
     std::snprintf(buf, sizeof buf,
                   _("d_model = %d is not divisible by num_heads = %d: each head gets d_model / num_heads "
                     "dimensions, which must be a whole number. Try d_model = %s, or num_heads in %s."),
@@ -192,8 +194,6 @@ std::string ShownConfigError(const AppState& s) {
   }
   return core;
 }
-
-}  // namespace
 
 void DrawConfigError(AppState& s) {
   if (s.result.ok || s.result.error.empty()) return;
@@ -279,7 +279,7 @@ void DrawControlsPanel(AppState& s) {
   if (divides)
     std::snprintf(line, sizeof line, "head_dim = d_k = %d / %d = %d", c.d_model, c.num_heads, c.d_model / c.num_heads);
   else
-    std::snprintf(line, sizeof line, "%d / %d = %.3g: no whole head_dim", c.d_model, std::max(c.num_heads, 1),
+    std::snprintf(line, sizeof line, _("%d / %d = %.3g: no whole head_dim"), c.d_model, std::max(c.num_heads, 1),
                   static_cast<double>(c.d_model) / std::max(c.num_heads, 1));
   ImGui::PushStyleColor(ImGuiCol_Text, divides ? Pal().muted_text : Pal().error_text);
   const std::string shown = Ellipsize(line, ImGui::GetContentRegionAvail().x);
