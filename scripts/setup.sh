@@ -19,10 +19,11 @@ case "$action" in
   *) echo "setup: unknown action '$action'" >&2; usage; exit 2 ;;
 esac
 
-# Building and running: compiler, libraries, the OpenGL driver, and the fonts (Korean,
+# Building and running: compiler, gettext (xgettext, msgfmt: the translations), libraries,
+# the OpenGL driver, and the fonts (Korean,
 # then the fallbacks for symbols and emoji).
 RUN_PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config gettext
   libeigen3-dev libglfw3-dev libimgui-dev libstb-dev
   libzip-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libutf8proc-dev libgif-dev libsentencepiece-dev
   libgl1-mesa-dri

@@ -11,6 +11,7 @@
 #include "export_source.hpp"
 #include "render/head_view.hpp"
 #include "render/render.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::cli {
 namespace {
@@ -95,6 +96,9 @@ int WriteHeadView(const ExportArgs& e, const Trace& t, const render::HeatmapOpti
 }
 
 }  // namespace
+
+// --lang: the captions' language, applied as the flags are parsed (one export per process).
+static std::string g_export_lang = "en";
 
 void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
   AddRunFlags(app, e.run);
@@ -184,6 +188,12 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
                              "'.";
           },
           ""));
+  app.add_option_function<std::string>("--lang", [](const std::string& v) { g_export_lang = v; },
+                 "the language of the titles and captions drawn into the picture: en (default) or\n"
+                 "ko (Korean, as the app's Korean interface writes them); messages stay English")
+      ->type_name("en|ko")
+      ->group(kOutputGroup)
+      ->check(CLI::IsMember({"en", "ko"}));
   PresetFlag(app, [&e](const std::string& v) { e.preset = v; })->group("What to compute");
   AddModelSourceFlags(app, e.source);
   app.add_flag("--grid", e.grid,
@@ -195,6 +205,9 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
+  if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean))
+    throw Error("--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
+                "share/locale; build the mhaviz-translations target or reinstall.");
   CheckModelSourceFlags(argv, e.source,
                         {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid",
                           "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit", "--view",

@@ -1,4 +1,5 @@
 #include "render/colormap.hpp"
+#include "text/i18n.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -79,9 +80,9 @@ bool ParseColourScale(const std::string& name, ColourScale* out) {
 
 const char* ColourScaleTitle(ColourScale s) {
   switch (s) {
-    case ColourScale::Map: return "weight / map max";
-    case ColourScale::Row: return "weight / row max";
-    default: return "attention weight";
+    case ColourScale::Map: return _("weight / map max");
+    case ColourScale::Row: return _("weight / row max");
+    default: return _("attention weight");
   }
 }
 

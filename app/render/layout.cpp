@@ -1,4 +1,5 @@
 #include "render/layout.hpp"
+#include "text/i18n.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -293,10 +294,17 @@ Titles PanelTitles(const LayoutInputs& in, const Fit& f, const Layout& L) {
   for (int h : in.heads) {
     std::string tt, st;
     if (h >= 0) {
-      tt = "head " + std::to_string(h);
-      if (gqa) st = "reads K/V head " + std::to_string(in.t.KvHeadOf(h));
+      char b[96];
+      std::snprintf(b, sizeof b, _("head %d"), h);
+      tt = b;
+      if (gqa) {
+        std::snprintf(b, sizeof b, _("reads K/V head %d"), in.t.KvHeadOf(h));
+        st = b;
+      }
     } else {
-      tt = "mean over " + std::to_string(H) + " heads";
+      char b[96];
+      std::snprintf(b, sizeof b, P_("mean over %d head", "mean over %d heads", H), H);
+      tt = b;
     }
     out.text.emplace_back(tt, st);
     out.width = std::max<double>(

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "render/layout.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::render {
 namespace {
@@ -134,12 +135,12 @@ std::string PlainText(const std::string& rich) {
 std::vector<std::string> ReadingHints(const LayoutInputs& in, const Layout& L) {
   std::vector<std::string> hint;
   if (in.t.in.cross()) {
-    hint = {"rows: query tokens of the sentence", "columns: key tokens of the memory sentence"};
+    hint = {_("rows: query tokens of the sentence"), _("columns: key tokens of the memory sentence")};
   } else {
-    hint = {"rows: query tokens (the token that looks)", "columns: key tokens (the token looked at)"};
+    hint = {_("rows: query tokens (the token that looks)"), _("columns: key tokens (the token looked at)")};
   }
-  hint.push_back("each row sums to 1");
-  if (L.values) hint.push_back("numbers: weights rounded to 2 decimals");
+  hint.push_back(_("each row sums to 1"));
+  if (L.values) hint.push_back(_("numbers: weights rounded to 2 decimals"));
   if (in.o.colour_scale != ColourScale::Fixed)
     hint.push_back(std::string("colours: ") + ColourScaleHelp(in.o.colour_scale));
   // On the fixed [0, 1] scale long sentences look uniformly dark; say why.
@@ -223,27 +224,34 @@ double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, doubl
     y += asc + text.Descent(st) + 3 * s;
   };
   {
-    std::string what = std::string("Multi-head ") + (cross ? "cross" : "self") + "-attention weights";
+    // The drawn title in the interface's language (the SVG's <title> above stays English).
+    char what[256];
     if (in.o.head >= 0)
-      what = "Head " + std::to_string(in.o.head) + " of " + std::to_string(H) + ": " + (cross ? "cross" : "self") +
-             "-attention weights";
-    std::string line = what + "  =  " + Formula(t.cfg);
+      std::snprintf(what, sizeof what,
+                    cross ? _("Head %d of %d: cross-attention weights") : _("Head %d of %d: self-attention weights"),
+                    in.o.head, H);
+    else
+      std::snprintf(what, sizeof what, "%s",
+                    cross ? _("Multi-head cross-attention weights") : _("Multi-head self-attention weights"));
+    std::string line = what + std::string("  =  ") + Formula(t.cfg);
     if (RichWidth(line, text, head_title) > header_w) line = what;
     add(text.Ellipsize(line, head_title, static_cast<float>(header_w)), head_title, kInk, true, 0);
   }
   auto sentence_part = [&](const std::string& label, const std::string& given, const std::vector<std::string>& toks,
                            double budget) {
-    const std::string suffix = "  (" + Plural(static_cast<int>(toks.size()), "token", "tokens") + ")";
+    char count[64];
+    std::snprintf(count, sizeof count, P_("%d token", "%d tokens", toks.size()), static_cast<int>(toks.size()));
+    const std::string suffix = "  (" + std::string(count) + ")";
     const std::string body = given.empty() ? Join(toks) : given;
     const double fixed = text.Width(label + "\u201C\u201D" + suffix, head_line);
     return label + Quote(text.Ellipsize(body, head_line, static_cast<float>(std::max(40 * s, budget - fixed)))) +
            suffix;
   };
   if (!cross) {
-    add(sentence_part("sentence: ", in.o.sentence, in.qtoks, header_w), head_line, kInk, false, 4 * s);
+    add(sentence_part(_("sentence: "), in.o.sentence, in.qtoks, header_w), head_line, kInk, false, 4 * s);
   } else {
-    add(sentence_part("queries: ", in.o.sentence, in.qtoks, header_w), head_line, kInk, false, 4 * s);
-    add(sentence_part("keys/values: ", in.o.memory, in.ktoks, header_w), head_line, kInk, false, 0);
+    add(sentence_part(_("queries: "), in.o.sentence, in.qtoks, header_w), head_line, kInk, false, 4 * s);
+    add(sentence_part(_("keys/values: "), in.o.memory, in.ktoks, header_w), head_line, kInk, false, 0);
   }
   if (!in.o.weights.empty())
     add(text.Ellipsize("weights: " + in.o.weights, Style{head_line.px, true}, static_cast<float>(header_w)),

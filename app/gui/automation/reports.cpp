@@ -10,6 +10,7 @@
 
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/files.hpp"
+#include "gui/panels/panels.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/sources/train_session.hpp"
 #include "gui/state/settings.hpp"
@@ -18,6 +19,7 @@
 #include "gui/views/registry.hpp"
 #include "io/files.hpp"
 #include "options/timing.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -66,6 +68,32 @@ nlohmann::json WeightsJson(const AppState& s) {
   return {{"kind", w.kind}, {"text", w.text}};
 }
 
+// The tabs (by view name) and the menus as shown, in the interface's language.
+nlohmann::json ShownLabels(const AppState& s) {
+  nlohmann::json tabs = nlohmann::json::object(), menus = nlohmann::json::array();
+  for (const ViewEntry& v : kViews) tabs[v.name] = ViewTitle(v.id);
+  for (const std::string& m : s.ui.menu_labels) menus.push_back(m);
+  return {{"tabs", tabs}, {"menus", menus}};
+}
+
+// Every character the translations use, looked up in each font the interface draws
+// text with (the bold headings and the small tab buttons load only some ranges): the
+// ones a font lacks would be drawn as its fallback, a box or '?'.
+nlohmann::json CatalogGlyphs(const AppState& s) {
+  nlohmann::json missing = nlohmann::json::object();
+  const std::pair<const char*, ImFont*> fonts[] = {
+      {"regular", ImGui::GetIO().FontDefault}, {"bold", s.ui.font_bold}, {"small", s.ui.font_small}};
+  for (const auto& [name, font] : fonts) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const char32_t c : i18n::CatalogCharacters()) {
+      const ImFontGlyph* g = font ? font->FindGlyphNoFallback(static_cast<ImWchar>(c)) : nullptr;
+      if (!g) list.push_back(static_cast<unsigned>(c));
+    }
+    missing[name] = list;
+  }
+  return {{"characters", i18n::CatalogCharacters().size()}, {"missing", missing}};
+}
+
 }  // namespace
 
 nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
@@ -97,6 +125,8 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["weights"] = WeightsJson(s);
   j["file_message"] = s.teach.file_message;
   j["train"] = TrainProbeJson(s);
+  j["language"] = i18n::Code(i18n::Current());
+  j["labels"] = ShownLabels(s);
   return j;
 }
 
@@ -107,6 +137,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["memory"] = s.choice.cross ? s.choice.memory : std::string();
   j["ok"] = s.result.ok;
   j["error"] = s.result.error;
+  j["error_shown"] = ShownConfigError(s);
   j["generation"] = s.result.generation;
   j["recomputes"] = s.timing.recompute_ms.size();
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
@@ -126,6 +157,11 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["notices"] = s.ui.notices;
   j["font_notice"] = s.ui.font_notice;
   j["font_path"] = s.ui.font_path;
+  j["catalog_glyphs"] = CatalogGlyphs(s);
+  // The interface's language and the labels as the window showed them (the keys stay
+  // English: "view", the views' names and every JSON key).
+  j["language"] = i18n::Code(i18n::Current());
+  j["labels"] = ShownLabels(s);
   // Which glyph each token's characters are drawn with (0xFFFD: the replacement box).
   nlohmann::json drawn = nlohmann::json::array();
   nlohmann::json box_notes = nlohmann::json::array();

@@ -10,6 +10,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "render/colormap.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -245,9 +246,9 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
                 a.col_labels ? Label(a.col_labels, j).c_str() : "", a.col_labels ? "\"" : "");
     const float v = a.data[std::size_t(i) * stride + j];
     if (std::isinf(v) && v < 0)
-      ImGui::TextUnformatted("value -inf (masked)");
+      ImGui::TextUnformatted(_("value -inf (masked)"));
     else
-      ImGui::Text("value %.7g", static_cast<double>(v));
+      ImGui::Text(_("value %.7g"), static_cast<double>(v));
     if (a.tooltip) a.tooltip(i, j);
     ImGui::EndTooltip();
   }

@@ -6,16 +6,19 @@
 
 #include "gui/draw/view_widgets.hpp"
 
+#include <cstdlib>
+
 #include "gui/draw/matrix_view.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
 bool HaveResultsToShow(const AppState& s) {
   if (HasResults(s)) return true;
-  Muted("The results appear here once the configuration above can run.");
+  Muted(_("The results appear here once the configuration above can run."));
   return false;
 }
 
@@ -25,7 +28,7 @@ bool HeadPicker(AppState& s, const char* id, float width) {
   ClampTeachSelection(s);
   bool changed = false;
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("head");
+  ImGui::TextUnformatted(_("head"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(width > 0 ? width : ImGui::GetFontSize() * 9.0f);
   char label[64];
@@ -91,6 +94,23 @@ std::string Bytes(std::int64_t b) {
   else if (b < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
   else std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
   return buf;
+}
+
+std::string HeadPatternText(const std::string& label) {
+  if (label == "previous-token") return _("previous-token");
+  if (label == "self") return _("self");
+  if (label == "first") return _("first");
+  if (label == "reverse") return _("reverse");
+  if (label == "induction") return _("induction");
+  if (label == "sorted") return _("sorted");
+  if (label == "spread") return _("spread");
+  if (label.size() > 5 && label.compare(label.size() - 5, 5, "-back") == 0) {
+    char b[64];
+    // TRANSLATORS: a head that attends to the token %d places back ("2-back").
+    std::snprintf(b, sizeof b, _("%d-back"), std::atoi(label.c_str()));
+    return b;
+  }
+  return label;
 }
 
 }  // namespace mha::gui

@@ -19,6 +19,9 @@ std::string Sig(double v, int digits = 4);
 std::string VecString(const Eigen::Ref<const RowVec>& v, int max_shown, int digits = 4);
 // Muted wrapped text.
 void Muted(const char* text);
+// A head's pattern label (mha/heads.hpp: "previous-token", "2-back", "induction", ...,
+// a key in JSON) as the interface's language writes it.
+std::string HeadPatternText(const std::string& label);
 // "1.5 KiB"
 std::string Bytes(std::int64_t b);
 

@@ -7,6 +7,7 @@
 #include "gui/style/fonts.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -138,7 +139,7 @@ int TokenChips(const AppState& s, const char* id, const std::vector<std::string>
     if (over) {
       hovered = static_cast<int>(i);
       const std::string box = BoxNote(tokens[i]);
-      ImGui::SetTooltip("token %d: \"%s\"%s%s", static_cast<int>(i), ForDisplay(tokens[i]).c_str(), box.empty() ? "" : "\n",
+      ImGui::SetTooltip(_("token %d: \"%s\"%s%s"), static_cast<int>(i), ForDisplay(tokens[i]).c_str(), box.empty() ? "" : "\n",
                         box.c_str());
     }
     const bool hot = over || static_cast<int>(i) == highlight;

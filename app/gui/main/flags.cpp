@@ -115,6 +115,12 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->type_name("fixed|map|row")
       ->group(g)
       ->check(CLI::IsMember({"fixed", "map", "row"}));
+  app.add_option("--lang", o.lang,
+                 "the interface's language: en (English) or ko (Korean, 한국어); default: as last\n"
+                 "chosen in View > Language, else LANGUAGE / LC_ALL / LC_MESSAGES / LANG")
+      ->type_name("en|ko")
+      ->group(g)
+      ->check(CLI::IsMember({"en", "ko"}));
   cli::TextFlag(app, "--export", o.export_path,
                 "export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does")
       ->type_name("FILE")

@@ -42,6 +42,7 @@ struct GuiOptions {
   bool present = false;      // --present: start in presentation mode
   int text_size = 0;         // --text-size PCT (0 = as saved)
   std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)
+  std::string lang;          // --lang en|ko ("" = as saved, else the environment's)
   bool automation() const { return frames > 0 || !stats.empty(); }
 };
 

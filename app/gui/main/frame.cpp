@@ -18,9 +18,17 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
+
+// A menu's label as shown, with its English name as the ImGui id (an open menu stays
+// open when the language switches), recorded for --dump-state's "labels".
+std::string MenuLabel(AppState& s, const char* shown, const char* id) {
+  s.ui.menu_labels.push_back(shown);
+  return std::string(shown) + "###menu-" + id;
+}
 
 float UiScale(const AppState& s) { return s.ui.content_scale * s.ui.text_size / 100.0f; }
 
@@ -80,46 +88,63 @@ void Shortcuts(AppState& s) {
 }
 
 void MenuBar(AppState& s) {
+  s.ui.menu_labels.clear();
   if (!ImGui::BeginMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Export heatmaps", "Ctrl+S")) s.pending.export_png = true;
-    if (ImGui::MenuItem("Save window screenshot")) {
+  if (ImGui::BeginMenu(MenuLabel(s, _("File"), "file").c_str())) {
+    if (ImGui::MenuItem(_("Export heatmaps"), "Ctrl+S")) s.pending.export_png = true;
+    if (ImGui::MenuItem(_("Save window screenshot"))) {
       std::string p = s.exp.screenshot_path.data();
       s.pending.screenshot = p.empty() ? "mhaviz-window.png" : p;
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) s.quit = true;
+    if (ImGui::MenuItem(_("Quit"), "Ctrl+Q")) s.quit = true;
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("View")) {
+  const bool view_open = ImGui::BeginMenu(MenuLabel(s, _("View"), "view").c_str());
+  Probe(s, "menu view");
+  if (view_open) {
     DrawViewMenuItems(s);
     ImGui::Separator();
-    if (ImGui::MenuItem("Present: the heatmaps fill the window", "F11", s.ui.present)) SetPresentation(s, !s.ui.present);
+    if (ImGui::MenuItem(_("Present: the heatmaps fill the window"), "F11", s.ui.present)) SetPresentation(s, !s.ui.present);
     ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
-      char label[32];
-      std::snprintf(label, sizeof label, "Text size %d%%", pct);
+      char label[64];
+      std::snprintf(label, sizeof label, _("Text size %d%%"), pct);
       if (ImGui::MenuItem(label, pct == 100 ? "Ctrl+0" : nullptr, s.ui.text_size == pct)) {
         s.ui.text_size = pct;
         s.ui.fonts_dirty = true;
       }
     }
-    ImGui::TextDisabled("Ctrl+= / Ctrl+- change the text size");
+    ImGui::TextDisabled("%s", _("Ctrl+= / Ctrl+- change the text size"));
     ImGui::Separator();
-    if (ImGui::MenuItem("Dark theme", nullptr, s.ui.dark)) {
+    if (ImGui::MenuItem(_("Dark theme"), nullptr, s.ui.dark)) {
       s.ui.dark = !s.ui.dark;
       s.ui.fonts_dirty = true;  // re-applies the style at the current scale
     }
+    ImGui::Separator();
+    // Each language named in itself, so a learner who reads only one finds it.
+    const bool lang_open = ImGui::BeginMenu(MenuLabel(s, _("Language"), "language").c_str());
+    Probe(s, "menu language");
+    if (lang_open) {
+      for (const auto& [code, name] : {std::pair<const char*, const char*>{"en", "English"}, {"ko", "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4"}}) {
+        if (ImGui::MenuItem(name, nullptr, std::string(i18n::Code(i18n::Current())) == code)) {
+          s.ui.lang_request = code;  // switched before the next frame
+          s.ui.lang_chosen = code;   // and remembered in the settings file
+        }
+        Probe(s, (std::string("language ") + code).c_str());
+      }
+      ImGui::EndMenu();
+    }
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("Help")) {
-    ImGui::TextUnformatted("mhaviz: multi-head self-attention, every step, live.");
+  if (ImGui::BeginMenu(MenuLabel(s, _("Help"), "help").c_str())) {
+    ImGui::TextUnformatted(_("mhaviz: multi-head self-attention, every step, live."));
     ImGui::Separator();
-    ImGui::TextUnformatted("Type a sentence; every change recomputes the layer at once.");
-    ImGui::TextUnformatted("Hover a shape-flow row or diagram block to see it in both.");
-    ImGui::TextUnformatted("Hover a heatmap cell for its query, key, weight and score.");
-    ImGui::TextUnformatted("Click a head to enlarge it; Esc goes back.");
-    ImGui::TextUnformatted("Ctrl+S exports the heatmaps; Ctrl+= / Ctrl+- text size; Ctrl+Q quits.");
+    ImGui::TextUnformatted(_("Type a sentence; every change recomputes the layer at once."));
+    ImGui::TextUnformatted(_("Hover a shape-flow row or diagram block to see it in both."));
+    ImGui::TextUnformatted(_("Hover a heatmap cell for its query, key, weight and score."));
+    ImGui::TextUnformatted(_("Click a head to enlarge it; Esc goes back."));
+    ImGui::TextUnformatted(_("Ctrl+S exports the heatmaps; Ctrl+= / Ctrl+- text size; Ctrl+Q quits."));
     ImGui::EndMenu();
   }
   ImGui::EndMenuBar();
@@ -183,7 +208,7 @@ void DrawFrame(AppState& s) {
     for (std::size_t i = 0; i < s.ui.notices.size();) {
       MessageBox(s.ui.notices[i], Pal().notice_bg, Pal().notice_text);
       ImGui::PushID(static_cast<int>(i));
-      const bool dismiss = ImGui::SmallButton("Dismiss");
+      const bool dismiss = ImGui::SmallButton(_("Dismiss"));
       ImGui::PopID();
       if (dismiss) s.ui.notices.erase(s.ui.notices.begin() + static_cast<long>(i));
       else ++i;

@@ -28,6 +28,7 @@
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -57,6 +58,10 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   if (a.gui.text_size) s.ui.text_size = a.gui.text_size;
   if (a.gui.width) *win_w = a.gui.width;
   if (a.gui.height) *win_h = a.gui.height;
+  // The language: --lang, else the one chosen in View > Language, else the environment's.
+  i18n::Init();
+  const std::string lang = !a.gui.lang.empty() ? a.gui.lang : s.ui.lang_chosen;
+  i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish));
   // A saved size is held to the same cap as --width and --height.
   *win_w = std::min(*win_w, kMaxWindowWidth);
   *win_h = std::min(*win_h, kMaxWindowHeight);

@@ -18,6 +18,7 @@
 #include "gui/style/fonts.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -141,6 +142,11 @@ void BeginFrame(GLFWwindow* window, AppState& s, bool automation) {
   if (xs != s.ui.content_scale) {
     s.ui.content_scale = xs;
     s.ui.fonts_dirty = true;
+  }
+  // View > Language: switched between frames, so one frame never mixes two languages.
+  if (!s.ui.lang_request.empty()) {
+    if (const auto lang = i18n::Parse(s.ui.lang_request)) i18n::SetLanguage(*lang);
+    s.ui.lang_request.clear();
   }
   if (WideGlyphsPending()) s.ui.fonts_dirty = true;  // a label uses a new emoji: its glyph
   if (s.ui.fonts_dirty) {

@@ -17,6 +17,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "text/normalize.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -70,7 +71,7 @@ bool StopSlider(AppState& s, const char* id, int* value, const std::vector<int>&
   }
   if (changed && idx != at) *value = stops[static_cast<std::size_t>(idx)];
   if (ImGui::BeginPopup(popup.c_str())) {
-    ImGui::TextUnformatted("Type a value, Enter to use it:");
+    ImGui::TextUnformatted(_("Type a value, Enter to use it:"));
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
     if (ImGui::InputInt("##typed", &s.ui.typed_value, 0, 0, ImGuiInputTextFlags_EnterReturnsTrue)) {
@@ -119,13 +120,13 @@ void DrawConfigFixes(AppState& s) {
   }
   if (c.mask == Mask::Causal && s.choice.cross) {
     add("mask = none", [&c] { c.mask = Mask::None; });
-    add("self-attention (no memory)", [&s] { s.choice.cross = false; });
+    add(_("self-attention (no memory)"), [&s] { s.choice.cross = false; });
   }
   if (s.choice.cross && s.result.memory_tokens.empty() && s.files.input_path.empty())
-    add("self-attention (no memory)", [&s] { s.choice.cross = false; });
+    add(_("self-attention (no memory)"), [&s] { s.choice.cross = false; });
   if (fixes.empty()) return;
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("Nearest valid:");
+  ImGui::TextUnformatted(_("Nearest valid:"));
   for (std::size_t i = 0; i < fixes.size(); ++i) {
     const ImVec2 sz = ImGui::CalcTextSize(fixes[i].first.c_str());
     const float w = sz.x + 2 * ImGui::GetStyle().FramePadding.x;
@@ -141,10 +142,63 @@ void DrawConfigFixes(AppState& s) {
 
 }  // namespace
 
+namespace {
+
+// "{1, 2, 4, 8}": the common head counts d_model takes, as the core lists them.
+std::string HeadList(int d_model) {
+  std::string out;
+  for (int h : CommonHeadCounts(d_model)) out += (out.empty() ? "" : ", ") + std::to_string(h);
+  return "{" + out + "}";
+}
+
+}  // namespace
+
+// The core's teaching error, in the interface's language. The core speaks English (it
+// never reads global state); the sizes errors a learner meets by dragging the sliders
+// are rebuilt here from the configuration, with the same suggestions. Any other error
+// is shown as the core wrote it.
+std::string ShownConfigError(const AppState& s) {
+  const std::string& core = s.result.error;
+  if (i18n::Current() == i18n::Lang::kEnglish) return core;
+  const Config& c = s.choice.cfg;
+  char buf[640];
+  const bool sizes = core.rfind("d_model = ", 0) == 0 || core.rfind("num_heads = ", 0) == 0;
+  if (!sizes || c.d_model <= 0 || c.num_heads <= 0) return core;
+  if (c.num_heads > c.d_model && core.find(" is more than d_model") != std::string::npos) {
+    std::snprintf(buf, sizeof buf,
+                  _("num_heads = %d is more than d_model = %d: each head needs at least one of the d_model "
+                    "dimensions. Try num_heads in %s."),
+                  c.num_heads, c.d_model, HeadList(c.d_model).c_str());
+    return buf;
+  }
+  if (c.d_model % c.num_heads != 0 && core.find("is not divisible by num_heads") != std::string::npos) {
+    const auto [lo, hi] = NearestValidDModel(c.d_model, c.num_heads);
+    const std::string dm = hi != lo ? std::to_string(lo) + _(" or ") + std::to_string(hi) : std::to_string(lo);
+    std::snprintf(buf, sizeof buf,
+                  _("d_model = %d is not divisible by num_heads = %d: each head gets d_model / num_heads "
+                    "dimensions, which must be a whole number. Try d_model = %s, or num_heads in %s."),
+                  c.d_model, c.num_heads, dm.c_str(), HeadList(c.d_model).c_str());
+    return buf;
+  }
+  const int g = c.kv_heads();
+  if (core.find("is not divisible by num_kv_heads") != std::string::npos && g > 0) {
+    std::string ok;
+    for (int i = 1; i <= c.num_heads; ++i)
+      if (c.num_heads % i == 0) ok += (ok.empty() ? "" : ", ") + std::to_string(i);
+    std::snprintf(buf, sizeof buf,
+                  _("num_heads = %d is not divisible by num_kv_heads = %d: in grouped-query attention each "
+                    "key/value head serves num_heads / num_kv_heads query heads, which must be a whole number. "
+                    "Try num_kv_heads in {%s} (1 is multi-query attention, %d is plain multi-head attention)."),
+                  c.num_heads, g, ok.c_str(), c.num_heads);
+    return buf;
+  }
+  return core;
+}
+
 void DrawConfigError(AppState& s) {
   if (s.result.ok || s.result.error.empty()) return;
-  std::string text = s.result.error;
-  if (s.result.generation > 0) text += "  The results below are the last valid configuration's, dimmed.";
+  std::string text = ShownConfigError(s);
+  if (s.result.generation > 0) text += std::string("  ") + _("The results below are the last valid configuration's, dimmed.");
   MessageBox(text, Pal().error_bg, Pal().error_text);
   Probe(s, "error");
   DrawConfigFixes(s);
@@ -166,13 +220,13 @@ namespace {
 
 const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
   if (kv == 0 || kv == heads)
-    std::snprintf(buf, n, "%d (multi-head)", heads);
+    std::snprintf(buf, n, _("%d (multi-head)"), heads);
   else if (kv == 1)
-    std::snprintf(buf, n, "1 (multi-query)");
+    std::snprintf(buf, n, "%s", _("1 (multi-query)"));
   else if (heads % kv == 0)
-    std::snprintf(buf, n, "%d (grouped-query)", kv);
+    std::snprintf(buf, n, _("%d (grouped-query)"), kv);
   else
-    std::snprintf(buf, n, "%d (does not divide num_heads)", kv);
+    std::snprintf(buf, n, _("%d (does not divide num_heads)"), kv);
   return buf;
 }
 
@@ -181,26 +235,26 @@ const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
 void DrawControlsPanel(AppState& s) {
   if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
   Config& c = s.choice.cfg;
-  SectionTitle(s, "Configuration", "Each head gets d_model / num_heads dimensions.");
+  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   const float step_w = ImGui::GetFrameHeight();
 
-  FormLabel("num_heads", lw);
+  FormLabel(_("num_heads"), lw);
   ImGui::SetNextItemWidth(-1.0f);
   s.dirty |= StopSlider(s, "##num_heads", &c.num_heads, HeadStops(c.d_model), Limits::kMaxHeads);
   Probe(s, "num_heads");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Stops at the head counts that divide d_model = %d. Ctrl+click to type any value.", c.d_model);
+    ImGui::SetTooltip(_("Stops at the head counts that divide d_model = %d. Ctrl+click to type any value."), c.d_model);
 
-  FormLabel("d_model", lw);
+  FormLabel(_("d_model"), lw);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 2 * (step_w + ImGui::GetStyle().ItemInnerSpacing.x));
   const std::vector<int> dstops = DModelStops(c.num_heads);
   s.dirty |= StopSlider(s, "##d_model", &c.d_model, dstops, Limits::kMaxDModel);
   Probe(s, "d_model");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Stops at the multiples of num_heads = %d, so every head gets a whole head_dim.\n"
+    ImGui::SetTooltip(_("Stops at the multiples of num_heads = %d, so every head gets a whole head_dim.\n"
                       "- / + step by %d; Ctrl+click to type any value.\n"
-                      "A new d_model draws new random weights: every map changes.",
+                      "A new d_model draws new random weights: every map changes."),
                       c.num_heads, c.num_heads);
   ImGui::PushButtonRepeat(true);
   const int step = std::max(1, c.num_heads);
@@ -225,7 +279,7 @@ void DrawControlsPanel(AppState& s) {
   if (divides)
     std::snprintf(line, sizeof line, "head_dim = d_k = %d / %d = %d", c.d_model, c.num_heads, c.d_model / c.num_heads);
   else
-    std::snprintf(line, sizeof line, "%d / %d = %.3g: no whole head_dim", c.d_model, std::max(c.num_heads, 1),
+    std::snprintf(line, sizeof line, _("%d / %d = %.3g: no whole head_dim"), c.d_model, std::max(c.num_heads, 1),
                   static_cast<double>(c.d_model) / std::max(c.num_heads, 1));
   ImGui::PushStyleColor(ImGuiCol_Text, divides ? Pal().muted_text : Pal().error_text);
   const std::string shown = Ellipsize(line, ImGui::GetContentRegionAvail().x);
@@ -235,7 +289,7 @@ void DrawControlsPanel(AppState& s) {
   if (shown != line && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", line);
   ImGui::Spacing();
 
-  FormLabel("num_kv_heads", lw);
+  FormLabel(_("num_kv_heads"), lw);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x - ImGui::GetStyle().ItemSpacing.x);
   char buf[96];
   if (ImGui::BeginCombo("##kv", KvLabel(c.num_kv_heads, c.num_heads, buf, sizeof buf))) {
@@ -250,46 +304,46 @@ void DrawControlsPanel(AppState& s) {
     ImGui::EndCombo();
   }
   Probe(s, "num_kv_heads");
-  HelpMarker("How many key/value heads the query heads share. num_heads: ordinary multi-head attention. "
+  HelpMarker(_("How many key/value heads the query heads share. num_heads: ordinary multi-head attention. "
              "Fewer: grouped-query attention (GQA), num_heads / num_kv_heads query heads read each K/V head. "
-             "1: multi-query attention (MQA). Fewer K/V heads mean fewer parameters and a smaller KV cache.");
+             "1: multi-query attention (MQA). Fewer K/V heads mean fewer parameters and a smaller KV cache."));
 
-  FormLabel("seed", lw);
+  FormLabel(_("seed"), lw);
   const std::uint64_t one = 1;
   s.dirty |= ImGui::InputScalar("##seed", ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
   Probe(s, "seed");
 
-  FormLabel("mask", lw);
+  FormLabel(_("mask"), lw);
   int mask = static_cast<int>(c.mask);
-  bool m = ImGui::RadioButton("none##mask", &mask, static_cast<int>(Mask::None));
+  bool m = ImGui::RadioButton(_("none##mask"), &mask, static_cast<int>(Mask::None));
   ImGui::SameLine();
-  m |= ImGui::RadioButton("causal", &mask, static_cast<int>(Mask::Causal));
-  HelpMarker("Causal: each token may attend only to itself and earlier tokens, as in a decoder (GPT).");
+  m |= ImGui::RadioButton(_("causal"), &mask, static_cast<int>(Mask::Causal));
+  HelpMarker(_("Causal: each token may attend only to itself and earlier tokens, as in a decoder (GPT)."));
   if (m) {
     c.mask = static_cast<Mask>(mask);
     s.dirty = true;
   }
 
-  FormLabel("norm", lw);
+  FormLabel(_("norm"), lw);
   int norm = static_cast<int>(c.norm);
-  bool n = ImGui::RadioButton("post##norm", &norm, static_cast<int>(Norm::Post));
+  bool n = ImGui::RadioButton(_("post##norm"), &norm, static_cast<int>(Norm::Post));
   ImGui::SameLine();
-  n |= ImGui::RadioButton("pre##norm", &norm, static_cast<int>(Norm::Pre));
+  n |= ImGui::RadioButton(_("pre##norm"), &norm, static_cast<int>(Norm::Pre));
   ImGui::SameLine();
-  n |= ImGui::RadioButton("none##norm", &norm, static_cast<int>(Norm::None));
-  HelpMarker("post: out = LN(x + MHA(x)), the original Transformer and BERT.\n"
-             "pre: out = x + MHA(LN(x)), GPT and ViT.\nnone: out = x + MHA(x).");
+  n |= ImGui::RadioButton(_("none##norm"), &norm, static_cast<int>(Norm::None));
+  HelpMarker(_("post: out = LN(x + MHA(x)), the original Transformer and BERT.\n"
+             "pre: out = x + MHA(LN(x)), GPT and ViT.\nnone: out = x + MHA(x)."));
   if (n) {
     c.norm = static_cast<Norm>(norm);
     s.dirty = true;
   }
 
-  s.dirty |= ImGui::Checkbox("Divide scores by \xE2\x88\x9A" "d_k", &c.scale);
+  s.dirty |= ImGui::Checkbox(_("Divide scores by \xE2\x88\x9A" "d_k"), &c.scale);
   Probe(s, "scale");
-  HelpMarker("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the weight.");
+  HelpMarker(_("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the weight."));
   if (s.files.input_path.empty()) {
-    s.dirty |= ImGui::Checkbox("Positional encoding", &c.positional_encoding);
-    HelpMarker("Adds sin/cos position signals to each token's embedding, so word order matters.");
+    s.dirty |= ImGui::Checkbox(_("Positional encoding"), &c.positional_encoding);
+    HelpMarker(_("Adds sin/cos position signals to each token's embedding, so word order matters."));
   } else {
     // x is given (a file or an example): nothing is added to it, which is not "off".
     const bool heads_example = s.files.input_path == "the positional-heads example";
@@ -302,10 +356,10 @@ void DrawControlsPanel(AppState& s) {
   }
   DrawBlockControls(s);
 
-  s.dirty |= ImGui::Checkbox("Cross-attention", &s.choice.cross);
+  s.dirty |= ImGui::Checkbox(_("Cross-attention"), &s.choice.cross);
   Probe(s, "cross");
-  HelpMarker("Queries come from the sentence; keys and values come from a second sentence (the memory), "
-             "as in an encoder-decoder Transformer.");
+  HelpMarker(_("Queries come from the sentence; keys and values come from a second sentence (the memory), "
+             "as in an encoder-decoder Transformer."));
   if (s.choice.cross) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
@@ -319,15 +373,15 @@ void DrawControlsPanel(AppState& s) {
     Probe(s, "memory");
     const auto& mt = s.result.memory_tokens;
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped("%d memory token%s (seq_kv = %d)", static_cast<int>(mt.size()), mt.size() == 1 ? "" : "s",
-                       static_cast<int>(mt.size()));
+    ImGui::TextWrapped(P_("%d memory token (seq_kv = %d)", "%d memory tokens (seq_kv = %d)", mt.size()),
+                       static_cast<int>(mt.size()), static_cast<int>(mt.size()));
     ImGui::PopStyleColor();
     TokenChips(s, "##memory_chips", mt, -1);
   }
 
   if (!s.files.weights_path.empty()) {
     MessageBox("Weights come from " + s.files.weights_path + ".", Pal().notice_bg, Pal().notice_text);
-    if (ImGui::Button("Use seeded random weights")) {
+    if (ImGui::Button(_("Use seeded random weights"))) {
       s.files.weights_path.clear();
       s.files.weights.reset();
       s.dirty = true;

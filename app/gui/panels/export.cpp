@@ -2,67 +2,68 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/style/theme.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
 void DrawExportPanel(AppState& s) {
   // The button on the title's line: in a 1280 x 800 window the options below it are
   // under the fold (they keep their last values).
-  SectionTitle(s, "Export");
+  SectionTitle(s, _("Export"));
   ImGui::SameLine(0.0f, ImGui::GetFontSize());
-  if (ImGui::Button(s.exp.head_view ? "Export head view  (Ctrl+S)" : "Export heatmaps  (Ctrl+S)")) {
+  if (ImGui::Button((std::string(s.exp.head_view ? _("Export head view  (Ctrl+S)") : _("Export heatmaps  (Ctrl+S)")) + "###export").c_str())) {
     s.pending.export_png = true;  // the extension decides PNG or SVG
   }
   Probe(s, "export");
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextWrapped("Heatmaps or the head view for slides: .png, or .svg with one shape per cell or line.");
+  ImGui::TextWrapped(_("Heatmaps or the head view for slides: .png, or .svg with one shape per cell or line."));
   ImGui::PopStyleColor();
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
-  FormLabel("file", lw);
+  FormLabel(_("file"), lw);
   ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());
   Probe(s, "export_path");
-  FormLabel("picture", lw);
+  FormLabel(_("picture"), lw);
   int view = s.exp.head_view ? 1 : 0;
-  ImGui::RadioButton("heatmaps", &view, 0);
+  ImGui::RadioButton(_("heatmaps"), &view, 0);
   Probe(s, "export_view_heatmaps");
   ImGui::SameLine();
-  ImGui::RadioButton("head view", &view, 1);
+  ImGui::RadioButton(_("head view"), &view, 1);
   Probe(s, "export_view_head");
-  HelpMarker("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
-             "the heads switched on in the Head view in their colours.");
+  HelpMarker(_("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
+             "the heads switched on in the Head view in their colours."));
   s.exp.head_view = view == 1;
   // What shapes heatmaps only is greyed out for the head view (as export refuses it).
   ImGui::BeginDisabled(s.exp.head_view);
-  FormLabel("heads", lw);
+  FormLabel(_("heads"), lw);
   int sel = s.exp.selected_only ? 1 : 0;
-  ImGui::RadioButton("all + mean", &sel, 0);
+  ImGui::RadioButton(_("all + mean"), &sel, 0);
   ImGui::SameLine();
-  ImGui::RadioButton("enlarged", &sel, 1);
-  HelpMarker("Click a head in the heatmaps to enlarge it; that is the head exported with this option.");
+  ImGui::RadioButton(_("enlarged"), &sel, 1);
+  HelpMarker(_("Click a head in the heatmaps to enlarge it; that is the head exported with this option."));
   s.exp.selected_only = sel == 1;
   ImGui::EndDisabled();
-  FormLabel("resolution", lw);
+  FormLabel(_("resolution"), lw);
   ImGui::SliderInt("##scale", &s.exp.scale, 1, 4, "x%d");
   ImGui::BeginDisabled(s.exp.head_view);
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
-  ImGui::Checkbox("weights in cells", &s.exp.values);
+  ImGui::Checkbox(_("weights in cells"), &s.exp.values);
   // For slides: the same choices as mhaviz export's --columns, --no-header, --fit 16:9
   // and --color-scale (the heatmaps' own scale, so the slide matches the screen).
-  FormLabel("columns", lw);
+  FormLabel(_("columns"), lw);
   ImGui::SliderInt("##columns", &s.exp.columns, 0, 8, s.exp.columns == 0 ? "auto" : "%d per row");
   Probe(s, "export_columns");
   ImGui::EndDisabled();
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
-  ImGui::Checkbox("header", &s.exp.header);
-  HelpMarker("The title, sentence and configuration above the maps. Off: the maps alone.");
+  ImGui::Checkbox(_("header"), &s.exp.header);
+  HelpMarker(_("The title, sentence and configuration above the maps. Off: the maps alone."));
   ImGui::SameLine();
   ImGui::BeginDisabled(s.exp.head_view);
-  ImGui::Checkbox("fit 16:9", &s.exp.fit_16_9);
+  ImGui::Checkbox(_("fit 16:9"), &s.exp.fit_16_9);
   Probe(s, "export_fit");
-  HelpMarker("A canvas of exactly 16:9 (a slide): the columns are chosen to fill it, the figure centred.");
-  FormLabel("colours", lw);
+  HelpMarker(_("A canvas of exactly 16:9 (a slide): the columns are chosen to fill it, the figure centred."));
+  FormLabel(_("colours"), lw);
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::BeginCombo("##export_scale", render::ColourScaleLabel(s.ui.colour_scale))) {
     for (render::ColourScale sc : render::kColourScales) {
@@ -71,12 +72,12 @@ void DrawExportPanel(AppState& s) {
     }
     ImGui::EndCombo();
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The heatmaps' colour scale: the export uses the one on screen.");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The heatmaps' colour scale: the export uses the one on screen."));
   ImGui::EndDisabled();
   ImGui::Spacing();
-  FormLabel("screenshot", lw);
+  FormLabel(_("screenshot"), lw);
   ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.exp.screenshot_path.data(), s.exp.screenshot_path.size());
-  if (ImGui::Button("Save window screenshot")) {
+  if (ImGui::Button(_("Save window screenshot"))) {
     std::string p = s.exp.screenshot_path.data();
     if (p.empty()) p = "mhaviz-window.png";
     s.pending.screenshot = p;

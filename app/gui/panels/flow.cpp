@@ -14,14 +14,23 @@
 #include "gui/panels/panels.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
 
-const char* const kFlowHeaders[5] = {"step", "computes", "shape (batch, ...)", "parameters", "FLOPs"};
+// English, translated where measured and drawn (FlowHeader).
+const char* const kFlowHeaders[5] = {N_("step"), N_("computes"), N_("shape (batch, ...)"), N_("parameters"), N_("FLOPs")};
 // The shape column's header where space is short (the panel's subtitle says the batch
 // axis comes first).
-const char* const kShortShapeHeader = "shape";
+const char* const kShortShapeHeader = N_("shape");
+// The steps' names as the core writes them (trace.cpp), listed for xgettext; each row's
+// name is translated where it is measured and drawn.
+[[maybe_unused]] const char* const kStepNames[] = {
+    N_("input"), N_("Q projection"), N_("K projection"), N_("V projection"), N_("split heads"), N_("scores"),
+    N_("softmax"), N_("context"), N_("concat"), N_("output projection"), N_("residual"), N_("residual + LayerNorm"),
+    N_("pre-LayerNorm"), N_("residual 2"), N_("residual + LayerNorm 2"), N_("pre-LayerNorm 2"), N_("FFN expand + GELU"), N_("FFN expand + ReLU"),
+    N_("FFN contract")};
 
 // The table's cell padding: tighter than the style's, so the whole table fits
 // a 1280 x 800 window.
@@ -62,7 +71,7 @@ float TextWidth(ImFont* font, const std::string& text) {
 // table scroll sideways.
 struct ColumnFit {
   std::array<float, 5> w{};
-  const char* shape_header = kFlowHeaders[2];
+  const char* shape_header = _(kFlowHeaders[2]);
   ImFont* params_font = nullptr;  // the font of the "parameters" column
   bool params_small = false;      // ... which is the small font
   bool scroll_x = false;
@@ -75,9 +84,9 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
   ImFont* bold = s.ui.font_bold ? s.ui.font_bold : regular;
   f.params_font = regular;
   long long flops = 0, params = 0;
-  for (int c = 0; c < 5; ++c) f.w[c] = TextWidth(regular, kFlowHeaders[c]);
+  for (int c = 0; c < 5; ++c) f.w[c] = TextWidth(regular, _(kFlowHeaders[c]));
   for (const FlowRow& r : flow) {
-    f.w[0] = std::max(f.w[0], TextWidth(regular, r.step));
+    f.w[0] = std::max(f.w[0], TextWidth(regular, _(r.step.c_str())));
     f.w[1] = std::max(f.w[1], TextWidth(regular, r.formula));
     f.w[2] = std::max(f.w[2], TextWidth(regular, ShapeString(r.shape)));
     f.w[3] = std::max(f.w[3], TextWidth(regular, r.params));
@@ -94,8 +103,8 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
   f.need_w = TableWidth(f.w) + scrollbar;
   if (f.need_w <= avail_w) return f;
 
-  f.shape_header = kShortShapeHeader;
-  float shape_w = TextWidth(regular, kShortShapeHeader);
+  f.shape_header = _(kShortShapeHeader);
+  float shape_w = TextWidth(regular, _(kShortShapeHeader));
   for (const FlowRow& r : flow) shape_w = std::max(shape_w, TextWidth(regular, ShapeString(r.shape)));
   f.w[2] = shape_w;
   const float room = avail_w - scrollbar - (TableWidth(f.w) - f.w[3]);  // for the parameters' text
@@ -106,7 +115,7 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
     f.params_font = s.ui.font_small;
     f.params_small = true;
   }
-  float pw = std::max(TextWidth(regular, kFlowHeaders[3]), TextWidth(f.params_font, total_params));
+  float pw = std::max(TextWidth(regular, _(kFlowHeaders[3])), TextWidth(f.params_font, total_params));
   for (const FlowRow& r : flow) pw = std::max(pw, TextWidth(f.params_font, r.params));
   const float floor = std::min(pw, ImGui::GetFontSize() * 6.0f);
   f.w[3] = std::clamp(room, floor, pw);
@@ -192,7 +201,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
   if (!open) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (int c = 0; c < 5; ++c)
-    ImGui::TableSetupColumn(c == 2 ? fit.shape_header : kFlowHeaders[c], ImGuiTableColumnFlags_WidthFixed, w[c]);
+    ImGui::TableSetupColumn(c == 2 ? fit.shape_header : _(kFlowHeaders[c]), ImGuiTableColumnFlags_WidthFixed, w[c]);
   LayoutReport& rep = s.ui.report;
   rep.flow_table_w = avail_w;
   rep.flow_columns_w = TableWidth(w);
@@ -220,7 +229,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
     // The row's own highlight (shared with the diagram) replaces ImGui's hover colour.
     ImGui::PushStyleColor(ImGuiCol_HeaderHovered, Pal().highlight_bg);
     ImGui::PushStyleColor(ImGuiCol_HeaderActive, Pal().highlight_bg);
-    ImGui::Selectable(r.step.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
+    ImGui::Selectable((std::string(_(r.step.c_str())) + "##" + r.step).c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
     ImGui::PopStyleColor(2);
     ImGui::PopID();
     if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);  // its values in the inspector
@@ -229,8 +238,8 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
     if (hot && s.ui.hover_from_diagram && !ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
     if (ImGui::IsItemHovered()) {
       s.ui.hover_step_next = static_cast<int>(i);
-      ImGui::SetTooltip("%s\n%s\nresult \"%s\" %s\n%s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
-                        "Click to see its values in the tensor inspector.",
+      ImGui::SetTooltip(_("%s\n%s\nresult \"%s\" %s\n%s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
+                        "Click to see its values in the tensor inspector."),
                         r.step.c_str(), r.formula.c_str(), r.tensor.c_str(), ShapeString(r.shape).c_str(),
                         r.params.c_str(), Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
     }
@@ -260,7 +269,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
   ImGui::TableNextRow();
   ImGui::TableSetColumnIndex(0);
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted("total");
+  ImGui::TextUnformatted(_("total"));
   ImGui::TableSetColumnIndex(3);
   // In bold, unless the column is in the small font (which has no bold).
   rep.flow_shortened += CellText(fit.params_small ? fit.params_font : ImGui::GetFont(),
@@ -452,7 +461,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
         s.ui.hover_step_next = b.step;
         s.ui.hover_from_diagram_next = true;
         const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
-        ImGui::SetTooltip("%s\n%s\n%s\nClick to see its values.", r.step.c_str(), r.formula.c_str(),
+        ImGui::SetTooltip(_("%s\n%s\n%s\nClick to see its values."), r.step.c_str(), r.formula.c_str(),
                           ShapeString(r.shape).c_str());
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);
       }
@@ -482,10 +491,10 @@ float FlowPanelHeight(const AppState& s) {
 
 void DrawFlowPanel(AppState& s) {
   const bool folded = s.layout.flow_collapsed || s.ui.flow_folded_for_room;
-  const char* toggle = folded ? "Show" : "Hide";
+  const char* toggle = folded ? _("Show") : _("Hide");
   const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
-  SectionTitle(s, "Shape flow");
+  SectionTitle(s, _("Shape flow"));
   if (!folded) {
     // One line that stops short of the button (big text: cut with "...", whole in the
     // tooltip), so the subtitle never runs under it or pushes the table down.
@@ -513,7 +522,7 @@ void DrawFlowPanel(AppState& s) {
   if (folded) return;
   if (!s.result.ok && s.result.generation == 0) {
     ImGui::Spacing();
-    MessageBox("Nothing to show until the problem described under Attention weights is fixed.", Pal().error_bg,
+    MessageBox(_("Nothing to show until the problem described under Attention weights is fixed."), Pal().error_bg,
                Pal().error_text);
     return;
   }

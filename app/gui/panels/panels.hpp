@@ -12,6 +12,9 @@ void DrawControlsPanel(AppState& s);   // panels/controls.cpp
 // panels/controls.cpp: why the configuration cannot run, with one-click fixes (over
 // the results, which keep the last valid maps dimmed).
 void DrawConfigError(AppState& s);
+// The configuration error as DrawConfigError shows it: the core's, in the interface's
+// language (--dump-state's "error_shown").
+std::string ShownConfigError(const AppState& s);
 // panels/controls.cpp: the next valid num_heads for d_model in direction `dir` (+1 or
 // -1), as the slider steps; num_heads itself at either end.
 int StepHeads(int d_model, int num_heads, int dir);

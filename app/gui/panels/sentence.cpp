@@ -7,6 +7,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "text/normalize.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -30,7 +31,7 @@ const char* const* ExampleSentences(int* count) {
 }
 
 void DrawSentencePanel(AppState& s) {
-  SectionTitle(s, "Sentence", "English or Korean; edits recompute at once.");
+  SectionTitle(s, _("Sentence"), _("English or Korean; edits recompute at once."));
   auto& buf = s.ui.sentence_buf;
   if (s.ui.focus_sentence) {
     ImGui::SetKeyboardFocusHere();
@@ -56,7 +57,7 @@ void DrawSentencePanel(AppState& s) {
   int n = 0;
   const char* const* examples = ExampleSentences(&n);
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::BeginCombo("##examples", "Pick an example sentence...", ImGuiComboFlags_HeightLarge)) {
+  if (ImGui::BeginCombo("##examples", _("Pick an example sentence..."), ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n; ++i) {
       if (ImGui::Selectable(examples[i], s.choice.sentence == examples[i])) {
         s.choice.sentence = examples[i];
@@ -79,12 +80,12 @@ void DrawSentencePanel(AppState& s) {
   if (tokens.empty() && s.files.input_path.empty() && !s.result.ok) {
     // The error where the learner is typing, on the line the token count takes.
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
-    ImGui::TextWrapped("The sentence is empty: type at least one word.");
+    ImGui::TextWrapped(_("The sentence is empty: type at least one word."));
     ImGui::PopStyleColor();
     Probe(s, "sentence_error");
   } else {
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::Text("%d token%s (seq = %d)", static_cast<int>(tokens.size()), tokens.size() == 1 ? "" : "s",
+    ImGui::Text(P_("%d token (seq = %d)", "%d tokens (seq = %d)", tokens.size()), static_cast<int>(tokens.size()),
                 static_cast<int>(tokens.size()));
     ImGui::PopStyleColor();
   }

@@ -6,6 +6,7 @@
 #include "gui/panels/panels.hpp"
 #include "gui/sources/files.hpp"
 #include "gui/style/theme.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -35,22 +36,22 @@ void DrawStatusBar(AppState& s) {
   const Timing& tm = s.timing;
   const float gap = ImGui::GetFontSize() * 1.5f;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "recompute %.2f ms", tm.last_recompute_ms);
+  std::snprintf(buf, sizeof buf, _("recompute %.2f ms"), tm.last_recompute_ms);
   const std::string recompute = buf;
   std::string reuse = s.result.ok ? "(" + s.result.reuse + ")" : std::string();
-  std::snprintf(buf, sizeof buf, "frame %.1f ms", tm.last_frame_ms);
+  std::snprintf(buf, sizeof buf, _("frame %.1f ms"), tm.last_frame_ms);
   std::string frame = buf;
   std::string config;
   if (s.result.ok) {
     const Trace& t = s.result.trace;
     const Config& c = t.cfg;
-    std::snprintf(buf, sizeof buf, "%s-attention  seq %d%s  d_model %d  %d head%s x head_dim %d%s  seed %llu",
-                  t.in.cross() ? "cross" : "self", t.seq,
-                  t.in.cross() ? (" x " + std::to_string(t.seq_kv)).c_str() : "", c.d_model, c.num_heads,
-                  c.num_heads == 1 ? "" : "s", c.head_dim(),
-                  c.kv_heads() != c.num_heads
-                      ? (", " + std::to_string(c.kv_heads()) + (c.kv_heads() == 1 ? " K/V head" : " K/V heads")).c_str()
-                      : "",
+    char heads[64], kv[64] = "";
+    std::snprintf(heads, sizeof heads, P_("%d head", "%d heads", c.num_heads), c.num_heads);
+    if (c.kv_heads() != c.num_heads)
+      std::snprintf(kv, sizeof kv, P_(", %d K/V head", ", %d K/V heads", c.kv_heads()), c.kv_heads());
+    std::snprintf(buf, sizeof buf, _("%s  seq %d%s  d_model %d  %s x head_dim %d%s  seed %llu"),
+                  t.in.cross() ? _("cross-attention") : _("self-attention"), t.seq,
+                  t.in.cross() ? (" x " + std::to_string(t.seq_kv)).c_str() : "", c.d_model, heads, c.head_dim(), kv,
                   static_cast<unsigned long long>(c.seed));
     config = buf;
   }
@@ -73,10 +74,10 @@ void DrawStatusBar(AppState& s) {
   if (!config.empty() && need > avail) config = Ellipsize(config, std::max(avail - w(recompute) - gap, 1.0f));
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextUnformatted(recompute.c_str());
-  const char* why = "What the last recompute had to redo. Everything after Q, K and V (scores, softmax,\n"
-                    "attn V, W_O, the norm) is recomputed on every change; Q, K and V only where their\n"
-                    "input or weights changed. A new num_heads keeps them: the projections do not\n"
-                    "depend on how many heads they are cut into.";
+  const char* why = _("What the last recompute had to redo. Everything after Q, K and V (scores, softmax,\n"
+                      "attn V, W_O, the norm) is recomputed on every change; Q, K and V only where their\n"
+                      "input or weights changed. A new num_heads keeps them: the projections do not\n"
+                      "depend on how many heads they are cut into.");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s%s%s", reuse_full.c_str(), reuse_full.empty() ? "" : "\n", why);
   if (!reuse.empty()) {
@@ -87,7 +88,7 @@ void DrawStatusBar(AppState& s) {
   if (!frame.empty()) {
     ImGui::SameLine(0, gap);
     ImGui::TextUnformatted(frame.c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("of which uploading heatmap textures: %.2f ms", tm.last_upload_ms);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("of which uploading heatmap textures: %.2f ms"), tm.last_upload_ms);
   }
   if (!config.empty()) {
     ImGui::SameLine(0, gap);

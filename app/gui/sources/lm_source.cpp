@@ -24,6 +24,7 @@
 #include "mha/live.hpp"
 #include "options/ablate_flags.hpp"
 #include "options/run_options.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -249,20 +250,20 @@ void RecomputeFromLanguageModel(AppState& s) {
 bool DrawFixedShape(AppState& s) {
   if (!UsingLanguageModel(s)) return false;
   const ModelConfig& c = s.source.lm->model.cfg;
-  SectionTitle(s, "Configuration", "Each head gets d_model / num_heads dimensions.");
+  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   int heads = c.layer.num_heads, d_model = c.layer.d_model;
   ImGui::BeginDisabled();
-  FormLabel("num_heads", lw);
+  FormLabel(_("num_heads"), lw);
   ImGui::SliderInt("##num_heads", &heads, heads, heads);
   Probe(s, "num_heads");
-  FormLabel("d_model", lw);
+  FormLabel(_("d_model"), lw);
   ImGui::SliderInt("##d_model", &d_model, d_model, d_model);
   Probe(s, "d_model");
   ImGui::EndDisabled();
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextWrapped("head_dim = d_k = %d / %d = %d. A trained model's shape is fixed: its weights were learned "
-                     "for exactly these sizes. Change them in the Train view, which trains a new model.",
+  ImGui::TextWrapped(_("head_dim = d_k = %d / %d = %d. A trained model's shape is fixed: its weights were learned "
+                     "for exactly these sizes. Change them in the Train view, which trains a new model."),
                      d_model, heads, d_model / std::max(1, heads));
   ImGui::PopStyleColor();
   return true;

@@ -14,6 +14,7 @@
 #include "gui/state/app_state.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -179,38 +180,39 @@ void UsePositionalHeadsSource(AppState& s) {
 }
 
 void DrawModelSourcePanel(AppState& s) {
-  SectionTitle(s, "Model", "where the weights come from", true);
+  SectionTitle(s, _("Model"), _("where the weights come from"), true);
   // The positional heads may also come from the Lesson or Head metrics view, or a flag.
   if (s.source.kind != ModelSourceKind::Trained)
     s.source.kind = UsesPositionalHeadsExample(s) ? ModelSourceKind::PositionalHeads : ModelSourceKind::Seeded;
   std::string current;
   switch (s.source.kind) {
     case ModelSourceKind::Seeded:
-      current = s.files.weights_path.empty() ? "Seeded random weights (seed " + std::to_string(s.choice.cfg.seed) + ")"
-                                             : "Weights from " + s.files.weights_path;
+      current = s.files.weights_path.empty()
+                    ? _("Seeded random weights") + (" (seed " + std::to_string(s.choice.cfg.seed) + ")")
+                    : _("Weights from ") + s.files.weights_path;
       break;
-    case ModelSourceKind::PositionalHeads: current = "Four positional heads (hand-built)"; break;
+    case ModelSourceKind::PositionalHeads: current = _("Four positional heads (hand-built)"); break;
     case ModelSourceKind::Trained: current = "Trained: " + s.source.name; break;
   }
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::BeginCombo("##model_source", current.c_str())) {
-    if (ImGui::Selectable("Seeded random weights", s.source.kind == ModelSourceKind::Seeded)) UseSeededSource(s);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Untrained weights drawn from the seed: any sentence, noisy heads.");
-    if (ImGui::Selectable("Four positional heads (hand-built)", s.source.kind == ModelSourceKind::PositionalHeads))
+    if (ImGui::Selectable(_("Seeded random weights"), s.source.kind == ModelSourceKind::Seeded)) UseSeededSource(s);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Untrained weights drawn from the seed: any sentence, noisy heads."));
+    if (ImGui::Selectable(_("Four positional heads (hand-built)"), s.source.kind == ModelSourceKind::PositionalHeads))
       UsePositionalHeadsSource(s);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Heads built by hand to attend to the previous, the same, the first and the next word.");
+      ImGui::SetTooltip(_("Heads built by hand to attend to the previous, the same, the first and the next word."));
     if (ImGui::Selectable(kSmallModelName, UsingLanguageModel(s))) UseSmallModel(s);
     Probe(s, "source_small");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
-                        "English or Korean sentence.");
+      ImGui::SetTooltip(_("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
+                        "English or Korean sentence."));
     std::string trained;
     if (TrainedModelAvailable(s, &trained)) {
       if (ImGui::Selectable(("Trained: " + trained).c_str(), s.source.kind == ModelSourceKind::Trained))
         ShowTrainedModel(s);
     } else {
-      ImGui::TextDisabled("Trained model: train one in the Train tab, or load a checkpoint there");
+      ImGui::TextDisabled(_("Trained model: train one in the Train tab, or load a checkpoint there"));
     }
     ImGui::EndCombo();
   }
@@ -220,15 +222,15 @@ void DrawModelSourcePanel(AppState& s) {
 
   const ModelConfig& c = s.source.model->cfg;
   if (c.num_layers > 1) {
-    FormLabel("layer", ImGui::CalcTextSize("layer ").x + ImGui::GetStyle().ItemSpacing.x);
+    FormLabel(_("layer"), ImGui::CalcTextSize("layer ").x + ImGui::GetStyle().ItemSpacing.x);
     int layer = s.source.layer;
     if (ImGui::SliderInt("##source_layer", &layer, 0, c.num_layers - 1, "layer %d")) {
       s.source.layer = layer;
       s.dirty = true;
     }
     Probe(s, "source_layer");
-    HelpMarker("Which layer the shape flow, the heatmaps and the teaching views show. Layer 0 reads the token "
-               "embeddings; each later layer reads the layer below's output.");
+    HelpMarker(_("Which layer the shape flow, the heatmaps and the teaching views show. Layer 0 reads the token "
+               "embeddings; each later layer reads the layer below's output."));
   }
   char buf[320];
   if (s.source.lm) {

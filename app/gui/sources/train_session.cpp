@@ -9,9 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/model_trace.hpp"
+#include "gui/draw/view_widgets.hpp"
 #include "gui/sources/exports.hpp"
 #include "gui/sources/model_source.hpp"
 #include "io/checkpoint.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -354,21 +356,27 @@ std::string RunStory(const TrainRunRecord& r) {
     if (label == "spread") continue;
     std::size_t from = snaps.size() - 1;
     while (from > 0 && snaps[from - 1]->heads.size() == last.size() && snaps[from - 1]->heads[h].label == label) --from;
-    std::string who = "head " + std::to_string(last[h].head);
-    if (r.num_layers > 1) who = "layer " + std::to_string(last[h].layer) + " " + who;
-    events.emplace(snaps[from]->step, who + " locks onto " + label);
+    char who[128];
+    if (r.num_layers > 1)
+      std::snprintf(who, sizeof who, _("layer %d head %d locks onto %s"), last[h].layer, last[h].head,
+                    HeadPatternText(label).c_str());
+    else
+      std::snprintf(who, sizeof who, _("head %d locks onto %s"), last[h].head, HeadPatternText(label).c_str());
+    events.emplace(snaps[from]->step, who);
   }
   bool noise = true;
   for (const auto& h : snaps.front()->heads) noise &= h.label == "spread";
-  std::string story = noise ? "step 0: noise (every head spread)" : "";
+  std::string story = noise ? _("step 0: noise (every head spread)") : "";
   int step = -1;
   for (const auto& [st, what] : events) {
     if (!story.empty()) story += st == step ? ", " : " ... ";
-    if (st != step) story += "step " + std::to_string(st) + ": ";
+    char at[64];
+    std::snprintf(at, sizeof at, _("step %d: "), st);
+    if (st != step) story += at;
     story += what;
     step = st;
   }
-  if (events.empty()) story += " ... no head settled on a pattern";
+  if (events.empty()) story += std::string(" ... ") + _("no head settled on a pattern");
   return story;
 }
 

@@ -145,6 +145,9 @@ struct Ui {
   int present_head = 0;             // the map the arrow keys are on
   bool flow_folded_for_room = false;  // the shape flow shows its title only: big text in a small window
   bool dark = false;
+  std::string lang_chosen;          // "en" / "ko" picked in View > Language (saved), "" = the environment's
+  std::string lang_request;         // a language to switch to before the next frame ("" = none)
+  std::vector<std::string> menu_labels;  // the menus as the last frame showed them (--dump-state)
   bool fonts_dirty = false;         // rebuild the font atlas before the next frame
   ImFont* font_bold = nullptr;      // headings
   ImFont* font_small = nullptr;     // token indices, at 3/4 size (Latin only)

@@ -86,6 +86,7 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
                  {"d_ff", c.d_ff},
                  {"activation", ToString(c.activation)}};
   j["ui"] = {{"text_size", s.ui.text_size}, {"dark", s.ui.dark}, {"colour_scale", render::ToString(s.ui.colour_scale)}};
+  if (!s.ui.lang_chosen.empty()) j["ui"]["language"] = s.ui.lang_chosen;
   j["export"] = {{"path", std::string(s.exp.path.data())},
                  {"screenshot_path", std::string(s.exp.screenshot_path.data())},
                  {"selected_only", s.exp.selected_only},
@@ -109,6 +110,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   parsed.ui.text_size = s.ui.text_size;
   parsed.ui.dark = s.ui.dark;
   parsed.ui.colour_scale = s.ui.colour_scale;
+  parsed.ui.lang_chosen = s.ui.lang_chosen;
   parsed.exp = s.exp;
   int w = 0, h = 0;
   try {
@@ -135,6 +137,8 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
       parsed.ui.text_size = std::clamp(j["ui"].value("text_size", 100), 50, 300);
       parsed.ui.dark = j["ui"].value("dark", false);
       render::ParseColourScale(j["ui"].value("colour_scale", std::string("fixed")), &parsed.ui.colour_scale);
+      const std::string lang = j["ui"].value("language", std::string());
+      if (lang == "en" || lang == "ko") parsed.ui.lang_chosen = lang;  // anything else: the environment's
     }
     if (j.contains("export")) {
       const json& e = j["export"];
@@ -166,6 +170,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   s.ui.text_size = parsed.ui.text_size;
   s.ui.dark = parsed.ui.dark;
   s.ui.colour_scale = parsed.ui.colour_scale;
+  s.ui.lang_chosen = parsed.ui.lang_chosen;
   s.exp = parsed.exp;
   if (window_w && window_h && w >= 320 && w <= 16384 && h >= 240 && h <= 16384) {
     *window_w = w;

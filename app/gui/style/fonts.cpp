@@ -18,6 +18,7 @@
 #include "mha/mha.hpp"
 #include "render/font_file.hpp"
 #include "render/text.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -78,6 +79,19 @@ const ImWchar* TextRanges() {
     ranges.push_back(0);
   }
   return ranges.data();
+}
+
+// `base` (pairs, 0-terminated) plus every character the translations use: the bold
+// headings and the small tab buttons load only Latin, and would draw a translated label
+// as boxes. A few hundred glyphs, not the ~11,000 of all Hangul.
+std::vector<ImWchar> WithCatalogCharacters(std::initializer_list<ImWchar> base) {
+  std::vector<ImWchar> out(base.begin(), base.end());
+  for (const char32_t c : i18n::CatalogCharacters()) {
+    out.push_back(static_cast<ImWchar>(c));
+    out.push_back(static_cast<ImWchar>(c));
+  }
+  out.push_back(0);
+  return out;
 }
 
 // Adds the main font with `ranges`, then merges the fallbacks into the same ranges.
@@ -194,9 +208,10 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   AddWideGlyphs(f.regular, pixel_size, ascent, &wide);
   const std::string bold = f.path.empty() || (forced && *forced) ? std::string() : FindFont("NanumGothicBold.ttf");
   if (!bold.empty()) {
-    static const ImWchar latin[] = {0x0020, 0x00FF, 0x2010, 0x2044, 0x2190, 0x21FF, 0x2200, 0x22FF, 0};
+    static const std::vector<ImWchar> latin =
+        WithCatalogCharacters({0x0020, 0x00FF, 0x2010, 0x2044, 0x2190, 0x21FF, 0x2200, 0x22FF});
     const std::string bold_bytes = ReadFont(bold);
-    f.bold = AddFont(bold_bytes, pixel_size, latin);
+    f.bold = AddFont(bold_bytes, pixel_size, latin.data());
     boxes.push_back(AddBoxGlyph(f.bold, pixel_size, AscentPixels(bold_bytes, pixel_size)));
   }
   if (!f.bold) f.bold = f.regular;
@@ -204,9 +219,9 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   // font down would look ragged.
   const float small_px = std::round(pixel_size * 0.75f);
   if (!f.path.empty()) {
-    // Latin, and the ellipsis of shortened table cells.
-    static const ImWchar latin[] = {0x0020, 0x00FF, 0x2026, 0x2026, 0};
-    f.small = AddFont(bytes, small_px, latin);
+    // Latin, the ellipsis of shortened table cells, and the translations' characters.
+    static const std::vector<ImWchar> latin = WithCatalogCharacters({0x0020, 0x00FF, 0x2026, 0x2026});
+    f.small = AddFont(bytes, small_px, latin.data());
   } else {
     ImFontConfig cfg;
     cfg.SizePixels = small_px;

@@ -13,6 +13,7 @@
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -32,12 +33,12 @@ const char* DefaultMemory(const std::string& sentence) {
 }  // namespace
 
 void DrawCrossView(AppState& s) {
-  SectionTitle(s, "Cross-attention vs self-attention",
-               "Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
-               "look at another sentence, as a Transformer decoder reads its encoder.",
+  SectionTitle(s, _("Cross-attention vs self-attention"),
+               _("Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
+               "look at another sentence, as a Transformer decoder reads its encoder."),
                true);
   // The switch and the memory sentence, mirrored from Configuration.
-  if (ImGui::Checkbox("Cross-attention: keys and values from a second sentence", &s.choice.cross)) {
+  if (ImGui::Checkbox(_("Cross-attention: keys and values from a second sentence"), &s.choice.cross)) {
     if (s.choice.cross && s.choice.memory.empty()) {
       s.choice.memory = DefaultMemory(s.choice.sentence);
       SyncBuffersFromChoice(s);
@@ -83,7 +84,7 @@ void DrawCrossView(AppState& s) {
   if (!src.cross) {
     // Self-attention only: its square map, and what cross-attention would change.
     const Mat m = cross_map;
-    ImGui::Text("head %d: %d x %d, square, because the rows and the columns are the same %d tokens", h, t.seq, t.seq,
+    ImGui::Text(_("head %d: %d x %d, square, because the rows and the columns are the same %d tokens"), h, t.seq, t.seq,
                 t.seq);
     MatrixArgs a;
     a.id = "cross self only";
@@ -100,9 +101,9 @@ void DrawCrossView(AppState& s) {
                     std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
     DrawMatrix(s, a);
     Probe(s, "cross_self_map");
-    DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
-    Muted("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
-          "becomes seq x seq_kv, one column per memory token.");
+    DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
+    Muted(_("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
+          "becomes seq x seq_kv, one column per memory token."));
     return;
   }
 
@@ -118,7 +119,7 @@ void DrawCrossView(AppState& s) {
   ImGui::BeginGroup();
   std::snprintf(title, sizeof title, "self-attention: the sentence reads itself (%d x %d)", t.seq, t.seq);
   ImGui::TextUnformatted(Ellipsize(title, half).c_str());
-  Muted("the same W_Q, W_K, W_V; K, V from the sentence");
+  Muted(_("the same W_Q, W_K, W_V; K, V from the sentence"));
   if (st.ok) {
     const Mat m = st.value.AttnHead(h);
     MatrixArgs a;
@@ -143,7 +144,7 @@ void DrawCrossView(AppState& s) {
   ImGui::BeginGroup();
   std::snprintf(title, sizeof title, "cross-attention: the sentence reads the memory (%d x %d)", t.seq, t.seq_kv);
   ImGui::TextUnformatted(Ellipsize(title, half).c_str());
-  Muted("rows: the sentence's queries; columns: the memory's keys");
+  Muted(_("rows: the sentence's queries; columns: the memory's keys"));
   {
     const Mat m = cross_map;
     MatrixArgs a;
@@ -162,7 +163,7 @@ void DrawCrossView(AppState& s) {
     Probe(s, "cross_map");
   }
   ImGui::EndGroup();
-  DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), "weight", false);
+  DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
 }
 
 json DumpCrossView(AppState& s) {

@@ -12,6 +12,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -72,17 +73,17 @@ void Diagram(const GqaFacts& f, float width) {
 }  // namespace
 
 void DrawGqaView(AppState& s) {
-  SectionTitle(s, "Grouped-query and multi-query attention",
-               "Query heads in a group share one K/V head: W_K, W_V and the KV cache shrink, while every query head "
-               "still has its own attention map.",
+  SectionTitle(s, _("Grouped-query and multi-query attention"),
+               _("Query heads in a group share one K/V head: W_K, W_V and the KV cache shrink, while every query head "
+               "still has its own attention map."),
                true);
   Config& c = s.choice.cfg;
   // num_kv_heads: every divisor of num_heads, live (a trained model's are its own).
   if (UsingTrainedModel(s)) {
-    Muted("The trained model's own grouping (its shape is fixed):");
+    Muted(_("The trained model's own grouping (its shape is fixed):"));
   } else if (c.num_heads >= 1 && c.num_heads <= Limits::kMaxHeads) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("num_kv_heads");
+    ImGui::TextUnformatted(_("num_kv_heads"));
     for (int k = c.num_heads; k >= 1; --k) {
       if (c.num_heads % k) continue;
       ImGui::SameLine();

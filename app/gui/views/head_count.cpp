@@ -11,6 +11,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -35,7 +36,7 @@ void DrawHeadCountView(AppState& s) {
                 "stay the same and the FLOPs barely change.%s",
                 cfg.d_model, editable ? "" : " (the trained model's)", cfg.d_model,
                 editable ? " Click a row to use it." : "");
-  SectionTitle(s, "Head count vs parameters", sub, true);
+  SectionTitle(s, _("Head count vs parameters"), sub, true);
   const auto& c = HeadCountCache(s);
   if (!c.ok) {
     MessageBox(c.error, Pal().error_bg, Pal().error_text);
@@ -92,7 +93,7 @@ void DrawHeadCountView(AppState& s) {
         s.dirty = true;
       }
       Probe(s, ("head_count " + label).c_str());
-      if (ImGui::IsItemHovered() && !r.current && editable) ImGui::SetTooltip("Use num_heads = %d", r.num_heads);
+      if (ImGui::IsItemHovered() && !r.current && editable) ImGui::SetTooltip(_("Use num_heads = %d"), r.num_heads);
       ImGui::PopID();
       ImGui::TableNextColumn();
       RightAligned(std::to_string(r.head_dim));
@@ -115,7 +116,7 @@ void DrawHeadCountView(AppState& s) {
       ImGui::TableNextColumn();
       if (r.current) {
         ImGui::PushStyleColor(ImGuiCol_Text, Pal().highlight);
-        ImGui::TextUnformatted("\xE2\x97\x80 current");
+        ImGui::TextUnformatted(_("\xE2\x97\x80 current"));
         ImGui::PopStyleColor();
       }
     }

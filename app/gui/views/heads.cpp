@@ -17,6 +17,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -50,9 +51,9 @@ std::string ChanceTooltip(const HeadSummary& h) {
 }  // namespace
 
 void DrawHeadsView(AppState& s) {
-  SectionTitle(s, "Head metrics",
-               "What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
-               "and how alike the heads are.",
+  SectionTitle(s, _("Head metrics"),
+               _("What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
+               "and how alike the heads are."),
                true);
   if (!HaveResultsToShow(s)) return;
   const auto& sc = SummariesCache(s);
@@ -74,9 +75,9 @@ void DrawHeadsView(AppState& s) {
   // pattern"): offer heads that do, built by hand.
   if (s.files.weights_path.empty() &&
       std::all_of(heads.begin(), heads.end(), [](const HeadSummary& h) { return h.pattern == HeadPattern::Spread; })) {
-    Muted("Random weights rarely make a head specialise; trained models have heads that do.");
+    Muted(_("Random weights rarely make a head specialise; trained models have heads that do."));
     ImGui::SameLine();
-    if (ImGui::SmallButton("Show four heads that specialise")) LoadPositionalHeadsExample(s);
+    if (ImGui::SmallButton(_("Show four heads that specialise"))) LoadPositionalHeadsExample(s);
     Probe(s, "heads_example");
   }
 
@@ -138,7 +139,7 @@ void DrawHeadsView(AppState& s) {
             reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(h.head)));
         ImGui::GetWindowDrawList()->AddImage(tex, p, ImVec2(p.x + side_px, p.y + side_px));
         ImGui::Dummy(ImVec2(side_px, side_px));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d's attention map (Heatmaps tab)", h.head);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("head %d's attention map (Heatmaps tab)"), h.head);
       }
       ImGui::TableNextColumn();
       if (h.pattern != HeadPattern::Spread) ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
@@ -192,15 +193,15 @@ void DrawHeadsView(AppState& s) {
   const auto& dc = DivergenceCache(s, /*wait=*/false);
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
-  ImGui::TextUnformatted("How different are the heads?");
+  ImGui::TextUnformatted(_("How different are the heads?"));
   ImGui::PopTextWrapPos();
   if (s.ui.font_bold) ImGui::PopFont();
   if (dc.stale) {
     ImGui::SameLine();
-    ImGui::TextDisabled("(updating...)");
+    ImGui::TextDisabled(_("(updating...)"));
   }
   if (!dc.ok && dc.error.empty()) {
-    Muted("Computing the divergence of every pair of heads (the window stays usable meanwhile)...");
+    Muted(_("Computing the divergence of every pair of heads (the window stays usable meanwhile)..."));
   } else if (!dc.ok) {
     MessageBox(dc.error, Pal().error_bg, Pal().error_text);
   } else {
@@ -217,8 +218,8 @@ void DrawHeadsView(AppState& s) {
     }
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextUnformatted("The mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
-                           "ln 2 = nothing in common.");
+    ImGui::TextUnformatted(_("The mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
+                           "ln 2 = nothing in common."));
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     // Most alike and most different pair, in words.

@@ -14,6 +14,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -60,9 +61,9 @@ void Select(AppState& s, const std::string& name) {
 }  // namespace
 
 void DrawInspectorView(AppState& s) {
-  SectionTitle(s, "Tensor inspector",
-               "Click any step of the shape flow above to see the values it produced, with their shape. Blue is "
-               "negative, white zero, red positive.",
+  SectionTitle(s, _("Tensor inspector"),
+               _("Click any step of the shape flow above to see the values it produced, with their shape. Blue is "
+               "negative, white zero, red positive."),
                true);
   if (!HaveResultsToShow(s)) return;
   const Trace& t = s.result.trace;
@@ -72,7 +73,7 @@ void DrawInspectorView(AppState& s) {
 
   // Any tensor by name.
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("tensor");
+  ImGui::TextUnformatted(_("tensor"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fs * 14.0f);
   const std::string current = sel.tensor + "  " + (FindTensor(tensors, sel.tensor)
@@ -89,9 +90,9 @@ void DrawInspectorView(AppState& s) {
   if (PerHead(sel.tensor)) {
     ImGui::SameLine(0, fs);
     int mode = sel.mode == InspectSelection::Mode::Merged ? 1 : 0;
-    bool m = ImGui::RadioButton("one head", &mode, 0);
+    bool m = ImGui::RadioButton(_("one head"), &mode, 0);
     ImGui::SameLine();
-    m |= ImGui::RadioButton("all heads side by side", &mode, 1);
+    m |= ImGui::RadioButton(_("all heads side by side"), &mode, 1);
     if (m) sel.mode = mode ? InspectSelection::Mode::Merged : InspectSelection::Mode::Head;
     if (sel.mode == InspectSelection::Mode::Head) {
       ImGui::SameLine(0, fs);
@@ -101,13 +102,13 @@ void DrawInspectorView(AppState& s) {
   if (!sel.step.empty()) {
     ImGui::SameLine(0, fs);
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("from the step \"%s\"", sel.step.c_str());
+    ImGui::TextDisabled(_("from the step \"%s\""), sel.step.c_str());
   }
   // Inputs and parameters of this tensor, one click away.
   const auto related = Related(sel.tensor, t);
   if (!related.empty()) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("made from");
+    ImGui::TextUnformatted(_("made from"));
     for (const std::string& r : related) {
       if (!FindTensor(tensors, r)) continue;
       ImGui::SameLine();
@@ -164,7 +165,7 @@ void DrawInspectorView(AppState& s) {
   a.col_group_label = it.col_group_label.empty() ? nullptr : it.col_group_label.c_str();
   DrawMatrix(s, a);
   Probe(s, "inspect_map");
-  DrawScaleLegend(a.scale, a.range, std::min(avail.x, fs * 24.0f), weights ? "weight" : "value", it.neg_inf > 0);
+  DrawScaleLegend(a.scale, a.range, std::min(avail.x, fs * 24.0f), weights ? _("weight") : _("value"), it.neg_inf > 0);
 }
 
 json DumpInspectorView(AppState& s) {

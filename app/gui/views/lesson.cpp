@@ -13,6 +13,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -55,7 +56,7 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
   ImGui::AlignTextToFramePadding();
   ImGui::Text("%s  (%d x %d)", name, static_cast<int>(m.rows()), static_cast<int>(m.cols()));
   ImGui::SameLine();
-  if (ImGui::SmallButton("identity")) {
+  if (ImGui::SmallButton(_("identity"))) {
     if (auto e = EditableWeights(s)) {
       Mat& em = Matrix(*e, k);
       em.setZero();
@@ -64,7 +65,7 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
     }
   }
   ImGui::SameLine();
-  if (ImGui::SmallButton("zero")) {
+  if (ImGui::SmallButton(_("zero"))) {
     if (auto e = EditableWeights(s)) {
       Matrix(*e, k).setZero();
       Bias(*e, k).setZero();
@@ -85,7 +86,7 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
         if (auto e = EditableWeights(s)) Matrix(*e, k)(i, j) = v;
       if (i == 0 && j == 0) Probe(s, (std::string("edit ") + name + " 0 0").c_str());
       if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
-        ImGui::SetTooltip("%s[%d, %d] = %.7g\nDrag to change, double-click or Ctrl+click to type.", name,
+        ImGui::SetTooltip(_("%s[%d, %d] = %.7g\nDrag to change, double-click or Ctrl+click to type."), name,
                           static_cast<int>(i), static_cast<int>(j), static_cast<double>(m(i, j)));
       ImGui::PopID();
     }
@@ -101,7 +102,7 @@ void WeightGrid(AppState& s, const Weights& w, Which k, const char* name) {
     if (ImGui::DragFloat("##b", &v, 0.01f, -lim, lim, "%.3g", ImGuiSliderFlags_AlwaysClamp))
       if (auto e = EditableWeights(s)) Bias(*e, k)[j] = v;
     if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
-      ImGui::SetTooltip("bias %d = %.7g", static_cast<int>(j), static_cast<double>(b[j]));
+      ImGui::SetTooltip(_("bias %d = %.7g"), static_cast<int>(j), static_cast<double>(b[j]));
     ImGui::PopID();
   }
   ImGui::PopStyleVar();
@@ -142,7 +143,7 @@ void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, c
 
 void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const char* hint, bool input) {
   const float lw = ImGui::CalcTextSize("weights (.npz)").x + ImGui::GetStyle().ItemSpacing.x * 2;
-  const float bw = ImGui::CalcTextSize("Load").x + ImGui::CalcTextSize("Save").x + 4 * ImGui::GetStyle().FramePadding.x +
+  const float bw = ImGui::CalcTextSize(_("Load")).x + ImGui::CalcTextSize(_("Save")).x + 4 * ImGui::GetStyle().FramePadding.x +
                    2 * ImGui::GetStyle().ItemSpacing.x;
   ImGui::PushID(label);
   ImGui::AlignTextToFramePadding();
@@ -153,10 +154,10 @@ void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const 
   ImGui::InputTextWithHint("##path", hint, buf.data(), buf.size());
   Probe(s, input ? "input_path" : "weights_path");
   ImGui::SameLine();
-  if (ImGui::Button("Load")) input ? LoadInputFile(s, buf.data()) : LoadWeightsFile(s, buf.data());
+  if (ImGui::Button(_("Load"))) input ? LoadInputFile(s, buf.data()) : LoadWeightsFile(s, buf.data());
   Probe(s, input ? "load_input" : "load_weights");
   ImGui::SameLine();
-  if (ImGui::Button("Save")) input ? SaveInputFile(s, buf.data()) : SaveWeightsFile(s, buf.data());
+  if (ImGui::Button(_("Save"))) input ? SaveInputFile(s, buf.data()) : SaveWeightsFile(s, buf.data());
   Probe(s, input ? "save_input" : "save_weights");
   ImGui::PopID();
 }
@@ -219,22 +220,22 @@ void DrawLessonChecks(AppState& s) {
 }  // namespace
 
 void DrawLessonView(AppState& s) {
-  SectionTitle(s, "Lesson example and weight editor",
-               "Load the lesson's three-word example and check every number by hand; edit W_Q, W_K, W_V and W_O and "
-               "watch every view recompute.",
+  SectionTitle(s, _("Lesson example and weight editor"),
+               _("Load the lesson's three-word example and check every number by hand; edit W_Q, W_K, W_V and W_O and "
+               "watch every view recompute."),
                true);
   const float fs = ImGui::GetFontSize();
   // The lesson's worked examples, one button each on one line (what each is: its
   // tooltip, and the line under them until one is loaded).
-  const char* kLessonX = "X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, "
-                         "W_Q = W_K = W_V = W_O = I, no positional encoding, mask or LayerNorm.";
-  const char* kHandX = "The lesson's hand calculation: X = [1, 2], two heads of d_k 1, W^Q = W^K = W^V = 0.5 for "
-                       "head 1 and 0.3 for head 2, W^O = I.";
-  if (ImGui::Button("Load the lesson example")) LoadLessonExample(s);
+  const char* kLessonX = _("X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, "
+                           "W_Q = W_K = W_V = W_O = I, no positional encoding, mask or LayerNorm.");
+  const char* kHandX = _("The lesson's hand calculation: X = [1, 2], two heads of d_k 1, W^Q = W^K = W^V = 0.5 "
+                         "for head 1 and 0.3 for head 2, W^O = I.");
+  if (ImGui::Button(_("Load the lesson example"))) LoadLessonExample(s);
   Probe(s, "load_lesson");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kLessonX);
   ImGui::SameLine();
-  if (ImGui::Button("Load the hand calculation")) LoadLessonPreset(s, 1);
+  if (ImGui::Button(_("Load the hand calculation"))) LoadLessonPreset(s, 1);
   Probe(s, "load_hand");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kHandX);
   if (LessonPresetInUse(s) < 0) {
@@ -255,17 +256,17 @@ void DrawLessonView(AppState& s) {
     w_src = "the trained model " + s.source.name + ", layer " + std::to_string(s.source.layer);
   }
   ImGui::AlignTextToFramePadding();
-  ImGui::Text("x comes from %s.", x_src.c_str());
+  ImGui::Text(_("x comes from %s."), x_src.c_str());
   if (!s.files.input_path.empty()) {
     ImGui::SameLine();
-    if (ImGui::SmallButton("Use the sentence")) UseSentenceInputs(s);
+    if (ImGui::SmallButton(_("Use the sentence"))) UseSentenceInputs(s);
     Probe(s, "use_sentence");
   }
   ImGui::AlignTextToFramePadding();
-  ImGui::Text("Weights come from %s.", w_src.c_str());
+  ImGui::Text(_("Weights come from %s."), w_src.c_str());
   if (!s.files.weights_path.empty()) {
     ImGui::SameLine();
-    if (ImGui::SmallButton("Use seeded weights")) UseSeededWeights(s);
+    if (ImGui::SmallButton(_("Use seeded weights"))) UseSeededWeights(s);
     Probe(s, "use_seeded");
   }
 
@@ -283,7 +284,7 @@ void DrawLessonView(AppState& s) {
     const Trace& t = s.result.trace;
     ImGui::Spacing();
     if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-    ImGui::TextUnformatted("Check by hand");
+    ImGui::TextUnformatted(_("Check by hand"));
     if (s.ui.font_bold) ImGui::PopFont();
     const float w = std::min((ImGui::GetContentRegionAvail().x - 2 * fs) / 3.0f, fs * 20.0f);
     SmallMatrix(s, "x", "x (input)", t.in.x, &t.in.tokens, w, false);
@@ -291,12 +292,12 @@ void DrawLessonView(AppState& s) {
     SmallMatrix(s, "concat", "concat: the heads' outputs side by side", t.concat, &t.in.tokens, w, true);
     ImGui::SameLine(0, fs);
     SmallMatrix(s, "attn_out", "attn_out = concat W_O + b_O", t.attn_out, &t.in.tokens, w, false);
-    if (ImGui::SmallButton("Step through one query")) {
+    if (ImGui::SmallButton(_("Step through one query"))) {
       s.teach.view = View::Query;
       s.teach.select_view = true;
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton("Inspect any tensor")) {
+    if (ImGui::SmallButton(_("Inspect any tensor"))) {
       s.teach.view = View::Inspector;
       s.teach.select_view = true;
     }
@@ -306,19 +307,19 @@ void DrawLessonView(AppState& s) {
   ImGui::Spacing();
   ImGui::Separator();
   if (UsingTrainedModel(s)) {
-    Muted("The weight editor works on seeded or loaded weights: pick seeded random weights in Model (top left), or "
-          "load the lesson example, to edit them.");
+    Muted(_("The weight editor works on seeded or loaded weights: pick seeded random weights in Model (top left), or "
+          "load the lesson example, to edit them."));
     return;
   }
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted("Weight editor");
+  ImGui::TextUnformatted(_("Weight editor"));
   if (s.ui.font_bold) ImGui::PopFont();
   const std::shared_ptr<const Weights> w = s.files.weights ? s.files.weights
                                            : s.result.ok   ? s.result.trace.weights
                                                            : nullptr;
   const int d = s.choice.cfg.d_model;
   if (!w) {
-    Muted("No weights yet: the configuration cannot run (see Configuration).");
+    Muted(_("No weights yet: the configuration cannot run (see Configuration)."));
   } else if (w->W_q.rows() > kMaxEditDModel) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
@@ -327,8 +328,8 @@ void DrawLessonView(AppState& s) {
                   kMaxEditDModel, static_cast<int>(w->W_q.rows()), static_cast<int>(w->W_q.size()));
     Muted(buf);
   } else {
-    Muted("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
-          "Q = x W_Q + b.");
+    Muted(_("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
+          "Q = x W_Q + b."));
     const Weights& cur = *w;  // the grids read this; edits make a new copy
     const Which order[4] = {Which::Q, Which::K, Which::V, Which::O};
     const char* names[4] = {"W_Q", "W_K", "W_V", "W_O"};

@@ -13,6 +13,7 @@
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -26,7 +27,7 @@ void QueryPicker(AppState& s) {
   const Trace& t = s.result.trace;
   const auto& tokens = t.in.tokens;
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("query token");
+  ImGui::TextUnformatted(_("query token"));
   ImGui::SameLine();
   auto name = [&](int i) { return std::to_string(i) + "  " + ForDisplay(tokens[static_cast<std::size_t>(i)]); };
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
@@ -67,9 +68,9 @@ void NumCell(double v, bool muted = false) {
 }  // namespace
 
 void DrawQueryView(AppState& s) {
-  SectionTitle(s, "One query, step by step",
-               "The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
-               "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output.",
+  SectionTitle(s, _("One query, step by step"),
+               _("The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
+               "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output."),
                true);
   if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##query_head");
@@ -108,7 +109,7 @@ void DrawQueryView(AppState& s) {
   const int shown = std::clamp(fit, 3, 9);
 
   // Regular font: the bold one has no Hangul.
-  ImGui::Text("q of \"%s\" in head %d =", ForDisplay(e.query_token).c_str(), e.head);
+  ImGui::Text(_("q of \"%s\" in head %d ="), ForDisplay(e.query_token).c_str(), e.head);
   ImGui::SameLine();
   VecCell(e.q, std::max(shown, 9));
   Probe(s, "query_q");
@@ -130,15 +131,15 @@ void DrawQueryView(AppState& s) {
     ImGui::TableSetupColumn("j");
     ImGui::TableSetupColumn(e.cross ? "memory token" : "key token");
     ImGui::TableSetupColumn("k_j");
-    ImGui::TableSetupColumn("q\xC2\xB7k_j");
+    ImGui::TableSetupColumn(_("q\xC2\xB7k_j"));
     const std::string score_h =
         e.divisor != 1.0f ? "score = q\xC2\xB7k_j \xC3\xB7 " + Sig(e.divisor) : std::string("score = q\xC2\xB7k_j");
     ImGui::TableSetupColumn(score_h.c_str());
-    if (causal) ImGui::TableSetupColumn("mask");
-    ImGui::TableSetupColumn("exp(score - max)");  // ASCII: NanumGothic has no U+2212
-    ImGui::TableSetupColumn("weight = exp / \xCE\xA3");
+    if (causal) ImGui::TableSetupColumn(_("mask"));
+    ImGui::TableSetupColumn(_("exp(score - max)"));  // ASCII: NanumGothic has no U+2212
+    ImGui::TableSetupColumn(_("weight = exp / \xCE\xA3"));
     ImGui::TableSetupColumn("v_j");
-    ImGui::TableSetupColumn("weight \xC3\x97 v_j");
+    ImGui::TableSetupColumn(_("weight \xC3\x97 v_j"));
     ImGui::TableHeadersRow();
     ImGuiListClipper clip;
     clip.Begin(static_cast<int>(e.keys.size()));
@@ -196,11 +197,11 @@ void DrawQueryView(AppState& s) {
                 Sig(e.exp_sum).c_str(), Sig(e.max_scaled).c_str());
   Muted(buf);
   const float lw = ImGui::CalcTextSize("context row in the trace  ").x;
-  ImGui::TextUnformatted("\xCE\xA3 weight \xC3\x97 v_j");
+  ImGui::TextUnformatted(_("\xCE\xA3 weight \xC3\x97 v_j"));
   ImGui::SameLine(lw);
   VecCell(e.context, std::max(shown, 9));
   Probe(s, "query_sum");
-  ImGui::TextUnformatted("context row in the trace");
+  ImGui::TextUnformatted(_("context row in the trace"));
   ImGui::SameLine(lw);
   VecCell(e.trace_context, std::max(shown, 9));
   const double scale = std::max(1.0, static_cast<double>(e.trace_context.cwiseAbs().maxCoeff()));

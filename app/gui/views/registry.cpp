@@ -70,8 +70,8 @@ void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
 }
 
 const char* ViewName(View v) { return ViewInfo(v).name; }
-const char* ViewTitle(View v) { return ViewInfo(v).tab; }
-const char* ViewMenuTitle(View v) { return ViewInfo(v).menu; }
+const char* ViewTitle(View v) { return _(ViewInfo(v).tab); }
+const char* ViewMenuTitle(View v) { return _(ViewInfo(v).menu); }
 
 int ViewIndexByName(const std::string& name) {
   for (const ViewEntry& v : kViews)
@@ -101,7 +101,7 @@ namespace {
 float TabsWidth(ImVec2 padding) {
   float w = 0.0f;
   for (const ViewEntry& v : kViews)
-    w += ImGui::CalcTextSize(v.tab).x + 2.0f * padding.x + ImGui::GetStyle().ItemInnerSpacing.x;
+    w += ImGui::CalcTextSize(ViewTitle(v.id)).x + 2.0f * padding.x + ImGui::GetStyle().ItemInnerSpacing.x;
   return w;
 }
 
@@ -115,10 +115,12 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
   for (const ViewEntry& v : kViews) {
     const bool want = s.teach.select_view && s.teach.view == v.id;
     ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
-    const bool open = ImGui::BeginTabItem(v.tab, nullptr, want ? ImGuiTabItemFlags_SetSelected : 0);
+    // The id is the view's name, so switching the language keeps the open tab.
+    const std::string label = std::string(ViewTitle(v.id)) + "###" + v.name;
+    const bool open = ImGui::BeginTabItem(label.c_str(), nullptr, want ? ImGuiTabItemFlags_SetSelected : 0);
     ImGui::PopStyleVar();
     Probe(s, (std::string("tab ") + v.name).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.menu);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v.id));
     if (!open) continue;
     // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
     // then the old tab is drawn and must not claim the selection back.
@@ -140,17 +142,17 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   for (std::size_t i = 0; i < std::size(kViews); ++i) {
     const ViewEntry& v = kViews[i];
     const bool on = s.teach.view == v.id;
-    const float w = ImGui::CalcTextSize(v.tab).x + 2.0f * padding.x;
+    const float w = ImGui::CalcTextSize(ViewTitle(v.id)).x + 2.0f * padding.x;
     if (i > 0) {
       ImGui::SameLine();
       if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
     }
     ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(on ? ImGuiCol_TabActive : ImGuiCol_Tab));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
-    if (ImGui::Button(v.tab)) s.teach.view = v.id;
+    if (ImGui::Button((std::string(ViewTitle(v.id)) + "##" + v.name).c_str())) s.teach.view = v.id;
     ImGui::PopStyleColor(2);
     Probe(s, (std::string("tab ") + v.name).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.menu);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v.id));
   }
   ImGui::PopStyleVar(2);
   if (s.ui.font_small) ImGui::PopFont();
@@ -175,7 +177,7 @@ void DrawResultsArea(AppState& s) {
 
 void DrawViewMenuItems(AppState& s) {
   for (const ViewEntry& v : kViews) {
-    if (ImGui::MenuItem(v.menu, nullptr, s.teach.view == v.id)) {
+    if (ImGui::MenuItem((std::string(ViewMenuTitle(v.id)) + "##" + v.name).c_str(), nullptr, s.teach.view == v.id)) {
       s.teach.view = v.id;
       s.teach.select_view = true;
     }

@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "gui/state/teach_state.hpp"
+#include "text/i18n.hpp"
 
 struct ImVec2;
 
@@ -54,8 +55,8 @@ struct ViewEntry {
   View id;
   const char* name;  // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
   const char* tab;   // the tab's label: a word or two, so every tab shows at 1280 px (the menu
-                     // entry is its tooltip)
-  const char* menu;  // the View menu's entry and the tab's tooltip
+                     // entry is its tooltip); English, translated where drawn (ViewTitle)
+  const char* menu;  // the View menu's entry and the tab's tooltip (ViewMenuTitle)
   const char* help;  // one line in --help
   void (*draw)(AppState&);
   nlohmann::json (*dump)(AppState&);  // null: nothing to dump (the heatmaps are in "trace")
@@ -63,35 +64,35 @@ struct ViewEntry {
 };
 
 inline constexpr ViewEntry kViews[kViewCount] = {
-    {View::Heatmaps, "heatmaps", "Heatmaps", "Attention heatmaps (all heads)",
+    {View::Heatmaps, "heatmaps", N_("Heatmaps"), N_("Attention heatmaps (all heads)"),
      "the attention weights of every head and their mean", &DrawHeatmapsView, nullptr, false},
-    {View::Query, "query", "Query", "One query, step by step",
+    {View::Query, "query", N_("Query"), N_("One query, step by step"),
      "one query's scores, softmax and weighted sum of values, by hand", &DrawQueryView, &DumpQueryView, true},
-    {View::Scaling, "scaling", "Softmax", "Scores, softmax and the \xE2\x88\x9A" "d_k scaling",
+    {View::Scaling, "scaling", N_("Softmax"), N_("Scores, softmax and the \xE2\x88\x9A" "d_k scaling"),
      "scores, masked scores and weights, with and without sqrt(d_k)", &DrawScalingView,
      &DumpScalingView, true},
-    {View::Heads, "heads", "Metrics", "Head metrics and similarity",
+    {View::Heads, "heads", N_("Metrics"), N_("Head metrics and similarity"),
      "each head's entropy, sharpness and pattern; how alike heads are", &DrawHeadsView, &DumpHeadsView,
      true},
-    {View::HeadCount, "head-count", "Counts", "Head count vs parameters",
+    {View::HeadCount, "head-count", N_("Counts"), N_("Head count vs parameters"),
      "parameters, FLOPs and KV cache for each head count", &DrawHeadCountView,
      &DumpHeadCountView, true},
-    {View::Gqa, "gqa", "GQA", "Grouped-query and multi-query attention",
+    {View::Gqa, "gqa", N_("GQA"), N_("Grouped-query and multi-query attention"),
      "which query heads share each K/V head, and what that saves", &DrawGqaView, &DumpGqaView, true},
-    {View::Cross, "cross", "Cross", "Cross-attention vs self-attention",
+    {View::Cross, "cross", N_("Cross"), N_("Cross-attention vs self-attention"),
      "where queries, keys and values come from, beside self-attention", &DrawCrossView, &DumpCrossView, true},
-    {View::Lesson, "lesson", "Lesson", "Lesson example, weight editor and .npz files",
+    {View::Lesson, "lesson", N_("Lesson"), N_("Lesson example, weight editor and .npz files"),
      "the lesson's worked example, a weight editor and .npz files", &DrawLessonView, &DumpLessonView, true},
-    {View::Inspector, "inspector", "Inspect", "Tensor inspector",
+    {View::Inspector, "inspector", N_("Inspect"), N_("Tensor inspector"),
      "any tensor of the trace, as a heatmap with its values", &DrawInspectorView, &DumpInspectorView, true},
-    {View::Train, "train", "Train", "Train a model and watch its heads learn",
+    {View::Train, "train", N_("Train"), N_("Train a model and watch its heads learn"),
      "train on a task (offsets, reverse, sort, induction): curves, timeline, heads", &DrawTrainView,
      &DumpTrainView, true},
-    {View::HeadView, "head-view", "Head view", "Head view: query-to-key lines, one colour per head",
+    {View::HeadView, "head-view", N_("Head view"), N_("Head view: query-to-key lines, one colour per head"),
      "BertViz's head view: lines from each query to its keys, opacity = weight", &DrawHeadView, &DumpHeadView, true},
-    {View::ModelView, "model-view", "Model view", "Model view: every layer x head on the sentence",
+    {View::ModelView, "model-view", N_("Model view"), N_("Model view: every layer x head on the sentence"),
      "every layer x head as a small heatmap; click one to open it", &DrawModelView, &DumpModelView, true},
-    {View::NextTokens, "next", "Next", "Next-piece predictions of the language model",
+    {View::NextTokens, "next", N_("Next"), N_("Next-piece predictions of the language model"),
      "the language model's 5 likeliest next pieces after each position", &DrawNextTokensView,
      &DumpNextTokensView, true},
     {View::Flash, "flash", "Flash", "Flash attention, tile by tile",
@@ -111,8 +112,8 @@ static_assert(RegistryInOrder(), "kViews must list the views in the order of enu
 
 inline const ViewEntry& ViewInfo(View v) { return kViews[static_cast<int>(v)]; }
 const char* ViewName(View v);      // "heatmaps", "query", ...: --view and --dump-state
-const char* ViewTitle(View v);     // the tab's label
-const char* ViewMenuTitle(View v); // the View menu's longer label
+const char* ViewTitle(View v);     // the tab's label, in the interface's language
+const char* ViewMenuTitle(View v); // the View menu's longer label, in the interface's language
 // The index of the view called `name` (--view), or -1.
 int ViewIndexByName(const std::string& name);
 // "heatmaps, query, ...": the names --view accepts.

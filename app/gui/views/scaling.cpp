@@ -15,6 +15,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -77,7 +78,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   if (used) {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
-    ImGui::TextUnformatted("(what the model computes now: the heatmaps show this)");
+    ImGui::TextUnformatted(_("(what the model computes now: the heatmaps show this)"));
     ImGui::PopStyleColor();
   }
   char stats[256];
@@ -162,18 +163,18 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
 }  // namespace
 
 void DrawScalingView(AppState& s) {
-  SectionTitle(s, "Scores and softmax: why divide by \xE2\x88\x9A" "d_k",
-               "Without the scaling, q\xC2\xB7k grows with d_k, the softmax saturates and one key takes almost all the "
-               "weight (entropy near 0). \xE2\x88\x9A" "d_k and the temperature are the volume knob.",
+  SectionTitle(s, _("Scores and softmax: why divide by \xE2\x88\x9A" "d_k"),
+               _("Without the scaling, q\xC2\xB7k grows with d_k, the softmax saturates and one key takes almost all the "
+               "weight (entropy near 0). \xE2\x88\x9A" "d_k and the temperature are the volume knob."),
                true);
   Config& c = s.choice.cfg;
   HeadPicker(s, "##scaling_head");
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-  s.dirty |= ImGui::Checkbox("divide by \xE2\x88\x9A" "d_k", &c.scale);
+  s.dirty |= ImGui::Checkbox(_("divide by \xE2\x88\x9A" "d_k"), &c.scale);
   Probe(s, "scaling_scale");
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("temperature T");
+  ImGui::TextUnformatted(_("temperature T"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.0f);
   if (ImGui::SliderFloat("##temperature", &c.temperature, 0.05f, 20.0f, "%.3g", ImGuiSliderFlags_Logarithmic)) {
@@ -182,8 +183,8 @@ void DrawScalingView(AppState& s) {
   }
   Probe(s, "temperature");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Scores are divided by T before the softmax: T < 1 sharpens it, T > 1 flattens it. "
-                      "Ctrl+click to type a value.");
+    ImGui::SetTooltip(_("Scores are divided by T before the softmax: T < 1 sharpens it, T > 1 flattens it. "
+                      "Ctrl+click to type a value."));
   ImGui::SameLine();
   if (ImGui::SmallButton("T = 1")) {
     c.temperature = 1.0f;

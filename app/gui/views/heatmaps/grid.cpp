@@ -21,16 +21,25 @@
 #include "gui/views/heatmaps/heatmaps.hpp"
 #include "gui/views/heatmaps/layout.hpp"
 #include "render/colormap.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
 
 std::string MapTitle(const Trace& t, int index) {
   const int H = t.cfg.num_heads;
-  if (index == H) return "mean of " + std::to_string(H) + " head" + (H == 1 ? "" : "s");
+  char b[96];
+  if (index == H) {
+    std::snprintf(b, sizeof b, P_("mean of %d head", "mean of %d heads", H), H);
+    return b;
+  }
   // Numbered from 0, as in the exports and the .npz arrays (attn[0, h]).
-  std::string s = "head " + std::to_string(index);
-  if (t.cfg.kv_heads() != H) s += "  (K/V head " + std::to_string(t.KvHeadOf(index)) + ")";
+  std::snprintf(b, sizeof b, _("head %d"), index);
+  std::string s = b;
+  if (t.cfg.kv_heads() != H) {
+    std::snprintf(b, sizeof b, _("  (K/V head %d)"), t.KvHeadOf(index));
+    s += b;
+  }
   return s;
 }
 
@@ -60,15 +69,15 @@ void CellTooltip(const Result& r, int index, int i, int j) {
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(MapTitle(t, index).c_str());
   ImGui::Separator();
-  ImGui::Text("query  %d \"%s\"", i, ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]).c_str());
-  ImGui::Text("key    %d \"%s\"", j, ForDisplay(keys[static_cast<std::size_t>(j)]).c_str());
-  ImGui::Text("weight %.4f", static_cast<double>(Weight(r, index, i, j)));
+  ImGui::Text(_("query  %d \"%s\""), i, ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]).c_str());
+  ImGui::Text(_("key    %d \"%s\""), j, ForDisplay(keys[static_cast<std::size_t>(j)]).c_str());
+  ImGui::Text(_("weight %.4f"), static_cast<double>(Weight(r, index, i, j)));
   if (index < t.cfg.num_heads) {
     const float sc = t.scores(static_cast<Eigen::Index>(index) * t.seq + i, j);
     if (std::isinf(sc) && sc < 0)
-      ImGui::TextUnformatted("score  masked (-inf): the causal mask hides later keys");
+      ImGui::TextUnformatted(_("score  masked (-inf): the causal mask hides later keys"));
     else
-      ImGui::Text("score  %.4f  (%s, before softmax)", static_cast<double>(sc),
+      ImGui::Text(_("score  %.4f  (%s, before softmax)"), static_cast<double>(sc),
                   t.cfg.scale ? "q\xC2\xB7k / \xE2\x88\x9A" "d_k" : "q\xC2\xB7k, unscaled");
   } else {
     float lo = 1.0f, hi = 0.0f;
@@ -77,7 +86,7 @@ void CellTooltip(const Result& r, int index, int i, int j) {
       lo = std::min(lo, w);
       hi = std::max(hi, w);
     }
-    ImGui::Text("across heads: min %.4f, max %.4f", static_cast<double>(lo), static_cast<double>(hi));
+    ImGui::Text(_("across heads: min %.4f, max %.4f"), static_cast<double>(lo), static_cast<double>(hi));
   }
   ImGui::EndTooltip();
 }
@@ -238,7 +247,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
       dl->AddText(ImVec2(right - g.index_w - ts.x, y + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
       if (index_keys) number(i, right, y + ch * 0.5f, false, hot);  // matches the numbers above the columns
       if (place.hovered && m.x >= a.x - g.row_label_w && m.x < a.x && m.y >= y && m.y < y + ch) {
-        ImGui::SetTooltip("query %d: \"%s\"", i, tok.c_str());
+        ImGui::SetTooltip(_("query %d: \"%s\""), i, tok.c_str());
         s.ui.hover_token_next = i;
       }
     }
@@ -255,7 +264,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
       const std::string tok = ForDisplay(keys[static_cast<std::size_t>(j)]);
       const bool hot = !t.in.cross() && j == s.ui.hover_token;
       if (place.hovered && m.x >= x && m.x < x + cw && m.y >= a.y - g.col_label_h && m.y < a.y)
-        ImGui::SetTooltip("key %d: \"%s\"", j, tok.c_str());
+        ImGui::SetTooltip(_("key %d: \"%s\""), j, tok.c_str());
       if (index_keys) {
         if (j % every == 0) number(j, x + cw * 0.5f, a.y - fs * 0.1f - small->FontSize * 0.5f, true, hot);
         continue;
@@ -307,7 +316,7 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const bool fixed = scale == render::ColourScale::Fixed;
-  const char* title = fixed ? "weight" : scale == render::ColourScale::Map ? "\xC3\xB7 map max" : "\xC3\xB7 row max";
+  const char* title = fixed ? _("weight") : scale == render::ColourScale::Map ? _("\xC3\xB7 map max") : _("\xC3\xB7 row max");
   dl->AddText(ImVec2(a.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), title);
   const float top = a.y + fs * 1.6f, bottom = a.y + size.y - fs * 0.6f;
   const float x0 = a.x, x1 = a.x + fs * 1.0f;
@@ -351,7 +360,7 @@ void ScaleControls(AppState& s, const Trace& t) {
             ImGui::CalcTextSize(render::ColourScaleLabel(sc)).x;
   if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
   ImGui::AlignTextToFramePadding();
-  ImGui::TextDisabled("colour");
+  ImGui::TextDisabled(_("colour"));
   for (render::ColourScale sc : render::kColourScales) {
     ImGui::SameLine();
     if (ImGui::RadioButton(render::ColourScaleLabel(sc), s.ui.colour_scale == sc)) s.ui.colour_scale = sc;
@@ -360,17 +369,17 @@ void ScaleControls(AppState& s, const Trace& t) {
   }
   if (t.seq_kv >= 24 && s.ui.colour_scale == render::ColourScale::Fixed) {
     ImGui::SameLine();
-    if (ImGui::SmallButton("use per row")) s.ui.colour_scale = render::ColourScale::Row;
+    if (ImGui::SmallButton(_("use per row"))) s.ui.colour_scale = render::ColourScale::Row;
     Probe(s, "use per row");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("An even spread over %d keys is 1/%d = %.3f per cell: on the fixed scale every map is nearly "
-                        "one dark colour.",
+      ImGui::SetTooltip(_("An even spread over %d keys is 1/%d = %.3f per cell: on the fixed scale every map is "
+                        "nearly one dark colour."),
                         t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
     if (s.ui.present) return;  // the room is the map's: the tooltip says why
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, so on the fixed "
+    ImGui::TextWrapped(_("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, so on the fixed "
                        "scale every map is nearly one dark colour. The per-row scale makes each query's strongest "
-                       "key the brightest.",
+                       "key the brightest."),
                        t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
     ImGui::PopStyleColor();
   }
@@ -454,7 +463,7 @@ void PresentBar(AppState& s, int H) {
     if (ImGui::RadioButton(kLayouts[k], s.ui.present_layout == k)) s.ui.present_layout = k;
     Probe(s, (std::string("present ") + std::to_string(k)).c_str());
   }
-  const char* keys = "\xE2\x86\x90 \xE2\x86\x92 heads   + / - num_heads   F11 or Esc leaves";
+  const char* keys = _("\xE2\x86\x90 \xE2\x86\x92 heads   + / - num_heads   F11 or Esc leaves");
   ImGui::SameLine(0, fs * 1.5f);
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(keys).x) ImGui::NewLine();
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
@@ -487,18 +496,18 @@ void DrawHeatmapsPanel(AppState& s) {
   if (!s.ui.present) {
     // One line: the title, its explanation behind (?), and the colour scale; the maps
     // get the height.
-    SectionTitle(s, "Attention weights");
+    SectionTitle(s, _("Attention weights"));
     ImGui::SameLine();
-    HelpMarker("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
+    HelpMarker(_("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
                "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
-               "weight and score.");
+               "weight and score."));
     ImGui::SameLine();
     DrawWeightsBadge(s);
     ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   }
   if (!r.ok && r.generation == 0) {  // (the error itself is over the results)
     ImGui::NewLine();
-    if (r.error.empty()) MessageBox("Nothing computed yet.", Pal().error_bg, Pal().error_text);
+    if (r.error.empty()) MessageBox(_("Nothing computed yet."), Pal().error_bg, Pal().error_text);
     return;
   }
   // An invalid configuration keeps the last valid maps on screen (the results area
@@ -519,14 +528,14 @@ void DrawHeatmapsPanel(AppState& s) {
   const float fs = ImGui::GetFontSize();
 
   if (s.ui.enlarged >= 0 && !s.ui.present) {
-    if (ImGui::Button("< All heads")) s.ui.enlarged = -1;
+    if (ImGui::Button(_("< All heads"))) s.ui.enlarged = -1;
     Probe(s, "all_heads");
     ImGui::SameLine();
     if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) s.ui.enlarged = (s.ui.enlarged + H) % (H + 1);
     ImGui::SameLine();
     if (ImGui::ArrowButton("##next", ImGuiDir_Right)) s.ui.enlarged = (s.ui.enlarged + 1) % (H + 1);
     ImGui::SameLine();
-    ImGui::TextDisabled("Esc returns to all heads");
+    ImGui::TextDisabled(_("Esc returns to all heads"));
   }
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -19,15 +19,16 @@
 #include "gui/views/lm/lm_views.hpp"
 #include "gui/views/registry.hpp"
 #include "render/head_view.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
 
 void HeadToggles(AppState& s, int H) {
   auto& off = s.lmv.head_off;
-  if (ImGui::SmallButton("all")) std::fill(off.begin(), off.end(), false);
+  if (ImGui::SmallButton(_("all"))) std::fill(off.begin(), off.end(), false);
   ImGui::SameLine();
-  if (ImGui::SmallButton("none")) std::fill(off.begin(), off.begin() + H, true);
+  if (ImGui::SmallButton(_("none"))) std::fill(off.begin(), off.begin() + H, true);
   for (int h = 0; h < H; ++h) {
     ImGui::SameLine();
     if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("head 00").x + 30) ImGui::NewLine();
@@ -75,8 +76,8 @@ void DrawHeadView(AppState& s) {
   const Trace& t = r.trace;
   const int H = t.cfg.num_heads, seq = t.seq, seq_kv = t.seq_kv;
   LayerSelector(s, "##head_view_layer");
-  ImGui::TextWrapped("Each line joins a query token (left) to a key token (right); its opacity is the attention "
-                     "weight, its colour the head. Hover a token to keep only its lines; switch heads below.");
+  ImGui::TextWrapped(_("Each line joins a query token (left) to a key token (right); its opacity is the attention "
+                     "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
   HeadToggles(s, H);
 
   // The last valid trace (dimmed) is labelled with its own tokens, not the typed ones.

@@ -5,6 +5,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/state/app_state.hpp"
 #include "render/head_view.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -23,7 +24,7 @@ void LayerSelector(AppState& s, const char* id) {
     s.dirty = true;
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("of %d (the model source's layer: every view follows it)", n);
+  ImGui::TextDisabled(_("of %d (the model source's layer: every view follows it)"), n);
 }
 
 }  // namespace mha::gui

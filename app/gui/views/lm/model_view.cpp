@@ -22,6 +22,7 @@
 #include "gui/views/registry.hpp"
 #include "mha/heads.hpp"
 #include "render/colormap.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -107,17 +108,17 @@ void OpenHead(AppState& s, int layer, int h) {
 void DrawModelView(AppState& s) {
   const auto traces = LayerTraces(s);
   if (traces.empty()) {
-    Muted("Nothing to draw until the problem under Attention weights is fixed.");
+    Muted(_("Nothing to draw until the problem under Attention weights is fixed."));
     return;
   }
   const int H = traces.front()->cfg.num_heads, L = static_cast<int>(traces.size());
-  ImGui::TextWrapped("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
+  ImGui::TextWrapped(_("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
                      "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
                      "layer and head. Labels: each head's strongest pattern and its score. \"out\" knocks a head "
-                     "out (\"only\": every other head of its layer) and every view then shows the model without it.");
+                     "out (\"only\": every other head of its layer) and every view then shows the model without it."));
   std::string labels_on;
   const auto& labels = Labels(s, &labels_on);
-  ImGui::TextDisabled("Labels measured on: %s%s", labels_on.c_str(),
+  ImGui::TextDisabled(_("Labels measured on: %s%s"), labels_on.c_str(),
                       labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
   const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
   const float gap = 6;
@@ -143,13 +144,15 @@ void DrawModelView(AppState& s) {
         ImGui::PopID();
         if (l == 0 && h == 0) Probe(s, "model_view_first_map");
         Probe(s, ("model_view_map " + std::to_string(l) + " " + std::to_string(h)).c_str());
-        std::string label = "head " + std::to_string(h);
+        char label_buf[48];
+        std::snprintf(label_buf, sizeof label_buf, _("head %d"), h);
+        const std::string label = label_buf;
         std::string job;
         for (const HeadProfile& hp : labels)
           if (hp.layer == l && hp.head == h) {
             char buf[64];
             // "previous" fits a small map where "previous-token" and its score do not.
-            const std::string shown = hp.label == "previous-token" ? "previous" : hp.label;
+            const std::string shown = hp.label == "previous-token" ? _("previous") : HeadPatternText(hp.label);
             std::snprintf(buf, sizeof buf, "%s %.2f", shown.c_str(), hp.score);
             job = buf;
           }
@@ -163,7 +166,7 @@ void DrawModelView(AppState& s) {
         const bool current = (!UsingTrainedModel(s) || s.source.layer == l) && s.ui.enlarged == h;
         if (hovered || current)
           dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
-        if (hovered) ImGui::SetTooltip("layer %d, head %d%s%s: click to open it in Heatmaps", l, h,
+        if (hovered) ImGui::SetTooltip(_("layer %d, head %d%s%s: click to open it in Heatmaps"), l, h,
                                        job.empty() ? "" : ", ", job.c_str());
         // The knock-out switches under the map: the same state as gui --ablate.
         const HeadRef ref{l, h};
@@ -172,11 +175,11 @@ void DrawModelView(AppState& s) {
         if (out) {
           // The map stays (the head still attends); what it adds to the model is gone.
           dl->AddRectFilled(m0, ImVec2(m0.x + size - 2, m0.y + size - 2), IM_COL32(0, 0, 0, 110));
-          dl->AddText(ImVec2(m0.x + 4, m0.y + 4), IM_COL32(255, 255, 255, 255), "knocked out");
+          dl->AddText(ImVec2(m0.x + 4, m0.y + 4), IM_COL32(255, 255, 255, 255), _("knocked out"));
         }
         ImGui::SetCursorScreenPos(ImVec2(p.x, m0.y + size + 2));
         ImGui::PushID(l * 1000 + h + 500);
-        if (ImGui::Checkbox("out", &out)) {
+        if (ImGui::Checkbox(_("out"), &out)) {
           std::vector<HeadRef> next = knocked;
           if (out) next.push_back(ref);
           else next.erase(std::remove(next.begin(), next.end(), ref), next.end());
@@ -184,10 +187,10 @@ void DrawModelView(AppState& s) {
         }
         if (l == 0 && h == 0) Probe(s, "model_view_knock_first");
         if (ImGui::IsItemHovered())
-          ImGui::SetTooltip("Knock L%dH%d out: its context is zeroed before W_O, and every view shows the model "
-                            "without it.", l, h);
+          ImGui::SetTooltip(_("Knock L%dH%d out: its context is zeroed before W_O, and every view shows the model "
+                              "without it."), l, h);
         ImGui::SameLine(0, 4);
-        if (H > 1 && ImGui::SmallButton("only")) {
+        if (H > 1 && ImGui::SmallButton(_("only"))) {
           std::vector<HeadRef> next;
           for (const HeadRef& k : knocked)
             if (k.layer != l) next.push_back(k);
@@ -196,7 +199,7 @@ void DrawModelView(AppState& s) {
           SetKnockedOut(s, next);
         }
         if (H > 1 && ImGui::IsItemHovered())
-          ImGui::SetTooltip("All but this one: knock out every other head of layer %d and keep L%dH%d.", l, l, h);
+          ImGui::SetTooltip(_("All but this one: knock out every other head of layer %d and keep L%dH%d."), l, l, h);
         ImGui::PopID();
       }
       ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + size + 2 * text_h + ImGui::GetFrameHeight() + gap + 6));

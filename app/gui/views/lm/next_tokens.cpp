@@ -13,24 +13,25 @@
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
 void DrawNextTokensView(AppState& s) {
   if (!UsingLanguageModel(s)) {
-    ImGui::TextWrapped("Next-piece predictions come from a language model. Pick \"%s\" under Model (left) and type "
-                       "any English or Korean sentence.",
+    ImGui::TextWrapped(_("Next-piece predictions come from a language model. Pick \"%s\" under Model (left) and type "
+                       "any English or Korean sentence."),
                        kSmallModelName);
     return;
   }
   const auto& next = s.source.next;
   if (!s.result.ok || next.empty()) {
-    Muted("Type a sentence: the predictions appear for each of its pieces.");
+    Muted(_("Type a sentence: the predictions appear for each of its pieces."));
     return;
   }
-  ImGui::TextWrapped("After each piece, the model's %d likeliest next pieces and their probabilities (the softmax of "
+  ImGui::TextWrapped(_("After each piece, the model's %d likeliest next pieces and their probabilities (the softmax of "
                      "its output logits at that position; \"_\" starts a word). The model sees only the pieces up "
-                     "to that position (causal mask).",
+                     "to that position (causal mask)."),
                      kNextTopK);
   const int k = kNextTopK;
   // With heads knocked out: P(the sentence's own next piece) before -> after, and the
@@ -39,16 +40,16 @@ void DrawNextTokensView(AppState& s) {
   const auto& after = s.source.p_after;
   const bool knocked = !after.empty();
   if (knocked)
-    ImGui::TextWrapped("Knocked out: %s. \"next: before -> after\" is the probability of the piece that really "
-                       "comes next in your sentence, from the whole model and from the model without those heads; "
-                       "the likeliest pieces are the model's without them.",
+    ImGui::TextWrapped(_("Knocked out: %s. \"next: before -> after\" is the probability of the piece that really "
+                         "comes next in your sentence, from the whole model and from the model without those heads; "
+                         "the likeliest pieces are the model's without them."),
                        KnockoutText(s).c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollX;
   if (!ImGui::BeginTable("##next_tokens", k + 2 + (knocked ? 1 : 0), flags)) return;
   ImGui::TableSetupColumn("#");
-  ImGui::TableSetupColumn("after");
-  if (knocked) ImGui::TableSetupColumn("next: before -> after");
+  ImGui::TableSetupColumn(_("after"));
+  if (knocked) ImGui::TableSetupColumn(_("next: before -> after"));
   for (int j = 0; j < k; ++j) ImGui::TableSetupColumn(j == 0 ? "likeliest next" : (std::to_string(j + 1)).c_str());
   ImGui::TableHeadersRow();
   const float bar_w = ImGui::CalcTextSize("0000000000").x;
@@ -80,7 +81,7 @@ void DrawNextTokensView(AppState& s) {
       char prob[32];
       std::snprintf(prob, sizeof prob, " %.3f", p.probability);
       ImGui::TextUnformatted((DisplayPiece(p.piece) + prob).c_str());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("piece id %d, probability %.6f", p.id, p.probability);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("piece id %d, probability %.6f"), p.id, p.probability);
     }
   }
   ImGui::EndTable();

@@ -12,6 +12,7 @@
 #include "gui/style/theme.hpp"
 #include "io/files.hpp"
 #include "render/train_render.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -154,13 +155,13 @@ bool PollTrainExport(AppState& s) {
 void DrawTrainExportRow(AppState& s) {
   const bool busy = PollTrainExport(s);
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("Export");
+  ImGui::TextUnformatted(_("Export"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.0f);
   if (s.train.export_stem[0] == '\0') std::snprintf(s.train.export_stem.data(), s.train.export_stem.size(), "mhaviz-train");
   ImGui::InputText("##train_export_stem", s.train.export_stem.data(), s.train.export_stem.size());
   Probe(s, "train_export_stem");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The files' stem: each button adds its own ending (-grid.png, .gif, ...).");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The files' stem: each button adds its own ending (-grid.png, .gif, ...)."));
   for (const Kind& k : kKinds) {
     ImGui::SameLine();
     const float w = ImGui::CalcTextSize(k.button).x + 2 * ImGui::GetStyle().FramePadding.x;

@@ -16,6 +16,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/train/parts.hpp"
 #include "render/colormap.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -34,7 +35,7 @@ const HeadProfile* ProfileOf(const HeadsPicture& p, int layer, int head) {
 std::string LabelText(const HeadProfile* h) {
   if (!h) return "";
   char b[64];
-  std::snprintf(b, sizeof b, "%s %.2f", h->label.c_str(), h->score);
+  std::snprintf(b, sizeof b, "%s %.2f", HeadPatternText(h->label).c_str(), h->score);
   return b;
 }
 
@@ -68,11 +69,11 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
     const int i = std::clamp(static_cast<int>((m.y - a.y) / side * seq), 0, seq - 1);
     const int j = std::clamp(static_cast<int>((m.x - a.x) / side * seq), 0, seq - 1);
     ImGui::BeginTooltip();
-    ImGui::Text("layer %d, head %d", layer, head);
-    ImGui::Text("query %d \"%s\", key %d \"%s\"", i, t.in.tokens[static_cast<std::size_t>(i)].c_str(), j,
+    ImGui::Text(_("layer %d, head %d"), layer, head);
+    ImGui::Text(_("query %d \"%s\", key %d \"%s\""), i, t.in.tokens[static_cast<std::size_t>(i)].c_str(), j,
                 t.in.tokens[static_cast<std::size_t>(j)].c_str());
-    ImGui::Text("weight %.4f", static_cast<double>(t.attn(static_cast<Eigen::Index>(head) * seq + i, j)));
-    ImGui::TextDisabled("Click to open it large.");
+    ImGui::Text(_("weight %.4f"), static_cast<double>(t.attn(static_cast<Eigen::Index>(head) * seq + i, j)));
+    ImGui::TextDisabled(_("Click to open it large."));
     ImGui::EndTooltip();
   }
   return clicked;
@@ -82,11 +83,11 @@ void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
   const int H = p.cfg->layer.num_heads;
   const int layer = s.train.big_head / H, head = s.train.big_head % H;
   const Trace& t = p.probe->layers[static_cast<std::size_t>(layer)];
-  if (ImGui::Button("Back to all heads")) s.train.big_head = -1;
+  if (ImGui::Button(_("Back to all heads"))) s.train.big_head = -1;
   Probe(s, "train_back");
   ImGui::SameLine();
   const HeadProfile* prof = ProfileOf(p, layer, head);
-  ImGui::Text("layer %d, head %d: %s", layer, head, prof ? LabelText(prof).c_str() : "");
+  ImGui::Text(_("layer %d, head %d: %s"), layer, head, prof ? LabelText(prof).c_str() : "");
   MatrixArgs a;
   a.id = "train big head";
   a.key = key + "|" + std::to_string(s.train.big_head);
@@ -127,15 +128,15 @@ void DrawTrainTimeline(AppState& s) {
   std::snprintf(fmt, sizeof fmt, "step %d of %d", sn.step, r.progress->total);
   const float fs = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("Timeline");
+  ImGui::TextUnformatted(_("Timeline"));
   ImGui::SameLine();
   const float button = ImGui::GetFrameHeight();
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 2 * (button + ImGui::GetStyle().ItemInnerSpacing.x) -
-                          ImGui::CalcTextSize("FollowReplay").x - fs * 3.5f);
+                          (ImGui::CalcTextSize(_("Follow")).x + ImGui::CalcTextSize(_("Replay")).x) - fs * 3.5f);
   int changed = -2;
   if (ImGui::SliderInt("##timeline", &k, 0, n - 1, fmt, ImGuiSliderFlags_NoInput)) changed = k;
   Probe(s, "timeline");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Drag to replay how the heads learned; the other views follow.");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Drag to replay how the heads learned; the other views follow."));
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::PushButtonRepeat(true);
   if (ImGui::ArrowButton("##earlier", ImGuiDir_Left) && k > 0) changed = k - 1;
@@ -144,7 +145,7 @@ void DrawTrainTimeline(AppState& s) {
   ImGui::PopButtonRepeat();
   ImGui::SameLine();
   // Replay: from the start (or where the slider is), a snapshot every 150 ms.
-  if (ImGui::Button(t.playing ? "Stop" : "Replay")) {
+  if (ImGui::Button((std::string(t.playing ? _("Stop") : _("Replay")) + "###replay").c_str())) {
     t.playing = !t.playing;
     if (t.playing && k == n - 1) changed = 0;
     t.played_at = ImGui::GetTime();
@@ -157,9 +158,9 @@ void DrawTrainTimeline(AppState& s) {
   }
   ImGui::SameLine();
   bool follow = t.timeline < 0;
-  if (ImGui::Checkbox("Follow", &follow)) changed = follow ? -1 : k;
+  if (ImGui::Checkbox(_("Follow"), &follow)) changed = follow ? -1 : k;
   Probe(s, "timeline_follow");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep the newest snapshot shown while training runs.");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Keep the newest snapshot shown while training runs."));
   if (changed != -2) ShowSnapshot(s, t.shown_run, changed == n - 1 && r.progress->running ? -1 : changed);
 
   // What happened when, as the snapshots' labels tell it.
@@ -198,7 +199,7 @@ void DrawHeadsGrid(AppState& s) {
       ImGui::BeginGroup();
       if (h == 0 && L > 1) {
         ImGui::AlignTextToFramePadding();
-        ImGui::Text("layer %d", l);
+        ImGui::Text(_("layer %d"), l);
         ImGui::SameLine(row_label_w);
       }
       ImGui::BeginGroup();
@@ -210,8 +211,8 @@ void DrawHeadsGrid(AppState& s) {
       ImGui::TextUnformatted(label.c_str());
       ImGui::PopStyleColor();
       if (prof && ImGui::IsItemHovered())
-        ImGui::SetTooltip("Mean attention weight on the key this pattern names, over %s held-out sequences.\n"
-                          "Below %.1f on every pattern: spread.",
+        ImGui::SetTooltip(_("Mean attention weight on the key this pattern names, over %s held-out sequences.\n"
+                          "Below %.1f on every pattern: spread."),
                           "128", kMinLabelScore);
       ImGui::EndGroup();
       ImGui::EndGroup();

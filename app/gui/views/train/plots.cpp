@@ -12,6 +12,7 @@
 #include "gui/sources/train_session.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/train/parts.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -70,7 +71,7 @@ void DrawPlot(AppState& s, const char* id, const Plot& p, const std::vector<Seri
     if (f > 0 && f < 1) dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), pal.grid_line);
   }
   dl->AddText(ImVec2(a.x, b.y + fs * 0.1f), pal.muted_text, "0");
-  const std::string last = "step " + std::to_string(max_step);
+  const std::string last = _("step") + (" " + std::to_string(max_step));
   dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(last.c_str()).x, b.y + fs * 0.1f), pal.muted_text, last.c_str());
   if (max_step <= 0) return;
 
@@ -104,7 +105,7 @@ void DrawPlot(AppState& s, const char* id, const Plot& p, const std::vector<Seri
   const int step = std::clamp(static_cast<int>(std::lround((m.x - a.x) / w * max_step)), 1, max_step);
   dl->AddLine(ImVec2(m.x, a.y), ImVec2(m.x, b.y), pal.highlight);
   ImGui::BeginTooltip();
-  ImGui::Text("%s at step %d", p.title.c_str(), step);
+  ImGui::Text(_("%s at step %d"), p.title.c_str(), step);
   for (const Series& sr : series) {
     const auto& curve = sr.run->progress->curve;
     if (curve.empty() || curve.front().step > step) continue;
@@ -130,12 +131,14 @@ void DrawLegend(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, RunColour(r.id));
     ImGui::Checkbox("##shown", &r.shown);
     ImGui::PopStyleColor(2);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show or hide this run's curves.");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Show or hide this run's curves."));
     ImGui::SameLine();
     std::string more;
     if (r.progress) {
       const Progress& p = *r.progress;
-      more = std::to_string(p.step) + " of " + std::to_string(p.total) + " steps";
+      char b[96];
+      std::snprintf(b, sizeof b, _("%d of %d steps"), p.step, p.total);
+      more = b;
       if (!p.snapshots.empty() && !p.snapshots.back()->heldout.accuracy.empty()) {
         more += "; held-out accuracy";
         for (const double acc : p.snapshots.back()->heldout.accuracy) more += " " + Num(static_cast<float>(acc));
@@ -149,13 +152,13 @@ void DrawLegend(AppState& s) {
       t.big_head = -1;
     }
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("%s\n%s\nClick to show this run's heads and timeline.", r.label.c_str(), more.c_str());
+      ImGui::SetTooltip(_("%s\n%s\nClick to show this run's heads and timeline."), r.label.c_str(), more.c_str());
     Probe(s, ("run " + std::to_string(r.id)).c_str());
     ImGui::PopID();
   }
   if (t.runs.size() > 1) {
-    if (ImGui::SmallButton("Forget the older runs")) ClearOldRuns(s);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep only the current run's curves.");
+    if (ImGui::SmallButton(_("Forget the older runs"))) ClearOldRuns(s);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Keep only the current run's curves."));
   }
 }
 
@@ -163,12 +166,17 @@ void DrawLegend(AppState& s) {
 
 std::string TargetName(const TaskSpec& t, int k) {
   switch (t.kind) {
-    case TaskKind::Offsets: return k == 0 ? "1 back (previous)" : std::to_string(k + 1) + " back";
-    case TaskKind::Reverse: return "the mirror token";
-    case TaskKind::Sort: return "the next sorted token";
-    case TaskKind::Induction: return "the next token";
+    case TaskKind::Offsets: {
+      if (k == 0) return _("1 back (previous)");
+      char b[48];
+      std::snprintf(b, sizeof b, _("%d back"), k + 1);
+      return b;
+    }
+    case TaskKind::Reverse: return _("the mirror token");
+    case TaskKind::Sort: return _("the next sorted token");
+    case TaskKind::Induction: return _("the next token");
   }
-  return "target " + std::to_string(k);
+  return _("target") + (" " + std::to_string(k));
 }
 
 ImU32 RunColour(int id) {
@@ -201,7 +209,7 @@ void DrawTrainCurves(AppState& s) {
   }
   if (t.runs.empty()) return;
   std::vector<std::pair<Plot, std::vector<Series>>> plots;
-  Plot loss{"loss (log scale)", loss_lo < loss_hi ? std::max(loss_lo, 1e-4f) : 0.01f,
+  Plot loss{_("loss (log scale)"), loss_lo < loss_hi ? std::max(loss_lo, 1e-4f) : 0.01f,
             loss_lo < loss_hi ? loss_hi : 10.0f, true};
   std::vector<Series> ls;
   for (const auto* r : runs) ls.push_back({r, [](const CurvePoint& c) { return c.loss; }});
@@ -213,8 +221,8 @@ void DrawTrainCurves(AppState& s) {
       as.push_back({r, [k](const CurvePoint& c) {
                       return k < static_cast<int>(c.accuracy.size()) ? c.accuracy[static_cast<std::size_t>(k)] : NAN;
                     }});
-    const std::string name = task ? TargetName(*task, k) : "target " + std::to_string(k);
-    plots.emplace_back(Plot{"accuracy: " + name, 0.0f, 1.0f, false}, std::move(as));
+    const std::string name = task ? TargetName(*task, k) : _("target") + (" " + std::to_string(k));
+    plots.emplace_back(Plot{_("accuracy: ") + name, 0.0f, 1.0f, false}, std::move(as));
   }
   const float fs = ImGui::GetFontSize();
   const float avail = ImGui::GetContentRegionAvail().x;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,9 +21,36 @@
 #include "gui/views/registry.hpp"
 #include "gui/views/train/export.hpp"
 #include "gui/views/train/parts.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
+
+// The task's explanation (the core's Explain) in the interface's language.
+std::string ExplainShown(const TaskSpec& t) {
+  if (i18n::Current() == i18n::Lang::kEnglish) return Explain(t);
+  char b[768];
+  switch (t.kind) {
+    case TaskKind::Offsets:
+      std::snprintf(b, sizeof b,
+                    _("At every position, predict the token 1, 2, ... %d places back. A head attends to one place at "
+                      "a time, so each offset needs a head of its own: with %d heads each head learns one offset; "
+                      "with 1 head only one offset is solved."),
+                    t.offsets, t.offsets);
+      return b;
+    case TaskKind::Reverse:
+      return _("At position i, predict the token at position seq-1-i: each query must attend to its mirror "
+               "position, an anti-diagonal pattern.");
+    case TaskKind::Sort:
+      return _("The first half is distinct random tokens, the second half the same tokens sorted; predict each "
+               "next sorted token: a head must find the smallest token larger than the current one.");
+    case TaskKind::Induction:
+      return _("A random sequence is repeated once; in the repeat, predict the next token. Layer 0 learns a "
+               "previous-token head, layer 1 an induction head that finds where the current token was before and "
+               "copies what followed it (Olsson et al. 2022). One layer cannot do it.");
+  }
+  return Explain(t);
+}
 
 const char* NormName(Norm n) { return n == Norm::Pre ? "pre-LN" : n == Norm::Post ? "post-LN" : "no LN"; }
 
@@ -31,28 +59,29 @@ void DrawRunButtonsInline(AppState& s) {
   const TrainStatus st = CurrentStatus(s);
   const bool running = st == TrainStatus::Running;
   ImGui::BeginDisabled(running || st == TrainStatus::Starting);
-  if (ImGui::Button(st == TrainStatus::Paused ? "Resume" : "Train")) StartTraining(s);
+  if (ImGui::Button((std::string(st == TrainStatus::Paused ? _("Resume") : _("Train")) + "###train_button").c_str()))
+    StartTraining(s);
   ImGui::EndDisabled();
   Probe(s, "train_start");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("Train the Configuration panel's model on the task, from fresh weights.");
+    ImGui::SetTooltip(_("Train the Configuration panel's model on the task, from fresh weights."));
   ImGui::SameLine();
   ImGui::BeginDisabled(!running);
-  if (ImGui::Button("Pause")) PauseTraining(s);
+  if (ImGui::Button(_("Pause"))) PauseTraining(s);
   ImGui::EndDisabled();
   Probe(s, "train_pause");
   ImGui::SameLine();
   ImGui::BeginDisabled(!t.worker.get());
-  if (ImGui::Button("Reset")) ResetTraining(s);
+  if (ImGui::Button(_("Reset"))) ResetTraining(s);
   ImGui::EndDisabled();
   Probe(s, "train_reset");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("Stop the run; its curves stay for comparison.");
+    ImGui::SetTooltip(_("Stop the run; its curves stay for comparison."));
 }
 
 void DrawTask(AppState& s, float lw) {
   TrainUi& t = s.train;
-  FormLabel("task", lw);
+  FormLabel(_("task"), lw);
   const TaskKind kinds[] = {TaskKind::Offsets, TaskKind::Reverse, TaskKind::Sort, TaskKind::Induction};
   bool task_changed = false;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
@@ -78,27 +107,27 @@ void DrawTask(AppState& s, float lw) {
     Probe(s, "train_offsets");
   }
   ImGui::SameLine();
-  if (ImGui::Button("Task defaults")) ApplyTaskDefaults(s);
+  if (ImGui::Button(_("Task defaults"))) ApplyTaskDefaults(s);
   Probe(s, "train_defaults");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Heads, d_model, norm, layers, steps and learning rate that solve this task in one run.");
+    ImGui::SetTooltip(_("Heads, d_model, norm, layers, steps and learning rate that solve this task in one run."));
   ImGui::SameLine();
   DrawRunButtonsInline(s);
   if (task_changed) ApplyTaskDefaults(s);  // a task needs its own head count, layers, steps
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextWrapped("%s", Explain(t.task).c_str());
+  ImGui::TextWrapped("%s", ExplainShown(t.task).c_str());
   ImGui::PopStyleColor();
 }
 
 void DrawModelLine(AppState& s, float lw) {
   const TrainUi& t = s.train;
   const Config& c = s.choice.cfg;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%d head%s, d_model %d, %s, %s, %s mask (the task's); set in Configuration",
-                c.num_heads, c.num_heads == 1 ? "" : "s", c.d_model, NormName(c.norm),
-                c.block == Block::Encoder ? "encoder block" : "attention only",
-                TaskMask(t.task) == Mask::Causal ? "causal" : "no");
-  FormLabel("model", lw);
+  char buf[320], heads[64];
+  std::snprintf(heads, sizeof heads, P_("%d head", "%d heads", c.num_heads), c.num_heads);
+  std::snprintf(buf, sizeof buf, _("%s, d_model %d, %s, %s, %s mask (the task's); set in Configuration"), heads,
+                c.d_model, NormName(c.norm), c.block == Block::Encoder ? _("encoder block") : _("attention only"),
+                TaskMask(t.task) == Mask::Causal ? _("causal") : _("no"));
+  FormLabel(_("model"), lw);
   ImGui::TextWrapped("%s", buf);
 }
 
@@ -107,44 +136,46 @@ void DrawModelLine(AppState& s, float lw) {
 void DrawRunSettings(AppState& s, float lw) {
   TrainUi& t = s.train;
   const Config& c = s.choice.cfg;
-  char head[200];
-  std::snprintf(head, sizeof head, "Run: %d layer%s, %s positions, %d steps, learning rate %g, seed %llu###run_settings",
-                t.layers, t.layers == 1 ? "" : "s", c.positional_encoding ? ToString(t.positional) : "no", t.steps,
-                static_cast<double>(t.lr), static_cast<unsigned long long>(t.seed));
+  char head[320], layers[64];
+  std::snprintf(layers, sizeof layers, P_("%d layer", "%d layers", t.layers), t.layers);
+  std::snprintf(head, sizeof head, _("Run: %s, %s positions, %d steps, learning rate %g, seed %llu"), layers,
+                c.positional_encoding ? ToString(t.positional) : _("no"), t.steps, static_cast<double>(t.lr),
+                static_cast<unsigned long long>(t.seed));
+  std::strncat(head, "###run_settings", sizeof head - std::strlen(head) - 1);
   const bool open = ImGui::TreeNode(head);
   Probe(s, "train_settings");
   if (!open) return;
-  FormLabel("layers", lw);
+  FormLabel(_("layers"), lw);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
   ImGui::SliderInt("##layers", &t.layers, 1, 4, "%d", ImGuiSliderFlags_AlwaysClamp);
   Probe(s, "train_layers");
   ImGui::SameLine();
-  ImGui::TextUnformatted("positions");
+  ImGui::TextUnformatted(_("positions"));
   ImGui::SameLine();
   ImGui::BeginDisabled(!c.positional_encoding);
   int pos = static_cast<int>(t.positional);
-  bool p = ImGui::RadioButton("learned", &pos, static_cast<int>(Positional::Learned));
+  bool p = ImGui::RadioButton(_("learned"), &pos, static_cast<int>(Positional::Learned));
   ImGui::SameLine();
-  p |= ImGui::RadioButton("sinusoidal", &pos, static_cast<int>(Positional::Sinusoidal));
+  p |= ImGui::RadioButton(_("sinusoidal"), &pos, static_cast<int>(Positional::Sinusoidal));
   if (p) t.positional = static_cast<Positional>(pos);
   ImGui::EndDisabled();
-  HelpMarker("How the model knows where each token is: a learned vector per position, or the fixed sin/cos "
-             "encoding. Turn off Positional encoding in Configuration to train without either.");
+  HelpMarker(_("How the model knows where each token is: a learned vector per position, or the fixed sin/cos "
+             "encoding. Turn off Positional encoding in Configuration to train without either."));
 
-  FormLabel("steps", lw);
+  FormLabel(_("steps"), lw);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
   ImGui::InputInt("##steps", &t.steps, 100, 1000);
   t.steps = std::clamp(t.steps, 1, 100000);
   Probe(s, "train_steps");
   ImGui::SameLine();
-  ImGui::TextUnformatted("learning rate");
+  ImGui::TextUnformatted(_("learning rate"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
   ImGui::InputFloat("##lr", &t.lr, 0.0f, 0.0f, "%.4g");
   t.lr = std::clamp(t.lr, 1e-6f, 1.0f);
   Probe(s, "train_lr");
   ImGui::SameLine();
-  ImGui::TextUnformatted("seed");
+  ImGui::TextUnformatted(_("seed"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
   int seed = static_cast<int>(t.seed);
@@ -163,12 +194,12 @@ void DrawRunStatus(AppState& s) {
     std::snprintf(overlay, sizeof overlay, "%s: step %d of %d, %.0f steps/s", ToString(st), p->step, p->total,
                   p->steps_per_second);
   else
-    std::snprintf(overlay, sizeof overlay, "not started: press Train");
+    std::snprintf(overlay, sizeof overlay, "%s", _("not started: press Train"));
   ImGui::ProgressBar(frac, ImVec2(-1.0f, 0.0f), overlay);
   Probe(s, "train_progress");
   if (p && !p->curve.empty()) {
     const CurvePoint& c = p->curve.back();
-    std::string line = "loss " + Sig(c.loss, 3) + "; accuracy on this step's batch:";
+    std::string line = _("loss ") + Sig(c.loss, 3) + _("; accuracy on this step's batch:");
     for (float a : c.accuracy) line += " " + Sig(a, 3);
     if (!p->snapshots.empty() && !p->snapshots.back()->heldout.accuracy.empty()) {
       line += "; on held-out sequences:";
@@ -184,22 +215,22 @@ void DrawRunStatus(AppState& s) {
 void DrawFiles(AppState& s) {
   TrainUi& t = s.train;
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("Checkpoint");
+  ImGui::TextUnformatted(_("Checkpoint"));
   ImGui::SameLine();
-  const float buttons = ImGui::CalcTextSize("SaveLoad").x + ImGui::GetStyle().FramePadding.x * 4 +
+  const float buttons = (ImGui::CalcTextSize(_("Save")).x + ImGui::CalcTextSize(_("Load")).x) + ImGui::GetStyle().FramePadding.x * 4 +
                         ImGui::GetStyle().ItemSpacing.x * 2;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - buttons);
   ImGui::InputTextWithHint("##train_path", "model.npz", t.path.data(), t.path.size());
   Probe(s, "train_path");
   ImGui::SameLine();
-  if (ImGui::Button("Save")) SaveCheckpoint(s, t.path.data());
+  if (ImGui::Button(_("Save"))) SaveCheckpoint(s, t.path.data());
   Probe(s, "train_save");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("The model the views show (the timeline's step) as the checkpoint mhaviz train writes.");
+    ImGui::SetTooltip(_("The model the views show (the timeline's step) as the checkpoint mhaviz train writes."));
   ImGui::SameLine();
-  if (ImGui::Button("Load")) LoadCheckpoint(s, t.path.data());
+  if (ImGui::Button(_("Load"))) LoadCheckpoint(s, t.path.data());
   Probe(s, "train_load");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("A checkpoint from mhaviz train --out, or one saved here.");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("A checkpoint from mhaviz train --out, or one saved here."));
 }
 
 }  // namespace
@@ -219,8 +250,8 @@ void DrawTrainView(AppState& s) {
   const float fs = ImGui::GetFontSize();
   if (heads && curves && ImGui::GetContentRegionAvail().x >= fs * 46.0f &&
       ImGui::BeginTable("##train_split", 2, ImGuiTableFlags_BordersInnerV)) {
-    ImGui::TableSetupColumn("heads", ImGuiTableColumnFlags_WidthStretch, 1.15f);
-    ImGui::TableSetupColumn("curves", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(_("heads"), ImGuiTableColumnFlags_WidthStretch, 1.15f);
+    ImGui::TableSetupColumn(_("curves"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableNextColumn();
     DrawTrainTimeline(s);
     DrawHeadsGrid(s);

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""GUI tests of the Korean interface (GNU gettext, po/ko.po).
+
+    i18n_test.py TEST MHAVIZ
+
+Exit 0 pass, 1 fail, 77 skip (no display).
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gui_test as g  # noqa: E402
+from teach_test import click  # noqa: E402
+
+check = g.check
+HANGUL = re.compile("[\uac00-\ud7a3]")
+# Menus and tabs as po/ko.po writes them (a few, by key: the test reads them back as shown).
+KO_MENUS = ["파일", "보기", "도움말"]
+KO_TABS = {"heatmaps": "히트맵", "train": "학습", "lesson": "수업", "model-view": "모델 뷰"}
+EN_MENUS = ["File", "View", "Help"]
+
+
+def dump(mhaviz, d, *args, env_extra=None, name="dump.json", size=(1280, 800)):
+    out = os.path.join(d, name)
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        env.pop(k, None)
+    env.update(env_extra or {})
+    subprocess.run([mhaviz, "gui", "--frames", "3", "--width", str(size[0]), "--height", str(size[1]),
+                    "--dump-state", out, *args], check=True, env=env, cwd=d, capture_output=True)
+    return g.read_json(out)
+
+
+def check_korean(final, how):
+    check(final["language"] == "ko", f"{how}: language {final['language']!r}, expected ko")
+    check(final["labels"]["menus"] == KO_MENUS, f"{how}: menus {final['labels']['menus']}")
+    for view, label in KO_TABS.items():
+        check(final["labels"]["tabs"][view] == label, f"{how}: tab {view} shows {final['labels']['tabs'][view]!r}")
+    # The keys stay English: a script reading --dump-state is not broken by the language.
+    check(final["views"]["view"] == "heatmaps", f"{how}: the view's key is {final['views']['view']!r}")
+
+
+def test_environment_and_flag(mhaviz, d):
+    """LANG=ko_KR.UTF-8 (not a generated locale here: C.UTF-8 stands in) and --lang ko give
+    Korean menus and tabs; LANG=C and --lang en English; --lang beats the environment."""
+    check_korean(dump(mhaviz, d, env_extra={"LANG": "ko_KR.UTF-8"}), "LANG=ko_KR.UTF-8")
+    check_korean(dump(mhaviz, d, env_extra={"LANGUAGE": "ko", "LANG": "C"}), "LANGUAGE=ko")
+    check_korean(dump(mhaviz, d, "--lang", "ko"), "--lang ko")
+    en = dump(mhaviz, d, env_extra={"LANG": "C"})
+    check(en["language"] == "en" and en["labels"]["menus"] == EN_MENUS, f"LANG=C: {en['labels']}")
+    en = dump(mhaviz, d, "--lang", "en", env_extra={"LANG": "ko_KR.UTF-8"})
+    check(en["language"] == "en" and en["labels"]["tabs"]["heatmaps"] == "Heatmaps", f"--lang en over LANG=ko: {en['labels']}")
+    # The teaching error the window shows, in Korean with the same suggestions; the
+    # dump's "error" stays the core's English (scripts read it).
+    bad = dump(mhaviz, d, "--lang", "ko", "--heads", "8", "--d-model", "100", name="bad.json")
+    check(not bad["ok"] and bad["error"].startswith("d_model = 100 is not divisible"), f"error: {bad['error']!r}")
+    shown = bad["error_shown"]
+    check("나누어떨어지지 않습니다" in shown and "96" in shown and "104" in shown and "{1, 2, 4}" in shown,
+          f"the Korean error: {shown!r}")
+    en_bad = dump(mhaviz, d, "--heads", "8", "--d-model", "100", name="bad_en.json", env_extra={"LANG": "C"})
+    check(en_bad["error_shown"] == en_bad["error"], "in English the window shows the core's message as it is")
+    # Numbers keep their '.' in Korean: the trace's numbers are the exported files' numbers.
+    ko = dump(mhaviz, d, "--lang", "ko", "--sentence", "the cat sat")
+    check(ko["ok"], f"Korean run failed: {ko['error']}")
+    check(str(ko["trace"]["attention"][0][0][0]).count(",") == 0, "a weight was written with a decimal comma")
+
+
+def test_menu_switch(mhaviz, d):
+    """View > Language > 한국어 switches the menus and tabs at the next frame, without a
+    restart, and the choice is saved in the settings file; English switches back."""
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"), LANG="C")
+    env.pop("LANGUAGE", None)
+    env.pop("LC_ALL", None)
+    app = g.App(mhaviz, d, [], settings=True, env=env)
+    try:
+        p = app.settle()
+        check(p["language"] == "en" and p["labels"]["menus"] == EN_MENUS, f"starts English: {p['labels']}")
+        for code, menus in (("ko", KO_MENUS), ("en", EN_MENUS)):
+            click(app, app.widget("menu view"))
+            app.wait_for(lambda p: "menu language" in p["widgets"], "the View menu")
+            click(app, app.widget("menu language"))
+            click(app, app.widget("language " + code))
+            p = app.wait_for(lambda p: p["language"] == code, f"the language to become {code}", timeout=20)
+            # The first frame in the new language already shows it everywhere.
+            check(p["labels"]["menus"] == menus, f"{code}: the frame that reports it shows menus {p['labels']['menus']}")
+            want = KO_TABS["heatmaps"] if code == "ko" else "Heatmaps"
+            check(p["labels"]["tabs"]["heatmaps"] == want, f"{code}: tab {p['labels']['tabs']['heatmaps']!r}")
+            click(app, app.widget("menu view"))  # close the menu again
+            app.settle()
+        app.quit()
+    finally:
+        app.kill()
+    saved = g.read_json(os.path.join(d, "config", "mhaviz", "settings.json"))
+    check(saved["ui"].get("language") == "en", f"settings.json keeps the last choice: {saved['ui']}")
+    # And a saved choice is what the next start uses, over the environment.
+    cfg = os.path.join(d, "config", "mhaviz", "settings.json")
+    saved["ui"]["language"] = "ko"
+    open(cfg, "w", encoding="utf-8").write(__import__("json").dumps(saved))
+    final = dump(mhaviz, d, "--settings", env_extra={"LANG": "C"})
+    check(final["language"] == "ko", "a saved Korean choice is used at the next start")
+
+
+def test_every_tab_korean(mhaviz, d):
+    """Every tab opened in Korean at 1280x800 (100%) and at 150% / 200% text (the two-row
+    buttons): every tab shown whole (no clipped or hidden tab), the labels Korean, and no
+    glyph drawn as a box. Screenshots are kept in the test's directory for a person."""
+    views = None
+    for pct in (100, 150, 200):
+        for size in ((1280, 800), (1920, 1080)) if pct == 100 else ((1280, 800),):
+            out = dump(mhaviz, d, "--lang", "ko", *(["--settings"] if pct != 100 else []), size=size,
+                       name=f"v-{pct}-{size[0]}.json")
+            views = views or list(out["labels"]["tabs"].keys())
+            for view in views:
+                shot = os.path.join(d, f"ko-{view}-{size[0]}x{size[1]}-{pct}.png")
+                probe = os.path.join(d, "probe.json")
+                env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+                subprocess.run([mhaviz, "gui", "--lang", "ko", "--frames", "4", "--view", view, "--width", str(size[0]),
+                                "--height", str(size[1]), "--probe", probe, "--screenshot", shot,
+                                *(["--settings"] if pct != 100 else [])], check=True, env=env, cwd=d,
+                               capture_output=True)
+                p = g.read_json(probe)
+                check(p["view"] == view, f"{view}: opened {p['view']}")
+                win_w = p["window"][0]
+                for name in views:
+                    r = p["widgets"].get("tab " + name)
+                    check(r is not None, f"{view} at {size}, {pct}%: tab {name} not drawn")
+                    check(r[0] >= 0 and r[0] + r[2] <= win_w + 0.5, f"{view} at {size}: tab {name} outside the window {r}")
+                tabs = p["labels"]["tabs"]
+                check(HANGUL.search(tabs["heatmaps"]), f"tabs not Korean: {tabs}")
+                check(all("?" not in t for t in tabs.values()), f"a tab label has '?': {tabs}")
+        # The next size: the settings file carries the text size.
+        os.makedirs(os.path.join(d, "config", "mhaviz"), exist_ok=True)
+        open(os.path.join(d, "config", "mhaviz", "settings.json"), "w").write(
+            '{"version": 1, "sentence": "the cat sat on the mat", "config": {"d_model": 512, "num_heads": 8},'
+            ' "ui": {"text_size": %d}}' % (150 if pct == 100 else 200))
+        # Boxes: every character of po/ko.po is in every font the interface draws text
+        # with (regular, bold headings, small tab buttons), at this text size.
+        final = g.read_json(os.path.join(d, f"v-{pct}-1280.json"))
+        cg = final["catalog_glyphs"]
+        check(cg["characters"] > 300, f"the catalogue's characters were not read: {cg['characters']}")
+        for font, missing in cg["missing"].items():
+            check(not missing, f"{pct}%: the {font} font lacks " + ", ".join("U+%04X" % c for c in missing[:12]))
+        for t in list(final["labels"]["tabs"].values()) + final["labels"]["menus"]:
+            check("\ufffd" not in t and "?" not in t, f"a replacement character in {t!r}")
+
+
+def test_export_korean(mhaviz, d):
+    """mhaviz export --lang ko draws the title and captions in Korean (the SVG's text is
+    readable); without --lang they stay English; the GUI's --export in Korean does the same."""
+    env = dict(os.environ)
+    for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        env.pop(k, None)
+    run = lambda *a: subprocess.run([mhaviz, "export", "--quiet", "--sentence", "the cat sat", *a], check=True, env=env,
+                                    cwd=d, capture_output=True)
+    run("--lang", "ko", "--svg", "ko.svg", "--png", "ko.png")
+    run("--svg", "en.svg")
+    ko = open(os.path.join(d, "ko.svg"), encoding="utf-8").read()
+    en = open(os.path.join(d, "en.svg"), encoding="utf-8").read()
+    for caption in ("Multi-Head 셀프 어텐션 가중치", "문장:", "헤드 0", "각 행의 합은 1"):
+        check(caption in ko, f"export --lang ko: {caption!r} not in the SVG")
+    check("Multi-head self-attention weights" in en and not HANGUL.search(en), "the English export has Korean text")
+    # Numbers are the same in both: only the words change.
+    nums = lambda t: re.findall(r">(\d\.\d\d)<", t)
+    check(nums(ko) and nums(ko) == nums(en), "the weights printed in the cells differ between the languages")
+    bad = subprocess.run([mhaviz, "export", "--lang", "fr", "--svg", "x.svg"], env=env, cwd=d, capture_output=True,
+                         text=True)
+    check(bad.returncode == 2 and "fr" in bad.stderr, f"--lang fr: status {bad.returncode}, {bad.stderr!r}")
+
+
+TESTS = {
+    "export_korean": (test_export_korean, False),
+    "environment_and_flag": test_environment_and_flag,
+    "menu_switch": test_menu_switch,
+    "every_tab_korean": test_every_tab_korean,
+}
+
+if __name__ == "__main__":
+    sys.exit(g.run_main(TESTS, __doc__, "i18n"))
