@@ -52,6 +52,7 @@ class App:
     """One running mhaviz window, with its probe file."""
 
     def __init__(self, mhaviz, workdir, extra, size=(1280, 800), settings=False, env=None):
+        self.mhaviz = mhaviz
         self.dir = workdir
         self.probe_path = os.path.join(workdir, "probe.json")
         self.final_path = os.path.join(workdir, "final.json")
@@ -827,24 +828,31 @@ def test_slider_stops(mhaviz, d):
         check("error" not in v[key], f"{key} shows an error instead of the last valid results: {v[key]}")
 
 
-# What each view draws when it has results to show (a probe it makes only then).
-VIEW_CONTENT = {
-    "heatmaps": "map 0", "query": "query_table", "scaling": "scaling_with", "heads": "head_metrics",
-    "head-count": "head_count_table", "gqa": "gqa_diagram", "cross": "cross_explanation", "lesson": "load_lesson",
-    "inspector": "inspect_map", "head-view": "head_view_canvas", "model-view": "model_view_first_map",
-}  # (and Train, which sets its task's own configuration when opened; Next, a language model's only)
+def view_registry(mhaviz, d):
+    """The views in tab order, from the app's own registry (--dump-state's
+    views.registry): each one's name, tab label, and the probe it draws once it shows
+    the current trace ("shows"; null for Train, which brings its own model, and Next,
+    a language model's only). A view added to the registry is visited without being
+    listed here."""
+    path = os.path.join(d, "registry.json")
+    subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "1", "--dump-state", path], check=True, cwd=d,
+                   env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), timeout=120)
+    views = read_json(path)["views"]["registry"]
+    check(len(views) >= 13 and views[0]["name"] == "heatmaps", f"the registry lists {views}")
+    return views
 
 
 def visit_views_last_valid(app):
     """With a typed configuration that cannot run, every tab (each reachable in the
     window, without scrolling the tab bar) still shows the last valid results, dimmed,
     under the error: none is blank."""
+    views = view_registry(app.mhaviz, app.dir)
     p = app.settle()
     win = p["window"]
-    for name in ("train", "next"):
+    for name in (v["name"] for v in views if not v["shows"]):
         r = p["widgets"][f"tab {name}"]
         check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
-    for name, content in VIEW_CONTENT.items():
+    for name, content in ((v["name"], v["shows"]) for v in views if v["shows"]):
         r = app.widget(f"tab {name}")
         check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
         app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)

@@ -80,9 +80,9 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["export_message"] = s.exp.message;
   j["export_path"] = std::string(s.exp.path.data());
   j["focused_text"] = ImGui::GetIO().WantTextInput;
-  j["view"] = ViewName(s.teach.view);
+  j["view"] = s.teach.view;
   j["file_message"] = s.teach.file_message;
-  j["train"] = TrainProbeJson(s);
+  ViewsProbeJson(s, j);  // each view's own entry (the Train view's "train")
   return j;
 }
 

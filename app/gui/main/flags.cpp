@@ -19,13 +19,13 @@ const char* kFooter =
 void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
   const std::string g = "Teaching views";
   app.add_option_function<std::string>(
-         "--view", [&t](const std::string& v) { t.view = ViewIndexByName(v); },
+         "--view", [&t](const std::string& v) { t.view = v; },
          "start on a view: " + ViewNamesJoined())
       ->type_name("NAME")
       ->group(g)
       ->check(CLI::Validator(
           [](std::string& v) {
-            return ViewIndexByName(v) >= 0 ? std::string()
+            return FindView(v) ? std::string()
                                            : "--view must be one of " + ViewNamesJoined() + "; got '" + v + "'.";
           },
           ""));
@@ -44,18 +44,7 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
       ->type_name("TENSOR")
       ->group(g);
   cli::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : t.heads) = true; })->group(g);
-  app.add_flag("--train-autostart", t.train_autostart,
-               "press Train when the Train view first opens (with --view train: at start)")
-      ->group(g);
-  app.add_option("--train-task", t.train_task, "the Train view's task: offsets, reverse, sort or induction")
-      ->type_name("NAME")
-      ->group(g)
-      ->check(CLI::IsMember({"offsets", "reverse", "sort", "induction"}));
-  cli::IntFlag(
-      app, "--train-offsets", 1, 4, [&t](int v) { t.train_offsets = v; },
-      "the offsets task's K: predict the tokens 1..K back (default 2)")
-      ->type_name("K")
-      ->group(g);
+  DeclareViewFlags(app, g, t.views);  // each view's own (the Train view's --train-*)
 }
 
 void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
@@ -202,13 +191,8 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
   if (f.lesson) LoadLessonExample(s);
   if (f.heads) LoadPositionalHeadsExample(s);
   if (f.lesson || f.heads) NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : "heads", s);
-  if (f.view >= 0) {
-    s.teach.view = static_cast<View>(f.view);
-    s.teach.select_view = true;
-  }
-  s.train.autostart = f.train_autostart;
-  if (!f.train_task.empty()) s.train.task.kind = ParseTask(f.train_task);
-  if (f.train_offsets > 0) s.train.task.offsets = f.train_offsets;
+  if (!f.view.empty()) ShowView(s.teach, f.view.c_str());
+  for (const auto& apply : f.views) apply(s);
   if (f.head >= 0) {
     const int H = s.choice.cfg.num_heads;
     if (f.head >= H)
@@ -224,9 +208,8 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
     const bool per_head = f.inspect == "q" || f.inspect == "k" || f.inspect == "v" || f.inspect == "scores" ||
                           f.inspect == "attn" || f.inspect == "context";
     s.teach.inspect.mode = per_head ? InspectSelection::Mode::Head : InspectSelection::Mode::Whole;
-    if (f.view < 0) {
-      s.teach.view = View::Inspector;
-      s.teach.select_view = true;
+    if (f.view.empty()) {
+      ShowView(s.teach, "inspector");
     }
   }
 }

@@ -8,20 +8,19 @@
 
 #include "cli/model_trace.hpp"
 #include "gui/state/app_state.hpp"
+#include "gui/views/registry.hpp"
 #include "options/flags.hpp"
 
 namespace mha::gui {
 
 // --view NAME, --view-head H, --view-query I, --inspect TENSOR, --preset lesson | heads.
 struct TeachFlags {
-  int view = -1;
+  std::string view;  // a name the registry has ("" = as saved)
   int head = -1, query = -1;
   std::string inspect;
   bool lesson = false;
   bool heads = false;  // --preset heads
-  bool train_autostart = false;  // --train-autostart
-  std::string train_task;        // --train-task
-  int train_offsets = 0;         // --train-offsets
+  ViewFlagActions views;  // what the views' own flags set (the registry's ViewEntry::flags)
 };
 
 // The largest window (and so screenshot) mhaviz opens: 8K UHD. Its framebuffers, the

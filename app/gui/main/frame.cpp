@@ -222,8 +222,9 @@ void DrawFrame(AppState& s) {
   Probe(s, "split_v");
   if (dx != 0.0f) s.layout.left_width = (left + dx) / scale;
 
-  // The one place the core runs (a training run's newest snapshot may set `dirty`).
-  UpdateTraining(s);
+  // The one place the core runs (a view's work, such as a training run's newest
+  // snapshot, may set `dirty`).
+  UpdateViews(s);
   if (s.dirty || s.churn) Recompute(s);
   RunPendingExports(s);
 

@@ -14,6 +14,7 @@
 #include "gui/state/teach_state.hpp"
 #include "gui/state/textures.hpp"
 #include "gui/state/train_state.hpp"
+#include "gui/state/view_store.hpp"
 #include "mha/mha.hpp"
 #include "render/colormap.hpp"
 
@@ -173,6 +174,7 @@ struct AppState {
   ModelSource source;  // seeded weights, the positional heads, or a trained model (source_state.hpp)
   TrainUi train;       // the Train view and its run (train_state.hpp)
   LmViewsUi lmv;       // the head view's toggles and hover (above)
+  ViewStore views;     // each view's own state, kept in the view's file (view_store.hpp)
   bool quit = false;
 };
 

@@ -251,4 +251,13 @@ json DumpHeadsView(AppState& s) {
   return heads;
 }
 
+ViewEntry HeadsView() {
+  ViewEntry v{"heads", "Metrics", "Head metrics and similarity",
+              "each head's entropy, sharpness and pattern; how alike heads are"};
+  v.draw = &DrawHeadsView;
+  v.dump = &DumpHeadsView;
+  v.shows = "head_metrics";
+  return v;
+}
+
 }  // namespace mha::gui

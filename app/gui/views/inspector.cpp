@@ -192,4 +192,13 @@ json DumpInspectorView(AppState& s) {
   return iv;
 }
 
+ViewEntry InspectorView() {
+  ViewEntry v{"inspector", "Inspect", "Tensor inspector",
+              "any tensor of the trace, as a heatmap with its values"};
+  v.draw = &DrawInspectorView;
+  v.dump = &DumpInspectorView;
+  v.shows = "inspect_map";
+  return v;
+}
+
 }  // namespace mha::gui

@@ -34,4 +34,13 @@ void DrawHeatmapsView(AppState& s) {
   DrawHeatmapsPanel(s);
 }
 
+ViewEntry HeatmapsView() {
+  ViewEntry v{"heatmaps", "Heatmaps", "Attention heatmaps (all heads)",
+              "the attention weights of every head and their mean"};
+  v.draw = &DrawHeatmapsView;
+  v.shows = "map 0";
+  v.scrolls = false;  // the maps fit themselves
+  return v;
+}
+
 }  // namespace mha::gui

@@ -140,4 +140,13 @@ nlohmann::json DumpHeadView(AppState& s) {
   return j;
 }
 
+ViewEntry HeadView() {
+  ViewEntry v{"head-view", "Head view", "Head view: query-to-key lines, one colour per head",
+              "BertViz's head view: lines from each query to its keys, opacity = weight"};
+  v.draw = &DrawHeadView;
+  v.dump = &DumpHeadView;
+  v.shows = "head_view_canvas";
+  return v;
+}
+
 }  // namespace mha::gui

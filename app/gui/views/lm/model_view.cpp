@@ -98,8 +98,7 @@ void OpenHead(AppState& s, int layer, int h) {
   }
   s.ui.enlarged = h;
   s.teach.head = h;
-  s.teach.view = View::Heatmaps;
-  s.teach.select_view = true;
+  ShowView(s.teach, "heatmaps");
 }
 
 }  // namespace
@@ -192,6 +191,15 @@ nlohmann::json DumpModelView(AppState& s) {
   for (const HeadProfile& hp : Labels(s, &on))
     labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
   return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}};
+}
+
+ViewEntry ModelView() {
+  ViewEntry v{"model-view", "Model view", "Model view: every layer x head on the sentence",
+              "every layer x head as a small heatmap; click one to open it"};
+  v.draw = &DrawModelView;
+  v.dump = &DumpModelView;
+  v.shows = "model_view_first_map";
+  return v;
 }
 
 }  // namespace mha::gui

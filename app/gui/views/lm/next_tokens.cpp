@@ -78,4 +78,12 @@ nlohmann::json DumpNextTokensView(AppState& s) {
   return j;
 }
 
+ViewEntry NextTokensView() {
+  ViewEntry v{"next", "Next", "Next-piece predictions of the language model",
+              "the language model's 5 likeliest next pieces after each position"};
+  v.draw = &DrawNextTokensView;
+  v.dump = &DumpNextTokensView;
+  return v;
+}
+
 }  // namespace mha::gui
