@@ -185,7 +185,7 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
           },
           ""));
   PresetFlag(app, [&e](const std::string& v) { e.preset = v; })->group("What to compute");
-  AddModelSourceFlags(app, e.source);
+  options::AddModelFlags(app, e.source);
   app.add_flag("--grid", e.grid,
                "with --model: every head of every layer on one picture (a row of maps per layer),\n"
                "labelled with what each head does")
@@ -195,7 +195,7 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
-  CheckModelSourceFlags(argv, e.source,
+  options::CheckModelFlags(argv, e.source,
                         {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid",
                           "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit", "--view",
                           "--sentence", "-s"});

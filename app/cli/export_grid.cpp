@@ -29,7 +29,7 @@ std::vector<HeadProfile> LabelHeads(const Model& m) {
 }  // namespace
 
 int ExportGrid(const ExportArgs& e) {
-  const LoadedModelTrace m = LoadForTrace(e.source.model, e.source.tokens, e.source.example, 0);
+  const lm::LoadedModelTrace m = lm::LoadForTrace(e.source.model, e.source.tokens, e.source.example, 0);
   if (!e.svg_path.empty() && render::GridCellCount(m.trace) > render::kMaxSvgCells)
     throw UsageError("the SVG would hold " + Thousands(render::GridCellCount(m.trace)) +
                      " cells, too many for any viewer (the limit is " + Thousands(render::kMaxSvgCells) +

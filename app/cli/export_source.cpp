@@ -26,7 +26,7 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
                 std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ").");
   s.lm_run = e.source.tokens.empty()
                  ? lm::RunOnSentence(model, e.run.sentence_given ? e.run.sentence : kDefaultSentence, 0)
-                 : lm::RunOnIds(model, ParseTokenIds(e.source.tokens), 0);
+                 : lm::RunOnIds(model, lm::ParseTokenIds(e.source.tokens), 0);
   s.notice = s.lm_run.notice;
   s.kind = ExportSource::Kind::LanguageModel;
   s.layer = e.source.layer;
@@ -38,7 +38,7 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
 }
 
 void FromCheckpoint(const ExportArgs& e, ExportSource& s) {
-  s.checkpoint = LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer);
+  s.checkpoint = lm::LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer);
   s.kind = ExportSource::Kind::Checkpoint;
   s.sentence = "layer " + std::to_string(s.checkpoint.layer) + " of " + e.source.model;
   s.positional = PositionalNote(s.checkpoint.model.cfg.positional);

@@ -69,7 +69,7 @@ int TraceLanguageModel(const TraceArgs& ta) {
     throw Error("--layer " + std::to_string(ta.source.layer) + " does not exist: the model has " +
                 std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ").");
   const lm::SentenceRun r = ta.source.tokens.empty() ? lm::RunOnSentence(model, ta.run.sentence_given ? ta.run.sentence : kDefaultSentence, ta.source.top_k)
-                                                     : lm::RunOnIds(model, ParseTokenIds(ta.source.tokens), ta.source.top_k);
+                                                     : lm::RunOnIds(model, lm::ParseTokenIds(ta.source.tokens), ta.source.top_k);
   if (!r.notice.empty()) std::cerr << "mhaviz trace: note: " << r.notice << "\n";
   const Trace& t = r.trace.layers[static_cast<std::size_t>(ta.source.layer)];
   std::vector<std::pair<std::string, std::string>> files;

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "cli/model_trace.hpp"
+#include "lm/model_trace.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "lm_trace.hpp"
@@ -75,7 +75,7 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
       ->type_name("OUT.json")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", t.quiet, "do not print the table")->group(kOutputGroup);
-  AddModelSourceFlags(app, t.source);
+  options::AddModelFlags(app, t.source);
   IntFlag(app, "--top-k", 1, 100, [&t](int v) { t.source.top_k = v; },
           "a language model's K likeliest next pieces at every position (with --model)")
       ->group("A trained model (mhaviz train)");
@@ -83,7 +83,7 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
 
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
-  if (!t.help) CheckModelSourceFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k"});
+  if (!t.help) options::CheckModelFlags(argv, t.source, {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k"});
   // Both are staged, then renamed one after the other: the second would silently win,
   // however the same file is spelled (./o.x, a symlink, a hard link).
   if (!t.help) {
@@ -116,7 +116,7 @@ void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& not
 // sentence's trace is.
 int TraceModel(const TraceArgs& ta) {
   if (WantsLanguageModel(ta)) return TraceLanguageModel(ta);
-  LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer);
+  lm::LoadedModelTrace m = lm::LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer);
   const Trace& t = m.Layer();
   if (!ta.json_path.empty()) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   WriteTraceFiles(ta, t, "");

@@ -11,7 +11,7 @@
 
 #include "options/terminal.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 namespace {
 
 // Sizes are range-checked loosely here (so absurd numbers never reach an allocation)
@@ -378,4 +378,4 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
       ->group(g);
 }
 
-}  // namespace mha::cli
+}  // namespace mha::options

@@ -138,7 +138,7 @@ std::string DumpStateJson(AppState& s, int frames) {
 }
 
 nlohmann::json StatsJson(const AppState& s, int frame, int fb_w, int fb_h, const char* gl_renderer) {
-  using cli::Median;
+  using options::Median;
   // The first frames build the font atlas and upload textures: leave them out.
   std::vector<double> frames(s.timing.frame_ms.begin() + std::min<std::size_t>(2, s.timing.frame_ms.size()),
                              s.timing.frame_ms.end());

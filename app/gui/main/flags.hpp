@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/model_trace.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/views/registry.hpp"
 #include "options/flags.hpp"
+#include "options/model_flags.hpp"
 
 namespace mha::gui {
 
@@ -43,19 +43,19 @@ struct GuiOptions {
 };
 
 struct GuiArgs {
-  cli::RunOptions run;
+  options::RunOptions run;
   TeachFlags teach;
-  cli::ModelSource model;  // --model M.npz --tokens --example --layer: a trained model drives the views
+  options::ModelFlags model;  // --model M.npz --tokens --example --layer: a trained model drives the views
   GuiOptions gui;
   bool help = false;
   std::string help_text;
 };
 void DeclareGuiFlags(CLI::App& app, GuiArgs& a);
-GuiArgs ParseGuiArgs(const std::vector<std::string>& args);  // throws cli::UsageError
+GuiArgs ParseGuiArgs(const std::vector<std::string>& args);  // throws options::UsageError
 
 // The flags on top of `s.choice` (defaults or saved settings). Reads --sentence-file,
 // --input and --weights (mha::Error for a bad file).
-void ApplyRunOptions(const cli::RunOptions& o, AppState& s);
+void ApplyRunOptions(const options::RunOptions& o, AppState& s);
 void ApplyTeachFlags(const TeachFlags& f, AppState& s);
 // --model: ApplyModelFlags (sources/train_session.hpp).
 

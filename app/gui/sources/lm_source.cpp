@@ -10,7 +10,8 @@
 
 #include <imgui.h>
 
-#include "cli/model_trace.hpp"
+#include "lm/model_trace.hpp"
+#include "options/model_flags.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/app_state.hpp"
@@ -90,15 +91,15 @@ void UseSmallModel(AppState& s) {
   UseLanguageModel(s, cached, kSmallModelName);
 }
 
-bool ApplyLanguageModelFlag(const cli::ModelSource& m, AppState& s) {
+bool ApplyLanguageModelFlag(const options::ModelFlags& m, AppState& s) {
   if (m.model.empty()) return false;
   Model model = io::LoadModel(m.model);
   if (!lm::IsLanguageModel(model.cfg)) return false;
   if (!m.tokens.empty() || m.example != 0)
-    throw cli::UsageError("--tokens and --example choose the input of a task model; " + m.model +
+    throw options::UsageError("--tokens and --example choose the input of a task model; " + m.model +
                           " is a language model: give it a sentence with --sentence \"...\".");
   if (m.layer >= model.cfg.num_layers)
-    throw cli::UsageError("--layer " + std::to_string(m.layer) + " is out of range: " + m.model + " has " +
+    throw options::UsageError("--layer " + std::to_string(m.layer) + " is out of range: " + m.model + " has " +
                           std::to_string(model.cfg.num_layers) + " layers (0 .. " +
                           std::to_string(model.cfg.num_layers - 1) + ").");
   auto lm = std::make_shared<const lm::LanguageModel>(lm::WrapLanguageModel(std::move(model), "", m.model));

@@ -11,8 +11,8 @@
 #include "io/assets.hpp"
 #include "lm/language_model.hpp"
 
-namespace mha::cli {
-struct ModelSource;
+namespace mha::options {
+struct ModelFlags;
 }
 
 namespace mha::gui {
@@ -42,8 +42,8 @@ void UseSmallModel(AppState& s);
 
 // gui --model LM.npz [--layer i]: a language model checkpoint becomes the source, on
 // the sentence (--sentence or the saved one). Returns false (nothing done) when --model
-// is absent or not a language model; throws mha::Error / cli::UsageError otherwise.
-bool ApplyLanguageModelFlag(const cli::ModelSource& m, AppState& s);
+// is absent or not a language model; throws mha::Error / options::UsageError otherwise.
+bool ApplyLanguageModelFlag(const options::ModelFlags& m, AppState& s);
 
 // RecomputeFromModel's branch for a language model: RunOnSentence on the typed text,
 // the pieces as the tokens, the selected layer's Trace, the next pieces. Never throws.

@@ -57,8 +57,9 @@ struct Result {
   std::uint64_t generation = 0;  // bumps on every successful recompute
 };
 
-// Splitter positions, saved in imgui.ini (see settings.cpp).
-struct Layout {
+// Splitter positions, saved in imgui.ini's [mhaviz][Layout] (see settings.cpp). (The
+// exported figure's layout is render::Layout.)
+struct Splitters {
   float left_width = 0.0f;    // pixels at scale 1; 0 = default
   float flow_height = 0.0f;   // pixels at scale 1; 0 = default
   bool flow_collapsed = false; // shape-flow panel folded to its title line
@@ -165,7 +166,7 @@ struct AppState {
   FileSources files;
   Result result;
   Live live;  // the cached stages of the recompute (embeddings, weights, projections)
-  Layout layout;
+  Splitters splitters;
   ExportUi exp;
   Pending pending;
   Timing timing;

@@ -309,7 +309,7 @@ void DeclareTrainFlags(CLI::App& app, const std::string& g, ViewFlagActions& act
       ->type_name("NAME")
       ->group(g)
       ->check(CLI::IsMember({"offsets", "reverse", "sort", "induction"}));
-  cli::IntFlag(
+  options::IntFlag(
       app, "--train-offsets", 1, 4,
       [&actions](int v) { actions.push_back([v](AppState& s) { s.train.task.offsets = v; }); },
       "the offsets task's K: predict the tokens 1..K back (default 2)")
