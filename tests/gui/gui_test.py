@@ -25,6 +25,10 @@ HOLD = 0.06  # seconds a key or button is held: ImGui must see it across frames
 # 0.25 s), so `timeout` seconds of waiting are at least this many frames a second.
 FRAMES_PER_SECOND = 4
 STALL = 60  # seconds without a new frame: the window has hung
+# A run of the app or the CLI that has not ended in this many seconds has hung. Only a
+# hang detector: on a 2-core machine at load 29 a `gui --frames 2` of a megabyte
+# sentence file took over 120 s, which is no failure of the app.
+RUN_TIMEOUT = 600
 
 
 class Fail(Exception):
@@ -68,7 +72,7 @@ class App:
             [mhaviz, "gui", "--settings" if settings else "--no-settings", "--width", str(size[0]), "--height", str(size[1]), "--screenshot", os.path.join(workdir, "last.png"),
              "--probe", self.probe_path, "--dump-state", self.final_path, *extra],
             cwd=workdir, env=env)
-        self.wait_for(lambda p: True, "the window to come up", timeout=120)
+        self.wait_for(lambda p: True, "the window to come up", timeout=RUN_TIMEOUT)
         out = subprocess.run(["xdotool", "search", "--sync", "--name", "^mhaviz"], check=True,
                              capture_output=True, text=True).stdout.split()
         check(out, "no mhaviz window found")
@@ -154,10 +158,10 @@ class App:
     def quit(self):
         self.key("ctrl", "q")
         try:
-            rc = self.proc.wait(timeout=30)
+            rc = self.proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
             self.proc.send_signal(signal.SIGTERM)
-            rc = self.proc.wait(timeout=30)
+            rc = self.proc.wait(timeout=120)
             raise Fail("Ctrl+Q did not close the window")
         check(rc == 0, f"mhaviz exited with status {rc}")
         return read_json(self.final_path)
@@ -416,7 +420,7 @@ def test_automation(mhaviz, d):
         check(m[2] > 20 and m[3] > 20, f"map {k} is only {m[2]}x{m[3]} px")
     # No OpenGL 3.3 (Mesa told to offer only 3.0): a clear message and exit 1.
     r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True,
-                       env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=60)
+                       env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=RUN_TIMEOUT)
     check(r.returncode == 1 and "OpenGL 3.3" in r.stderr, f"without GL 3.3: status {r.returncode}, {r.stderr!r}")
     # A screenshot to an unwritable place is a clear error, exit 1.
     r = subprocess.run([mhaviz, "gui", "--frames", "1", "--screenshot", "/nonexistent-dir/x.png"],
@@ -538,7 +542,7 @@ def test_bad_input(mhaviz, d):
         if os.path.exists(dump):
             os.unlink(dump)
         return subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, *args],
-                              capture_output=True, text=True, env=env, timeout=120)
+                              capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
 
     # --sentence-file was parsed but ignored by the GUI.
     sfile = os.path.join(d, "s.txt")
@@ -578,10 +582,10 @@ def test_bad_input(mhaviz, d):
 def test_no_display(mhaviz, d):
     """Without a display: a clear message and exit status 1, no crash."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
     check(r.returncode == 1, f"status {r.returncode}")
     check("display" in r.stderr.lower(), f"stderr {r.stderr!r}")
-    r = subprocess.run([mhaviz, "gui", "--frames", "zero"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run([mhaviz, "gui", "--frames", "zero"], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
     check(r.returncode == 2 and "--frames" in r.stderr, f"usage error: status {r.returncode}, {r.stderr!r}")
 
 
@@ -600,7 +604,7 @@ def test_layout(mhaviz, d):
         probe = os.path.join(d, f"{name}.probe.json")
         subprocess.run([mhaviz, "gui", "--frames", "6", "--width", str(size[0]), "--height", str(size[1]),
                         "--dump-state", dump, "--probe", probe, "--screenshot", os.path.join(d, f"{name}.png"),
-                        *args], check=True, env=env, cwd=d, timeout=120)
+                        *args], check=True, env=env, cwd=d, timeout=RUN_TIMEOUT)
         final = read_json(dump)
         check(final["ok"], f"{name}: {final['error']}")
         return final, final["layout"], read_json(probe)["widgets"]
@@ -803,7 +807,7 @@ def test_text(mhaviz, d):
     os.mkfifo(fifo)
     for bad in (fifo, "/dev/zero"):
         r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "2", "--dump-state", dump],
-                           env=dict(os.environ, MHAVIZ_FONT=bad), cwd=d, capture_output=True, text=True, timeout=120)
+                           env=dict(os.environ, MHAVIZ_FONT=bad), cwd=d, capture_output=True, text=True, timeout=RUN_TIMEOUT)
         check(r.returncode == 0 and "not a regular file" in read_json(dump)["font_notice"],
               f"MHAVIZ_FONT={bad}: exit {r.returncode}, notice {read_json(dump)['font_notice']!r}")
     # ... and the box is not a '?' on screen either: the two windows differ.
@@ -880,7 +884,7 @@ def view_registry(mhaviz, d):
     listed here."""
     path = os.path.join(d, "registry.json")
     subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "1", "--dump-state", path], check=True, cwd=d,
-                   env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), timeout=120)
+                   env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), timeout=RUN_TIMEOUT)
     views = read_json(path)["views"]["registry"]
     check(len(views) >= 13 and views[0]["name"] == "heatmaps", f"the registry lists {views}")
     return views
@@ -1020,7 +1024,7 @@ def test_masked_grey(mhaviz, d):
     env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
     subprocess.run([mhaviz, "gui", "--frames", "4", "--width", "1280", "--height", "800", "--sentence",
                     "the cat sat on the mat", "--mask", "causal", "--inspect", "attn", "--screenshot", shot,
-                    "--probe", probe], check=True, env=env, cwd=d, timeout=120)
+                    "--probe", probe], check=True, env=env, cwd=d, timeout=RUN_TIMEOUT)
     r = read_json(probe)["widgets"]["inspect_map"]
     w, h, px = png_rgb(shot)
     x = int(r[0] + r[2]) - 6  # inside the last column: keys after every query but the last
