@@ -25,12 +25,19 @@ void InputQueue::Install(GLFWwindow* window) {
     QueueOf(w)->PushKey(key, sc, action, mods);
   });
   glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int c) { QueueOf(w)->PushChar(c); });
-  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int b, int a, int) { QueueOf(w)->PushButton(b, a); });
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int b, int a, int) {
+    if (!QueueOf(w)->HavePointer()) {
+      double x = 0, y = 0;
+      glfwGetCursorPos(w, &x, &y);
+      QueueOf(w)->NoteCursor(x, y);
+    }
+    QueueOf(w)->PushButton(b, a);
+  });
   glfwSetScrollCallback(window, [](GLFWwindow* w, double x, double y) {
     QueueOf(w)->NoteActivity();
     ImGui_ImplGlfw_ScrollCallback(w, x, y);
   });
-  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { QueueOf(w)->NoteActivity(); });
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double x, double y) { QueueOf(w)->NoteCursor(x, y); });
   glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int entered) {
     QueueOf(w)->NoteActivity();
     ImGui_ImplGlfw_CursorEnterCallback(w, entered);
@@ -50,12 +57,16 @@ void InputQueue::PushKey(int key, int scancode, int action, int mods) {
 void InputQueue::PushButton(int button, int action) {
   activity_ = true;
   if (button < 0 || button >= kButtons) return;
-  events_.push_back(Event{Kind::Button, button, 0, action, 0, 0});
+  Event e{Kind::Button, button, 0, action, 0, 0};
+  e.x = x_;
+  e.y = y_;
+  events_.push_back(e);
 }
 
 void InputQueue::SetMouseButtons() const {
   ImGuiIO& io = ImGui::GetIO();
   for (int b = 0; b < kButtons; ++b) io.MouseDown[b] = down_[b];
+  if (at_button_) io.MousePos = ImVec2(static_cast<float>(button_x_), static_cast<float>(button_y_));
 }
 
 void InputQueue::PushChar(unsigned int c) {
@@ -64,6 +75,7 @@ void InputQueue::PushChar(unsigned int c) {
 }
 
 void InputQueue::Drain(GLFWwindow* window) {
+  at_button_ = false;
   // Keys whose state changed this frame; a second change must wait a frame.
   std::vector<int> touched;
   bool non_text_key_down = false;
@@ -76,6 +88,9 @@ void InputQueue::Drain(GLFWwindow* window) {
       // never one frame.
       if ((e.action == GLFW_PRESS && !e.waited) || !touched.empty()) break;
       down_[e.key] = e.action == GLFW_PRESS;
+      at_button_ = true;
+      button_x_ = e.x;
+      button_y_ = e.y;
       events_.pop_front();
       break;
     }

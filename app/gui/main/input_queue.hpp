@@ -10,7 +10,9 @@
 // arrived, when ImGui has seen the pointer where it was pressed, and each button
 // changes at most once a frame, so a press and its release are never one frame.
 // Buttons and keys share one queue, in the order they came, so a Ctrl+click keeps its
-// Ctrl and a key typed after a click reaches the field the click focused.
+// Ctrl and a key typed after a click reaches the field the click focused. A button
+// change reaches ImGui with the pointer where it happened (the pointer may have moved
+// on by then: the start of a quick drag must land on the splitter it started on).
 #pragma once
 
 #include <deque>
@@ -47,6 +49,13 @@ class InputQueue {
   void PushKey(int key, int scancode, int action, int mods);
   void PushChar(unsigned int c);
   void PushButton(int button, int action);
+  void NoteCursor(double x, double y) {
+    activity_ = true;
+    x_ = x;
+    y_ = y;
+    have_pos_ = true;
+  }
+  bool HavePointer() const { return have_pos_; }
   void NoteActivity() { activity_ = true; }
 
  private:
@@ -56,10 +65,15 @@ class InputQueue {
     int key = 0, scancode = 0, action = 0, mods = 0;  // Button: key is the button
     unsigned int codepoint = 0;
     bool waited = false;  // a frame has passed since it arrived
+    double x = 0, y = 0;  // Button: the pointer when it happened
   };
   std::deque<Event> events_;
   static constexpr int kButtons = 5;  // ImGui's mouse buttons
   bool down_[kButtons] = {};
+  double x_ = 0, y_ = 0;  // the pointer, as the events so far left it
+  bool have_pos_ = false;  // a cursor event has come (before one, GLFW is asked)
+  bool at_button_ = false;  // this frame hands over a button change, at (button_x_, button_y_)
+  double button_x_ = 0, button_y_ = 0;
   bool activity_ = false;
 };
 
