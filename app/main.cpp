@@ -94,7 +94,7 @@ int Run(const std::vector<std::string>& args) {
     return 2;
   }
 #endif
-  std::cerr << "mhaviz: unknown command '" << mha::cli::TerminalSafe(cmd) << "'.\n\n" << Help();
+  std::cerr << "mhaviz: unknown command '" << mha::options::TerminalSafe(cmd) << "'.\n\n" << Help();
   return 2;
 }
 

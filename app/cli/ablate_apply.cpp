@@ -1,11 +1,17 @@
 #include "ablate_apply.hpp"
 
-#include "ablate_model.hpp"
+#include "lm/ablate_model.hpp"
 #include "io/checkpoint.hpp"
 #include "mha/forward.hpp"
 #include "options/ablate_flags.hpp"
 
 namespace mha::cli {
+
+using lm::AblationSubject;
+using lm::FindProfile;
+using lm::LoadSubject;
+using lm::ReferenceLoss;
+using lm::SubjectLabels;
 
 void AblateOwnLayer(const RunOptions& o, const Config& cfg, const std::shared_ptr<const Weights>& weights,
                     Inputs& in) {
@@ -48,6 +54,13 @@ std::string AblationBanner(const RunOptions& o, int num_layers, int num_heads) {
   for (std::size_t i = 0; i < o.ablate.size(); ++i) s += (i ? ", " : "") + HeadName(o.ablate[i]);
   const std::string only = ResidualOnlyNote(o.ablate, num_layers, num_heads);
   return only.empty() ? s : s + "; " + only;
+}
+
+lm::TraceHow TraceHowFor(const RunOptions& o, const std::string& path) {
+  lm::TraceHow how;
+  how.attention = o.cfg.attention;
+  how.ablate = [&o, path](const Model& m, const std::vector<int>& tokens) { return AblateModel(o, path, m, tokens); };
+  return how;
 }
 
 }  // namespace mha::cli

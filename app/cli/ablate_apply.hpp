@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lm/model_trace.hpp"
 #include "mha/ablation.hpp"
 #include "options/run_options.hpp"
 
@@ -24,6 +25,11 @@ void AblateOwnLayer(const RunOptions& o, const Config& cfg, const std::shared_pt
 // other data, the input tokens themselves.
 std::vector<HeadAblation> AblateModel(const RunOptions& o, const std::string& path, const Model& m,
                                       const std::vector<int>& tokens);
+
+// How trace and export run a checkpoint at `path` (lm::LoadForTrace): every layer's
+// attention core as --attention says, and the heads --ablate knocks out. `o` must
+// outlive the call to LoadForTrace.
+lm::TraceHow TraceHowFor(const RunOptions& o, const std::string& path);
 
 // "knocked out (zero ablation): L1H3, L0H2" and, if every head is out, why only the
 // residual path is left; "" without --ablate.

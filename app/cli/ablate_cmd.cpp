@@ -11,12 +11,19 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "ablate_model.hpp"
+#include "lm/ablate_model.hpp"
 #include "commands.hpp"
 #include "options/ablate_flags.hpp"
 #include "options/terminal.hpp"
 
 namespace mha::cli {
+
+using lm::AblationSubject;
+using lm::FindProfile;
+using lm::LoadSubject;
+using lm::ReferenceLoss;
+using lm::SubjectLabels;
+
 namespace {
 
 struct AblateArgs {

@@ -44,6 +44,19 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     app.add_option("--tokenizer", text_args.tokenizer, "the SentencePiece .model whose pieces are the vocabulary")
         ->group(text_group);
     IntFlag(app, "--repeat", 1, 100000, [&repeat](int v) { repeat = v; }, "timed steps (default 20)");
+    // How long `mhaviz train` runs and its warm-up shape the learning-rate schedule, not
+    // what one step costs: refused here (with what to use instead), not ignored.
+    static const std::pair<const char*, const char*> kNotTimed[] = {
+        {"--steps", "sets how many steps `mhaviz train` runs"},
+        {"--warmup", "sets `mhaviz train`'s learning-rate warm-up"}};
+    for (const auto& [flag, what] : kNotTimed) {
+      app.remove_option(app.get_option(flag));
+      for (const std::string& arg : argv)
+        if (arg == flag || arg.rfind(std::string(flag) + "=", 0) == 0)
+          throw UsageError(std::string(flag) + " " + what + "; `mhaviz bench --train` times --repeat N steps (default " +
+                           std::to_string(repeat) + ") after two warm-up steps, and a step costs the same at any " +
+                           "point of the schedule. Use --repeat N.");
+    }
     if (ParseFlags(app, "bench", argv)) {
       std::cout << app.help();
       return 0;

@@ -1,7 +1,8 @@
 // The headless subcommands. None of them touches GLFW or needs a display.
 #pragma once
 
-#include "cli/model_trace.hpp"
+#include "lm/model_trace.hpp"
+#include "options/model_flags.hpp"
 
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@ struct TraceArgs {
   RunOptions run;
   std::string npz_path, json_path;
   bool quiet = false;
-  ModelSource source;  // a trained checkpoint's layer instead of a sentence
+  options::ModelFlags source;  // a trained checkpoint's layer instead of a sentence
   bool grid = false;   // with --model: every layer x head on one picture
   bool attention_given = false;  // --attention: kept for --model's layers too
   bool help = false;  // --help seen: print help_text, ignore the rest
@@ -42,7 +43,7 @@ struct ExportArgs {
   bool header = true;                  // --no-header
   std::string fit;                     // --fit W:H, e.g. 16:9
   bool quiet = false;
-  ModelSource source;  // a trained checkpoint's layer instead of a sentence
+  options::ModelFlags source;  // a trained checkpoint's layer instead of a sentence
   bool grid = false;   // with --model: every layer x head on one picture
   std::string view = "heatmaps";  // --view heatmaps|head
   std::string preset;             // --preset lesson|hand|heads: a hand-built example instead of seeded weights

@@ -195,7 +195,7 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
       ->group(kOutputGroup)
       ->check(CLI::IsMember({"en", "ko"}));
   PresetFlag(app, [&e](const std::string& v) { e.preset = v; })->group("What to compute");
-  AddModelSourceFlags(app, e.source);
+  options::AddModelFlags(app, e.source);
   app.add_flag("--grid", e.grid,
                "with --model: every head of every layer on one picture (a row of maps per layer),\n"
                "labelled with what each head does")
@@ -208,10 +208,10 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean))
     throw Error("--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
                 "share/locale; build the mhaviz-translations target or reinstall.");
-  CheckModelSourceFlags(argv, e.source,
+  options::CheckModelFlags(argv, e.source,
                         {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid",
                           "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit", "--view",
-                          "--sentence", "-s"});
+                          "--sentence", "-s", "--lang"});
   if (!e.preset.empty()) {
     if (!e.source.model.empty())
       throw UsageError("--preset and --model both say which weights to draw; give one of them.");

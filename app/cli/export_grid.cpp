@@ -29,7 +29,8 @@ std::vector<HeadProfile> LabelHeads(const Model& m) {
 }  // namespace
 
 int ExportGrid(const ExportArgs& e) {
-  const LoadedModelTrace m = LoadForTrace(e.source.model, e.source.tokens, e.source.example, 0, &e.run);
+  const lm::LoadedModelTrace m =
+      lm::LoadForTrace(e.source.model, e.source.tokens, e.source.example, 0, TraceHowFor(e.run, e.source.model));
   if (!e.svg_path.empty() && render::GridCellCount(m.trace) > render::kMaxSvgCells)
     throw UsageError("the SVG would hold " + Thousands(render::GridCellCount(m.trace)) +
                      " cells, too many for any viewer (the limit is " + Thousands(render::kMaxSvgCells) +

@@ -39,7 +39,7 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
   const std::vector<HeadAblation>* ablate = ab.empty() ? nullptr : &ab;
   s.lm_run = e.source.tokens.empty()
                  ? lm::RunOnSentence(model, e.run.sentence_given ? e.run.sentence : kDefaultSentence, 0, ablate)
-                 : lm::RunOnIds(model, ParseTokenIds(e.source.tokens), 0, ablate);
+                 : lm::RunOnIds(model, lm::ParseTokenIds(e.source.tokens), 0, ablate);
   s.notice = s.lm_run.notice;
   s.kind = ExportSource::Kind::LanguageModel;
   s.layer = e.source.layer;
@@ -52,7 +52,8 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
 }
 
 void FromCheckpoint(const ExportArgs& e, ExportSource& s) {
-  s.checkpoint = LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer, &e.run);
+  s.checkpoint = lm::LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer,
+                                 TraceHowFor(e.run, e.source.model));
   s.kind = ExportSource::Kind::Checkpoint;
   s.sentence = "layer " + std::to_string(s.checkpoint.layer) + " of " + e.source.model;
   s.positional = PositionalNote(s.checkpoint.model.cfg.positional);

@@ -14,7 +14,7 @@
 namespace mha::cli {
 
 struct ExportSource {
-  LoadedModelTrace checkpoint;  // --model (not a language model)
+  lm::LoadedModelTrace checkpoint;  // --model (not a language model)
   lm::SentenceRun lm_run;       // --model of a language model
   Trace own;                    // seeded weights or a preset
   enum class Kind { Own, LanguageModel, Checkpoint } kind = Kind::Own;

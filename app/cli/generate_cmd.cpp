@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/model_trace.hpp"
+#include "options/model_flags.hpp"
 #include "commands.hpp"
 #include "io/assets.hpp"
 #include "io/checkpoint.hpp"

@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "cli/ablate_apply.hpp"
-#include "cli/model_trace.hpp"
+#include "lm/model_trace.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "lm_trace.hpp"
@@ -92,7 +92,7 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
     t.run.cfg_edits.push_back([a](Config& c) { c.attention = a; });
     t.attention_given = true;
   })->group(kComputeGroup);
-  AddModelSourceFlags(app, t.source);
+  options::AddModelFlags(app, t.source);
   IntFlag(app, "--top-k", 1, 100, [&t](int v) { t.source.top_k = v; },
           "a language model's K likeliest next pieces at every position (with --model)")
       ->group("A trained model (mhaviz train)");
@@ -101,8 +101,8 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
 TraceArgs ParseTraceArgs(const std::vector<std::string>& argv) {
   TraceArgs t = ParseCommandArgs("trace", kTraceAbout, kTraceFooter, DeclareTraceFlags, argv);
   if (!t.help)
-    CheckModelSourceFlags(argv, t.source,
-                          {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k", "--attention"});
+    options::CheckModelFlags(argv, t.source,
+                             {"--npz", "--json", "-q", "--quiet", "--sentence", "-s", "--top-k", "--attention"});
   if (!t.help && t.run.ablate_given && !t.source.model.empty() && !t.run.input_npz.empty())
     throw UsageError("--input gives a seeded layer its input; with --model the checkpoint reads tokens.");
   // Both are staged, then renamed one after the other: the second would silently win,
@@ -137,7 +137,8 @@ void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& not
 // sentence's trace is.
 int TraceModel(const TraceArgs& ta) {
   if (WantsLanguageModel(ta)) return TraceLanguageModel(ta);
-  LoadedModelTrace m = LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer, &ta.run);
+  lm::LoadedModelTrace m =
+      lm::LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer, TraceHowFor(ta.run, ta.source.model));
   const Trace& t = m.Layer();
   if (!ta.json_path.empty() && t.cfg.attention == Attention::Standard) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   WriteTraceFiles(ta, t, "");

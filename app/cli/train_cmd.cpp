@@ -19,7 +19,7 @@
 #include "io/checkpoint.hpp"
 #include "mha/heads.hpp"
 #include "mha/training_run.hpp"
-#include "model_trace.hpp"
+#include "lm/model_trace.hpp"
 #include "options/flags.hpp"
 #include "render/train_render.hpp"
 #include "text_train.hpp"

@@ -12,7 +12,7 @@
 #include "options/ablate_flags.hpp"
 #include "options/terminal.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 namespace {
 
 // Sizes are range-checked loosely here (so absurd numbers never reach an allocation)
@@ -399,4 +399,4 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
       ->group(g);
 }
 
-}  // namespace mha::cli
+}  // namespace mha::options

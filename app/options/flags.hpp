@@ -30,7 +30,7 @@
 
 #include "options/run_options.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 
 inline constexpr const char* kComputeGroup = "What to compute";
 inline constexpr const char* kOutputGroup = "Output";
@@ -97,4 +97,10 @@ CLI::Option* AttentionFlag(CLI::App& app, std::function<void(Attention)> set);
 // `set` gets the name.
 CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> set);
 
+}  // namespace mha::options
+
+// The subcommands (namespace mha::cli) use these names unqualified, and branches
+// written before the options had their own namespace spell them cli::.
+namespace mha::cli {
+using namespace mha::options;
 }  // namespace mha::cli

@@ -5,7 +5,7 @@
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 
 void CheckRunOptions(const RunOptions& o) {
   if (o.sentence_given && !o.sentence_file.empty())
@@ -62,4 +62,4 @@ int Guard(const std::string& command, const std::function<int()>& body) {
   }
 }
 
-}  // namespace mha::cli
+}  // namespace mha::options

@@ -11,7 +11,7 @@
 
 #include "mha/mha.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 
 // A mistake in the command line: exit status 2.
 class UsageError : public std::runtime_error {
@@ -64,4 +64,10 @@ Inputs LoadInputNpz(const RunOptions& o);
 // exception) to 1, with "mhaviz <command>: error: ..." on stderr.
 int Guard(const std::string& command, const std::function<int()>& body);
 
+}  // namespace mha::options
+
+// The subcommands (namespace mha::cli) use these names unqualified, and branches
+// written before the options had their own namespace spell them cli::.
+namespace mha::cli {
+using namespace mha::options;
 }  // namespace mha::cli

@@ -1,6 +1,6 @@
 #include "options/terminal.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 namespace {
 
 const char kHex[] = "0123456789ABCDEF";
@@ -83,4 +83,4 @@ std::string TerminalToken(const std::string& tok, std::size_t max_chars) {
   return out;
 }
 
-}  // namespace mha::cli
+}  // namespace mha::options

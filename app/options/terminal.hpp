@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-namespace mha::cli {
+namespace mha::options {
 
 // `s` with C0 controls, DEL, C1 controls and invalid UTF-8 bytes as \xNN, and the
 // bidi embeddings, overrides, isolates and marks (U+061C, U+200E, U+200F,
@@ -21,4 +21,10 @@ std::string TerminalSafe(const std::string& s, bool keep_newlines = false);
 // ("... (+N bytes)" for the rest), so a pasted 1 MiB "word" stays one line.
 std::string TerminalToken(const std::string& tok, std::size_t max_chars = 60);
 
+}  // namespace mha::options
+
+// The subcommands (namespace mha::cli) use these names unqualified, and branches
+// written before the options had their own namespace spell them cli::.
+namespace mha::cli {
+using namespace mha::options;
 }  // namespace mha::cli

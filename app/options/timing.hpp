@@ -6,7 +6,7 @@
 #include <ctime>
 #include <vector>
 
-namespace mha::cli {
+namespace mha::options {
 
 using BenchClock = std::chrono::steady_clock;
 
@@ -26,4 +26,10 @@ inline double Median(std::vector<double> v) {
   return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+}  // namespace mha::options
+
+// The subcommands (namespace mha::cli) use these names unqualified, and branches
+// written before the options had their own namespace spell them cli::.
+namespace mha::cli {
+using namespace mha::options;
 }  // namespace mha::cli

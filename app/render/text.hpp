@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "render/render.hpp"
+#include "text/utf8.hpp"
 
 struct stbtt_fontinfo;
 
 namespace mha::render {
 
-// UTF-8 to code points; malformed bytes become U+FFFD (tokens are already valid,
-// but titles may hold anything the caller passes).
-std::vector<char32_t> DecodeUtf8(std::string_view s);
-std::string EncodeUtf8(const std::vector<char32_t>& cps);
+// UTF-8 to code points and back (text/utf8.hpp).
+using text::DecodeUtf8;
+using text::EncodeUtf8;
 
 // One loaded font file. The bytes live as long as the process (loaded once).
 struct Face {

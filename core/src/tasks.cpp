@@ -110,6 +110,10 @@ int ExpectedKey(const TaskSpec& t, int target, int i, const std::vector<int>& to
   return -1;
 }
 
+void HeldOutBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int batch, Batch& out) {
+  MakeBatch(t, seed + 1, index, batch, out);
+}
+
 void MakeBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int batch, Batch& out) {
   Validate(t);
   const int S = t.seq, K = NumTargets(t), V = t.vocab, half = S / 2;

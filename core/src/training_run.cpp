@@ -10,9 +10,6 @@ namespace {
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// Held-out batches come from their own stream, never from a training batch's.
-constexpr std::uint64_t kHeldoutStream = 0x5eed0f4e1d0b7ull;
-
 }  // namespace
 
 TrainSetup DefaultSetup(const TaskSpec& task) {
@@ -111,7 +108,7 @@ TrainingRun::TrainingRun(TrainSetup setup, const Model& init)
   if (setup_.heldout || setup_.data)
     heldout_ = setup_.heldout ? *setup_.heldout : *setup_.data;
   else
-    MakeBatch(setup_.task, setup_.data_seed ^ kHeldoutStream, 0, setup_.heldout_batch, heldout_);
+    HeldOutBatch(setup_.task, setup_.data_seed, 0, setup_.heldout_batch, heldout_);
   if (setup_.data) train_batch_ = setup_.data.get();
   for (int i = 0; i < heldout_.seq; ++i) probe_tokens_.push_back(heldout_.token(setup_.probe_index, i));
   work_.total = setup_.steps;

@@ -54,6 +54,20 @@ class Bench(unittest.TestCase):
         self.assertGreaterEqual(j["median_ms"], j["min_ms"])
         self.assertGreater(j["min_ms"], 0)
 
+    def test_train_refuses_flags_it_does_not_time(self):
+        # --steps and --warmup shape `mhaviz train`'s schedule, not a step's cost: refused
+        # with what to use instead (they used to be accepted and ignored).
+        for flag in (["--steps", "5"], ["--warmup=3"]):
+            r = run("--train", "--d-model", "16", "--heads", "2", "--repeat", "2", *flag)
+            self.assertEqual(r.returncode, 2, f"{flag}: {r.stdout} {r.stderr}")
+            self.assertIn("--repeat N", r.stderr)
+            self.assertIn(flag[0].split("=")[0], r.stderr)
+            self.assertNotIn("{", r.stdout, "timed anyway")
+        r = run("--train", "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("--steps", r.stdout)
+        self.assertIn("--repeat", r.stdout)
+
     def test_two_threads_and_gqa(self):
         j = self.last_json("--seq", "20", "--d-model", "48", "--heads", "6", "--kv-heads", "2",
                            "--threads", "2", "--repeat", "2")

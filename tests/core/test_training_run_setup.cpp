@@ -147,3 +147,32 @@ TEST_CASE("the setup's messages name the caller's controls: flags for mhaviz tra
   s.names.steps = "steps (Train settings)";
   CHECK_THAT(why(s), Catch::StartsWith("steps (Train settings) must be 0 to 1000000"));
 }
+
+TEST_CASE("a task run evaluates on HeldOutBatch, the held-out examples trace --model --example shows", "[train][run]") {
+  TaskSpec t;
+  t.seq = 6;
+  t.vocab = 5;
+  TrainSetup s = DefaultSetup(t);
+  s.model = SmallModel(t);
+  s.model_given = true;
+  s.data_seed = 21;
+  s.heldout_batch = 16;
+  s.probe_index = 3;
+  s.steps = 2;
+  s.batch = 8;
+  s.snapshot_every = 2;
+  TrainingRun run(s);
+  run.RunHere();
+  Batch heldout;
+  HeldOutBatch(t, s.data_seed, 0, s.heldout_batch, heldout);
+  const auto p = run.Latest();
+  const ModelTrace& probe = p->snapshots.back()->probe;
+  REQUIRE(probe.tokens.size() == static_cast<std::size_t>(t.seq));
+  for (int i = 0; i < t.seq; ++i) CHECK(probe.tokens[static_cast<std::size_t>(i)] == heldout.token(s.probe_index, i));
+  Trainer trainer(1);
+  CHECK(p->snapshots.back()->heldout.loss == trainer.Evaluate(run.model(), heldout).loss);
+  // Never a training batch: those are MakeBatch(task, data_seed, step, ...).
+  Batch first;
+  MakeBatch(t, s.data_seed, 0, s.heldout_batch, first);
+  CHECK(first.tokens != heldout.tokens);
+}

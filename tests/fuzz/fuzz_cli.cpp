@@ -15,7 +15,7 @@
 
 namespace {
 
-using mha::cli::RunOptions;
+using mha::options::RunOptions;
 
 std::vector<std::string> SplitArgs(const std::uint8_t* data, std::size_t size) {
   const char* p = reinterpret_cast<const char*>(data);
@@ -50,7 +50,7 @@ void PrepareAndRun(const RunOptions& o) {
       const float s = t.attn.row(r).sum();
       FUZZ_CHECK(std::abs(s - 1.0f) < 1e-4f, "attn row %ld sums to %g", static_cast<long>(r), double(s));
     }
-  } catch (const mha::cli::UsageError&) {
+  } catch (const mha::options::UsageError&) {
   } catch (const mha::Error&) {
   }
 }
@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (cmd != c.name) a.insert(a.begin(), cmd);
     try {
       c.parse_and_run(a);
-    } catch (const mha::cli::UsageError& e) {
+    } catch (const mha::options::UsageError& e) {
       FUZZ_CHECK(std::strlen(e.what()) > 0, "empty usage message");
     } catch (const mha::Error& e) {
       FUZZ_CHECK(std::strlen(e.what()) > 0, "empty error message");

@@ -21,6 +21,14 @@ import time
 
 SKIP = 77
 HOLD = 0.06  # seconds a key or button is held: ImGui must see it across frames
+# Waits count the app's frames: idle, it still draws 4 frames a second (it wakes every
+# 0.25 s), so `timeout` seconds of waiting are at least this many frames a second.
+FRAMES_PER_SECOND = 4
+STALL = 60  # seconds without a new frame: the window has hung
+# A run of the app or the CLI that has not ended in this many seconds has hung. Only a
+# hang detector: on a 2-core machine at load 29 a `gui --frames 2` of a megabyte
+# sentence file took over 120 s, which is no failure of the app.
+RUN_TIMEOUT = 600
 
 
 class Fail(Exception):
@@ -52,6 +60,7 @@ class App:
     """One running mhaviz window, with its probe file."""
 
     def __init__(self, mhaviz, workdir, extra, size=(1280, 800), settings=False, env=None):
+        self.mhaviz = mhaviz
         self.dir = workdir
         self.probe_path = os.path.join(workdir, "probe.json")
         self.final_path = os.path.join(workdir, "final.json")
@@ -63,7 +72,7 @@ class App:
             [mhaviz, "gui", "--settings" if settings else "--no-settings", "--width", str(size[0]), "--height", str(size[1]), "--screenshot", os.path.join(workdir, "last.png"),
              "--probe", self.probe_path, "--dump-state", self.final_path, *extra],
             cwd=workdir, env=env)
-        self.wait_for(lambda p: True, "the window to come up", timeout=60)
+        self.wait_for(lambda p: True, "the window to come up", timeout=RUN_TIMEOUT)
         out = subprocess.run(["xdotool", "search", "--sync", "--name", "^mhaviz"], check=True,
                              capture_output=True, text=True).stdout.split()
         check(out, "no mhaviz window found")
@@ -77,15 +86,34 @@ class App:
             return None
 
     def wait_for(self, pred, what, timeout=20):
-        end = time.time() + timeout
-        last = None
-        while time.time() < end:
+        """The probe once it satisfies `pred`. The budget is counted in the app's own
+        frames (the probe's frame counter), not in seconds: it fails only once the app
+        has drawn FRAMES_PER_SECOND x `timeout` frames since the wait began (what
+        `timeout` seconds hold when idle) and `timeout` seconds have passed, so a busy
+        machine that draws slowly is waited for, not failed. A window that draws no new
+        frame for STALL seconds has hung, which fails too (ctest's timeout is the last
+        bound)."""
+        start = time.time()
+        last, first_frame, last_frame, last_change = None, None, None, start
+        while True:
             check(self.proc.poll() is None, f"mhaviz exited (status {self.proc.returncode}) while waiting for {what}")
             last = self.probe()
-            if last is not None and pred(last):
-                return last
+            now = time.time()
+            if last is not None:
+                if pred(last):
+                    return last
+                frame = last.get("frame", 0)
+                first_frame = frame if first_frame is None else first_frame
+                if frame != last_frame:
+                    last_frame, last_change = frame, now
+                drawn = frame - first_frame
+                if now - start >= timeout and drawn >= FRAMES_PER_SECOND * timeout:
+                    raise Fail(f"timed out waiting for {what} ({drawn} frames, {now - start:.0f} s); "
+                               f"last probe: {json.dumps(last)[:600]}")
+            if now - last_change > max(STALL, timeout):
+                raise Fail(f"timed out waiting for {what}: no new frame for {now - last_change:.0f} s; "
+                           f"last probe: {json.dumps(last)[:600]}")
             time.sleep(0.05)
-        raise Fail(f"timed out waiting for {what}; last probe: {json.dumps(last)[:600]}")
 
     def settle(self, frames=3):
         """The probe after `frames` more frames: what an action changed is laid out."""
@@ -130,10 +158,10 @@ class App:
     def quit(self):
         self.key("ctrl", "q")
         try:
-            rc = self.proc.wait(timeout=30)
+            rc = self.proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
             self.proc.send_signal(signal.SIGTERM)
-            rc = self.proc.wait(timeout=30)
+            rc = self.proc.wait(timeout=120)
             raise Fail("Ctrl+Q did not close the window")
         check(rc == 0, f"mhaviz exited with status {rc}")
         return read_json(self.final_path)
@@ -250,6 +278,29 @@ def test_type_and_drag(mhaviz, d):
         check_trace_matches(final, reference_trace(mhaviz, d, typed, final["trace"]["config"]))
 
 
+def test_fast_clicks(mhaviz, d):
+    """Clicks whose move, press and release fall within one frame (no hold, as a quick
+    click on a slow frame) are not lost: each tab opens. Dear ImGui 1.86 ignores a press
+    on a tab the pointer was not on the frame before; the input queue holds the press a
+    frame."""
+    app = App(mhaviz, d, ["--sentence", "the cat sat on the mat"], size=(1600, 1000))
+    try:
+        views = [v["name"] for v in view_registry(mhaviz, d)]
+        p = app.settle()
+        for name in views[1:6] + views[:1]:
+            r = p["widgets"][f"tab {name}"]
+            start = p["frame"]
+            xdo("mousemove", "--window", app.wid, int(r[0] + r[2] / 2), int(r[1] + r[3] / 2), "mousedown", 1,
+                "mouseup", 1)
+            # The press is handed over a frame late and the tab opens a frame after it:
+            # 20 frames are plenty, however long each takes.
+            p = app.wait_for(lambda p: p["view"] == name or p["frame"] >= start + 20, f"the {name} tab")
+            check(p["view"] == name, f"a quick click on tab {name} was lost: the view is still {p['view']}")
+        app.quit()
+    finally:
+        app.kill()
+
+
 def test_fast_keys(mhaviz, d):
     """Keys pressed and released within one frame (no hold) are not lost: the input queue."""
     app = App(mhaviz, d, ["--sentence", "x"])
@@ -269,15 +320,13 @@ def test_fast_keys(mhaviz, d):
         # Escape leaves the field without reverting what was typed (ImGui's default).
         app.key("Escape")
         app.key("z")  # not in the field any more: no effect
-        time.sleep(0.3)
-        p = app.probe()
+        p = app.settle(6)  # the keys are handed out one a frame: all of them seen
         check(p["sentence"] == "abcd", f"after Escape the sentence is {p['sentence']!r}, expected 'abcd'")
         # A quick Enter (pressed and released at once) leaves the field, text intact.
         app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
         xdo("key", "--delay", 0, "Return")
         app.key("y")
-        time.sleep(0.3)
-        p = app.probe()
+        p = app.settle(6)
         check(p["sentence"] == "abcd", f"after Enter the sentence is {p['sentence']!r}, expected 'abcd'")
         final = app.quit()
     finally:
@@ -371,7 +420,7 @@ def test_automation(mhaviz, d):
         check(m[2] > 20 and m[3] > 20, f"map {k} is only {m[2]}x{m[3]} px")
     # No OpenGL 3.3 (Mesa told to offer only 3.0): a clear message and exit 1.
     r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True,
-                       env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=60)
+                       env=dict(env, MESA_GL_VERSION_OVERRIDE="3.0"), timeout=RUN_TIMEOUT)
     check(r.returncode == 1 and "OpenGL 3.3" in r.stderr, f"without GL 3.3: status {r.returncode}, {r.stderr!r}")
     # A screenshot to an unwritable place is a clear error, exit 1.
     r = subprocess.run([mhaviz, "gui", "--frames", "1", "--screenshot", "/nonexistent-dir/x.png"],
@@ -499,7 +548,7 @@ def test_bad_input(mhaviz, d):
         if os.path.exists(dump):
             os.unlink(dump)
         return subprocess.run([mhaviz, "gui", "--frames", "2", "--dump-state", dump, *args],
-                              capture_output=True, text=True, env=env, timeout=120)
+                              capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
 
     # --sentence-file was parsed but ignored by the GUI.
     sfile = os.path.join(d, "s.txt")
@@ -539,10 +588,10 @@ def test_bad_input(mhaviz, d):
 def test_no_display(mhaviz, d):
     """Without a display: a clear message and exit status 1, no crash."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run([mhaviz, "gui", "--frames", "1"], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
     check(r.returncode == 1, f"status {r.returncode}")
     check("display" in r.stderr.lower(), f"stderr {r.stderr!r}")
-    r = subprocess.run([mhaviz, "gui", "--frames", "zero"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run([mhaviz, "gui", "--frames", "zero"], capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
     check(r.returncode == 2 and "--frames" in r.stderr, f"usage error: status {r.returncode}, {r.stderr!r}")
 
 
@@ -561,7 +610,7 @@ def test_layout(mhaviz, d):
         probe = os.path.join(d, f"{name}.probe.json")
         subprocess.run([mhaviz, "gui", "--frames", "6", "--width", str(size[0]), "--height", str(size[1]),
                         "--dump-state", dump, "--probe", probe, "--screenshot", os.path.join(d, f"{name}.png"),
-                        *args], check=True, env=env, cwd=d, timeout=120)
+                        *args], check=True, env=env, cwd=d, timeout=RUN_TIMEOUT)
         final = read_json(dump)
         check(final["ok"], f"{name}: {final['error']}")
         return final, final["layout"], read_json(probe)["widgets"]
@@ -736,8 +785,10 @@ def test_text(mhaviz, d):
         for ch in unicodedata.normalize("NFD", " 고양"):
             name = "space" if ch == " " else f"U{ord(ch):04X}"
             before = app.settle(1)["sentence"]
-            for attempt in range(4):
-                app.key(name)
+            for attempt, hold in enumerate((HOLD, 0.2, 0.4, 0.6)):
+                # Held longer each time (the binding lives while the key is down), and
+                # under X's 660 ms auto-repeat delay, so one press is one jamo.
+                xdo("keydown", name, "sleep", hold, "keyup", name, "sleep", HOLD)
                 try:
                     app.wait_for(lambda p: p["sentence"] != before, f"{name} in the field", timeout=3)
                     break
@@ -767,7 +818,7 @@ def test_text(mhaviz, d):
     os.mkfifo(fifo)
     for bad in (fifo, "/dev/zero"):
         r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "2", "--dump-state", dump],
-                           env=dict(os.environ, MHAVIZ_FONT=bad), cwd=d, capture_output=True, text=True, timeout=120)
+                           env=dict(os.environ, MHAVIZ_FONT=bad), cwd=d, capture_output=True, text=True, timeout=RUN_TIMEOUT)
         check(r.returncode == 0 and "not a regular file" in read_json(dump)["font_notice"],
               f"MHAVIZ_FONT={bad}: exit {r.returncode}, notice {read_json(dump)['font_notice']!r}")
     # ... and the box is not a '?' on screen either: the two windows differ.
@@ -836,24 +887,31 @@ def test_slider_stops(mhaviz, d):
         check("error" not in v[key], f"{key} shows an error instead of the last valid results: {v[key]}")
 
 
-# What each view draws when it has results to show (a probe it makes only then).
-VIEW_CONTENT = {
-    "heatmaps": "map 0", "query": "query_table", "scaling": "scaling_with", "heads": "head_metrics",
-    "head-count": "head_count_table", "gqa": "gqa_diagram", "cross": "cross_explanation", "lesson": "load_lesson",
-    "inspector": "inspect_map", "head-view": "head_view_canvas", "model-view": "model_view_first_map",
-}  # (and Train, which sets its task's own configuration when opened; Next, a language model's only)
+def view_registry(mhaviz, d):
+    """The views in tab order, from the app's own registry (--dump-state's
+    views.registry): each one's name, tab label, and the probe it draws once it shows
+    the current trace ("shows"; null for Train, which brings its own model, and Next,
+    a language model's only). A view added to the registry is visited without being
+    listed here."""
+    path = os.path.join(d, "registry.json")
+    subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "1", "--dump-state", path], check=True, cwd=d,
+                   env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), timeout=RUN_TIMEOUT)
+    views = read_json(path)["views"]["registry"]
+    check(len(views) >= 13 and views[0]["name"] == "heatmaps", f"the registry lists {views}")
+    return views
 
 
 def visit_views_last_valid(app):
     """With a typed configuration that cannot run, every tab (each reachable in the
     window, without scrolling the tab bar) still shows the last valid results, dimmed,
     under the error: none is blank."""
+    views = view_registry(app.mhaviz, app.dir)
     p = app.settle()
     win = p["window"]
-    for name in ("train", "next"):
+    for name in (v["name"] for v in views if not v["shows"]):
         r = p["widgets"][f"tab {name}"]
         check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
-    for name, content in VIEW_CONTENT.items():
+    for name, content in ((v["name"], v["shows"]) for v in views if v["shows"]):
         r = app.widget(f"tab {name}")
         check(r[0] >= 0 and r[0] + r[2] <= win[0] and r[2] >= 20, f"tab {name} is not all in view: {r}, window {win}")
         app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
@@ -977,7 +1035,7 @@ def test_masked_grey(mhaviz, d):
     env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
     subprocess.run([mhaviz, "gui", "--frames", "4", "--width", "1280", "--height", "800", "--sentence",
                     "the cat sat on the mat", "--mask", "causal", "--inspect", "attn", "--screenshot", shot,
-                    "--probe", probe], check=True, env=env, cwd=d, timeout=120)
+                    "--probe", probe], check=True, env=env, cwd=d, timeout=RUN_TIMEOUT)
     r = read_json(probe)["widgets"]["inspect_map"]
     w, h, px = png_rgb(shot)
     x = int(r[0] + r[2]) - 6  # inside the last column: keys after every query but the last
@@ -993,6 +1051,7 @@ TESTS = {
     "present": (test_present, True),
     "type_and_drag": (test_type_and_drag, True),
     "fast_keys": (test_fast_keys, True),
+    "fast_clicks": (test_fast_clicks, True),
     "export_shortcut": (test_export_shortcut, True),
     "automation": (test_automation, True),
     "settings": (test_settings, True),

@@ -159,7 +159,7 @@ mha::cli::Prepared PrepareArgs(const std::vector<std::string>& args) {
 }  // namespace
 
 TEST_CASE("trace options: an explicitly empty sentence or memory is an error", "[cli][regression]") {
-  using mha::cli::UsageError;
+  using mha::options::UsageError;
   // Was: --sentence "" silently ran the default sentence.
   CHECK_THROWS_WITH(PrepareArgs({"--sentence", ""}), Catch::Contains("empty"));
   // Was: --memory "" silently meant self-attention.
@@ -171,7 +171,7 @@ TEST_CASE("trace options: an explicitly empty sentence or memory is an error", "
 }
 
 TEST_CASE("trace options: temperatures outside float or the usable range", "[cli][regression]") {
-  using mha::cli::UsageError;
+  using mha::options::UsageError;
   // Was: static_cast<float>(1e300) (undefined), and 1e-40 gave NaN attention.
   CHECK_THROWS_AS(mha::cli::ParseTraceArgs({"--temperature", "1e300"}), UsageError);
   CHECK_THROWS_AS(mha::cli::ParseTraceArgs({"--temperature", "-1e39"}), UsageError);

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cli/model_trace.hpp"
+#include "lm/model_trace.hpp"
 #include "io/checkpoint.hpp"
 
 namespace {
@@ -61,7 +61,7 @@ TEST_CASE("LoadForTrace runs a checkpoint on typed token ids and picks the layer
   mha::Model m = mha::InitModel(SmallConfig(2));
   TempFile f("load_for_trace.npz");
   mha::io::WriteFileAtomic(f.path, mha::io::EncodeModel(m));
-  const auto r = mha::cli::LoadForTrace(f.path, "3 1, 4 1 5", 0, 1);
+  const auto r = mha::lm::LoadForTrace(f.path, "3 1, 4 1 5", 0, 1);
   CHECK(r.layer == 1);
   CHECK(r.trace.tokens == std::vector<int>{3, 1, 4, 1, 5});
   REQUIRE(r.trace.layers.size() == 2);
@@ -76,30 +76,30 @@ TEST_CASE("LoadForTrace takes a held-out example of the checkpoint's task") {
   TempFile f("load_for_trace_example.npz");
   mha::io::WriteFileAtomic(f.path, mha::io::EncodeModel(m));
   mha::Batch b;
-  mha::cli::HeldOutBatch(mha::io::ParseTaskJson(m.cfg.task, "task"), m.cfg.layer.seed, 3, 1, b);
-  const auto r = mha::cli::LoadForTrace(f.path, "", 3, 0);
+  mha::HeldOutBatch(mha::io::ParseTaskJson(m.cfg.task, "task"), m.cfg.layer.seed, 3, 1, b);
+  const auto r = mha::lm::LoadForTrace(f.path, "", 3, 0);
   CHECK(r.trace.tokens == std::vector<int>(b.tokens.begin(), b.tokens.end()));
   // a different example is a different sequence
-  CHECK(mha::cli::LoadForTrace(f.path, "", 4, 0).trace.tokens != r.trace.tokens);
+  CHECK(mha::lm::LoadForTrace(f.path, "", 4, 0).trace.tokens != r.trace.tokens);
 }
 
 TEST_CASE("LoadForTrace refuses what it cannot run, with a teaching message") {
   mha::Model m = mha::InitModel(SmallConfig(1));
   TempFile f("load_for_trace_bad.npz");
   mha::io::WriteFileAtomic(f.path, mha::io::EncodeModel(m));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path, "1 two 3", 0, 0), Contains("'two' is not one"));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path, "1 2.5", 0, 0), Contains("'2.5'"));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path, " , ", 0, 0), Contains("empty"));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path, "1 7", 0, 0), Contains("outside the model's vocabulary"));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path, "1 2", 0, 1), Contains("the model has 1 layer"));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path, "0 1 2 3 4 5 6 0 1", 0, 0), Contains("max_seq"));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path, "", -1, 0), Contains("0 or more"));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(f.path + ".missing", "1", 0, 0), Contains(".missing"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path, "1 two 3", 0, 0), Contains("'two' is not one"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path, "1 2.5", 0, 0), Contains("'2.5'"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path, " , ", 0, 0), Contains("empty"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path, "1 7", 0, 0), Contains("outside the model's vocabulary"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path, "1 2", 0, 1), Contains("the model has 1 layer"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path, "0 1 2 3 4 5 6 0 1", 0, 0), Contains("max_seq"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path, "", -1, 0), Contains("0 or more"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(f.path + ".missing", "1", 0, 0), Contains(".missing"));
 
   mha::ModelConfig no_task = SmallConfig(1);
   no_task.task.clear();
   mha::Model n = mha::InitModel(no_task);
   TempFile g("load_for_trace_no_task.npz");
   mha::io::WriteFileAtomic(g.path, mha::io::EncodeModel(n));
-  CHECK_THROWS_WITH(mha::cli::LoadForTrace(g.path, "", 0, 0), Contains("--tokens"));
+  CHECK_THROWS_WITH(mha::lm::LoadForTrace(g.path, "", 0, 0), Contains("--tokens"));
 }

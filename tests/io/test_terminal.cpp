@@ -3,8 +3,8 @@
 
 #include "options/terminal.hpp"
 
-using mha::cli::TerminalSafe;
-using mha::cli::TerminalToken;
+using mha::options::TerminalSafe;
+using mha::options::TerminalToken;
 
 TEST_CASE("control characters, C1 controls and invalid UTF-8 are shown as \\xNN") {
   CHECK(TerminalSafe("a\x1b[31mb") == "a\\x1B[31mb");

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """app/gui's folders form layers: a file includes from its own folder or from a folder
 below it, never from one above (docs/architecture.md). Fails on an include that runs
-back up, an include of a file that does not exist, and a folder not placed in a layer.
+back up, an include of a file that does not exist, a folder not placed in a layer, and
+the GUI including or linking the CLI's subcommands (app/cli).
 
 usage: test_gui_layers.py REPO_ROOT
 """
@@ -13,6 +14,9 @@ import sys
 LAYERS = ["style", "state", "draw", "sources", "panels", "views", "automation", "main"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"gui/([^"]+)"')
+# The app does not reach into the command line's subcommands: what both need lives in
+# options/, io/, lm/, text/ or render/.
+CLI_INCLUDE = re.compile(r'^\s*#\s*include\s+"cli/([^"]+)"')
 
 
 def main():
@@ -34,6 +38,10 @@ def main():
             mine = rel.split(os.sep)[0]
             with open(path, encoding="utf-8") as fh:
                 for n, line in enumerate(fh, 1):
+                    if CLI_INCLUDE.match(line):
+                        errors.append(f"app/gui/{rel}:{n}: includes {line.strip()[9:]}: the GUI does not use the CLI's "
+                                      "subcommands (shared code belongs in options/, io/, lm/, text/ or render/)")
+                        continue
                     m = INCLUDE.match(line)
                     if not m:
                         continue
@@ -47,6 +55,9 @@ def main():
                     elif mine in rank and rank[theirs] > rank[mine]:
                         errors.append(f"{where}: {mine}/ includes gui/{target}, from {theirs}/ above it "
                                       f"(layers, bottom to top: {' -> '.join(LAYERS)})")
+    with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as fh:
+        if re.search(r"\bmha_cli\b", re.sub(r"#.*", "", fh.read())):
+            errors.append("app/gui/CMakeLists.txt links mha_cli: the GUI does not link the CLI's subcommands")
     for e in errors:
         print(e, file=sys.stderr)
     if errors:

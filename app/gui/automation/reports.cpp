@@ -71,7 +71,7 @@ nlohmann::json WeightsJson(const AppState& s) {
 // The tabs (by view name) and the menus as shown, in the interface's language.
 nlohmann::json ShownLabels(const AppState& s) {
   nlohmann::json tabs = nlohmann::json::object(), menus = nlohmann::json::array();
-  for (const ViewEntry& v : kViews) tabs[v.name] = ViewTitle(v.id);
+  for (const ViewEntry& v : Views()) tabs[v.name] = ViewTitle(v);
   for (const std::string& m : s.ui.menu_labels) menus.push_back(m);
   return {{"tabs", tabs}, {"menus", menus}};
 }
@@ -121,10 +121,10 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["export_message"] = s.exp.message;
   j["export_path"] = std::string(s.exp.path.data());
   j["focused_text"] = ImGui::GetIO().WantTextInput;
-  j["view"] = ViewName(s.teach.view);
+  j["view"] = s.teach.view;
   j["weights"] = WeightsJson(s);
   j["file_message"] = s.teach.file_message;
-  j["train"] = TrainProbeJson(s);
+  ViewsProbeJson(s, j);  // each view's own entry (the Train view's "train")
   j["language"] = i18n::Code(i18n::Current());
   j["labels"] = ShownLabels(s);
   return j;
@@ -196,7 +196,7 @@ std::string DumpStateJson(AppState& s, int frames) {
 }
 
 nlohmann::json StatsJson(const AppState& s, int frame, int fb_w, int fb_h, const char* gl_renderer) {
-  using cli::Median;
+  using options::Median;
   // The first frames build the font atlas and upload textures: leave them out.
   std::vector<double> frames(s.timing.frame_ms.begin() + std::min<std::size_t>(2, s.timing.frame_ms.size()),
                              s.timing.frame_ms.end());

@@ -29,7 +29,7 @@ int Automation::AfterLastFrame(AppState& s, int fb_w, int fb_h) const {
     // Exports run inside the frame; run this one now on the final trace.
     RunPendingExports(s);
     if (!s.exp.message_ok) {
-      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(s.exp.message, true) << "\n";
+      std::cerr << "mhaviz gui: error: " << options::TerminalSafe(s.exp.message, true) << "\n";
       status = 1;
     }
   }
@@ -37,7 +37,7 @@ int Automation::AfterLastFrame(AppState& s, int fb_w, int fb_h) const {
     try {
       WriteScreenshot(g_.screenshot, fb_w, fb_h);
     } catch (const std::exception& e) {
-      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
+      std::cerr << "mhaviz gui: error: " << options::TerminalSafe(e.what(), true) << "\n";
       status = 1;
     }
   }
@@ -77,7 +77,7 @@ void Automation::WriteProbe(const AppState& s, int frame, int win_w, int win_h) 
   try {
     io::WriteFileAtomic(g_.probe, pj.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   } catch (const std::exception& e) {
-    std::cerr << "mhaviz gui: warning: " << cli::TerminalSafe(e.what(), true) << "\n";
+    std::cerr << "mhaviz gui: warning: " << options::TerminalSafe(e.what(), true) << "\n";
   }
 }
 
@@ -88,7 +88,7 @@ int Automation::Finish(AppState& s, int frame, int fb_w, int fb_h, const char* g
     try {
       io::WriteFileAtomic(g_.stats, j.dump(2) + "\n");
     } catch (const std::exception& e) {
-      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
+      std::cerr << "mhaviz gui: error: " << options::TerminalSafe(e.what(), true) << "\n";
       status = 1;
     }
   }
@@ -96,7 +96,7 @@ int Automation::Finish(AppState& s, int frame, int fb_w, int fb_h, const char* g
     try {
       io::WriteFileAtomic(g_.dump_state, DumpStateJson(s, frame));
     } catch (const std::exception& e) {
-      std::cerr << "mhaviz gui: error: " << cli::TerminalSafe(e.what(), true) << "\n";
+      std::cerr << "mhaviz gui: error: " << options::TerminalSafe(e.what(), true) << "\n";
       status = 1;
     }
   }

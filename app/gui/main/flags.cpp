@@ -23,71 +23,60 @@ const char* kFooter =
 void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
   const std::string g = "Teaching views";
   app.add_option_function<std::string>(
-         "--view", [&t](const std::string& v) { t.view = ViewIndexByName(v); },
+         "--view", [&t](const std::string& v) { t.view = v; },
          "start on a view: " + ViewNamesJoined())
       ->type_name("NAME")
       ->group(g)
       ->check(CLI::Validator(
           [](std::string& v) {
-            return ViewIndexByName(v) >= 0 ? std::string()
+            return FindView(v) ? std::string()
                                            : "--view must be one of " + ViewNamesJoined() + "; got '" + v + "'.";
           },
           ""));
-  cli::IntFlag(
+  options::IntFlag(
       app, "--view-head", 0, Limits::kMaxHeads - 1, [&t](int v) { t.head = v; },
       "the head the query, scaling and inspector views show (default 0)")
       ->type_name("H")
       ->group(g);
-  cli::IntFlag(
+  options::IntFlag(
       app, "--view-query", 0, Limits::kMaxTokens - 1, [&t](int v) { t.query = v; },
       "the query token of the step-by-step view (default 0)")
       ->type_name("I")
       ->group(g);
-  cli::TextFlag(app, "--inspect", t.inspect,
+  options::TextFlag(app, "--inspect", t.inspect,
                 "the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)")
       ->type_name("TENSOR")
       ->group(g);
-  cli::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : v == "hand" ? t.hand : t.heads) = true; })
+  options::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : v == "hand" ? t.hand : t.heads) = true; })
       ->group(g);
-  app.add_flag("--train-autostart", t.train_autostart,
-               "press Train when the Train view first opens (with --view train: at start)")
-      ->group(g);
-  app.add_option("--train-task", t.train_task, "the Train view's task: offsets, reverse, sort or induction")
-      ->type_name("NAME")
-      ->group(g)
-      ->check(CLI::IsMember({"offsets", "reverse", "sort", "induction"}));
-  cli::IntFlag(
-      app, "--train-offsets", 1, 4, [&t](int v) { t.train_offsets = v; },
-      "the offsets task's K: predict the tokens 1..K back (default 2)")
-      ->type_name("K")
-      ->group(g);
+  DeclareViewFlags(app, g, t.views);  // each view's own (the Train view's --train-*)
 }
 
 void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
   const std::string g = "Automation (tests, docs, bug reports, benchmarks)";
-  cli::IntFlag(app, "--frames", 1, 1000000, [&o](int v) { o.frames = v; }, "render N frames, then exit")->group(g);
-  cli::TextFlag(app, "--screenshot", o.screenshot,
+  options::IntFlag(app, "--frames", 1, 1000000, [&o](int v) { o.frames = v; }, "render N frames, then exit")->group(g);
+  options::TextFlag(app, "--screenshot", o.screenshot,
                 "save a PNG of the window after the last frame (without --frames:\n"
                 "when the window is closed)")
       ->type_name("FILE")
       ->group(g);
-  cli::TextFlag(app, "--stats", o.stats, "write the median frame, recompute and texture upload times (JSON)")
+  options::TextFlag(app, "--stats", o.stats, "write the median frame, recompute and texture upload times (JSON)")
       ->type_name("FILE.json")
       ->group(g);
   app.add_flag("--churn", o.churn, "recompute every frame, as while a slider is dragged")->group(g);
-  cli::IntFlag(app, "--width", 200, kMaxWindowWidth, [&o](int v) { o.width = v; },
+  options::IntFlag(app, "--width", 200, kMaxWindowWidth, [&o](int v) { o.width = v; },
                "window width in pixels (default 1600, at most " + std::to_string(kMaxWindowWidth) + ")")
       ->type_name("W")
       ->group(g);
-  cli::IntFlag(app, "--height", 150, kMaxWindowHeight, [&o](int v) { o.height = v; },
+  options::IntFlag(app, "--height", 150, kMaxWindowHeight, [&o](int v) { o.height = v; },
                "window height in pixels (default 1000, at most " + std::to_string(kMaxWindowHeight) + ")")
       ->type_name("H")
       ->group(g);
-  cli::TextFlag(app, "--dump-state", o.dump_state,
+  options::TextFlag(app, "--dump-state", o.dump_state,
                 "at exit, write the sentence, configuration and the full trace (JSON)")
       ->type_name("FILE")
       ->group(g);
-  cli::TextFlag(app, "--probe", o.probe, "while running, keep FILE updated with widget positions and state (JSON)")
+  options::TextFlag(app, "--probe", o.probe, "while running, keep FILE updated with widget positions and state (JSON)")
       ->type_name("FILE")
       ->group(g);
   app.add_option_function<std::string>(
@@ -99,12 +88,12 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->type_name("K")
       ->group(g)
       ->check(CLI::Validator(
-          [check = cli::WholeNumber("--enlarge", 0, Limits::kMaxHeads - 1)](std::string& v) {
+          [check = options::WholeNumber("--enlarge", 0, Limits::kMaxHeads - 1)](std::string& v) {
             return v == "mean" ? std::string() : check(v);
           },
           ""));
   app.add_flag("--present", o.present, "start in presentation mode (F11): the heatmaps fill the window")->group(g);
-  cli::IntFlag(
+  options::IntFlag(
       app, "--text-size", kMinTextSize, kMaxTextSize, [&o](int v) { o.text_size = v; },
       "text size in percent, as the View menu and Ctrl+= / Ctrl+- set it (" + std::to_string(kMinTextSize) + " to " +
           std::to_string(kMaxTextSize) + "; 150 or 200 for a projector)")
@@ -121,7 +110,7 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->type_name("en|ko")
       ->group(g)
       ->check(CLI::IsMember({"en", "ko"}));
-  cli::TextFlag(app, "--export", o.export_path,
+  options::TextFlag(app, "--export", o.export_path,
                 "export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does")
       ->type_name("FILE")
       ->group(g);
@@ -136,14 +125,14 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
 }  // namespace
 
 void DeclareGuiFlags(CLI::App& app, GuiArgs& a) {
-  cli::AddRunFlags(app, a.run);
+  options::AddRunFlags(app, a.run);
   DeclareTeachFlags(app, a.teach);
-  cli::AddModelSourceFlags(app, a.model);
+  options::AddModelFlags(app, a.model);
   DeclareAutomationFlags(app, a.gui);
 }
 
 GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
-  GuiArgs a = cli::ParseCommandArgs("gui", kAbout, kFooter, DeclareGuiFlags, args);
+  GuiArgs a = options::ParseCommandArgs("gui", kAbout, kFooter, DeclareGuiFlags, args);
   if (!a.gui.stats.empty() && a.gui.frames == 0) a.gui.frames = 10;
   // Each is written on its own: two that are one file (o.png and ./o.png, a symlink)
   // would leave only the last.
@@ -156,7 +145,7 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
     return p.size() > n && std::equal(p.end() - n, p.end(), ext, [](char x, char y) { return std::tolower(x) == y; });
   };
   if (!g.export_path.empty() && !ends(".png") && !ends(".svg"))
-    throw cli::UsageError("--export '" + g.export_path + "' should end in .png or .svg: the export writes the "
+    throw options::UsageError("--export '" + g.export_path + "' should end in .png or .svg: the export writes the "
                           "heatmaps in one of those formats (a GIF of training is 'mhaviz train --gif').");
   try {  // every output before the first frame: a typo must not cost the session
     io::CheckOutputs({{"--screenshot", g.screenshot},
@@ -165,25 +154,25 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
                       {"--stats", g.stats},
                       {"--export", g.export_path}});
   } catch (const io::OutputClash& e) {
-    throw cli::UsageError(e.what());
+    throw options::UsageError(e.what());
   }
   if (a.model.model.empty() && (!a.model.tokens.empty() || a.model.example != 0 || a.model.layer != 0))
-    throw cli::UsageError("--tokens, --example and --layer choose what a trained model runs on: give the "
+    throw options::UsageError("--tokens, --example and --layer choose what a trained model runs on: give the "
                           "checkpoint with --model M.npz.");
   return a;
 }
 
-void ApplyRunOptions(const cli::RunOptions& o, AppState& s) {
+void ApplyRunOptions(const options::RunOptions& o, AppState& s) {
   s.choice.cfg = o.ConfigOver(s.choice.cfg);
   if (!o.sentence.empty()) s.choice.sentence = o.sentence;
   // The text field's own cap (SyncBuffersFromChoice) applies.
-  if (!o.sentence_file.empty()) s.choice.sentence = cli::ReadSentenceFile(o.sentence_file);
+  if (!o.sentence_file.empty()) s.choice.sentence = options::ReadSentenceFile(o.sentence_file);
   if (!o.memory.empty()) {
     s.choice.memory = o.memory;
     s.choice.cross = true;
   }
   if (!o.input_npz.empty()) {
-    s.files.input = cli::LoadInputNpz(o);
+    s.files.input = options::LoadInputNpz(o);
     s.files.input_path = o.input_npz;
     s.choice.cfg.d_model = static_cast<int>(s.files.input.x.cols());
     s.choice.cfg.positional_encoding = false;  // x already holds whatever encoding it had
@@ -231,17 +220,12 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
   if (f.heads) LoadPositionalHeadsExample(s);
   if (f.lesson || f.hand || f.heads)
     NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : f.hand ? "hand" : "heads", s);
-  if (f.view >= 0) {
-    s.teach.view = static_cast<View>(f.view);
-    s.teach.select_view = true;
-  }
-  s.train.autostart = f.train_autostart;
-  if (!f.train_task.empty()) s.train.task.kind = ParseTask(f.train_task);
-  if (f.train_offsets > 0) s.train.task.offsets = f.train_offsets;
+  if (!f.view.empty()) ShowView(s.teach, f.view.c_str());
+  for (const auto& apply : f.views) apply(s);
   if (f.head >= 0) {
     const int H = s.choice.cfg.num_heads;
     if (f.head >= H)
-      throw cli::UsageError("--view-head " + std::to_string(f.head) + " does not exist: with num_heads = " +
+      throw options::UsageError("--view-head " + std::to_string(f.head) + " does not exist: with num_heads = " +
                             std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
                             ". (--heads sets how many heads there are; --view-head picks one.)");
     s.teach.head = f.head;
@@ -253,9 +237,8 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
     const bool per_head = f.inspect == "q" || f.inspect == "k" || f.inspect == "v" || f.inspect == "scores" ||
                           f.inspect == "attn" || f.inspect == "context";
     s.teach.inspect.mode = per_head ? InspectSelection::Mode::Head : InspectSelection::Mode::Whole;
-    if (f.view < 0) {
-      s.teach.view = View::Inspector;
-      s.teach.select_view = true;
+    if (f.view.empty()) {
+      ShowView(s.teach, "inspector");
     }
   }
 }

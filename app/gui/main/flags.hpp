@@ -6,23 +6,22 @@
 #include <string>
 #include <vector>
 
-#include "cli/model_trace.hpp"
 #include "gui/state/app_state.hpp"
+#include "gui/views/registry.hpp"
 #include "options/flags.hpp"
+#include "options/model_flags.hpp"
 
 namespace mha::gui {
 
 // --view NAME, --view-head H, --view-query I, --inspect TENSOR, --preset lesson | heads.
 struct TeachFlags {
-  int view = -1;
+  std::string view;  // a name the registry has ("" = as saved)
   int head = -1, query = -1;
   std::string inspect;
   bool lesson = false;
   bool hand = false;   // --preset hand
   bool heads = false;  // --preset heads
-  bool train_autostart = false;  // --train-autostart
-  std::string train_task;        // --train-task
-  int train_offsets = 0;         // --train-offsets
+  ViewFlagActions views;  // what the views' own flags set (the registry's ViewEntry::flags)
 };
 
 // The largest window (and so screenshot) mhaviz opens: 8K UHD. Its framebuffers, the
@@ -47,19 +46,19 @@ struct GuiOptions {
 };
 
 struct GuiArgs {
-  cli::RunOptions run;
+  options::RunOptions run;
   TeachFlags teach;
-  cli::ModelSource model;  // --model M.npz --tokens --example --layer: a trained model drives the views
+  options::ModelFlags model;  // --model M.npz --tokens --example --layer: a trained model drives the views
   GuiOptions gui;
   bool help = false;
   std::string help_text;
 };
 void DeclareGuiFlags(CLI::App& app, GuiArgs& a);
-GuiArgs ParseGuiArgs(const std::vector<std::string>& args);  // throws cli::UsageError
+GuiArgs ParseGuiArgs(const std::vector<std::string>& args);  // throws options::UsageError
 
 // The flags on top of `s.choice` (defaults or saved settings). Reads --sentence-file,
 // --input and --weights (mha::Error for a bad file).
-void ApplyRunOptions(const cli::RunOptions& o, AppState& s);
+void ApplyRunOptions(const options::RunOptions& o, AppState& s);
 void ApplyTeachFlags(const TeachFlags& f, AppState& s);
 // --model: ApplyModelFlags (sources/train_session.hpp).
 

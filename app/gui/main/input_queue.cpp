@@ -25,15 +25,19 @@ void InputQueue::Install(GLFWwindow* window) {
     QueueOf(w)->PushKey(key, sc, action, mods);
   });
   glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int c) { QueueOf(w)->PushChar(c); });
-  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int b, int a, int m) {
-    QueueOf(w)->NoteActivity();
-    ImGui_ImplGlfw_MouseButtonCallback(w, b, a, m);
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int b, int a, int) {
+    if (!QueueOf(w)->HavePointer()) {
+      double x = 0, y = 0;
+      glfwGetCursorPos(w, &x, &y);
+      QueueOf(w)->NoteCursor(x, y);
+    }
+    QueueOf(w)->PushButton(b, a);
   });
   glfwSetScrollCallback(window, [](GLFWwindow* w, double x, double y) {
     QueueOf(w)->NoteActivity();
     ImGui_ImplGlfw_ScrollCallback(w, x, y);
   });
-  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { QueueOf(w)->NoteActivity(); });
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double x, double y) { QueueOf(w)->NoteCursor(x, y); });
   glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int entered) {
     QueueOf(w)->NoteActivity();
     ImGui_ImplGlfw_CursorEnterCallback(w, entered);
@@ -47,21 +51,50 @@ void InputQueue::Install(GLFWwindow* window) {
 
 void InputQueue::PushKey(int key, int scancode, int action, int mods) {
   activity_ = true;
-  events_.push_back(Event{false, key, scancode, action, mods, 0});
+  events_.push_back(Event{Kind::Key, key, scancode, action, mods, 0});
+}
+
+void InputQueue::PushButton(int button, int action) {
+  activity_ = true;
+  if (button < 0 || button >= kButtons) return;
+  Event e{Kind::Button, button, 0, action, 0, 0};
+  e.x = x_;
+  e.y = y_;
+  events_.push_back(e);
+}
+
+void InputQueue::SetMouseButtons() const {
+  ImGuiIO& io = ImGui::GetIO();
+  for (int b = 0; b < kButtons; ++b) io.MouseDown[b] = down_[b];
+  if (at_button_) io.MousePos = ImVec2(static_cast<float>(button_x_), static_cast<float>(button_y_));
 }
 
 void InputQueue::PushChar(unsigned int c) {
   activity_ = true;
-  events_.push_back(Event{true, 0, 0, 0, 0, c});
+  events_.push_back(Event{Kind::Char, 0, 0, 0, 0, c});
 }
 
 void InputQueue::Drain(GLFWwindow* window) {
+  at_button_ = false;
   // Keys whose state changed this frame; a second change must wait a frame.
   std::vector<int> touched;
   bool non_text_key_down = false;
   while (!events_.empty()) {
     const Event e = events_.front();
-    if (e.is_char) {
+    if (e.kind == Kind::Button) {
+      // A press waits until a frame has passed since it arrived (the pointer seen where
+      // it pressed). A button change ends the frame's events, so the keys held at a
+      // click (Ctrl) are the ones ImGui sees with it, and a press and its release are
+      // never one frame.
+      if ((e.action == GLFW_PRESS && !e.waited) || !touched.empty()) break;
+      down_[e.key] = e.action == GLFW_PRESS;
+      at_button_ = true;
+      button_x_ = e.x;
+      button_y_ = e.y;
+      events_.pop_front();
+      break;
+    }
+    if (e.kind == Kind::Char) {
       // ImGui's InputText applies this frame's characters before this frame's key
       // presses; a character typed after Backspace must therefore wait a frame.
       if (non_text_key_down) break;
@@ -77,6 +110,7 @@ void InputQueue::Drain(GLFWwindow* window) {
     }
     events_.pop_front();
   }
+  for (Event& e : events_) e.waited = true;
 }
 
 }  // namespace mha::gui

@@ -43,7 +43,7 @@ void OnSignal(int) { g_stop = true; }
 // --no-settings or automation), then the flags. Returns the saved window size.
 void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& s, int* win_w, int* win_h) {
   s.churn = a.gui.churn;
-  s.choice.sentence = cli::kDefaultSentence;
+  s.choice.sentence = options::kDefaultSentence;
   std::snprintf(s.exp.path.data(), s.exp.path.size(), "mhaviz-heatmaps.png");
   std::snprintf(s.exp.screenshot_path.data(), s.exp.screenshot_path.size(), "mhaviz-window.png");
   SyncBuffersFromChoice(s);
@@ -75,7 +75,7 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
     glfwWaitEventsTimeout(0.5);
     return false;
   }
-  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !TrainViewAnimating(s) &&
+  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
                     Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
     glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking
@@ -163,7 +163,7 @@ int RunWindow(const GuiArgs& a) {
 }  // namespace
 
 int Run(const std::vector<std::string>& args) {
-  return cli::Guard("gui", [&] {
+  return options::Guard("gui", [&] {
     const GuiArgs a = ParseGuiArgs(args);
     if (a.help) {
       std::cout << a.help_text;

@@ -156,6 +156,8 @@ void BeginFrame(GLFWwindow* window, AppState& s, bool automation) {
   ImGui_ImplOpenGL3_NewFrame();
   UseNearestSamplingForFonts();
   ImGui_ImplGlfw_NewFrame();
+  // The buttons as the input queue hands them out (input_queue.hpp), not as GLFW has them.
+  if (const auto* queue = static_cast<const InputQueue*>(glfwGetWindowUserPointer(window))) queue->SetMouseButtons();
   // Automation renders what the flags say, not what the pointer of the test
   // display happens to hover.
   if (automation) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);

@@ -490,7 +490,7 @@ float FlowPanelHeight(const AppState& s) {
 }
 
 void DrawFlowPanel(AppState& s) {
-  const bool folded = s.layout.flow_collapsed || s.ui.flow_folded_for_room;
+  const bool folded = s.splitters.flow_collapsed || s.ui.flow_folded_for_room;
   const char* toggle = folded ? _("Show") : _("Hide");
   const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
@@ -512,9 +512,9 @@ void DrawFlowPanel(AppState& s) {
   if (ImGui::SmallButton(toggle)) {
     if (s.ui.flow_folded_for_room) {
       // Shown on request: a height of its own (in unscaled pixels), so it stays.
-      s.layout.flow_height = FlowPanelHeight(s) / (s.ui.content_scale * s.ui.text_size / 100.0f);
+      s.splitters.flow_height = FlowPanelHeight(s) / (s.ui.content_scale * s.ui.text_size / 100.0f);
     } else {
-      s.layout.flow_collapsed = !s.layout.flow_collapsed;
+      s.splitters.flow_collapsed = !s.splitters.flow_collapsed;
     }
     ImGui::MarkIniSettingsDirty();
   }

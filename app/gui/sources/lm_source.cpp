@@ -11,8 +11,9 @@
 
 #include <imgui.h>
 
-#include "cli/ablate_model.hpp"
-#include "cli/model_trace.hpp"
+#include "lm/ablate_model.hpp"
+#include "lm/model_trace.hpp"
+#include "options/model_flags.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/app_state.hpp"
@@ -97,15 +98,15 @@ void UseSmallModel(AppState& s) {
   UseLanguageModel(s, cached, kSmallModelName);
 }
 
-bool ApplyLanguageModelFlag(const cli::ModelSource& m, AppState& s) {
+bool ApplyLanguageModelFlag(const options::ModelFlags& m, AppState& s) {
   if (m.model.empty()) return false;
   Model model = io::LoadModel(m.model);
   if (!lm::IsLanguageModel(model.cfg)) return false;
   if (!m.tokens.empty() || m.example != 0)
-    throw cli::UsageError("--tokens and --example choose the input of a task model; " + m.model +
+    throw options::UsageError("--tokens and --example choose the input of a task model; " + m.model +
                           " is a language model: give it a sentence with --sentence \"...\".");
   if (m.layer >= model.cfg.num_layers)
-    throw cli::UsageError("--layer " + std::to_string(m.layer) + " is out of range: " + m.model + " has " +
+    throw options::UsageError("--layer " + std::to_string(m.layer) + " is out of range: " + m.model + " has " +
                           std::to_string(model.cfg.num_layers) + " layers (0 .. " +
                           std::to_string(model.cfg.num_layers - 1) + ").");
   auto lm = std::make_shared<const lm::LanguageModel>(lm::WrapLanguageModel(std::move(model), "", m.model));
@@ -178,7 +179,7 @@ void DrawKnockoutBanner(AppState& s) {
   Probe(s, "knockout_restore");
 }
 
-void ApplyAblateFlags(const cli::RunOptions& o, const std::string& model_path, AppState& s) {
+void ApplyAblateFlags(const options::RunOptions& o, const std::string& model_path, AppState& s) {
   if (!o.ablate_given) return;
   s.source.knock_mode = o.ablate_mode;
   if (UsingTrainedModel(s)) {
@@ -187,7 +188,7 @@ void ApplyAblateFlags(const cli::RunOptions& o, const std::string& model_path, A
                        /*allow_all=*/true);
     if (o.ablate_mode == AblationMode::Mean && !model_path.empty()) {
       // The same reference text as `mhaviz ablate --mode mean`: once, before the window opens.
-      const cli::AblationSubject sub = cli::LoadSubject(model_path);
+      const lm::AblationSubject sub = lm::LoadSubject(model_path);
       Trainer trainer(m.cfg.layer.threads);
       s.source.knock_means = MeanContexts(trainer, sub.model(), sub.reference);
     }

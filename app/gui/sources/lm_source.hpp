@@ -12,8 +12,8 @@
 #include "lm/language_model.hpp"
 #include "mha/ablation.hpp"
 
-namespace mha::cli {
-struct ModelSource;
+namespace mha::options {
+struct ModelFlags;
 struct RunOptions;
 }
 
@@ -45,8 +45,8 @@ void UseSmallModel(AppState& s);
 
 // gui --model LM.npz [--layer i]: a language model checkpoint becomes the source, on
 // the sentence (--sentence or the saved one). Returns false (nothing done) when --model
-// is absent or not a language model; throws mha::Error / cli::UsageError otherwise.
-bool ApplyLanguageModelFlag(const cli::ModelSource& m, AppState& s);
+// is absent or not a language model; throws mha::Error / options::UsageError otherwise.
+bool ApplyLanguageModelFlag(const options::ModelFlags& m, AppState& s);
 
 // RecomputeFromModel's branch for a language model: RunOnSentence on the typed text,
 // the pieces as the tokens, the selected layer's Trace, the next pieces. Never throws.
@@ -73,7 +73,7 @@ void DrawKnockoutBanner(AppState& s);
 // gui --ablate / --ablate-mode, once the source is chosen: exit 2 (cli::UsageError)
 // for a head the model does not have; mean ablation of a trained model measures each
 // head's mean context on its reference text once, before the window opens.
-void ApplyAblateFlags(const cli::RunOptions& o, const std::string& model_path, AppState& s);
+void ApplyAblateFlags(const options::RunOptions& o, const std::string& model_path, AppState& s);
 
 }  // namespace mha::gui
 

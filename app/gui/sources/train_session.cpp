@@ -8,8 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/model_trace.hpp"
 #include "gui/draw/view_widgets.hpp"
+#include "lm/model_trace.hpp"
+#include "options/model_flags.hpp"
 #include "gui/sources/exports.hpp"
 #include "gui/sources/model_source.hpp"
 #include "io/checkpoint.hpp"
@@ -210,7 +211,7 @@ void PrepareTrainView(AppState& s) {
   s.train.defaults_applied = true;
   // The heads and the curves need the height more than the shape flow's table does
   // (its Show button brings it back; the other tabs keep showing the trained model).
-  s.layout.flow_collapsed = true;
+  s.splitters.flow_collapsed = true;
   if (s.train.path[0] == '\0') std::snprintf(s.train.path.data(), s.train.path.size(), "mhaviz-model.npz");
   ApplyTaskDefaults(s);
   s.train.message = "The Configuration panel now holds the " + TaskName(s.train.task) + " task's defaults (" +
@@ -416,9 +417,9 @@ void LoadCheckpoint(AppState& s, const std::string& path) {
       // held-out sequences of the same stream.
       const TaskSpec task = io::ParseTaskJson(m.cfg.task, "'" + path + "'");
       Batch held, first;
-      cli::HeldOutBatch(task, m.cfg.layer.seed, 0, 1, first);
+      HeldOutBatch(task, m.cfg.layer.seed, 0, 1, first);
       probe.assign(first.tokens.begin(), first.tokens.end());
-      cli::HeldOutBatch(task, m.cfg.layer.seed, 0, 128, held);
+      HeldOutBatch(task, m.cfg.layer.seed, 0, 128, held);
       Trainer trainer(1);
       heads = ProfileHeads(trainer, m, held, &task);
     } else {
@@ -438,10 +439,10 @@ void LoadCheckpoint(AppState& s, const std::string& path) {
   }
 }
 
-void ApplyModelFlags(const cli::ModelSource& m, AppState& s) {
+void ApplyModelFlags(const options::ModelFlags& m, AppState& s) {
   if (m.model.empty()) return;
   // Checks everything (file, ids, example, layer) with the messages `trace --model` gives.
-  const cli::LoadedModelTrace first = cli::LoadForTrace(m.model, m.tokens, m.example, m.layer);
+  const lm::LoadedModelTrace first = lm::LoadForTrace(m.model, m.tokens, m.example, m.layer);
   LoadCheckpoint(s, m.model);
   if (!s.train.message_ok) throw Error(s.train.message);
   s.source.layer = first.layer;

@@ -9,15 +9,15 @@
 
 #include "gui/state/app_state.hpp"
 
-namespace mha::cli {
-struct ModelSource;
+namespace mha::options {
+struct ModelFlags;
 }
 
 namespace mha::gui {
 
 // --model: the checkpoint becomes the model source; mha::Error for a
 // bad file, ids outside its vocabulary or a layer it does not have.
-void ApplyModelFlags(const cli::ModelSource& m, AppState& s);
+void ApplyModelFlags(const options::ModelFlags& m, AppState& s);
 
 // Once per frame, before the recompute: the run's newest progress (one atomic load,
 // never a wait). While the views show the run at its newest snapshot, they move on

@@ -14,6 +14,7 @@
 #include "gui/state/teach_state.hpp"
 #include "gui/state/textures.hpp"
 #include "gui/state/train_state.hpp"
+#include "gui/state/view_store.hpp"
 #include "mha/mha.hpp"
 #include "render/colormap.hpp"
 
@@ -60,8 +61,9 @@ struct Result {
   std::uint64_t generation = 0;  // bumps on every successful recompute
 };
 
-// Splitter positions, saved in imgui.ini (see settings.cpp).
-struct Layout {
+// Splitter positions, saved in imgui.ini's [mhaviz][Layout] (see settings.cpp). (The
+// exported figure's layout is render::Layout.)
+struct Splitters {
   float left_width = 0.0f;    // pixels at scale 1; 0 = default
   float flow_height = 0.0f;   // pixels at scale 1; 0 = default
   bool flow_collapsed = false; // shape-flow panel folded to its title line
@@ -176,7 +178,7 @@ struct AppState {
   FileSources files;
   Result result;
   Live live;  // the cached stages of the recompute (embeddings, weights, projections)
-  Layout layout;
+  Splitters splitters;
   ExportUi exp;
   Pending pending;
   Timing timing;
@@ -185,6 +187,7 @@ struct AppState {
   ModelSource source;  // seeded weights, the positional heads, or a trained model (source_state.hpp)
   TrainUi train;       // the Train view and its run (train_state.hpp)
   LmViewsUi lmv;       // the head view's toggles and hover (above)
+  ViewStore views;     // each view's own state, kept in the view's file (view_store.hpp)
   bool quit = false;
 };
 

@@ -191,17 +191,17 @@ void IniLine(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line
   auto* s = static_cast<AppState*>(entry);
   float v = 0.0f;
   // Sane ranges only: a hand-edited ini must not hide a panel for good.
-  if (std::sscanf(line, "LeftWidth=%f", &v) == 1 && v >= 200.0f && v <= 4000.0f) s->layout.left_width = v;
-  if (std::sscanf(line, "FlowHeight=%f", &v) == 1 && v >= 80.0f && v <= 4000.0f) s->layout.flow_height = v;
+  if (std::sscanf(line, "LeftWidth=%f", &v) == 1 && v >= 200.0f && v <= 4000.0f) s->splitters.left_width = v;
+  if (std::sscanf(line, "FlowHeight=%f", &v) == 1 && v >= 80.0f && v <= 4000.0f) s->splitters.flow_height = v;
   int i = 0;
-  if (std::sscanf(line, "FlowCollapsed=%d", &i) == 1) s->layout.flow_collapsed = i != 0;
+  if (std::sscanf(line, "FlowCollapsed=%d", &i) == 1) s->splitters.flow_collapsed = i != 0;
 }
 
 void IniWrite(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer* out) {
   const auto* s = static_cast<const AppState*>(h->UserData);
   out->appendf("[%s][Layout]\n", h->TypeName);
-  out->appendf("LeftWidth=%.0f\nFlowHeight=%.0f\nFlowCollapsed=%d\n\n", s->layout.left_width, s->layout.flow_height,
-               s->layout.flow_collapsed ? 1 : 0);
+  out->appendf("LeftWidth=%.0f\nFlowHeight=%.0f\nFlowCollapsed=%d\n\n", s->splitters.left_width, s->splitters.flow_height,
+               s->splitters.flow_collapsed ? 1 : 0);
 }
 
 }  // namespace

@@ -20,10 +20,6 @@
 
 namespace mha::gui {
 
-// The tabs of the results area, in order (views/registry.hpp's table lists them in the same order).
-enum class View { Heatmaps, Query, Scaling, Heads, HeadCount, Gqa, Cross, Lesson, Inspector, Train, HeadView, ModelView,
-                  NextTokens, Flash, Cost, Count };
-inline constexpr int kViewCount = static_cast<int>(View::Count);
 
 // A cached value: `key` says what it was computed from (trace generation and the
 // selection); `error` holds the core's message if the computation threw.
@@ -79,7 +75,7 @@ struct DivergenceJob {
 };
 
 struct TeachUi {
-  View view = View::Heatmaps;
+  std::string view = "heatmaps";  // the view shown, by its --view name (views/registry.hpp)
   bool select_view = false;   // make the tab bar switch to `view` this frame
   int head = 0;               // the head the query, scaling and inspector views show
   int query = 0;              // the query token of the step-by-step view
@@ -102,8 +98,6 @@ struct TeachUi {
   Cached<Eigen::MatrixXd> divergence_cache;
   int divergence_of = 0;  // num_heads of the trace divergence_cache covers (its first rows() heads)
   DivergenceJob divergence_job;
-  Cached<std::vector<HeadCountRow>> head_count_cache;
-  Cached<GqaFacts> gqa_cache;
   Cached<AttentionSources> sources_cache;
   Cached<InspectedTensor> inspect_cache;
   // Cross-attention contrast: the sentence's self-attention with the same weights.
@@ -111,5 +105,11 @@ struct TeachUi {
 
   MatrixTextures textures;
 };
+
+// Switches the results area to the view called `name` (its --view name) next frame.
+inline void ShowView(TeachUi& t, const char* name) {
+  t.view = name;
+  t.select_view = true;
+}
 
 }  // namespace mha::gui

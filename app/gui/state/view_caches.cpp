@@ -12,30 +12,10 @@
 #include "gui/state/view_caches.hpp"
 
 namespace mha::gui {
-namespace {
 
 std::string GenKey(const AppState& s) { return "g" + std::to_string(s.result.generation); }
 
-// Runs `compute` into `c` if `key` changed; core errors land in c.error.
-template <class T, class F>
-const Cached<T>& Refresh(Cached<T>& c, const std::string& key, F&& compute) {
-  if (c.key == key) return c;
-  c.key = key;
-  c.ok = false;
-  c.error.clear();
-  try {
-    compute(c.value);
-    c.ok = true;
-  } catch (const Error& e) {
-    c.error = e.what();
-  } catch (const std::bad_alloc&) {
-    c.error = "Out of memory for this view. Use fewer tokens or fewer heads.";
-  } catch (const std::exception& e) {
-    c.error = std::string("Unexpected error: ") + e.what();
-  }
-  if (!c.ok) c.value = T{};
-  return c;
-}
+namespace {
 
 template <class T>
 const Cached<T>& NoTrace(Cached<T>& c, const AppState& s) {
@@ -342,34 +322,6 @@ const Config& DescribedConfig(const AppState& s, bool must_run) {
   return s.choice.cfg;
 }
 
-const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s) {
-  auto& c = s.teach.head_count_cache;
-  const Config& cfg = DescribedConfig(s, false);
-  const int seq = CurrentSeq(s), skv = CurrentSeqKv(s);
-  const std::string key = std::to_string(cfg.d_model) + " " + std::to_string(cfg.num_heads) + " " +
-                          std::to_string(cfg.kv_heads()) + " " + std::to_string(seq) + " " + std::to_string(skv);
-  return Refresh(c, key, [&](std::vector<HeadCountRow>& v) {
-    if (cfg.d_model < 1 || cfg.d_model > Limits::kMaxDModel)
-      throw Error("d_model = " + std::to_string(cfg.d_model) + " is outside 1 .. " +
-                  std::to_string(Limits::kMaxDModel) + ".");
-    v = HeadCountTable(cfg, std::max(seq, 1), std::max(skv, 1));
-  });
-}
-
-const Cached<GqaFacts>& GqaCache(AppState& s) {
-  auto& c = s.teach.gqa_cache;
-  const Config& cfg = DescribedConfig(s, true);
-  const int skv = std::max(CurrentSeqKv(s), 1);
-  const std::string key = std::to_string(cfg.d_model) + " " + std::to_string(cfg.num_heads) + " " +
-                          std::to_string(cfg.kv_heads()) + " " + std::to_string(skv);
-  return Refresh(c, key, [&](GqaFacts& v) {
-    if (cfg.num_heads < 1 || cfg.num_heads > Limits::kMaxHeads || cfg.d_model < 1 || cfg.d_model % cfg.num_heads)
-      throw Error("num_heads = " + std::to_string(cfg.num_heads) + " does not divide d_model = " +
-                  std::to_string(cfg.d_model) + ": fix that first (see Configuration).");
-    v = DescribeGqa(cfg, skv);
-  });
-}
-
 void InspectFlowRow(AppState& s, const FlowRow& row) {
   InspectSelection& sel = s.teach.inspect;
   sel.tensor = row.tensor;
@@ -380,8 +332,7 @@ void InspectFlowRow(AppState& s, const FlowRow& row) {
     sel.mode = row.shape.size() == 4 ? InspectSelection::Mode::Head : InspectSelection::Mode::Merged;
   else
     sel.mode = InspectSelection::Mode::Whole;
-  s.teach.view = View::Inspector;
-  s.teach.select_view = true;
+  ShowView(s.teach, "inspector");
 }
 
 }  // namespace mha::gui

@@ -4,12 +4,40 @@
 // lesson preset and the Lesson view's files: sources/files.hpp.)
 #pragma once
 
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "gui/state/app_state.hpp"
 
 namespace mha::gui {
+
+// A cache key that changes with every new trace (its generation): a view's cache of
+// something computed from the trace adds its selection to it.
+std::string GenKey(const AppState& s);
+
+// Runs `compute` into `c` if `key` changed (else keeps what `c` holds); the core's
+// errors land in c.error. Every view's cache goes through it, the views' own too.
+template <class T, class F>
+const Cached<T>& Refresh(Cached<T>& c, const std::string& key, F&& compute) {
+  if (c.key == key) return c;
+  c.key = key;
+  c.ok = false;
+  c.error.clear();
+  try {
+    compute(c.value);
+    c.ok = true;
+  } catch (const Error& e) {
+    c.error = e.what();
+  } catch (const std::bad_alloc&) {
+    c.error = "Out of memory for this view. Use fewer tokens or fewer heads.";
+  } catch (const std::exception& e) {
+    c.error = std::string("Unexpected error: ") + e.what();
+  }
+  if (!c.ok) c.value = T{};
+  return c;
+}
 
 // Whether the views have a trace to show: the current one, or, while the
 // configuration cannot run, the last valid one. A typed invalid value never blanks a
@@ -43,11 +71,6 @@ const Cached<Trace>& SelfTraceCache(AppState& s);
 // `must_run`, the last valid one while the typed configuration cannot run; else the
 // Configuration panel's.
 const Config& DescribedConfig(const AppState& s, bool must_run);
-// These two depend on that configuration and the token counts only, so the head
-// count works even when the configuration cannot run (num_heads does not divide
-// d_model); GQA then describes the last valid configuration.
-const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s);
-const Cached<GqaFacts>& GqaCache(AppState& s);
 
 // Token counts of the current input (the result's tokens, valid or not).
 int CurrentSeq(const AppState& s);

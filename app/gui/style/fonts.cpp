@@ -19,6 +19,7 @@
 #include "render/font_file.hpp"
 #include "render/text.hpp"
 #include "text/i18n.hpp"
+#include "text/utf8.hpp"
 
 namespace mha::gui {
 namespace {
@@ -276,8 +277,8 @@ std::string BoxNote(const std::string& utf8) {
   std::string names;
   int boxed = 0;
   // Decoded strictly (the exporter's decoder), since ImGui's own maps U+1F600 to U+FFFD.
-  for (char32_t cp : render::DecodeUtf8(utf8)) {
-    const std::string one = render::EncodeUtf8({cp});
+  for (char32_t cp : text::DecodeUtf8(utf8)) {
+    const std::string one = text::EncodeUtf8({cp});
     const std::vector<unsigned> drawn = DrawnCodepoints(one);
     if (drawn.empty() || drawn[0] != 0xFFFD || boxed == 8) continue;
     char code[16];

@@ -10,7 +10,7 @@
 
 #include "gui/style/fonts.hpp"
 #include "render/font_file.hpp"
-#include "render/text.hpp"
+#include "text/utf8.hpp"
 
 namespace mha::gui {
 namespace {
@@ -72,11 +72,11 @@ std::string ForDisplay(const std::string& utf8) {
   // Only a 4-byte sequence (lead byte F0..F4) encodes a character beyond U+FFFF.
   if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xF0; }))
     return utf8;
-  std::vector<char32_t> cps = render::DecodeUtf8(utf8);
+  std::vector<char32_t> cps = text::DecodeUtf8(utf8);
   for (char32_t& cp : cps)
     if (cp > 0xFFFF)
       if (const unsigned s = StandIn(cp)) cp = s;
-  return render::EncodeUtf8(cps);
+  return text::EncodeUtf8(cps);
 }
 
 unsigned StoodFor(unsigned cp) {
@@ -89,9 +89,9 @@ std::string FromDisplay(const std::string& utf8) {
   // Stand-ins are U+E000..U+E1FF, whose UTF-8 starts with the byte EE.
   if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) == 0xEE; }))
     return utf8;
-  std::vector<char32_t> cps = render::DecodeUtf8(utf8);
+  std::vector<char32_t> cps = text::DecodeUtf8(utf8);
   for (char32_t& cp : cps) cp = StoodFor(static_cast<unsigned>(cp));
-  return render::EncodeUtf8(cps);
+  return text::EncodeUtf8(cps);
 }
 
 bool WideGlyphsPending() { return Table().pending; }

@@ -16,6 +16,7 @@
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "mha/flash.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -283,6 +284,15 @@ json DumpCostView(AppState& s) {
           {"weights_bytes", c.weights_bytes},
           {"standard_bytes", c.standard_bytes},
           {"flash_tile_bytes", c.flash_bytes}};
+}
+
+ViewEntry CostView() {
+  ViewEntry v{"cost", N_("Cost"), N_("What attention costs as n grows"),
+              "RNN / CNN / self-attention cost, FLOPs against n, the n x n bytes"};
+  v.draw = &DrawCostView;
+  v.dump = &DumpCostView;
+  v.shows = "cost table";
+  return v;
 }
 
 }  // namespace mha::gui

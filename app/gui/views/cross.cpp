@@ -187,4 +187,13 @@ json DumpCrossView(AppState& s) {
   return cv;
 }
 
+ViewEntry CrossView() {
+  ViewEntry v{"cross", N_("Cross"), N_("Cross-attention vs self-attention"),
+              "where queries, keys and values come from, beside self-attention"};
+  v.draw = &DrawCrossView;
+  v.dump = &DumpCrossView;
+  v.shows = "cross_explanation";
+  return v;
+}
+
 }  // namespace mha::gui

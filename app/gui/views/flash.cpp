@@ -16,6 +16,7 @@
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "mha/flash.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -327,6 +328,15 @@ json DumpFlashView(AppState& s) {
   if (ft->finished() && static_cast<Eigen::Index>(ft->seq()) * ft->head_dim() <= dump::kMaxDumpValues)
     j["context"] = dump::Matrix(ft->Context());
   return j;
+}
+
+ViewEntry FlashView() {
+  ViewEntry v{"flash", N_("Flash"), N_("Flash attention, tile by tile"),
+              "Flash attention stepped tile by tile: m, l, rescale, memory, exact context"};
+  v.draw = &DrawFlashView;
+  v.dump = &DumpFlashView;
+  v.shows = "flash grid";
+  return v;
 }
 
 }  // namespace mha::gui

@@ -20,6 +20,25 @@ using dump::json;
 
 namespace {
 
+// The view's own state (AppState::views).
+struct GqaState {
+  Cached<GqaFacts> cache;  // the last valid configuration's while the typed one cannot run
+};
+
+const Cached<GqaFacts>& GqaCache(AppState& s) {
+  auto& c = s.views.Get<GqaState>().cache;
+  const Config& cfg = DescribedConfig(s, true);
+  const int skv = std::max(CurrentSeqKv(s), 1);
+  const std::string key = std::to_string(cfg.d_model) + " " + std::to_string(cfg.num_heads) + " " +
+                          std::to_string(cfg.kv_heads()) + " " + std::to_string(skv);
+  return Refresh(c, key, [&](GqaFacts& v) {
+    if (cfg.num_heads < 1 || cfg.num_heads > Limits::kMaxHeads || cfg.d_model < 1 || cfg.d_model % cfg.num_heads)
+      throw Error("num_heads = " + std::to_string(cfg.num_heads) + " does not divide d_model = " +
+                  std::to_string(cfg.d_model) + ": fix that first (see Configuration).");
+    v = DescribeGqa(cfg, skv);
+  });
+}
+
 // One hue per K/V head group, light enough for dark text.
 ImU32 GroupColour(int g, int groups) {
   const float h = groups > 0 ? std::fmod(0.58f + 0.618034f * g, 1.0f) : 0.6f;
@@ -187,6 +206,15 @@ json DumpGqaView(AppState& s) {
           {"mha_kv_cache_bytes", f.mha_kv_cache_bytes},
           {"params_saved", f.params_saved},
           {"cache_bytes_saved", f.cache_bytes_saved}};
+}
+
+ViewEntry GqaView() {
+  ViewEntry v{"gqa", N_("GQA"), N_("Grouped-query and multi-query attention"),
+              "which query heads share each K/V head, and what that saves"};
+  v.draw = &DrawGqaView;
+  v.dump = &DumpGqaView;
+  v.shows = "gqa_diagram";
+  return v;
 }
 
 }  // namespace mha::gui

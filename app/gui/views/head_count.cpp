@@ -19,6 +19,25 @@ using dump::json;
 
 namespace {
 
+// The view's own state (AppState::views).
+struct HeadCountState {
+  Cached<std::vector<HeadCountRow>> cache;  // the configuration and token counts only: shown even when the configuration cannot run
+};
+
+const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s) {
+  auto& c = s.views.Get<HeadCountState>().cache;
+  const Config& cfg = DescribedConfig(s, false);
+  const int seq = CurrentSeq(s), skv = CurrentSeqKv(s);
+  const std::string key = std::to_string(cfg.d_model) + " " + std::to_string(cfg.num_heads) + " " +
+                          std::to_string(cfg.kv_heads()) + " " + std::to_string(seq) + " " + std::to_string(skv);
+  return Refresh(c, key, [&](std::vector<HeadCountRow>& v) {
+    if (cfg.d_model < 1 || cfg.d_model > Limits::kMaxDModel)
+      throw Error("d_model = " + std::to_string(cfg.d_model) + " is outside 1 .. " +
+                  std::to_string(Limits::kMaxDModel) + ".");
+    v = HeadCountTable(cfg, std::max(seq, 1), std::max(skv, 1));
+  });
+}
+
 void RightAligned(const std::string& text) {
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(text.c_str()).x);
   ImGui::TextUnformatted(text.c_str());
@@ -167,6 +186,15 @@ json DumpHeadCountView(AppState& s) {
     rows.push_back(row);
   }
   return {{"d_model", DescribedConfig(s, false).d_model}, {"rows", rows}};
+}
+
+ViewEntry HeadCountView() {
+  ViewEntry v{"head-count", N_("Counts"), N_("Head count vs parameters"),
+              "parameters, FLOPs and KV cache for each head count"};
+  v.draw = &DrawHeadCountView;
+  v.dump = &DumpHeadCountView;
+  v.shows = "head_count_table";
+  return v;
 }
 
 }  // namespace mha::gui

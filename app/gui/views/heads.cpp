@@ -288,4 +288,13 @@ json DumpHeadsView(AppState& s) {
   return heads;
 }
 
+ViewEntry HeadsView() {
+  ViewEntry v{"heads", N_("Metrics"), N_("Head metrics and similarity"),
+              "each head's entropy, sharpness and pattern; how alike heads are"};
+  v.draw = &DrawHeadsView;
+  v.dump = &DumpHeadsView;
+  v.shows = "head_metrics";
+  return v;
+}
+
 }  // namespace mha::gui

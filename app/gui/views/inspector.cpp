@@ -193,4 +193,13 @@ json DumpInspectorView(AppState& s) {
   return iv;
 }
 
+ViewEntry InspectorView() {
+  ViewEntry v{"inspector", N_("Inspect"), N_("Tensor inspector"),
+              "any tensor of the trace, as a heatmap with its values"};
+  v.draw = &DrawInspectorView;
+  v.dump = &DumpInspectorView;
+  v.shows = "inspect_map";
+  return v;
+}
+
 }  // namespace mha::gui

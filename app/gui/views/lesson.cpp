@@ -293,13 +293,11 @@ void DrawLessonView(AppState& s) {
     ImGui::SameLine(0, fs);
     SmallMatrix(s, "attn_out", "attn_out = concat W_O + b_O", t.attn_out, &t.in.tokens, w, false);
     if (ImGui::SmallButton(_("Step through one query"))) {
-      s.teach.view = View::Query;
-      s.teach.select_view = true;
+      ShowView(s.teach, "query");
     }
     ImGui::SameLine();
     if (ImGui::SmallButton(_("Inspect any tensor"))) {
-      s.teach.view = View::Inspector;
-      s.teach.select_view = true;
+      ShowView(s.teach, "inspector");
     }
   }
 
@@ -385,6 +383,15 @@ json DumpLessonView(AppState& s) {
     });
   }
   return l;
+}
+
+ViewEntry LessonView() {
+  ViewEntry v{"lesson", N_("Lesson"), N_("Lesson example, weight editor and .npz files"),
+              "the lesson's worked example, a weight editor and .npz files"};
+  v.draw = &DrawLessonView;
+  v.dump = &DumpLessonView;
+  v.shows = "load_lesson";
+  return v;
 }
 
 }  // namespace mha::gui

@@ -257,4 +257,13 @@ json DumpQueryView(AppState& s) {
           {"max_abs_diff", e.max_abs_diff}};
 }
 
+ViewEntry QueryView() {
+  ViewEntry v{"query", N_("Query"), N_("One query, step by step"),
+              "one query's scores, softmax and weighted sum of values, by hand"};
+  v.draw = &DrawQueryView;
+  v.dump = &DumpQueryView;
+  v.shows = "query_table";
+  return v;
+}
+
 }  // namespace mha::gui

@@ -12,8 +12,40 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/state/view_caches.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
+
+// The views, in tab order: one line each. Each view's own file defines `ViewEntry
+// NAME()`, its names, drawing, dump and hooks (views/registry.hpp).
+#define MHAVIZ_VIEWS(X)                     \
+  X(HeatmapsView)   /* views/heatmaps/ */   \
+  X(QueryView)      /* views/query.cpp */   \
+  X(ScalingView)    /* views/scaling.cpp */ \
+  X(HeadsView)      /* views/heads.cpp */   \
+  X(HeadCountView)  /* views/head_count.cpp */ \
+  X(GqaView)        /* views/gqa.cpp */     \
+  X(CrossView)      /* views/cross.cpp */   \
+  X(LessonView)     /* views/lesson.cpp */  \
+  X(InspectorView)  /* views/inspector.cpp */ \
+  X(TrainView)      /* views/train/ */      \
+  X(HeadView)       /* views/lm/head_view.cpp */ \
+  X(ModelView)      /* views/lm/model_view.cpp */ \
+  X(NextTokensView) /* views/lm/next_tokens.cpp */ \
+  X(FlashView)      /* views/flash.cpp */   \
+  X(CostView)       /* views/cost.cpp */
+
+#define MHAVIZ_DECLARE_VIEW(f) ViewEntry f();
+MHAVIZ_VIEWS(MHAVIZ_DECLARE_VIEW)
+#undef MHAVIZ_DECLARE_VIEW
+
+const std::vector<ViewEntry>& Views() {
+#define MHAVIZ_VIEW_ENTRY(f) f(),
+  static const std::vector<ViewEntry> views = {MHAVIZ_VIEWS(MHAVIZ_VIEW_ENTRY)};
+#undef MHAVIZ_VIEW_ENTRY
+  return views;
+}
+
 namespace {
 
 void DrawView(AppState& s, const ViewEntry& v) {
@@ -30,7 +62,7 @@ void DrawView(AppState& s, const ViewEntry& v) {
   v.draw(s);
   const ImVec2 a = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
   ImGui::EndChild();
-  if (v.id != View::Train) VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+  if (v.veil) VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
 }
 
 // "head-count" -> "head_count_view": the view's key in --dump-state's "views".
@@ -69,39 +101,55 @@ void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
   s.ui.probe["last_valid_veil"] = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
-const char* ViewName(View v) { return ViewInfo(v).name; }
-const char* ViewTitle(View v) { return _(ViewInfo(v).tab); }
-const char* ViewMenuTitle(View v) { return _(ViewInfo(v).menu); }
-
-int ViewIndexByName(const std::string& name) {
-  for (const ViewEntry& v : kViews)
-    if (name == v.name) return static_cast<int>(v.id);
-  return -1;
+const ViewEntry* FindView(const std::string& name) {
+  for (const ViewEntry& v : Views())
+    if (name == v.name) return &v;
+  return nullptr;
 }
+
+const char* ViewTitle(const ViewEntry& v) { return _(v.tab); }
+const char* ViewMenuTitle(const ViewEntry& v) { return _(v.menu); }
 
 std::string ViewNamesJoined() {
   std::string names;
-  for (const ViewEntry& v : kViews) names += (names.empty() ? "" : ", ") + std::string(v.name);
+  for (const ViewEntry& v : Views()) names += (names.empty() ? "" : ", ") + std::string(v.name);
   return names;
 }
 
-std::string ViewFlagHelp() {
-  std::string out = "  --view NAME         start on a view (default heatmaps):\n";
-  for (const ViewEntry& v : kViews) {
-    char line[256];
-    std::snprintf(line, sizeof line, "                      %-12s%s\n", v.name, v.help);
-    out += line;
-  }
-  return out;
+void UpdateViews(AppState& s) {
+  for (const ViewEntry& v : Views())
+    if (v.update) v.update(s);
+}
+
+bool ViewsAnimating(const AppState& s) {
+  for (const ViewEntry& v : Views())
+    if (v.animating && v.animating(s)) return true;
+  return false;
+}
+
+void ViewsProbeJson(const AppState& s, nlohmann::json& j) {
+  for (const ViewEntry& v : Views())
+    if (v.probe) j[v.name] = v.probe(s);
+}
+
+void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& actions) {
+  for (const ViewEntry& v : Views())
+    if (v.flags) v.flags(app, group, actions);
 }
 
 namespace {
 
+// The view shown: the one s.teach.view names (the first if none does).
+const ViewEntry& Shown(const AppState& s) {
+  const ViewEntry* v = FindView(s.teach.view);
+  return v ? *v : Views().front();
+}
+
 // The width every tab needs at `padding`, side by side.
 float TabsWidth(ImVec2 padding) {
   float w = 0.0f;
-  for (const ViewEntry& v : kViews)
-    w += ImGui::CalcTextSize(ViewTitle(v.id)).x + 2.0f * padding.x + ImGui::GetStyle().ItemInnerSpacing.x;
+  for (const ViewEntry& v : Views())
+    w += ImGui::CalcTextSize(ViewTitle(v)).x + 2.0f * padding.x + ImGui::GetStyle().ItemInnerSpacing.x;
   return w;
 }
 
@@ -112,19 +160,19 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
   const bool bar = ImGui::BeginTabBar("##views", ImGuiTabBarFlags_FittingPolicyResizeDown | ImGuiTabBarFlags_NoTooltip);
   ImGui::PopStyleVar();
   if (!bar) return;
-  for (const ViewEntry& v : kViews) {
-    const bool want = s.teach.select_view && s.teach.view == v.id;
+  for (const ViewEntry& v : Views()) {
+    const bool want = s.teach.select_view && s.teach.view == v.name;
     ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
     // The id is the view's name, so switching the language keeps the open tab.
-    const std::string label = std::string(ViewTitle(v.id)) + "###" + v.name;
+    const std::string label = std::string(ViewTitle(v)) + "###" + v.name;
     const bool open = ImGui::BeginTabItem(label.c_str(), nullptr, want ? ImGuiTabItemFlags_SetSelected : 0);
     ImGui::PopStyleVar();
     Probe(s, (std::string("tab ") + v.name).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v.id));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v));
     if (!open) continue;
     // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
     // then the old tab is drawn and must not claim the selection back.
-    if (!s.teach.select_view) s.teach.view = v.id;
+    if (!s.teach.select_view) s.teach.view = v.name;
     else if (want) s.teach.select_view = false;
     DrawView(s, v);
     ImGui::EndTabItem();
@@ -139,25 +187,25 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   if (s.ui.font_small) ImGui::PushFont(s.ui.font_small);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemInnerSpacing.x, ImGui::GetStyle().ItemInnerSpacing.y));
-  for (std::size_t i = 0; i < std::size(kViews); ++i) {
-    const ViewEntry& v = kViews[i];
-    const bool on = s.teach.view == v.id;
-    const float w = ImGui::CalcTextSize(ViewTitle(v.id)).x + 2.0f * padding.x;
+  for (std::size_t i = 0; i < Views().size(); ++i) {
+    const ViewEntry& v = Views()[i];
+    const bool on = s.teach.view == v.name;
+    const float w = ImGui::CalcTextSize(ViewTitle(v)).x + 2.0f * padding.x;
     if (i > 0) {
       ImGui::SameLine();
       if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
     }
     ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(on ? ImGuiCol_TabActive : ImGuiCol_Tab));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
-    if (ImGui::Button((std::string(ViewTitle(v.id)) + "##" + v.name).c_str())) s.teach.view = v.id;
+    if (ImGui::Button((std::string(ViewTitle(v)) + "##" + v.name).c_str())) s.teach.view = v.name;
     ImGui::PopStyleColor(2);
     Probe(s, (std::string("tab ") + v.name).c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v.id));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v));
   }
   ImGui::PopStyleVar(2);
   if (s.ui.font_small) ImGui::PopFont();
   ImGui::Separator();
-  DrawView(s, ViewInfo(s.teach.view));
+  DrawView(s, Shown(s));
   s.teach.select_view = true;  // should the tabs come back (smaller text), they open this view
 }
 
@@ -176,9 +224,9 @@ void DrawResultsArea(AppState& s) {
 }
 
 void DrawViewMenuItems(AppState& s) {
-  for (const ViewEntry& v : kViews) {
-    if (ImGui::MenuItem((std::string(ViewMenuTitle(v.id)) + "##" + v.name).c_str(), nullptr, s.teach.view == v.id)) {
-      s.teach.view = v.id;
+  for (const ViewEntry& v : Views()) {
+    if (ImGui::MenuItem((std::string(ViewMenuTitle(v)) + "##" + v.name).c_str(), nullptr, s.teach.view == v.name)) {
+      s.teach.view = v.name;
       s.teach.select_view = true;
     }
   }
@@ -186,12 +234,16 @@ void DrawViewMenuItems(AppState& s) {
 
 std::string TeachViewsJson(AppState& s) {
   nlohmann::json j;
-  j["view"] = ViewName(s.teach.view);
+  j["view"] = Shown(s).name;
   ClampTeachSelection(s);
   j["head"] = s.teach.head;
   j["last_valid"] = ShowingLastValid(s);  // the views show the last valid configuration's results
   j["query"] = s.teach.query;
-  for (const ViewEntry& v : kViews)
+  nlohmann::json list = nlohmann::json::array();
+  for (const ViewEntry& v : Views())
+    list.push_back({{"name", v.name}, {"tab", v.tab}, {"shows", v.shows ? nlohmann::json(v.shows) : nlohmann::json()}});
+  j["registry"] = list;
+  for (const ViewEntry& v : Views())
     if (v.dump) j[DumpKey(v)] = v.dump(s);
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

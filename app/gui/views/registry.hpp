@@ -1,125 +1,77 @@
-// The registry of the results area's views: one table row per view drives the tab
-// bar, the View menu, --view (its names and its help), and --dump-state's "views".
-// Adding a view: its file in views/ (a Draw and, if it shows numbers, a Dump
-// function) and its lines here (the id, the two declarations, the table row); plus
-// the file in app/gui/CMakeLists.txt.
+// The registry of the results area's views: one line per view (kViewList in
+// registry.cpp) drives the tab bar, the View menu, --view (its names and its help),
+// the views' own flags, the frame's per-view work, --probe, and --dump-state's "views"
+// (which the GUI tests read the list of views from).
+//
+// Adding a view touches two places (docs/architecture.md has the recipe):
+//   1. its own file or folder under views/ (CMake picks it up), holding its drawing,
+//      its dump, its state (a type of its own, kept in AppState::views: ViewStore)
+//      and a function `ViewEntry NameView()` that fills in the entry below;
+//   2. one line of kViewList in registry.cpp, where the view's tab goes.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "gui/state/teach_state.hpp"
-#include "text/i18n.hpp"
-
 struct ImVec2;
+
+namespace CLI {
+class App;
+}
 
 namespace mha::gui {
 
 struct AppState;
 
-
-// Each view's Draw draws into the current tab; its Dump returns what the view shows
-// as JSON, from the same caches the view draws (--dump-state's views.NAME_view).
-void DrawHeatmapsView(AppState& s);  // heatmaps/heatmaps.cpp
-void DrawQueryView(AppState& s);  // query.cpp
-nlohmann::json DumpQueryView(AppState& s);
-void DrawScalingView(AppState& s);  // scaling.cpp
-nlohmann::json DumpScalingView(AppState& s);
-void DrawHeadsView(AppState& s);  // heads.cpp
-nlohmann::json DumpHeadsView(AppState& s);
-void DrawHeadCountView(AppState& s);  // head_count.cpp
-nlohmann::json DumpHeadCountView(AppState& s);
-void DrawGqaView(AppState& s);  // gqa.cpp
-nlohmann::json DumpGqaView(AppState& s);
-void DrawCrossView(AppState& s);  // cross.cpp
-nlohmann::json DumpCrossView(AppState& s);
-void DrawLessonView(AppState& s);  // lesson.cpp
-nlohmann::json DumpLessonView(AppState& s);
-void DrawInspectorView(AppState& s);  // inspector.cpp
-nlohmann::json DumpInspectorView(AppState& s);
-void DrawTrainView(AppState& s);  // train/train.cpp
-nlohmann::json DumpTrainView(AppState& s);
-void DrawHeadView(AppState& s);  // lm/head_view.cpp
-nlohmann::json DumpHeadView(AppState& s);
-void DrawModelView(AppState& s);  // lm/model_view.cpp
-nlohmann::json DumpModelView(AppState& s);
-void DrawNextTokensView(AppState& s);  // lm/next_tokens.cpp
-nlohmann::json DumpNextTokensView(AppState& s);
-void DrawFlashView(AppState& s);  // flash.cpp
-nlohmann::json DumpFlashView(AppState& s);
-void DrawCostView(AppState& s);  // cost.cpp
-nlohmann::json DumpCostView(AppState& s);
+// What a view's flags do once parsed: each is applied to the state after the settings
+// are loaded, in the order given (ApplyTeachFlags).
+using ViewFlagActions = std::vector<std::function<void(AppState&)>>;
 
 struct ViewEntry {
-  View id;
-  const char* name;  // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
-  const char* tab;   // the tab's label: a word or two, so every tab shows at 1280 px (the menu
-                     // entry is its tooltip); English, translated where drawn (ViewTitle)
-  const char* menu;  // the View menu's entry and the tab's tooltip (ViewMenuTitle)
-  const char* help;  // one line in --help
-  void (*draw)(AppState&);
-  nlohmann::json (*dump)(AppState&);  // null: nothing to dump (the heatmaps are in "trace")
-  bool scrolls;  // drawn in its own scrolling child (the heatmaps fit themselves)
+  const char* name = "";  // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
+  const char* tab = "";   // the tab's label: a word or two, so every tab shows at 1280 px (the menu
+                          // entry is its tooltip)
+  const char* menu = "";  // the View menu's entry and the tab's tooltip
+  const char* help = "";  // one line in --help
+  void (*draw)(AppState&) = nullptr;  // draws into the current tab
+  // What the view shows as JSON, from the same caches it draws (--dump-state's
+  // views.NAME_view); null: nothing to dump (the heatmaps are in "trace").
+  nlohmann::json (*dump)(AppState&) = nullptr;
+  // The probe (widget name) the view's drawing makes once it shows the current trace: the
+  // GUI tests open every view and look for it. Null for a view that brings its own model
+  // (Train) or needs one (Next: a language model's).
+  const char* shows = nullptr;
+  bool scrolls = true;  // drawn in its own scrolling child (the heatmaps fit themselves)
+  bool veil = true;     // dimmed while it shows the last valid results (not Train: its own model)
+
+  // Optional hooks, for a view with work of its own beyond drawing:
+  void (*update)(AppState&) = nullptr;           // every frame, before the one recompute
+  bool (*animating)(const AppState&) = nullptr;  // true: the window keeps drawing (no idle wait)
+  nlohmann::json (*probe)(const AppState&) = nullptr;  // --probe's entry under the view's name
+  // Declares the view's own flags (in --help's "Teaching views" group `group`); what
+  // they set goes into `actions`.
+  void (*flags)(CLI::App& app, const std::string& group, ViewFlagActions& actions) = nullptr;
 };
 
-inline constexpr ViewEntry kViews[kViewCount] = {
-    {View::Heatmaps, "heatmaps", N_("Heatmaps"), N_("Attention heatmaps (all heads)"),
-     "the attention weights of every head and their mean", &DrawHeatmapsView, nullptr, false},
-    {View::Query, "query", N_("Query"), N_("One query, step by step"),
-     "one query's scores, softmax and weighted sum of values, by hand", &DrawQueryView, &DumpQueryView, true},
-    {View::Scaling, "scaling", N_("Softmax"), N_("Scores, softmax and the \xE2\x88\x9A" "d_k scaling"),
-     "scores, masked scores and weights, with and without sqrt(d_k)", &DrawScalingView,
-     &DumpScalingView, true},
-    {View::Heads, "heads", N_("Metrics"), N_("Head metrics and similarity"),
-     "each head's entropy, sharpness and pattern; how alike heads are", &DrawHeadsView, &DumpHeadsView,
-     true},
-    {View::HeadCount, "head-count", N_("Counts"), N_("Head count vs parameters"),
-     "parameters, FLOPs and KV cache for each head count", &DrawHeadCountView,
-     &DumpHeadCountView, true},
-    {View::Gqa, "gqa", N_("GQA"), N_("Grouped-query and multi-query attention"),
-     "which query heads share each K/V head, and what that saves", &DrawGqaView, &DumpGqaView, true},
-    {View::Cross, "cross", N_("Cross"), N_("Cross-attention vs self-attention"),
-     "where queries, keys and values come from, beside self-attention", &DrawCrossView, &DumpCrossView, true},
-    {View::Lesson, "lesson", N_("Lesson"), N_("Lesson example, weight editor and .npz files"),
-     "the lesson's worked example, a weight editor and .npz files", &DrawLessonView, &DumpLessonView, true},
-    {View::Inspector, "inspector", N_("Inspect"), N_("Tensor inspector"),
-     "any tensor of the trace, as a heatmap with its values", &DrawInspectorView, &DumpInspectorView, true},
-    {View::Train, "train", N_("Train"), N_("Train a model and watch its heads learn"),
-     "train on a task (offsets, reverse, sort, induction): curves, timeline, heads", &DrawTrainView,
-     &DumpTrainView, true},
-    {View::HeadView, "head-view", N_("Head view"), N_("Head view: query-to-key lines, one colour per head"),
-     "BertViz's head view: lines from each query to its keys, opacity = weight", &DrawHeadView, &DumpHeadView, true},
-    {View::ModelView, "model-view", N_("Model view"), N_("Model view: every layer x head on the sentence"),
-     "every layer x head as a small heatmap; click one to open it", &DrawModelView, &DumpModelView, true},
-    {View::NextTokens, "next", N_("Next"), N_("Next-piece predictions of the language model"),
-     "the language model's 5 likeliest next pieces after each position", &DrawNextTokensView,
-     &DumpNextTokensView, true},
-    {View::Flash, "flash", "Flash", "Flash attention, tile by tile",
-     "Flash attention stepped tile by tile: m, l, rescale, memory, exact context", &DrawFlashView,
-     &DumpFlashView, true},
-    {View::Cost, "cost", "Cost", "What attention costs as n grows",
-     "RNN / CNN / self-attention cost, FLOPs against n, the n x n bytes", &DrawCostView, &DumpCostView, true},
-};
-
-// The table is indexed by View: a row out of place would open the wrong tab.
-constexpr bool RegistryInOrder() {
-  for (int i = 0; i < kViewCount; ++i)
-    if (static_cast<int>(kViews[i].id) != i) return false;
-  return true;
-}
-static_assert(RegistryInOrder(), "kViews must list the views in the order of enum View");
-
-inline const ViewEntry& ViewInfo(View v) { return kViews[static_cast<int>(v)]; }
-const char* ViewName(View v);      // "heatmaps", "query", ...: --view and --dump-state
-const char* ViewTitle(View v);     // the tab's label, in the interface's language
-const char* ViewMenuTitle(View v); // the View menu's longer label, in the interface's language
-// The index of the view called `name` (--view), or -1.
-int ViewIndexByName(const std::string& name);
+// Every view, in tab order.
+const std::vector<ViewEntry>& Views();
+// The view called `name`, or null.
+const ViewEntry* FindView(const std::string& name);
+// The tab's label and the View menu's entry, in the interface's language (each view's
+// entry marks them N_(), so xgettext finds them).
+const char* ViewTitle(const ViewEntry& v);
+const char* ViewMenuTitle(const ViewEntry& v);
 // "heatmaps, query, ...": the names --view accepts.
 std::string ViewNamesJoined();
-// --help's lines of --view: the flag, then one line per view (name and help).
-std::string ViewFlagHelp();
+
+// The hooks of every view, for the frame, the main loop, --probe and the flags.
+void UpdateViews(AppState& s);
+bool ViewsAnimating(const AppState& s);
+void ViewsProbeJson(const AppState& s, nlohmann::json& j);
+void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& actions);
 
 // While the configuration cannot run (ShowingLastValid), dims the rectangle a..b (a
 // view showing the last valid results) under a veil of the window's background; else
@@ -130,8 +82,8 @@ void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b);
 void DrawResultsArea(AppState& s);
 void DrawViewMenuItems(AppState& s);
 
-// What every view shows, as JSON (--dump-state's "views"): the selection, then each
-// view's Dump under "NAME_view".
+// What every view shows, as JSON (--dump-state's "views"): the selection, the list of
+// views ("registry": name, tab, shows), then each view's Dump under "NAME_view".
 std::string TeachViewsJson(AppState& s);
 
 }  // namespace mha::gui

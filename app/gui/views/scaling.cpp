@@ -250,4 +250,13 @@ json DumpScalingView(AppState& s) {
           {"without_scaling", HeadAttentionJson(c.value.without_scaling)}};
 }
 
+ViewEntry ScalingView() {
+  ViewEntry v{"scaling", N_("Softmax"), N_("Scores, softmax and the \xE2\x88\x9A" "d_k scaling"),
+              "scores, masked scores and weights, with and without sqrt(d_k)"};
+  v.draw = &DrawScalingView;
+  v.dump = &DumpScalingView;
+  v.shows = "scaling_with";
+  return v;
+}
+
 }  // namespace mha::gui

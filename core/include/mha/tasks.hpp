@@ -56,5 +56,10 @@ int ExpectedKey(const TaskSpec& t, int target, int i, const std::vector<int>& to
 // Fills `out` with `batch` fresh sequences, deterministically from (seed, index):
 // batch index n of a run is the same on every machine.
 void MakeBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int batch, Batch& out);
+// The held-out examples of a task trained with `seed`: the same generator on a seed
+// stream training never draws from (seed + 1), so accuracy on them is not memorised.
+// The one definition: the trainer evaluates on them, `mhaviz trace --model --example N`
+// and the app show example N of them.
+void HeldOutBatch(const TaskSpec& t, std::uint64_t seed, std::uint64_t index, int batch, Batch& out);
 
 }  // namespace mha

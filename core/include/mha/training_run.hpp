@@ -43,7 +43,7 @@ struct TrainSetup {
   OptimConfig optim;  // optim.total_steps is set to `steps`
   int steps = 800;
   int batch = 128;
-  std::uint64_t data_seed = 7;  // training batches; held-out batches use another stream
+  std::uint64_t data_seed = 7;  // training batches; held-out batches: HeldOutBatch (tasks.hpp)
   int threads = 0;              // 0: one per core
   int snapshot_every = 0;       // steps between snapshots; 0: every 2% of the run
   int probe_index = 0;          // which held-out example the probe trace shows

@@ -8,6 +8,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
 #include "gui/views/registry.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -32,6 +33,15 @@ void DrawCrossBanner(AppState& s) {
 void DrawHeatmapsView(AppState& s) {
   DrawCrossBanner(s);
   DrawHeatmapsPanel(s);
+}
+
+ViewEntry HeatmapsView() {
+  ViewEntry v{"heatmaps", N_("Heatmaps"), N_("Attention heatmaps (all heads)"),
+              "the attention weights of every head and their mean"};
+  v.draw = &DrawHeatmapsView;
+  v.shows = "map 0";
+  v.scrolls = false;  // the maps fit themselves
+  return v;
 }
 
 }  // namespace mha::gui

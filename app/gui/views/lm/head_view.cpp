@@ -141,4 +141,13 @@ nlohmann::json DumpHeadView(AppState& s) {
   return j;
 }
 
+ViewEntry HeadView() {
+  ViewEntry v{"head-view", N_("Head view"), N_("Head view: query-to-key lines, one colour per head"),
+              "BertViz's head view: lines from each query to its keys, opacity = weight"};
+  v.draw = &DrawHeadView;
+  v.dump = &DumpHeadView;
+  v.shows = "head_view_canvas";
+  return v;
+}
+
 }  // namespace mha::gui

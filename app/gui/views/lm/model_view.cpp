@@ -99,8 +99,7 @@ void OpenHead(AppState& s, int layer, int h) {
   }
   s.ui.enlarged = h;
   s.teach.head = h;
-  s.teach.view = View::Heatmaps;
-  s.teach.select_view = true;
+  ShowView(s.teach, "heatmaps");
 }
 
 }  // namespace
@@ -232,6 +231,15 @@ nlohmann::json DumpModelView(AppState& s) {
   nlohmann::json knocked = nlohmann::json::array();
   for (const HeadRef& h : s.source.knocked) knocked.push_back(HeadName(h));
   return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}, {"knocked_out", knocked}};
+}
+
+ViewEntry ModelView() {
+  ViewEntry v{"model-view", N_("Model view"), N_("Model view: every layer x head on the sentence"),
+              "every layer x head as a small heatmap; click one to open it"};
+  v.draw = &DrawModelView;
+  v.dump = &DumpModelView;
+  v.shows = "model_view_first_map";
+  return v;
 }
 
 }  // namespace mha::gui

@@ -111,4 +111,12 @@ nlohmann::json DumpNextTokensView(AppState& s) {
   return j;
 }
 
+ViewEntry NextTokensView() {
+  ViewEntry v{"next", N_("Next"), N_("Next-piece predictions of the language model"),
+              "the language model's 5 likeliest next pieces after each position"};
+  v.draw = &DrawNextTokensView;
+  v.dump = &DumpNextTokensView;
+  return v;
+}
+
 }  // namespace mha::gui

@@ -2,7 +2,7 @@
 // The model is the Configuration panel's layer (num_heads, d_model, num_kv_heads,
 // norm, sqrt(d_k), PE, block); this view adds the task, the number of layers and
 // the run's settings, then shows the curves, the timeline and the heads grid. The
-// run lives on a worker thread (train_session.cpp); this view only reads its
+// run lives on a worker thread (sources/train_session.cpp); this view only reads its
 // published progress.
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "gui/draw/view_widgets.hpp"
@@ -22,6 +23,7 @@
 #include "gui/views/train/export.hpp"
 #include "gui/views/train/parts.hpp"
 #include "text/i18n.hpp"
+#include "options/flags.hpp"
 
 namespace mha::gui {
 namespace {
@@ -321,6 +323,42 @@ nlohmann::json DumpTrainView(AppState& s) {
                  {"name", UsingTrainedModel(s) ? s.source.name : std::string()},
                  {"layer", s.source.layer}};
   return j;
+}
+
+// --train-autostart, --train-task, --train-offsets.
+void DeclareTrainFlags(CLI::App& app, const std::string& g, ViewFlagActions& actions) {
+  app.add_flag_callback(
+         "--train-autostart", [&actions] { actions.push_back([](AppState& s) { s.train.autostart = true; }); },
+         "press Train when the Train view first opens (with --view train: at start)")
+      ->group(g);
+  app.add_option_function<std::string>(
+         "--train-task",
+         [&actions](const std::string& v) {
+           actions.push_back([v](AppState& s) { s.train.task.kind = ParseTask(v); });
+         },
+         "the Train view's task: offsets, reverse, sort or induction")
+      ->type_name("NAME")
+      ->group(g)
+      ->check(CLI::IsMember({"offsets", "reverse", "sort", "induction"}));
+  options::IntFlag(
+      app, "--train-offsets", 1, 4,
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.train.task.offsets = v; }); },
+      "the offsets task's K: predict the tokens 1..K back (default 2)")
+      ->type_name("K")
+      ->group(g);
+}
+
+ViewEntry TrainView() {
+  ViewEntry v{"train", N_("Train"), N_("Train a model and watch its heads learn"),
+              "train on a task (offsets, reverse, sort, induction): curves, timeline, heads"};
+  v.draw = &DrawTrainView;
+  v.dump = &DumpTrainView;
+  v.veil = false;  // it shows its own model, not the configuration above
+  v.update = &UpdateTraining;  // the run's newest snapshot may set `dirty`
+  v.animating = &TrainViewAnimating;
+  v.probe = &TrainProbeJson;
+  v.flags = &DeclareTrainFlags;
+  return v;
 }
 
 }  // namespace mha::gui

@@ -15,7 +15,7 @@
 #include "mha/heads.hpp"
 #include "mha/tasks.hpp"
 
-namespace mha::cli {
+namespace mha::lm {
 
 // Held-out examples of a task model the loss is measured on, by default, and per batch.
 inline constexpr int kHeldOutExamples = 512;
@@ -52,4 +52,4 @@ std::vector<HeadProfile> SubjectLabels(Trainer& trainer, const AblationSubject& 
 // The head's profile in `labels`, or null.
 const HeadProfile* FindProfile(const std::vector<HeadProfile>& labels, const HeadRef& h);
 
-}  // namespace mha::cli
+}  // namespace mha::lm

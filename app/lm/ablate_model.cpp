@@ -1,13 +1,12 @@
-#include "ablate_model.hpp"
+#include "lm/ablate_model.hpp"
 
-#include "cli/model_trace.hpp"
 #include "io/checkpoint.hpp"
 #include "io/assets.hpp"
 #include "lm/corpus.hpp"
 #include "lm/head_labels.hpp"
 #include "mha/text_task.hpp"
 
-namespace mha::cli {
+namespace mha::lm {
 
 AblationSubject LoadSubject(const std::string& path, int amount, int examples) {
   AblationSubject s;
@@ -95,4 +94,4 @@ const HeadProfile* FindProfile(const std::vector<HeadProfile>& labels, const Hea
   return nullptr;
 }
 
-}  // namespace mha::cli
+}  // namespace mha::lm
