@@ -4,6 +4,7 @@
 #include <iostream>
 #include <utility>
 
+#include "cli/ablate_apply.hpp"
 #include "commands.hpp"
 #include "io/checkpoint.hpp"
 #include "io/files.hpp"

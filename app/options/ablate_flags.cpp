@@ -8,7 +8,7 @@
 #include "options/run_options.hpp"
 #include "options/terminal.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 namespace {
 
 const char* const kHeadSyntax =
@@ -149,4 +149,4 @@ std::string ResidualOnlyNote(const std::vector<HeadRef>& heads, int num_layers, 
          "path (each position's own embedding through the layers' norms and feed-forward networks).";
 }
 
-}  // namespace mha::cli
+}  // namespace mha::options

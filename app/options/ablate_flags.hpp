@@ -13,7 +13,7 @@
 
 #include "mha/ablation.hpp"
 
-namespace mha::cli {
+namespace mha::options {
 
 struct RunOptions;
 
@@ -40,4 +40,9 @@ void AddAblateFlags(CLI::App& app, RunOptions& o);
 // The sentence a learner reads when all heads of a model are out, or "".
 std::string ResidualOnlyNote(const std::vector<HeadRef>& heads, int num_layers, int num_heads);
 
+}  // namespace mha::options
+
+// The subcommands spell these cli:: (options/flags.hpp).
+namespace mha::cli {
+using namespace mha::options;
 }  // namespace mha::cli
