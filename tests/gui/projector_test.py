@@ -147,10 +147,18 @@ def test_present_keeps_selection(mhaviz, d):
     check((pr["on"], pr["layout"], pr["head"]) == (True, 0, 3), f"--enlarge 3 --present: {pr}")
     app = g.App(mhaviz, d, ["--model", "mhaviz-small", "--sentence", KO, "--view", "model-view"])
     try:
-        app.wait_for(lambda p: "model_view_map 1 3" in p["widgets"], "the model view's maps")
+        p = app.wait_for(lambda p: "model_view_map 1 3" in p["widgets"], "the model view's maps")
+        # At 1280 x 800 layer 1's maps start below the fold (each map has its knock-out
+        # switches under it): scroll the view, as a teacher would, until the map's top shows.
+        for _ in range(12):
+            r = app.widget("model_view_map 1 3")
+            if r[1] + 40 <= p["window"][1] - 40:  # the status bar is the window's last 30-odd px
+                break
+            g.xdo("mousemove", "--window", app.wid, int(r[0] + r[2] / 2), int(p["window"][1] / 2 + 100), "click", 5)
+            p = app.settle(3)
         for attempt in range(3):
             r = app.widget("model_view_map 1 3")
-            click(app, [r[0], r[1], r[2], 16])  # its top, above the fold at 1280 x 800
+            click(app, [r[0], r[1], r[2], 16])  # its top
             try:
                 app.wait_for(lambda p: p["enlarged"] == 3 and p["view"] == "heatmaps", "head 3 opened", timeout=5)
                 break

@@ -84,7 +84,7 @@ struct CostNumbers {
 };
 
 bool Numbers(const AppState& s, CostNumbers& c) {
-  if (!s.result.ok) return false;
+  if (!HasResults(s)) return false;
   const Trace& t = s.result.trace;
   c.cfg = t.cfg;
   c.n = t.seq;

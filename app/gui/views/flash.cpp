@@ -44,7 +44,7 @@ FlashViewState& St() {
 // The tiles for the current trace and head; null (with st.error) when they cannot run.
 FlashTiles* Tiles(AppState& s) {
   FlashViewState& st = St();
-  if (!s.result.ok) return nullptr;
+  if (!HasResults(s)) return nullptr;
   const Trace& t = s.result.trace;
   ClampTeachSelection(s);
   st.br = std::clamp(st.br, 1, std::max(t.seq, 1));
