@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/pairs_cmd.hpp"
 #include "cli/train_cmd.hpp"
 #include "options/terminal.hpp"
 
@@ -46,6 +47,8 @@ const Command kCommands[] = {
      mha::cli::GradCommand},
     {"ablate", "ablate [flags]     knock heads out of a trained model: what each head is worth",
      mha::cli::AblateCommand},
+    {"pairs", "pairs [flags]      score a language model on minimal pairs; the head that finds each cue",
+     mha::cli::PairsCommand},
 };
 
 std::string Help() {

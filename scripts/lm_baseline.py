@@ -80,10 +80,17 @@ def main():
     ap.add_argument("--tokenizer", required=True)
     ap.add_argument("--model", help="also recompute this checkpoint's validation perplexity in torch")
     ap.add_argument("--seq", type=int, help="window length (default: the model's max_seq, else 64)")
+    ap.add_argument("--real-only", action="store_true",
+                    help="count the baselines on train.txt alone, without the designed train-*.txt text")
     args = ap.parse_args()
     sp = spm.SentencePieceProcessor(model_file=args.tokenizer)
     V = sp.get_piece_size()
-    train = encode(sp, os.path.join(args.corpus, "train.txt.gz"))
+    real = encode(sp, os.path.join(args.corpus, "train.txt.gz"))
+    # The designed text (train-*.txt[.gz], as mhaviz train --corpus reads it) is counted
+    # too unless --real-only; k is chosen on the last 5 % of the real text either way.
+    more = [] if args.real_only else [
+        encode(sp, os.path.join(args.corpus, f)) for f in sorted(os.listdir(args.corpus))
+        if f.startswith("train-") and (f.endswith(".txt") or f.endswith(".txt.gz"))]
     valid = encode(sp, os.path.join(args.corpus, "valid.txt.gz"))
     seq = args.seq
     if seq is None and args.model:
@@ -92,14 +99,16 @@ def main():
     windows = (len(valid) - 1) // seq
     prev, nxt = valid[:windows * seq], valid[1:windows * seq + 1]
 
-    cut = int(len(train) * 0.95)
-    pairs, rows = bigram_counts(train[:cut], V)
+    cut = int(len(real) * 0.95)
+    pairs, rows = bigram_counts(np.concatenate([real[:cut]] + more), V)
     ks = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0]
-    dev = {k: bigram_nll(pairs, rows, k, V, train[cut:-1], train[cut + 1:]) for k in ks}
+    dev = {k: bigram_nll(pairs, rows, k, V, real[cut:-1], real[cut + 1:]) for k in ks}
+    train = np.concatenate([real] + more)
     k_best = min(dev, key=dev.get)
     pairs, rows = bigram_counts(train, V)
     result = {
-        "train_pieces": int(len(train)), "valid_pieces": int(len(valid)), "vocab": V, "seq": seq,
+        "train_pieces": int(len(train)), "designed_pieces": int(sum(len(m) for m in more)),
+        "valid_pieces": int(len(valid)), "vocab": V, "seq": seq,
         "predicted": int(len(nxt)),
         "unigram_perplexity": math.exp(unigram_nll(train, 1.0, V, nxt)),
         "bigram_k": k_best, "bigram_dev_perplexity": {str(k): math.exp(v) for k, v in dev.items()},

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "io/files.hpp"
@@ -121,8 +122,26 @@ std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::stri
   return ids;
 }
 
+namespace {
+
+// train-*.txt and train-*.txt.gz in `dir`, sorted, so the stream's order is fixed.
+std::vector<std::string> MoreTrainFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("train-", 0) == 0 && (EndsWith(name, ".txt") || EndsWith(name, ".txt.gz")) &&
+        IsFile(e.path().string()))
+      out.push_back(dir + "/" + name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 CorpusFiles FindCorpus(const std::string& dir_or_file) {
-  if (IsFile(dir_or_file)) return {dir_or_file, ""};
+  if (IsFile(dir_or_file)) return {dir_or_file, "", {}};
   struct stat st {};
   if (stat(dir_or_file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
     throw Error("--corpus '" + dir_or_file + "' is " +
@@ -147,6 +166,7 @@ CorpusFiles FindCorpus(const std::string& dir_or_file) {
   if (f.valid.empty())
     throw Error("--corpus '" + dir_or_file + "' has train text but no valid.txt or valid.txt.gz: the validation "
                 "loss needs held-out text.");
+  f.more_train = MoreTrainFiles(dir_or_file);
   return f;
 }
 
@@ -155,6 +175,10 @@ EncodedCorpus LoadCorpus(const std::string& dir_or_file, const Tokenizer& tok, c
   EncodedCorpus c;
   if (!f.valid.empty()) {
     c.train = EncodeParagraphs(tok, ReadText(f.train), stop);
+    for (const std::string& more : f.more_train) {
+      const std::vector<std::int32_t> ids = EncodeParagraphs(tok, ReadText(more), stop);
+      c.train.insert(c.train.end(), ids.begin(), ids.end());
+    }
     c.valid = EncodeParagraphs(tok, ReadText(f.valid), stop);
   } else {
     // One file: every 20th paragraph held out, as the corpus script splits documents;

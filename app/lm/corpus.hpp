@@ -31,9 +31,12 @@ std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::stri
 
 // The training and validation text of --corpus: a directory holding train.txt[.gz] and
 // valid.txt[.gz] (as scripts/build_corpus.py writes), or one file whose every 20th line
-// is held out for validation.
+// is held out for validation. A directory's train-*.txt[.gz] files (the designed teaching
+// text scripts/make_teaching_corpus.py writes) are more training text, read after
+// train.txt in name order; validation stays valid.txt alone.
 struct CorpusFiles {
-  std::string train, valid;  // file names; valid empty when held out from train
+  std::string train, valid;         // file names; valid empty when held out from train
+  std::vector<std::string> more_train;  // train-*.txt[.gz], sorted
 };
 CorpusFiles FindCorpus(const std::string& dir_or_file);
 

@@ -466,7 +466,9 @@ class MemoryBudget(Base):
         corpus = self.path("one.txt")
         with open(corpus, "w") as f:
             f.write(" ".join(words[i % 9] for i in range(1_000_000)) + "\n")
-            f.write("the cat sat on the mat\n" * 40)
+            # Every 20th line is held out: 4 lines of 8 pieces each (<s> ▁the ▁cat ▁sat ▁on
+            # ▁the ▁m at) make more than one window of seq + 1 = 17.
+            f.write("the cat sat on the mat\n" * 80)
         self.assertGreater(os.path.getsize(corpus), 6_000_000)
         r = run(["train", "--task", "text", "--corpus", corpus, "--tokenizer", "assets/models/mhaviz-small.model",
                  "--seq", "16", "--d-model", "16", "--heads", "2", "--batch", "4", "--steps", "0", "--threads", "1",

@@ -41,7 +41,7 @@ LOG = os.path.join(MODELS, "mhaviz-small.train.log")
 CSV = os.path.join(MODELS, "mhaviz-small.train.csv")
 CORPUS = os.path.join(ROOT, "assets", "corpus")
 DEMOS = ["고양이가 쥐를 잡았다. 고양이가 쥐를", "The cat sat on the mat.", "셀을 선택한 다음 서식 - 셀을 선택합니다."]
-TOL = 1e-4
+TOL = 1e-5
 import checks  # noqa: E402
 from checks import check  # noqa: E402
 

@@ -51,9 +51,10 @@ def layer_norm(x, gamma, beta, eps):
     return (x - mu) / torch.sqrt(var + eps) * gamma + beta
 
 
-def mha(cfg, P, pre, x, ablate=None, keep=None):
+def mha(cfg, P, pre, x, ablate=None, keep=None, weights=None):
     """ablate: {head: (head_dim,) tensor} replacing that head's context before W_O;
-    keep: a dict that receives context (B, H, S, hd), concat and attn_out."""
+    keep: a dict that receives context (B, H, S, hd), concat and attn_out;
+    weights: a list that receives this layer's attention weights (B, H, S, S)."""
     B, S, d = x.shape
     H, G = cfg["num_heads"], cfg["num_kv_heads"]
     hd = d // H
@@ -70,6 +71,8 @@ def mha(cfg, P, pre, x, ablate=None, keep=None):
         hidden = torch.triu(torch.ones(S, S, dtype=torch.bool), 1)
         scores = scores.masked_fill(hidden, float("-inf"))
     attn = torch.softmax(scores, dim=-1)
+    if weights is not None:
+        weights.append(attn)  # the caller's record of every layer's weights
     context = attn @ v
     if ablate:
         context_used = context.clone()
@@ -111,8 +114,9 @@ def forward_loss(cfg, P, tokens, targets):
     return total / count
 
 
-def forward_logits(cfg, P, tokens):
-    """tokens (B, S) int64; returns one (B, S, vocab) tensor of logits per target."""
+def forward_logits(cfg, P, tokens, keep=None):
+    """tokens (B, S) int64; returns one (B, S, vocab) tensor of logits per target. A list
+    `keep` receives each layer's attention weights (B, H, S, S)."""
     B, S = tokens.shape
     x = P["tok_embed"][tokens]
     if cfg["positional"] == "learned":
@@ -121,7 +125,7 @@ def forward_logits(cfg, P, tokens):
         x = x + torch.from_numpy(sinusoidal(S, cfg["d_model"])).to(x.dtype)
     for l in range(cfg["num_layers"]):
         pre = f"layers.{l}."
-        x = sublayer(cfg, x, lambda t: mha(cfg, P, pre, t), P[pre + "ln_gamma"], P[pre + "ln_beta"])
+        x = sublayer(cfg, x, lambda t: mha(cfg, P, pre, t, weights=keep), P[pre + "ln_gamma"], P[pre + "ln_beta"])
         if cfg["block"] == "encoder":
             x = sublayer(cfg, x, lambda t: ffn(cfg, P, pre, t), P[pre + "ln2_gamma"], P[pre + "ln2_beta"])
     if cfg["norm"] == "pre":

@@ -15,9 +15,11 @@
 
 #include "lm/corpus.hpp"
 #include "lm/language_model.hpp"
+#include "lm/minimal_pairs.hpp"
 #include "lm/tokenizer.hpp"
 #include "mha/config.hpp"
 #include "mha/text_task.hpp"
+#include "../temp_dir.hpp"
 
 namespace {
 
@@ -34,7 +36,7 @@ TEST_CASE("Tokenizer: decode(encode(s)) == NFC(s) for English and Korean", "[lm]
   REQUIRE(tok.vocab_size() == 4000);
   const std::vector<std::string> sentences = {
       "The cat sat on the mat.", "Select the cells, then choose Format - Cells.",
-      "고양이가 쥐를 잡았다.",  // 쥐 is not a piece: it falls back to its UTF-8 bytes
+      "고양이가 쥐를 잡았다.", "뷁",  // 뷁 is in no piece: it falls back to its UTF-8 bytes
       "셀을 선택한 다음 서식 - 셀을 선택합니다.", "LibreOffice Calc에서 표를 만듭니다 (2024년)."};
   for (const std::string& s : sentences) {
     const std::vector<int> ids = tok.Encode(s);
@@ -63,11 +65,13 @@ TEST_CASE("Tokenizer: decode(encode(s)) == NFC(s) for English and Korean", "[lm]
 
 TEST_CASE("Tokenizer: characters spelled as byte pieces are named with their bytes", "[lm]") {
   const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
-  const auto spelled = mha::lm::ByteSpellings(tok.Pieces(tok.Encode("고양이가 쥐를 잡았다. 쥐")));
+  // 뷁 is a syllable the corpus never has; 쥐, from the teaching text, is a piece.
+  const auto spelled = mha::lm::ByteSpellings(tok.Pieces(tok.Encode("고양이가 뷁를 잡았다. 뷁")));
   REQUIRE(spelled.size() == 1);  // twice in the text, named once
-  CHECK(spelled[0].text == "쥐");
-  CHECK(spelled[0].pieces == "<0xEC><0xA5><0x90>");
+  CHECK(spelled[0].text == "뷁");
+  CHECK(spelled[0].pieces == "<0xEB><0xB7><0x81>");
   CHECK(mha::lm::ByteSpellings(tok.Pieces(tok.Encode("The cat sat on the mat."))).empty());
+  CHECK(mha::lm::ByteSpellings(tok.Pieces(tok.Encode("고양이가 쥐를 잡았다"))).empty());
   // Bytes that do not make whole characters are shown as escapes; other pieces break runs.
   const auto cut = mha::lm::ByteSpellings({"<0xEC>", "<0xA5>", "\xE2\x96\x81the", "<0x41>", "<0xZZ>", "<0x41>"});
   REQUIRE(cut.size() == 2);
@@ -104,6 +108,41 @@ TEST_CASE("Corpus: BOS then the pieces of each paragraph, gzip read, truncated g
   }
   CHECK_THROWS_WITH(mha::lm::ReadText(cut), Catch::Contains("truncated"));
   std::remove(cut.c_str());
+}
+
+TEST_CASE("Corpus: a directory's train-*.txt files are more training text, after train.txt, in name order",
+          "[lm]") {
+  const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
+  TempDir d;
+  std::ofstream(d / "train.txt") << "The cat.\n";
+  std::ofstream(d / "valid.txt") << "The dog.\n";
+  std::ofstream(d / "train-b.txt") << "고양이\n";
+  std::ofstream(d / "train-a.txt") << "쥐\n";
+  std::ofstream(d / "other.txt") << "not read\n";
+  const mha::lm::CorpusFiles f = mha::lm::FindCorpus(d.path);
+  CHECK(f.more_train == std::vector<std::string>{d / "train-a.txt", d / "train-b.txt"});
+  const mha::lm::EncodedCorpus c = mha::lm::LoadCorpus(d.path, tok);
+  CHECK(c.train == mha::lm::EncodeParagraphs(tok, "The cat.\n쥐\n고양이\n"));
+  CHECK(c.valid == mha::lm::EncodeParagraphs(tok, "The dog.\n"));
+}
+
+TEST_CASE("Minimal pairs: each line is checked, naming the line", "[lm]") {
+  const std::string good = R"({"phenomenon": "p", "good": "고양이가 쥐를 잡았다.", "bad": "고양이이 쥐를 잡았다.", )"
+                           R"("cue": "고양이", "prefix": "고양이"})";
+  const auto pairs = mha::lm::ParseMinimalPairs(good + "\n\n" + good + "\n", "f");
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[1].line == 3);
+  CHECK(pairs[0].cue == "고양이");
+  CHECK_THROWS_WITH(mha::lm::ParseMinimalPairs(good + "\n[1]\n", "f"), Catch::Contains("f line 2: not a JSON object"));
+  CHECK_THROWS_WITH(mha::lm::ParseMinimalPairs(R"({"good": "a", "bad": "b", "cue": "a", "prefix": "a"})", "f"),
+                    Catch::Contains("\"phenomenon\" is missing"));
+  CHECK_THROWS_WITH(
+      mha::lm::ParseMinimalPairs(R"({"phenomenon": "p", "good": "a b", "bad": "a b", "cue": "a", "prefix": "a"})", "f"),
+      Catch::Contains("the same sentence"));
+  CHECK_THROWS_WITH(
+      mha::lm::ParseMinimalPairs(R"({"phenomenon": "p", "good": "a b", "bad": "a c", "cue": "z", "prefix": "a"})", "f"),
+      Catch::Contains("not in the good sentence"));
+  CHECK_THROWS_WITH(mha::lm::ParseMinimalPairs("\n \n", "f"), Catch::Contains("no pairs"));
 }
 
 TEST_CASE("Text windows: targets are the tokens shifted by one, deterministic per (seed, index)", "[lm]") {

@@ -1,0 +1,139 @@
+#include "cli/pairs_cmd.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "io/assets.hpp"
+#include "lm/minimal_pairs.hpp"
+#include "options/flags.hpp"
+
+namespace mha::cli {
+namespace {
+
+constexpr const char* kPairsFile = "pairs.jsonl";
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Pads to `width` terminal columns, counting a UTF-8 character as one column and a
+// Hangul syllable as two.
+std::string Pad(const std::string& s, std::size_t width) {
+  std::size_t cols = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    cols += (len == 3 && c >= 0xEA && c <= 0xED) ? 2 : 1;
+    i += static_cast<std::size_t>(len);
+  }
+  return s + std::string(cols < width ? width - cols : 1, ' ');
+}
+
+}  // namespace
+
+int PairsCommand(const std::vector<std::string>& args) {
+  return Guard("pairs", [&] {
+    std::string model, pairs_path;
+    bool json = false;
+    CLI::App app{"mhaviz pairs: score a language model on minimal pairs (a good sentence against the same sentence "
+                 "with one form wrong). Prints, per phenomenon, the share of pairs where the model gives the good "
+                 "sentence the higher probability, and the head (layer, head) whose attention from the deciding "
+                 "position to the cue word is highest on average, with that mean weight and what uniform attention "
+                 "would give.",
+                 "mhaviz pairs"};
+    TextFlag(app, "--model", model,
+             "the language model: a checkpoint from mhaviz train --task text, or mhaviz-small (the shipped one)",
+             "--model needs a checkpoint, e.g. --model mhaviz-small.")
+        ->type_name("M.npz");
+    TextFlag(app, "--pairs", pairs_path,
+             "the pairs, one JSON object a line: phenomenon, good, bad, cue, prefix (default: the shipped "
+             "assets/corpus/pairs.jsonl)",
+             "--pairs needs a file, e.g. --pairs assets/corpus/pairs.jsonl.")
+        ->type_name("FILE");
+    app.add_flag("--json", json, "print the report as one JSON object");
+    if (ParseFlags(app, "pairs", args)) {
+      std::cout << app.help();
+      return 0;
+    }
+    if (model.empty()) throw UsageError("--model is required: give a language model, e.g. --model mhaviz-small.");
+    std::error_code ec;
+    if (model == io::kSmallModelArg && !std::filesystem::exists(model, ec)) {
+      model = io::FindAsset("models", io::kSmallModelFile);
+      if (model.empty())
+        throw UsageError(std::string("--model mhaviz-small: ") + io::kSmallModelFile +
+                         " is not in assets/models here, beside the program, or in its install's "
+                         "share/mhaviz/models. Give the checkpoint's path.");
+    }
+    if (pairs_path.empty()) {
+      pairs_path = io::FindAsset("corpus", kPairsFile);
+      if (pairs_path.empty())
+        throw UsageError(std::string("no --pairs given and ") + kPairsFile +
+                         " is not in assets/corpus: give a pairs file, e.g. --pairs pairs.jsonl "
+                         "(scripts/make_teaching_corpus.py writes one).");
+    }
+    // Bad input is a usage error (exit 2): a pairs file that cannot be read or parsed, a
+    // checkpoint that cannot be loaded or is not a language model.
+    std::vector<lm::MinimalPair> pairs;
+    try {
+      pairs = lm::LoadMinimalPairs(pairs_path);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    lm::LanguageModel lm;
+    try {
+      lm = lm::LoadLanguageModel(model);
+    } catch (const Error& e) {
+      throw UsageError(std::string(e.what()) + " mhaviz pairs needs a language model (mhaviz train --task text).");
+    }
+    lm::PairsReport r;
+    try {
+      r = lm::ScoreMinimalPairs(lm, pairs);
+    } catch (const Error& e) {
+      throw UsageError("'" + pairs_path + "': " + e.what());
+    }
+
+    if (json) {
+      nlohmann::json j{{"model", model}, {"pairs_file", pairs_path}, {"num_layers", r.num_layers},
+                       {"num_heads", r.num_heads}};
+      nlohmann::json list = nlohmann::json::array();
+      for (const lm::PhenomenonScore& p : r.phenomena) {
+        nlohmann::json weights = nlohmann::json::array();
+        for (int l = 0; l < r.num_layers; ++l) {
+          nlohmann::json row = nlohmann::json::array();
+          for (int h = 0; h < r.num_heads; ++h)
+            row.push_back(p.mean_weight[static_cast<std::size_t>(l * r.num_heads + h)]);
+          weights.push_back(row);
+        }
+        list.push_back({{"phenomenon", p.phenomenon},
+                        {"pairs", p.pairs},
+                        {"correct", p.correct},
+                        {"accuracy", p.accuracy},
+                        {"attention_pairs", p.attention_pairs},
+                        {"head", {{"layer", p.best_layer}, {"head", p.best_head}, {"weight", p.best_weight}}},
+                        {"uniform", p.uniform},
+                        {"weights", weights}});
+      }
+      j["phenomena"] = list;
+      std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+      return 0;
+    }
+    std::cout << "Minimal pairs: " << pairs.size() << " from " << pairs_path << "\n"
+              << "accuracy: how often the good sentence is the likelier one; head: the (layer, head) whose weight "
+                 "from the deciding position to the cue word is highest on average; uniform: that weight if "
+                 "attention were spread evenly; of pairs: the pairs whose cue ends before the deciding position "
+                 "(where a piece joins the cue to the form, the pair counts for accuracy only).\n\n";
+    std::cout << Pad("phenomenon", 32) << Pad("pairs", 7) << Pad("accuracy", 10) << Pad("head", 7)
+              << Pad("weight", 8) << Pad("uniform", 9) << "of pairs\n";
+    for (const lm::PhenomenonScore& p : r.phenomena)
+      std::cout << Pad(p.phenomenon, 32) << Pad(std::to_string(p.pairs), 7) << Pad(Fixed(p.accuracy, 3), 10)
+                << Pad("L" + std::to_string(p.best_layer) + "H" + std::to_string(p.best_head), 7)
+                << Pad(Fixed(p.best_weight, 2), 8) << Pad(Fixed(p.uniform, 2), 9) << p.attention_pairs << "\n";
+    return 0;
+  });
+}
+
+}  // namespace mha::cli

@@ -1,0 +1,187 @@
+#include "lm/minimal_pairs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "io/files.hpp"
+#include "mha/config.hpp"
+
+namespace mha::lm {
+namespace {
+
+constexpr std::size_t kMaxPairsFile = std::size_t(64) << 20;
+constexpr const char* kFields[] = {"phenomenon", "good", "bad", "cue", "prefix"};
+
+// log softmax(row)[id] in double precision.
+double LogProb(const float* row, int vocab, int id) {
+  double mx = row[0];
+  for (int v = 1; v < vocab; ++v) mx = std::max(mx, static_cast<double>(row[v]));
+  double sum = 0;
+  for (int v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(row[v]) - mx);
+  return static_cast<double>(row[id]) - mx - std::log(sum);
+}
+
+// The byte length each piece covers in " " + text (SentencePiece's dummy prefix): "▁"
+// stands for one space, a byte piece for one byte.
+std::size_t PieceBytes(const std::string& piece) {
+  if (piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>') return 1;
+  static const std::string kSpace = "\xe2\x96\x81";
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < piece.size();) {
+    if (piece.compare(i, kSpace.size(), kSpace) == 0) {
+      n += 1;
+      i += kSpace.size();
+    } else {
+      n += 1;
+      i += 1;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<MinimalPair> ParseMinimalPairs(const std::string& text, const std::string& name) {
+  std::vector<MinimalPair> out;
+  std::size_t start = 0;
+  int line = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string row = text.substr(start, end - start);
+    start = end + 1;
+    ++line;
+    if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = name + " line " + std::to_string(line) + ": ";
+    nlohmann::json j = nlohmann::json::parse(row, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      throw Error(where + "not a JSON object. Each line is one pair: {\"phenomenon\": ..., \"good\": ..., \"bad\": "
+                  "..., \"cue\": ..., \"prefix\": ...} (scripts/make_teaching_corpus.py writes such a file).");
+    MinimalPair p;
+    p.line = line;
+    std::string* slots[] = {&p.phenomenon, &p.good, &p.bad, &p.cue, &p.prefix};
+    for (int f = 0; f < 5; ++f) {
+      const auto it = j.find(kFields[f]);
+      if (it == j.end() || !it->is_string() || it->get<std::string>().empty())
+        throw Error(where + "\"" + kFields[f] + "\" is missing, empty or not a string: every pair needs "
+                    "phenomenon, good, bad, cue and prefix.");
+      *slots[f] = Nfc(it->get<std::string>());
+    }
+    if (p.good == p.bad)
+      throw Error(where + "\"good\" and \"bad\" are the same sentence: a minimal pair differs in one form.");
+    if (p.good.find(p.cue) == std::string::npos)
+      throw Error(where + "the cue \"" + p.cue + "\" is not in the good sentence: the cue is the word the form "
+                  "depends on, as it is written there.");
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) throw Error(name + " has no pairs: it is empty or only blank lines.");
+  return out;
+}
+
+std::vector<MinimalPair> LoadMinimalPairs(const std::string& path) {
+  std::string text;
+  try {
+    text = io::ReadFile(path, kMaxPairsFile);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " Give a pairs file (JSON Lines), e.g. assets/corpus/pairs.jsonl.");
+  }
+  return ParseMinimalPairs(text, "'" + path + "'");
+}
+
+PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p) {
+  const std::string where = "pair on line " + std::to_string(p.line) + " (" + p.good + "): ";
+  std::vector<int> good = lm.tokenizer.Encode(p.good), bad = lm.tokenizer.Encode(p.bad);
+  good.insert(good.begin(), lm.bos);
+  bad.insert(bad.begin(), lm.bos);
+  const int cap = lm.model.cfg.max_seq;
+  if (static_cast<int>(std::max(good.size(), bad.size())) > cap)
+    throw Error(where + "with <s> it is " + std::to_string(std::max(good.size(), bad.size())) +
+                " pieces, more than the model's context of " + std::to_string(cap) + ". Use shorter sentences.");
+  std::size_t k = 0;
+  while (k < good.size() && k < bad.size() && good[k] == bad[k]) ++k;
+  if (k == good.size() || k == bad.size())
+    throw Error(where + "one sentence's pieces are the start of the other's, so there is no form to choose "
+                "between. Make the sentences differ before either ends.");
+  PairScore s;
+  s.decide = static_cast<int>(k) - 1;
+
+  const SentenceRun rg = RunOnIds(lm, good, 0);
+  const SentenceRun rb = RunOnIds(lm, bad, 0);
+  const int vocab = static_cast<int>(rg.trace.logits[0].cols());
+  for (std::size_t t = k; t < good.size(); ++t)
+    s.logp_good += LogProb(rg.trace.logits[0].row(static_cast<int>(t) - 1).data(), vocab, good[t]);
+  for (std::size_t t = k; t < bad.size(); ++t)
+    s.logp_bad += LogProb(rb.trace.logits[0].row(static_cast<int>(t) - 1).data(), vocab, bad[t]);
+
+  // The cue's pieces: those covering its bytes in " " + good (the tokenizer's dummy
+  // prefix), at its first occurrence.
+  const std::size_t cue_begin = p.good.find(p.cue) + 1, cue_end = cue_begin + p.cue.size();
+  std::size_t offset = 0;
+  for (std::size_t i = 1; i < good.size(); ++i) {
+    const std::size_t len = PieceBytes(rg.pieces[i]);
+    std::size_t lo = offset, hi = offset + len;
+    // A piece's leading "▁" is the space before the word, not part of the cue.
+    if (rg.pieces[i].compare(0, 3, "\xe2\x96\x81") == 0) ++lo;
+    if (lo < hi && lo < cue_end && hi > cue_begin) s.cue.push_back(static_cast<int>(i));
+    offset += len;
+  }
+  if (s.cue.empty())
+    throw Error(where + "no piece covers the cue \"" + p.cue + "\".");
+  if (s.cue.front() > s.decide)
+    throw Error(where + "the cue \"" + p.cue + "\" comes after the sentences differ; the cue is an earlier word "
+                "the form depends on.");
+  // A piece may join the cue's end and the form ("딸" "기를" against "딸" "기" "을"): the
+  // choice is then made inside the cue, and attention to it says nothing.
+  if (s.cue.back() > s.decide) {
+    s.cue.clear();
+    return s;
+  }
+
+  const int H = lm.model.cfg.layer.num_heads, seq = static_cast<int>(good.size());
+  for (const Trace& layer : rg.trace.layers)
+    for (int h = 0; h < H; ++h) {
+      double w = 0;
+      for (int j : s.cue) w += layer.attn(h * seq + s.decide, j);
+      s.cue_weight.push_back(w);
+    }
+  return s;
+}
+
+PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<MinimalPair>& pairs) {
+  PairsReport r;
+  r.num_layers = lm.model.cfg.num_layers;
+  r.num_heads = lm.model.cfg.layer.num_heads;
+  const std::size_t n_heads = static_cast<std::size_t>(r.num_layers * r.num_heads);
+  for (const MinimalPair& p : pairs) {
+    auto it = std::find_if(r.phenomena.begin(), r.phenomena.end(),
+                           [&](const PhenomenonScore& s) { return s.phenomenon == p.phenomenon; });
+    if (it == r.phenomena.end()) {
+      r.phenomena.push_back({});
+      it = r.phenomena.end() - 1;
+      it->phenomenon = p.phenomenon;
+      it->mean_weight.assign(n_heads, 0.0);
+    }
+    const PairScore s = ScoreMinimalPair(lm, p);
+    ++it->pairs;
+    it->correct += s.correct();
+    if (s.cue.empty()) continue;
+    ++it->attention_pairs;
+    for (std::size_t i = 0; i < n_heads; ++i) it->mean_weight[i] += s.cue_weight[i];
+    it->uniform += static_cast<double>(s.cue.size()) / (s.decide + 1);
+  }
+  for (PhenomenonScore& ph : r.phenomena) {
+    ph.accuracy = static_cast<double>(ph.correct) / ph.pairs;
+    const double n = std::max(1, ph.attention_pairs);
+    for (double& w : ph.mean_weight) w /= n;
+    ph.uniform /= n;
+    const auto best = std::max_element(ph.mean_weight.begin(), ph.mean_weight.end());
+    const int i = static_cast<int>(best - ph.mean_weight.begin());
+    ph.best_layer = i / r.num_heads;
+    ph.best_head = i % r.num_heads;
+    ph.best_weight = *best;
+  }
+  return r;
+}
+
+}  // namespace mha::lm
