@@ -236,7 +236,7 @@ def test_present_header(mhaviz, d):
         r = probe["widgets"].get(k)
         check(r and r[0] >= 0 and r[0] + r[2] <= win[0] + 0.5, f"{k} at {r}, window {win}")
     for size in SIZES:
-        for sentence, pieces in ((KO, 15), ("The cat sat on the mat and the dog ran to the door.", 20)):
+        for sentence, pieces in ((KO, 8), ("The cat sat on the mat and the dog ran to the door.", 16)):
             for pct in (100, 150, 200):
                 dump, probe = gui_run(mhaviz, d, "--model", "mhaviz-small", "--sentence", sentence, "--layer", "1",
                                       "--enlarge", "2", "--present", "--text-size", str(pct), size=size,
@@ -248,7 +248,7 @@ def test_present_header(mhaviz, d):
                 h = dump["layout"]["heatmaps"]
                 check(h["key_labels"] in ("upright", "staggered") and h["row_labels"], f"{where}: labels {h}")
                 base = round(17 * dump["content_scale"])
-                if size[0] == 1920 or pct < 200 or pieces == 15:
+                if size[0] == 1920 or pct < 200 or pieces == 8:
                     check(h["values"] and h["values_px"] >= base, f"{where}: weights not written, or under "
                                                                   f"{base} px: {h}")
                 r, win = probe["widgets"].get("present_keys"), probe["window"]
@@ -316,7 +316,8 @@ def test_shape_flow_and_status(mhaviz, d):
         row = dump["layout"]["flow"].get("input", "")
         check(row.startswith(formula + " | ") and "learned PE" in row and "no PE" not in row,
               f"layer {layer}: the input row reads {row!r}")
-        check(probe["tokens"][1] == "_\u2009", f"the word-start piece is shown as {probe['tokens'][1]!r}")
+        # mhaviz-small cuts the sentence as <s> ▁고양이 가 ...: the mark, a thin space, the word.
+        check(probe["tokens"][1] == "_\u2009고양이", f"the word-start piece is shown as {probe['tokens'][1]!r}")
     dump, _ = gui_run(mhaviz, d, "--sentence", KO, name="flow_seeded", frames=3)
     check("sinusoidal PE" in dump["layout"]["flow"].get("input", ""), f"seeded: {dump['layout']['flow']}")
     for pct in (100, 150, 200):
