@@ -1,4 +1,5 @@
-// One forward pass as the pool runs it (forward.cpp): its sizes, buffers and phases,
+// One forward pass as the pool runs it (forward.cpp, planned in forward_plan.cpp): its
+// sizes, buffers and phases,
 // shared by the attention sublayer's tasks (forward.cpp) and the encoder block's FFN
 // tasks (forward_ffn.cpp).
 #pragma once
@@ -69,6 +70,14 @@ struct Pass {
 };
 
 inline constexpr int kNormRows = 16;  // rows per LayerNorm / residual task
+// Rows of one attention task: a block of query rows of one head. Small enough that
+// its scores and weights stay in L2 while attn V reads them back.
+inline constexpr int kRowBlock = 4 * kMR;
+
+// Sizes the trace and the scratch, decides which weights are packed, and plans the
+// phases (forward_plan.cpp). `full`: the whole layer (pre-LN, residual, norm); else
+// the attention sublayer alone. `lean`: keep only what the backward pass reads.
+Pass Plan(const Config& cfg, const Weights& w, Trace& t, Workspace& ws, int threads, bool full, bool lean = false);
 
 // Where row i's LayerNorm statistics are kept for the backward pass, or null.
 inline double* StatsOf(LnStats& s, int i) {
