@@ -786,8 +786,9 @@ def test_text(mhaviz, d):
             name = "space" if ch == " " else f"U{ord(ch):04X}"
             before = app.settle(1)["sentence"]
             for attempt, hold in enumerate((HOLD, 0.2, 0.4, 0.6)):
-                # Held longer each time (the binding lives while the key is down), and
-                # under X's 660 ms auto-repeat delay, so one press is one jamo.
+                # Held longer each time (the binding lives while the key is down); the
+                # server runs with a 60 s auto-repeat delay (CMakeLists.txt), so one press
+                # is one jamo however slowly the machine runs.
                 xdo("keydown", name, "sleep", hold, "keyup", name, "sleep", HOLD)
                 try:
                     app.wait_for(lambda p: p["sentence"] != before, f"{name} in the field", timeout=3)
