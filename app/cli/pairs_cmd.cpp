@@ -38,7 +38,7 @@ std::string Pad(const std::string& s, std::size_t width) {
 int PairsCommand(const std::vector<std::string>& args) {
   return Guard("pairs", [&] {
     std::string model, pairs_path;
-    bool json = false;
+    bool json = false, knockout = false;
     CLI::App app{"mhaviz pairs: score a language model on minimal pairs (a good sentence against the same sentence "
                  "with one form wrong). Prints, per phenomenon, the share of pairs where the model gives the good "
                  "sentence the higher probability, and the head (layer, head) whose attention from the deciding "
@@ -54,6 +54,10 @@ int PairsCommand(const std::vector<std::string>& args) {
              "assets/corpus/pairs.jsonl)",
              "--pairs needs a file, e.g. --pairs assets/corpus/pairs.jsonl.")
         ->type_name("FILE");
+    app.add_flag("--ablate", knockout,
+                 "also knock out, one at a time (zero ablation), each phenomenon's head and a control head (the "
+                 "head of the same layer that looks least at the cue), and print each phenomenon's accuracy "
+                 "without them: does the model need the head it attends with?");
     app.add_flag("--json", json, "print the report as one JSON object");
     if (ParseFlags(app, "pairs", args)) {
       std::cout << app.help();
@@ -95,6 +99,13 @@ int PairsCommand(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       throw UsageError("'" + pairs_path + "': " + e.what());
     }
+    lm::PairsKnockouts k;
+    if (knockout) k = lm::KnockOutFoundHeads(lm, pairs, r);
+    auto run_json = [&](int run) -> nlohmann::json {
+      if (run < 0) return nullptr;
+      const lm::KnockoutRun& x = k.runs[static_cast<std::size_t>(run)];
+      return {{"layer", x.head.layer}, {"head", x.head.head}, {"name", HeadName(x.head)}};
+    };
 
     if (json) {
       nlohmann::json j{{"model", model}, {"pairs_file", pairs_path}, {"num_layers", r.num_layers},
@@ -116,8 +127,29 @@ int PairsCommand(const std::vector<std::string>& args) {
                         {"head", {{"layer", p.best_layer}, {"head", p.best_head}, {"weight", p.best_weight}}},
                         {"uniform", p.uniform},
                         {"weights", weights}});
+        if (knockout) {
+          const std::size_t i = list.size() - 1;
+          const int f = k.found[i], c = k.control[i];
+          list.back()["knockout"] = {
+              {"head", run_json(f)},
+              {"accuracy_without_head", k.runs[static_cast<std::size_t>(f)].accuracy[i]},
+              {"control", run_json(c)},
+              {"accuracy_without_control",
+               c < 0 ? nlohmann::json(nullptr) : nlohmann::json(k.runs[static_cast<std::size_t>(c)].accuracy[i])}};
+        }
       }
       j["phenomena"] = list;
+      if (knockout) {
+        // Every phenomenon's accuracy without each head: does only its own drop?
+        nlohmann::json runs = nlohmann::json::array();
+        for (std::size_t run = 0; run < k.runs.size(); ++run) {
+          nlohmann::json one = run_json(static_cast<int>(run));
+          one["mode"] = "zero";
+          one["accuracy"] = k.runs[run].accuracy;
+          runs.push_back(one);
+        }
+        j["knockouts"] = runs;
+      }
       std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
       return 0;
     }
@@ -132,6 +164,24 @@ int PairsCommand(const std::vector<std::string>& args) {
       std::cout << Pad(p.phenomenon, 32) << Pad(std::to_string(p.pairs), 7) << Pad(Fixed(p.accuracy, 3), 10)
                 << Pad("L" + std::to_string(p.best_layer) + "H" + std::to_string(p.best_head), 7)
                 << Pad(Fixed(p.best_weight, 2), 8) << Pad(Fixed(p.uniform, 2), 9) << p.attention_pairs << "\n";
+    if (!knockout) return 0;
+    std::cout << "\nKnock-outs (zero ablation, one head at a time): each phenomenon's head, and a control head, the "
+                 "head of the same layer that looks least at the cue. Accuracy with every head, then without the "
+                 "head; chance is 0.5.\n\n";
+    std::cout << Pad("phenomenon", 32) << Pad("accuracy", 10) << Pad("head", 7) << Pad("without", 9)
+              << Pad("control", 9) << "without\n";
+    for (std::size_t i = 0; i < r.phenomena.size(); ++i) {
+      const lm::PhenomenonScore& p = r.phenomena[i];
+      const lm::KnockoutRun& f = k.runs[static_cast<std::size_t>(k.found[i])];
+      std::cout << Pad(p.phenomenon, 32) << Pad(Fixed(p.accuracy, 3), 10) << Pad(HeadName(f.head), 7)
+                << Pad(Fixed(f.accuracy[i], 3), 9);
+      if (k.control[i] < 0) {
+        std::cout << "-        -\n";
+        continue;
+      }
+      const lm::KnockoutRun& c = k.runs[static_cast<std::size_t>(k.control[i])];
+      std::cout << Pad(HeadName(c.head), 9) << Fixed(c.accuracy[i], 3) << "\n";
+    }
     return 0;
   });
 }

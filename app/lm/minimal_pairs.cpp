@@ -89,7 +89,7 @@ std::vector<MinimalPair> LoadMinimalPairs(const std::string& path) {
   return ParseMinimalPairs(text, "'" + path + "'");
 }
 
-PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p) {
+PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p, const std::vector<HeadAblation>* ablate) {
   const std::string where = "pair on line " + std::to_string(p.line) + " (" + p.good + "): ";
   std::vector<int> good = lm.tokenizer.Encode(p.good), bad = lm.tokenizer.Encode(p.bad);
   good.insert(good.begin(), lm.bos);
@@ -106,8 +106,8 @@ PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p) {
   PairScore s;
   s.decide = static_cast<int>(k) - 1;
 
-  const SentenceRun rg = RunOnIds(lm, good, 0);
-  const SentenceRun rb = RunOnIds(lm, bad, 0);
+  const SentenceRun rg = RunOnIds(lm, good, 0, ablate);
+  const SentenceRun rb = RunOnIds(lm, bad, 0, ablate);
   const int vocab = static_cast<int>(rg.trace.logits[0].cols());
   for (std::size_t t = k; t < good.size(); ++t)
     s.logp_good += LogProb(rg.trace.logits[0].row(static_cast<int>(t) - 1).data(), vocab, good[t]);
@@ -148,7 +148,8 @@ PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p) {
   return s;
 }
 
-PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<MinimalPair>& pairs) {
+PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<MinimalPair>& pairs,
+                              const std::vector<HeadAblation>* ablate) {
   PairsReport r;
   r.num_layers = lm.model.cfg.num_layers;
   r.num_heads = lm.model.cfg.layer.num_heads;
@@ -162,7 +163,7 @@ PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<Minimal
       it->phenomenon = p.phenomenon;
       it->mean_weight.assign(n_heads, 0.0);
     }
-    const PairScore s = ScoreMinimalPair(lm, p);
+    const PairScore s = ScoreMinimalPair(lm, p, ablate);
     ++it->pairs;
     it->correct += s.correct();
     if (s.cue.empty()) continue;
@@ -182,6 +183,54 @@ PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<Minimal
     ph.best_weight = *best;
   }
   return r;
+}
+
+HeadRef ControlHead(const PairsReport& plain, const PhenomenonScore& p) {
+  const int H = plain.num_heads, n = plain.num_layers * H;
+  const int found = p.best_layer * H + p.best_head;
+  // The same layer's heads first; the other layers' only where the layer has no other.
+  int best = -1;
+  for (int pass = 0; pass < 2 && best < 0; ++pass)
+    for (int i = 0; i < n; ++i) {
+      if (i == found || ((i / H == p.best_layer) != (pass == 0))) continue;
+      if (best < 0 || p.mean_weight[static_cast<std::size_t>(i)] < p.mean_weight[static_cast<std::size_t>(best)])
+        best = i;
+    }
+  return best < 0 ? HeadRef{-1, -1} : HeadRef{best / H, best % H};
+}
+
+PairsKnockouts KnockOutFoundHeads(const LanguageModel& lm, const std::vector<MinimalPair>& pairs,
+                                  const PairsReport& plain) {
+  PairsKnockouts k;
+  std::vector<HeadRef> heads;
+  std::vector<HeadRef> found, control;
+  for (const PhenomenonScore& p : plain.phenomena) {
+    found.push_back({p.best_layer, p.best_head});
+    control.push_back(ControlHead(plain, p));
+    heads.push_back(found.back());
+    if (control.back().layer >= 0) heads.push_back(control.back());
+  }
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+  const Config layer = lm.model.cfg.LayerConfig();
+  for (const HeadRef& h : heads) {
+    const std::vector<HeadAblation> a =
+        LayerAblations(lm.model.cfg.num_layers, layer, AblationMode::Zero, {h}, nullptr);
+    const PairsReport r = ScoreMinimalPairs(lm, pairs, &a);
+    KnockoutRun run;
+    run.head = h;
+    for (const PhenomenonScore& p : r.phenomena) run.accuracy.push_back(p.accuracy);
+    k.runs.push_back(std::move(run));
+  }
+  auto index = [&](const HeadRef& h) {
+    if (h.layer < 0) return -1;
+    return static_cast<int>(std::lower_bound(heads.begin(), heads.end(), h) - heads.begin());
+  };
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    k.found.push_back(index(found[i]));
+    k.control.push_back(index(control[i]));
+  }
+  return k;
 }
 
 }  // namespace mha::lm

@@ -10,6 +10,9 @@
 //   r.phenomena[i].best_layer    the head whose weight from the deciding position to the
 //   r.phenomena[i].best_head     cue is highest on average, that mean weight, and the
 //   r.phenomena[i].best_weight   weight uniform attention would give (cue pieces / n)
+//   PairsKnockouts k = KnockOutFoundHeads(lm, pairs, r);
+//   k.runs[k.found[i]].accuracy[i]    phenomenon i's accuracy without its found head
+//   k.runs[k.control[i]].accuracy[i]  and without a control head of the same layer
 //
 // Everything throws mha::Error with a teaching message; nothing here touches the UI.
 #pragma once
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "lm/language_model.hpp"
+#include "mha/ablation.hpp"
 
 namespace mha::lm {
 
@@ -47,7 +51,9 @@ struct PairScore {
 };
 // Throws mha::Error if the sentences, with BOS, do not fit the model's context, if one's
 // pieces are a prefix of the other's, or if the cue does not end before they differ.
-PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p);
+// `ablate` (one per layer, mha/ablation.hpp), if given, knocks heads out of both runs.
+PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p,
+                           const std::vector<HeadAblation>* ablate = nullptr);
 
 struct PhenomenonScore {
   std::string phenomenon;
@@ -63,6 +69,27 @@ struct PairsReport {
   int num_layers = 0, num_heads = 0;
   std::vector<PhenomenonScore> phenomena;  // in the order they first appear in the file
 };
-PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<MinimalPair>& pairs);
+PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<MinimalPair>& pairs,
+                              const std::vector<HeadAblation>* ablate = nullptr);
+
+// The causal half of the head-finding report: does the model need the head it attends
+// with? For each phenomenon, its found head (best_layer, best_head) is knocked out
+// (zero ablation), and so is a control: the head of the same layer with the least mean
+// weight on the cue (of another layer where the layer has one head; none if the model
+// has one head), so that a drop is the found head's and not any head's. Each distinct
+// head is knocked out alone, once, and every phenomenon is scored without it.
+struct KnockoutRun {
+  HeadRef head;
+  std::vector<double> accuracy;  // per phenomenon, in the report's order
+};
+struct PairsKnockouts {
+  std::vector<KnockoutRun> runs;  // each head knocked out, in (layer, head) order
+  std::vector<int> found;         // per phenomenon: the run of its found head
+  std::vector<int> control;       // per phenomenon: the run of its control head, or -1
+};
+// The control head of phenomenon `p` of `plain`, or {-1, -1} if the model has one head.
+HeadRef ControlHead(const PairsReport& plain, const PhenomenonScore& p);
+PairsKnockouts KnockOutFoundHeads(const LanguageModel& lm, const std::vector<MinimalPair>& pairs,
+                                  const PairsReport& plain);
 
 }  // namespace mha::lm

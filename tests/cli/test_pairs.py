@@ -1,7 +1,9 @@
 """mhaviz pairs against a PyTorch rebuild of the shipped checkpoint (torch_model.py, float64):
 the same accuracy per phenomenon, the same mean attention from the deciding position to the
-cue, the same best head; the accuracies hold at the numbers docs/model-card.md states; bad
-input exits 2 with a message.
+cue, the same best head; the accuracies hold at the numbers docs/model-card.md states;
+--ablate knocks out each phenomenon's head and its control head (the same layer's head
+with the least weight on the cue) and every accuracy without them is torch's with that
+head's context zeroed; bad input exits 2 with a message.
 
 Usage: test_pairs.py MHAVIZ (exit 77 without torch or sentencepiece)."""
 import json
@@ -36,6 +38,17 @@ STATED = {
     "honorific agreement": 0.530,
     "numeral classifier": 0.885,
     "agreement across an attractor": 0.490,
+}
+# And without each phenomenon's head (pairs --ablate, zero ablation), as stated there.
+STATED_WITHOUT_HEAD = {
+    "particle 을/를": ("L0H0", 1.0),
+    "particle 이/가": ("L0H3", 0.975),
+    "particle 은/는": ("L0H3", 1.0),
+    "particle 과/와": ("L0H3", 1.0),
+    "particle (으)로": ("L0H0", 0.783),
+    "honorific agreement": ("L1H0", 0.530),
+    "numeral classifier": ("L0H0", 0.710),
+    "agreement across an attractor": ("L1H2", 0.505),
 }
 
 
@@ -127,6 +140,98 @@ def agreement(mhaviz, tmp):
               f"{name}: the best head L{best // H}H{best % H} is torch's")
 
 
+def torch_accuracy(pairs, layer, head, _cache={}):
+    """Per phenomenon, the share of pairs whose good sentence wins with head `head` of
+    layer `layer` zeroed before W_O reads it, in float64 torch (256 pairs at a time)."""
+    if not _cache:
+        sp = spm.SentencePieceProcessor(model_file=TOKENIZER)
+        cfg, params = torch_model.load_checkpoint(MODEL)
+        _cache.update(cfg=cfg, P={k: torch.tensor(np.asarray(v), dtype=torch.float64) for k, v in params.items()})
+        good = [[sp.bos_id()] + sp.encode(p["good"]) for p in pairs]
+        bad = [[sp.bos_id()] + sp.encode(p["bad"]) for p in pairs]
+        first = []  # the first piece where the two differ
+        for g, b in zip(good, bad):
+            k = 0
+            while g[k] == b[k]:
+                k += 1
+            first.append(k)
+        _cache.update(good=good, bad=bad, first=first)
+    cfg, P = _cache["cfg"], _cache["P"]
+    ablate = {layer: {head: torch.zeros(cfg["d_model"] // cfg["num_heads"], dtype=torch.float64)}}
+
+    # The logits only where a pair's pieces are scored (the rest of a (pairs, seq, 4000)
+    # float64 product would be most of the test's time): the last layer's output, the
+    # final LayerNorm, the unembedding, as forward_trace would apply them.
+    cheap = dict(P, **{"unembed.0": torch.zeros(cfg["d_model"], 1, dtype=torch.float64),
+                       "unembed_b.0": torch.zeros(1, dtype=torch.float64)})
+
+    def scores(seqs, first):
+        """Summed log-probabilities of each sequence's pieces from `first` on."""
+        S = max(len(x) for x in seqs)
+        tokens = torch.tensor([x + [0] * (S - len(x)) for x in seqs], dtype=torch.int64)
+        with torch.no_grad():
+            last = torch_model.forward_trace(cfg, cheap, tokens, ablate)[0][-1]
+            h = last["block_out"] if cfg["block"] == "encoder" else last["out"]
+            if cfg["norm"] == "pre":
+                h = torch_model.layer_norm(h, P["lnf_gamma"], P["lnf_beta"], cfg["ln_eps"])
+            rows = [(i, t) for i, x in enumerate(seqs) for t in range(first[i], len(x))]
+            at = torch.tensor([i for i, _ in rows]), torch.tensor([t - 1 for _, t in rows])
+            lp = torch.log_softmax(h[at] @ P["unembed.0"] + P["unembed_b.0"], dim=-1)
+            picked = lp.gather(1, torch.tensor([seqs[i][t] for i, t in rows])[:, None])[:, 0]
+        return torch.zeros(len(seqs), dtype=torch.float64).index_add_(0, at[0], picked)
+
+    right = []
+    for at in range(0, len(pairs), 256):
+        part = slice(at, at + 256)
+        sg = scores(_cache["good"][part], _cache["first"][part])
+        sb = scores(_cache["bad"][part], _cache["first"][part])
+        right += (sg > sb).tolist()
+    out = {}
+    for p, ok in zip(pairs, right):
+        r = out.setdefault(p["phenomenon"], [0, 0])
+        r[0] += ok
+        r[1] += 1
+    return {name: n_right / n for name, (n_right, n) in out.items()}
+
+
+def knockouts(mhaviz, tmp):
+    with open(PAIRS, encoding="utf-8") as f:
+        pairs = [json.loads(l) for l in f]
+    r = run([mhaviz, "pairs", "--model", "mhaviz-small", "--ablate", "--json"])
+    check(r.returncode == 0, f"mhaviz pairs --ablate --json runs ({r.stderr.strip()[:200]})")
+    if r.returncode != 0:
+        return
+    doc = json.loads(r.stdout)
+    names = [p["phenomenon"] for p in doc["phenomena"]]
+    count = {n: sum(p["phenomenon"] == n for p in pairs) for n in names}
+    runs = {x["name"]: x for x in doc["knockouts"]}
+    for p in doc["phenomena"]:
+        k, name, w = p["knockout"], p["phenomenon"], np.array(p["weights"])
+        check(k["head"]["name"] == f"L{p['head']['layer']}H{p['head']['head']}",
+              f"{name}: the head knocked out is the one found, {k['head']['name']}")
+        # The control: the found head's layer's head with the least weight on the cue.
+        row = w[p["head"]["layer"]].copy()
+        row[p["head"]["head"]] = np.inf
+        want = f"L{p['head']['layer']}H{int(np.argmin(row))}"
+        check(k["control"]["name"] == want, f"{name}: the control head is {want} (got {k['control']['name']})")
+        i = names.index(name)
+        check(k["accuracy_without_head"] == runs[k["head"]["name"]]["accuracy"][i] and
+              k["accuracy_without_control"] == runs[k["control"]["name"]]["accuracy"][i],
+              f"{name}: the per-phenomenon knock-outs are the table's")
+        head, stated = STATED_WITHOUT_HEAD[name]
+        check(k["head"]["name"] == head and abs(k["accuracy_without_head"] - stated) <= 1.5 / count[name],
+              f"{name}: without {head} the accuracy {k['accuracy_without_head']:.3f} holds at the stated {stated:.3f}")
+    moved = False
+    for x in doc["knockouts"]:
+        ref = torch_accuracy(pairs, x["layer"], x["head"])
+        diff = max(abs(a - ref[n]) * count[n] for a, n in zip(x["accuracy"], names))
+        # One pair may flip on a near-tie between float32 and float64.
+        check(diff <= 1.01, f"without {x['name']}: every phenomenon's accuracy is torch's "
+              f"(largest difference {diff:.0f} pairs)")
+        moved |= any(abs(a - p["accuracy"]) > 0.05 for a, p in zip(x["accuracy"], doc["phenomena"]))
+    check(moved, "some knock-out moves some accuracy by more than 0.05: the comparison tests something")
+
+
 def bad_input(mhaviz, tmp):
     def refused(args, words, what):
         r = run([mhaviz, "pairs", *args])
@@ -163,4 +268,4 @@ def bad_input(mhaviz, tmp):
 
 
 if __name__ == "__main__":
-    main([agreement, bad_input])
+    main([agreement, knockouts, bad_input])

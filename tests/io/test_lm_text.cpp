@@ -145,6 +145,68 @@ TEST_CASE("Minimal pairs: each line is checked, naming the line", "[lm]") {
   CHECK_THROWS_WITH(mha::lm::ParseMinimalPairs("\n \n", "f"), Catch::Contains("no pairs"));
 }
 
+TEST_CASE("Minimal pairs: the control head is the found head's layer's head that looks least at the cue",
+          "[lm]") {
+  mha::lm::PairsReport r;
+  r.num_layers = 2;
+  r.num_heads = 3;
+  mha::lm::PhenomenonScore p;
+  p.mean_weight = {0.1, 0.6, 0.05, 0.0, 0.3, 0.2};  // L0H0 L0H1 L0H2 L1H0 L1H1 L1H2
+  p.best_layer = 0;
+  p.best_head = 1;
+  // L1H0 looks least of all, but a control of another layer would not say whether the
+  // found head's own layer could do without it.
+  CHECK(mha::lm::ControlHead(r, p) == mha::HeadRef{0, 2});
+  p.best_layer = 1;
+  p.best_head = 1;
+  CHECK(mha::lm::ControlHead(r, p) == mha::HeadRef{1, 0});
+  // One head a layer: the least-looking head of another layer; one head in all: none.
+  r.num_layers = 3;
+  r.num_heads = 1;
+  p.mean_weight = {0.5, 0.2, 0.1};
+  p.best_layer = 0;
+  p.best_head = 0;
+  CHECK(mha::lm::ControlHead(r, p) == mha::HeadRef{2, 0});
+  r.num_layers = 1;
+  p.mean_weight = {0.5};
+  CHECK(mha::lm::ControlHead(r, p).layer == -1);
+}
+
+TEST_CASE("Minimal pairs: knocking out a head scores every phenomenon without it, the same as a knocked-out run",
+          "[lm]") {
+  const mha::lm::LanguageModel lm = mha::lm::LoadLanguageModel(std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.npz");
+  const std::string text =
+      R"({"phenomenon": "a", "good": "고양이가 쥐를 잡았다.", "bad": "고양이이 쥐를 잡았다.", "cue": "고양이", "prefix": "고양이"})"
+      "\n"
+      R"({"phenomenon": "b", "good": "고양이 두 마리가 잔다.", "bad": "고양이 두 권이 잔다.", "cue": "고양이", "prefix": "고양이 두"})"
+      "\n";
+  const auto pairs = mha::lm::ParseMinimalPairs(text, "f");
+  const mha::lm::PairsReport plain = mha::lm::ScoreMinimalPairs(lm, pairs);
+  const mha::lm::PairsKnockouts k = mha::lm::KnockOutFoundHeads(lm, pairs, plain);
+  REQUIRE(k.found.size() == 2);
+  REQUIRE(k.control.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const mha::lm::KnockoutRun& f = k.runs[static_cast<std::size_t>(k.found[i])];
+    CHECK(f.head == mha::HeadRef{plain.phenomena[i].best_layer, plain.phenomena[i].best_head});
+    CHECK(k.runs[static_cast<std::size_t>(k.control[i])].head == mha::lm::ControlHead(plain, plain.phenomena[i]));
+  }
+  for (std::size_t r = 0; r < k.runs.size(); ++r) {
+    if (r > 0) CHECK(k.runs[r - 1].head < k.runs[r].head);  // each head once, in order
+    const auto a = mha::LayerAblations(lm.model.cfg.num_layers, lm.model.cfg.LayerConfig(), mha::AblationMode::Zero,
+                                       {k.runs[r].head}, nullptr);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const mha::lm::PairScore s = mha::lm::ScoreMinimalPair(lm, pairs[i], &a);
+      CHECK(k.runs[r].accuracy[i] == (s.correct() ? 1.0 : 0.0));
+    }
+  }
+  // The knock-out reaches the scores: without L0H0 the pair's log-probabilities change.
+  const auto a = mha::LayerAblations(lm.model.cfg.num_layers, lm.model.cfg.LayerConfig(), mha::AblationMode::Zero,
+                                     {{0, 0}}, nullptr);
+  const mha::lm::PairScore with = mha::lm::ScoreMinimalPair(lm, pairs[1]);
+  const mha::lm::PairScore without = mha::lm::ScoreMinimalPair(lm, pairs[1], &a);
+  CHECK(std::abs(with.logp_good - without.logp_good) > 1e-3);
+}
+
 TEST_CASE("Text windows: targets are the tokens shifted by one, deterministic per (seed, index)", "[lm]") {
   std::vector<std::int32_t> ids(100);
   for (int i = 0; i < 100; ++i) ids[static_cast<std::size_t>(i)] = (i * 7) % 13;
