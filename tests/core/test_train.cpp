@@ -12,6 +12,7 @@
 
 #include "mha/mha.hpp"
 #include "model_oracle.hpp"
+#include "../../core/src/batch_gemm.hpp"
 
 namespace {
 
@@ -132,31 +133,71 @@ TEST_CASE("the loss equals a double-precision oracle's, and every gradient its f
   }
 }
 
-TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
-  // A model with enough work that the Trainer runs it on both threads, and every kind
-  // of sum over the batch (GQA's shared heads, both LayerNorms, the FFN, 2 targets);
-  // 72 sequences of 16: 1152 rows, several row blocks of every batched GEMM.
+TEST_CASE("a training step is bit-identical on 1, 2, 3 and 6 threads", "[train][threads]") {
+  // A model with enough work that the Trainer runs it on all the threads it is given,
+  // and every kind of sum over the batch (GQA's shared heads, both LayerNorms, the
+  // FFN, the biases, the embeddings, 2 targets); 72 sequences of 16: 1152 rows, several
+  // row blocks of every batched GEMM. 3 and 6 threads cut the column sums into other
+  // stripes than 1 and 2 do (d_model 64 is four vectors or fewer, d_ff 96 six or fewer).
   const Case c{"pre-LN encoder block, GELU, GQA", 2, 64, 4, 2, Norm::Pre, Block::Encoder, Activation::Gelu,
                Mask::Causal, Positional::Learned, 2};
   Model m1 = TinyModel(c, 5, 16, 96);
-  Model m2 = TinyModel(c, 5, 16, 96);
   const Batch b = TinyBatch(m1.cfg, 72, 16, 2);
-  Model g1 = ZerosLike(m1), g2 = ZerosLike(m2);
-  Trainer t1(1), t2(2);
-  AdamW o1(m1, OptimConfig{}), o2(m2, OptimConfig{});
+  Model g1 = ZerosLike(m1);
+  Trainer t1(1);
+  AdamW o1(m1, OptimConfig{});
+  std::vector<double> l1;
   for (int step = 0; step < 3; ++step) {
-    const double l1 = t1.Gradients(m1, b, g1).loss;
-    const double l2 = t2.Gradients(m2, b, g2).loss;
+    l1.push_back(t1.Gradients(m1, b, g1).loss);
     REQUIRE(t1.threads() == 1);
-    REQUIRE(t2.threads() == 2);
-    CHECK(l1 == l2);
     o1.Step(m1, g1);
-    o2.Step(m2, g2);
   }
-  std::vector<ParamView> p1 = Parameters(m1), p2 = Parameters(m2);
-  for (std::size_t i = 0; i < p1.size(); ++i) {
-    INFO(p1[i].name);
-    CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
+  for (int threads : {2, 3, 6}) {
+    INFO(threads << " threads");
+    Model m2 = TinyModel(c, 5, 16, 96);
+    Model g2 = ZerosLike(m2);
+    Trainer t2(threads);
+    AdamW o2(m2, OptimConfig{});
+    for (int step = 0; step < 3; ++step) {
+      const double l2 = t2.Gradients(m2, b, g2).loss;
+      REQUIRE(t2.threads() == threads);
+      CHECK(l1[step] == l2);
+      o2.Step(m2, g2);
+    }
+    std::vector<ParamView> p1 = Parameters(m1), p2 = Parameters(m2);
+    for (std::size_t i = 0; i < p1.size(); ++i) {
+      INFO(p1[i].name);
+      CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
+    }
+  }
+}
+
+TEST_CASE("column sums cut into stripes on the pool add every column's rows in order", "[train][threads]") {
+  // The bias gradients' sums: whatever the thread count, each column gets exactly the
+  // chain grad + row 0 + row 1 + ... of one scalar loop (widths around a vector's 16
+  // and 8 floats, and a 4000-token vocabulary's).
+  detail::Pool pool;
+  std::uint64_t state = 11;
+  auto next = [&]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<std::int64_t>(state >> 40) - (1 << 23)) / 1024.0f;
+  };
+  for (int cols : {1, 7, 8, 9, 15, 16, 17, 33, 64, 100, 130, 4000}) {
+    for (int rows : {1, 5, 300}) {
+      Mat d(rows, cols);
+      for (Eigen::Index i = 0; i < d.size(); ++i) d.data()[i] = next() * (i % 3 == 0 ? 1e-4f : 1.0f);
+      RowVec start(cols);
+      for (int j = 0; j < cols; ++j) start[j] = next();
+      RowVec want = start;
+      for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < cols; ++j) want[j] += d(r, j);
+      for (int threads : {1, 2, 3, 16}) {
+        INFO(rows << " x " << cols << ", " << threads << " threads");
+        RowVec got = start;
+        detail::AccumulateColumnSums(pool, threads, d, got);
+        CHECK(std::memcmp(got.data(), want.data(), sizeof(float) * cols) == 0);
+      }
+    }
   }
 }
 
