@@ -152,6 +152,15 @@ const StepStats& Trainer::Evaluate(const Model& m, const Batch& b, const std::ve
 
 const StepStats& Trainer::Gradients(const Model& m, const Batch& b, Model& grads) { return impl_->Run(m, b, &grads); }
 
+// On one thread the update was 9% of a 16-thread step at mhaviz-small's shape (3.5 of
+// 38.5 ms). It is a pass over every parameter and its two moments: shared out where
+// each thread gets some 64K parameters, or more.
+double Trainer::Update(AdamW& opt, Model& m, Model& grads) {
+  const double per_thread = static_cast<double>(ParameterCount(m.cfg)) / 65536.0;
+  const int threads = static_cast<int>(std::max(1.0, std::min<double>(impl_->max_threads, per_thread)));
+  return opt.Step(m, grads, &impl_->pool, threads);
+}
+
 const StepStats& Trainer::Impl::Run(const Model& m, const Batch& b, Model* grads,
                                     const std::vector<HeadAblation>* ablate) {
   CheckBatch(m.cfg, b);

@@ -172,6 +172,51 @@ TEST_CASE("a training step is bit-identical on 1, 2, 3 and 6 threads", "[train][
   }
 }
 
+TEST_CASE("the optimizer step on a Trainer's threads has the bits of AdamW::Step", "[train][threads]") {
+  // Enough parameters for 2 and 3 threads (about 210K: 64K a thread), tensors longer
+  // than one task's chunk (W1: 100 x 333, which also ends off the vector width), and
+  // gradients large enough to be clipped, then with clipping off.
+  ModelConfig mc;
+  mc.layer.d_model = 100;
+  mc.layer.num_heads = 4;
+  mc.layer.block = Block::Encoder;
+  mc.layer.d_ff = 333;
+  mc.num_layers = 2;
+  mc.positional = Positional::Learned;
+  mc.max_seq = 16;
+  mc.vocab = {"a", "b", "c", "d", "e", "f", "g"};
+  for (float clip : {1.0f, 0.0f}) {
+    for (int threads : {2, 3}) {
+      INFO("clip " << clip << ", " << threads << " threads");
+      Model m1 = InitModel(mc), m2 = InitModel(mc);
+      Model g1 = ZerosLike(m1), g2 = ZerosLike(m2);
+      OptimConfig oc;
+      oc.clip = clip;
+      AdamW o1(m1, oc), o2(m2, oc);
+      Trainer t(threads);
+      std::uint64_t state = 3;
+      for (int step = 0; step < 3; ++step) {
+        std::vector<ParamView> v1 = Parameters(g1), v2 = Parameters(g2);
+        for (std::size_t i = 0; i < v1.size(); ++i)
+          for (std::int64_t j = 0; j < static_cast<std::int64_t>(v1[i].size()); ++j) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            v1[i].data[j] = v2[i].data[j] = static_cast<float>(static_cast<std::int64_t>(state >> 41) - (1 << 22)) /
+                                            static_cast<float>(1 << 22);
+          }
+        const double n1 = o1.Step(m1, g1);
+        const double n2 = t.Update(o2, m2, g2);
+        CHECK(n1 == n2);
+      }
+      std::vector<ParamView> p1 = Parameters(m1), p2 = Parameters(m2), q1 = Parameters(g1), q2 = Parameters(g2);
+      for (std::size_t i = 0; i < p1.size(); ++i) {
+        INFO(p1[i].name);
+        CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
+        CHECK(std::memcmp(q1[i].data, q2[i].data, sizeof(float) * q1[i].size()) == 0);  // clipped alike
+      }
+    }
+  }
+}
+
 TEST_CASE("column sums cut into stripes on the pool add every column's rows in order", "[train][threads]") {
   // The bias gradients' sums: whatever the thread count, each column gets exactly the
   // chain grad + row 0 + row 1 + ... of one scalar loop (widths around a vector's 16
