@@ -8,25 +8,38 @@
 # an idle 16-core machine; run it where nothing else runs.
 #
 # usage: scripts/bench_threads.sh [path/to/mhaviz] [threads, default 1,4,8,16]
+# PYTHON=path/to/python3 times that python's torch instead of Debian's; its BLAS (pip's
+# torch links MKL) is then named in the output rather than refused. KEEP=dir keeps the
+# raw results (forward.json, train.txt) there.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mhaviz=${1:-$here/../build/app/mhaviz}
 threads=${2:-1,4,8,16}
-py=/usr/bin/python3
+py=${PYTHON:-/usr/bin/python3}
+any_blas=
+[ "$py" = /usr/bin/python3 ] || any_blas=--any-blas
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$py" - <<'PY'
+import torch
+c = torch.__config__
+keep = ("BLAS_INFO", "Math Kernel Library", "ATen parallel backend", "OpenMP", "MKL-DNN")
+lines = [p.strip(" -") for p in (c.show() + c.parallel_info()).replace(",", "\n").splitlines()]
+print(f"torch {torch.__version__}: " + "; ".join(dict.fromkeys(p for p in lines if any(k in p for k in keep))))
+PY
 # Both scripts drop OPENBLAS_CORETYPE before torch loads (OpenBLAS picks its kernels).
 "$py" "$here/compare_torch.py" --mhaviz "$mhaviz" --threads "$threads" --shapes 512x768x12 --rounds 3 \
-  --seconds 0.5 --json "$tmp/forward.json"
+  --seconds 0.5 --json "$tmp/forward.json" $any_blas
 "$py" "$here/compare_torch_train.py" --mhaviz "$mhaviz" --threads "$threads" --models large,small --rounds 3 \
   --repeat 12 | tee "$tmp/train.txt"
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "${KEEP:-}" ] || cp "$tmp/forward.json" "$tmp/train.txt" "$KEEP/"
 
 "$py" - "$tmp/forward.json" "$tmp/train.txt" <<'PY'
 import json, sys
-fwd = json.load(open(sys.argv[1]))
+fwd = json.load(open(sys.argv[1]))["results"]
 train = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
 cells = {}
 for r in fwd:

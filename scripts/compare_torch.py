@@ -13,10 +13,12 @@ attention output and the per-head weights must agree to 1e-5.
 Honesty rules: torch must run on OpenBLAS (Debian's libopenblas0-openmp) rather than the
 reference BLAS, which is about 50x slower; OPENBLAS_CORETYPE is removed from the
 environment so OpenBLAS picks its own (AVX-512) kernels; both sides get the same
-thread count.
+thread count. --any-blas accepts another torch build (pip's torch links MKL): the
+report then names that BLAS and version instead of refusing.
 
 usage: /usr/bin/python3 scripts/compare_torch.py [--mhaviz build/app/mhaviz] [--rounds 3]
            [--seconds 0.5] [--threads 1,2] [--shapes 16x512x8,64x512x8,...] [--json OUT.json]
+           [--any-blas]
 """
 import argparse
 import json
@@ -46,11 +48,14 @@ def run(args, env=None):
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=3600)
 
 
-def blas_report():
+def blas_report(any_blas=False):
     """Which BLAS torch really uses: the alternatives link and the library mapped in."""
     lines, ok = [], True
-    r = run(["update-alternatives", "--query", BLAS_ALTERNATIVE])
-    value = next((l.split(":", 1)[1].strip() for l in r.stdout.splitlines() if l.startswith("Value:")), "")
+    try:
+        r = run(["update-alternatives", "--query", BLAS_ALTERNATIVE])
+        value = next((l.split(":", 1)[1].strip() for l in r.stdout.splitlines() if l.startswith("Value:")), "")
+    except OSError:  # no update-alternatives: not a Debian system
+        value = ""
     lines.append(f"update-alternatives {BLAS_ALTERNATIVE}: {value or '(not found)'}")
     torch.mm(torch.ones(64, 64), torch.ones(64, 64))  # make sure the BLAS is loaded
     with open("/proc/self/maps") as f:
@@ -59,7 +64,9 @@ def blas_report():
     info = torch.__config__.show()
     blas_info = next((p.strip() for p in info.replace(",", "\n").splitlines() if "BLAS_INFO" in p), "")
     lines.append(f"torch build: {blas_info}, {torch.__version__}")
-    if not any("openblas" in m for m in mapped):
+    if not any("openblas" in m for m in mapped) and any_blas:
+        lines.append("not OpenBLAS: torch's own BLAS (above), accepted by --any-blas; name it with the numbers.")
+    elif not any("openblas" in m for m in mapped):
         ok = False
         lines.append("NOT OpenBLAS: torch would run on the reference BLAS (about 50x slower); install "
                      "libopenblas0-openmp (apt-get install -y libopenblas0-openmp) and make it the "
@@ -166,6 +173,8 @@ def main():
     ap.add_argument("--shapes", default=",".join(f"{n}x{d}x{h}" for n, d, h in SHAPES),
                     help="seq x d_model x heads, comma-separated")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--any-blas", action="store_true",
+                    help="time a torch that does not use OpenBLAS (e.g. pip's, with MKL) instead of refusing")
     a = ap.parse_args()
     mhaviz = os.path.abspath(a.mhaviz)
     if not os.access(mhaviz, os.X_OK):
@@ -175,7 +184,7 @@ def main():
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"load average {load_average()[0]:.2f}")
-    ok, lines = blas_report()
+    ok, lines = blas_report(a.any_blas)
     for l in lines:
         print("  " + l)
     print("  OPENBLAS_CORETYPE: unset for this run (OpenBLAS chooses its kernels)")

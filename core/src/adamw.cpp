@@ -9,7 +9,9 @@
 #endif
 #include <type_traits>
 
+#include "batch_gemm.hpp"  // ParallelFor
 #include "mha/train.hpp"
+#include "pool.hpp"
 
 namespace mha {
 
@@ -47,10 +49,19 @@ AdamW::AdamW(const Model& m, const OptimConfig& o) : o_(o), m1_(ZerosLike(m)), m
   if (o.warmup < 0 || o.total_steps < 0) bad("Warm-up and total steps must be 0 or more.");
 }
 
+namespace {
+
+// Elements per task of the update: a multiple of the vector width, so each element
+// takes the same path (sixteen-wide or scalar tail) as in one pass over its tensor.
+constexpr std::int64_t kChunk = 1 << 14;
+
+}  // namespace
+
 // Each tensor's sum of squares is one chain of double additions in element order
 // (the squares of floats are exact in double). Alone, each addition waited for the
-// one before; here the chains of four tensors of one size run side by side.
-void AdamW::SumsOfSquares() {
+// one before; here the chains of four tensors of one size run side by side, and
+// groups of four on the pool's threads: a chain's additions are the same in any group.
+void AdamW::SumsOfSquares(detail::Pool* pool, int threads) {
   by_size_.resize(slots_.size());
   for (std::size_t i = 0; i < by_size_.size(); ++i) by_size_[i] = static_cast<int>(i);
   std::sort(by_size_.begin(), by_size_.end(),
@@ -59,8 +70,13 @@ void AdamW::SumsOfSquares() {
     for (std::int64_t i = from; i < s.n; ++i) acc += static_cast<double>(s.g[i]) * s.g[i];
     s.sq = acc;
   };
-  std::size_t k = 0;
-  for (; k + 4 <= by_size_.size(); k += 4) {
+  const std::size_t fours = by_size_.size() / 4;
+  auto group = [&](int task, int) {
+    if (static_cast<std::size_t>(task) >= fours) {  // the ones left over, alone
+      rest(slots_[by_size_[4 * fours + (task - fours)]], 0, 0.0);
+      return;
+    }
+    const std::size_t k = 4 * static_cast<std::size_t>(task);
     Slot* s[4] = {&slots_[by_size_[k]], &slots_[by_size_[k + 1]], &slots_[by_size_[k + 2]], &slots_[by_size_[k + 3]]};
     const std::int64_t common = std::min(std::min(s[0]->n, s[1]->n), std::min(s[2]->n, s[3]->n));
     const float *g0 = s[0]->g, *g1 = s[1]->g, *g2 = s[2]->g, *g3 = s[3]->g;
@@ -75,23 +91,63 @@ void AdamW::SumsOfSquares() {
     rest(*s[1], common, a1);
     rest(*s[2], common, a2);
     rest(*s[3], common, a3);
+  };
+  const int tasks = static_cast<int>(fours + by_size_.size() % 4);
+  if (pool) {
+    detail::ParallelFor(*pool, threads, tasks, group);
+  } else {
+    for (int t = 0; t < tasks; ++t) group(t, 0);
   }
-  for (; k < by_size_.size(); ++k) rest(slots_[by_size_[k]], 0, 0.0);
 }
 
-double AdamW::Step(Model& m, Model& grads) {
+// Elements [begin, end) of one tensor: clipped gradient in, parameter and moments out.
+void AdamW::Update(const Slot& s, std::int64_t begin, std::int64_t end, float lr, float step_size,
+                   float bc2_sqrt) const {
+  const float b1 = o_.beta1, b2 = o_.beta2, eps = o_.eps;
+  // Decoupled weight decay on matrices only (minGPT, nanoGPT): biases and LayerNorm
+  // gains keep their scale.
+  const float decay = s.decayed ? 1.0f - lr * o_.weight_decay : 1.0f;
+  std::int64_t i = begin;
+#if defined(__AVX512F__)
+  // Sixteen at a time, each operation and its rounding as the scalar loop below
+  // compiles them (GCC left that loop scalar: std::sqrt may set errno).
+  {
+    const __m512 vdecay = _mm512_set1_ps(decay), vb1 = _mm512_set1_ps(b1), vb2 = _mm512_set1_ps(b2);
+    const __m512 c1 = _mm512_set1_ps(1.0f - b1), c2 = _mm512_set1_ps(1.0f - b2);
+    const __m512 vbc2 = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps), vstep = _mm512_set1_ps(step_size);
+    for (; i + 16 <= end; i += 16) {
+      const __m512 g = _mm512_loadu_ps(s.g + i);
+      const __m512 p = _mm512_mul_ps(_mm512_loadu_ps(s.p + i), vdecay);
+      const __m512 m1 = _mm512_fmadd_ps(_mm512_loadu_ps(s.m1 + i), vb1, _mm512_mul_ps(g, c1));
+      const __m512 m2 = _mm512_fmadd_ps(_mm512_loadu_ps(s.m2 + i), vb2, _mm512_mul_ps(_mm512_mul_ps(g, c2), g));
+      const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(m2), vbc2), veps);
+      _mm512_storeu_ps(s.m1 + i, m1);
+      _mm512_storeu_ps(s.m2 + i, m2);
+      _mm512_storeu_ps(s.p + i, _mm512_fnmadd_ps(vstep, _mm512_div_ps(m1, denom), p));
+    }
+  }
+#endif
+  for (; i < end; ++i) {
+    const float g = s.g[i];
+    s.p[i] *= decay;
+    s.m1[i] = s.m1[i] * b1 + (1.0f - b1) * g;
+    s.m2[i] = s.m2[i] * b2 + (1.0f - b2) * g * g;
+    const float denom = std::sqrt(s.m2[i]) / bc2_sqrt + eps;
+    s.p[i] -= step_size * (s.m1[i] / denom);
+  }
+}
+
+double AdamW::Step(Model& m, Model& grads) { return Step(m, grads, nullptr, 1); }
+
+double AdamW::Step(Model& m, Model& grads, detail::Pool* pool, int threads) {
   Collect(m, grads);
   // Global norm as clip_grad_norm_: each tensor's 2-norm, then the norm of those.
-  SumsOfSquares();
+  SumsOfSquares(pool, threads);
   double sq = 0;
   for (const Slot& s : slots_) sq += s.sq;
   const double norm = std::sqrt(sq);
-  if (o_.clip > 0) {
-    const float coef = static_cast<float>(o_.clip / (norm + 1e-6));
-    if (coef < 1.0f)
-      for (const Slot& s : slots_)
-        for (std::int64_t i = 0; i < s.n; ++i) s.g[i] *= coef;
-  }
+  float coef = 1.0f;
+  if (o_.clip > 0) coef = std::min(1.0f, static_cast<float>(o_.clip / (norm + 1e-6)));
   const float lr = LearningRate(o_, step_);
   ++step_;
   // Scalars in double, as torch computes them in Python before one cast to float.
@@ -99,39 +155,21 @@ double AdamW::Step(Model& m, Model& grads) {
   const double bc2 = 1.0 - std::pow(static_cast<double>(o_.beta2), step_);
   const float step_size = static_cast<float>(lr / bc1);
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  const float b1 = o_.beta1, b2 = o_.beta2, eps = o_.eps;
-  for (const Slot& s : slots_) {
-    // Decoupled weight decay on matrices only (minGPT, nanoGPT): biases and LayerNorm
-    // gains keep their scale.
-    const float decay = s.decayed ? 1.0f - lr * o_.weight_decay : 1.0f;
-    std::int64_t i = 0;
-#if defined(__AVX512F__)
-    // Sixteen at a time, each operation and its rounding as the scalar loop below
-    // compiles them (GCC left that loop scalar: std::sqrt may set errno).
-    {
-      const __m512 vdecay = _mm512_set1_ps(decay), vb1 = _mm512_set1_ps(b1), vb2 = _mm512_set1_ps(b2);
-      const __m512 c1 = _mm512_set1_ps(1.0f - b1), c2 = _mm512_set1_ps(1.0f - b2);
-      const __m512 vbc2 = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps), vstep = _mm512_set1_ps(step_size);
-      for (; i + 16 <= s.n; i += 16) {
-        const __m512 g = _mm512_loadu_ps(s.g + i);
-        const __m512 p = _mm512_mul_ps(_mm512_loadu_ps(s.p + i), vdecay);
-        const __m512 m1 = _mm512_fmadd_ps(_mm512_loadu_ps(s.m1 + i), vb1, _mm512_mul_ps(g, c1));
-        const __m512 m2 = _mm512_fmadd_ps(_mm512_loadu_ps(s.m2 + i), vb2, _mm512_mul_ps(_mm512_mul_ps(g, c2), g));
-        const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(m2), vbc2), veps);
-        _mm512_storeu_ps(s.m1 + i, m1);
-        _mm512_storeu_ps(s.m2 + i, m2);
-        _mm512_storeu_ps(s.p + i, _mm512_fnmadd_ps(vstep, _mm512_div_ps(m1, denom), p));
-      }
-    }
-#endif
-    for (; i < s.n; ++i) {
-      const float g = s.g[i];
-      s.p[i] *= decay;
-      s.m1[i] = s.m1[i] * b1 + (1.0f - b1) * g;
-      s.m2[i] = s.m2[i] * b2 + (1.0f - b2) * g * g;
-      const float denom = std::sqrt(s.m2[i]) / bc2_sqrt + eps;
-      s.p[i] -= step_size * (s.m1[i] / denom);
-    }
+  // Element by element from here: chunks of each tensor, on any thread.
+  chunks_.clear();
+  for (int k = 0; k < static_cast<int>(slots_.size()); ++k)
+    for (std::int64_t b = 0; b < slots_[k].n; b += kChunk) chunks_.push_back({k, b, std::min(slots_[k].n, b + kChunk)});
+  auto task = [&](int t, int) {
+    const Chunk& c = chunks_[t];
+    const Slot& s = slots_[c.slot];
+    if (coef < 1.0f)
+      for (std::int64_t i = c.begin; i < c.end; ++i) s.g[i] *= coef;
+    Update(s, c.begin, c.end, lr, step_size, bc2_sqrt);
+  };
+  if (pool) {
+    detail::ParallelFor(*pool, threads, static_cast<int>(chunks_.size()), task);
+  } else {
+    for (int t = 0; t < static_cast<int>(chunks_.size()); ++t) task(t, 0);
   }
   return norm;
 }

@@ -104,18 +104,20 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
     for (Eigen::Index r = r0; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, add, xhat, kept, r);
   };
   ParallelFor(pool, threads, Blocks(n, kRowsPerTask), task);
-  // Rows in order: the same sums on any thread count. A stripe of columns at a time,
+  // Rows in order: the same sums on any thread count. A stripe of columns per task,
   // its sums held in registers over every row (as AccumulateColumnSums); dg's
   // multiply-add is one fused operation, as the compiler contracted the scalar form.
   using simd::kWidth;
   constexpr int kStripe = 2;
   float* dg = dgamma.data();
   float* db = dbeta.data();
-  for (int c0 = 0; c0 < static_cast<int>(d); c0 += kStripe * kWidth) {
+  const int cols = static_cast<int>(d), stripe = ColumnStripe(cols, threads, kStripe);
+  auto sums = [&](int t, int) {
+    const int c0 = t * stripe;
     int width[kStripe];
     simd::V g[kStripe], b[kStripe];
     for (int v = 0; v < kStripe; ++v) {
-      width[v] = std::clamp(static_cast<int>(d) - c0 - v * kWidth, 0, kWidth);
+      width[v] = std::clamp(std::min(cols, c0 + stripe) - c0 - v * kWidth, 0, kWidth);
       g[v] = simd::LoadPartial(dg + c0 + v * kWidth, width[v]);
       b[v] = simd::LoadPartial(db + c0 + v * kWidth, width[v]);
     }
@@ -134,7 +136,8 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
         simd::StorePartial(dg + c0 + v * kWidth, g[v], width[v]);
         simd::StorePartial(db + c0 + v * kWidth, b[v], width[v]);
       }
-  }
+  };
+  ParallelFor(pool, threads, (cols + stripe - 1) / stripe, sums);
 }
 
 namespace {
@@ -252,7 +255,7 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
 void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Mat& dF, const Mat& ffn_in,
                  const Mat& hidden, const Mat& act_grad, Weights& g, LayerScratch& s) {
   WeightGrad(pool, threads, hidden, dF, g.ffn_W2, s.gemm);
-  AccumulateColumnSums(dF, g.ffn_b2);
+  AccumulateColumnSums(pool, threads, dF, g.ffn_b2);
   RowsTimesTransposed(pool, threads, dF, w.ffn_W2, s.dh, false, s.gemm);  // d hidden
   // d pre-activation = d hidden * act'(pre). ReLU: pre > 0 exactly where hidden > 0.
   // GELU: act'(pre) as the forward pass computed it with act(pre).
@@ -269,7 +272,7 @@ void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, c
   };
   ParallelFor(pool, threads, Blocks(s.dh.rows(), kRowsPerTask), task);
   WeightGrad(pool, threads, ffn_in, s.dh, g.ffn_W1, s.gemm);
-  AccumulateColumnSums(s.dh, g.ffn_b1);
+  AccumulateColumnSums(pool, threads, s.dh, g.ffn_b1);
   RowsTimesTransposed(pool, threads, s.dh, w.ffn_W1, s.dffn_in, false, s.gemm);
 }
 
@@ -321,7 +324,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
 
   // attn_out = concat W_O + b_O
   WeightGrad(pool, threads, t.concat, *dres, g.W_o, s.gemm);
-  AccumulateColumnSums(*dres, g.b_o);
+  AccumulateColumnSums(pool, threads, *dres, g.b_o);
   RowsTimesTransposed(pool, threads, *dres, w.W_o, s.dconcat, false, s.gemm);
 
   // The attention core, per (sequence, K/V head): the query heads of a group add into
@@ -339,9 +342,9 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   WeightGrad(pool, threads, src, s.dq, g.W_q, s.gemm);
   WeightGrad(pool, threads, src, s.dk, g.W_k, s.gemm);
   WeightGrad(pool, threads, src, s.dv, g.W_v, s.gemm);
-  AccumulateColumnSums(s.dq, g.b_q);
-  AccumulateColumnSums(s.dk, g.b_k);
-  AccumulateColumnSums(s.dv, g.b_v);
+  AccumulateColumnSums(pool, threads, s.dq, g.b_q);
+  AccumulateColumnSums(pool, threads, s.dk, g.b_k);
+  AccumulateColumnSums(pool, threads, s.dv, g.b_v);
   RowsTimesTransposed(pool, threads, s.dq, w.W_q, s.dsrc, false, s.gemm);
   RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true, s.gemm);
   RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true, s.gemm);

@@ -44,7 +44,11 @@ void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Ma
                          GemmScratch& s);
 // grad (k, n) = a (N, k)^T d (N, n): a weight's gradient summed over the batch rows.
 void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s);
-// grad (n) += column sums of d (N, n), rows in order.
-void AccumulateColumnSums(const Mat& d, RowVec& grad);
+// grad (n) += column sums of d (N, n), rows in order, stripes of columns on the pool.
+void AccumulateColumnSums(Pool& pool, int threads, const Mat& d, RowVec& grad);
+// Columns per task where tasks split a matrix's columns: whole vectors, at most
+// max_vectors, and one task per thread where the width allows. Only for sums whose
+// columns are independent chains: then any stripe width gives the same bits.
+int ColumnStripe(int n, int threads, int max_vectors);
 
 }  // namespace mha::detail

@@ -199,7 +199,7 @@ void TrainingRun::Step() {
   p.lr = LearningRate(setup_.optim, work_.step);
   p.loss = static_cast<float>(st->loss);
   for (double a : st->accuracy) p.accuracy.push_back(static_cast<float>(a));
-  p.grad_norm = opt_->Step(model_, grads_);
+  p.grad_norm = trainer_.Update(*opt_, model_, grads_);
   // A finite loss with an overflowing gradient: the update just written is not finite.
   if (!std::isfinite(p.grad_norm)) return Diverge(work_.step + 1, "the gradient norm became " + std::to_string(p.grad_norm));
   // The forward pass checks only what it reads on the way (layer inputs, layer weights);

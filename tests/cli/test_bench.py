@@ -49,10 +49,14 @@ class Bench(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         j = json.loads(r.stdout.strip().splitlines()[-1])
         self.assertLessEqual({"mode", "layers", "heads", "d_model", "batch", "seq", "median_ms", "min_ms",
-                              "cpu_median_ms", "threads_used", "params"}, set(j), f"missing keys in {j}")
+                              "cpu_median_ms", "threads_used", "params", "optimizer_median_ms"}, set(j),
+                             f"missing keys in {j}")
         self.assertEqual((j["mode"], j["layers"], j["heads"], j["d_model"], j["batch"]), ("train", 2, 2, 16, 8))
         self.assertGreaterEqual(j["median_ms"], j["min_ms"])
         self.assertGreater(j["min_ms"], 0)
+        # the optimizer's part of every step is less than the step: so are their medians
+        self.assertGreater(j["optimizer_median_ms"], 0)
+        self.assertLessEqual(j["optimizer_median_ms"], j["median_ms"])
 
     def test_train_refuses_flags_it_does_not_time(self):
         # --steps and --warmup shape `mhaviz train`'s schedule, not a step's cost: refused

@@ -247,12 +247,12 @@ TEST_CASE("a training step (forward, backward, AdamW) allocates nothing once the
     make(1, b1);
     for (int i = 0; i < 2; ++i) {  // warm up: buffers and worker threads
       trainer.Gradients(m, b0, g);
-      opt.Step(m, g);
+      trainer.Update(opt, m, g);  // the optimizer as training runs it
     }
     g_allocations = 0;
     g_counting = true;
     trainer.Gradients(m, b1, g);
-    opt.Step(m, g);
+    trainer.Update(opt, m, g);
     g_counting = false;
     INFO("block " << mha::ToString(block) << ", d_model " << d_model << ", seq " << size.seq);
     if (size.threads > 0) CHECK(trainer.threads() == size.threads);

@@ -12,6 +12,7 @@
 
 #include "mha/mha.hpp"
 #include "model_oracle.hpp"
+#include "../../core/src/batch_gemm.hpp"
 
 namespace {
 
@@ -132,31 +133,116 @@ TEST_CASE("the loss equals a double-precision oracle's, and every gradient its f
   }
 }
 
-TEST_CASE("a training step is bit-identical on 1 and 2 threads", "[train]") {
-  // A model with enough work that the Trainer runs it on both threads, and every kind
-  // of sum over the batch (GQA's shared heads, both LayerNorms, the FFN, 2 targets);
-  // 72 sequences of 16: 1152 rows, several row blocks of every batched GEMM.
+TEST_CASE("a training step is bit-identical on 1, 2, 3 and 6 threads", "[train][threads]") {
+  // A model with enough work that the Trainer runs it on all the threads it is given,
+  // and every kind of sum over the batch (GQA's shared heads, both LayerNorms, the
+  // FFN, the biases, the embeddings, 2 targets); 72 sequences of 16: 1152 rows, several
+  // row blocks of every batched GEMM. 3 and 6 threads cut the column sums into other
+  // stripes than 1 and 2 do (d_model 64 is four vectors or fewer, d_ff 96 six or fewer).
   const Case c{"pre-LN encoder block, GELU, GQA", 2, 64, 4, 2, Norm::Pre, Block::Encoder, Activation::Gelu,
                Mask::Causal, Positional::Learned, 2};
   Model m1 = TinyModel(c, 5, 16, 96);
-  Model m2 = TinyModel(c, 5, 16, 96);
   const Batch b = TinyBatch(m1.cfg, 72, 16, 2);
-  Model g1 = ZerosLike(m1), g2 = ZerosLike(m2);
-  Trainer t1(1), t2(2);
-  AdamW o1(m1, OptimConfig{}), o2(m2, OptimConfig{});
+  Model g1 = ZerosLike(m1);
+  Trainer t1(1);
+  AdamW o1(m1, OptimConfig{});
+  std::vector<double> l1;
   for (int step = 0; step < 3; ++step) {
-    const double l1 = t1.Gradients(m1, b, g1).loss;
-    const double l2 = t2.Gradients(m2, b, g2).loss;
+    l1.push_back(t1.Gradients(m1, b, g1).loss);
     REQUIRE(t1.threads() == 1);
-    REQUIRE(t2.threads() == 2);
-    CHECK(l1 == l2);
     o1.Step(m1, g1);
-    o2.Step(m2, g2);
   }
-  std::vector<ParamView> p1 = Parameters(m1), p2 = Parameters(m2);
-  for (std::size_t i = 0; i < p1.size(); ++i) {
-    INFO(p1[i].name);
-    CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
+  for (int threads : {2, 3, 6}) {
+    INFO(threads << " threads");
+    Model m2 = TinyModel(c, 5, 16, 96);
+    Model g2 = ZerosLike(m2);
+    Trainer t2(threads);
+    AdamW o2(m2, OptimConfig{});
+    for (int step = 0; step < 3; ++step) {
+      const double l2 = t2.Gradients(m2, b, g2).loss;
+      REQUIRE(t2.threads() == threads);
+      CHECK(l1[step] == l2);
+      o2.Step(m2, g2);
+    }
+    std::vector<ParamView> p1 = Parameters(m1), p2 = Parameters(m2);
+    for (std::size_t i = 0; i < p1.size(); ++i) {
+      INFO(p1[i].name);
+      CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
+    }
+  }
+}
+
+TEST_CASE("the optimizer step on a Trainer's threads has the bits of AdamW::Step", "[train][threads]") {
+  // Enough parameters for 2 and 3 threads (about 210K: 64K a thread), tensors longer
+  // than one task's chunk (W1: 100 x 333, which also ends off the vector width), and
+  // gradients large enough to be clipped, then with clipping off.
+  ModelConfig mc;
+  mc.layer.d_model = 100;
+  mc.layer.num_heads = 4;
+  mc.layer.block = Block::Encoder;
+  mc.layer.d_ff = 333;
+  mc.num_layers = 2;
+  mc.positional = Positional::Learned;
+  mc.max_seq = 16;
+  mc.vocab = {"a", "b", "c", "d", "e", "f", "g"};
+  for (float clip : {1.0f, 0.0f}) {
+    for (int threads : {2, 3}) {
+      INFO("clip " << clip << ", " << threads << " threads");
+      Model m1 = InitModel(mc), m2 = InitModel(mc);
+      Model g1 = ZerosLike(m1), g2 = ZerosLike(m2);
+      OptimConfig oc;
+      oc.clip = clip;
+      AdamW o1(m1, oc), o2(m2, oc);
+      Trainer t(threads);
+      std::uint64_t state = 3;
+      for (int step = 0; step < 3; ++step) {
+        std::vector<ParamView> v1 = Parameters(g1), v2 = Parameters(g2);
+        for (std::size_t i = 0; i < v1.size(); ++i)
+          for (std::int64_t j = 0; j < static_cast<std::int64_t>(v1[i].size()); ++j) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            v1[i].data[j] = v2[i].data[j] = static_cast<float>(static_cast<std::int64_t>(state >> 41) - (1 << 22)) /
+                                            static_cast<float>(1 << 22);
+          }
+        const double n1 = o1.Step(m1, g1);
+        const double n2 = t.Update(o2, m2, g2);
+        CHECK(n1 == n2);
+      }
+      std::vector<ParamView> p1 = Parameters(m1), p2 = Parameters(m2), q1 = Parameters(g1), q2 = Parameters(g2);
+      for (std::size_t i = 0; i < p1.size(); ++i) {
+        INFO(p1[i].name);
+        CHECK(std::memcmp(p1[i].data, p2[i].data, sizeof(float) * p1[i].size()) == 0);
+        CHECK(std::memcmp(q1[i].data, q2[i].data, sizeof(float) * q1[i].size()) == 0);  // clipped alike
+      }
+    }
+  }
+}
+
+TEST_CASE("column sums cut into stripes on the pool add every column's rows in order", "[train][threads]") {
+  // The bias gradients' sums: whatever the thread count, each column gets exactly the
+  // chain grad + row 0 + row 1 + ... of one scalar loop (widths around a vector's 16
+  // and 8 floats, and a 4000-token vocabulary's).
+  detail::Pool pool;
+  std::uint64_t state = 11;
+  auto next = [&]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<std::int64_t>(state >> 40) - (1 << 23)) / 1024.0f;
+  };
+  for (int cols : {1, 7, 8, 9, 15, 16, 17, 33, 64, 100, 130, 4000}) {
+    for (int rows : {1, 5, 300}) {
+      Mat d(rows, cols);
+      for (Eigen::Index i = 0; i < d.size(); ++i) d.data()[i] = next() * (i % 3 == 0 ? 1e-4f : 1.0f);
+      RowVec start(cols);
+      for (int j = 0; j < cols; ++j) start[j] = next();
+      RowVec want = start;
+      for (int r = 0; r < rows; ++r)
+        for (int j = 0; j < cols; ++j) want[j] += d(r, j);
+      for (int threads : {1, 2, 3, 16}) {
+        INFO(rows << " x " << cols << ", " << threads << " threads");
+        RowVec got = start;
+        detail::AccumulateColumnSums(pool, threads, d, got);
+        CHECK(std::memcmp(got.data(), want.data(), sizeof(float) * cols) == 0);
+      }
+    }
   }
 }
 

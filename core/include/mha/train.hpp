@@ -48,6 +48,11 @@ struct StepStats {
 // Runs forward and backward passes over batches for one model, keeping every
 // activation and scratch buffer between calls: once the shapes are fixed, a step
 // allocates nothing. `threads` is the most it may use (0: one per core).
+class AdamW;
+namespace detail {
+class Pool;
+}
+
 class Trainer {
  public:
   explicit Trainer(int threads = 0);
@@ -62,6 +67,10 @@ class Trainer {
   // Forward and backward: the loss, and in `grads` (shaped like m, overwritten) the
   // gradient of the loss with respect to every parameter.
   const StepStats& Gradients(const Model& m, const Batch& b, Model& grads);
+  // opt.Step(m, grads) on this Trainer's threads, with the same bits: each tensor's
+  // sum of squares stays one chain, and the update is element by element. Returns the
+  // gradient norm before clipping.
+  double Update(AdamW& opt, Model& m, Model& grads);
 
   // Layer `layer`'s trace of the last batch, every sequence in it (ForwardBatch's
   // layout: sequence b's weights of head h are AttnHead(h, b)).
@@ -116,8 +125,16 @@ class AdamW {
   };
   std::vector<Slot> slots_;  // rebuilt every step in the kept capacity
   std::vector<int> by_size_;  // slot indices by size (SumsOfSquares), in the kept capacity
+  struct Chunk {
+    int slot;
+    std::int64_t begin, end;
+  };
+  std::vector<Chunk> chunks_;  // the update's tasks (Step on threads), in the kept capacity
   void Collect(Model& m, Model& grads);
-  void SumsOfSquares();
+  void SumsOfSquares(detail::Pool* pool, int threads);
+  void Update(const Slot& s, std::int64_t begin, std::int64_t end, float lr, float step_size, float bc2_sqrt) const;
+  friend class Trainer;
+  double Step(Model& m, Model& grads, detail::Pool* pool, int threads);
 };
 
 }  // namespace mha
