@@ -479,9 +479,12 @@ void DrawCacheBytes(const GenSnapshot& snap, int context) {
   for (int g : FewerKvHeads(snap.num_heads, snap.kv_heads)) {
     const std::int64_t b = KvCache::Bytes(snap.layers, g, snap.head_dim, snap.n);
     const std::int64_t full = KvCache::Bytes(snap.layers, g, snap.head_dim, context - 1);
-    ImGui::BulletText(g == 1 ? _("with 1 K/V head (MQA): %s bytes now, %s at the full context")
-                             : _("with %d K/V heads (GQA): %s bytes now, %s at the full context"),
-                      g, Thousands(b).c_str(), Thousands(full).c_str());
+    if (g == 1)
+      ImGui::BulletText(_("with 1 K/V head (MQA): %s bytes now, %s at the full context"), Thousands(b).c_str(),
+                        Thousands(full).c_str());
+    else
+      ImGui::BulletText(_("with %d K/V heads (GQA): %s bytes now, %s at the full context"), g, Thousands(b).c_str(),
+                        Thousands(full).c_str());
   }
   ImGui::BulletText(_("with all %d K/V heads at the full context (%d pieces read): %s bytes"), snap.kv_heads,
                     context - 1,
