@@ -349,10 +349,10 @@ void DrawCache(AppState& s, const GenSnapshot& snap) {
   const Mat w = snap.attn[static_cast<std::size_t>(layer)].row(head).transpose();  // (n, 1)
   std::vector<std::string> rows;
   for (int i = 0; i < snap.n; ++i) rows.push_back(DisplayPiece(snap.pieces[static_cast<std::size_t>(i)]));
-  ImGui::TextWrapped(_("Layer %d, head %d (reads K/V head %d). The newest piece read, \"%s\", asked with its query q: "
-                       "its weights over the %d cached keys (left), then the cache's K and V, one row per piece "
-                       "(newest outlined, %d x %d each)."),
-                     layer, head, g, rows.back().c_str(), snap.n, snap.n, snap.head_dim);
+  ImGui::TextWrapped(_("Layer %d, head %d (reads K/V head %d). Left: the newest piece's query q weighs the %d cached "
+                       "keys. Then the cache's K and V, one row per piece read (%d x %d each); the newest row is "
+                       "outlined: %s"),
+                     layer, head, g, snap.n, snap.n, snap.head_dim, rows.back().c_str());
 
   const float fs = ImGui::GetFontSize();
   const float avail_w = ImGui::GetContentRegionAvail().x;
@@ -360,7 +360,9 @@ void DrawCache(AppState& s, const GenSnapshot& snap) {
   float label_w = 0;
   for (const auto& r : rows) label_w = std::max(label_w, ImGui::CalcTextSize(r.c_str()).x);
   label_w = std::min(label_w, fs * 6.0f) + fs * 0.5f;
-  const float ch = std::clamp(std::floor(avail_h / (snap.n + 1.5f)), 3.0f, fs * 1.35f);
+  // Rows tall enough for their pieces and values while few; a heatmap (the view
+  // scrolls) once the cache is long.
+  const float ch = std::clamp(std::floor(avail_h / (snap.n + 1.5f)), snap.n <= 24 ? fs * 1.15f : 3.0f, fs * 1.35f);
   const float gap = fs * 0.8f, wcol = fs * 3.2f;
   const float cw = std::max(2.0f, std::floor((avail_w - label_w - wcol - 2 * gap) / (2.0f * snap.head_dim)));
   const float range = std::max({K.cwiseAbs().maxCoeff(), V.cwiseAbs().maxCoeff(), 1e-6f});
@@ -386,6 +388,16 @@ void DrawCache(AppState& s, const GenSnapshot& snap) {
   DrawScaleLegend(ColourScale::Diverging, range, std::min(avail_w * 0.4f, fs * 16.0f), legend, false);
 }
 
+// A coloured dot and its wrapped text: a plot's legend entry.
+void LegendLine(ImU32 col, const char* text) {
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddCircleFilled(ImVec2(p.x + fs * 0.35f, p.y + fs * 0.55f), fs * 0.22f, col);
+  ImGui::Indent(fs);
+  ImGui::TextWrapped("%s", text);
+  ImGui::Unindent(fs);
+}
+
 // Each step's cost with and without the cache against the new piece's position:
 // the measured CPU time of the worker thread, or the FLOPs of the formulas.
 void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
@@ -393,9 +405,13 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
   const auto& steps = snap.steps;
   if (steps.empty()) return;
   const float fs = ImGui::GetFontSize();
-  const float w = ImGui::GetContentRegionAvail().x, h = fs * 11.0f;
+  const ImU32 col_full = Col32(render::Rgb{214, 96, 77}), col_cached = Col32(render::Rgb{33, 102, 172});
+  ImGui::TextUnformatted(st.show_flops ? _("FLOPs per step (from the formulas)") : _("ms of CPU per step (measured)"));
+  LegendLine(col_full, _("without the cache: the whole text again"));
+  LegendLine(col_cached, _("with the cache: one row (hollow: the prefill, the whole prompt)"));
+  const float w = ImGui::GetContentRegionAvail().x, h = fs * 10.0f;
   const ImVec2 o = ImGui::GetCursorScreenPos();
-  const float left = fs * 4.2f, bottom = fs * 1.6f, top = fs * 0.5f, right = fs * 0.8f;
+  const float left = fs * 3.2f, bottom = fs * 2.6f, top = fs * 0.5f, right = fs * 0.8f;
   const ImVec2 a(o.x + left, o.y + top), b(o.x + w - right, o.y + h - bottom);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
@@ -425,7 +441,6 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
     dl->AddLine(ImVec2(X(pos), b.y), ImVec2(X(pos), b.y + fs * 0.25f), muted);
     dl->AddText(ImVec2(X(pos) - ImGui::CalcTextSize(buf).x * 0.5f, b.y + fs * 0.25f), muted, buf);
   }
-  const ImU32 col_full = Col32(render::Rgb{214, 96, 77}), col_cached = Col32(render::Rgb{33, 102, 172});
   for (int series = 0; series < 2; ++series) {
     const ImU32 col = series == 0 ? col_full : col_cached;
     ImVec2 prev;
@@ -441,17 +456,8 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
       prev = p;
     }
   }
-  const char* unit = st.show_flops ? _("FLOPs per step (from the formulas)") : _("ms of CPU per step (measured)");
-  dl->AddText(ImVec2(a.x + fs * 0.4f, a.y + fs * 0.2f), text, unit);
-  float lx = a.x + fs * 0.4f;
-  const float ly = a.y + fs * 1.4f;
-  const char* names[2] = {_("without the cache (whole text again)"), _("with the cache (one row; hollow: the prefill)")};
-  for (int k = 0; k < 2; ++k) {
-    dl->AddCircleFilled(ImVec2(lx + fs * 0.3f, ly + fs * (0.5f + 1.1f * k)), fs * 0.22f, k == 0 ? col_full : col_cached);
-    dl->AddText(ImVec2(lx + fs * 0.8f, ly + fs * 1.1f * k), text, names[k]);
-  }
   const char* xl = _("position of the new piece");
-  dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(xl).x, b.y - fs * 1.2f), muted, xl);
+  dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(xl).x, b.y + fs * 1.3f), text, xl);
   ImGui::Dummy(ImVec2(w, h));
   Probe(s, "generate_plot");
   const lm::GeneratedPiece& last = steps.back();
@@ -494,10 +500,7 @@ void DrawCacheBytes(const GenSnapshot& snap, int context) {
 }  // namespace
 
 void DrawGenerateView(AppState& s) {
-  SectionTitle(s, _("Generate: the KV cache"),
-               _("The model continues your sentence one piece at a time. The K and V rows of the pieces it has read "
-                 "are kept (the KV cache), so each new piece computes only its own row."),
-               false);
+  SectionTitle(s, _("Generate: the KV cache"), _("mhaviz-small continues your sentence one piece at a time"), true);
   if (!UsingLanguageModel(s)) {
     ImGui::TextWrapped(_("Generation needs a language model. Pick \"%s\" under Model (left), or press the button."),
                        kSmallModelName);
