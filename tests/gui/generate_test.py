@@ -106,7 +106,7 @@ def test_ten_pieces(mhaviz, d):
     K/V heads follow 2 x layers x kv_heads x head_dim x n x 4; the K, V and weights drawn
     equal the torch rebuild's."""
     ref = generate_json(mhaviz, d, PROMPT, PIECES)
-    app = open_view(mhaviz, d, PROMPT, "--generate-pieces", str(PIECES))
+    app = open_view(mhaviz, d, PROMPT, "--generate-pieces", str(PIECES), "--layer", "1", "--view-head", "2")
     try:
         check(app.probe()["generate"]["pieces"] == 0, "pieces before Generate was pressed")
         click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= PIECES, "Generate to be taken")
@@ -131,7 +131,8 @@ def test_ten_pieces(mhaviz, d):
     check(all(0 <= x <= 1e-5 for x in diffs) and view["max_logit_diff"] == max(diffs),
           f"cached vs full logits differ by {diffs}")
     check(all(s["cpu_ms_cached"] > 0 and s["cpu_ms_full"] > 0 for s in view["steps"]), "unmeasured steps")
-    # What the view draws: layer 0, head 0 by default.
+    # What the view draws: layer 1, head 2, as the flags chose.
+    check((view["layer"], view["head"], view["kv_head"]) == (1, 2, 2), f"layer {view['layer']}, head {view['head']}")
     check(len(view["k"]) == len(view["v"]) == len(view["weights"]) == c["n"], "K, V, weights: one row per piece read")
     check(all(len(r) == c["head_dim"] for r in view["k"] + view["v"]), "K and V rows of head_dim values")
     check(abs(sum(view["weights"]) - 1) < 1e-5, f"the weights sum to {sum(view['weights'])}")
