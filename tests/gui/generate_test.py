@@ -172,6 +172,56 @@ def test_step_and_start_over(mhaviz, d):
     check("ids" not in final["views"]["generate_view"], "pieces left after Start over")
 
 
+def test_sampled(mhaviz, d):
+    """Sampling as the view's flags set it (temperature 0.75, top-k 40, seed 7): Generate's
+    12 pieces are `mhaviz generate --temperature 0.75 --top-k 40 --seed 7`'s, and not the
+    greedy ones (0.75 is exact in float and double, so both sample from the same numbers)."""
+    prompt = "The cat"
+    flags = ["--temperature", "0.75", "--top-k", "40", "--seed", "7"]
+    r = subprocess.run([mhaviz, "generate", "--model", MODEL, "--prompt", prompt, "--tokens", "12",
+                        "--json", *flags], check=True, cwd=d, capture_output=True, text=True)
+    ref = json.loads(r.stdout)
+    greedy = generate_json(mhaviz, d, prompt, 12)
+    check(ref["ids"] != greedy["ids"], "the sampled text is the greedy one: this seed tests nothing")
+    app = open_view(mhaviz, d, prompt, "--generate-pieces", "12", "--generate-temperature", "0.75",
+                    "--generate-top-k", "40", "--generate-seed", "7")
+    try:
+        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 12, "Generate to be taken")
+        app.wait_for(generated(12), "12 pieces", timeout=60)
+        final = app.quit()
+    finally:
+        app.kill()
+    view = final["views"]["generate_view"]
+    check(view["sampling"] == {"temperature": 0.75, "top_k": 40, "seed": 7, "greedy": False},
+          f"sampling {view['sampling']}")
+    check_against_generate(view, ref, "sampled")
+
+
+def test_context(mhaviz, d):
+    """A sentence longer than the context: the prompt keeps its first 63 pieces (a notice
+    says so), one Step fills the 64, the cache then holds 63 pieces' K and V, the
+    129,024 bytes docs/generate.md gives, and Generate is refused."""
+    long = " ".join(["고양이가 쥐를 잡았다."] * 20)
+    app = open_view(mhaviz, d, long)
+    try:
+        click_until(app, "generate_step", generated(1), "one step")
+        p = app.settle()
+        check(p["generate"]["n"] == 63, f"cache rows {p['generate']['n']}")
+        r = app.widget("generate_go")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        p = app.settle(5)
+        check(p["generate"]["asked"] == 1 and p["generate"]["pieces"] == 1, f"Generate at the context: {p['generate']}")
+        final = app.quit()
+    finally:
+        app.kill()
+    view = final["views"]["generate_view"]
+    check("64" in view.get("notice", ""), f"notice {view.get('notice')!r}")
+    check(len(view["prompt_ids"]) == 63 and view["at_context"], f"{len(view['prompt_ids'])} prompt pieces")
+    check(view["cache"]["bytes"] == 129024, f"bytes {view['cache']['bytes']}")
+    check({x["kv_heads"]: x["bytes"] for x in view["bytes_with_fewer_kv_heads"]} == {2: 64512, 1: 32256},
+          f"GQA/MQA bytes {view['bytes_with_fewer_kv_heads']}")
+
+
 def test_not_a_language_model(mhaviz, d):
     """On the seeded weights the view says it needs a language model and offers mhaviz-small;
     its button makes mhaviz-small the source."""
@@ -189,6 +239,8 @@ def test_not_a_language_model(mhaviz, d):
 TESTS = {
     "ten_pieces": test_ten_pieces,
     "step_and_start_over": test_step_and_start_over,
+    "sampled": test_sampled,
+    "context": test_context,
     "not_a_language_model": test_not_a_language_model,
 }
 

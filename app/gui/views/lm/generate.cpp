@@ -16,6 +16,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -190,7 +191,7 @@ struct GenerateState {
 Sampling SamplingOf(const GenerateState& st) {
   Sampling sm;
   sm.temperature = st.temperature;
-  sm.top_k = st.top_k;
+  sm.top_k = st.temperature > 0 ? st.top_k : 0;  // greedy takes the likeliest piece: top-k changes nothing
   sm.seed = static_cast<std::uint64_t>(st.seed);
   return sm;
 }
@@ -627,8 +628,9 @@ json DumpGenerateView(AppState& s) {
   if (!UsingLanguageModel(s) || !st) return j;
   j["sentence"] = s.choice.sentence;
   j["running"] = st->worker && st->worker->Busy();
-  j["sampling"] = {{"temperature", st->temperature}, {"top_k", st->top_k}, {"seed", st->seed},
-                   {"greedy", st->temperature <= 0}};
+  const Sampling sm = SamplingOf(*st);
+  j["sampling"] = {{"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed},
+                   {"greedy", sm.temperature <= 0}};
   if (!st->error.empty()) j["error"] = st->error;
   if (!st->prompt_notice.empty()) j["notice"] = st->prompt_notice;
   const GenSnapshot* snap = st->shown.get();
@@ -675,13 +677,46 @@ json GenerateProbe(const AppState& s) {
           {"error", !st->error.empty() || (snap && !snap->error.empty())}};
 }
 
-// --generate-pieces: how many pieces one Generate adds.
+// --generate-pieces: how many pieces one Generate adds; --generate-temperature,
+// --generate-top-k and --generate-seed: the sampling, within the view's sliders' ranges.
 void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& actions) {
   options::IntFlag(
       app, "--generate-pieces", 1, 63,
       [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().per_generate = v; }); },
       "pieces the Generate view's Generate button adds (default 10)")
       ->type_name("N")
+      ->group(g);
+  app.add_option_function<std::string>(
+         "--generate-temperature",
+         [&actions](const std::string& v) {
+           const float t = std::strtof(v.c_str(), nullptr);
+           actions.push_back([t](AppState& s) { s.views.Get<GenerateState>().temperature = t; });
+         },
+         "the Generate view's sampling: softmax(logits / T), 0 (default) to 2; 0 is greedy")
+      ->type_name("T")
+      ->group(g)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double t = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !std::isfinite(t) || t < 0 || t > 2)
+              return "--generate-temperature = '" + v +
+                     "': give a number from 0 to 2, the range of the view's slider (0: greedy, the likeliest piece; "
+                     "0.8 sharpens the distribution, 1.5 flattens it).";
+            return "";
+          },
+          ""));
+  options::IntFlag(
+      app, "--generate-top-k", 0, 100,
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().top_k = v; }); },
+      "the Generate view's sampling: only the K likeliest pieces (0, the default: all)")
+      ->type_name("K")
+      ->group(g);
+  options::IntFlag(
+      app, "--generate-seed", 0, 2147483647,
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().seed = v; }); },
+      "the Generate view's seed of the draws (default 0): the same seed, the same text")
+      ->type_name("S")
       ->group(g);
 }
 
