@@ -197,6 +197,30 @@ def test_sampled(mhaviz, d):
     check_against_generate(view, ref, "sampled")
 
 
+def test_new_sentence_cancels(mhaviz, d):
+    """A new sentence typed while Generate runs (60 pieces, paced) cancels it: the view
+    forgets the pieces at once, and Step then continues the new sentence as `mhaviz
+    generate --prompt` does."""
+    ref = generate_json(mhaviz, d, "a dog", 1)
+    app = open_view(mhaviz, d, "The cat", "--generate-pieces", "60")
+    try:
+        click_until(app, "generate_go", lambda p: p["generate"]["pieces"] >= 1, "Generate to start")
+        r = app.widget("sentence")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("a dog")
+        p = app.wait_for(lambda p: p["sentence"] == "a dog" and p["generate"]["pieces"] == 0 and
+                         p["generate"]["asked"] == 0 and not p["generate"]["running"], "the new sentence to cancel")
+        click_until(app, "generate_step", generated(1), "one step on the new sentence")
+        final = app.quit()
+    finally:
+        app.kill()
+    view = final["views"]["generate_view"]
+    check(view["prompt_ids"] == ref["prompt_ids"] and view["ids"] == ref["ids"],
+          f"after the new sentence: {view['prompt_ids']} + {view['ids']}, generate gives {ref['prompt_ids']} + "
+          f"{ref['ids']}")
+
+
 def test_context(mhaviz, d):
     """A sentence longer than the context: the prompt keeps its first 63 pieces (a notice
     says so), one Step fills the 64, the cache then holds 63 pieces' K and V, the
@@ -241,6 +265,7 @@ TESTS = {
     "step_and_start_over": test_step_and_start_over,
     "sampled": test_sampled,
     "context": test_context,
+    "new_sentence_cancels": test_new_sentence_cancels,
     "not_a_language_model": test_not_a_language_model,
 }
 
