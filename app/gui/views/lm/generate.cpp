@@ -403,6 +403,7 @@ void LegendLine(ImU32 col, const char* text) {
 // the measured CPU time of the worker thread, or the FLOPs of the formulas.
 void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
   ImGui::Checkbox(_("FLOPs instead of measured time"), &st.show_flops);
+  Probe(s, "generate_flops");
   const auto& steps = snap.steps;
   if (steps.empty()) return;
   const float fs = ImGui::GetFontSize();
@@ -417,12 +418,21 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), muted = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  auto cached = [&](const lm::GeneratedPiece& p) { return st.show_flops ? p.flops.cached : p.cpu_cached; };
+  // The prefill's FLOPs with the cache are those of its whole pass: the prompt but its
+  // last piece through RunModel, then that piece as one step (its "cached" count is the
+  // step's alone).
+  const ModelConfig& cfg = s.source.lm->model.cfg;
+  const double prefill_flops =
+      (steps[0].position > 2 ? DecodeFlops(cfg, steps[0].position - 2).full : 0.0) + steps[0].flops.cached;
+  auto cached = [&](const lm::GeneratedPiece& p) {
+    if (!st.show_flops) return p.cpu_cached;
+    return &p == &steps[0] ? prefill_flops : p.flops.cached;
+  };
   auto full = [&](const lm::GeneratedPiece& p) { return st.show_flops ? p.flops.full : p.cpu_full; };
   double ymax = 0;
   for (const auto& p : steps) ymax = std::max({ymax, cached(p), full(p)});
   ymax = ymax > 0 ? ymax * 1.1 : 1.0;
-  const int ctx = s.source.lm->model.cfg.max_seq;
+  const int ctx = cfg.max_seq;
   const float x0 = 1.0f, x1 = static_cast<float>(ctx);
   auto X = [&](double pos) { return a.x + (b.x - a.x) * static_cast<float>((pos - x0) / (x1 - x0)); };
   auto Y = [&](double v) { return b.y - (b.y - a.y) * static_cast<float>(v / ymax); };
@@ -548,7 +558,7 @@ void DrawGenerateView(AppState& s) {
     ImGui::SliderInt("##top_k", &st.top_k, 0, 100, st.top_k == 0 ? _("top-k: all") : _("top-k %d"));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
-    ImGui::InputInt("##seed", &st.seed);
+    ImGui::InputInt(_("seed"), &st.seed);
     st.seed = std::max(st.seed, 0);
   }
   if (busy) {
