@@ -104,6 +104,13 @@ class GenerateWorker {
  private:
   void Loop() {
     try {
+      // The worker's own copy of the model, on one thread: each step's CPU time, with
+      // the cache and without, is then all of its work (a pass on two threads would
+      // hide half of it), as `mhaviz generate --threads 1` measures; and the other
+      // cores stay with the window. The numbers do not depend on the thread count.
+      lm::LanguageModel own = *lm_;
+      own.model.cfg.layer.threads = 1;
+      lm_ = std::make_shared<const lm::LanguageModel>(std::move(own));
       lm::Generation g(*lm_, prompt_, sampling_, /*use_cache=*/true);
       Publish(g);
       for (;;) {
@@ -159,7 +166,7 @@ class GenerateWorker {
   }
 
   static constexpr int kPaceMs = 120;
-  std::shared_ptr<const lm::LanguageModel> lm_;
+  std::shared_ptr<const lm::LanguageModel> lm_;  // the worker's own (one thread) once it runs
   std::vector<int> prompt_;
   Sampling sampling_;
   std::mutex m_;
@@ -180,6 +187,8 @@ struct GenerateState {
   int top_k = 0;
   int seed = 0;
   bool show_flops = false;  // the plot: measured time, or FLOPs from the formulas
+  bool values = true;       // K and V: the first dimensions that fit, with their values
+  int dims_shown = 0;       // the K and V columns the last frame drew
   std::string key;          // the model, sentence and sampling the worker generates for
   std::unique_ptr<GenerateWorker> worker;
   std::vector<std::unique_ptr<GenerateWorker>> retiring;  // cancelled, ending on their own
@@ -311,12 +320,14 @@ int DrawRows(const char* title, const Mat& m, float x, float y, float cw, float 
       // The weights on the heatmaps' scale [0, 1]; K and V on a diverging one.
       const render::Rgb bg = sequential ? render::Colormap(v) : render::Diverging(v / range);
       dl->AddRectFilled(a, b, Col32(bg));
-      if (ch >= fs + 1.0f) {
-        const std::string t = sequential ? FormatValue(v, 2) : SigValue(v, 2);
+      // The value, with fewer digits where two do not fit ("-0.093" -> "-0.09").
+      for (int digits = 2; ch >= fs + 1.0f && digits >= 1; --digits) {
+        const std::string t = sequential ? FormatValue(v, digits) : SigValue(v, digits);
         const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-        if (ts.x <= cw - 2.0f)
-          dl->AddText(ImVec2(a.x + (cw - ts.x) * 0.5f, a.y + (ch - ts.y) * 0.5f), Col32(render::TextColourOn(bg)),
-                      t.c_str());
+        if (ts.x > cw - 2.0f) continue;
+        dl->AddText(ImVec2(a.x + (cw - ts.x) * 0.5f, a.y + (ch - ts.y) * 0.5f), Col32(render::TextColourOn(bg)),
+                    t.c_str());
+        break;
       }
       if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) hover_r = i, hover_c = j;
     }
@@ -334,10 +345,15 @@ int DrawRows(const char* title, const Mat& m, float x, float y, float cw, float 
   return hover_r;
 }
 
-void DrawCache(AppState& s, const GenSnapshot& snap) {
+void DrawCache(AppState& s, GenerateState& st, const GenSnapshot& snap) {
   LayerSelector(s, "##generate_layer");
   if (snap.layers > 1) ImGui::SameLine();
   HeadPicker(s, "##generate_head");
+  ImGui::Checkbox(_("values"), &st.values);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", _("On: while the rows are tall enough (up to 24 pieces), K and V show their first "
+                              "dimensions with the values written in. Off: every dimension, as a heatmap. Hover a "
+                              "cell for its exact value."));
   const int layer = std::clamp(s.source.layer, 0, snap.layers - 1);
   const int head = std::clamp(s.teach.head, 0, snap.num_heads - 1);
   const int g = head / std::max(1, snap.num_heads / std::max(1, snap.kv_heads));
@@ -365,7 +381,13 @@ void DrawCache(AppState& s, const GenSnapshot& snap) {
   // scrolls) once the cache is long.
   const float ch = std::clamp(std::floor(avail_h / (snap.n + 1.5f)), snap.n <= 24 ? fs * 1.15f : 3.0f, fs * 1.35f);
   const float gap = fs * 0.8f, wcol = fs * 3.2f;
-  const float cw = std::max(2.0f, std::floor((avail_w - label_w - wcol - 2 * gap) / (2.0f * snap.head_dim)));
+  // Every dimension as a heatmap, or as many as fit with their values written in.
+  const float room = avail_w - label_w - wcol - 2 * gap;
+  const float number_w = ImGui::CalcTextSize("-0.00").x + fs * 0.4f;
+  int dims = snap.head_dim;
+  if (st.values && ch >= fs + 1.0f) dims = std::clamp(static_cast<int>(room / (2.0f * number_w)), 1, snap.head_dim);
+  st.dims_shown = dims;
+  const float cw = std::clamp(std::floor(room / (2.0f * dims)), 2.0f, std::max(number_w * 1.5f, 2.0f));
   const float range = std::max({K.cwiseAbs().maxCoeff(), V.cwiseAbs().maxCoeff(), 1e-6f});
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float top = o.y + fs * 1.4f;
@@ -379,14 +401,42 @@ void DrawCache(AppState& s, const GenSnapshot& snap) {
   float x = o.x + label_w;
   DrawRows(_("weights"), w, x, top, wcol, ch, 1.0f, true, rows);
   x += wcol + gap;
-  DrawRows("K", K, x, top, cw, ch, range, false, rows);
-  x += cw * snap.head_dim + gap;
-  DrawRows("V", V, x, top, cw, ch, range, false, rows);
+  char k_title[96] = "K", v_title[96] = "V";
+  if (dims < snap.head_dim) {
+    std::snprintf(k_title, sizeof k_title, _("%s: dimensions 0-%d of %d"), "K", dims - 1, snap.head_dim);
+    std::snprintf(v_title, sizeof v_title, _("%s: dimensions 0-%d of %d"), "V", dims - 1, snap.head_dim);
+  }
+  DrawRows(k_title, K.leftCols(dims), x, top, cw, ch, range, false, rows);
+  x += cw * dims + gap;
+  DrawRows(v_title, V.leftCols(dims), x, top, cw, ch, range, false, rows);
   ImGui::Dummy(ImVec2(avail_w, fs * 1.4f + ch * snap.n + fs * 0.3f));
   Probe(s, "generate_cache");
   char legend[96];
   std::snprintf(legend, sizeof legend, "%s", _("K and V values"));
   DrawScaleLegend(ColourScale::Diverging, range, std::min(avail_w * 0.4f, fs * 16.0f), legend, false);
+}
+
+// A small table: the first row its header, the first column labels, the other
+// columns numbers aligned right. Each column is as wide as its widest cell, so the
+// numbers never wrap (wrapped text breaks them at '.' and ',').
+void NumberTable(const char* id, const std::vector<std::vector<std::string>>& cells) {
+  const int cols = static_cast<int>(cells[0].size());
+  if (!ImGui::BeginTable(id, cols, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerH)) return;
+  for (int c = 0; c < cols; ++c) {
+    float w = 0;
+    for (const auto& row : cells) w = std::max(w, ImGui::CalcTextSize(row[static_cast<std::size_t>(c)].c_str()).x);
+    ImGui::TableSetupColumn(cells[0][static_cast<std::size_t>(c)].c_str(), ImGuiTableColumnFlags_WidthFixed, w);
+  }
+  ImGui::TableHeadersRow();
+  for (std::size_t r = 1; r < cells.size(); ++r)
+    for (int c = 0; c < cols; ++c) {
+      ImGui::TableNextColumn();
+      const std::string& t = cells[r][static_cast<std::size_t>(c)];
+      if (c > 0)
+        ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(t.c_str()).x);
+      ImGui::TextUnformatted(t.c_str());
+    }
+  ImGui::EndTable();
 }
 
 // A coloured dot and its wrapped text: a plot's legend entry.
@@ -424,10 +474,8 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
   const ModelConfig& cfg = s.source.lm->model.cfg;
   const double prefill_flops =
       (steps[0].position > 2 ? DecodeFlops(cfg, steps[0].position - 2).full : 0.0) + steps[0].flops.cached;
-  auto cached = [&](const lm::GeneratedPiece& p) {
-    if (!st.show_flops) return p.cpu_cached;
-    return &p == &steps[0] ? prefill_flops : p.flops.cached;
-  };
+  auto cached_flops = [&](const lm::GeneratedPiece& p) { return &p == &steps[0] ? prefill_flops : p.flops.cached; };
+  auto cached = [&](const lm::GeneratedPiece& p) { return st.show_flops ? cached_flops(p) : p.cpu_cached; };
   auto full = [&](const lm::GeneratedPiece& p) { return st.show_flops ? p.flops.full : p.cpu_full; };
   double ymax = 0;
   for (const auto& p : steps) ymax = std::max({ymax, cached(p), full(p)});
@@ -471,13 +519,20 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
   dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(xl).x, b.y + fs * 1.3f), text, xl);
   ImGui::Dummy(ImVec2(w, h));
   Probe(s, "generate_plot");
+  // The last step's numbers in a table: wrapped text would break them at '.' or ','.
   const lm::GeneratedPiece& last = steps.back();
-  if (last.cpu_cached > 0)
-    ImGui::TextWrapped(_("Last step (position %d): %.3f ms with the cache, %.3f ms without (%.1fx); %s FLOPs with, %s "
-                         "without."),
-                       last.position, last.cpu_cached, last.cpu_full, last.cpu_full / last.cpu_cached,
-                       Thousands(static_cast<long long>(last.flops.cached)).c_str(),
-                       Thousands(static_cast<long long>(last.flops.full)).c_str());
+  char head[64], ratio[32];
+  std::snprintf(head, sizeof head, _("position %d"), last.position);
+  std::snprintf(ratio, sizeof ratio, " (%.1fx)", last.cpu_cached > 0 ? last.cpu_full / last.cpu_cached : 0.0);
+  const std::string ms_full = Sig(last.cpu_full, 3) + ratio;
+  // FLOPs as the plot counts them (the prefill's whole pass).
+  std::snprintf(ratio, sizeof ratio, " (%.0fx)", last.flops.full / cached_flops(last));
+  const std::string flops_full = Thousands(static_cast<long long>(last.flops.full)) + ratio;
+  const std::vector<std::vector<std::string>> cells = {
+      {head, _("with the cache"), _("without")},
+      {_("ms of CPU"), Sig(last.cpu_cached, 3), ms_full},
+      {"FLOPs", Thousands(static_cast<long long>(cached_flops(last))), flops_full}};
+  NumberTable("##generate_last", cells);
 }
 
 // The K/V head counts below the model's that divide num_heads: what GQA and MQA keep.
@@ -488,24 +543,27 @@ std::vector<int> FewerKvHeads(int num_heads, int kv_heads) {
   return r;
 }
 
+// The cache's bytes now and at the full context, for the model's K/V heads and for
+// the fewer that GQA and MQA would keep (as the Head count view counts them).
 void DrawCacheBytes(const GenSnapshot& snap, int context) {
   ImGui::TextWrapped(_("KV cache now: 2 (K and V) x %d layers x %d K/V heads x head_dim %d x %d pieces x 4 bytes = %s "
                        "bytes (%s)."),
                      snap.layers, snap.kv_heads, snap.head_dim, snap.n, Thousands(snap.bytes).c_str(),
                      Bytes(snap.bytes).c_str());
-  for (int g : FewerKvHeads(snap.num_heads, snap.kv_heads)) {
-    const std::int64_t b = KvCache::Bytes(snap.layers, g, snap.head_dim, snap.n);
-    const std::int64_t full = KvCache::Bytes(snap.layers, g, snap.head_dim, context - 1);
-    if (g == 1)
-      ImGui::BulletText(_("with 1 K/V head (MQA): %s bytes now, %s at the full context"), Thousands(b).c_str(),
-                        Thousands(full).c_str());
-    else
-      ImGui::BulletText(_("with %d K/V heads (GQA): %s bytes now, %s at the full context"), g, Thousands(b).c_str(),
-                        Thousands(full).c_str());
+  char now[64], full[64], label[64];
+  std::snprintf(now, sizeof now, _("bytes, %d pieces"), snap.n);
+  std::snprintf(full, sizeof full, _("bytes, %d pieces"), context - 1);
+  std::vector<std::vector<std::string>> cells = {{_("K/V heads"), now, full}};
+  std::vector<int> counts{snap.kv_heads};
+  for (int g : FewerKvHeads(snap.num_heads, snap.kv_heads)) counts.push_back(g);
+  for (int g : counts) {
+    if (g == snap.kv_heads) std::snprintf(label, sizeof label, _("%d (this model)"), g);
+    else if (g == 1) std::snprintf(label, sizeof label, "%s", _("1 (MQA)"));
+    else std::snprintf(label, sizeof label, _("%d (GQA)"), g);
+    cells.push_back({label, Thousands(KvCache::Bytes(snap.layers, g, snap.head_dim, snap.n)),
+                     Thousands(KvCache::Bytes(snap.layers, g, snap.head_dim, context - 1))});
   }
-  ImGui::BulletText(_("with all %d K/V heads at the full context (%d pieces read): %s bytes"), snap.kv_heads,
-                    context - 1,
-                    Thousands(KvCache::Bytes(snap.layers, snap.kv_heads, snap.head_dim, context - 1)).c_str());
+  NumberTable("##generate_bytes", cells);
 }
 
 }  // namespace
@@ -610,7 +668,7 @@ void DrawGenerateView(AppState& s) {
     ImGui::TableSetupColumn("cache", ImGuiTableColumnFlags_WidthStretch, 0.58f);
     ImGui::TableSetupColumn("cost", ImGuiTableColumnFlags_WidthStretch, 0.42f);
     ImGui::TableNextColumn();
-    DrawCache(s, *snap);
+    DrawCache(s, st, *snap);
     ImGui::TableNextColumn();
     DrawCostPlot(s, st, *snap);
     ImGui::Spacing();
@@ -672,6 +730,7 @@ json DumpGenerateView(AppState& s) {
     j["k"] = dump::Matrix(snap->k[static_cast<std::size_t>(layer * snap->kv_heads + g)]);
     j["v"] = dump::Matrix(snap->v[static_cast<std::size_t>(layer * snap->kv_heads + g)]);
     j["weights"] = dump::Vec(snap->attn[static_cast<std::size_t>(layer)].row(head));
+    j["dims_shown"] = st->dims_shown;  // K and V columns drawn (all head_dim, or those with values)
   }
   return j;
 }
