@@ -32,6 +32,7 @@ namespace mha::gui {
   X(HeadView)       /* views/lm/head_view.cpp */ \
   X(ModelView)      /* views/lm/model_view.cpp */ \
   X(NextTokensView) /* views/lm/next_tokens.cpp */ \
+  X(GenerateView)   /* views/lm/generate.cpp */ \
   X(FlashView)      /* views/flash.cpp */   \
   X(CostView)       /* views/cost.cpp */
 

@@ -1,0 +1,804 @@
+// Generate view: mhaviz-small continues the learner's sentence one piece at a time
+// with a KV cache (mha/decode.hpp through lm::Generation, what `mhaviz generate`
+// runs), and the cache is drawn as it grows: for the chosen layer and head, the cached
+// K and V (one row per piece read) beside the newest query's weights over them; a plot
+// of each step's measured time and FLOPs with and without the cache; the cache's bytes
+// and what fewer K/V heads (GQA, MQA) would make of them.
+//
+// Generation runs on a worker thread of its own (GenerateWorker). As the Train view's
+// run does, the worker publishes an immutable snapshot after every piece with one
+// atomic store; the UI thread reads the newest with one atomic load and never waits
+// for a step. A new sentence, model or sampling setting cancels the worker; it ends
+// after its current step (a few milliseconds) and is joined once it has.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include "gui/draw/matrix_view.hpp"
+#include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
+#include "gui/sources/lm_source.hpp"
+#include "gui/state/app_state.hpp"
+#include "gui/style/theme.hpp"
+#include "gui/views/dump.hpp"
+#include "gui/views/lm/lm_views.hpp"
+#include "gui/views/registry.hpp"
+#include "lm/generation.hpp"
+#include "options/flags.hpp"
+#include "render/colormap.hpp"
+#include "text/i18n.hpp"
+
+namespace mha::gui {
+
+using dump::json;
+
+namespace {
+
+// What the worker has generated so far: copied out of the Generation after each piece,
+// never changed once published.
+struct GenSnapshot {
+  std::vector<int> ids;             // <s>, the prompt's pieces, then the new ones
+  int prompt_size = 0;
+  std::vector<std::string> pieces;  // each id's vocabulary spelling
+  std::string text;                 // the decoded text
+  std::vector<lm::GeneratedPiece> steps;
+  int layers = 0, kv_heads = 0, num_heads = 0, head_dim = 0;
+  int n = 0;                        // cache rows: every piece read (all but the newest)
+  std::int64_t bytes = 0;
+  std::vector<Mat> k, v;            // [layer * kv_heads + g]: (n, head_dim)
+  std::vector<Mat> attn;            // per layer: the newest query's weights, (num_heads, n)
+  double max_logit_diff = 0;        // cached vs full recomputation, over every step
+  bool at_context = false;          // the text fills the model's context
+  std::string error;
+};
+
+// One generation of one prompt on a thread of its own. Ask() adds pieces to make; the
+// thread makes them one at a time and publishes a snapshot after each.
+class GenerateWorker {
+ public:
+  GenerateWorker(std::shared_ptr<const lm::LanguageModel> lm, std::vector<int> prompt, const Sampling& sampling)
+      : lm_(std::move(lm)), prompt_(std::move(prompt)), sampling_(sampling) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~GenerateWorker() {
+    Cancel();
+    thread_.join();  // after Cancel: at most the step in progress
+  }
+  GenerateWorker(const GenerateWorker&) = delete;
+  GenerateWorker& operator=(const GenerateWorker&) = delete;
+
+  // Never waits for a step: the lock guards only the count.
+  void Ask(int pieces) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      asked_ += pieces;
+    }
+    asked_seen_ += pieces;
+    cv_.notify_one();
+  }
+  void Cancel() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      cancel_ = true;
+    }
+    cv_.notify_one();
+  }
+  std::shared_ptr<const GenSnapshot> Latest() const { return std::atomic_load(&latest_); }
+  // Pieces asked for and not yet made (or refused at the context).
+  bool Busy() const { return done_.load() < asked_seen_; }
+  bool Ended() const { return ended_.load(); }
+  int asked() const { return asked_seen_; }
+
+ private:
+  void Loop() {
+    try {
+      // The worker's own copy of the model, on one thread: each step's CPU time, with
+      // the cache and without, is then all of its work (a pass on two threads would
+      // hide half of it), as `mhaviz generate --threads 1` measures; and the other
+      // cores stay with the window. The numbers do not depend on the thread count.
+      lm::LanguageModel own = *lm_;
+      own.model.cfg.layer.threads = 1;
+      lm_ = std::make_shared<const lm::LanguageModel>(std::move(own));
+      lm::Generation g(*lm_, prompt_, sampling_, /*use_cache=*/true);
+      Publish(g);
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(m_);
+          cv_.wait(lock, [&] { return cancel_ || asked_ > done_.load(); });
+          if (cancel_) break;
+        }
+        if (!g.AtContext()) g.Next();
+        Publish(g);
+        done_.fetch_add(1);
+        // A learner watches the pieces arrive: a pause between the pieces of one
+        // Generate (not counted in any step's time). Cancel ends it at once.
+        std::unique_lock<std::mutex> lock(m_);
+        if (asked_ > done_.load() && !g.AtContext())
+          cv_.wait_for(lock, std::chrono::milliseconds(kPaceMs), [&] { return cancel_; });
+        if (g.AtContext()) done_.store(asked_);  // nothing more fits: the rest is refused
+      }
+    } catch (const std::exception& e) {
+      auto snap = std::make_shared<GenSnapshot>();
+      snap->error = e.what();
+      std::atomic_store(&latest_, std::shared_ptr<const GenSnapshot>(std::move(snap)));
+      done_.store(1 << 30);
+    }
+    ended_ = true;
+  }
+
+  void Publish(const lm::Generation& g) {
+    auto snap = std::make_shared<GenSnapshot>();
+    const ModelConfig& cfg = lm_->model.cfg;
+    const KvCache& c = g.decoder().cache();
+    snap->ids = g.ids();
+    snap->prompt_size = g.prompt_size();
+    snap->pieces = lm_->tokenizer.Pieces(snap->ids);
+    snap->text = lm_->tokenizer.Decode(snap->ids);
+    snap->steps = g.steps();
+    snap->layers = cfg.num_layers;
+    snap->kv_heads = cfg.LayerConfig().kv_heads();
+    snap->num_heads = cfg.LayerConfig().num_heads;
+    snap->head_dim = cfg.LayerConfig().head_dim();
+    snap->n = c.n;
+    snap->bytes = c.Bytes();
+    if (c.n > 0)
+      for (int l = 0; l < c.num_layers; ++l)
+        for (int h = 0; h < c.kv_heads; ++h) {
+          snap->k.push_back(c.K(l, h));
+          snap->v.push_back(c.V(l, h));
+        }
+    if (!g.steps().empty()) snap->attn = g.decoder().last().attn;
+    for (const auto& st : g.steps()) snap->max_logit_diff = std::max(snap->max_logit_diff, st.logit_diff);
+    snap->at_context = g.AtContext();
+    std::atomic_store(&latest_, std::shared_ptr<const GenSnapshot>(std::move(snap)));
+  }
+
+  static constexpr int kPaceMs = 120;
+  std::shared_ptr<const lm::LanguageModel> lm_;  // the worker's own (one thread) once it runs
+  std::vector<int> prompt_;
+  Sampling sampling_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  int asked_ = 0;        // guarded by m_
+  bool cancel_ = false;  // guarded by m_
+  int asked_seen_ = 0;   // the UI thread's own count of what it asked
+  std::atomic<int> done_{0};
+  std::atomic<bool> ended_{false};
+  std::shared_ptr<const GenSnapshot> latest_;
+  std::thread thread_;
+};
+
+// The view's own state (AppState::views).
+struct GenerateState {
+  int per_generate = 10;  // pieces one Generate adds (--generate-pieces)
+  float temperature = 0;  // 0: greedy, as mhaviz generate without --temperature
+  int top_k = 0;
+  int seed = 0;
+  bool show_flops = false;  // the plot: measured time, or FLOPs from the formulas
+  bool values = true;       // K and V: the first dimensions that fit, with their values
+  int dims_shown = 0;       // the K and V columns the last frame drew
+  std::string key;          // the model, sentence and sampling the worker generates for
+  std::unique_ptr<GenerateWorker> worker;
+  std::vector<std::unique_ptr<GenerateWorker>> retiring;  // cancelled, ending on their own
+  std::shared_ptr<const GenSnapshot> shown;  // the newest snapshot, read once per frame
+  std::string prompt_notice;                 // the prompt was cut to the context
+  std::string error;
+};
+
+Sampling SamplingOf(const GenerateState& st) {
+  Sampling sm;
+  sm.temperature = st.temperature;
+  sm.top_k = st.temperature > 0 ? st.top_k : 0;  // greedy takes the likeliest piece: top-k changes nothing
+  sm.seed = static_cast<std::uint64_t>(st.seed);
+  return sm;
+}
+
+std::string KeyOf(const AppState& s, const GenerateState& st) {
+  char b[96];
+  std::snprintf(b, sizeof b, "%p|%.6g|%d|%d|", static_cast<const void*>(s.source.lm.get()), st.temperature, st.top_k,
+                st.seed);
+  return b + s.choice.sentence;
+}
+
+// Cancels the running generation (its thread ends on its own) and forgets its pieces.
+void Retire(GenerateState& st) {
+  if (st.worker) {
+    st.worker->Cancel();
+    st.retiring.push_back(std::move(st.worker));
+  }
+  st.shown.reset();
+  st.error.clear();
+  st.prompt_notice.clear();
+}
+
+// Every frame: a worker for another sentence, model or sampling is cancelled; the
+// newest snapshot is read (one atomic load); cancelled workers that ended are joined.
+void UpdateGenerate(AppState& s) {
+  if (!s.views.Find<GenerateState>()) return;  // the view was never opened
+  GenerateState& st = s.views.Get<GenerateState>();
+  const std::string key = UsingLanguageModel(s) ? KeyOf(s, st) : std::string();
+  if (key != st.key) {
+    Retire(st);
+    st.key = key;
+  }
+  if (st.worker) st.shown = st.worker->Latest();
+  st.retiring.erase(std::remove_if(st.retiring.begin(), st.retiring.end(),
+                                   [](const std::unique_ptr<GenerateWorker>& w) { return w->Ended(); }),
+                    st.retiring.end());
+}
+
+bool GenerateAnimating(const AppState& s) {
+  const GenerateState* st = s.views.Find<GenerateState>();
+  return st && st->worker && (st->worker->Busy() || st->worker->Latest() != st->shown);
+}
+
+// Starts a worker for the current sentence if none runs, then asks it for `pieces`.
+void Ask(AppState& s, GenerateState& st, int pieces) {
+  if (!st.worker) {
+    try {
+      const lm::LanguageModel& lm = *s.source.lm;
+      CheckSampling(SamplingOf(st), lm.model.cfg.vocab_size());
+      std::string notice;
+      std::vector<int> prompt = lm::PromptIds(lm, s.choice.sentence, &notice);
+      st.prompt_notice = notice;
+      st.worker = std::make_unique<GenerateWorker>(s.source.lm, std::move(prompt), SamplingOf(st));
+      st.key = KeyOf(s, st);
+    } catch (const std::exception& e) {
+      st.error = e.what();
+      return;
+    }
+  }
+  st.error.clear();
+  st.worker->Ask(pieces);
+}
+
+// ---- drawing --------------------------------------------------------------------
+
+// The text as pieces: the prompt's in plain chips, the generated ones marked, the
+// newest outlined.
+void DrawPieces(AppState& s, const GenSnapshot* snap, const std::vector<std::string>& prompt_pieces) {
+  const std::vector<std::string>& pieces = snap ? snap->pieces : prompt_pieces;
+  const int prompt = snap ? snap->prompt_size : static_cast<int>(prompt_pieces.size());
+  const ImGuiStyle& sty = ImGui::GetStyle();
+  const Palette& pal = Pal();
+  const float fs = ImGui::GetFontSize(), pad = sty.FramePadding.x * 0.6f, gap = sty.ItemSpacing.x * 0.5f;
+  const float h = fs + sty.FramePadding.y, width = ImGui::GetContentRegionAvail().x;
+  std::vector<ImVec2> pos(pieces.size());
+  std::vector<std::string> label(pieces.size());
+  float x = 0, y = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    label[i] = DisplayPiece(pieces[i]);
+    const float w = ImGui::CalcTextSize(label[i].c_str()).x + 2 * pad;
+    if (x > 0 && x + w > width) {
+      x = 0;
+      y += h + sty.ItemSpacing.y * 0.5f;
+    }
+    pos[i] = ImVec2(x, y);
+    x += w + gap;
+  }
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const bool added = static_cast<int>(i) >= prompt, newest = added && i + 1 == pieces.size();
+    const ImVec2 a(o.x + pos[i].x, o.y + pos[i].y);
+    const ImVec2 b(a.x + ImGui::CalcTextSize(label[i].c_str()).x + 2 * pad, a.y + h);
+    dl->AddRectFilled(a, b, added ? pal.highlight_bg : pal.chip_bg, 3.0f);
+    dl->AddRect(a, b, newest ? pal.highlight : added ? pal.accent : pal.chip_border, 3.0f, 0, newest ? 2.0f : 1.0f);
+    dl->AddText(ImVec2(a.x + pad, a.y + sty.FramePadding.y * 0.5f), pal.chip_text, label[i].c_str());
+  }
+  ImGui::Dummy(ImVec2(width, y + h));
+  Probe(s, "generate_pieces");
+}
+
+// One matrix of the cache: n rows (the pieces read), cols columns, heatmap cells with
+// their values where they fit; the newest row outlined. Returns the hovered row.
+int DrawRows(const char* title, const Mat& m, float x, float y, float cw, float ch, float range, bool sequential,
+             const std::vector<std::string>& rows) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Palette& pal = Pal();
+  const float fs = ImGui::GetFontSize();
+  dl->AddText(ImVec2(x, y - fs * 1.3f), ImGui::GetColorU32(ImGuiCol_Text), title);
+  const int n = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  int hover_r = -1, hover_c = -1;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const float v = m(i, j);
+      const ImVec2 a(x + j * cw, y + i * ch), b(a.x + cw, a.y + ch);
+      // The weights on the heatmaps' scale [0, 1]; K and V on a diverging one.
+      const render::Rgb bg = sequential ? render::Colormap(v) : render::Diverging(v / range);
+      dl->AddRectFilled(a, b, Col32(bg));
+      // The value, with fewer digits where two do not fit ("-0.093" -> "-0.09").
+      for (int digits = 2; ch >= fs + 1.0f && digits >= 1; --digits) {
+        const std::string t = sequential ? FormatValue(v, digits) : SigValue(v, digits);
+        const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
+        if (ts.x > cw - 2.0f) continue;
+        dl->AddText(ImVec2(a.x + (cw - ts.x) * 0.5f, a.y + (ch - ts.y) * 0.5f), Col32(render::TextColourOn(bg)),
+                    t.c_str());
+        break;
+      }
+      if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) hover_r = i, hover_c = j;
+    }
+  dl->AddRect(ImVec2(x, y), ImVec2(x + cw * cols, y + ch * n), pal.grid_line);
+  if (n > 0)
+    dl->AddRect(ImVec2(x - 1.0f, y + (n - 1) * ch - 1.0f), ImVec2(x + cw * cols + 1.0f, y + n * ch + 1.0f),
+                pal.highlight, 0.0f, 0, 2.0f);
+  if (hover_r >= 0 && ImGui::IsWindowHovered()) {
+    const std::string& piece = hover_r < static_cast<int>(rows.size()) ? rows[hover_r] : std::string();
+    if (sequential)
+      ImGui::SetTooltip(_("key %d (%s): weight %.6f"), hover_r, piece.c_str(), m(hover_r, hover_c));
+    else
+      ImGui::SetTooltip(_("row %d (%s), dimension %d: %.6f"), hover_r, piece.c_str(), hover_c, m(hover_r, hover_c));
+  }
+  return hover_r;
+}
+
+void DrawCache(AppState& s, GenerateState& st, const GenSnapshot& snap) {
+  LayerSelector(s, "##generate_layer");
+  if (snap.layers > 1) ImGui::SameLine();
+  HeadPicker(s, "##generate_head");
+  ImGui::Checkbox(_("values"), &st.values);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", _("On: while the rows are tall enough (up to 24 pieces), K and V show their first "
+                              "dimensions with the values written in. Off: every dimension, as a heatmap. Hover a "
+                              "cell for its exact value."));
+  const int layer = std::clamp(s.source.layer, 0, snap.layers - 1);
+  const int head = std::clamp(s.teach.head, 0, snap.num_heads - 1);
+  const int g = head / std::max(1, snap.num_heads / std::max(1, snap.kv_heads));
+  if (snap.n == 0 || snap.attn.empty()) {
+    Muted(_("The cache is empty until the first piece is generated: press Step."));
+    return;
+  }
+  const Mat& K = snap.k[static_cast<std::size_t>(layer * snap.kv_heads + g)];
+  const Mat& V = snap.v[static_cast<std::size_t>(layer * snap.kv_heads + g)];
+  const Mat w = snap.attn[static_cast<std::size_t>(layer)].row(head).transpose();  // (n, 1)
+  std::vector<std::string> rows;
+  for (int i = 0; i < snap.n; ++i) rows.push_back(DisplayPiece(snap.pieces[static_cast<std::size_t>(i)]));
+  ImGui::TextWrapped(_("Layer %d, head %d (reads K/V head %d). Left: the newest piece's query q weighs the %d cached "
+                       "keys. Then the cache's K and V, one row per piece read (%d x %d each); the newest row is "
+                       "outlined: %s"),
+                     layer, head, g, snap.n, snap.n, snap.head_dim, rows.back().c_str());
+
+  const float fs = ImGui::GetFontSize();
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const float avail_h = std::max(ImGui::GetContentRegionAvail().y - fs * 2.0f, fs * 12.0f);
+  float label_w = 0;
+  for (const auto& r : rows) label_w = std::max(label_w, ImGui::CalcTextSize(r.c_str()).x);
+  label_w = std::min(label_w, fs * 6.0f) + fs * 0.5f;
+  // Rows tall enough for their pieces and values while few; a heatmap (the view
+  // scrolls) once the cache is long.
+  const float ch = std::clamp(std::floor(avail_h / (snap.n + 1.5f)), snap.n <= 24 ? fs * 1.15f : 3.0f, fs * 1.35f);
+  const float gap = fs * 0.8f, wcol = fs * 3.2f;
+  // Every dimension as a heatmap, or as many as fit with their values written in.
+  const float room = avail_w - label_w - wcol - 2 * gap;
+  const float number_w = ImGui::CalcTextSize("-0.00").x + fs * 0.4f;
+  int dims = snap.head_dim;
+  if (st.values && ch >= fs + 1.0f) dims = std::clamp(static_cast<int>(room / (2.0f * number_w)), 1, snap.head_dim);
+  st.dims_shown = dims;
+  const float cw = std::clamp(std::floor(room / (2.0f * dims)), 2.0f, std::max(number_w * 1.5f, 2.0f));
+  const float range = std::max({K.cwiseAbs().maxCoeff(), V.cwiseAbs().maxCoeff(), 1e-6f});
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float top = o.y + fs * 1.4f;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (ch >= fs * 0.8f)
+    for (int i = 0; i < snap.n; ++i) {
+      const std::string l = Ellipsize(rows[static_cast<std::size_t>(i)], label_w - fs * 0.5f);
+      dl->AddText(ImVec2(o.x + label_w - fs * 0.3f - ImGui::CalcTextSize(l.c_str()).x, top + i * ch + (ch - fs) * 0.5f),
+                  i + 1 == snap.n ? Pal().highlight : ImGui::GetColorU32(ImGuiCol_Text), l.c_str());
+    }
+  float x = o.x + label_w;
+  DrawRows(_("weights"), w, x, top, wcol, ch, 1.0f, true, rows);
+  x += wcol + gap;
+  char k_title[96] = "K", v_title[96] = "V";
+  if (dims < snap.head_dim) {
+    std::snprintf(k_title, sizeof k_title, _("%s: dimensions 0-%d of %d"), "K", dims - 1, snap.head_dim);
+    std::snprintf(v_title, sizeof v_title, _("%s: dimensions 0-%d of %d"), "V", dims - 1, snap.head_dim);
+  }
+  DrawRows(k_title, K.leftCols(dims), x, top, cw, ch, range, false, rows);
+  x += cw * dims + gap;
+  DrawRows(v_title, V.leftCols(dims), x, top, cw, ch, range, false, rows);
+  ImGui::Dummy(ImVec2(avail_w, fs * 1.4f + ch * snap.n + fs * 0.3f));
+  Probe(s, "generate_cache");
+  char legend[96];
+  std::snprintf(legend, sizeof legend, "%s", _("K and V values"));
+  DrawScaleLegend(ColourScale::Diverging, range, std::min(avail_w * 0.4f, fs * 16.0f), legend, false);
+}
+
+// A small table: the first row its header, the first column labels, the other
+// columns numbers aligned right. Each column is as wide as its widest cell, so the
+// numbers never wrap (wrapped text breaks them at '.' and ',').
+void NumberTable(const char* id, const std::vector<std::vector<std::string>>& cells) {
+  const int cols = static_cast<int>(cells[0].size());
+  if (!ImGui::BeginTable(id, cols, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerH)) return;
+  for (int c = 0; c < cols; ++c) {
+    float w = 0;
+    for (const auto& row : cells) w = std::max(w, ImGui::CalcTextSize(row[static_cast<std::size_t>(c)].c_str()).x);
+    ImGui::TableSetupColumn(cells[0][static_cast<std::size_t>(c)].c_str(), ImGuiTableColumnFlags_WidthFixed, w);
+  }
+  ImGui::TableHeadersRow();
+  for (std::size_t r = 1; r < cells.size(); ++r)
+    for (int c = 0; c < cols; ++c) {
+      ImGui::TableNextColumn();
+      const std::string& t = cells[r][static_cast<std::size_t>(c)];
+      if (c > 0)
+        ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(t.c_str()).x);
+      ImGui::TextUnformatted(t.c_str());
+    }
+  ImGui::EndTable();
+}
+
+// A coloured dot and its wrapped text: a plot's legend entry.
+void LegendLine(ImU32 col, const char* text) {
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddCircleFilled(ImVec2(p.x + fs * 0.35f, p.y + fs * 0.55f), fs * 0.22f, col);
+  ImGui::Indent(fs);
+  ImGui::TextWrapped("%s", text);
+  ImGui::Unindent(fs);
+}
+
+// Each step's cost with and without the cache against the new piece's position:
+// the measured CPU time of the worker thread, or the FLOPs of the formulas.
+void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
+  ImGui::Checkbox(_("FLOPs instead of measured time"), &st.show_flops);
+  Probe(s, "generate_flops");
+  const auto& steps = snap.steps;
+  if (steps.empty()) return;
+  const float fs = ImGui::GetFontSize();
+  const ImU32 col_full = Col32(render::Rgb{214, 96, 77}), col_cached = Col32(render::Rgb{33, 102, 172});
+  ImGui::TextUnformatted(st.show_flops ? _("FLOPs per step (from the formulas)") : _("ms of CPU per step (measured)"));
+  LegendLine(col_full, _("without the cache: the whole text again"));
+  LegendLine(col_cached, _("with the cache: one row (hollow: the prefill, the whole prompt)"));
+  const float w = ImGui::GetContentRegionAvail().x, h = fs * 10.0f;
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float left = fs * 3.2f, bottom = fs * 2.6f, top = fs * 0.5f, right = fs * 0.8f;
+  const ImVec2 a(o.x + left, o.y + top), b(o.x + w - right, o.y + h - bottom);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Palette& pal = Pal();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), muted = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  // The prefill's FLOPs with the cache are those of its whole pass: the prompt but its
+  // last piece through RunModel, then that piece as one step (its "cached" count is the
+  // step's alone).
+  const ModelConfig& cfg = s.source.lm->model.cfg;
+  const double prefill_flops =
+      (steps[0].position > 2 ? DecodeFlops(cfg, steps[0].position - 2).full : 0.0) + steps[0].flops.cached;
+  auto cached_flops = [&](const lm::GeneratedPiece& p) { return &p == &steps[0] ? prefill_flops : p.flops.cached; };
+  auto cached = [&](const lm::GeneratedPiece& p) { return st.show_flops ? cached_flops(p) : p.cpu_cached; };
+  auto full = [&](const lm::GeneratedPiece& p) { return st.show_flops ? p.flops.full : p.cpu_full; };
+  double ymax = 0;
+  for (const auto& p : steps) ymax = std::max({ymax, cached(p), full(p)});
+  ymax = ymax > 0 ? ymax * 1.1 : 1.0;
+  const int ctx = cfg.max_seq;
+  const float x0 = 1.0f, x1 = static_cast<float>(ctx);
+  auto X = [&](double pos) { return a.x + (b.x - a.x) * static_cast<float>((pos - x0) / (x1 - x0)); };
+  auto Y = [&](double v) { return b.y - (b.y - a.y) * static_cast<float>(v / ymax); };
+  dl->AddRectFilled(a, b, pal.block_bg);
+  dl->AddRect(a, b, pal.grid_line);
+  char buf[64];
+  for (int t = 0; t <= 4; ++t) {
+    const double v = ymax * t / 4.0;
+    const float y = Y(v);
+    dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), pal.grid_line);
+    if (st.show_flops) std::snprintf(buf, sizeof buf, "%.3gM", v / 1e6);
+    else std::snprintf(buf, sizeof buf, "%.3g", v);
+    dl->AddText(ImVec2(a.x - ImGui::CalcTextSize(buf).x - fs * 0.3f, y - fs * 0.5f), muted, buf);
+  }
+  for (int pos = 8; pos <= ctx; pos += 8) {
+    std::snprintf(buf, sizeof buf, "%d", pos);
+    dl->AddLine(ImVec2(X(pos), b.y), ImVec2(X(pos), b.y + fs * 0.25f), muted);
+    dl->AddText(ImVec2(X(pos) - ImGui::CalcTextSize(buf).x * 0.5f, b.y + fs * 0.25f), muted, buf);
+  }
+  for (int series = 0; series < 2; ++series) {
+    const ImU32 col = series == 0 ? col_full : col_cached;
+    ImVec2 prev;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const double v = series == 0 ? full(steps[i]) : cached(steps[i]);
+      const ImVec2 p(X(steps[i].position), Y(std::max(v, 0.0)));
+      // The first pass with the cache is the prefill (the whole prompt): a hollow point,
+      // not joined to the steps after it.
+      const bool prefill = series == 1 && i == 0;
+      if (i > 0 && !(series == 1 && i == 1)) dl->AddLine(prev, p, col, 1.5f);
+      if (prefill) dl->AddCircle(p, fs * 0.28f, col, 0, 1.5f);
+      else dl->AddCircleFilled(p, fs * 0.2f, col);
+      prev = p;
+    }
+  }
+  const char* xl = _("position of the new piece");
+  dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(xl).x, b.y + fs * 1.3f), text, xl);
+  ImGui::Dummy(ImVec2(w, h));
+  Probe(s, "generate_plot");
+  // The last step's numbers in a table: wrapped text would break them at '.' or ','.
+  const lm::GeneratedPiece& last = steps.back();
+  char head[64], ratio[32];
+  std::snprintf(head, sizeof head, _("position %d"), last.position);
+  std::snprintf(ratio, sizeof ratio, " (%.1fx)", last.cpu_cached > 0 ? last.cpu_full / last.cpu_cached : 0.0);
+  const std::string ms_full = Sig(last.cpu_full, 3) + ratio;
+  // FLOPs as the plot counts them (the prefill's whole pass).
+  std::snprintf(ratio, sizeof ratio, " (%.0fx)", last.flops.full / cached_flops(last));
+  const std::string flops_full = Thousands(static_cast<long long>(last.flops.full)) + ratio;
+  const std::vector<std::vector<std::string>> cells = {
+      {head, _("with the cache"), _("without")},
+      {_("ms of CPU"), Sig(last.cpu_cached, 3), ms_full},
+      {"FLOPs", Thousands(static_cast<long long>(cached_flops(last))), flops_full}};
+  NumberTable("##generate_last", cells);
+}
+
+// The K/V head counts below the model's that divide num_heads: what GQA and MQA keep.
+std::vector<int> FewerKvHeads(int num_heads, int kv_heads) {
+  std::vector<int> r;
+  for (int g = kv_heads - 1; g >= 1; --g)
+    if (num_heads % g == 0) r.push_back(g);
+  return r;
+}
+
+// The cache's bytes now and at the full context, for the model's K/V heads and for
+// the fewer that GQA and MQA would keep (as the Head count view counts them).
+void DrawCacheBytes(const GenSnapshot& snap, int context) {
+  ImGui::TextWrapped(_("KV cache now: 2 (K and V) x %d layers x %d K/V heads x head_dim %d x %d pieces x 4 bytes = %s "
+                       "bytes (%s)."),
+                     snap.layers, snap.kv_heads, snap.head_dim, snap.n, Thousands(snap.bytes).c_str(),
+                     Bytes(snap.bytes).c_str());
+  char now[64], full[64], label[64];
+  std::snprintf(now, sizeof now, _("bytes, %d pieces"), snap.n);
+  std::snprintf(full, sizeof full, _("bytes, %d pieces"), context - 1);
+  std::vector<std::vector<std::string>> cells = {{_("K/V heads"), now, full}};
+  std::vector<int> counts{snap.kv_heads};
+  for (int g : FewerKvHeads(snap.num_heads, snap.kv_heads)) counts.push_back(g);
+  for (int g : counts) {
+    if (g == snap.kv_heads) std::snprintf(label, sizeof label, _("%d (this model)"), g);
+    else if (g == 1) std::snprintf(label, sizeof label, "%s", _("1 (MQA)"));
+    else std::snprintf(label, sizeof label, _("%d (GQA)"), g);
+    cells.push_back({label, Thousands(KvCache::Bytes(snap.layers, g, snap.head_dim, snap.n)),
+                     Thousands(KvCache::Bytes(snap.layers, g, snap.head_dim, context - 1))});
+  }
+  NumberTable("##generate_bytes", cells);
+}
+
+}  // namespace
+
+void DrawGenerateView(AppState& s) {
+  SectionTitle(s, _("Generate: the KV cache"), _("mhaviz-small continues your sentence one piece at a time"), true);
+  if (!UsingLanguageModel(s)) {
+    ImGui::TextWrapped(_("Generation needs a language model. Pick \"%s\" under Model (left), or press the button."),
+                       kSmallModelName);
+    if (ImGui::Button(_("Use mhaviz-small"))) UseSmallModel(s);
+    Probe(s, "generate_use_small");
+    if (!s.source.load_error.empty()) MessageBox(s.source.load_error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  GenerateState& st = s.views.Get<GenerateState>();
+  UpdateGenerate(s);  // the first frame after the view opens: the worker's newest snapshot
+  const GenSnapshot* snap = st.shown.get();
+  const bool busy = st.worker && st.worker->Busy();
+  const int context = s.source.lm->model.cfg.max_seq;
+  const bool full = snap && snap->at_context;
+
+  // Controls: Generate and Step add pieces; Start over forgets them.
+  ImGui::BeginDisabled(full);
+  char label[64];
+  std::snprintf(label, sizeof label, _("Generate %d"), st.per_generate);
+  if (ImGui::Button((std::string(label) + "###generate_go").c_str())) Ask(s, st, st.per_generate);
+  Probe(s, "generate_go");
+  ImGui::SameLine();
+  if (ImGui::Button(_("Step"))) Ask(s, st, 1);
+  Probe(s, "generate_step");
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!st.worker);
+  if (ImGui::Button(_("Start over"))) Retire(st);
+  Probe(s, "generate_reset");
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+  ImGui::SliderInt("##per_generate", &st.per_generate, 1, context - 1, _("%d pieces"));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+  // Sampling as mhaviz generate offers it; a change starts over (UpdateGenerate).
+  ImGui::SliderFloat("##temperature", &st.temperature, 0.0f, 2.0f,
+                     st.temperature <= 0 ? _("greedy (T = 0)") : _("temperature %.2f"));
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", _("0: always the likeliest piece (greedy). Above 0: sample from softmax(logits / T)."));
+  if (st.temperature > 0) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    ImGui::SliderInt("##top_k", &st.top_k, 0, 100, st.top_k == 0 ? _("top-k: all") : _("top-k %d"));
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
+    ImGui::InputInt(_("seed"), &st.seed);
+    st.seed = std::max(st.seed, 0);
+  }
+  if (busy) {
+    ImGui::SameLine();
+    ImGui::TextDisabled(_("generating..."));
+  }
+  if (!st.error.empty()) MessageBox(st.error, Pal().error_bg, Pal().error_text);
+  if (snap && !snap->error.empty()) MessageBox(snap->error, Pal().error_bg, Pal().error_text);
+  if (!st.prompt_notice.empty()) MessageBox(st.prompt_notice, Pal().notice_bg, Pal().notice_text);
+  if (full) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  _("The text fills the model's context of %d pieces: nothing more fits. Start over, or shorten the "
+                    "sentence."),
+                  context);
+    MessageBox(msg, Pal().notice_bg, Pal().notice_text);
+  }
+
+  // The text, its generated pieces marked.
+  std::vector<std::string> prompt_pieces;
+  if (!snap) {
+    try {
+      prompt_pieces = s.source.lm->tokenizer.Pieces(lm::PromptIds(*s.source.lm, s.choice.sentence));
+    } catch (const std::exception&) {
+    }
+  }
+  DrawPieces(s, snap, prompt_pieces);
+  if (snap && !snap->steps.empty())
+    ImGui::TextWrapped(_("%d new pieces (marked); the cache holds the K and V of %d pieces. Cached vs full "
+                         "recomputation: max |logit difference| = %.3g."),
+                       static_cast<int>(snap->steps.size()), snap->n, snap->max_logit_diff);
+
+  // What the cache is, in the lessons' words.
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::TextWrapped("%s", _("Why a cache: the causal mask lets each piece attend only to the pieces before it, so "
+                             "appending a piece never changes their keys K or values V. Each layer keeps them, per K/V "
+                             "head: the KV cache. A new piece computes only its own q, k and v; its k and v join the "
+                             "cache (one new row per piece), and its q is compared with every cached key (scores = "
+                             "q K^T / sqrt(d_k), softmax, then the weighted sum of V). Fewer K/V heads (GQA, MQA) "
+                             "make the cache smaller."));
+  ImGui::PopStyleColor();
+  if (!snap || snap->steps.empty()) {
+    Muted(_("Press Generate or Step: mhaviz-small continues the sentence (greedy: the likeliest piece each time)."));
+    return;
+  }
+  ImGui::Separator();
+  // The cache on the left, the cost and the bytes on the right.
+  if (ImGui::BeginTable("##generate_layout", 2, ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("cache", ImGuiTableColumnFlags_WidthStretch, 0.58f);
+    ImGui::TableSetupColumn("cost", ImGuiTableColumnFlags_WidthStretch, 0.42f);
+    ImGui::TableNextColumn();
+    DrawCache(s, st, *snap);
+    ImGui::TableNextColumn();
+    DrawCostPlot(s, st, *snap);
+    ImGui::Spacing();
+    DrawCacheBytes(*snap, context);
+    ImGui::EndTable();
+  }
+  Probe(s, "generate_view");
+}
+
+namespace {
+
+json StepJson(const lm::GeneratedPiece& p) {
+  return {{"position", p.position},         {"id", p.id},
+          {"piece", p.piece},               {"ms_cached", p.ms_cached},
+          {"ms_full", p.ms_full},           {"cpu_ms_cached", p.cpu_cached},
+          {"cpu_ms_full", p.cpu_full},      {"flops_cached", p.flops.cached},
+          {"flops_full", p.flops.full},     {"max_logit_diff", p.logit_diff}};
+}
+
+}  // namespace
+
+json DumpGenerateView(AppState& s) {
+  json j{{"available", UsingLanguageModel(s)}};
+  const GenerateState* st = s.views.Find<GenerateState>();
+  if (!UsingLanguageModel(s) || !st) return j;
+  j["sentence"] = s.choice.sentence;
+  j["running"] = st->worker && st->worker->Busy();
+  const Sampling sm = SamplingOf(*st);
+  j["sampling"] = {{"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed},
+                   {"greedy", sm.temperature <= 0}};
+  if (!st->error.empty()) j["error"] = st->error;
+  if (!st->prompt_notice.empty()) j["notice"] = st->prompt_notice;
+  const GenSnapshot* snap = st->shown.get();
+  if (!snap) return j;
+  if (!snap->error.empty()) j["error"] = snap->error;
+  const auto prompt_end = snap->ids.begin() + snap->prompt_size;
+  j["prompt_ids"] = std::vector<int>(snap->ids.begin(), prompt_end);
+  j["ids"] = std::vector<int>(prompt_end, snap->ids.end());  // the generated ones, as generate --json
+  j["pieces"] = std::vector<std::string>(snap->pieces.begin() + snap->prompt_size, snap->pieces.end());
+  j["text"] = snap->text;
+  j["cache"] = {{"layers", snap->layers}, {"kv_heads", snap->kv_heads}, {"n", snap->n},
+                {"head_dim", snap->head_dim}, {"bytes", snap->bytes}};
+  json fewer = json::array();
+  for (int g : FewerKvHeads(snap->num_heads, snap->kv_heads))
+    fewer.push_back({{"kv_heads", g}, {"bytes", KvCache::Bytes(snap->layers, g, snap->head_dim, snap->n)}});
+  j["bytes_with_fewer_kv_heads"] = fewer;
+  json steps = json::array();
+  for (const auto& p : snap->steps) steps.push_back(StepJson(p));
+  j["steps"] = steps;
+  j["max_logit_diff"] = snap->max_logit_diff;
+  j["at_context"] = snap->at_context;
+  if (snap->n > 0 && !snap->attn.empty()) {
+    const int layer = std::clamp(s.source.layer, 0, snap->layers - 1);
+    const int head = std::clamp(s.teach.head, 0, snap->num_heads - 1);
+    const int g = head / std::max(1, snap->num_heads / std::max(1, snap->kv_heads));
+    j["layer"] = layer;
+    j["head"] = head;
+    j["kv_head"] = g;
+    j["k"] = dump::Matrix(snap->k[static_cast<std::size_t>(layer * snap->kv_heads + g)]);
+    j["v"] = dump::Matrix(snap->v[static_cast<std::size_t>(layer * snap->kv_heads + g)]);
+    j["weights"] = dump::Vec(snap->attn[static_cast<std::size_t>(layer)].row(head));
+    j["dims_shown"] = st->dims_shown;  // K and V columns drawn (all head_dim, or those with values)
+  }
+  return j;
+}
+
+json GenerateProbe(const AppState& s) {
+  const GenerateState* st = s.views.Find<GenerateState>();
+  if (!st) return {{"pieces", 0}, {"running", false}, {"asked", 0}};
+  const GenSnapshot* snap = st->shown.get();
+  return {{"pieces", snap ? static_cast<int>(snap->steps.size()) : 0},
+          {"n", snap ? snap->n : 0},
+          {"running", st->worker && st->worker->Busy()},
+          {"asked", st->worker ? st->worker->asked() : 0},
+          {"error", !st->error.empty() || (snap && !snap->error.empty())}};
+}
+
+// --generate-pieces: how many pieces one Generate adds; --generate-temperature,
+// --generate-top-k and --generate-seed: the sampling, within the view's sliders' ranges.
+void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& actions) {
+  options::IntFlag(
+      app, "--generate-pieces", 1, 63,
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().per_generate = v; }); },
+      "pieces the Generate view's Generate button adds (default 10)")
+      ->type_name("N")
+      ->group(g);
+  app.add_option_function<std::string>(
+         "--generate-temperature",
+         [&actions](const std::string& v) {
+           const float t = std::strtof(v.c_str(), nullptr);
+           actions.push_back([t](AppState& s) { s.views.Get<GenerateState>().temperature = t; });
+         },
+         "the Generate view's sampling: softmax(logits / T), 0 (default) to 2; 0 is greedy")
+      ->type_name("T")
+      ->group(g)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double t = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !std::isfinite(t) || t < 0 || t > 2)
+              return "--generate-temperature = '" + v +
+                     "': give a number from 0 to 2, the range of the view's slider (0: greedy, the likeliest piece; "
+                     "0.8 sharpens the distribution, 1.5 flattens it).";
+            return "";
+          },
+          ""));
+  options::IntFlag(
+      app, "--generate-top-k", 0, 100,
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().top_k = v; }); },
+      "the Generate view's sampling: only the K likeliest pieces (0, the default: all)")
+      ->type_name("K")
+      ->group(g);
+  options::IntFlag(
+      app, "--generate-seed", 0, 2147483647,
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().seed = v; }); },
+      "the Generate view's seed of the draws (default 0): the same seed, the same text")
+      ->type_name("S")
+      ->group(g);
+}
+
+ViewEntry GenerateView() {
+  ViewEntry v{"generate", N_("Generate"), N_("Generate text with a KV cache"),
+              "the language model continues the sentence piece by piece; the KV cache grows on screen"};
+  v.draw = &DrawGenerateView;
+  v.dump = &DumpGenerateView;
+  v.update = &UpdateGenerate;
+  v.animating = &GenerateAnimating;
+  v.probe = &GenerateProbe;
+  v.flags = &DeclareGenerateFlags;
+  return v;
+}
+
+}  // namespace mha::gui
