@@ -58,12 +58,14 @@ AblationSubject TaskSubject(Model m, const std::string& name, int examples) {
   return s;
 }
 
-StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate) {
+StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate,
+                        const std::function<void()>& each_batch) {
   // Weighted by the targets each batch counts, per target: the mean over every example.
   StepStats total;
   std::vector<double> loss_sum, correct;
   double all = 0, loss = 0;
   for (const Batch& b : s.reference) {
+    if (each_batch) each_batch();
     const StepStats& st = trainer.Evaluate(s.model(), b, ablate);
     const std::size_t K = st.counted.size();
     total.counted.resize(K, 0);

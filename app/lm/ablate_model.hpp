@@ -5,6 +5,7 @@
 // the --ablate flag of trace and export.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,7 +48,9 @@ AblationSubject LoadSubject(const std::string& path, int windows = -1, int examp
 AblationSubject TaskSubject(Model m, const std::string& name, int examples = -1);
 
 // The mean loss (and per-target accuracy) over the reference, with `ablate` if given.
-StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate);
+// `each_batch`, if set, runs before every batch: a worker's cancel point (it throws).
+StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate,
+                        const std::function<void()>& each_batch = {});
 
 // Every head's label and scores, measured as the app's views do (the Model view for a
 // language model, the Train view for a task model).

@@ -150,6 +150,26 @@ def test_importance_offsets(mhaviz, d):
     check(sorted(lost) == [0, 1], f"both heads drop the same offset ({lost}): each offset should have its own head")
 
 
+def test_cancel_on_model_change(mhaviz, d):
+    """A measurement on every validation window (about a minute) is cancelled when the
+    learner switches to the seeded weights: its worker stops (no thread left) without
+    finishing; "Use mhaviz-small" in the view starts it again."""
+    from teach_test import click_until
+    app = g.App(mhaviz, d, ["--model", MODEL, "--view", "importance", "--importance-windows", "0"])
+    try:
+        p = app.wait_for(lambda p: p["importance"]["state"] == "running" and p["importance"]["step"] >= 1,
+                         "the measurement to be under way", timeout=120)
+        click_until(app, "model_source", lambda p: "source_seeded" in p["widgets"], "the model selector to open")
+        click_until(app, "source_seeded", lambda p: p["importance"]["state"] == "idle", "the seeded weights")
+        p = app.wait_for(lambda p: p["importance"]["threads"] == 0, "the cancelled worker to stop", timeout=120)
+        check(p["importance"]["finished"] == 0, f"the measurement finished instead of stopping: {p['importance']}")
+        click_until(app, "importance_use_small", lambda p: p["importance"]["state"] == "running",
+                    "the measurement to start again on mhaviz-small")
+        app.quit()
+    finally:
+        app.kill()
+
+
 def test_next_mean_ablation(mhaviz, d):
     """gui --ablate 1.3 --ablate-mode mean: the Next view's likeliest pieces and the
     probability of each real next piece, after the knock-out, equal `mhaviz trace
@@ -192,6 +212,7 @@ TESTS = {
     "icl_equals_cli": test_icl_equals_cli,
     "importance_mean": test_importance_mean,
     "importance_offsets": test_importance_offsets,
+    "cancel_on_model_change": test_cancel_on_model_change,
     "next_mean_ablation": test_next_mean_ablation,
 }
 

@@ -160,7 +160,10 @@ void Measure(const std::shared_ptr<Job>& job, const Input& in) {
                                    }
                                  }
                                  job->Stage(what);
-                                 StepStats st = lm::ReferenceLoss(trainer, sub, ab);
+                                 // Cancelled between batches of 64 windows (a fraction of a second).
+                                 StepStats st = lm::ReferenceLoss(trainer, sub, ab, [&] {
+                                   if (job->cancel) throw Cancelled{};
+                                 });
                                  ++job->step;
                                  return st;
                                });
@@ -200,7 +203,7 @@ struct ImportanceState {
   ImportanceState() = default;
   ImportanceState(const ImportanceState&) = delete;
   ImportanceState& operator=(const ImportanceState&) = delete;
-  // Cancelled measurements stop at their next head (a fraction of a second).
+  // Cancelled measurements stop at their next batch of windows (a fraction of a second).
   ~ImportanceState() {
     for (auto& t : threads) {
       t.second->cancel = true;
@@ -281,6 +284,7 @@ nlohmann::json ImportanceProbe(const AppState& s) {
   const char* state = st->job ? "running" : e ? (e->result ? "done" : "error") : "idle";
   return {{"state", state},
           {"finished", st->finished},
+          {"threads", static_cast<int>(st->threads.size())},
           {"step", st->job ? st->job->step.load() : 0},
           {"total", st->job ? st->job->total.load() : 0}};
 }
