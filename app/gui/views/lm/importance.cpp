@@ -73,18 +73,23 @@ struct Job {
   std::atomic<bool> cancel{false}, done{false};
   std::atomic<int> step{0}, total{1};
   std::mutex mutex;
-  std::string stage;  // what it measures now ("L0H2 knocked out")
+  // What it measures now: a msgid (translated when drawn) with at most one %s.
+  const char* stage = "";
+  std::string stage_arg;
   std::shared_ptr<Measured> result;
   std::string error;
 
-  void Stage(const std::string& s) {
+  void Stage(const char* what, const std::string& arg = "") {
     if (cancel) throw Cancelled{};
     std::lock_guard<std::mutex> lock(mutex);
-    stage = s;
+    stage = what;
+    stage_arg = arg;
   }
   std::string StageText() {
     std::lock_guard<std::mutex> lock(mutex);
-    return stage;
+    char b[160];
+    std::snprintf(b, sizeof b, _(stage), stage_arg.c_str());
+    return b;
   }
 };
 
@@ -107,7 +112,7 @@ std::vector<std::string> TargetNames(const lm::AblationSubject& sub) {
 
 void Measure(const std::shared_ptr<Job>& job, const Input& in) {
   auto m = std::make_shared<Measured>();
-  job->Stage("loading the reference text");
+  job->Stage(N_("loading the reference text"));
   lm::AblationSubject sub =
       in.lm_path.empty() ? lm::TaskSubject(in.task_model, in.name) : lm::LoadSubject(in.lm_path, job->key.windows);
   const int L = sub.layers(), H = sub.heads();
@@ -116,15 +121,15 @@ void Measure(const std::shared_ptr<Job>& job, const Input& in) {
   ContextMeans means;
   const ContextMeans* mp = nullptr;
   if (job->key.mode == AblationMode::Mean) {
-    job->Stage("each head's mean context");
+    job->Stage(N_("each head's mean context"));
     means = MeanContexts(trainer, sub.model(), sub.reference);
     mp = &means;
   }
-  job->Stage("the heads' labels");
+  job->Stage(N_("the heads' labels"));
   m->labels = lm::SubjectLabels(trainer, sub);
   ++job->step;
   // The in-context learning curve, as `mhaviz ablate --icl` measures it by default.
-  job->Stage("in-context learning");
+  job->Stage(N_("in-context learning"));
   const lm::IclShape shape = lm::IclShapeOf(sub);
   m->icl_heads = {lm::InductionHead(m->labels)};
   if (const HeadProfile* p = lm::FindProfile(m->labels, m->icl_heads[0])) m->icl_induction = p->induction;
@@ -137,29 +142,29 @@ void Measure(const std::shared_ptr<Job>& job, const Input& in) {
         LayerAblations(L, sub.model().cfg.LayerConfig(), job->key.mode, m->icl_heads, mp);
     m->plain = MeasureRepeatLoss(sub.model(), spans, nullptr);
     ++job->step;
-    job->Stage("in-context learning without " + HeadName(m->icl_heads[0]));
+    job->Stage(N_("in-context learning without %s"), HeadName(m->icl_heads[0]));
     m->knocked = MeasureRepeatLoss(sub.model(), spans, &ab);
   } else {
     ++job->step;
   }
   ++job->step;
-  job->Stage("the intact model");
+  job->Stage(N_("the intact model"));
   m->table = MeasureImportance(L, sub.model().cfg.LayerConfig(), job->key.mode, mp,
                                [&](const std::vector<HeadAblation>* ab) {
                                  // Which head this call knocks out: the first ablated one, or
                                  // a whole layer (MeasureImportance's order).
-                                 std::string what = "the intact model";
+                                 const char* what = N_("the intact model");
+                                 std::string arg;
                                  if (ab) {
                                    for (std::size_t l = 0; l < ab->size(); ++l) {
-                                     const std::vector<int> heads = (*ab)[l].heads;
+                                     const std::vector<int>& heads = (*ab)[l].heads;
                                      if (heads.empty()) continue;
-                                     what = static_cast<int>(heads.size()) == H && H > 1
-                                                ? "every head of layer " + std::to_string(l)
-                                                : HeadName({static_cast<int>(l), heads[0]});
-                                     what += " knocked out";
+                                     const bool all = static_cast<int>(heads.size()) == H && H > 1;
+                                     what = all ? N_("every head of layer %s knocked out") : N_("%s knocked out");
+                                     arg = all ? std::to_string(l) : HeadName({static_cast<int>(l), heads[0]});
                                    }
                                  }
-                                 job->Stage(what);
+                                 job->Stage(what, arg);
                                  // Cancelled between batches of 64 windows (a fraction of a second).
                                  StepStats st = lm::ReferenceLoss(trainer, sub, ab, [&] {
                                    if (job->cancel) throw Cancelled{};
@@ -361,7 +366,15 @@ void DrawBars(AppState& s, const Measured& m, float width) {
   if (hi - lo < 1e-12) hi = lo + 1;
   for (int l = 0; l < m.layers; ++l) {
     ImGui::Spacing();
-    ImGui::TextUnformatted((std::string(_("layer")) + " " + std::to_string(l)).c_str());
+    // The layer's heading names its most important head: what the bars say in words.
+    const HeadImportance* top = nullptr;
+    for (const HeadImportance& x : m.table.heads)
+      if (x.head.layer == l && (!top || x.increase > top->increase)) top = &x;
+    if (top) {
+      const HeadProfile* p = lm::FindProfile(m.labels, top->head);
+      ImGui::Text(_("layer %d: without %s%s%s the loss rises most (%+.3f nats)"), l, HeadName(top->head).c_str(),
+                  p ? ", " : "", p ? HeadPatternText(p->label).c_str() : "", top->increase);
+    }
     for (int h = 0; h < m.num_heads; ++h)
       for (const HeadImportance& hi_ : m.table.heads)
         if (hi_.head.layer == l && hi_.head.head == h) {
@@ -484,8 +497,8 @@ void DrawControls(AppState& s, ImportanceState& st) {
     }
     Probe(s, "importance_windows");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(_("More windows: steadier numbers, longer to measure (64 take seconds; all take about a "
-                          "minute on two cores)."));
+      ImGui::SetTooltip(_("More windows: steadier numbers, longer to measure. 64 take a few seconds; all of them "
+                          "take over 30 s of CPU time (minutes on a busy machine)."));
   }
 }
 
@@ -522,10 +535,12 @@ void DrawImportanceView(AppState& s) {
     return;
   }
   const Measured& m = *e->result;
-  ImGui::TextDisabled(_("%s, %s ablation: the numbers of mhaviz ablate --model ... --mode %s%s"), m.model.c_str(),
-                      ModeName(k.mode), ModeName(k.mode),
-                      k.windows > 0 ? (" --windows " + std::to_string(k.windows)).c_str()
-                                    : UsingLanguageModel(s) ? " --windows 0" : "");
+  // The same numbers in a terminal (a Train view run is in memory: save it first).
+  if (s.source.run_id == 0) {
+    std::string cmd = "mhaviz ablate --model " + m.model + " --mode " + ModeName(k.mode);
+    if (UsingLanguageModel(s)) cmd += " --windows " + std::to_string(k.windows);
+    ImGui::TextDisabled(_("The same numbers in a terminal: %s"), cmd.c_str());
+  }
   Probe(s, "importance_table");
   // Side by side where both fit (1920 px), else the curve under the bars.
   const float avail = ImGui::GetContentRegionAvail().x, gap = 24;
