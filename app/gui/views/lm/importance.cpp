@@ -448,9 +448,9 @@ void DrawIclPlot(AppState& s, const Measured& m, float width) {
   if (ImGui::IsItemHovered()) {
     const int i = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - o.x) / w * n), 0, n - 1);
     const int k = i % (n / 2) + 1;
-    ImGui::SetTooltip(_("%s copy, piece %d -> %d: intact %.3f nats, without %s %.3f"),
-                      i < n / 2 ? _("first") : _("second"), k, k + 1, a[static_cast<std::size_t>(i)], head.c_str(),
-                      b[static_cast<std::size_t>(i)]);
+    ImGui::SetTooltip(i < n / 2 ? _("first copy, piece %d -> %d: intact %.3f nats, without %s %.3f")
+                                : _("second copy, piece %d -> %d: intact %.3f nats, without %s %.3f"),
+                      k, k + 1, a[static_cast<std::size_t>(i)], head.c_str(), b[static_cast<std::size_t>(i)]);
   }
   // The legend, with the means the CLI prints.
   const auto Legend = [&](ImU32 col, const std::string& what, const RepeatLoss& r) {
@@ -470,12 +470,12 @@ const char* ModeName(AblationMode m) { return m == AblationMode::Mean ? "mean" :
 void DrawControls(AppState& s, ImportanceState& st) {
   int mode = st.mode == AblationMode::Mean ? 1 : 0;
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted(_("Knock out by:"));
+  ImGui::TextUnformatted(_("Knock out by replacing its context with:"));
   ImGui::SameLine();
-  bool changed = ImGui::RadioButton(_("zero"), &mode, 0);
+  bool changed = ImGui::RadioButton(_("zeros"), &mode, 0);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The head's context becomes 0 before W_O."));
   ImGui::SameLine();
-  changed |= ImGui::RadioButton(_("mean"), &mode, 1);
+  changed |= ImGui::RadioButton(_("its mean"), &mode, 1);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(_("The head's context is replaced by its mean over the reference text: the head still adds its "
                         "average, but nothing that depends on the sentence."));
