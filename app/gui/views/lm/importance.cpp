@@ -372,8 +372,9 @@ void DrawBars(AppState& s, const Measured& m, float width) {
       if (x.head.layer == l && (!top || x.increase > top->increase)) top = &x;
     if (top) {
       const HeadProfile* p = lm::FindProfile(m.labels, top->head);
-      ImGui::Text(_("layer %d: without %s%s%s the loss rises most (%+.3f nats)"), l, HeadName(top->head).c_str(),
-                  p ? ", " : "", p ? HeadPatternText(p->label).c_str() : "", top->increase);
+      const std::string label = p ? " (" + HeadPatternText(p->label) + ")" : "";
+      ImGui::Text(_("layer %d: the loss rises most without %s%s: %+.3f nats"), l, HeadName(top->head).c_str(),
+                  label.c_str(), top->increase);
     }
     for (int h = 0; h < m.num_heads; ++h)
       for (const HeadImportance& hi_ : m.table.heads)
