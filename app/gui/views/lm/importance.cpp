@@ -462,7 +462,9 @@ void DrawIclPlot(AppState& s, const Measured& m, float width) {
     ImGui::TextWrapped(_("%s: first copy %.2f, second copy %.2f nats"), what.c_str(), r.first_mean, r.second_mean);
   };
   Legend(intact, _("intact model"), m.plain);
-  Legend(without, std::string(_("without")) + " " + head, m.knocked);
+  char without_text[96];
+  std::snprintf(without_text, sizeof without_text, _("without %s"), head.c_str());
+  Legend(without, without_text, m.knocked);
   (void)text;
 }
 
