@@ -314,8 +314,8 @@ std::string AccuracyText(const StepStats& st) {
 // One row of the chart: the name and label on the left, a bar from the zero line
 // (right for a loss increase, left for a decrease), the number after it.
 void BarRow(AppState& s, const Measured& m, const std::string& name, const std::string& label, const HeadImportance& h,
-            ImU32 colour, float lo, float hi, float width, const char* probe) {
-  const float name_w = ImGui::CalcTextSize("L00H00 ").x, label_w = ImGui::CalcTextSize("previous-token 0.00  ").x;
+            ImU32 colour, float lo, float hi, float width, float label_w, const char* probe) {
+  const float name_w = ImGui::CalcTextSize("L00H00 ").x;
   const float num_w = ImGui::CalcTextSize("+0.0000").x + 16;
   std::string acc_sample;
   for (std::size_t k = 0; k < m.targets.size(); ++k) acc_sample += k ? " / 0.00" : "0.00";
@@ -364,6 +364,13 @@ void DrawBars(AppState& s, const Measured& m, float width) {
       hi = std::max(hi, h.increase);
     }
   if (hi - lo < 1e-12) hi = lo + 1;
+  // The label column fits the longest label (Korean ones are longer), up to a third of the row.
+  char all_label[64];
+  std::snprintf(all_label, sizeof all_label, _("all %d heads at once"), m.num_heads);
+  float label_w = ImGui::CalcTextSize(all_label).x;
+  for (const HeadImportance& x : m.table.heads)
+    label_w = std::max(label_w, ImGui::CalcTextSize(LabelText(m, x.head).c_str()).x);
+  label_w = std::min(label_w + ImGui::CalcTextSize("  ").x, width / 3);
   for (int l = 0; l < m.layers; ++l) {
     ImGui::Spacing();
     // The layer's heading names its most important head: what the bars say in words.
@@ -381,15 +388,13 @@ void DrawBars(AppState& s, const Measured& m, float width) {
         if (hi_.head.layer == l && hi_.head.head == h) {
           const std::string probe = "importance_bar " + HeadName(hi_.head);
           BarRow(s, m, HeadName(hi_.head), LabelText(m, hi_.head), hi_, HeadColour(h), static_cast<float>(lo),
-                 static_cast<float>(hi), width, probe.c_str());
+                 static_cast<float>(hi), width, label_w, probe.c_str());
         }
     for (const HeadImportance& all : m.table.layers)
       if (all.head.layer == l && m.num_heads > 1) {
-        char label[64];
-        std::snprintf(label, sizeof label, _("all %d heads at once"), m.num_heads);
         const std::string probe = "importance_layer " + std::to_string(l);
-        BarRow(s, m, "L" + std::to_string(l), label, all, Pal().muted_text, static_cast<float>(lo),
-               static_cast<float>(hi), width, probe.c_str());
+        BarRow(s, m, "L" + std::to_string(l), all_label, all, Pal().muted_text, static_cast<float>(lo),
+               static_cast<float>(hi), width, label_w, probe.c_str());
       }
   }
 }
