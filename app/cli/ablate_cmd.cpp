@@ -36,7 +36,7 @@ struct AblateArgs {
   bool icl = false, json = false;
   int windows = -1, examples = -1;  // -1: not given
   int threads = 0;
-  int sequences = 64, span = 0;
+  int sequences = lm::kIclSequences, span = 0;
   bool sequences_given = false, span_given = false;
   bool help = false;
   std::string help_text;
@@ -307,36 +307,20 @@ int HeadSetCommand(const AblateArgs& a, const AblationSubject& s, AblationMode m
   return 0;
 }
 
-// The head with the highest induction score.
-HeadRef InductionHead(const std::vector<HeadProfile>& labels) {
-  const HeadProfile* best = nullptr;
-  for (const HeadProfile& p : labels)
-    if (!best || p.induction > best->induction) best = &p;
-  return {best->layer, best->head};
-}
-
 int IclCommand(const AblateArgs& a, const AblationSubject& s, AblationMode mode, const ContextMeans* means,
                const std::vector<HeadProfile>& labels) {
   const Model& m = s.model();
-  std::vector<int> candidates;
-  int prefix = -1;
-  for (int id = 0; id < m.cfg.vocab_size(); ++id) {
-    const std::string& p = m.cfg.vocab[id];
-    const bool special = p.size() >= 2 && p.front() == '<' && p.back() == '>';  // <s>, <unk>, <0xEC>
-    const bool content = s.lm ? !special : !p.empty() && p.find_first_not_of("0123456789") == std::string::npos;
-    if (content) candidates.push_back(id);
-  }
-  if (s.lm) prefix = s.lm->bos;
-  const int room = (m.cfg.max_seq - (prefix >= 0 ? 1 : 0)) / 2;
-  int span = a.span_given ? a.span : std::min<int>(room, s.lm ? room : static_cast<int>(candidates.size()));
+  const lm::IclShape shape = lm::IclShapeOf(s);
+  const int prefix = shape.prefix, room = shape.room;
+  const int span = a.span_given ? a.span : shape.span;
   if (span > room)
     throw UsageError("--span " + std::to_string(span) + " does not fit twice in the model's context of " +
                      std::to_string(m.cfg.max_seq) + (prefix >= 0 ? " (after <s>)" : "") + ": use at most " +
                      std::to_string(room) + ".");
   if (span < 2) throw UsageError("the model's context is too short to repeat a span of 2 tokens.");
-  const RepeatedSpans spans = MakeRepeatedSpans(candidates, prefix, span, a.sequences, m.cfg.layer.seed);
+  const RepeatedSpans spans = MakeRepeatedSpans(shape.candidates, prefix, span, a.sequences, m.cfg.layer.seed);
   std::vector<HeadRef> heads = a.heads;
-  if (heads.empty()) heads.push_back(InductionHead(labels));
+  if (heads.empty()) heads.push_back(lm::InductionHead(labels));
   const std::vector<HeadAblation> ab = LayerAblations(s.layers(), m.cfg.LayerConfig(), mode, heads, means);
   const RepeatLoss plain = MeasureRepeatLoss(m, spans, nullptr), knocked = MeasureRepeatLoss(m, spans, &ab);
   std::string names;

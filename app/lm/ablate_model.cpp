@@ -32,10 +32,17 @@ AblationSubject LoadSubject(const std::string& path, int amount, int examples) {
     s.reference_text = std::to_string(windows) + " validation windows of " + std::to_string(seq) + " pieces";
     return s;
   }
+  return TaskSubject(std::move(m), s.name, examples);
+}
+
+AblationSubject TaskSubject(Model m, const std::string& name, int examples) {
+  AblationSubject s;
+  s.path = name;
+  s.name = name;
   if (m.cfg.task.empty())
-    throw Error("'" + path + "' was not trained on a task and is not a language model, so there is no held-out text "
+    throw Error("'" + name + "' was not trained on a task and is not a language model, so there is no held-out text "
                 "to measure what a head is worth on.");
-  s.task = io::ParseTaskJson(m.cfg.task, "'" + path + "'");
+  s.task = io::ParseTaskJson(m.cfg.task, "'" + name + "'");
   s.task_model = std::move(m);
   if (examples <= 0) examples = kHeldOutExamples;
   // Batch 0 of the held-out stream labels the heads (as the Train view does); the
@@ -51,12 +58,14 @@ AblationSubject LoadSubject(const std::string& path, int amount, int examples) {
   return s;
 }
 
-StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate) {
+StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate,
+                        const std::function<void()>& each_batch) {
   // Weighted by the targets each batch counts, per target: the mean over every example.
   StepStats total;
   std::vector<double> loss_sum, correct;
   double all = 0, loss = 0;
   for (const Batch& b : s.reference) {
+    if (each_batch) each_batch();
     const StepStats& st = trainer.Evaluate(s.model(), b, ablate);
     const std::size_t K = st.counted.size();
     total.counted.resize(K, 0);
@@ -86,6 +95,28 @@ std::vector<HeadProfile> SubjectLabels(Trainer& trainer, const AblationSubject& 
   Batch b;
   HeldOutBatch(*s.task, s.task_model.cfg.layer.seed, 0, 128, b);
   return ProfileHeads(trainer, s.task_model, b, &*s.task);
+}
+
+IclShape IclShapeOf(const AblationSubject& s) {
+  const Model& m = s.model();
+  IclShape shape;
+  for (int id = 0; id < m.cfg.vocab_size(); ++id) {
+    const std::string& p = m.cfg.vocab[id];
+    const bool special = p.size() >= 2 && p.front() == '<' && p.back() == '>';  // <s>, <unk>, <0xEC>
+    const bool content = s.lm ? !special : !p.empty() && p.find_first_not_of("0123456789") == std::string::npos;
+    if (content) shape.candidates.push_back(id);
+  }
+  if (s.lm) shape.prefix = s.lm->bos;
+  shape.room = (m.cfg.max_seq - (shape.prefix >= 0 ? 1 : 0)) / 2;
+  shape.span = std::min<int>(shape.room, s.lm ? shape.room : static_cast<int>(shape.candidates.size()));
+  return shape;
+}
+
+HeadRef InductionHead(const std::vector<HeadProfile>& labels) {
+  const HeadProfile* best = nullptr;
+  for (const HeadProfile& p : labels)
+    if (!best || p.induction > best->induction) best = &p;
+  return best ? HeadRef{best->layer, best->head} : HeadRef{};
 }
 
 const HeadProfile* FindProfile(const std::vector<HeadProfile>& labels, const HeadRef& h) {

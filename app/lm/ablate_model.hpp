@@ -5,6 +5,7 @@
 // the --ablate flag of trace and export.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,13 +42,34 @@ struct AblationSubject {
 // model; 0: all, -1: kValidationWindows) or `examples` held-out examples (task model;
 // -1: kHeldOutExamples). Throws mha::Error.
 AblationSubject LoadSubject(const std::string& path, int windows = -1, int examples = -1);
+// A task model already in memory (a Train view run, a loaded checkpoint) and its
+// `examples` held-out examples (-1: kHeldOutExamples): what LoadSubject makes of its
+// file. `name` is what messages call it. Throws mha::Error if it has no task.
+AblationSubject TaskSubject(Model m, const std::string& name, int examples = -1);
 
 // The mean loss (and per-target accuracy) over the reference, with `ablate` if given.
-StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate);
+// `each_batch`, if set, runs before every batch: a worker's cancel point (it throws).
+StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::vector<HeadAblation>* ablate,
+                        const std::function<void()>& each_batch = {});
 
 // Every head's label and scores, measured as the app's views do (the Model view for a
 // language model, the Train view for a task model).
 std::vector<HeadProfile> SubjectLabels(Trainer& trainer, const AblationSubject& s);
+
+// The in-context learning experiment's repeated spans (mha/ablation.hpp) for the
+// subject: A's candidates are a language model's pieces (no <s>, <unk> or byte
+// pieces) after <s>, or a task model's number tokens. `room` is the longest span that
+// fits the context twice; `span` is the default, as long as fits (a task model: at most
+// its number tokens, so A's tokens are distinct).
+inline constexpr int kIclSequences = 64;
+struct IclShape {
+  std::vector<int> candidates;
+  int prefix = -1;  // the token before A (a language model's <s>), or -1
+  int room = 0, span = 0;
+};
+IclShape IclShapeOf(const AblationSubject& s);
+// The head with the highest induction score (the first such in `labels`' order).
+HeadRef InductionHead(const std::vector<HeadProfile>& labels);
 
 // The head's profile in `labels`, or null.
 const HeadProfile* FindProfile(const std::vector<HeadProfile>& labels, const HeadRef& h);

@@ -55,6 +55,14 @@ def check_offsets(mhaviz, tmp):
     if not ("previous-token" in labels and "2-back" in labels):
         return
     chance = 1.0 / 11  # the task's 11 content tokens
+    # The importance table alone shows it: each head's row has one offset at chance.
+    for h in table["heads"]:
+        low = [k for k, acc in enumerate(h["accuracy"]) if acc < chance + 0.15]
+        check(len(low) == 1 and min(h["accuracy"]) < chance + 0.15 < 0.85 < max(h["accuracy"]),
+              f"the importance table: knocking out {h['name']} ({h['label']}) leaves accuracy {h['accuracy']}, "
+              f"one offset near chance {chance:.3f} and the other high")
+    check(sorted(k for h in table["heads"] for k, acc in enumerate(h["accuracy"]) if acc < chance + 0.15) == [0, 1],
+          "each offset has its own head in the importance table")
     for label, lost, kept in (("2-back", 1, 0), ("previous-token", 0, 1)):
         h = labels[label]
         out = ablate_json(mhaviz, ["--model", model, "--heads", f"{h['layer']}.{h['head']}", "--threads", "1"])

@@ -197,6 +197,7 @@ void DrawModelSourcePanel(AppState& s) {
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::BeginCombo("##model_source", current.c_str())) {
     if (ImGui::Selectable(_("Seeded random weights"), s.source.kind == ModelSourceKind::Seeded)) UseSeededSource(s);
+    Probe(s, "source_seeded");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Untrained weights drawn from the seed: any sentence, noisy heads."));
     if (ImGui::Selectable(_("Four positional heads (hand-built)"), s.source.kind == ModelSourceKind::PositionalHeads))
       UsePositionalHeadsSource(s);

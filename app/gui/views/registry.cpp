@@ -31,6 +31,7 @@ namespace mha::gui {
   X(TrainView)      /* views/train/ */      \
   X(HeadView)       /* views/lm/head_view.cpp */ \
   X(ModelView)      /* views/lm/model_view.cpp */ \
+  X(ImportanceView) /* views/lm/importance.cpp */ \
   X(NextTokensView) /* views/lm/next_tokens.cpp */ \
   X(GenerateView)   /* views/lm/generate.cpp */ \
   X(FlashView)      /* views/flash.cpp */   \

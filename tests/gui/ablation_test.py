@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""GUI tests of knocking heads out: the Importance view's bars and in-context learning
+curve against `mhaviz ablate --json` (the same windows, the same mode), measured on
+a worker thread while the window keeps drawing; a trained 2-head offsets model whose
+bars show each head's offset drop to chance; and mean ablation in the Next view
+against `mhaviz trace --ablate ... --ablate-mode mean`.
+
+    ablation_test.py TEST MHAVIZ
+
+Exit 0 pass, 1 fail, 77 skip (no display).
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gui_test as g  # noqa: E402
+from lm_test import MODEL, SENTENCE, close, gui, model_config  # noqa: E402
+
+check = g.check
+WINDOWS = 64  # the Importance view's default amount of validation text
+
+
+def ablate_json(mhaviz, d, *args):
+    r = subprocess.run([mhaviz, "ablate", "--json", *args], cwd=d, capture_output=True, text=True)
+    check(r.returncode == 0, f"mhaviz ablate {' '.join(args)}: status {r.returncode}: {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def measure_in_window(mhaviz, d, args, slow=True):
+    """Opens the Importance view, waits (on the probe's frames) until the worker has
+    finished, and returns the final dump's importance view and the last probe. With
+    `slow` (mhaviz-small: seconds of work), the window must have drawn frames while it
+    measured: the UI thread never waits. A tiny task model may finish within a frame."""
+    app = g.App(mhaviz, d, [*args, "--view", "importance"], size=(1920, 1080))
+    running_frames = set()
+    try:
+        def seen(p):
+            imp = p.get("importance", {})
+            if imp.get("state") == "running":
+                running_frames.add(p["frame"])
+            return imp.get("state") in ("done", "error")
+        p = app.wait_for(seen, "the Importance view's measurement", timeout=300)
+        check(p["importance"]["state"] == "done", f"the measurement failed: {p['importance']}")
+        p = app.settle()
+        final = app.quit()
+    finally:
+        app.kill()
+    check(not slow or len(running_frames) >= 2,
+          f"the window drew {len(running_frames)} frame(s) while measuring: the measurement is not on a worker thread")
+    return final["views"]["importance_view"], p
+
+
+def check_table(view, ref, what):
+    check(view["available"], f"{what}: the view has no table ({view})")
+    check(view["model"] == ref["model"] and view["reference"] == ref["reference"] and view["mode"] == ref["mode"],
+          f"{what}: measured on {view['model']}, {view['reference']}, {view['mode']}; the CLI on {ref['model']}, "
+          f"{ref['reference']}, {ref['mode']}")
+    close(view["base"]["loss"], ref["base"]["loss"], f"{what}: the intact model's loss")
+    close(view["base"]["accuracy"], ref["base"]["accuracy"], f"{what}: the intact model's accuracy")
+    check([h["name"] for h in view["heads"]] == [h["name"] for h in ref["heads"]],
+          f"{what}: heads in the order {[h['name'] for h in view['heads']]}, the CLI's "
+          f"{[h['name'] for h in ref['heads']]}")
+    for mine, theirs in zip(view["heads"], ref["heads"]):
+        n = theirs["name"]
+        close(mine["increase"], theirs["increase"], f"{what}: {n}'s bar (loss increase)")
+        close(mine["loss"], theirs["loss"], f"{what}: {n}'s loss")
+        close(mine["accuracy"], theirs["accuracy"], f"{what}: {n}'s accuracy")
+        check(mine["label"] == theirs.get("label", ""), f"{what}: {n} labelled {mine['label']!r}, the CLI "
+                                                        f"{theirs.get('label')!r}")
+    check(len(view["all_heads_of_layer"]) == len(ref["all_heads_of_layer"]), f"{what}: the layers' bars")
+    for mine, theirs in zip(view["all_heads_of_layer"], ref["all_heads_of_layer"]):
+        check(mine["layer"] == theirs["layer"], f"{what}: layer bars in another order")
+        close(mine["increase"], theirs["increase"], f"{what}: layer {theirs['layer']}'s bar")
+
+
+def check_bars_drawn(p, view):
+    for h in view["heads"]:
+        check(f"importance_bar {h['name']}" in p["widgets"], f"no bar drawn for {h['name']}")
+    check("importance_icl_plot" in p["widgets"], "no in-context learning plot drawn")
+
+
+def test_importance_equals_cli(mhaviz, d):
+    """mhaviz-small: every bar of the Importance view (each head knocked out alone, each
+    layer's heads at once) equals `mhaviz ablate --model mhaviz-small --windows 64 --json`;
+    the previous-token head L0H0 is the tallest bar and the induction head's bar is not
+    above it; the window kept drawing while the worker measured."""
+    ref = ablate_json(mhaviz, d, "--model", "mhaviz-small", "--windows", str(WINDOWS))
+    view, p = measure_in_window(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE])
+    check(view["windows"] == WINDOWS, f"the view measured on {view['windows']} windows, expected {WINDOWS}")
+    check_table(view, ref, "zero ablation")
+    check_bars_drawn(p, view)
+    top = view["heads"][0]
+    check(top["label"] == "previous-token" and top["layer"] == 0,
+          f"the tallest bar is {top['name']} ({top['label']}), not layer 0's previous-token head")
+
+
+def test_icl_equals_cli(mhaviz, d):
+    """The Importance view's in-context learning curve (loss per piece of A, first copy
+    and second, intact and without the induction head) equals `mhaviz ablate --icl
+    --json`, and shows the induction head's signature: the second copy is cheaper
+    intact, and not without it."""
+    ref = ablate_json(mhaviz, d, "--model", "mhaviz-small", "--icl")
+    view, _ = measure_in_window(mhaviz, d, ["--model", MODEL])
+    icl = view["icl"]
+    check(icl["heads"] == [h["name"] for h in ref["heads"]], f"knocked out {icl['heads']}, the CLI {ref['heads']}")
+    check(icl["span"] == ref["span"] and icl["sequences"] == ref["sequences"],
+          f"span {icl['span']} x {icl['sequences']}, the CLI {ref['span']} x {ref['sequences']}")
+    for side in ("plain", "ablated"):
+        for key in ("first", "second", "first_curve", "second_curve"):
+            close(icl[side][key], ref[side][key], f"ICL {side} {key}")
+    check(icl["plain"]["second"] < icl["plain"]["first"] - 2.0 and
+          icl["ablated"]["second"] > icl["plain"]["second"] + 2.0,
+          f"no induction signature: intact {icl['plain']['first']:.2f} -> {icl['plain']['second']:.2f}, without "
+          f"{icl['heads']} {icl['ablated']['first']:.2f} -> {icl['ablated']['second']:.2f}")
+
+
+def test_importance_mean(mhaviz, d):
+    """--importance-mode mean: the bars equal `mhaviz ablate --mode mean --windows 64`."""
+    ref = ablate_json(mhaviz, d, "--model", "mhaviz-small", "--mode", "mean", "--windows", str(WINDOWS))
+    view, _ = measure_in_window(mhaviz, d, ["--model", MODEL, "--importance-mode", "mean"])
+    check(view["mode"] == "mean", f"mode {view['mode']}")
+    check_table(view, ref, "mean ablation")
+
+
+def test_importance_offsets(mhaviz, d):
+    """A 2-head offsets model trained here (as the Train view trains it): the Importance
+    view's per-target accuracies equal `mhaviz ablate`'s, and knocking out either head
+    drops exactly one offset to near chance (1/11) while the other stays right."""
+    model = os.path.join(d, "offsets.npz")
+    r = subprocess.run([mhaviz, "train", "--task", "offsets", "--offsets", "2", "--heads", "2", "--layers", "1",
+                        "--steps", "300", "--threads", "1", "--out", model], cwd=d, capture_output=True, text=True)
+    check(r.returncode == 0, f"training the offsets model failed: {r.stderr[-300:]}")
+    ref = ablate_json(mhaviz, d, "--model", model)
+    view, p = measure_in_window(mhaviz, d, ["--model", model], slow=False)
+    check(view["targets"] == ["1-back", "2-back"], f"targets {view['targets']}")
+    check_table(view, ref, "offsets model")
+    check_bars_drawn(p, view)
+    chance = 1.0 / 11
+    check(min(view["base"]["accuracy"]) > 0.9, f"the intact model's accuracy {view['base']['accuracy']}")
+    lost = []
+    for h in view["heads"]:
+        acc = h["accuracy"]
+        low = [k for k, a in enumerate(acc) if a < chance + 0.15]
+        high = [k for k, a in enumerate(acc) if a > 0.85]
+        check(len(low) == 1 and len(high) == 1,
+              f"knocking out {h['name']} ({h['label']}): accuracy {acc}; expected one offset near chance "
+              f"{chance:.3f} and the other high")
+        lost += low
+    check(sorted(lost) == [0, 1], f"both heads drop the same offset ({lost}): each offset should have its own head")
+
+
+def test_cancel_on_model_change(mhaviz, d):
+    """A measurement on every validation window (about a minute) is cancelled when the
+    learner switches to the seeded weights: its worker stops (no thread left) without
+    finishing; "Use mhaviz-small" in the view starts it again."""
+    from teach_test import click_until
+    app = g.App(mhaviz, d, ["--model", MODEL, "--view", "importance", "--importance-windows", "0"])
+    try:
+        p = app.wait_for(lambda p: p["importance"]["state"] == "running" and p["importance"]["step"] >= 1,
+                         "the measurement to be under way", timeout=120)
+        click_until(app, "model_source", lambda p: "source_seeded" in p["widgets"], "the model selector to open")
+        click_until(app, "source_seeded", lambda p: p["importance"]["state"] == "idle", "the seeded weights")
+        p = app.wait_for(lambda p: p["importance"]["threads"] == 0, "the cancelled worker to stop", timeout=120)
+        check(p["importance"]["finished"] == 0, f"the measurement finished instead of stopping: {p['importance']}")
+        click_until(app, "importance_use_small", lambda p: p["importance"]["state"] == "running",
+                    "the measurement to start again on mhaviz-small")
+        app.quit()
+    finally:
+        app.kill()
+
+
+def test_next_mean_ablation(mhaviz, d):
+    """gui --ablate 1.3 --ablate-mode mean: the Next view's likeliest pieces and the
+    probability of each real next piece, after the knock-out, equal `mhaviz trace
+    --ablate 1.3 --ablate-mode mean --top-k 5`; and mean ablation differs from zero."""
+    out = os.path.join(d, "ref_mean.json")
+    subprocess.run([mhaviz, "trace", "--quiet", "--model", MODEL, "--sentence", SENTENCE, "--ablate", "1.3",
+                    "--ablate-mode", "mean", "--top-k", "5", "--json", out], check=True, cwd=d, capture_output=True)
+    ref = g.read_json(out)
+    dump = os.path.join(d, "mean.json")
+    gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--ablate", "1.3", "--ablate-mode", "mean", "--view",
+        "next", "--dump-state", dump)
+    final = g.read_json(dump)
+    check(final["ok"], f"the app reports an error: {final['error']}")
+    nt = final["views"]["next_view"]
+    check(nt.get("knocked_out") == "L1H3 (mean)", f"knocked out {nt.get('knocked_out')!r}")
+    check(len(nt["next"]) == len(ref["next"]), f"{len(nt['next'])} rows, trace {len(ref['next'])}")
+    for i, (row, ref_row) in enumerate(zip(nt["next"], ref["next"])):
+        check([x["id"] for x in row] == [x["id"] for x in ref_row], f"likeliest pieces after position {i}")
+        close([x["probability"] for x in row], [x["probability"] for x in ref_row], f"their probabilities at {i}")
+    # P(the real next piece) after the knock-out, wherever trace's top 5 has it.
+    compared = 0
+    for i, p_after in enumerate(nt["after"]):
+        nxt = ref["ids"][i + 1]
+        for x in ref["next"][i]:
+            if x["id"] == nxt:
+                close(p_after, x["probability"], f"P(next piece) after, position {i}")
+                compared += 1
+    check(compared >= 3, f"only {compared} positions have their next piece in the top 5: the test compares little")
+    zero = os.path.join(d, "zero.json")
+    subprocess.run([mhaviz, "trace", "--quiet", "--model", MODEL, "--sentence", SENTENCE, "--ablate", "1.3",
+                    "--top-k", "5", "--json", zero], check=True, cwd=d, capture_output=True)
+    zref = g.read_json(zero)
+    diff = max(abs(a["probability"] - b["probability"]) for r1, r2 in zip(zref["next"], ref["next"])
+               for a, b in zip(r1, r2))
+    check(diff > 1e-4, f"mean and zero ablation give the same pieces (largest difference {diff}): the test tests nothing")
+
+
+TESTS = {
+    "importance_equals_cli": test_importance_equals_cli,
+    "icl_equals_cli": test_icl_equals_cli,
+    "importance_mean": test_importance_mean,
+    "importance_offsets": test_importance_offsets,
+    "cancel_on_model_change": test_cancel_on_model_change,
+    "next_mean_ablation": test_next_mean_ablation,
+}
+
+
+if __name__ == "__main__":
+    sys.exit(g.run_main(TESTS, __doc__, "ablation"))
