@@ -128,7 +128,10 @@ std::vector<CueSite> FindCues(const std::vector<std::string>& pieces) {
     int verb_begin = last.begin;
     if (last.end - last.begin == 1 && Bare(pieces[static_cast<std::size_t>(last.begin)]) == "." && w > first)
       verb_begin = words[w - 1].begin;
-    for (std::size_t s = first; s < w; ++s) {
+    // A last word with a particle in it (고양이가 쥐를) is no verb: the sentence is not finished.
+    bool verb = true;
+    for (int i = verb_begin + 1; i < words[w].end; ++i) verb &= !IsParticle(pieces[static_cast<std::size_t>(i)]);
+    for (std::size_t s = first; verb && s < w; ++s) {
       const Word& subj = words[s];
       if (subj.end > verb_begin) break;
       const std::string tail = pieces[static_cast<std::size_t>(subj.end - 1)];

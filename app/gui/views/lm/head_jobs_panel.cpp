@@ -178,7 +178,10 @@ void DrawTryThese(AppState& s) {
       if (std::string(t.job) == "agreement") missing = t.sentence;
       continue;
     }
+    // Wrap the buttons at the view's right edge rather than run past it.
+    const float w = ImGui::CalcTextSize(t.sentence).x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
     ImGui::PushID(n);
     if (ImGui::SmallButton(t.sentence)) {
       SetSentence(s, t.sentence);

@@ -122,12 +122,16 @@ void DrawModelView(AppState& s) {
                       labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
   const std::string jobs_on = HeadJobsStatus(s);
   if (!jobs_on.empty())
-    ImGui::TextDisabled(_("Linguistic jobs measured on: %s (a head's job only where its weight on the cue word is at "
-                          "least twice uniform and 0.2 above it)"),
-                        jobs_on.c_str());
+  if (!jobs_on.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped(_("Linguistic jobs measured on: %s (a head's job only where its weight on the cue word is at "
+                         "least twice uniform and 0.2 above it)"),
+                       jobs_on.c_str());
+    ImGui::PopStyleColor();
+    // Tests wait for both measures, not for a time.
+    if (jobs_on == "minimal pairs" && labels_on == "validation text") Probe(s, "model_view_jobs_ready");
+  }
   DrawTryThese(s);
-  // A language model's heads carry a third line: their linguistic jobs.
-  const int lines = UsingLanguageModel(s) ? 3 : 2;
   const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
   const float gap = 6;
   const float avail = ImGui::GetContentRegionAvail().x - label_w;
@@ -138,6 +142,20 @@ void DrawModelView(AppState& s) {
                                 std::max(8, static_cast<int>(size)));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float text_h = ImGui::GetTextLineHeight();
+  // A language model's heads carry their linguistic jobs under the label: on one line
+  // when they fit the map's width, else one a line, so none is cut off.
+  std::vector<std::vector<std::string>> job_lines(static_cast<std::size_t>(L * H));
+  int lines = UsingLanguageModel(s) ? 3 : 2;
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      const std::vector<std::string> texts = HeadJobTexts(s, l, h);
+      std::string joined;
+      for (const std::string& t : texts) joined += (joined.empty() ? "" : " · ") + t;
+      auto& out = job_lines[static_cast<std::size_t>(l * H + h)];
+      if (texts.size() > 1 && ImGui::CalcTextSize(joined.c_str()).x > size) out = texts;
+      else if (!joined.empty()) out = {joined};
+      lines = std::max(lines, 2 + static_cast<int>(out.size()));
+    }
   for (int l = 0; l < L; ++l) {
     for (int h0 = 0; h0 < H; h0 += per_row) {
       const ImVec2 row0 = ImGui::GetCursorScreenPos();
@@ -164,13 +182,13 @@ void DrawModelView(AppState& s) {
             std::snprintf(buf, sizeof buf, "%s %.2f", shown.c_str(), hp.score);
             job = buf;
           }
-        std::string jobs;
-        for (const std::string& t : HeadJobTexts(s, l, h)) jobs += (jobs.empty() ? "" : " · ") + t;
         // A long label stops at its map's edge (the tooltip has it whole).
         dl->PushClipRect(p, ImVec2(p.x + size, p.y + lines * text_h), true);
         dl->AddText(p, HeadColour(h), label.c_str());
         dl->AddText(ImVec2(p.x, p.y + text_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), job.c_str());
-        if (lines > 2) dl->AddText(ImVec2(p.x, p.y + 2 * text_h), Pal().accent, jobs.c_str());
+        const auto& jobs = job_lines[static_cast<std::size_t>(l * H + h)];
+        for (std::size_t k = 0; k < jobs.size(); ++k)
+          dl->AddText(ImVec2(p.x, p.y + (2 + k) * text_h), Pal().accent, jobs[k].c_str());
         dl->PopClipRect();
         const ImVec2 m0(p.x, p.y + lines * text_h + 2);
         DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2, blocks);
