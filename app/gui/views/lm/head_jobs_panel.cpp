@@ -120,7 +120,6 @@ const TryThis kTryThese[] = {
     {"classifier-noun", "책 세 권을 샀다", N_("classifier → noun: 세, which chooses 권, looks at 책")},
     {"induction", "고양이가 쥐를 잡았다. 고양이가 쥐를",
      N_("induction: the second 고양이가 looks at what followed the first")},
-    {"previous-token", "The cat sat on the mat.", N_("previous: each piece looks at the one before it")},
     {"agreement", "The keys to the old cabinet are on the table.",
      N_("agreement: the verb looks back past the cabinet to the keys")},
 };
@@ -150,7 +149,7 @@ std::vector<std::string> HeadJobTexts(const AppState& s, int layer, int head) {
 std::string HeadJobDetails(const AppState& s, int layer, int head) {
   std::string out;
   for (const lm::HeadJob& j : JobsOf(s, layer, head)) {
-    char buf[320];
+    char buf[1024];
     std::snprintf(buf, sizeof buf,
                   _("%s: on the minimal pairs (%s), %.2f of its weight from the piece that chooses the form to the "
                     "cue word, against %.2f uniform; the model's accuracy there %.2f"),
@@ -171,13 +170,9 @@ std::string HeadJobsStatus(const AppState& s) {
 void DrawTryThese(AppState& s) {
   if (!UsingLanguageModel(s)) return;
   ImGui::TextUnformatted(_("Try these:"));
-  std::string missing;
   int n = 0;
   for (const TryThis& t : kTryThese) {
-    if (!ModelHasJob(s, t.job)) {
-      if (std::string(t.job) == "agreement") missing = t.sentence;
-      continue;
-    }
+    if (!ModelHasJob(s, t.job)) continue;
     // Wrap the buttons at the view's right edge rather than run past it.
     const float w = ImGui::CalcTextSize(t.sentence).x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SameLine();
@@ -191,12 +186,6 @@ void DrawTryThese(AppState& s) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _(t.what));
     ImGui::PopID();
     ++n;
-  }
-  if (!missing.empty()) {
-    // Said, not hidden: the English attractor sentence is in the course, and no head
-    // of this model looks at its subject clearly enough to list it.
-    ImGui::TextDisabled(_("No head looks past the attractor to the subject clearly enough to list \"%s\"."),
-                        missing.c_str());
   }
 }
 
@@ -224,6 +213,12 @@ void DrawJobsOnSentence(AppState& s) {
         ImGui::TextWrapped("%s", line.c_str());
         ImGui::PopStyleColor();
       }
+  // Said, not hidden: the English attractor sentence is in the course, and no head of
+  // this model looks at its subject clearly enough to list it under Try these.
+  for (const TryThis& t : kTryThese)
+    if (std::string(t.job) == "agreement" && !ModelHasJob(s, t.job))
+      ImGui::TextDisabled(_("No head looks past the attractor to the subject clearly enough to list \"%s\"."),
+                          t.sentence);
 }
 
 nlohmann::json DumpHeadJobs(AppState& s) {

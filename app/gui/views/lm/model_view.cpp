@@ -121,13 +121,14 @@ void DrawModelView(AppState& s) {
   ImGui::TextDisabled(_("Labels measured on: %s%s"), labels_on.c_str(),
                       labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
   const std::string jobs_on = HeadJobsStatus(s);
-  if (!jobs_on.empty())
   if (!jobs_on.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped(_("Linguistic jobs measured on: %s (a head's job only where its weight on the cue word is at "
-                         "least twice uniform and 0.2 above it)"),
-                       jobs_on.c_str());
-    ImGui::PopStyleColor();
+    // On the same line, so the maps and their switches stay where they were.
+    ImGui::SameLine();
+    ImGui::TextDisabled(_("· jobs: %s"), jobs_on.c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(_("A head's linguistic job is measured on the minimal pairs: for each phenomenon, the head with "
+                          "the highest mean weight from the piece that chooses the form to the cue word. It is shown "
+                          "only where that weight is at least twice the uniform weight and 0.2 above it."));
     // Tests wait for both measures, not for a time.
     if (jobs_on == "minimal pairs" && labels_on == "validation text") Probe(s, "model_view_jobs_ready");
   }
