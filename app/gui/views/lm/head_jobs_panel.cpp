@@ -156,7 +156,17 @@ std::string HeadJobDetails(const AppState& s, int layer, int head) {
                   JobText(j).c_str(), j.phenomenon.c_str(), j.weight, j.uniform, j.accuracy);
     out += std::string("\n") + buf;
     if (!j.learned) out += std::string(" ") + _("(at chance: the model does not choose the form by it)");
-    for (const SiteReading& r : ReadSites(s, j)) out += "\n  " + SiteText(s, r);
+    for (const SiteReading& r : ReadSites(s, j)) {
+      out += "\n  " + SiteText(s, r);
+      // The pairs measure the piece whose output chooses the form; a particle's own row
+      // comes after that choice, so both are given.
+      if (r.site.choose != r.site.query) {
+        char at[160];
+        std::snprintf(at, sizeof at, _("; where it is chosen, at %s: %.2f"), Shown(s, r.site.choose).c_str(),
+                      r.weight_choose);
+        out += at;
+      }
+    }
   }
   return out;
 }

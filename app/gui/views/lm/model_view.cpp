@@ -200,7 +200,12 @@ void DrawModelView(AppState& s) {
           char tip[256];
           std::snprintf(tip, sizeof tip, _("layer %d, head %d%s%s: click to open it in Heatmaps"), l, h,
                         job.empty() ? "" : ", ", job.c_str());
-          ImGui::SetTooltip("%s%s", tip, HeadJobDetails(s, l, h).c_str());
+          // Wrapped: the jobs' lines would run past a 1280-px window's edge.
+          ImGui::BeginTooltip();
+          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+          ImGui::TextUnformatted((tip + HeadJobDetails(s, l, h)).c_str());
+          ImGui::PopTextWrapPos();
+          ImGui::EndTooltip();
         }
         // The knock-out switches under the map: the same state as gui --ablate.
         const HeadRef ref{l, h};
