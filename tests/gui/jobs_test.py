@@ -152,7 +152,9 @@ def test_try_these(mhaviz, d):
     app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", CLASS, "--view", "model-view"])
     try:
         target = f"try_these {books[0]}"
-        app.wait_for(lambda p: target in p["widgets"], "the Try these list", timeout=60)
+        # The list is the model's jobs': it is complete once both measures are done.
+        app.wait_for(lambda p: "model_view_jobs_ready" in p["widgets"] and target in p["widgets"],
+                     "the Try these list", timeout=60)
         click_until(app, target, lambda p: p["sentence"] == entries[books[0]]["sentence"],
                     "the classifier sentence in the Sentence field")
         final = app.quit()

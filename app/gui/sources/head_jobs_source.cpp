@@ -1,5 +1,6 @@
 #include "gui/sources/head_jobs_source.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -47,8 +48,16 @@ const std::vector<lm::HeadJob>* HeadJobLabels(const AppState& s, std::string* wh
     PairsFile() = fs::is_regular_file(beside, ec) ? beside.string() : io::FindAsset("corpus", "pairs.jsonl");
     if (PairsFile().empty())
       error = "no pairs.jsonl in " + beside.parent_path().string() + " or the app's assets/corpus";
-    else
+    else {
+      // A future from std::async waits for its work when dropped: a measure still running
+      // for the model before is kept until it ends, so switching models never blocks.
+      static std::vector<std::future<std::vector<lm::HeadJob>>> retired;
+      retired.erase(std::remove_if(retired.begin(), retired.end(),
+                                   [](auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }),
+                    retired.end());
+      if (job.valid()) retired.push_back(std::move(job));
       job = std::async(std::launch::async, Measure, s.source.lm, PairsFile());
+    }
   }
   if (job.valid() && job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
     try {

@@ -179,10 +179,14 @@ std::string HeadJobsStatus(const AppState& s) {
 
 void DrawTryThese(AppState& s) {
   if (!UsingLanguageModel(s)) return;
+  std::vector<const TryThis*> shown;
+  for (const TryThis& t : kTryThese)
+    if (ModelHasJob(s, t.job)) shown.push_back(&t);
+  if (shown.empty()) return;
   ImGui::TextUnformatted(_("Try these:"));
   int n = 0;
-  for (const TryThis& t : kTryThese) {
-    if (!ModelHasJob(s, t.job)) continue;
+  for (const TryThis* tp : shown) {
+    const TryThis& t = *tp;
     // Wrap the buttons at the view's right edge rather than run past it.
     const float w = ImGui::CalcTextSize(t.sentence).x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SameLine();
