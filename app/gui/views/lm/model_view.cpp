@@ -15,6 +15,7 @@
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/lm_source.hpp"
+#include "gui/views/lm/head_jobs_panel.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
@@ -119,6 +120,19 @@ void DrawModelView(AppState& s) {
   const auto& labels = Labels(s, &labels_on);
   ImGui::TextDisabled(_("Labels measured on: %s%s"), labels_on.c_str(),
                       labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
+  const std::string jobs_on = HeadJobsStatus(s);
+  if (!jobs_on.empty()) {
+    // On the same line, so the maps and their switches stay where they were.
+    ImGui::SameLine();
+    ImGui::TextDisabled(_("· jobs: %s"), jobs_on.c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(_("A head's linguistic job is measured on the minimal pairs: for each phenomenon, the head with "
+                          "the highest mean weight from the piece that chooses the form to the cue word. It is shown "
+                          "only where that weight is at least twice the uniform weight and 0.2 above it."));
+    // Tests wait for both measures, not for a time.
+    if (jobs_on == "minimal pairs" && labels_on == "validation text") Probe(s, "model_view_jobs_ready");
+  }
+  DrawTryThese(s);
   const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
   const float gap = 6;
   const float avail = ImGui::GetContentRegionAvail().x - label_w;
@@ -129,6 +143,20 @@ void DrawModelView(AppState& s) {
                                 std::max(8, static_cast<int>(size)));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float text_h = ImGui::GetTextLineHeight();
+  // A language model's heads carry their linguistic jobs under the label: on one line
+  // when they fit the map's width, else one a line, so none is cut off.
+  std::vector<std::vector<std::string>> job_lines(static_cast<std::size_t>(L * H));
+  int lines = UsingLanguageModel(s) ? 3 : 2;
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      const std::vector<std::string> texts = HeadJobTexts(s, l, h);
+      std::string joined;
+      for (const std::string& t : texts) joined += (joined.empty() ? "" : " · ") + t;
+      auto& out = job_lines[static_cast<std::size_t>(l * H + h)];
+      if (texts.size() > 1 && ImGui::CalcTextSize(joined.c_str()).x > size) out = texts;
+      else if (!joined.empty()) out = {joined};
+      lines = std::max(lines, 2 + static_cast<int>(out.size()));
+    }
   for (int l = 0; l < L; ++l) {
     for (int h0 = 0; h0 < H; h0 += per_row) {
       const ImVec2 row0 = ImGui::GetCursorScreenPos();
@@ -138,7 +166,7 @@ void DrawModelView(AppState& s) {
         const ImVec2 p(row0.x + label_w + (h - h0) * (size + gap), row0.y);
         ImGui::SetCursorScreenPos(p);
         ImGui::PushID(l * 1000 + h);
-        if (ImGui::InvisibleButton("##map", ImVec2(size, size + 2 * text_h))) OpenHead(s, l, h);
+        if (ImGui::InvisibleButton("##map", ImVec2(size, size + lines * text_h))) OpenHead(s, l, h);
         const bool hovered = ImGui::IsItemHovered();
         ImGui::PopID();
         if (l == 0 && h == 0) Probe(s, "model_view_first_map");
@@ -156,17 +184,29 @@ void DrawModelView(AppState& s) {
             job = buf;
           }
         // A long label stops at its map's edge (the tooltip has it whole).
-        dl->PushClipRect(p, ImVec2(p.x + size, p.y + 2 * text_h), true);
+        dl->PushClipRect(p, ImVec2(p.x + size, p.y + lines * text_h), true);
         dl->AddText(p, HeadColour(h), label.c_str());
         dl->AddText(ImVec2(p.x, p.y + text_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), job.c_str());
+        const auto& jobs = job_lines[static_cast<std::size_t>(l * H + h)];
+        for (std::size_t k = 0; k < jobs.size(); ++k)
+          dl->AddText(ImVec2(p.x, p.y + (2 + k) * text_h), Pal().accent, jobs[k].c_str());
         dl->PopClipRect();
-        const ImVec2 m0(p.x, p.y + 2 * text_h + 2);
+        const ImVec2 m0(p.x, p.y + lines * text_h + 2);
         DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2, blocks);
         const bool current = (!UsingTrainedModel(s) || s.source.layer == l) && s.ui.enlarged == h;
         if (hovered || current)
           dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
-        if (hovered) ImGui::SetTooltip(_("layer %d, head %d%s%s: click to open it in Heatmaps"), l, h,
-                                       job.empty() ? "" : ", ", job.c_str());
+        if (hovered) {
+          char tip[256];
+          std::snprintf(tip, sizeof tip, _("layer %d, head %d%s%s: click to open it in Heatmaps"), l, h,
+                        job.empty() ? "" : ", ", job.c_str());
+          // Wrapped: the jobs' lines would run past a 1280-px window's edge.
+          ImGui::BeginTooltip();
+          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+          ImGui::TextUnformatted((tip + HeadJobDetails(s, l, h)).c_str());
+          ImGui::PopTextWrapPos();
+          ImGui::EndTooltip();
+        }
         // The knock-out switches under the map: the same state as gui --ablate.
         const HeadRef ref{l, h};
         const auto& knocked = s.source.knocked;
@@ -201,10 +241,11 @@ void DrawModelView(AppState& s) {
           ImGui::SetTooltip(_("All but this one: knock out every other head of layer %d and keep L%dH%d."), l, l, h);
         ImGui::PopID();
       }
-      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + size + 2 * text_h + ImGui::GetFrameHeight() + gap + 6));
+      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + size + lines * text_h + ImGui::GetFrameHeight() + gap + 6));
       ImGui::Dummy(ImVec2(1, 1));
     }
   }
+  DrawJobsOnSentence(s);
 }
 
 nlohmann::json DumpModelView(AppState& s) {
@@ -230,7 +271,9 @@ nlohmann::json DumpModelView(AppState& s) {
     labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
   nlohmann::json knocked = nlohmann::json::array();
   for (const HeadRef& h : s.source.knocked) knocked.push_back(HeadName(h));
-  return {{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}, {"knocked_out", knocked}};
+  nlohmann::json out{{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}, {"knocked_out", knocked}};
+  out.update(DumpHeadJobs(s));
+  return out;
 }
 
 ViewEntry ModelView() {
