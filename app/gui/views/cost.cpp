@@ -243,12 +243,7 @@ void DrawCostView(AppState& s) {
   const float fs = ImGui::GetFontSize();
   const ImVec2 size(std::min(avail * 0.62f, fs * 44.0f), std::max(fs * 14.0f, std::min(fs * 22.0f, ImGui::GetContentRegionAvail().y - fs)));
   Sweep(s).Ensure(c.cfg);
-  ImGui::BeginGroup();
   Plot(s, c, size);
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + size.x);
-  DrawSweepStatus(Sweep(s).Snapshot());
-  ImGui::PopTextWrapPos();
-  ImGui::EndGroup();
   ImGui::SameLine(0, fs);
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(0.0f);
@@ -272,6 +267,7 @@ void DrawCostView(AppState& s) {
         "See the Flash tab.");
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
+  DrawSweepStatus(Sweep(s).Snapshot());
 }
 
 json DumpCostView(AppState& s) {

@@ -223,6 +223,14 @@ double SweepFirstSlope(const SweepSnapshot& snap, bool standard, int first) {
   return Slope(head, standard, first);
 }
 
+namespace {
+
+// The measured times' axis runs from the x axis up to below the legend's lines (the
+// FLOPs curves' three and the two measured ones), so no point hides under the legend.
+float MeasuredTop(const ImVec2& a) { return a.y + ImGui::GetFontSize() * 6.6f; }
+
+}  // namespace
+
 void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double x0, double x1,
                        const SweepSnapshot& snap) {
   double lo = 1e300, hi = 0;
@@ -234,15 +242,18 @@ void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double 
   const double y0 = std::floor(std::log10(lo)), y1 = std::max(y0 + 1.0, std::ceil(std::log10(hi)));
   const float fs = ImGui::GetFontSize();
   auto X = [&](double n) { return a.x + static_cast<float>((std::log10(n) - x0) / (x1 - x0)) * (b.x - a.x); };
-  auto Y = [&](double ms) { return b.y - static_cast<float>((std::log10(ms) - y0) / (y1 - y0)) * (b.y - a.y); };
+  const float top = MeasuredTop(a);
+  auto Y = [&](double ms) { return b.y - static_cast<float>((std::log10(ms) - y0) / (y1 - y0)) * (b.y - top); };
   char buf[48];
   for (int e = static_cast<int>(y0); e <= static_cast<int>(y1); ++e) {
     const float y = Y(std::pow(10.0, e));
     dl->AddLine(ImVec2(b.x - fs * 0.5f, y), ImVec2(b.x, y), Pal().muted_text);
-    if (e >= 0 && e <= 5)
+    // The lowest tick's label would sit on the x axis's own label.
+    if (y > b.y - fs * 1.5f) continue;
+    if (e >= 0)
       std::snprintf(buf, sizeof buf, "%.0f ms", std::pow(10.0, e));
     else
-      std::snprintf(buf, sizeof buf, "1e%d ms", e);
+      std::snprintf(buf, sizeof buf, "%.*f ms", -e, std::pow(10.0, e));
     const float w = ImGui::CalcTextSize(buf).x;
     dl->AddText(ImVec2(b.x - w - fs * 0.6f, y - fs * 0.5f), Pal().muted_text, buf);
   }
@@ -267,14 +278,14 @@ void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double 
 
 void MeasuredLegend(ImDrawList* dl, const ImVec2& at) {
   const float fs = ImGui::GetFontSize();
+  const char* std_text = _("measured: standard attention (ms, right axis)");
+  const char* flash_text = _("measured: Flash attention (ms, right axis)");
   const ImVec2 c0(at.x + fs * 0.6f, at.y + fs * 0.5f), c1(at.x + fs * 0.6f, at.y + fs * 1.7f);
   dl->AddRect(ImVec2(c0.x - fs * 0.3f, c0.y - fs * 0.3f), ImVec2(c0.x + fs * 0.3f, c0.y + fs * 0.3f), Pal().error_text,
               0.0f, 0, 2.0f);
-  dl->AddText(ImVec2(at.x + fs * 1.5f, at.y), ImGui::GetColorU32(ImGuiCol_Text),
-              _("measured: standard attention (ms, right axis)"));
+  dl->AddText(ImVec2(at.x + fs * 1.5f, at.y), ImGui::GetColorU32(ImGuiCol_Text), std_text);
   dl->AddCircle(c1, fs * 0.32f, Pal().notice_text, 0, 2.0f);
-  dl->AddText(ImVec2(at.x + fs * 1.5f, at.y + fs * 1.2f), ImGui::GetColorU32(ImGuiCol_Text),
-              _("measured: Flash attention (ms, right axis)"));
+  dl->AddText(ImVec2(at.x + fs * 1.5f, at.y + fs * 1.2f), ImGui::GetColorU32(ImGuiCol_Text), flash_text);
 }
 
 void DrawSweepStatus(const SweepSnapshot& snap) {

@@ -81,7 +81,8 @@ const CostSweep* FindSweep(const AppState& s);
 // x0 to x1: their own log scale of milliseconds, labelled on the right edge.
 void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double x0, double x1,
                        const SweepSnapshot& snap);
-// The legend's two entries for the measured times, from `at` down.
+// The legend's two entries for the measured times, from `at` down (under the FLOPs'
+// entries: the measured points stay below them).
 void MeasuredLegend(ImDrawList* dl, const ImVec2& at);
 // A line or two under the plot: what was measured, how far the sweep is, the slopes.
 void DrawSweepStatus(const SweepSnapshot& snap);
