@@ -124,10 +124,38 @@ def test_cost_sweep(mhaviz, d):
           f"{sw['frames_while_running']} frames drawn while it ran")
 
 
+def test_cost_sweep_restart(mhaviz, d):
+    """A new configuration while the sweep runs cancels it and starts another at the new
+    shapes (a new id); the window keeps drawing, and the new sweep finishes at the new
+    d_model."""
+    args = ["--sentence", SENTENCE, "--heads", "4", "--d-model", "256", "--view", "cost"]
+    app = g.App(mhaviz, d, args, size=(1280, 800))
+    try:
+        first = app.wait_for(lambda p: p.get("cost", {}).get("started"), "the sweep to start")
+        rect = app.widget("d_model")
+        # The slider's left end: the smallest d_model (a few numbers per head: a short sweep).
+        p = tt.click_until(app, [rect[0] + 2, rect[1], 6, rect[3]],
+                           lambda p: p["d_model"] != 256 and p["cost"]["id"] >= 2, "a new sweep for the new d_model")
+        was_running = not first["cost"]["finished"]
+        last = app.wait_for(lambda p: p["cost"]["finished"] and p["cost"]["id"] >= 2,
+                            "the new sweep to finish", timeout=120)
+        app.settle(2)
+    finally:
+        app.quit()
+    j = g.read_json(app.final_path)
+    sw = j["views"]["cost_view"]["sweep"]
+    dm = j["views"]["cost_view"]["d_model"]
+    check(dm != 256 and sw["d_model"] == dm, f"the sweep measured d_model {sw['d_model']}, the view shows {dm}")
+    check(sw["id"] >= 2 and sw["finished"] and sw["measured"] == sw["total"], f"new sweep: {sw['id']}, {sw['measured']} of {sw['total']}")
+    check(last["frame"] > p["frame"], "frames drawn after the restart")
+    print(f"restart: d_model 256 -> {dm}, sweep id {sw['id']}, first sweep still running at the click: {was_running}")
+
+
 TESTS = {
     "flash_view": test_flash_view,
     "cost_view": test_cost_view,
     "cost_sweep": test_cost_sweep,
+    "cost_sweep_restart": test_cost_sweep_restart,
 }
 
 
