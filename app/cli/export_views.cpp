@@ -55,9 +55,9 @@ int WriteCostOrFlash(const ExportArgs& e, const Trace& t, const std::string& sen
     const render::FlashNumbers f = render::FlashNumbersOf(t, o);
     char line[256];
     std::snprintf(line, sizeof line,
-                  "Flash attention, head %d: %d tiles of %d x %d (%d skipped), largest difference from the "
-                  "standard context %.3g\n",
-                  f.head, f.tiles, f.br, f.bc, f.skipped, f.max_diff);
+                  "Flash attention, head %d: tiles of %d x %d, %d in all, %d skipped; largest difference from "
+                  "the standard context %.3g\n",
+                  f.head, f.br, f.bc, f.tiles, f.skipped, f.max_diff);
     std::cout << line;
   }
   for (const auto& [path, bytes] : files)

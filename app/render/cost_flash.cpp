@@ -321,7 +321,7 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
   const double bx = gx + nk * cell + 24 * s;
   double by = gy + 10 * s;
   const std::vector<std::pair<std::string, Style>> lines = {
-      {Printf(_("Tiles of Br x Bc = %d x %d: %d tiles, %d of them skipped (every pair masked)."), f.br, f.bc, f.tiles,
+      {Printf(_("Tiles of Br x Bc = %d x %d: %d in all, %d skipped (every pair masked)."), f.br, f.bc, f.tiles,
               f.skipped),
        label},
       {_("Each query row keeps a running max m, a running sum l and an unnormalised output O,"), label},

@@ -126,7 +126,7 @@ def check_flash(mhaviz, tmp):
     tiles = -(-S // br) * -(-K // bc)
     skipped = sum(1 for a in range(0, S, br) for b in range(0, K, bc) if b > min(a + br, S) - 1)
     stated = [t for t in texts if t.startswith("Tiles of Br x Bc")]
-    check(stated and f"{tiles} tiles, {skipped} of them skipped" in stated[0], f"{tiles} tiles, {skipped} skipped: {stated}")
+    check(stated and f"{br} x {bc}: {tiles} in all, {skipped} skipped" in stated[0], f"{tiles} tiles, {skipped} skipped: {stated}")
     diff = number_after(texts, "Largest difference from the standard path's context:")
     check(diff is not None and 0 <= diff < 1e-5, f"the stated largest difference {diff} < 1e-5")
     m = re.search(r"largest difference from the standard context ([0-9.e+-]+)", r.stdout)
