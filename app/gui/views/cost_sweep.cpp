@@ -40,6 +40,11 @@ namespace {
 // trace's buffers), more while they add up to under kPointMs, at most kMaxRuns.
 constexpr int kMinRuns = 3, kMaxRuns = 9;
 constexpr double kPointMs = 40.0;
+// A point is left out (and says why) past these: the sweep runs beside the window and
+// the learner's own trace, so it stays far inside the app's memory budget, and a pass
+// of many seconds (d_model 4096 at 2048 tokens) is bench's work, not a view's.
+constexpr std::size_t kSweepMaxBytes = std::size_t{512} << 20;
+constexpr double kSweepMaxFlops = 2e10;
 
 // What decides a pass's work: the sweep restarts when one of these changes, and only
 // then (a new sentence or new weights leave the times as they are).
@@ -66,6 +71,18 @@ double Measure(const Config& base, Attention path, int n, SweepShared& sh, int& 
     Validate(cfg, n, n);
   } catch (const Error& e) {
     refused = e.what();
+    return -1.0;
+  }
+  const std::size_t bytes = EstimateTraceBytes(cfg, n, n);
+  double flops = 0;
+  for (const FlowRow& r : ShapeFlow(cfg, n, n)) flops += static_cast<double>(r.flops);
+  char why[200];
+  if (bytes > kSweepMaxBytes || flops > kSweepMaxFlops) {
+    std::snprintf(why, sizeof why,
+                  "left out: one pass needs about %zu MiB and %.1f GFLOP, over the sweep's %zu MiB and %.0f GFLOP "
+                  "(mhaviz bench measures it)",
+                  bytes >> 20, flops / 1e9, kSweepMaxBytes >> 20, kSweepMaxFlops / 1e9);
+    refused = why;
     return -1.0;
   }
   std::mt19937 rng(static_cast<std::uint32_t>(cfg.seed) + static_cast<std::uint32_t>(n));
@@ -317,11 +334,19 @@ void DrawSweepStatus(const SweepSnapshot& snap) {
                   "Flash %.2f at the largest (2 means time grows as n^2)."),
                 s_first, s_std, s_flash);
   Muted(line);
-  for (const SweepPoint& p : snap.points)
-    if (!p.standard_refused.empty()) {
-      std::snprintf(line, sizeof line, _("Standard attention is refused from n = %d on (its n x n matrices); "
-                                         "Flash attention runs there."),
-                    p.n);
+  // The first point each path could not run, and why (the core's or the sweep's words).
+  for (bool standard : {true, false})
+    for (const SweepPoint& p : snap.points) {
+      const std::string& why = standard ? p.standard_refused : p.flash_refused;
+      if (why.empty()) continue;
+      if (standard && p.n > Limits::kMaxTokens && p.flash_refused.empty())
+        std::snprintf(line, sizeof line, _("Standard attention is refused from n = %d on (its n x n matrices); "
+                                           "Flash attention runs there."),
+                      p.n);
+      else
+        std::snprintf(line, sizeof line, standard ? _("Standard attention not measured from n = %d on: %s")
+                                                  : _("Flash attention not measured from n = %d on: %s"),
+                      p.n, why.c_str());
       Muted(line);
       break;
     }
