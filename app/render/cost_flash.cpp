@@ -96,7 +96,9 @@ void Header(Scene& sc, Text& text, double s, double& y, const std::string& title
   sc.width = std::max(sc.width, static_cast<int>(text.Width(config, l) + 2 * kMargin * s));
   if (!sentence.empty()) {
     y += 15 * s;
-    const std::string line = "\u201C" + sentence + "\u201D";
+    // A model's source arrives described ("layer 1 of M.npz on “...”"), quotes included.
+    const std::string line =
+        sentence.find("\u201C") == std::string::npos ? "\u201C" + sentence + "\u201D" : sentence;
     sc.texts.push_back(Label(kMargin * s, y, l, kInk, line));
     sc.width = std::max(sc.width, static_cast<int>(text.Width(line, l) + 2 * kMargin * s));
   }
