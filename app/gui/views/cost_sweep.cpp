@@ -97,6 +97,7 @@ double Measure(const Config& base, Attention path, int n, SweepShared& sh, int& 
   }
   const auto weights = std::make_shared<const Weights>(InitWeights(cfg));
   Trace t;
+  if (sh.cancel.load()) return -1.0;  // quitting waits for at most the pass under way
   Forward(cfg, weights, in[1], t);  // warm-up
   std::vector<double> ms;
   double total = 0.0;
