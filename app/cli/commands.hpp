@@ -45,7 +45,9 @@ struct ExportArgs {
   bool quiet = false;
   options::ModelFlags source;  // a trained checkpoint's layer instead of a sentence
   bool grid = false;   // with --model: every layer x head on one picture
-  std::string view = "heatmaps";  // --view heatmaps|head
+  std::string view = "heatmaps";  // --view heatmaps|head|cost|flash
+  std::string tile;               // --tile BRxBC (--view flash), parsed into:
+  int tile_br = 4, tile_bc = 4;
   std::string preset;             // --preset lesson|hand|heads: a hand-built example instead of seeded weights
   bool help = false;
   std::string help_text;
@@ -54,6 +56,8 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e);
 ExportArgs ParseExportArgs(const std::vector<std::string>& args);
 // export --model M.npz --grid: the layers x heads grid (export_grid.cpp).
 int ExportGrid(const ExportArgs& e);
+// export --view cost|flash: the Cost or Flash view's picture of layer `t` (export_views.cpp).
+int WriteCostOrFlash(const ExportArgs& e, const Trace& t, const std::string& sentence, double computed_ms);
 
 int TraceCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);

@@ -1,6 +1,7 @@
 // `mhaviz export`: the attention heatmaps as PNG and/or SVG, drawn on the CPU
 // (no display, no OpenGL), for slides and handouts.
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <utility>
@@ -34,6 +35,8 @@ const char* kExportFooter =
     "  mhaviz export --sentence \"I saw her duck\" --heads 8 --fit 16:9 --no-header --png slide.png\n"
     "  mhaviz export --sentence-file long.txt --color-scale row --columns 3 --svg rows.svg\n"
     "  mhaviz export --view head --sentence \"The cat sat on the mat.\" --png heads.png --svg heads.svg\n"
+    "  mhaviz export --view cost --sentence \"The cat sat on the mat.\" --png cost.png --svg cost.svg\n"
+    "  mhaviz export --view flash --mask causal --head 1 --tile 3x5 --png flash.png\n"
     "  mhaviz export --view head --preset heads --sentence \"one two three four five\" --png pos.png\n"
     "  mhaviz export --view head --model assets/models/mhaviz-small.npz --sentence \"고양이가 쥐를\" \\\n"
     "      --layer 1 --png lm.png                          a trained language model's layer 1\n"
@@ -175,19 +178,28 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
   app.add_option("--view", e.view,
-                 "what to draw: heatmaps (default: one map per head, and their mean) or head\n"
+                 "what to draw: heatmaps (default: one map per head, and their mean), head\n"
                  "(the head view: the tokens in two columns, a line from each query to each key\n"
-                 "it attends to, opacity = weight, a colour per head; --head K for one head)")
-      ->type_name("heatmaps|head")
+                 "it attends to, opacity = weight, a colour per head; --head K for one head),\n"
+                 "cost (the Cost view: RNN / CNN / self-attention at this n and d_model, FLOPs\n"
+                 "against n from the shape flow, the bytes of the n x n weights against Flash's)\n"
+                 "or flash (the Flash view at its end: head --head K's grid cut into --tile\n"
+                 "tiles, the weights recovered from m and l, and the largest difference\n"
+                 "from the standard path's context)")
+      ->type_name("heatmaps|head|cost|flash")
       ->group(kOutputGroup)
       ->check(CLI::Validator(
           [](std::string& v) {
-            return v == "heatmaps" || v == "head"
+            return v == "heatmaps" || v == "head" || v == "cost" || v == "flash"
                        ? std::string()
-                       : "--view expects heatmaps (one map per head) or head (the head view's lines), got '" + v +
-                             "'.";
+                       : "--view expects heatmaps (one map per head), head (the head view's lines), cost (what "
+                         "attention costs as n grows) or flash (Flash attention's tiles), got '" + v + "'.";
           },
           ""));
+  TextFlag(app, "--tile", e.tile,
+           "with --view flash: the tile, Br query rows x Bc keys, e.g. 4x4 (default) or 3x5")
+      ->type_name("BRxBC")
+      ->group(kOutputGroup);
   app.add_option_function<std::string>("--lang", [](const std::string& v) { g_export_lang = v; },
                  "the language of the titles and captions drawn into the picture: en (default) or\n"
                  "ko (Korean, as the app's Korean interface writes them); messages stay English")
@@ -211,7 +223,7 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   options::CheckModelFlags(argv, e.source,
                         {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid",
                           "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit", "--view",
-                          "--sentence", "-s", "--lang"});
+                          "--sentence", "-s", "--lang", "--tile"});
   if (!e.preset.empty()) {
     if (!e.source.model.empty())
       throw UsageError("--preset and --model both say which weights to draw; give one of them.");
@@ -229,6 +241,28 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
         if (a == f || a.rfind(std::string(f) + "=", 0) == 0)
           throw UsageError(std::string(f) + " shapes the heatmaps; the head view has no cells or columns of maps. "
                            "Leave it out, or use --view heatmaps.");
+  }
+  if (e.view == "cost" || e.view == "flash") {
+    if (e.grid) throw UsageError("--grid draws heatmaps of every layer; --view " + e.view + " draws one layer (--layer i).");
+    for (const char* f : {"--columns", "--fit", "--color-scale", "--colour-scale", "--no-values"})
+      for (const std::string& a : argv)
+        if (a == f || a.rfind(std::string(f) + "=", 0) == 0)
+          throw UsageError(std::string(f) + " shapes the heatmaps; --view " + e.view +
+                           " draws no maps of heads. Leave it out, or use --view heatmaps.");
+    if (e.view == "cost" && e.head_given)
+      throw UsageError("--view cost draws the whole layer's cost; --head picks a head for --view flash, heatmaps or head.");
+  }
+  if (!e.tile.empty()) {
+    if (e.view != "flash") throw UsageError("--tile sets Flash attention's tile for --view flash; leave it out here.");
+    int br = 0, bc = 0;
+    char extra = 0;
+    if (std::sscanf(e.tile.c_str(), "%dx%d%c", &br, &bc, &extra) != 2 || br < 1 || bc < 1 ||
+        br > Limits::kMaxFlashTile || bc > Limits::kMaxFlashTile)
+      throw UsageError("--tile expects Br x Bc as two whole numbers from 1 to " + std::to_string(Limits::kMaxFlashTile) +
+                       " joined by x, e.g. 4x4 or 3x5 (tiles that do not divide the sentence are fine), got '" +
+                       TerminalSafe(e.tile) + "'.");
+    e.tile_br = br;
+    e.tile_bc = bc;
   }
   if (e.grid && e.source.model.empty())
     throw UsageError("--grid draws every layer and head of a trained model: give the checkpoint with --model M.npz.");
@@ -273,6 +307,14 @@ int ExportCommand(const std::vector<std::string>& argv) {
         throw UsageError("--head " + std::to_string(ho.head) + " is out of range: with num_heads = " +
                          std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
                          ". (--heads sets how many heads there are; --head picks the one to draw.)");
+      if (e.view == "cost") return;
+      if (e.view == "flash") {
+        if (!svg_path.empty() && seq * seq_kv > render::kMaxSvgCells)
+          throw UsageError("the Flash picture's SVG would hold " + Thousands(seq * seq_kv) + " cells (" +
+                           std::to_string(seq) + " x " + std::to_string(seq_kv) + " tokens), over the --svg limit of " +
+                           Thousands(render::kMaxSvgCells) + ". Use fewer tokens, or write only a --png.");
+        return;
+      }
       if (head_view) {
         if (std::max(seq, seq_kv) > render::kHeadViewMaxTokens)
           throw UsageError("the head view draws at most " + std::to_string(render::kHeadViewMaxTokens) +
@@ -299,6 +341,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
     ho.positional = src.positional;
     ho.weights = src.weights;
     if (head_view) return WriteHeadView(e, t, ho, Ms(t1 - t0));
+    if (e.view == "cost" || e.view == "flash") return WriteCostOrFlash(e, t, src.sentence, Ms(t1 - t0));
 
     // Render everything before writing anything, so a rendering error leaves no files.
     std::string png, svg;

@@ -81,9 +81,81 @@ def test_cost_view(mhaviz, d):
         print(f"cost view {extra}: core {core}, projections {proj}, crossover n = {v['crossover_n']}")
 
 
+def test_cost_sweep(mhaviz, d):
+    """The Cost view's measured times: the sweep runs on its worker thread while the
+    window keeps drawing (frames counted while it ran, and the probe's frame counter
+    moved on between a point measured and the end), measures the n values it states,
+    every time positive, the standard path refused past 1024 tokens with a message
+    naming Flash attention, and its times growing with n once n^2 dominates."""
+    args = ["--sentence", SENTENCE, "--heads", "4", "--d-model", "32", "--view", "cost"]
+    app = g.App(mhaviz, d, args, size=(1280, 800))
+    try:
+        first = app.wait_for(lambda p: p.get("cost", {}).get("started"), "the sweep to start")
+        last = app.wait_for(lambda p: p["cost"]["finished"], "the sweep to finish", timeout=120)
+        app.settle(2)
+    finally:
+        app.quit()
+    c = last["cost"]
+    check(c["measured"] == c["total"] == 16, f"measured {c['measured']} of {c['total']}")
+    check(last["frame"] > first["frame"] or first["cost"]["finished"],
+          f"no frame drawn while the sweep ran (frame {first['frame']} -> {last['frame']})")
+    v = g.read_json(app.final_path)["views"]["cost_view"]
+    sw = v["sweep"]
+    check(sw["finished"] and not sw["error"], f"sweep not finished: {sw}")
+    check(sw["frames_while_running"] >= 3,
+          f"the window drew {sw['frames_while_running']} frames while the sweep ran: the UI thread waited on it")
+    check(sw["d_model"] == 32 and sw["num_heads"] == 4, f"sweep at d_model {sw['d_model']}, {sw['num_heads']} heads")
+    pts = sw["points"]
+    ns = [p["n"] for p in pts]
+    check(ns == [16, 32, 64, 128, 256, 512, 1024, 2048], f"sweep n values {ns}")
+    for p in pts:
+        check(p["flash_ms"] is not None and p["flash_ms"] > 0 and p["flash_runs"] >= 3, f"Flash at n {p['n']}: {p}")
+        if p["n"] <= 1024:
+            check(p["standard_ms"] is not None and p["standard_ms"] > 0 and p["standard_runs"] >= 3,
+                  f"standard at n {p['n']}: {p}")
+        else:
+            check(p["standard_ms"] is None and "Flash attention" in p.get("standard_refused", ""),
+                  f"standard at n {p['n']} should be refused with a message naming Flash attention: {p}")
+    std = [p["standard_ms"] for p in pts if p["n"] >= 128 and p["standard_ms"] is not None]
+    check(all(b > a for a, b in zip(std, std[1:])), f"standard times do not grow with n from 128 on: {std}")
+    check(sw["standard_slope_last3"] > 1.3, f"standard slope over n = 256..1024 is {sw['standard_slope_last3']}")
+    print(f"cost sweep: standard ms {[round(x, 3) for x in std]} (n 128..1024), slope "
+          f"{sw['standard_slope_last3']:.2f}; flash slope {sw['flash_slope_last3']:.2f}; "
+          f"{sw['frames_while_running']} frames drawn while it ran")
+
+
+def test_cost_sweep_restart(mhaviz, d):
+    """A new configuration while the sweep runs cancels it and starts another at the new
+    shapes (a new id); the window keeps drawing, and the new sweep finishes at the new
+    d_model."""
+    args = ["--sentence", SENTENCE, "--heads", "4", "--d-model", "256", "--view", "cost"]
+    app = g.App(mhaviz, d, args, size=(1280, 800))
+    try:
+        first = app.wait_for(lambda p: p.get("cost", {}).get("started"), "the sweep to start")
+        rect = app.widget("d_model")
+        # The slider's left end: the smallest d_model (a few numbers per head: a short sweep).
+        p = tt.click_until(app, [rect[0] + 2, rect[1], 6, rect[3]],
+                           lambda p: p["d_model"] != 256 and p["cost"]["id"] >= 2, "a new sweep for the new d_model")
+        was_running = not first["cost"]["finished"]
+        last = app.wait_for(lambda p: p["cost"]["finished"] and p["cost"]["id"] >= 2,
+                            "the new sweep to finish", timeout=120)
+        app.settle(2)
+    finally:
+        app.quit()
+    j = g.read_json(app.final_path)
+    sw = j["views"]["cost_view"]["sweep"]
+    dm = j["views"]["cost_view"]["d_model"]
+    check(dm != 256 and sw["d_model"] == dm, f"the sweep measured d_model {sw['d_model']}, the view shows {dm}")
+    check(sw["id"] >= 2 and sw["finished"] and sw["measured"] == sw["total"], f"new sweep: {sw['id']}, {sw['measured']} of {sw['total']}")
+    check(last["frame"] > p["frame"], "frames drawn after the restart")
+    print(f"restart: d_model 256 -> {dm}, sweep id {sw['id']}, first sweep still running at the click: {was_running}")
+
+
 TESTS = {
     "flash_view": test_flash_view,
     "cost_view": test_cost_view,
+    "cost_sweep": test_cost_sweep,
+    "cost_sweep_restart": test_cost_sweep_restart,
 }
 
 

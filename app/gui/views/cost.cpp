@@ -13,6 +13,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
+#include "gui/views/cost_sweep.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "mha/flash.hpp"
@@ -203,6 +204,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   std::snprintf(buf, sizeof buf, "your sentence: n = %d", c.n);
   dl->AddText(ImVec2(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f), ImGui::GetColorU32(ImGuiCol_Text), buf);
   dl->PopClipRect();
+  DrawMeasuredTimes(dl, a, b, x0, x1, Sweep(s).Snapshot());
   // Legend, top left inside the plot.
   float ly = a.y + fs * 0.3f;
   auto legend = [&](const char* t, ImU32 col) {
@@ -213,6 +215,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   legend("attention core: scores, softmax, weights x V (~4 n^2 d)", col_core);
   legend("projections: Q, K, V, W_O (~8 n d^2)", col_proj);
   if (ffn) legend("feed-forward (~16 n d^2)", col_ffn);
+  MeasuredLegend(dl, ImVec2(a.x + fs * 0.4f, ly));
   dl->AddText(ImVec2(b.x - fs * 9.0f, b.y - fs * 1.3f), Pal().muted_text, "n (tokens), log");
   ImGui::Dummy(size);
   Probe(s, "cost plot");
@@ -239,6 +242,7 @@ void DrawCostView(AppState& s) {
   const float avail = ImGui::GetContentRegionAvail().x;
   const float fs = ImGui::GetFontSize();
   const ImVec2 size(std::min(avail * 0.62f, fs * 44.0f), std::max(fs * 14.0f, std::min(fs * 22.0f, ImGui::GetContentRegionAvail().y - fs)));
+  Sweep(s).Ensure(c.cfg);
   Plot(s, c, size);
   ImGui::SameLine(0, fs);
   ImGui::BeginGroup();
@@ -263,6 +267,7 @@ void DrawCostView(AppState& s) {
         "See the Flash tab.");
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
+  DrawSweepStatus(Sweep(s).Snapshot());
 }
 
 json DumpCostView(AppState& s) {
@@ -283,7 +288,8 @@ json DumpCostView(AppState& s) {
           {"crossover_2d", 2 * c.d},
           {"weights_bytes", c.weights_bytes},
           {"standard_bytes", c.standard_bytes},
-          {"flash_tile_bytes", c.flash_bytes}};
+          {"flash_tile_bytes", c.flash_bytes},
+          {"sweep", SweepJson(s)}};
 }
 
 ViewEntry CostView() {
@@ -292,6 +298,14 @@ ViewEntry CostView() {
   v.draw = &DrawCostView;
   v.dump = &DumpCostView;
   v.shows = "cost table";
+  v.update = [](AppState& st) {
+    if (FindSweep(st)) Sweep(st).Tick();
+  };
+  v.animating = [](const AppState& st) {
+    const CostSweep* sw = FindSweep(st);
+    return sw && sw->Running();  // the measured points appear as they come
+  };
+  v.probe = &SweepProbeJson;
   return v;
 }
 

@@ -178,7 +178,10 @@ void MemoryGauge(const FlashTiles& ft) {
   auto row = [&](const std::string& label, std::size_t b, ImU32 col) {
     ImGui::TextUnformatted(label.c_str());
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float frac = std_b > 0 ? std::min(1.0f, static_cast<float>(static_cast<double>(b) / static_cast<double>(std_b))) : 0.0f;
+    // Both against the larger: at a few tokens Flash's block (O is Br x head_dim) can
+    // outweigh the whole n x n matrix, and the bars must say so.
+    const std::size_t most = std::max(std_b, held);
+    const float frac = most > 0 ? static_cast<float>(static_cast<double>(b) / static_cast<double>(most)) : 0.0f;
     dl->AddRectFilled(p, ImVec2(p.x + width, p.y + bar), Pal().block_bg);
     dl->AddRectFilled(p, ImVec2(p.x + std::max(2.0f, width * frac), p.y + bar), col);
     ImGui::Dummy(ImVec2(width, bar));
@@ -265,7 +268,10 @@ void DrawFlashView(AppState& s) {
   ft = Tiles(s);  // a slider may have changed the tile size
   if (!ft) return;
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float side = std::min(avail * 0.38f, ImGui::GetFontSize() * 24.0f);
+  // The grid fits the height left too, so its last rows stay above the fold at 1280 x 800.
+  const float side = std::max(ImGui::GetFontSize() * 8.0f,
+                              std::min({avail * 0.38f, ImGui::GetFontSize() * 24.0f,
+                                        ImGui::GetContentRegionAvail().y - ImGui::GetFontSize() * 2.5f}));
   ImGui::BeginGroup();
   DrawGrid(s, *ft, side);
   Muted("Shaded: the weights recovered so far, exp(s - m) / l.");
