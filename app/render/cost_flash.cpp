@@ -238,7 +238,7 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   lines.push_back({Printf(_("The core overtakes the projections at n = %d"), c.crossover_n), label});
   lines.push_back({Printf(_("(4n\xC2\xB2" "d = 8n" "d\xC2\xB2 at n = 2d = %d)."), 2 * c.d_model), label});
   lines.push_back({"", label});
-  lines.push_back({_("Memory of the attention weights:"), bold});
+  lines.push_back({_("Bytes the attention weights take:"), bold});
   lines.push_back({Printf(_("weights n\xC2\xB2 x heads x 4 bytes: %s bytes"), Group(c.weights_bytes).c_str()), label});
   lines.push_back({Printf(_("standard attention keeps scores and weights: %s bytes"), Group(c.standard_bytes).c_str()),
                    label});
@@ -334,7 +334,7 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
       {Printf(_("(over %d x %d numbers of head %d; float rounding in another order)."), f.seq, f.head_dim, f.head),
        label},
       {"", label},
-      {Printf(_("Memory for this head: standard attention keeps %s bytes (scores and weights),"),
+      {Printf(_("Bytes for this head: standard attention keeps %s bytes (scores and weights),"),
               Group(static_cast<long long>(f.standard_bytes)).c_str()),
        label},
       {Printf(_("Flash attention holds %s bytes (one tile, m, l and O of one block)."),
