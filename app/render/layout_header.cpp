@@ -254,7 +254,7 @@ double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, doubl
     add(sentence_part(_("keys/values: "), in.o.memory, in.ktoks, header_w), head_line, kInk, false, 0);
   }
   if (!in.o.weights.empty())
-    add(text.Ellipsize("weights: " + in.o.weights, Style{head_line.px, true}, static_cast<float>(header_w)),
+    add(text.Ellipsize(std::string(_("weights: ")) + _(in.o.weights.c_str()), Style{head_line.px, true}, static_cast<float>(header_w)),
         Style{head_line.px, true}, kInk, false, 0);
   for (const auto& l : Wrap(ConfigItems(t, in.o.positional), text, head_small, header_w))
     add(l, head_small, kGrey, false, 0);

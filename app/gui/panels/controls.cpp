@@ -17,6 +17,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "text/normalize.hpp"
+#include "gui/sources/files.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
@@ -380,7 +381,7 @@ void DrawControlsPanel(AppState& s) {
   }
 
   if (!s.files.weights_path.empty()) {
-    MessageBox("Weights come from " + s.files.weights_path + ".", Pal().notice_bg, Pal().notice_text);
+    MessageBox(i18n::Format(_("Weights come from %s."), SourceShown(s.files.weights_path).c_str()), Pal().notice_bg, Pal().notice_text);
     if (ImGui::Button(_("Use seeded random weights"))) {
       s.files.weights_path.clear();
       s.files.weights.reset();

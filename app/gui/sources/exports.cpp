@@ -92,7 +92,7 @@ void RunPendingExports(AppState& s) {
     o.columns = s.exp.columns;
     o.header = s.exp.header;
     o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
-    o.weights = DescribeWeights(s).text;
+    o.weights = DescribeWeights(s).shown;
     if (s.files.input_path.empty()) {
       o.sentence = s.choice.sentence;
       if (t.in.cross()) o.memory = s.choice.memory;

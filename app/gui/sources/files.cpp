@@ -4,6 +4,7 @@
 // --input / --weights fill, so every other view (heatmaps, shape flow, export)
 // works on them unchanged; Recompute() reads them.
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -14,12 +15,17 @@
 #include "gui/state/view_caches.hpp"
 #include "io/files.hpp"
 #include "render/render.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
 
-const char* const kLessonSource = "the lesson example";
-const char* const kHeadsSource = "the positional-heads example";
+const char* const kLessonSource = N_("the lesson example");
+const char* const kHeadsSource = N_("the positional-heads example");
+const char* const kEditorFromSeed = N_("the weight editor (started from seed %llu)");
+const char* const kEditorFrom = N_("the weight editor (started from %s)");
+// render::kUntrainedWeights, marked here for xgettext (render.hpp stays free of i18n).
+[[maybe_unused]] const char* const kUntrainedMsgid = N_("random weights (untrained)");
 
 void Report(AppState& s, bool ok, std::string message) {
   s.teach.file_message = std::move(message);
@@ -92,7 +98,21 @@ void LoadExample(AppState& s, LessonExample ex, const char* source, const std::s
 void LoadLessonExample(AppState& s) { LoadLessonPreset(s, 0); }
 
 // Where x and the weights come from, per lesson preset (LessonPresets()'s order).
-const char* const kLessonSources[] = {kLessonSource, "the lesson's hand calculation"};
+const char* const kLessonSources[] = {kLessonSource, N_("the lesson's hand calculation")};
+
+std::string SourceShown(const std::string& source) {
+  for (const char* fixed : {kLessonSource, kHeadsSource, kLessonSources[1]})
+    if (source == fixed) return _(fixed);
+  // The weight editor's names (EditableWeights), nested once per edit of a file's weights.
+  unsigned long long seed = 0;
+  char rest = 0;
+  if (std::sscanf(source.c_str(), "the weight editor (started from seed %llu%c", &seed, &rest) == 2 && rest == ')')
+    return i18n::Format(_(kEditorFromSeed), seed);
+  const std::string from = "the weight editor (started from ";
+  if (source.size() > from.size() + 1 && source.compare(0, from.size(), from) == 0 && source.back() == ')')
+    return i18n::Format(_(kEditorFrom), SourceShown(source.substr(from.size(), source.size() - from.size() - 1)).c_str());
+  return source;
+}
 
 void LoadLessonPreset(AppState& s, int index) {
   std::vector<LessonExample> presets = LessonPresets();
@@ -130,12 +150,16 @@ bool UsesPositionalHeadsExample(const AppState& s) {
 
 WeightsProvenance DescribeWeights(const AppState& s) {
   const std::string layer = " \u00B7 layer " + std::to_string(s.source.layer);
-  if (UsingTrainedModel(s))
-    return {"trained", "trained: " + (s.source.lm ? std::string("mhaviz-small") : s.source.name) + layer};
+  if (UsingTrainedModel(s)) {
+    const std::string name = s.source.lm ? std::string("mhaviz-small") : s.source.name;
+    return {"trained", "trained: " + name + layer,
+            i18n::Format(_("trained: %s \u00B7 layer %d"), name.c_str(), s.source.layer)};
+  }
   const std::string& w = s.files.weights_path;
-  if (w.empty()) return {"random", render::kUntrainedWeights};
-  if (w == kHeadsSource || LessonPresetInUse(s) >= 0) return {"hand-set", "set by hand (" + w + ")"};
-  return {"file", "from " + w};
+  if (w.empty()) return {"random", render::kUntrainedWeights, _(render::kUntrainedWeights)};
+  if (w == kHeadsSource || LessonPresetInUse(s) >= 0)
+    return {"hand-set", "set by hand (" + w + ")", i18n::Format(_("set by hand (%s)"), SourceShown(w).c_str())};
+  return {"file", "from " + w, i18n::Format(_("from %s"), SourceShown(w).c_str())};
 }
 
 std::shared_ptr<Weights> EditableWeights(AppState& s) {
@@ -143,9 +167,9 @@ std::shared_ptr<Weights> EditableWeights(AppState& s) {
   if (!cur) return nullptr;
   auto w = std::make_shared<Weights>(*cur);
   if (!s.files.weights) {
-    s.files.weights_path = "the weight editor (started from seed " + std::to_string(s.choice.cfg.seed) + ")";
+    s.files.weights_path = i18n::Format(kEditorFromSeed, static_cast<unsigned long long>(s.choice.cfg.seed));
   } else if (!s.teach.weights_edited) {
-    s.files.weights_path = "the weight editor (started from " + s.files.weights_path + ")";
+    s.files.weights_path = i18n::Format(kEditorFrom, s.files.weights_path.c_str());
   }
   s.teach.weights_edited = true;
   s.files.weights = w;

@@ -113,7 +113,11 @@ void RecomputeFromModel(AppState& s) {
     r.trace = src.pass.layers[static_cast<std::size_t>(src.layer)];
     MeanAttention(r.trace, r.mean_attn);
     r.reuse = "trained model, layer " + std::to_string(src.layer) + " of " + std::to_string(c.num_layers);
-    if (!ablate.empty()) r.reuse += ", knocked out: " + KnockoutText(s);
+    r.reuse_shown = i18n::Format(_("trained model, layer %d of %d"), src.layer, c.num_layers);
+    if (!ablate.empty()) {
+      r.reuse += ", knocked out: " + KnockoutText(s);
+      r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
+    }
     r.ok = true;
     r.error.clear();
     ++r.generation;
@@ -189,7 +193,7 @@ void DrawModelSourcePanel(AppState& s) {
     case ModelSourceKind::Seeded:
       current = s.files.weights_path.empty()
                     ? _("Seeded random weights") + (" (seed " + std::to_string(s.choice.cfg.seed) + ")")
-                    : _("Weights from ") + s.files.weights_path;
+                    : _("Weights from ") + SourceShown(s.files.weights_path);
       break;
     case ModelSourceKind::PositionalHeads: current = _("Four positional heads (hand-built)"); break;
     case ModelSourceKind::Trained: current = "Trained: " + s.source.name; break;

@@ -53,6 +53,7 @@ struct Result {
   std::string error;          // the core's teaching message
   std::string notice;         // tokenizer notice (truncation, replaced bytes)
   std::string reuse;          // what the last recompute redid (ReuseText), for the status bar
+  std::string reuse_shown;    // the same in the interface's language at that recompute
   // The tokens of the current sentence(s), kept even when the configuration is
   // invalid so the learner still sees the tokenization.
   std::vector<std::string> tokens, memory_tokens;
