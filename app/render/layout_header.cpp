@@ -142,7 +142,7 @@ std::vector<std::string> ReadingHints(const LayoutInputs& in, const Layout& L) {
   hint.push_back(_("each row sums to 1"));
   if (L.values) hint.push_back(_("numbers: weights rounded to 2 decimals"));
   if (in.o.colour_scale != ColourScale::Fixed)
-    hint.push_back(std::string("colours: ") + ColourScaleHelp(in.o.colour_scale));
+    hint.push_back(std::string(_("colours: ")) + ColourScaleHelp(in.o.colour_scale));
   // On the fixed [0, 1] scale long sentences look uniformly dark; say why.
   const float wmax = in.o.head >= 0 ? in.t.AttnHead(in.o.head).maxCoeff() : in.t.attn.maxCoeff();
   if (wmax < 0.2f && in.o.colour_scale == ColourScale::Fixed) {

@@ -349,9 +349,9 @@ void DrawControlsPanel(AppState& s) {
     // x is given (a file or an example): nothing is added to it, which is not "off".
     const bool heads_example = s.files.input_path == "the positional-heads example";
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped("%s", heads_example ? "Positional encoding: x is the encoding itself (sin/cos of each "
-                                             "position, no word embeddings), so the heads can only use position."
-                                           : "Positional encoding: x comes as given, with whatever encoding it has.");
+    ImGui::TextWrapped("%s", heads_example ? _("Positional encoding: x is the encoding itself (sin/cos of each "
+                                               "position, no word embeddings), so the heads can only use position.")
+                                           : _("Positional encoding: x comes as given, with whatever encoding it has."));
     ImGui::PopStyleColor();
     Probe(s, "pe_given");
   }

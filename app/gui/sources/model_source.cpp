@@ -192,11 +192,13 @@ void DrawModelSourcePanel(AppState& s) {
   switch (s.source.kind) {
     case ModelSourceKind::Seeded:
       current = s.files.weights_path.empty()
-                    ? _("Seeded random weights") + (" (seed " + std::to_string(s.choice.cfg.seed) + ")")
+                    ? i18n::Format(_("Seeded random weights (seed %llu)"), static_cast<unsigned long long>(s.choice.cfg.seed))
                     : _("Weights from ") + SourceShown(s.files.weights_path);
       break;
     case ModelSourceKind::PositionalHeads: current = _("Four positional heads (hand-built)"); break;
-    case ModelSourceKind::Trained: current = "Trained: " + s.source.name; break;
+    case ModelSourceKind::Trained:
+      current = i18n::Format(_("Trained: %s"), s.source.lm ? _(kSmallModelName) : s.source.name.c_str());
+      break;
   }
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::BeginCombo("##model_source", current.c_str())) {
@@ -206,14 +208,16 @@ void DrawModelSourcePanel(AppState& s) {
       UsePositionalHeadsSource(s);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(_("Heads built by hand to attend to the previous, the same, the first and the next word."));
-    if (ImGui::Selectable(kSmallModelName, UsingLanguageModel(s))) UseSmallModel(s);
+    // kSmallModelName, marked for xgettext here: lm_source.hpp keeps the English key.
+    static_cast<void>(N_("mhaviz-small (trained)"));
+    if (ImGui::Selectable((std::string(_(kSmallModelName)) + "##small").c_str(), UsingLanguageModel(s))) UseSmallModel(s);
     Probe(s, "source_small");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(_("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
                         "English or Korean sentence."));
     std::string trained;
     if (TrainedModelAvailable(s, &trained)) {
-      if (ImGui::Selectable(("Trained: " + trained).c_str(), s.source.kind == ModelSourceKind::Trained))
+      if (ImGui::Selectable(i18n::Format(_("Trained: %s"), trained.c_str()).c_str(), s.source.kind == ModelSourceKind::Trained))
         ShowTrainedModel(s);
     } else {
       ImGui::TextDisabled(_("Trained model: train one in the Train tab, or load a checkpoint there"));
@@ -226,9 +230,9 @@ void DrawModelSourcePanel(AppState& s) {
 
   const ModelConfig& c = s.source.model->cfg;
   if (c.num_layers > 1) {
-    FormLabel(_("layer"), ImGui::CalcTextSize("layer ").x + ImGui::GetStyle().ItemSpacing.x);
+    FormLabel(_("layer"), ImGui::CalcTextSize(_("layer")).x + ImGui::CalcTextSize(" ").x + ImGui::GetStyle().ItemSpacing.x);
     int layer = s.source.layer;
-    if (ImGui::SliderInt("##source_layer", &layer, 0, c.num_layers - 1, "layer %d")) {
+    if (ImGui::SliderInt("##source_layer", &layer, 0, c.num_layers - 1, _("layer %d"))) {
       s.source.layer = layer;
       s.dirty = true;
     }
@@ -236,18 +240,17 @@ void DrawModelSourcePanel(AppState& s) {
     HelpMarker(_("Which layer the shape flow, the heatmaps and the teaching views show. Layer 0 reads the token "
                "embeddings; each later layer reads the layer below's output."));
   }
-  char buf[320];
+  char buf[1024];
   if (s.source.lm) {
     std::snprintf(buf, sizeof buf,
-                  "Every view shows this model: %d layers x %d heads, d_model %d, on the typed sentence cut into its "
-                  "%d SentencePiece pieces (<s> first; _ starts a word), at most %d pieces (its context).",
+                  _("Every view shows this model: %d layers x %d heads, d_model %d, on the typed sentence cut into its "
+                    "%d SentencePiece pieces (<s> first; _ starts a word), at most %d pieces (its context)."),
                   c.num_layers, c.layer.num_heads, c.layer.d_model, c.vocab_size(), c.max_seq);
   } else {
     std::snprintf(buf, sizeof buf,
-                "Every view shows this model: %d layer%s x %d head%s, d_model %d, on the token ids in the "
-                "sentence field (its vocabulary: %s). Configuration sets the next model to train.",
-                c.num_layers, c.num_layers == 1 ? "" : "s", c.layer.num_heads, c.layer.num_heads == 1 ? "" : "s",
-                c.layer.d_model, VocabRange(c).c_str());
+                _("Every view shows this model: %d layer(s) x %d head(s), d_model %d, on the token ids in the "
+                  "sentence field (its vocabulary: %s). Configuration sets the next model to train."),
+                c.num_layers, c.layer.num_heads, c.layer.d_model, VocabRange(c).c_str());
   }
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextWrapped("%s", buf);
