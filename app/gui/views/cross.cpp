@@ -73,7 +73,20 @@ void DrawCrossView(AppState& s) {
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(src.cross ? _("This layer: cross-attention (encoder-decoder)") : _("This layer: self-attention"));
   if (s.ui.font_bold) ImGui::PopFont();
-  Muted(src.explanation.c_str());
+  // The core's explanation is English (--dump-state, scripts); the window says it in its language.
+  if (i18n::Current() == i18n::Lang::kEnglish)
+    Muted(src.explanation.c_str());
+  else if (src.cross)
+    Muted(i18n::Format(_("Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
+                         "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is %d x %d: "
+                         "one row per query token, one column per memory token."),
+                       src.seq, src.seq_kv)
+              .c_str());
+  else
+    Muted(i18n::Format(_("Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
+                         "token looks at every token of its own sentence and each map is square, %d x %d."),
+                       src.seq, src.seq)
+              .c_str());
   Probe(s, "cross_explanation");
   ImGui::Spacing();
 
