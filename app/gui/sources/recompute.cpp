@@ -123,10 +123,10 @@ void Recompute(AppState& s) {
     r.error = e.what();
   } catch (const std::bad_alloc&) {
     r.ok = false;
-    r.error = "Out of memory for this configuration. Use fewer tokens, fewer heads or a smaller d_model.";
+    r.error = _("Out of memory for this configuration. Use fewer tokens, fewer heads or a smaller d_model.");
   } catch (const std::exception& e) {
     r.ok = false;
-    r.error = std::string("Unexpected error: ") + e.what();
+    r.error = std::string(_("Unexpected error: ")) + e.what();
   }
   s.timing.last_recompute_ms = MsSince(t0);
   s.timing.recompute_ms.push_back(s.timing.last_recompute_ms);

@@ -252,7 +252,7 @@ const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait) {
     } catch (const std::exception& e) {  // no thread or no memory for the copy
       c.key = key;
       c.ok = false;
-      c.error = std::string("Could not compute the divergence: ") + e.what();
+      c.error = std::string(_("Could not compute the divergence: ")) + e.what();
       return c;
     }
   }
@@ -299,7 +299,7 @@ const Cached<Trace>& SelfTraceCache(AppState& s) {
     c.key.clear();
     c.ok = false;
     c.value = Trace();
-    c.error = "Self-attention already: there is no memory sentence.";
+    c.error = _("Self-attention already: there is no memory sentence.");
     return c;
   }
   return Refresh(c, GenKey(s), [&](Trace& v) {
