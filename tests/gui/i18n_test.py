@@ -147,11 +147,11 @@ def test_every_tab_korean(mhaviz, d):
 
 
 # English the Korean window may show: identifiers, formulas, names the glossary keeps in
-# English (Query, Key, Value, Softmax, LayerNorm, FFN, KV cache, GQA, induction, memory),
-# units and file names. What is left after removing them must not hold a run of three
+# English (Query, Key, Value, Softmax, LayerNorm, FFN, KV cache, GQA, induction, memory, and
+# GQA's and MQA's long names in parentheses where they are explained), units and file names. What is left after removing them must not hold a run of three
 # English words: that is a sentence or a label nobody wrapped in _().
 KEPT_ENGLISH = re.compile(
-    r"Multi-Head (Self-)?Attention|Self-Attention|Flash Attention|KV cache|mhaviz[-\w.]*|[\w.-]+\.(npz|png|svg|gif|csv|json|txt)"
+    r"Multi-Head (Self-)?Attention|Self-Attention|Flash Attention|KV cache|\((grouped|multi|grouped/multi)-query attention\)|mhaviz[-\w.]*|[\w.-]+\.(npz|png|svg|gif|csv|json|txt)"
     r"|\b(Query|Key|Value|Softmax|softmax|LayerNorm|FFN|GELU|ReLU|GQA|MQA|induction|memory|causal|Xavier|SentencePiece"
     r"|Ctrl\+\w|[A-Za-z]+_\w+|[A-Za-z]\w*\([^)]*\)|exp|log|sqrt|max|min|mean|std|nats?|FLOPs?|KiB|MiB|GiB)\b")
 ENGLISH_RUN = re.compile(r"\b[A-Za-z][a-z]+(?:[ ,:;'-]+[A-Za-z][a-z]+){2,}\b")

@@ -210,7 +210,9 @@ void DrawLessonChecks(AppState& s) {
       ImGui::TextUnformatted(got.c_str());
       ImGui::TableNextColumn();
       ImGui::PushStyleColor(ImGuiCol_Text, ok ? Pal().ok_text : Pal().error_text);
-      ImGui::TextUnformatted(ok ? _("\xE2\x9C\x93 same") : _("differs"));
+      // The tick stays out of the catalogue: the bold font, which loads the catalogue's
+      // characters, has no U+2713 (the regular font draws it).
+      ImGui::TextUnformatted(ok ? (std::string("\xE2\x9C\x93 ") + _("same")).c_str() : _("differs"));
       ImGui::PopStyleColor();
     }
     ImGui::EndTable();
