@@ -111,7 +111,9 @@ void ComplexityTable(const CostNumbers& c) {
   ImGui::TableSetupColumn(_("layer"));
   ImGui::TableSetupColumn(_("time"));
   ImGui::TableSetupColumn(hdr);
-  ImGui::TableSetupColumn(_("long-range dependency"));
+  // The one column that wraps: at 150-200% text (and in Korean) the table keeps to the
+  // view's width instead of cutting its last columns off.
+  ImGui::TableSetupColumn(_("long-range dependency"), ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn(_("parallel"));
   ImGui::TableHeadersRow();
     auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
@@ -123,7 +125,7 @@ void ComplexityTable(const CostNumbers& c) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(v.c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(dep.c_str());
+    ImGui::TextWrapped("%s", dep.c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(par);
   };

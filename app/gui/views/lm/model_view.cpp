@@ -121,6 +121,11 @@ void DrawModelView(AppState& s) {
     ImGui::TextDisabled("%s", _("Labels measured on: validation text (induction: on its windows' first halves, repeated)"));
   else if (labels_on == "sentence")
     ImGui::TextDisabled("%s", _("Labels measured on: sentence"));
+  else if (labels_on == "sentence (measuring)")
+    ImGui::TextDisabled("%s", _("Labels measured on: sentence (the validation text is still being measured)"));
+  else if (const std::string p = "sentence (validation text unavailable ("; labels_on.compare(0, p.size(), p) == 0)
+    ImGui::TextDisabled(_("Labels measured on: sentence (validation text unavailable: %s)"),
+                        labels_on.substr(p.size(), labels_on.size() - p.size() - std::min<std::size_t>(2, labels_on.size() - p.size())).c_str());
   else
     ImGui::TextDisabled(_("Labels measured on: %s"), labels_on.c_str());
   const float label_w = ImGui::CalcTextSize(i18n::Format(_("layer %d"), 10).c_str()).x + 8;
