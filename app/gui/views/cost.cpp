@@ -104,16 +104,18 @@ bool Numbers(const AppState& s, CostNumbers& c) {
 
 void ComplexityTable(const CostNumbers& c) {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("##cost_table", 5, flags)) return;
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  // Scrolls sideways where the view is narrower than the table (150-200% text, longer
+  // Korean cells) instead of cutting its last columns off; tall enough for its 4 rows.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float h = 4.0f * (ImGui::GetTextLineHeight() + 2.0f * st.CellPadding.y) + st.ScrollbarSize + 4.0f;
+  if (!ImGui::BeginTable("##cost_table", 5, flags, ImVec2(0.0f, h))) return;
   char hdr[160];
   std::snprintf(hdr, sizeof hdr, _("at n = %d, d = %d"), c.n, c.d);
   ImGui::TableSetupColumn(_("layer"));
   ImGui::TableSetupColumn(_("time"));
   ImGui::TableSetupColumn(hdr);
-  // The one column that wraps: at 150-200% text (and in Korean) the table keeps to the
-  // view's width instead of cutting its last columns off.
-  ImGui::TableSetupColumn(_("long-range dependency"), ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn(_("long-range dependency"));
   ImGui::TableSetupColumn(_("parallel"));
   ImGui::TableHeadersRow();
     auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
@@ -125,7 +127,7 @@ void ComplexityTable(const CostNumbers& c) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(v.c_str());
     ImGui::TableNextColumn();
-    ImGui::TextWrapped("%s", dep.c_str());
+    ImGui::TextUnformatted(dep.c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(par);
   };
