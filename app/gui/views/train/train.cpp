@@ -141,7 +141,7 @@ void DrawRunSettings(AppState& s, float lw) {
   char head[320], layers[64];
   std::snprintf(layers, sizeof layers, P_("%d layer", "%d layers", t.layers), t.layers);
   std::snprintf(head, sizeof head, _("Run: %s, %s positions, %d steps, learning rate %g, seed %llu"), layers,
-                c.positional_encoding ? ToString(t.positional) : _("no"), t.steps, static_cast<double>(t.lr),
+                c.positional_encoding ? _(ToString(t.positional)) : _("no"), t.steps, static_cast<double>(t.lr),
                 static_cast<unsigned long long>(t.seed));
   std::strncat(head, "###run_settings", sizeof head - std::strlen(head) - 1);
   const bool open = ImGui::TreeNode(head);
