@@ -111,8 +111,8 @@ void DrawCrossView(AppState& s) {
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.tokens;
     a.fixed_decimals = true;
-    a.row_axis = "query";
-    a.col_axis = "key";
+    a.row_axis = _("query");
+    a.col_axis = _("key");
     a.size = ImVec2(std::min(avail.x, fs * 30.0f),
                     std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
     DrawMatrix(s, a);
@@ -147,7 +147,7 @@ void DrawCrossView(AppState& s) {
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.tokens;
     a.fixed_decimals = true;
-    a.row_axis = "query";
+    a.row_axis = _("query");
     a.col_axis = _("key (sentence)");
     a.size = ImVec2(half, map_h);
     DrawMatrix(s, a);
@@ -172,7 +172,7 @@ void DrawCrossView(AppState& s) {
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.memory_tokens;
     a.fixed_decimals = true;
-    a.row_axis = "query";
+    a.row_axis = _("query");
     a.col_axis = _("memory token");
     a.size = ImVec2(half, map_h);
     DrawMatrix(s, a);

@@ -54,14 +54,14 @@ void Diagram(const GqaFacts& f, float width) {
   const ImU32 text = IM_COL32(30, 36, 48, 255);
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const int H = f.num_heads, G = f.num_kv_heads;
-  const float label_w = ImGui::CalcTextSize("K/V heads").x + fs;
+  const float label_w = std::max(ImGui::CalcTextSize(_("K/V heads")).x, ImGui::CalcTextSize(_("Q heads")).x) + fs;
   const float avail = std::max(width - label_w, fs * 4.0f);
   const float qw = std::min(fs * 4.0f, avail / H), box_h = fs * 1.6f, rise = fs * 3.2f;
   const float total = qw * H;
   const float x0 = o.x + label_w;
   const ImU32 label_c = ImGui::GetColorU32(ImGuiCol_Text);
-  dl->AddText(ImVec2(o.x, o.y + (box_h - fs) * 0.5f), label_c, "Q heads");
-  dl->AddText(ImVec2(o.x, o.y + box_h + rise + (box_h - fs) * 0.5f), label_c, "K/V heads");
+  dl->AddText(ImVec2(o.x, o.y + (box_h - fs) * 0.5f), label_c, _("Q heads"));
+  dl->AddText(ImVec2(o.x, o.y + box_h + rise + (box_h - fs) * 0.5f), label_c, _("K/V heads"));
   // K/V heads: each as wide as its group of query heads.
   for (int g = 0; g < G; ++g) {
     const auto& qs = f.query_heads_of[static_cast<std::size_t>(g)];

@@ -146,8 +146,8 @@ void DrawInspectorView(AppState& s) {
   a.col_labels = it.col_labels.empty() ? nullptr : &it.col_labels;
   a.scale = weights ? ColourScale::Sequential : ColourScale::Diverging;
   a.range = weights ? 1.0f : std::max(it.abs_max, 1e-6f);
-  a.row_axis = it.row_labels.empty() ? "row" : "token";
-  a.col_axis = it.col_labels.empty() ? "column" : "key";
+  a.row_axis = it.row_labels.empty() ? _("row") : _("token");
+  a.col_axis = it.col_labels.empty() ? _("column") : _("key");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Small tensors keep cells big enough for labels and values; the view scrolls if need be.
   const float min_cell = a.rows <= 32 ? fs * 1.5f : 3.0f;

@@ -129,8 +129,8 @@ void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, c
   const float fs = ImGui::GetFontSize();
   a.max_cell = fs * 3.4f;
   a.size = ImVec2(width, a.max_cell * a.rows + fs * 1.4f + (group_heads ? fs * 1.3f : 0.0f));
-  a.row_axis = "token";
-  a.col_axis = "dimension";
+  a.row_axis = _("token");
+  a.col_axis = _("dimension");
   const int hd = s.result.trace.cfg.head_dim();
   if (group_heads && hd > 0 && hd < a.cols) {
     a.col_group = hd;

@@ -41,7 +41,7 @@ void RowStatsBars(const RowStats& st, const MatrixResult& m, int rows, float wid
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const Palette& pal = Pal();
   // Column heads above the first row.
-  dl->AddText(ImVec2(x0, m.min.y - fs * 1.25f), text, "entropy");
+  dl->AddText(ImVec2(x0, m.min.y - fs * 1.25f), text, _("entropy"));
   dl->AddText(ImVec2(x0 + half + fs * 0.6f, m.min.y - fs * 1.25f), text, _("max weight"));
   const bool numbers = cell >= fs + 2.0f;
   for (int i = 0; i < rows; ++i) {
@@ -130,8 +130,8 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.scale = k == 2 ? ColourScale::Sequential : ColourScale::Diverging;
     m.range = k == 2 ? 1.0f : range;
     m.size = ImVec2(first_on_line ? mw + label_w : mw, wrap ? kv * value_cell + fs * 4.0f : size.y - title_h);
-    m.row_axis = "query";
-    m.col_axis = "key";
+    m.row_axis = _("query");
+    m.col_axis = _("key");
     m.fixed_decimals = k == 2;
     if (k == 2) m.masked_by = a.masked_scores.data();  // masked keys grey, as in the heatmaps
     m.digits = 3;

@@ -98,8 +98,8 @@ void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
   a.row_labels = &t.in.tokens;
   a.col_labels = &t.in.tokens;
   a.fixed_decimals = true;
-  a.row_axis = "query";
-  a.col_axis = "key";
+  a.row_axis = _("query");
+  a.col_axis = _("key");
   const float fs = ImGui::GetFontSize();
   a.size = ImVec2(ImGui::GetContentRegionAvail().x, std::max(fs * 20.0f, std::min(ImGui::GetContentRegionAvail().x, fs * 40.0f)));
   const MatrixResult r = DrawMatrix(s, a);
