@@ -100,7 +100,7 @@ std::vector<std::string> ConfigItems(const Trace& t, const std::string& position
   if (!positional.empty())
     items.push_back(positional);
   else
-    items.push_back(c.positional_encoding ? "sinusoidal PE" : "no positional encoding");
+    items.push_back(c.positional_encoding ? _("sinusoidal PE") : _("no positional encoding"));
   items.push_back("seed = " + std::to_string(c.seed));
   return items;
 }
@@ -114,7 +114,7 @@ std::string Formula(const Config& c) {
   else if (c.temperature != 1.0f)
     inner += " / \u03C4";
   std::string f = "softmax(" + inner + ")";
-  if (c.mask == Mask::Causal) f += ", causal mask";
+  if (c.mask == Mask::Causal) f += _(", causal mask");
   return f;
 }
 
