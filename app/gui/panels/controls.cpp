@@ -363,7 +363,7 @@ void DrawControlsPanel(AppState& s) {
              "as in an encoder-decoder Transformer."));
   if (s.choice.cross) {
     ImGui::SetNextItemWidth(-1.0f);
-    if (ImGui::InputTextWithHint("##memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
+    if (ImGui::InputTextWithHint("##memory", _("memory sentence for keys and values"), s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
       if (std::string typed = text::KeepBeyondBmp(s.choice.memory, FromDisplay(s.ui.memory_buf.data()));
           text::TypedChange(s.choice.memory, typed)) {

@@ -20,7 +20,7 @@ void DrawExportPanel(AppState& s) {
   ImGui::PopStyleColor();
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel(_("file"), lw);
-  ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());
+  ImGui::InputTextWithHint("##export_path", _("attention.png or attention.svg"), s.exp.path.data(), s.exp.path.size());
   Probe(s, "export_path");
   FormLabel(_("picture"), lw);
   int view = s.exp.head_view ? 1 : 0;

@@ -37,7 +37,7 @@ std::vector<std::string> Words(const std::string& text) {
 
 std::string VocabRange(const ModelConfig& c) {
   const int n = c.vocab_size();
-  if (n == 0) return "no tokens";
+  if (n == 0) return _("no tokens");
   if (n <= 12) {
     std::string v;
     for (const auto& t : c.vocab) v += (v.empty() ? "" : " ") + t;
@@ -50,18 +50,21 @@ std::string VocabRange(const ModelConfig& c) {
 // vocabulary when a word is not in it.
 std::vector<int> IdsOf(const ModelConfig& c, const std::vector<std::string>& words) {
   if (words.empty())
-    throw Error("Type a sequence of the trained model's tokens, e.g. \"3 1 4 1 5 9\". Its vocabulary: " +
-                VocabRange(c) + ".");
+    throw Error(i18n::Format(_("Type a sequence of the trained model's tokens, e.g. \"3 1 4 1 5 9\". Its vocabulary: "
+                               "%s."),
+                             VocabRange(c).c_str()));
   if (static_cast<int>(words.size()) > c.max_seq)
-    throw Error("The trained model takes at most " + std::to_string(c.max_seq) + " tokens (its max_seq, the task's "
-                "sequence length); " + std::to_string(words.size()) + " were typed.");
+    throw Error(i18n::Format(_("The trained model takes at most %d tokens (its max_seq, the task's sequence length); "
+                               "%d were typed."),
+                             c.max_seq, static_cast<int>(words.size())));
   std::vector<int> ids;
   for (const std::string& w : words) {
     const auto it = std::find(c.vocab.begin(), c.vocab.end(), w);
     if (it == c.vocab.end())
-      throw Error("'" + w + "' is not a token of the trained model. It knows only its task's " +
-                  std::to_string(c.vocab_size()) + " tokens: " + VocabRange(c) +
-                  ". Type a sequence such as \"3 1 4 1 5 9\", or pick seeded random weights above to use words.");
+      throw Error(i18n::Format(_("'%s' is not a token of the trained model. It knows only its task's %d tokens: %s. "
+                                 "Type a sequence such as \"3 1 4 1 5 9\", or pick seeded random weights above to use "
+                                 "words."),
+                               w.c_str(), c.vocab_size(), VocabRange(c).c_str()));
     ids.push_back(static_cast<int>(it - c.vocab.begin()));
   }
   return ids;
@@ -126,7 +129,7 @@ void RecomputeFromModel(AppState& s) {
     r.error = e.what();
   } catch (const std::bad_alloc&) {
     r.ok = false;
-    r.error = "Out of memory running the trained model.";
+    r.error = _("Out of memory running the trained model.");
   }
 }
 
