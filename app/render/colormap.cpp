@@ -88,17 +88,17 @@ const char* ColourScaleTitle(ColourScale s) {
 
 const char* ColourScaleLabel(ColourScale s) {
   switch (s) {
-    case ColourScale::Map: return "per map";
-    case ColourScale::Row: return "per row";
-    default: return "fixed 0-1";
+    case ColourScale::Map: return _("per map");
+    case ColourScale::Row: return _("per row");
+    default: return _("fixed 0-1");
   }
 }
 
 const char* ColourScaleHelp(ColourScale s) {
   switch (s) {
-    case ColourScale::Map: return "per map: each map's largest weight is the brightest colour";
-    case ColourScale::Row: return "per row: each query's largest weight is the brightest colour";
-    default: return "fixed [0, 1]: one scale for every map, so heads compare by eye";
+    case ColourScale::Map: return _("per map: each map's largest weight is the brightest colour");
+    case ColourScale::Row: return _("per row: each query's largest weight is the brightest colour");
+    default: return _("fixed [0, 1]: one scale for every map, so heads compare by eye");
   }
 }
 

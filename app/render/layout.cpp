@@ -323,7 +323,7 @@ double ColourBarBlock(const LayoutInputs& in, const Fit& f, Layout& L) {
   else
     L.ticks = {"0", "", "", "", "max"};
   L.mask_legend = in.t.cfg.mask == Mask::Causal;
-  L.mask_text = "masked (weight 0)";
+  L.mask_text = _("masked (weight 0)");
   L.bar_w = in.R(16 * s);
   double block_w =
       std::max<double>(L.bar_w + 10 * s + in.text.Width("0.75", L.tick), in.text.Width(L.bar_title, L.subtitle));

@@ -100,7 +100,7 @@ std::vector<std::string> ConfigItems(const Trace& t, const std::string& position
   if (!positional.empty())
     items.push_back(positional);
   else
-    items.push_back(c.positional_encoding ? "sinusoidal PE" : "no positional encoding");
+    items.push_back(c.positional_encoding ? _("sinusoidal PE") : _("no positional encoding"));
   items.push_back("seed = " + std::to_string(c.seed));
   return items;
 }
@@ -114,7 +114,7 @@ std::string Formula(const Config& c) {
   else if (c.temperature != 1.0f)
     inner += " / \u03C4";
   std::string f = "softmax(" + inner + ")";
-  if (c.mask == Mask::Causal) f += ", causal mask";
+  if (c.mask == Mask::Causal) f += _(", causal mask");
   return f;
 }
 
@@ -142,7 +142,7 @@ std::vector<std::string> ReadingHints(const LayoutInputs& in, const Layout& L) {
   hint.push_back(_("each row sums to 1"));
   if (L.values) hint.push_back(_("numbers: weights rounded to 2 decimals"));
   if (in.o.colour_scale != ColourScale::Fixed)
-    hint.push_back(std::string("colours: ") + ColourScaleHelp(in.o.colour_scale));
+    hint.push_back(std::string(_("colours: ")) + ColourScaleHelp(in.o.colour_scale));
   // On the fixed [0, 1] scale long sentences look uniformly dark; say why.
   const float wmax = in.o.head >= 0 ? in.t.AttnHead(in.o.head).maxCoeff() : in.t.attn.maxCoeff();
   if (wmax < 0.2f && in.o.colour_scale == ColourScale::Fixed) {
@@ -254,7 +254,7 @@ double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, doubl
     add(sentence_part(_("keys/values: "), in.o.memory, in.ktoks, header_w), head_line, kInk, false, 0);
   }
   if (!in.o.weights.empty())
-    add(text.Ellipsize("weights: " + in.o.weights, Style{head_line.px, true}, static_cast<float>(header_w)),
+    add(text.Ellipsize(std::string(_("weights: ")) + _(in.o.weights.c_str()), Style{head_line.px, true}, static_cast<float>(header_w)),
         Style{head_line.px, true}, kInk, false, 0);
   for (const auto& l : Wrap(ConfigItems(t, in.o.positional), text, head_small, header_w))
     add(l, head_small, kGrey, false, 0);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdint>
 #include <clocale>
 #include <cstdlib>
@@ -169,6 +171,23 @@ const char* Translate(const char* msgid) {
 const char* TranslatePlural(const char* singular, const char* plural, unsigned long n) {
   if (g_lang.load(std::memory_order_relaxed) == Lang::kEnglish) return n == 1 ? singular : plural;
   return dngettext(kDomain, singular, plural, n);
+}
+
+std::string Format(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string out;
+  if (n > 0) {
+    out.resize(static_cast<std::size_t>(n) + 1);
+    std::vsnprintf(out.data(), out.size(), fmt, args);
+    out.resize(static_cast<std::size_t>(n));
+  }
+  va_end(args);
+  return out;
 }
 
 }  // namespace mha::i18n

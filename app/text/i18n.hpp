@@ -51,6 +51,11 @@ const std::vector<char32_t>& CatalogCharacters();
 const char* Translate(const char* msgid);
 const char* TranslatePlural(const char* singular, const char* plural, unsigned long n);
 
+// printf into a std::string, for a translated format: Format(_("tile %d of %d"), a, b).
+// A whole sentence with %d / %s gives the translator the word order; pieces glued with +
+// do not.
+std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
 }  // namespace mha::i18n
 
 #ifndef _

@@ -146,6 +146,57 @@ def test_every_tab_korean(mhaviz, d):
             check("\ufffd" not in t and "?" not in t, f"a replacement character in {t!r}")
 
 
+# English the Korean window may show: identifiers, formulas, names the glossary keeps in
+# English (Query, Key, Value, Softmax, LayerNorm, FFN, KV cache, GQA, induction, memory, and
+# GQA's and MQA's long names in parentheses where they are explained), units and file names. What is left after removing them must not hold a run of three
+# English words: that is a sentence or a label nobody wrapped in _().
+KEPT_ENGLISH = re.compile(
+    r"Multi-Head (Self-)?Attention|Self-Attention|Flash Attention|KV cache|\((grouped|multi|grouped/multi)-query attention\)|mhaviz[-\w.]*|[\w.-]+\.(npz|png|svg|gif|csv|json|txt)"
+    r"|\b(Query|Key|Value|Softmax|softmax|LayerNorm|FFN|GELU|ReLU|GQA|MQA|induction|memory|causal|Xavier|SentencePiece"
+    r"|Ctrl\+\w|[A-Za-z]+_\w+|[A-Za-z]\w*\([^)]*\)|exp|log|sqrt|max|min|mean|std|nats?|FLOPs?|KiB|MiB|GiB)\b")
+ENGLISH_RUN = re.compile(r"\b[A-Za-z][a-z]+(?:[ ,:;'-]+[A-Za-z][a-z]+){2,}\b")
+
+
+def english_runs(text):
+    """The runs of three or more English words left in a Korean window's text."""
+    runs = []
+    for line in text.splitlines():
+        for run in ENGLISH_RUN.findall(KEPT_ENGLISH.sub(" ", line)):
+            runs.append((run, line.strip()[:160]))
+    return runs
+
+
+def test_every_view_korean_text(mhaviz, d):
+    """Every view of the registry opened in Korean, on a seeded model and on mhaviz-small,
+    with a Korean sentence: the text the window drew (ImGui's log of the frame, in
+    --dump-state's "shown_text") has Hangul and no English sentence or label left."""
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        env.pop(k, None)
+    first = dump(mhaviz, d, "--lang", "ko", name="registry.json")
+    views = [v["name"] for v in first["views"]["registry"]]
+    check(len(views) >= 15 and "flash" in views and "cost" in views, f"the registry lists {views}")
+    problems = []
+    for model, args in (("seeded", ["--sentence", "고양이가 쥐를 잡았다"]),
+                        ("mhaviz-small", ["--model", "mhaviz-small", "--sentence", "고양이가 쥐를 잡았다"])):
+        texts = {}
+        for view in views:
+            out = os.path.join(d, f"text-{model}-{view}.json")
+            subprocess.run([mhaviz, "gui", "--lang", "ko", "--frames", "4", "--width", "1280", "--height", "800",
+                            "--view", view, "--dump-state", out, *args], check=True, env=env, cwd=d,
+                           capture_output=True)
+            final = g.read_json(out)
+            check(final["views"]["view"] == view, f"{model}: opened {final['views']['view']}, not {view}")
+            texts[view] = final["shown_text"]
+            problems += [f"{model} {view}: {run!r} in {line!r}" for run, line in english_runs(texts[view])]
+        # The view's own text: the lines no other view shows (the panels and menus are in all).
+        common = set.intersection(*(set(t.splitlines()) for t in texts.values()))
+        for view, text in texts.items():
+            body = "\n".join(l for l in text.splitlines() if l not in common)
+            check(HANGUL.search(body), f"{model} {view}: no Korean in the view: {body[:300]!r}")
+    check(not problems, f"{len(problems)} English texts in the Korean window:\n  " + "\n  ".join(problems[:80]))
+
+
 def test_export_korean(mhaviz, d):
     """mhaviz export --lang ko draws the title and captions in Korean (the SVG's text is
     readable); without --lang they stay English; the GUI's --export in Korean does the same."""
@@ -174,6 +225,7 @@ TESTS = {
     "environment_and_flag": test_environment_and_flag,
     "menu_switch": test_menu_switch,
     "every_tab_korean": test_every_tab_korean,
+    "every_view_korean_text": test_every_view_korean_text,
 }
 
 if __name__ == "__main__":

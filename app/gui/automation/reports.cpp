@@ -162,6 +162,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   // English: "view", the views' names and every JSON key).
   j["language"] = i18n::Code(i18n::Current());
   j["labels"] = ShownLabels(s);
+  j["shown_text"] = s.ui.shown_text;
   // Which glyph each token's characters are drawn with (0xFFFD: the replacement box).
   nlohmann::json drawn = nlohmann::json::array();
   nlohmann::json box_notes = nlohmann::json::array();

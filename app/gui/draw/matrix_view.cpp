@@ -289,7 +289,7 @@ void DrawScaleLegend(ColourScale scale, float range, float width, const char* la
   if (masked_entry) {
     dl->AddRectFilled(ImVec2(x, y), ImVec2(x + fs * 0.9f, y + h), Col32(render::kMaskedColour));
     dl->AddRect(ImVec2(x - 1, y - 1), ImVec2(x + fs * 0.9f + 1, y + h + 1), Pal().block_border);
-    dl->AddText(ImVec2(x + fs * 1.2f, o.y), text, "masked");
+    dl->AddText(ImVec2(x + fs * 1.2f, o.y), text, _("masked"));
     x += fs * 1.2f + ImGui::CalcTextSize("masked").x;
   }
   ImGui::Dummy(ImVec2(x - o.x, fs));

@@ -96,6 +96,17 @@ std::string Bytes(std::int64_t b) {
   return buf;
 }
 
+const char* PatternShown(HeadPattern p) {
+  switch (p) {
+    case HeadPattern::Self: return _("self");
+    case HeadPattern::Previous: return _("previous");
+    case HeadPattern::Next: return _("next");
+    case HeadPattern::First: return _("first token");
+    case HeadPattern::Spread: return _("no clear pattern");
+  }
+  return ToString(p);
+}
+
 std::string HeadPatternText(const std::string& label) {
   if (label == "previous-token") return _("previous-token");
   if (label == "self") return _("self");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gui/state/app_state.hpp"
+#include "mha/teach.hpp"
 
 namespace mha::gui {
 
@@ -22,6 +23,9 @@ void Muted(const char* text);
 // A head's pattern label (mha/heads.hpp: "previous-token", "2-back", "induction", ...,
 // a key in JSON) as the interface's language writes it.
 std::string HeadPatternText(const std::string& label);
+// A head metric's relation as the window shows it ("previous", "no clear pattern", ...):
+// the core's ToString(p) is the key --dump-state keeps.
+const char* PatternShown(HeadPattern p);
 // "1.5 KiB"
 std::string Bytes(std::int64_t b);
 

@@ -14,6 +14,7 @@
 #include <glad/gl.h>
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include "gui/main/automation_session.hpp"
 #include "gui/main/flags.hpp"
@@ -131,7 +132,25 @@ int RunWindow(const GuiArgs& a) {
     t.cpu_start_ms = ProcessCpuMs();
 
     BeginFrame(window, s, automation.on());
+    // ImGui's log records every text item drawn (labels, text, tabs); depth 0 so that
+    // logging opens no tree node the learner did not open. The log ends with the main
+    // window and hands its text to the clipboard function, which is ours for the frame.
+    const bool capture_text = !a.gui.dump_state.empty();
+    ImGuiIO& io = ImGui::GetIO();
+    const auto clip_fn = io.SetClipboardTextFn;
+    void* const clip_data = io.ClipboardUserData;
+    if (capture_text) {
+      s.ui.shown_text.clear();
+      io.SetClipboardTextFn = [](void* user, const char* text) { static_cast<std::string*>(user)->append(text); };
+      io.ClipboardUserData = &s.ui.shown_text;
+      ImGui::LogToClipboard(0);
+    }
     DrawFrame(s);
+    if (capture_text) {
+      if (GImGui->LogEnabled) ImGui::LogFinish();
+      io.SetClipboardTextFn = clip_fn;
+      io.ClipboardUserData = clip_data;
+    }
     ImGui::Render();
     t.ui = Clock::now();
     RenderFrame(window, &fb_w, &fb_h);

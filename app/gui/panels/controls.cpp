@@ -17,6 +17,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "text/normalize.hpp"
+#include "gui/sources/files.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
@@ -348,9 +349,9 @@ void DrawControlsPanel(AppState& s) {
     // x is given (a file or an example): nothing is added to it, which is not "off".
     const bool heads_example = s.files.input_path == "the positional-heads example";
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped("%s", heads_example ? "Positional encoding: x is the encoding itself (sin/cos of each "
-                                             "position, no word embeddings), so the heads can only use position."
-                                           : "Positional encoding: x comes as given, with whatever encoding it has.");
+    ImGui::TextWrapped("%s", heads_example ? _("Positional encoding: x is the encoding itself (sin/cos of each "
+                                               "position, no word embeddings), so the heads can only use position.")
+                                           : _("Positional encoding: x comes as given, with whatever encoding it has."));
     ImGui::PopStyleColor();
     Probe(s, "pe_given");
   }
@@ -362,7 +363,7 @@ void DrawControlsPanel(AppState& s) {
              "as in an encoder-decoder Transformer."));
   if (s.choice.cross) {
     ImGui::SetNextItemWidth(-1.0f);
-    if (ImGui::InputTextWithHint("##memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
+    if (ImGui::InputTextWithHint("##memory", _("memory sentence for keys and values"), s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
       if (std::string typed = text::KeepBeyondBmp(s.choice.memory, FromDisplay(s.ui.memory_buf.data()));
           text::TypedChange(s.choice.memory, typed)) {
@@ -380,7 +381,7 @@ void DrawControlsPanel(AppState& s) {
   }
 
   if (!s.files.weights_path.empty()) {
-    MessageBox("Weights come from " + s.files.weights_path + ".", Pal().notice_bg, Pal().notice_text);
+    MessageBox(i18n::Format(_("Weights come from %s."), SourceShown(s.files.weights_path).c_str()), Pal().notice_bg, Pal().notice_text);
     if (ImGui::Button(_("Use seeded random weights"))) {
       s.files.weights_path.clear();
       s.files.weights.reset();

@@ -20,7 +20,7 @@ void DrawExportPanel(AppState& s) {
   ImGui::PopStyleColor();
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel(_("file"), lw);
-  ImGui::InputTextWithHint("##export_path", "attention.png or attention.svg", s.exp.path.data(), s.exp.path.size());
+  ImGui::InputTextWithHint("##export_path", _("attention.png or attention.svg"), s.exp.path.data(), s.exp.path.size());
   Probe(s, "export_path");
   FormLabel(_("picture"), lw);
   int view = s.exp.head_view ? 1 : 0;
@@ -51,7 +51,7 @@ void DrawExportPanel(AppState& s) {
   // For slides: the same choices as mhaviz export's --columns, --no-header, --fit 16:9
   // and --color-scale (the heatmaps' own scale, so the slide matches the screen).
   FormLabel(_("columns"), lw);
-  ImGui::SliderInt("##columns", &s.exp.columns, 0, 8, s.exp.columns == 0 ? "auto" : "%d per row");
+  ImGui::SliderInt("##columns", &s.exp.columns, 0, 8, s.exp.columns == 0 ? _("auto") : _("%d per row"));
   Probe(s, "export_columns");
   ImGui::EndDisabled();
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));

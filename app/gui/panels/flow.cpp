@@ -5,6 +5,7 @@
 #include <array>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -95,8 +96,8 @@ ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float 
     params += r.param_count;
   }
   // The total row, in bold.
-  const std::string total_params = Thousands(params) + " learned numbers";
-  f.w[0] = std::max(f.w[0], TextWidth(bold, "total"));
+  const std::string total_params = i18n::Format(_("%s learned numbers"), Thousands(params).c_str());
+  f.w[0] = std::max(f.w[0], TextWidth(bold, _("total")));
   f.w[3] = std::max(f.w[3], TextWidth(bold, total_params));
   f.w[4] = std::max(f.w[4], TextWidth(bold, Thousands(flops)));
   const float scrollbar = FlowTableHeight(flow.size()) > height + 0.5f ? ImGui::GetStyle().ScrollbarSize : 0.0f;
@@ -146,20 +147,20 @@ FlowFailure FindFailure(const AppState& s) {
   if (s.result.ok) return f;
   f.on = true;
   const Config& c = s.choice.cfg;
-  char buf[160];
+  char buf[480];
   if (c.num_heads > 0 && c.d_model > 0 && (c.num_heads > c.d_model || c.d_model % c.num_heads != 0)) {
-    std::snprintf(buf, sizeof buf, "%d / %d = %.4g is not a whole number: no head_dim", c.d_model, c.num_heads,
+    std::snprintf(buf, sizeof buf, _("%d / %d = %.4g is not a whole number: no head_dim"), c.d_model, c.num_heads,
                   static_cast<double>(c.d_model) / c.num_heads);
     f.text = buf;
   } else if (c.num_heads > 0 && (c.kv_heads() > c.num_heads || c.num_heads % c.kv_heads() != 0)) {
-    std::snprintf(buf, sizeof buf, "%d query heads cannot share %d K/V heads evenly", c.num_heads, c.kv_heads());
+    std::snprintf(buf, sizeof buf, _("%d query heads cannot share %d K/V heads evenly"), c.num_heads, c.kv_heads());
     f.text = buf;
   } else if (s.result.tokens.empty() && s.files.input_path.empty()) {
     f.step = StepId::Input;
-    f.text = "no tokens: the sentence is empty";
+    f.text = _("no tokens: the sentence is empty");
   } else {
     f.step = StepId::Input;
-    f.text = "cannot run: see the message over the results";
+    f.text = _("cannot run: see the message over the results");
   }
   return f;
 }
@@ -167,11 +168,40 @@ FlowFailure FindFailure(const AppState& s) {
 // The trace's table, with the input row a trained model's: its layers run without PE
 // (the model adds its own, learned or sinusoidal, to the embeddings below layer 0),
 // so the layer's own row would say "no PE" of a model that has positions.
+// The core's notes in the parameters column, as the window shows them (numbers and
+// identifiers kept); a note not listed here stays as the core wrote it.
+std::string ParamsShown(const std::string& p) {
+  if (i18n::Current() == i18n::Lang::kEnglish) return p;
+  int a = 0, b = 0, c = 0;
+  char rest[32] = "";
+  if (p == "pre-LN: the norm came before attention") return _("pre-LN: the norm came before attention");
+  if (p == "pre-LN: the norm came before the FFN") return _("pre-LN: the norm came before the FFN");
+  if (p == "no LayerNorm") return _("no LayerNorm");
+  if (std::sscanf(p.c_str(), "over the %d keys of each row%31[^\n]", &a, rest) >= 1) {
+    if (!rest[0]) return i18n::Format(P_("over the %d key of each row", "over the %d keys of each row", a), a);
+    if (std::string(rest) == ", tile by tile; attn not kept")
+      return i18n::Format(P_("over the %d key of each row, tile by tile; attn not kept",
+                             "over the %d keys of each row, tile by tile; attn not kept", a),
+                          a);
+  }
+  if (std::sscanf(p.c_str(), "weighted sum of %d value rows%31s", &a, rest) == 1)
+    return i18n::Format(P_("weighted sum of %d value row", "weighted sum of %d value rows", a), a);
+  if (std::sscanf(p.c_str(), "%d heads x head_dim %d (K, V alike%31s", &a, &b, rest) == 3 ||
+      std::sscanf(p.c_str(), "%d head x head_dim %d (K, V alike%31s", &a, &b, rest) == 3)
+    return i18n::Format(P_("%d head x head_dim %d (K, V alike)", "%d heads x head_dim %d (K, V alike)", a), a, b);
+  if (std::sscanf(p.c_str(), "%d query heads, %d K/V head%*[s] x head_dim %d", &a, &b, &c) == 3 ||
+      std::sscanf(p.c_str(), "%d query heads, %d K/V head x head_dim %d", &a, &b, &c) == 3)
+    return i18n::Format(P_("%d query heads, %d K/V head x head_dim %d", "%d query heads, %d K/V heads x head_dim %d", b),
+                        a, b, c);
+  return p;
+}
+
 std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t) {
   std::vector<FlowRow> flow = t.flow;
+  for (FlowRow& r : flow) r.params = ParamsShown(r.params);
   if (!UsingTrainedModel(s)) return flow;
   const Positional pe = s.source.model->cfg.positional;
-  const char* kind = pe == Positional::Learned ? "learned PE" : pe == Positional::Sinusoidal ? "sinusoidal PE" : "no PE";
+  const char* kind = pe == Positional::Learned ? _("learned PE") : pe == Positional::Sinusoidal ? _("sinusoidal PE") : _("no PE");
   for (FlowRow& r : flow) {
     if (r.id != StepId::Input) continue;
     const std::string dims = "seq = " + std::to_string(t.seq) + ", d_model = " + std::to_string(t.cfg.d_model);
@@ -179,8 +209,8 @@ std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t) {
       r.formula = pe == Positional::None ? "x = tok_embed[tokens]" : "x = tok_embed[tokens] + PE";
       r.params = dims + ", " + kind;
     } else {
-      r.formula = "x = layer " + std::to_string(s.source.layer - 1) + "'s output";
-      r.params = dims + ", " + kind + " (added below layer 0)";
+      r.formula = i18n::Format(_("x = layer %d's output"), s.source.layer - 1);
+      r.params = dims + ", " + i18n::Format(_("%s (added below layer 0)"), kind);
     }
   }
   return flow;
@@ -273,7 +303,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
   ImGui::TableSetColumnIndex(3);
   // In bold, unless the column is in the small font (which has no bold).
   rep.flow_shortened += CellText(fit.params_small ? fit.params_font : ImGui::GetFont(),
-                                 Thousands(total_params) + " learned numbers", w[3]);
+                                 i18n::Format(_("%s learned numbers"), Thousands(total_params).c_str()), w[3]);
   ImGui::TableSetColumnIndex(4);
   const std::string f = Thousands(total_flops);
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(f.c_str()).x);
@@ -335,7 +365,7 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   blocks.push_back(xb);
   Block mb{};
   if (cross) {
-    mb = Block{ImVec2(x1 - w * 0.46f, y_in), ImVec2(x1, y_in + rh), "memory m", -1, false, "m"};
+    mb = Block{ImVec2(x1 - w * 0.46f, y_in), ImVec2(x1, y_in + rh), _("memory m"), -1, false, "m"};
     blocks.push_back(mb);
   }
   const float q_src_x = (xb.a.x + xb.b.x) * 0.5f;
@@ -359,8 +389,10 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     blocks.push_back(proj[i]);
   }
   const float ys = next_row(rh);
-  blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh), "split into " + std::to_string(c.num_heads) + (c.num_heads == 1 ? " head" : " heads"),
-                         step(StepId::SplitHeads), false, "split: " + std::to_string(c.num_heads) + (c.num_heads == 1 ? " head" : " heads")});
+  blocks.push_back(Block{ImVec2(x0, ys), ImVec2(x1, ys + rh),
+                         i18n::Format(P_("split into %d head", "split into %d heads", c.num_heads), c.num_heads),
+                         step(StepId::SplitHeads), false,
+                         i18n::Format(P_("split: %d head", "split: %d heads", c.num_heads), c.num_heads)});
   // Attention per head: a stack of cards, one sub-row per step.
   const float ya = next_row(3 * rh);
   const int shadows = std::min(c.num_heads - 1, 3);
@@ -373,19 +405,19 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   }
   const float att_top = ya - shadows * d;
   blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
-                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : "Q\xC2\xB7K^T (not scaled)", step(StepId::Scores), true,
+                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : _("Q\xC2\xB7K^T (not scaled)"), step(StepId::Scores), true,
                          "Q\xC2\xB7K^T"});
   blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
-                         c.mask == Mask::Causal ? "mask, softmax" : "softmax", step(StepId::Softmax), true});
+                         c.mask == Mask::Causal ? _("mask, softmax") : "Softmax", step(StepId::Softmax), true});
   blocks.push_back(
-      Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), "weights \xC3\x97 V", step(StepId::Context), true});
+      Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), _("weights \xC3\x97 V"), step(StepId::Context), true});
   const float yc = next_row(rh);
-  blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), "concat heads", step(StepId::Concat)});
+  blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), _("concat heads"), step(StepId::Concat)});
   const float yo = next_row(rh);
   const Block wo = centred(yo, 0.6f, "\xC3\x97 W_O", step(StepId::OutProj));
   blocks.push_back(wo);
   const float yn = next_row(rh);
-  const Block add = centred(yn, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)",
+  const Block add = centred(yn, 0.6f, c.norm == Norm::Post ? "Add & Norm" : _("Add (residual)"),
                             step(StepId::Residual));
   blocks.push_back(add);
   // The encoder block: position-wise feed-forward network, then its own residual.
@@ -394,11 +426,11 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     // Pre-LN: LN2 shares the FFN's box, so the diagram keeps fitting the panel.
     const float yf = next_row(rh);
     const char* act = c.activation == Activation::Gelu ? "GELU" : "ReLU";
-    ffn = centred(yf, 0.8f, std::string(pre ? "LN, feed-forward, " : "feed-forward, ") + act, step(StepId::FfnUp));
+    ffn = centred(yf, 0.8f, i18n::Format(pre ? _("LN, feed-forward, %s") : _("feed-forward, %s"), act), step(StepId::FfnUp));
     ffn.short_label = std::string(pre ? "LN, FFN, " : "FFN, ") + act;
     blocks.push_back(ffn);
     const float yn2 = next_row(rh);
-    add2 = centred(yn2, 0.6f, c.norm == Norm::Post ? "Add & Norm" : "Add (residual)", step(StepId::FfnResidual));
+    add2 = centred(yn2, 0.6f, c.norm == Norm::Post ? "Add & Norm" : _("Add (residual)"), step(StepId::FfnResidual));
     blocks.push_back(add2);
   }
 
@@ -498,7 +530,7 @@ void DrawFlowPanel(AppState& s) {
   if (!folded) {
     // One line that stops short of the button (big text: cut with "...", whole in the
     // tooltip), so the subtitle never runs under it or pushes the table down.
-    static const char* kSubtitle = "each step's output shape (batch axis first), learned parameters and FLOPs";
+    const char* kSubtitle = _("each step's output shape (batch axis first), learned parameters and FLOPs");
     ImGui::SameLine(0.0f, ImGui::GetFontSize() * 0.8f);
     const float room = right - ImGui::GetCursorPosX() - ImGui::GetFontSize() * 0.8f;
     const std::string sub = Ellipsize(kSubtitle, room);

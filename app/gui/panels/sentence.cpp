@@ -3,6 +3,7 @@
 
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
+#include "gui/sources/files.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
@@ -38,7 +39,7 @@ void DrawSentencePanel(AppState& s) {
     s.ui.focus_sentence = false;
   }
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::InputTextWithHint("##sentence", "e.g. The cat sat on the mat.", buf.data(), buf.size())) {
+  if (ImGui::InputTextWithHint("##sentence", _("e.g. The cat sat on the mat."), buf.data(), buf.size())) {
     // The field cannot hold emoji: it must not replace them unless they were edited.
     if (std::string typed = text::KeepBeyondBmp(s.choice.sentence, FromDisplay(buf.data()));
         text::TypedChange(s.choice.sentence, typed)) {
@@ -50,8 +51,8 @@ void DrawSentencePanel(AppState& s) {
   }
   Probe(s, "sentence");
   if (std::strlen(buf.data()) + 4 >= buf.size())
-    MessageBox("The field is full: a sentence can have at most " + Thousands(static_cast<long long>(kSentenceCap)) +
-                   " bytes here. Longer text is cut off.",
+    MessageBox(i18n::Format(_("The field is full: a sentence can have at most %s bytes here. Longer text is cut off."),
+                            Thousands(static_cast<long long>(kSentenceCap)).c_str()),
                Pal().notice_bg, Pal().notice_text);
 
   int n = 0;
@@ -72,7 +73,7 @@ void DrawSentencePanel(AppState& s) {
   Probe(s, "examples");
 
   if (!s.files.input_path.empty()) {
-    MessageBox("x comes from " + s.files.input_path + ". Type a sentence to use it instead.",
+    MessageBox(i18n::Format(_("x comes from %s. Type a sentence to use it instead."), SourceShown(s.files.input_path).c_str()),
                Pal().notice_bg, Pal().notice_text);
   }
   const auto& tokens = s.result.tokens;
@@ -98,9 +99,12 @@ void DrawSentencePanel(AppState& s) {
       note += note.empty() ? "" : "; ";
       note += b.text + " = " + b.pieces;
     }
-    note += s.source.byte_spelled.size() == 1 ? ": a character" : ": characters";
-    note += " not among the model's " + std::to_string(s.source.lm->tokenizer.vocab_size()) + " pieces, spelled as " +
-            (s.source.byte_spelled.size() == 1 ? "its" : "their") + " UTF-8 bytes, one piece per byte.";
+    note += i18n::Format(s.source.byte_spelled.size() == 1
+                             ? _(": a character not among the model's %d pieces, spelled as its UTF-8 bytes, one piece "
+                                 "per byte.")
+                             : _(": characters not among the model's %d pieces, spelled as their UTF-8 bytes, one "
+                                 "piece per byte."),
+                         s.source.lm->tokenizer.vocab_size());
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextWrapped("%s", ForDisplay(note).c_str());
     ImGui::PopStyleColor();

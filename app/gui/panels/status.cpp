@@ -14,22 +14,22 @@ void DrawWeightsBadge(AppState& s) {
   const WeightsProvenance w = DescribeWeights(s);
   const bool random = w.kind == "random", trained = w.kind == "trained";
   const ImVec2 pad(ImGui::GetFontSize() * 0.35f, ImGui::GetStyle().FramePadding.y);
-  const ImVec2 ts = ImGui::CalcTextSize(w.text.c_str());
+  const ImVec2 ts = ImGui::CalcTextSize(w.shown.c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const ImVec2 size(ts.x + 2 * pad.x, ts.y + 2 * pad.y);
   const ImU32 bg = random ? Pal().notice_bg : Pal().chip_bg;
   const ImU32 fg = random ? Pal().notice_text : trained ? Pal().ok_text : ImGui::GetColorU32(ImGuiCol_Text);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), bg, 3.0f);
-  dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), fg, w.text.c_str());
+  dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), fg, w.shown.c_str());
   ImGui::Dummy(size);
   Probe(s, "weights_badge");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s", random ? "These weights were drawn from the seed and never trained: whatever pattern a "
-                                     "head shows here is chance, not something it learned. Pick mhaviz-small under "
-                                     "Model for trained heads."
-                           : trained ? "Weights learned by training; the layer shown."
-                                     : "Weights set by hand or loaded from a file, not trained here.");
+    ImGui::SetTooltip("%s", random ? _("These weights were drawn from the seed and never trained: whatever pattern a "
+                                       "head shows here is chance, not something it learned. Pick mhaviz-small under "
+                                       "Model for trained heads.")
+                           : trained ? _("Weights learned by training; the layer shown.")
+                                     : _("Weights set by hand or loaded from a file, not trained here."));
 }
 
 void DrawStatusBar(AppState& s) {
@@ -38,7 +38,7 @@ void DrawStatusBar(AppState& s) {
   char buf[512];
   std::snprintf(buf, sizeof buf, _("recompute %.2f ms"), tm.last_recompute_ms);
   const std::string recompute = buf;
-  std::string reuse = s.result.ok ? "(" + s.result.reuse + ")" : std::string();
+  std::string reuse = s.result.ok ? "(" + (s.result.reuse_shown.empty() ? s.result.reuse : s.result.reuse_shown) + ")" : std::string();
   std::snprintf(buf, sizeof buf, _("frame %.1f ms"), tm.last_frame_ms);
   std::string frame = buf;
   std::string config;

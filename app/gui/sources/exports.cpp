@@ -6,10 +6,12 @@
 #include <glad/gl.h>
 
 #include "gui/sources/files.hpp"
+#include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "io/files.hpp"
 #include "render/head_view.hpp"
 #include "render/render.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -33,8 +35,9 @@ void ExportHeadView(AppState& s, const std::string& path, bool svg) {
     on += o.heads.back() ? 1 : 0;
   }
   if (UsingTrainedModel(s)) {
-    o.title = "Head view \u00B7 layer " + std::to_string(s.source.layer);
-    o.sentence = s.source.name + (s.source.lm ? " on \u201C" + s.choice.sentence + "\u201D" : std::string());
+    o.title = i18n::Format(_("Head view \u00B7 layer %d"), s.source.layer);
+    o.sentence = s.source.lm ? i18n::Format(_("%s on \u201C%s\u201D"), _(kSmallModelName), s.choice.sentence.c_str())
+                             : s.source.name;
   } else if (s.files.input_path.empty()) {
     o.sentence = s.choice.sentence;
   }
@@ -47,8 +50,9 @@ void ExportHeadView(AppState& s, const std::string& path, bool svg) {
     size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
   }
   io::WriteFileAtomic(path, bytes);
-  s.exp.message = "Saved the head view (" + std::to_string(on) + (on == 1 ? " head" : " heads") + ") as" + size +
-                  (svg ? " SVG" : " PNG") + " to " + AbsolutePath(path) + ".";
+  s.exp.message = i18n::Format(P_("Saved the head view (%d head) as%s %s to %s.",
+                                  "Saved the head view (%d heads) as%s %s to %s.", on),
+                               on, size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str());
   s.exp.message_ok = true;
 }
 
@@ -72,11 +76,12 @@ void RunPendingExports(AppState& s) {
     const Trace& t = s.result.trace;
     int head = -1;
     // (With one head the figure has no mean: it would repeat the head.)
-    std::string what =
-        t.cfg.num_heads == 1 ? "the 1 head" : "all " + std::to_string(t.cfg.num_heads) + " heads and their mean";
+    std::string what = t.cfg.num_heads == 1
+                           ? std::string(_("the 1 head"))
+                           : i18n::Format(_("all %d heads and their mean"), t.cfg.num_heads);
     if (s.exp.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
       head = s.ui.enlarged;
-      what = "head " + std::to_string(head);
+      what = i18n::Format(_("head %d"), head);
     }
     const bool svg = EndsWith(path, ".svg");
     if (!svg && !EndsWith(path, ".png")) path += ".png";
@@ -92,7 +97,7 @@ void RunPendingExports(AppState& s) {
     o.columns = s.exp.columns;
     o.header = s.exp.header;
     o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
-    o.weights = DescribeWeights(s).text;
+    o.weights = DescribeWeights(s).shown;
     if (s.files.input_path.empty()) {
       o.sentence = s.choice.sentence;
       if (t.in.cross()) o.memory = s.choice.memory;
@@ -107,10 +112,12 @@ void RunPendingExports(AppState& s) {
       for (const auto& n : img.notes) notes += " " + n;
     }
     io::WriteFileAtomic(path, bytes);
-    s.exp.message = "Saved " + what + " as" + size + (svg ? " SVG" : " PNG") + " to " + AbsolutePath(path) + "." + notes;
+    s.exp.message = i18n::Format(_("Saved %s as%s %s to %s."), what.c_str(), size.c_str(), svg ? "SVG" : "PNG",
+                                 AbsolutePath(path).c_str()) +
+                    notes;
     s.exp.message_ok = true;
   } catch (const std::exception& e) {
-    s.exp.message = std::string("Export failed: ") + e.what();
+    s.exp.message = std::string(_("Export failed: ")) + e.what();
     s.exp.message_ok = false;
   }
 }

@@ -4,6 +4,7 @@
 // --input / --weights fill, so every other view (heatmaps, shape flow, export)
 // works on them unchanged; Recompute() reads them.
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -14,12 +15,17 @@
 #include "gui/state/view_caches.hpp"
 #include "io/files.hpp"
 #include "render/render.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
 
-const char* const kLessonSource = "the lesson example";
-const char* const kHeadsSource = "the positional-heads example";
+const char* const kLessonSource = N_("the lesson example");
+const char* const kHeadsSource = N_("the positional-heads example");
+const char* const kEditorFromSeed = N_("the weight editor (started from seed %llu)");
+const char* const kEditorFrom = N_("the weight editor (started from %s)");
+// render::kUntrainedWeights, marked here for xgettext (render.hpp stays free of i18n).
+[[maybe_unused]] const char* const kUntrainedMsgid = N_("random weights (untrained)");
 
 void Report(AppState& s, bool ok, std::string message) {
   s.teach.file_message = std::move(message);
@@ -49,9 +55,13 @@ std::vector<std::string> WeightNames(const Trace& t) {
 }
 
 void Save(AppState& s, const std::string& path, const std::vector<std::string>& names, const char* what) {
-  if (path.empty()) return Report(s, false, std::string("Type a file name to save ") + what + " to, e.g. " +
-                                                (std::string(what) == "x" ? "x.npz." : "weights.npz."));
-  if (!s.result.ok) return Report(s, false, "Nothing to save: the configuration cannot run yet (" + s.result.error + ")");
+  const bool x = std::string(what) == "x";
+  if (path.empty())
+    return Report(s, false, x ? _("Type a file name to save x to, e.g. x.npz.")
+                              : _("Type a file name to save the weights to, e.g. weights.npz."));
+  if (!s.result.ok)
+    return Report(s, false, i18n::Format(_("Nothing to save: the configuration cannot run yet (%s)"),
+                                         s.result.error.c_str()));
   try {
     const auto all = Tensors(s.result.trace);
     std::vector<TensorView> chosen;
@@ -60,9 +70,10 @@ void Save(AppState& s, const std::string& path, const std::vector<std::string>& 
     io::WriteFilesAtomic({{path, io::EncodeNpz(chosen)}});
     std::string keys;
     for (const auto& t : chosen) keys += (keys.empty() ? "" : ", ") + t.name;
-    Report(s, true, std::string("Saved ") + what + " (" + keys + ") to " + AbsolutePath(path) + ".");
+    Report(s, true, i18n::Format(x ? _("Saved x (%s) to %s.") : _("Saved the weights (%s) to %s."), keys.c_str(),
+                                 AbsolutePath(path).c_str()));
   } catch (const std::exception& e) {
-    Report(s, false, std::string("Could not save ") + what + ": " + e.what());
+    Report(s, false, std::string(x ? _("Could not save x: ") : _("Could not save the weights: ")) + e.what());
   }
 }
 
@@ -92,7 +103,21 @@ void LoadExample(AppState& s, LessonExample ex, const char* source, const std::s
 void LoadLessonExample(AppState& s) { LoadLessonPreset(s, 0); }
 
 // Where x and the weights come from, per lesson preset (LessonPresets()'s order).
-const char* const kLessonSources[] = {kLessonSource, "the lesson's hand calculation"};
+const char* const kLessonSources[] = {kLessonSource, N_("the lesson's hand calculation")};
+
+std::string SourceShown(const std::string& source) {
+  for (const char* fixed : {kLessonSource, kHeadsSource, kLessonSources[1]})
+    if (source == fixed) return _(fixed);
+  // The weight editor's names (EditableWeights), nested once per edit of a file's weights.
+  unsigned long long seed = 0;
+  char rest = 0;
+  if (std::sscanf(source.c_str(), "the weight editor (started from seed %llu%c", &seed, &rest) == 2 && rest == ')')
+    return i18n::Format(_(kEditorFromSeed), seed);
+  const std::string from = "the weight editor (started from ";
+  if (source.size() > from.size() + 1 && source.compare(0, from.size(), from) == 0 && source.back() == ')')
+    return i18n::Format(_(kEditorFrom), SourceShown(source.substr(from.size(), source.size() - from.size() - 1)).c_str());
+  return source;
+}
 
 void LoadLessonPreset(AppState& s, int index) {
   std::vector<LessonExample> presets = LessonPresets();
@@ -116,7 +141,7 @@ void LoadPositionalHeadsExample(AppState& s) {
   if (tokens.empty())
     for (auto& t : Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens) tokens.push_back(std::move(t.text));
   if (tokens.empty()) {
-    Report(s, false, "The positional-heads example needs a sentence: type one first.");
+    Report(s, false, _("The positional-heads example needs a sentence: type one first."));
     return;
   }
   LessonExample ex = MakePositionalHeadsExample(tokens);
@@ -130,12 +155,16 @@ bool UsesPositionalHeadsExample(const AppState& s) {
 
 WeightsProvenance DescribeWeights(const AppState& s) {
   const std::string layer = " \u00B7 layer " + std::to_string(s.source.layer);
-  if (UsingTrainedModel(s))
-    return {"trained", "trained: " + (s.source.lm ? std::string("mhaviz-small") : s.source.name) + layer};
+  if (UsingTrainedModel(s)) {
+    const std::string name = s.source.lm ? std::string("mhaviz-small") : s.source.name;
+    return {"trained", "trained: " + name + layer,
+            i18n::Format(_("trained: %s \u00B7 layer %d"), name.c_str(), s.source.layer)};
+  }
   const std::string& w = s.files.weights_path;
-  if (w.empty()) return {"random", render::kUntrainedWeights};
-  if (w == kHeadsSource || LessonPresetInUse(s) >= 0) return {"hand-set", "set by hand (" + w + ")"};
-  return {"file", "from " + w};
+  if (w.empty()) return {"random", render::kUntrainedWeights, _(render::kUntrainedWeights)};
+  if (w == kHeadsSource || LessonPresetInUse(s) >= 0)
+    return {"hand-set", "set by hand (" + w + ")", i18n::Format(_("set by hand (%s)"), SourceShown(w).c_str())};
+  return {"file", "from " + w, i18n::Format(_("from %s"), SourceShown(w).c_str())};
 }
 
 std::shared_ptr<Weights> EditableWeights(AppState& s) {
@@ -143,9 +172,9 @@ std::shared_ptr<Weights> EditableWeights(AppState& s) {
   if (!cur) return nullptr;
   auto w = std::make_shared<Weights>(*cur);
   if (!s.files.weights) {
-    s.files.weights_path = "the weight editor (started from seed " + std::to_string(s.choice.cfg.seed) + ")";
+    s.files.weights_path = i18n::Format(kEditorFromSeed, static_cast<unsigned long long>(s.choice.cfg.seed));
   } else if (!s.teach.weights_edited) {
-    s.files.weights_path = "the weight editor (started from " + s.files.weights_path + ")";
+    s.files.weights_path = i18n::Format(kEditorFrom, s.files.weights_path.c_str());
   }
   s.teach.weights_edited = true;
   s.files.weights = w;
@@ -167,7 +196,7 @@ void UseSeededWeights(AppState& s) {
 }
 
 void LoadInputFile(AppState& s, const std::string& path) {
-  if (path.empty()) return Report(s, false, "Type the path of an .npz file with an array x of shape (seq, d_model).");
+  if (path.empty()) return Report(s, false, _("Type the path of an .npz file with an array x of shape (seq, d_model)."));
   LeaveTrainedModel(s);
   try {
     Inputs in = io::LoadInputs(path);
@@ -187,25 +216,25 @@ void LoadInputFile(AppState& s, const std::string& path) {
       int h = 1;
       for (int v : heads)
         if (v <= std::max(c.num_heads, 1)) h = v;
-      extra = " num_heads " + std::to_string(c.num_heads) + " does not divide d_model = " + std::to_string(d) +
-              ", so num_heads is now " + std::to_string(h) + ".";
+      extra = i18n::Format(_(" num_heads %d does not divide d_model = %d, so num_heads is now %d."), c.num_heads, d, h);
       c.num_heads = h;
       c.num_kv_heads = 0;
     }
     if (s.files.weights && s.files.weights->W_q.rows() != d) {
       UseSeededWeights(s);
-      extra += " The weights in use had another d_model, so the seeded weights are used.";
+      extra += _(" The weights in use had another d_model, so the seeded weights are used.");
     }
     s.dirty = true;
-    Report(s, true, "Loaded x (" + std::to_string(s.files.input.x.rows()) + " x " + std::to_string(d) + ") from " +
-                        AbsolutePath(path) + ": d_model = " + std::to_string(d) + ", positional encoding off." + extra);
+    Report(s, true, i18n::Format(_("Loaded x (%d x %d) from %s: d_model = %d, positional encoding off."),
+                                 static_cast<int>(s.files.input.x.rows()), d, AbsolutePath(path).c_str(), d) +
+                        extra);
   } catch (const std::exception& e) {
-    Report(s, false, std::string("Could not load x: ") + e.what());
+    Report(s, false, std::string(_("Could not load x: ")) + e.what());
   }
 }
 
 void LoadWeightsFile(AppState& s, const std::string& path) {
-  if (path.empty()) return Report(s, false, "Type the path of an .npz file with W_q, W_k, W_v and W_o.");
+  if (path.empty()) return Report(s, false, _("Type the path of an .npz file with W_q, W_k, W_v and W_o."));
   LeaveTrainedModel(s);
   try {
     auto npz = io::LoadNpz(path, io::WeightsFilter(path, nullptr));  // d_model may come from the file
@@ -217,13 +246,13 @@ void LoadWeightsFile(AppState& s, const std::string& path) {
     if (wq != npz.end() && wq->second.shape.size() == 2 && wq->second.shape[0] != c.d_model &&
         s.files.input_path.empty() && wq->second.shape[0] >= 1 && wq->second.shape[0] <= Limits::kMaxDModel) {
       c.d_model = static_cast<int>(wq->second.shape[0]);
-      extra += " d_model is now " + std::to_string(c.d_model) + ".";
+      extra += i18n::Format(_(" d_model is now %d."), c.d_model);
     }
     if (c.num_heads < 1 || c.d_model % c.num_heads != 0) {
       int h = 1;
       for (int v : ValidHeadCounts(c.d_model))
         if (v <= std::max(c.num_heads, 1)) h = v;
-      extra += " num_heads is now " + std::to_string(h) + " (it must divide d_model).";
+      extra += i18n::Format(_(" num_heads is now %d (it must divide d_model)."), h);
       c.num_heads = h;
     }
     c.num_kv_heads = 0;  // read from W_k's shape
@@ -241,9 +270,11 @@ void LoadWeightsFile(AppState& s, const std::string& path) {
     s.files.weights_path = path;
     s.teach.weights_edited = false;
     s.dirty = true;
-    Report(s, true, "Loaded the weights from " + AbsolutePath(path) + (has_ffn ? " (with FFN weights)." : ".") + extra);
+    Report(s, true, i18n::Format(has_ffn ? _("Loaded the weights from %s (with FFN weights).") : _("Loaded the weights from %s."),
+                                 AbsolutePath(path).c_str()) +
+                        extra);
   } catch (const std::exception& e) {
-    Report(s, false, std::string("Could not load the weights: ") + e.what());
+    Report(s, false, std::string(_("Could not load the weights: ")) + e.what());
   }
 }
 

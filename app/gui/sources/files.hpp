@@ -33,8 +33,12 @@ void UseSeededWeights(AppState& s);
 // editor); `text` in words ("random weights (untrained)", "trained: mhaviz-small ·
 // layer 1").
 struct WeightsProvenance {
-  std::string kind, text;
+  std::string kind, text;  // text: English, for --dump-state and scripts
+  std::string shown;       // the same in the interface's language, for the window and its exports
 };
+// A source name held in s.files (weights_path, input_path) as the window shows it: the
+// fixed names translated, a file's path as it is.
+std::string SourceShown(const std::string& source);
 WeightsProvenance DescribeWeights(const AppState& s);
 // .npz files from the Lesson view; the outcome lands in s.teach.file_message.
 void LoadInputFile(AppState& s, const std::string& path);

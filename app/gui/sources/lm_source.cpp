@@ -158,24 +158,29 @@ void SetKnockedOut(AppState& s, std::vector<HeadRef> heads) {
   s.dirty = true;
 }
 
-std::string KnockoutText(const AppState& s) {
+std::string KnockoutText(const AppState& s, bool shown) {
   if (s.source.knocked.empty()) return "";
   std::string names;
   for (const HeadRef& h : s.source.knocked) names += (names.empty() ? "" : ", ") + HeadName(h);
   bool mean = s.source.knock_mode == AblationMode::Mean;
   if (mean && UsingTrainedModel(s)) mean = MeansFit(s, *s.source.model);
+  if (shown) return names + (mean ? _(" (mean)") : _(" (zero)"));
   return names + (mean ? " (mean)" : " (zero)");
 }
 
 void DrawKnockoutBanner(AppState& s) {
-  const std::string heads = KnockoutText(s);
+  const std::string heads = KnockoutText(s, true);
   if (heads.empty()) return;
-  std::string text = "Knocked out: " + heads + ". Every view shows the model without " +
-                     (s.source.knocked.size() == 1 ? "this head" : "these heads") +
-                     ": its context is replaced before W_O (its own attention is still drawn).";
+  const std::string text = i18n::Format(
+      s.source.knocked.size() == 1
+          ? _("Knocked out: %s. Every view shows the model without this head: its context is replaced before W_O (its "
+              "own attention is still drawn).")
+          : _("Knocked out: %s. Every view shows the model without these heads: their context is replaced before W_O "
+              "(their own attention is still drawn)."),
+      heads.c_str());
   MessageBox(text, Pal().notice_bg, Pal().notice_text);
   Probe(s, "knockout_banner");
-  if (ImGui::SmallButton("Put every head back")) SetKnockedOut(s, {});
+  if (ImGui::SmallButton(_("Put every head back"))) SetKnockedOut(s, {});
   Probe(s, "knockout_restore");
 }
 
@@ -230,7 +235,11 @@ void RecomputeFromLanguageModel(AppState& s) {
     r.trace = src.pass.layers[static_cast<std::size_t>(src.layer)];
     MeanAttention(r.trace, r.mean_attn);
     r.reuse = "language model, layer " + std::to_string(src.layer) + " of " + std::to_string(layers);
-    if (!ablate.empty()) r.reuse += ", knocked out: " + KnockoutText(s);
+    r.reuse_shown = i18n::Format(_("language model, layer %d of %d"), src.layer, layers);
+    if (!ablate.empty()) {
+      r.reuse += ", knocked out: " + KnockoutText(s);
+      r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
+    }
     r.ok = true;
     r.error.clear();
     ++r.generation;
@@ -244,7 +253,7 @@ void RecomputeFromLanguageModel(AppState& s) {
     src.next.clear();
     src.byte_spelled.clear();
     r.ok = false;
-    r.error = "Out of memory running the language model.";
+    r.error = _("Out of memory running the language model.");
   }
 }
 

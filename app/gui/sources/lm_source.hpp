@@ -67,7 +67,8 @@ std::vector<HeadAblation> KnockoutAblations(const AppState& s, const Model& m);
 // Sets the knocked-out heads (the Model view's switches) and asks for a recompute.
 void SetKnockedOut(AppState& s, std::vector<HeadRef> heads);
 // "L1H3, L0H2 (zero)": the heads and the ablation actually applied; "" when none.
-std::string KnockoutText(const AppState& s);
+// shown: in the interface's language (the banner); else English (--dump-state).
+std::string KnockoutText(const AppState& s, bool shown = false);
 // The banner over the results naming the knocked-out heads, with a way back.
 void DrawKnockoutBanner(AppState& s);
 // gui --ablate / --ablate-mode, once the source is chosen: exit 2 (cli::UsageError)

@@ -37,7 +37,7 @@ std::vector<std::string> Words(const std::string& text) {
 
 std::string VocabRange(const ModelConfig& c) {
   const int n = c.vocab_size();
-  if (n == 0) return "no tokens";
+  if (n == 0) return _("no tokens");
   if (n <= 12) {
     std::string v;
     for (const auto& t : c.vocab) v += (v.empty() ? "" : " ") + t;
@@ -50,18 +50,21 @@ std::string VocabRange(const ModelConfig& c) {
 // vocabulary when a word is not in it.
 std::vector<int> IdsOf(const ModelConfig& c, const std::vector<std::string>& words) {
   if (words.empty())
-    throw Error("Type a sequence of the trained model's tokens, e.g. \"3 1 4 1 5 9\". Its vocabulary: " +
-                VocabRange(c) + ".");
+    throw Error(i18n::Format(_("Type a sequence of the trained model's tokens, e.g. \"3 1 4 1 5 9\". Its vocabulary: "
+                               "%s."),
+                             VocabRange(c).c_str()));
   if (static_cast<int>(words.size()) > c.max_seq)
-    throw Error("The trained model takes at most " + std::to_string(c.max_seq) + " tokens (its max_seq, the task's "
-                "sequence length); " + std::to_string(words.size()) + " were typed.");
+    throw Error(i18n::Format(_("The trained model takes at most %d tokens (its max_seq, the task's sequence length); "
+                               "%d were typed."),
+                             c.max_seq, static_cast<int>(words.size())));
   std::vector<int> ids;
   for (const std::string& w : words) {
     const auto it = std::find(c.vocab.begin(), c.vocab.end(), w);
     if (it == c.vocab.end())
-      throw Error("'" + w + "' is not a token of the trained model. It knows only its task's " +
-                  std::to_string(c.vocab_size()) + " tokens: " + VocabRange(c) +
-                  ". Type a sequence such as \"3 1 4 1 5 9\", or pick seeded random weights above to use words.");
+      throw Error(i18n::Format(_("'%s' is not a token of the trained model. It knows only its task's %d tokens: %s. "
+                                 "Type a sequence such as \"3 1 4 1 5 9\", or pick seeded random weights above to use "
+                                 "words."),
+                               w.c_str(), c.vocab_size(), VocabRange(c).c_str()));
     ids.push_back(static_cast<int>(it - c.vocab.begin()));
   }
   return ids;
@@ -113,7 +116,11 @@ void RecomputeFromModel(AppState& s) {
     r.trace = src.pass.layers[static_cast<std::size_t>(src.layer)];
     MeanAttention(r.trace, r.mean_attn);
     r.reuse = "trained model, layer " + std::to_string(src.layer) + " of " + std::to_string(c.num_layers);
-    if (!ablate.empty()) r.reuse += ", knocked out: " + KnockoutText(s);
+    r.reuse_shown = i18n::Format(_("trained model, layer %d of %d"), src.layer, c.num_layers);
+    if (!ablate.empty()) {
+      r.reuse += ", knocked out: " + KnockoutText(s);
+      r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
+    }
     r.ok = true;
     r.error.clear();
     ++r.generation;
@@ -122,7 +129,7 @@ void RecomputeFromModel(AppState& s) {
     r.error = e.what();
   } catch (const std::bad_alloc&) {
     r.ok = false;
-    r.error = "Out of memory running the trained model.";
+    r.error = _("Out of memory running the trained model.");
   }
 }
 
@@ -188,11 +195,13 @@ void DrawModelSourcePanel(AppState& s) {
   switch (s.source.kind) {
     case ModelSourceKind::Seeded:
       current = s.files.weights_path.empty()
-                    ? _("Seeded random weights") + (" (seed " + std::to_string(s.choice.cfg.seed) + ")")
-                    : _("Weights from ") + s.files.weights_path;
+                    ? i18n::Format(_("Seeded random weights (seed %llu)"), static_cast<unsigned long long>(s.choice.cfg.seed))
+                    : _("Weights from ") + SourceShown(s.files.weights_path);
       break;
     case ModelSourceKind::PositionalHeads: current = _("Four positional heads (hand-built)"); break;
-    case ModelSourceKind::Trained: current = "Trained: " + s.source.name; break;
+    case ModelSourceKind::Trained:
+      current = i18n::Format(_("Trained: %s"), s.source.lm ? _(kSmallModelName) : s.source.name.c_str());
+      break;
   }
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::BeginCombo("##model_source", current.c_str())) {
@@ -203,14 +212,16 @@ void DrawModelSourcePanel(AppState& s) {
       UsePositionalHeadsSource(s);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(_("Heads built by hand to attend to the previous, the same, the first and the next word."));
-    if (ImGui::Selectable(kSmallModelName, UsingLanguageModel(s))) UseSmallModel(s);
+    // kSmallModelName, marked for xgettext here: lm_source.hpp keeps the English key.
+    static_cast<void>(N_("mhaviz-small (trained)"));
+    if (ImGui::Selectable((std::string(_(kSmallModelName)) + "##small").c_str(), UsingLanguageModel(s))) UseSmallModel(s);
     Probe(s, "source_small");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(_("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
                         "English or Korean sentence."));
     std::string trained;
     if (TrainedModelAvailable(s, &trained)) {
-      if (ImGui::Selectable(("Trained: " + trained).c_str(), s.source.kind == ModelSourceKind::Trained))
+      if (ImGui::Selectable(i18n::Format(_("Trained: %s"), trained.c_str()).c_str(), s.source.kind == ModelSourceKind::Trained))
         ShowTrainedModel(s);
     } else {
       ImGui::TextDisabled(_("Trained model: train one in the Train tab, or load a checkpoint there"));
@@ -223,9 +234,9 @@ void DrawModelSourcePanel(AppState& s) {
 
   const ModelConfig& c = s.source.model->cfg;
   if (c.num_layers > 1) {
-    FormLabel(_("layer"), ImGui::CalcTextSize("layer ").x + ImGui::GetStyle().ItemSpacing.x);
+    FormLabel(_("layer"), ImGui::CalcTextSize(_("layer")).x + ImGui::CalcTextSize(" ").x + ImGui::GetStyle().ItemSpacing.x);
     int layer = s.source.layer;
-    if (ImGui::SliderInt("##source_layer", &layer, 0, c.num_layers - 1, "layer %d")) {
+    if (ImGui::SliderInt("##source_layer", &layer, 0, c.num_layers - 1, _("layer %d"))) {
       s.source.layer = layer;
       s.dirty = true;
     }
@@ -233,18 +244,17 @@ void DrawModelSourcePanel(AppState& s) {
     HelpMarker(_("Which layer the shape flow, the heatmaps and the teaching views show. Layer 0 reads the token "
                "embeddings; each later layer reads the layer below's output."));
   }
-  char buf[320];
+  char buf[1024];
   if (s.source.lm) {
     std::snprintf(buf, sizeof buf,
-                  "Every view shows this model: %d layers x %d heads, d_model %d, on the typed sentence cut into its "
-                  "%d SentencePiece pieces (<s> first; _ starts a word), at most %d pieces (its context).",
+                  _("Every view shows this model: %d layers x %d heads, d_model %d, on the typed sentence cut into its "
+                    "%d SentencePiece pieces (<s> first; _ starts a word), at most %d pieces (its context)."),
                   c.num_layers, c.layer.num_heads, c.layer.d_model, c.vocab_size(), c.max_seq);
   } else {
     std::snprintf(buf, sizeof buf,
-                "Every view shows this model: %d layer%s x %d head%s, d_model %d, on the token ids in the "
-                "sentence field (its vocabulary: %s). Configuration sets the next model to train.",
-                c.num_layers, c.num_layers == 1 ? "" : "s", c.layer.num_heads, c.layer.num_heads == 1 ? "" : "s",
-                c.layer.d_model, VocabRange(c).c_str());
+                _("Every view shows this model: %d layer(s) x %d head(s), d_model %d, on the token ids in the "
+                  "sentence field (its vocabulary: %s). Configuration sets the next model to train."),
+                c.num_layers, c.layer.num_heads, c.layer.d_model, VocabRange(c).c_str());
   }
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextWrapped("%s", buf);

@@ -1,3 +1,4 @@
+#include "text/i18n.hpp"
 #include "gui/sources/recompute.hpp"
 
 #include <chrono>
@@ -22,23 +23,28 @@ double MsSince(Clock::time_point t0) {
 
 // What the last recompute redid, in the lesson's words: a new head count keeps Q, K
 // and V (it only cuts them differently), a new word re-projects its own row.
-std::string ReuseText(const LiveReport& r, const Trace& t) {
+std::string ReuseText(const LiveReport& r, const Trace& t, bool shown) {
+  // English for --dump-state (tests and scripts read it), translated for the status bar.
+  const auto tr = [shown](const char* m) { return shown ? _(m) : m; };
+  const auto trp = [shown](const char* one, const char* many, int n) {
+    return shown ? P_(one, many, n) : n == 1 ? one : many;
+  };
   std::string s;
   // Seeded weights are drawn per (d_model, seed): a new d_model is a new random
   // layer, so every map changes (a new num_heads only re-cuts the same Q, K, V).
-  if (r.weights == LiveReport::Weights::New) s = "new random weights for this d_model and seed (every map changes), ";
-  else if (r.weights == LiveReport::Weights::KvOnly) s = "new W_K, W_V, ";
+  if (r.weights == LiveReport::Weights::New) s = tr(N_("new random weights for this d_model and seed (every map changes), "));
+  else if (r.weights == LiveReport::Weights::KvOnly) s = tr(N_("new W_K, W_V, "));
   const Trace::Reuse& u = t.reuse;
   const bool cross = t.in.cross();
   if (u.resplit && u.q_rows == 0 && u.kv_rows == 0)
-    return s + "Q, K, V kept and re-split into " + std::to_string(t.cfg.num_heads) +
-           (t.cfg.num_heads == 1 ? " head" : " heads");
-  if (u.q_rows == 0 && u.kv_rows == 0) return s + "Q, K, V kept";
-  if (u.q_rows == t.seq && u.kv_rows == t.seq_kv) return s + "Q, K, V computed";
-  if (!cross)
-    return s + "Q, K, V of " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows re-projected";
-  return s + "Q: " + std::to_string(u.q_rows) + " of " + std::to_string(t.seq) + " rows, K, V: " +
-         std::to_string(u.kv_rows) + " of " + std::to_string(t.seq_kv) + " rows re-projected";
+    return s + i18n::Format(trp(N_("Q, K, V kept and re-split into %d head"), "Q, K, V kept and re-split into %d heads",
+                                t.cfg.num_heads),
+                            t.cfg.num_heads);
+  if (u.q_rows == 0 && u.kv_rows == 0) return s + tr(N_("Q, K, V kept"));
+  if (u.q_rows == t.seq && u.kv_rows == t.seq_kv) return s + tr(N_("Q, K, V computed"));
+  if (!cross) return s + i18n::Format(tr(N_("Q, K, V of %d of %d rows re-projected")), u.q_rows, t.seq);
+  return s + i18n::Format(tr(N_("Q: %d of %d rows, K, V: %d of %d rows re-projected")), u.q_rows, t.seq, u.kv_rows,
+                          t.seq_kv);
 }
 
 // Composes (NFC) what the learner typed, in place, so the field, the tokens, the saved
@@ -104,7 +110,11 @@ void Recompute(AppState& s) {
     }
     if (!nfc_note.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note;
     r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
-    if (!s.source.knocked.empty()) r.reuse += ", knocked out: " + KnockoutText(s);
+    r.reuse_shown = ReuseText(s.live.report(), r.trace, true);
+    if (!s.source.knocked.empty()) {
+      r.reuse += ", knocked out: " + KnockoutText(s);
+      r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
+    }
     r.ok = true;
     r.error.clear();
     ++r.generation;
@@ -113,10 +123,10 @@ void Recompute(AppState& s) {
     r.error = e.what();
   } catch (const std::bad_alloc&) {
     r.ok = false;
-    r.error = "Out of memory for this configuration. Use fewer tokens, fewer heads or a smaller d_model.";
+    r.error = _("Out of memory for this configuration. Use fewer tokens, fewer heads or a smaller d_model.");
   } catch (const std::exception& e) {
     r.ok = false;
-    r.error = std::string("Unexpected error: ") + e.what();
+    r.error = std::string(_("Unexpected error: ")) + e.what();
   }
   s.timing.last_recompute_ms = MsSince(t0);
   s.timing.recompute_ms.push_back(s.timing.last_recompute_ms);

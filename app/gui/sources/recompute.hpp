@@ -12,6 +12,6 @@ void Recompute(AppState& s);
 
 // What the last recompute redid ("Q, K, V kept and re-split into 16 heads", ...): the
 // status bar's words (Result::reuse), also in --probe and --dump-state.
-std::string ReuseText(const LiveReport& r, const Trace& t);
+std::string ReuseText(const LiveReport& r, const Trace& t, bool shown = false);
 
 }  // namespace mha::gui

@@ -149,13 +149,13 @@ TrainStatus CurrentStatus(const AppState& s) {
 
 const char* ToString(TrainStatus st) {
   switch (st) {
-    case TrainStatus::Idle: return "idle";
-    case TrainStatus::Starting: return "starting";
-    case TrainStatus::Running: return "running";
-    case TrainStatus::Paused: return "paused";
-    case TrainStatus::Finished: return "finished";
-    case TrainStatus::Diverged: return "diverged";
-    case TrainStatus::Stopped: return "stopped";
+    case TrainStatus::Idle: return N_("idle");
+    case TrainStatus::Starting: return N_("starting");
+    case TrainStatus::Running: return N_("running");
+    case TrainStatus::Paused: return N_("paused");
+    case TrainStatus::Finished: return N_("finished");
+    case TrainStatus::Diverged: return N_("diverged");
+    case TrainStatus::Stopped: return N_("stopped");
   }
   return "";
 }
@@ -214,9 +214,12 @@ void PrepareTrainView(AppState& s) {
   s.splitters.flow_collapsed = true;
   if (s.train.path[0] == '\0') std::snprintf(s.train.path.data(), s.train.path.size(), "mhaviz-model.npz");
   ApplyTaskDefaults(s);
-  s.train.message = "The Configuration panel now holds the " + TaskName(s.train.task) + " task's defaults (" +
-                    std::to_string(s.choice.cfg.num_heads) + " heads, d_model " + std::to_string(s.choice.cfg.d_model) +
-                    "); change them there, then press Train.";
+  s.train.message = i18n::Format(P_("The Configuration panel now holds the %s task's defaults (%d head, d_model %d); "
+                                    "change them there, then press Train.",
+                                    "The Configuration panel now holds the %s task's defaults (%d heads, d_model %d); "
+                                    "change them there, then press Train.",
+                                    s.choice.cfg.num_heads),
+                                 TaskName(s.train.task).c_str(), s.choice.cfg.num_heads, s.choice.cfg.d_model);
   s.train.message_ok = true;
   if (s.train.autostart) StartTraining(s);
 }
@@ -239,7 +242,7 @@ void StartTraining(AppState& s) {
     });
     t.message.clear();
   } catch (const std::exception& e) {
-    t.message = std::string("Cannot train this model: ") + e.what();
+    t.message = std::string(_("Cannot train this model: ")) + e.what();
     t.message_ok = false;
   }
 }
@@ -275,7 +278,7 @@ void CollectStartingRun(AppState& s) {
   try {
     AdoptRun(s, t.starting.get());
   } catch (const std::exception& e) {
-    t.message = std::string("Cannot train this model: ") + e.what();
+    t.message = std::string(_("Cannot train this model: ")) + e.what();
     t.message_ok = false;
   }
 }
@@ -292,7 +295,7 @@ void ResetTraining(AppState& s) {
   t.worker.Replace(nullptr);
   t.progress.reset();
   t.current_id = 0;
-  t.message = "Stopped. The curves stay; Train starts again from fresh weights.";
+  t.message = _("Stopped. The curves stay; Train starts again from fresh weights.");
   t.message_ok = true;
 }
 
@@ -387,24 +390,24 @@ void SaveCheckpoint(AppState& s, const std::string& path) {
     t.message = m;
     t.message_ok = false;
   };
-  if (path.empty()) return fail("Type a file name to save the model to, e.g. model.npz.");
+  if (path.empty()) return fail(_("Type a file name to save the model to, e.g. model.npz."));
   if (!UsingTrainedModel(s))
-    return fail("No trained model to save: press Train (or load a checkpoint) and keep it selected as the model.");
+    return fail(_("No trained model to save: press Train (or load a checkpoint) and keep it selected as the model."));
   try {
     Model m = Clone(*s.source.model);
     io::WriteFilesAtomic({{path, io::EncodeModel(m)}});
-    t.message = "Saved " + s.source.name + " to " + AbsolutePath(path) + ". Open it with mhaviz trace --model " +
-                path + ", or Load it here.";
+    t.message = i18n::Format(_("Saved %s to %s. Open it with mhaviz trace --model %s, or Load it here."),
+                             s.source.name.c_str(), AbsolutePath(path).c_str(), path.c_str());
     t.message_ok = true;
   } catch (const std::exception& e) {
-    fail(std::string("Could not save the model: ") + e.what());
+    fail(std::string(_("Could not save the model: ")) + e.what());
   }
 }
 
 void LoadCheckpoint(AppState& s, const std::string& path) {
   TrainUi& t = s.train;
   if (path.empty()) {
-    t.message = "Type the path of a checkpoint from mhaviz train --out (or Save), e.g. model.npz.";
+    t.message = _("Type the path of a checkpoint from mhaviz train --out (or Save), e.g. model.npz.");
     t.message_ok = false;
     return;
   }
@@ -430,11 +433,11 @@ void LoadCheckpoint(AppState& s, const std::string& path) {
     t.loaded_probe = probe;
     t.loaded_heads = std::move(heads);
     ShowTrainedModel(s);
-    t.message = "Loaded " + AbsolutePath(path) + ": " + std::to_string(t.loaded->cfg.num_layers) + " layer(s) of " +
-                std::to_string(t.loaded->cfg.layer.num_heads) + " heads. The views show it now.";
+    t.message = i18n::Format(_("Loaded %s: %d layer(s) of %d heads. The views show it now."), AbsolutePath(path).c_str(),
+                             t.loaded->cfg.num_layers, t.loaded->cfg.layer.num_heads);
     t.message_ok = true;
   } catch (const std::exception& e) {
-    t.message = std::string("Could not load the checkpoint: ") + e.what();
+    t.message = std::string(_("Could not load the checkpoint: ")) + e.what();
     t.message_ok = false;
   }
 }

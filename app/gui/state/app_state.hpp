@@ -53,6 +53,7 @@ struct Result {
   std::string error;          // the core's teaching message
   std::string notice;         // tokenizer notice (truncation, replaced bytes)
   std::string reuse;          // what the last recompute redid (ReuseText), for the status bar
+  std::string reuse_shown;    // the same in the interface's language at that recompute
   // The tokens of the current sentence(s), kept even when the configuration is
   // invalid so the learner still sees the tokenization.
   std::vector<std::string> tokens, memory_tokens;
@@ -150,6 +151,9 @@ struct Ui {
   std::string lang_chosen;          // "en" / "ko" picked in View > Language (saved), "" = the environment's
   std::string lang_request;         // a language to switch to before the next frame ("" = none)
   std::vector<std::string> menu_labels;  // the menus as the last frame showed them (--dump-state)
+  // Every text the last frame drew through ImGui (its log), for --dump-state: a test reads
+  // what a learner reads, in the interface's language. Only filled under --dump-state.
+  std::string shown_text;
   bool fonts_dirty = false;         // rebuild the font atlas before the next frame
   ImFont* font_bold = nullptr;      // headings
   ImFont* font_small = nullptr;     // token indices, at 3/4 size (Latin only)

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "gui/state/view_caches.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 
@@ -47,44 +48,44 @@ void FillStats(InspectedTensor& it) {
 // What a tensor is, in the lesson's words.
 std::string Describe(const std::string& name) {
   static const std::pair<const char*, const char*> kNotes[] = {
-      {"x", "the input: one row per token (embedding + positional encoding)"},
-      {"memory", "the memory sentence that keys and values are read from (cross-attention)"},
-      {"W_q", "W_Q, the query projection: Q = x W_Q + b_Q"},
-      {"b_q", "b_Q, the query bias"},
-      {"W_k", "W_K, the key projection: K = x W_K + b_K (cross-attention: m W_K, m = the memory)"},
-      {"b_k", "b_K, the key bias"},
-      {"W_v", "W_V, the value projection: V = x W_V + b_V (cross-attention: m W_V, m = the memory)"},
-      {"b_v", "b_V, the value bias"},
-      {"W_o", "W_O, the output projection: attn_out = concat W_O + b_O"},
-      {"b_o", "b_O, the output bias"},
-      {"ln_gamma", "LayerNorm scale (gamma)"},
-      {"ln_beta", "LayerNorm shift (beta)"},
-      {"ln_eps", "LayerNorm epsilon"},
-      {"x_ln", "LN(x): the sublayer's input in the pre-LN arrangement"},
-      {"q", "the queries: what each token is looking for"},
-      {"k", "the keys: what each token offers to be found by"},
-      {"v", "the values: what each token passes on when attended to"},
-      {"scores", "q k^T / sqrt(d_k) (masked entries are -inf): before the softmax"},
-      {"attn", "the softmax weights: each row sums to 1"},
-      {"context", "attn V: each query's weighted sum of the values"},
-      {"concat", "the heads' context side by side again: (seq, num_heads x head_dim)"},
-      {"attn_out", "concat W_O + b_O: the heads mixed back together"},
-      {"residual", "x + attn_out: the residual connection"},
-      {"out", "the attention sublayer's output"},
-      {"ffn_W1", "W1 of the feed-forward network: d_model -> d_ff"},
-      {"ffn_b1", "b1 of the feed-forward network"},
-      {"ffn_W2", "W2 of the feed-forward network: d_ff -> d_model"},
-      {"ffn_b2", "b2 of the feed-forward network"},
-      {"ln2_gamma", "second LayerNorm scale (gamma)"},
-      {"ln2_beta", "second LayerNorm shift (beta)"},
-      {"ffn_ln", "LN2(out): the FFN's input in the pre-LN arrangement"},
-      {"ffn_hidden", "act(x W1 + b1): the FFN's wide hidden layer, one row per token"},
-      {"ffn_out", "ffn_hidden W2 + b2: back to d_model"},
-      {"ffn_residual", "out + ffn_out: the FFN's residual connection"},
-      {"block_out", "the encoder block's output"},
+      {"x", N_("the input: one row per token (embedding + positional encoding)")},
+      {"memory", N_("the memory sentence that keys and values are read from (cross-attention)")},
+      {"W_q", N_("W_Q, the query projection: Q = x W_Q + b_Q")},
+      {"b_q", N_("b_Q, the query bias")},
+      {"W_k", N_("W_K, the key projection: K = x W_K + b_K (cross-attention: m W_K, m = the memory)")},
+      {"b_k", N_("b_K, the key bias")},
+      {"W_v", N_("W_V, the value projection: V = x W_V + b_V (cross-attention: m W_V, m = the memory)")},
+      {"b_v", N_("b_V, the value bias")},
+      {"W_o", N_("W_O, the output projection: attn_out = concat W_O + b_O")},
+      {"b_o", N_("b_O, the output bias")},
+      {"ln_gamma", N_("LayerNorm scale (gamma)")},
+      {"ln_beta", N_("LayerNorm shift (beta)")},
+      {"ln_eps", N_("LayerNorm epsilon")},
+      {"x_ln", N_("LN(x): the sublayer's input in the pre-LN arrangement")},
+      {"q", N_("the queries: what each token is looking for")},
+      {"k", N_("the keys: what each token offers to be found by")},
+      {"v", N_("the values: what each token passes on when attended to")},
+      {"scores", N_("q k^T / sqrt(d_k) (masked entries are -inf): before the softmax")},
+      {"attn", N_("the softmax weights: each row sums to 1")},
+      {"context", N_("attn V: each query's weighted sum of the values")},
+      {"concat", N_("the heads' context side by side again: (seq, num_heads x head_dim)")},
+      {"attn_out", N_("concat W_O + b_O: the heads mixed back together")},
+      {"residual", N_("x + attn_out: the residual connection")},
+      {"out", N_("the attention sublayer's output")},
+      {"ffn_W1", N_("W1 of the feed-forward network: d_model -> d_ff")},
+      {"ffn_b1", N_("b1 of the feed-forward network")},
+      {"ffn_W2", N_("W2 of the feed-forward network: d_ff -> d_model")},
+      {"ffn_b2", N_("b2 of the feed-forward network")},
+      {"ln2_gamma", N_("second LayerNorm scale (gamma)")},
+      {"ln2_beta", N_("second LayerNorm shift (beta)")},
+      {"ffn_ln", N_("LN2(out): the FFN's input in the pre-LN arrangement")},
+      {"ffn_hidden", N_("act(x W1 + b1): the FFN's wide hidden layer, one row per token")},
+      {"ffn_out", N_("ffn_hidden W2 + b2: back to d_model")},
+      {"ffn_residual", N_("out + ffn_out: the FFN's residual connection")},
+      {"block_out", N_("the encoder block's output")},
   };
   for (const auto& [n, d] : kNotes)
-    if (name == n) return d;
+    if (name == n) return _(d);
   return "";
 }
 
@@ -105,7 +106,7 @@ void BuildInspected(const Trace& t, const InspectSelection& sel, int head, Inspe
   Mat m;
   if (per_head && sel.mode == InspectSelection::Mode::Merged) {
     m = MergeHeads(*tv);
-    it.title = sel.tensor + " (all heads side by side)";
+    it.title = i18n::Format(_("%s (all heads side by side)"), sel.tensor.c_str());
     it.shape = {1, tv->shape[2], tv->shape[1] * tv->shape[3]};
     it.row_labels = kv ? ktok : qtok;
   } else if (per_head) {
@@ -114,7 +115,7 @@ void BuildInspected(const Trace& t, const InspectSelection& sel, int head, Inspe
     m = Eigen::Map<const Mat>(hv.data, hv.shape[0], hv.shape[1]);
     it.title = hv.name;
     if (kv && t.cfg.kv_heads() != t.cfg.num_heads)
-      it.title += " (read by query head " + std::to_string(head) + ")";
+      it.title += i18n::Format(_(" (read by query head %d)"), head);
     it.shape = {1, 1, hv.shape[0], hv.shape[1]};
     it.row_labels = kv ? ktok : qtok;
     if (sel.tensor == "scores" || sel.tensor == "attn") it.col_labels = ktok;
@@ -146,8 +147,7 @@ void BuildInspected(const Trace& t, const InspectSelection& sel, int head, Inspe
     m.swap(sub);
     it.row_labels.clear();
     it.col_labels.clear();
-    it.note += (it.note.empty() ? "" : ". ") + std::string("Too big to draw whole: every ") + std::to_string(k) +
-               "th row and column shown";
+    it.note += (it.note.empty() ? "" : ". ") + i18n::Format(_("Too big to draw whole: every %dth row and column shown"), k);
   }
   // Columns that are heads side by side: concat, merged q/k/v/context, W_q/W_k/W_v and their biases.
   const int hd = t.cfg.head_dim();
@@ -158,7 +158,7 @@ void BuildInspected(const Trace& t, const InspectSelection& sel, int head, Inspe
     it.col_group = hd;
     const bool kv_side = sel.tensor == "k" || sel.tensor == "v" || sel.tensor == "W_k" || sel.tensor == "b_k" ||
                          sel.tensor == "W_v" || sel.tensor == "b_v";
-    it.col_group_label = kv_side && t.cfg.kv_heads() != t.cfg.num_heads ? "K/V head" : "head";
+    it.col_group_label = kv_side && t.cfg.kv_heads() != t.cfg.num_heads ? _("K/V head") : _("head");
   }
   it.values = std::move(m);
   FillStats(it);
@@ -252,7 +252,7 @@ const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait) {
     } catch (const std::exception& e) {  // no thread or no memory for the copy
       c.key = key;
       c.ok = false;
-      c.error = std::string("Could not compute the divergence: ") + e.what();
+      c.error = std::string(_("Could not compute the divergence: ")) + e.what();
       return c;
     }
   }
@@ -299,7 +299,7 @@ const Cached<Trace>& SelfTraceCache(AppState& s) {
     c.key.clear();
     c.ok = false;
     c.value = Trace();
-    c.error = "Self-attention already: there is no memory sentence.";
+    c.error = _("Self-attention already: there is no memory sentence.");
     return c;
   }
   return Refresh(c, GenKey(s), [&](Trace& v) {

@@ -105,18 +105,21 @@ bool Numbers(const AppState& s, CostNumbers& c) {
 
 void ComplexityTable(const CostNumbers& c) {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("##cost_table", 5, flags)) return;
-  char hdr[96];
-  std::snprintf(hdr, sizeof hdr, "at n = %d, d = %d", c.n, c.d);
-  ImGui::TableSetupColumn("layer");
-  ImGui::TableSetupColumn("time");
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
+  // Scrolls sideways where the view is narrower than the table (150-200% text, longer
+  // Korean cells) instead of cutting its last columns off; tall enough for its 4 rows.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float h = 4.0f * (ImGui::GetTextLineHeight() + 2.0f * st.CellPadding.y) + st.ScrollbarSize + 4.0f;
+  if (!ImGui::BeginTable("##cost_table", 5, flags, ImVec2(0.0f, h))) return;
+  char hdr[160];
+  std::snprintf(hdr, sizeof hdr, _("at n = %d, d = %d"), c.n, c.d);
+  ImGui::TableSetupColumn(_("layer"));
+  ImGui::TableSetupColumn(_("time"));
   ImGui::TableSetupColumn(hdr);
-  ImGui::TableSetupColumn("long-range dependency");
-  ImGui::TableSetupColumn("parallel");
+  ImGui::TableSetupColumn(_("long-range dependency"));
+  ImGui::TableSetupColumn(_("parallel"));
   ImGui::TableHeadersRow();
-  const std::string n = std::to_string(c.n);
-  auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
+    auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(a);
@@ -129,13 +132,18 @@ void ComplexityTable(const CostNumbers& c) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(par);
   };
-  row("RNN", "O(n\xC2\xB7" "d^2)", Num(c.rnn), "hard: the first and last word are " + std::to_string(std::max(c.n - 1, 0)) + " steps apart",
-      "no");
-  row("CNN (k = 3)", "O(k\xC2\xB7n\xC2\xB7" "d^2)", Num(c.cnn),
-      "grows with the layers: about " + std::to_string(std::max(1, (c.n + kCnnKernel - 2) / (kCnnKernel - 1))) +
-          " layers of width 3 to span " + n + " words",
-      "yes");
-  row("self-attention", "O(n^2\xC2\xB7" "d)", Num(c.attn), "one layer: every word sees every word", "yes");
+  const int apart = std::max(c.n - 1, 0), layers = std::max(1, (c.n + kCnnKernel - 2) / (kCnnKernel - 1));
+  row("RNN", "O(n\xC2\xB7" "d^2)", Num(c.rnn),
+      i18n::Format(P_("hard: the first and last word are %d step apart", "hard: the first and last word are %d steps apart",
+                      apart),
+                   apart),
+      _("no"));
+  row(_("CNN (k = 3)"), "O(k\xC2\xB7n\xC2\xB7" "d^2)", Num(c.cnn),
+      i18n::Format(P_("grows with the layers: about %d layer of width 3 to span %d words",
+                      "grows with the layers: about %d layers of width 3 to span %d words", layers),
+                   layers, c.n),
+      _("yes"));
+  row(_("self-attention"), "O(n^2\xC2\xB7" "d)", Num(c.attn), _("one layer: every word sees every word"), _("yes"));
   ImGui::EndTable();
 }
 
@@ -169,7 +177,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   auto Y = [&](double v) {
     return b.y - static_cast<float>((std::log10(std::max(v, 1.0)) - y0) / (y1 - y0)) * (b.y - a.y);
   };
-  char buf[64];
+  char buf[160];
   for (int e = static_cast<int>(x0); e <= static_cast<int>(x1); ++e) {
     const float x = X(std::pow(10.0, e));
     dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), Pal().grid_line);
@@ -201,7 +209,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   for (auto [v, col] : {std::pair<std::int64_t, ImU32>{c.now.core, col_core}, {c.now.projections, col_proj}})
     dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(v))), fs * 0.35f, col);
   if (ffn) dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
-  std::snprintf(buf, sizeof buf, "your sentence: n = %d", c.n);
+  std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
   dl->AddText(ImVec2(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f), ImGui::GetColorU32(ImGuiCol_Text), buf);
   dl->PopClipRect();
   DrawMeasuredTimes(dl, a, b, x0, x1, Sweep(s).Snapshot());
@@ -212,11 +220,12 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
     dl->AddText(ImVec2(a.x + fs * 1.9f, ly), ImGui::GetColorU32(ImGuiCol_Text), t);
     ly += fs * 1.2f;
   };
-  legend("attention core: scores, softmax, weights x V (~4 n^2 d)", col_core);
-  legend("projections: Q, K, V, W_O (~8 n d^2)", col_proj);
-  if (ffn) legend("feed-forward (~16 n d^2)", col_ffn);
+  legend(_("attention core: scores, softmax, weights x V (~4 n^2 d)"), col_core);
+  legend(_("projections: Q, K, V, W_O (~8 n d^2)"), col_proj);
+  if (ffn) legend(_("feed-forward (~16 n d^2)"), col_ffn);
   MeasuredLegend(dl, ImVec2(a.x + fs * 0.4f, ly));
-  dl->AddText(ImVec2(b.x - fs * 9.0f, b.y - fs * 1.3f), Pal().muted_text, "n (tokens), log");
+  const char* axis = _("n (tokens), log");
+  dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(axis).x - fs * 0.4f, b.y - fs * 1.3f), Pal().muted_text, axis);
   ImGui::Dummy(size);
   Probe(s, "cost plot");
 }
@@ -224,9 +233,9 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
 }  // namespace
 
 void DrawCostView(AppState& s) {
-  SectionTitle(s, "What attention costs",
-               "Self-attention relates every word to every word in one layer, in parallel, and pays for it with n^2: "
-               "the scores and weights grow with the square of the sentence's length.",
+  SectionTitle(s, _("What attention costs"),
+               _("Self-attention relates every word to every word in one layer, in parallel, and pays for it with n^2: "
+                 "the scores and weights grow with the square of the sentence's length."),
                true);
   if (!HaveResultsToShow(s)) return;
   CostNumbers c;
@@ -234,8 +243,9 @@ void DrawCostView(AppState& s) {
   ComplexityTable(c);
   Probe(s, "cost table");
   ImGui::PushTextWrapPos(0.0f);
-  Muted(("The numbers are the O() formulas with n = " + std::to_string(c.n) + " and d = d_model = " +
-         std::to_string(c.d) + " (no constant factors): self-attention is the cheaper while n < d.")
+  Muted(i18n::Format(_("The numbers are the O() formulas with n = %d and d = d_model = %d (no constant factors): "
+                       "self-attention is the cheaper while n < d."),
+                     c.n, c.d)
             .c_str());
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
@@ -247,24 +257,24 @@ void DrawCostView(AppState& s) {
   ImGui::SameLine(0, fs);
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted("FLOPs of this layer at your n (the shape flow's):");
-  ImGui::BulletText("attention core: %s", Num(c.now.core).c_str());
-  ImGui::BulletText("projections: %s", Num(c.now.projections).c_str());
-  if (c.now.ffn > 0) ImGui::BulletText("feed-forward: %s", Num(c.now.ffn).c_str());
-  char line[320];
+  ImGui::TextUnformatted(_("FLOPs of this layer at your n (the shape flow's):"));
+  ImGui::BulletText(_("attention core: %s"), Num(c.now.core).c_str());
+  ImGui::BulletText(_("projections: %s"), Num(c.now.projections).c_str());
+  if (c.now.ffn > 0) ImGui::BulletText(_("feed-forward: %s"), Num(c.now.ffn).c_str());
+  char line[1024];
   std::snprintf(line, sizeof line,
-                "The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2" "d = 8n" "d^2 "
-                "at n = 2d = %d).",
+                _("The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2" "d = 8n" "d^2 "
+                  "at n = 2d = %d)."),
                 c.crossover, 2 * c.d);
   ImGui::TextUnformatted(line);
   ImGui::Spacing();
-  ImGui::TextUnformatted("Memory of the attention weights:");
-  ImGui::BulletText("weights n^2 x heads x 4 bytes: %s", Bytes(c.weights_bytes).c_str());
-  ImGui::BulletText("standard attention keeps scores and weights: %s", Bytes(c.standard_bytes).c_str());
-  ImGui::BulletText("Flash attention holds one %d x %d tile per worker: %s", FlashBr(c.cfg), FlashBc(c.cfg),
+  ImGui::TextUnformatted(_("Memory of the attention weights:"));
+  ImGui::BulletText(_("weights n^2 x heads x 4 bytes: %s"), Bytes(c.weights_bytes).c_str());
+  ImGui::BulletText(_("standard attention keeps scores and weights: %s"), Bytes(c.standard_bytes).c_str());
+  ImGui::BulletText(_("Flash attention holds one %d x %d tile per worker: %s"), FlashBr(c.cfg), FlashBc(c.cfg),
                     Bytes(c.flash_bytes).c_str());
-  Muted("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
-        "See the Flash tab.");
+  Muted(_("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
+          "See the Flash tab."));
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
   DrawSweepStatus(Sweep(s).Snapshot());

@@ -13,6 +13,7 @@
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "gui/sources/files.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
@@ -49,7 +50,7 @@ void DrawCrossView(AppState& s) {
   Probe(s, "cross_toggle");
   if (s.choice.cross && s.files.input_path.empty()) {
     ImGui::SetNextItemWidth(-1.0f);
-    if (ImGui::InputTextWithHint("##cross_memory", "memory sentence for keys and values", s.ui.memory_buf.data(),
+    if (ImGui::InputTextWithHint("##cross_memory", _("memory sentence for keys and values"), s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
       s.choice.memory = FromDisplay(s.ui.memory_buf.data());
       s.dirty = true;
@@ -57,8 +58,10 @@ void DrawCrossView(AppState& s) {
     Probe(s, "cross_memory");
   }
   if (!s.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
-    Muted(("x comes from " + s.files.input_path + ", which has no 'memory' array: cross-attention needs one there, "
-           "or use the sentence again (Lesson tab).").c_str());
+    Muted(i18n::Format(_("x comes from %s, which has no 'memory' array: cross-attention needs one there, or use the "
+                         "sentence again (Lesson tab)."),
+                       SourceShown(s.files.input_path).c_str())
+              .c_str());
   if (!HaveResultsToShow(s)) return;
   const auto& sc = SourcesCache(s);
   if (!sc.ok) {
@@ -68,9 +71,22 @@ void DrawCrossView(AppState& s) {
   const AttentionSources& src = sc.value;
   const Trace& t = s.result.trace;
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted(src.cross ? "This layer: cross-attention (encoder-decoder)" : "This layer: self-attention");
+  ImGui::TextUnformatted(src.cross ? _("This layer: cross-attention (encoder-decoder)") : _("This layer: self-attention"));
   if (s.ui.font_bold) ImGui::PopFont();
-  Muted(src.explanation.c_str());
+  // The core's explanation is English (--dump-state, scripts); the window says it in its language.
+  if (i18n::Current() == i18n::Lang::kEnglish)
+    Muted(src.explanation.c_str());
+  else if (src.cross)
+    Muted(i18n::Format(_("Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
+                         "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is %d x %d: "
+                         "one row per query token, one column per memory token."),
+                       src.seq, src.seq_kv)
+              .c_str());
+  else
+    Muted(i18n::Format(_("Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
+                         "token looks at every token of its own sentence and each map is square, %d x %d."),
+                       src.seq, src.seq)
+              .c_str());
   Probe(s, "cross_explanation");
   ImGui::Spacing();
 
@@ -95,8 +111,8 @@ void DrawCrossView(AppState& s) {
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.tokens;
     a.fixed_decimals = true;
-    a.row_axis = "query";
-    a.col_axis = "key";
+    a.row_axis = _("query");
+    a.col_axis = _("key");
     a.size = ImVec2(std::min(avail.x, fs * 30.0f),
                     std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
     DrawMatrix(s, a);
@@ -115,9 +131,9 @@ void DrawCrossView(AppState& s) {
   const float min_cell = std::max(t.seq, t.seq_kv) <= 24 ? fs * 1.6f : 4.0f;
   const float map_h = std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3.0f,
                                t.seq * min_cell + fs * 6.5f);
-  char title[160];
+  char title[400];
   ImGui::BeginGroup();
-  std::snprintf(title, sizeof title, "self-attention: the sentence reads itself (%d x %d)", t.seq, t.seq);
+  std::snprintf(title, sizeof title, _("self-attention: the sentence reads itself (%d x %d)"), t.seq, t.seq);
   ImGui::TextUnformatted(Ellipsize(title, half).c_str());
   Muted(_("the same W_Q, W_K, W_V; K, V from the sentence"));
   if (st.ok) {
@@ -131,8 +147,8 @@ void DrawCrossView(AppState& s) {
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.tokens;
     a.fixed_decimals = true;
-    a.row_axis = "query";
-    a.col_axis = "key (sentence)";
+    a.row_axis = _("query");
+    a.col_axis = _("key (sentence)");
     a.size = ImVec2(half, map_h);
     DrawMatrix(s, a);
     Probe(s, "cross_self_map");
@@ -142,7 +158,7 @@ void DrawCrossView(AppState& s) {
   ImGui::EndGroup();
   ImGui::SameLine(0, gap);
   ImGui::BeginGroup();
-  std::snprintf(title, sizeof title, "cross-attention: the sentence reads the memory (%d x %d)", t.seq, t.seq_kv);
+  std::snprintf(title, sizeof title, _("cross-attention: the sentence reads the memory (%d x %d)"), t.seq, t.seq_kv);
   ImGui::TextUnformatted(Ellipsize(title, half).c_str());
   Muted(_("rows: the sentence's queries; columns: the memory's keys"));
   {
@@ -156,8 +172,8 @@ void DrawCrossView(AppState& s) {
     a.row_labels = &t.in.tokens;
     a.col_labels = &t.in.memory_tokens;
     a.fixed_decimals = true;
-    a.row_axis = "query";
-    a.col_axis = "memory token";
+    a.row_axis = _("query");
+    a.col_axis = _("memory token");
     a.size = ImVec2(half, map_h);
     DrawMatrix(s, a);
     Probe(s, "cross_map");

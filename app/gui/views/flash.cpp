@@ -89,16 +89,16 @@ void DrawControls(AppState& s, FlashTiles& ft) {
   FlashViewState& st = St();
   const float fs = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(fs * 8.0f);
-  ImGui::SliderInt("Br (query rows)", &st.br, 1, std::max(ft.seq(), 1));
+  ImGui::SliderInt(_("Br (query rows)"), &st.br, 1, std::max(ft.seq(), 1));
   Probe(s, "flash br");
   ImGui::SameLine(0, fs);
   ImGui::SetNextItemWidth(fs * 8.0f);
-  ImGui::SliderInt("Bc (keys)", &st.bc, 1, std::max(ft.seq_kv(), 1));
+  ImGui::SliderInt(_("Bc (keys)"), &st.bc, 1, std::max(ft.seq_kv(), 1));
   Probe(s, "flash bc");
   ImGui::SameLine(0, fs * 1.5f);
   if (ImGui::Button("\xE2\x97\x80\xE2\x97\x80")) StepTo(ft, 0);
   Probe(s, "flash start");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the start");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Back to the start"));
   ImGui::SameLine();
   if (ImGui::Button("\xE2\x97\x80")) StepTo(ft, ft.done() - 1);
   Probe(s, "flash prev");
@@ -108,9 +108,9 @@ void DrawControls(AppState& s, FlashTiles& ft) {
   ImGui::SameLine();
   if (ImGui::Button("\xE2\x96\xB6\xE2\x96\xB6")) StepTo(ft, ft.count());
   Probe(s, "flash end");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run every remaining tile");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Run every remaining tile"));
   ImGui::SameLine();
-  if (ImGui::Checkbox("play", &st.playing)) st.last_step = ImGui::GetTime();
+  if (ImGui::Checkbox(_("play"), &st.playing)) st.last_step = ImGui::GetTime();
   Probe(s, "flash play");
   if (st.playing) {
     if (ft.finished()) {
@@ -122,7 +122,7 @@ void DrawControls(AppState& s, FlashTiles& ft) {
   }
   ImGui::SameLine(0, fs);
   ImGui::AlignTextToFramePadding();
-  ImGui::Text("tile %d of %d", ft.done(), ft.count());
+  ImGui::Text(_("tile %d of %d"), ft.done(), ft.count());
   // Tiles done and in all, for the GUI tests to wait on (the probe holds rectangles).
   s.ui.probe["flash_tiles"] = {static_cast<float>(ft.done()), static_cast<float>(ft.count()), 0.0f, 0.0f};
 }
@@ -186,11 +186,11 @@ void MemoryGauge(const FlashTiles& ft) {
     dl->AddRectFilled(p, ImVec2(p.x + std::max(2.0f, width * frac), p.y + bar), col);
     ImGui::Dummy(ImVec2(width, bar));
   };
-  row("standard attention holds (this head's scores and weights, seq x seq_kv x 2 floats): " +
-          Bytes(static_cast<std::int64_t>(std_b)),
+  row(i18n::Format(_("standard attention holds (this head's scores and weights, seq x seq_kv x 2 floats): %s"),
+                   Bytes(static_cast<std::int64_t>(std_b)).c_str()),
       std_b, Pal().error_text);
-  row("Flash holds (one Br x Bc tile of scores and P, m, l and O of the block): " +
-          Bytes(static_cast<std::int64_t>(held)),
+  row(i18n::Format(_("Flash holds (one Br x Bc tile of scores and P, m, l and O of the block): %s"),
+                   Bytes(static_cast<std::int64_t>(held)).c_str()),
       held, Pal().ok_text);
 }
 
@@ -198,14 +198,17 @@ void DrawBlockTable(AppState& s, const FlashTiles& ft) {
   const FlashTileStep& st = ft.last();
   const auto& tokens = s.result.trace.in.tokens;
   if (ft.done() == 0) {
-    Muted("No tile yet: every row starts with m = -inf, l = 0 and O = 0. Press \xE2\x96\xB6.");
+    Muted(_("No tile yet: every row starts with m = -inf, l = 0 and O = 0. Press \xE2\x96\xB6."));
     return;
   }
-  char head[256];
-  std::snprintf(head, sizeof head, "Tile %d: query rows %d..%d against keys %d..%d%s", st.index + 1, st.row0,
-                st.row1 - 1, st.col0, st.col1 - 1,
-                st.skipped ? ": every pair is masked (causal), so the tile is skipped and nothing changes"
-                           : (st.last_of_block ? ": the block's last key tile, its rows are divided by l now" : ""));
+  char head[1024];
+  const char* fmt = st.skipped ? _("Tile %d: query rows %d..%d against keys %d..%d: every pair is masked (causal), so "
+                                   "the tile is skipped and nothing changes")
+                    : st.last_of_block
+                        ? _("Tile %d: query rows %d..%d against keys %d..%d: the block's last key tile, its rows are "
+                            "divided by l now")
+                        : _("Tile %d: query rows %d..%d against keys %d..%d");
+  std::snprintf(head, sizeof head, fmt, st.index + 1, st.row0, st.row1 - 1, st.col0, st.col1 - 1);
   ImGui::TextUnformatted(head);
   if (st.skipped) return;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
@@ -215,13 +218,13 @@ void DrawBlockTable(AppState& s, const FlashTiles& ft) {
   const float h = std::min(line * (static_cast<float>(rows) + 1.3f), line * 12.0f);
   if (ImGui::BeginTable("##flash_rows", 7, flags, ImVec2(0, h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("row");
-    ImGui::TableSetupColumn("m before");
-    ImGui::TableSetupColumn("m after");
-    ImGui::TableSetupColumn("rescale exp(m_old - m_new)");
+    ImGui::TableSetupColumn(_("row"));
+    ImGui::TableSetupColumn(_("m before"));
+    ImGui::TableSetupColumn(_("m after"));
+    ImGui::TableSetupColumn(_("rescale exp(m_old - m_new)"));
     ImGui::TableSetupColumn("l");
-    ImGui::TableSetupColumn("O (not yet / l)");
-    ImGui::TableSetupColumn("O / l so far");
+    ImGui::TableSetupColumn(_("O (not yet / l)"));
+    ImGui::TableSetupColumn(_("O / l so far"));
     ImGui::TableHeadersRow();
     for (int r = 0; r < rows; ++r) {
       const int i = st.row0 + r;
@@ -252,16 +255,16 @@ void DrawBlockTable(AppState& s, const FlashTiles& ft) {
 }  // namespace
 
 void DrawFlashView(AppState& s) {
-  SectionTitle(s, "Flash attention, tile by tile",
-               "The same softmax(Q K^T / \xE2\x88\x9A" "d_k) V without ever holding the seq x seq_kv matrix: "
+  SectionTitle(s, _("Flash attention, tile by tile"),
+               _("The same softmax(Q K^T / \xE2\x88\x9A" "d_k) V without ever holding the seq x seq_kv matrix: "
                "blocks of Br query rows meet blocks of Bc keys, and each row keeps a running max m, a running sum l "
-               "and an unnormalised output O, rescaled by exp(m_old - m_new) whenever a new tile raises the max.",
+               "and an unnormalised output O, rescaled by exp(m_old - m_new) whenever a new tile raises the max."),
                true);
   if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##flash_head");
   FlashTiles* ft = Tiles(s);
   if (!ft) {
-    MessageBox(St().error.empty() ? "No trace to step through." : St().error, Pal().error_bg, Pal().error_text);
+    MessageBox(St().error.empty() ? std::string(_("No trace to step through.")) : St().error, Pal().error_bg, Pal().error_text);
     return;
   }
   DrawControls(s, *ft);
@@ -274,7 +277,7 @@ void DrawFlashView(AppState& s) {
                                         ImGui::GetContentRegionAvail().y - ImGui::GetFontSize() * 2.5f}));
   ImGui::BeginGroup();
   DrawGrid(s, *ft, side);
-  Muted("Shaded: the weights recovered so far, exp(s - m) / l.");
+  Muted(_("Shaded: the weights recovered so far, exp(s - m) / l."));
   ImGui::EndGroup();
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::BeginGroup();
@@ -284,16 +287,16 @@ void DrawFlashView(AppState& s) {
   MemoryGauge(*ft);
   ImGui::Spacing();
   const double diff = MaxDiff(*ft, s.result.trace, s.teach.head);
-  char line[256];
+  char line[1024];
   if (ft->finished())
     std::snprintf(line, sizeof line,
-                  "Done: O / l equals the trace's context for head %d: largest difference %.3g over %d x %d numbers "
-                  "(float rounding in another order; 0 or about 1e-7).",
+                  _("Done: O / l equals the trace's context for head %d: largest difference %.3g over %d x %d numbers "
+                    "(float rounding in another order; 0 or about 1e-7)."),
                   s.teach.head, diff, ft->seq(), ft->head_dim());
   else
     std::snprintf(line, sizeof line,
-                  "Rows whose block is finished so far differ from the trace's context by at most %.3g. Step on to "
-                  "the end to compare every row.",
+                  _("Rows whose block is finished so far differ from the trace's context by at most %.3g. Step on to "
+                    "the end to compare every row."),
                   diff);
   ImGui::TextUnformatted(line);
   Probe(s, "flash diff");

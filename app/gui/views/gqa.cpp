@@ -54,14 +54,14 @@ void Diagram(const GqaFacts& f, float width) {
   const ImU32 text = IM_COL32(30, 36, 48, 255);
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const int H = f.num_heads, G = f.num_kv_heads;
-  const float label_w = ImGui::CalcTextSize("K/V heads").x + fs;
+  const float label_w = std::max(ImGui::CalcTextSize(_("K/V heads")).x, ImGui::CalcTextSize(_("Q heads")).x) + fs;
   const float avail = std::max(width - label_w, fs * 4.0f);
   const float qw = std::min(fs * 4.0f, avail / H), box_h = fs * 1.6f, rise = fs * 3.2f;
   const float total = qw * H;
   const float x0 = o.x + label_w;
   const ImU32 label_c = ImGui::GetColorU32(ImGuiCol_Text);
-  dl->AddText(ImVec2(o.x, o.y + (box_h - fs) * 0.5f), label_c, "Q heads");
-  dl->AddText(ImVec2(o.x, o.y + box_h + rise + (box_h - fs) * 0.5f), label_c, "K/V heads");
+  dl->AddText(ImVec2(o.x, o.y + (box_h - fs) * 0.5f), label_c, _("Q heads"));
+  dl->AddText(ImVec2(o.x, o.y + box_h + rise + (box_h - fs) * 0.5f), label_c, _("K/V heads"));
   // K/V heads: each as wide as its group of query heads.
   for (int g = 0; g < G; ++g) {
     const auto& qs = f.query_heads_of[static_cast<std::size_t>(g)];
@@ -107,8 +107,8 @@ void DrawGqaView(AppState& s) {
       if (c.num_heads % k) continue;
       ImGui::SameLine();
       std::string label = std::to_string(k);
-      if (k == c.num_heads) label += " (multi-head)";
-      else if (k == 1) label += " (multi-query)";
+      if (k == c.num_heads) label += _(" (multi-head)");
+      else if (k == 1) label += _(" (multi-query)");
       const bool on = c.kv_heads() == k;
       if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
       if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x)
@@ -128,16 +128,20 @@ void DrawGqaView(AppState& s) {
   }
   const GqaFacts& f = gc.value;
   const float fs = ImGui::GetFontSize();
-  char buf[400];
+  char buf[1200];
   if (f.kind == "multi-head")
     std::snprintf(buf, sizeof buf,
-                  "Multi-head attention: each of the %d query heads has its own K/V head. Pick fewer K/V heads above "
-                  "to see what grouping saves.",
+                  _("Multi-Head Attention: each of the %d query heads has its own K/V head. Pick fewer K/V heads above "
+                    "to see what grouping saves."),
                   f.num_heads);
+  else if (f.kind == "multi-query")
+    std::snprintf(buf, sizeof buf, _("MQA (multi-query attention): all %d query heads share 1 K/V head."), f.num_heads);
   else
-    std::snprintf(buf, sizeof buf, "%s attention: %d query heads share %d K/V head%s, %d query head%s per group.",
-                  f.kind == "multi-query" ? "Multi-query" : "Grouped-query", f.num_heads, f.num_kv_heads,
-                  f.num_kv_heads == 1 ? "" : "s", f.group_size, f.group_size == 1 ? "" : "s");
+    std::snprintf(buf, sizeof buf,
+                  P_("GQA (grouped-query attention): %d query heads share %d K/V heads, %d query head per group.",
+                     "GQA (grouped-query attention): %d query heads share %d K/V heads, %d query heads per group.",
+                     f.group_size),
+                  f.num_heads, f.num_kv_heads, f.group_size);
   ImGui::Spacing();
   ImGui::TextUnformatted(buf);
   ImGui::Spacing();
@@ -153,12 +157,15 @@ void DrawGqaView(AppState& s) {
     return std::string(p);
   };
   const std::string rows[2][4] = {
-      {"W_K, W_V + biases (parameters)", Thousands(f.kv_params), Thousands(f.mha_kv_params),
+      {_("W_K, W_V + biases (parameters)"), Thousands(f.kv_params), Thousands(f.mha_kv_params),
        Thousands(f.params_saved) + pct(f.params_saved, f.mha_kv_params)},
-      {"KV cache for " + std::to_string(CurrentSeqKv(s)) + " tokens, one layer", Bytes(f.kv_cache_bytes),
+      {i18n::Format(P_("KV cache for %d token, one layer", "KV cache for %d tokens, one layer", CurrentSeqKv(s)),
+                    CurrentSeqKv(s)),
+       Bytes(f.kv_cache_bytes),
        Bytes(f.mha_kv_cache_bytes), Bytes(f.cache_bytes_saved) + pct(f.cache_bytes_saved, f.mha_kv_cache_bytes)}};
-  const std::string heads[4] = {"", "with " + std::to_string(f.num_kv_heads) + " K/V head" + (f.num_kv_heads == 1 ? "" : "s"),
-                                "multi-head (" + std::to_string(f.num_heads) + " K/V heads)", "saved"};
+  const std::string heads[4] = {
+      "", i18n::Format(P_("with %d K/V head", "with %d K/V heads", f.num_kv_heads), f.num_kv_heads),
+      i18n::Format(P_("multi-head (%d K/V head)", "multi-head (%d K/V heads)", f.num_heads), f.num_heads), _("saved")};
   if (ImGui::BeginTable("##gqa_sizes", 4, flags)) {
     // Fixed widths from the texts: right-aligned cells cannot size a column themselves.
     for (int k = 0; k < 4; ++k) {
@@ -180,9 +187,9 @@ void DrawGqaView(AppState& s) {
   }
   Probe(s, "gqa_sizes");
   std::snprintf(buf, sizeof buf,
-                "KV cache = 2 (K and V) \xC3\x97 num_kv_heads %d \xC3\x97 head_dim %d \xC3\x97 %d tokens \xC3\x97 4 bytes "
-                "(float32) = %s bytes: what a decoder keeps per layer while it generates, so fewer K/V heads "
-                "let it serve longer texts. W_Q and W_O keep their size (%d query heads).",
+                _("KV cache = 2 (K and V) \xC3\x97 num_kv_heads %d \xC3\x97 head_dim %d \xC3\x97 %d tokens \xC3\x97 4 "
+                  "bytes (float32) = %s bytes: what a decoder keeps per layer while it generates, so fewer K/V heads "
+                  "let it serve longer texts. W_Q and W_O keep their size (%d query heads)."),
                 f.num_kv_heads, f.head_dim, CurrentSeqKv(s), Thousands(f.kv_cache_bytes).c_str(), f.num_heads);
   ImGui::PushTextWrapPos(std::max(ImGui::GetCursorPosX() + fs * 10.0f, ImGui::GetContentRegionAvail().x));
   Muted(buf);

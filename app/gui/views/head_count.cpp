@@ -49,12 +49,13 @@ void DrawHeadCountView(AppState& s) {
   const Config& cfg = DescribedConfig(s, false);
   // A trained model's shape is its own: its rows compare, they do not switch.
   const bool editable = !UsingTrainedModel(s);
-  char sub[256];
+  char sub[1024];
   std::snprintf(sub, sizeof sub,
-                "For d_model = %d%s: more heads cut the same %d dimensions into thinner slices, so the parameters "
-                "stay the same and the FLOPs barely change.%s",
-                cfg.d_model, editable ? "" : " (the trained model's)", cfg.d_model,
-                editable ? " Click a row to use it." : "");
+                editable ? _("For d_model = %d: more heads cut the same %d dimensions into thinner slices, so the "
+                             "parameters stay the same and the FLOPs barely change. Click a row to use it.")
+                         : _("For d_model = %d (the trained model's): more heads cut the same %d dimensions into "
+                             "thinner slices, so the parameters stay the same and the FLOPs barely change."),
+                cfg.d_model, cfg.d_model);
   SectionTitle(s, _("Head count vs parameters"), sub, true);
   const auto& c = HeadCountCache(s);
   if (!c.ok) {
@@ -86,14 +87,14 @@ void DrawHeadCountView(AppState& s) {
     for (const auto& r : rows) max_flops = std::max<long long>({max_flops, r.flops, r.gqa_flops});
     col("num_heads", 0);
     col("head_dim = d_k", 0);
-    col("parameters (W_Q, W_K, W_V, W_O + biases)", 0);
-    col("FLOPs (attention)", max_flops);
-    col("KV cache (" + std::to_string(skv) + " tokens)", 0);
+    col(_("parameters (W_Q, W_K, W_V, W_O + biases)"), 0);
+    col(_("FLOPs (attention)"), max_flops);
+    col(i18n::Format(P_("KV cache (%d token)", "KV cache (%d tokens)", skv), skv), 0);
     const std::string g = std::to_string(cfg.kv_heads());
     if (gqa) {
-      col("parameters, " + g + " K/V heads", 0);
-      col("FLOPs, " + g + " K/V heads", max_flops);
-      col("KV cache, " + g + " K/V heads", 0);
+      col(i18n::Format(_("parameters, %s K/V heads"), g.c_str()), 0);
+      col(i18n::Format(_("FLOPs, %s K/V heads"), g.c_str()), max_flops);
+      col(i18n::Format(_("KV cache, %s K/V heads"), g.c_str()), 0);
     }
     ImGui::TableSetupColumn("");
     ImGui::TableHeadersRow();
@@ -142,13 +143,15 @@ void DrawHeadCountView(AppState& s) {
     ImGui::EndTable();
   }
   Probe(s, "head_count_table");
-  std::string note = "num_heads must divide d_model (each head gets d_model / num_heads dimensions), so these are the "
-                     "divisors of " + std::to_string(cfg.d_model) + ". ";
+  std::string note = i18n::Format(_("num_heads must divide d_model (each head gets d_model / num_heads dimensions), "
+                                    "so these are the divisors of %d. "),
+                                  cfg.d_model);
   if (!listed)
-    note += "Your num_heads = " + std::to_string(cfg.num_heads) + " is not in the list: it does not divide " +
-            std::to_string(cfg.d_model) + ". ";
-  note += "Why the FLOPs still grow a little: the softmax runs once per head (" + std::to_string(seq) + " x " +
-          std::to_string(skv) + " exponentials each), while the projections and q\xC2\xB7k cost the same in total.";
+    note += i18n::Format(_("Your num_heads = %d is not in the list: it does not divide %d. "), cfg.num_heads,
+                         cfg.d_model);
+  note += i18n::Format(_("Why the FLOPs still grow a little: the softmax runs once per head (%d x %d exponentials "
+                         "each), while the projections and q\xC2\xB7k cost the same in total."),
+                       seq, skv);
   Muted(note.c_str());
   if (s.result.ok) {
     // The shape flow's total counts every row; this table the attention's alone.
@@ -158,17 +161,22 @@ void DrawHeadCountView(AppState& s) {
       flow_flops += r.flops;
     }
     const bool encoder = s.result.trace.cfg.block == mha::Block::Encoder;
-    Muted(("These columns count the attention itself: the Q, K, V and output projections, the scores, the softmax "
-           "and the weighted sum. The shape flow's total also counts the input (the positional encoding), the "
-           "residual and the LayerNorm" + std::string(encoder ? "s and the feed-forward block" : "") + ": " +
-           Thousands(flow_params) + " learned numbers and " + Thousands(flow_flops) +
-           " FLOPs for the current configuration.")
+    Muted(i18n::Format(encoder ? _("These columns count the attention itself: the Q, K, V and output projections, the "
+                                   "scores, the softmax and the weighted sum. The shape flow's total also counts the "
+                                   "input (the positional encoding), the residual and the LayerNorms and the "
+                                   "feed-forward block: %s learned numbers and %s FLOPs for the current configuration.")
+                                 : _("These columns count the attention itself: the Q, K, V and output projections, the "
+                                   "scores, the softmax and the weighted sum. The shape flow's total also counts the "
+                                   "input (the positional encoding), the residual and the LayerNorm: %s learned "
+                                   "numbers and %s FLOPs for the current configuration."),
+                       Thousands(flow_params).c_str(), Thousands(flow_flops).c_str())
               .c_str());
   }
   if (gqa)
-    Muted(("The K/V-head columns: grouped-query attention with num_kv_heads = " + std::to_string(cfg.kv_heads()) +
-           ": K and V get fewer heads than Q, so W_K, W_V and the KV cache shrink; '-' where it does not divide "
-           "num_heads.").c_str());
+    Muted(i18n::Format(_("The K/V-head columns: grouped-query attention with num_kv_heads = %d: K and V get fewer "
+                         "heads than Q, so W_K, W_V and the KV cache shrink; '-' where it does not divide num_heads."),
+                       cfg.kv_heads())
+              .c_str());
 }
 
 json DumpHeadCountView(AppState& s) {

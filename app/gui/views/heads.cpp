@@ -37,14 +37,18 @@ void BarCell(double v, double frac, int digits = 3) {
 
 // Why a head has its label, or none: its strongest relation against chance.
 std::string ChanceTooltip(const HeadSummary& h) {
-  if (h.rows == 0) return "No relation to measure.";
-  char buf[512];
+  if (h.rows == 0) return _("No relation to measure.");
+  char buf[1536];
   std::snprintf(buf, sizeof buf,
-                "Strongest: %s, mean weight %.3f over %d row%s.\nAn even spread gives it %.3f (1/n); the lift is "
-                "(%.3f - %.3f) / (1 - %.3f) = %.2f (a label needs %.2f).\nA head picking one key per row at random "
-                "does as well with probability %.3f (a label needs under %.2f).",
-                ToString(h.strongest), h.score, h.rows, h.rows == 1 ? "" : "s", h.chance, h.score, h.chance,
-                h.chance, h.lift, kMinLift, h.chance_p, kMaxChanceP);
+                P_("Strongest: %s, mean weight %.3f over %d row.\nAn even spread gives it %.3f (1/n); the lift is "
+                   "(%.3f - %.3f) / (1 - %.3f) = %.2f (a label needs %.2f).\nA head picking one key per row at random "
+                   "does as well with probability %.3f (a label needs under %.2f).",
+                   "Strongest: %s, mean weight %.3f over %d rows.\nAn even spread gives it %.3f (1/n); the lift is "
+                   "(%.3f - %.3f) / (1 - %.3f) = %.2f (a label needs %.2f).\nA head picking one key per row at random "
+                   "does as well with probability %.3f (a label needs under %.2f).",
+                   h.rows),
+                PatternShown(h.strongest), h.score, h.rows, h.chance, h.score, h.chance, h.chance, h.lift, kMinLift,
+                h.chance_p, kMaxChanceP);
   return buf;
 }
 
@@ -88,17 +92,19 @@ void DrawHeadsView(AppState& s) {
     const char* head;
     float min_w;
   };
-  std::vector<Col> columns = {{"head", 0.0f}};
-  if (gqa) columns.push_back({"K/V head", 0.0f});
-  for (const Col& c : std::initializer_list<Col>{{"map", fs * 1.6f},
-                                                 {"mostly attends to", ImGui::CalcTextSize("no clear pattern").x},
-                                                 {"vs chance", ImGui::CalcTextSize("0.00 vs 0.33").x},
-                                                 {"mean entropy", fs * 4.0f},
-                                                 {"mean max weight", fs * 4.0f},
-                                                 {cross ? "-##s" : "self", fs * 3.0f},
-                                                 {cross ? "-##p" : "previous", fs * 3.0f},
-                                                 {cross ? "-##n" : "next", fs * 3.0f},
-                                                 {"first token", fs * 3.0f}})
+  std::vector<Col> columns = {{_("head"), 0.0f}};
+  if (gqa) columns.push_back({_("K/V head"), 0.0f});
+  char vs_width[64];
+  std::snprintf(vs_width, sizeof vs_width, _("%.2f vs %.2f"), 0.0, 0.33);
+  for (const Col& c : std::initializer_list<Col>{{_("map"), fs * 1.6f},
+                                                 {_("mostly attends to"), ImGui::CalcTextSize(_("no clear pattern")).x},
+                                                 {_("vs chance"), ImGui::CalcTextSize(vs_width).x},
+                                                 {_("mean entropy"), fs * 4.0f},
+                                                 {_("mean max weight"), fs * 4.0f},
+                                                 {cross ? "-##s" : _("self"), fs * 3.0f},
+                                                 {cross ? "-##p" : _("previous"), fs * 3.0f},
+                                                 {cross ? "-##n" : _("next"), fs * 3.0f},
+                                                 {_("first token"), fs * 3.0f}})
     columns.push_back(c);
   const ImGuiStyle& st = ImGui::GetStyle();
   float natural = st.ScrollbarSize + 2.0f;
@@ -144,13 +150,13 @@ void DrawHeadsView(AppState& s) {
       ImGui::TableNextColumn();
       if (h.pattern != HeadPattern::Spread) ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
       else ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-      ImGui::TextUnformatted(ToString(h.pattern));
+      ImGui::TextUnformatted(PatternShown(h.pattern));
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ChanceTooltip(h).c_str());
       // The strongest relation's mean weight against what an even spread gives it.
       ImGui::TableNextColumn();
       if (h.rows > 0) {
-        ImGui::Text("%.2f vs %.2f", h.score, h.chance);
+        ImGui::Text(_("%.2f vs %.2f"), h.score, h.chance);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ChanceTooltip(h).c_str());
       } else {
         ImGui::TextDisabled("-");
@@ -170,15 +176,15 @@ void DrawHeadsView(AppState& s) {
     ImGui::EndTable();
   }
   Probe(s, "head_metrics");
-  char buf[640];
+  char buf[2048];
   const int n = t.seq_kv;
   std::snprintf(buf, sizeof buf,
-                "%sThe numbers under self, previous, next and first token are the mean weight put there. 'vs "
-                "chance' sets the largest against an even spread (1/n: here 1/%d = %.2f). A head 'mostly attends "
-                "to' a relation only where it beats chance: at least %.0f%% of the way from 1/n to 1 (here %.2f), "
-                "on enough rows that a head picking keys at random would do as well less than %.0f%% of the time. "
-                "Otherwise: no clear pattern.",
-                cross ? "Cross-attention: key j is a memory token, so self / previous / next mean nothing. " : "", n,
+                _("%sThe numbers under self, previous, next and first token are the mean weight put there. 'vs "
+                  "chance' sets the largest against an even spread (1/n: here 1/%d = %.2f). A head 'mostly attends "
+                  "to' a relation only where it beats chance: at least %.0f%% of the way from 1/n to 1 (here %.2f), "
+                  "on enough rows that a head picking keys at random would do as well less than %.0f%% of the time. "
+                  "Otherwise: no clear pattern."),
+                cross ? _("Cross-attention: key j is a memory token, so self / previous / next mean nothing. ") : "", n,
                 1.0 / std::max(n, 1), kMinLift * 100.0, 1.0 / std::max(n, 1) + kMinLift * (1.0 - 1.0 / std::max(n, 1)),
                 kMaxChanceP * 100.0);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
@@ -209,8 +215,8 @@ void DrawHeadsView(AppState& s) {
     const int K = static_cast<int>(d.rows());  // the first K heads: the divergence is bounded to them
     if (K < H) {
       std::snprintf(buf, sizeof buf,
-                    "Showing the first %d of %d heads: each pair of heads costs seq x seq_kv logarithms, so the "
-                    "divergence covers at most %d heads (all 256 at 1024 tokens would take minutes).",
+                    _("Showing the first %d of %d heads: each pair of heads costs seq x seq_kv logarithms, so the "
+                      "divergence covers at most %d heads (all 256 at 1024 tokens would take minutes)."),
                     K, H, K);
       ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
       Muted(buf);
@@ -230,7 +236,7 @@ void DrawHeadsView(AppState& s) {
           if (d(i, j) < d(a0, b0)) a0 = i, b0 = j;
           if (d(i, j) > d(a1, b1)) a1 = i, b1 = j;
         }
-      std::snprintf(buf, sizeof buf, "most alike: heads %d and %d (%s)\nmost different: heads %d and %d (%s)", a0,
+      std::snprintf(buf, sizeof buf, _("most alike: heads %d and %d (%s)\nmost different: heads %d and %d (%s)"), a0,
                     b0, Sig(d(a0, b0), 3).c_str(), a1, b1, Sig(d(a1, b1), 3).c_str());
       ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
       ImGui::TextUnformatted(buf);
@@ -245,14 +251,14 @@ void DrawHeadsView(AppState& s) {
     m.scale = ColourScale::Sequential;
     m.range = static_cast<float>(std::log(2.0));
     m.fixed_decimals = true;
-    m.row_axis = "head";
-    m.col_axis = "head";
+    m.row_axis = _("head");
+    m.col_axis = _("head");
     const float room = side ? div_w : std::min(avail.x, fs * 26.0f);
     m.size = ImVec2(room, side ? std::max(fs * 6.0f, std::min(room, ImGui::GetContentRegionAvail().y - fs * 2.0f)) : room);
     m.max_cell = fs * 2.6f;
     DrawMatrix(s, m);
     Probe(s, "head_divergence");
-    DrawScaleLegend(ColourScale::Sequential, m.range, room, "JS divergence", false);
+    DrawScaleLegend(ColourScale::Sequential, m.range, room, _("JS divergence"), false);
   }
   ImGui::EndGroup();
 }

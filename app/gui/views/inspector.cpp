@@ -123,14 +123,15 @@ void DrawInspectorView(AppState& s) {
     return;
   }
   const InspectedTensor& it = c.value;
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "%s   shape %s%s   values from %s to %s%s", it.title.c_str(),
-                ShapeString(it.shape).c_str(),
-                it.shape != it.full_shape ? (" (stored as " + ShapeString(it.full_shape) + ")").c_str() : "",
-                Sig(it.min).c_str(), Sig(it.max).c_str(),
-                it.neg_inf ? ("; " + std::to_string(it.neg_inf) + " masked (-\xE2\x88\x9E)").c_str() : "");
+  const std::string stored =
+      it.shape != it.full_shape ? i18n::Format(_(" (stored as %s)"), ShapeString(it.full_shape).c_str()) : std::string();
+  const std::string masked =
+      it.neg_inf ? i18n::Format(_("; %d masked (-\xE2\x88\x9E)"), static_cast<int>(it.neg_inf)) : std::string();
+  const std::string line = i18n::Format(_("%s   shape %s%s   values from %s to %s%s"), it.title.c_str(),
+                                        ShapeString(it.shape).c_str(), stored.c_str(), Sig(it.min).c_str(),
+                                        Sig(it.max).c_str(), masked.c_str());
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted(buf);
+  ImGui::TextUnformatted(line.c_str());
   if (s.ui.font_bold) ImGui::PopFont();
   Probe(s, "inspect_info");
   if (!it.note.empty()) Muted(it.note.c_str());
@@ -146,8 +147,8 @@ void DrawInspectorView(AppState& s) {
   a.col_labels = it.col_labels.empty() ? nullptr : &it.col_labels;
   a.scale = weights ? ColourScale::Sequential : ColourScale::Diverging;
   a.range = weights ? 1.0f : std::max(it.abs_max, 1e-6f);
-  a.row_axis = it.row_labels.empty() ? "row" : "token";
-  a.col_axis = it.col_labels.empty() ? "column" : "key";
+  a.row_axis = it.row_labels.empty() ? _("row") : _("token");
+  a.col_axis = it.col_labels.empty() ? _("column") : _("key");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // Small tensors keep cells big enough for labels and values; the view scrolls if need be.
   const float min_cell = a.rows <= 32 ? fs * 1.5f : 3.0f;

@@ -129,8 +129,8 @@ void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, c
   const float fs = ImGui::GetFontSize();
   a.max_cell = fs * 3.4f;
   a.size = ImVec2(width, a.max_cell * a.rows + fs * 1.4f + (group_heads ? fs * 1.3f : 0.0f));
-  a.row_axis = "token";
-  a.col_axis = "dimension";
+  a.row_axis = _("token");
+  a.col_axis = _("dimension");
   const int hd = s.result.trace.cfg.head_dim();
   if (group_heads && hd > 0 && hd < a.cols) {
     a.col_group = hd;
@@ -142,7 +142,7 @@ void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, c
 }
 
 void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const char* hint, bool input) {
-  const float lw = ImGui::CalcTextSize("weights (.npz)").x + ImGui::GetStyle().ItemSpacing.x * 2;
+  const float lw = ImGui::CalcTextSize(_("weights (.npz)")).x + ImGui::GetStyle().ItemSpacing.x * 2;
   const float bw = ImGui::CalcTextSize(_("Load")).x + ImGui::CalcTextSize(_("Save")).x + 4 * ImGui::GetStyle().FramePadding.x +
                    2 * ImGui::GetStyle().ItemSpacing.x;
   ImGui::PushID(label);
@@ -171,8 +171,9 @@ void DrawLessonChecks(AppState& s) {
   const Trace& t = s.result.trace;
   // Open for the hand calculation (its numbers are the point); folded for the 2-head
   // example, whose lesson gives shapes only, so the weight editor stays in view.
-  const std::string title = std::string(preset == 1 ? "The lesson's numbers" : "The lesson's shapes") +
-                            " beside what mhaviz computes##lesson_checks" + std::to_string(preset);
+  const std::string title = std::string(preset == 1 ? _("The lesson's numbers beside what mhaviz computes")
+                                                  : _("The lesson's shapes beside what mhaviz computes")) +
+                            "##lesson_checks" + std::to_string(preset);
   // On the buttons' line: folded, it costs the editor below no room.
   ImGui::SameLine(0, ImGui::GetFontSize());
   const bool open = ImGui::TreeNodeEx(title.c_str(), ImGuiTreeNodeFlags_NoTreePushOnOpen |
@@ -181,8 +182,8 @@ void DrawLessonChecks(AppState& s) {
   if (!open) return;
   if (ImGui::BeginTable("##lesson_checks", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
                                                   ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn("the lesson says");
-    ImGui::TableSetupColumn("mhaviz computes");
+    ImGui::TableSetupColumn(_("the lesson says"));
+    ImGui::TableSetupColumn(_("mhaviz computes"));
     ImGui::TableSetupColumn("");
     ImGui::TableHeadersRow();
     for (const LessonExpectation& e : ex.expected) {
@@ -195,11 +196,11 @@ void DrawLessonChecks(AppState& s) {
       try {
         const LessonCheck c = CheckLesson(t, e);
         ok = c.ok;
-        const std::string where = e.tensor + (e.head >= 0 ? "[head " + std::to_string(e.head) + "]" : "");
+        const std::string where = e.tensor + (e.head >= 0 ? i18n::Format(_("[head %d]"), e.head) : std::string());
         if (!e.shape.empty()) {
           got = where + " \xE2\x86\x92 (" + std::to_string(c.shape[0]) + ", " + std::to_string(c.shape[1]) + ")";
         } else {
-          got = where + (c.shape[0] > 1 ? " row " + std::to_string(e.row) : "") + " = [";
+          got = where + (c.shape[0] > 1 ? i18n::Format(_(" row %d"), e.row) : std::string()) + " = [";
           for (std::size_t j = 0; j < c.values.size(); ++j) got += (j ? ", " : "") + Sig(c.values[j], 6);
           got += "]";
         }
@@ -209,7 +210,9 @@ void DrawLessonChecks(AppState& s) {
       ImGui::TextUnformatted(got.c_str());
       ImGui::TableNextColumn();
       ImGui::PushStyleColor(ImGuiCol_Text, ok ? Pal().ok_text : Pal().error_text);
-      ImGui::TextUnformatted(ok ? "\xE2\x9C\x93 same" : "differs");
+      // The tick stays out of the catalogue: the bold font, which loads the catalogue's
+      // characters, has no U+2713 (the regular font draws it).
+      ImGui::TextUnformatted(ok ? (std::string("\xE2\x9C\x93 ") + _("same")).c_str() : _("differs"));
       ImGui::PopStyleColor();
     }
     ImGui::EndTable();
@@ -246,14 +249,16 @@ void DrawLessonView(AppState& s) {
 
   // Where x and the weights come from now.
   ImGui::Spacing();
-  std::string x_src = s.files.input_path.empty() ? "the sentence (embedding + positional encoding)" : s.files.input_path;
+  std::string x_src = s.files.input_path.empty() ? std::string(_("the sentence (embedding + positional encoding)"))
+                                                 : SourceShown(s.files.input_path);
   std::string w_src = s.files.weights_path.empty()
-                          ? "seeded random (Xavier), seed " + std::to_string(s.choice.cfg.seed)
-                          : s.files.weights_path;
+                          ? i18n::Format(_("seeded random (Xavier), seed %llu"),
+                                         static_cast<unsigned long long>(s.choice.cfg.seed))
+                          : SourceShown(s.files.weights_path);
   if (UsingTrainedModel(s)) {  // the model source (model_source.hpp)
-    x_src = s.source.layer == 0 ? "the trained model's token and position embeddings of the ids typed"
-                                : "layer " + std::to_string(s.source.layer - 1) + "'s output";
-    w_src = "the trained model " + s.source.name + ", layer " + std::to_string(s.source.layer);
+    x_src = s.source.layer == 0 ? std::string(_("the trained model's token and position embeddings of the ids typed"))
+                                : i18n::Format(_("layer %d's output"), s.source.layer - 1);
+    w_src = i18n::Format(_("the trained model %s, layer %d"), s.source.name.c_str(), s.source.layer);
   }
   ImGui::AlignTextToFramePadding();
   ImGui::Text(_("x comes from %s."), x_src.c_str());
@@ -272,8 +277,8 @@ void DrawLessonView(AppState& s) {
 
   // Files: the same .npz files as --input and --weights.
   ImGui::Spacing();
-  FileRow(s, "x (.npz)", s.teach.input_path, "x.npz: array x, (seq, d_model)", true);
-  FileRow(s, "weights (.npz)", s.teach.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
+  FileRow(s, _("x (.npz)"), s.teach.input_path, "x.npz: array x, (seq, d_model)", true);
+  FileRow(s, _("weights (.npz)"), s.teach.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
   if (!s.teach.file_message.empty())
     MessageBox(s.teach.file_message, s.teach.file_message_ok ? Pal().chip_bg : Pal().error_bg,
                s.teach.file_message_ok ? Pal().ok_text : Pal().error_text);
@@ -287,9 +292,9 @@ void DrawLessonView(AppState& s) {
     ImGui::TextUnformatted(_("Check by hand"));
     if (s.ui.font_bold) ImGui::PopFont();
     const float w = std::min((ImGui::GetContentRegionAvail().x - 2 * fs) / 3.0f, fs * 20.0f);
-    SmallMatrix(s, "x", "x (input)", t.in.x, &t.in.tokens, w, false);
+    SmallMatrix(s, "x", _("x (input)"), t.in.x, &t.in.tokens, w, false);
     ImGui::SameLine(0, fs);
-    SmallMatrix(s, "concat", "concat: the heads' outputs side by side", t.concat, &t.in.tokens, w, true);
+    SmallMatrix(s, "concat", _("concat: the heads' outputs side by side"), t.concat, &t.in.tokens, w, true);
     ImGui::SameLine(0, fs);
     SmallMatrix(s, "attn_out", "attn_out = concat W_O + b_O", t.attn_out, &t.in.tokens, w, false);
     if (ImGui::SmallButton(_("Step through one query"))) {
@@ -319,10 +324,10 @@ void DrawLessonView(AppState& s) {
   if (!w) {
     Muted(_("No weights yet: the configuration cannot run (see Configuration)."));
   } else if (w->W_q.rows() > kMaxEditDModel) {
-    char buf[200];
+    char buf[800];
     std::snprintf(buf, sizeof buf,
-                  "The editor shows layers up to d_model = %d (this one has %d: %d numbers per matrix). Load the lesson "
-                  "example or set d_model to 8 or less.",
+                  _("The editor shows layers up to d_model = %d (this one has %d: %d numbers per matrix). Load the "
+                    "lesson example or set d_model to 8 or less."),
                   kMaxEditDModel, static_cast<int>(w->W_q.rows()), static_cast<int>(w->W_q.size()));
     Muted(buf);
   } else {
@@ -340,8 +345,9 @@ void DrawLessonView(AppState& s) {
       WeightGrid(s, cur, order[i], names[i]);
     }
     if (d != cur.W_q.rows())
-      MessageBox("These weights have d_model = " + std::to_string(cur.W_q.rows()) + " but the configuration has " +
-                     std::to_string(d) + ": use seeded weights or set d_model back.",
+      MessageBox(i18n::Format(_("These weights have d_model = %d but the configuration has %d: use seeded weights or "
+                                "set d_model back."),
+                              static_cast<int>(cur.W_q.rows()), d),
                  Pal().error_bg, Pal().error_text);
   }
 

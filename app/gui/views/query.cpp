@@ -89,17 +89,18 @@ void DrawQueryView(AppState& s) {
   // What is divided by what, in this configuration.
   std::string divide;
   if (e.scaled)
-    divide = "d_k = head_dim = " + std::to_string(e.head_dim) + ", so each q\xC2\xB7k is divided by \xE2\x88\x9A" +
-             std::to_string(e.head_dim) + " = " + Sig(e.sqrt_dk);
+    divide = i18n::Format(_("d_k = head_dim = %d, so each q\xC2\xB7k is divided by \xE2\x88\x9A%d = %s"), e.head_dim,
+                          e.head_dim, Sig(e.sqrt_dk).c_str());
   else
-    divide = "The \xE2\x88\x9A" "d_k scaling is off: q\xC2\xB7k is used as it is";
+    divide = _("The \xE2\x88\x9A" "d_k scaling is off: q\xC2\xB7k is used as it is");
   if (e.temperature != 1.0f)
-    divide += std::string(e.scaled ? ", and" : ", only") + " by the temperature " + Sig(e.temperature) +
-              " (divisor " + Sig(e.divisor) + ")";
-  divide += ".";
-  if (e.cross) divide += " Keys and values come from the memory sentence (cross-attention).";
+    divide += i18n::Format(e.scaled ? _(", and by the temperature %s (divisor %s)")
+                                    : _(", only by the temperature %s (divisor %s)"),
+                           Sig(e.temperature).c_str(), Sig(e.divisor).c_str());
+  divide += _(".");
+  if (e.cross) divide += _(" Keys and values come from the memory sentence (cross-attention).");
   if (t.cfg.kv_heads() != t.cfg.num_heads)
-    divide += " Query head " + std::to_string(e.head) + " reads K/V head " + std::to_string(e.kv_head) + " (GQA).";
+    divide += i18n::Format(_(" Query head %d reads K/V head %d (GQA)."), e.head, e.kv_head);
   Muted(divide.c_str());
 
   // How many vector entries fit: three vector columns share what the numbers leave.
@@ -129,7 +130,7 @@ void DrawQueryView(AppState& s) {
   if (ImGui::BeginTable("##query_steps", cols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(2, 1);
     ImGui::TableSetupColumn("j");
-    ImGui::TableSetupColumn(e.cross ? "memory token" : "key token");
+    ImGui::TableSetupColumn(e.cross ? _("memory token") : _("key token"));
     ImGui::TableSetupColumn("k_j");
     ImGui::TableSetupColumn(_("q\xC2\xB7k_j"));
     const std::string score_h =
@@ -162,7 +163,7 @@ void DrawQueryView(AppState& s) {
         else NumCell(k.scaled);
         if (causal) {
           ImGui::TableNextColumn();
-          ImGui::TextUnformatted(k.masked ? "hidden (later token)" : "");
+          ImGui::TextUnformatted(k.masked ? _("hidden (later token)") : "");
         }
         ImGui::TableNextColumn();
         NumCell(k.exp_shifted, k.masked);
@@ -190,13 +191,13 @@ void DrawQueryView(AppState& s) {
   Probe(s, "query_table");
 
   // The sum, and the trace's own row next to it.
-  char buf[512];
+  char buf[1024];
   std::snprintf(buf, sizeof buf,
-                "\xCE\xA3 exp = %s  (the largest score, %s, was subtracted before exp so nothing overflows; "
-                "the weights add up to 1)",
+                _("\xCE\xA3 exp = %s  (the largest score, %s, was subtracted before exp so nothing overflows; "
+                  "the weights add up to 1)"),
                 Sig(e.exp_sum).c_str(), Sig(e.max_scaled).c_str());
   Muted(buf);
-  const float lw = ImGui::CalcTextSize("context row in the trace  ").x;
+  const float lw = ImGui::CalcTextSize(_("context row in the trace")).x + ImGui::CalcTextSize("  ").x;
   ImGui::TextUnformatted(_("\xCE\xA3 weight \xC3\x97 v_j"));
   ImGui::SameLine(lw);
   VecCell(e.context, std::max(shown, 9));
@@ -207,14 +208,14 @@ void DrawQueryView(AppState& s) {
   const double scale = std::max(1.0, static_cast<double>(e.trace_context.cwiseAbs().maxCoeff()));
   const bool same = e.max_abs_diff <= 1e-5 * scale;
   if (e.max_abs_diff == 0.0f)
-    std::snprintf(buf, sizeof buf, "Equal: the sum is exactly the trace's context[head %d, token %d].", e.head, e.query);
+    std::snprintf(buf, sizeof buf, _("Equal: the sum is exactly the trace's context[head %d, token %d]."), e.head, e.query);
   else if (same)
     std::snprintf(buf, sizeof buf,
-                  "Equal: the sum is the trace's context[head %d, token %d]; largest difference %s "
-                  "(float rounding: the sum here is added up in double).",
+                  _("Equal: the sum is the trace's context[head %d, token %d]; largest difference %s "
+                    "(float rounding: the sum here is added up in double)."),
                   e.head, e.query, Sig(e.max_abs_diff, 2).c_str());
   else
-    std::snprintf(buf, sizeof buf, "Differs from the trace by %s: this is a bug, please report it.",
+    std::snprintf(buf, sizeof buf, _("Differs from the trace by %s: this is a bug, please report it."),
                   Sig(e.max_abs_diff, 2).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, same ? Pal().ok_text : Pal().error_text);
   ImGui::PushTextWrapPos(0.0f);

@@ -41,8 +41,8 @@ void RowStatsBars(const RowStats& st, const MatrixResult& m, int rows, float wid
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const Palette& pal = Pal();
   // Column heads above the first row.
-  dl->AddText(ImVec2(x0, m.min.y - fs * 1.25f), text, "entropy");
-  dl->AddText(ImVec2(x0 + half + fs * 0.6f, m.min.y - fs * 1.25f), text, "max weight");
+  dl->AddText(ImVec2(x0, m.min.y - fs * 1.25f), text, _("entropy"));
+  dl->AddText(ImVec2(x0 + half + fs * 0.6f, m.min.y - fs * 1.25f), text, _("max weight"));
   const bool numbers = cell >= fs + 2.0f;
   for (int i = 0; i < rows; ++i) {
     const float y = m.min.y + i * cell, h = std::max(1.0f, cell - 2.0f);
@@ -65,12 +65,12 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   const float fs = ImGui::GetFontSize();
   const auto& qtok = QueryTokens(t);
   const auto& ktok = KeyTokens(t);
-  char head[256];
+  char head[512];
   if (a.scaled)
-    std::snprintf(head, sizeof head, "With \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s",
+    std::snprintf(head, sizeof head, _("With \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s"),
                   Sig(a.multiplier).c_str());
   else
-    std::snprintf(head, sizeof head, "Without \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s",
+    std::snprintf(head, sizeof head, _("Without \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s"),
                   Sig(a.multiplier).c_str());
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(head);
@@ -81,9 +81,9 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     ImGui::TextUnformatted(_("(what the model computes now: the heatmaps show this)"));
     ImGui::PopStyleColor();
   }
-  char stats[256];
+  char stats[640];
   std::snprintf(stats, sizeof stats,
-                "score spread (std over the keys) %s   \xC2\xB7   mean entropy %s   \xC2\xB7   mean max weight %s",
+                _("score spread (std over the keys) %s   \xC2\xB7   mean entropy %s   \xC2\xB7   mean max weight %s"),
                 Sig(a.score_std, 3).c_str(), Sig(a.stats.mean_entropy, 3).c_str(),
                 Sig(a.stats.mean_max_weight, 3).c_str());
   Muted(stats);
@@ -130,8 +130,8 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.scale = k == 2 ? ColourScale::Sequential : ColourScale::Diverging;
     m.range = k == 2 ? 1.0f : range;
     m.size = ImVec2(first_on_line ? mw + label_w : mw, wrap ? kv * value_cell + fs * 4.0f : size.y - title_h);
-    m.row_axis = "query";
-    m.col_axis = "key";
+    m.row_axis = _("query");
+    m.col_axis = _("key");
     m.fixed_decimals = k == 2;
     if (k == 2) m.masked_by = a.masked_scores.data();  // masked keys grey, as in the heatmaps
     m.digits = 3;
@@ -212,12 +212,12 @@ void DrawScalingView(AppState& s) {
   VariantRow(s, cmp.without_scaling, !t.cfg.scale, range, ImVec2(avail.x, each));
   Probe(s, "scaling_without");
   const float lw = std::min(avail.x * 0.45f, fs * 22.0f);
-  DrawScaleLegend(ColourScale::Diverging, range, lw, "scores (both rows)", t.cfg.mask == Mask::Causal);
+  DrawScaleLegend(ColourScale::Diverging, range, lw, _("scores (both rows)"), t.cfg.mask == Mask::Causal);
   ImGui::SameLine(0, fs * 2.0f);
-  DrawScaleLegend(ColourScale::Sequential, 1.0f, lw, "weights", false);
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "Entropy in nats: 0 = all weight on one key, ln(number of keys) = spread evenly. "
-                                 "head_dim = d_k = %d, \xE2\x88\x9A" "d_k = %s.",
+  DrawScaleLegend(ColourScale::Sequential, 1.0f, lw, _("weights"), false);
+  char buf[640];
+  std::snprintf(buf, sizeof buf, _("Entropy in nats: 0 = all weight on one key, ln(number of keys) = spread evenly. "
+                                   "head_dim = d_k = %d, \xE2\x88\x9A" "d_k = %s."),
                 t.cfg.head_dim(), Sig(std::sqrt(static_cast<double>(t.cfg.head_dim()))).c_str());
   Muted(buf);
 }

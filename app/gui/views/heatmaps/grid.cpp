@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/files.hpp"
@@ -78,7 +79,7 @@ void CellTooltip(const Result& r, int index, int i, int j) {
       ImGui::TextUnformatted(_("score  masked (-inf): the causal mask hides later keys"));
     else
       ImGui::Text(_("score  %.4f  (%s, before softmax)"), static_cast<double>(sc),
-                  t.cfg.scale ? "q\xC2\xB7k / \xE2\x88\x9A" "d_k" : "q\xC2\xB7k, unscaled");
+                  t.cfg.scale ? "q\xC2\xB7k / \xE2\x88\x9A" "d_k" : _("q\xC2\xB7k, unscaled"));
   } else {
     float lo = 1.0f, hi = 0.0f;
     for (int h = 0; h < t.cfg.num_heads; ++h) {
@@ -179,7 +180,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
   const float room = place.last_in_row ? std::max(title_w, fs * 3.0f) : title_w;
   std::string title = MapTitle(t, index);
   if (ImGui::CalcTextSize(title.c_str()).x > room)
-    title = index == t.cfg.num_heads ? "mean" : "head " + std::to_string(index);
+    title = index == t.cfg.num_heads ? std::string(_("mean")) : i18n::Format(_("head %d"), index);
   if (ImGui::CalcTextSize(title.c_str()).x > room && index < t.cfg.num_heads) title = "h" + std::to_string(index);
   title = Ellipsize(title, room);
   dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
@@ -334,9 +335,9 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
   for (int k = 0; k <= parts; ++k) {
     const float v = 1.0f - static_cast<float>(k) / parts;
     const float y = top + (bottom - top) * k / static_cast<float>(parts);
-    char buf[16];
+    char buf[64];
     if (fixed) std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
-    else std::snprintf(buf, sizeof buf, "%s", k == 0 ? "max" : k == parts ? "0" : "");
+    else std::snprintf(buf, sizeof buf, "%s", k == 0 ? _("max") : k == parts ? "0" : "");
     dl->AddLine(ImVec2(x1, y), ImVec2(x1 + fs * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text));
     dl->AddText(ImVec2(x1 + fs * 0.4f, y - fs * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), buf);
   }
@@ -345,7 +346,7 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
     const float y = bottom + fs * 1.2f;
     dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + fs), Col32(render::kMaskedColour));
     dl->AddRect(ImVec2(x0 - 1, y - 1), ImVec2(x1 + 1, y + fs + 1), Pal().block_border);
-    dl->AddText(ImVec2(x1 + fs * 0.4f, y), ImGui::GetColorU32(ImGuiCol_Text), "masked");
+    dl->AddText(ImVec2(x1 + fs * 0.4f, y), ImGui::GetColorU32(ImGuiCol_Text), _("masked"));
   }
 }
 
@@ -354,7 +355,7 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
 void ScaleControls(AppState& s, const Trace& t) {
   // On the title's line if it fits, else on its own.
   const ImGuiStyle& st = ImGui::GetStyle();
-  float need = ImGui::CalcTextSize("colour").x;
+  float need = ImGui::CalcTextSize(_("colour")).x;
   for (render::ColourScale sc : render::kColourScales)
     need += st.ItemSpacing.x + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x +
             ImGui::CalcTextSize(render::ColourScaleLabel(sc)).x;
@@ -413,13 +414,13 @@ std::string HeadLabel(AppState& s, int h, bool* claimed) {
   const auto& c = SummariesCache(s);
   if (!c.ok || h < 0 || h >= static_cast<int>(c.value.size())) return {};
   const HeadSummary& hs = c.value[static_cast<std::size_t>(h)];
-  if (hs.rows == 0) return ToString(hs.pattern);
-  char buf[160];
+  if (hs.rows == 0) return PatternShown(hs.pattern);
+  char buf[320];
   *claimed = hs.pattern != HeadPattern::Spread;
   if (*claimed)
-    std::snprintf(buf, sizeof buf, "%s %.2f (chance %.2f)", ToString(hs.pattern), hs.score, hs.chance);
+    std::snprintf(buf, sizeof buf, _("%s %.2f (chance %.2f)"), PatternShown(hs.pattern), hs.score, hs.chance);
   else
-    std::snprintf(buf, sizeof buf, "%s (%s %.2f, chance %.2f)", ToString(hs.pattern), ToString(hs.strongest),
+    std::snprintf(buf, sizeof buf, _("%s (%s %.2f, chance %.2f)"), PatternShown(hs.pattern), PatternShown(hs.strongest),
                   hs.score, hs.chance);
   return buf;
 }
@@ -432,8 +433,8 @@ void PresentBar(AppState& s, int H) {
   DrawWeightsBadge(s);
   ImGui::SameLine(0, fs);
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  const std::string map = s.ui.present_head == H ? "mean of " + std::to_string(H) + " heads"
-                                                 : "head " + std::to_string(s.ui.present_head);
+  const std::string map = s.ui.present_head == H ? i18n::Format(P_("mean of %d head", "mean of %d heads", H), H)
+                                                 : i18n::Format(_("head %d"), s.ui.present_head);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(map.c_str());
   if (s.ui.font_bold) ImGui::PopFont();
@@ -449,7 +450,7 @@ void PresentBar(AppState& s, int H) {
   Probe(s, "present_header");
   // For tests: the header in words, " | " between its parts.
   s.ui.report.present_header = DescribeWeights(s).text + " | " + map + (label.empty() ? "" : " | " + label);
-  static const char* const kLayouts[] = {"one map", "2 \xC3\x97 2", "all heads"};
+  const char* const kLayouts[] = {_("one map"), "2 \xC3\x97 2", _("all heads")};
   // The layouts on the header's line where they fit: every line the header takes is a
   // line the map cannot have.
   float radios = 0.0f;
@@ -543,9 +544,9 @@ void DrawHeatmapsPanel(AppState& s) {
   // Colour bar column: margin, bar, tick, the widest of its labels.
   // (only the labels drawn: every pixel counts at a projector's text size)
   const bool fixed_scale = s.ui.colour_scale == render::ColourScale::Fixed;
-  const float bar_w = std::max(fs * 0.8f + ImGui::CalcTextSize(fixed_scale ? "weight" : "\xC3\xB7 row max").x,
-                               fs * 2.3f + std::max(ImGui::CalcTextSize(fixed_scale ? "0.00" : "max").x,
-                                                    t.cfg.mask == Mask::Causal ? ImGui::CalcTextSize("masked").x : 0.0f));
+  const float bar_w = std::max(fs * 0.8f + ImGui::CalcTextSize(fixed_scale ? _("weight") : _("\xC3\xB7 row max")).x,
+                               fs * 2.3f + std::max(ImGui::CalcTextSize(fixed_scale ? "0.00" : _("max")).x,
+                                                    t.cfg.mask == Mask::Causal ? ImGui::CalcTextSize(_("masked")).x : 0.0f));
   const ImVec2 area(std::max(avail.x - bar_w, 1.0f), std::max(avail.y, 1.0f));
   const std::vector<int> shown = ShownMaps(s, H);
   const int n = static_cast<int>(shown.size());

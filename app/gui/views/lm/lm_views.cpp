@@ -18,8 +18,8 @@ void LayerSelector(AppState& s, const char* id) {
   if (!UsingTrainedModel(s) || s.source.model->cfg.num_layers < 2) return;
   const int n = s.source.model->cfg.num_layers;
   int layer = s.source.layer;
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("layer 00").x * 2.5f);
-  if (ImGui::SliderInt(id, &layer, 0, n - 1, "layer %d")) {
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize(_("layer %d")).x * 2.5f);
+  if (ImGui::SliderInt(id, &layer, 0, n - 1, _("layer %d"))) {
     s.source.layer = layer;
     s.dirty = true;
   }

@@ -118,8 +118,17 @@ void DrawModelView(AppState& s) {
                      "out (\"only\": every other head of its layer) and every view then shows the model without it."));
   std::string labels_on;
   const auto& labels = Labels(s, &labels_on);
-  ImGui::TextDisabled(_("Labels measured on: %s%s"), labels_on.c_str(),
-                      labels_on == "validation text" ? " (induction: on its windows' first halves, repeated)" : "");
+  if (labels_on == "validation text")
+    ImGui::TextDisabled("%s", _("Labels measured on: validation text (induction: on its windows' first halves, repeated)"));
+  else if (labels_on == "sentence")
+    ImGui::TextDisabled("%s", _("Labels measured on: sentence"));
+  else if (labels_on == "sentence (measuring)")
+    ImGui::TextDisabled("%s", _("Labels measured on: sentence (the validation text is still being measured)"));
+  else if (const std::string p = "sentence (validation text unavailable ("; labels_on.compare(0, p.size(), p) == 0)
+    ImGui::TextDisabled(_("Labels measured on: sentence (validation text unavailable: %s)"),
+                        labels_on.substr(p.size(), labels_on.size() - p.size() - std::min<std::size_t>(2, labels_on.size() - p.size())).c_str());
+  else
+    ImGui::TextDisabled(_("Labels measured on: %s"), labels_on.c_str());
   const std::string jobs_on = HeadJobsStatus(s);
   if (!jobs_on.empty()) {
     // On the same line, so the maps and their switches stay where they were.
@@ -133,7 +142,7 @@ void DrawModelView(AppState& s) {
     if (jobs_on == "minimal pairs" && labels_on == "validation text") Probe(s, "model_view_jobs_ready");
   }
   DrawTryThese(s);
-  const float label_w = ImGui::CalcTextSize("layer 00").x + 8;
+  const float label_w = ImGui::CalcTextSize(i18n::Format(_("layer %d"), 10).c_str()).x + 8;
   const float gap = 6;
   const float avail = ImGui::GetContentRegionAvail().x - label_w;
   const float size = std::clamp(avail / static_cast<float>(std::min(H, 8)) - gap, 48.0f, 220.0f);
@@ -161,7 +170,7 @@ void DrawModelView(AppState& s) {
     for (int h0 = 0; h0 < H; h0 += per_row) {
       const ImVec2 row0 = ImGui::GetCursorScreenPos();
       if (h0 == 0) dl->AddText(ImVec2(row0.x, row0.y + text_h), ImGui::GetColorU32(ImGuiCol_Text),
-                               ("layer " + std::to_string(l)).c_str());
+                               i18n::Format(_("layer %d"), l).c_str());
       for (int h = h0; h < std::min(H, h0 + per_row); ++h) {
         const ImVec2 p(row0.x + label_w + (h - h0) * (size + gap), row0.y);
         ImGui::SetCursorScreenPos(p);

@@ -50,7 +50,7 @@ void DrawNextTokensView(AppState& s) {
   ImGui::TableSetupColumn("#");
   ImGui::TableSetupColumn(_("after"));
   if (knocked) ImGui::TableSetupColumn(_("next: before -> after"));
-  for (int j = 0; j < k; ++j) ImGui::TableSetupColumn(j == 0 ? "likeliest next" : (std::to_string(j + 1)).c_str());
+  for (int j = 0; j < k; ++j) ImGui::TableSetupColumn(j == 0 ? _("likeliest next") : (std::to_string(j + 1)).c_str());
   ImGui::TableHeadersRow();
   const float bar_w = ImGui::CalcTextSize("0000000000").x;
   for (std::size_t i = 0; i < next.size(); ++i) {

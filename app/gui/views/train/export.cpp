@@ -25,12 +25,12 @@ struct Kind {
 };
 
 const Kind kKinds[] = {
-    {TrainExport::GridPng, "Grid PNG", "-grid.png", "Every head at the timeline's step, as on screen, for a slide."},
-    {TrainExport::GridSvg, "Grid SVG", "-grid.svg", "The same grid as an SVG (one shape per cell)."},
-    {TrainExport::Gif, "GIF", ".gif", "The grid over every snapshot of the run, captioned with step and accuracy."},
-    {TrainExport::CurvesPng, "Curves PNG", "-curves.png", "Loss and accuracy per target against the step."},
-    {TrainExport::CurvesSvg, "Curves SVG", "-curves.svg", "The curves as an SVG."},
-    {TrainExport::CurvesCsv, "Curves CSV", "-curves.csv", "Every step: lr, loss, accuracy per target, gradient norm."},
+    {TrainExport::GridPng, N_("Grid PNG"), "-grid.png", N_("Every head at the timeline's step, as on screen, for a slide.")},
+    {TrainExport::GridSvg, N_("Grid SVG"), "-grid.svg", N_("The same grid as an SVG (one shape per cell).")},
+    {TrainExport::Gif, "GIF", ".gif", N_("The grid over every snapshot of the run, captioned with step and accuracy.")},
+    {TrainExport::CurvesPng, N_("Curves PNG"), "-curves.png", N_("Loss and accuracy per target against the step.")},
+    {TrainExport::CurvesSvg, N_("Curves SVG"), "-curves.svg", N_("The curves as an SVG.")},
+    {TrainExport::CurvesCsv, N_("Curves CSV"), "-curves.csv", N_("Every step: lr, loss, accuracy per target, gradient norm.")},
 };
 
 const Kind& KindOf(TrainExport k) { return kKinds[static_cast<int>(k)]; }
@@ -122,22 +122,25 @@ void StartTrainExport(AppState& s, TrainExport kind) {
   TrainUi& t = s.train;
   if (TrainExportRunning(s)) return;
   if (!TrainExportAvailable(s, kind)) {
-    t.message = "Nothing to export yet: train a model (the GIF and the curves need a run), or load a checkpoint.";
+    t.message = _("Nothing to export yet: train a model (the GIF and the curves need a run), or load a checkpoint.");
     t.message_ok = false;
     return;
   }
   const std::string path = TrainExportPath(s, kind);
   const std::string shown = AbsolutePath(path);
   auto job = Job(s, kind);
-  t.message = "Exporting " + shown + " ...";
+  t.message = i18n::Format(_("Exporting %s ..."), shown.c_str());
   t.message_ok = true;
-  t.export_job = std::async(std::launch::async, [job = std::move(job), path, shown]() -> std::pair<bool, std::string> {
+  // The outcome's words now, on the UI thread: the export runs on another.
+  const std::string saved_fmt = _("Saved %s (%s bytes)."), failed = i18n::Format(_("Could not export %s: "), shown.c_str());
+  t.export_job = std::async(std::launch::async, [job = std::move(job), path, shown, saved_fmt,
+                                                 failed]() -> std::pair<bool, std::string> {
     try {
       const std::string bytes = job();
       io::WriteFileAtomic(path, bytes);
-      return {true, "Saved " + shown + " (" + Thousands(static_cast<long long>(bytes.size())) + " bytes)."};
+      return {true, i18n::Format(saved_fmt.c_str(), shown.c_str(), Thousands(static_cast<long long>(bytes.size())).c_str())};
     } catch (const std::exception& e) {
-      return {false, "Could not export " + shown + ": " + e.what()};
+      return {false, failed + e.what()};
     }
   });
 }
@@ -164,14 +167,14 @@ void DrawTrainExportRow(AppState& s) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The files' stem: each button adds its own ending (-grid.png, .gif, ...)."));
   for (const Kind& k : kKinds) {
     ImGui::SameLine();
-    const float w = ImGui::CalcTextSize(k.button).x + 2 * ImGui::GetStyle().FramePadding.x;
+    const float w = ImGui::CalcTextSize(_(k.button)).x + 2 * ImGui::GetStyle().FramePadding.x;
     if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
     ImGui::BeginDisabled(busy || !TrainExportAvailable(s, k.id));
-    if (ImGui::Button(k.button)) StartTrainExport(s, k.id);
+    if (ImGui::Button((std::string(_(k.button)) + "##" + k.button).c_str())) StartTrainExport(s, k.id);
     ImGui::EndDisabled();
     Probe(s, (std::string("train_export ") + k.button).c_str());
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("%s\n%s", k.tooltip, AbsolutePath(TrainExportPath(s, k.id)).c_str());
+      ImGui::SetTooltip("%s\n%s", _(k.tooltip), AbsolutePath(TrainExportPath(s, k.id)).c_str());
   }
 }
 

@@ -98,14 +98,14 @@ void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
   a.row_labels = &t.in.tokens;
   a.col_labels = &t.in.tokens;
   a.fixed_decimals = true;
-  a.row_axis = "query";
-  a.col_axis = "key";
+  a.row_axis = _("query");
+  a.col_axis = _("key");
   const float fs = ImGui::GetFontSize();
   a.size = ImVec2(ImGui::GetContentRegionAvail().x, std::max(fs * 20.0f, std::min(ImGui::GetContentRegionAvail().x, fs * 40.0f)));
   const MatrixResult r = DrawMatrix(s, a);
   s.ui.probe["train big head"] = {r.min.x, r.min.y, r.max.x - r.min.x, r.max.y - r.min.y};
   DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(ImGui::GetContentRegionAvail().x, fs * 24.0f),
-                  "attention weight", t.cfg.mask == Mask::Causal);
+                  _("attention weight"), t.cfg.mask == Mask::Causal);
 }
 
 }  // namespace
@@ -113,7 +113,8 @@ void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
 void DrawTrainTimeline(AppState& s) {
   TrainUi& t = s.train;
   if (t.show_loaded) {
-    Muted(("The heads of " + t.loaded_path + " on held-out example 0 of its task (a checkpoint has no timeline).")
+    Muted(i18n::Format(_("The heads of %s on held-out example 0 of its task (a checkpoint has no timeline)."),
+                       t.loaded_path.c_str())
               .c_str());
     return;
   }
@@ -124,8 +125,8 @@ void DrawTrainTimeline(AppState& s) {
   const int n = static_cast<int>(snaps.size());
   int k = t.timeline < 0 ? n - 1 : std::min(t.timeline, n - 1);
   const Snapshot& sn = *snaps[static_cast<std::size_t>(k)];
-  char fmt[96];
-  std::snprintf(fmt, sizeof fmt, "step %d of %d", sn.step, r.progress->total);
+  char fmt[160];
+  std::snprintf(fmt, sizeof fmt, _("step %d of %d"), sn.step, r.progress->total);
   const float fs = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("Timeline"));
@@ -203,7 +204,7 @@ void DrawHeadsGrid(AppState& s) {
         ImGui::SameLine(row_label_w);
       }
       ImGui::BeginGroup();
-      ImGui::TextUnformatted(("head " + std::to_string(h)).c_str());
+      ImGui::Text(_("head %d"), h);
       if (DrawSmallMap(s, p, l, h, side, key)) s.train.big_head = l * H + h;
       const HeadProfile* prof = ProfileOf(p, l, h);
       const std::string label = Ellipsize(LabelText(prof), col_w);
@@ -219,7 +220,7 @@ void DrawHeadsGrid(AppState& s) {
     }
   }
   DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(ImGui::GetContentRegionAvail().x, fs * 24.0f),
-                  "attention weight", p.cfg->layer.mask == Mask::Causal);
+                  _("attention weight"), p.cfg->layer.mask == Mask::Causal);
 }
 
 }  // namespace mha::gui

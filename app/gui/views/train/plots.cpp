@@ -140,10 +140,10 @@ void DrawLegend(AppState& s) {
       std::snprintf(b, sizeof b, _("%d of %d steps"), p.step, p.total);
       more = b;
       if (!p.snapshots.empty() && !p.snapshots.back()->heldout.accuracy.empty()) {
-        more += "; held-out accuracy";
+        more += _("; held-out accuracy");
         for (const double acc : p.snapshots.back()->heldout.accuracy) more += " " + Num(static_cast<float>(acc));
       }
-      if (p.diverged) more += "; diverged";
+      if (p.diverged) more += _("; diverged");
     }
     const bool shown_run = static_cast<int>(i) == t.shown_run;
     if (ImGui::Selectable(Ellipsize(r.label, ImGui::GetContentRegionAvail().x).c_str(), shown_run)) {

@@ -141,7 +141,7 @@ void DrawRunSettings(AppState& s, float lw) {
   char head[320], layers[64];
   std::snprintf(layers, sizeof layers, P_("%d layer", "%d layers", t.layers), t.layers);
   std::snprintf(head, sizeof head, _("Run: %s, %s positions, %d steps, learning rate %g, seed %llu"), layers,
-                c.positional_encoding ? ToString(t.positional) : _("no"), t.steps, static_cast<double>(t.lr),
+                c.positional_encoding ? _(ToString(t.positional)) : _("no"), t.steps, static_cast<double>(t.lr),
                 static_cast<unsigned long long>(t.seed));
   std::strncat(head, "###run_settings", sizeof head - std::strlen(head) - 1);
   const bool open = ImGui::TreeNode(head);
@@ -191,9 +191,9 @@ void DrawRunStatus(AppState& s) {
   const TrainStatus st = CurrentStatus(s);
   const auto& p = t.progress;
   const float frac = p && p->total > 0 ? static_cast<float>(p->step) / p->total : 0.0f;
-  char overlay[160];
+  char overlay[320];
   if (p)
-    std::snprintf(overlay, sizeof overlay, "%s: step %d of %d, %.0f steps/s", ToString(st), p->step, p->total,
+    std::snprintf(overlay, sizeof overlay, _("%s: step %d of %d, %.0f steps/s"), _(ToString(st)), p->step, p->total,
                   p->steps_per_second);
   else
     std::snprintf(overlay, sizeof overlay, "%s", _("not started: press Train"));
@@ -204,7 +204,7 @@ void DrawRunStatus(AppState& s) {
     std::string line = _("loss ") + Sig(c.loss, 3) + _("; accuracy on this step's batch:");
     for (float a : c.accuracy) line += " " + Sig(a, 3);
     if (!p->snapshots.empty() && !p->snapshots.back()->heldout.accuracy.empty()) {
-      line += "; on held-out sequences:";
+      line += _("; on held-out sequences:");
       for (double a : p->snapshots.back()->heldout.accuracy) line += " " + Sig(a, 3);
     }
     Muted(line.c_str());
