@@ -200,7 +200,8 @@ void DrawModelSourcePanel(AppState& s) {
       break;
     case ModelSourceKind::PositionalHeads: current = _("Four positional heads (hand-built)"); break;
     case ModelSourceKind::Trained:
-      current = i18n::Format(_("Trained: %s"), s.source.lm ? _(kSmallModelName) : s.source.name.c_str());
+      // The shipped model by its name (which already says "trained"); another checkpoint by its path.
+      current = s.source.lm ? std::string(_(kSmallModelName)) : i18n::Format(_("Trained: %s"), s.source.name.c_str());
       break;
   }
   ImGui::SetNextItemWidth(-1.0f);

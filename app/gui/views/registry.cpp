@@ -2,6 +2,7 @@
 // help, and --dump-state's "views".
 #include "gui/views/registry.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iterator>
 #include <string>
@@ -187,8 +188,24 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
 // small font so that they take two lines rather than three and leave the view room.
 void DrawViewButtons(AppState& s, ImVec2 padding) {
   if (s.ui.font_small) ImGui::PushFont(s.ui.font_small);
+  // One row if it can be had: a second row of buttons costs the views (the heatmaps'
+  // cells) a line of height, so the padding and the gaps tighten first (to a few pixels,
+  // the buttons' colours still tell them apart), and only then do the buttons wrap.
+  ImVec2 spacing(ImGui::GetStyle().ItemInnerSpacing.x, ImGui::GetStyle().ItemInnerSpacing.y);
+  {
+    float text = 0.0f;
+    for (const ViewEntry& v : Views()) text += ImGui::CalcTextSize(ViewTitle(v)).x;
+    const float n = static_cast<float>(Views().size());
+    const float avail = ImGui::GetContentRegionAvail().x;
+    // (a pixel per button for the layout's rounding)
+    if (text + n * (2.0f * padding.x + 1.0f) + (n - 1.0f) * spacing.x > avail) {
+      spacing.x = std::min(spacing.x, 3.0f);
+      const float tight = (avail - text - n - (n - 1.0f) * spacing.x) / (2.0f * n);
+      padding.x = std::clamp(tight, 2.0f, padding.x);
+    }
+  }
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
-  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemInnerSpacing.x, ImGui::GetStyle().ItemInnerSpacing.y));
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, spacing);
   for (std::size_t i = 0; i < Views().size(); ++i) {
     const ViewEntry& v = Views()[i];
     const bool on = s.teach.view == v.name;
