@@ -35,8 +35,7 @@ const Command kCommands[] = {
 #endif
     {"trace", "trace [flags]      print the shape-flow table; export every tensor (--npz, --json)",
      mha::cli::TraceCommand},
-    {"export", "export [flags]     render attention heatmaps to PNG / SVG without a display",
-     mha::cli::ExportCommand},
+    {"export", "export [flags]     render attention heatmaps to PNG / SVG without a display", mha::cli::ExportCommand},
     {"bench", "bench [flags]      time the attention layer (compare with scripts/compare_torch.py)",
      mha::cli::BenchCommand},
     {"train", "train [flags]      train a small model on a task (offsets, reverse, sort, induction, text)",

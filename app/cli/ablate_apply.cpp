@@ -13,8 +13,7 @@ using lm::LoadSubject;
 using lm::ReferenceLoss;
 using lm::SubjectLabels;
 
-void AblateOwnLayer(const RunOptions& o, const Config& cfg, const std::shared_ptr<const Weights>& weights,
-                    Inputs& in) {
+void AblateOwnLayer(const RunOptions& o, const Config& cfg, const std::shared_ptr<const Weights>& weights, Inputs& in) {
   in.ablate = HeadAblation();
   if (!o.ablate_given) return;
   CheckHeadsFit("--ablate", o.ablate, 1, cfg.num_heads, "this model", /*allow_all=*/true);

@@ -16,8 +16,7 @@ namespace mha::cli {
 
 // A seeded or preset layer (one layer, layer 0): sets in.ablate. Mean ablation
 // averages each head's context over the input itself (a seeded layer has no other text).
-void AblateOwnLayer(const RunOptions& o, const Config& cfg, const std::shared_ptr<const Weights>& weights,
-                    Inputs& in);
+void AblateOwnLayer(const RunOptions& o, const Config& cfg, const std::shared_ptr<const Weights>& weights, Inputs& in);
 
 // A trained checkpoint at `path`: one HeadAblation per layer, or none (empty) without
 // --ablate. Mean ablation averages over the model's reference text: a language model's

@@ -82,28 +82,33 @@ void DeclareAblateFlags(CLI::App& app, AblateArgs& a) {
                "in-context learning: loss on the second copy of a repeated random span vs the\n"
                "first, with and without the induction head (the highest induction score) or --heads")
       ->group(g);
-  IntFlag(app, "--windows", 0, 1 << 20, [&a](int v) { a.windows = v; },
-          "validation windows the loss is measured on (language model; default 256, 0 = all)")
+  IntFlag(
+      app, "--windows", 0, 1 << 20, [&a](int v) { a.windows = v; },
+      "validation windows the loss is measured on (language model; default 256, 0 = all)")
       ->group(g);
-  IntFlag(app, "--examples", 1, 1 << 16, [&a](int v) { a.examples = v; },
-          "held-out examples the loss is measured on (task model; default 512)")
+  IntFlag(
+      app, "--examples", 1, 1 << 16, [&a](int v) { a.examples = v; },
+      "held-out examples the loss is measured on (task model; default 512)")
       ->group(g);
-  IntFlag(app, "--sequences", 1, 4096,
-          [&a](int v) {
-            a.sequences = v;
-            a.sequences_given = true;
-          },
-          "--icl: repeated-span sequences (default 64)")
+  IntFlag(
+      app, "--sequences", 1, 4096,
+      [&a](int v) {
+        a.sequences = v;
+        a.sequences_given = true;
+      },
+      "--icl: repeated-span sequences (default 64)")
       ->group(g);
-  IntFlag(app, "--span", 2, ModelLimits::kMaxSeq,
-          [&a](int v) {
-            a.span = v;
-            a.span_given = true;
-          },
-          "--icl: length of the repeated span (default: as long as fits the context twice)")
+  IntFlag(
+      app, "--span", 2, ModelLimits::kMaxSeq,
+      [&a](int v) {
+        a.span = v;
+        a.span_given = true;
+      },
+      "--icl: length of the repeated span (default: as long as fits the context twice)")
       ->group(g);
-  IntFlag(app, "--threads", 0, Limits::kMaxThreads, [&a](int v) { a.threads = v; },
-          "threads (default 0 = one per core); the numbers are the same on any count")
+  IntFlag(
+      app, "--threads", 0, Limits::kMaxThreads, [&a](int v) { a.threads = v; },
+      "threads (default 0 = one per core); the numbers are the same on any count")
       ->group(g);
   app.add_flag("--json", a.json, "print the result as one JSON object instead of a table")->group(kOutputGroup);
 }
@@ -185,14 +190,14 @@ std::string TargetNote(const AblationSubject& s) {
 // Every head alone, then each layer's heads at once.
 int ImportanceTableCommand(const AblateArgs& a, const AblationSubject& s, AblationMode mode, Trainer& trainer,
                            const ContextMeans* means, const std::vector<HeadProfile>& labels) {
-  const ImportanceTable t = MeasureImportance(
-      s.layers(), s.model().cfg.LayerConfig(), mode, means,
-      [&](const std::vector<HeadAblation>* ab) { return ReferenceLoss(trainer, s, ab); });
+  const ImportanceTable t =
+      MeasureImportance(s.layers(), s.model().cfg.LayerConfig(), mode, means,
+                        [&](const std::vector<HeadAblation>* ab) { return ReferenceLoss(trainer, s, ab); });
   const int H = s.heads(), L = s.layers();
   const std::string only = L * H == 1 ? ResidualOnlyNote({{0, 0}}, 1, 1) : "";
   if (a.json) {
-    nlohmann::json j = {{"model", s.name},       {"mode", ToString(mode)}, {"reference", s.reference_text},
-                        {"layers", L},           {"num_heads", H},         {"base", StatsJson(t.base)}};
+    nlohmann::json j = {{"model", s.name}, {"mode", ToString(mode)}, {"reference", s.reference_text},
+                        {"layers", L},     {"num_heads", H},         {"base", StatsJson(t.base)}};
     nlohmann::json heads = nlohmann::json::array(), layers = nlohmann::json::array();
     for (std::size_t r = 0; r < t.heads.size(); ++r) {
       nlohmann::json h = HeadJson(t.heads[r].head, labels);
@@ -203,10 +208,8 @@ int ImportanceTableCommand(const AblateArgs& a, const AblationSubject& s, Ablati
       heads.push_back(h);
     }
     for (const HeadImportance& l : t.layers)
-      layers.push_back({{"layer", l.head.layer},
-                        {"loss", l.stats.loss},
-                        {"increase", l.increase},
-                        {"accuracy", l.stats.accuracy}});
+      layers.push_back(
+          {{"layer", l.head.layer}, {"loss", l.stats.loss}, {"increase", l.increase}, {"accuracy", l.stats.accuracy}});
     j["heads"] = heads;
     j["all_heads_of_layer"] = layers;
     if (!only.empty()) j["note"] = only;
@@ -229,8 +232,9 @@ int ImportanceTableCommand(const AblateArgs& a, const AblationSubject& s, Ablati
   }
   std::cout << "\nevery head of one layer knocked out at once:\n";
   for (const HeadImportance& l : t.layers)
-    std::cout << "      " << Pad("L" + std::to_string(l.head.layer), 8) << Pad("all " + std::to_string(H) + " heads", 22)
-              << Pad(Fixed(l.stats.loss), 9) << Pad(Signed(l.increase), 10) << Accuracies(l.stats) << "\n";
+    std::cout << "      " << Pad("L" + std::to_string(l.head.layer), 8)
+              << Pad("all " + std::to_string(H) + " heads", 22) << Pad(Fixed(l.stats.loss), 9)
+              << Pad(Signed(l.increase), 10) << Accuracies(l.stats) << "\n";
   if (!only.empty()) std::cout << "\nnote: the model has one head: knocking it out, " << only << "\n";
   return 0;
 }
@@ -240,7 +244,7 @@ int HeadSetCommand(const AblateArgs& a, const AblationSubject& s, AblationMode m
                    const std::vector<HeadAblation>& ablate, const std::vector<HeadProfile>& labels) {
   const StepStats base = ReferenceLoss(trainer, s, nullptr), after = ReferenceLoss(trainer, s, &ablate);
   const std::string only = ResidualOnlyNote(a.heads, s.layers(), s.heads());
-  nlohmann::json j = {{"model", s.name}, {"mode", ToString(mode)}, {"reference", s.reference_text},
+  nlohmann::json j = {{"model", s.name},         {"mode", ToString(mode)},      {"reference", s.reference_text},
                       {"base", StatsJson(base)}, {"ablated", StatsJson(after)}, {"increase", after.loss - base.loss}};
   nlohmann::json heads = nlohmann::json::array();
   for (const HeadRef& h : a.heads) heads.push_back(HeadJson(h, labels));
@@ -301,8 +305,8 @@ int HeadSetCommand(const AblateArgs& a, const AblationSubject& s, AblationMode m
     char pos[16];
     std::snprintf(pos, sizeof pos, "%3d ", p["position"].get<int>());
     std::cout << pos << Pad(Piece(p["piece"]), 10) << "-> " << Pad(Piece(p["next"]), 10)
-              << Fixed(p["before"].get<double>(), 3) << " -> " << Pad(Fixed(p["after"].get<double>(), 3), 8) << "   top "
-              << Pad(Piece(p["top_before"]), 9) << "-> " << Piece(p["top_after"]) << "\n";
+              << Fixed(p["before"].get<double>(), 3) << " -> " << Pad(Fixed(p["after"].get<double>(), 3), 8)
+              << "   top " << Pad(Piece(p["top_before"]), 9) << "-> " << Piece(p["top_after"]) << "\n";
   }
   return 0;
 }
@@ -338,10 +342,16 @@ int IclCommand(const AblateArgs& a, const AblationSubject& s, AblationMode mode,
                         {"sequences", a.sequences},
                         {"span", span},
                         {"heads", hj},
-                        {"plain", {{"first", plain.first_mean}, {"second", plain.second_mean},
-                                   {"first_curve", plain.first}, {"second_curve", plain.second}}},
-                        {"ablated", {{"first", knocked.first_mean}, {"second", knocked.second_mean},
-                                     {"first_curve", knocked.first}, {"second_curve", knocked.second}}}};
+                        {"plain",
+                         {{"first", plain.first_mean},
+                          {"second", plain.second_mean},
+                          {"first_curve", plain.first},
+                          {"second_curve", plain.second}}},
+                        {"ablated",
+                         {{"first", knocked.first_mean},
+                          {"second", knocked.second_mean},
+                          {"first_curve", knocked.first},
+                          {"second_curve", knocked.second}}}};
     std::cout << j.dump() << "\n";
     return 0;
   }
@@ -377,12 +387,13 @@ int Ablate(const AblateArgs& a) {
     throw UsageError("--windows counts a language model's validation windows; " + s.name +
                      " is a task model: use --examples N (held-out examples).");
   if (a.sentence_given && !s.lm)
-    throw UsageError("--sentence needs a language model; " + s.name + " was trained on the " +
-                     ToString(s.task->kind) + " task and reads token ids, not text.");
+    throw UsageError("--sentence needs a language model; " + s.name + " was trained on the " + ToString(s.task->kind) +
+                     " task and reads token ids, not text.");
   if (a.sentence_given && a.icl)
     throw UsageError("--icl measures on repeated random spans, not on a sentence: give one of --icl and --sentence.");
   if (a.sentence_given && a.heads.empty())
-    throw UsageError("--sentence shows what knocking heads out changes on it: name them with --heads, e.g. --heads 1.3.");
+    throw UsageError(
+        "--sentence shows what knocking heads out changes on it: name them with --heads, e.g. --heads 1.3.");
   if (!a.icl && (a.sequences_given || a.span_given))
     throw UsageError("--sequences and --span shape the repeated spans of --icl; add --icl.");
   if (!a.heads.empty()) CheckHeadsFit("--heads", a.heads, s.layers(), s.heads(), s.name, s.layers() * s.heads() == 1);

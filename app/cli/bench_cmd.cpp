@@ -67,8 +67,8 @@ void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
         return n >= 1 && n <= Limits::kMaxFlashTokens
                    ? std::string()
                    : "--seq = " + std::to_string(n) + " must be between 1 and " +
-                         std::to_string(Limits::kMaxFlashTokens) + " tokens (" +
-                         std::to_string(Limits::kMaxTokens) + " with standard attention). Try 128.";
+                         std::to_string(Limits::kMaxFlashTokens) + " tokens (" + std::to_string(Limits::kMaxTokens) +
+                         " with standard attention). Try 128.";
       })
       ->group(g);
   AttentionFlag(app, [&b](Attention a) {
@@ -151,10 +151,10 @@ void CheckStandardLength(const Config& cfg, int seq) {
   const double budget = 1.5e9;
   std::ostringstream e;
   e << "--attention standard keeps every head's seq x seq scores and attention weights: at --seq " << seq << " with "
-    << cfg.num_heads << " heads that is 2 x " << cfg.num_heads << " x " << seq << " x " << seq << " x 4 bytes = "
-    << static_cast<long long>(nn) << " bytes (" << Bytes(nn) << ")"
-    << (nn > budget ? ", over mhaviz's 1.5 GB memory budget on its own" : "")
-    << ". The standard path stops at " << Limits::kMaxTokens << " tokens ("
+    << cfg.num_heads << " heads that is 2 x " << cfg.num_heads << " x " << seq << " x " << seq
+    << " x 4 bytes = " << static_cast<long long>(nn) << " bytes (" << Bytes(nn) << ")"
+    << (nn > budget ? ", over mhaviz's 1.5 GB memory budget on its own" : "") << ". The standard path stops at "
+    << Limits::kMaxTokens << " tokens ("
     << Bytes(static_cast<double>(StandardAttentionBytes(cfg, Limits::kMaxTokens, Limits::kMaxTokens)))
     << " of them), which keeps what it holds, and what the views draw from it, within the 1.5 GB budget. "
        "Flash attention computes the same context "
@@ -166,7 +166,8 @@ void CheckStandardLength(const Config& cfg, int seq) {
 
 BenchArgs ParseBenchArgs(const std::vector<std::string>& argv) {
   return ParseCommandArgs("bench", kBenchAbout, kBenchFooter, DeclareBenchFlags, argv, [](const std::string& w) {
-    return "unexpected argument '" + w + "': mhaviz bench runs on random input and takes only flags, e.g. --seq 128 "
+    return "unexpected argument '" + w +
+           "': mhaviz bench runs on random input and takes only flags, e.g. --seq 128 "
            "--d-model 512 --heads 8. See 'mhaviz bench --help'.";
   });
 }
@@ -188,8 +189,9 @@ int BenchCommand(const std::vector<std::string>& argv) {
     const bool live = b.live;
     if (live && !b.seq_given) seq = 32;
     if (live && b.attention_given)
-      throw UsageError("--live times the desktop app's recompute, which always keeps the attention weights it "
-                       "draws: leave out --attention, or time one pass without --live.");
+      throw UsageError(
+          "--live times the desktop app's recompute, which always keeps the attention weights it "
+          "draws: leave out --attention, or time one pass without --live.");
     CheckStandardLength(cfg, seq);
     try {
       Validate(cfg, seq, seq);
@@ -241,8 +243,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
     auto next = [&]() -> const Inputs& { return once ? in[0] : in[turn ^= 1]; };
     // Warm-up: page in every buffer, start the threads, pack the weights, settle caches.
     const auto warm_start = Clock::now();
-    for (int i = 0; !once && (i < warm_min || (i < 50 && i < max_timed && Ms(Clock::now() - warm_start) < 200.0));
-         ++i)
+    for (int i = 0; !once && (i < warm_min || (i < 50 && i < max_timed && Ms(Clock::now() - warm_start) < 200.0)); ++i)
       ForwardAttention(cfg, weights, next(), t);
 
     std::vector<double> ms, cpu;
@@ -255,8 +256,9 @@ int BenchCommand(const std::vector<std::string>& argv) {
       ms.push_back(Ms(Clock::now() - t0));
       cpu.push_back(ThreadCpuMs() - c0);
       const int n = static_cast<int>(ms.size());
-      if (once || (repeat > 0 ? n >= repeat
-                              : (n >= 2000 || n >= max_timed || (n >= min_timed && Ms(Clock::now() - start) >= 1000.0))))
+      if (once ||
+          (repeat > 0 ? n >= repeat
+                      : (n >= 2000 || n >= max_timed || (n >= min_timed && Ms(Clock::now() - start) >= 1000.0))))
         break;
     }
     // The timed passes must have computed what a fresh pass computes (nothing stale).
@@ -299,8 +301,8 @@ int BenchCommand(const std::vector<std::string>& argv) {
                   "\"repeat\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"gflops\": %.3f, "
                   "\"cpu_median_ms\": %.6f, \"attention\": \"%s\", \"tile\": [%d, %d], \"warmup\": %s, "
                   "\"peak_rss_mb\": %.1f}\n",
-                  seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms, gflops,
-                  cpu_median, ToString(cfg.attention), br, bc, once ? "false" : "true", peak_mb);
+                  seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms, gflops, cpu_median,
+                  ToString(cfg.attention), br, bc, once ? "false" : "true", peak_mb);
     std::cout << line;
     return 0;
   });

@@ -20,10 +20,10 @@
 namespace mha::cli {
 namespace {
 
-const char* const kWords[] = {"the",   "cat",   "sat",   "on",     "a",     "mat",   "while",  "dogs",
-                              "ran",   "across", "green", "fields", "and",   "birds", "sang",   "songs",
-                              "about", "old",   "trees", "near",   "quiet", "rivers", "under", "bright",
-                              "skies", "as",    "children", "played", "with", "kites", "in",   "wind"};
+const char* const kWords[] = {"the",   "cat",    "sat",      "on",     "a",     "mat",    "while", "dogs",
+                              "ran",   "across", "green",    "fields", "and",   "birds",  "sang",  "songs",
+                              "about", "old",    "trees",    "near",   "quiet", "rivers", "under", "bright",
+                              "skies", "as",     "children", "played", "with",  "kites",  "in",    "wind"};
 constexpr int kNumWords = sizeof kWords / sizeof kWords[0];
 
 std::string Sentence(int seq, const char* middle) {
@@ -95,10 +95,8 @@ int BenchLive(Config base, int seq, int repeat) {
   const std::string a_word = Sentence(seq, "cat"), b_word = Sentence(seq, "dog");
   std::vector<Action> actions = {
       {"idle", "nothing changed (a redraw that recomputes)", [](State&, bool) {}},
-      {"word", "one word of the sentence replaced",
-       [&](State& s, bool f) { s.sentence = f ? b_word : a_word; }},
-      {"temperature", "softmax temperature 1.0 <-> 0.8",
-       [](State& s, bool f) { s.cfg.temperature = f ? 0.8f : 1.0f; }},
+      {"word", "one word of the sentence replaced", [&](State& s, bool f) { s.sentence = f ? b_word : a_word; }},
+      {"temperature", "softmax temperature 1.0 <-> 0.8", [](State& s, bool f) { s.cfg.temperature = f ? 0.8f : 1.0f; }},
       {"scale", "divide by sqrt(d_k) on <-> off", [](State& s, bool f) { s.cfg.scale = !f; }},
       {"mask", "mask none <-> causal", [](State& s, bool f) { s.cfg.mask = f ? Mask::Causal : Mask::None; }},
       {"norm", "post-LN <-> pre-LN", [](State& s, bool f) { s.cfg.norm = f ? Norm::Pre : Norm::Post; }},
@@ -145,8 +143,8 @@ int BenchLive(Config base, int seq, int repeat) {
   const long long max_timed = per_action - kOverhead;
   const long long min_timed = std::min<long long>(10, max_timed);
 
-  std::cout << "mhaviz bench --live: seq " << seq << ", d_model " << d << ", heads " << H << " (<-> "
-            << other_heads << "), threads " << base.threads
+  std::cout << "mhaviz bench --live: seq " << seq << ", d_model " << d << ", heads " << H << " (<-> " << other_heads
+            << "), threads " << base.threads
             << "; each action flips one setting and times the app's recompute (mha::Live)\n";
   std::string json = "{\"seq\": " + std::to_string(seq) + ", \"d_model\": " + std::to_string(d) +
                      ", \"heads\": " + std::to_string(H) + ", \"threads\": " + std::to_string(base.threads) +
@@ -195,8 +193,8 @@ int BenchLive(Config base, int seq, int repeat) {
       throw Error(std::string("internal error: after the '") + act.name +
                   "' action the live trace differs from a fresh computation.");
     const double median = Median(ms), min_ms = *std::min_element(ms.begin(), ms.end());
-    std::snprintf(line, sizeof line, "  %-12s median %8.4f ms  min %8.4f ms  CPU %8.4f ms  (%zu runs; %s)\n",
-                  act.name, median, min_ms, Median(cpu), ms.size(), act.what);
+    std::snprintf(line, sizeof line, "  %-12s median %8.4f ms  min %8.4f ms  CPU %8.4f ms  (%zu runs; %s)\n", act.name,
+                  median, min_ms, Median(cpu), ms.size(), act.what);
     std::cout << line;
     std::snprintf(line, sizeof line, "%s\"%s\": {\"median_ms\": %.6f, \"min_ms\": %.6f, \"cpu_median_ms\": %.6f}",
                   first ? "" : ", ", act.name, median, min_ms, Median(cpu));

@@ -25,18 +25,20 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     int repeat = 20;
     bool train_flag = false;
     TextTrainArgs text_args;
-    CLI::App app{"Times one training step (forward, cross-entropy, backward, clipping, AdamW) of the model that\n"
-                 "mhaviz train's flags describe, on a batch of its task, after two warm-up steps. Compare with\n"
-                 "scripts/compare_torch_train.py. --task text times the language model on windows of --corpus,\n"
-                 "its vocabulary the --tokenizer's pieces, e.g. the shipped model's shape:\n"
-                 "  mhaviz bench --train --task text --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model\n"
-                 "    --layers 2 --heads 4 --d-model 128 --block encoder --activation gelu --norm pre --pos learned\n"
-                 "    --seq 64 --batch 64 --repeat 5",
-                 "mhaviz bench --train"};
-    app.footer("Prints one line per step, and last one JSON object: the model (with its vocab and activation),\n"
-               "batch, seq, threads (asked for), threads_used (a small model's step runs on fewer), repeat,\n"
-               "median_ms and min_ms (wall clock), cpu_median_ms (the calling thread's CPU time), and\n"
-               "optimizer_median_ms (the clipping and AdamW update within the step, wall clock).");
+    CLI::App app{
+        "Times one training step (forward, cross-entropy, backward, clipping, AdamW) of the model that\n"
+        "mhaviz train's flags describe, on a batch of its task, after two warm-up steps. Compare with\n"
+        "scripts/compare_torch_train.py. --task text times the language model on windows of --corpus,\n"
+        "its vocabulary the --tokenizer's pieces, e.g. the shipped model's shape:\n"
+        "  mhaviz bench --train --task text --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model\n"
+        "    --layers 2 --heads 4 --d-model 128 --block encoder --activation gelu --norm pre --pos learned\n"
+        "    --seq 64 --batch 64 --repeat 5",
+        "mhaviz bench --train"};
+    app.footer(
+        "Prints one line per step, and last one JSON object: the model (with its vocab and activation),\n"
+        "batch, seq, threads (asked for), threads_used (a small model's step runs on fewer), repeat,\n"
+        "median_ms and min_ms (wall clock), cpu_median_ms (the calling thread's CPU time), and\n"
+        "optimizer_median_ms (the clipping and AdamW update within the step, wall clock).");
     app.add_flag("--train", train_flag, "time a training step (this mode)");
     AddTrainOptions(app, o);
     // mhaviz train's text flags but --repeat, which here counts the timed steps.
@@ -44,7 +46,8 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     app.add_option("--corpus", text_args.corpus, "the text (as mhaviz train --task text)")->group(text_group);
     app.add_option("--tokenizer", text_args.tokenizer, "the SentencePiece .model whose pieces are the vocabulary")
         ->group(text_group);
-    IntFlag(app, "--repeat", 1, 100000, [&repeat](int v) { repeat = v; }, "timed steps (default 20)");
+    IntFlag(
+        app, "--repeat", 1, 100000, [&repeat](int v) { repeat = v; }, "timed steps (default 20)");
     // How long `mhaviz train` runs and its warm-up shape the learning-rate schedule, not
     // what one step costs: refused here (with what to use instead), not ignored.
     static const std::pair<const char*, const char*> kNotTimed[] = {
@@ -54,8 +57,9 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
       app.remove_option(app.get_option(flag));
       for (const std::string& arg : argv)
         if (arg == flag || arg.rfind(std::string(flag) + "=", 0) == 0)
-          throw UsageError(std::string(flag) + " " + what + "; `mhaviz bench --train` times --repeat N steps (default " +
-                           std::to_string(repeat) + ") after two warm-up steps, and a step costs the same at any " +
+          throw UsageError(std::string(flag) + " " + what +
+                           "; `mhaviz bench --train` times --repeat N steps (default " + std::to_string(repeat) +
+                           ") after two warm-up steps, and a step costs the same at any " +
                            "point of the schedule. Use --repeat N.");
     }
     if (ParseFlags(app, "bench", argv)) {
@@ -95,9 +99,10 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
     const double step_secs = step_flops / kEstimateTrainFlops;
     const long long affordable = static_cast<long long>(kBenchMaxSeconds / step_secs);
     if (repeat + 2 > affordable)
-      throw UsageError("--repeat " + std::to_string(repeat) + " training steps of this model would take longer than "
-                       "bench's time cap of " + SecondsText(kBenchMaxSeconds) + " (estimated; about " +
-                       SecondsText(step_secs) + " per step)." +
+      throw UsageError("--repeat " + std::to_string(repeat) +
+                       " training steps of this model would take longer than "
+                       "bench's time cap of " +
+                       SecondsText(kBenchMaxSeconds) + " (estimated; about " + SecondsText(step_secs) + " per step)." +
                        (affordable >= 3 ? " At this size use at most --repeat " + std::to_string(affordable - 2) + "."
                                         : " Use a smaller --batch, --seq or model."));
     Model m = InitModel(mc);

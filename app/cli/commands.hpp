@@ -21,10 +21,10 @@ struct TraceArgs {
   RunOptions run;
   std::string npz_path, json_path;
   bool quiet = false;
-  options::ModelFlags source;  // a trained checkpoint's layer instead of a sentence
-  bool grid = false;   // with --model: every layer x head on one picture
+  options::ModelFlags source;    // a trained checkpoint's layer instead of a sentence
+  bool grid = false;             // with --model: every layer x head on one picture
   bool attention_given = false;  // --attention: kept for --model's layers too
-  bool help = false;  // --help seen: print help_text, ignore the rest
+  bool help = false;             // --help seen: print help_text, ignore the rest
   std::string help_text;
 };
 void DeclareTraceFlags(CLI::App& app, TraceArgs& t);
@@ -43,12 +43,12 @@ struct ExportArgs {
   bool header = true;                  // --no-header
   std::string fit;                     // --fit W:H, e.g. 16:9
   bool quiet = false;
-  options::ModelFlags source;  // a trained checkpoint's layer instead of a sentence
-  bool grid = false;   // with --model: every layer x head on one picture
+  options::ModelFlags source;     // a trained checkpoint's layer instead of a sentence
+  bool grid = false;              // with --model: every layer x head on one picture
   std::string view = "heatmaps";  // --view heatmaps|head|cost|flash
   std::string tile;               // --tile BRxBC (--view flash), parsed into:
   int tile_br = 4, tile_bc = 4;
-  std::string preset;             // --preset lesson|hand|heads: a hand-built example instead of seeded weights
+  std::string preset;  // --preset lesson|hand|heads: a hand-built example instead of seeded weights
   bool help = false;
   std::string help_text;
 };

@@ -64,9 +64,7 @@ double FitAspect(const std::string& v) {
   return w / h;
 }
 
-double Ms(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
+double Ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 // --view head: the head view of the layer, every head (or --head K) on one picture.
 int WriteHeadView(const ExportArgs& e, const Trace& t, const render::HeatmapOptions& ho, double computed_ms) {
@@ -133,15 +131,17 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
             render::ColourScale sc;
             return render::ParseColourScale(v, &sc)
                        ? "--scale sets the PNG resolution (a whole number from 1 to 8). For the colour scale use "
-                         "--color-scale " + v + "."
+                         "--color-scale " +
+                             v + "."
                        : std::string();
           },
           ""))
       ->check(WholeNumber("--scale", 1, 8,
                           [](long long n) {
-                            return n >= 1 && n <= 8 ? std::string()
-                                                    : "--scale " + std::to_string(n) +
-                                                          " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
+                            return n >= 1 && n <= 8
+                                       ? std::string()
+                                       : "--scale " + std::to_string(n) +
+                                             " is out of range: use 1 (screen size) to 8; 2 is sharp on slides.";
                           }))
       ->type_name("N")
       ->group(kOutputGroup);
@@ -149,13 +149,15 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
                                "what the colours are relative to: fixed (default: the weight on [0, 1],\n"
                                "heads compare by eye), map (each map's largest weight is brightest) or\n"
                                "row (each query's largest weight is brightest: long sentences)");
-  colour->type_name("fixed|map|row")->group(kOutputGroup)->check(CLI::Validator(
-      [](std::string& v) {
-        render::ColourScale sc;
-        return render::ParseColourScale(v, &sc) ? std::string()
-                                                : "--color-scale expects fixed, map or row, got '" + v + "'.";
-      },
-      ""));
+  colour->type_name("fixed|map|row")
+      ->group(kOutputGroup)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            render::ColourScale sc;
+            return render::ParseColourScale(v, &sc) ? std::string()
+                                                    : "--color-scale expects fixed, map or row, got '" + v + "'.";
+          },
+          ""));
   IntFlag(
       app, "--columns", 1, 64, [&e](int v) { e.columns = v; },
       "maps per row (default: chosen so the figure is close to 16:9)",
@@ -165,16 +167,18 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
       })
       ->type_name("N")
       ->group(kOutputGroup);
-  app.add_flag_callback("--no-header", [&e] { e.header = false; },
-                        "leave out the title, sentence and configuration above the maps\n"
-                        "(notes on what was simplified then go to stderr only)")
+  app.add_flag_callback(
+         "--no-header", [&e] { e.header = false; },
+         "leave out the title, sentence and configuration above the maps\n"
+         "(notes on what was simplified then go to stderr only)")
       ->group(kOutputGroup);
   TextFlag(app, "--fit", e.fit,
            "a canvas of exactly this shape, e.g. 16:9 or 4:3: the columns are chosen\n"
            "to fill it and the figure is centred (a slide)")
       ->type_name("W:H")
       ->group(kOutputGroup);
-  app.add_flag_callback("--no-values", [&e] { e.values = false; }, "do not print the weights inside the cells")
+  app.add_flag_callback(
+         "--no-values", [&e] { e.values = false; }, "do not print the weights inside the cells")
       ->group(kOutputGroup);
   app.add_flag("-q,--quiet", e.quiet, "print nothing on success")->group(kOutputGroup);
   app.add_option("--view", e.view,
@@ -193,16 +197,17 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
             return v == "heatmaps" || v == "head" || v == "cost" || v == "flash"
                        ? std::string()
                        : "--view expects heatmaps (one map per head), head (the head view's lines), cost (what "
-                         "attention costs as n grows) or flash (Flash attention's tiles), got '" + v + "'.";
+                         "attention costs as n grows) or flash (Flash attention's tiles), got '" +
+                             v + "'.";
           },
           ""));
-  TextFlag(app, "--tile", e.tile,
-           "with --view flash: the tile, Br query rows x Bc keys, e.g. 4x4 (default) or 3x5")
+  TextFlag(app, "--tile", e.tile, "with --view flash: the tile, Br query rows x Bc keys, e.g. 4x4 (default) or 3x5")
       ->type_name("BRxBC")
       ->group(kOutputGroup);
-  app.add_option_function<std::string>("--lang", [](const std::string& v) { g_export_lang = v; },
-                 "the language of the titles and captions drawn into the picture: en (default) or\n"
-                 "ko (Korean, as the app's Korean interface writes them); messages stay English")
+  app.add_option_function<std::string>(
+         "--lang", [](const std::string& v) { g_export_lang = v; },
+         "the language of the titles and captions drawn into the picture: en (default) or\n"
+         "ko (Korean, as the app's Korean interface writes them); messages stay English")
       ->type_name("en|ko")
       ->group(kOutputGroup)
       ->check(CLI::IsMember({"en", "ko"}));
@@ -218,39 +223,45 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
   if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean))
-    throw Error("--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
-                "share/locale; build the mhaviz-translations target or reinstall.");
-  options::CheckModelFlags(argv, e.source,
-                        {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid",
-                          "--color-scale", "--colour-scale", "--columns", "--no-header", "--fit", "--view",
-                          "--sentence", "-s", "--lang", "--tile"});
+    throw Error(
+        "--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
+        "share/locale; build the mhaviz-translations target or reinstall.");
+  options::CheckModelFlags(
+      argv, e.source,
+      {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid", "--color-scale",
+       "--colour-scale", "--columns", "--no-header", "--fit", "--view", "--sentence", "-s", "--lang", "--tile"});
   if (!e.preset.empty()) {
     if (!e.source.model.empty())
       throw UsageError("--preset and --model both say which weights to draw; give one of them.");
     if (!e.run.cfg_edits.empty() || !e.run.input_npz.empty() || !e.run.weights_npz.empty() || !e.run.memory.empty())
-      throw UsageError("--preset " + e.preset + " brings its own configuration, input and weights; leave out the "
+      throw UsageError("--preset " + e.preset +
+                       " brings its own configuration, input and weights; leave out the "
                        "flags that set them (--heads, --d-model, --input, --weights, --memory, ...).");
     if ((e.preset == "lesson" || e.preset == "hand") && (e.run.sentence_given || !e.run.sentence_file.empty()))
       throw UsageError("--preset " + e.preset + " is a fixed example of " +
-                       (e.preset == "lesson" ? "three made-up words" : "one made-up word") + "; leave out the sentence.");
+                       (e.preset == "lesson" ? "three made-up words" : "one made-up word") +
+                       "; leave out the sentence.");
   }
   if (e.view == "head") {
     if (e.grid) throw UsageError("--grid draws heatmaps of every layer; the head view draws one layer (--layer i).");
     for (const char* f : {"--columns", "--fit", "--color-scale", "--colour-scale", "--no-values"})
       for (const std::string& a : argv)
         if (a == f || a.rfind(std::string(f) + "=", 0) == 0)
-          throw UsageError(std::string(f) + " shapes the heatmaps; the head view has no cells or columns of maps. "
+          throw UsageError(std::string(f) +
+                           " shapes the heatmaps; the head view has no cells or columns of maps. "
                            "Leave it out, or use --view heatmaps.");
   }
   if (e.view == "cost" || e.view == "flash") {
-    if (e.grid) throw UsageError("--grid draws heatmaps of every layer; --view " + e.view + " draws one layer (--layer i).");
+    if (e.grid)
+      throw UsageError("--grid draws heatmaps of every layer; --view " + e.view + " draws one layer (--layer i).");
     for (const char* f : {"--columns", "--fit", "--color-scale", "--colour-scale", "--no-values"})
       for (const std::string& a : argv)
         if (a == f || a.rfind(std::string(f) + "=", 0) == 0)
           throw UsageError(std::string(f) + " shapes the heatmaps; --view " + e.view +
                            " draws no maps of heads. Leave it out, or use --view heatmaps.");
     if (e.view == "cost" && e.head_given)
-      throw UsageError("--view cost draws the whole layer's cost; --head picks a head for --view flash, heatmaps or head.");
+      throw UsageError(
+          "--view cost draws the whole layer's cost; --head picks a head for --view flash, heatmaps or head.");
   }
   if (!e.tile.empty()) {
     if (e.view != "flash") throw UsageError("--tile sets Flash attention's tile for --view flash; leave it out here.");
@@ -258,7 +269,8 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
     char extra = 0;
     if (std::sscanf(e.tile.c_str(), "%dx%d%c", &br, &bc, &extra) != 2 || br < 1 || bc < 1 ||
         br > Limits::kMaxFlashTile || bc > Limits::kMaxFlashTile)
-      throw UsageError("--tile expects Br x Bc as two whole numbers from 1 to " + std::to_string(Limits::kMaxFlashTile) +
+      throw UsageError("--tile expects Br x Bc as two whole numbers from 1 to " +
+                       std::to_string(Limits::kMaxFlashTile) +
                        " joined by x, e.g. 4x4 or 3x5 (tiles that do not divide the sentence are fine), got '" +
                        TerminalSafe(e.tile) + "'.");
     e.tile_br = br;
@@ -269,8 +281,9 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   if (e.grid && (e.head_given || e.source.layer != 0))
     throw UsageError("--grid draws every layer and every head; leave out --head and --layer.");
   if (e.png_path.empty() && e.svg_path.empty())
-    throw UsageError("say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
-                     "See 'mhaviz export --help'.");
+    throw UsageError(
+        "say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
+        "See 'mhaviz export --help'.");
   if (e.png_path.empty() == false && e.png_path == e.svg_path)
     throw UsageError("--png and --svg name the same file '" + e.png_path + "'; give each its own name.");
   if (!e.fit.empty()) FitAspect(e.fit);  // refused here, before anything is computed

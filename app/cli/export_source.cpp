@@ -43,17 +43,17 @@ void FromLanguageModel(const ExportArgs& e, ExportSource& s) {
   s.notice = s.lm_run.notice;
   s.kind = ExportSource::Kind::LanguageModel;
   s.layer = e.source.layer;
-  s.sentence = "layer " + std::to_string(e.source.layer) + " of " + e.source.model +
-               (e.source.tokens.empty() ? " on \u201C" + (e.run.sentence_given ? e.run.sentence : kDefaultSentence) +
-                                              "\u201D"
-                                        : std::string());
+  s.sentence =
+      "layer " + std::to_string(e.source.layer) + " of " + e.source.model +
+      (e.source.tokens.empty() ? " on \u201C" + (e.run.sentence_given ? e.run.sentence : kDefaultSentence) + "\u201D"
+                               : std::string());
   s.positional = PositionalNote(model.model.cfg.positional);
   s.weights = "trained: " + TrainedName(e.source.model) + " \u00B7 layer " + std::to_string(e.source.layer);
 }
 
 void FromCheckpoint(const ExportArgs& e, ExportSource& s) {
   s.checkpoint = lm::LoadForTrace(e.source.model, e.source.tokens, e.source.example, e.source.layer,
-                                 TraceHowFor(e.run, e.source.model));
+                                  TraceHowFor(e.run, e.source.model));
   s.kind = ExportSource::Kind::Checkpoint;
   s.sentence = "layer " + std::to_string(s.checkpoint.layer) + " of " + e.source.model;
   s.positional = PositionalNote(s.checkpoint.model.cfg.positional);
@@ -76,10 +76,13 @@ ExportSource LoadExportSource(const ExportArgs& e, const SizeCheck& check) {
   ExportSource s;
   if (!e.source.model.empty()) {
     const bool text = e.run.sentence_given || io::IsTextTask(io::LoadModel(e.source.model).cfg.task);
-    if (text) FromLanguageModel(e, s);
-    else FromCheckpoint(e, s);
-    NameAblation(e, s, static_cast<int>(s.kind == ExportSource::Kind::LanguageModel ? s.lm_run.trace.layers.size()
-                                                                                     : s.checkpoint.trace.layers.size()));
+    if (text)
+      FromLanguageModel(e, s);
+    else
+      FromCheckpoint(e, s);
+    NameAblation(e, s,
+                 static_cast<int>(s.kind == ExportSource::Kind::LanguageModel ? s.lm_run.trace.layers.size()
+                                                                              : s.checkpoint.trace.layers.size()));
     check(s.Layer().cfg, s.Layer().seq, s.Layer().seq_kv);
     return s;
   }

@@ -15,8 +15,8 @@ namespace mha::cli {
 
 struct ExportSource {
   lm::LoadedModelTrace checkpoint;  // --model (not a language model)
-  lm::SentenceRun lm_run;       // --model of a language model
-  Trace own;                    // seeded weights or a preset
+  lm::SentenceRun lm_run;           // --model of a language model
+  Trace own;                        // seeded weights or a preset
   enum class Kind { Own, LanguageModel, Checkpoint } kind = Kind::Own;
   int layer = 0;
   // The layer to draw, from whichever of the three above holds it.
@@ -24,11 +24,11 @@ struct ExportSource {
     if (kind == Kind::LanguageModel) return lm_run.trace.layers[static_cast<std::size_t>(layer)];
     return kind == Kind::Checkpoint ? checkpoint.Layer() : own;
   }
-  std::string sentence;          // the header's sentence line ("" : the tokens)
-  std::string memory;            // cross-attention's keys/values sentence
-  std::string positional;        // the header's positional-encoding note ("" : the layer's)
-  std::string weights;           // the header's word on where the weights come from
-  std::string notice;            // printed as a note (a sentence cut short, a preset's job)
+  std::string sentence;    // the header's sentence line ("" : the tokens)
+  std::string memory;      // cross-attention's keys/values sentence
+  std::string positional;  // the header's positional-encoding note ("" : the layer's)
+  std::string weights;     // the header's word on where the weights come from
+  std::string notice;      // printed as a note (a sentence cut short, a preset's job)
 };
 
 // Builds the source the flags name. `check(cfg, seq, seq_kv)` runs once the sizes are

@@ -113,8 +113,9 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
       })
       ->type_name("K")
       ->group(g);
-  SeedFlag(app, "--seed", [&a](std::uint64_t v) { a.seed = v; },
-           "seed of the draws with --temperature or --top-k (default 0): the same seed, the same text")
+  SeedFlag(
+      app, "--seed", [&a](std::uint64_t v) { a.seed = v; },
+      "seed of the draws with --temperature or --top-k (default 0): the same seed, the same text")
       ->group(g);
   app.add_flag("--no-cache", a.no_cache,
                "generate by recomputing the whole sequence for every piece (no KV cache): the\n"
@@ -124,10 +125,10 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
       app, "--threads", -kBig, kBig, [&a](int v) { a.threads = v; },
       "CPU threads of the prefill and of the full recomputation (default: the checkpoint's)",
       [](long long n) {
-        return n >= 1 && n <= Limits::kMaxThreads ? std::string()
-                                                  : "--threads = " + std::to_string(n) + " must be between 1 and " +
-                                                        std::to_string(Limits::kMaxThreads) +
-                                                        ". Try 1, or the number of cores.";
+        return n >= 1 && n <= Limits::kMaxThreads
+                   ? std::string()
+                   : "--threads = " + std::to_string(n) + " must be between 1 and " +
+                         std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.";
       })
       ->type_name("T")
       ->group(g);
@@ -138,12 +139,11 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
 }
 
 GenerateArgs ParseGenerateArgs(const std::vector<std::string>& argv) {
-  GenerateArgs a = ParseCommandArgs("generate", kGenerateAbout, kGenerateFooter, DeclareGenerateFlags, argv,
-                                    [](const std::string& word) {
-                                      return "'" + TerminalSafe(word) +
-                                             "' is not a flag: put the text after --prompt, e.g. --prompt \"" +
-                                             TerminalSafe(word) + "\".";
-                                    });
+  GenerateArgs a = ParseCommandArgs(
+      "generate", kGenerateAbout, kGenerateFooter, DeclareGenerateFlags, argv, [](const std::string& word) {
+        return "'" + TerminalSafe(word) + "' is not a flag: put the text after --prompt, e.g. --prompt \"" +
+               TerminalSafe(word) + "\".";
+      });
   if (a.help) return a;
   if (a.model == io::kSmallModelArg) {  // the default, which no transform has seen
     const std::string error = ShippedModelName()(a.model);
@@ -358,16 +358,16 @@ int Generate(const GenerateArgs& a) {
                           (sampling.top_k > 0 ? ", top-k " + std::to_string(sampling.top_k) : std::string()) +
                           ", seed " + std::to_string(sampling.seed))
             << (cached ? "" : "; without the cache (--no-cache)") << "\n";
-  std::cout << "prompt " << prompt_ids.size() << (prompt_ids.size() == 1 ? " piece" : " pieces") << " (with <s>), generated "
-            << generated.size() << "\n";
+  std::cout << "prompt " << prompt_ids.size() << (prompt_ids.size() == 1 ? " piece" : " pieces")
+            << " (with <s>), generated " << generated.size() << "\n";
   std::cout << "KV cache: 2 x " << cfg.num_layers << " layers x " << lc.kv_heads() << " kv_heads x " << lc.head_dim()
             << " head_dim x " << read << " pieces x 4 bytes = " << Thousands(bytes) << " bytes"
             << (cached ? "" : " (what it would hold)") << "\n";
   if (!steps.empty()) {
     const lm::GeneratedPiece& last = steps.back();
     std::cout << "last step: " << Thousands(static_cast<long long>(last.flops.cached)) << " FLOPs with the cache, "
-              << Thousands(static_cast<long long>(last.flops.full)) << " without (" << Fixed(last.flops.full / last.flops.cached, 1)
-              << "x)\n";
+              << Thousands(static_cast<long long>(last.flops.full)) << " without ("
+              << Fixed(last.flops.full / last.flops.cached, 1) << "x)\n";
     if (cached) {
       char diff[64];
       std::snprintf(diff, sizeof diff, "%.3g", worst_diff);

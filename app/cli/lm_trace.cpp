@@ -72,10 +72,10 @@ int TraceLanguageModel(const TraceArgs& ta) {
                 std::to_string(layers) + " layers (0 to " + std::to_string(layers - 1) + ").");
   const std::vector<HeadAblation> ab = AblateModel(ta.run, ta.source.model, model.model, {});
   const std::vector<HeadAblation>* ablate = ab.empty() ? nullptr : &ab;
-  const lm::SentenceRun r =
-      ta.source.tokens.empty()
-          ? lm::RunOnSentence(model, ta.run.sentence_given ? ta.run.sentence : kDefaultSentence, ta.source.top_k, ablate)
-          : lm::RunOnIds(model, lm::ParseTokenIds(ta.source.tokens), ta.source.top_k, ablate);
+  const lm::SentenceRun r = ta.source.tokens.empty()
+                                ? lm::RunOnSentence(model, ta.run.sentence_given ? ta.run.sentence : kDefaultSentence,
+                                                    ta.source.top_k, ablate)
+                                : lm::RunOnIds(model, lm::ParseTokenIds(ta.source.tokens), ta.source.top_k, ablate);
   const std::string banner = AblationBanner(ta.run, layers, model.model.cfg.layer.num_heads);
   if (!banner.empty() && !ta.quiet) std::cout << banner << "\n";
   if (!r.notice.empty()) std::cerr << "mhaviz trace: note: " << r.notice << "\n";

@@ -39,12 +39,13 @@ int PairsCommand(const std::vector<std::string>& args) {
   return Guard("pairs", [&] {
     std::string model, pairs_path;
     bool json = false, knockout = false;
-    CLI::App app{"mhaviz pairs: score a language model on minimal pairs (a good sentence against the same sentence "
-                 "with one form wrong). Prints, per phenomenon, the share of pairs where the model gives the good "
-                 "sentence the higher probability, and the head (layer, head) whose attention from the deciding "
-                 "position to the cue word is highest on average, with that mean weight and what uniform attention "
-                 "would give.",
-                 "mhaviz pairs"};
+    CLI::App app{
+        "mhaviz pairs: score a language model on minimal pairs (a good sentence against the same sentence "
+        "with one form wrong). Prints, per phenomenon, the share of pairs where the model gives the good "
+        "sentence the higher probability, and the head (layer, head) whose attention from the deciding "
+        "position to the cue word is highest on average, with that mean weight and what uniform attention "
+        "would give.",
+        "mhaviz pairs"};
     TextFlag(app, "--model", model,
              "the language model: a checkpoint from mhaviz train --task text, or mhaviz-small (the shipped one)",
              "--model needs a checkpoint, e.g. --model mhaviz-small.")
@@ -108,8 +109,8 @@ int PairsCommand(const std::vector<std::string>& args) {
     };
 
     if (json) {
-      nlohmann::json j{{"model", model}, {"pairs_file", pairs_path}, {"num_layers", r.num_layers},
-                       {"num_heads", r.num_heads}};
+      nlohmann::json j{
+          {"model", model}, {"pairs_file", pairs_path}, {"num_layers", r.num_layers}, {"num_heads", r.num_heads}};
       nlohmann::json list = nlohmann::json::array();
       for (const lm::PhenomenonScore& p : r.phenomena) {
         nlohmann::json weights = nlohmann::json::array();
@@ -158,8 +159,8 @@ int PairsCommand(const std::vector<std::string>& args) {
                  "from the deciding position to the cue word is highest on average; uniform: that weight if "
                  "attention were spread evenly; of pairs: the pairs whose cue ends before the deciding position "
                  "(where a piece joins the cue to the form, the pair counts for accuracy only).\n\n";
-    std::cout << Pad("phenomenon", 32) << Pad("pairs", 7) << Pad("accuracy", 10) << Pad("head", 7)
-              << Pad("weight", 8) << Pad("uniform", 9) << "of pairs\n";
+    std::cout << Pad("phenomenon", 32) << Pad("pairs", 7) << Pad("accuracy", 10) << Pad("head", 7) << Pad("weight", 8)
+              << Pad("uniform", 9) << "of pairs\n";
     for (const lm::PhenomenonScore& p : r.phenomena)
       std::cout << Pad(p.phenomenon, 32) << Pad(std::to_string(p.pairs), 7) << Pad(Fixed(p.accuracy, 3), 10)
                 << Pad("L" + std::to_string(p.best_layer) + "H" + std::to_string(p.best_head), 7)

@@ -36,14 +36,14 @@ Prepared Prepare(const RunOptions& o) {
     p.cfg.positional_encoding = false;  // x already holds whatever encoding it had
     ValidateFlags(p.cfg, 1, 1);
     if (!o.memory.empty()) {
-      if (p.in.cross())
-        throw UsageError("'" + o.input_npz + "' already holds a memory array; leave out --memory.");
+      if (p.in.cross()) throw UsageError("'" + o.input_npz + "' already holds a memory array; leave out --memory.");
       // MakeInputs calls whatever it embeds "the sentence"; here that is the memory.
       std::string nfc_notice;
       const std::string memory = Nfc(o.memory, "The memory sentence", &nfc_notice);
       if (Tokenize(memory, Limits::kMaxTokens).tokens.empty())
-        throw UsageError("The memory sentence has no tokens: cross-attention needs at least one key. "
-                         "Leave out --memory for self-attention.");
+        throw UsageError(
+            "The memory sentence has no tokens: cross-attention needs at least one key. "
+            "Leave out --memory for self-attention.");
       Inputs m = MakeInputs(memory, "", p.cfg, &p.notice);
       if (!nfc_notice.empty()) p.notice += (p.notice.empty() ? "" : " ") + nfc_notice;
       p.in.memory_tokens = m.tokens;
@@ -70,8 +70,9 @@ Prepared Prepare(const RunOptions& o) {
   ValidateFlags(p.cfg, static_cast<int>(p.in.x.rows()),
                 static_cast<int>(p.in.cross() ? p.in.memory.rows() : p.in.x.rows()));
   if (p.in.cross() && p.cfg.mask == Mask::Causal)
-    throw UsageError("a causal mask hides later positions of the same sequence, but with --memory the keys come "
-                     "from another sentence, so there is no 'later' to hide. Use --mask none with --memory.");
+    throw UsageError(
+        "a causal mask hides later positions of the same sequence, but with --memory the keys come "
+        "from another sentence, so there is no 'later' to hide. Use --mask none with --memory.");
   if (!p.weights) p.weights = std::make_shared<const Weights>(InitWeights(p.cfg));
   return p;
 }

@@ -17,23 +17,32 @@ std::string BaseName(const std::string& path) {
 
 void AddTextTrainFlags(CLI::App& app, TextTrainArgs& a) {
   const std::string g = "Text (--task text)";
-  app.add_option("--corpus", a.corpus, "the text: a directory with train.txt and valid.txt (plain or .gz, one "
-                 "paragraph a line), or one file whose every 20th line is held out")->group(g);
-  app.add_option("--tokenizer", a.tokenizer, "the SentencePiece .model that cuts the text into pieces; its pieces "
-                 "are the model's vocabulary")->group(g);
-  app.add_option("--repeat", a.repeat, "share of training windows (0 to 1) that repeat a span of the text, so "
+  app.add_option("--corpus", a.corpus,
+                 "the text: a directory with train.txt and valid.txt (plain or .gz, one "
+                 "paragraph a line), or one file whose every 20th line is held out")
+      ->group(g);
+  app.add_option("--tokenizer", a.tokenizer,
+                 "the SentencePiece .model that cuts the text into pieces; its pieces "
+                 "are the model's vocabulary")
+      ->group(g);
+  app.add_option("--repeat", a.repeat,
+                 "share of training windows (0 to 1) that repeat a span of the text, so "
                  "that copying what followed a piece last time pays: the incentive for an induction head")
-      ->check(CLI::Range(0.0, 1.0))->group(g);
+      ->check(CLI::Range(0.0, 1.0))
+      ->group(g);
   app.add_option("--valid-every", a.valid_every, "steps between validation losses (0: ten in the run)")
-      ->check(CLI::NonNegativeNumber)->group(g);
+      ->check(CLI::NonNegativeNumber)
+      ->group(g);
   app.add_option("--valid-windows", a.valid_windows, "held-out windows per validation (0: every one)")
-      ->check(CLI::NonNegativeNumber)->group(g);
+      ->check(CLI::NonNegativeNumber)
+      ->group(g);
 }
 
 std::shared_ptr<TextTraining> TextTraining::Load(const TextTrainArgs& a, const TrainOptions& o) {
   if (a.corpus.empty() || a.tokenizer.empty())
-    throw UsageError("--task text trains a language model on running text: give --corpus DIR_OR_FILE and "
-                     "--tokenizer M.model (e.g. --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model).");
+    throw UsageError(
+        "--task text trains a language model on running text: give --corpus DIR_OR_FILE and "
+        "--tokenizer M.model (e.g. --corpus assets/corpus --tokenizer assets/models/mhaviz-small.model).");
   auto t = std::make_shared<TextTraining>();
   t->args_ = a;
   t->seq_ = o.seq;
@@ -64,11 +73,15 @@ ModelConfig TextTraining::NewModel(const TrainOptions& o) const {
 
 void TextTraining::CheckModel(const ModelConfig& cfg, const std::string& init_path) const {
   if (cfg.vocab_size() != tok_.vocab_size())
-    throw Error("'" + init_path + "' has a vocabulary of " + std::to_string(cfg.vocab_size()) + " tokens but the "
-                "tokenizer '" + tok_.path() + "' has " + std::to_string(tok_.vocab_size()) + " pieces: the model "
+    throw Error("'" + init_path + "' has a vocabulary of " + std::to_string(cfg.vocab_size()) +
+                " tokens but the "
+                "tokenizer '" +
+                tok_.path() + "' has " + std::to_string(tok_.vocab_size()) +
+                " pieces: the model "
                 "was trained with another tokenizer. Give the tokenizer it was trained with.");
   if (cfg.vocab != tok_.Vocab())
-    throw Error("'" + init_path + "' has as many tokens as '" + tok_.path() + "' has pieces, but not the same "
+    throw Error("'" + init_path + "' has as many tokens as '" + tok_.path() +
+                "' has pieces, but not the same "
                 "ones: the model was trained with another tokenizer.");
   if (seq_ > cfg.max_seq)
     throw Error("--seq " + std::to_string(seq_) + " is longer than the context of '" + init_path + "' (" +

@@ -20,9 +20,9 @@ namespace mha::cli {
 
 struct TextTrainArgs {
   std::string corpus, tokenizer;
-  int valid_every = 0;    // steps between validation losses (0: ten in the run)
-  int valid_windows = 0;  // held-out windows per validation (0: all)
-  double repeat = 0;      // share of training windows that repeat a span (induction)
+  int valid_every = 0;                      // steps between validation losses (0: ten in the run)
+  int valid_windows = 0;                    // held-out windows per validation (0: all)
+  double repeat = 0;                        // share of training windows that repeat a span (induction)
   const std::atomic<bool>* stop = nullptr;  // polled while the corpus is tokenized (lm::Stopped)
 };
 // Declares --corpus, --tokenizer, --valid-every, --valid-windows.

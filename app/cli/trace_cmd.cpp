@@ -21,9 +21,7 @@ const char* kTraceFooter =
     "Exit status: 0 ok, 1 runtime error (files), 2 usage error (flags). Outputs are written\n"
     "atomically: on failure no file is left behind.";
 
-std::string Pad(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
-}
+std::string Pad(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
 std::string PadLeft(const std::string& s, std::size_t w) {
   return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
 }
@@ -58,11 +56,11 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
 
 std::string FlashNote(const Config& c, int seq, int seq_kv, bool files) {
   std::ostringstream os;
-  os << "attention flash: every head's scores were computed in tiles of Br x Bc = " << FlashBr(c) << " x "
-     << FlashBc(c) << " (query rows x keys) with an online softmax; no seq x seq_kv tensor was kept (the standard "
+  os << "attention flash: every head's scores were computed in tiles of Br x Bc = " << FlashBr(c) << " x " << FlashBc(c)
+     << " (query rows x keys) with an online softmax; no seq x seq_kv tensor was kept (the standard "
         "path keeps "
-     << Thousands(static_cast<long long>(StandardAttentionBytes(c, seq, seq_kv)))
-     << " bytes of scores and attn here)" << (files ? ", so the files hold no scores and no attn.\n" : ".\n");
+     << Thousands(static_cast<long long>(StandardAttentionBytes(c, seq, seq_kv))) << " bytes of scores and attn here)"
+     << (files ? ", so the files hold no scores and no attn.\n" : ".\n");
   return os.str();
 }
 
@@ -93,8 +91,9 @@ void DeclareTraceFlags(CLI::App& app, TraceArgs& t) {
     t.attention_given = true;
   })->group(kComputeGroup);
   options::AddModelFlags(app, t.source);
-  IntFlag(app, "--top-k", 1, 100, [&t](int v) { t.source.top_k = v; },
-          "a language model's K likeliest next pieces at every position (with --model)")
+  IntFlag(
+      app, "--top-k", 1, 100, [&t](int v) { t.source.top_k = v; },
+      "a language model's K likeliest next pieces at every position (with --model)")
       ->group("A trained model (mhaviz train)");
 }
 
@@ -123,8 +122,7 @@ namespace {
 // the temporary file: a 2 GiB trace is never copied into an archive in memory.
 void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& notice) {
   std::vector<io::Output> files;
-  if (!ta.npz_path.empty())
-    files.push_back({ta.npz_path, [&t](io::Sink& s) { io::WriteNpz(s, Tensors(t)); }});
+  if (!ta.npz_path.empty()) files.push_back({ta.npz_path, [&t](io::Sink& s) { io::WriteNpz(s, Tensors(t)); }});
   std::string json;
   if (!ta.json_path.empty()) {
     json = io::TraceJson(t, notice);
@@ -137,8 +135,8 @@ void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& not
 // sentence's trace is.
 int TraceModel(const TraceArgs& ta) {
   if (WantsLanguageModel(ta)) return TraceLanguageModel(ta);
-  lm::LoadedModelTrace m =
-      lm::LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer, TraceHowFor(ta.run, ta.source.model));
+  lm::LoadedModelTrace m = lm::LoadForTrace(ta.source.model, ta.source.tokens, ta.source.example, ta.source.layer,
+                                            TraceHowFor(ta.run, ta.source.model));
   const Trace& t = m.Layer();
   if (!ta.json_path.empty() && t.cfg.attention == Attention::Standard) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
   WriteTraceFiles(ta, t, "");
@@ -146,12 +144,13 @@ int TraceModel(const TraceArgs& ta) {
   std::cout << "tokens (" << t.seq << "):";
   for (const auto& tok : t.in.tokens) std::cout << " [" << TerminalToken(tok) << "]";
   const Config& c = t.cfg;
-  std::cout << "\ntrained model " << TerminalSafe(ta.source.model) << ": layer " << m.layer << " of " << m.model.cfg.num_layers
-            << ", d_model = " << c.d_model << ", num_heads = " << c.num_heads << ", num_kv_heads = " << c.kv_heads()
-            << ", head_dim = d_k = " << c.head_dim() << ", mask " << ToString(c.mask) << ", norm " << ToString(c.norm)
-            << ", positional " << ToString(m.model.cfg.positional) << "\n"
-            << "(x is the layer's input: " << (m.layer == 0 ? "tok_embed + positional encoding" : "the previous layer's output")
-            << ")\n";
+  std::cout << "\ntrained model " << TerminalSafe(ta.source.model) << ": layer " << m.layer << " of "
+            << m.model.cfg.num_layers << ", d_model = " << c.d_model << ", num_heads = " << c.num_heads
+            << ", num_kv_heads = " << c.kv_heads() << ", head_dim = d_k = " << c.head_dim() << ", mask "
+            << ToString(c.mask) << ", norm " << ToString(c.norm) << ", positional " << ToString(m.model.cfg.positional)
+            << "\n"
+            << "(x is the layer's input: "
+            << (m.layer == 0 ? "tok_embed + positional encoding" : "the previous layer's output") << ")\n";
   const std::string banner = AblationBanner(ta.run, m.model.cfg.num_layers, c.num_heads);
   if (!banner.empty()) std::cout << banner << "\n";
   std::cout << "\n" << FlowTable(t.flow);
@@ -209,7 +208,8 @@ int TraceCommand(const std::vector<std::string>& argv) {
       if (!banner.empty()) std::cout << banner << "\n";
       std::cout << "\n";
       std::cout << FlowTable(t.flow);
-      if (c.attention == Attention::Flash) std::cout << FlashNote(c, t.seq, t.seq_kv, !npz_path.empty() || !json_path.empty());
+      if (c.attention == Attention::Flash)
+        std::cout << FlashNote(c, t.seq, t.seq_kv, !npz_path.empty() || !json_path.empty());
       if (!npz_path.empty()) std::cout << "wrote " << TerminalSafe(npz_path) << "\n";
       if (!json_path.empty()) std::cout << "wrote " << TerminalSafe(json_path) << "\n";
     }

@@ -61,7 +61,8 @@ class StopOnSignal {
   const std::atomic<bool>* flag() const { return &g_stop; }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 std::string Fixed(double v, int digits) {
@@ -89,9 +90,9 @@ class ProgressBar {
     const CurvePoint& last = p.curve.back();
     const double rate = p.seconds > 0 ? done / p.seconds : 0;
     const double eta = rate > 0 ? (steps_ - done) / rate : 0;
-    std::string line = "step " + std::to_string(done) + "/" + std::to_string(steps_) + "  loss " +
-                       Fixed(last.loss, 4) + "  acc " + Accuracies(last.accuracy) + "  " + Fixed(rate, 1) +
-                       " steps/s  ETA " + Fixed(eta, 0) + " s";
+    std::string line = "step " + std::to_string(done) + "/" + std::to_string(steps_) + "  loss " + Fixed(last.loss, 4) +
+                       "  acc " + Accuracies(last.accuracy) + "  " + Fixed(rate, 1) + " steps/s  ETA " + Fixed(eta, 0) +
+                       " s";
     if (tty_) {
       std::cerr << "\r" << line << "\x1b[K" << std::flush;
       drawn_ = true;
@@ -115,8 +116,15 @@ class ProgressBar {
 nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
   nlohmann::json a = nlohmann::json::array();
   for (const HeadProfile& h : heads)
-    a.push_back({{"layer", h.layer}, {"head", h.head}, {"label", h.label}, {"score", h.score}, {"back", h.back},
-                 {"self", h.self}, {"first", h.first}, {"reverse", h.reverse}, {"induction", h.induction}});
+    a.push_back({{"layer", h.layer},
+                 {"head", h.head},
+                 {"label", h.label},
+                 {"score", h.score},
+                 {"back", h.back},
+                 {"self", h.self},
+                 {"first", h.first},
+                 {"reverse", h.reverse},
+                 {"induction", h.induction}});
   return a;
 }
 
@@ -153,8 +161,8 @@ auto AsUsage(F&& f) -> decltype(f()) {
 }
 
 // Flags that shape a new model; with --init the checkpoint decides them.
-const char* const kModelFlags[] = {"--layers", "--heads", "--d-model", "--kv-heads", "--norm", "--block",
-                                   "--d-ff", "--activation", "--mask", "--pos"};
+const char* const kModelFlags[] = {"--layers", "--heads", "--d-model",    "--kv-heads", "--norm",
+                                   "--block",  "--d-ff",  "--activation", "--mask",     "--pos"};
 
 // Snapshots of the probe trace, for --gif, are kept within this budget (fewer frames
 // for a big model, never fewer than the first and the last).
@@ -179,9 +187,10 @@ std::shared_ptr<const Batch> HeldOutSet(const ModelConfig& m, const TaskSpec& t,
 TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::shared_ptr<TextTraining>& text) {
   const TrainOptions& o = a.opt;
   if (o.task.empty() == a.data.empty())
-    throw UsageError(o.task.empty() ? "give --task (offsets, reverse, sort, induction, text) to train on generated data, "
-                                      "or --data T.npz to train on a batch file."
-                                    : "--task and --data both name the training data; give one of them.");
+    throw UsageError(o.task.empty()
+                         ? "give --task (offsets, reverse, sort, induction, text) to train on generated data, "
+                           "or --data T.npz to train on a batch file."
+                         : "--task and --data both name the training data; give one of them.");
   TrainSetup s;
   s.model_given = true;
   if (o.task == kTextTaskFlag) {
@@ -192,8 +201,10 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
     } catch (const TextTraining::UsageError& e) {
       throw UsageError(e.what());
     } catch (const lm::Stopped&) {
-      throw io::Interrupted("stopped while the corpus was being tokenized, before the first step: nothing was trained "
-                            "or written.", SIGINT);  // exit 130, as a run stopped between steps
+      throw io::Interrupted(
+          "stopped while the corpus was being tokenized, before the first step: nothing was trained "
+          "or written.",
+          SIGINT);  // exit 130, as a run stopped between steps
     }
   } else if (!o.task.empty()) {
     s.task = AsUsage([&] { return TaskFromOptions(o); });
@@ -202,8 +213,10 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   if (!a.init.empty()) {
     for (const char* f : kModelFlags)
       if (app.count(f) > 0)
-        throw UsageError(std::string(f) + " shapes a new model, but --init loads one whose configuration is fixed. "
-                                          "Leave out " + f + ", or leave out --init to build a new model.");
+        throw UsageError(std::string(f) +
+                         " shapes a new model, but --init loads one whose configuration is fixed. "
+                         "Leave out " +
+                         f + ", or leave out --init to build a new model.");
     init = io::LoadModel(a.init);
     s.model = init.cfg;
     if (text) text->CheckModel(init.cfg, a.init);
@@ -247,7 +260,9 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   // command has always used; the held-out set itself is sized just below.
   s.max_activation_bytes = 1.5 * static_cast<double>(Limits::kMaxTraceBytes);
   if (text) {  // a text model: windows of the corpus each step, and the first held-out windows
-    s.batches = [text](std::uint64_t seed, int step, int batch, Batch& out) { text->MakeBatch(seed, step, batch, out); };
+    s.batches = [text](std::uint64_t seed, int step, int batch, Batch& out) {
+      text->MakeBatch(seed, step, batch, out);
+    };
     s.heldout = std::make_shared<Batch>(text->HeldOutWindows(o.batch));
   } else if (!s.data) {
     s.heldout = HeldOutSet(s.model, s.task, o.seed, o.batch);
@@ -255,10 +270,15 @@ TrainSetup MakeSetup(const CLI::App& app, const TrainArgs& a, Model& init, std::
   // Beside the step's buffers: the snapshots' evaluation of the held-out set (--data's
   // batch itself), and for a text model the validation passes' own trainer too.
   AsUsage([&] {
-    if (text) CheckStepMemory(s.model, step_batch, seq, o.batch, 2, text->corpus_bytes());
-    else CheckStepMemory(s.model, step_batch, seq, s.data ? batch : s.heldout->batch, 1);
+    if (text)
+      CheckStepMemory(s.model, step_batch, seq, o.batch, 2, text->corpus_bytes());
+    else
+      CheckStepMemory(s.model, step_batch, seq, s.data ? batch : s.heldout->batch, 1);
   });
-  AsUsage([&] { TrainSetup trial = s; Prepare(trial); });
+  AsUsage([&] {
+    TrainSetup trial = s;
+    Prepare(trial);
+  });
   // Snapshots: only the first and the last, unless a GIF wants the run's story.
   if (a.exports.gif.empty()) {
     s.snapshot_every = std::max(1, s.steps);
@@ -283,8 +303,10 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   grid.title = render::ModelTitle(cfg);
   grid.total_steps = setup.steps;
   TryExports(a.exports, *run->Latest()->snapshots.front(), grid);
-  if (text) std::cerr << "Task text: predict each next piece of the text (" << text->description() << ").\n";
-  else if (!setup.data) std::cerr << "Task " << ToString(setup.task.kind) << ": " << Explain(setup.task) << "\n";
+  if (text)
+    std::cerr << "Task text: predict each next piece of the text (" << text->description() << ").\n";
+  else if (!setup.data)
+    std::cerr << "Task " << ToString(setup.task.kind) << ": " << Explain(setup.task) << "\n";
   std::cerr << "Model: " << cfg.num_layers << " layer(s), " << cfg.layer.num_heads << " head(s), d_model "
             << cfg.layer.d_model << ", " << ParameterCount(cfg) << " parameters.\n";
 
@@ -298,7 +320,8 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
     // Not once a stop was asked for: it has to come within a step (and the write).
     if (text && !p.diverged && !g_stop.load() && text->ValidateAfter(p.step, setup.steps)) {
       const StepStats v = validate();
-      valid.push_back({{"step", p.step}, {"loss", v.loss}, {"perplexity", std::exp(v.loss)}, {"accuracy", v.accuracy[0]}});
+      valid.push_back(
+          {{"step", p.step}, {"loss", v.loss}, {"perplexity", std::exp(v.loss)}, {"accuracy", v.accuracy[0]}});
       bar.Finish();
       std::cerr << "step " << p.step << "  validation loss " << Fixed(v.loss, 4) << "  perplexity "
                 << Fixed(std::exp(v.loss), 2) << "  accuracy " << Fixed(v.accuracy[0], 3) << "\n";
@@ -311,8 +334,9 @@ int RunTrain(const CLI::App& app, const TrainArgs& a) {
   // measured by the run's last snapshot.
   const Snapshot& last = *p->snapshots.back();
   if (!std::isfinite(last.heldout.loss))
-    throw Error("training diverged in its last step: the held-out loss is not finite. Try a lower --lr or --clip 1. "
-                "No checkpoint was written.");
+    throw Error(
+        "training diverged in its last step: the held-out loss is not finite. Try a lower --lr or --clip 1. "
+        "No checkpoint was written.");
   const bool interrupted = !p->finished;
 
   std::vector<std::pair<std::string, std::string>> files;
@@ -354,10 +378,13 @@ void DeclareTrainFlags(CLI::App& app, TrainArgs& a) {
   AddTextTrainFlags(app, a.text);
   TextFlag(app, "--out", a.out, "the checkpoint to write (.npz; numpy opens it)",
            "--out needs a file name, e.g. --out model.npz.")
-      ->type_name("FILE")->required()->group("Files");
+      ->type_name("FILE")
+      ->required()
+      ->group("Files");
   TextFlag(app, "--log", a.log, "a CSV of every step: step, lr, loss, accuracy per target, grad_norm",
            "--log needs a file name, e.g. --log train.csv.")
-      ->type_name("FILE")->group("Files");
+      ->type_name("FILE")
+      ->group("Files");
   app.add_option("--init", a.init, "start from this checkpoint's weights and configuration")->group("Files");
   app.add_option("--data", a.data, "train on this batch file (tokens, targets; the whole file is every step's batch)")
       ->group("Files");
@@ -384,15 +411,17 @@ int GradCommand(const std::vector<std::string>& args) {
   return Guard("grad", [&] {
     std::string model, data, out;
     int threads = 0;
-    CLI::App app{"mhaviz grad: one forward and backward pass of a checkpoint over a batch file; writes the loss and "
-                 "the gradient of every parameter (grad.<name>) to an .npz, to check against another framework.",
-                 "mhaviz grad"};
+    CLI::App app{
+        "mhaviz grad: one forward and backward pass of a checkpoint over a batch file; writes the loss and "
+        "the gradient of every parameter (grad.<name>) to an .npz, to check against another framework.",
+        "mhaviz grad"};
     app.add_option("--model", model, "the checkpoint (mhaviz train --out)")->required();
     app.add_option("--data", data, "the batch: tokens (batch, seq), targets (batch, seq[, K]), -1 = no target")
         ->required();
     TextFlag(app, "--out", out, "the .npz to write: loss, grad.<name> for every parameter",
              "--out needs a file name, e.g. --out grads.npz.")
-        ->type_name("FILE")->required();
+        ->type_name("FILE")
+        ->required();
     NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
                "CPU threads (0: one per core); the result is the same for any count");
     if (ParseFlags(app, "grad", args)) {
@@ -421,8 +450,10 @@ int GradCommand(const std::vector<std::string>& args) {
                   "): the checkpoint's values overflow float32 on this batch, so there are no gradients to write.");
     for (const ParamView& p : Parameters(grads))
       if (!Eigen::Map<const Eigen::ArrayXf>(p.data, p.size()).allFinite())
-        throw Error("the gradient of " + p.name + " is not finite (Inf or NaN): the backward pass overflowed "
-                    "float32 on '" + data + "'. Nothing was written.");
+        throw Error("the gradient of " + p.name +
+                    " is not finite (Inf or NaN): the backward pass overflowed "
+                    "float32 on '" +
+                    data + "'. Nothing was written.");
     io::WriteFileAtomic(out, io::EncodeGradients(st.loss, grads));
     nlohmann::json j{{"loss", st.loss}, {"accuracy", st.accuracy}, {"out", out}};
     std::cout << j.dump(-1, ' ', true) << std::endl;

@@ -74,7 +74,8 @@ void TryExports(const TrainExports& e, const Snapshot& first, const render::Grid
   if (!e.svg.empty() && render::GridCellCount(first.probe) > render::kMaxSvgCells)
     throw UsageError("--svg: the grid would hold " + std::to_string(render::GridCellCount(first.probe)) +
                      " cells (layers x heads x seq x seq), too many for an SVG viewer (the limit is " +
-                     std::to_string(render::kMaxSvgCells) + "). Write --png instead, or use fewer layers, heads or --seq. "
+                     std::to_string(render::kMaxSvgCells) +
+                     "). Write --png instead, or use fewer layers, heads or --seq. "
                      "Nothing was trained.");
   if (!e.png.empty()) render::DrawModelGrid(first, grid);
   if (!e.svg.empty()) render::ModelGridSvg(first, grid);
@@ -107,8 +108,8 @@ void RenderExports(const TrainExports& e, const Progress& p, const render::GridO
   } else if (!e.curves.empty()) {
     render::CurveOptions c;
     c.title = "Training: " + grid.title;
-    files.emplace_back(e.curves, EndsWith(e.curves, ".svg") ? render::CurvesSvg(p, c)
-                                                            : render::EncodePng(render::DrawCurves(p, c)));
+    files.emplace_back(
+        e.curves, EndsWith(e.curves, ".svg") ? render::CurvesSvg(p, c) : render::EncodePng(render::DrawCurves(p, c)));
   }
   if (!e.curves_csv.empty()) files.emplace_back(e.curves_csv, render::CurvesCsv(p, num_targets));
 }

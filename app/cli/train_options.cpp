@@ -42,20 +42,33 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
              "query head h reads K/V head h / (num_heads / num_kv_heads)")
       ->group(model);
   app.add_option("--norm", o.norm, "post: LN(x + MHA(x)); pre: x + MHA(LN(x)) with a final LN; none: x + MHA(x)")
-      ->check(OneOf("--norm", {"post", "pre", "none"}))->capture_default_str()->group(model);
-  app.add_option("--block", o.block, "attention: the attention layer only; encoder: attention then a feed-forward network")
-      ->check(CLI::IsMember({"attention", "encoder"}))->capture_default_str()->group(model);
+      ->check(OneOf("--norm", {"post", "pre", "none"}))
+      ->capture_default_str()
+      ->group(model);
+  app.add_option("--block", o.block,
+                 "attention: the attention layer only; encoder: attention then a feed-forward network")
+      ->check(CLI::IsMember({"attention", "encoder"}))
+      ->capture_default_str()
+      ->group(model);
   NumberFlag(app, "--d-ff", o.d_ff, 1, Limits::kMaxDFf,
              "the feed-forward network's hidden width (encoder block; default 4 x d_model)")
       ->group(model);
-  app.add_option("--activation", o.activation, "the feed-forward network's nonlinearity: relu, or gelu (exact erf form)")
-      ->check(OneOf("--activation", {"relu", "gelu"}))->capture_default_str()->group(model);
-  app.add_option("--mask", o.mask, "none, or causal (a token sees only itself and earlier ones); default: what the task needs")
-      ->check(OneOf("--mask", {"none", "causal"}))->group(model);
+  app.add_option("--activation", o.activation,
+                 "the feed-forward network's nonlinearity: relu, or gelu (exact erf form)")
+      ->check(OneOf("--activation", {"relu", "gelu"}))
+      ->capture_default_str()
+      ->group(model);
+  app.add_option("--mask", o.mask,
+                 "none, or causal (a token sees only itself and earlier ones); default: what the task needs")
+      ->check(OneOf("--mask", {"none", "causal"}))
+      ->group(model);
   app.add_option("--pos", o.pos, "positional encoding: sinusoidal, learned (a trained vector per position) or none")
-      ->check(OneOf("--pos", {"sinusoidal", "learned", "none"}))->capture_default_str()->group(model);
+      ->check(OneOf("--pos", {"sinusoidal", "learned", "none"}))
+      ->capture_default_str()
+      ->group(model);
 
-  app.add_option("--task", o.task, "offsets, reverse, sort, induction, or text (a language model: --corpus,\n--tokenizer); "
+  app.add_option("--task", o.task,
+                 "offsets, reverse, sort, induction, or text (a language model: --corpus,\n--tokenizer); "
                  "mhaviz explains each before training")
       ->group(task);
   // The task's own limits (TaskFromOptions) are checked with the task, which explains them.
@@ -71,9 +84,11 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
   app.add_option("--lr", o.lr, "peak learning rate of AdamW")->capture_default_str()->group(run);
   NumberFlag(app, "--warmup", o.warmup, 0, 10000000, "steps of linear warm-up before the cosine decay")->group(run);
   app.add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay (matrices only)")
-      ->capture_default_str()->group(run);
+      ->capture_default_str()
+      ->group(run);
   app.add_option("--clip", o.clip, "clip the global gradient norm to this (0: off)")->capture_default_str()->group(run);
-  SeedFlag(app, "--seed", [&o](std::uint64_t v) { o.seed = v; }, "seeds the initial weights and the task's batches")
+  SeedFlag(
+      app, "--seed", [&o](std::uint64_t v) { o.seed = v; }, "seeds the initial weights and the task's batches")
       ->default_str(std::to_string(o.seed))
       ->group(run);
   NumberFlag(app, "--threads", o.threads, 0, Limits::kMaxThreads,
@@ -147,8 +162,7 @@ void CheckStepMemory(const ModelConfig& m, int batch, int seq, int eval_batch, i
               (resident > 0 ? ", beside " + std::to_string(static_cast<long long>(resident / (1 << 20))) +
                                   " MiB of the corpus's pieces"
                             : "") +
-              ", over the training memory cap of " +
-              std::to_string(kMaxStepBytes >> 20) + " MiB. " + fix);
+              ", over the training memory cap of " + std::to_string(kMaxStepBytes >> 20) + " MiB. " + fix);
 }
 
 OptimConfig OptimFromOptions(const TrainOptions& o) {

@@ -156,7 +156,7 @@ void CheckDistinct(const std::vector<Target>& targets, const std::vector<std::st
     if (fresh) continue;
     const std::size_t j = it->second;
     throw E(labels[j] + " '" + targets[j].given + "' and " + labels[i] + " '" + targets[i].given +
-                "' name the same file, so one output would silently replace the other. Give each output its own file.");
+            "' name the same file, so one output would silently replace the other. Give each output its own file.");
   }
 }
 

@@ -216,8 +216,8 @@ TextTaskInfo ParseTextTaskJson(const std::string& text, const std::string& what)
   t.bos = Get<int>(j, "bos", what + " (task)");
   // A file name only: the tokenizer is looked up beside the checkpoint, so a path could
   // point anywhere on the reader's machine.
-  if (t.tokenizer.empty() || t.tokenizer.find('/') != std::string::npos || t.tokenizer.find('\\') != std::string::npos ||
-      t.tokenizer == "." || t.tokenizer == "..")
+  if (t.tokenizer.empty() || t.tokenizer.find('/') != std::string::npos ||
+      t.tokenizer.find('\\') != std::string::npos || t.tokenizer == "." || t.tokenizer == "..")
     Fail(what + ": the text task's tokenizer must be a file name such as \"mhaviz-small.model\", not '" +
          Excerpt(t.tokenizer) + "'.");
   return t;

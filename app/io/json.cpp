@@ -16,8 +16,7 @@ nlohmann::json ParseJson(const std::string& text, int max_depth) {
   // The callback sees each array or object as it opens, at its depth (0 for the
   // outermost), so a deep document is refused after max_depth levels, not at its end.
   const json::parser_callback_t bound = [max_depth](int depth, json::parse_event_t event, json&) {
-    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
-        depth >= max_depth)
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) && depth >= max_depth)
       throw TooDeep{};
     return true;
   };

@@ -335,7 +335,8 @@ class ZipMemberSource : public Source {
   std::size_t Read(char* p, std::size_t n) override {
     const zip_int64_t k = zip_fread(f_.get(), p, n);
     if (k < 0 && zip_error_code_zip(zip_file_get_error(f_.get())) == ZIP_ER_CRC)
-      throw Error(what_ + " is damaged: its CRC-32 checksum does not match its data (a flipped bit, a bad copy or "
+      throw Error(what_ +
+                  " is damaged: its CRC-32 checksum does not match its data (a flipped bit, a bad copy or "
                   "download), so its numbers cannot be trusted. Copy or save the file again.");
     if (k < 0)
       throw Error(what_ + " is corrupt (" + zip_file_strerror(f_.get()) + "). Save the file again with numpy.savez.");

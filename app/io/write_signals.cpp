@@ -134,8 +134,8 @@ void Untrack(int slot) {
 
 void ThrowIfInterrupted(const std::string& path) {
   if (const int sig = g_interrupted)
-    throw Interrupted("Cannot write '" + path + "': interrupted by signal " + std::to_string(sig) + " (" + strsignal(sig) +
-                "). Nothing was changed at that path.",
+    throw Interrupted("Cannot write '" + path + "': interrupted by signal " + std::to_string(sig) + " (" +
+                          strsignal(sig) + "). Nothing was changed at that path.",
                       sig);
 }
 

@@ -40,7 +40,8 @@ AblationSubject TaskSubject(Model m, const std::string& name, int examples) {
   s.path = name;
   s.name = name;
   if (m.cfg.task.empty())
-    throw Error("'" + name + "' was not trained on a task and is not a language model, so there is no held-out text "
+    throw Error("'" + name +
+                "' was not trained on a task and is not a language model, so there is no held-out text "
                 "to measure what a head is worth on.");
   s.task = io::ParseTaskJson(m.cfg.task, "'" + name + "'");
   s.task_model = std::move(m);

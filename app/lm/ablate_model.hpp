@@ -25,13 +25,13 @@ inline constexpr int kHeldOutBatch = 128;
 inline constexpr int kValidationWindows = 256;
 
 struct AblationSubject {
-  std::string path;                         // the checkpoint
-  std::string name;                         // what messages call it ("mhaviz-small", or the path)
-  std::shared_ptr<lm::LanguageModel> lm;    // a language model, or null
-  Model task_model;                         // a task model (when lm is null)
-  std::optional<TaskSpec> task;             // its task
-  std::vector<Batch> reference;             // where losses and mean contexts are measured
-  std::string reference_text;               // "256 validation windows of 64 pieces (16,384 predictions)"
+  std::string path;                       // the checkpoint
+  std::string name;                       // what messages call it ("mhaviz-small", or the path)
+  std::shared_ptr<lm::LanguageModel> lm;  // a language model, or null
+  Model task_model;                       // a task model (when lm is null)
+  std::optional<TaskSpec> task;           // its task
+  std::vector<Batch> reference;           // where losses and mean contexts are measured
+  std::string reference_text;             // "256 validation windows of 64 pieces (16,384 predictions)"
 
   const Model& model() const { return lm ? lm->model : task_model; }
   int layers() const { return model().cfg.num_layers; }

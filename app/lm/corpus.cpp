@@ -153,7 +153,8 @@ CorpusFiles FindCorpus(const std::string& dir_or_file) {
   if (stat(dir_or_file.c_str(), &st) != 0 && errno != ENOENT && errno != ENOTDIR)
     throw Error("--corpus '" + dir_or_file + "' cannot be read: " + std::strerror(errno) + ".");
   if (!IsDir(dir_or_file))
-    throw Error("--corpus '" + dir_or_file + "' does not exist. Give a directory with train.txt and valid.txt "
+    throw Error("--corpus '" + dir_or_file +
+                "' does not exist. Give a directory with train.txt and valid.txt "
                 "(plain or .gz; scripts/build_corpus.py writes them) or one text file, one paragraph a line.");
   CorpusFiles f;
   for (const char* name : {"train.txt", "train.txt.gz"})
@@ -161,10 +162,12 @@ CorpusFiles FindCorpus(const std::string& dir_or_file) {
   for (const char* name : {"valid.txt", "valid.txt.gz"})
     if (IsFile(dir_or_file + "/" + name)) f.valid = dir_or_file + "/" + name;
   if (f.train.empty())
-    throw Error("--corpus '" + dir_or_file + "' has no train.txt or train.txt.gz. scripts/build_corpus.py --out DIR "
+    throw Error("--corpus '" + dir_or_file +
+                "' has no train.txt or train.txt.gz. scripts/build_corpus.py --out DIR "
                 "writes both splits.");
   if (f.valid.empty())
-    throw Error("--corpus '" + dir_or_file + "' has train text but no valid.txt or valid.txt.gz: the validation "
+    throw Error("--corpus '" + dir_or_file +
+                "' has train text but no valid.txt or valid.txt.gz: the validation "
                 "loss needs held-out text.");
   f.more_train = MoreTrainFiles(dir_or_file);
   return f;

@@ -35,7 +35,7 @@ std::vector<std::int32_t> EncodeParagraphs(const Tokenizer& tok, const std::stri
 // text scripts/make_teaching_corpus.py writes) are more training text, read after
 // train.txt in name order; validation stays valid.txt alone.
 struct CorpusFiles {
-  std::string train, valid;         // file names; valid empty when held out from train
+  std::string train, valid;             // file names; valid empty when held out from train
   std::vector<std::string> more_train;  // train-*.txt[.gz], sorted
 };
 CorpusFiles FindCorpus(const std::string& dir_or_file);
@@ -44,7 +44,6 @@ struct EncodedCorpus {
   std::vector<std::int32_t> train, valid;
   std::string description;  // "train.txt.gz (1.77 M pieces), valid.txt.gz (0.11 M pieces)"
 };
-EncodedCorpus LoadCorpus(const std::string& dir_or_file, const Tokenizer& tok,
-                         const std::atomic<bool>* stop = nullptr);
+EncodedCorpus LoadCorpus(const std::string& dir_or_file, const Tokenizer& tok, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace mha::lm

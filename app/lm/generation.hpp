@@ -30,7 +30,7 @@ std::vector<int> PromptIds(const LanguageModel& lm, const std::string& text, std
 struct GeneratedPiece {
   int position = 0;  // the piece's position in the text (1-based): the pass read position - 1 pieces
   int id = 0;
-  std::string piece;  // its vocabulary spelling
+  std::string piece;                     // its vocabulary spelling
   double ms_cached = -1, ms_full = 0;    // wall clock (-1: no cached pass, use_cache off)
   double cpu_cached = -1, cpu_full = 0;  // the calling thread's CPU time
   StepFlops flops;                       // of the pass, with the cache and without

@@ -80,13 +80,18 @@ std::vector<HeadJob> HeadJobs(const PairsReport& r) {
     j.uniform = p.uniform;
     j.accuracy = p.accuracy;
     j.learned = p.accuracy >= LearnedAccuracy(p.pairs);
-    if (job == "particle-noun") j.text = "particle → noun";
-    else if (job == "classifier-noun") j.text = "classifier → noun";
+    if (job == "particle-noun")
+      j.text = "particle → noun";
+    else if (job == "classifier-noun")
+      j.text = "classifier → noun";
     // Looking at the subject is what the weight shows; agreement is a claim about the
     // form the model then chooses, made only where it chooses it.
-    else if (!j.learned) j.text = "looks at the subject";
-    else if (job == "verb-subject") j.text = "verb → subject";
-    else j.text = "agreement";
+    else if (!j.learned)
+      j.text = "looks at the subject";
+    else if (job == "verb-subject")
+      j.text = "verb → subject";
+    else
+      j.text = "agreement";
     out.push_back(std::move(j));
   }
   return out;
@@ -136,7 +141,7 @@ std::vector<CueSite> FindCues(const std::vector<std::string>& pieces) {
       if (subj.end > verb_begin) break;
       const std::string tail = pieces[static_cast<std::size_t>(subj.end - 1)];
       const bool particle = subj.end - subj.begin >= 2 && (tail == "이" || tail == "가" || tail == "은" ||
-                                                            tail == "는" || tail == "께서" || tail == "께서는");
+                                                           tail == "는" || tail == "께서" || tail == "께서는");
       const bool honoured = EndsWith(Bare(tail), "께서") || EndsWith(Bare(tail), "께서는");
       if (particle || honoured) {
         out.push_back({"verb-subject", verb_begin - 1, verb_begin - 1, WordCue(pieces, subj.begin, subj.end)});
@@ -155,8 +160,6 @@ double SiteWeight(const Trace& t, int h, const CueSite& site) {
   return w;
 }
 
-double SiteUniform(const CueSite& site) {
-  return static_cast<double>(site.cue.size()) / (site.query + 1);
-}
+double SiteUniform(const CueSite& site) { return static_cast<double>(site.cue.size()) / (site.query + 1); }
 
 }  // namespace mha::lm

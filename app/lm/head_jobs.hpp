@@ -41,7 +41,7 @@ struct HeadJob {
   std::string text;        // what the label says, in English: "particle → noun", "looks at the subject", ...
   std::string phenomenon;  // the pairs' phenomenon it was measured on
   double weight = 0, uniform = 0, accuracy = 0;
-  bool learned = false;    // accuracy >= LearnedAccuracy(pairs)
+  bool learned = false;  // accuracy >= LearnedAccuracy(pairs)
 };
 
 // Whether a mean weight on the cue clearly beats the uniform weight (the rule above).

@@ -37,17 +37,20 @@ bool IsLanguageModel(const ModelConfig& cfg) { return io::IsTextTask(cfg.task); 
 LanguageModel WrapLanguageModel(Model model, const std::string& tokenizer_path, const std::string& checkpoint) {
   const std::string what = checkpoint.empty() ? std::string("the model") : "'" + checkpoint + "'";
   if (!IsLanguageModel(model.cfg))
-    throw Error(what + " is not a language model (it was not trained with --task text), so it has no tokenizer to "
+    throw Error(what +
+                " is not a language model (it was not trained with --task text), so it has no tokenizer to "
                 "read a sentence with. Give its token ids with --tokens instead.");
   const io::TextTaskInfo info = io::ParseTextTaskJson(model.cfg.task, what);
   LanguageModel lm;
   lm.tokenizer = Tokenizer::Load(tokenizer_path.empty() ? FindTokenizer(checkpoint, info.tokenizer) : tokenizer_path);
   if (lm.tokenizer.vocab_size() != model.cfg.vocab_size())
-    throw Error(what + " has a vocabulary of " + std::to_string(model.cfg.vocab_size()) + " tokens but its tokenizer '" +
-                lm.tokenizer.path() + "' has " + std::to_string(lm.tokenizer.vocab_size()) +
+    throw Error(what + " has a vocabulary of " + std::to_string(model.cfg.vocab_size()) +
+                " tokens but its tokenizer '" + lm.tokenizer.path() + "' has " +
+                std::to_string(lm.tokenizer.vocab_size()) +
                 " pieces: they do not belong together. Use the tokenizer the model was trained with.");
   if (lm.tokenizer.Vocab() != model.cfg.vocab)
-    throw Error(what + " and its tokenizer '" + lm.tokenizer.path() + "' have as many pieces but not the same ones: "
+    throw Error(what + " and its tokenizer '" + lm.tokenizer.path() +
+                "' have as many pieces but not the same ones: "
                 "they do not belong together.");
   lm.bos = info.bos;
   lm.model = std::move(model);
@@ -68,9 +71,8 @@ std::vector<NextPiece> TopK(const LanguageModel& lm, const float* logits, int vo
   for (int v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(logits[v]) - mx);
   std::vector<int> order(static_cast<std::size_t>(vocab));
   std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
   const std::vector<std::string> pieces = lm.tokenizer.Pieces(std::vector<int>(order.begin(), order.begin() + k));
   std::vector<NextPiece> out;
   for (int j = 0; j < k; ++j) {
@@ -80,7 +82,8 @@ std::vector<NextPiece> TopK(const LanguageModel& lm, const float* logits, int vo
   return out;
 }
 
-SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k, const std::vector<HeadAblation>* ablate) {
+SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k,
+                     const std::vector<HeadAblation>* ablate) {
   SentenceRun r;
   if (ids.empty()) throw Error("the sentence is empty: type a few words.");
   r.total_pieces = static_cast<int>(ids.size());
@@ -88,8 +91,7 @@ SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k, c
   if (r.total_pieces > cap) {
     ids.resize(static_cast<std::size_t>(cap));
     r.notice = "the sentence is " + std::to_string(r.total_pieces) + " pieces long, but the model reads at most " +
-               std::to_string(cap) + " (its context, max_seq): only the first " + std::to_string(cap) +
-               " are shown.";
+               std::to_string(cap) + " (its context, max_seq): only the first " + std::to_string(cap) + " are shown.";
   }
   r.ids = std::move(ids);
   r.pieces = lm.tokenizer.Pieces(r.ids);

@@ -45,12 +45,12 @@ struct NextPiece {
 };
 
 struct SentenceRun {
-  std::vector<int> ids;             // BOS, then the sentence's pieces (capped)
-  std::vector<std::string> pieces;  // their vocabulary spellings
-  ModelTrace trace;                 // every layer's Trace and the logits
+  std::vector<int> ids;                      // BOS, then the sentence's pieces (capped)
+  std::vector<std::string> pieces;           // their vocabulary spellings
+  ModelTrace trace;                          // every layer's Trace and the logits
   std::vector<std::vector<NextPiece>> next;  // per position: the top_k next pieces, likeliest first
-  int total_pieces = 0;  // BOS + pieces before the cap
-  std::string notice;    // why the sentence was cut, or ""
+  int total_pieces = 0;                      // BOS + pieces before the cap
+  std::string notice;                        // why the sentence was cut, or ""
 };
 
 // Tokenizes NFC(text), puts BOS first, keeps at most the model's context (max_seq)

@@ -56,7 +56,8 @@ std::vector<MinimalPair> ParseMinimalPairs(const std::string& text, const std::s
     const std::string where = name + " line " + std::to_string(line) + ": ";
     nlohmann::json j = nlohmann::json::parse(row, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-      throw Error(where + "not a JSON object. Each line is one pair: {\"phenomenon\": ..., \"good\": ..., \"bad\": "
+      throw Error(where +
+                  "not a JSON object. Each line is one pair: {\"phenomenon\": ..., \"good\": ..., \"bad\": "
                   "..., \"cue\": ..., \"prefix\": ...} (scripts/make_teaching_corpus.py writes such a file).");
     MinimalPair p;
     p.line = line;
@@ -64,14 +65,16 @@ std::vector<MinimalPair> ParseMinimalPairs(const std::string& text, const std::s
     for (int f = 0; f < 5; ++f) {
       const auto it = j.find(kFields[f]);
       if (it == j.end() || !it->is_string() || it->get<std::string>().empty())
-        throw Error(where + "\"" + kFields[f] + "\" is missing, empty or not a string: every pair needs "
+        throw Error(where + "\"" + kFields[f] +
+                    "\" is missing, empty or not a string: every pair needs "
                     "phenomenon, good, bad, cue and prefix.");
       *slots[f] = Nfc(it->get<std::string>());
     }
     if (p.good == p.bad)
       throw Error(where + "\"good\" and \"bad\" are the same sentence: a minimal pair differs in one form.");
     if (p.good.find(p.cue) == std::string::npos)
-      throw Error(where + "the cue \"" + p.cue + "\" is not in the good sentence: the cue is the word the form "
+      throw Error(where + "the cue \"" + p.cue +
+                  "\" is not in the good sentence: the cue is the word the form "
                   "depends on, as it is written there.");
     out.push_back(std::move(p));
   }
@@ -101,7 +104,8 @@ PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p, const 
   std::size_t k = 0;
   while (k < good.size() && k < bad.size() && good[k] == bad[k]) ++k;
   if (k == good.size() || k == bad.size())
-    throw Error(where + "one sentence's pieces are the start of the other's, so there is no form to choose "
+    throw Error(where +
+                "one sentence's pieces are the start of the other's, so there is no form to choose "
                 "between. Make the sentences differ before either ends.");
   PairScore s;
   s.decide = static_cast<int>(k) - 1;
@@ -126,10 +130,10 @@ PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p, const 
     if (lo < hi && lo < cue_end && hi > cue_begin) s.cue.push_back(static_cast<int>(i));
     offset += len;
   }
-  if (s.cue.empty())
-    throw Error(where + "no piece covers the cue \"" + p.cue + "\".");
+  if (s.cue.empty()) throw Error(where + "no piece covers the cue \"" + p.cue + "\".");
   if (s.cue.front() > s.decide)
-    throw Error(where + "the cue \"" + p.cue + "\" comes after the sentences differ; the cue is an earlier word "
+    throw Error(where + "the cue \"" + p.cue +
+                "\" comes after the sentences differ; the cue is an earlier word "
                 "the form depends on.");
   // A piece may join the cue's end and the form ("딸" "기를" against "딸" "기" "을"): the
   // choice is then made inside the cue, and attention to it says nothing.

@@ -51,7 +51,8 @@ LoadedModelTrace LoadForTrace(const std::string& path, const std::string& tokens
       throw Error("'" + path + "' was not trained on a task, so it has no examples; give --tokens \"3 1 4 ...\".");
     if (example < 0) throw Error("--example " + std::to_string(example) + " must be 0 or more.");
     if (io::IsTextTask(c.task))
-      throw Error("'" + path + "' is a language model: give a sentence with --sentence \"...\" (trace), or its "
+      throw Error("'" + path +
+                  "' is a language model: give a sentence with --sentence \"...\" (trace), or its "
                   "piece ids with --tokens.");
     const TaskSpec t = io::ParseTaskJson(c.task, "'" + path + "'");
     Batch b;

@@ -15,7 +15,8 @@ std::string Nfc(const std::string& utf8) {
   if (bad != std::string_view::npos) {
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(utf8[bad]));
-    throw Error("the text is not valid UTF-8: byte " + std::to_string(bad) + " (" + byte + ") does not begin or "
+    throw Error("the text is not valid UTF-8: byte " + std::to_string(bad) + " (" + byte +
+                ") does not begin or "
                 "continue a character. Save the text as UTF-8 (English and Korean both are) and try again.");
   }
   return text::ToNfc(utf8).text;  // the same NFC the word tokenizer's sentences get

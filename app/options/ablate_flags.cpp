@@ -60,9 +60,9 @@ std::vector<HeadRef> ParseHeadList(const std::string& flag, const std::string& t
       throw UsageError(flag + " '" + TerminalSafe(text) + "' has an empty item (two commas, or one at an end). " +
                        kHeadSyntax);
     if (!ParseHead(item, h))
-      throw UsageError(flag + ": '" + TerminalSafe(item) + "' is not a head. " + kHeadSyntax +
-                       (item.find('-') != std::string::npos ? " Ranges such as 1-3 are not taken: list each head."
-                                                            : ""));
+      throw UsageError(
+          flag + ": '" + TerminalSafe(item) + "' is not a head. " + kHeadSyntax +
+          (item.find('-') != std::string::npos ? " Ranges such as 1-3 are not taken: list each head." : ""));
     for (const HeadRef& o : heads)
       if (o == h) throw UsageError(flag + ": head " + HeadName(h) + " is named twice; name each head once.");
     heads.push_back(h);
@@ -99,8 +99,9 @@ void CheckHeadsFit(const std::string& flag, const std::vector<HeadRef>& heads, i
 AblationMode ParseAblationMode(const std::string& flag, const std::string& text) {
   if (text == "zero") return AblationMode::Zero;
   if (text == "mean") return AblationMode::Mean;
-  throw UsageError(flag + " must be 'zero' (the head's context is set to 0 before W_O) or 'mean' (it is replaced "
-                          "by its mean over a reference text); got '" +
+  throw UsageError(flag +
+                   " must be 'zero' (the head's context is set to 0 before W_O) or 'mean' (it is replaced "
+                   "by its mean over a reference text); got '" +
                    TerminalSafe(text) + "'.");
 }
 

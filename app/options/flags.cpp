@@ -180,8 +180,8 @@ CLI::Validator WholeNumber(const std::string& flag, long long lo, long long hi,
         const std::string shown = TerminalSafe(v);
         if (!IsWholeNumber(v, lo < 0))
           return flag + " expects a whole number" + (lo >= 0 ? " >= " + std::to_string(lo) : std::string()) +
-                 ", got '" + shown + "' (digits only, no spaces or sign" +
-                 (lo < 0 ? " other than a leading '-'" : "") + ").";
+                 ", got '" + shown + "' (digits only, no spaces or sign" + (lo < 0 ? " other than a leading '-'" : "") +
+                 ").";
         errno = 0;
         const long long n = std::strtoll(v.c_str(), nullptr, 10);
         const bool huge = errno == ERANGE;
@@ -209,7 +209,9 @@ CLI::Option* IntFlag(CLI::App& app, const std::string& flag, long long lo, long 
 
 CLI::Option* NumberFlag(CLI::App& app, const std::string& flag, int& target, long long lo, long long hi,
                         const std::string& help) {
-  return IntFlag(app, flag, lo, hi, [&target](int v) { target = v; }, help)->default_str(std::to_string(target));
+  return IntFlag(
+             app, flag, lo, hi, [&target](int v) { target = v; }, help)
+      ->default_str(std::to_string(target));
 }
 
 CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void(std::uint64_t)> set,
@@ -221,8 +223,8 @@ CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void
       ->type_name("N")
       ->check(CLI::Validator(
           [flag](std::string& v) -> std::string {
-            const std::string bad = flag + " expects a whole number >= 0, got '" + TerminalSafe(v) +
-                                    "' (digits only, no spaces or sign).";
+            const std::string bad =
+                flag + " expects a whole number >= 0, got '" + TerminalSafe(v) + "' (digits only, no spaces or sign).";
             if (!IsWholeNumber(v, false)) return bad;
             errno = 0;
             std::strtoull(v.c_str(), nullptr, 10);
@@ -254,7 +256,8 @@ CLI::Option* AttentionFlag(CLI::App& app, std::function<void(Attention)> set) {
             return v == "standard" || v == "flash"
                        ? std::string()
                        : "--attention must be 'standard' (keeps the seq x seq attention weights) or 'flash' (tiles "
-                         "and an online softmax, memory linear in seq); got '" + TerminalSafe(v) + "'.";
+                         "and an online softmax, memory linear in seq); got '" +
+                             TerminalSafe(v) + "'.";
           },
           ""));
 }
@@ -274,7 +277,8 @@ CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> s
             return v == "lesson" || v == "hand" || v == "heads"
                        ? std::string()
                        : "--preset must be 'lesson' (the lesson's worked example), 'hand' (its hand calculation) "
-                         "or 'heads' (four hand-built positional heads on the sentence); got '" + v + "'.";
+                         "or 'heads' (four hand-built positional heads on the sentence); got '" +
+                             v + "'.";
           },
           ""));
 }
@@ -301,8 +305,9 @@ void AddModelSizeFlags(CLI::App& app, RunOptions& o) {
             })
       ->type_name("G")
       ->group(g);
-  SeedFlag(app, "--seed", [&o](std::uint64_t v) { SetConfig(o, &Config::seed, v); },
-           "seed of the embeddings and weights (default 42)")
+  SeedFlag(
+      app, "--seed", [&o](std::uint64_t v) { SetConfig(o, &Config::seed, v); },
+      "seed of the embeddings and weights (default 42)")
       ->group(g);
 }
 

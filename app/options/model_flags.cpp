@@ -41,11 +41,12 @@ void AddModelFlags(CLI::App& app, ModelFlags& m) {
            "--tokens needs ids, e.g. --tokens \"3 1 4 1 5\".")
       ->type_name("IDS")
       ->group(g);
-  IntFlag(app, "--example", 0, 1 << 20, [&m](int v) { m.example = v; },
-          "held-out example N of the model's task (default 0; when --tokens is not given)")
+  IntFlag(
+      app, "--example", 0, 1 << 20, [&m](int v) { m.example = v; },
+      "held-out example N of the model's task (default 0; when --tokens is not given)")
       ->group(g);
-  IntFlag(app, "--layer", 0, ModelLimits::kMaxLayers - 1, [&m](int v) { m.layer = v; },
-          "which layer to show (default 0)")
+  IntFlag(
+      app, "--layer", 0, ModelLimits::kMaxLayers - 1, [&m](int v) { m.layer = v; }, "which layer to show (default 0)")
       ->group(g);
 }
 
@@ -55,12 +56,13 @@ void CheckModelFlags(const std::vector<std::string>& argv, const ModelFlags& m,
                      const std::vector<std::string>& allowed) {
   if (m.model.empty()) {
     if (!m.tokens.empty() || m.layer != 0 || m.example != 0 || m.top_k != 0)
-      throw UsageError("--tokens, --example, --layer and --top-k choose what a trained model runs on: give the checkpoint "
-                       "with --model M.npz.");
+      throw UsageError(
+          "--tokens, --example, --layer and --top-k choose what a trained model runs on: give the checkpoint "
+          "with --model M.npz.");
     return;
   }
-  static const char* const kAllowed[] = {"--model", "--tokens",      "--example", "--layer",
-                                         "--help",  "-h",            "--ablate",  "--ablate-mode"};
+  static const char* const kAllowed[] = {"--model", "--tokens", "--example", "--layer",
+                                         "--help",  "-h",       "--ablate",  "--ablate-mode"};
   for (const std::string& a : argv) {
     if (a.size() < 2 || a[0] != '-' || (a[1] != '-' && a.size() > 2 && a != "-q" && a != "-h")) continue;
     const std::string flag = a.substr(0, a.find('='));
@@ -69,8 +71,10 @@ void CheckModelFlags(const std::vector<std::string>& argv, const ModelFlags& m,
     for (const char* k : kAllowed) ok |= flag == k;
     for (const std::string& k : allowed) ok |= flag == k;
     if (!ok)
-      throw UsageError(flag + " cannot be used with --model: the checkpoint fixes the model's configuration and "
-                       "its vocabulary. Give the input as --tokens \"3 1 4\" or --example N, and the layer as --layer i.");
+      throw UsageError(
+          flag +
+          " cannot be used with --model: the checkpoint fixes the model's configuration and "
+          "its vocabulary. Give the input as --tokens \"3 1 4\" or --example N, and the layer as --layer i.");
   }
 }
 

@@ -97,8 +97,7 @@ void Header(Scene& sc, Text& text, double s, double& y, const std::string& title
   if (!sentence.empty()) {
     y += 15 * s;
     // A model's source arrives described ("layer 1 of M.npz on “...”"), quotes included.
-    const std::string line =
-        sentence.find("\u201C") == std::string::npos ? "\u201C" + sentence + "\u201D" : sentence;
+    const std::string line = sentence.find("\u201C") == std::string::npos ? "\u201C" + sentence + "\u201D" : sentence;
     sc.texts.push_back(Label(kMargin * s, y, l, kInk, line));
     sc.width = std::max(sc.width, static_cast<int>(text.Width(line, l) + 2 * kMargin * s));
   }
@@ -106,8 +105,8 @@ void Header(Scene& sc, Text& text, double s, double& y, const std::string& title
 }
 
 std::string ConfigLine(const Trace& t) {
-  return Printf(_("n = %d tokens \xC2\xB7 d_model = %d \xC2\xB7 %d heads \xC2\xB7 head_dim = %d"), t.seq,
-                t.cfg.d_model, t.cfg.num_heads, t.cfg.head_dim());
+  return Printf(_("n = %d tokens \xC2\xB7 d_model = %d \xC2\xB7 %d heads \xC2\xB7 head_dim = %d"), t.seq, t.cfg.d_model,
+                t.cfg.num_heads, t.cfg.head_dim());
 }
 
 Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
@@ -122,15 +121,23 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   // Lesson 001's table.
   const std::string n_str = std::to_string(c.n);
   const std::vector<std::vector<std::string>> rows = {
-      {_("layer"), _("time"), Printf(_("at n = %d, d = %d"), c.n, c.d_model), _("long-range dependency"), _("parallel")},
-      {"RNN", "O(n\xC2\xB7" "d\xC2\xB2)", Group(c.rnn),
-       Printf(_("hard: the first and last word are %d steps apart"), std::max(c.n - 1, 0)), _("no")},
-      {"CNN (k = 3)", "O(k\xC2\xB7n\xC2\xB7" "d\xC2\xB2)", Group(c.cnn),
+      {_("layer"), _("time"), Printf(_("at n = %d, d = %d"), c.n, c.d_model), _("long-range dependency"),
+       _("parallel")},
+      {"RNN",
+       "O(n\xC2\xB7"
+       "d\xC2\xB2)",
+       Group(c.rnn), Printf(_("hard: the first and last word are %d steps apart"), std::max(c.n - 1, 0)), _("no")},
+      {"CNN (k = 3)",
+       "O(k\xC2\xB7n\xC2\xB7"
+       "d\xC2\xB2)",
+       Group(c.cnn),
        Printf(_("grows with the layers: about %d layers of width 3 to span %d words"),
               std::max(1, (c.n + kCnnKernel - 2) / (kCnnKernel - 1)), c.n),
        _("yes")},
-      {_("self-attention"), "O(n\xC2\xB2\xC2\xB7" "d)", Group(c.self_attention),
-       _("one layer: every word sees every word"), _("yes")}};
+      {_("self-attention"),
+       "O(n\xC2\xB2\xC2\xB7"
+       "d)",
+       Group(c.self_attention), _("one layer: every word sees every word"), _("yes")}};
   std::vector<double> colw(5, 0);
   for (const auto& r : rows)
     for (std::size_t k = 0; k < r.size(); ++k) colw[k] = std::max(colw[k], static_cast<double>(text.Width(r[k], bold)));
@@ -179,15 +186,15 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   for (int e = static_cast<int>(x0); e <= static_cast<int>(x1); ++e) {
     sc.rects.push_back(Box(static_cast<int>(std::lround(X(std::pow(10.0, e)))), static_cast<int>(top), line,
                            static_cast<int>(ph), kGridLine));
-    sc.texts.push_back(Label(X(std::pow(10.0, e)), top + ph + 14 * s, tick, kGrey, "1e" + std::to_string(e),
-                             Anchor::Middle));
+    sc.texts.push_back(
+        Label(X(std::pow(10.0, e)), top + ph + 14 * s, tick, kGrey, "1e" + std::to_string(e), Anchor::Middle));
   }
   const int ystep = std::max(1, static_cast<int>((y1 - y0) / 6));
   for (int e = static_cast<int>(y0); e <= static_cast<int>(y1); e += ystep) {
     sc.rects.push_back(Box(static_cast<int>(left), static_cast<int>(std::lround(Y(std::pow(10.0, e)))),
                            static_cast<int>(pw), line, kGridLine));
-    sc.texts.push_back(Label(left - 5 * s, Y(std::pow(10.0, e)) + 0.36 * tick.px, tick, kGrey,
-                             "1e" + std::to_string(e), Anchor::End));
+    sc.texts.push_back(
+        Label(left - 5 * s, Y(std::pow(10.0, e)) + 0.36 * tick.px, tick, kGrey, "1e" + std::to_string(e), Anchor::End));
   }
   sc.rects.push_back(Box(static_cast<int>(left), static_cast<int>(top + ph), static_cast<int>(pw), line, kAxis));
   sc.rects.push_back(Box(static_cast<int>(left) - line, static_cast<int>(top), line, static_cast<int>(ph), kAxis));
@@ -203,14 +210,16 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   curve(&Split::projections, kProj, "projections");
   if (ffn) curve(&Split::ffn, kFfn, "ffn");
   const double xc = X(2.0 * c.d_model);
-  sc.rects.push_back(Box(static_cast<int>(std::lround(xc)), static_cast<int>(top), std::max(1, static_cast<int>(1.5 * s)),
-                         static_cast<int>(ph), kMark));
+  sc.rects.push_back(Box(static_cast<int>(std::lround(xc)), static_cast<int>(top),
+                         std::max(1, static_cast<int>(1.5 * s)), static_cast<int>(ph), kMark));
   sc.texts.push_back(Label(xc + 4 * s, top + ph - 24 * s, tick, kMark, Printf("n = 2d = %d", 2 * c.d_model)));
   const double xn = X(std::max(c.n, 1));
-  for (auto [v, col] : {std::pair<long long, Rgb>{c.core_flops, kCore}, {c.projection_flops, kProj}, {c.ffn_flops, kFfn}}) {
+  for (auto [v, col] :
+       {std::pair<long long, Rgb>{c.core_flops, kCore}, {c.projection_flops, kProj}, {c.ffn_flops, kFfn}}) {
     if (v <= 0) continue;
     const int r = static_cast<int>(4 * s);
-    sc.rects.push_back(Box(static_cast<int>(xn) - r, static_cast<int>(Y(static_cast<double>(v))) - r, 2 * r, 2 * r, col));
+    sc.rects.push_back(
+        Box(static_cast<int>(xn) - r, static_cast<int>(Y(static_cast<double>(v))) - r, 2 * r, 2 * r, col));
   }
   sc.texts.push_back(Label(xn + 7 * s, Y(static_cast<double>(c.core_flops)) + 14 * s, tick, kInk,
                            Printf(_("your sentence: n = %d"), c.n)));
@@ -236,12 +245,16 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
       {Printf(_("projections: %s"), Group(c.projection_flops).c_str()), label}};
   if (ffn) lines.push_back({Printf(_("feed-forward: %s"), Group(c.ffn_flops).c_str()), label});
   lines.push_back({Printf(_("The core overtakes the projections at n = %d"), c.crossover_n), label});
-  lines.push_back({Printf(_("(4n\xC2\xB2" "d = 8n" "d\xC2\xB2 at n = 2d = %d)."), 2 * c.d_model), label});
+  lines.push_back({Printf(_("(4n\xC2\xB2"
+                            "d = 8n"
+                            "d\xC2\xB2 at n = 2d = %d)."),
+                          2 * c.d_model),
+                   label});
   lines.push_back({"", label});
   lines.push_back({_("Bytes the attention weights take:"), bold});
   lines.push_back({Printf(_("weights n\xC2\xB2 x heads x 4 bytes: %s bytes"), Group(c.weights_bytes).c_str()), label});
-  lines.push_back({Printf(_("standard attention keeps scores and weights: %s bytes"), Group(c.standard_bytes).c_str()),
-                   label});
+  lines.push_back(
+      {Printf(_("standard attention keeps scores and weights: %s bytes"), Group(c.standard_bytes).c_str()), label});
   lines.push_back({Printf(_("Flash attention holds one %d x %d tile per worker: %s bytes"), FlashBr(t.cfg),
                           FlashBc(t.cfg), Group(c.flash_bytes).c_str()),
                    label});
@@ -282,7 +295,8 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
   const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
   for (int i = 0; i < n; ++i) {
     if (labels)
-      sc.texts.push_back(Label(gx - 4 * s, gy + (i + 0.5) * cell + 0.36 * tok.px, tok, kInk, t.in.tokens[i], Anchor::End));
+      sc.texts.push_back(
+          Label(gx - 4 * s, gy + (i + 0.5) * cell + 0.36 * tok.px, tok, kInk, t.in.tokens[i], Anchor::End));
     const std::vector<float> w = ft.Weights(i);
     for (int j = 0; j < nk; ++j) {
       const bool masked = std::isinf(t.scores(static_cast<Eigen::Index>(f.head) * t.seq + i, j));
@@ -303,7 +317,8 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
   }
   if (labels)
     for (int j = 0; j < nk && j < static_cast<int>(keys.size()); ++j)
-      sc.texts.push_back(Label(gx + (j + 0.5) * cell + 0.36 * tok.px, gy - 4 * s, tok, kInk, keys[j], Anchor::Start, 90));
+      sc.texts.push_back(
+          Label(gx + (j + 0.5) * cell + 0.36 * tok.px, gy - 4 * s, tok, kInk, keys[j], Anchor::Start, 90));
   // The tile edges: every Br rows and every Bc columns, and the frame.
   const int edge = std::max(1, static_cast<int>(std::lround(1.5 * s)));
   for (int i = 0; i <= n; i += f.br)
@@ -312,13 +327,14 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
   for (int j = 0; j <= nk; j += f.bc)
     sc.rects.push_back(Box(static_cast<int>(std::lround(gx + j * cell)) - edge / 2, static_cast<int>(gy), edge,
                            static_cast<int>(n * cell), kWhite));
-  sc.rects.push_back(Box(static_cast<int>(gx), static_cast<int>(std::lround(gy + n * cell)), static_cast<int>(nk * cell),
-                         edge, kInk));
-  sc.rects.push_back(Box(static_cast<int>(gx), static_cast<int>(gy) - edge, static_cast<int>(nk * cell) + edge, edge, kInk));
-  sc.rects.push_back(Box(static_cast<int>(gx) - edge, static_cast<int>(gy) - edge, edge, static_cast<int>(n * cell) + 2 * edge,
-                         kInk));
-  sc.rects.push_back(Box(static_cast<int>(std::lround(gx + nk * cell)), static_cast<int>(gy), edge,
-                         static_cast<int>(n * cell), kInk));
+  sc.rects.push_back(
+      Box(static_cast<int>(gx), static_cast<int>(std::lround(gy + n * cell)), static_cast<int>(nk * cell), edge, kInk));
+  sc.rects.push_back(
+      Box(static_cast<int>(gx), static_cast<int>(gy) - edge, static_cast<int>(nk * cell) + edge, edge, kInk));
+  sc.rects.push_back(
+      Box(static_cast<int>(gx) - edge, static_cast<int>(gy) - edge, edge, static_cast<int>(n * cell) + 2 * edge, kInk));
+  sc.rects.push_back(
+      Box(static_cast<int>(std::lround(gx + nk * cell)), static_cast<int>(gy), edge, static_cast<int>(n * cell), kInk));
 
   const double bx = gx + nk * cell + 24 * s;
   double by = gy + 10 * s;
@@ -373,12 +389,13 @@ CostNumbers CostNumbersOf(const Trace& t) {
 
 FlashNumbers FlashNumbersOf(const Trace& t, const FlashPictureOptions& o) {
   if (o.head < 0 || o.head >= t.cfg.num_heads)
-    throw Error("--head " + std::to_string(o.head) + " is out of range: with num_heads = " +
-                std::to_string(t.cfg.num_heads) + " the heads are numbered 0 to " +
-                std::to_string(t.cfg.num_heads - 1) + ".");
+    throw Error("--head " + std::to_string(o.head) +
+                " is out of range: with num_heads = " + std::to_string(t.cfg.num_heads) +
+                " the heads are numbered 0 to " + std::to_string(t.cfg.num_heads - 1) + ".");
   if (t.scores.rows() == 0 || t.context.rows() == 0)
-    throw Error("The Flash picture compares the tiles with the standard path's context and needs its scores: "
-                "export it from a standard trace (leave out --attention flash).");
+    throw Error(
+        "The Flash picture compares the tiles with the standard path's context and needs its scores: "
+        "export it from a standard trace (leave out --attention flash).");
   FlashNumbers f;
   f.head = o.head;
   f.seq = t.seq;
@@ -397,8 +414,9 @@ FlashNumbers FlashNumbersOf(const Trace& t, const FlashPictureOptions& o) {
   const Mat c = ft.Context();
   for (int i = 0; i < t.seq; ++i)
     for (int j = 0; j < f.head_dim; ++j)
-      f.max_diff = std::max(f.max_diff, std::abs(static_cast<double>(c(i, j)) -
-                                                 static_cast<double>(t.context(static_cast<Eigen::Index>(o.head) * t.seq + i, j))));
+      f.max_diff = std::max(f.max_diff,
+                            std::abs(static_cast<double>(c(i, j)) -
+                                     static_cast<double>(t.context(static_cast<Eigen::Index>(o.head) * t.seq + i, j))));
   return f;
 }
 

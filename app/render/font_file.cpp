@@ -58,7 +58,8 @@ class Checker {
     num_glyphs_ = b_.U16(maxp.off + 4);
     if (num_glyphs_ == 0) Fail("its 'maxp' table says it has no glyphs");
     const unsigned units_per_em = b_.U16(head.off + 18);
-    if (units_per_em < 16 || units_per_em > 16384) Fail("its units per em (" + std::to_string(units_per_em) + ") is out of range");
+    if (units_per_em < 16 || units_per_em > 16384)
+      Fail("its units per em (" + std::to_string(units_per_em) + ") is out of range");
     em_ = units_per_em;
     // ImGui sizes glyphs by ascent - descent: near zero, every glyph would be huge.
     const long height = long(b_.S16(hhea.off + 4)) - b_.S16(hhea.off + 6);
@@ -111,7 +112,8 @@ class Checker {
   }
 
   void CheckLoca() {
-    if (loca_.len < (u64(num_glyphs_) + 1) * (loca_long_ ? 4 : 2)) Fail("its 'loca' table is shorter than its glyph count needs");
+    if (loca_.len < (u64(num_glyphs_) + 1) * (loca_long_ ? 4 : 2))
+      Fail("its 'loca' table is shorter than its glyph count needs");
   }
   // The byte range of glyph g inside 'glyf' (relative to the table), as stb computes it.
   void GlyphRange(unsigned g, u64* start, u64* end) const {
@@ -122,8 +124,7 @@ class Checker {
       *start = u64(b_.U16(loca_.off + u64(g) * 2)) * 2;
       *end = u64(b_.U16(loca_.off + u64(g) * 2 + 2)) * 2;
     }
-    if (*start > *end || *end > glyf_.len)
-      Fail("glyph " + std::to_string(g) + " lies outside its 'glyf' table");
+    if (*start > *end || *end > glyf_.len) Fail("glyph " + std::to_string(g) + " lies outside its 'glyf' table");
   }
 
   void CheckCmap() {
@@ -144,7 +145,8 @@ class Checker {
       case 6: return CheckCmap6(sub);
       case 12:
       case 13: return CheckCmap12(sub, b_.U16(sub) == 13);
-      default: Fail("its Unicode 'cmap' subtable has format " + std::to_string(b_.U16(sub)) + ", which is not supported");
+      default:
+        Fail("its Unicode 'cmap' subtable has format " + std::to_string(b_.U16(sub)) + ", which is not supported");
     }
   }
   void Glyph(u64 g) const {
@@ -228,7 +230,8 @@ class Checker {
   static constexpr int kMaxDepth = 16;
   long Points(unsigned g, int depth) {
     if (expanded_[g] >= 0) return expanded_[g];
-    if (expanded_[g] == -2 || depth > kMaxDepth) Fail("its composite glyphs refer to each other in a loop or nest too deep");
+    if (expanded_[g] == -2 || depth > kMaxDepth)
+      Fail("its composite glyphs refer to each other in a loop or nest too deep");
     expanded_[g] = -2;
     u64 start = 0, end = 0;
     GlyphRange(g, &start, &end);
@@ -254,7 +257,9 @@ class Checker {
     box_area_ += double(x1 - x0) * double(y1 - y0) / (double(em_) * double(em_));
     if (box_area_ > 2.0 * num_glyphs_ + 64) Fail("its glyphs' bounding boxes are implausibly large");
   }
-  [[noreturn]] void CutOff(unsigned g) const { Fail("the outline of glyph " + std::to_string(g) + " runs past its end"); }
+  [[noreturn]] void CutOff(unsigned g) const {
+    Fail("the outline of glyph " + std::to_string(g) + " runs past its end");
+  }
   long SimplePoints(unsigned g, u64 at, u64 len, int contours) {
     u64 pos = 10 + u64(contours) * 2;
     if (pos + 2 > len) CutOff(g);
@@ -314,8 +319,7 @@ class Checker {
     // the baseline) trips an assert in its rasteriser. Elsewhere stb clips such edges,
     // and real fonts' boxes are sometimes a little off, so only that case is refused.
     const long y_max = b_.S16(at + 8);
-    if (y_max <= 0 && top > 0)
-      Fail("glyph " + std::to_string(g) + " has points above the top of its bounding box");
+    if (y_max <= 0 && top > 0) Fail("glyph " + std::to_string(g) + " has points above the top of its bounding box");
     return static_cast<long>(n) + 2 * contours;
   }
   long CompositePoints(unsigned g, u64 at, u64 len, int depth) {
@@ -327,8 +331,11 @@ class Checker {
       pos += 4;
       // Point-matched placement is an assert in stb; a glyph index stb reads as
       // negative would index 'loca' backwards.
-      if (!(flags & 2)) Fail("glyph " + std::to_string(g) + " places a component by matching points, which is not supported");
-      if (child >= num_glyphs_ || child >= 0x8000) Fail("glyph " + std::to_string(g) + " uses glyph " + std::to_string(child) + ", which does not exist or lies beyond the 32767 that stb_truetype can address");
+      if (!(flags & 2))
+        Fail("glyph " + std::to_string(g) + " places a component by matching points, which is not supported");
+      if (child >= num_glyphs_ || child >= 0x8000)
+        Fail("glyph " + std::to_string(g) + " uses glyph " + std::to_string(child) +
+             ", which does not exist or lies beyond the 32767 that stb_truetype can address");
       const u64 args = pos;
       pos += flags & 1 ? 4 : 2;
       const u64 scales = pos;
@@ -361,7 +368,8 @@ class Checker {
     const double m = std::sqrt(a * a + b * b), n = std::sqrt(c * c + d * d);
     const double bx = m * ((std::fabs(a) + std::fabs(c)) * x + std::fabs(dx));
     const double by = n * ((std::fabs(b) + std::fabs(d)) * x + std::fabs(dy));
-    if (bx >= 32000 || by >= 32000) Fail("glyph " + std::to_string(g) + " places a component outside the coordinate range");
+    if (bx >= 32000 || by >= 32000)
+      Fail("glyph " + std::to_string(g) + " places a component outside the coordinate range");
     extent_[g] = std::max({extent_[g], bx, by});
   }
 
@@ -370,8 +378,8 @@ class Checker {
   long em_ = 1000;
   double box_area_ = 0;  // the glyph boxes' total area, in em²
   Table cmap_, hmtx_, loca_, glyf_;
-  std::vector<long> expanded_;   // -1 unknown, -2 being expanded
-  std::vector<double> extent_;   // the largest |coordinate| of each glyph's points
+  std::vector<long> expanded_;  // -1 unknown, -2 being expanded
+  std::vector<double> extent_;  // the largest |coordinate| of each glyph's points
 };
 
 }  // namespace
@@ -388,14 +396,15 @@ std::string CheckFont(std::string_view bytes) {
 
 const std::vector<std::pair<char32_t, char32_t>>& TextRanges() {
   static const std::vector<std::pair<char32_t, char32_t>> ranges = {
-      {0x0020, 0x007E}, {0x00A0, 0x024F},  // Latin
-      {0x0370, 0x04FF},                    // Greek, Cyrillic
-      {0x1100, 0x11FF},                    // Hangul jamo (what NFC leaves decomposed)
-      {0x2000, 0x2BFF},                    // punctuation, sub/superscripts, symbols, arrows, maths,
-                                           // shapes, dingbats, emoji of the BMP
-      {0x3000, 0x33FF},                    // CJK punctuation, compatibility jamo, enclosed forms
-      {0xAC00, 0xD7A3},                    // Hangul syllables
-      {0xFF01, 0xFFEE},                    // full-width and half-width forms (，！（）)
+      {0x0020, 0x007E},
+      {0x00A0, 0x024F},  // Latin
+      {0x0370, 0x04FF},  // Greek, Cyrillic
+      {0x1100, 0x11FF},  // Hangul jamo (what NFC leaves decomposed)
+      {0x2000, 0x2BFF},  // punctuation, sub/superscripts, symbols, arrows, maths,
+                         // shapes, dingbats, emoji of the BMP
+      {0x3000, 0x33FF},  // CJK punctuation, compatibility jamo, enclosed forms
+      {0xAC00, 0xD7A3},  // Hangul syllables
+      {0xFF01, 0xFFEE},  // full-width and half-width forms (，！（）)
   };
   return ranges;
 }
@@ -433,8 +442,7 @@ std::vector<std::string> FallbackFontPaths() {
 
 std::string ReadFontFile(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw Error("Cannot read the font '" + path + "': " + std::strerror(errno) + ".");
+  if (::stat(path.c_str(), &st) != 0) throw Error("Cannot read the font '" + path + "': " + std::strerror(errno) + ".");
   if (!S_ISREG(st.st_mode))
     throw Error("The font '" + path + "' is " + (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
                 "; name a .ttf file.");

@@ -47,7 +47,8 @@ struct Geometry {
 
 std::string Explanation() {
   return "Each line joins a query token (left) to a key token (right): opacity = attention weight, colour = head. "
-         "Lines under " + Fixed2(kHeadViewMinWeight) + " are left out.";
+         "Lines under " +
+         Fixed2(kHeadViewMinWeight) + " are left out.";
 }
 
 Geometry Measure(const Trace& t, const HeadViewOptions& o, const std::vector<bool>& on, Text& text) {
@@ -129,8 +130,8 @@ void AddColumns(const Geometry& g, Scene& sc) {
   sc.texts.push_back(Label(c.LeftX() - pad, g.column_title_y, g.column, kGrey, "query", Anchor::End));
   sc.texts.push_back(Label(c.RightX() + pad, g.column_title_y, g.column, kGrey, "key"));
   for (int i = 0; i < static_cast<int>(g.qtok.size()); ++i)
-    sc.texts.push_back(Label(c.LeftX() - pad, c.RowY(i) + shift, g.label, kInk, g.qtok[static_cast<std::size_t>(i)],
-                             Anchor::End));
+    sc.texts.push_back(
+        Label(c.LeftX() - pad, c.RowY(i) + shift, g.label, kInk, g.qtok[static_cast<std::size_t>(i)], Anchor::End));
   for (int j = 0; j < static_cast<int>(g.ktok.size()); ++j)
     sc.texts.push_back(Label(c.RightX() + pad, c.RowY(j) + shift, g.label, kInk, g.ktok[static_cast<std::size_t>(j)]));
 }
@@ -145,8 +146,11 @@ Scene HeadViewScene(const Trace& t, const HeadViewOptions& o, Text& text, bool s
   const std::vector<bool> on = HeadsDrawn(t, o.head, o.heads);
   const int rows = std::max(t.seq, t.seq_kv);
   if (rows > kHeadViewMaxTokens)
-    throw Error("The head view draws at most " + std::to_string(kHeadViewMaxTokens) + " tokens per column, and this "
-                "sequence has " + std::to_string(rows) + ": the column would be taller than any page. Use fewer "
+    throw Error("The head view draws at most " + std::to_string(kHeadViewMaxTokens) +
+                " tokens per column, and this "
+                "sequence has " +
+                std::to_string(rows) +
+                ": the column would be taller than any page. Use fewer "
                 "tokens, or the heatmaps (--view heatmaps), which show long sequences.");
   const Geometry g = Measure(t, o, on, text);
   CheckImageSize(g.width, g.height);
@@ -154,8 +158,10 @@ Scene HeadViewScene(const Trace& t, const HeadViewOptions& o, Text& text, bool s
   sel.heads = on;
   const std::vector<HeadViewLine> lines = HeadViewLines(t, g.cols, sel);
   if (svg && static_cast<long long>(lines.size()) > kMaxSvgCells)
-    throw Error("An SVG of this head view would hold " + std::to_string(lines.size()) + " lines, too many for any "
-                "viewer (the limit is " + std::to_string(kMaxSvgCells) + "). Export one head, or write a PNG.");
+    throw Error("An SVG of this head view would hold " + std::to_string(lines.size()) +
+                " lines, too many for any "
+                "viewer (the limit is " +
+                std::to_string(kMaxSvgCells) + "). Export one head, or write a PNG.");
   Scene sc;
   sc.width = g.width;
   sc.height = g.height;
@@ -184,9 +190,9 @@ Scene HeadViewScene(const Trace& t, const HeadViewOptions& o, Text& text, bool s
 }  // namespace
 
 Rgb HeadColour(int head) {
-  static constexpr Rgb kColours[12] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
-                                       {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
-                                       {188, 189, 34},  {23, 190, 207}, {0, 0, 128},    {128, 128, 0}};
+  static constexpr Rgb kColours[12] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
+                                       {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
+                                       {188, 189, 34},  {23, 190, 207}, {0, 0, 128},     {128, 128, 0}};
   return kColours[static_cast<std::size_t>(((head % 12) + 12) % 12)];
 }
 

@@ -48,8 +48,8 @@ struct HeadViewSelection {
 
 struct HeadViewLine {
   int head = 0, query = 0, key = 0;
-  float weight = 0;   // the attention weight the core computed
-  float opacity = 0;  // = weight (at most 1)
+  float weight = 0;                       // the attention weight the core computed
+  float opacity = 0;                      // = weight (at most 1)
   double x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // from the query's row to the key's
 };
 
@@ -58,12 +58,12 @@ struct HeadViewLine {
 std::vector<HeadViewLine> HeadViewLines(const Trace& t, const HeadViewColumns& c, const HeadViewSelection& sel);
 
 struct HeadViewOptions {
-  int head = -1;       // -1: every head on one picture; else only head `head`
+  int head = -1;            // -1: every head on one picture; else only head `head`
   std::vector<bool> heads;  // if not empty: the heads drawn (the GUI's toggles); `head` is then ignored
-  int scale = 2;       // pixels per point, clamped to [1, 8]
-  bool header = true;  // the title, sentence, legend and explanation above the columns
-  std::string title;     // "" : "Head view"
-  std::string sentence;  // shown in the header instead of the tokens joined by spaces
+  int scale = 2;            // pixels per point, clamped to [1, 8]
+  bool header = true;       // the title, sentence, legend and explanation above the columns
+  std::string title;        // "" : "Head view"
+  std::string sentence;     // shown in the header instead of the tokens joined by spaces
 };
 
 // The head view as a PNG image or an SVG document (every line a <line class="attn">

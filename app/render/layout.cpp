@@ -416,8 +416,10 @@ void Shift(double dx, double dy, Layout& L) {
 // Pads the canvas to width / height = aspect, the figure centred on it.
 void PadToAspect(const LayoutInputs& in, double aspect, Layout& L) {
   double w = L.width, h = L.height;
-  if (w / h < aspect) w = h * aspect;
-  else h = w / aspect;
+  if (w / h < aspect)
+    w = h * aspect;
+  else
+    h = w / aspect;
   w = in.R(w);
   h = in.R(h);
   Shift(in.R((w - L.width) / 2), in.R((h - L.height) / 2), L);

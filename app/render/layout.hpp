@@ -108,7 +108,7 @@ Layout MakeLayout(const Trace& t, const HeatmapOptions& o, Text& text, bool vect
 struct PanelData {
   std::vector<float> w;  // rows x cols, row-major
   std::vector<unsigned char> masked;
-  std::vector<float> score;  // raw scores (empty for the mean)
+  std::vector<float> score;    // raw scores (empty for the mean)
   std::vector<float> divisor;  // per row: the colour scale's divisor (ScaleDivisors)
   // The colour of cell i: masked grey, else the colour map of the scaled weight.
   Rgb Colour(std::size_t i, int cols) const {

@@ -123,10 +123,14 @@ std::string Formula(const Config& c) {
 std::string PlainText(const std::string& rich) {
   std::string out;
   for (const auto& [part, kind] : RichSpans(rich)) {
-    if (kind == 1 && part == "T") out += "\u1D40";  // modifier letter capital T
-    else if (kind == 1) out += "^" + part;
-    else if (kind == 2) out += "_" + part;
-    else out += part;
+    if (kind == 1 && part == "T")
+      out += "\u1D40";  // modifier letter capital T
+    else if (kind == 1)
+      out += "^" + part;
+    else if (kind == 2)
+      out += "_" + part;
+    else
+      out += part;
   }
   return out;
 }
@@ -254,7 +258,8 @@ double LayoutHeader(const LayoutInputs& in, const Fit& f, double header_w, doubl
     add(sentence_part(_("keys/values: "), in.o.memory, in.ktoks, header_w), head_line, kInk, false, 0);
   }
   if (!in.o.weights.empty())
-    add(text.Ellipsize(std::string(_("weights: ")) + _(in.o.weights.c_str()), Style{head_line.px, true}, static_cast<float>(header_w)),
+    add(text.Ellipsize(std::string(_("weights: ")) + _(in.o.weights.c_str()), Style{head_line.px, true},
+                       static_cast<float>(header_w)),
         Style{head_line.px, true}, kInk, false, 0);
   for (const auto& l : Wrap(ConfigItems(t, in.o.positional), text, head_small, header_w))
     add(l, head_small, kGrey, false, 0);

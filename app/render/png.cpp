@@ -130,8 +130,8 @@ void DrawColourBar(Image& img, Text& text, const Layout& L) {
   for (int i = 0; i <= 4; ++i) {
     const int ty = y + static_cast<int>(std::lround((h - 1) * (1.0 - i / 4.0)));
     FillRect(img, x + w, ty - line / 2, static_cast<int>(std::lround(5 * s)), line, kInk);
-    text.Draw(img, L.ticks[static_cast<std::size_t>(i)], static_cast<float>(x + w + 8 * s), static_cast<float>(ty + 0.36 * L.tick.px), L.tick,
-              kInk);
+    text.Draw(img, L.ticks[static_cast<std::size_t>(i)], static_cast<float>(x + w + 8 * s),
+              static_cast<float>(ty + 0.36 * L.tick.px), L.tick, kInk);
   }
   if (L.mask_legend) {
     const int my = static_cast<int>(L.mask_y);

@@ -38,14 +38,14 @@
 namespace mha::render {
 
 struct HeatmapOptions {
-  int head = -1;       // -1: all heads + the mean over heads; else only head `head`
-  int scale = 2;       // slide resolution multiplier (1 = 1 px per point), clamped to [1, 8]
-  bool values = true;  // print the weight inside cells that are big enough
+  int head = -1;                                  // -1: all heads + the mean over heads; else only head `head`
+  int scale = 2;                                  // slide resolution multiplier (1 = 1 px per point), clamped to [1, 8]
+  bool values = true;                             // print the weight inside cells that are big enough
   ColourScale colour_scale = ColourScale::Fixed;  // what each map's colours are relative to
-  int columns = 0;      // maps per row; 0: chosen (closest to 16:9, or to `fit`)
-  bool header = true;   // the title, sentence, configuration and notes above the maps
-  double fit = 0;       // > 0: a canvas of exactly this width / height (16:9 = 1.777...),
-                        // the columns chosen to fill it, the figure centred
+  int columns = 0;                                // maps per row; 0: chosen (closest to 16:9, or to `fit`)
+  bool header = true;                             // the title, sentence, configuration and notes above the maps
+  double fit = 0;                                 // > 0: a canvas of exactly this width / height (16:9 = 1.777...),
+                                                  // the columns chosen to fill it, the figure centred
   // Shown in the header instead of the tokens joined by spaces, if not empty.
   std::string sentence;
   std::string memory;  // cross-attention: the keys/values sentence

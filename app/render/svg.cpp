@@ -208,7 +208,8 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
     out += "<line x1=\"" + N(L.bar_x + L.bar_w) + "\" y1=\"" + N(ty) + "\" x2=\"" + N(L.bar_x + L.bar_w + 5 * s) +
            "\" y2=\"" + N(ty) + "\" stroke=\"" + Hex(kInk) + "\" stroke-width=\"" + N(s) + "\"/>\n";
     if (!L.ticks[static_cast<std::size_t>(i)].empty())
-      out += TextEl(L.bar_x + L.bar_w + 8 * s, ty, L.tick, kInk, Esc(L.ticks[static_cast<std::size_t>(i)]), " dy=\"0.36em\"");
+      out += TextEl(L.bar_x + L.bar_w + 8 * s, ty, L.tick, kInk, Esc(L.ticks[static_cast<std::size_t>(i)]),
+                    " dy=\"0.36em\"");
   }
   if (L.mask_legend) {
     out += "<rect x=\"" + N(L.bar_x) + "\" y=\"" + N(L.mask_y) + "\" width=\"" + N(L.bar_w) + "\" height=\"" +

@@ -85,7 +85,8 @@ const FontState& State() {
     std::ostringstream e;
     if (std::getenv("MHAVIZ_FONT") && *std::getenv("MHAVIZ_FONT")) {
       s.error = "No font to draw the labels with (MHAVIZ_FONT). " + why +
-                "\nUnset MHAVIZ_FONT to use NanumGothic (Debian: apt-get install fonts-nanum), or point it at a TrueType (.ttf) font.";
+                "\nUnset MHAVIZ_FONT to use NanumGothic (Debian: apt-get install fonts-nanum), or point it at a "
+                "TrueType (.ttf) font.";
       return s;
     } else
       e << "No font to draw the labels with: NanumGothic.ttf (Latin + Korean) was not found or could not be read. "

@@ -86,8 +86,7 @@ const std::string& Init() {
   static const std::string dir = [] {
     // Only LC_MESSAGES: LC_NUMERIC (and the rest) keep the "C" locale of a C++ program.
     const char* got = std::setlocale(LC_MESSAGES, "");
-    if (!got || std::strcmp(got, "C") == 0 || std::strcmp(got, "POSIX") == 0)
-      std::setlocale(LC_MESSAGES, "C.UTF-8");
+    if (!got || std::strcmp(got, "C") == 0 || std::strcmp(got, "POSIX") == 0) std::setlocale(LC_MESSAGES, "C.UTF-8");
     std::string found = FindCatalogDir();
     if (!found.empty()) {
       bindtextdomain(kDomain, found.c_str());

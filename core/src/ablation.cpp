@@ -34,8 +34,8 @@ void CheckAblation(const Config& cfg, const HeadAblation& a) {
   for (std::size_t n = 0; n < a.heads.size(); ++n) {
     const int h = a.heads[n];
     if (h < 0 || h >= H)
-      throw Error("Head " + std::to_string(h) + " cannot be knocked out: the layer has " + std::to_string(H) +
-                  " head" + (H == 1 ? "" : "s") + " (0 to " + std::to_string(H - 1) + ").");
+      throw Error("Head " + std::to_string(h) + " cannot be knocked out: the layer has " + std::to_string(H) + " head" +
+                  (H == 1 ? "" : "s") + " (0 to " + std::to_string(H - 1) + ").");
     if (n > 0 && h <= a.heads[n - 1])
       throw Error("The knocked-out heads must be listed once each, in ascending order; head " + std::to_string(h) +
                   " comes after head " + std::to_string(a.heads[n - 1]) + ".");
@@ -90,7 +90,8 @@ ContextMeans MeanContexts(Trainer& trainer, const Model& m, const std::vector<Ba
     for (int l = 0; l < L; ++l) AddConcatRows(trainer.LayerTrace(l), sums[l]);
     rows += static_cast<std::int64_t>(b.batch) * b.seq;
   }
-  if (rows == 0) throw Error("Mean ablation needs a reference text to average each head's context over; none was given.");
+  if (rows == 0)
+    throw Error("Mean ablation needs a reference text to average each head's context over; none was given.");
   return Finish(sums, rows, m.cfg.layer.num_heads);
 }
 
@@ -104,8 +105,8 @@ ContextMeans MeanContexts(const std::vector<const Trace*>& layers) {
 
 void CheckHeads(int num_layers, int num_heads, const std::vector<HeadRef>& heads) {
   const std::string range = "the model has " + std::to_string(num_layers) + " layer" + (num_layers == 1 ? "" : "s") +
-                            " (0 to " + std::to_string(num_layers - 1) + ") of " + std::to_string(num_heads) +
-                            " head" + (num_heads == 1 ? "" : "s") + " (0 to " + std::to_string(num_heads - 1) +
+                            " (0 to " + std::to_string(num_layers - 1) + ") of " + std::to_string(num_heads) + " head" +
+                            (num_heads == 1 ? "" : "s") + " (0 to " + std::to_string(num_heads - 1) +
                             "), so heads are L0H0 to L" + std::to_string(num_layers - 1) + "H" +
                             std::to_string(num_heads - 1) + ".";
   for (std::size_t i = 0; i < heads.size(); ++i) {

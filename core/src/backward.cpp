@@ -17,7 +17,6 @@ namespace {
 
 int Blocks(Eigen::Index n, int per) { return static_cast<int>((n + per - 1) / per); }
 
-
 }  // namespace
 
 namespace {

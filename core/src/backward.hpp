@@ -35,7 +35,7 @@ struct ThreadScratch {
 
 // Scratch for LayerBackward, kept between steps so a step allocates nothing.
 struct LayerScratch {
-  Mat dres, da, dconcat, dq, dk, dv, dsrc, dh, dffn_in, xhat;       // gradients
+  Mat dres, da, dconcat, dq, dk, dv, dsrc, dh, dffn_in, xhat;  // gradients
   GemmScratch gemm;
   std::vector<ThreadScratch> per_thread;  // indexed by the pool's thread id
 };

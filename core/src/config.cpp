@@ -46,8 +46,8 @@ std::size_t EstimateTraceBytes(const Config& cfg, int seq, int seq_kv) {
   const std::size_t g = cfg.kv_heads(), hd = cfg.head_dim();
   std::size_t floats = 0;
   if (cfg.attention == Attention::Standard) floats += 2 * h * s * skv;  // scores, attn (Flash keeps none)
-  floats += 2 * h * s * hd;       // q, context
-  floats += 2 * g * skv * hd;     // k, v
+  floats += 2 * h * s * hd;                                             // q, context
+  floats += 2 * g * skv * hd;                                           // k, v
   floats += 7 * s * d + skv * d;  // x, x_ln, concat, attn_out, residual, out, memory
   floats += 4 * d * d + 8 * d;    // weights
   if (cfg.block == Block::Encoder) {
@@ -112,8 +112,7 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   }
   if (cfg.num_heads > cfg.d_model) {
     e << "num_heads = " << cfg.num_heads << " is more than d_model = " << cfg.d_model
-      << ": each head needs at least one of the d_model dimensions. Try num_heads " << HeadChoices(cfg.d_model)
-      << ".";
+      << ": each head needs at least one of the d_model dimensions. Try num_heads " << HeadChoices(cfg.d_model) << ".";
     throw Error(e.str());
   }
   if (cfg.d_model % cfg.num_heads != 0) {
@@ -162,9 +161,9 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   }
   if (cfg.block == Block::Encoder && (cfg.d_ff < 0 || cfg.ffn_dim() > Limits::kMaxDFf)) {
     // The value given (a negative one is not the default 4 x d_model it would compute).
-    e << "d_ff = " << (cfg.d_ff < 0 ? cfg.d_ff : cfg.ffn_dim()) << " is not a usable feed-forward width: it must be at least 1 and at most "
-      << Limits::kMaxDFf << " (the cap keeps memory bounded). The usual choice is 4 x d_model = " << 4 * cfg.d_model
-      << ", the default.";
+    e << "d_ff = " << (cfg.d_ff < 0 ? cfg.d_ff : cfg.ffn_dim())
+      << " is not a usable feed-forward width: it must be at least 1 and at most " << Limits::kMaxDFf
+      << " (the cap keeps memory bounded). The usual choice is 4 x d_model = " << 4 * cfg.d_model << ", the default.";
     throw Error(e.str());
   }
   if (seq <= 0) {
@@ -195,18 +194,20 @@ void Validate(const Config& cfg, int seq, int seq_kv) {
   }
   const std::size_t bytes = EstimateTraceBytes(cfg, seq, seq_kv);
   if (bytes > Limits::kMaxTraceBytes) {
-    e << "This configuration would need about " << (bytes >> 20)
-      << " MiB for its trace ("
+    e << "This configuration would need about " << (bytes >> 20) << " MiB for its trace ("
       << (flash ? "q, k, v, context and the layer's other tensors" : "num_heads x seq x seq attention weights and more")
-      << "), over the cap of "
-      << (Limits::kMaxTraceBytes >> 20) << " MiB. Use fewer tokens, fewer heads or a smaller d_model.";
+      << "), over the cap of " << (Limits::kMaxTraceBytes >> 20)
+      << " MiB. Use fewer tokens, fewer heads or a smaller d_model.";
     if (!flash)
       e << " (Flash attention keeps no seq x seq matrix: it needs about "
-        << (EstimateTraceBytes([&] {
-              Config f = cfg;
-              f.attention = Attention::Flash;
-              return f;
-            }(), seq, seq_kv) >> 20)
+        << (EstimateTraceBytes(
+                [&] {
+                  Config f = cfg;
+                  f.attention = Attention::Flash;
+                  return f;
+                }(),
+                seq, seq_kv) >>
+            20)
         << " MiB here.)";
     throw Error(e.str());
   }

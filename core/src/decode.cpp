@@ -53,7 +53,7 @@ StepFlops DecodeFlops(const ModelConfig& cfg, int n) {
   const double f = c.block == Block::Encoder ? c.ffn_dim() : 0, V = cfg.vocab_size(), T = cfg.num_targets;
   const double L = cfg.num_layers, rows = n;
   const double per_row = 2 * d * d + 2 * 2 * d * kvd + 2 * d * d + 2 * 2 * d * f;  // q; k, v; W_O; W1, W2
-  const double attend = 2 * 2 * H * hd;                                             // scores and context, per key
+  const double attend = 2 * 2 * H * hd;                                            // scores and context, per key
   StepFlops s;
   s.cached = L * (per_row + attend * rows) + T * 2 * d * V;
   s.full = L * (rows * per_row + attend * rows * (rows + 1) / 2) + rows * T * 2 * d * V;
@@ -64,9 +64,10 @@ Decoder::Decoder(const Model& model) : model_(&model) {
   const ModelConfig& c = model.cfg;
   const Config lc = c.LayerConfig();
   if (lc.mask != Mask::Causal)
-    throw Error("Generation needs a causal model (mask causal): this one lets every token see the tokens after it, "
-                "so a new piece would change every row before it and there is nothing to cache. Train with "
-                "--mask causal, as the language model was.");
+    throw Error(
+        "Generation needs a causal model (mask causal): this one lets every token see the tokens after it, "
+        "so a new piece would change every row before it and there is nothing to cache. Train with "
+        "--mask causal, as the language model was.");
   if (model.layers.size() != static_cast<std::size_t>(c.num_layers) || model.unembed.empty())
     throw Error("The model is incomplete: it has no weights for some of its layers or no unembedding.");
   const int d = lc.d_model, G = lc.kv_heads(), hd = lc.head_dim(), cap = c.max_seq, f = lc.ffn_dim();
@@ -194,8 +195,8 @@ void Decoder::Layer(int layer, float* x) {
     const float* qh = q_.data() + std::ptrdiff_t(h) * hd;
     for (int q = 0; q * kNR < n; ++q) {
       const int j0 = q * kNR, nc = std::min(kNR, n - j0);
-      detail::Panel(1, hd, qh, hd, kt_[l].data() + (std::size_t(g) * key_panels_ + q) * kt_panel, kNR,
-                    s_.data() + j0, ld_, nc, nullptr, scale);
+      detail::Panel(1, hd, qh, hd, kt_[l].data() + (std::size_t(g) * key_panels_ + q) * kt_panel, kNR, s_.data() + j0,
+                    ld_, nc, nullptr, scale);
     }
     detail::AttentionRow<false>(s_.data(), n, n, a_.data(), n, nullptr, attn.data() + std::ptrdiff_t(h) * n);
     for (int q = 0; q < phd; ++q) {
@@ -252,8 +253,7 @@ const DecodeStep& Decoder::Step(int token) {
   // What the unembedding reads: LN_f of the last layer's row for pre-LN, else the row;
   // then the product on RunModel's kernel.
   if (c.layer.norm == Norm::Pre)
-    detail::LayerNormRow(x_.data(), model_->lnf_gamma.data(), model_->lnf_beta.data(), d, c.layer.ln_eps,
-                         head_.data());
+    detail::LayerNormRow(x_.data(), model_->lnf_gamma.data(), model_->lnf_beta.data(), d, c.layer.ln_eps, head_.data());
   else
     std::memcpy(head_.data(), x_.data(), sizeof(float) * d);
   logits_.resize(1, c.vocab_size());
@@ -270,8 +270,10 @@ const DecodeStep& Decoder::Step(int token) {
 
 void CheckSampling(const Sampling& s, int vocab) {
   if (!std::isfinite(s.temperature) || s.temperature < 0)
-    throw Error("The sampling temperature must be a positive number (softmax(logits / T): below 1 sharper, above 1 "
-                "flatter) or 0 for greedy decoding; got " + std::to_string(s.temperature) + ".");
+    throw Error(
+        "The sampling temperature must be a positive number (softmax(logits / T): below 1 sharper, above 1 "
+        "flatter) or 0 for greedy decoding; got " +
+        std::to_string(s.temperature) + ".");
   if (s.top_k < 0 || s.top_k > vocab)
     throw Error("top-k = " + std::to_string(s.top_k) + " is outside 1.." + std::to_string(vocab) +
                 " (the model's vocabulary): it keeps the k likeliest pieces to draw from. Try 40.");
@@ -289,9 +291,8 @@ int Sampler::Next(const float* logits, int vocab) {
   const int k = s_.top_k > 0 ? std::min(s_.top_k, vocab) : vocab;
   order_.resize(static_cast<std::size_t>(vocab));
   std::iota(order_.begin(), order_.end(), 0);
-  std::partial_sort(order_.begin(), order_.begin() + k, order_.end(), [&](int a, int b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+  std::partial_sort(order_.begin(), order_.begin() + k, order_.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
   // softmax(logits / T) over the k kept pieces, in double: the largest term is exp(0).
   const double mx = logits[order_[0]];
   p_.resize(static_cast<std::size_t>(k));

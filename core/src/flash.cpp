@@ -83,7 +83,7 @@ void FlashRows(const FlashHead& h, int r0, int r1, int bc, float* scratch, float
   double* o = reinterpret_cast<double*>(scratch);  // m x hd: O, not yet divided by l
   double* lrow = o + mh;
   double* alpha = lrow + m;
-  float* s = reinterpret_cast<float*>(alpha + m);  // m x bc: the one tile of scores, then P
+  float* s = reinterpret_cast<float*>(alpha + m);       // m x bc: the one tile of scores, then P
   float* pv = s + static_cast<std::ptrdiff_t>(m) * bc;  // m x hd: this tile's P V
   float* mrow = pv + mh;
   int vis[Limits::kMaxFlashTile];  // keys of this tile each row sees
@@ -223,8 +223,8 @@ FlashTiles::FlashTiles(const Trace& t, int head, int br, int bc) {
     throw Error("head " + std::to_string(head) + " does not exist: this layer has num_heads = " +
                 std::to_string(cfg.num_heads) + " (heads 0 to " + std::to_string(cfg.num_heads - 1) + ").");
   if (br < 1 || bc < 1 || br > Limits::kMaxFlashTile || bc > Limits::kMaxFlashTile)
-    throw Error("A Flash tile has 1 to " + std::to_string(Limits::kMaxFlashTile) +
-                " rows (Br) and columns (Bc); got " + std::to_string(br) + " x " + std::to_string(bc) + ".");
+    throw Error("A Flash tile has 1 to " + std::to_string(Limits::kMaxFlashTile) + " rows (Br) and columns (Bc); got " +
+                std::to_string(br) + " x " + std::to_string(bc) + ".");
   seq_ = t.seq;
   seq_kv_ = t.seq_kv;
   hd_ = cfg.head_dim();
@@ -272,9 +272,8 @@ const FlashTileStep& FlashTiles::Next() {
   st.scores.resize(m, n);
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j)
-      st.scores(i, j) = st.col0 + j < visible(st.row0 + i)
-                            ? scale_ * q_.row(st.row0 + i).dot(k_.row(st.col0 + j))
-                            : kNegInf;
+      st.scores(i, j) =
+          st.col0 + j < visible(st.row0 + i) ? scale_ * q_.row(st.row0 + i).dot(k_.row(st.col0 + j)) : kNegInf;
   st.p = st.scores;
   std::vector<int> vis(m);
   for (int i = 0; i < m; ++i) vis[i] = std::clamp(visible(st.row0 + i) - st.col0, 0, n);

@@ -32,8 +32,7 @@ struct FlashHead {
 std::size_t FlashScratchFloats(int br, int bc, int hd);
 
 // The online-softmax step of one tile (see flash.cpp).
-void FlashUpdate(float* s, std::ptrdiff_t lds, int m, int bc, const int* vis, float* mrow, double* lrow,
-                 double* alpha);
+void FlashUpdate(float* s, std::ptrdiff_t lds, int m, int bc, const int* vis, float* mrow, double* lrow, double* alpha);
 
 // Context rows [r0, r1) of one head (r1 - r0 <= Limits::kMaxFlashTile), into out
 // (row stride ldo), through tiles of bc keys; `scratch` has FlashScratchFloats(r1 - r0, bc, hd).

@@ -417,8 +417,9 @@ void CheckFiniteOutput(const Trace& t) {
 void ForwardBatch(const Config& cfg, std::shared_ptr<const Weights> weights, const Inputs& in, int batch, Trace& t,
                   bool for_backward) {
   if (for_backward && cfg.attention == Attention::Flash)
-    throw Error("Training needs every head's attention weights for the backward pass, which Flash attention does "
-                "not keep: train with the standard attention path.");
+    throw Error(
+        "Training needs every head's attention weights for the backward pass, which Flash attention does "
+        "not keep: train with the standard attention path.");
   const Weights& w = Begin(cfg, weights, in, batch, t, /*full=*/true);
   detail::Workspace& ws = t.workspace.get();
   const int threads = ThreadsFor(cfg, t.seq, t.seq_kv, batch);

@@ -18,7 +18,20 @@ inline int Panels(int n) { return (n + kNR - 1) / kNR; }
 
 // One forward pass, cut into phases of independent tasks for the pool. Phase k+1
 // starts when phase k is done; a task never depends on which thread runs it.
-enum class Step { PreNorm, Project, Pack, Attend, FlashAttend, Ablate, Output, Finish, FfnNorm, FfnUp, FfnDown, FfnFinish };
+enum class Step {
+  PreNorm,
+  Project,
+  Pack,
+  Attend,
+  FlashAttend,
+  Ablate,
+  Output,
+  Finish,
+  FfnNorm,
+  FfnUp,
+  FfnDown,
+  FfnFinish
+};
 
 struct Pass {
   const Config* cfg;

@@ -101,9 +101,9 @@ void SizeScratch(Pass& p, int threads) {
   if (static_cast<int>(ws.panel.size()) < threads) ws.panel.resize(threads);
   if (static_cast<int>(ws.block.size()) < threads) ws.block.resize(threads);
   // Flash's workers hold one tile of scores each (flash_kernel.hpp), not a block of rows.
-  const std::size_t block = p.flash ? std::max(FlashScratchFloats(p.br, p.bc, p.hd),
-                                               static_cast<std::size_t>(kRowBlock) * kNR)
-                                    : static_cast<std::size_t>(kRowBlock) * std::max(2 * p.ld, kNR);
+  const std::size_t block =
+      p.flash ? std::max(FlashScratchFloats(p.br, p.bc, p.hd), static_cast<std::size_t>(kRowBlock) * kNR)
+              : static_cast<std::size_t>(kRowBlock) * std::max(2 * p.ld, kNR);
   for (int i = 0; i < threads; ++i) {
     ws.panel[i].Get(PanelFloats(std::max(p.d, p.f)));
     ws.block[i].Get(block);  // and ProjectRows

@@ -32,7 +32,7 @@ constexpr float kMaxAbs = 15.0f;
 MHA_INLINE simd::V ExpMinusHalfSquare(simd::V x) {
   using namespace simd;
   const V c = Cut(x);
-  const V hi = Mul(Mul(c, c), Set1(-0.5f));                  // exact
+  const V hi = Mul(Mul(c, c), Set1(-0.5f));                 // exact
   const V lo = Mul(Mul(Sub(c, x), Add(c, x)), Set1(0.5f));  // small: its rounding is harmless
   const V n = RoundInt(Mul(Add(hi, lo), Set1(1.44269504088896341f)));
   V r = Fma(n, Set1(-0.693359375f), hi);  // exact: n has <= 8 bits, the constant 9

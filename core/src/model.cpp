@@ -276,7 +276,8 @@ const Mat& ModelTrace::Output() const {
 
 const Mat& ModelTrace::Head() const { return final_ln.size() > 0 ? final_ln : Output(); }
 
-void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out, const std::vector<HeadAblation>* ablate) {
+void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out,
+              const std::vector<HeadAblation>* ablate) {
   const ModelConfig& c = m.cfg;
   const int seq = static_cast<int>(tokens.size());
   if (ablate && static_cast<int>(ablate->size()) != c.num_layers)
@@ -296,14 +297,15 @@ void RunModel(const Model& m, const std::vector<int>& tokens, ModelTrace& out, c
   const MemoryEstimate need = EstimateModelRun(c, seq);
   if (need.activations + need.logits > static_cast<double>(Limits::kMaxTraceBytes)) {
     const bool logits = need.logits > need.activations;
-    throw Error("Tracing all " + std::to_string(c.num_layers) + " layers of this model on " + std::to_string(seq) +
-                " tokens would need about " + Mib(need.activations + need.logits) + " MiB (" + Mib(need.activations) +
-                " MiB of traces, " + Mib(need.logits) + " MiB of logits: " + std::to_string(seq) + " tokens x " +
-                std::to_string(c.num_targets) + " target(s) x " + std::to_string(c.vocab_size()) +
-                " vocabulary), over the cap of " + std::to_string(Limits::kMaxTraceBytes >> 20) + " MiB. Give fewer tokens" +
-                (logits ? " (the " + std::to_string(c.num_targets * c.vocab_size()) +
-                              " logits of every token are what is large)."
-                        : "."));
+    throw Error(
+        "Tracing all " + std::to_string(c.num_layers) + " layers of this model on " + std::to_string(seq) +
+        " tokens would need about " + Mib(need.activations + need.logits) + " MiB (" + Mib(need.activations) +
+        " MiB of traces, " + Mib(need.logits) + " MiB of logits: " + std::to_string(seq) + " tokens x " +
+        std::to_string(c.num_targets) + " target(s) x " + std::to_string(c.vocab_size()) +
+        " vocabulary), over the cap of " + std::to_string(Limits::kMaxTraceBytes >> 20) + " MiB. Give fewer tokens" +
+        (logits
+             ? " (the " + std::to_string(c.num_targets * c.vocab_size()) + " logits of every token are what is large)."
+             : "."));
   }
   out.tokens = tokens;
   out.x.resize(seq, c.layer.d_model);

@@ -105,8 +105,7 @@ void LayerNormApply(const float* in, const float* gamma, const float* beta, int 
 
 }  // namespace
 
-void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out,
-                  double* stats) {
+void LayerNormRow(const float* in, const float* gamma, const float* beta, int d, float eps, float* out, double* stats) {
   double mean, inv;
   LayerNormStats(in, d, eps, mean, inv);
   if (stats) stats[0] = mean, stats[1] = inv;

@@ -38,7 +38,9 @@ double TailAtLeast(const std::vector<double>& p, int k) {
   double done = 0.0;
   for (double x : p) {
     done += at[static_cast<std::size_t>(k - 1)] * x;
-    for (int h = k - 1; h >= 1; --h) at[static_cast<std::size_t>(h)] = at[static_cast<std::size_t>(h)] * (1.0 - x) + at[static_cast<std::size_t>(h - 1)] * x;
+    for (int h = k - 1; h >= 1; --h)
+      at[static_cast<std::size_t>(h)] =
+          at[static_cast<std::size_t>(h)] * (1.0 - x) + at[static_cast<std::size_t>(h - 1)] * x;
     at[0] *= 1.0 - x;
   }
   return done;

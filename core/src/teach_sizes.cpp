@@ -240,7 +240,8 @@ LessonCheck CheckLesson(const Trace& t, const LessonExpectation& e) {
   }
   LessonCheck c;
   c.shape = v.shape;
-  if (v.shape.size() != 2) throw Error("Tensor " + e.tensor + " is not a matrix once its batch and head axes are taken.");
+  if (v.shape.size() != 2)
+    throw Error("Tensor " + e.tensor + " is not a matrix once its batch and head axes are taken.");
   if (e.row < 0 || e.row >= v.shape[0])
     throw Error("Tensor " + e.tensor + " has " + std::to_string(v.shape[0]) + " rows; there is no row " +
                 std::to_string(e.row) + ".");

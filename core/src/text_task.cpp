@@ -12,7 +12,8 @@ void CheckTokenStream(const std::vector<std::int32_t>& ids, int vocab, int seq, 
   if (seq < 1) throw Error(std::string(what) + ": windows need at least 1 token (seq = " + std::to_string(seq) + ").");
   if (ids.size() < static_cast<std::size_t>(seq) + 1)
     throw Error(std::string(what) + " has " + std::to_string(ids.size()) + " tokens, fewer than one window of " +
-                std::to_string(seq + 1) + " (seq + 1: the tokens and the next one to predict). Give more text or "
+                std::to_string(seq + 1) +
+                " (seq + 1: the tokens and the next one to predict). Give more text or "
                 "a smaller --seq.");
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || ids[i] >= vocab)
@@ -39,8 +40,8 @@ void CopyWindow(const std::vector<std::int32_t>& ids, std::size_t start, int seq
 
 }  // namespace
 
-void MakeWindowBatch(const std::vector<std::int32_t>& ids, int seq, std::uint64_t seed, std::uint64_t index,
-                     int batch, Batch& out, double repeat) {
+void MakeWindowBatch(const std::vector<std::int32_t>& ids, int seq, std::uint64_t seed, std::uint64_t index, int batch,
+                     Batch& out, double repeat) {
   Shape(out, batch, seq);
   const std::uint64_t starts = ids.size() - static_cast<std::size_t>(seq);  // start in [0, size - seq - 1]
   detail::SplitMix64 rng(detail::StreamSeed(seed ^ detail::Mix64(index + 1), "text windows"));

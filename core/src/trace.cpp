@@ -181,14 +181,18 @@ void AttentionRows(const Config& cfg, std::int64_t s, std::int64_t skv, bool cro
   r->param_count = d * d + d;
   r->flops = 2 * s * d * d + s * d;
   r = &rows.Add(StepId::KProj, "K projection",
-                cross ? "K = m W_K + b_K, m = memory" : pre ? "K = x_ln W_K + b_K" : "K = x W_K + b_K", "k",
-                {1, skv, kvd});
+                cross ? "K = m W_K + b_K, m = memory"
+                : pre ? "K = x_ln W_K + b_K"
+                      : "K = x W_K + b_K",
+                "k", {1, skv, kvd});
   Assign(r->params, "W_K (", d, ", ", kvd, "), b_K (", kvd, ")");
   r->param_count = d * kvd + kvd;
   r->flops = 2 * skv * d * kvd + skv * kvd;
   r = &rows.Add(StepId::VProj, "V projection",
-                cross ? "V = m W_V + b_V, m = memory" : pre ? "V = x_ln W_V + b_V" : "V = x W_V + b_V", "v",
-                {1, skv, kvd});
+                cross ? "V = m W_V + b_V, m = memory"
+                : pre ? "V = x_ln W_V + b_V"
+                      : "V = x W_V + b_V",
+                "v", {1, skv, kvd});
   Assign(r->params, "W_V (", d, ", ", kvd, "), b_V (", kvd, ")");
   r->param_count = d * kvd + kvd;
   r->flops = 2 * skv * d * kvd + skv * kvd;

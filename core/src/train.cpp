@@ -48,8 +48,10 @@ void CheckBatch(const ModelConfig& cfg, const Batch& b) {
   // The loss is a mean over the counted targets: with none it is 0/0 (torch gives NaN),
   // not the 0 and zero gradients the sum would give.
   if (std::all_of(b.targets.begin(), b.targets.end(), [](std::int32_t t) { return t == -1; }))
-    fail("The batch has no target to learn from: every target is -1 ('nothing to predict here'), so the loss "
-         "would be 0/0 and every gradient zero. Give at least one target from 0 to " + std::to_string(V - 1) + ".");
+    fail(
+        "The batch has no target to learn from: every target is -1 ('nothing to predict here'), so the loss "
+        "would be 0/0 and every gradient zero. Give at least one target from 0 to " +
+        std::to_string(V - 1) + ".");
 }
 
 struct Trainer::Impl {

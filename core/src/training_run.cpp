@@ -87,8 +87,9 @@ void Prepare(TrainSetup& s) {
     std::ostringstream e;
     e << "Training would keep about " << static_cast<long>(bytes / 1e6) << " MB of activations and logits (batch "
       << s.batch << " x " << s.model.num_layers << " layers x one trace each, "
-      << static_cast<long>(1.5 * one.logits * std::max(s.batch, s.heldout_batch) / 1e6) << " MB of them logits), over the "
-      << static_cast<long>(s.max_activation_bytes / 1e6) << " MB budget. Use " << s.names.smaller << ".";
+      << static_cast<long>(1.5 * one.logits * std::max(s.batch, s.heldout_batch) / 1e6)
+      << " MB of them logits), over the " << static_cast<long>(s.max_activation_bytes / 1e6) << " MB budget. Use "
+      << s.names.smaller << ".";
     fail(e.str());
   }
   s.optim.total_steps = s.steps;
@@ -147,8 +148,7 @@ void TrainingRun::RunHere(const std::atomic<bool>* should_stop,
 
 std::shared_ptr<const Progress> TrainingRun::Latest() const { return std::atomic_load(&latest_); }
 
-void TrainingRun::Loop(const std::atomic<bool>* external_stop,
-                       const std::function<void(const Progress&)>* after_step) {
+void TrainingRun::Loop(const std::atomic<bool>* external_stop, const std::function<void(const Progress&)>* after_step) {
   work_.running = true;
   work_.paused = false;
   Publish(true);
@@ -201,7 +201,8 @@ void TrainingRun::Step() {
   for (double a : st->accuracy) p.accuracy.push_back(static_cast<float>(a));
   p.grad_norm = trainer_.Update(*opt_, model_, grads_);
   // A finite loss with an overflowing gradient: the update just written is not finite.
-  if (!std::isfinite(p.grad_norm)) return Diverge(work_.step + 1, "the gradient norm became " + std::to_string(p.grad_norm));
+  if (!std::isfinite(p.grad_norm))
+    return Diverge(work_.step + 1, "the gradient norm became " + std::to_string(p.grad_norm));
   // The forward pass checks only what it reads on the way (layer inputs, layer weights);
   // an update can still push the unembedding or the final LayerNorm past the range a
   // checkpoint may hold, and a run must not end with weights its own load refuses.

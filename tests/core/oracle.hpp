@@ -19,9 +19,7 @@ inline Matrix FromMat(const mha::Mat& m) {
     for (int j = 0; j < m.cols(); ++j) r[i][j] = m(i, j);
   return r;
 }
-inline std::vector<double> FromVec(const mha::RowVec& v) {
-  return std::vector<double>(v.data(), v.data() + v.size());
-}
+inline std::vector<double> FromVec(const mha::RowVec& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
 
 // y = x W + b, row by row.
 inline Matrix Linear(const Matrix& x, const Matrix& W, const std::vector<double>& b) {
@@ -36,8 +34,7 @@ inline Matrix Linear(const Matrix& x, const Matrix& W, const std::vector<double>
   return y;
 }
 
-inline Matrix LayerNorm(const Matrix& x, const std::vector<double>& g, const std::vector<double>& b,
-                        double eps) {
+inline Matrix LayerNorm(const Matrix& x, const std::vector<double>& g, const std::vector<double>& b, double eps) {
   Matrix y = x;
   for (auto& row : y) {
     double mean = 0, var = 0;

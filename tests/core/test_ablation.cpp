@@ -50,7 +50,8 @@ TEST_CASE("ablating no head is the plain forward pass, bit for bit", "[ablation]
     const std::vector<HeadAblation> empty(2);
     RunModel(m, tokens, none, &empty);
     // A trace that knocked a head out, then runs without: no trace of the ablation left.
-    const std::vector<HeadAblation> some = LayerAblations(2, m.cfg.LayerConfig(), AblationMode::Zero, {{0, 1}}, nullptr);
+    const std::vector<HeadAblation> some =
+        LayerAblations(2, m.cfg.LayerConfig(), AblationMode::Zero, {{0, 1}}, nullptr);
     RunModel(m, tokens, after, &some);
     RunModel(m, tokens, after);
     for (int l = 0; l < 2; ++l) {
@@ -193,8 +194,7 @@ TEST_CASE("the importance table's order is the same on 1 and 2 threads", "[ablat
 
 TEST_CASE("bad head sets are refused with the valid range", "[ablation]") {
   const Config cfg = fixtures::Shape(16, 4);
-  CHECK_THROWS_WITH(LayerAblations(2, cfg, AblationMode::Zero, {{2, 0}}, nullptr),
-                    Catch::Contains("L0H0 to L1H3"));
+  CHECK_THROWS_WITH(LayerAblations(2, cfg, AblationMode::Zero, {{2, 0}}, nullptr), Catch::Contains("L0H0 to L1H3"));
   CHECK_THROWS_WITH(LayerAblations(2, cfg, AblationMode::Zero, {{0, 4}}, nullptr), Catch::Contains("does not exist"));
   CHECK_THROWS_WITH(LayerAblations(2, cfg, AblationMode::Zero, {{0, 1}, {0, 1}}, nullptr),
                     Catch::Contains("listed twice"));

@@ -75,8 +75,14 @@ using fixtures::RandomInputs;
 }  // namespace
 
 TEST_CASE("the counter sees allocations (so the tests below can fail)", "[alloc]") {
-  CHECK(AllocationsDuring([] { std::vector<int> v(1000); REQUIRE(v.size() == 1000); }) > 0);
-  CHECK(AllocationsDuring([] { mha::Mat m(10, 10); REQUIRE(m.size() == 100); }) > 0);
+  CHECK(AllocationsDuring([] {
+          std::vector<int> v(1000);
+          REQUIRE(v.size() == 1000);
+        }) > 0);
+  CHECK(AllocationsDuring([] {
+          mha::Mat m(10, 10);
+          REQUIRE(m.size() == 100);
+        }) > 0);
   // A forward pass on a new Trace allocates its buffers: counted too.
   mha::Config cfg;
   cfg.d_model = 64;
@@ -96,11 +102,11 @@ TEST_CASE("a repeated same-shape forward pass allocates nothing", "[alloc]") {
     mha::Block block = mha::Block::Attention;
   };
   const Case cases[] = {
-      {32, 32, 512, 8, 8, 1, false, mha::Mask::None, mha::Norm::Post},   // the lesson's size
-      {32, 32, 512, 8, 8, 2, false, mha::Mask::None, mha::Norm::Post},   // two threads
-      {20, 20, 96, 6, 2, 2, false, mha::Mask::Causal, mha::Norm::Pre},   // GQA, pre-LN
-      {12, 30, 64, 4, 4, 1, true, mha::Mask::None, mha::Norm::None},     // cross-attention
-      {300, 300, 64, 16, 16, 2, false, mha::Mask::None, mha::Norm::Post},  // long: streamed trace
+      {32, 32, 512, 8, 8, 1, false, mha::Mask::None, mha::Norm::Post},                       // the lesson's size
+      {32, 32, 512, 8, 8, 2, false, mha::Mask::None, mha::Norm::Post},                       // two threads
+      {20, 20, 96, 6, 2, 2, false, mha::Mask::Causal, mha::Norm::Pre},                       // GQA, pre-LN
+      {12, 30, 64, 4, 4, 1, true, mha::Mask::None, mha::Norm::None},                         // cross-attention
+      {300, 300, 64, 16, 16, 2, false, mha::Mask::None, mha::Norm::Post},                    // long: streamed trace
       {32, 32, 512, 8, 8, 2, false, mha::Mask::None, mha::Norm::Post, mha::Block::Encoder},  // + FFN
       {20, 20, 64, 4, 4, 1, false, mha::Mask::Causal, mha::Norm::Pre, mha::Block::Encoder},
   };

@@ -129,7 +129,8 @@ TEST_CASE("every decode step's logits equal a full recomputation, on 1 and 2 thr
             REQUIRE(a.rows() == H);
             REQUIRE(a.cols() == n);
             for (int h = 0; h < H; ++h) {
-              worst_attn = std::max(worst_attn, MaxAbsDiff(a.row(h).data(), t.attn.row(std::ptrdiff_t(h) * n + n - 1).data(), n));
+              worst_attn = std::max(worst_attn,
+                                    MaxAbsDiff(a.row(h).data(), t.attn.row(std::ptrdiff_t(h) * n + n - 1).data(), n));
               CHECK(a.row(h).sum() == Approx(1.0).margin(1e-5));
             }
           }
@@ -144,8 +145,8 @@ TEST_CASE("every decode step's logits equal a full recomputation, on 1 and 2 thr
         CHECK(worst_logit == 0);
         CHECK(worst_kv == 0);
         CHECK(worst_attn == 0);
-        CHECK(dec.cache().Bytes() == std::int64_t(2) * m.cfg.num_layers * m.cfg.layer.kv_heads() *
-                                         m.cfg.layer.head_dim() * max_seq * 4);
+        CHECK(dec.cache().Bytes() ==
+              std::int64_t(2) * m.cfg.num_layers * m.cfg.layer.kv_heads() * m.cfg.layer.head_dim() * max_seq * 4);
       }
     }
 }

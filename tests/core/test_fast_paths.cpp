@@ -20,8 +20,7 @@ namespace {
 using fixtures::RandomInputs;
 using fixtures::RandomMat;
 
-void CheckOracle(const mha::Config& cfg, const mha::Weights& w, const mha::Inputs& in,
-                 const mha::Trace& t) {
+void CheckOracle(const mha::Config& cfg, const mha::Weights& w, const mha::Inputs& in, const mha::Trace& t) {
   const oracle::Result o = oracle::Mha(cfg, w, in);
   using testutil::Flatten;
   using testutil::Flatten3;
@@ -68,13 +67,13 @@ struct Shape {
 
 TEST_CASE("long inputs, partial panels, GQA and cross-attention match the oracle", "[oracle][fast]") {
   const Shape shapes[] = {
-      {70, 70, 64, 4, 4, false, mha::Mask::None, mha::Norm::Post},       // 3 row blocks, head_dim 16
-      {97, 97, 128, 2, 2, false, mha::Mask::Causal, mha::Norm::Pre},     // head_dim 64: V read in place
-      {130, 130, 48, 4, 2, false, mha::Mask::Causal, mha::Norm::None},   // head_dim 12, GQA
-      {40, 100, 96, 8, 1, true, mha::Mask::None, mha::Norm::Post},       // cross, multi-query
-      {256, 256, 64, 16, 16, false, mha::Mask::None, mha::Norm::Post},   // >8 MB trace: streamed stores
-      {256, 256, 64, 16, 4, false, mha::Mask::Causal, mha::Norm::Pre},   // streamed + causal + GQA
-      {33, 33, 1024, 16, 16, false, mha::Mask::None, mha::Norm::Post},   // wide model, few tokens
+      {70, 70, 64, 4, 4, false, mha::Mask::None, mha::Norm::Post},      // 3 row blocks, head_dim 16
+      {97, 97, 128, 2, 2, false, mha::Mask::Causal, mha::Norm::Pre},    // head_dim 64: V read in place
+      {130, 130, 48, 4, 2, false, mha::Mask::Causal, mha::Norm::None},  // head_dim 12, GQA
+      {40, 100, 96, 8, 1, true, mha::Mask::None, mha::Norm::Post},      // cross, multi-query
+      {256, 256, 64, 16, 16, false, mha::Mask::None, mha::Norm::Post},  // >8 MB trace: streamed stores
+      {256, 256, 64, 16, 4, false, mha::Mask::Causal, mha::Norm::Pre},  // streamed + causal + GQA
+      {33, 33, 1024, 16, 16, false, mha::Mask::None, mha::Norm::Post},  // wide model, few tokens
   };
   std::mt19937 rng(99);
   for (const Shape& s : shapes) {
@@ -84,9 +83,8 @@ TEST_CASE("long inputs, partial panels, GQA and cross-attention match the oracle
     auto w = std::make_shared<mha::Weights>(mha::InitWeights(cfg));
     w->ln_gamma = mha::RowVec::Random(s.d).array() + 1.0f;
     w->ln_beta = mha::RowVec::Random(s.d) * 0.5f;
-    INFO("seq " << s.seq << " seq_kv " << s.seq_kv << " d_model " << s.d << " heads " << s.heads
-                << " kv " << s.kv_heads << " mask " << mha::ToString(s.mask) << " norm "
-                << mha::ToString(s.norm));
+    INFO("seq " << s.seq << " seq_kv " << s.seq_kv << " d_model " << s.d << " heads " << s.heads << " kv " << s.kv_heads
+                << " mask " << mha::ToString(s.mask) << " norm " << mha::ToString(s.norm));
     mha::Trace t;
     mha::Forward(cfg, w, in, t);
     CheckOracle(cfg, *w, in, t);
@@ -96,8 +94,7 @@ TEST_CASE("long inputs, partial panels, GQA and cross-attention match the oracle
   }
 }
 
-TEST_CASE("a reused Trace gives exactly what a fresh one gives, across weights, inputs and shapes",
-          "[fast]") {
+TEST_CASE("a reused Trace gives exactly what a fresh one gives, across weights, inputs and shapes", "[fast]") {
   std::mt19937 rng(5);
   mha::Config a;
   a.d_model = 64;
@@ -178,10 +175,16 @@ TEST_CASE("ForwardBatch gives each sequence exactly what Forward gives it alone"
         INFO("for_backward, pass " << pass);
         mha::ForwardBatch(cfg, w, all, k.batch, lean, /*for_backward=*/true);
         const bool post = k.norm == mha::Norm::Post;
-        for (const auto& [kept, full] : {std::pair{&lean.x_ln, &batch.x_ln}, {&lean.q, &batch.q}, {&lean.k, &batch.k},
-                                         {&lean.v, &batch.v}, {&lean.attn, &batch.attn}, {&lean.concat, &batch.concat},
-                                         {&lean.out, &batch.out}, {&lean.ffn_ln, &batch.ffn_ln},
-                                         {&lean.ffn_hidden, &batch.ffn_hidden}, {&lean.block_out, &batch.block_out}})
+        for (const auto& [kept, full] : {std::pair{&lean.x_ln, &batch.x_ln},
+                                         {&lean.q, &batch.q},
+                                         {&lean.k, &batch.k},
+                                         {&lean.v, &batch.v},
+                                         {&lean.attn, &batch.attn},
+                                         {&lean.concat, &batch.concat},
+                                         {&lean.out, &batch.out},
+                                         {&lean.ffn_ln, &batch.ffn_ln},
+                                         {&lean.ffn_hidden, &batch.ffn_hidden},
+                                         {&lean.block_out, &batch.block_out}})
           CHECK(SameBits(*kept, *full));
         CHECK((lean.scores.size() == 0 && lean.context.size() == 0 && lean.attn_out.size() == 0));
         CHECK(lean.ffn_out.size() == 0);
@@ -295,7 +298,7 @@ TEST_CASE("LayerNormRows matches a double-precision reference", "[layernorm]") {
   std::mt19937 rng(12);
   for (int d : {1, 7, 8, 9, 64, 100}) {
     mha::Mat x = RandomMat(rng, 21, d) * 100.0f;  // rows in groups of 8 and alone
-    x.array() += 1e4f;  // a large mean: a one-pass variance would cancel badly
+    x.array() += 1e4f;                            // a large mean: a one-pass variance would cancel badly
     mha::RowVec g = mha::RowVec::Random(d), b = mha::RowVec::Random(d);
     mha::Mat y;
     mha::LayerNormRows(x, g, b, 1e-5f, y);
@@ -336,7 +339,8 @@ TEST_CASE("softmax rows of one vector of keys, several at once, have the bits of
         for (float& v : s) v = z(rng);
         const int a_end = causal ? std::min(n, visible0 + m - 1) : n;
         std::vector<float> a1(m * ld, 7.0f), a2(m * ld, 7.0f), so1(m * n), so2(m * n), ao1(m * n), ao2(m * n);
-        mha::detail::AttentionRowsNarrow(s.data(), ld, m, n, causal, visible0, a1.data(), a_end, so1.data(), ao1.data());
+        mha::detail::AttentionRowsNarrow(s.data(), ld, m, n, causal, visible0, a1.data(), a_end, so1.data(),
+                                         ao1.data());
         for (int i = 0; i < m; ++i) {
           const int visible = causal ? std::min(n, visible0 + i) : n;
           mha::detail::AttentionRow<false>(s.data() + i * ld, visible, n, a2.data() + i * ld, a_end, so2.data() + i * n,
@@ -351,8 +355,7 @@ TEST_CASE("softmax rows of one vector of keys, several at once, have the bits of
   }
 }
 
-TEST_CASE("editing one token or one setting recomputes exactly what a fresh pass computes",
-          "[fast][reuse]") {
+TEST_CASE("editing one token or one setting recomputes exactly what a fresh pass computes", "[fast][reuse]") {
   // A reused Trace projects only the rows whose input changed: the result must be
   // bit-identical to a fresh trace, for every kind of edit.
   std::mt19937 rng(23);
@@ -382,10 +385,10 @@ TEST_CASE("editing one token or one setting recomputes exactly what a fresh pass
     std::normal_distribution<float> n(0.0f, 1.0f);
     for (int edit = 0; edit < 6; ++edit) {
       INFO("norm " << mha::ToString(s.norm) << " cross " << s.cross << " edit " << edit);
-      if (edit == 0) in.x.row(s.seq - 1).setRandom();               // the last word typed
-      if (edit == 1) in.x.row(0).setRandom();                       // the first
-      if (edit == 2) in.x.middleRows(1, 2).setRandom();             // two in a row
-      if (edit == 3) cfg.temperature = 0.7f;                        // a slider: no row changes
+      if (edit == 0) in.x.row(s.seq - 1).setRandom();                     // the last word typed
+      if (edit == 1) in.x.row(0).setRandom();                             // the first
+      if (edit == 2) in.x.middleRows(1, 2).setRandom();                   // two in a row
+      if (edit == 3) cfg.temperature = 0.7f;                              // a slider: no row changes
       if (edit == 4 && s.cross) in.memory.row(s.seq_kv / 2).setRandom();  // one memory word
       if (edit == 5) cfg.threads = 1;
       mha::Forward(cfg, w, in, t);
@@ -393,7 +396,11 @@ TEST_CASE("editing one token or one setting recomputes exactly what a fresh pass
     }
     // The sublayer alone on the same trace, then the full layer again.
     mha::ForwardAttention(cfg, w, in, t);
-    CheckSameTrace(t, [&] { mha::Trace f; mha::ForwardAttention(cfg, w, in, f); return f; }());
+    CheckSameTrace(t, [&] {
+      mha::Trace f;
+      mha::ForwardAttention(cfg, w, in, f);
+      return f;
+    }());
     in.x.row(1).setRandom();
     mha::Forward(cfg, w, in, t);
     CheckSameTrace(t, mha::Forward(cfg, w, in));

@@ -37,12 +37,12 @@ MaxDiff Largest(const mha::Mat& a, const mha::Mat& b, bool relative = false) {
   return d;
 }
 
-#define CHECK_CLOSE_AS(name, a, b, tol, relative)                                                         \
-  do {                                                                                                    \
-    const MaxDiff d_ = Largest(a, b, relative);                                                           \
-    INFO(name << ": largest difference " << d_.value << " at (" << d_.row << ", " << d_.col << "): "     \
-              << (a)(d_.row, d_.col) << " vs " << (b)(d_.row, d_.col) << ", tolerance " << (tol));        \
-    CHECK(d_.value <= (tol));                                                                             \
+#define CHECK_CLOSE_AS(name, a, b, tol, relative)                                                           \
+  do {                                                                                                      \
+    const MaxDiff d_ = Largest(a, b, relative);                                                             \
+    INFO(name << ": largest difference " << d_.value << " at (" << d_.row << ", " << d_.col                 \
+              << "): " << (a)(d_.row, d_.col) << " vs " << (b)(d_.row, d_.col) << ", tolerance " << (tol)); \
+    CHECK(d_.value <= (tol));                                                                               \
   } while (0)
 #define CHECK_CLOSE(name, a, b, tol) CHECK_CLOSE_AS(name, a, b, tol, false)
 // Within tol, or tol relative where |b| > 1: two float32 computations of the same sum in
@@ -301,7 +301,7 @@ TEST_CASE("FlashTiles: halfway, finished rows are final and unfinished ones hold
   mha::Config cfg = fixtures::Layer(32, 2, 0, mha::Mask::None, mha::Norm::Post);
   const mha::Inputs in = fixtures::RandomInputs(rng, 12, 12, 32, false);
   const mha::Trace t = mha::Forward(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)), in);
-  mha::FlashTiles it(t, 1, 4, 5);  // 3 row blocks x 3 key blocks
+  mha::FlashTiles it(t, 1, 4, 5);         // 3 row blocks x 3 key blocks
   for (int i = 0; i < 4; ++i) it.Next();  // block 0 done, block 1 has seen keys 0..4
   CHECK(it.RowFinished(3));
   CHECK_FALSE(it.RowFinished(4));

@@ -88,10 +88,10 @@ TEST_CASE("GELU and GELU' match a double reference across every float's magnitud
     const float x = FromBits(static_cast<std::uint32_t>(b));
     if (std::isfinite(x)) xs.push_back(x);
   }
-  for (float x : {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
-                  std::numeric_limits<float>::min(), -std::numeric_limits<float>::min(), 1e-30f, -1e-30f, 14.9f,
-                  -14.9f, 15.0f, -15.0f, 15.1f, -15.1f, 1e30f, -1e30f, std::numeric_limits<float>::max(),
-                  -std::numeric_limits<float>::max()})
+  for (float x :
+       {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+        std::numeric_limits<float>::min(), -std::numeric_limits<float>::min(), 1e-30f, -1e-30f, 14.9f, -14.9f, 15.0f,
+        -15.0f, 15.1f, -15.1f, 1e30f, -1e30f, std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()})
     xs.push_back(x);
   CheckWithin(Check(xs));
 }

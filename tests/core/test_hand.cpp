@@ -11,8 +11,7 @@ TEST_CASE("hand calculation: x = [1, 2], two heads with d_k = 1, gives concat [1
   auto w = std::make_shared<mha::Weights>();
   // Head 1 projects with [0.5, 0.5]^T, head 2 with [0.3, 0.3]^T: columns of W.
   mha::Mat W(2, 2);
-  W << 0.5f, 0.3f,
-       0.5f, 0.3f;
+  W << 0.5f, 0.3f, 0.5f, 0.3f;
   w->W_q = w->W_k = w->W_v = W;
   w->W_o = mha::Mat::Identity(2, 2);
   w->b_q = w->b_k = w->b_v = w->b_o = mha::RowVec::Zero(2);

@@ -40,8 +40,9 @@ TEST_CASE("weights beyond the value limit or non-finite are refused with their p
   const mha::Config cfg = Small();
   mha::Weights w = mha::InitWeights(cfg);
   w.W_k(3, 5) = 1.5e5f;
-  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }),
-             Catch::Contains("Weight W_k holds 150000 at row 3, column 5") && Catch::Contains("Scale the weights down"));
+  CHECK_THAT(
+      ErrorOf([&] { mha::CheckWeights(w, cfg); }),
+      Catch::Contains("Weight W_k holds 150000 at row 3, column 5") && Catch::Contains("Scale the weights down"));
   w.W_k(3, 5) = mha::Limits::kMaxAbsValue;  // the limit itself is fine
   CHECK_NOTHROW(mha::CheckWeights(w, cfg));
   w.b_v[6] = std::numeric_limits<float>::quiet_NaN();
@@ -49,7 +50,8 @@ TEST_CASE("weights beyond the value limit or non-finite are refused with their p
              Catch::Contains("Weight b_v contains NaN or Inf values (nan at index 6)") && Catch::Contains("finite"));
   w.b_v[6] = 0;
   w.ln_beta[0] = -std::numeric_limits<float>::infinity();
-  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }), Catch::Contains("Weight ln_beta contains NaN or Inf values (-inf at index 0)"));
+  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }),
+             Catch::Contains("Weight ln_beta contains NaN or Inf values (-inf at index 0)"));
 }
 
 TEST_CASE("inputs beyond the value limit or non-finite are refused", "[limits][regression]") {
@@ -72,6 +74,7 @@ TEST_CASE("FFN weights beyond the value limit are refused", "[limits][regression
   cfg.block = mha::Block::Encoder;
   mha::Weights w = mha::InitWeights(cfg);
   w.ffn_W1(0, 0) = 1e30f;
-  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }),
-             Catch::Contains("ffn_W1") && Catch::Contains("row 0, column 0") && Catch::Contains("limit of |value| <= 100000"));
+  CHECK_THAT(ErrorOf([&] { mha::CheckWeights(w, cfg); }), Catch::Contains("ffn_W1") &&
+                                                              Catch::Contains("row 0, column 0") &&
+                                                              Catch::Contains("limit of |value| <= 100000"));
 }

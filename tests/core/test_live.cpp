@@ -21,8 +21,8 @@ using mha::LiveChoice;
 using mha::Mat;
 using mha::Trace;
 
-const std::vector<std::string> kWords = {"the", "cat", "sat", "on", "a", "mat", "고양이가", "쥐를", "잡았다", ".",
-                                         "dog", "ran", "!", "birds", "sing"};
+const std::vector<std::string> kWords = {"the",    "cat", "sat", "on",  "a", "mat",   "고양이가", "쥐를",
+                                         "잡았다", ".",   "dog", "ran", "!", "birds", "sing"};
 
 // Every tensor (inputs, weights, intermediates), the shape-flow table and the
 // configuration equal, bit for bit.
@@ -48,8 +48,8 @@ void RequireSameTrace(const Trace& a, const Trace& b) {
 // The plain pipeline: fresh inputs, fresh weights, a fresh trace.
 Trace Plain(const Config& cfg, const std::string& sentence, const std::string& memory) {
   Trace t;
-  mha::Forward(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)),
-               mha::MakeInputs(sentence, memory, cfg), t);
+  mha::Forward(cfg, std::make_shared<const mha::Weights>(mha::InitWeights(cfg)), mha::MakeInputs(sentence, memory, cfg),
+               t);
   return t;
 }
 
@@ -102,7 +102,8 @@ TEST_CASE("Live after a random walk of changes equals the plain pipeline, bit fo
       case 2:
         if (words.size() > 1) words.pop_back();
         break;
-      case 3: case 4: {  // the num_heads slider (kv heads follow)
+      case 3:
+      case 4: {  // the num_heads slider (kv heads follow)
         const auto valid = mha::ValidHeadCounts(cfg.d_model);
         cfg.num_heads = valid[pick(static_cast<int>(valid.size()))];
         cfg.num_kv_heads = 0;
@@ -118,7 +119,10 @@ TEST_CASE("Live after a random walk of changes equals the plain pipeline, bit fo
       case 6: cfg.temperature = 0.5f + 0.25f * pick(5); break;
       case 7: cfg.mask = cfg.mask == mha::Mask::None ? mha::Mask::Causal : mha::Mask::None; break;
       case 8: cfg.norm = static_cast<mha::Norm>(pick(3)); break;
-      case 9: cfg.scale = !cfg.scale; cfg.positional_encoding = pick(2) == 0; break;
+      case 9:
+        cfg.scale = !cfg.scale;
+        cfg.positional_encoding = pick(2) == 0;
+        break;
       case 10: {  // the d_model slider, keeping num_heads valid
         const int ds[] = {32, 48, 64, 96};
         cfg.d_model = ds[pick(4)];
@@ -150,8 +154,8 @@ TEST_CASE("Live after a random walk of changes equals the plain pipeline, bit fo
     std::string notice;
     live.Recompute(c, t, &mean, &notice);
     if (cfg.num_heads != prev_heads && cfg.d_model == prev_d) ++resplits;
-    INFO("step " << step << ": d_model " << cfg.d_model << ", heads " << cfg.num_heads << ", kv "
-                 << cfg.kv_heads() << ", sentence '" << sentence << "', memory '" << memory << "'");
+    INFO("step " << step << ": d_model " << cfg.d_model << ", heads " << cfg.num_heads << ", kv " << cfg.kv_heads()
+                 << ", sentence '" << sentence << "', memory '" << memory << "'");
     const Trace plain = Plain(cfg, sentence, memory);
     RequireSameTrace(t, plain);
     REQUIRE(mean == Mean(plain));

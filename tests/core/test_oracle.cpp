@@ -33,8 +33,8 @@ void CheckAgainstOracle(const Case& c, std::mt19937& rng) {
   const oracle::Result o = oracle::Mha(c.cfg, *w, in);
   using testutil::Flatten;
   using testutil::Flatten3;
-  INFO("d_model " << c.cfg.d_model << " heads " << c.cfg.num_heads << " kv " << c.cfg.kv_heads() << " seq "
-                  << c.seq << " seq_kv " << t.seq_kv << " mask " << mha::ToString(c.cfg.mask) << " norm "
+  INFO("d_model " << c.cfg.d_model << " heads " << c.cfg.num_heads << " kv " << c.cfg.kv_heads() << " seq " << c.seq
+                  << " seq_kv " << t.seq_kv << " mask " << mha::ToString(c.cfg.mask) << " norm "
                   << mha::ToString(c.cfg.norm) << " scale " << c.cfg.scale << " cross " << c.cross);
   const double a = 2e-5, r = 2e-5;
   CHECK_CLOSE("q", t.q.data(), Flatten3(o.q), a, r);

@@ -78,8 +78,7 @@ TEST_CASE("without positional encoding, permuting the tokens permutes the output
       INFO("row " << i << " <- " << perm[i] << " norm " << mha::ToString(norm));
       CHECK((b.out.row(i) - a.out.row(perm[i])).cwiseAbs().maxCoeff() < 1e-5f);
       for (int h = 0; h < c.num_heads; ++h)
-        for (int j = 0; j < 8; ++j)
-          CHECK(b.AttnHead(h)(i, j) == Approx(a.AttnHead(h)(perm[i], perm[j])).margin(1e-6));
+        for (int j = 0; j < 8; ++j) CHECK(b.AttnHead(h)(i, j) == Approx(a.AttnHead(h)(perm[i], perm[j])).margin(1e-6));
     }
   }
 }
@@ -115,8 +114,10 @@ TEST_CASE("the concatenated heads equal each head run alone", "[property]") {
   const auto t2 = mha::Forward(c, w2, in);
   for (int h = 0; h < c.num_heads; ++h) {
     const float diff = (t2.concat.middleCols(h * hd, hd) - t.concat.middleCols(h * hd, hd)).cwiseAbs().maxCoeff();
-    if (h == 2) CHECK(diff > 1e-3f);
-    else CHECK(diff == 0.0f);
+    if (h == 2)
+      CHECK(diff > 1e-3f);
+    else
+      CHECK(diff == 0.0f);
   }
 }
 

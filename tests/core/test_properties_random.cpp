@@ -69,8 +69,8 @@ void CheckTrace(const RandomCase& c, const mha::Trace& t) {
   const int s = static_cast<int>(c.in.x.rows());
   const int skv = c.in.cross() ? static_cast<int>(c.in.memory.rows()) : s;
   INFO("d_model " << d << " heads " << H << " kv " << G << " seq " << s << " seq_kv " << skv << " mask "
-                  << mha::ToString(cfg.mask) << " norm " << mha::ToString(cfg.norm) << " scale " << cfg.scale
-                  << " T " << cfg.temperature << " |x| " << c.in.x.cwiseAbs().maxCoeff());
+                  << mha::ToString(cfg.mask) << " norm " << mha::ToString(cfg.norm) << " scale " << cfg.scale << " T "
+                  << cfg.temperature << " |x| " << c.in.x.cwiseAbs().maxCoeff());
   REQUIRE(t.seq == s);
   REQUIRE(t.seq_kv == skv);
   // Shapes of the stored matrices: (1, H, S, D) tensors are (H*S, D).
@@ -80,8 +80,7 @@ void CheckTrace(const RandomCase& c, const mha::Trace& t) {
   CHECK((t.scores.rows() == H * s && t.scores.cols() == skv));
   CHECK((t.attn.rows() == H * s && t.attn.cols() == skv));
   CHECK((t.context.rows() == H * s && t.context.cols() == hd));
-  for (const mha::Mat* m : {&t.concat, &t.attn_out, &t.residual, &t.out})
-    CHECK((m->rows() == s && m->cols() == d));
+  for (const mha::Mat* m : {&t.concat, &t.attn_out, &t.residual, &t.out}) CHECK((m->rows() == s && m->cols() == d));
   // Every named tensor's shape covers exactly its data; each shape-flow row's shape
   // holds as many numbers as the tensor it names.
   const auto views = mha::Tensors(t);
@@ -167,8 +166,8 @@ TEST_CASE("random configurations: shapes, finiteness, rows summing to 1", "[prop
 
 TEST_CASE("random sentences through the tokenizer and embedding", "[properties]") {
   std::mt19937 rng(7);
-  const std::vector<std::string> words = {"the", "cat", "sat", "고양이가", "쥐를", "잡았다", ",", "!", "…",
-                                          "\xff", "mat.", "「안녕」", "😀", "a\xe3\x81"};
+  const std::vector<std::string> words = {"the", "cat", "sat",  "고양이가", "쥐를",     "잡았다", ",",
+                                          "!",   "…",   "\xff", "mat.",     "「안녕」", "😀",      "a\xe3\x81"};
   for (int i = 0; i < 100; ++i) {
     std::string sentence;
     const int n = std::uniform_int_distribution<int>(1, 20)(rng);

@@ -85,9 +85,9 @@ TEST_CASE("encoder block matches the naive oracle over random configurations, bo
         w->ln2_beta = RandomVec(rng, c.d_model, 0.0f, 0.3f);
         const mha::Trace t = mha::Forward(c, w, in);
         const oracle::Result o = oracle::Mha(c, *w, in);
-        INFO("d_model " << c.d_model << " heads " << c.num_heads << " kv " << c.kv_heads() << " d_ff "
-                        << c.ffn_dim() << " norm " << mha::ToString(c.norm) << " act "
-                        << mha::ToString(c.activation) << " seq " << seq << " cross " << cross);
+        INFO("d_model " << c.d_model << " heads " << c.num_heads << " kv " << c.kv_heads() << " d_ff " << c.ffn_dim()
+                        << " norm " << mha::ToString(c.norm) << " act " << mha::ToString(c.activation) << " seq " << seq
+                        << " cross " << cross);
         REQUIRE(t.ffn_hidden.rows() == seq);
         REQUIRE(t.ffn_hidden.cols() == c.ffn_dim());
         REQUIRE(t.block_out.rows() == seq);
@@ -242,8 +242,8 @@ TEST_CASE("export: encoder tensors are present with their shapes, and the flow's
       // Learned numbers: every exported weight tensor, counted by element, must equal
       // the shape-flow table's total (LayerNorm parameters only count when used).
       std::int64_t exported = 0;
-      static const std::set<std::string> kAlways = {"W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o",
-                                                   "ffn_W1", "ffn_b1", "ffn_W2", "ffn_b2"};
+      static const std::set<std::string> kAlways = {"W_q", "b_q", "W_k",    "b_k",    "W_v",    "b_v",
+                                                    "W_o", "b_o", "ffn_W1", "ffn_b1", "ffn_W2", "ffn_b2"};
       for (const auto& [name, v] : m) {
         const bool ln = name == "ln_gamma" || name == "ln_beta" || name == "ln2_gamma" || name == "ln2_beta";
         if (kAlways.count(name) || (ln && norm != mha::Norm::None)) exported += v.size();

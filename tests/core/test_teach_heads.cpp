@@ -24,7 +24,10 @@ std::vector<float> RandomDistribution(std::mt19937& rng, int n, bool sparse) {
   std::vector<float> p(n);
   float s = 0;
   for (auto& x : p) s += (x = (sparse && u(rng) < 0.5f) ? 0.0f : u(rng));
-  if (s == 0) { p[0] = 1; s = 1; }
+  if (s == 0) {
+    p[0] = 1;
+    s = 1;
+  }
   for (auto& x : p) x /= s;
   return p;
 }
@@ -117,7 +120,7 @@ TEST_CASE("a real forward pass with a self head and a previous-token head is lab
   auto w = std::make_shared<mha::Weights>();
   w->W_q = mha::Mat::Identity(d, d) * c;
   w->W_k = mha::Mat::Zero(d, d);
-  for (int a = 0; a < hd; ++a) w->W_k(a, a) = c;                     // head 0: k_j = c e_j
+  for (int a = 0; a < hd; ++a) w->W_k(a, a) = c;                    // head 0: k_j = c e_j
   for (int j = 0; j + 1 < hd; ++j) w->W_k(hd + j, hd + j + 1) = c;  // head 1: k_j = c e_{j+1}
   w->W_v = w->W_o = mha::Mat::Identity(d, d);
   w->b_q = w->b_k = w->b_v = w->b_o = mha::RowVec::Zero(d);
@@ -148,8 +151,7 @@ TEST_CASE("a real forward pass with a self head and a previous-token head is lab
   CHECK(js(0, 1) <= std::log(2.0));
 }
 
-TEST_CASE("Jensen-Shannon divergence: zero on itself, symmetric, bounded by ln 2, a known value",
-          "[teach][heads]") {
+TEST_CASE("Jensen-Shannon divergence: zero on itself, symmetric, bounded by ln 2, a known value", "[teach][heads]") {
   std::mt19937 rng(11);
   for (int rep = 0; rep < 500; ++rep) {
     const int n = 1 + static_cast<int>(rng() % 12);
@@ -163,7 +165,8 @@ TEST_CASE("Jensen-Shannon divergence: zero on itself, symmetric, bounded by ln 2
   }
   const float a[] = {1, 0}, b[] = {0.5f, 0.5f}, c[] = {0, 1};
   // m = (0.75, 0.25): (ln(1/0.75) + 0.5 ln(0.5/0.75) + 0.5 ln(0.5/0.25)) / 2
-  CHECK(mha::JensenShannon(a, b, 2) == Approx(0.5 * (std::log(4.0 / 3) + 0.5 * std::log(2.0 / 3) + 0.5 * std::log(2.0))));
+  CHECK(mha::JensenShannon(a, b, 2) ==
+        Approx(0.5 * (std::log(4.0 / 3) + 0.5 * std::log(2.0 / 3) + 0.5 * std::log(2.0))));
   CHECK(mha::JensenShannon(a, c, 2) == Approx(std::log(2.0)).epsilon(1e-12));  // disjoint
   const float z[] = {0, 0};
   CHECK(mha::JensenShannon(z, z, 2) == 0.0);
@@ -190,7 +193,8 @@ TEST_CASE("HeadDivergence over a random trace: zero diagonal, symmetric, bounded
       CHECK(js(a, b) >= 0.0);
       CHECK(js(a, b) <= std::log(2.0));
       double mean = 0;
-      for (int i = 0; i < t.seq; ++i) mean += mha::JensenShannon(&t.attn(a * t.seq + i, 0), &t.attn(b * t.seq + i, 0), t.seq_kv);
+      for (int i = 0; i < t.seq; ++i)
+        mean += mha::JensenShannon(&t.attn(a * t.seq + i, 0), &t.attn(b * t.seq + i, 0), t.seq_kv);
       CHECK(js(a, b) == Approx(mean / t.seq).epsilon(1e-12));
       if (a != b) CHECK(js(a, b) > 0.0);  // different W_Q columns: different maps
     }
@@ -207,9 +211,9 @@ TEST_CASE("HeadDivergence over a random trace: zero diagonal, symmetric, bounded
 }
 
 TEST_CASE("The positional-heads example: previous, self, first and next token, each sharp", "[teach][heads]") {
-  for (const std::string& sentence : {std::string("the cat sat on the mat and the dog ran to the door"),
-                                     std::string("고양이가 쥐를 잡았다"),
-                                     std::string("a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j")}) {
+  for (const std::string& sentence :
+       {std::string("the cat sat on the mat and the dog ran to the door"), std::string("고양이가 쥐를 잡았다"),
+        std::string("a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j")}) {
     std::vector<std::string> tokens;
     for (const auto& tok : mha::Tokenize(sentence, mha::Limits::kMaxTokens).tokens) tokens.push_back(tok.text);
     mha::LessonExample ex = mha::MakePositionalHeadsExample(tokens);

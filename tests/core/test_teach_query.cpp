@@ -58,9 +58,9 @@ TEST_CASE("ExplainQuery: every step agrees with the trace, and the sum is its co
     const int hd = c.head_dim();
     for (int h = 0; h < c.num_heads; ++h) {
       for (int i = 0; i < t.seq; ++i) {
-        INFO("rep " << rep << " head " << h << " query " << i << " d_model " << c.d_model << " heads "
-                    << c.num_heads << " kv " << c.kv_heads() << " mask " << mha::ToString(c.mask) << " cross "
-                    << t.in.cross() << " scale " << c.scale << " T " << c.temperature);
+        INFO("rep " << rep << " head " << h << " query " << i << " d_model " << c.d_model << " heads " << c.num_heads
+                    << " kv " << c.kv_heads() << " mask " << mha::ToString(c.mask) << " cross " << t.in.cross()
+                    << " scale " << c.scale << " T " << c.temperature);
         const mha::QueryExplanation e = mha::ExplainQuery(t, h, i);
         ++explained;
         const Eigen::Index qrow = static_cast<Eigen::Index>(h) * t.seq + i;
@@ -239,8 +239,7 @@ TEST_CASE("ComputeHeadAttention with the trace's own settings reproduces scores 
   }
 }
 
-TEST_CASE("without sqrt(d_k) the scores spread sqrt(d_k) times wider and the softmax saturates",
-          "[teach][scaling]") {
+TEST_CASE("without sqrt(d_k) the scores spread sqrt(d_k) times wider and the softmax saturates", "[teach][scaling]") {
   // The lesson's scale: d_model 512, 8 heads, d_k = 64, a real sentence.
   mha::Config c;
   std::string notice;

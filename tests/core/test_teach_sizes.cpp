@@ -40,8 +40,7 @@ TEST_CASE("head count table: one row per divisor, same parameters for every num_
     c.num_heads = r.num_heads;
     std::int64_t flops = 0;
     for (const auto& f : mha::ShapeFlow(c, seq, seq))
-      if (f.id != mha::StepId::Input && f.id != mha::StepId::PreNorm && f.id != mha::StepId::Residual)
-        flops += f.flops;
+      if (f.id != mha::StepId::Input && f.id != mha::StepId::PreNorm && f.id != mha::StepId::Residual) flops += f.flops;
     CHECK(r.flops == flops);
     min_flops = std::min(min_flops, r.flops);
     max_flops = std::max(max_flops, r.flops);
@@ -58,8 +57,7 @@ TEST_CASE("head count table: one row per divisor, same parameters for every num_
   CHECK(h12 == std::vector<int>{1, 2, 3, 4, 6, 12});
 }
 
-TEST_CASE("head count table with GQA: the rows it divides get the grouped variant and its savings",
-          "[teach][sizes]") {
+TEST_CASE("head count table with GQA: the rows it divides get the grouped variant and its savings", "[teach][sizes]") {
   mha::Config cfg;
   cfg.num_kv_heads = 2;
   const int seq = 7, seq_kv = 9;
@@ -159,7 +157,7 @@ TEST_CASE("lesson example: X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], two heads on 
   //   head 2: q = k = v = [3,4], [7,8], [11,12]
   CHECK(t.q(0, 0) == 1);
   CHECK(t.q(0, 1) == 2);
-  CHECK(t.k(2, 1) == 10);   // head 1, word3
+  CHECK(t.k(2, 1) == 10);     // head 1, word3
   CHECK(t.v(3 + 0, 0) == 3);  // head 2, word1
   // Head 1, query word1: q.k = 1*1 + 2*2 = 5, 1*5 + 2*6 = 17, 1*9 + 2*10 = 29;
   // divided by sqrt(d_k) = sqrt(2): 3.5355, 12.0208, 20.5061.

@@ -16,8 +16,7 @@ TEST_CASE("Hangul words (eojeol) stay whole", "[tokenizer]") {
 }
 
 TEST_CASE("whitespace splits and each punctuation mark is its own token", "[tokenizer]") {
-  CHECK(Words("The cat sat on the mat.") ==
-        std::vector<std::string>{"The", "cat", "sat", "on", "the", "mat", "."});
+  CHECK(Words("The cat sat on the mat.") == std::vector<std::string>{"The", "cat", "sat", "on", "the", "mat", "."});
   CHECK(Words("  Hello,\tworld!!\n") == std::vector<std::string>{"Hello", ",", "world", "!", "!"});
   CHECK(Words("don't") == std::vector<std::string>{"don", "'", "t"});
   CHECK(Words("“quoted”…") == std::vector<std::string>{"“", "quoted", "”", "…"});
@@ -39,7 +38,9 @@ TEST_CASE("invalid UTF-8 is replaced by U+FFFD and counted, never crashes", "[to
   const auto t = mha::Tokenize(bad, 100);
   // "ab?c", "??" (truncated 3-byte sequence), "??" (overlong), "ok", "???" (surrogate)
   REQUIRE(t.tokens.size() == 5);
-  CHECK(t.tokens[0].text == "ab\xEF\xBF\xBD" "c");
+  CHECK(t.tokens[0].text ==
+        "ab\xEF\xBF\xBD"
+        "c");
   CHECK(t.tokens[1].text == "\xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(t.tokens[3].text == "ok");
   CHECK(t.invalid_bytes == 1 + 2 + 2 + 3);

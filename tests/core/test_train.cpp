@@ -82,8 +82,8 @@ Batch TinyBatch(const ModelConfig& mc, int batch, int seq, std::uint64_t seed) {
 const Case kCases[] = {
     {"post-LN attention, 1 layer", 1, 8, 2, 0, Norm::Post, Block::Attention, Activation::Relu, Mask::None,
      Positional::Sinusoidal, 1},
-    {"pre-LN, causal, learned PE, 2 targets", 2, 8, 2, 0, Norm::Pre, Block::Attention, Activation::Relu,
-     Mask::Causal, Positional::Learned, 2},
+    {"pre-LN, causal, learned PE, 2 targets", 2, 8, 2, 0, Norm::Pre, Block::Attention, Activation::Relu, Mask::Causal,
+     Positional::Learned, 2},
     {"no norm, GQA 4 heads on 2 K/V heads", 1, 8, 4, 2, Norm::None, Block::Attention, Activation::Relu, Mask::Causal,
      Positional::None, 1},
     {"post-LN encoder block, ReLU, MQA", 2, 8, 2, 1, Norm::Post, Block::Encoder, Activation::Relu, Mask::None,
@@ -139,8 +139,17 @@ TEST_CASE("a training step is bit-identical on 1, 2, 3 and 6 threads", "[train][
   // FFN, the biases, the embeddings, 2 targets); 72 sequences of 16: 1152 rows, several
   // row blocks of every batched GEMM. 3 and 6 threads cut the column sums into other
   // stripes than 1 and 2 do (d_model 64 is four vectors or fewer, d_ff 96 six or fewer).
-  const Case c{"pre-LN encoder block, GELU, GQA", 2, 64, 4, 2, Norm::Pre, Block::Encoder, Activation::Gelu,
-               Mask::Causal, Positional::Learned, 2};
+  const Case c{"pre-LN encoder block, GELU, GQA",
+               2,
+               64,
+               4,
+               2,
+               Norm::Pre,
+               Block::Encoder,
+               Activation::Gelu,
+               Mask::Causal,
+               Positional::Learned,
+               2};
   Model m1 = TinyModel(c, 5, 16, 96);
   const Batch b = TinyBatch(m1.cfg, 72, 16, 2);
   Model g1 = ZerosLike(m1);
@@ -200,8 +209,8 @@ TEST_CASE("the optimizer step on a Trainer's threads has the bits of AdamW::Step
         for (std::size_t i = 0; i < v1.size(); ++i)
           for (std::int64_t j = 0; j < static_cast<std::int64_t>(v1[i].size()); ++j) {
             state = state * 6364136223846793005ull + 1442695040888963407ull;
-            v1[i].data[j] = v2[i].data[j] = static_cast<float>(static_cast<std::int64_t>(state >> 41) - (1 << 22)) /
-                                            static_cast<float>(1 << 22);
+            v1[i].data[j] = v2[i].data[j] =
+                static_cast<float>(static_cast<std::int64_t>(state >> 41) - (1 << 22)) / static_cast<float>(1 << 22);
           }
         const double n1 = o1.Step(m1, g1);
         const double n2 = t.Update(o2, m2, g2);
@@ -460,7 +469,8 @@ TEST_CASE("a training run on its worker thread publishes progress, pauses, and e
   // Pausing changes nothing: the same weights as the run without a worker.
   std::vector<ParamView> pa = Parameters(const_cast<Model&>(*a->snapshots.back()->model));
   std::vector<ParamView> pb = Parameters(const_cast<Model&>(*b->snapshots.back()->model));
-  for (std::size_t i = 0; i < pa.size(); ++i) CHECK(std::memcmp(pa[i].data, pb[i].data, sizeof(float) * pa[i].size()) == 0);
+  for (std::size_t i = 0; i < pa.size(); ++i)
+    CHECK(std::memcmp(pa[i].data, pb[i].data, sizeof(float) * pa[i].size()) == 0);
   CHECK(a->curve.back().loss < a->curve.front().loss);
 }
 

@@ -8,15 +8,14 @@
 #include <string>
 #include <string_view>
 
-#define FUZZ_CHECK(cond, ...)                                              \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n", __FILE__,   \
-                   __LINE__, #cond);                                       \
-      std::fprintf(stderr, "  " __VA_ARGS__);                              \
-      std::fprintf(stderr, "\n");                                          \
-      std::abort();                                                        \
-    }                                                                      \
+#define FUZZ_CHECK(cond, ...)                                                              \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
+      std::fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      std::fprintf(stderr, "  " __VA_ARGS__);                                              \
+      std::fprintf(stderr, "\n");                                                          \
+      std::abort();                                                                        \
+    }                                                                                      \
   } while (0)
 
 namespace fuzz {
@@ -30,16 +29,31 @@ inline bool IsValidUtf8(std::string_view s) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     std::size_t n;
     unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c <= 0x7F) { ++i; continue; }
-    else if (c >= 0xC2 && c <= 0xDF) n = 1;
-    else if (c == 0xE0) { n = 2; lo = 0xA0; }
-    else if (c >= 0xE1 && c <= 0xEC) n = 2;
-    else if (c == 0xED) { n = 2; hi = 0x9F; }
-    else if (c >= 0xEE && c <= 0xEF) n = 2;
-    else if (c == 0xF0) { n = 3; lo = 0x90; }
-    else if (c >= 0xF1 && c <= 0xF3) n = 3;
-    else if (c == 0xF4) { n = 3; hi = 0x8F; }
-    else return false;
+    if (c <= 0x7F) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF)
+      n = 1;
+    else if (c == 0xE0) {
+      n = 2;
+      lo = 0xA0;
+    } else if (c >= 0xE1 && c <= 0xEC)
+      n = 2;
+    else if (c == 0xED) {
+      n = 2;
+      hi = 0x9F;
+    } else if (c >= 0xEE && c <= 0xEF)
+      n = 2;
+    else if (c == 0xF0) {
+      n = 3;
+      lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3)
+      n = 3;
+    else if (c == 0xF4) {
+      n = 3;
+      hi = 0x8F;
+    } else
+      return false;
     if (i + n >= s.size()) return false;  // continuation bytes run past the end
     for (std::size_t k = 1; k <= n; ++k) {
       const unsigned char b = static_cast<unsigned char>(s[i + k]);

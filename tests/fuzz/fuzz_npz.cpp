@@ -24,8 +24,8 @@ std::int64_t Count(const std::vector<std::int64_t>& shape) {
 }
 
 void CheckArray(const std::string& name, const Array& a) {
-  FUZZ_CHECK(static_cast<std::int64_t>(a.data.size()) == Count(a.shape), "'%s': %zu values for its shape",
-             name.c_str(), a.data.size());
+  FUZZ_CHECK(static_cast<std::int64_t>(a.data.size()) == Count(a.shape), "'%s': %zu values for its shape", name.c_str(),
+             a.data.size());
 }
 
 // Small arrays only: each run must stay fast and small.
@@ -73,9 +73,10 @@ void RoundTrip(const std::map<std::string, Array>& m) {
     const auto it = back.find(name);
     FUZZ_CHECK(it != back.end(), "round trip lost '%s'", name.c_str());
     FUZZ_CHECK(it->second.shape == a.shape, "round trip changed the shape of '%s'", name.c_str());
-    FUZZ_CHECK(it->second.data.size() == a.data.size() && (a.data.empty() ||
-                   std::memcmp(it->second.data.data(), a.data.data(), a.data.size() * sizeof(float)) == 0),
-               "round trip changed the values of '%s'", name.c_str());
+    FUZZ_CHECK(
+        it->second.data.size() == a.data.size() &&
+            (a.data.empty() || std::memcmp(it->second.data.data(), a.data.data(), a.data.size() * sizeof(float)) == 0),
+        "round trip changed the values of '%s'", name.c_str());
   }
 }
 

@@ -14,8 +14,7 @@ namespace {
 void CheckTokens(std::string_view text, int cap, const mha::Tokenized& t) {
   const std::size_t limit = std::min(text.size(), mha::Limits::kMaxSentenceBytes);
   FUZZ_CHECK(t.input_truncated == (text.size() > mha::Limits::kMaxSentenceBytes), "truncation flag");
-  FUZZ_CHECK(static_cast<long long>(t.tokens.size()) <= std::max(cap, 0), "%zu tokens > cap %d",
-             t.tokens.size(), cap);
+  FUZZ_CHECK(static_cast<long long>(t.tokens.size()) <= std::max(cap, 0), "%zu tokens > cap %d", t.tokens.size(), cap);
   std::size_t prev_end = 0;
   for (std::size_t i = 0; i < t.tokens.size(); ++i) {
     const mha::Token& tok = t.tokens[i];
@@ -23,8 +22,8 @@ void CheckTokens(std::string_view text, int cap, const mha::Tokenized& t) {
     FUZZ_CHECK(fuzz::IsValidUtf8(tok.text), "token %zu is not valid UTF-8", i);
     FUZZ_CHECK(tok.byte_begin < tok.byte_end && tok.byte_end <= limit,
                "token %zu has byte range [%zu, %zu) in %zu bytes", i, tok.byte_begin, tok.byte_end, limit);
-    FUZZ_CHECK(tok.byte_begin >= prev_end, "token %zu starts at %zu before the previous end %zu", i,
-               tok.byte_begin, prev_end);
+    FUZZ_CHECK(tok.byte_begin >= prev_end, "token %zu starts at %zu before the previous end %zu", i, tok.byte_begin,
+               prev_end);
     prev_end = tok.byte_end;
     // A slice that is valid UTF-8 must come through byte for byte.
     const std::string_view slice = text.substr(tok.byte_begin, tok.byte_end - tok.byte_begin);
@@ -37,8 +36,7 @@ void CheckTokens(std::string_view text, int cap, const mha::Tokenized& t) {
   FUZZ_CHECK((t.invalid_bytes == 0) == fuzz::IsValidUtf8(text.substr(0, limit)),
              "invalid_bytes = %zu disagrees with the UTF-8 check", t.invalid_bytes);
   const bool noticed = !mha::TokenizeNotice(t, cap).empty();
-  FUZZ_CHECK(noticed == (t.invalid_bytes > 0 || t.dropped_tokens > 0 || t.input_truncated),
-             "notice presence");
+  FUZZ_CHECK(noticed == (t.invalid_bytes > 0 || t.dropped_tokens > 0 || t.input_truncated), "notice presence");
 }
 
 }  // namespace

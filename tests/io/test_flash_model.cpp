@@ -22,11 +22,11 @@ double Largest(const mha::Mat& a, const mha::Mat& b) {
 }  // namespace
 
 TEST_CASE("mhaviz-small: every layer with Flash attention equals the standard path within 2e-6", "[flash][lm]") {
-  const mha::lm::LanguageModel lm =
-      mha::lm::LoadLanguageModel(std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.npz");
+  const mha::lm::LanguageModel lm = mha::lm::LoadLanguageModel(std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.npz");
   // Long enough to fill the model's context: several key tiles per query block.
   std::string text;
-  while (text.size() < 4000) text += "The cat sat on the mat, and 고양이가 쥐를 잡았다. Select the cells, then Format. ";
+  while (text.size() < 4000)
+    text += "The cat sat on the mat, and 고양이가 쥐를 잡았다. Select the cells, then Format. ";
   const mha::lm::SentenceRun r = mha::lm::RunOnSentence(lm, text, 1);
   REQUIRE(r.trace.layers.size() == static_cast<std::size_t>(lm.model.cfg.num_layers));
   REQUIRE(r.trace.layers[0].seq == lm.model.cfg.max_seq);

@@ -41,8 +41,10 @@ TEST_CASE("jobs from a pairs report: names, and no agreement claimed at chance")
   PairsReport r;
   r.num_layers = 2;
   r.num_heads = 4;
-  r.phenomena = {Phenomenon("particle 을/를", 0.99, 0.35, 150), Phenomenon("particle 이/가", 0.62, 0.43, 190),
-                 Phenomenon("numeral classifier", 0.66, 0.25, 177), Phenomenon("honorific agreement", 0.63, 0.22, 106),
+  r.phenomena = {Phenomenon("particle 을/를", 0.99, 0.35, 150),
+                 Phenomenon("particle 이/가", 0.62, 0.43, 190),
+                 Phenomenon("numeral classifier", 0.66, 0.25, 177),
+                 Phenomenon("honorific agreement", 0.63, 0.22, 106),
                  Phenomenon("agreement across an attractor", 0.70, 0.20, 190),
                  Phenomenon("something else", 0.9, 0.1, 200)};
   const auto jobs = mha::lm::HeadJobs(r);
@@ -64,8 +66,8 @@ TEST_CASE("jobs from a pairs report: names, and no agreement claimed at chance")
 
 TEST_CASE("the class's sentence: particles, the subject before the verb, a numeral's noun") {
   // <s> ▁고양이 가 ▁ 쥐 를 ▁잡았 다
-  const std::vector<std::string> cat = {"<s>", "\xe2\x96\x81고양이", "가", "\xe2\x96\x81", "쥐", "를",
-                                        "\xe2\x96\x81잡았", "다"};
+  const std::vector<std::string> cat = {"<s>", "\xe2\x96\x81고양이", "가", "\xe2\x96\x81", "쥐",
+                                        "를",  "\xe2\x96\x81잡았",   "다"};
   const auto sites = mha::lm::FindCues(cat);
   REQUIRE(sites.size() == 3);
   CHECK(sites[0].job == "particle-noun");
@@ -81,8 +83,8 @@ TEST_CASE("the class's sentence: particles, the subject before the verb, a numer
   CHECK(mha::lm::SiteUniform(sites[2]) == Approx(2.0 / 6));
 
   // <s> ▁책 ▁세 ▁권 을 ▁샀 다: 세 chooses the classifier and its noun is 책.
-  const std::vector<std::string> books = {"<s>", "\xe2\x96\x81책", "\xe2\x96\x81세", "\xe2\x96\x81권", "을",
-                                          "\xe2\x96\x81샀", "다"};
+  const std::vector<std::string> books = {
+      "<s>", "\xe2\x96\x81책", "\xe2\x96\x81세", "\xe2\x96\x81권", "을", "\xe2\x96\x81샀", "다"};
   const auto b = mha::lm::FindCues(books);
   REQUIRE(b.size() == 2);
   CHECK(b[0].job == "classifier-noun");

@@ -104,7 +104,8 @@ TEST_CASE("DecodeNpy refuses non-numeric dtypes with the dtype named", "[io][reg
 TEST_CASE("float16 arrays are converted exactly", "[io][regression]") {
   // Was: refused as "cannot use as numbers", though half-precision weights are common.
   const std::uint16_t h[] = {0x3C00, 0xC000, 0x0001, 0x7BFF, 0x0000, 0x8000, 0x3555, 0x7C00, 0x03FF};
-  const mha::io::Array a = mha::io::DecodeNpy(Npy("<f2", "(9,)", std::string(reinterpret_cast<const char*>(h), sizeof h)), "a");
+  const mha::io::Array a =
+      mha::io::DecodeNpy(Npy("<f2", "(9,)", std::string(reinterpret_cast<const char*>(h), sizeof h)), "a");
   REQUIRE(a.data.size() == 9);
   CHECK(a.data[0] == 1.0f);
   CHECK(a.data[1] == -2.0f);
@@ -232,8 +233,8 @@ TEST_CASE("ParseJson refuses deep nesting while parsing, with a short message", 
   // Within the bound, nesting is fine; one level over is not.
   const int n = mha::io::kMaxJsonDepth;
   CHECK(mha::io::ParseJson(std::string(n, '[') + std::string(n, ']')).is_array());
-  CHECK(ErrorOf([&] { mha::io::ParseJson(std::string(n + 1, '[') + std::string(n + 1, ']')); })
-            .find("levels deep") != std::string::npos);
+  CHECK(ErrorOf([&] { mha::io::ParseJson(std::string(n + 1, '[') + std::string(n + 1, ']')); }).find("levels deep") !=
+        std::string::npos);
   // A syntax error quotes a little of the input, not kilobytes of it.
   const std::string junk = "[\"" + std::string(20000, 'x');
   CHECK(ErrorOf([&] { mha::io::ParseJson(junk); }).size() < 300);

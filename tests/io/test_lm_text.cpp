@@ -34,10 +34,12 @@ std::string TempPath(const char* name) {
 TEST_CASE("Tokenizer: decode(encode(s)) == NFC(s) for English and Korean", "[lm]") {
   const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
   REQUIRE(tok.vocab_size() == 4000);
-  const std::vector<std::string> sentences = {
-      "The cat sat on the mat.", "Select the cells, then choose Format - Cells.",
-      "고양이가 쥐를 잡았다.", "뷁",  // 뷁 is in no piece: it falls back to its UTF-8 bytes
-      "셀을 선택한 다음 서식 - 셀을 선택합니다.", "LibreOffice Calc에서 표를 만듭니다 (2024년)."};
+  const std::vector<std::string> sentences = {"The cat sat on the mat.",
+                                              "Select the cells, then choose Format - Cells.",
+                                              "고양이가 쥐를 잡았다.",
+                                              "뷁",  // 뷁 is in no piece: it falls back to its UTF-8 bytes
+                                              "셀을 선택한 다음 서식 - 셀을 선택합니다.",
+                                              "LibreOffice Calc에서 표를 만듭니다 (2024년)."};
   for (const std::string& s : sentences) {
     const std::vector<int> ids = tok.Encode(s);
     CHECK(!ids.empty());
@@ -110,8 +112,7 @@ TEST_CASE("Corpus: BOS then the pieces of each paragraph, gzip read, truncated g
   std::remove(cut.c_str());
 }
 
-TEST_CASE("Corpus: a directory's train-*.txt files are more training text, after train.txt, in name order",
-          "[lm]") {
+TEST_CASE("Corpus: a directory's train-*.txt files are more training text, after train.txt, in name order", "[lm]") {
   const mha::lm::Tokenizer tok = mha::lm::Tokenizer::Load(kTokenizer);
   TempDir d;
   std::ofstream(d / "train.txt") << "The cat.\n";
@@ -145,8 +146,7 @@ TEST_CASE("Minimal pairs: each line is checked, naming the line", "[lm]") {
   CHECK_THROWS_WITH(mha::lm::ParseMinimalPairs("\n \n", "f"), Catch::Contains("no pairs"));
 }
 
-TEST_CASE("Minimal pairs: the control head is the found head's layer's head that looks least at the cue",
-          "[lm]") {
+TEST_CASE("Minimal pairs: the control head is the found head's layer's head that looks least at the cue", "[lm]") {
   mha::lm::PairsReport r;
   r.num_layers = 2;
   r.num_heads = 3;
@@ -238,8 +238,7 @@ TEST_CASE("Text windows: targets are the tokens shifted by one, deterministic pe
 }
 
 TEST_CASE("LanguageModel: RunOnSentence puts BOS first, caps at the context, ranks next pieces", "[lm]") {
-  const mha::lm::LanguageModel lm =
-      mha::lm::LoadLanguageModel(std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.npz");
+  const mha::lm::LanguageModel lm = mha::lm::LoadLanguageModel(std::string(MHAVIZ_ASSETS) + "/models/mhaviz-small.npz");
   const int ctx = lm.model.cfg.max_seq;
   const mha::lm::SentenceRun r = mha::lm::RunOnSentence(lm, "고양이가 쥐를 잡았다", 5);
   REQUIRE(r.ids.size() >= 2);

@@ -9,10 +9,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string Npy(const std::string& descr, bool fortran, const std::string& shape, const void* data,
-                std::size_t bytes) {
-  std::string h = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
-                  ", 'shape': " + shape + ", }";
+std::string Npy(const std::string& descr, bool fortran, const std::string& shape, const void* data, std::size_t bytes) {
+  std::string h =
+      "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
   while ((10 + h.size() + 1) % 64) h += ' ';
   h += '\n';
   std::string out("\x93NUMPY\x01\x00", 8);

@@ -108,15 +108,21 @@ TEST_CASE("two outputs that are one file are refused before anything is written"
   fs::create_directory(d / "sub");
   for (const auto& [a, b] : spellings) {
     INFO(a << " vs " << b);
-    CHECK_THAT(ErrorOf([&] { mha::io::WriteFilesAtomic({{a, "A"}, {b, "B"}}); }),
+    CHECK_THAT(ErrorOf([&] {
+                 mha::io::WriteFilesAtomic({{a, "A"}, {b, "B"}});
+               }),
                Catch::Contains("name the same file"));
-    CHECK_THAT(ErrorOf([&] { mha::io::CheckDistinctOutputs({{"--npz", a}, {"--json", b}}); }),
+    CHECK_THAT(ErrorOf([&] {
+                 mha::io::CheckDistinctOutputs({{"--npz", a}, {"--json", b}});
+               }),
                Catch::Contains("--npz") && Catch::Contains("--json") && Catch::Contains("same file"));
   }
   CHECK_FALSE(fs::exists(d / "o.x"));
   CHECK(Slurp(d / "old") == "old");
   REQUIRE(::link((d / "old").c_str(), (d / "hard").c_str()) == 0);
-  CHECK_THAT(ErrorOf([&] { mha::io::WriteFilesAtomic({{d / "old", "A"}, {d / "hard", "B"}}); }),
+  CHECK_THAT(ErrorOf([&] {
+               mha::io::WriteFilesAtomic({{d / "old", "A"}, {d / "hard", "B"}});
+             }),
              Catch::Contains("same file"));
   CHECK_NOTHROW(mha::io::CheckDistinctOutputs({{"--npz", d / "a"}, {"--json", d / "b"}, {"--x", ""}}));
 }
@@ -140,8 +146,9 @@ TEST_CASE("a rename that would fail is found before any output is replaced", "[i
   if (pid == 0) {
     // As another user: only exit codes cross back (no Catch in the child).
     if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(90);
-    const std::string e =
-        ErrorOf([&] { mha::io::WriteFilesAtomic({{d / "sticky/mine.npz", "A"}, {d / "sticky/theirs.json", "B"}}); });
+    const std::string e = ErrorOf([&] {
+      mha::io::WriteFilesAtomic({{d / "sticky/mine.npz", "A"}, {d / "sticky/theirs.json", "B"}});
+    });
     if (e.find("belongs to another user") == std::string::npos || e.find("sticky") == std::string::npos) ::_exit(91);
     if (e.find("does not accept new files") != std::string::npos) ::_exit(92);
     if (::access((d / "sticky/mine.npz").c_str(), F_OK) == 0) ::_exit(93);  // the first output appeared
@@ -178,10 +185,11 @@ TEST_CASE("the streamed .npz writer's zip64 records are read back", "[io][regres
     if (::access("/usr/bin/python3", X_OK) == 0) {
       TempDir d;
       Spit(d / "z.npz", s.bytes);
-      const std::string cmd = "/usr/bin/python3 -c \"import importlib.util as u, sys; "
-                              "u.find_spec('numpy') or sys.exit(77); import numpy as n; z = n.load(sys.argv[1]); "
-                              "sys.exit(0 if z['a'][9, 99] == 499.5 and list(z['raw']) == [7, 9] else 1)\" " +
-                              (d / "z.npz") + " 2>/dev/null";
+      const std::string cmd =
+          "/usr/bin/python3 -c \"import importlib.util as u, sys; "
+          "u.find_spec('numpy') or sys.exit(77); import numpy as n; z = n.load(sys.argv[1]); "
+          "sys.exit(0 if z['a'][9, 99] == 499.5 and list(z['raw']) == [7, 9] else 1)\" " +
+          (d / "z.npz") + " 2>/dev/null";
       const int rc = std::system(cmd.c_str());
       if (WIFEXITED(rc) && WEXITSTATUS(rc) == 1) FAIL("numpy read other values from the archive");
       if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) WARN("numpy could not be run: not checked");
@@ -199,11 +207,12 @@ TEST_CASE("an .npy header that names a key twice is refused", "[io][regression]"
   });
   CHECK_THAT(e, Catch::Contains("names 'shape' twice"));
   CHECK_THAT(ErrorOf([&] {
-               mha::io::DecodeNpy(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", data),
-                                  "'d.npy'");
+               mha::io::DecodeNpy(
+                   NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", data), "'d.npy'");
              }),
              Catch::Contains("unknown key 'x'"));
-  const auto ok = mha::io::DecodeNpy(NpyWithHeader("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"<f4\"}", data), "d");
+  const auto ok =
+      mha::io::DecodeNpy(NpyWithHeader("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"<f4\"}", data), "d");
   CHECK(ok.data.size() == 2);
 }
 

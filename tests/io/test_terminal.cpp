@@ -9,9 +9,9 @@ using mha::options::TerminalToken;
 TEST_CASE("control characters, C1 controls and invalid UTF-8 are shown as \\xNN") {
   CHECK(TerminalSafe("a\x1b[31mb") == "a\\x1B[31mb");
   CHECK(TerminalSafe("bell\x07 del\x7f") == "bell\\x07 del\\x7F");
-  CHECK(TerminalSafe("c1:\xc2\x9b") == "c1:\\x9B");                 // U+009B, the 8-bit CSI
+  CHECK(TerminalSafe("c1:\xc2\x9b") == "c1:\\x9B");                             // U+009B, the 8-bit CSI
   CHECK(TerminalSafe("bad \xff\xfe \xc0\xaf") == "bad \\xFF\\xFE \\xC0\\xAF");  // invalid and overlong
-  CHECK(TerminalSafe("cut \xe3\x81") == "cut \\xE3\\x81");            // a truncated sequence
+  CHECK(TerminalSafe("cut \xe3\x81") == "cut \\xE3\\x81");                      // a truncated sequence
   CHECK(TerminalSafe("surrogate \xed\xa0\x80") == "surrogate \\xED\\xA0\\x80");
 }
 

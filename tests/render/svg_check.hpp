@@ -29,12 +29,18 @@ inline std::string Unescape(const std::string& s) {
     const std::size_t semi = s.find(';', i);
     if (semi == std::string::npos) throw std::runtime_error("bare '&' in: " + s);
     const std::string ent = s.substr(i + 1, semi - i - 1);
-    if (ent == "amp") out += '&';
-    else if (ent == "lt") out += '<';
-    else if (ent == "gt") out += '>';
-    else if (ent == "quot") out += '"';
-    else if (ent == "apos") out += '\'';
-    else throw std::runtime_error("unknown entity &" + ent + ";");
+    if (ent == "amp")
+      out += '&';
+    else if (ent == "lt")
+      out += '<';
+    else if (ent == "gt")
+      out += '>';
+    else if (ent == "quot")
+      out += '"';
+    else if (ent == "apos")
+      out += '\'';
+    else
+      throw std::runtime_error("unknown entity &" + ent + ";");
     i = semi;
   }
   return out;
@@ -53,7 +59,8 @@ inline std::vector<Element> Parse(const std::string& doc) {
       const std::size_t next = doc.find('<', i);
       const std::string raw = doc.substr(i, next == std::string::npos ? std::string::npos : next - i);
       const std::string txt = Unescape(raw);
-      if (!stack.empty()) els[static_cast<std::size_t>(stack.back())].text += txt;
+      if (!stack.empty())
+        els[static_cast<std::size_t>(stack.back())].text += txt;
       else if (txt.find_first_not_of(" \t\r\n") != std::string::npos)
         throw std::runtime_error("text outside the root element");
       if (next == std::string::npos) break;

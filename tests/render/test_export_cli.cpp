@@ -62,7 +62,8 @@ TEST_CASE("export with DISPLAY unset writes a PNG that decodes and an SVG with h
           "[cli][export]") {
   TempDir dir;
   const std::string png = dir.path + "/fox.png", svg = dir.path + "/fox.svg";
-  const Result r = Mhaviz({"export", "--sentence", kFox, "--heads", "8", "--d-model", "64", "--png", png, "--svg", svg});
+  const Result r =
+      Mhaviz({"export", "--sentence", kFox, "--heads", "8", "--d-model", "64", "--png", png, "--svg", svg});
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("wrote " + png));
@@ -129,11 +130,8 @@ TEST_CASE("export usage errors: exit 2 with a teaching message", "[cli][export]"
     CHECK_THAT(r.output, Catch::Contains("--color-scale row"));
   }
   SECTION("slide flags out of range") {
-    for (const auto& args : std::vector<std::vector<std::string>>{{"--color-scale", "rows"},
-                                                                   {"--columns", "0"},
-                                                                   {"--fit", "16x9"},
-                                                                   {"--fit", "16:0"},
-                                                                   {"--fit", "9:100"}}) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"--color-scale", "rows"}, {"--columns", "0"}, {"--fit", "16x9"}, {"--fit", "16:0"}, {"--fit", "9:100"}}) {
       std::vector<std::string> a = {"export", "--png", png};
       a.insert(a.end(), args.begin(), args.end());
       const Result r = Mhaviz(a);

@@ -87,7 +87,7 @@ TEST_CASE("The export draws an emoji with Symbola's glyph, and a character no fo
   CHECK(Inside(box) == 0);
   bool symbola = false;
   for (const auto& p : mha::render::FallbackFontPaths()) symbola |= p.find("Symbola") != std::string::npos;
-  if (!symbola) return;  // fonts-symbola is not installed: the emoji is a box too
+  if (!symbola) return;                          // fonts-symbola is not installed: the emoji is a box too
   const auto emoji = Drawn("\xF0\x9F\x98\x80");  // U+1F600 grinning face: eyes and mouth inside the outline
   CHECK(Inside(emoji) > 20);
   CHECK(emoji.a != box.a);

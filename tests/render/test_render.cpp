@@ -14,8 +14,8 @@
 
 namespace {
 
-mha::Trace Run(const std::string& sentence, int heads, int d_model, int kv_heads = 0,
-               mha::Mask mask = mha::Mask::None, const std::string& memory = "") {
+mha::Trace Run(const std::string& sentence, int heads, int d_model, int kv_heads = 0, mha::Mask mask = mha::Mask::None,
+               const std::string& memory = "") {
   mha::Config cfg;
   cfg.num_heads = heads;
   cfg.d_model = d_model;
@@ -160,8 +160,10 @@ TEST_CASE("PNG: one head with --head, GQA, causal mask in grey, cross-attention 
       for (int r = 0; r < p.rows; ++r)
         for (int c = 0; c < p.cols; ++c) {
           const auto px = Pixel(img, p.x + c * p.cell, p.y + r * p.cell);
-          if (c > r) CHECK(Str(px) == Str(mha::render::kMaskedColour));
-          else CHECK(Str(px) == Str(mha::render::Colormap(p.head >= 0 ? t.AttnHead(p.head)(r, c) : MeanWeight(t, r, c))));
+          if (c > r)
+            CHECK(Str(px) == Str(mha::render::kMaskedColour));
+          else
+            CHECK(Str(px) == Str(mha::render::Colormap(p.head >= 0 ? t.AttnHead(p.head)(r, c) : MeanWeight(t, r, c))));
         }
   }
   SECTION("cross-attention: seq x seq_kv maps") {
@@ -197,9 +199,9 @@ TEST_CASE("SVG: one <rect class=cell> per head, query and key, the mean's cells 
     int heads, kv;
     const char* memory;
   };
-  for (const Case& c : {Case{"The quick brown fox jumps over the lazy dog .", 8, 0, ""},
-                        Case{"고양이가 쥐를 잡았다", 2, 0, ""}, Case{"고양이가 쥐를 잡았다", 8, 2, ""},
-                        Case{"The cat sat", 4, 0, "고양이가 쥐를 잡았다 ."}}) {
+  for (const Case& c :
+       {Case{"The quick brown fox jumps over the lazy dog .", 8, 0, ""}, Case{"고양이가 쥐를 잡았다", 2, 0, ""},
+        Case{"고양이가 쥐를 잡았다", 8, 2, ""}, Case{"The cat sat", 4, 0, "고양이가 쥐를 잡았다 ."}}) {
     const mha::Trace t = Run(c.sentence, c.heads, 64, c.kv, mha::Mask::None, c.memory);
     INFO(c.sentence << " heads " << c.heads);
     const auto els = svgcheck::Parse(mha::render::RenderHeatmapsSvg(t, {}));
@@ -359,13 +361,15 @@ TEST_CASE("Weights are printed inside big cells in a readable colour, and not wi
             ++text_px;
             // Text is the opposite lightness of the cell (white on dark, dark on light).
             const double l = 0.2126 * a[0] + 0.7152 * a[1] + 0.0722 * a[2];
-            if (lum < 128) CHECK(l >= lum);
-            else CHECK(l <= lum);
+            if (lum < 128)
+              CHECK(l >= lum);
+            else
+              CHECK(l <= lum);
           } else {
             ++plain_px;
           }
         }
-      CHECK(text_px > 20);          // digits were drawn
+      CHECK(text_px > 20);            // digits were drawn
       CHECK(plain_px > 4 * text_px);  // and stay small inside the cell
     }
 }

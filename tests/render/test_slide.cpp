@@ -101,7 +101,8 @@ TEST_CASE("every cell is the colour map of its weight on the chosen colour scale
   }
 }
 
-TEST_CASE("slide layout: --columns puts N maps per row, and --fit 16:9 makes a 16:9 canvas with the figure centred", "[render][slide]") {
+TEST_CASE("slide layout: --columns puts N maps per row, and --fit 16:9 makes a 16:9 canvas with the figure centred",
+          "[render][slide]") {
   const mha::Trace t = Run("I saw her duck with the telescope", 8, 64);
   for (int cols : {1, 3, 9}) {
     mha::render::HeatmapOptions o;
@@ -137,8 +138,9 @@ TEST_CASE("slide layout: --columns puts N maps per row, and --fit 16:9 makes a 1
   }
 }
 
-TEST_CASE("slide layout: --no-header leaves the maps alone at the top, and the SVG title is plain text with font fallbacks",
-          "[render][slide]") {
+TEST_CASE(
+    "slide layout: --no-header leaves the maps alone at the top, and the SVG title is plain text with font fallbacks",
+    "[render][slide]") {
   const mha::Trace t = Run("고양이가 쥐를 잡았다", 2, 16);
   mha::render::HeatmapOptions with, without;
   with.columns = without.columns = 3;

@@ -20,8 +20,8 @@ TEST_CASE("ToNfc composes decomposed Hangul and says so", "[text]") {
 
 TEST_CASE("ToNfc leaves NFC, ASCII, compatibility forms and invalid UTF-8 as they are", "[text]") {
   for (const std::string& s : {std::string("The cat sat."), std::string("\xEA\xB3\xA0\xEC\x96\x91\xEC\x9D\xB4"),
-                              std::string("\xEF\xBC\x8C\xEF\xBC\x81"),  // full-width ，！ (NFKC would change them)
-                              std::string("\xF0\x9F\x98\x80"), std::string("bad \xFF bytes"), std::string()}) {
+                               std::string("\xEF\xBC\x8C\xEF\xBC\x81"),  // full-width ，！ (NFKC would change them)
+                               std::string("\xF0\x9F\x98\x80"), std::string("bad \xFF bytes"), std::string()}) {
     const mha::text::Nfc n = ToNfc(s);
     CHECK(n.text == s);
     CHECK_FALSE(n.changed);

@@ -113,7 +113,9 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["tokens"] = s.result.tokens;
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head},
+  j["present"] = {{"on", s.ui.present},
+                  {"layout", s.ui.present_layout},
+                  {"head", s.ui.present_head},
                   {"header", s.ui.report.present_header}};
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["font_px"] = ImGui::GetFontSize();
@@ -144,11 +146,14 @@ std::string DumpStateJson(AppState& s, int frames) {
   {
     // The heads every view shows knocked out (gui --ablate, the Model view's switches).
     nlohmann::json heads = nlohmann::json::array();
-    for (const HeadRef& h : s.source.knocked) heads.push_back({{"layer", h.layer}, {"head", h.head}, {"name", HeadName(h)}});
+    for (const HeadRef& h : s.source.knocked)
+      heads.push_back({{"layer", h.layer}, {"head", h.head}, {"name", HeadName(h)}});
     j["knocked_out"] = {{"heads", heads}, {"text", KnockoutText(s)}};
   }
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present}, {"layout", s.ui.present_layout}, {"head", s.ui.present_head},
+  j["present"] = {{"on", s.ui.present},
+                  {"layout", s.ui.present_layout},
+                  {"head", s.ui.present_head},
                   {"header", s.ui.report.present_header}};
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["text_size"] = s.ui.text_size;
@@ -174,8 +179,8 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["sentence_field_drawn"] = FieldCodepoints(s.ui.sentence_buf.data());
   j["box_notes"] = box_notes;
   const AtlasStats atlas = LastAtlasStats();
-  j["font_atlas"] = {{"width", atlas.width}, {"height", atlas.height}, {"glyphs", atlas.glyphs},
-                     {"build_ms", atlas.build_ms}};
+  j["font_atlas"] = {
+      {"width", atlas.width}, {"height", atlas.height}, {"glyphs", atlas.glyphs}, {"build_ms", atlas.build_ms}};
   j["content_scale"] = s.ui.content_scale;
   j["font_px"] = ImGui::GetFontSize();
   j["layout"] = LayoutJson(s.ui.report);
@@ -187,10 +192,11 @@ std::string DumpStateJson(AppState& s, int frames) {
     if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= 4e6) {
       j["trace"] = nlohmann::json::parse(io::TraceJson(t, s.result.notice));
     } else {  // tens of MB of JSON helps nobody: the tokens and sizes only
-      j["trace"] = {{"tokens", t.in.tokens},
-                    {"config", {{"num_heads", t.cfg.num_heads}, {"d_model", t.cfg.d_model}, {"seq", t.seq},
-                                {"seq_kv", t.seq_kv}}},
-                    {"attention", "left out: more than 4 million weights"}};
+      j["trace"] = {
+          {"tokens", t.in.tokens},
+          {"config",
+           {{"num_heads", t.cfg.num_heads}, {"d_model", t.cfg.d_model}, {"seq", t.seq}, {"seq_kv", t.seq_kv}}},
+          {"attention", "left out: more than 4 million weights"}};
     }
   }
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -17,7 +17,6 @@ namespace {
 
 bool IsMasked(float score) { return std::isinf(score) && score < 0; }
 
-
 render::Rgb Rgb(ColourScale scale, float range, float v) {
   if (std::isinf(v) && v < 0) return render::kMaskedColour;
   if (scale == ColourScale::Sequential) return render::Colormap(range > 0 ? v / range : v);
@@ -48,7 +47,8 @@ std::string FormatValue(float v, int decimals) {
   if (std::isnan(v)) return "NaN";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(v));
-  if (std::strlen(buf) > static_cast<std::size_t>(decimals) + 5) std::snprintf(buf, sizeof buf, "%.2g", static_cast<double>(v));
+  if (std::strlen(buf) > static_cast<std::size_t>(decimals) + 5)
+    std::snprintf(buf, sizeof buf, "%.2g", static_cast<double>(v));
   if (std::strcmp(buf, "-0") == 0 || (buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)))
     std::memmove(buf, buf + 1, std::strlen(buf));  // "-0.00" reads as a sign error
   return buf;
@@ -141,9 +141,11 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   const unsigned tex = s.teach.textures.Get(a.id, key, a.rows, a.cols, fill);
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), p0, p1);
   if (ch >= 10.0f)
-    for (int i = 1; i < a.rows; ++i) dl->AddLine(ImVec2(p0.x, p0.y + i * ch), ImVec2(p1.x, p0.y + i * ch), pal.grid_line);
+    for (int i = 1; i < a.rows; ++i)
+      dl->AddLine(ImVec2(p0.x, p0.y + i * ch), ImVec2(p1.x, p0.y + i * ch), pal.grid_line);
   if (cw >= 10.0f)
-    for (int j = 1; j < a.cols; ++j) dl->AddLine(ImVec2(p0.x + j * cw, p0.y), ImVec2(p0.x + j * cw, p1.y), pal.grid_line);
+    for (int j = 1; j < a.cols; ++j)
+      dl->AddLine(ImVec2(p0.x + j * cw, p0.y), ImVec2(p0.x + j * cw, p1.y), pal.grid_line);
   dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), pal.block_border);
   if (a.col_group > 0 && a.col_group < a.cols) {
     const ImU32 strong = ImGui::GetColorU32(ImGuiCol_Text);

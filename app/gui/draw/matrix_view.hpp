@@ -15,7 +15,7 @@ namespace mha::gui {
 
 enum class ColourScale {
   Sequential,  // [0, range], the heatmaps' own colour map (softmax weights: range 1)
-  Diverging,  // [-range, +range]: blue below 0, white at 0, red above (scores, Q, W, ...)
+  Diverging,   // [-range, +range]: blue below 0, white at 0, red above (scores, Q, W, ...)
 };
 
 // RGB of `v` on `scale`; -inf (a masked score) is the exporter's masked grey.
@@ -26,9 +26,9 @@ struct MatrixArgs {
   std::string key;  // changes whenever the values may have changed (trace generation, selection)
   const float* data = nullptr;
   int rows = 0, cols = 0;
-  int row_stride = 0;  // floats between rows; 0 = cols
+  int row_stride = 0;                                    // floats between rows; 0 = cols
   const std::vector<std::string>* row_labels = nullptr;  // null: row numbers
-  bool show_row_labels = true;  // false: a matrix right of one that has them
+  bool show_row_labels = true;                           // false: a matrix right of one that has them
   const std::vector<std::string>* col_labels = nullptr;  // null: column numbers
   ColourScale scale = ColourScale::Sequential;
   float range = 1.0f;  // Sequential: [0, range]; Diverging: [-range, range]
@@ -44,14 +44,14 @@ struct MatrixArgs {
   // fewer if the cell is narrow; "…" if even that does not fit (the tooltip has it).
   bool fixed_decimals = false;
   int digits = 4;
-  const char* row_axis = nullptr;  // e.g. "query": in the tooltip
-  const char* col_axis = nullptr;  // e.g. "key"
-  int col_group = 0;               // > 0: a strong line every col_group columns (heads side by side)
+  const char* row_axis = nullptr;         // e.g. "query": in the tooltip
+  const char* col_axis = nullptr;         // e.g. "key"
+  int col_group = 0;                      // > 0: a strong line every col_group columns (heads side by side)
   const char* col_group_label = nullptr;  // e.g. "head": "head 0", "head 1", ... above the groups
   // Count in MatrixResult how many numbers fit their cells (a view whose numbers are its
   // point reports them to tests); small matrices only: it measures every cell's text.
   bool count_values = false;
-  int highlight_row = -1;          // outlined
+  int highlight_row = -1;  // outlined
   int highlight_col = -1;
   // Extra tooltip lines for cell (i, j), after the default ones.
   std::function<void(int, int)> tooltip;
@@ -60,7 +60,7 @@ struct MatrixArgs {
 struct MatrixResult {
   int hover_row = -1, hover_col = -1;
   bool clicked = false;
-  ImVec2 min, max;  // the cells' rectangle on screen
+  ImVec2 min, max;        // the cells' rectangle on screen
   int values_shown = 0;   // cells with their number written in them
   int values_hidden = 0;  // cells whose number did not fit ("…" or nothing)
 };

@@ -139,8 +139,8 @@ int TokenChips(const AppState& s, const char* id, const std::vector<std::string>
     if (over) {
       hovered = static_cast<int>(i);
       const std::string box = BoxNote(tokens[i]);
-      ImGui::SetTooltip(_("token %d: \"%s\"%s%s"), static_cast<int>(i), ForDisplay(tokens[i]).c_str(), box.empty() ? "" : "\n",
-                        box.c_str());
+      ImGui::SetTooltip(_("token %d: \"%s\"%s%s"), static_cast<int>(i), ForDisplay(tokens[i]).c_str(),
+                        box.empty() ? "" : "\n", box.c_str());
     }
     const bool hot = over || static_cast<int>(i) == highlight;
     // Square corners: a rounded, outlined chip is ~100 anti-aliased triangles, a

@@ -23,14 +23,12 @@ const char* kFooter =
 void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
   const std::string g = "Teaching views";
   app.add_option_function<std::string>(
-         "--view", [&t](const std::string& v) { t.view = v; },
-         "start on a view: " + ViewNamesJoined())
+         "--view", [&t](const std::string& v) { t.view = v; }, "start on a view: " + ViewNamesJoined())
       ->type_name("NAME")
       ->group(g)
       ->check(CLI::Validator(
           [](std::string& v) {
-            return FindView(v) ? std::string()
-                                           : "--view must be one of " + ViewNamesJoined() + "; got '" + v + "'.";
+            return FindView(v) ? std::string() : "--view must be one of " + ViewNamesJoined() + "; got '" + v + "'.";
           },
           ""));
   options::IntFlag(
@@ -44,36 +42,41 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
       ->type_name("I")
       ->group(g);
   options::TextFlag(app, "--inspect", t.inspect,
-                "the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)")
+                    "the tensor inspector shows TENSOR (an .npz key: x, W_q, q, scores, concat, ...)")
       ->type_name("TENSOR")
       ->group(g);
-  options::PresetFlag(app, [&t](const std::string& v) { (v == "lesson" ? t.lesson : v == "hand" ? t.hand : t.heads) = true; })
-      ->group(g);
+  options::PresetFlag(app, [&t](const std::string& v) {
+    (v == "lesson" ? t.lesson : v == "hand" ? t.hand : t.heads) = true;
+  })->group(g);
   DeclareViewFlags(app, g, t.views);  // each view's own (the Train view's --train-*)
 }
 
 void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
   const std::string g = "Automation (tests, docs, bug reports, benchmarks)";
-  options::IntFlag(app, "--frames", 1, 1000000, [&o](int v) { o.frames = v; }, "render N frames, then exit")->group(g);
+  options::IntFlag(
+      app, "--frames", 1, 1000000, [&o](int v) { o.frames = v; }, "render N frames, then exit")
+      ->group(g);
   options::TextFlag(app, "--screenshot", o.screenshot,
-                "save a PNG of the window after the last frame (without --frames:\n"
-                "when the window is closed)")
+                    "save a PNG of the window after the last frame (without --frames:\n"
+                    "when the window is closed)")
       ->type_name("FILE")
       ->group(g);
   options::TextFlag(app, "--stats", o.stats, "write the median frame, recompute and texture upload times (JSON)")
       ->type_name("FILE.json")
       ->group(g);
   app.add_flag("--churn", o.churn, "recompute every frame, as while a slider is dragged")->group(g);
-  options::IntFlag(app, "--width", 200, kMaxWindowWidth, [&o](int v) { o.width = v; },
-               "window width in pixels (default 1600, at most " + std::to_string(kMaxWindowWidth) + ")")
+  options::IntFlag(
+      app, "--width", 200, kMaxWindowWidth, [&o](int v) { o.width = v; },
+      "window width in pixels (default 1600, at most " + std::to_string(kMaxWindowWidth) + ")")
       ->type_name("W")
       ->group(g);
-  options::IntFlag(app, "--height", 150, kMaxWindowHeight, [&o](int v) { o.height = v; },
-               "window height in pixels (default 1000, at most " + std::to_string(kMaxWindowHeight) + ")")
+  options::IntFlag(
+      app, "--height", 150, kMaxWindowHeight, [&o](int v) { o.height = v; },
+      "window height in pixels (default 1000, at most " + std::to_string(kMaxWindowHeight) + ")")
       ->type_name("H")
       ->group(g);
   options::TextFlag(app, "--dump-state", o.dump_state,
-                "at exit, write the sentence, configuration and the full trace (JSON)")
+                    "at exit, write the sentence, configuration and the full trace (JSON)")
       ->type_name("FILE")
       ->group(g);
   options::TextFlag(app, "--probe", o.probe, "while running, keep FILE updated with widget positions and state (JSON)")
@@ -87,11 +90,9 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
          "start with head K (0 .. num_heads-1, or 'mean') enlarged")
       ->type_name("K")
       ->group(g)
-      ->check(CLI::Validator(
-          [check = options::WholeNumber("--enlarge", 0, Limits::kMaxHeads - 1)](std::string& v) {
-            return v == "mean" ? std::string() : check(v);
-          },
-          ""));
+      ->check(CLI::Validator([check = options::WholeNumber("--enlarge", 0, Limits::kMaxHeads - 1)](
+                                 std::string& v) { return v == "mean" ? std::string() : check(v); },
+                             ""));
   app.add_flag("--present", o.present, "start in presentation mode (F11): the heatmaps fill the window")->group(g);
   options::IntFlag(
       app, "--text-size", kMinTextSize, kMaxTextSize, [&o](int v) { o.text_size = v; },
@@ -111,14 +112,16 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->group(g)
       ->check(CLI::IsMember({"en", "ko"}));
   options::TextFlag(app, "--export", o.export_path,
-                "export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does")
+                    "export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does")
       ->type_name("FILE")
       ->group(g);
-  app.add_flag_callback("--settings", [&o] { o.settings = 1; },
-                        "load and save the user's settings file (default: yes, except\n"
-                        "with --frames / --screenshot / --stats)")
+  app.add_flag_callback(
+         "--settings", [&o] { o.settings = 1; },
+         "load and save the user's settings file (default: yes, except\n"
+         "with --frames / --screenshot / --stats)")
       ->group(g);
-  app.add_flag_callback("--no-settings", [&o] { o.settings = 0; }, "do not load or save the settings file")
+  app.add_flag_callback(
+         "--no-settings", [&o] { o.settings = 0; }, "do not load or save the settings file")
       ->group(g);
 }
 
@@ -145,8 +148,9 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
     return p.size() > n && std::equal(p.end() - n, p.end(), ext, [](char x, char y) { return std::tolower(x) == y; });
   };
   if (!g.export_path.empty() && !ends(".png") && !ends(".svg"))
-    throw options::UsageError("--export '" + g.export_path + "' should end in .png or .svg: the export writes the "
-                          "heatmaps in one of those formats (a GIF of training is 'mhaviz train --gif').");
+    throw options::UsageError("--export '" + g.export_path +
+                              "' should end in .png or .svg: the export writes the "
+                              "heatmaps in one of those formats (a GIF of training is 'mhaviz train --gif').");
   try {  // every output before the first frame: a typo must not cost the session
     io::CheckOutputs({{"--screenshot", g.screenshot},
                       {"--dump-state", g.dump_state},
@@ -157,8 +161,9 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
     throw options::UsageError(e.what());
   }
   if (a.model.model.empty() && (!a.model.tokens.empty() || a.model.example != 0 || a.model.layer != 0))
-    throw options::UsageError("--tokens, --example and --layer choose what a trained model runs on: give the "
-                          "checkpoint with --model M.npz.");
+    throw options::UsageError(
+        "--tokens, --example and --layer choose what a trained model runs on: give the "
+        "checkpoint with --model M.npz.");
   return a;
 }
 
@@ -179,8 +184,7 @@ void ApplyRunOptions(const options::RunOptions& o, AppState& s) {
   }
   if (!o.weights_npz.empty()) {
     auto npz = io::LoadNpz(o.weights_npz, io::WeightsFilter(o.weights_npz, &s.choice.cfg));
-    s.files.weights =
-        std::make_shared<const Weights>(io::WeightsFromNpz(std::move(npz), o.weights_npz, &s.choice.cfg));
+    s.files.weights = std::make_shared<const Weights>(io::WeightsFromNpz(std::move(npz), o.weights_npz, &s.choice.cfg));
     s.files.weights_path = o.weights_npz;
   }
   SyncBuffersFromChoice(s);
@@ -226,8 +230,8 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
     const int H = s.choice.cfg.num_heads;
     if (f.head >= H)
       throw options::UsageError("--view-head " + std::to_string(f.head) + " does not exist: with num_heads = " +
-                            std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
-                            ". (--heads sets how many heads there are; --view-head picks one.)");
+                                std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
+                                ". (--heads sets how many heads there are; --view-head picks one.)");
     s.teach.head = f.head;
   }
   if (f.query >= 0) s.teach.query = f.query;

@@ -19,8 +19,8 @@ struct TeachFlags {
   int head = -1, query = -1;
   std::string inspect;
   bool lesson = false;
-  bool hand = false;   // --preset hand
-  bool heads = false;  // --preset heads
+  bool hand = false;      // --preset hand
+  bool heads = false;     // --preset heads
   ViewFlagActions views;  // what the views' own flags set (the registry's ViewEntry::flags)
 };
 
@@ -36,8 +36,8 @@ struct GuiOptions {
   int frames = 0;
   bool churn = false;
   int width = 0, height = 0;
-  int settings = -1;  // -1 default, 0 no, 1 yes
-  int enlarge = -1;   // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
+  int settings = -1;         // -1 default, 0 no, 1 yes
+  int enlarge = -1;          // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
   bool present = false;      // --present: start in presentation mode
   int text_size = 0;         // --text-size PCT (0 = as saved)
   std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)

@@ -105,7 +105,8 @@ void MenuBar(AppState& s) {
   if (view_open) {
     DrawViewMenuItems(s);
     ImGui::Separator();
-    if (ImGui::MenuItem(_("Present: the heatmaps fill the window"), "F11", s.ui.present)) SetPresentation(s, !s.ui.present);
+    if (ImGui::MenuItem(_("Present: the heatmaps fill the window"), "F11", s.ui.present))
+      SetPresentation(s, !s.ui.present);
     ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
       char label[64];
@@ -126,7 +127,8 @@ void MenuBar(AppState& s) {
     const bool lang_open = ImGui::BeginMenu(MenuLabel(s, _("Language"), "language").c_str());
     Probe(s, "menu language");
     if (lang_open) {
-      for (const auto& [code, name] : {std::pair<const char*, const char*>{"en", "English"}, {"ko", "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4"}}) {
+      for (const auto& [code, name] :
+           {std::pair<const char*, const char*>{"en", "English"}, {"ko", "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4"}}) {
         if (ImGui::MenuItem(name, nullptr, std::string(i18n::Code(i18n::Current())) == code)) {
           s.ui.lang_request = code;  // switched before the next frame
           s.ui.lang_chosen = code;   // and remembered in the settings file
@@ -210,8 +212,10 @@ void DrawFrame(AppState& s) {
       ImGui::PushID(static_cast<int>(i));
       const bool dismiss = ImGui::SmallButton(_("Dismiss"));
       ImGui::PopID();
-      if (dismiss) s.ui.notices.erase(s.ui.notices.begin() + static_cast<long>(i));
-      else ++i;
+      if (dismiss)
+        s.ui.notices.erase(s.ui.notices.begin() + static_cast<long>(i));
+      else
+        ++i;
     }
     if (!s.ui.font_notice.empty()) MessageBox(s.ui.font_notice, Pal().notice_bg, Pal().notice_text);
   }
@@ -228,7 +232,8 @@ void DrawFrame(AppState& s) {
   const float split = std::max(4.0f, st.ItemSpacing.x);
 
   // Left column: the inputs.
-  float left = s.splitters.left_width > 0 ? s.splitters.left_width * scale : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
+  float left = s.splitters.left_width > 0 ? s.splitters.left_width * scale
+                                          : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
   {
     const float hi = std::max(avail.x - 400.0f * scale, avail.x * 0.25f);
     left = std::clamp(left, std::min({280.0f * scale, avail.x * 0.5f, hi}), hi);
@@ -284,7 +289,7 @@ void DrawFrame(AppState& s) {
   ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawKnockoutBanner(s);  // the ablated model is what every tab shows
-  DrawResultsArea(s);  // the heatmaps and the teaching views, as tabs
+  DrawResultsArea(s);     // the heatmaps and the teaching views, as tabs
   ImGui::EndChild();
   ImGui::EndGroup();
 

@@ -21,9 +21,8 @@ bool IsModifier(int key) {
 
 void InputQueue::Install(GLFWwindow* window) {
   glfwSetWindowUserPointer(window, this);
-  glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int sc, int action, int mods) {
-    QueueOf(w)->PushKey(key, sc, action, mods);
-  });
+  glfwSetKeyCallback(
+      window, [](GLFWwindow* w, int key, int sc, int action, int mods) { QueueOf(w)->PushKey(key, sc, action, mods); });
   glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int c) { QueueOf(w)->PushChar(c); });
   glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int b, int a, int) {
     if (!QueueOf(w)->HavePointer()) {

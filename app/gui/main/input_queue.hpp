@@ -70,8 +70,8 @@ class InputQueue {
   std::deque<Event> events_;
   static constexpr int kButtons = 5;  // ImGui's mouse buttons
   bool down_[kButtons] = {};
-  double x_ = 0, y_ = 0;  // the pointer, as the events so far left it
-  bool have_pos_ = false;  // a cursor event has come (before one, GLFW is asked)
+  double x_ = 0, y_ = 0;    // the pointer, as the events so far left it
+  bool have_pos_ = false;   // a cursor event has come (before one, GLFW is asked)
   bool at_button_ = false;  // this frame hands over a button change, at (button_x_, button_y_)
   double button_x_ = 0, button_y_ = 0;
   bool activity_ = false;

@@ -18,16 +18,18 @@ void DrawBlockControls(AppState& s) {
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel(_("layer"), lw);
   const char* kinds[2] = {_("attention only"), _("encoder block (+ FFN)")};
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x - ImGui::GetStyle().ItemSpacing.x);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x -
+                          ImGui::GetStyle().ItemSpacing.x);
   int block = static_cast<int>(c.block);
   if (ImGui::Combo("##block", &block, kinds, 2)) {
     c.block = static_cast<Block>(block);
     s.dirty = true;
   }
   Probe(s, "block");
-  HelpMarker(_("Encoder block: after attention, a position-wise feed-forward network FFN(x) = act(x W1 + b1) W2 + b2 "
-             "(d_model -> d_ff -> d_model, each token on its own) with its own residual + LayerNorm, as in the "
-             "Transformer encoder. Its steps appear in the shape flow."));
+  HelpMarker(
+      _("Encoder block: after attention, a position-wise feed-forward network FFN(x) = act(x W1 + b1) W2 + b2 "
+        "(d_model -> d_ff -> d_model, each token on its own) with its own residual + LayerNorm, as in the "
+        "Transformer encoder. Its steps appear in the shape flow."));
   if (c.block != Block::Encoder) return;
 
   FormLabel(_("d_ff"), lw);

@@ -23,7 +23,7 @@
 namespace mha::gui {
 namespace {
 
-constexpr int kHeadsMax = 32;     // slider range; Ctrl+click types any value
+constexpr int kHeadsMax = 32;  // slider range; Ctrl+click types any value
 constexpr int kDModelMax = 1024;
 
 // The stops of the num_heads slider: every divisor of d_model up to kHeadsMax.
@@ -199,7 +199,8 @@ std::string ShownConfigError(const AppState& s) {
 void DrawConfigError(AppState& s) {
   if (s.result.ok || s.result.error.empty()) return;
   std::string text = ShownConfigError(s);
-  if (s.result.generation > 0) text += std::string("  ") + _("The results below are the last valid configuration's, dimmed.");
+  if (s.result.generation > 0)
+    text += std::string("  ") + _("The results below are the last valid configuration's, dimmed.");
   MessageBox(text, Pal().error_bg, Pal().error_text);
   Probe(s, "error");
   DrawConfigFixes(s);
@@ -254,8 +255,8 @@ void DrawControlsPanel(AppState& s) {
   Probe(s, "d_model");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(_("Stops at the multiples of num_heads = %d, so every head gets a whole head_dim.\n"
-                      "- / + step by %d; Ctrl+click to type any value.\n"
-                      "A new d_model draws new random weights: every map changes."),
+                        "- / + step by %d; Ctrl+click to type any value.\n"
+                        "A new d_model draws new random weights: every map changes."),
                       c.num_heads, c.num_heads);
   ImGui::PushButtonRepeat(true);
   const int step = std::max(1, c.num_heads);
@@ -291,7 +292,8 @@ void DrawControlsPanel(AppState& s) {
   ImGui::Spacing();
 
   FormLabel(_("num_kv_heads"), lw);
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x - ImGui::GetStyle().ItemSpacing.x);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x -
+                          ImGui::GetStyle().ItemSpacing.x);
   char buf[96];
   if (ImGui::BeginCombo("##kv", KvLabel(c.num_kv_heads, c.num_heads, buf, sizeof buf))) {
     for (int k = c.num_heads; k >= 1; --k) {
@@ -305,9 +307,10 @@ void DrawControlsPanel(AppState& s) {
     ImGui::EndCombo();
   }
   Probe(s, "num_kv_heads");
-  HelpMarker(_("How many key/value heads the query heads share. num_heads: ordinary multi-head attention. "
-             "Fewer: grouped-query attention (GQA), num_heads / num_kv_heads query heads read each K/V head. "
-             "1: multi-query attention (MQA). Fewer K/V heads mean fewer parameters and a smaller KV cache."));
+  HelpMarker(
+      _("How many key/value heads the query heads share. num_heads: ordinary multi-head attention. "
+        "Fewer: grouped-query attention (GQA), num_heads / num_kv_heads query heads read each K/V head. "
+        "1: multi-query attention (MQA). Fewer K/V heads mean fewer parameters and a smaller KV cache."));
 
   FormLabel(_("seed"), lw);
   const std::uint64_t one = 1;
@@ -332,16 +335,21 @@ void DrawControlsPanel(AppState& s) {
   n |= ImGui::RadioButton(_("pre##norm"), &norm, static_cast<int>(Norm::Pre));
   ImGui::SameLine();
   n |= ImGui::RadioButton(_("none##norm"), &norm, static_cast<int>(Norm::None));
-  HelpMarker(_("post: out = LN(x + MHA(x)), the original Transformer and BERT.\n"
-             "pre: out = x + MHA(LN(x)), GPT and ViT.\nnone: out = x + MHA(x)."));
+  HelpMarker(
+      _("post: out = LN(x + MHA(x)), the original Transformer and BERT.\n"
+        "pre: out = x + MHA(LN(x)), GPT and ViT.\nnone: out = x + MHA(x)."));
   if (n) {
     c.norm = static_cast<Norm>(norm);
     s.dirty = true;
   }
 
-  s.dirty |= ImGui::Checkbox(_("Divide scores by \xE2\x88\x9A" "d_k"), &c.scale);
+  s.dirty |= ImGui::Checkbox(_("Divide scores by \xE2\x88\x9A"
+                               "d_k"),
+                             &c.scale);
   Probe(s, "scale");
-  HelpMarker(_("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the weight."));
+  HelpMarker(
+      _("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the "
+        "weight."));
   if (s.files.input_path.empty()) {
     s.dirty |= ImGui::Checkbox(_("Positional encoding"), &c.positional_encoding);
     HelpMarker(_("Adds sin/cos position signals to each token's embedding, so word order matters."));
@@ -349,9 +357,10 @@ void DrawControlsPanel(AppState& s) {
     // x is given (a file or an example): nothing is added to it, which is not "off".
     const bool heads_example = s.files.input_path == "the positional-heads example";
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped("%s", heads_example ? _("Positional encoding: x is the encoding itself (sin/cos of each "
-                                               "position, no word embeddings), so the heads can only use position.")
-                                           : _("Positional encoding: x comes as given, with whatever encoding it has."));
+    ImGui::TextWrapped("%s", heads_example
+                                 ? _("Positional encoding: x is the encoding itself (sin/cos of each "
+                                     "position, no word embeddings), so the heads can only use position.")
+                                 : _("Positional encoding: x comes as given, with whatever encoding it has."));
     ImGui::PopStyleColor();
     Probe(s, "pe_given");
   }
@@ -359,8 +368,9 @@ void DrawControlsPanel(AppState& s) {
 
   s.dirty |= ImGui::Checkbox(_("Cross-attention"), &s.choice.cross);
   Probe(s, "cross");
-  HelpMarker(_("Queries come from the sentence; keys and values come from a second sentence (the memory), "
-             "as in an encoder-decoder Transformer."));
+  HelpMarker(
+      _("Queries come from the sentence; keys and values come from a second sentence (the memory), "
+        "as in an encoder-decoder Transformer."));
   if (s.choice.cross) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##memory", _("memory sentence for keys and values"), s.ui.memory_buf.data(),
@@ -381,7 +391,8 @@ void DrawControlsPanel(AppState& s) {
   }
 
   if (!s.files.weights_path.empty()) {
-    MessageBox(i18n::Format(_("Weights come from %s."), SourceShown(s.files.weights_path).c_str()), Pal().notice_bg, Pal().notice_text);
+    MessageBox(i18n::Format(_("Weights come from %s."), SourceShown(s.files.weights_path).c_str()), Pal().notice_bg,
+               Pal().notice_text);
     if (ImGui::Button(_("Use seeded random weights"))) {
       s.files.weights_path.clear();
       s.files.weights.reset();

@@ -11,7 +11,9 @@ void DrawExportPanel(AppState& s) {
   // under the fold (they keep their last values).
   SectionTitle(s, _("Export"));
   ImGui::SameLine(0.0f, ImGui::GetFontSize());
-  if (ImGui::Button((std::string(s.exp.head_view ? _("Export head view  (Ctrl+S)") : _("Export heatmaps  (Ctrl+S)")) + "###export").c_str())) {
+  if (ImGui::Button((std::string(s.exp.head_view ? _("Export head view  (Ctrl+S)") : _("Export heatmaps  (Ctrl+S)")) +
+                     "###export")
+                        .c_str())) {
     s.pending.export_png = true;  // the extension decides PNG or SVG
   }
   Probe(s, "export");
@@ -29,8 +31,9 @@ void DrawExportPanel(AppState& s) {
   ImGui::SameLine();
   ImGui::RadioButton(_("head view"), &view, 1);
   Probe(s, "export_view_head");
-  HelpMarker(_("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
-             "the heads switched on in the Head view in their colours."));
+  HelpMarker(
+      _("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
+        "the heads switched on in the Head view in their colours."));
   s.exp.head_view = view == 1;
   // What shapes heatmaps only is greyed out for the head view (as export refuses it).
   ImGui::BeginDisabled(s.exp.head_view);
@@ -76,7 +79,8 @@ void DrawExportPanel(AppState& s) {
   ImGui::EndDisabled();
   ImGui::Spacing();
   FormLabel(_("screenshot"), lw);
-  ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.exp.screenshot_path.data(), s.exp.screenshot_path.size());
+  ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.exp.screenshot_path.data(),
+                           s.exp.screenshot_path.size());
   if (ImGui::Button(_("Save window screenshot"))) {
     std::string p = s.exp.screenshot_path.data();
     if (p.empty()) p = "mhaviz-window.png";

@@ -21,17 +21,32 @@ namespace mha::gui {
 namespace {
 
 // English, translated where measured and drawn (FlowHeader).
-const char* const kFlowHeaders[5] = {N_("step"), N_("computes"), N_("shape (batch, ...)"), N_("parameters"), N_("FLOPs")};
+const char* const kFlowHeaders[5] = {N_("step"), N_("computes"), N_("shape (batch, ...)"), N_("parameters"),
+                                     N_("FLOPs")};
 // The shape column's header where space is short (the panel's subtitle says the batch
 // axis comes first).
 const char* const kShortShapeHeader = N_("shape");
 // The steps' names as the core writes them (trace.cpp), listed for xgettext; each row's
 // name is translated where it is measured and drawn.
-[[maybe_unused]] const char* const kStepNames[] = {
-    N_("input"), N_("Q projection"), N_("K projection"), N_("V projection"), N_("split heads"), N_("scores"),
-    N_("softmax"), N_("context"), N_("concat"), N_("output projection"), N_("residual"), N_("residual + LayerNorm"),
-    N_("pre-LayerNorm"), N_("residual 2"), N_("residual + LayerNorm 2"), N_("pre-LayerNorm 2"), N_("FFN expand + GELU"), N_("FFN expand + ReLU"),
-    N_("FFN contract")};
+[[maybe_unused]] const char* const kStepNames[] = {N_("input"),
+                                                   N_("Q projection"),
+                                                   N_("K projection"),
+                                                   N_("V projection"),
+                                                   N_("split heads"),
+                                                   N_("scores"),
+                                                   N_("softmax"),
+                                                   N_("context"),
+                                                   N_("concat"),
+                                                   N_("output projection"),
+                                                   N_("residual"),
+                                                   N_("residual + LayerNorm"),
+                                                   N_("pre-LayerNorm"),
+                                                   N_("residual 2"),
+                                                   N_("residual + LayerNorm 2"),
+                                                   N_("pre-LayerNorm 2"),
+                                                   N_("FFN expand + GELU"),
+                                                   N_("FFN expand + ReLU"),
+                                                   N_("FFN contract")};
 
 // The table's cell padding: tighter than the style's, so the whole table fits
 // a 1280 x 800 window.
@@ -76,7 +91,7 @@ struct ColumnFit {
   ImFont* params_font = nullptr;  // the font of the "parameters" column
   bool params_small = false;      // ... which is the small font
   bool scroll_x = false;
-  float need_w = 0.0f;            // width the table would like (all text at full size)
+  float need_w = 0.0f;  // width the table would like (all text at full size)
 };
 
 ColumnFit FitColumns(const AppState& s, const std::vector<FlowRow>& flow, float avail_w, float height) {
@@ -191,8 +206,8 @@ std::string ParamsShown(const std::string& p) {
     return i18n::Format(P_("%d head x head_dim %d (K, V alike)", "%d heads x head_dim %d (K, V alike)", a), a, b);
   if (std::sscanf(p.c_str(), "%d query heads, %d K/V head%*[s] x head_dim %d", &a, &b, &c) == 3 ||
       std::sscanf(p.c_str(), "%d query heads, %d K/V head x head_dim %d", &a, &b, &c) == 3)
-    return i18n::Format(P_("%d query heads, %d K/V head x head_dim %d", "%d query heads, %d K/V heads x head_dim %d", b),
-                        a, b, c);
+    return i18n::Format(
+        P_("%d query heads, %d K/V head x head_dim %d", "%d query heads, %d K/V heads x head_dim %d", b), a, b, c);
   return p;
 }
 
@@ -201,7 +216,9 @@ std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t) {
   for (FlowRow& r : flow) r.params = ParamsShown(r.params);
   if (!UsingTrainedModel(s)) return flow;
   const Positional pe = s.source.model->cfg.positional;
-  const char* kind = pe == Positional::Learned ? _("learned PE") : pe == Positional::Sinusoidal ? _("sinusoidal PE") : _("no PE");
+  const char* kind = pe == Positional::Learned      ? _("learned PE")
+                     : pe == Positional::Sinusoidal ? _("sinusoidal PE")
+                                                    : _("no PE");
   for (FlowRow& r : flow) {
     if (r.id != StepId::Input) continue;
     const std::string dims = "seq = " + std::to_string(t.seq) + ", d_model = " + std::to_string(t.cfg.d_model);
@@ -259,7 +276,8 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
     // The row's own highlight (shared with the diagram) replaces ImGui's hover colour.
     ImGui::PushStyleColor(ImGuiCol_HeaderHovered, Pal().highlight_bg);
     ImGui::PushStyleColor(ImGuiCol_HeaderActive, Pal().highlight_bg);
-    ImGui::Selectable((std::string(_(r.step.c_str())) + "##" + r.step).c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
+    ImGui::Selectable((std::string(_(r.step.c_str())) + "##" + r.step).c_str(), false,
+                      ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap);
     ImGui::PopStyleColor(2);
     ImGui::PopID();
     if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);  // its values in the inspector
@@ -269,7 +287,7 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
     if (ImGui::IsItemHovered()) {
       s.ui.hover_step_next = static_cast<int>(i);
       ImGui::SetTooltip(_("%s\n%s\nresult \"%s\" %s\n%s\n%s learned numbers, %s FLOPs (a multiply-add counts as 2)\n"
-                        "Click to see its values in the tensor inspector."),
+                          "Click to see its values in the tensor inspector."),
                         r.step.c_str(), r.formula.c_str(), r.tensor.c_str(), ShapeString(r.shape).c_str(),
                         r.params.c_str(), Thousands(r.param_count).c_str(), Thousands(r.flops).c_str());
     }
@@ -313,10 +331,10 @@ void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, cons
 }
 
 struct Block {
-  ImVec2 a, b;        // rectangle
+  ImVec2 a, b;  // rectangle
   std::string label;
-  int step;           // shape-flow row it stands for, -1 if none
-  bool opaque = false;  // filled, to hide what lies behind (the attention card stack)
+  int step;                      // shape-flow row it stands for, -1 if none
+  bool opaque = false;           // filled, to hide what lies behind (the attention card stack)
   std::string short_label = {};  // shown instead when `label` does not fit (a narrow diagram)
 };
 
@@ -405,20 +423,22 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
   }
   const float att_top = ya - shadows * d;
   blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
-                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k" : _("Q\xC2\xB7K^T (not scaled)"), step(StepId::Scores), true,
-                         "Q\xC2\xB7K^T"});
+                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A"
+                                   "d_k"
+                                 : _("Q\xC2\xB7K^T (not scaled)"),
+                         step(StepId::Scores), true, "Q\xC2\xB7K^T"});
   blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
                          c.mask == Mask::Causal ? _("mask, softmax") : "Softmax", step(StepId::Softmax), true});
-  blocks.push_back(
-      Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), _("weights \xC3\x97 V"), step(StepId::Context), true});
+  blocks.push_back(Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), _("weights \xC3\x97 V"),
+                         step(StepId::Context), true});
   const float yc = next_row(rh);
   blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), _("concat heads"), step(StepId::Concat)});
   const float yo = next_row(rh);
   const Block wo = centred(yo, 0.6f, "\xC3\x97 W_O", step(StepId::OutProj));
   blocks.push_back(wo);
   const float yn = next_row(rh);
-  const Block add = centred(yn, 0.6f, c.norm == Norm::Post ? "Add & Norm" : _("Add (residual)"),
-                            step(StepId::Residual));
+  const Block add =
+      centred(yn, 0.6f, c.norm == Norm::Post ? "Add & Norm" : _("Add (residual)"), step(StepId::Residual));
   blocks.push_back(add);
   // The encoder block: position-wise feed-forward network, then its own residual.
   Block ffn{}, add2{};
@@ -426,7 +446,8 @@ void DrawDiagram(AppState& s, const Trace& t, ImVec2 size) {
     // Pre-LN: LN2 shares the FFN's box, so the diagram keeps fitting the panel.
     const float yf = next_row(rh);
     const char* act = c.activation == Activation::Gelu ? "GELU" : "ReLU";
-    ffn = centred(yf, 0.8f, i18n::Format(pre ? _("LN, feed-forward, %s") : _("feed-forward, %s"), act), step(StepId::FfnUp));
+    ffn = centred(yf, 0.8f, i18n::Format(pre ? _("LN, feed-forward, %s") : _("feed-forward, %s"), act),
+                  step(StepId::FfnUp));
     ffn.short_label = std::string(pre ? "LN, FFN, " : "FFN, ") + act;
     blocks.push_back(ffn);
     const float yn2 = next_row(rh);

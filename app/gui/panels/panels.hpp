@@ -7,8 +7,8 @@
 
 namespace mha::gui {
 
-void DrawSentencePanel(AppState& s);   // panels/sentence.cpp
-void DrawControlsPanel(AppState& s);   // panels/controls.cpp
+void DrawSentencePanel(AppState& s);  // panels/sentence.cpp
+void DrawControlsPanel(AppState& s);  // panels/controls.cpp
 // panels/controls.cpp: why the configuration cannot run, with one-click fixes (over
 // the results, which keep the last valid maps dimmed).
 void DrawConfigError(AppState& s);
@@ -18,10 +18,10 @@ std::string ShownConfigError(const AppState& s);
 // panels/controls.cpp: the next valid num_heads for d_model in direction `dir` (+1 or
 // -1), as the slider steps; num_heads itself at either end.
 int StepHeads(int d_model, int num_heads, int dir);
-void DrawExportPanel(AppState& s);     // panels/export.cpp
-void DrawFlowPanel(AppState& s);       // panels/flow.cpp: table + block diagram
+void DrawExportPanel(AppState& s);         // panels/export.cpp
+void DrawFlowPanel(AppState& s);           // panels/flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
-void DrawStatusBar(AppState& s);       // panels/status.cpp
+void DrawStatusBar(AppState& s);           // panels/status.cpp
 // panels/status.cpp: where the weights come from, as a coloured tag on the current line
 // ("random weights (untrained)" in amber, "trained: mhaviz-small · layer 1" in green),
 // so that no heatmap of untrained heads passes for a finding.
@@ -29,7 +29,7 @@ void DrawWeightsBadge(AppState& s);
 
 // The results area (a tab per view) and the View menu's entries come from the
 // registry of views: gui/views/registry.hpp.
-void DrawBlockControls(AppState& s);   // panels/block.cpp: attention only / full encoder block
+void DrawBlockControls(AppState& s);  // panels/block.cpp: attention only / full encoder block
 
 // The example sentences offered in the Sentence panel.
 const char* const* ExampleSentences(int* count);

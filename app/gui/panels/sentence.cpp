@@ -73,8 +73,9 @@ void DrawSentencePanel(AppState& s) {
   Probe(s, "examples");
 
   if (!s.files.input_path.empty()) {
-    MessageBox(i18n::Format(_("x comes from %s. Type a sentence to use it instead."), SourceShown(s.files.input_path).c_str()),
-               Pal().notice_bg, Pal().notice_text);
+    MessageBox(
+        i18n::Format(_("x comes from %s. Type a sentence to use it instead."), SourceShown(s.files.input_path).c_str()),
+        Pal().notice_bg, Pal().notice_text);
   }
   const auto& tokens = s.result.tokens;
   ImGui::Spacing();

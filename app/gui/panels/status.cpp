@@ -28,8 +28,8 @@ void DrawWeightsBadge(AppState& s) {
     ImGui::SetTooltip("%s", random ? _("These weights were drawn from the seed and never trained: whatever pattern a "
                                        "head shows here is chance, not something it learned. Pick mhaviz-small under "
                                        "Model for trained heads.")
-                           : trained ? _("Weights learned by training; the layer shown.")
-                                     : _("Weights set by hand or loaded from a file, not trained here."));
+                            : trained ? _("Weights learned by training; the layer shown.")
+                                      : _("Weights set by hand or loaded from a file, not trained here."));
 }
 
 void DrawStatusBar(AppState& s) {
@@ -38,7 +38,8 @@ void DrawStatusBar(AppState& s) {
   char buf[512];
   std::snprintf(buf, sizeof buf, _("recompute %.2f ms"), tm.last_recompute_ms);
   const std::string recompute = buf;
-  std::string reuse = s.result.ok ? "(" + (s.result.reuse_shown.empty() ? s.result.reuse : s.result.reuse_shown) + ")" : std::string();
+  std::string reuse =
+      s.result.ok ? "(" + (s.result.reuse_shown.empty() ? s.result.reuse : s.result.reuse_shown) + ")" : std::string();
   std::snprintf(buf, sizeof buf, _("frame %.1f ms"), tm.last_frame_ms);
   std::string frame = buf;
   std::string config;
@@ -74,12 +75,12 @@ void DrawStatusBar(AppState& s) {
   if (!config.empty() && need > avail) config = Ellipsize(config, std::max(avail - w(recompute) - gap, 1.0f));
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextUnformatted(recompute.c_str());
-  const char* why = _("What the last recompute had to redo. Everything after Q, K and V (scores, softmax,\n"
-                      "attn V, W_O, the norm) is recomputed on every change; Q, K and V only where their\n"
-                      "input or weights changed. A new num_heads keeps them: the projections do not\n"
-                      "depend on how many heads they are cut into.");
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s%s%s", reuse_full.c_str(), reuse_full.empty() ? "" : "\n", why);
+  const char* why =
+      _("What the last recompute had to redo. Everything after Q, K and V (scores, softmax,\n"
+        "attn V, W_O, the norm) is recomputed on every change; Q, K and V only where their\n"
+        "input or weights changed. A new num_heads keeps them: the projections do not\n"
+        "depend on how many heads they are cut into.");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s%s%s", reuse_full.c_str(), reuse_full.empty() ? "" : "\n", why);
   if (!reuse.empty()) {
     ImGui::SameLine();
     ImGui::TextUnformatted(reuse.c_str());

@@ -50,9 +50,9 @@ void ExportHeadView(AppState& s, const std::string& path, bool svg) {
     size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
   }
   io::WriteFileAtomic(path, bytes);
-  s.exp.message = i18n::Format(P_("Saved the head view (%d head) as%s %s to %s.",
-                                  "Saved the head view (%d heads) as%s %s to %s.", on),
-                               on, size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str());
+  s.exp.message = i18n::Format(
+      P_("Saved the head view (%d head) as%s %s to %s.", "Saved the head view (%d heads) as%s %s to %s.", on), on,
+      size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str());
   s.exp.message_ok = true;
 }
 
@@ -71,14 +71,12 @@ void RunPendingExports(AppState& s) {
   std::string path = s.exp.path.data();
   try {
     if (path.empty()) throw Error("Type a file name for the export first, e.g. attention.png or attention.svg.");
-    if (!s.result.ok)
-      throw Error("There is nothing to export until the configuration is valid: " + s.result.error);
+    if (!s.result.ok) throw Error("There is nothing to export until the configuration is valid: " + s.result.error);
     const Trace& t = s.result.trace;
     int head = -1;
     // (With one head the figure has no mean: it would repeat the head.)
-    std::string what = t.cfg.num_heads == 1
-                           ? std::string(_("the 1 head"))
-                           : i18n::Format(_("all %d heads and their mean"), t.cfg.num_heads);
+    std::string what = t.cfg.num_heads == 1 ? std::string(_("the 1 head"))
+                                            : i18n::Format(_("all %d heads and their mean"), t.cfg.num_heads);
     if (s.exp.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
       head = s.ui.enlarged;
       what = i18n::Format(_("head %d"), head);

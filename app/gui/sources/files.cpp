@@ -57,11 +57,12 @@ std::vector<std::string> WeightNames(const Trace& t) {
 void Save(AppState& s, const std::string& path, const std::vector<std::string>& names, const char* what) {
   const bool x = std::string(what) == "x";
   if (path.empty())
-    return Report(s, false, x ? _("Type a file name to save x to, e.g. x.npz.")
-                              : _("Type a file name to save the weights to, e.g. weights.npz."));
+    return Report(s, false,
+                  x ? _("Type a file name to save x to, e.g. x.npz.")
+                    : _("Type a file name to save the weights to, e.g. weights.npz."));
   if (!s.result.ok)
-    return Report(s, false, i18n::Format(_("Nothing to save: the configuration cannot run yet (%s)"),
-                                         s.result.error.c_str()));
+    return Report(s, false,
+                  i18n::Format(_("Nothing to save: the configuration cannot run yet (%s)"), s.result.error.c_str()));
   try {
     const auto all = Tensors(s.result.trace);
     std::vector<TensorView> chosen;
@@ -70,8 +71,9 @@ void Save(AppState& s, const std::string& path, const std::vector<std::string>& 
     io::WriteFilesAtomic({{path, io::EncodeNpz(chosen)}});
     std::string keys;
     for (const auto& t : chosen) keys += (keys.empty() ? "" : ", ") + t.name;
-    Report(s, true, i18n::Format(x ? _("Saved x (%s) to %s.") : _("Saved the weights (%s) to %s."), keys.c_str(),
-                                 AbsolutePath(path).c_str()));
+    Report(s, true,
+           i18n::Format(x ? _("Saved x (%s) to %s.") : _("Saved the weights (%s) to %s."), keys.c_str(),
+                        AbsolutePath(path).c_str()));
   } catch (const std::exception& e) {
     Report(s, false, std::string(x ? _("Could not save x: ") : _("Could not save the weights: ")) + e.what());
   }
@@ -115,7 +117,8 @@ std::string SourceShown(const std::string& source) {
     return i18n::Format(_(kEditorFromSeed), seed);
   const std::string from = "the weight editor (started from ";
   if (source.size() > from.size() + 1 && source.compare(0, from.size(), from) == 0 && source.back() == ')')
-    return i18n::Format(_(kEditorFrom), SourceShown(source.substr(from.size(), source.size() - from.size() - 1)).c_str());
+    return i18n::Format(_(kEditorFrom),
+                        SourceShown(source.substr(from.size(), source.size() - from.size() - 1)).c_str());
   return source;
 }
 
@@ -124,8 +127,8 @@ void LoadLessonPreset(AppState& s, int index) {
   if (index < 0 || index >= static_cast<int>(presets.size())) return;
   LeaveTrainedModel(s);
   LessonExample ex = std::move(presets[static_cast<std::size_t>(index)]);
-  const std::string message = "Loaded " + std::string(index == 0 ? "the lesson example" : "the hand calculation") +
-                              " (" + ex.title + ").";
+  const std::string message =
+      "Loaded " + std::string(index == 0 ? "the lesson example" : "the hand calculation") + " (" + ex.title + ").";
   LoadExample(s, std::move(ex), kLessonSources[index], message);
 }
 
@@ -196,7 +199,8 @@ void UseSeededWeights(AppState& s) {
 }
 
 void LoadInputFile(AppState& s, const std::string& path) {
-  if (path.empty()) return Report(s, false, _("Type the path of an .npz file with an array x of shape (seq, d_model)."));
+  if (path.empty())
+    return Report(s, false, _("Type the path of an .npz file with an array x of shape (seq, d_model)."));
   LeaveTrainedModel(s);
   try {
     Inputs in = io::LoadInputs(path);
@@ -225,9 +229,10 @@ void LoadInputFile(AppState& s, const std::string& path) {
       extra += _(" The weights in use had another d_model, so the seeded weights are used.");
     }
     s.dirty = true;
-    Report(s, true, i18n::Format(_("Loaded x (%d x %d) from %s: d_model = %d, positional encoding off."),
-                                 static_cast<int>(s.files.input.x.rows()), d, AbsolutePath(path).c_str(), d) +
-                        extra);
+    Report(s, true,
+           i18n::Format(_("Loaded x (%d x %d) from %s: d_model = %d, positional encoding off."),
+                        static_cast<int>(s.files.input.x.rows()), d, AbsolutePath(path).c_str(), d) +
+               extra);
   } catch (const std::exception& e) {
     Report(s, false, std::string(_("Could not load x: ")) + e.what());
   }
@@ -260,7 +265,7 @@ void LoadWeightsFile(AppState& s, const std::string& path) {
     const bool has_ffn = npz.count("ffn_W1") > 0;
     Config load = c;
     load.block = has_ffn ? Block::Encoder : Block::Attention;  // no FFN weights: seeded ones (Recompute)
-    if (has_ffn) load.d_ff = 0;  // from the file
+    if (has_ffn) load.d_ff = 0;                                // from the file
     Weights w = io::WeightsFromNpz(std::move(npz), path, &load);
     c.num_kv_heads = load.num_kv_heads;
     c.ln_eps = load.ln_eps;
@@ -270,9 +275,11 @@ void LoadWeightsFile(AppState& s, const std::string& path) {
     s.files.weights_path = path;
     s.teach.weights_edited = false;
     s.dirty = true;
-    Report(s, true, i18n::Format(has_ffn ? _("Loaded the weights from %s (with FFN weights).") : _("Loaded the weights from %s."),
-                                 AbsolutePath(path).c_str()) +
-                        extra);
+    Report(
+        s, true,
+        i18n::Format(has_ffn ? _("Loaded the weights from %s (with FFN weights).") : _("Loaded the weights from %s."),
+                     AbsolutePath(path).c_str()) +
+            extra);
   } catch (const std::exception& e) {
     Report(s, false, std::string(_("Could not load the weights: ")) + e.what());
   }

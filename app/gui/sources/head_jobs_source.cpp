@@ -52,9 +52,10 @@ const std::vector<lm::HeadJob>* HeadJobLabels(const AppState& s, std::string* wh
       // A future from std::async waits for its work when dropped: a measure still running
       // for the model before is kept until it ends, so switching models never blocks.
       static std::vector<std::future<std::vector<lm::HeadJob>>> retired;
-      retired.erase(std::remove_if(retired.begin(), retired.end(),
-                                   [](auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }),
-                    retired.end());
+      retired.erase(
+          std::remove_if(retired.begin(), retired.end(),
+                         [](auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }),
+          retired.end());
       if (job.valid()) retired.push_back(std::move(job));
       job = std::async(std::launch::async, Measure, s.source.lm, PairsFile());
     }

@@ -104,11 +104,11 @@ bool ApplyLanguageModelFlag(const options::ModelFlags& m, AppState& s) {
   if (!lm::IsLanguageModel(model.cfg)) return false;
   if (!m.tokens.empty() || m.example != 0)
     throw options::UsageError("--tokens and --example choose the input of a task model; " + m.model +
-                          " is a language model: give it a sentence with --sentence \"...\".");
+                              " is a language model: give it a sentence with --sentence \"...\".");
   if (m.layer >= model.cfg.num_layers)
     throw options::UsageError("--layer " + std::to_string(m.layer) + " is out of range: " + m.model + " has " +
-                          std::to_string(model.cfg.num_layers) + " layers (0 .. " +
-                          std::to_string(model.cfg.num_layers - 1) + ").");
+                              std::to_string(model.cfg.num_layers) + " layers (0 .. " +
+                              std::to_string(model.cfg.num_layers - 1) + ").");
   auto lm = std::make_shared<const lm::LanguageModel>(lm::WrapLanguageModel(std::move(model), "", m.model));
   UseLanguageModel(s, std::move(lm), m.model);
   s.source.layer = m.layer;
@@ -273,7 +273,7 @@ bool DrawFixedShape(AppState& s) {
   ImGui::EndDisabled();
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextWrapped(_("head_dim = d_k = %d / %d = %d. A trained model's shape is fixed: its weights were learned "
-                     "for exactly these sizes. Change them in the Train view, which trains a new model."),
+                       "for exactly these sizes. Change them in the Train view, which trains a new model."),
                      d_model, heads, d_model / std::max(1, heads));
   ImGui::PopStyleColor();
   return true;
@@ -301,8 +301,7 @@ const std::vector<HeadProfile>* ValidationLabels(const AppState& s, std::string*
     labels.clear();
     error.clear();
     // Beside assets/models/ is assets/corpus/, where the model's validation text lives.
-    const std::filesystem::path dir =
-        std::filesystem::path(s.source.lm->path).parent_path().parent_path() / "corpus";
+    const std::filesystem::path dir = std::filesystem::path(s.source.lm->path).parent_path().parent_path() / "corpus";
     std::string valid;
     std::error_code ec;
     for (const char* name : {"valid.txt", "valid.txt.gz"})

@@ -15,7 +15,7 @@
 namespace mha::options {
 struct ModelFlags;
 struct RunOptions;
-}
+}  // namespace mha::options
 
 namespace mha::gui {
 

@@ -194,9 +194,9 @@ void DrawModelSourcePanel(AppState& s) {
   std::string current;
   switch (s.source.kind) {
     case ModelSourceKind::Seeded:
-      current = s.files.weights_path.empty()
-                    ? i18n::Format(_("Seeded random weights (seed %llu)"), static_cast<unsigned long long>(s.choice.cfg.seed))
-                    : _("Weights from ") + SourceShown(s.files.weights_path);
+      current = s.files.weights_path.empty() ? i18n::Format(_("Seeded random weights (seed %llu)"),
+                                                            static_cast<unsigned long long>(s.choice.cfg.seed))
+                                             : _("Weights from ") + SourceShown(s.files.weights_path);
       break;
     case ModelSourceKind::PositionalHeads: current = _("Four positional heads (hand-built)"); break;
     case ModelSourceKind::Trained:
@@ -208,21 +208,25 @@ void DrawModelSourcePanel(AppState& s) {
   if (ImGui::BeginCombo("##model_source", current.c_str())) {
     if (ImGui::Selectable(_("Seeded random weights"), s.source.kind == ModelSourceKind::Seeded)) UseSeededSource(s);
     Probe(s, "source_seeded");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("Untrained weights drawn from the seed: any sentence, noisy heads."));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(_("Untrained weights drawn from the seed: any sentence, noisy heads."));
     if (ImGui::Selectable(_("Four positional heads (hand-built)"), s.source.kind == ModelSourceKind::PositionalHeads))
       UsePositionalHeadsSource(s);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(_("Heads built by hand to attend to the previous, the same, the first and the next word."));
     // kSmallModelName, marked for xgettext here: lm_source.hpp keeps the English key.
     static_cast<void>(N_("mhaviz-small (trained)"));
-    if (ImGui::Selectable((std::string(_(kSmallModelName)) + "##small").c_str(), UsingLanguageModel(s))) UseSmallModel(s);
+    if (ImGui::Selectable((std::string(_(kSmallModelName)) + "##small").c_str(), UsingLanguageModel(s)))
+      UseSmallModel(s);
     Probe(s, "source_small");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(_("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
-                        "English or Korean sentence."));
+      ImGui::SetTooltip(
+          _("The bilingual language model mhaviz ships (2 layers x 8 heads, d_model 128): type any "
+            "English or Korean sentence."));
     std::string trained;
     if (TrainedModelAvailable(s, &trained)) {
-      if (ImGui::Selectable(i18n::Format(_("Trained: %s"), trained.c_str()).c_str(), s.source.kind == ModelSourceKind::Trained))
+      if (ImGui::Selectable(i18n::Format(_("Trained: %s"), trained.c_str()).c_str(),
+                            s.source.kind == ModelSourceKind::Trained))
         ShowTrainedModel(s);
     } else {
       ImGui::TextDisabled(_("Trained model: train one in the Train tab, or load a checkpoint there"));
@@ -235,15 +239,17 @@ void DrawModelSourcePanel(AppState& s) {
 
   const ModelConfig& c = s.source.model->cfg;
   if (c.num_layers > 1) {
-    FormLabel(_("layer"), ImGui::CalcTextSize(_("layer")).x + ImGui::CalcTextSize(" ").x + ImGui::GetStyle().ItemSpacing.x);
+    FormLabel(_("layer"),
+              ImGui::CalcTextSize(_("layer")).x + ImGui::CalcTextSize(" ").x + ImGui::GetStyle().ItemSpacing.x);
     int layer = s.source.layer;
     if (ImGui::SliderInt("##source_layer", &layer, 0, c.num_layers - 1, _("layer %d"))) {
       s.source.layer = layer;
       s.dirty = true;
     }
     Probe(s, "source_layer");
-    HelpMarker(_("Which layer the shape flow, the heatmaps and the teaching views show. Layer 0 reads the token "
-               "embeddings; each later layer reads the layer below's output."));
+    HelpMarker(
+        _("Which layer the shape flow, the heatmaps and the teaching views show. Layer 0 reads the token "
+          "embeddings; each later layer reads the layer below's output."));
   }
   char buf[1024];
   if (s.source.lm) {
@@ -253,9 +259,9 @@ void DrawModelSourcePanel(AppState& s) {
                   c.num_layers, c.layer.num_heads, c.layer.d_model, c.vocab_size(), c.max_seq);
   } else {
     std::snprintf(buf, sizeof buf,
-                _("Every view shows this model: %d layer(s) x %d head(s), d_model %d, on the token ids in the "
-                  "sentence field (its vocabulary: %s). Configuration sets the next model to train."),
-                c.num_layers, c.layer.num_heads, c.layer.d_model, VocabRange(c).c_str());
+                  _("Every view shows this model: %d layer(s) x %d head(s), d_model %d, on the token ids in the "
+                    "sentence field (its vocabulary: %s). Configuration sets the next model to train."),
+                  c.num_layers, c.layer.num_heads, c.layer.d_model, VocabRange(c).c_str());
   }
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
   ImGui::TextWrapped("%s", buf);

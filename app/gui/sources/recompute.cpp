@@ -15,9 +15,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 }  // namespace
 
@@ -32,8 +30,10 @@ std::string ReuseText(const LiveReport& r, const Trace& t, bool shown) {
   std::string s;
   // Seeded weights are drawn per (d_model, seed): a new d_model is a new random
   // layer, so every map changes (a new num_heads only re-cuts the same Q, K, V).
-  if (r.weights == LiveReport::Weights::New) s = tr(N_("new random weights for this d_model and seed (every map changes), "));
-  else if (r.weights == LiveReport::Weights::KvOnly) s = tr(N_("new W_K, W_V, "));
+  if (r.weights == LiveReport::Weights::New)
+    s = tr(N_("new random weights for this d_model and seed (every map changes), "));
+  else if (r.weights == LiveReport::Weights::KvOnly)
+    s = tr(N_("new W_K, W_V, "));
   const Trace::Reuse& u = t.reuse;
   const bool cross = t.in.cross();
   if (u.resplit && u.q_rows == 0 && u.kv_rows == 0)

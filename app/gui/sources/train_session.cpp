@@ -94,10 +94,12 @@ void FitToWindow(TrainSetup& u) {
   const std::int64_t params = ParameterCount(checked.model);
   if (params > kMaxTrainParams)
     throw Error("This model has " + std::to_string(params) + " parameters; the Train tab trains models up to " +
-                std::to_string(kMaxTrainParams) + " so that its snapshots fit in memory. Use a smaller d_model, fewer "
+                std::to_string(kMaxTrainParams) +
+                " so that its snapshots fit in memory. Use a smaller d_model, fewer "
                 "layers, or attention only (no FFN); mhaviz train takes bigger ones.");
-  const double per = params * 4.0 + static_cast<double>(EstimateTraceBytes(checked.model.LayerConfig(), u.task.seq,
-                                                                             u.task.seq)) * checked.model.num_layers;
+  const double per =
+      params * 4.0 + static_cast<double>(EstimateTraceBytes(checked.model.LayerConfig(), u.task.seq, u.task.seq)) *
+                         checked.model.num_layers;
   const int fit = static_cast<int>(std::clamp(kSnapshotBudget / per, 2.0, 51.0));
   if (fit < 51) u.snapshot_every = std::max(1, (u.steps + fit - 2) / (fit - 1));
 }
@@ -117,7 +119,8 @@ std::string SnapshotName(const TrainRunRecord& r, const Snapshot& sn) {
 
 nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& h : heads) a.push_back({{"layer", h.layer}, {"head", h.head}, {"label", h.label}, {"score", h.score}});
+  for (const auto& h : heads)
+    a.push_back({{"layer", h.layer}, {"head", h.head}, {"label", h.label}, {"score", h.score}});
   return a;
 }
 
@@ -315,7 +318,8 @@ void ShowSnapshot(AppState& s, int run, int snapshot) {
   const TrainRunRecord& r = t.runs[static_cast<std::size_t>(run)];
   if (!r.progress || r.progress->snapshots.empty()) return;
   const auto& snaps = r.progress->snapshots;
-  const int k = snapshot < 0 ? static_cast<int>(snaps.size()) - 1 : std::min(snapshot, static_cast<int>(snaps.size()) - 1);
+  const int k =
+      snapshot < 0 ? static_cast<int>(snaps.size()) - 1 : std::min(snapshot, static_cast<int>(snaps.size()) - 1);
   t.shown_run = run;
   t.timeline = snapshot < 0 ? -1 : k;
   t.show_loaded = false;
@@ -433,8 +437,8 @@ void LoadCheckpoint(AppState& s, const std::string& path) {
     t.loaded_probe = probe;
     t.loaded_heads = std::move(heads);
     ShowTrainedModel(s);
-    t.message = i18n::Format(_("Loaded %s: %d layer(s) of %d heads. The views show it now."), AbsolutePath(path).c_str(),
-                             t.loaded->cfg.num_layers, t.loaded->cfg.layer.num_heads);
+    t.message = i18n::Format(_("Loaded %s: %d layer(s) of %d heads. The views show it now."),
+                             AbsolutePath(path).c_str(), t.loaded->cfg.num_layers, t.loaded->cfg.layer.num_heads);
     t.message_ok = true;
   } catch (const std::exception& e) {
     t.message = std::string(_("Could not load the checkpoint: ")) + e.what();

@@ -115,7 +115,8 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   int w = 0, h = 0;
   try {
     const json j = io::ParseJson(io::ReadFile(path, kMaxSettingsBytes));
-    if (!j.is_object() || j.value("version", 0) != 1) throw std::runtime_error("not an mhaviz settings file (version 1)");
+    if (!j.is_object() || j.value("version", 0) != 1)
+      throw std::runtime_error("not an mhaviz settings file (version 1)");
     parsed.choice.sentence = j.at("sentence").get<std::string>();
     parsed.choice.memory = j.value("memory", std::string());
     parsed.choice.cross = j.value("cross", false);
@@ -164,7 +165,8 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
     std::filesystem::rename(path, bak, moved);
     return "The settings file " + path + " could not be read (" + io::Excerpt(e.what(), 200) +
            "), so mhaviz started with the default sentence and configuration. " +
-           (moved ? "It is left as it is (" + moved.message() + ")." : "It was kept as " + bak + ", nothing in it is lost.");
+           (moved ? "It is left as it is (" + moved.message() + ")."
+                  : "It was kept as " + bak + ", nothing in it is lost.");
   }
   s.choice = parsed.choice;
   s.ui.text_size = parsed.ui.text_size;
@@ -200,8 +202,8 @@ void IniLine(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line
 void IniWrite(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer* out) {
   const auto* s = static_cast<const AppState*>(h->UserData);
   out->appendf("[%s][Layout]\n", h->TypeName);
-  out->appendf("LeftWidth=%.0f\nFlowHeight=%.0f\nFlowCollapsed=%d\n\n", s->splitters.left_width, s->splitters.flow_height,
-               s->splitters.flow_collapsed ? 1 : 0);
+  out->appendf("LeftWidth=%.0f\nFlowHeight=%.0f\nFlowCollapsed=%d\n\n", s->splitters.left_width,
+               s->splitters.flow_height, s->splitters.flow_collapsed ? 1 : 0);
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ void SettingsWriter::WriteSettings(const AppState& s, GLFWwindow* window, bool f
     io::WriteFileAtomic(settings_path_, now);
     written_ = now;
   } catch (const std::exception& e) {
-    if (force) std::cerr << "mhaviz: warning: could not save settings: " << options::TerminalSafe(e.what(), true) << "\n";
+    if (force)
+      std::cerr << "mhaviz: warning: could not save settings: " << options::TerminalSafe(e.what(), true) << "\n";
   }
 }
 

@@ -20,7 +20,6 @@
 
 namespace mha::gui {
 
-
 // A cached value: `key` says what it was computed from (trace generation and the
 // selection); `error` holds the core's message if the computation threw.
 template <class T>
@@ -44,16 +43,16 @@ struct InspectSelection {
 
 // A (rows, cols) picture of a tensor, ready to draw and to dump.
 struct InspectedTensor {
-  std::string title;                  // "q[head 1]", "q (heads merged)", "W_q"
-  std::vector<std::int64_t> shape;    // the shape shown, with the batch axis where it has one
-  std::vector<std::int64_t> full_shape;  // the stored tensor's shape
-  Mat values;                         // rows x cols as drawn (a 1-D tensor is one row)
+  std::string title;                                // "q[head 1]", "q (heads merged)", "W_q"
+  std::vector<std::int64_t> shape;                  // the shape shown, with the batch axis where it has one
+  std::vector<std::int64_t> full_shape;             // the stored tensor's shape
+  Mat values;                                       // rows x cols as drawn (a 1-D tensor is one row)
   std::vector<std::string> row_labels, col_labels;  // "" = numbered
-  float min = 0, max = 0, abs_max = 0;  // over the finite values
-  int neg_inf = 0;                    // masked scores
-  std::string note;                   // what this tensor is, one line
-  int col_group = 0;                  // > 0: columns come in heads of this many (concat, W_q, ...)
-  std::string col_group_label;        // "head", "K/V head"
+  float min = 0, max = 0, abs_max = 0;              // over the finite values
+  int neg_inf = 0;                                  // masked scores
+  std::string note;                                 // what this tensor is, one line
+  int col_group = 0;                                // > 0: columns come in heads of this many (concat, W_q, ...)
+  std::string col_group_label;                      // "head", "K/V head"
 };
 
 // The head x head divergence, computed on a worker thread: it costs num_heads^2 / 2 *
@@ -62,10 +61,10 @@ struct InspectedTensor {
 // (the view says so), which bounds both its time and the copy of their maps it works on.
 struct DivergenceJob {
   static constexpr int kMaxDivergenceHeads = 16;
-  std::string key;                    // what the running job computes (trace generation)
+  std::string key;  // what the running job computes (trace generation)
   std::future<Eigen::MatrixXd> result;
   std::shared_ptr<std::atomic<bool>> cancel;  // set when superseded or at exit: the job stops early
-  int heads = 0;                      // heads it covers
+  int heads = 0;                              // heads it covers
   DivergenceJob() = default;
   DivergenceJob(const DivergenceJob&) = delete;
   DivergenceJob& operator=(const DivergenceJob&) = delete;
@@ -76,9 +75,9 @@ struct DivergenceJob {
 
 struct TeachUi {
   std::string view = "heatmaps";  // the view shown, by its --view name (views/registry.hpp)
-  bool select_view = false;   // make the tab bar switch to `view` this frame
-  int head = 0;               // the head the query, scaling and inspector views show
-  int query = 0;              // the query token of the step-by-step view
+  bool select_view = false;       // make the tab bar switch to `view` this frame
+  int head = 0;                   // the head the query, scaling and inspector views show
+  int query = 0;                  // the query token of the step-by-step view
   InspectSelection inspect;
   bool flow_clicked = false;  // set by the shape flow: switch to the inspector
 

@@ -67,19 +67,19 @@ struct TrainUi {
   std::shared_ptr<const Progress> progress;  // the current run's, read once per frame
   std::vector<TrainRunRecord> runs;
   int next_id = 1;
-  int current_id = 0;  // the id of the run the worker holds (0: none)
-  int shown_run = -1;  // index into runs: the run whose timeline and heads show
-  int timeline = -1;   // snapshot index of the shown run; -1: follow the newest
-  int big_head = -1;   // layer * num_heads + head opened large; -1: the grid
-  bool playing = false;     // the timeline replays the run, a snapshot at a time
-  double played_at = 0.0;   // ImGui time of the last snapshot shown while playing
+  int current_id = 0;      // the id of the run the worker holds (0: none)
+  int shown_run = -1;      // index into runs: the run whose timeline and heads show
+  int timeline = -1;       // snapshot index of the shown run; -1: follow the newest
+  int big_head = -1;       // layer * num_heads + head opened large; -1: the grid
+  bool playing = false;    // the timeline replays the run, a snapshot at a time
+  double played_at = 0.0;  // ImGui time of the last snapshot shown while playing
 
   // A checkpoint loaded from a file (not a run: no curves, no timeline).
   std::shared_ptr<const Model> loaded;
   std::string loaded_path;
-  std::vector<int> loaded_probe;        // held-out example 0 of its task, as `trace --model`
+  std::vector<int> loaded_probe;  // held-out example 0 of its task, as `trace --model`
   std::vector<HeadProfile> loaded_heads;
-  bool show_loaded = false;             // the heads grid shows the loaded model
+  bool show_loaded = false;  // the heads grid shows the loaded model
 
   std::array<char, 1024> path{};  // checkpoint to save or load
   std::string message;            // the last action's outcome

@@ -26,7 +26,6 @@ const Cached<T>& NoTrace(Cached<T>& c, const AppState& s) {
   return c;
 }
 
-
 void FillStats(InspectedTensor& it) {
   it.min = std::numeric_limits<float>::infinity();
   it.max = -std::numeric_limits<float>::infinity();
@@ -114,8 +113,7 @@ void BuildInspected(const Trace& t, const InspectSelection& sel, int head, Inspe
     const TensorView hv = HeadSlice(*tv, h);
     m = Eigen::Map<const Mat>(hv.data, hv.shape[0], hv.shape[1]);
     it.title = hv.name;
-    if (kv && t.cfg.kv_heads() != t.cfg.num_heads)
-      it.title += i18n::Format(_(" (read by query head %d)"), head);
+    if (kv && t.cfg.kv_heads() != t.cfg.num_heads) it.title += i18n::Format(_(" (read by query head %d)"), head);
     it.shape = {1, 1, hv.shape[0], hv.shape[1]};
     it.row_labels = kv ? ktok : qtok;
     if (sel.tensor == "scores" || sel.tensor == "attn") it.col_labels = ktok;
@@ -147,7 +145,8 @@ void BuildInspected(const Trace& t, const InspectSelection& sel, int head, Inspe
     m.swap(sub);
     it.row_labels.clear();
     it.col_labels.clear();
-    it.note += (it.note.empty() ? "" : ". ") + i18n::Format(_("Too big to draw whole: every %dth row and column shown"), k);
+    it.note +=
+        (it.note.empty() ? "" : ". ") + i18n::Format(_("Too big to draw whole: every %dth row and column shown"), k);
   }
   // Columns that are heads side by side: concat, merged q/k/v/context, W_q/W_k/W_v and their biases.
   const int hd = t.cfg.head_dim();

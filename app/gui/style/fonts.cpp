@@ -129,7 +129,8 @@ void PaintBoxGlyphs(const std::vector<BoxGlyph>& boxes) {
     if (!r || !pixels) continue;
     for (int y = 0; y < r->Height; ++y)
       for (int x = 0; x < r->Width; ++x) {
-        const bool edge = y < b.thickness || y >= r->Height - b.thickness || x < b.thickness || x >= r->Width - b.thickness;
+        const bool edge =
+            y < b.thickness || y >= r->Height - b.thickness || x < b.thickness || x >= r->Width - b.thickness;
         pixels[static_cast<std::size_t>(r->Y + y) * tw + r->X + x] = edge ? 255 : 0;
       }
   }
@@ -291,8 +292,9 @@ std::string BoxNote(const std::string& utf8) {
   // The text field holds 16-bit characters: an emoji typed or pasted there, like bytes
   // that are not UTF-8, arrives as U+FFFD, the replacement character.
   if (names.find("U+FFFD") != std::string::npos)
-    note += " U+FFFD stands for a character that was replaced: bytes that are not UTF-8, or a character "
-            "beyond U+FFFF once it passed through the text field.";
+    note +=
+        " U+FFFD stands for a character that was replaced: bytes that are not UTF-8, or a character "
+        "beyond U+FFFF once it passed through the text field.";
   return note;
 }
 

@@ -43,10 +43,9 @@ void Light(ImGuiStyle& st) {
   c[ImGuiCol_TableBorderLight] = Hex(0xE2E6EC);
   c[ImGuiCol_TableRowBgAlt] = Hex(0xF7F8FA);
   c[ImGuiCol_ScrollbarBg] = Hex(0xF3F4F7);
-  g_palette = Palette{U(0x2F6FDE),           U(0xE08A00),       U(0xFFE7B3),  U(0xF4F7FC),
-                      U(0x9AA8BD),           U(0xE9F0FC),       U(0xA9BEE3),  U(0x1B3A6B),
-                      U(0xFDECEC),           U(0xA11D1D),       U(0xFFF6DA),  U(0x7A5300),
-                      U(0x1F7A3A),           U(0x69717E),       U(0xFFFFFF, 0.35f)};
+  g_palette = Palette{U(0x2F6FDE), U(0xE08A00), U(0xFFE7B3), U(0xF4F7FC), U(0x9AA8BD),
+                      U(0xE9F0FC), U(0xA9BEE3), U(0x1B3A6B), U(0xFDECEC), U(0xA11D1D),
+                      U(0xFFF6DA), U(0x7A5300), U(0x1F7A3A), U(0x69717E), U(0xFFFFFF, 0.35f)};
 }
 
 void Dark(ImGuiStyle& st) {
@@ -62,17 +61,19 @@ void Dark(ImGuiStyle& st) {
   c[ImGuiCol_SliderGrab] = Hex(0x5B93F0, 0.5f);
   c[ImGuiCol_SliderGrabActive] = Hex(0x7AA8F5, 0.65f);
   c[ImGuiCol_CheckMark] = Hex(0x7AA8F5);
-  g_palette = Palette{U(0x5B93F0),           U(0xFFB020),       U(0x5A4413),  U(0x2B313B),
-                      U(0x66738A),           U(0x2C3A52),       U(0x4A6696),  U(0xDCE7FA),
-                      U(0x4A2222),           U(0xFFB4B4),       U(0x45391A),  U(0xFFD98A),
-                      U(0x7FD99A),           U(0x9AA3B2),       U(0x000000, 0.35f)};
+  g_palette = Palette{U(0x5B93F0), U(0xFFB020), U(0x5A4413), U(0x2B313B), U(0x66738A),
+                      U(0x2C3A52), U(0x4A6696), U(0xDCE7FA), U(0x4A2222), U(0xFFB4B4),
+                      U(0x45391A), U(0xFFD98A), U(0x7FD99A), U(0x9AA3B2), U(0x000000, 0.35f)};
 }
 
 }  // namespace
 
 void ApplyTheme(bool dark, float scale) {
   ImGuiStyle st;
-  if (dark) Dark(st); else Light(st);
+  if (dark)
+    Dark(st);
+  else
+    Light(st);
   st.WindowRounding = 0.0f;
   st.ChildRounding = 6.0f;
   st.FrameRounding = 4.0f;

@@ -12,12 +12,12 @@ namespace mha::gui {
 inline ImU32 Col32(render::Rgb c) { return IM_COL32(c[0], c[1], c[2], 255); }
 
 struct Palette {
-  ImU32 accent;        // buttons, active controls, diagram arrows
-  ImU32 highlight;     // hovered shape-flow step (table row and diagram block)
+  ImU32 accent;     // buttons, active controls, diagram arrows
+  ImU32 highlight;  // hovered shape-flow step (table row and diagram block)
   ImU32 highlight_bg;
-  ImU32 block_bg;      // diagram blocks
+  ImU32 block_bg;  // diagram blocks
   ImU32 block_border;
-  ImU32 chip_bg;       // token chips
+  ImU32 chip_bg;  // token chips
   ImU32 chip_border;
   ImU32 chip_text;
   ImU32 error_bg;
@@ -26,7 +26,7 @@ struct Palette {
   ImU32 notice_text;
   ImU32 ok_text;
   ImU32 muted_text;
-  ImU32 grid_line;     // between heatmap cells
+  ImU32 grid_line;  // between heatmap cells
 };
 
 // Sets ImGui's style for `dark` at `scale` (content scale x text size).

@@ -70,8 +70,7 @@ unsigned StandIn(char32_t cp) {
 
 std::string ForDisplay(const std::string& utf8) {
   // Only a 4-byte sequence (lead byte F0..F4) encodes a character beyond U+FFFF.
-  if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xF0; }))
-    return utf8;
+  if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xF0; })) return utf8;
   std::vector<char32_t> cps = text::DecodeUtf8(utf8);
   for (char32_t& cp : cps)
     if (cp > 0xFFFF)
@@ -87,8 +86,7 @@ unsigned StoodFor(unsigned cp) {
 
 std::string FromDisplay(const std::string& utf8) {
   // Stand-ins are U+E000..U+E1FF, whose UTF-8 starts with the byte EE.
-  if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) == 0xEE; }))
-    return utf8;
+  if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return static_cast<unsigned char>(c) == 0xEE; })) return utf8;
   std::vector<char32_t> cps = text::DecodeUtf8(utf8);
   for (char32_t& cp : cps) cp = StoodFor(static_cast<unsigned>(cp));
   return text::EncodeUtf8(cps);

@@ -31,10 +31,10 @@ bool WideGlyphsPending();
 // `font` at `px` (with the font's ascent in pixels, where the glyphs' baseline is);
 // after it is built, the glyphs drawn into that room.
 struct WideGlyph {
-  int rect = -1;     // the atlas's custom rectangle
-  int face = 0;      // which fallback font
-  int glyph = 0;     // its glyph index there
-  float scale = 0;   // its scale at the font's size
+  int rect = -1;    // the atlas's custom rectangle
+  int face = 0;     // which fallback font
+  int glyph = 0;    // its glyph index there
+  float scale = 0;  // its scale at the font's size
 };
 void AddWideGlyphs(ImFont* font, float px, float ascent, std::vector<WideGlyph>* out);
 void PaintWideGlyphs(const std::vector<WideGlyph>& glyphs);

@@ -119,7 +119,7 @@ void ComplexityTable(const CostNumbers& c) {
   ImGui::TableSetupColumn(_("long-range dependency"));
   ImGui::TableSetupColumn(_("parallel"));
   ImGui::TableHeadersRow();
-    auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
+  auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(a);
@@ -133,17 +133,26 @@ void ComplexityTable(const CostNumbers& c) {
     ImGui::TextUnformatted(par);
   };
   const int apart = std::max(c.n - 1, 0), layers = std::max(1, (c.n + kCnnKernel - 2) / (kCnnKernel - 1));
-  row("RNN", "O(n\xC2\xB7" "d^2)", Num(c.rnn),
-      i18n::Format(P_("hard: the first and last word are %d step apart", "hard: the first and last word are %d steps apart",
-                      apart),
+  row("RNN",
+      "O(n\xC2\xB7"
+      "d^2)",
+      Num(c.rnn),
+      i18n::Format(P_("hard: the first and last word are %d step apart",
+                      "hard: the first and last word are %d steps apart", apart),
                    apart),
       _("no"));
-  row(_("CNN (k = 3)"), "O(k\xC2\xB7n\xC2\xB7" "d^2)", Num(c.cnn),
+  row(_("CNN (k = 3)"),
+      "O(k\xC2\xB7n\xC2\xB7"
+      "d^2)",
+      Num(c.cnn),
       i18n::Format(P_("grows with the layers: about %d layer of width 3 to span %d words",
                       "grows with the layers: about %d layers of width 3 to span %d words", layers),
                    layers, c.n),
       _("yes"));
-  row(_("self-attention"), "O(n^2\xC2\xB7" "d)", Num(c.attn), _("one layer: every word sees every word"), _("yes"));
+  row(_("self-attention"),
+      "O(n^2\xC2\xB7"
+      "d)",
+      Num(c.attn), _("one layer: every word sees every word"), _("yes"));
   ImGui::EndTable();
 }
 
@@ -210,7 +219,8 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
     dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(v))), fs * 0.35f, col);
   if (ffn) dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
   std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
-  dl->AddText(ImVec2(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f), ImGui::GetColorU32(ImGuiCol_Text), buf);
+  dl->AddText(ImVec2(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f), ImGui::GetColorU32(ImGuiCol_Text),
+              buf);
   dl->PopClipRect();
   DrawMeasuredTimes(dl, a, b, x0, x1, Sweep(s).Snapshot());
   // Legend, top left inside the plot.
@@ -251,7 +261,8 @@ void DrawCostView(AppState& s) {
   ImGui::Spacing();
   const float avail = ImGui::GetContentRegionAvail().x;
   const float fs = ImGui::GetFontSize();
-  const ImVec2 size(std::min(avail * 0.62f, fs * 44.0f), std::max(fs * 14.0f, std::min(fs * 22.0f, ImGui::GetContentRegionAvail().y - fs)));
+  const ImVec2 size(std::min(avail * 0.62f, fs * 44.0f),
+                    std::max(fs * 14.0f, std::min(fs * 22.0f, ImGui::GetContentRegionAvail().y - fs)));
   Sweep(s).Ensure(c.cfg);
   Plot(s, c, size);
   ImGui::SameLine(0, fs);
@@ -263,7 +274,9 @@ void DrawCostView(AppState& s) {
   if (c.now.ffn > 0) ImGui::BulletText(_("feed-forward: %s"), Num(c.now.ffn).c_str());
   char line[1024];
   std::snprintf(line, sizeof line,
-                _("The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2" "d = 8n" "d^2 "
+                _("The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2"
+                  "d = 8n"
+                  "d^2 "
                   "at n = 2d = %d)."),
                 c.crossover, 2 * c.d);
   ImGui::TextUnformatted(line);
@@ -273,8 +286,9 @@ void DrawCostView(AppState& s) {
   ImGui::BulletText(_("standard attention keeps scores and weights: %s"), Bytes(c.standard_bytes).c_str());
   ImGui::BulletText(_("Flash attention holds one %d x %d tile per worker: %s"), FlashBr(c.cfg), FlashBc(c.cfg),
                     Bytes(c.flash_bytes).c_str());
-  Muted(_("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
-          "See the Flash tab."));
+  Muted(
+      _("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
+        "See the Flash tab."));
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
   DrawSweepStatus(Sweep(s).Snapshot());

@@ -49,9 +49,9 @@ constexpr double kSweepMaxFlops = 2e10;
 // What decides a pass's work: the sweep restarts when one of these changes, and only
 // then (a new sentence or new weights leave the times as they are).
 bool SameShapes(const Config& a, const Config& b) {
-  return a.d_model == b.d_model && a.num_heads == b.num_heads && a.kv_heads() == b.kv_heads() &&
-         a.mask == b.mask && a.norm == b.norm && a.block == b.block && a.ffn_dim() == b.ffn_dim() &&
-         a.activation == b.activation && FlashBr(a) == FlashBr(b) && FlashBc(a) == FlashBc(b) && a.scale == b.scale;
+  return a.d_model == b.d_model && a.num_heads == b.num_heads && a.kv_heads() == b.kv_heads() && a.mask == b.mask &&
+         a.norm == b.norm && a.block == b.block && a.ffn_dim() == b.ffn_dim() && a.activation == b.activation &&
+         FlashBr(a) == FlashBr(b) && FlashBc(a) == FlashBc(b) && a.scale == b.scale;
 }
 
 double MedianOf(std::vector<double> v) {
@@ -98,7 +98,7 @@ double Measure(const Config& base, Attention path, int n, SweepShared& sh, int& 
   const auto weights = std::make_shared<const Weights>(InitWeights(cfg));
   Trace t;
   if (sh.cancel.load()) return -1.0;  // quitting waits for at most the pass under way
-  Forward(cfg, weights, in[1], t);  // warm-up
+  Forward(cfg, weights, in[1], t);    // warm-up
   std::vector<double> ms;
   double total = 0.0;
   while (!sh.cancel.load(std::memory_order_relaxed)) {
@@ -341,12 +341,14 @@ void DrawSweepStatus(const SweepSnapshot& snap) {
       const std::string& why = standard ? p.standard_refused : p.flash_refused;
       if (why.empty()) continue;
       if (standard && p.n > Limits::kMaxTokens && p.flash_refused.empty())
-        std::snprintf(line, sizeof line, _("Standard attention is refused from n = %d on (its n x n matrices); "
-                                           "Flash attention runs there."),
+        std::snprintf(line, sizeof line,
+                      _("Standard attention is refused from n = %d on (its n x n matrices); "
+                        "Flash attention runs there."),
                       p.n);
       else
-        std::snprintf(line, sizeof line, standard ? _("Standard attention not measured from n = %d on: %s")
-                                                  : _("Flash attention not measured from n = %d on: %s"),
+        std::snprintf(line, sizeof line,
+                      standard ? _("Standard attention not measured from n = %d on: %s")
+                               : _("Flash attention not measured from n = %d on: %s"),
                       p.n, why.c_str());
       Muted(line);
       break;
@@ -376,8 +378,9 @@ json SweepJson(const AppState& s) {
           {"measured", snap.measured},
           {"total", 2 * static_cast<int>(snap.points.size())},
           {"error", snap.error},
-          {"what", "mha::Forward, one thread, median thread CPU ms over 3 to 9 passes after a warm-up, random "
-                   "N(0, 1) inputs, self-attention at the current configuration's shapes"},
+          {"what",
+           "mha::Forward, one thread, median thread CPU ms over 3 to 9 passes after a warm-up, random "
+           "N(0, 1) inputs, self-attention at the current configuration's shapes"},
           {"d_model", snap.cfg.d_model},
           {"num_heads", snap.cfg.num_heads},
           {"flash_tile", {FlashBr(snap.cfg), FlashBc(snap.cfg)}},

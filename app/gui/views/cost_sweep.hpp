@@ -34,11 +34,11 @@ struct SweepPoint {
 };
 
 struct SweepSnapshot {
-  Config cfg;                     // the shapes measured (threads = 1)
+  Config cfg;                      // the shapes measured (threads = 1)
   std::vector<SweepPoint> points;  // every n of the sweep; filled in as they are measured
   int measured = 0;                // passes measured or refused so far, of 2 x points
   bool finished = false;
-  std::string error;  // a pass that threw something else (shown, the sweep stops)
+  std::string error;     // a pass that threw something else (shown, the sweep stops)
   std::uint64_t id = 0;  // counts the sweeps started: a new configuration, a new id
 };
 

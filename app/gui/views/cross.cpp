@@ -34,10 +34,11 @@ const char* DefaultMemory(const std::string& sentence) {
 }  // namespace
 
 void DrawCrossView(AppState& s) {
-  SectionTitle(s, _("Cross-attention vs self-attention"),
-               _("Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
-               "look at another sentence, as a Transformer decoder reads its encoder."),
-               true);
+  SectionTitle(
+      s, _("Cross-attention vs self-attention"),
+      _("Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
+        "look at another sentence, as a Transformer decoder reads its encoder."),
+      true);
   // The switch and the memory sentence, mirrored from Configuration.
   if (ImGui::Checkbox(_("Cross-attention: keys and values from a second sentence"), &s.choice.cross)) {
     if (s.choice.cross && s.choice.memory.empty()) {
@@ -71,7 +72,8 @@ void DrawCrossView(AppState& s) {
   const AttentionSources& src = sc.value;
   const Trace& t = s.result.trace;
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted(src.cross ? _("This layer: cross-attention (encoder-decoder)") : _("This layer: self-attention"));
+  ImGui::TextUnformatted(src.cross ? _("This layer: cross-attention (encoder-decoder)")
+                                   : _("This layer: self-attention"));
   if (s.ui.font_bold) ImGui::PopFont();
   // The core's explanation is English (--dump-state, scripts); the window says it in its language.
   if (i18n::Current() == i18n::Lang::kEnglish)
@@ -113,12 +115,14 @@ void DrawCrossView(AppState& s) {
     a.fixed_decimals = true;
     a.row_axis = _("query");
     a.col_axis = _("key");
-    a.size = ImVec2(std::min(avail.x, fs * 30.0f),
-                    std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
+    a.size =
+        ImVec2(std::min(avail.x, fs * 30.0f),
+               std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
     DrawMatrix(s, a);
     Probe(s, "cross_self_map");
     DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
-    Muted(_("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
+    Muted(
+        _("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
           "becomes seq x seq_kv, one column per memory token."));
     return;
   }
@@ -129,8 +133,8 @@ void DrawCrossView(AppState& s) {
   const float half = (avail.x - gap) / 2.0f;
   // Cells big enough for the token labels; the view scrolls when the window is short.
   const float min_cell = std::max(t.seq, t.seq_kv) <= 24 ? fs * 1.6f : 4.0f;
-  const float map_h = std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3.0f,
-                               t.seq * min_cell + fs * 6.5f);
+  const float map_h =
+      std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3.0f, t.seq * min_cell + fs * 6.5f);
   char title[400];
   ImGui::BeginGroup();
   std::snprintf(title, sizeof title, _("self-attention: the sentence reads itself (%d x %d)"), t.seq, t.seq);

@@ -231,7 +231,8 @@ void DrawBlockTable(AppState& s, const FlashTiles& ft) {
       const std::size_t k = static_cast<std::size_t>(r);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::Text("%d %s", i, i < static_cast<int>(tokens.size()) ? ForDisplay(tokens[static_cast<std::size_t>(i)]).c_str() : "");
+      ImGui::Text("%d %s", i,
+                  i < static_cast<int>(tokens.size()) ? ForDisplay(tokens[static_cast<std::size_t>(i)]).c_str() : "");
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(std::isfinite(st.m_old[k]) ? Sig(st.m_old[k]).c_str() : "-inf");
       ImGui::TableNextColumn();
@@ -256,15 +257,17 @@ void DrawBlockTable(AppState& s, const FlashTiles& ft) {
 
 void DrawFlashView(AppState& s) {
   SectionTitle(s, _("Flash attention, tile by tile"),
-               _("The same softmax(Q K^T / \xE2\x88\x9A" "d_k) V without ever holding the seq x seq_kv matrix: "
-               "blocks of Br query rows meet blocks of Bc keys, and each row keeps a running max m, a running sum l "
-               "and an unnormalised output O, rescaled by exp(m_old - m_new) whenever a new tile raises the max."),
+               _("The same softmax(Q K^T / \xE2\x88\x9A"
+                 "d_k) V without ever holding the seq x seq_kv matrix: "
+                 "blocks of Br query rows meet blocks of Bc keys, and each row keeps a running max m, a running sum l "
+                 "and an unnormalised output O, rescaled by exp(m_old - m_new) whenever a new tile raises the max."),
                true);
   if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##flash_head");
   FlashTiles* ft = Tiles(s);
   if (!ft) {
-    MessageBox(St().error.empty() ? std::string(_("No trace to step through.")) : St().error, Pal().error_bg, Pal().error_text);
+    MessageBox(St().error.empty() ? std::string(_("No trace to step through.")) : St().error, Pal().error_bg,
+               Pal().error_text);
     return;
   }
   DrawControls(s, *ft);
@@ -272,9 +275,9 @@ void DrawFlashView(AppState& s) {
   if (!ft) return;
   const float avail = ImGui::GetContentRegionAvail().x;
   // The grid fits the height left too, so its last rows stay above the fold at 1280 x 800.
-  const float side = std::max(ImGui::GetFontSize() * 8.0f,
-                              std::min({avail * 0.38f, ImGui::GetFontSize() * 24.0f,
-                                        ImGui::GetContentRegionAvail().y - ImGui::GetFontSize() * 2.5f}));
+  const float side =
+      std::max(ImGui::GetFontSize() * 8.0f, std::min({avail * 0.38f, ImGui::GetFontSize() * 24.0f,
+                                                      ImGui::GetContentRegionAvail().y - ImGui::GetFontSize() * 2.5f}));
   ImGui::BeginGroup();
   DrawGrid(s, *ft, side);
   Muted(_("Shaded: the weights recovered so far, exp(s - m) / l."));
@@ -331,7 +334,7 @@ json DumpFlashView(AppState& s) {
                         {"l", Num(st.l_new[k])},
                         {"o", dump::Vec(st.o.row(r))}});
       }
-    j["tile"] = {{"index", st.index}, {"rows", {st.row0, st.row1}}, {"cols", {st.col0, st.col1}},
+    j["tile"] = {{"index", st.index},     {"rows", {st.row0, st.row1}},        {"cols", {st.col0, st.col1}},
                  {"skipped", st.skipped}, {"last_of_block", st.last_of_block}, {"block_rows", rows}};
   }
   if (ft->finished() && static_cast<Eigen::Index>(ft->seq()) * ft->head_dim() <= dump::kMaxDumpValues)

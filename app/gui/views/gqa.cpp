@@ -94,7 +94,7 @@ void Diagram(const GqaFacts& f, float width) {
 void DrawGqaView(AppState& s) {
   SectionTitle(s, _("Grouped-query and multi-query attention"),
                _("Query heads in a group share one K/V head: W_K, W_V and the KV cache shrink, while every query head "
-               "still has its own attention map."),
+                 "still has its own attention map."),
                true);
   Config& c = s.choice.cfg;
   // num_kv_heads: every divisor of num_heads, live (a trained model's are its own).
@@ -107,11 +107,14 @@ void DrawGqaView(AppState& s) {
       if (c.num_heads % k) continue;
       ImGui::SameLine();
       std::string label = std::to_string(k);
-      if (k == c.num_heads) label += _(" (multi-head)");
-      else if (k == 1) label += _(" (multi-query)");
+      if (k == c.num_heads)
+        label += _(" (multi-head)");
+      else if (k == 1)
+        label += _(" (multi-query)");
       const bool on = c.kv_heads() == k;
       if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-      if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x)
+      if (ImGui::GetContentRegionAvail().x <
+          ImGui::CalcTextSize(label.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x)
         ImGui::NewLine();
       if (ImGui::Button(label.c_str()) && !on) {
         c.num_kv_heads = k == c.num_heads ? 0 : k;
@@ -137,11 +140,11 @@ void DrawGqaView(AppState& s) {
   else if (f.kind == "multi-query")
     std::snprintf(buf, sizeof buf, _("MQA (multi-query attention): all %d query heads share 1 K/V head."), f.num_heads);
   else
-    std::snprintf(buf, sizeof buf,
-                  P_("GQA (grouped-query attention): %d query heads share %d K/V heads, %d query head per group.",
-                     "GQA (grouped-query attention): %d query heads share %d K/V heads, %d query heads per group.",
-                     f.group_size),
-                  f.num_heads, f.num_kv_heads, f.group_size);
+    std::snprintf(
+        buf, sizeof buf,
+        P_("GQA (grouped-query attention): %d query heads share %d K/V heads, %d query head per group.",
+           "GQA (grouped-query attention): %d query heads share %d K/V heads, %d query heads per group.", f.group_size),
+        f.num_heads, f.num_kv_heads, f.group_size);
   ImGui::Spacing();
   ImGui::TextUnformatted(buf);
   ImGui::Spacing();
@@ -161,8 +164,8 @@ void DrawGqaView(AppState& s) {
        Thousands(f.params_saved) + pct(f.params_saved, f.mha_kv_params)},
       {i18n::Format(P_("KV cache for %d token, one layer", "KV cache for %d tokens, one layer", CurrentSeqKv(s)),
                     CurrentSeqKv(s)),
-       Bytes(f.kv_cache_bytes),
-       Bytes(f.mha_kv_cache_bytes), Bytes(f.cache_bytes_saved) + pct(f.cache_bytes_saved, f.mha_kv_cache_bytes)}};
+       Bytes(f.kv_cache_bytes), Bytes(f.mha_kv_cache_bytes),
+       Bytes(f.cache_bytes_saved) + pct(f.cache_bytes_saved, f.mha_kv_cache_bytes)}};
   const std::string heads[4] = {
       "", i18n::Format(P_("with %d K/V head", "with %d K/V heads", f.num_kv_heads), f.num_kv_heads),
       i18n::Format(P_("multi-head (%d K/V head)", "multi-head (%d K/V heads)", f.num_heads), f.num_heads), _("saved")};
@@ -179,7 +182,8 @@ void DrawGqaView(AppState& s) {
       for (int k = 0; k < 4; ++k) {
         ImGui::TableNextColumn();
         if (k > 0)
-          ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(r[k].c_str()).x);
+          ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x -
+                               ImGui::CalcTextSize(r[k].c_str()).x);
         ImGui::TextUnformatted(r[k].c_str());
       }
     }

@@ -21,7 +21,8 @@ namespace {
 
 // The view's own state (AppState::views).
 struct HeadCountState {
-  Cached<std::vector<HeadCountRow>> cache;  // the configuration and token counts only: shown even when the configuration cannot run
+  Cached<std::vector<HeadCountRow>>
+      cache;  // the configuration and token counts only: shown even when the configuration cannot run
 };
 
 const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s) {
@@ -104,7 +105,8 @@ void DrawHeadCountView(AppState& s) {
       ImGui::TableNextColumn();
       ImGui::PushID(r.num_heads);
       const std::string label = std::to_string(r.num_heads);
-      if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap) &&
+      if (ImGui::Selectable(label.c_str(), false,
+                            ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap) &&
           !r.current && editable) {
         Config& choice = s.choice.cfg;
         choice.num_heads = r.num_heads;
@@ -130,7 +132,9 @@ void DrawHeadCountView(AppState& s) {
             ImGui::TextDisabled("-");
             continue;
           }
-          RightAligned(k == 0 ? Thousands(r.gqa_params) : k == 1 ? Thousands(r.gqa_flops) : Bytes(r.gqa_kv_cache_bytes));
+          RightAligned(k == 0   ? Thousands(r.gqa_params)
+                       : k == 1 ? Thousands(r.gqa_flops)
+                                : Bytes(r.gqa_kv_cache_bytes));
         }
       }
       ImGui::TableNextColumn();
@@ -147,8 +151,8 @@ void DrawHeadCountView(AppState& s) {
                                     "so these are the divisors of %d. "),
                                   cfg.d_model);
   if (!listed)
-    note += i18n::Format(_("Your num_heads = %d is not in the list: it does not divide %d. "), cfg.num_heads,
-                         cfg.d_model);
+    note +=
+        i18n::Format(_("Your num_heads = %d is not in the list: it does not divide %d. "), cfg.num_heads, cfg.d_model);
   note += i18n::Format(_("Why the FLOPs still grow a little: the softmax runs once per head (%d x %d exponentials "
                          "each), while the projections and q\xC2\xB7k cost the same in total."),
                        seq, skv);
@@ -165,7 +169,7 @@ void DrawHeadCountView(AppState& s) {
                                    "scores, the softmax and the weighted sum. The shape flow's total also counts the "
                                    "input (the positional encoding), the residual and the LayerNorms and the "
                                    "feed-forward block: %s learned numbers and %s FLOPs for the current configuration.")
-                                 : _("These columns count the attention itself: the Q, K, V and output projections, the "
+                               : _("These columns count the attention itself: the Q, K, V and output projections, the "
                                    "scores, the softmax and the weighted sum. The shape flow's total also counts the "
                                    "input (the positional encoding), the residual and the LayerNorm: %s learned "
                                    "numbers and %s FLOPs for the current configuration."),

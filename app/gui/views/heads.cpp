@@ -57,7 +57,7 @@ std::string ChanceTooltip(const HeadSummary& h) {
 void DrawHeadsView(AppState& s) {
   SectionTitle(s, _("Head metrics"),
                _("What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
-               "and how alike the heads are."),
+                 "and how alike the heads are."),
                true);
   if (!HaveResultsToShow(s)) return;
   const auto& sc = SummariesCache(s);
@@ -148,8 +148,10 @@ void DrawHeadsView(AppState& s) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("head %d's attention map (Heatmaps tab)"), h.head);
       }
       ImGui::TableNextColumn();
-      if (h.pattern != HeadPattern::Spread) ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
-      else ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+      if (h.pattern != HeadPattern::Spread)
+        ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
+      else
+        ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
       ImGui::TextUnformatted(PatternShown(h.pattern));
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ChanceTooltip(h).c_str());
@@ -167,8 +169,10 @@ void DrawHeadsView(AppState& s) {
       BarCell(h.mean_max_weight, h.mean_max_weight);
       for (double v : {h.self, h.previous, h.next}) {
         ImGui::TableNextColumn();
-        if (cross) ImGui::TextDisabled("-");
-        else BarCell(v, v, 2);
+        if (cross)
+          ImGui::TextDisabled("-");
+        else
+          BarCell(v, v, 2);
       }
       ImGui::TableNextColumn();
       BarCell(h.first, h.first, 2);
@@ -224,8 +228,9 @@ void DrawHeadsView(AppState& s) {
     }
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + (side ? div_w : avail.x));
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextUnformatted(_("The mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
-                           "ln 2 = nothing in common."));
+    ImGui::TextUnformatted(
+        _("The mean Jensen-Shannon divergence of their attention maps: 0 = the same pattern, "
+          "ln 2 = nothing in common."));
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     // Most alike and most different pair, in words.
@@ -254,7 +259,8 @@ void DrawHeadsView(AppState& s) {
     m.row_axis = _("head");
     m.col_axis = _("head");
     const float room = side ? div_w : std::min(avail.x, fs * 26.0f);
-    m.size = ImVec2(room, side ? std::max(fs * 6.0f, std::min(room, ImGui::GetContentRegionAvail().y - fs * 2.0f)) : room);
+    m.size =
+        ImVec2(room, side ? std::max(fs * 6.0f, std::min(room, ImGui::GetContentRegionAvail().y - fs * 2.0f)) : room);
     m.max_cell = fs * 2.6f;
     DrawMatrix(s, m);
     Probe(s, "head_divergence");

@@ -42,8 +42,9 @@ std::vector<std::string> Related(const std::string& n, const Trace& t) {
   if (n == "concat") return {"context"};
   if (n == "attn_out") return {"concat", "W_o", "b_o"};
   if (n == "residual") return {"x", "attn_out"};
-  if (n == "out") return t.cfg.norm == Norm::Post ? std::vector<std::string>{"residual", "ln_gamma", "ln_beta"}
-                                                  : std::vector<std::string>{"x", "attn_out"};
+  if (n == "out")
+    return t.cfg.norm == Norm::Post ? std::vector<std::string>{"residual", "ln_gamma", "ln_beta"}
+                                    : std::vector<std::string>{"x", "attn_out"};
   if (n == "ffn_ln") return {"out", "ln2_gamma", "ln2_beta"};
   if (n == "ffn_hidden") return {pre ? "ffn_ln" : "out", "ffn_W1", "ffn_b1"};
   if (n == "ffn_out") return {"ffn_hidden", "ffn_W2", "ffn_b2"};
@@ -63,7 +64,7 @@ void Select(AppState& s, const std::string& name) {
 void DrawInspectorView(AppState& s) {
   SectionTitle(s, _("Tensor inspector"),
                _("Click any step of the shape flow above to see the values it produced, with their shape. Blue is "
-               "negative, white zero, red positive."),
+                 "negative, white zero, red positive."),
                true);
   if (!HaveResultsToShow(s)) return;
   const Trace& t = s.result.trace;
@@ -76,9 +77,9 @@ void DrawInspectorView(AppState& s) {
   ImGui::TextUnformatted(_("tensor"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fs * 14.0f);
-  const std::string current = sel.tensor + "  " + (FindTensor(tensors, sel.tensor)
-                                                       ? ShapeString(FindTensor(tensors, sel.tensor)->shape)
-                                                       : std::string("(not in this trace)"));
+  const std::string current = sel.tensor + "  " +
+                              (FindTensor(tensors, sel.tensor) ? ShapeString(FindTensor(tensors, sel.tensor)->shape)
+                                                               : std::string("(not in this trace)"));
   if (ImGui::BeginCombo("##inspect_tensor", current.c_str(), ImGuiComboFlags_HeightLarge)) {
     for (const TensorView& v : tensors) {
       const std::string label = v.name + "  " + ShapeString(v.shape);
@@ -123,13 +124,14 @@ void DrawInspectorView(AppState& s) {
     return;
   }
   const InspectedTensor& it = c.value;
-  const std::string stored =
-      it.shape != it.full_shape ? i18n::Format(_(" (stored as %s)"), ShapeString(it.full_shape).c_str()) : std::string();
+  const std::string stored = it.shape != it.full_shape
+                                 ? i18n::Format(_(" (stored as %s)"), ShapeString(it.full_shape).c_str())
+                                 : std::string();
   const std::string masked =
       it.neg_inf ? i18n::Format(_("; %d masked (-\xE2\x88\x9E)"), static_cast<int>(it.neg_inf)) : std::string();
-  const std::string line = i18n::Format(_("%s   shape %s%s   values from %s to %s%s"), it.title.c_str(),
-                                        ShapeString(it.shape).c_str(), stored.c_str(), Sig(it.min).c_str(),
-                                        Sig(it.max).c_str(), masked.c_str());
+  const std::string line =
+      i18n::Format(_("%s   shape %s%s   values from %s to %s%s"), it.title.c_str(), ShapeString(it.shape).c_str(),
+                   stored.c_str(), Sig(it.min).c_str(), Sig(it.max).c_str(), masked.c_str());
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(line.c_str());
   if (s.ui.font_bold) ImGui::PopFont();

@@ -143,14 +143,14 @@ void SmallMatrix(AppState& s, const char* id, const char* title, const Mat& m, c
 
 void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const char* hint, bool input) {
   const float lw = ImGui::CalcTextSize(_("weights (.npz)")).x + ImGui::GetStyle().ItemSpacing.x * 2;
-  const float bw = ImGui::CalcTextSize(_("Load")).x + ImGui::CalcTextSize(_("Save")).x + 4 * ImGui::GetStyle().FramePadding.x +
-                   2 * ImGui::GetStyle().ItemSpacing.x;
+  const float bw = ImGui::CalcTextSize(_("Load")).x + ImGui::CalcTextSize(_("Save")).x +
+                   4 * ImGui::GetStyle().FramePadding.x + 2 * ImGui::GetStyle().ItemSpacing.x;
   ImGui::PushID(label);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(label);
   ImGui::SameLine(lw);
-  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8.0f, std::min(ImGui::GetContentRegionAvail().x - bw,
-                                                                           ImGui::GetFontSize() * 30.0f)));
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8.0f,
+                                   std::min(ImGui::GetContentRegionAvail().x - bw, ImGui::GetFontSize() * 30.0f)));
   ImGui::InputTextWithHint("##path", hint, buf.data(), buf.size());
   Probe(s, input ? "input_path" : "weights_path");
   ImGui::SameLine();
@@ -172,16 +172,16 @@ void DrawLessonChecks(AppState& s) {
   // Open for the hand calculation (its numbers are the point); folded for the 2-head
   // example, whose lesson gives shapes only, so the weight editor stays in view.
   const std::string title = std::string(preset == 1 ? _("The lesson's numbers beside what mhaviz computes")
-                                                  : _("The lesson's shapes beside what mhaviz computes")) +
+                                                    : _("The lesson's shapes beside what mhaviz computes")) +
                             "##lesson_checks" + std::to_string(preset);
   // On the buttons' line: folded, it costs the editor below no room.
   ImGui::SameLine(0, ImGui::GetFontSize());
-  const bool open = ImGui::TreeNodeEx(title.c_str(), ImGuiTreeNodeFlags_NoTreePushOnOpen |
-                                                        (preset == 1 ? ImGuiTreeNodeFlags_DefaultOpen : 0));
+  const bool open = ImGui::TreeNodeEx(
+      title.c_str(), ImGuiTreeNodeFlags_NoTreePushOnOpen | (preset == 1 ? ImGuiTreeNodeFlags_DefaultOpen : 0));
   Probe(s, "lesson_checks_header");
   if (!open) return;
-  if (ImGui::BeginTable("##lesson_checks", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
-                                                  ImGuiTableFlags_SizingFixedFit)) {
+  if (ImGui::BeginTable("##lesson_checks", 3,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn(_("the lesson says"));
     ImGui::TableSetupColumn(_("mhaviz computes"));
     ImGui::TableSetupColumn("");
@@ -225,15 +225,17 @@ void DrawLessonChecks(AppState& s) {
 void DrawLessonView(AppState& s) {
   SectionTitle(s, _("Lesson example and weight editor"),
                _("Load the lesson's three-word example and check every number by hand; edit W_Q, W_K, W_V and W_O and "
-               "watch every view recompute."),
+                 "watch every view recompute."),
                true);
   const float fs = ImGui::GetFontSize();
   // The lesson's worked examples, one button each on one line (what each is: its
   // tooltip, and the line under them until one is loaded).
-  const char* kLessonX = _("X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, "
-                           "W_Q = W_K = W_V = W_O = I, no positional encoding, mask or LayerNorm.");
-  const char* kHandX = _("The lesson's hand calculation: X = [1, 2], two heads of d_k 1, W^Q = W^K = W^V = 0.5 "
-                         "for head 1 and 0.3 for head 2, W^O = I.");
+  const char* kLessonX =
+      _("X = [[1,2,3,4],[5,6,7,8],[9,10,11,12]], d_model = 4, two heads of head_dim 2, "
+        "W_Q = W_K = W_V = W_O = I, no positional encoding, mask or LayerNorm.");
+  const char* kHandX =
+      _("The lesson's hand calculation: X = [1, 2], two heads of d_k 1, W^Q = W^K = W^V = 0.5 "
+        "for head 1 and 0.3 for head 2, W^O = I.");
   if (ImGui::Button(_("Load the lesson example"))) LoadLessonExample(s);
   Probe(s, "load_lesson");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kLessonX);
@@ -251,10 +253,9 @@ void DrawLessonView(AppState& s) {
   ImGui::Spacing();
   std::string x_src = s.files.input_path.empty() ? std::string(_("the sentence (embedding + positional encoding)"))
                                                  : SourceShown(s.files.input_path);
-  std::string w_src = s.files.weights_path.empty()
-                          ? i18n::Format(_("seeded random (Xavier), seed %llu"),
-                                         static_cast<unsigned long long>(s.choice.cfg.seed))
-                          : SourceShown(s.files.weights_path);
+  std::string w_src = s.files.weights_path.empty() ? i18n::Format(_("seeded random (Xavier), seed %llu"),
+                                                                  static_cast<unsigned long long>(s.choice.cfg.seed))
+                                                   : SourceShown(s.files.weights_path);
   if (UsingTrainedModel(s)) {  // the model source (model_source.hpp)
     x_src = s.source.layer == 0 ? std::string(_("the trained model's token and position embeddings of the ids typed"))
                                 : i18n::Format(_("layer %d's output"), s.source.layer - 1);
@@ -310,7 +311,8 @@ void DrawLessonView(AppState& s) {
   ImGui::Spacing();
   ImGui::Separator();
   if (UsingTrainedModel(s)) {
-    Muted(_("The weight editor works on seeded or loaded weights: pick seeded random weights in Model (top left), or "
+    Muted(
+        _("The weight editor works on seeded or loaded weights: pick seeded random weights in Model (top left), or "
           "load the lesson example, to edit them."));
     return;
   }
@@ -331,7 +333,8 @@ void DrawLessonView(AppState& s) {
                   kMaxEditDModel, static_cast<int>(w->W_q.rows()), static_cast<int>(w->W_q.size()));
     Muted(buf);
   } else {
-    Muted(_("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
+    Muted(
+        _("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
           "Q = x W_Q + b."));
     const Weights& cur = *w;  // the grids read this; edits make a new copy
     const Which order[4] = {Which::Q, Which::K, Which::V, Which::O};
@@ -340,7 +343,8 @@ void DrawLessonView(AppState& s) {
     for (int i = 0; i < 4; ++i) {
       const float gw = GridWidth(cur, order[i]);
       // Side by side while they fit, like words in a line.
-      if (i > 0 && ImGui::GetItemRectMax().x + gap + gw <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+      if (i > 0 &&
+          ImGui::GetItemRectMax().x + gap + gw <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
         ImGui::SameLine(0, gap);
       WeightGrid(s, cur, order[i], names[i]);
     }
@@ -350,7 +354,6 @@ void DrawLessonView(AppState& s) {
                               static_cast<int>(cur.W_q.rows()), d),
                  Pal().error_bg, Pal().error_text);
   }
-
 }
 
 json DumpLessonView(AppState& s) {
@@ -366,8 +369,8 @@ json DumpLessonView(AppState& s) {
     json checks = json::array();
     const LessonExample ex = LessonPresets()[static_cast<std::size_t>(preset)];
     for (const LessonExpectation& e : ex.expected) {
-      json c{{"what", e.what}, {"tensor", e.tensor}, {"head", e.head}, {"row", e.row}, {"expected", e.values},
-             {"expected_shape", e.shape}};
+      json c{{"what", e.what}, {"tensor", e.tensor},   {"head", e.head},
+             {"row", e.row},   {"expected", e.values}, {"expected_shape", e.shape}};
       try {
         const LessonCheck got = CheckLesson(s.result.trace, e);
         c["computed"] = got.values;

@@ -69,8 +69,9 @@ void NumCell(double v, bool muted = false) {
 
 void DrawQueryView(AppState& s) {
   SectionTitle(s, _("One query, step by step"),
-               _("The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A" "d_k, mask, "
-               "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output."),
+               _("The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A"
+                 "d_k, mask, "
+                 "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output."),
                true);
   if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##query_head");
@@ -92,11 +93,13 @@ void DrawQueryView(AppState& s) {
     divide = i18n::Format(_("d_k = head_dim = %d, so each q\xC2\xB7k is divided by \xE2\x88\x9A%d = %s"), e.head_dim,
                           e.head_dim, Sig(e.sqrt_dk).c_str());
   else
-    divide = _("The \xE2\x88\x9A" "d_k scaling is off: q\xC2\xB7k is used as it is");
+    divide =
+        _("The \xE2\x88\x9A"
+          "d_k scaling is off: q\xC2\xB7k is used as it is");
   if (e.temperature != 1.0f)
-    divide += i18n::Format(e.scaled ? _(", and by the temperature %s (divisor %s)")
-                                    : _(", only by the temperature %s (divisor %s)"),
-                           Sig(e.temperature).c_str(), Sig(e.divisor).c_str());
+    divide += i18n::Format(
+        e.scaled ? _(", and by the temperature %s (divisor %s)") : _(", only by the temperature %s (divisor %s)"),
+        Sig(e.temperature).c_str(), Sig(e.divisor).c_str());
   divide += _(".");
   if (e.cross) divide += _(" Keys and values come from the memory sentence (cross-attention).");
   if (t.cfg.kv_heads() != t.cfg.num_heads)
@@ -159,8 +162,10 @@ void DrawQueryView(AppState& s) {
         ImGui::TableNextColumn();
         NumCell(k.dot);
         ImGui::TableNextColumn();
-        if (k.masked) ImGui::TextUnformatted("-\xE2\x88\x9E");
-        else NumCell(k.scaled);
+        if (k.masked)
+          ImGui::TextUnformatted("-\xE2\x88\x9E");
+        else
+          NumCell(k.scaled);
         if (causal) {
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(k.masked ? _("hidden (later token)") : "");
@@ -208,7 +213,8 @@ void DrawQueryView(AppState& s) {
   const double scale = std::max(1.0, static_cast<double>(e.trace_context.cwiseAbs().maxCoeff()));
   const bool same = e.max_abs_diff <= 1e-5 * scale;
   if (e.max_abs_diff == 0.0f)
-    std::snprintf(buf, sizeof buf, _("Equal: the sum is exactly the trace's context[head %d, token %d]."), e.head, e.query);
+    std::snprintf(buf, sizeof buf, _("Equal: the sum is exactly the trace's context[head %d, token %d]."), e.head,
+                  e.query);
   else if (same)
     std::snprintf(buf, sizeof buf,
                   _("Equal: the sum is the trace's context[head %d, token %d]; largest difference %s "

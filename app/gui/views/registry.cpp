@@ -19,23 +19,23 @@ namespace mha::gui {
 
 // The views, in tab order: one line each. Each view's own file defines `ViewEntry
 // NAME()`, its names, drawing, dump and hooks (views/registry.hpp).
-#define MHAVIZ_VIEWS(X)                     \
-  X(HeatmapsView)   /* views/heatmaps/ */   \
-  X(QueryView)      /* views/query.cpp */   \
-  X(ScalingView)    /* views/scaling.cpp */ \
-  X(HeadsView)      /* views/heads.cpp */   \
-  X(HeadCountView)  /* views/head_count.cpp */ \
-  X(GqaView)        /* views/gqa.cpp */     \
-  X(CrossView)      /* views/cross.cpp */   \
-  X(LessonView)     /* views/lesson.cpp */  \
-  X(InspectorView)  /* views/inspector.cpp */ \
-  X(TrainView)      /* views/train/ */      \
-  X(HeadView)       /* views/lm/head_view.cpp */ \
-  X(ModelView)      /* views/lm/model_view.cpp */ \
-  X(ImportanceView) /* views/lm/importance.cpp */ \
+#define MHAVIZ_VIEWS(X)                            \
+  X(HeatmapsView)   /* views/heatmaps/ */          \
+  X(QueryView)      /* views/query.cpp */          \
+  X(ScalingView)    /* views/scaling.cpp */        \
+  X(HeadsView)      /* views/heads.cpp */          \
+  X(HeadCountView)  /* views/head_count.cpp */     \
+  X(GqaView)        /* views/gqa.cpp */            \
+  X(CrossView)      /* views/cross.cpp */          \
+  X(LessonView)     /* views/lesson.cpp */         \
+  X(InspectorView)  /* views/inspector.cpp */      \
+  X(TrainView)      /* views/train/ */             \
+  X(HeadView)       /* views/lm/head_view.cpp */   \
+  X(ModelView)      /* views/lm/model_view.cpp */  \
+  X(ImportanceView) /* views/lm/importance.cpp */  \
   X(NextTokensView) /* views/lm/next_tokens.cpp */ \
-  X(GenerateView)   /* views/lm/generate.cpp */ \
-  X(FlashView)      /* views/flash.cpp */   \
+  X(GenerateView)   /* views/lm/generate.cpp */    \
+  X(FlashView)      /* views/flash.cpp */          \
   X(CostView)       /* views/cost.cpp */
 
 #define MHAVIZ_DECLARE_VIEW(f) ViewEntry f();
@@ -175,8 +175,10 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
     if (!open) continue;
     // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
     // then the old tab is drawn and must not claim the selection back.
-    if (!s.teach.select_view) s.teach.view = v.name;
-    else if (want) s.teach.select_view = false;
+    if (!s.teach.select_view)
+      s.teach.view = v.name;
+    else if (want)
+      s.teach.select_view = false;
     DrawView(s, v);
     ImGui::EndTabItem();
   }

@@ -31,11 +31,11 @@ struct AppState;
 using ViewFlagActions = std::vector<std::function<void(AppState&)>>;
 
 struct ViewEntry {
-  const char* name = "";  // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
-  const char* tab = "";   // the tab's label: a word or two, so every tab shows at 1280 px (the menu
-                          // entry is its tooltip)
-  const char* menu = "";  // the View menu's entry and the tab's tooltip
-  const char* help = "";  // one line in --help
+  const char* name = "";              // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
+  const char* tab = "";               // the tab's label: a word or two, so every tab shows at 1280 px (the menu
+                                      // entry is its tooltip)
+  const char* menu = "";              // the View menu's entry and the tab's tooltip
+  const char* help = "";              // one line in --help
   void (*draw)(AppState&) = nullptr;  // draws into the current tab
   // What the view shows as JSON, from the same caches it draws (--dump-state's
   // views.NAME_view); null: nothing to dump (the heatmaps are in "trace").
@@ -48,8 +48,8 @@ struct ViewEntry {
   bool veil = true;     // dimmed while it shows the last valid results (not Train: its own model)
 
   // Optional hooks, for a view with work of its own beyond drawing:
-  void (*update)(AppState&) = nullptr;           // every frame, before the one recompute
-  bool (*animating)(const AppState&) = nullptr;  // true: the window keeps drawing (no idle wait)
+  void (*update)(AppState&) = nullptr;                 // every frame, before the one recompute
+  bool (*animating)(const AppState&) = nullptr;        // true: the window keeps drawing (no idle wait)
   nlohmann::json (*probe)(const AppState&) = nullptr;  // --probe's entry under the view's name
   // Declares the view's own flags (in --help's "Teaching views" group `group`); what
   // they set goes into `actions`.

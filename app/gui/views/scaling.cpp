@@ -67,10 +67,14 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   const auto& ktok = KeyTokens(t);
   char head[512];
   if (a.scaled)
-    std::snprintf(head, sizeof head, _("With \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s"),
+    std::snprintf(head, sizeof head,
+                  _("With \xC3\xB7\xE2\x88\x9A"
+                    "d_k: every q\xC2\xB7k \xC3\x97 %s"),
                   Sig(a.multiplier).c_str());
   else
-    std::snprintf(head, sizeof head, _("Without \xC3\xB7\xE2\x88\x9A" "d_k: every q\xC2\xB7k \xC3\x97 %s"),
+    std::snprintf(head, sizeof head,
+                  _("Without \xC3\xB7\xE2\x88\x9A"
+                    "d_k: every q\xC2\xB7k \xC3\x97 %s"),
                   Sig(a.multiplier).c_str());
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(head);
@@ -112,8 +116,8 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   const float line_start = ImGui::GetCursorPosX();
   for (int k = 0; k < 3; ++k) {
     // A map starts a new line where it would not fit beside the last one.
-    const bool first_on_line = k == 0 || (wrap && ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + gap + mw >
-                                                      line_start + size.x);
+    const bool first_on_line =
+        k == 0 || (wrap && ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + gap + mw > line_start + size.x);
     if (!first_on_line) ImGui::SameLine(0, gap);
     ImGui::BeginGroup();
     if (first_on_line) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);  // titles over the cells
@@ -163,14 +167,20 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
 }  // namespace
 
 void DrawScalingView(AppState& s) {
-  SectionTitle(s, _("Scores and softmax: why divide by \xE2\x88\x9A" "d_k"),
-               _("Without the scaling, q\xC2\xB7k grows with d_k, the softmax saturates and one key takes almost all the "
-               "weight (entropy near 0). \xE2\x88\x9A" "d_k and the temperature are the volume knob."),
-               true);
+  SectionTitle(
+      s,
+      _("Scores and softmax: why divide by \xE2\x88\x9A"
+        "d_k"),
+      _("Without the scaling, q\xC2\xB7k grows with d_k, the softmax saturates and one key takes almost all the "
+        "weight (entropy near 0). \xE2\x88\x9A"
+        "d_k and the temperature are the volume knob."),
+      true);
   Config& c = s.choice.cfg;
   HeadPicker(s, "##scaling_head");
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-  s.dirty |= ImGui::Checkbox(_("divide by \xE2\x88\x9A" "d_k"), &c.scale);
+  s.dirty |= ImGui::Checkbox(_("divide by \xE2\x88\x9A"
+                               "d_k"),
+                             &c.scale);
   Probe(s, "scaling_scale");
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   ImGui::AlignTextToFramePadding();
@@ -183,8 +193,9 @@ void DrawScalingView(AppState& s) {
   }
   Probe(s, "temperature");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(_("Scores are divided by T before the softmax: T < 1 sharpens it, T > 1 flattens it. "
-                      "Ctrl+click to type a value."));
+    ImGui::SetTooltip(
+        _("Scores are divided by T before the softmax: T < 1 sharpens it, T > 1 flattens it. "
+          "Ctrl+click to type a value."));
   ImGui::SameLine();
   if (ImGui::SmallButton("T = 1")) {
     c.temperature = 1.0f;
@@ -216,8 +227,10 @@ void DrawScalingView(AppState& s) {
   ImGui::SameLine(0, fs * 2.0f);
   DrawScaleLegend(ColourScale::Sequential, 1.0f, lw, _("weights"), false);
   char buf[640];
-  std::snprintf(buf, sizeof buf, _("Entropy in nats: 0 = all weight on one key, ln(number of keys) = spread evenly. "
-                                   "head_dim = d_k = %d, \xE2\x88\x9A" "d_k = %s."),
+  std::snprintf(buf, sizeof buf,
+                _("Entropy in nats: 0 = all weight on one key, ln(number of keys) = spread evenly. "
+                  "head_dim = d_k = %d, \xE2\x88\x9A"
+                  "d_k = %s."),
                 t.cfg.head_dim(), Sig(std::sqrt(static_cast<double>(t.cfg.head_dim()))).c_str());
   Muted(buf);
 }
@@ -225,13 +238,19 @@ void DrawScalingView(AppState& s) {
 namespace {
 
 json RowStatsJson(const RowStats& st) {
-  return json{{"entropy", st.entropy},           {"max_entropy", st.max_entropy}, {"max_weight", st.max_weight},
-              {"mean_entropy", st.mean_entropy}, {"mean_max_weight", st.mean_max_weight}};
+  return json{{"entropy", st.entropy},
+              {"max_entropy", st.max_entropy},
+              {"max_weight", st.max_weight},
+              {"mean_entropy", st.mean_entropy},
+              {"mean_max_weight", st.mean_max_weight}};
 }
 
 json HeadAttentionJson(const HeadAttention& a) {
-  json j{{"scaled", a.scaled},     {"temperature", a.temperature}, {"multiplier", a.multiplier},
-         {"score_std", a.score_std}, {"stats", RowStatsJson(a.stats)}};
+  json j{{"scaled", a.scaled},
+         {"temperature", a.temperature},
+         {"multiplier", a.multiplier},
+         {"score_std", a.score_std},
+         {"stats", RowStatsJson(a.stats)}};
   if (a.scores.size() <= dump::kMaxDumpValues) {
     j["scores"] = Matrix(a.scores);
     j["masked_scores"] = Matrix(a.masked_scores);
@@ -251,7 +270,9 @@ json DumpScalingView(AppState& s) {
 }
 
 ViewEntry ScalingView() {
-  ViewEntry v{"scaling", N_("Softmax"), N_("Scores, softmax and the \xE2\x88\x9A" "d_k scaling"),
+  ViewEntry v{"scaling", N_("Softmax"),
+              N_("Scores, softmax and the \xE2\x88\x9A"
+                 "d_k scaling"),
               "scores, masked scores and weights, with and without sqrt(d_k)"};
   v.draw = &DrawScalingView;
   v.dump = &DumpScalingView;

@@ -61,14 +61,14 @@ std::vector<HeadAblation> LayerAblations(int num_layers, const Config& layer, Ab
 using AblatedLoss = std::function<StepStats(const std::vector<HeadAblation>* ablate)>;
 
 struct HeadImportance {
-  HeadRef head;        // head = -1: every head of the layer at once
-  StepStats stats;     // with the head (or layer) knocked out
+  HeadRef head;         // head = -1: every head of the layer at once
+  StepStats stats;      // with the head (or layer) knocked out
   double increase = 0;  // stats.loss - the plain model's loss
 };
 
 struct ImportanceTable {
-  StepStats base;                     // nothing knocked out
-  std::vector<HeadImportance> heads;  // every head alone, largest increase first
+  StepStats base;                      // nothing knocked out
+  std::vector<HeadImportance> heads;   // every head alone, largest increase first
   std::vector<HeadImportance> layers;  // every layer's heads at once, largest increase first
 };
 

@@ -60,8 +60,8 @@ std::size_t FlashWorkerBytes(const Config& cfg);
 // sees keys [0, seq_kv), or with `causal` keys [0, i + 1 + causal_offset) (clamped to
 // [0, seq_kv]: a negative offset leaves the first rows with no key at all, which gives
 // them zeros). The same kernel as Forward's Flash tasks, single-threaded; br, bc >= 1.
-void FlashAttentionHead(const float* q, const float* k, const float* v, int seq, int seq_kv, int head_dim,
-                        float scale, bool causal, int causal_offset, int br, int bc, float* out);
+void FlashAttentionHead(const float* q, const float* k, const float* v, int seq, int seq_kv, int head_dim, float scale,
+                        bool causal, int causal_offset, int br, int bc, float* out);
 
 // One tile of the algorithm as the step-by-step view shows it.
 struct FlashTileStep {
@@ -90,7 +90,7 @@ class FlashTiles {
   FlashTiles(const Trace& t, int head, int br, int bc);
 
   int count() const { return row_blocks_ * col_blocks_; }  // tiles, skipped ones included
-  int done() const { return done_; }                        // tiles processed so far
+  int done() const { return done_; }                       // tiles processed so far
   bool finished() const { return done_ == count(); }
   int br() const { return br_; }
   int bc() const { return bc_; }

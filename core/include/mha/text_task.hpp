@@ -27,8 +27,8 @@ void CheckTokenStream(const std::vector<std::int32_t>& ids, int vocab, int seq, 
 // followed A, so that in the second copy the next piece is always the one that followed
 // the current piece last time: the incentive for an induction head, which running text
 // of a few dozen pieces rarely gives. repeat = 0 draws exactly the plain windows.
-void MakeWindowBatch(const std::vector<std::int32_t>& ids, int seq, std::uint64_t seed, std::uint64_t index,
-                     int batch, Batch& out, double repeat = 0);
+void MakeWindowBatch(const std::vector<std::int32_t>& ids, int seq, std::uint64_t seed, std::uint64_t index, int batch,
+                     Batch& out, double repeat = 0);
 
 // How many non-overlapping windows of seq + 1 ids the stream holds (consecutive windows
 // share one id: the last target of one is the first token of the next).
@@ -39,7 +39,7 @@ void MakeConsecutiveBatch(const std::vector<std::int32_t>& ids, int seq, int fir
 // The mean next-token loss and accuracy over every window of the stream (at most
 // max_windows of them, from the start; 0: all), `batch` windows per forward pass.
 // `ablate` (one per layer, see mha/ablation.hpp), if given, knocks heads out.
-StepStats EvaluateStream(Trainer& trainer, const Model& m, const std::vector<std::int32_t>& ids, int seq,
-                         int batch, int max_windows = 0, const std::vector<HeadAblation>* ablate = nullptr);
+StepStats EvaluateStream(Trainer& trainer, const Model& m, const std::vector<std::int32_t>& ids, int seq, int batch,
+                         int max_windows = 0, const std::vector<HeadAblation>* ablate = nullptr);
 
 }  // namespace mha

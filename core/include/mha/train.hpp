@@ -123,7 +123,7 @@ class AdamW {
     bool decayed;
     double sq = 0;  // the gradient's sum of squares
   };
-  std::vector<Slot> slots_;  // rebuilt every step in the kept capacity
+  std::vector<Slot> slots_;   // rebuilt every step in the kept capacity
   std::vector<int> by_size_;  // slot indices by size (SumsOfSquares), in the kept capacity
   struct Chunk {
     int slot;

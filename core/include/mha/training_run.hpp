@@ -149,7 +149,7 @@ class TrainingRun {
   const Batch* train_batch_ = &batch_;  // setup_.data when given
   std::vector<int> probe_tokens_;
   ModelTrace probe_work_;  // the probe's pass, with its scratch; snapshots hold copies
-  Progress work_;  // the worker's own copy, published as immutable copies
+  Progress work_;          // the worker's own copy, published as immutable copies
   std::shared_ptr<const Progress> latest_;
   std::atomic<bool> stop_{false}, pause_{false};
   std::thread worker_;

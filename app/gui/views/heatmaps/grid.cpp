@@ -79,7 +79,9 @@ void CellTooltip(const Result& r, int index, int i, int j) {
       ImGui::TextUnformatted(_("score  masked (-inf): the causal mask hides later keys"));
     else
       ImGui::Text(_("score  %.4f  (%s, before softmax)"), static_cast<double>(sc),
-                  t.cfg.scale ? "q\xC2\xB7k / \xE2\x88\x9A" "d_k" : _("q\xC2\xB7k, unscaled"));
+                  t.cfg.scale ? "q\xC2\xB7k / \xE2\x88\x9A"
+                                "d_k"
+                              : _("q\xC2\xB7k, unscaled"));
   } else {
     float lo = 1.0f, hi = 0.0f;
     for (int h = 0; h < t.cfg.num_heads; ++h) {
@@ -317,7 +319,9 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const bool fixed = scale == render::ColourScale::Fixed;
-  const char* title = fixed ? _("weight") : scale == render::ColourScale::Map ? _("\xC3\xB7 map max") : _("\xC3\xB7 row max");
+  const char* title = fixed                               ? _("weight")
+                      : scale == render::ColourScale::Map ? _("\xC3\xB7 map max")
+                                                          : _("\xC3\xB7 row max");
   dl->AddText(ImVec2(a.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), title);
   const float top = a.y + fs * 1.6f, bottom = a.y + size.y - fs * 0.6f;
   const float x0 = a.x, x1 = a.x + fs * 1.0f;
@@ -336,8 +340,10 @@ void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScal
     const float v = 1.0f - static_cast<float>(k) / parts;
     const float y = top + (bottom - top) * k / static_cast<float>(parts);
     char buf[64];
-    if (fixed) std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
-    else std::snprintf(buf, sizeof buf, "%s", k == 0 ? _("max") : k == parts ? "0" : "");
+    if (fixed)
+      std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+    else
+      std::snprintf(buf, sizeof buf, "%s", k == 0 ? _("max") : k == parts ? "0" : "");
     dl->AddLine(ImVec2(x1, y), ImVec2(x1 + fs * 0.3f, y), ImGui::GetColorU32(ImGuiCol_Text));
     dl->AddText(ImVec2(x1 + fs * 0.4f, y - fs * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), buf);
   }
@@ -374,13 +380,13 @@ void ScaleControls(AppState& s, const Trace& t) {
     Probe(s, "use per row");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(_("An even spread over %d keys is 1/%d = %.3f per cell: on the fixed scale every map is "
-                        "nearly one dark colour."),
+                          "nearly one dark colour."),
                         t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
     if (s.ui.present) return;  // the room is the map's: the tooltip says why
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextWrapped(_("Each row shares 1 among %d keys: an even spread is 1/%d = %.3f per cell, so on the fixed "
-                       "scale every map is nearly one dark colour. The per-row scale makes each query's strongest "
-                       "key the brightest."),
+                         "scale every map is nearly one dark colour. The per-row scale makes each query's strongest "
+                         "key the brightest."),
                        t.seq_kv, t.seq_kv, 1.0 / t.seq_kv);
     ImGui::PopStyleColor();
   }
@@ -499,9 +505,11 @@ void DrawHeatmapsPanel(AppState& s) {
     // get the height.
     SectionTitle(s, _("Attention weights"));
     ImGui::SameLine();
-    HelpMarker(_("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A" "d_k) per head. Row = query token (who looks), column = key "
-               "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
-               "weight and score."));
+    HelpMarker(
+        _("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A"
+          "d_k) per head. Row = query token (who looks), column = key "
+          "token (what it looks at); each row sums to 1. Click a head to enlarge it; hover a cell for its "
+          "weight and score."));
     ImGui::SameLine();
     DrawWeightsBadge(s);
     ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
@@ -544,9 +552,10 @@ void DrawHeatmapsPanel(AppState& s) {
   // Colour bar column: margin, bar, tick, the widest of its labels.
   // (only the labels drawn: every pixel counts at a projector's text size)
   const bool fixed_scale = s.ui.colour_scale == render::ColourScale::Fixed;
-  const float bar_w = std::max(fs * 0.8f + ImGui::CalcTextSize(fixed_scale ? _("weight") : _("\xC3\xB7 row max")).x,
-                               fs * 2.3f + std::max(ImGui::CalcTextSize(fixed_scale ? "0.00" : _("max")).x,
-                                                    t.cfg.mask == Mask::Causal ? ImGui::CalcTextSize(_("masked")).x : 0.0f));
+  const float bar_w =
+      std::max(fs * 0.8f + ImGui::CalcTextSize(fixed_scale ? _("weight") : _("\xC3\xB7 row max")).x,
+               fs * 2.3f + std::max(ImGui::CalcTextSize(fixed_scale ? "0.00" : _("max")).x,
+                                    t.cfg.mask == Mask::Causal ? ImGui::CalcTextSize(_("masked")).x : 0.0f));
   const ImVec2 area(std::max(avail.x - bar_w, 1.0f), std::max(avail.y, 1.0f));
   const std::vector<int> shown = ShownMaps(s, H);
   const int n = static_cast<int>(shown.size());
@@ -628,8 +637,7 @@ void DrawHeatmapsPanel(AppState& s) {
 
   DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
                 ImVec2(bar_w - fs * 0.8f, std::max(std::min(area.y - fs * 2.5f, fs * 16.0f), fs * 6.0f)),
-                t.cfg.mask == Mask::Causal,
-                s.ui.colour_scale);
+                t.cfg.mask == Mask::Causal, s.ui.colour_scale);
 }
 
 }  // namespace mha::gui

@@ -100,7 +100,8 @@ Geometry FitBigText(int n, int seq, int skv, ImVec2 avail, const Labels& ls, boo
   for (Keys keys : horizontal)
     for (int cols = lo; cols <= hi; ++cols) {
       const Geometry g = Arrange(n, cols, seq, skv, avail, ls, keys, false, stretch);
-      if (Readable(g, ls) && HoldsValues(g, ls) && (!*found || area(g) > area(best) * (g.keys == best.keys ? 1.0f : 2.0f))) {
+      if (Readable(g, ls) && HoldsValues(g, ls) &&
+          (!*found || area(g) > area(best) * (g.keys == best.keys ? 1.0f : 2.0f))) {
         best = g;
         *found = true;
       }
@@ -236,9 +237,9 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
         for (int cols = lo; cols <= hi; ++cols) {
           const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, stretch);
           if (!Readable(g, labels) || g.visible_maps < 1 || g.content_h <= avail.y) continue;
-          const bool better = best_group < 0 || g.visible_maps > best.visible_maps ||
-                              (g.visible_maps == best.visible_maps &&
-                               (gi < best_group || (gi == best_group && area(g) > area(best))));
+          const bool better =
+              best_group < 0 || g.visible_maps > best.visible_maps ||
+              (g.visible_maps == best.visible_maps && (gi < best_group || (gi == best_group && area(g) > area(best))));
           if (!better) continue;
           best = g;
           best_group = gi;
@@ -257,7 +258,8 @@ Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels,
         for (int cols = lo; cols <= hi; ++cols) {
           const Geometry g = Arrange(n, cols, seq, seq_kv, avail, labels, keys, true, stretch, true);
           if (!Readable(g, labels)) continue;
-          const float rows = std::min(static_cast<float>(seq), std::floor((avail.y - g.col_label_h - g.title_h) / g.ch));
+          const float rows =
+              std::min(static_cast<float>(seq), std::floor((avail.y - g.col_label_h - g.title_h) / g.ch));
           const bool better = rows > best_rows ||
                               (rows == best_rows && (gi < best_group || (gi == best_group && area(g) > area(best))));
           if (!better) continue;

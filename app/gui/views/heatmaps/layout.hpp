@@ -20,7 +20,7 @@ struct Geometry {
   int cols = 1, rows = 1;      // grid of maps
   float cw = 0.0f, ch = 0.0f;  // pixels per cell, across and down
   Keys keys = Keys::kNone;
-  bool labels = false;         // token labels drawn: queries left, keys as `keys` says
+  bool labels = false;           // token labels drawn: queries left, keys as `keys` says
   ImFont* label_font = nullptr;  // ... in this font
   float label_px = 0.0f;         // ... at its size
   float row_label_w = 0.0f, index_w = 0.0f, col_label_h = 0.0f, title_h = 0.0f;
@@ -28,7 +28,7 @@ struct Geometry {
   bool scroll = false;          // taller than the panel: the panel scrolls
   bool keys_every_row = false;  // key labels above every row of maps (they scroll away otherwise)
   float content_h = 0.0f;
-  int visible_maps = 0;         // maps wholly in view before any scrolling
+  int visible_maps = 0;  // maps wholly in view before any scrolling
 };
 
 float TextWidth(ImFont* font, const char* text);
@@ -42,7 +42,7 @@ struct Labels {
   float row = 0.0f, col = 0.0f;
   float index_w = 0.0f, index_h = 0.0f;
   float values_w = 0.0f, values_h = 0.0f;  // a cell that holds its weight ("0.00") in the UI font
-  bool wide = false;  // a key has Hangul, CJK or other wide glyphs: never turned 90 degrees
+  bool wide = false;                       // a key has Hangul, CJK or other wide glyphs: never turned 90 degrees
 };
 
 // The labels of the current tokens in `font`; `px` other than the font's size: an
@@ -65,7 +65,7 @@ Labels MeasureLabels(const AppState& s, ImFont* font, float px = 0.0f);
 // horizontal token labels and cells that hold their weights; then (with a scroll) cells
 // that hold their weights, the most maps in view; then horizontal labels on the biggest
 // cells. Keys with wide glyphs (Hangul) are never turned 90 degrees.
-Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels, bool allow_scroll,
-                 int only_cols = 0, bool big_text = false);
+Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels, bool allow_scroll, int only_cols = 0,
+                 bool big_text = false);
 
 }  // namespace mha::gui

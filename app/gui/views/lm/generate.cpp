@@ -49,18 +49,18 @@ namespace {
 // What the worker has generated so far: copied out of the Generation after each piece,
 // never changed once published.
 struct GenSnapshot {
-  std::vector<int> ids;             // <s>, the prompt's pieces, then the new ones
+  std::vector<int> ids;  // <s>, the prompt's pieces, then the new ones
   int prompt_size = 0;
   std::vector<std::string> pieces;  // each id's vocabulary spelling
   std::string text;                 // the decoded text
   std::vector<lm::GeneratedPiece> steps;
   int layers = 0, kv_heads = 0, num_heads = 0, head_dim = 0;
-  int n = 0;                        // cache rows: every piece read (all but the newest)
+  int n = 0;  // cache rows: every piece read (all but the newest)
   std::int64_t bytes = 0;
-  std::vector<Mat> k, v;            // [layer * kv_heads + g]: (n, head_dim)
-  std::vector<Mat> attn;            // per layer: the newest query's weights, (num_heads, n)
-  double max_logit_diff = 0;        // cached vs full recomputation, over every step
-  bool at_context = false;          // the text fills the model's context
+  std::vector<Mat> k, v;      // [layer * kv_heads + g]: (n, head_dim)
+  std::vector<Mat> attn;      // per layer: the newest query's weights, (num_heads, n)
+  double max_logit_diff = 0;  // cached vs full recomputation, over every step
+  bool at_context = false;    // the text fills the model's context
   std::string error;
 };
 
@@ -192,8 +192,8 @@ struct GenerateState {
   std::string key;          // the model, sentence and sampling the worker generates for
   std::unique_ptr<GenerateWorker> worker;
   std::vector<std::unique_ptr<GenerateWorker>> retiring;  // cancelled, ending on their own
-  std::shared_ptr<const GenSnapshot> shown;  // the newest snapshot, read once per frame
-  std::string prompt_notice;                 // the prompt was cut to the context
+  std::shared_ptr<const GenSnapshot> shown;               // the newest snapshot, read once per frame
+  std::string prompt_notice;                              // the prompt was cut to the context
   std::string error;
 };
 
@@ -433,7 +433,8 @@ void NumberTable(const char* id, const std::vector<std::vector<std::string>>& ce
       ImGui::TableNextColumn();
       const std::string& t = cells[r][static_cast<std::size_t>(c)];
       if (c > 0)
-        ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(t.c_str()).x);
+        ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x -
+                             ImGui::CalcTextSize(t.c_str()).x);
       ImGui::TextUnformatted(t.c_str());
     }
   ImGui::EndTable();
@@ -491,8 +492,10 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
     const double v = ymax * t / 4.0;
     const float y = Y(v);
     dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), pal.grid_line);
-    if (st.show_flops) std::snprintf(buf, sizeof buf, "%.3gM", v / 1e6);
-    else std::snprintf(buf, sizeof buf, "%.3g", v);
+    if (st.show_flops)
+      std::snprintf(buf, sizeof buf, "%.3gM", v / 1e6);
+    else
+      std::snprintf(buf, sizeof buf, "%.3g", v);
     dl->AddText(ImVec2(a.x - ImGui::CalcTextSize(buf).x - fs * 0.3f, y - fs * 0.5f), muted, buf);
   }
   for (int pos = 8; pos <= ctx; pos += 8) {
@@ -510,8 +513,10 @@ void DrawCostPlot(AppState& s, GenerateState& st, const GenSnapshot& snap) {
       // not joined to the steps after it.
       const bool prefill = series == 1 && i == 0;
       if (i > 0 && !(series == 1 && i == 1)) dl->AddLine(prev, p, col, 1.5f);
-      if (prefill) dl->AddCircle(p, fs * 0.28f, col, 0, 1.5f);
-      else dl->AddCircleFilled(p, fs * 0.2f, col);
+      if (prefill)
+        dl->AddCircle(p, fs * 0.28f, col, 0, 1.5f);
+      else
+        dl->AddCircleFilled(p, fs * 0.2f, col);
       prev = p;
     }
   }
@@ -557,9 +562,12 @@ void DrawCacheBytes(const GenSnapshot& snap, int context) {
   std::vector<int> counts{snap.kv_heads};
   for (int g : FewerKvHeads(snap.num_heads, snap.kv_heads)) counts.push_back(g);
   for (int g : counts) {
-    if (g == snap.kv_heads) std::snprintf(label, sizeof label, _("%d (this model)"), g);
-    else if (g == 1) std::snprintf(label, sizeof label, "%s", _("1 (MQA)"));
-    else std::snprintf(label, sizeof label, _("%d (GQA)"), g);
+    if (g == snap.kv_heads)
+      std::snprintf(label, sizeof label, _("%d (this model)"), g);
+    else if (g == 1)
+      std::snprintf(label, sizeof label, "%s", _("1 (MQA)"));
+    else
+      std::snprintf(label, sizeof label, _("%d (GQA)"), g);
     cells.push_back({label, Thousands(KvCache::Bytes(snap.layers, g, snap.head_dim, snap.n)),
                      Thousands(KvCache::Bytes(snap.layers, g, snap.head_dim, context - 1))});
   }
@@ -681,11 +689,11 @@ void DrawGenerateView(AppState& s) {
 namespace {
 
 json StepJson(const lm::GeneratedPiece& p) {
-  return {{"position", p.position},         {"id", p.id},
-          {"piece", p.piece},               {"ms_cached", p.ms_cached},
-          {"ms_full", p.ms_full},           {"cpu_ms_cached", p.cpu_cached},
-          {"cpu_ms_full", p.cpu_full},      {"flops_cached", p.flops.cached},
-          {"flops_full", p.flops.full},     {"max_logit_diff", p.logit_diff}};
+  return {{"position", p.position},     {"id", p.id},
+          {"piece", p.piece},           {"ms_cached", p.ms_cached},
+          {"ms_full", p.ms_full},       {"cpu_ms_cached", p.cpu_cached},
+          {"cpu_ms_full", p.cpu_full},  {"flops_cached", p.flops.cached},
+          {"flops_full", p.flops.full}, {"max_logit_diff", p.logit_diff}};
 }
 
 }  // namespace
@@ -697,8 +705,8 @@ json DumpGenerateView(AppState& s) {
   j["sentence"] = s.choice.sentence;
   j["running"] = st->worker && st->worker->Busy();
   const Sampling sm = SamplingOf(*st);
-  j["sampling"] = {{"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed},
-                   {"greedy", sm.temperature <= 0}};
+  j["sampling"] = {
+      {"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed}, {"greedy", sm.temperature <= 0}};
   if (!st->error.empty()) j["error"] = st->error;
   if (!st->prompt_notice.empty()) j["notice"] = st->prompt_notice;
   const GenSnapshot* snap = st->shown.get();
@@ -709,8 +717,11 @@ json DumpGenerateView(AppState& s) {
   j["ids"] = std::vector<int>(prompt_end, snap->ids.end());  // the generated ones, as generate --json
   j["pieces"] = std::vector<std::string>(snap->pieces.begin() + snap->prompt_size, snap->pieces.end());
   j["text"] = snap->text;
-  j["cache"] = {{"layers", snap->layers}, {"kv_heads", snap->kv_heads}, {"n", snap->n},
-                {"head_dim", snap->head_dim}, {"bytes", snap->bytes}};
+  j["cache"] = {{"layers", snap->layers},
+                {"kv_heads", snap->kv_heads},
+                {"n", snap->n},
+                {"head_dim", snap->head_dim},
+                {"bytes", snap->bytes}};
   json fewer = json::array();
   for (int g : FewerKvHeads(snap->num_heads, snap->kv_heads))
     fewer.push_back({{"kv_heads", g}, {"bytes", KvCache::Bytes(snap->layers, g, snap->head_dim, snap->n)}});

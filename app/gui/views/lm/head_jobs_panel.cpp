@@ -40,8 +40,10 @@ std::vector<lm::HeadJob> JobsOf(const AppState& s, int layer, int head) {
     for (const lm::HeadJob& j : *jobs) {
       if (j.layer != layer || j.head != head) continue;
       auto same = std::find_if(out.begin(), out.end(), [&](const lm::HeadJob& o) { return o.text == j.text; });
-      if (same == out.end()) out.push_back(j);
-      else if (j.weight / j.uniform > same->weight / same->uniform) *same = j;
+      if (same == out.end())
+        out.push_back(j);
+      else if (j.weight / j.uniform > same->weight / same->uniform)
+        *same = j;
     }
   return out;
 }
@@ -242,18 +244,31 @@ nlohmann::json DumpHeadJobs(AppState& s) {
       nlohmann::json sites = nlohmann::json::array();
       std::vector<SiteReading> rs = ReadSites(s, j);
       for (const SiteReading& r : rs)
-        sites.push_back({{"query", r.site.query}, {"choose", r.site.choose}, {"cue", r.site.cue},
-                         {"weight", r.weight}, {"weight_from_choose", r.weight_choose}, {"uniform", r.uniform}});
-      jobs.push_back({{"layer", j.layer}, {"head", j.head}, {"job", j.job}, {"text", j.text},
-                      {"phenomenon", j.phenomenon}, {"weight", j.weight}, {"uniform", j.uniform},
-                      {"accuracy", j.accuracy}, {"learned", j.learned}, {"sites", sites},
+        sites.push_back({{"query", r.site.query},
+                         {"choose", r.site.choose},
+                         {"cue", r.site.cue},
+                         {"weight", r.weight},
+                         {"weight_from_choose", r.weight_choose},
+                         {"uniform", r.uniform}});
+      jobs.push_back({{"layer", j.layer},
+                      {"head", j.head},
+                      {"job", j.job},
+                      {"text", j.text},
+                      {"phenomenon", j.phenomenon},
+                      {"weight", j.weight},
+                      {"uniform", j.uniform},
+                      {"accuracy", j.accuracy},
+                      {"learned", j.learned},
+                      {"sites", sites},
                       {"shows_here", ShowsHere(rs)}});
     }
   nlohmann::json tries = nlohmann::json::array();
   if (UsingLanguageModel(s))
     for (const TryThis& t : kTryThese)
       if (ModelHasJob(s, t.job)) tries.push_back({{"job", t.job}, {"sentence", t.sentence}});
-  return {{"jobs", jobs}, {"jobs_measured_on", HeadJobsStatus(s)}, {"pairs_file", HeadJobPairsFile()},
+  return {{"jobs", jobs},
+          {"jobs_measured_on", HeadJobsStatus(s)},
+          {"pairs_file", HeadJobPairsFile()},
           {"try_these", tries}};
 }
 

@@ -54,8 +54,8 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
   for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
     const float top = y + row_h * i;
     if (!ImGui::IsRectVisible(ImVec2(x, top), ImVec2(x + w, top + row_h))) continue;
-    const bool in = mouse.x >= x && mouse.x < x + w && mouse.y >= top && mouse.y < top + row_h &&
-                    ImGui::IsWindowHovered();
+    const bool in =
+        mouse.x >= x && mouse.x < x + w && mouse.y >= top && mouse.y < top + row_h && ImGui::IsWindowHovered();
     if (in) hovered = i;
     if (in || i == highlight) dl->AddRectFilled(ImVec2(x, top), ImVec2(x + w, top + row_h), Pal().highlight_bg);
     const std::string t = ForDisplay(tokens[static_cast<std::size_t>(i)]);
@@ -76,8 +76,9 @@ void DrawHeadView(AppState& s) {
   const Trace& t = r.trace;
   const int H = t.cfg.num_heads, seq = t.seq, seq_kv = t.seq_kv;
   LayerSelector(s, "##head_view_layer");
-  ImGui::TextWrapped(_("Each line joins a query token (left) to a key token (right); its opacity is the attention "
-                     "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
+  ImGui::TextWrapped(
+      _("Each line joins a query token (left) to a key token (right); its opacity is the attention "
+        "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
   HeadToggles(s, H);
 
   // The last valid trace (dimmed) is labelled with its own tokens, not the typed ones.

@@ -117,7 +117,7 @@ void Measure(const std::shared_ptr<Job>& job, const Input& in) {
       in.lm_path.empty() ? lm::TaskSubject(in.task_model, in.name) : lm::LoadSubject(in.lm_path, job->key.windows);
   const int L = sub.layers(), H = sub.heads();
   job->total = 3 + L * H + L + 1;  // labels, the two repeat losses, each head, each layer, the intact model
-  Trainer trainer(0);  // one thread per core: the numbers are the same on any count
+  Trainer trainer(0);              // one thread per core: the numbers are the same on any count
   ContextMeans means;
   const ContextMeans* mp = nullptr;
   if (job->key.mode == AblationMode::Mean) {
@@ -136,8 +136,8 @@ void Measure(const std::shared_ptr<Job>& job, const Input& in) {
   m->icl_span = shape.span;
   m->icl_sequences = lm::kIclSequences;
   if (shape.span >= 2) {
-    const RepeatedSpans spans = MakeRepeatedSpans(shape.candidates, shape.prefix, shape.span, lm::kIclSequences,
-                                                  sub.model().cfg.layer.seed);
+    const RepeatedSpans spans =
+        MakeRepeatedSpans(shape.candidates, shape.prefix, shape.span, lm::kIclSequences, sub.model().cfg.layer.seed);
     const std::vector<HeadAblation> ab =
         LayerAblations(L, sub.model().cfg.LayerConfig(), job->key.mode, m->icl_heads, mp);
     m->plain = MeasureRepeatLoss(sub.model(), spans, nullptr);
@@ -149,29 +149,29 @@ void Measure(const std::shared_ptr<Job>& job, const Input& in) {
   }
   ++job->step;
   job->Stage(N_("the intact model"));
-  m->table = MeasureImportance(L, sub.model().cfg.LayerConfig(), job->key.mode, mp,
-                               [&](const std::vector<HeadAblation>* ab) {
-                                 // Which head this call knocks out: the first ablated one, or
-                                 // a whole layer (MeasureImportance's order).
-                                 const char* what = N_("the intact model");
-                                 std::string arg;
-                                 if (ab) {
-                                   for (std::size_t l = 0; l < ab->size(); ++l) {
-                                     const std::vector<int>& heads = (*ab)[l].heads;
-                                     if (heads.empty()) continue;
-                                     const bool all = static_cast<int>(heads.size()) == H && H > 1;
-                                     what = all ? N_("every head of layer %s knocked out") : N_("%s knocked out");
-                                     arg = all ? std::to_string(l) : HeadName({static_cast<int>(l), heads[0]});
-                                   }
-                                 }
-                                 job->Stage(what, arg);
-                                 // Cancelled between batches of 64 windows (a fraction of a second).
-                                 StepStats st = lm::ReferenceLoss(trainer, sub, ab, [&] {
-                                   if (job->cancel) throw Cancelled{};
-                                 });
-                                 ++job->step;
-                                 return st;
-                               });
+  m->table =
+      MeasureImportance(L, sub.model().cfg.LayerConfig(), job->key.mode, mp, [&](const std::vector<HeadAblation>* ab) {
+        // Which head this call knocks out: the first ablated one, or
+        // a whole layer (MeasureImportance's order).
+        const char* what = N_("the intact model");
+        std::string arg;
+        if (ab) {
+          for (std::size_t l = 0; l < ab->size(); ++l) {
+            const std::vector<int>& heads = (*ab)[l].heads;
+            if (heads.empty()) continue;
+            const bool all = static_cast<int>(heads.size()) == H && H > 1;
+            what = all ? N_("every head of layer %s knocked out") : N_("%s knocked out");
+            arg = all ? std::to_string(l) : HeadName({static_cast<int>(l), heads[0]});
+          }
+        }
+        job->Stage(what, arg);
+        // Cancelled between batches of 64 windows (a fraction of a second).
+        StepStats st = lm::ReferenceLoss(trainer, sub, ab, [&] {
+          if (job->cancel) throw Cancelled{};
+        });
+        ++job->step;
+        return st;
+      });
   m->model = sub.name;
   m->reference = sub.reference_text;
   m->layers = L;
@@ -485,8 +485,9 @@ void DrawControls(AppState& s, ImportanceState& st) {
   ImGui::SameLine();
   changed |= ImGui::RadioButton(_("its mean"), &mode, 1);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip(_("The head's context is replaced by its mean over the reference text: the head still adds its "
-                        "average, but nothing that depends on the sentence."));
+    ImGui::SetTooltip(
+        _("The head's context is replaced by its mean over the reference text: the head still adds its "
+          "average, but nothing that depends on the sentence."));
   if (changed) st.mode = mode ? AblationMode::Mean : AblationMode::Zero;
   if (UsingLanguageModel(s)) {
     ImGui::SameLine(0, 20);
@@ -505,20 +506,23 @@ void DrawControls(AppState& s, ImportanceState& st) {
     }
     Probe(s, "importance_windows");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(_("More windows: steadier numbers, longer to measure. 64 take a few seconds; all of them "
-                          "take over 30 s of CPU time (minutes on a busy machine)."));
+      ImGui::SetTooltip(
+          _("More windows: steadier numbers, longer to measure. 64 take a few seconds; all of them "
+            "take over 30 s of CPU time (minutes on a busy machine)."));
   }
 }
 
 void DrawImportanceView(AppState& s) {
   ImportanceState& st = St(s);
-  ImGui::TextWrapped(_("What each head is worth: knock it out (alone) and measure how much worse the model predicts "
-                       "its reference text. A picture shows what a head looks at; this shows whether the model uses "
-                       "it. The Model view's \"out\" switches knock heads out on your own sentence."));
+  ImGui::TextWrapped(
+      _("What each head is worth: knock it out (alone) and measure how much worse the model predicts "
+        "its reference text. A picture shows what a head looks at; this shows whether the model uses "
+        "it. The Model view's \"out\" switches knock heads out on your own sentence."));
   if (!UsingTrainedModel(s)) {
     ImGui::Spacing();
-    Muted(_("Knocking heads out needs a trained model, with text to measure the loss on. Seeded random weights "
-            "have nothing to lose."));
+    Muted(
+        _("Knocking heads out needs a trained model, with text to measure the loss on. Seeded random weights "
+          "have nothing to lose."));
     if (ImGui::Button(_("Use mhaviz-small"))) UseSmallModel(s);
     Probe(s, "importance_use_small");
     if (!s.source.load_error.empty()) Muted(s.source.load_error.c_str());
@@ -553,7 +557,8 @@ void DrawImportanceView(AppState& s) {
   // Side by side where both fit (1920 px), else the curve under the bars.
   const float avail = ImGui::GetContentRegionAvail().x, gap = 24;
   const bool side = avail >= 1100;
-  const float bars_w = side ? (avail - gap) * 0.58f : avail, icl_w = side ? avail - gap - bars_w : std::min(avail, 760.0f);
+  const float bars_w = side ? (avail - gap) * 0.58f : avail,
+              icl_w = side ? avail - gap - bars_w : std::min(avail, 760.0f);
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + bars_w);
   DrawBars(s, m, bars_w);
@@ -609,8 +614,8 @@ nlohmann::json DumpImportanceView(AppState& s) {
                      {"accuracy", h.stats.accuracy}});
   }
   for (const HeadImportance& l : m.table.layers)
-    layers.push_back({{"layer", l.head.layer}, {"loss", l.stats.loss}, {"increase", l.increase},
-                      {"accuracy", l.stats.accuracy}});
+    layers.push_back(
+        {{"layer", l.head.layer}, {"loss", l.stats.loss}, {"increase", l.increase}, {"accuracy", l.stats.accuracy}});
   j["heads"] = heads;
   j["all_heads_of_layer"] = layers;
   nlohmann::json icl_heads = nlohmann::json::array();
@@ -618,10 +623,16 @@ nlohmann::json DumpImportanceView(AppState& s) {
   j["icl"] = {{"heads", icl_heads},
               {"span", m.icl_span},
               {"sequences", m.icl_sequences},
-              {"plain", {{"first", m.plain.first_mean}, {"second", m.plain.second_mean},
-                         {"first_curve", m.plain.first}, {"second_curve", m.plain.second}}},
-              {"ablated", {{"first", m.knocked.first_mean}, {"second", m.knocked.second_mean},
-                           {"first_curve", m.knocked.first}, {"second_curve", m.knocked.second}}}};
+              {"plain",
+               {{"first", m.plain.first_mean},
+                {"second", m.plain.second_mean},
+                {"first_curve", m.plain.first},
+                {"second_curve", m.plain.second}}},
+              {"ablated",
+               {{"first", m.knocked.first_mean},
+                {"second", m.knocked.second_mean},
+                {"first_curve", m.knocked.first},
+                {"second_curve", m.knocked.second}}}};
   return j;
 }
 

@@ -45,7 +45,8 @@ std::vector<int> TokenIds(const AppState& s) {
   if (UsingTrainedModel(s) && !s.source.pass.tokens.empty()) return s.source.pass.tokens;
   std::map<std::string, int> seen;
   std::vector<int> ids;
-  for (const std::string& t : s.result.tokens) ids.push_back(seen.emplace(t, static_cast<int>(seen.size())).first->second);
+  for (const std::string& t : s.result.tokens)
+    ids.push_back(seen.emplace(t, static_cast<int>(seen.size())).first->second);
   return ids;
 }
 
@@ -112,21 +113,25 @@ void DrawModelView(AppState& s) {
     return;
   }
   const int H = traces.front()->cfg.num_heads, L = static_cast<int>(traces.size());
-  ImGui::TextWrapped(_("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
-                     "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
-                     "layer and head. Labels: each head's strongest pattern and its score. \"out\" knocks a head "
-                     "out (\"only\": every other head of its layer) and every view then shows the model without it."));
+  ImGui::TextWrapped(
+      _("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
+        "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
+        "layer and head. Labels: each head's strongest pattern and its score. \"out\" knocks a head "
+        "out (\"only\": every other head of its layer) and every view then shows the model without it."));
   std::string labels_on;
   const auto& labels = Labels(s, &labels_on);
   if (labels_on == "validation text")
-    ImGui::TextDisabled("%s", _("Labels measured on: validation text (induction: on its windows' first halves, repeated)"));
+    ImGui::TextDisabled("%s",
+                        _("Labels measured on: validation text (induction: on its windows' first halves, repeated)"));
   else if (labels_on == "sentence")
     ImGui::TextDisabled("%s", _("Labels measured on: sentence"));
   else if (labels_on == "sentence (measuring)")
     ImGui::TextDisabled("%s", _("Labels measured on: sentence (the validation text is still being measured)"));
   else if (const std::string p = "sentence (validation text unavailable ("; labels_on.compare(0, p.size(), p) == 0)
-    ImGui::TextDisabled(_("Labels measured on: sentence (validation text unavailable: %s)"),
-                        labels_on.substr(p.size(), labels_on.size() - p.size() - std::min<std::size_t>(2, labels_on.size() - p.size())).c_str());
+    ImGui::TextDisabled(
+        _("Labels measured on: sentence (validation text unavailable: %s)"),
+        labels_on.substr(p.size(), labels_on.size() - p.size() - std::min<std::size_t>(2, labels_on.size() - p.size()))
+            .c_str());
   else
     ImGui::TextDisabled(_("Labels measured on: %s"), labels_on.c_str());
   const std::string jobs_on = HeadJobsStatus(s);
@@ -135,9 +140,10 @@ void DrawModelView(AppState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled(_("· jobs: %s"), jobs_on.c_str());
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(_("A head's linguistic job is measured on the minimal pairs: for each phenomenon, the head with "
-                          "the highest mean weight from the piece that chooses the form to the cue word. It is shown "
-                          "only where that weight is at least twice the uniform weight and 0.2 above it."));
+      ImGui::SetTooltip(
+          _("A head's linguistic job is measured on the minimal pairs: for each phenomenon, the head with "
+            "the highest mean weight from the piece that chooses the form to the cue word. It is shown "
+            "only where that weight is at least twice the uniform weight and 0.2 above it."));
     // Tests wait for both measures, not for a time.
     if (jobs_on == "minimal pairs" && labels_on == "validation text") Probe(s, "model_view_jobs_ready");
   }
@@ -148,8 +154,8 @@ void DrawModelView(AppState& s) {
   const float size = std::clamp(avail / static_cast<float>(std::min(H, 8)) - gap, 48.0f, 220.0f);
   const int per_row = std::max(1, static_cast<int>(avail / (size + gap)));
   // At most about 200,000 cells in all, and no more per map than it has pixels.
-  const int blocks = std::clamp(static_cast<int>(std::sqrt(200000.0 / (L * H))), 8,
-                                std::max(8, static_cast<int>(size)));
+  const int blocks =
+      std::clamp(static_cast<int>(std::sqrt(200000.0 / (L * H))), 8, std::max(8, static_cast<int>(size)));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float text_h = ImGui::GetTextLineHeight();
   // A language model's heads carry their linguistic jobs under the label: on one line
@@ -162,15 +168,18 @@ void DrawModelView(AppState& s) {
       std::string joined;
       for (const std::string& t : texts) joined += (joined.empty() ? "" : " · ") + t;
       auto& out = job_lines[static_cast<std::size_t>(l * H + h)];
-      if (texts.size() > 1 && ImGui::CalcTextSize(joined.c_str()).x > size) out = texts;
-      else if (!joined.empty()) out = {joined};
+      if (texts.size() > 1 && ImGui::CalcTextSize(joined.c_str()).x > size)
+        out = texts;
+      else if (!joined.empty())
+        out = {joined};
       lines = std::max(lines, 2 + static_cast<int>(out.size()));
     }
   for (int l = 0; l < L; ++l) {
     for (int h0 = 0; h0 < H; h0 += per_row) {
       const ImVec2 row0 = ImGui::GetCursorScreenPos();
-      if (h0 == 0) dl->AddText(ImVec2(row0.x, row0.y + text_h), ImGui::GetColorU32(ImGuiCol_Text),
-                               i18n::Format(_("layer %d"), l).c_str());
+      if (h0 == 0)
+        dl->AddText(ImVec2(row0.x, row0.y + text_h), ImGui::GetColorU32(ImGuiCol_Text),
+                    i18n::Format(_("layer %d"), l).c_str());
       for (int h = h0; h < std::min(H, h0 + per_row); ++h) {
         const ImVec2 p(row0.x + label_w + (h - h0) * (size + gap), row0.y);
         ImGui::SetCursorScreenPos(p);
@@ -229,14 +238,17 @@ void DrawModelView(AppState& s) {
         ImGui::PushID(l * 1000 + h + 500);
         if (ImGui::Checkbox(_("out"), &out)) {
           std::vector<HeadRef> next = knocked;
-          if (out) next.push_back(ref);
-          else next.erase(std::remove(next.begin(), next.end(), ref), next.end());
+          if (out)
+            next.push_back(ref);
+          else
+            next.erase(std::remove(next.begin(), next.end(), ref), next.end());
           SetKnockedOut(s, next);
         }
         if (l == 0 && h == 0) Probe(s, "model_view_knock_first");
         if (ImGui::IsItemHovered())
           ImGui::SetTooltip(_("Knock L%dH%d out: its context is zeroed before W_O, and every view shows the model "
-                              "without it."), l, h);
+                              "without it."),
+                            l, h);
         ImGui::SameLine(0, 4);
         if (H > 1 && ImGui::SmallButton(_("only"))) {
           std::vector<HeadRef> next;

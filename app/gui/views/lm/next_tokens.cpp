@@ -20,7 +20,7 @@ namespace mha::gui {
 void DrawNextTokensView(AppState& s) {
   if (!UsingLanguageModel(s)) {
     ImGui::TextWrapped(_("Next-piece predictions come from a language model. Pick \"%s\" under Model (left) and type "
-                       "any English or Korean sentence."),
+                         "any English or Korean sentence."),
                        kSmallModelName);
     return;
   }
@@ -30,8 +30,8 @@ void DrawNextTokensView(AppState& s) {
     return;
   }
   ImGui::TextWrapped(_("After each piece, the model's %d likeliest next pieces and their probabilities (the softmax of "
-                     "its output logits at that position; \"_\" starts a word). The model sees only the pieces up "
-                     "to that position (causal mask)."),
+                       "its output logits at that position; \"_\" starts a word). The model sees only the pieces up "
+                       "to that position (causal mask)."),
                      kNextTopK);
   const int k = kNextTopK;
   // With heads knocked out: P(the sentence's own next piece) before -> after, and the
@@ -44,8 +44,8 @@ void DrawNextTokensView(AppState& s) {
                          "comes next in your sentence, from the whole model and from the model without those heads; "
                          "the likeliest pieces are the model's without them."),
                        KnockoutText(s).c_str());
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
-                                ImGuiTableFlags_ScrollX;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
   if (!ImGui::BeginTable("##next_tokens", k + 2 + (knocked ? 1 : 0), flags)) return;
   ImGui::TableSetupColumn("#");
   ImGui::TableSetupColumn(_("after"));
@@ -76,8 +76,8 @@ void DrawNextTokensView(AppState& s) {
       // A bar under the text: its length is the probability.
       const ImVec2 pos = ImGui::GetCursorScreenPos();
       const float h = ImGui::GetTextLineHeight();
-      ImGui::GetWindowDrawList()->AddRectFilled(pos, ImVec2(pos.x + bar_w * static_cast<float>(p.probability), pos.y + h),
-                                                Pal().highlight_bg);
+      ImGui::GetWindowDrawList()->AddRectFilled(
+          pos, ImVec2(pos.x + bar_w * static_cast<float>(p.probability), pos.y + h), Pal().highlight_bg);
       char prob[32];
       std::snprintf(prob, sizeof prob, " %.3f", p.probability);
       ImGui::TextUnformatted((DisplayPiece(p.piece) + prob).c_str());
@@ -104,7 +104,8 @@ nlohmann::json DumpNextTokensView(AppState& s) {
     j["after"] = s.source.p_after;    // ... without the knocked-out heads
     nlohmann::json top = nlohmann::json::array();
     for (const auto& row : s.source.next_before)
-      top.push_back(row.empty() ? nlohmann::json() : nlohmann::json{{"piece", row[0].piece}, {"probability", row[0].probability}});
+      top.push_back(row.empty() ? nlohmann::json()
+                                : nlohmann::json{{"piece", row[0].piece}, {"probability", row[0].probability}});
     j["top_before"] = top;
   }
   j["notice"] = s.result.notice;

@@ -25,12 +25,14 @@ struct Kind {
 };
 
 const Kind kKinds[] = {
-    {TrainExport::GridPng, N_("Grid PNG"), "-grid.png", N_("Every head at the timeline's step, as on screen, for a slide.")},
+    {TrainExport::GridPng, N_("Grid PNG"), "-grid.png",
+     N_("Every head at the timeline's step, as on screen, for a slide.")},
     {TrainExport::GridSvg, N_("Grid SVG"), "-grid.svg", N_("The same grid as an SVG (one shape per cell).")},
     {TrainExport::Gif, "GIF", ".gif", N_("The grid over every snapshot of the run, captioned with step and accuracy.")},
     {TrainExport::CurvesPng, N_("Curves PNG"), "-curves.png", N_("Loss and accuracy per target against the step.")},
     {TrainExport::CurvesSvg, N_("Curves SVG"), "-curves.svg", N_("The curves as an SVG.")},
-    {TrainExport::CurvesCsv, N_("Curves CSV"), "-curves.csv", N_("Every step: lr, loss, accuracy per target, gradient norm.")},
+    {TrainExport::CurvesCsv, N_("Curves CSV"), "-curves.csv",
+     N_("Every step: lr, loss, accuracy per target, gradient norm.")},
 };
 
 const Kind& KindOf(TrainExport k) { return kKinds[static_cast<int>(k)]; }
@@ -111,7 +113,8 @@ std::string TrainExportPath(const AppState& s, TrainExport kind) {
 bool TrainExportAvailable(const AppState& s, TrainExport kind) {
   const TrainRunRecord* run = ShownRun(s);
   if (kind == TrainExport::GridPng || kind == TrainExport::GridSvg)
-    return (run && !run->progress->snapshots.empty()) || (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s));
+    return (run && !run->progress->snapshots.empty()) ||
+           (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s));
   if (!run) return false;
   return kind == TrainExport::Gif ? !run->progress->snapshots.empty() : !run->progress->curve.empty();
 }
@@ -132,17 +135,19 @@ void StartTrainExport(AppState& s, TrainExport kind) {
   t.message = i18n::Format(_("Exporting %s ..."), shown.c_str());
   t.message_ok = true;
   // The outcome's words now, on the UI thread: the export runs on another.
-  const std::string saved_fmt = _("Saved %s (%s bytes)."), failed = i18n::Format(_("Could not export %s: "), shown.c_str());
-  t.export_job = std::async(std::launch::async, [job = std::move(job), path, shown, saved_fmt,
-                                                 failed]() -> std::pair<bool, std::string> {
-    try {
-      const std::string bytes = job();
-      io::WriteFileAtomic(path, bytes);
-      return {true, i18n::Format(saved_fmt.c_str(), shown.c_str(), Thousands(static_cast<long long>(bytes.size())).c_str())};
-    } catch (const std::exception& e) {
-      return {false, failed + e.what()};
-    }
-  });
+  const std::string saved_fmt = _("Saved %s (%s bytes)."),
+                    failed = i18n::Format(_("Could not export %s: "), shown.c_str());
+  t.export_job = std::async(std::launch::async,
+                            [job = std::move(job), path, shown, saved_fmt, failed]() -> std::pair<bool, std::string> {
+                              try {
+                                const std::string bytes = job();
+                                io::WriteFileAtomic(path, bytes);
+                                return {true, i18n::Format(saved_fmt.c_str(), shown.c_str(),
+                                                           Thousands(static_cast<long long>(bytes.size())).c_str())};
+                              } catch (const std::exception& e) {
+                                return {false, failed + e.what()};
+                              }
+                            });
 }
 
 bool PollTrainExport(AppState& s) {
@@ -161,10 +166,12 @@ void DrawTrainExportRow(AppState& s) {
   ImGui::TextUnformatted(_("Export"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.0f);
-  if (s.train.export_stem[0] == '\0') std::snprintf(s.train.export_stem.data(), s.train.export_stem.size(), "mhaviz-train");
+  if (s.train.export_stem[0] == '\0')
+    std::snprintf(s.train.export_stem.data(), s.train.export_stem.size(), "mhaviz-train");
   ImGui::InputText("##train_export_stem", s.train.export_stem.data(), s.train.export_stem.size());
   Probe(s, "train_export_stem");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The files' stem: each button adds its own ending (-grid.png, .gif, ...)."));
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(_("The files' stem: each button adds its own ending (-grid.png, .gif, ...)."));
   for (const Kind& k : kKinds) {
     ImGui::SameLine();
     const float w = ImGui::CalcTextSize(_(k.button)).x + 2 * ImGui::GetStyle().FramePadding.x;

@@ -47,8 +47,9 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
   const unsigned tex = s.teach.textures.Get(id, key, seq, seq, [&](std::vector<std::uint8_t>& rgba) {
     for (int i = 0; i < seq; ++i)
       for (int j = 0; j < seq; ++j) {
-        const render::Rgb c = IsMasked(t, head, i, j) ? render::kMaskedColour
-                                                      : render::Colormap(t.attn(static_cast<Eigen::Index>(head) * seq + i, j));
+        const render::Rgb c = IsMasked(t, head, i, j)
+                                  ? render::kMaskedColour
+                                  : render::Colormap(t.attn(static_cast<Eigen::Index>(head) * seq + i, j));
         std::uint8_t* px = &rgba[(static_cast<std::size_t>(i) * seq + j) * 4];
         px[0] = c[0];
         px[1] = c[1];
@@ -63,7 +64,8 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), a, ImVec2(a.x + side, a.y + side));
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + side + 1, a.y + side + 1),
-              ImGui::IsItemHovered() ? Pal().highlight : Pal().block_border, 0.0f, 0, ImGui::IsItemHovered() ? 2.0f : 1.0f);
+              ImGui::IsItemHovered() ? Pal().highlight : Pal().block_border, 0.0f, 0,
+              ImGui::IsItemHovered() ? 2.0f : 1.0f);
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = std::clamp(static_cast<int>((m.y - a.y) / side * seq), 0, seq - 1);
@@ -101,7 +103,8 @@ void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
   a.row_axis = _("query");
   a.col_axis = _("key");
   const float fs = ImGui::GetFontSize();
-  a.size = ImVec2(ImGui::GetContentRegionAvail().x, std::max(fs * 20.0f, std::min(ImGui::GetContentRegionAvail().x, fs * 40.0f)));
+  a.size = ImVec2(ImGui::GetContentRegionAvail().x,
+                  std::max(fs * 20.0f, std::min(ImGui::GetContentRegionAvail().x, fs * 40.0f)));
   const MatrixResult r = DrawMatrix(s, a);
   s.ui.probe["train big head"] = {r.min.x, r.min.y, r.max.x - r.min.x, r.max.y - r.min.y};
   DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(ImGui::GetContentRegionAvail().x, fs * 24.0f),
@@ -154,8 +157,10 @@ void DrawTrainTimeline(AppState& s) {
   Probe(s, "timeline_play");
   if (t.playing && changed == -2 && ImGui::GetTime() - t.played_at >= 0.15) {
     t.played_at = ImGui::GetTime();
-    if (k + 1 < n) changed = k + 1;
-    else t.playing = false;
+    if (k + 1 < n)
+      changed = k + 1;
+    else
+      t.playing = false;
   }
   ImGui::SameLine();
   bool follow = t.timeline < 0;
@@ -213,7 +218,7 @@ void DrawHeadsGrid(AppState& s) {
       ImGui::PopStyleColor();
       if (prof && ImGui::IsItemHovered())
         ImGui::SetTooltip(_("Mean attention weight on the key this pattern names, over %s held-out sequences.\n"
-                          "Below %.1f on every pattern: spread."),
+                            "Below %.1f on every pattern: spread."),
                           "128", kMinLabelScore);
       ImGui::EndGroup();
       ImGui::EndGroup();

@@ -43,7 +43,8 @@ std::string Num(float v) {
 }
 
 // One plot of `size`; `max_step` is the x range shared by the plots.
-void DrawPlot(AppState& s, const char* id, const Plot& p, const std::vector<Series>& series, int max_step, ImVec2 size) {
+void DrawPlot(AppState& s, const char* id, const Plot& p, const std::vector<Series>& series, int max_step,
+              ImVec2 size) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const float fs = ImGui::GetFontSize();
@@ -181,8 +182,8 @@ std::string TargetName(const TaskSpec& t, int k) {
 
 ImU32 RunColour(int id) {
   // Tableau 10's first colours: distinct for the few runs a lesson compares.
-  static const ImU32 kColours[] = {IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255),
-                                   IM_COL32(44, 160, 44, 255),  IM_COL32(214, 39, 40, 255),
+  static const ImU32 kColours[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),
+                                   IM_COL32(44, 160, 44, 255),   IM_COL32(214, 39, 40, 255),
                                    IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
                                    IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255)};
   return kColours[static_cast<std::size_t>(std::max(id - 1, 0)) % (sizeof kColours / sizeof kColours[0])];

@@ -41,15 +41,18 @@ std::string ExplainShown(const TaskSpec& t) {
                     t.offsets, t.offsets);
       return b;
     case TaskKind::Reverse:
-      return _("At position i, predict the token at position seq-1-i: each query must attend to its mirror "
-               "position, an anti-diagonal pattern.");
+      return _(
+          "At position i, predict the token at position seq-1-i: each query must attend to its mirror "
+          "position, an anti-diagonal pattern.");
     case TaskKind::Sort:
-      return _("The first half is distinct random tokens, the second half the same tokens sorted; predict each "
-               "next sorted token: a head must find the smallest token larger than the current one.");
+      return _(
+          "The first half is distinct random tokens, the second half the same tokens sorted; predict each "
+          "next sorted token: a head must find the smallest token larger than the current one.");
     case TaskKind::Induction:
-      return _("A random sequence is repeated once; in the repeat, predict the next token. Layer 0 learns a "
-               "previous-token head, layer 1 an induction head that finds where the current token was before and "
-               "copies what followed it (Olsson et al. 2022). One layer cannot do it.");
+      return _(
+          "A random sequence is repeated once; in the repeat, predict the next token. Layer 0 learns a "
+          "previous-token head, layer 1 an induction head that finds where the current token was before and "
+          "copies what followed it (Olsson et al. 2022). One layer cannot do it.");
   }
   return Explain(t);
 }
@@ -161,8 +164,9 @@ void DrawRunSettings(AppState& s, float lw) {
   p |= ImGui::RadioButton(_("sinusoidal"), &pos, static_cast<int>(Positional::Sinusoidal));
   if (p) t.positional = static_cast<Positional>(pos);
   ImGui::EndDisabled();
-  HelpMarker(_("How the model knows where each token is: a learned vector per position, or the fixed sin/cos "
-             "encoding. Turn off Positional encoding in Configuration to train without either."));
+  HelpMarker(
+      _("How the model knows where each token is: a learned vector per position, or the fixed sin/cos "
+        "encoding. Turn off Positional encoding in Configuration to train without either."));
 
   FormLabel(_("steps"), lw);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
@@ -219,8 +223,8 @@ void DrawFiles(AppState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("Checkpoint"));
   ImGui::SameLine();
-  const float buttons = (ImGui::CalcTextSize(_("Save")).x + ImGui::CalcTextSize(_("Load")).x) + ImGui::GetStyle().FramePadding.x * 4 +
-                        ImGui::GetStyle().ItemSpacing.x * 2;
+  const float buttons = (ImGui::CalcTextSize(_("Save")).x + ImGui::CalcTextSize(_("Load")).x) +
+                        ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x * 2;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - buttons);
   ImGui::InputTextWithHint("##train_path", "model.npz", t.path.data(), t.path.size());
   Probe(s, "train_path");
@@ -274,8 +278,9 @@ nlohmann::json DumpTrainView(AppState& s) {
   const TrainUi& t = s.train;
   json j;
   j["task"] = {{"name", ToString(t.task.kind)}, {"offsets", t.task.offsets}, {"explanation", Explain(t.task)}};
-  j["settings"] = {{"layers", t.layers}, {"positional", ToString(t.positional)}, {"steps", t.steps},
-                   {"lr", t.lr},         {"seed", t.seed},                         {"batch", t.batch}};
+  j["settings"] = {{"layers", t.layers}, {"positional", ToString(t.positional)},
+                   {"steps", t.steps},   {"lr", t.lr},
+                   {"seed", t.seed},     {"batch", t.batch}};
   j["status"] = ToString(CurrentStatus(s));
   j["message"] = t.message;
   json runs = json::array();
@@ -353,7 +358,7 @@ ViewEntry TrainView() {
               "train on a task (offsets, reverse, sort, induction): curves, timeline, heads"};
   v.draw = &DrawTrainView;
   v.dump = &DumpTrainView;
-  v.veil = false;  // it shows its own model, not the configuration above
+  v.veil = false;              // it shows its own model, not the configuration above
   v.update = &UpdateTraining;  // the run's newest snapshot may set `dirty`
   v.animating = &TrainViewAnimating;
   v.probe = &TrainProbeJson;
