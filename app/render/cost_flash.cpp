@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "mha/cost.hpp"
 #include "mha/config.hpp"
 #include "mha/flash.hpp"
 #include "render/colormap.hpp"
@@ -43,47 +44,7 @@ std::string Printf(const char* fmt, ...) {
   return buf;
 }
 
-struct Split {
-  long long core = 0, projections = 0, ffn = 0;
-};
-
-// The shape flow's FLOPs grouped as the lesson groups them (as the Cost view does).
-Split SplitFlow(const std::vector<FlowRow>& flow) {
-  Split f;
-  for (const FlowRow& r : flow) {
-    switch (r.id) {
-      case StepId::Scores:
-      case StepId::Softmax:
-      case StepId::Context: f.core += r.flops; break;
-      case StepId::QProj:
-      case StepId::KProj:
-      case StepId::VProj:
-      case StepId::OutProj: f.projections += r.flops; break;
-      case StepId::FfnUp:
-      case StepId::FfnDown: f.ffn += r.flops; break;
-      default: break;
-    }
-  }
-  return f;
-}
-
-int Crossover(const Config& cfg) {
-  auto core_wins = [&](int n) {
-    const Split f = SplitFlow(ShapeFlow(cfg, n, n));
-    return f.core >= f.projections;
-  };
-  int lo = 1, hi = 1;
-  while (!core_wins(hi)) {
-    lo = hi;
-    if (hi > (1 << 28)) return -1;
-    hi *= 2;
-  }
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    (core_wins(mid) ? hi : lo) = mid;
-  }
-  return hi;
-}
+using Split = FlopGroups;
 
 void Header(Scene& sc, Text& text, double s, double& y, const std::string& title, const std::string& config,
             const std::string& sentence) {
@@ -172,7 +133,7 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   double y0 = 1e300, y1 = 0;
   for (int i = 0; i <= samples; ++i) {
     ns[i] = std::max(1.0, std::round(std::pow(10.0, x0 + (x1 - x0) * i / samples)));
-    pts[i] = SplitFlow(ShapeFlow(t.cfg, static_cast<int>(ns[i]), static_cast<int>(ns[i])));
+    pts[i] = GroupFlops(ShapeFlow(t.cfg, static_cast<int>(ns[i]), static_cast<int>(ns[i])));
     for (long long v : {pts[i].core, pts[i].projections, ffn ? pts[i].ffn : pts[i].core}) {
       y0 = std::min(y0, std::log10(static_cast<double>(std::max<long long>(v, 1))));
       y1 = std::max(y1, std::log10(static_cast<double>(std::max<long long>(v, 1))));
@@ -198,7 +159,7 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   }
   sc.rects.push_back(Box(static_cast<int>(left), static_cast<int>(top + ph), static_cast<int>(pw), line, kAxis));
   sc.rects.push_back(Box(static_cast<int>(left) - line, static_cast<int>(top), line, static_cast<int>(ph), kAxis));
-  auto curve = [&](long long Split::*m, Rgb col, const char* cls) {
+  auto curve = [&](std::int64_t Split::*m, Rgb col, const char* cls) {
     ScenePath p;
     p.colour = col;
     p.width = 2 * s;
@@ -372,7 +333,7 @@ CostNumbers CostNumbersOf(const Trace& t) {
   CostNumbers c;
   c.n = t.seq;
   c.d_model = t.cfg.d_model;
-  const Split f = SplitFlow(t.flow);
+  const Split f = GroupFlops(t.flow);
   c.core_flops = f.core;
   c.projection_flops = f.projections;
   c.ffn_flops = f.ffn;
@@ -380,7 +341,7 @@ CostNumbers CostNumbersOf(const Trace& t) {
   c.rnn = n * d * d;
   c.cnn = kCnnKernel * n * d * d;
   c.self_attention = n * n * d;
-  c.crossover_n = Crossover(t.cfg);
+  c.crossover_n = CoreOvertakesProjectionsAt(t.cfg);
   c.weights_bytes = n * t.seq_kv * t.cfg.num_heads * 4LL;
   c.standard_bytes = static_cast<long long>(StandardAttentionBytes(t.cfg, t.seq, t.seq_kv));
   c.flash_bytes = static_cast<long long>(FlashWorkerBytes(t.cfg));

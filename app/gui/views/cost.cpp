@@ -16,6 +16,7 @@
 #include "gui/views/cost_sweep.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
+#include "mha/cost.hpp"
 #include "mha/flash.hpp"
 #include "text/i18n.hpp"
 
@@ -27,51 +28,7 @@ namespace {
 
 constexpr int kCnnKernel = 3;  // the CNN row's kernel width k
 
-// The shape flow's FLOPs, grouped as the lesson groups them.
-struct FlopSplit {
-  std::int64_t core = 0;         // scores, softmax, weights x V: ~4 n^2 d
-  std::int64_t projections = 0;  // Q, K, V and the output projection: ~8 n d^2
-  std::int64_t ffn = 0;          // the encoder block's feed-forward: ~16 n d^2
-};
-
-FlopSplit Split(const std::vector<FlowRow>& flow) {
-  FlopSplit f;
-  for (const FlowRow& r : flow) {
-    switch (r.id) {
-      case StepId::Scores:
-      case StepId::Softmax:
-      case StepId::Context: f.core += r.flops; break;
-      case StepId::QProj:
-      case StepId::KProj:
-      case StepId::VProj:
-      case StepId::OutProj: f.projections += r.flops; break;
-      case StepId::FfnUp:
-      case StepId::FfnDown: f.ffn += r.flops; break;
-      default: break;
-    }
-  }
-  return f;
-}
-
-// The smallest n (a power of two's neighbourhood searched exactly) at which the core's
-// FLOPs reach the projections', from the shape flow itself.
-int CrossoverN(const Config& cfg) {
-  int lo = 1, hi = 1;
-  auto core_wins = [&](int n) {
-    const FlopSplit f = Split(ShapeFlow(cfg, n, n));
-    return f.core >= f.projections;
-  };
-  while (!core_wins(hi)) {
-    lo = hi;
-    if (hi > (1 << 28)) return -1;
-    hi *= 2;
-  }
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    (core_wins(mid) ? hi : lo) = mid;
-  }
-  return hi;
-}
+using FlopSplit = FlopGroups;
 
 std::string Num(std::int64_t v) { return Thousands(static_cast<long long>(v)); }
 
@@ -91,12 +48,12 @@ bool Numbers(const AppState& s, CostNumbers& c) {
   c.n = t.seq;
   c.n_kv = t.seq_kv;
   c.d = t.cfg.d_model;
-  c.now = Split(t.flow);
+  c.now = GroupFlops(t.flow);
   const std::int64_t n = c.n, d = c.d;
   c.rnn = n * d * d;
   c.cnn = kCnnKernel * n * d * d;
   c.attn = n * n * d;
-  c.crossover = CrossoverN(c.cfg);
+  c.crossover = CoreOvertakesProjectionsAt(c.cfg);
   c.weights_bytes = static_cast<std::int64_t>(n) * c.n_kv * t.cfg.num_heads * 4;
   c.standard_bytes = static_cast<std::int64_t>(StandardAttentionBytes(t.cfg, c.n, c.n_kv));
   c.flash_bytes = static_cast<std::int64_t>(FlashWorkerBytes(t.cfg));
@@ -174,7 +131,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   double y0 = 1e300, y1 = 0;
   for (int i = 0; i <= samples; ++i) {
     ns[i] = std::max(1.0, std::round(std::pow(10.0, x0 + (x1 - x0) * i / samples)));
-    pts[i] = Split(ShapeFlow(c.cfg, static_cast<int>(ns[i]), static_cast<int>(ns[i])));
+    pts[i] = GroupFlops(ShapeFlow(c.cfg, static_cast<int>(ns[i]), static_cast<int>(ns[i])));
     for (std::int64_t v : {pts[i].core, pts[i].projections, ffn ? pts[i].ffn : pts[i].core}) {
       y0 = std::min(y0, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
       y1 = std::max(y1, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
