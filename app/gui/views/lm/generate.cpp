@@ -5,22 +5,16 @@
 // of each step's measured time and FLOPs with and without the cache; the cache's bytes
 // and what fewer K/V heads (GQA, MQA) would make of them.
 //
-// Generation runs on a worker thread of its own (GenerateWorker). As the Train view's
-// run does, the worker publishes an immutable snapshot after every piece with one
-// atomic store; the UI thread reads the newest with one atomic load and never waits
-// for a step. A new sentence, model or sampling setting cancels the worker; it ends
-// after its current step (a few milliseconds) and is joined once it has.
+// Generation runs on a worker thread of its own (GenerateWorker, generate_worker.hpp),
+// which the UI thread never waits for. A new sentence, model or sampling setting
+// cancels the worker; it ends after its current step (a few milliseconds) and is
+// joined once it has.
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <imgui.h>
@@ -33,6 +27,7 @@
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
+#include "gui/views/lm/generate_worker.hpp"
 #include "gui/views/lm/lm_views.hpp"
 #include "gui/views/registry.hpp"
 #include "lm/generation.hpp"
@@ -45,140 +40,6 @@ namespace mha::gui {
 using dump::json;
 
 namespace {
-
-// What the worker has generated so far: copied out of the Generation after each piece,
-// never changed once published.
-struct GenSnapshot {
-  std::vector<int> ids;  // <s>, the prompt's pieces, then the new ones
-  int prompt_size = 0;
-  std::vector<std::string> pieces;  // each id's vocabulary spelling
-  std::string text;                 // the decoded text
-  std::vector<lm::GeneratedPiece> steps;
-  int layers = 0, kv_heads = 0, num_heads = 0, head_dim = 0;
-  int n = 0;  // cache rows: every piece read (all but the newest)
-  std::int64_t bytes = 0;
-  std::vector<Mat> k, v;      // [layer * kv_heads + g]: (n, head_dim)
-  std::vector<Mat> attn;      // per layer: the newest query's weights, (num_heads, n)
-  double max_logit_diff = 0;  // cached vs full recomputation, over every step
-  bool at_context = false;    // the text fills the model's context
-  std::string error;
-};
-
-// One generation of one prompt on a thread of its own. Ask() adds pieces to make; the
-// thread makes them one at a time and publishes a snapshot after each.
-class GenerateWorker {
- public:
-  GenerateWorker(std::shared_ptr<const lm::LanguageModel> lm, std::vector<int> prompt, const Sampling& sampling)
-      : lm_(std::move(lm)), prompt_(std::move(prompt)), sampling_(sampling) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~GenerateWorker() {
-    Cancel();
-    thread_.join();  // after Cancel: at most the step in progress
-  }
-  GenerateWorker(const GenerateWorker&) = delete;
-  GenerateWorker& operator=(const GenerateWorker&) = delete;
-
-  // Never waits for a step: the lock guards only the count.
-  void Ask(int pieces) {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      asked_ += pieces;
-    }
-    asked_seen_ += pieces;
-    cv_.notify_one();
-  }
-  void Cancel() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      cancel_ = true;
-    }
-    cv_.notify_one();
-  }
-  std::shared_ptr<const GenSnapshot> Latest() const { return std::atomic_load(&latest_); }
-  // Pieces asked for and not yet made (or refused at the context).
-  bool Busy() const { return done_.load() < asked_seen_; }
-  bool Ended() const { return ended_.load(); }
-  int asked() const { return asked_seen_; }
-
- private:
-  void Loop() {
-    try {
-      // The worker's own copy of the model, on one thread: each step's CPU time, with
-      // the cache and without, is then all of its work (a pass on two threads would
-      // hide half of it), as `mhaviz generate --threads 1` measures; and the other
-      // cores stay with the window. The numbers do not depend on the thread count.
-      lm::LanguageModel own = *lm_;
-      own.model.cfg.layer.threads = 1;
-      lm_ = std::make_shared<const lm::LanguageModel>(std::move(own));
-      lm::Generation g(*lm_, prompt_, sampling_, /*use_cache=*/true);
-      Publish(g);
-      for (;;) {
-        {
-          std::unique_lock<std::mutex> lock(m_);
-          cv_.wait(lock, [&] { return cancel_ || asked_ > done_.load(); });
-          if (cancel_) break;
-        }
-        if (!g.AtContext()) g.Next();
-        Publish(g);
-        done_.fetch_add(1);
-        // A learner watches the pieces arrive: a pause between the pieces of one
-        // Generate (not counted in any step's time). Cancel ends it at once.
-        std::unique_lock<std::mutex> lock(m_);
-        if (asked_ > done_.load() && !g.AtContext())
-          cv_.wait_for(lock, std::chrono::milliseconds(kPaceMs), [&] { return cancel_; });
-        if (g.AtContext()) done_.store(asked_);  // nothing more fits: the rest is refused
-      }
-    } catch (const std::exception& e) {
-      auto snap = std::make_shared<GenSnapshot>();
-      snap->error = e.what();
-      std::atomic_store(&latest_, std::shared_ptr<const GenSnapshot>(std::move(snap)));
-      done_.store(1 << 30);
-    }
-    ended_ = true;
-  }
-
-  void Publish(const lm::Generation& g) {
-    auto snap = std::make_shared<GenSnapshot>();
-    const ModelConfig& cfg = lm_->model.cfg;
-    const KvCache& c = g.decoder().cache();
-    snap->ids = g.ids();
-    snap->prompt_size = g.prompt_size();
-    snap->pieces = lm_->tokenizer.Pieces(snap->ids);
-    snap->text = lm_->tokenizer.Decode(snap->ids);
-    snap->steps = g.steps();
-    snap->layers = cfg.num_layers;
-    snap->kv_heads = cfg.LayerConfig().kv_heads();
-    snap->num_heads = cfg.LayerConfig().num_heads;
-    snap->head_dim = cfg.LayerConfig().head_dim();
-    snap->n = c.n;
-    snap->bytes = c.Bytes();
-    if (c.n > 0)
-      for (int l = 0; l < c.num_layers; ++l)
-        for (int h = 0; h < c.kv_heads; ++h) {
-          snap->k.push_back(c.K(l, h));
-          snap->v.push_back(c.V(l, h));
-        }
-    if (!g.steps().empty()) snap->attn = g.decoder().last().attn;
-    for (const auto& st : g.steps()) snap->max_logit_diff = std::max(snap->max_logit_diff, st.logit_diff);
-    snap->at_context = g.AtContext();
-    std::atomic_store(&latest_, std::shared_ptr<const GenSnapshot>(std::move(snap)));
-  }
-
-  static constexpr int kPaceMs = 120;
-  std::shared_ptr<const lm::LanguageModel> lm_;  // the worker's own (one thread) once it runs
-  std::vector<int> prompt_;
-  Sampling sampling_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  int asked_ = 0;        // guarded by m_
-  bool cancel_ = false;  // guarded by m_
-  int asked_seen_ = 0;   // the UI thread's own count of what it asked
-  std::atomic<int> done_{0};
-  std::atomic<bool> ended_{false};
-  std::shared_ptr<const GenSnapshot> latest_;
-  std::thread thread_;
-};
 
 // The view's own state (AppState::views).
 struct GenerateState {
