@@ -7,16 +7,14 @@
 //
 // The numbers are `mhaviz ablate --json`'s and `mhaviz ablate --icl --json`'s (the
 // same lm::AblationSubject, core MeasureImportance and MeasureRepeatLoss). They are
-// measured on a worker thread (seconds: 64 validation windows by default), cancelled
-// when the model changes, and kept per model, mode and amount of text.
+// measured on a worker thread (ImportanceWorker, importance_worker.hpp: seconds, 64
+// validation windows by default), cancelled when the model changes, and kept per
+// model, mode and amount of text.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -28,6 +26,7 @@
 #include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
+#include "gui/views/lm/importance_worker.hpp"
 #include "gui/views/lm/lm_views.hpp"
 #include "gui/views/registry.hpp"
 #include "lm/ablate_model.hpp"
@@ -37,191 +36,17 @@
 namespace mha::gui {
 namespace {
 
-// Validation windows a language model's table is measured on unless the learner asks
-// for more: about 3 s on 2 busy cores for mhaviz-small (`mhaviz ablate --windows 64`
-// takes the same), where the CLI's default 256 takes about 6 s.
-constexpr int kDefaultWindows = 64;
-
-// What one measurement is of: the model (kept alive, so its address names it), the
-// mode, and the validation windows (a language model; 0: all of them).
-struct Key {
-  std::shared_ptr<const Model> model;
-  AblationMode mode = AblationMode::Zero;
-  int windows = kDefaultWindows;
-  bool operator==(const Key& o) const { return model == o.model && mode == o.mode && windows == o.windows; }
-};
-
-struct Measured {
-  std::string model, reference;
-  int layers = 0, num_heads = 0;
-  std::vector<std::string> targets;  // a task model's targets ("1-back", ...); empty: one
-  ImportanceTable table;
-  std::vector<HeadProfile> labels;
-  // The in-context learning curve.
-  std::vector<HeadRef> icl_heads;
-  double icl_induction = 0;  // the knocked-out head's induction score
-  int icl_span = 0, icl_sequences = 0;
-  RepeatLoss plain, knocked;
-};
-
-struct Cancelled {};
-
-// One measurement on a worker thread. The UI thread reads `step`, `stage` and `done`;
-// the result is written before `done` is set and read only after.
-struct Job {
-  Key key;
-  std::atomic<bool> cancel{false}, done{false};
-  std::atomic<int> step{0}, total{1};
-  std::mutex mutex;
-  // What it measures now: a msgid (translated when drawn) with at most one %s.
-  const char* stage = "";
-  std::string stage_arg;
-  std::shared_ptr<Measured> result;
-  std::string error;
-
-  void Stage(const char* what, const std::string& arg = "") {
-    if (cancel) throw Cancelled{};
-    std::lock_guard<std::mutex> lock(mutex);
-    stage = what;
-    stage_arg = arg;
-  }
-  std::string StageText() {
-    std::lock_guard<std::mutex> lock(mutex);
-    char b[160];
-    std::snprintf(b, sizeof b, _(stage), stage_arg.c_str());
-    return b;
-  }
-};
-
-// What the worker needs, copied off the UI thread's state.
-struct Input {
-  std::string lm_path;  // a language model: its checkpoint (LoadSubject reads it as the CLI does)
-  Model task_model;     // else the task model itself
-  std::string name;
-};
-
-std::vector<std::string> TargetNames(const lm::AblationSubject& sub) {
-  std::vector<std::string> out;
-  const int K = sub.model().cfg.num_targets;
-  if (!sub.task || K < 2) return out;
-  for (int k = 0; k < K; ++k)
-    out.push_back(sub.task->kind == TaskKind::Offsets ? std::to_string(k + 1) + "-back"
-                                                      : "target " + std::to_string(k));
-  return out;
-}
-
-void Measure(const std::shared_ptr<Job>& job, const Input& in) {
-  auto m = std::make_shared<Measured>();
-  job->Stage(N_("loading the reference text"));
-  lm::AblationSubject sub =
-      in.lm_path.empty() ? lm::TaskSubject(in.task_model, in.name) : lm::LoadSubject(in.lm_path, job->key.windows);
-  const int L = sub.layers(), H = sub.heads();
-  job->total = 3 + L * H + L + 1;  // labels, the two repeat losses, each head, each layer, the intact model
-  Trainer trainer(0);              // one thread per core: the numbers are the same on any count
-  ContextMeans means;
-  const ContextMeans* mp = nullptr;
-  if (job->key.mode == AblationMode::Mean) {
-    job->Stage(N_("each head's mean context"));
-    means = MeanContexts(trainer, sub.model(), sub.reference);
-    mp = &means;
-  }
-  job->Stage(N_("the heads' labels"));
-  m->labels = lm::SubjectLabels(trainer, sub);
-  ++job->step;
-  // The in-context learning curve, as `mhaviz ablate --icl` measures it by default.
-  job->Stage(N_("in-context learning"));
-  const lm::IclShape shape = lm::IclShapeOf(sub);
-  m->icl_heads = {lm::InductionHead(m->labels)};
-  if (const HeadProfile* p = lm::FindProfile(m->labels, m->icl_heads[0])) m->icl_induction = p->induction;
-  m->icl_span = shape.span;
-  m->icl_sequences = lm::kIclSequences;
-  if (shape.span >= 2) {
-    const RepeatedSpans spans =
-        MakeRepeatedSpans(shape.candidates, shape.prefix, shape.span, lm::kIclSequences, sub.model().cfg.layer.seed);
-    const std::vector<HeadAblation> ab =
-        LayerAblations(L, sub.model().cfg.LayerConfig(), job->key.mode, m->icl_heads, mp);
-    m->plain = MeasureRepeatLoss(sub.model(), spans, nullptr);
-    ++job->step;
-    job->Stage(N_("in-context learning without %s"), HeadName(m->icl_heads[0]));
-    m->knocked = MeasureRepeatLoss(sub.model(), spans, &ab);
-  } else {
-    ++job->step;
-  }
-  ++job->step;
-  job->Stage(N_("the intact model"));
-  m->table =
-      MeasureImportance(L, sub.model().cfg.LayerConfig(), job->key.mode, mp, [&](const std::vector<HeadAblation>* ab) {
-        // Which head this call knocks out: the first ablated one, or
-        // a whole layer (MeasureImportance's order).
-        const char* what = N_("the intact model");
-        std::string arg;
-        if (ab) {
-          for (std::size_t l = 0; l < ab->size(); ++l) {
-            const std::vector<int>& heads = (*ab)[l].heads;
-            if (heads.empty()) continue;
-            const bool all = static_cast<int>(heads.size()) == H && H > 1;
-            what = all ? N_("every head of layer %s knocked out") : N_("%s knocked out");
-            arg = all ? std::to_string(l) : HeadName({static_cast<int>(l), heads[0]});
-          }
-        }
-        job->Stage(what, arg);
-        // Cancelled between batches of 64 windows (a fraction of a second).
-        StepStats st = lm::ReferenceLoss(trainer, sub, ab, [&] {
-          if (job->cancel) throw Cancelled{};
-        });
-        ++job->step;
-        return st;
-      });
-  m->model = sub.name;
-  m->reference = sub.reference_text;
-  m->layers = L;
-  m->num_heads = H;
-  m->targets = TargetNames(sub);
-  job->result = std::move(m);
-}
-
-void Run(std::shared_ptr<Job> job, Input in) {
-  try {
-    Measure(job, in);
-  } catch (const Cancelled&) {
-  } catch (const std::bad_alloc&) {
-    job->error = "Out of memory measuring the heads.";
-  } catch (const std::exception& e) {
-    job->error = e.what();
-  }
-  job->done = true;
-}
-
 struct ImportanceState {
-  int windows = kDefaultWindows;
+  int windows = kImportanceWindows;
   AblationMode mode = AblationMode::Zero;
-  struct Entry {
-    Key key;
-    std::shared_ptr<const Measured> result;
-    std::string error;
-  };
-  std::vector<Entry> cache;  // newest last; a few models at most
-  std::shared_ptr<Job> job;  // the measurement under way, or null
-  std::vector<std::pair<std::thread, std::shared_ptr<Job>>> threads;
-  int finished = 0;  // measurements finished (the probe's counter)
-
-  ImportanceState() = default;
-  ImportanceState(const ImportanceState&) = delete;
-  ImportanceState& operator=(const ImportanceState&) = delete;
-  // Cancelled measurements stop at their next batch of windows (a fraction of a second).
-  ~ImportanceState() {
-    for (auto& t : threads) {
-      t.second->cancel = true;
-      t.first.join();
-    }
-  }
+  ImportanceWorker worker;
 };
 
 ImportanceState& St(AppState& s) { return s.views.Get<ImportanceState>(); }
 
 // The key the view would show now; no model when the source is not a trained one.
-Key CurrentKey(const AppState& s, const ImportanceState& st) {
-  Key k;
+ImportanceKey CurrentKey(const AppState& s, const ImportanceState& st) {
+  ImportanceKey k;
   if (!UsingTrainedModel(s)) return k;
   k.model = s.source.model;
   k.mode = st.mode;
@@ -229,69 +54,41 @@ Key CurrentKey(const AppState& s, const ImportanceState& st) {
   return k;
 }
 
-const ImportanceState::Entry* Cached(const ImportanceState& st, const Key& k) {
-  for (const auto& e : st.cache)
-    if (e.key == k) return &e;
-  return nullptr;
-}
-
-// Every frame: a finished job goes into the cache; a job for another model than the
-// source's, or another mode or amount of text, is cancelled; finished threads are joined.
+// Every frame: a finished measurement goes into the cache; one for another model than
+// the source's, or another mode or amount of text, is cancelled.
 void UpdateImportance(AppState& s) {
   ImportanceState* st = s.views.Find<ImportanceState>() ? &St(s) : nullptr;
   if (!st) return;
-  if (st->job && st->job->done) {
-    if (!st->job->cancel && (st->job->result || !st->job->error.empty())) {
-      st->cache.push_back({st->job->key, st->job->result, st->job->error});
-      if (st->cache.size() > 8) st->cache.erase(st->cache.begin());
-      ++st->finished;
-    }
-    st->job.reset();
-  }
-  if (st->job && !(st->job->key == CurrentKey(s, *st))) {
-    st->job->cancel = true;
-    st->job.reset();
-  }
-  for (auto it = st->threads.begin(); it != st->threads.end();) {
-    if (it->second->done) {
-      it->first.join();
-      it = st->threads.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  st->worker.Update(CurrentKey(s, *st));
 }
 
-void Start(AppState& s, ImportanceState& st, const Key& k) {
-  Input in;
+void Start(AppState& s, ImportanceState& st, const ImportanceKey& k) {
+  ImportanceInput in;
   if (UsingLanguageModel(s)) {
     in.lm_path = s.source.lm->path;
   } else {
     in.task_model = *s.source.model;
     in.name = s.source.name;
   }
-  auto job = std::make_shared<Job>();
-  job->key = k;
-  st.job = job;
-  st.threads.emplace_back(std::thread(Run, job, std::move(in)), job);
+  st.worker.Start(k, std::move(in));
 }
 
 bool ImportanceAnimating(const AppState& s) {
   const ImportanceState* st = s.views.Find<ImportanceState>();
-  return st && (st->job || !st->threads.empty());
+  return st && st->worker.Busy();
 }
 
 nlohmann::json ImportanceProbe(const AppState& s) {
   const ImportanceState* st = s.views.Find<ImportanceState>();
   if (!st) return {{"state", "idle"}, {"finished", 0}};
-  const Key k = CurrentKey(s, *st);
-  const ImportanceState::Entry* e = k.model ? Cached(*st, k) : nullptr;
-  const char* state = st->job ? "running" : e ? (e->result ? "done" : "error") : "idle";
+  const ImportanceKey k = CurrentKey(s, *st);
+  const ImportanceWorker::Entry* e = k.model ? st->worker.Cached(k) : nullptr;
+  const char* state = st->worker.Running() ? "running" : e ? (e->result ? "done" : "error") : "idle";
   return {{"state", state},
-          {"finished", st->finished},
-          {"threads", static_cast<int>(st->threads.size())},
-          {"step", st->job ? st->job->step.load() : 0},
-          {"total", st->job ? st->job->total.load() : 0}};
+          {"finished", st->worker.finished()},
+          {"threads", st->worker.threads()},
+          {"step", st->worker.step()},
+          {"total", st->worker.total()}};
 }
 
 std::string Fixed(double v, const char* fmt = "%.4f") {
@@ -300,7 +97,7 @@ std::string Fixed(double v, const char* fmt = "%.4f") {
   return b;
 }
 
-std::string LabelText(const Measured& m, const HeadRef& h) {
+std::string LabelText(const ImportanceResult& m, const HeadRef& h) {
   const HeadProfile* p = lm::FindProfile(m.labels, h);
   return p ? HeadPatternText(p->label) + " " + Fixed(p->score, "%.2f") : "";
 }
@@ -313,8 +110,8 @@ std::string AccuracyText(const StepStats& st) {
 
 // One row of the chart: the name and label on the left, a bar from the zero line
 // (right for a loss increase, left for a decrease), the number after it.
-void BarRow(AppState& s, const Measured& m, const std::string& name, const std::string& label, const HeadImportance& h,
-            ImU32 colour, float lo, float hi, float width, float label_w, const char* probe) {
+void BarRow(AppState& s, const ImportanceResult& m, const std::string& name, const std::string& label,
+            const HeadImportance& h, ImU32 colour, float lo, float hi, float width, float label_w, const char* probe) {
   const float name_w = ImGui::CalcTextSize("L00H00 ").x;
   const float num_w = ImGui::CalcTextSize("+0.0000").x + 16;
   std::string acc_sample;
@@ -346,7 +143,7 @@ void BarRow(AppState& s, const Measured& m, const std::string& name, const std::
                       m.targets.empty() ? "" : (AccuracyText(m.table.base) + " -> " + AccuracyText(h.stats)).c_str());
 }
 
-void DrawBars(AppState& s, const Measured& m, float width) {
+void DrawBars(AppState& s, const ImportanceResult& m, float width) {
   SectionTitle(s, _("Loss increase when one head is knocked out"));
   ImGui::TextWrapped(_("Measured on %s: intact model %.4f nats%s%s. Longer bar = the model loses more without that "
                        "head; a bar to the left: it does a little better without it."),
@@ -401,7 +198,7 @@ void DrawBars(AppState& s, const Measured& m, float width) {
 
 // The loss on each next piece of A, first copy then second, intact and knocked out:
 // two lines over the 2 (span - 1) predictions, the copies split by a dashed line.
-void DrawIclPlot(AppState& s, const Measured& m, float width) {
+void DrawIclPlot(AppState& s, const ImportanceResult& m, float width) {
   SectionTitle(s, _("In-context learning: a random span, then the same span again"));
   const std::string head = m.icl_heads.empty() ? "" : HeadName(m.icl_heads[0]);
   if (m.icl_span < 2 || m.plain.first.empty()) {
@@ -529,16 +326,16 @@ void DrawImportanceView(AppState& s) {
     return;
   }
   DrawControls(s, st);
-  const Key k = CurrentKey(s, st);
-  const ImportanceState::Entry* e = Cached(st, k);
-  if (!e && !st.job) Start(s, st, k);
-  if (st.job) {
-    const float f = static_cast<float>(st.job->step) / static_cast<float>(std::max(1, st.job->total.load()));
+  const ImportanceKey k = CurrentKey(s, st);
+  const ImportanceWorker::Entry* e = st.worker.Cached(k);
+  if (!e && !st.worker.Running()) Start(s, st, k);
+  if (st.worker.Running()) {
+    const float f = static_cast<float>(st.worker.step()) / static_cast<float>(std::max(1, st.worker.total()));
     char over[128];
-    std::snprintf(over, sizeof over, _("%d of %d"), st.job->step.load(), st.job->total.load());
+    std::snprintf(over, sizeof over, _("%d of %d"), st.worker.step(), st.worker.total());
     ImGui::ProgressBar(f, ImVec2(std::min(360.0f, ImGui::GetContentRegionAvail().x), 0), over);
     ImGui::SameLine();
-    ImGui::TextDisabled(_("Measuring on a worker thread: %s ..."), st.job->StageText().c_str());
+    ImGui::TextDisabled(_("Measuring on a worker thread: %s ..."), st.worker.StageText().c_str());
     Probe(s, "importance_running");
   }
   if (!e) return;
@@ -546,7 +343,7 @@ void DrawImportanceView(AppState& s) {
     MessageBox(std::string(_("Could not measure the heads: ")) + e->error, Pal().error_bg, Pal().error_text);
     return;
   }
-  const Measured& m = *e->result;
+  const ImportanceResult& m = *e->result;
   // The same numbers in a terminal (a Train view run is in memory: save it first).
   if (s.source.run_id == 0) {
     std::string cmd = "mhaviz ablate --model " + m.model + " --mode " + ModeName(k.mode);
@@ -584,16 +381,16 @@ nlohmann::json DumpImportanceView(AppState& s) {
   nlohmann::json j = ImportanceProbe(s);
   j["available"] = false;
   if (!st) return j;
-  const Key k = CurrentKey(s, *st);
+  const ImportanceKey k = CurrentKey(s, *st);
   j["mode"] = ModeName(st->mode);
   j["windows"] = k.windows;
-  const ImportanceState::Entry* e = k.model ? Cached(*st, k) : nullptr;
+  const ImportanceWorker::Entry* e = k.model ? st->worker.Cached(k) : nullptr;
   if (!e) return j;
   if (!e->result) {
     j["error"] = e->error;
     return j;
   }
-  const Measured& m = *e->result;
+  const ImportanceResult& m = *e->result;
   j["available"] = true;
   j["model"] = m.model;
   j["reference"] = m.reference;
