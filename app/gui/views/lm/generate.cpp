@@ -442,9 +442,7 @@ void DrawGenerateView(AppState& s) {
   if (!UsingLanguageModel(s)) {
     ImGui::TextWrapped(_("Generation needs a language model. Pick \"%s\" under Model (left), or press the button."),
                        kSmallModelName);
-    if (ImGui::Button(_("Use mhaviz-small"))) UseSmallModel(s);
-    Probe(s, "generate_use_small");
-    if (!s.source.load_error.empty()) MessageBox(s.source.load_error, Pal().error_bg, Pal().error_text);
+    UseSmallModelButton(s, "generate_use_small");
     return;
   }
   GenerateState& st = s.views.Get<GenerateState>();

@@ -320,9 +320,7 @@ void DrawImportanceView(AppState& s) {
     Muted(
         _("Knocking heads out needs a trained model, with text to measure the loss on. Seeded random weights "
           "have nothing to lose."));
-    if (ImGui::Button(_("Use mhaviz-small"))) UseSmallModel(s);
-    Probe(s, "importance_use_small");
-    if (!s.source.load_error.empty()) Muted(s.source.load_error.c_str());
+    UseSmallModelButton(s, "importance_use_small");
     return;
   }
   DrawControls(s, st);

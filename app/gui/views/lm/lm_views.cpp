@@ -3,7 +3,9 @@
 #include <imgui.h>
 
 #include "gui/draw/widgets.hpp"
+#include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
+#include "gui/style/theme.hpp"
 #include "render/head_view.hpp"
 #include "text/i18n.hpp"
 
@@ -25,6 +27,12 @@ void LayerSelector(AppState& s, const char* id) {
   }
   ImGui::SameLine();
   ImGui::TextDisabled(_("of %d (the model source's layer: every view follows it)"), n);
+}
+
+void UseSmallModelButton(AppState& s, const char* probe) {
+  if (ImGui::Button(_("Use mhaviz-small"))) UseSmallModel(s);
+  Probe(s, probe);
+  if (!s.source.load_error.empty()) MessageBox(s.source.load_error, Pal().error_bg, Pal().error_text);
 }
 
 }  // namespace mha::gui
