@@ -1,6 +1,7 @@
 #include "gui/state/textures.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <glad/gl.h>
@@ -57,76 +58,12 @@ void BindNewTexture(GLuint id, GLint min_filter) {
 
 }  // namespace
 
-bool HeatmapTextures::Sync(const Result& r) {
-  const render::ColourScale scale = want_scale_;
-  if (!r.ok || (r.generation == generation_ && scale == scale_)) return false;
-  const Trace& t = r.trace;
-  const int n = t.cfg.num_heads + 1;
-  // One texel per cell while all maps together fit kMaxTexels; beyond, each texel is
-  // the mean weight of a k x k block of cells (what minified sampling shows anyway),
-  // so the textures stay bounded: 255 maps of 1024 x 1024 cells were 1 GiB.
-  const double total = static_cast<double>(n) * t.seq * t.seq_kv;
-  const int k = total <= kMaxTexels ? 1 : static_cast<int>(std::ceil(std::sqrt(total / kMaxTexels)));
-  const int tw = (t.seq_kv + k - 1) / k, th = (t.seq + k - 1) / k;
-  const bool resize = tw != w_ || th != h_;
-  if (static_cast<int>(ids_.size()) != n) {
-    if (!ids_.empty()) glDeleteTextures(static_cast<GLsizei>(ids_.size()), ids_.data());
-    ids_.assign(static_cast<std::size_t>(n), 0u);
-    glGenTextures(n, ids_.data());
-    for (unsigned id : ids_) BindNewTexture(id, minified_ ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
-    w_ = h_ = 0;
-  }
-  const std::size_t cells = static_cast<std::size_t>(t.seq) * t.seq_kv;
-  const std::size_t texels = static_cast<std::size_t>(tw) * th;
-  rgba_.resize(texels * 4);
-  // Masked cells: -inf scores. Only a causal mask makes them, and it hides the same
-  // cells in every head, so head 0's mask is every map's (the mean's included: the
-  // exporter greys a mean cell when every head's is masked).
-  const bool any_mask = t.cfg.mask == Mask::Causal;
-  if (any_mask) {
-    masked_.resize(cells);
-    for (std::size_t c = 0; c < cells; ++c) masked_[c] = std::isinf(t.scores.data()[c]) && t.scores.data()[c] < 0;
-  }
-  if (k > 1) {
-    block_.resize(texels);
-    block_masked_.resize(any_mask ? texels : 0);
-  }
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  for (int i = 0; i < n; ++i) {
-    const float* src = i < t.cfg.num_heads ? t.attn.data() + static_cast<std::size_t>(i) * cells : r.mean_attn.data();
-    const float* values = src;
-    const unsigned char* mask = any_mask ? masked_.data() : nullptr;
-    int rows = t.seq, cols = t.seq_kv;
-    if (k > 1) {
-      Reduce(src, mask, t.seq, t.seq_kv, k);
-      values = block_.data();
-      mask = any_mask ? block_masked_.data() : nullptr;
-      rows = th;
-      cols = tw;
-    }
-    // The colour scale divides by the largest weight shown (of the map, or of the row).
-    Colour(values, mask, render::ScaleDivisors(scale, values, mask, rows, cols), static_cast<std::size_t>(cols), texels,
-           rgba_.data());
-    glBindTexture(GL_TEXTURE_2D, ids_[i]);
-    if (resize || w_ == 0)
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
-    else
-      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, tw, th, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
-  }
-  glBindTexture(GL_TEXTURE_2D, 0);
-  w_ = tw;
-  h_ = th;
-  cells_per_texel_ = k;
-  generation_ = r.generation;
-  scale_ = scale;
-  mipmaps_ = false;
-  if (minified_) BuildMipmaps();
-  return true;
-}
+namespace {
 
-// block_ = the mean of each k x k block of the rows x cols map `v` (edge blocks over
-// the cells they have); block_masked_ = whether every cell of the block is masked.
-void HeatmapTextures::Reduce(const float* v, const unsigned char* masked, int rows, int cols, int k) {
+// The mean of each k x k block of the rows x cols map `v` (edge blocks over the cells
+// they have), and whether every cell of the block is masked.
+void Reduce(const float* v, const unsigned char* masked, int rows, int cols, int k, std::vector<float>& block,
+            std::vector<unsigned char>& block_masked) {
   const int tw = (cols + k - 1) / k, th = (rows + k - 1) / k;
   for (int bi = 0; bi < th; ++bi)
     for (int bj = 0; bj < tw; ++bj) {
@@ -141,9 +78,130 @@ void HeatmapTextures::Reduce(const float* v, const unsigned char* masked, int ro
           if (masked) all_masked = all_masked && masked[c];
         }
       const std::size_t b = static_cast<std::size_t>(bi) * tw + bj;
-      block_[b] = static_cast<float>(sum / count);
-      if (masked) block_masked_[b] = all_masked;
+      block[b] = static_cast<float>(sum / count);
+      if (masked) block_masked[b] = all_masked;
     }
+}
+
+}  // namespace
+
+void ColourHeatmaps(const Trace& t, const Mat& mean, std::uint64_t generation, render::ColourScale scale,
+                    HeatmapPixels& out) {
+  const int n = t.cfg.num_heads + 1;
+  // One texel per cell while all maps together fit kMaxTexels; beyond, each texel is
+  // the mean weight of a k x k block of cells (what minified sampling shows anyway),
+  // so the textures stay bounded: 255 maps of 1024 x 1024 cells were 1 GiB.
+  const double total = static_cast<double>(n) * t.seq * t.seq_kv;
+  const double cap = HeatmapTextures::kMaxTexels;
+  const int k = total <= cap ? 1 : static_cast<int>(std::ceil(std::sqrt(total / cap)));
+  const int tw = (t.seq_kv + k - 1) / k, th = (t.seq + k - 1) / k;
+  const std::size_t cells = static_cast<std::size_t>(t.seq) * t.seq_kv;
+  const std::size_t texels = static_cast<std::size_t>(tw) * th;
+  out.maps = n;
+  out.w = tw;
+  out.h = th;
+  out.cells_per_texel = k;
+  out.generation = generation;
+  out.scale = scale;
+  out.uploaded = 0;
+  out.rgba.resize(texels * 4 * static_cast<std::size_t>(n));
+  // Masked cells: -inf scores. Only a causal mask makes them, and it hides the same
+  // cells in every head, so head 0's mask is every map's (the mean's included: the
+  // exporter greys a mean cell when every head's is masked).
+  const bool any_mask = t.cfg.mask == Mask::Causal;
+  std::vector<unsigned char> masked;
+  if (any_mask) {
+    masked.resize(cells);
+    for (std::size_t c = 0; c < cells; ++c) masked[c] = std::isinf(t.scores.data()[c]) && t.scores.data()[c] < 0;
+  }
+  std::vector<float> block(k > 1 ? texels : 0);
+  std::vector<unsigned char> block_masked(k > 1 && any_mask ? texels : 0);
+  for (int i = 0; i < n; ++i) {
+    const float* src = i < t.cfg.num_heads ? t.attn.data() + static_cast<std::size_t>(i) * cells : mean.data();
+    const float* values = src;
+    const unsigned char* mask = any_mask ? masked.data() : nullptr;
+    int rows = t.seq, cols = t.seq_kv;
+    if (k > 1) {
+      Reduce(src, mask, t.seq, t.seq_kv, k, block, block_masked);
+      values = block.data();
+      mask = any_mask ? block_masked.data() : nullptr;
+      rows = th;
+      cols = tw;
+    }
+    // The colour scale divides by the largest weight shown (of the map, or of the row).
+    Colour(values, mask, render::ScaleDivisors(scale, values, mask, rows, cols), static_cast<std::size_t>(cols), texels,
+           out.rgba.data() + texels * 4 * static_cast<std::size_t>(i));
+  }
+}
+
+bool HeatmapTextures::Stale(const Result& r) const {
+  return r.ok && (r.generation != generation_ || want_scale_ != scale_);
+}
+
+bool HeatmapTextures::Sync(const Result& r) {
+  if (!Stale(r)) return false;
+  ColourHeatmaps(r.trace, r.mean_attn, r.generation, want_scale_, pixels_);
+  Upload(pixels_, 1e30);
+  // Sync's pixels are only needed until they are uploaded: a big set is not kept.
+  if (pixels_.rgba.size() > (std::size_t(1) << 22)) std::vector<std::uint8_t>().swap(pixels_.rgba);
+  return true;
+}
+
+bool HeatmapTextures::Upload(HeatmapPixels& p, double budget_ms) {
+  if (!p.valid()) return true;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (p.uploaded == 0) {
+    if (static_cast<int>(ids_.size()) != p.maps) {
+      if (!ids_.empty()) glDeleteTextures(static_cast<GLsizei>(ids_.size()), ids_.data());
+      ids_.assign(static_cast<std::size_t>(p.maps), 0u);
+      glGenTextures(p.maps, ids_.data());
+      for (unsigned id : ids_) BindNewTexture(id, minified_ ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
+      w_ = h_ = 0;
+    }
+    upload_resize_ = p.w != w_ || p.h != h_;
+    // Half-uploaded textures are never shown: the window shows the last frame's
+    // picture until the last map is in (recompute.cpp), or Sync uploads all at once.
+    generation_ = 0;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(p.w) * p.h * 4;
+  // Big sets get their mipmaps as they go (they are drawn minified), so that
+  // SetMinified never has to build them all in one frame.
+  const bool mip = minified_ || static_cast<double>(p.maps) * p.w * p.h > (1 << 20);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  while (p.uploaded < p.maps) {
+    const int i = p.uploaded++;
+    glBindTexture(GL_TEXTURE_2D, ids_[static_cast<std::size_t>(i)]);
+    const std::uint8_t* data = p.rgba.data() + bytes * static_cast<std::size_t>(i);
+    if (upload_resize_)
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, p.w, p.h, 0, GL_RGBA, GL_UNSIGNED_BYTE, data);
+    else
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, p.w, p.h, GL_RGBA, GL_UNSIGNED_BYTE, data);
+    if (mip) glGenerateMipmap(GL_TEXTURE_2D);
+    if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >= budget_ms) break;
+  }
+  glBindTexture(GL_TEXTURE_2D, 0);
+  if (p.uploaded < p.maps) return false;
+  w_ = p.w;
+  h_ = p.h;
+  cells_per_texel_ = p.cells_per_texel;
+  generation_ = p.generation;
+  scale_ = p.scale;
+  mipmaps_ = mip;
+  if (minified_ && !mipmaps_) BuildMipmaps();
+  return true;
+}
+
+void HeatmapTextures::WarmUp() {
+  GLuint id = 0;
+  glGenTextures(1, &id);
+  BindNewTexture(id, GL_LINEAR_MIPMAP_LINEAR);
+  const std::vector<std::uint8_t> texels(1024 * 1024 * 4, 0);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 1024, 1024, 0, GL_RGBA, GL_UNSIGNED_BYTE, texels.data());
+  glGenerateMipmap(GL_TEXTURE_2D);
+  glFinish();
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glDeleteTextures(1, &id);
 }
 
 void HeatmapTextures::BuildMipmaps() {
