@@ -237,7 +237,7 @@ void StartWorker(AppState& s, bool colour_only) {
     if (!w.colour_only) RunJob(w.job, live, w.trace, w.mean_attn, w.out.notice, w.out);
     if (w.colour_only || w.out.ok) {
       try {
-        ColourHeatmaps(*colour_from, *colour_mean, w.generation, w.scale, w.pixels);
+        ColourHeatmaps(*colour_from, *colour_mean, w.generation, w.scale, w.pixels, /*mipmaps=*/true);
       } catch (const std::bad_alloc&) {
         w.pixels = HeatmapPixels{};  // the grid colours them itself, in the frame
       }

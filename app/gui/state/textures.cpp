@@ -1,6 +1,7 @@
 #include "gui/state/textures.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 
@@ -85,8 +86,36 @@ void Reduce(const float* v, const unsigned char* masked, int rows, int cols, int
 
 }  // namespace
 
+// Mipmap level sizes below w x h, down to 1 x 1.
+std::vector<std::array<int, 2>> MipLevels(int w, int h) {
+  std::vector<std::array<int, 2>> levels;
+  while (w > 1 || h > 1) {
+    w = std::max(1, w / 2);
+    h = std::max(1, h / 2);
+    levels.push_back({w, h});
+  }
+  return levels;
+}
+
+// Level `dst` (dw x dh) from level `src` (sw x sh): each texel the mean of its 2 x 2
+// block (a 1-texel side keeps its one texel).
+void HalveLevel(const std::uint8_t* src, int sw, int sh, std::uint8_t* dst, int dw, int dh) {
+  for (int y = 0; y < dh; ++y)
+    for (int x = 0; x < dw; ++x) {
+      const int x0 = std::min(2 * x, sw - 1), x1 = std::min(2 * x + 1, sw - 1);
+      const int y0 = std::min(2 * y, sh - 1), y1 = std::min(2 * y + 1, sh - 1);
+      for (int c = 0; c < 4; ++c) {
+        const int sum = src[(static_cast<std::size_t>(y0) * sw + x0) * 4 + c] +
+                        src[(static_cast<std::size_t>(y0) * sw + x1) * 4 + c] +
+                        src[(static_cast<std::size_t>(y1) * sw + x0) * 4 + c] +
+                        src[(static_cast<std::size_t>(y1) * sw + x1) * 4 + c];
+        dst[(static_cast<std::size_t>(y) * dw + x) * 4 + c] = static_cast<std::uint8_t>((sum + 2) / 4);
+      }
+    }
+}
+
 void ColourHeatmaps(const Trace& t, const Mat& mean, std::uint64_t generation, render::ColourScale scale,
-                    HeatmapPixels& out) {
+                    HeatmapPixels& out, bool mipmaps) {
   const int n = t.cfg.num_heads + 1;
   // One texel per cell while all maps together fit kMaxTexels; beyond, each texel is
   // the mean weight of a k x k block of cells (what minified sampling shows anyway),
@@ -104,7 +133,11 @@ void ColourHeatmaps(const Trace& t, const Mat& mean, std::uint64_t generation, r
   out.generation = generation;
   out.scale = scale;
   out.uploaded = 0;
-  out.rgba.resize(texels * 4 * static_cast<std::size_t>(n));
+  out.mipmaps = mipmaps;
+  const auto levels = mipmaps ? MipLevels(tw, th) : std::vector<std::array<int, 2>>();
+  out.map_bytes = texels * 4;
+  for (const auto& l : levels) out.map_bytes += static_cast<std::size_t>(l[0]) * l[1] * 4;
+  out.rgba.resize(out.map_bytes * static_cast<std::size_t>(n));
   // Masked cells: -inf scores. Only a causal mask makes them, and it hides the same
   // cells in every head, so head 0's mask is every map's (the mean's included: the
   // exporter greys a mean cell when every head's is masked).
@@ -129,8 +162,18 @@ void ColourHeatmaps(const Trace& t, const Mat& mean, std::uint64_t generation, r
       cols = tw;
     }
     // The colour scale divides by the largest weight shown (of the map, or of the row).
+    std::uint8_t* map = out.rgba.data() + out.map_bytes * static_cast<std::size_t>(i);
     Colour(values, mask, render::ScaleDivisors(scale, values, mask, rows, cols), static_cast<std::size_t>(cols), texels,
-           out.rgba.data() + texels * 4 * static_cast<std::size_t>(i));
+           map);
+    std::uint8_t* level = map;
+    int lw = tw, lh = th;
+    for (const auto& l : levels) {
+      std::uint8_t* next = level + static_cast<std::size_t>(lw) * lh * 4;
+      HalveLevel(level, lw, lh, next, l[0], l[1]);
+      level = next;
+      lw = l[0];
+      lh = l[1];
+    }
   }
 }
 
@@ -140,7 +183,7 @@ bool HeatmapTextures::Stale(const Result& r) const {
 
 bool HeatmapTextures::Sync(const Result& r) {
   if (!Stale(r)) return false;
-  ColourHeatmaps(r.trace, r.mean_attn, r.generation, want_scale_, pixels_);
+  ColourHeatmaps(r.trace, r.mean_attn, r.generation, want_scale_, pixels_);  // GL makes mipmaps if minified
   Upload(pixels_, 1e30);
   // Sync's pixels are only needed until they are uploaded: a big set is not kept.
   if (pixels_.rgba.size() > (std::size_t(1) << 22)) std::vector<std::uint8_t>().swap(pixels_.rgba);
@@ -158,25 +201,34 @@ bool HeatmapTextures::Upload(HeatmapPixels& p, double budget_ms) {
       for (unsigned id : ids_) BindNewTexture(id, minified_ ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
       w_ = h_ = 0;
     }
-    upload_resize_ = p.w != w_ || p.h != h_;
+    // (levels given need textures that have them: the last set may have had none)
+    upload_resize_ = p.w != w_ || p.h != h_ || (p.mipmaps && !mipmaps_);
     // Half-uploaded textures are never shown: the window shows the last frame's
     // picture until the last map is in (recompute.cpp), or Sync uploads all at once.
     generation_ = 0;
   }
-  const std::size_t bytes = static_cast<std::size_t>(p.w) * p.h * 4;
-  // Big sets get their mipmaps as they go (they are drawn minified), so that
-  // SetMinified never has to build them all in one frame.
-  const bool mip = minified_ || static_cast<double>(p.maps) * p.w * p.h > (1 << 20);
+  // Mipmaps come with the pixels (the worker made them) or from GL when the maps are
+  // drawn minified, so that SetMinified never has to build them all in one frame.
+  const bool mip = p.mipmaps || minified_;
+  const auto levels = p.mipmaps ? MipLevels(p.w, p.h) : std::vector<std::array<int, 2>>();
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   while (p.uploaded < p.maps) {
     const int i = p.uploaded++;
     glBindTexture(GL_TEXTURE_2D, ids_[static_cast<std::size_t>(i)]);
-    const std::uint8_t* data = p.rgba.data() + bytes * static_cast<std::size_t>(i);
-    if (upload_resize_)
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, p.w, p.h, 0, GL_RGBA, GL_UNSIGNED_BYTE, data);
-    else
-      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, p.w, p.h, GL_RGBA, GL_UNSIGNED_BYTE, data);
-    if (mip) glGenerateMipmap(GL_TEXTURE_2D);
+    const std::uint8_t* data = p.rgba.data() + p.map_bytes * static_cast<std::size_t>(i);
+    int level = 0, lw = p.w, lh = p.h;
+    for (std::size_t l = 0; l <= levels.size(); ++l) {
+      if (upload_resize_)
+        glTexImage2D(GL_TEXTURE_2D, level, GL_RGBA8, lw, lh, 0, GL_RGBA, GL_UNSIGNED_BYTE, data);
+      else
+        glTexSubImage2D(GL_TEXTURE_2D, level, 0, 0, lw, lh, GL_RGBA, GL_UNSIGNED_BYTE, data);
+      data += static_cast<std::size_t>(lw) * lh * 4;
+      if (l == levels.size()) break;
+      ++level;
+      lw = levels[l][0];
+      lh = levels[l][1];
+    }
+    if (mip && !p.mipmaps) glGenerateMipmap(GL_TEXTURE_2D);
     if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >= budget_ms) break;
   }
   glBindTexture(GL_TEXTURE_2D, 0);

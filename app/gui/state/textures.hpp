@@ -25,15 +25,19 @@ struct HeatmapPixels {
   int cells_per_texel = 1;        // k: each texel is a k x k block's mean weight
   std::uint64_t generation = 0;   // the Result it was coloured from
   render::ColourScale scale = render::ColourScale::Fixed;
-  std::vector<std::uint8_t> rgba;  // maps x h x w x 4
-  int uploaded = 0;                // maps sent to the textures so far
+  std::vector<std::uint8_t> rgba;  // maps x (h x w x 4, then each mipmap level's texels)
+  // With mipmaps: each map's levels 1.. down to 1 x 1 follow its texels (2 x 2 box
+  // means, made on the worker: a software GL builds them on the window's thread).
+  bool mipmaps = false;
+  std::size_t map_bytes = 0;  // one map with its levels
+  int uploaded = 0;           // maps sent to the textures so far
   bool valid() const { return maps > 0; }
 };
 
 // Colours every map of `t` (heads, then `mean`) at `scale` into `out`: no GL, safe on
 // any thread while nothing writes `t`.
 void ColourHeatmaps(const Trace& t, const Mat& mean, std::uint64_t generation, render::ColourScale scale,
-                    HeatmapPixels& out);
+                    HeatmapPixels& out, bool mipmaps = false);
 
 // The attention maps: one texel per (query, key) cell, coloured once per recompute,
 // so drawing even 16 maps of 512 x 512 cells is 16 quads.
