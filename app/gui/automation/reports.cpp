@@ -16,6 +16,7 @@
 #include "gui/state/settings.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/fonts.hpp"
+#include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "io/files.hpp"
 #include "options/timing.hpp"
@@ -94,6 +95,22 @@ nlohmann::json CatalogGlyphs(const AppState& s) {
   return {{"characters", i18n::CatalogCharacters().size()}, {"missing", missing}};
 }
 
+// The recompute worker and the frame budget: what a test of "the window never waits"
+// reads (the window thread's CPU time per frame, over kFrameBudgetMs).
+nlohmann::json WorkerJson(const AppState& s) {
+  static const char* const kPhases[] = {"idle", "capture", "run", "upload"};
+  nlohmann::json over = nlohmann::json::array();
+  for (const auto& f : s.timing.over_budget) over.push_back({{"frame", static_cast<int>(f[0])}, {"ms", f[1]}});
+  return {{"phase", kPhases[static_cast<int>(s.worker.phase)]},
+          {"jobs", s.worker.jobs},
+          {"budget_ms", kFrameBudgetMs},
+          {"frames_over_budget", s.timing.frames_over_budget},
+          {"over_budget", over},
+          {"slowest_frame_ms", s.timing.slowest_frame_ms},
+          {"slowest_frame", s.timing.slowest_frame},
+          {"last_recompute_ms", s.timing.last_recompute_ms}};
+}
+
 }  // namespace
 
 nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
@@ -117,6 +134,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
                   {"layout", s.ui.present_layout},
                   {"head", s.ui.present_head},
                   {"header", s.ui.report.present_header}};
+  j["worker"] = WorkerJson(s);
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["font_px"] = ImGui::GetFontSize();
   j["text_size"] = s.ui.text_size;
@@ -142,6 +160,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["error_shown"] = ShownConfigError(s);
   j["generation"] = s.result.generation;
   j["recomputes"] = s.timing.recompute_ms.size();
+  j["worker"] = WorkerJson(s);
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   {
     // The heads every view shows knocked out (gui --ablate, the Model view's switches).
@@ -189,14 +208,14 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["views"] = nlohmann::json::parse(TeachViewsJson(s));
   if (s.result.ok) {
     const Trace& t = s.result.trace;
-    if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= 4e6) {
+    if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= dump::kMaxDumpWeights) {
       j["trace"] = nlohmann::json::parse(io::TraceJson(t, s.result.notice));
     } else {  // tens of MB of JSON helps nobody: the tokens and sizes only
       j["trace"] = {
           {"tokens", t.in.tokens},
           {"config",
            {{"num_heads", t.cfg.num_heads}, {"d_model", t.cfg.d_model}, {"seq", t.seq}, {"seq_kv", t.seq_kv}}},
-          {"attention", "left out: more than 4 million weights"}};
+          {"attention", dump::kWeightsLeftOut}};
     }
   }
   return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -1,6 +1,7 @@
 #include "gui/main/automation_session.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <sys/resource.h>
@@ -12,6 +13,7 @@
 #include "gui/sources/exports.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
+#include "options/timing.hpp"
 
 namespace mha::gui {
 
@@ -56,6 +58,21 @@ void Automation::AfterFrame(AppState& s, const FrameTimes& t, int frame, int win
     s.timing.swap_ms.push_back(span(t.swap_start, t.end));
   }
   const double ms = span(t.start, t.end);
+  // The frame budget, on the window thread's own CPU time.
+  const double work = options::ThreadCpuMs() - t.thread_start_ms;
+  if (std::getenv("MHAVIZ_FRAME_LOG"))
+    std::fprintf(stderr, "frame %d work %.1f ms wall %.1f ui %.1f draw %.1f swap %.1f phase %d\n", frame, work,
+                 span(t.start, t.end), span(t.start, t.ui), span(t.ui, t.draw), span(t.swap_start, t.end),
+                 static_cast<int>(s.worker.phase));
+  if (work > kFrameBudgetMs) {
+    ++s.timing.frames_over_budget;
+    s.timing.over_budget.push_back({static_cast<double>(frame), work});
+    if (s.timing.over_budget.size() > 8) s.timing.over_budget.erase(s.timing.over_budget.begin());
+  }
+  if (work > s.timing.slowest_frame_ms) {
+    s.timing.slowest_frame_ms = work;
+    s.timing.slowest_frame = frame;
+  }
   s.timing.last_frame_ms = ms;
   s.timing.frame_ms.push_back(ms);
   if (s.timing.frame_ms.size() > 200000) s.timing.frame_ms.clear();

@@ -16,7 +16,8 @@ namespace mha::gui {
 struct FrameTimes {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start, ui, draw, swap_start, end;
-  double cpu_start_ms = 0;  // the process's CPU time at `start`
+  double cpu_start_ms = 0;     // the process's CPU time at `start`
+  double thread_start_ms = 0;  // the window thread's CPU time at `start`
 };
 double ProcessCpuMs();
 
@@ -27,7 +28,10 @@ class Automation {
   bool on() const { return g_.automation(); }
   // The last frame: the count is reached, or the window is closing (Ctrl+Q, the
   // close button, SIGTERM).
-  bool IsLastFrame(int frame, bool closing) const { return (on() && frame >= g_.frames) || closing; }
+  // `pending`: a recompute is under way; the count waits for it.
+  bool IsLastFrame(int frame, bool closing, bool pending = false) const {
+    return (on() && frame >= g_.frames && !pending) || closing;
+  }
 
   // After the last frame is drawn (still in the back buffer): --export, --screenshot.
   // Returns the exit status so far (1 if a file could not be written).

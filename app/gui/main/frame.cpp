@@ -169,9 +169,15 @@ float Splitter(const char* id, ImVec2 size, bool vertical) {
 // Presentation mode: the side panel, the shape flow and the tabs give way, and the
 // heatmaps take the window (under the menu bar, which has the way back).
 void DrawPresentation(AppState& s) {
-  if (s.dirty || s.churn) Recompute(s);
-  RunPendingExports(s);
+  StepRecompute(s);
+  if (!WorkerBusy(s)) RunPendingExports(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  SetResultsRect(s, p, ImVec2(p.x + avail.x, p.y + avail.y));
+  if (WorkerBusy(s)) {  // the last result's picture while the worker computes the next
+    DrawWorkerPicture(s, p, ImVec2(p.x + avail.x, p.y + avail.y));
+    return;
+  }
   ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawConfigError(s);
   DrawKnockoutBanner(s);
@@ -255,14 +261,24 @@ void DrawFrame(AppState& s) {
   if (dx != 0.0f) s.splitters.left_width = (left + dx) / scale;
 
   // The one place the core runs (a view's work, such as a training run's newest
-  // snapshot, may set `dirty`).
-  UpdateViews(s);
-  if (s.dirty || s.churn) Recompute(s);
-  RunPendingExports(s);
+  // snapshot, may set `dirty`); views and exports wait while the worker has the trace.
+  if (!s.worker.holds_trace()) UpdateViews(s);
+  StepRecompute(s);
+  if (!WorkerBusy(s)) RunPendingExports(s);
 
   // Right column: the results.
   ImGui::SameLine(0, 0);
   const float right = std::max(ImGui::GetContentRegionAvail().x, 100.0f);
+  {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    SetResultsRect(s, p, ImVec2(p.x + right, p.y + main_h));
+    if (WorkerBusy(s)) {  // the last result's picture while the worker computes the next
+      DrawWorkerPicture(s, p, ImVec2(p.x + right, p.y + main_h));
+      DrawStatusBar(s);
+      ImGui::End();
+      return;
+    }
+  }
   // Default: tall enough for the whole table (header, the steps, total) and no
   // taller, so the heatmaps get the rest; up to 45%.
   const float table_h = FlowPanelHeight(s);

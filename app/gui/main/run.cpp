@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -24,11 +25,13 @@
 #include "gui/main/window.hpp"
 #include "gui/sources/exports.hpp"
 #include "gui/sources/lm_source.hpp"
+#include "gui/sources/recompute.hpp"
 #include "gui/sources/train_session.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "options/timing.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
@@ -38,7 +41,11 @@ using Clock = std::chrono::steady_clock;
 
 std::atomic<bool> g_stop{false};
 
-void OnSignal(int) { g_stop = true; }
+// The first signal closes the window as Ctrl+Q does (after a running recompute); a
+// second stops at once.
+void OnSignal(int sig) {
+  if (g_stop.exchange(true)) std::_Exit(128 + sig);
+}
 
 // The state the window opens with: the defaults, then the saved settings (unless
 // --no-settings or automation), then the flags. Returns the saved window size.
@@ -77,6 +84,7 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
     return false;
   }
   const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
+                    !RecomputePending(s) &&
                     Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
     glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking
@@ -130,6 +138,7 @@ int RunWindow(const GuiArgs& a) {
     FrameTimes t;
     t.start = Clock::now();
     t.cpu_start_ms = ProcessCpuMs();
+    t.thread_start_ms = options::ThreadCpuMs();
 
     BeginFrame(window, s, automation.on());
     // ImGui's log records every text item drawn (labels, text, tabs); depth 0 so that
@@ -154,10 +163,13 @@ int RunWindow(const GuiArgs& a) {
     ImGui::Render();
     t.ui = Clock::now();
     RenderFrame(window, &fb_w, &fb_h);
+    AfterRender(s, fb_w, fb_h);  // a big recompute starts here, with a picture of this frame
     t.draw = Clock::now();
     ++frame;
 
-    const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window));
+    // Automation's last frame shows a finished recompute (more frames while one runs).
+    const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window),
+                                             RecomputePending(s) && !s.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();
@@ -172,6 +184,7 @@ int RunWindow(const GuiArgs& a) {
   }
 
   // Tear down.
+  FinishRecompute(s);  // --dump-state reads the result
   settings.Flush(s, window);
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
   status |= automation.Finish(s, frame, fb_w, fb_h, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));

@@ -14,6 +14,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include "gui/main/flags.hpp"
+#include "gui/sources/recompute.hpp"
 #include "gui/state/settings.hpp"
 #include "gui/style/fonts.hpp"
 #include "gui/style/theme.hpp"
@@ -112,6 +113,7 @@ void InitImGui(GLFWwindow* window, AppState& s, const std::string& ini_path, Inp
   // window manager to focus it, e.g. under Xvfb).
   ImGui_ImplGlfw_CursorEnterCallback(window, glfwGetWindowAttrib(window, GLFW_HOVERED));
   ImGui_ImplOpenGL3_Init("#version 330");
+  HeatmapTextures::WarmUp();
   float xs = 1.0f, ys = 1.0f;
   glfwGetWindowContentScale(window, &xs, &ys);
   s.ui.content_scale = std::clamp(xs, 0.5f, 4.0f);
@@ -175,6 +177,7 @@ void RenderFrame(GLFWwindow* window, int* fb_w, int* fb_h) {
 
 void CloseWindow(GLFWwindow* window, AppState& s) {
   s.ui.textures.Release();
+  ReleaseWorker(s);
   s.teach.textures.Release();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

@@ -5,6 +5,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/files.hpp"
+#include "gui/sources/recompute.hpp"
 #include "gui/style/theme.hpp"
 #include "text/i18n.hpp"
 
@@ -39,7 +40,9 @@ void DrawStatusBar(AppState& s) {
   std::snprintf(buf, sizeof buf, _("recompute %.2f ms"), tm.last_recompute_ms);
   const std::string recompute = buf;
   std::string reuse =
-      s.result.ok ? "(" + (s.result.reuse_shown.empty() ? s.result.reuse : s.result.reuse_shown) + ")" : std::string();
+      WorkerBusy(s) ? WorkerText(s)
+      : s.result.ok ? "(" + (s.result.reuse_shown.empty() ? s.result.reuse : s.result.reuse_shown) + ")"
+                    : std::string();
   std::snprintf(buf, sizeof buf, _("frame %.1f ms"), tm.last_frame_ms);
   std::string frame = buf;
   std::string config;

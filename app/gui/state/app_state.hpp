@@ -15,6 +15,7 @@
 #include "gui/state/textures.hpp"
 #include "gui/state/train_state.hpp"
 #include "gui/state/view_store.hpp"
+#include "gui/state/worker_state.hpp"
 #include "mha/mha.hpp"
 #include "render/colormap.hpp"
 
@@ -99,7 +100,16 @@ struct Timing {
   std::vector<double> ui_ms, draw_ms, swap_ms;            // frame phases (automation only)
   std::vector<double> cpu_ms;                             // process CPU time per frame
   std::vector<double> triangles;                          // triangles ImGui submits per frame
+  // The window's own thread, per frame (its CPU time: what waiting for a core on a
+  // busy machine does not inflate): frames over kFrameBudgetMs, and the slowest.
+  int frames_over_budget = 0;
+  double slowest_frame_ms = 0.0;
+  int slowest_frame = 0;
+  std::vector<std::array<double, 2>> over_budget;  // the last few: frame, ms (--probe)
 };
+
+// A frame's budget (30 frames a second): longer work goes to a worker thread.
+inline constexpr double kFrameBudgetMs = 33.0;
 
 // What the heatmap grid and the shape-flow table chose to show in the last frame, so
 // tests (--probe, --dump-state) can check that labels stay readable and nothing is cut.
@@ -182,6 +192,7 @@ struct AppState {
   FileSources files;
   Result result;
   Live live;  // the cached stages of the recompute (embeddings, weights, projections)
+  RecomputeWorker worker;  // a recompute too big for one frame (sources/recompute.cpp)
   Splitters splitters;
   ExportUi exp;
   Pending pending;

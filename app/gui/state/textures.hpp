@@ -10,11 +10,34 @@
 #include <string>
 #include <vector>
 
+#include "mha/trace.hpp"
 #include "render/colormap.hpp"
 
 namespace mha::gui {
 
 struct Result;
+
+// The attention maps coloured for upload, heads 0..maps-2 then the mean: the CPU half
+// of HeatmapTextures::Sync, which a worker thread can do (ColourHeatmaps) while the
+// window keeps drawing; HeatmapTextures::Upload then sends it a few maps per frame.
+struct HeatmapPixels {
+  int maps = 0, w = 0, h = 0;     // texels per map
+  int cells_per_texel = 1;        // k: each texel is a k x k block's mean weight
+  std::uint64_t generation = 0;   // the Result it was coloured from
+  render::ColourScale scale = render::ColourScale::Fixed;
+  std::vector<std::uint8_t> rgba;  // maps x (h x w x 4, then each mipmap level's texels)
+  // With mipmaps: each map's levels 1.. down to 1 x 1 follow its texels (2 x 2 box
+  // means, made on the worker: a software GL builds them on the window's thread).
+  bool mipmaps = false;
+  std::size_t map_bytes = 0;  // one map with its levels
+  int uploaded = 0;           // maps sent to the textures so far
+  bool valid() const { return maps > 0; }
+};
+
+// Colours every map of `t` (heads, then `mean`) at `scale` into `out`: no GL, safe on
+// any thread while nothing writes `t`.
+void ColourHeatmaps(const Trace& t, const Mat& mean, std::uint64_t generation, render::ColourScale scale,
+                    HeatmapPixels& out, bool mipmaps = false);
 
 // The attention maps: one texel per (query, key) cell, coloured once per recompute,
 // so drawing even 16 maps of 512 x 512 cells is 16 quads.
@@ -23,6 +46,13 @@ class HeatmapTextures {
   // Re-colours and uploads the maps if `r` is newer than what the textures hold:
   // heads 0..H-1, then the mean over heads at index H. Returns true if it uploaded.
   bool Sync(const Result& r);
+  // Whether Sync(r) has work to do (r is newer, or the scale changed), and how many
+  // cells it would colour: the window hands big jobs to a worker (recompute.cpp).
+  bool Stale(const Result& r) const;
+  // Sends maps of `p` (coloured by ColourHeatmaps) to the textures for about
+  // `budget_ms`, at least one map per call, with their mipmaps; returns true once every
+  // map is uploaded, when the textures hold p's generation and scale.
+  bool Upload(HeatmapPixels& p, double budget_ms);
   // What each map's colours are relative to; a new scale re-colours on the next Sync.
   void SetScale(render::ColourScale scale) { want_scale_ = scale; }
   // The GL texture name of map i (as an ImTextureID-compatible integer).
@@ -32,6 +62,9 @@ class HeatmapTextures {
   // otherwise with plain nearest sampling, which is exact and cheapest.
   void SetMinified(bool minified);
   void Release();  // needs the GL context; called before the window closes
+  // Builds one tiny mipmap when the window opens: a software GL (llvmpipe) compiles
+  // its mipmap code on first use, 40 ms that would otherwise land in a later frame.
+  static void WarmUp();
   // Cells along each side of one texel: 1, or k when the maps were too many texels
   // for kMaxTexels and each texel shows a k x k block's mean weight.
   int CellsPerTexel() const { return cells_per_texel_; }
@@ -41,16 +74,13 @@ class HeatmapTextures {
  private:
   std::vector<unsigned int> ids_;
   int w_ = 0, h_ = 0, cells_per_texel_ = 1;
-  std::vector<float> block_;
-  std::vector<unsigned char> block_masked_;
-  void Reduce(const float* v, const unsigned char* masked, int rows, int cols, int k);
   std::uint64_t generation_ = 0;
   render::ColourScale scale_ = render::ColourScale::Fixed, want_scale_ = render::ColourScale::Fixed;
   bool minified_ = false, mipmaps_ = false;
   void BuildMipmaps();
   void ApplyFilter();
-  std::vector<std::uint8_t> rgba_;
-  std::vector<unsigned char> masked_;
+  HeatmapPixels pixels_;  // Sync's own, kept between calls
+  bool upload_resize_ = false;
 };
 
 // Textures for the small heatmaps of the teaching views, one per widget id,

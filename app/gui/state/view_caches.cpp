@@ -177,8 +177,11 @@ int CurrentSeqKv(const AppState& s) {
   return static_cast<int>(cross ? s.result.memory_tokens.size() : s.result.tokens.size());
 }
 
-bool HasResults(const AppState& s) { return s.result.ok || s.result.generation > 0; }
-bool ShowingLastValid(const AppState& s) { return !s.result.ok && s.result.generation > 0; }
+// While the worker recomputes, it has the trace: there is none to show or read.
+bool HasResults(const AppState& s) { return !s.worker.holds_trace() && (s.result.ok || s.result.generation > 0); }
+bool ShowingLastValid(const AppState& s) {
+  return !s.worker.holds_trace() && !s.result.ok && s.result.generation > 0;
+}
 
 void ClampTeachSelection(AppState& s) {
   if (!HasResults(s)) return;

@@ -36,6 +36,11 @@ json Matrix(const M& m) {
 // Big matrices are left out of the dump (their statistics stay).
 inline constexpr Eigen::Index kMaxDumpValues = 65536;
 
+// Attention weights past this many (all heads together) are left out too: as JSON
+// (tens of bytes a weight) 100 heads x 1024 tokens would take 24 GB.
+inline constexpr double kMaxDumpWeights = 4e6;
+inline constexpr const char* kWeightsLeftOut = "left out: more than 4 million weights";
+
 inline json Error(const std::string& e) { return json{{"error", e}}; }
 
 }  // namespace mha::gui::dump

@@ -17,6 +17,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/lm/lm_views.hpp"
+#include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "render/head_view.hpp"
 #include "text/i18n.hpp"
@@ -127,6 +128,10 @@ nlohmann::json DumpHeadView(AppState& s) {
   j["min_weight_drawn"] = render::kHeadViewMinWeight;
   // Per head, per query: the weights the lines' opacities come from (lines under
   // min_weight_drawn are skipped), and whether the head is switched on.
+  if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv > dump::kMaxDumpWeights) {
+    j["heads"] = dump::kWeightsLeftOut;
+    return j;
+  }
   nlohmann::json heads = nlohmann::json::array();
   for (int h = 0; h < t.cfg.num_heads; ++h) {
     const auto A = t.AttnHead(h);

@@ -20,6 +20,7 @@
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/lm/lm_views.hpp"
+#include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "mha/heads.hpp"
 #include "render/colormap.hpp"
@@ -271,8 +272,11 @@ void DrawModelView(AppState& s) {
 
 nlohmann::json DumpModelView(AppState& s) {
   const auto traces = LayerTraces(s);
-  nlohmann::json layers = nlohmann::json::array();
-  for (const Trace* t : traces) {
+  double weights = 0;
+  for (const Trace* t : traces) weights += static_cast<double>(t->cfg.num_heads) * t->seq * t->seq_kv;
+  const bool left_out = weights > dump::kMaxDumpWeights;
+  nlohmann::json layers = left_out ? nlohmann::json(dump::kWeightsLeftOut) : nlohmann::json::array();
+  for (const Trace* t : left_out ? decltype(traces){} : traces) {
     nlohmann::json heads = nlohmann::json::array();
     for (int h = 0; h < t->cfg.num_heads; ++h) {
       const auto A = t->AttnHead(h);

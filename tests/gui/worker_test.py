@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The window never waits: big recomputes run on a worker thread.
+
+A recompute of a big configuration (1024 tokens and many heads: a second or more of work)
+goes to a worker thread while the window keeps drawing the last result's picture under a
+veil; the maps then go to the GPU a few per frame. These tests check, through --probe,
+that the window's own thread never spent more than the frame budget (33 ms of its CPU
+time, which waiting for a core on a busy machine does not inflate) on a frame while
+num_heads is dragged at 1024 tokens, and that a result computed on the worker is exactly
+the one computed in the frame (MHAVIZ_WORKER_CELLS=0 sends every recompute there).
+
+    worker_test.py --list
+    worker_test.py NAME path/to/mhaviz      (under xvfb-run)
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gui_test as g  # noqa: E402
+from gui_test import check  # noqa: E402
+
+LONG_WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "far", "away", "and", "then", "home"]
+
+
+def long_sentence(path, n=1100):
+    """A sentence of n words (the app keeps the first 1024 tokens)."""
+    words = [LONG_WORDS[(i * 7 + i // 5) % len(LONG_WORDS)] for i in range(n)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(" ".join(words))
+
+
+def idle(p):
+    return p["worker"]["phase"] == "idle"
+
+
+def test_frame_budget(mhaviz, d):
+    """Drag num_heads from 4 to 32 at 1024 tokens (d_model 960): every value is a
+    recompute of 0.1-1 s here. No frame of the window's thread may exceed the budget,
+    the worker must have done the work, and the window must have drawn frames while it
+    ran; the last value's result arrives and is the slider's."""
+    path = os.path.join(d, "long.txt")
+    long_sentence(path)
+    app = g.App(mhaviz, d, ["--sentence-file", path, "--d-model", "960", "--heads", "4"])
+    try:
+        p = app.wait_for(lambda p: p["ok"] and idle(p) and p["generation"] >= 1 and len(p["tokens"]) == 1024,
+                         "the first result at 1024 tokens", timeout=120)
+        check(p["worker"]["jobs"] >= 1, f"the first recompute at 1024 tokens ran in the frame: {p['worker']}")
+        p = app.settle(5)  # startup frames (the font atlas) are over the budget; count from here
+        over0, jobs0 = p["worker"]["frames_over_budget"], p["worker"]["jobs"]
+        stops = g.head_stops(960)
+        s = app.widget("num_heads")
+        phases = set()
+        frames_while_running = []
+
+        def watch(q):
+            phases.add(q["worker"]["phase"])
+            if q["worker"]["phase"] in ("run", "upload"):
+                frames_while_running.append(q["frame"])
+
+        x0 = g.slider_x(s, stops.index(4), 0, len(stops) - 1)
+        x1 = g.slider_x(s, stops.index(32), 0, len(stops) - 1)
+        g.drag(app, s, x0, x1, 8, on_step=watch)
+        p = app.wait_for(lambda p: p["num_heads"] == 32 and p["ok"] and idle(p) and not p["worker"]["phase"] == "capture",
+                         "the result for num_heads = 32", timeout=180)
+        p = app.wait_for(lambda p: idle(p) and p["ok"], "the worker to finish", timeout=180)
+        w = p["worker"]
+        check(w["jobs"] > jobs0, f"dragging num_heads at 1024 tokens never used the worker: {w}")
+        check(len(set(frames_while_running)) >= 2,
+              f"the window drew no frames while the worker ran (frames seen {sorted(set(frames_while_running))})")
+        check(w["frames_over_budget"] == over0,
+              f"{w['frames_over_budget'] - over0} frame(s) of the window's thread took over {w['budget_ms']} ms "
+              f"while num_heads was dragged at 1024 tokens: {w['over_budget']}")
+        print(f"{w['jobs'] - jobs0} recomputes on the worker (the last {w['last_recompute_ms']:.0f} ms), "
+              f"phases seen {sorted(phases)}; slowest frame of the window's thread since start "
+              f"{w['slowest_frame_ms']:.1f} ms (frame {w['slowest_frame']}, startup included)")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["ok"], f"final state not ok: {final['error']}")
+    cfg = final["trace"]["config"]
+    check(cfg["num_heads"] == 32 and cfg["seq"] == 1024, f"final trace {cfg}")
+    check(final["reuse"] == "Q, K, V kept and re-split into 32 heads", f"reuse {final['reuse']!r}")
+
+
+def test_exact(mhaviz, d):
+    """Every recompute on the worker (MHAVIZ_WORKER_CELLS=0): typing and dragging give
+    the same trace as `mhaviz trace`, to 1e-6, and the same reuse of Q, K, V."""
+    env = dict(os.environ, MHAVIZ_WORKER_CELLS="0", XDG_CONFIG_HOME=os.path.join(d, "config"))
+    app = g.App(mhaviz, d, ["--sentence", "The cat sat on the mat.", "--d-model", "480"], env=env)
+    try:
+        app.wait_for(lambda p: p["ok"] and idle(p), "the first result")
+        r = app.widget("sentence")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        typed = "dogs chase a red ball"
+        app.type_held(typed)
+        p = app.wait_for(lambda p: p["sentence"] == typed and p["tokens"] == typed.split() and idle(p) and p["ok"],
+                         "the typed sentence's result")
+        jobs = p["worker"]["jobs"]
+        check(jobs >= 2, f"the recomputes did not run on the worker: {p['worker']}")
+        stops = g.head_stops(480)
+        s = app.widget("num_heads")
+        g.drag(app, s, g.slider_x(s, stops.index(8), 0, len(stops) - 1),
+               g.slider_x(s, stops.index(12), 0, len(stops) - 1), 10)
+        p = app.wait_for(lambda p: p["num_heads"] != 8 and p["ok"] and idle(p), "num_heads to change")
+        check(p["worker"]["jobs"] > jobs, f"the head count's recompute did not run on the worker: {p['worker']}")
+        final = app.quit()
+    finally:
+        app.kill()
+    heads = final["settings"]["config"]["num_heads"]
+    check(final["ok"] and final["trace"]["config"]["num_heads"] == heads, f"final {final['error']} / {heads}")
+    check(final["reuse"] == f"Q, K, V kept and re-split into {heads} heads", f"reuse {final['reuse']!r}")
+    g.check_trace_matches(final, g.reference_trace(mhaviz, d, typed, final["trace"]["config"]))
+
+
+TESTS = {
+    "frame_budget": test_frame_budget,
+    "exact": test_exact,
+}
+
+if __name__ == "__main__":
+    sys.exit(g.run_main(TESTS, __doc__, "worker"))
