@@ -84,8 +84,7 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
     return false;
   }
   const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
-                    !RecomputePending(s) &&
-                    Clock::now() - *last_activity > std::chrono::seconds(3);
+                    !RecomputePending(s) && Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
     glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking
   else

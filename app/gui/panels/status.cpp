@@ -39,10 +39,9 @@ void DrawStatusBar(AppState& s) {
   char buf[512];
   std::snprintf(buf, sizeof buf, _("recompute %.2f ms"), tm.last_recompute_ms);
   const std::string recompute = buf;
-  std::string reuse =
-      WorkerBusy(s) ? WorkerText(s)
-      : s.result.ok ? "(" + (s.result.reuse_shown.empty() ? s.result.reuse : s.result.reuse_shown) + ")"
-                    : std::string();
+  std::string reuse = WorkerBusy(s) ? WorkerText(s)
+                      : s.result.ok ? "(" + (s.result.reuse_shown.empty() ? s.result.reuse : s.result.reuse_shown) + ")"
+                                    : std::string();
   std::snprintf(buf, sizeof buf, _("frame %.1f ms"), tm.last_frame_ms);
   std::string frame = buf;
   std::string config;

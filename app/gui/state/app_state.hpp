@@ -191,7 +191,7 @@ struct AppState {
   bool churn = false;  // --churn: recompute every frame (benchmark)
   FileSources files;
   Result result;
-  Live live;  // the cached stages of the recompute (embeddings, weights, projections)
+  Live live;               // the cached stages of the recompute (embeddings, weights, projections)
   RecomputeWorker worker;  // a recompute too big for one frame (sources/recompute.cpp)
   Splitters splitters;
   ExportUi exp;

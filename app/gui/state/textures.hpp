@@ -21,9 +21,9 @@ struct Result;
 // of HeatmapTextures::Sync, which a worker thread can do (ColourHeatmaps) while the
 // window keeps drawing; HeatmapTextures::Upload then sends it a few maps per frame.
 struct HeatmapPixels {
-  int maps = 0, w = 0, h = 0;     // texels per map
-  int cells_per_texel = 1;        // k: each texel is a k x k block's mean weight
-  std::uint64_t generation = 0;   // the Result it was coloured from
+  int maps = 0, w = 0, h = 0;    // texels per map
+  int cells_per_texel = 1;       // k: each texel is a k x k block's mean weight
+  std::uint64_t generation = 0;  // the Result it was coloured from
   render::ColourScale scale = render::ColourScale::Fixed;
   std::vector<std::uint8_t> rgba;  // maps x (h x w x 4, then each mipmap level's texels)
   // With mipmaps: each map's levels 1.. down to 1 x 1 follow its texels (2 x 2 box

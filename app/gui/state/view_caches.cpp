@@ -179,9 +179,7 @@ int CurrentSeqKv(const AppState& s) {
 
 // While the worker recomputes, it has the trace: there is none to show or read.
 bool HasResults(const AppState& s) { return !s.worker.holds_trace() && (s.result.ok || s.result.generation > 0); }
-bool ShowingLastValid(const AppState& s) {
-  return !s.worker.holds_trace() && !s.result.ok && s.result.generation > 0;
-}
+bool ShowingLastValid(const AppState& s) { return !s.worker.holds_trace() && !s.result.ok && s.result.generation > 0; }
 
 void ClampTeachSelection(AppState& s) {
   if (!HasResults(s)) return;

@@ -23,11 +23,11 @@ namespace mha::gui {
 // learner's choice, so that a worker can run it while the window goes on editing.
 struct RecomputeJob {
   Config cfg;
-  std::string sentence, memory;            // memory: "" for self-attention
-  const Inputs* inputs = nullptr;          // an --input file's arrays instead of the sentences
+  std::string sentence, memory;               // memory: "" for self-attention
+  const Inputs* inputs = nullptr;             // an --input file's arrays instead of the sentences
   std::shared_ptr<const Inputs> inputs_copy;  // ... owned by the job when a worker runs it
-  std::shared_ptr<const Weights> weights;  // --weights (null: seeded)
-  std::vector<HeadRef> knocked;            // heads knocked out (layer 0)
+  std::shared_ptr<const Weights> weights;     // --weights (null: seeded)
+  std::vector<HeadRef> knocked;               // heads knocked out (layer 0)
   AblationMode knock_mode = AblationMode::Zero;
 };
 
@@ -50,7 +50,7 @@ struct RecomputeWorker {
   RecomputeJob job;
   RecomputeOutcome out;
   std::string nfc_note;  // the composed sentence's notice, added to the result's
-  Trace trace;  // the app's trace while the worker recomputes it (moved, not copied)
+  Trace trace;           // the app's trace while the worker recomputes it (moved, not copied)
   Mat mean_attn;
   std::uint64_t generation = 0;  // the generation the result will have
   render::ColourScale scale = render::ColourScale::Fixed;
@@ -61,8 +61,8 @@ struct RecomputeWorker {
   std::string what;  // "32 heads x 1024 tokens", for the veil and the status bar
   int jobs = 0;      // jobs the worker has run (--probe)
   // The results area as the last frame drew it, while the worker runs.
-  unsigned int picture = 0;  // GL texture (0: none)
-  bool has_picture = false;  // a last result to show (not before the first)
+  unsigned int picture = 0;     // GL texture (0: none)
+  bool has_picture = false;     // a last result to show (not before the first)
   std::array<float, 4> rect{};  // where it was, window pixels: x, y, w, h
   bool capture_requested = false;
 
