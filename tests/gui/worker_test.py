@@ -113,9 +113,41 @@ def test_exact(mhaviz, d):
     g.check_trace_matches(final, g.reference_trace(mhaviz, d, typed, final["trace"]["config"]))
 
 
+def test_trained_model(mhaviz, d):
+    """A trained model's pass (4 layers of d_model 512 with FFNs, 256 ids, a head knocked
+    out) runs on the worker too: no frame after the first over the budget, and the layer
+    shown equals `mhaviz trace --model ... --ablate` to 1e-6."""
+    import subprocess
+    model = os.path.join(d, "big.npz")
+    subprocess.run([mhaviz, "train", "--task", "offsets", "--layers", "4", "--heads", "8", "--d-model", "512",
+                    "--block", "encoder", "--seq", "256", "--batch", "1", "--steps", "0", "--out", model],
+                   check=True, capture_output=True)
+    ids = " ".join(str((i * 7) % 11) for i in range(256))
+    app = g.App(mhaviz, d, ["--model", model, "--tokens", ids, "--layer", "3", "--ablate", "L3H1"])
+    try:
+        p = app.wait_for(lambda p: p["ok"] and idle(p) and p["generation"] >= 1, "the model's result", timeout=120)
+        w = p["worker"]
+        check(w["jobs"] >= 1, f"the trained model's pass ran in the frame: {w}")
+        late = [f for f in w["over_budget"] if f["frame"] > 1]
+        check(not late, f"frames after the first over the {w['budget_ms']} ms budget: {late}")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["ok"], f"final state: {final['error']}")
+    check("knocked out: L3H1" in final["reuse"], f"reuse {final['reuse']!r}")
+    ref = os.path.join(d, "ref.json")
+    subprocess.run([mhaviz, "trace", "--model", model, "--tokens", ids, "--layer", "3", "--ablate", "L3H1",
+                    "--json", ref, "--quiet"], check=True)
+    a, b = final["trace"]["attention"], g.read_json(ref)["attention"]
+    check(len(a) == len(b) == 8, f"heads {len(a)} / {len(b)}")
+    worst = max(abs(x - y) for ha, hb in zip(a, b) for ra, rb in zip(ha, hb) for x, y in zip(ra, rb))
+    check(worst <= 1e-6, f"the worker's layer 3 differs from mhaviz trace by {worst}")
+
+
 TESTS = {
     "frame_budget": test_frame_budget,
     "exact": test_exact,
+    "trained_model": test_trained_model,
 }
 
 if __name__ == "__main__":

@@ -203,59 +203,104 @@ void ApplyAblateFlags(const options::RunOptions& o, const std::string& model_pat
   SetKnockedOut(s, o.ablate);
 }
 
-void RecomputeFromLanguageModel(AppState& s) {
-  ModelSource& src = s.source;
-  Result& r = s.result;
-  r.memory_tokens.clear();
-  r.notice.clear();
-  src.p_before.clear();
-  src.p_after.clear();
-  src.next_before.clear();
-  try {
-    FitKnockedOut(s, src.lm->model.cfg.num_layers, src.lm->model.cfg.layer.num_heads);
-    const std::vector<HeadAblation> ablate = KnockoutAblations(s, src.lm->model);
-    lm::SentenceRun run = lm::RunOnSentence(*src.lm, s.choice.sentence, kNextTopK, ablate.empty() ? nullptr : &ablate);
-    if (!ablate.empty()) {
-      // Before -> after for each position: the plain pass on the same pieces.
-      lm::SentenceRun plain = lm::RunOnSentence(*src.lm, s.choice.sentence, kNextTopK);
-      for (std::size_t i = 0; i + 1 < run.ids.size(); ++i) {
-        src.p_before.push_back(PieceProbability(plain, static_cast<int>(i), run.ids[i + 1]));
-        src.p_after.push_back(PieceProbability(run, static_cast<int>(i), run.ids[i + 1]));
+namespace {
+
+// A language model on the typed text: RunOnSentence (twice with heads knocked out: the
+// plain pass gives the before of each next piece's probability).
+class LmJob final : public WorkerJob {
+ public:
+  explicit LmJob(AppState& s) : lm_(s.source.lm), sentence_(s.choice.sentence) {
+    ModelSource& src = s.source;
+    Result& r = s.result;
+    r.memory_tokens.clear();
+    r.notice.clear();
+    src.p_before.clear();
+    src.p_after.clear();
+    src.next_before.clear();
+    FitKnockedOut(s, lm_->model.cfg.num_layers, lm_->model.cfg.layer.num_heads);
+    ablate_ = KnockoutAblations(s, lm_->model);
+    layer_ = std::clamp(src.layer, 0, lm_->model.cfg.num_layers - 1);
+    // On an error the last result comes back.
+    old_pass_ = std::move(src.pass);
+    trace_ = std::move(r.trace);
+    mean_ = std::move(r.mean_attn);
+  }
+  void Compute() override {
+    try {
+      run_ = lm::RunOnSentence(*lm_, sentence_, kNextTopK, ablate_.empty() ? nullptr : &ablate_);
+      if (!ablate_.empty()) {
+        // Before -> after for each position: the plain pass on the same pieces.
+        lm::SentenceRun plain = lm::RunOnSentence(*lm_, sentence_, kNextTopK);
+        for (std::size_t i = 0; i + 1 < run_.ids.size(); ++i) {
+          p_before_.push_back(PieceProbability(plain, static_cast<int>(i), run_.ids[i + 1]));
+          p_after_.push_back(PieceProbability(run_, static_cast<int>(i), run_.ids[i + 1]));
+        }
+        next_before_ = std::move(plain.next);
       }
-      src.next_before = std::move(plain.next);
+      trace_ = run_.trace.layers[static_cast<std::size_t>(layer_)];
+      MeanAttention(trace_, mean_);
+      ok_ = true;
+    } catch (const Error& e) {
+      error_ = e.what();
+      clear_tokens_ = true;
+    } catch (const std::bad_alloc&) {
+      error_ = _("Out of memory running the language model.");
     }
+  }
+  void Apply(AppState& s) override {
+    ModelSource& src = s.source;
+    Result& r = s.result;
+    r.trace = std::move(trace_);
+    r.mean_attn = std::move(mean_);
+    if (!ok_) {
+      src.pass = std::move(old_pass_);
+      if (clear_tokens_) r.tokens.clear();
+      src.next.clear();
+      src.byte_spelled.clear();
+      r.ok = false;
+      r.error = error_;
+      return;
+    }
+    src.p_before = std::move(p_before_);
+    src.p_after = std::move(p_after_);
+    src.next_before = std::move(next_before_);
     r.tokens.clear();
-    for (const std::string& p : run.pieces) r.tokens.push_back(DisplayPiece(p));
-    r.notice = run.notice;
-    src.byte_spelled = lm::ByteSpellings(run.pieces);
-    src.pass = std::move(run.trace);
-    src.next = std::move(run.next);
-    const int layers = src.lm->model.cfg.num_layers;
-    src.layer = std::clamp(src.layer, 0, layers - 1);
-    r.trace = src.pass.layers[static_cast<std::size_t>(src.layer)];
-    MeanAttention(r.trace, r.mean_attn);
+    for (const std::string& p : run_.pieces) r.tokens.push_back(DisplayPiece(p));
+    r.notice = run_.notice;
+    src.byte_spelled = lm::ByteSpellings(run_.pieces);
+    src.pass = std::move(run_.trace);
+    src.next = std::move(run_.next);
+    const int layers = lm_->model.cfg.num_layers;
+    src.layer = layer_;
     r.reuse = "language model, layer " + std::to_string(src.layer) + " of " + std::to_string(layers);
     r.reuse_shown = i18n::Format(_("language model, layer %d of %d"), src.layer, layers);
-    if (!ablate.empty()) {
-      r.reuse += ", knocked out: " + KnockoutText(s);
-      r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
-    }
+    AppendKnockout(s, !ablate_.empty());
     r.ok = true;
     r.error.clear();
     ++r.generation;
-  } catch (const Error& e) {
-    r.tokens.clear();
-    src.next.clear();
-    src.byte_spelled.clear();
-    r.ok = false;
-    r.error = e.what();
-  } catch (const std::bad_alloc&) {
-    src.next.clear();
-    src.byte_spelled.clear();
-    r.ok = false;
-    r.error = _("Out of memory running the language model.");
   }
-}
+  bool Ok() const override { return ok_; }
+  const Trace& Shown() const override { return trace_; }
+  const Mat& ShownMean() const override { return mean_; }
+
+ private:
+  std::shared_ptr<const lm::LanguageModel> lm_;
+  std::string sentence_;
+  std::vector<HeadAblation> ablate_;
+  int layer_ = 0;
+  ModelTrace old_pass_;
+  lm::SentenceRun run_;
+  std::vector<double> p_before_, p_after_;
+  std::vector<std::vector<lm::NextPiece>> next_before_;
+  Trace trace_;
+  Mat mean_;
+  bool ok_ = false, clear_tokens_ = false;
+  std::string error_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerJob> MakeLanguageModelJob(AppState& s) { return std::make_unique<LmJob>(s); }
 
 bool DrawFixedShape(AppState& s) {
   if (!UsingLanguageModel(s)) return false;

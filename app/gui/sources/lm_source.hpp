@@ -2,7 +2,7 @@
 // English or Korean, is cut into the model's SentencePiece pieces and run through
 // every layer; the views show the selected layer, the next-token panel the model's
 // likeliest next pieces. It rides on the trained-model source (model_source.hpp):
-// ModelSource::lm is set, and RecomputeFromModel hands over to the function below.
+// ModelSource::lm is set, and MakeModelJob hands over to MakeLanguageModelJob below.
 #pragma once
 
 #include <memory>
@@ -20,6 +20,7 @@ struct RunOptions;
 namespace mha::gui {
 
 struct AppState;
+class WorkerJob;
 
 // The file name the selector offers, looked up in assets/models/.
 using io::kSmallModelFile;
@@ -48,9 +49,9 @@ void UseSmallModel(AppState& s);
 // is absent or not a language model; throws mha::Error / options::UsageError otherwise.
 bool ApplyLanguageModelFlag(const options::ModelFlags& m, AppState& s);
 
-// RecomputeFromModel's branch for a language model: RunOnSentence on the typed text,
-// the pieces as the tokens, the selected layer's Trace, the next pieces. Never throws.
-void RecomputeFromLanguageModel(AppState& s);
+// The recompute's job for a language model: RunOnSentence on the typed text, the
+// pieces as the tokens, the selected layer's Trace, the next pieces. Never throws.
+std::unique_ptr<WorkerJob> MakeLanguageModelJob(AppState& s);
 
 // The Configuration panel with a language model: num_heads and d_model are the
 // model's, shown read-only with the reason. Returns false when not on a language model.

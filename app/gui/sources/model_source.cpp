@@ -10,6 +10,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/files.hpp"
 #include "gui/sources/lm_source.hpp"
+#include "gui/sources/recompute.hpp"
 #include "gui/sources/train_session.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/state/view_caches.hpp"
@@ -99,38 +100,103 @@ std::string JoinIds(const std::vector<int>& ids) {
   return out;
 }
 
-void RecomputeFromModel(AppState& s) {
-  ModelSource& src = s.source;
-  Result& r = s.result;
-  if (src.lm) return RecomputeFromLanguageModel(s);
-  const ModelConfig& c = src.model->cfg;
-  r.tokens = Words(s.choice.sentence);
-  r.memory_tokens.clear();
-  r.notice.clear();
-  try {
-    const std::vector<int> ids = IdsOf(c, r.tokens);
-    FitKnockedOut(s, c.num_layers, c.layer.num_heads);
-    const std::vector<HeadAblation> ablate = KnockoutAblations(s, *src.model);
-    RunModel(*src.model, ids, src.pass, ablate.empty() ? nullptr : &ablate);
-    src.layer = std::clamp(src.layer, 0, c.num_layers - 1);
-    r.trace = src.pass.layers[static_cast<std::size_t>(src.layer)];
-    MeanAttention(r.trace, r.mean_attn);
-    r.reuse = "trained model, layer " + std::to_string(src.layer) + " of " + std::to_string(c.num_layers);
-    r.reuse_shown = i18n::Format(_("trained model, layer %d of %d"), src.layer, c.num_layers);
-    if (!ablate.empty()) {
-      r.reuse += ", knocked out: " + KnockoutText(s);
-      r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
+namespace {
+
+// A trained model's pass on the typed ids (not a language model: LmJob).
+class ModelJob final : public WorkerJob {
+ public:
+  explicit ModelJob(AppState& s) : model_(s.source.model) {
+    ModelSource& src = s.source;
+    Result& r = s.result;
+    const ModelConfig& c = model_->cfg;
+    r.tokens = Words(s.choice.sentence);
+    r.memory_tokens.clear();
+    r.notice.clear();
+    try {
+      ids_ = IdsOf(c, r.tokens);
+      FitKnockedOut(s, c.num_layers, c.layer.num_heads);
+      ablate_ = KnockoutAblations(s, *model_);
+    } catch (const Error& e) {
+      error_ = e.what();
     }
+    layer_ = std::clamp(src.layer, 0, c.num_layers - 1);
+    // The last pass's buffers are reused; on an error the last result comes back.
+    pass_ = std::move(src.pass);
+    trace_ = std::move(r.trace);
+    mean_ = std::move(r.mean_attn);
+  }
+  void Compute() override {
+    if (!error_.empty()) return;
+    try {
+      RunModel(*model_, ids_, pass_, ablate_.empty() ? nullptr : &ablate_);
+      trace_ = pass_.layers[static_cast<std::size_t>(layer_)];
+      MeanAttention(trace_, mean_);
+      ok_ = true;
+    } catch (const Error& e) {
+      error_ = e.what();
+    } catch (const std::bad_alloc&) {
+      error_ = _("Out of memory running the trained model.");
+    }
+  }
+  void Apply(AppState& s) override {
+    ModelSource& src = s.source;
+    Result& r = s.result;
+    src.pass = std::move(pass_);
+    r.trace = std::move(trace_);
+    r.mean_attn = std::move(mean_);
+    if (!ok_) {
+      r.ok = false;
+      r.error = error_;
+      return;
+    }
+    const int layers = model_->cfg.num_layers;
+    src.layer = layer_;
+    r.reuse = "trained model, layer " + std::to_string(src.layer) + " of " + std::to_string(layers);
+    r.reuse_shown = i18n::Format(_("trained model, layer %d of %d"), src.layer, layers);
+    AppendKnockout(s, !ablate_.empty());
     r.ok = true;
     r.error.clear();
     ++r.generation;
-  } catch (const Error& e) {
-    r.ok = false;
-    r.error = e.what();
-  } catch (const std::bad_alloc&) {
-    r.ok = false;
-    r.error = _("Out of memory running the trained model.");
   }
+  bool Ok() const override { return ok_; }
+  const Trace& Shown() const override { return trace_; }
+  const Mat& ShownMean() const override { return mean_; }
+
+ private:
+  std::shared_ptr<const Model> model_;
+  std::vector<int> ids_;
+  std::vector<HeadAblation> ablate_;
+  int layer_ = 0;
+  ModelTrace pass_;
+  Trace trace_;
+  Mat mean_;
+  bool ok_ = false;
+  std::string error_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerJob> MakeModelJob(AppState& s) {
+  if (s.source.lm) return MakeLanguageModelJob(s);
+  return std::make_unique<ModelJob>(s);
+}
+
+WorkSize ModelWork(const AppState& s) {
+  const ModelConfig& c = s.source.model->cfg;
+  int seq = 0;
+  if (s.source.lm) {  // pieces: at most one per byte (and the start piece), at most the context
+    seq = static_cast<int>(std::min<std::size_t>(s.choice.sentence.size() + 1, static_cast<std::size_t>(c.max_seq)));
+  } else {
+    seq = std::min(static_cast<int>(Words(s.choice.sentence).size()), c.max_seq);
+  }
+  return LayerWork(c.layer, seq, seq, c.num_layers, c.vocab_size() * c.num_targets);
+}
+
+void AppendKnockout(AppState& s, bool knocked) {
+  if (!knocked) return;
+  Result& r = s.result;
+  r.reuse += ", knocked out: " + KnockoutText(s);
+  r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
 }
 
 void UseTrainedModel(AppState& s, std::shared_ptr<const Model> model, const std::string& name, int run_id,

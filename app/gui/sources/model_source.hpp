@@ -4,7 +4,7 @@
 // a trained model the sentence field holds token ids of its vocabulary ("3 1 4 1 5"),
 // the model runs on them layer by layer, and the layer selector picks which layer's
 // Trace the shape flow, the heatmaps and the teaching views read. Recompute() stays
-// the one place this runs (RecomputeFromModel below is its trained-model branch).
+// the one place this runs (MakeModelJob below is its trained-model job).
 #pragma once
 
 #include <memory>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gui/state/source_state.hpp"
+#include "gui/state/worker_state.hpp"
 #include "lm/language_model.hpp"
 #include "mha/model.hpp"
 
@@ -19,9 +20,14 @@ namespace mha::gui {
 
 struct AppState;
 
-// Recompute()'s branch for a trained model: the sentence's ids through every layer,
-// the selected layer's Trace into s.result. Never throws (errors land in s.result.error).
-void RecomputeFromModel(AppState& s);
+// The recompute's job for a trained model (a language model's: MakeLanguageModelJob):
+// the sentence's ids through every layer, the selected layer's Trace into s.result.
+// Never throws (errors land in s.result.error when it is applied).
+std::unique_ptr<WorkerJob> MakeModelJob(AppState& s);
+// How much work that is (the recompute hands big ones to its worker).
+WorkSize ModelWork(const AppState& s);
+// ", knocked out: L0H1" after the result's reuse text when heads are knocked out.
+void AppendKnockout(AppState& s, bool knocked);
 
 // Makes `model` the source. Entering from another source, the sentence becomes
 // `tokens` (the probe example) and the old sentence is kept to give back; while

@@ -71,96 +71,114 @@ std::string NormaliseTyped(Choice& c) {
 
 namespace {
 
-// The learner's choice as a job (on this thread: the sentence is composed, the chips'
-// tokens are set, the --input arrays referenced).
-RecomputeJob MakeJob(AppState& s, std::string* nfc_note) {
-  Result& r = s.result;
-  *nfc_note = NormaliseTyped(s.choice);
-  if (!nfc_note->empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
-  // The chips show the tokenization even when the configuration cannot run.
-  auto texts = [](const std::string& sentence) {
-    std::vector<std::string> out;
-    for (auto& t : Tokenize(sentence, Limits::kMaxTokens).tokens) out.push_back(std::move(t.text));
-    return out;
-  };
-  RecomputeJob job;
-  job.cfg = s.choice.cfg;
-  if (s.files.input_path.empty()) {
-    r.tokens = texts(s.choice.sentence);
-    r.memory_tokens = s.choice.cross ? texts(s.choice.memory) : std::vector<std::string>();
-    job.sentence = s.choice.sentence;
-    if (s.choice.cross) job.memory = s.choice.memory;
-  } else {
-    r.tokens = s.files.input.tokens;
-    r.memory_tokens = s.files.input.memory_tokens;
-    job.inputs = &s.files.input;
-  }
-  job.weights = s.files.weights;
-  job.knocked = s.source.knocked;
-  job.knock_mode = s.source.knock_mode;
-  return job;
-}
-
-// The core on the job, on any thread: `live`, `t`, `mean` and `notice` are the only
-// state it touches.
-void RunJob(const RecomputeJob& job, Live& live, Trace& t, Mat& mean, std::string& notice, RecomputeOutcome& out) {
-  try {
-    LiveChoice c;
-    c.cfg = job.cfg;
-    if (job.inputs) {
-      c.inputs = job.inputs;
+// The seeded layer (or --weights, --input) on the typed sentence, through the app's Live
+// cache (its stages kept between recomputes: only the worker or the frame uses it).
+class SeededJob final : public WorkerJob {
+ public:
+  explicit SeededJob(AppState& s) : live_(&s.live) {
+    Result& r = s.result;
+    nfc_note_ = NormaliseTyped(s.choice);
+    if (!nfc_note_.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
+    // The chips show the tokenization even when the configuration cannot run.
+    auto texts = [](const std::string& sentence) {
+      std::vector<std::string> out;
+      for (auto& t : Tokenize(sentence, Limits::kMaxTokens).tokens) out.push_back(std::move(t.text));
+      return out;
+    };
+    choice_.cfg = s.choice.cfg;
+    if (s.files.input_path.empty()) {
+      r.tokens = texts(s.choice.sentence);
+      r.memory_tokens = s.choice.cross ? texts(s.choice.memory) : std::vector<std::string>();
+      sentence_ = s.choice.sentence;
+      if (s.choice.cross) memory_ = s.choice.memory;
     } else {
-      c.sentence = job.sentence;
-      c.memory = job.memory;
+      r.tokens = s.files.input.tokens;
+      r.memory_tokens = s.files.input.memory_tokens;
+      choice_.inputs = &s.files.input;
     }
-    c.weights = job.weights;
-    live.Recompute(c, t, &mean, &notice);
-    std::vector<HeadRef> knocked = job.knocked;
-    knocked.erase(std::remove_if(knocked.begin(), knocked.end(),
-                                 [&](const HeadRef& h) { return h.layer >= 1 || h.head >= t.cfg.num_heads; }),
-                  knocked.end());
-    if (!knocked.empty()) {
-      // The seeded layer again with its knocked-out heads (mean ablation: each head's
-      // mean context over this sentence, the only text a seeded layer has).
-      ContextMeans means;
-      if (job.knock_mode == AblationMode::Mean) means = MeanContexts(std::vector<const Trace*>{&t});
-      Inputs in = t.in;
-      in.ablate = LayerAblations(1, t.cfg, job.knock_mode, knocked, &means)[0];
-      t = Forward(t.cfg, t.weights, in);
-    }
-    out.ok = true;
-    out.error.clear();
-  } catch (const Error& e) {
-    out.ok = false;
-    out.error = e.what();
-  } catch (const std::bad_alloc&) {
-    out.ok = false;
-    out.error = _("Out of memory for this configuration. Use fewer tokens, fewer heads or a smaller d_model.");
-  } catch (const std::exception& e) {
-    out.ok = false;
-    out.error = std::string(_("Unexpected error: ")) + e.what();
+    choice_.weights = s.files.weights;
+    knocked_ = s.source.knocked;
+    knock_mode_ = s.source.knock_mode;
+    // The buffers and projections of the last trace are reused (Live), not copied.
+    trace_ = std::move(r.trace);
+    mean_ = std::move(r.mean_attn);
+    notice_ = r.notice;
   }
-}
+  // The worker reads its own copy of an --input file: the window may load another.
+  void Detach() {
+    if (!choice_.inputs) return;
+    inputs_copy_ = std::make_shared<const Inputs>(*choice_.inputs);
+    choice_.inputs = inputs_copy_.get();
+  }
+  void Compute() override {
+    try {
+      LiveChoice c = choice_;
+      if (!c.inputs) {
+        c.sentence = sentence_;
+        c.memory = memory_;
+      }
+      live_->Recompute(c, trace_, &mean_, &notice_);
+      std::vector<HeadRef> knocked = knocked_;
+      knocked.erase(std::remove_if(knocked.begin(), knocked.end(),
+                                   [&](const HeadRef& h) { return h.layer >= 1 || h.head >= trace_.cfg.num_heads; }),
+                    knocked.end());
+      if (!knocked.empty()) {
+        // The seeded layer again with its knocked-out heads (mean ablation: each head's
+        // mean context over this sentence, the only text a seeded layer has).
+        ContextMeans means;
+        if (knock_mode_ == AblationMode::Mean) means = MeanContexts(std::vector<const Trace*>{&trace_});
+        Inputs in = trace_.in;
+        in.ablate = LayerAblations(1, trace_.cfg, knock_mode_, knocked, &means)[0];
+        trace_ = Forward(trace_.cfg, trace_.weights, in);
+      }
+      ok_ = true;
+    } catch (const Error& e) {
+      error_ = e.what();
+    } catch (const std::bad_alloc&) {
+      error_ = _("Out of memory for this configuration. Use fewer tokens, fewer heads or a smaller d_model.");
+    } catch (const std::exception& e) {
+      error_ = std::string(_("Unexpected error: ")) + e.what();
+    }
+  }
+  void Apply(AppState& s) override {
+    Result& r = s.result;
+    r.trace = std::move(trace_);
+    r.mean_attn = std::move(mean_);
+    r.notice = std::move(notice_);
+    if (!ok_) {
+      r.ok = false;
+      r.error = error_;
+      return;
+    }
+    FitKnockedOut(s, 1, r.trace.cfg.num_heads);
+    if (!nfc_note_.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note_;
+    r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
+    r.reuse_shown = ReuseText(s.live.report(), r.trace, true);
+    AppendKnockout(s, !s.source.knocked.empty());
+    r.ok = true;
+    r.error.clear();
+    ++r.generation;
+  }
+  bool Ok() const override { return ok_; }
+  const Trace& Shown() const override { return trace_; }
+  const Mat& ShownMean() const override { return mean_; }
 
-// The job's outcome into the result (this thread; s.result.trace holds its trace).
-void ApplyOutcome(AppState& s, const RecomputeOutcome& out, const std::string& nfc_note) {
-  Result& r = s.result;
-  if (!out.ok) {
-    r.ok = false;
-    r.error = out.error;
-    return;
-  }
-  FitKnockedOut(s, 1, r.trace.cfg.num_heads);
-  if (!nfc_note.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note;
-  r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
-  r.reuse_shown = ReuseText(s.live.report(), r.trace, true);
-  if (!s.source.knocked.empty()) {
-    r.reuse += ", knocked out: " + KnockoutText(s);
-    r.reuse_shown += i18n::Format(_(", knocked out: %s"), KnockoutText(s, true).c_str());
-  }
-  r.ok = true;
-  r.error.clear();
-  ++r.generation;
+ private:
+  Live* live_;
+  LiveChoice choice_;
+  std::string sentence_, memory_;
+  std::shared_ptr<const Inputs> inputs_copy_;
+  std::vector<HeadRef> knocked_;
+  AblationMode knock_mode_ = AblationMode::Zero;
+  std::string nfc_note_, notice_, error_;
+  Trace trace_;
+  Mat mean_;
+  bool ok_ = false;
+};
+
+std::unique_ptr<WorkerJob> MakeJob(AppState& s) {
+  if (UsingTrainedModel(s)) return MakeModelJob(s);
+  return std::make_unique<SeededJob>(s);
 }
 
 void RecordRecompute(AppState& s, double ms) {
@@ -168,8 +186,8 @@ void RecordRecompute(AppState& s, double ms) {
   s.timing.recompute_ms.push_back(ms);
 }
 
-// Attention cells of every map together (heads and the mean) above which a recompute
-// goes to the worker: colouring them alone takes a few ms per million.
+// Attention cells (all maps together) above which a recompute goes to the worker:
+// colouring them alone takes a few ms per million.
 double WorkerCells() {
   static const double cells = [] {
     const char* e = std::getenv("MHAVIZ_WORKER_CELLS");  // tests: 0 sends every recompute to the worker
@@ -178,71 +196,83 @@ double WorkerCells() {
   return cells;
 }
 
-// The last result's tokens, sizes of the job for the veil: "32 heads x 1024 tokens".
-std::string JobText(const Config& c, int seq) {
-  return i18n::Format(P_("%d head", "%d heads", c.num_heads), c.num_heads) + " \xC3\x97 " +
+// "32 heads x 1024 tokens", for the veil.
+std::string JobText(int heads, int seq) {
+  return i18n::Format(P_("%d head", "%d heads", heads), heads) + " \xC3\x97 " +
          i18n::Format(P_("%d token", "%d tokens", seq), seq);
 }
 
-// The job's size from what the chips show (the sentence's tokens, or the --input rows).
-void JobSize(const AppState& s, int* seq, int* seq_kv) {
+// The work of the current choice (from what the chips show: the sentence's tokens or
+// the --input rows; a trained model's sizes).
+WorkSize ChoiceWork(const AppState& s) {
+  if (UsingTrainedModel(s)) return ModelWork(s);
+  int seq = 0, seq_kv = 0;
   if (!s.files.input_path.empty()) {
-    *seq = static_cast<int>(s.files.input.x.rows());
-    *seq_kv = s.files.input.cross() ? static_cast<int>(s.files.input.memory.rows()) : *seq;
-    return;
+    seq = static_cast<int>(s.files.input.x.rows());
+    seq_kv = s.files.input.cross() ? static_cast<int>(s.files.input.memory.rows()) : seq;
+  } else {
+    seq = static_cast<int>(Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens.size());
+    seq_kv = s.choice.cross ? static_cast<int>(Tokenize(s.choice.memory, Limits::kMaxTokens).tokens.size()) : seq;
   }
-  *seq = static_cast<int>(Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens.size());
-  *seq_kv = s.choice.cross ? static_cast<int>(Tokenize(s.choice.memory, Limits::kMaxTokens).tokens.size()) : *seq;
+  return LayerWork(s.choice.cfg, seq, seq_kv);
 }
 
-void StartWorker(AppState& s, bool colour_only) {
+bool Big(const WorkSize& w) {
+  if (std::getenv("MHAVIZ_WORKER_CELLS")) return w.cells > WorkerCells();
+  return w.cells > WorkerCells() || w.madds > 2e8;
+}
+
+// Re-colours the app's current maps (a new colour scale): Compute reads s.result's
+// trace, which nothing writes while it runs (the recompute waits for the worker).
+class ColourJob final : public WorkerJob {
+ public:
+  explicit ColourJob(const Result& r) : r_(r) {}
+  void Compute() override {}
+  void Apply(AppState&) override {}
+  bool Ok() const override { return true; }
+  const Trace& Shown() const override { return r_.trace; }
+  const Mat& ShownMean() const override { return r_.mean_attn; }
+
+ private:
+  const Result& r_;
+};
+
+void StartWorker(AppState& s) {
   RecomputeWorker& w = s.worker;
   Result& r = s.result;
-  w.colour_only = colour_only;
-  w.out = RecomputeOutcome{};
   w.scale = s.ui.colour_scale;
   w.pixels = HeatmapPixels{};
-  std::string nfc_note;
-  if (!colour_only) {
+  if (!w.colour_only) {
     s.dirty = false;
-    w.job = MakeJob(s, &nfc_note);
-    if (w.job.inputs) {  // the worker reads its own copy: the window may load another file
-      w.job.inputs_copy = std::make_shared<const Inputs>(*w.job.inputs);
-      w.job.inputs = w.job.inputs_copy.get();
-    }
-    w.nfc_note = nfc_note;
-    w.out.notice = r.notice;
-    w.trace = std::move(r.trace);
-    w.mean_attn = std::move(r.mean_attn);
-    r.trace = Trace();
-    r.mean_attn = Mat();
+    const WorkSize size = ChoiceWork(s);
+    w.job = MakeJob(s);
+    if (auto* seeded = dynamic_cast<SeededJob*>(w.job.get())) seeded->Detach();
     w.generation = r.generation + 1;
     // Nothing reads the trace while the worker has it (HasResults is false); the
     // results area shows the picture of the last one.
     r.ok = false;
     r.error.clear();
-    w.what = JobText(w.job.cfg, static_cast<int>(r.tokens.size()));
+    w.what = JobText(size.heads, size.seq);
   } else {
+    w.job = std::make_unique<ColourJob>(r);
     w.generation = r.generation;
-    w.what = JobText(r.trace.cfg, r.trace.seq);
+    w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
   }
   w.done.store(false);
-  w.started = std::chrono::steady_clock::now();
+  w.started = Clock::now();
   ++w.jobs;
   w.phase = RecomputeWorker::Phase::Run;
-  const Trace* colour_from = colour_only ? &r.trace : &w.trace;
-  const Mat* colour_mean = colour_only ? &r.mean_attn : &w.mean_attn;
-  w.thread = std::thread([&w, &live = s.live, colour_from, colour_mean] {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!w.colour_only) RunJob(w.job, live, w.trace, w.mean_attn, w.out.notice, w.out);
-    if (w.colour_only || w.out.ok) {
+  w.thread = std::thread([&w] {
+    const auto t0 = Clock::now();
+    w.job->Compute();
+    if (w.job->Ok()) {
       try {
-        ColourHeatmaps(*colour_from, *colour_mean, w.generation, w.scale, w.pixels, /*mipmaps=*/true);
+        ColourHeatmaps(w.job->Shown(), w.job->ShownMean(), w.generation, w.scale, w.pixels, /*mipmaps=*/true);
       } catch (const std::bad_alloc&) {
         w.pixels = HeatmapPixels{};  // the grid colours them itself, in the frame
       }
     }
-    w.out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    w.ms = MsSince(t0);
     w.done.store(true, std::memory_order_release);
   });
 }
@@ -251,43 +281,19 @@ void StartWorker(AppState& s, bool colour_only) {
 void TakeResult(AppState& s) {
   RecomputeWorker& w = s.worker;
   if (w.thread.joinable()) w.thread.join();
-  if (!w.colour_only) {
-    s.result.trace = std::move(w.trace);
-    s.result.mean_attn = std::move(w.mean_attn);
-    w.trace = Trace();
-    w.mean_attn = Mat();
-    s.result.notice = w.out.notice;
-    ApplyOutcome(s, w.out, w.nfc_note);
-    w.job = RecomputeJob{};
-  }
-  RecordRecompute(s, w.out.ms);
+  w.job->Apply(s);
+  w.job.reset();
+  if (!w.colour_only) RecordRecompute(s, w.ms);
 }
 
 }  // namespace
 
-bool BigRecompute(const Config& c, int seq, int seq_kv) {
-  const double cells = static_cast<double>(c.num_heads + 1) * seq * seq_kv;
-  if (std::getenv("MHAVIZ_WORKER_CELLS")) return cells > WorkerCells();
-  const double d = c.d_model, kv = static_cast<double>(c.kv_heads()) * c.head_dim();
-  // Multiply-adds: Q, K, V and W_O, the scores and the weighted sum, the FFN.
-  double madds = seq * d * d + static_cast<double>(seq_kv) * d * 2 * kv + seq * d * d + 2.0 * seq * seq_kv * d;
-  if (c.block == Block::Encoder) madds += 2.0 * seq * d * c.ffn_dim();
-  return cells > WorkerCells() || madds > 2e8;
-}
-
 void Recompute(AppState& s) {
   s.dirty = false;
   const auto t0 = Clock::now();
-  if (UsingTrainedModel(s)) {  // the model source's branch: model_source.cpp
-    RecomputeFromModel(s);
-    RecordRecompute(s, MsSince(t0));
-    return;
-  }
-  std::string nfc_note;
-  const RecomputeJob job = MakeJob(s, &nfc_note);
-  RecomputeOutcome out;
-  RunJob(job, s.live, s.result.trace, s.result.mean_attn, s.result.notice, out);
-  ApplyOutcome(s, out, nfc_note);
+  std::unique_ptr<WorkerJob> job = MakeJob(s);
+  job->Compute();
+  job->Apply(s);
   RecordRecompute(s, MsSince(t0));
 }
 
@@ -313,9 +319,7 @@ void StepRecompute(AppState& s) {
     return;
   }
   if (s.dirty || s.churn) {
-    int seq = 0, seq_kv = 0;
-    if (!UsingTrainedModel(s)) JobSize(s, &seq, &seq_kv);
-    if (!UsingTrainedModel(s) && BigRecompute(s.choice.cfg, seq, seq_kv)) {
+    if (Big(ChoiceWork(s))) {
       w.colour_only = false;
       w.phase = Phase::Capture;
       return;
@@ -358,7 +362,7 @@ void AfterRender(AppState& s, int fb_w, int fb_h) {
     glCopyTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, x, fb_h - y - ch, cw, ch, 0);  // GL counts rows from the bottom
     glBindTexture(GL_TEXTURE_2D, 0);
   }
-  StartWorker(s, w.colour_only);
+  StartWorker(s);
 }
 
 void DrawWorkerPicture(AppState& s, ImVec2 a, ImVec2 b) {

@@ -11,7 +11,10 @@ namespace mha::gui {
 
 // Runs the core on s.choice now, on this thread (reusing s.result.trace's buffers and
 // the cached weights / embeddings), clears s.dirty, records the time. Never throws:
-// errors from the core land in s.result.error for the panels to show.
+// errors from the core land in s.result.error for the panels to show. A big job goes
+// to the worker instead when StepRecompute sees it: over 2 million attention cells
+// (all maps together) or 200 million multiply-adds (MHAVIZ_WORKER_CELLS=N, for tests:
+// over N cells, whatever the multiply-adds).
 void Recompute(AppState& s);
 
 // Once per frame, where the results are computed: a quick recompute runs at once
@@ -37,9 +40,6 @@ std::string WorkerText(const AppState& s);
 void FinishRecompute(AppState& s);
 // Frees the picture's texture (needs the GL context).
 void ReleaseWorker(AppState& s);
-// Whether this choice goes to the worker: more than `cells` attention cells (all maps
-// together) or `flops` multiply-adds. MHAVIZ_WORKER_CELLS (tests) sets the cells alone.
-bool BigRecompute(const Config& cfg, int seq, int seq_kv);
 
 // What the last recompute redid ("Q, K, V kept and re-split into 16 heads", ...): the
 // status bar's words (Result::reuse), also in --probe and --dump-state.

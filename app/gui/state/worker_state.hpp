@@ -1,43 +1,58 @@
-// A recompute too big for one frame, on its worker thread: what it was asked, what it
-// gave back, and the picture of the results shown meanwhile. The steps are in
-// sources/recompute.cpp; this is only the state they share with the window.
+// A recompute too big for one frame, on its worker thread: the job, and the picture of
+// the results shown meanwhile. The steps are in sources/recompute.cpp; each model
+// source makes its own job (seeded, a trained model, a language model).
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "gui/state/textures.hpp"
-#include "mha/ablation.hpp"
 #include "mha/mha.hpp"
-#include "render/colormap.hpp"
 
 namespace mha::gui {
 
-// Everything one recompute of the seeded (or --weights) layer reads: a copy of the
-// learner's choice, so that a worker can run it while the window goes on editing.
-struct RecomputeJob {
-  Config cfg;
-  std::string sentence, memory;               // memory: "" for self-attention
-  const Inputs* inputs = nullptr;             // an --input file's arrays instead of the sentences
-  std::shared_ptr<const Inputs> inputs_copy;  // ... owned by the job when a worker runs it
-  std::shared_ptr<const Weights> weights;     // --weights (null: seeded)
-  std::vector<HeadRef> knocked;               // heads knocked out (layer 0)
-  AblationMode knock_mode = AblationMode::Zero;
+struct AppState;
+
+// One recompute, split where a thread may change hands: made on the window's thread
+// from the learner's choice (it owns copies of what it reads, and takes the app's trace
+// so its buffers are reused, never copied), computed on any thread, applied back on
+// the window's thread. A quick one runs all three in the frame.
+class WorkerJob {
+ public:
+  virtual ~WorkerJob() = default;
+  // The core's work: touches only what the job owns (and the cache it was given).
+  virtual void Compute() = 0;
+  // The outcome into the app's state (s.result, the model source), trace included.
+  virtual void Apply(AppState& s) = 0;
+  // After Compute: whether it succeeded, and the layer whose maps the heatmaps show.
+  virtual bool Ok() const = 0;
+  virtual const Trace& Shown() const = 0;
+  virtual const Mat& ShownMean() const = 0;
+  double ms = 0;  // Compute's time (and the colouring's, on the worker)
 };
 
-// What the core said of the job.
-struct RecomputeOutcome {
-  bool ok = false;
-  std::string error;   // the core's teaching message when !ok
-  std::string notice;  // the tokenizer's notice
-  double ms = 0;       // the recompute (and, on the worker, the colouring of the maps)
+// How big a recompute is: attention cells over every map the heatmaps colour (heads
+// and the mean, each layer computed) and multiply-adds (projections, scores and
+// weighted sums, the FFN, the logits). The recompute hands big ones to its worker.
+struct WorkSize {
+  double cells = 0, madds = 0;
+  int heads = 0, seq = 0;  // the layer shown, for "32 heads x 1024 tokens"
 };
+inline WorkSize LayerWork(const Config& c, int seq, int seq_kv, int layers = 1, double logits = 0) {
+  const double d = c.d_model, kv = static_cast<double>(c.kv_heads()) * c.head_dim();
+  double madds = seq * d * d * 2 + static_cast<double>(seq_kv) * d * 2 * kv + 2.0 * seq * seq_kv * d;
+  if (c.block == Block::Encoder) madds += 2.0 * seq * d * c.ffn_dim();
+  WorkSize w;
+  w.cells = static_cast<double>(c.num_heads + 1) * seq * seq_kv * layers;
+  w.madds = madds * layers + seq * d * logits;
+  w.heads = c.num_heads;
+  w.seq = seq;
+  return w;
+}
 
 struct RecomputeWorker {
   // Idle: nothing in flight. Capture: this frame draws the last result once more and
@@ -47,14 +62,11 @@ struct RecomputeWorker {
   enum class Phase { Idle, Capture, Run, Upload };
   Phase phase = Phase::Idle;
   bool colour_only = false;  // re-colour the maps of the current trace (a new colour scale)
-  RecomputeJob job;
-  RecomputeOutcome out;
-  std::string nfc_note;  // the composed sentence's notice, added to the result's
-  Trace trace;           // the app's trace while the worker recomputes it (moved, not copied)
-  Mat mean_attn;
-  std::uint64_t generation = 0;  // the generation the result will have
+  std::unique_ptr<WorkerJob> job;
   render::ColourScale scale = render::ColourScale::Fixed;
+  std::uint64_t generation = 0;  // the generation the maps are coloured for
   HeatmapPixels pixels;
+  double ms = 0;
   std::thread thread;
   std::atomic<bool> done{false};
   std::chrono::steady_clock::time_point started;
@@ -64,7 +76,6 @@ struct RecomputeWorker {
   unsigned int picture = 0;     // GL texture (0: none)
   bool has_picture = false;     // a last result to show (not before the first)
   std::array<float, 4> rect{};  // where it was, window pixels: x, y, w, h
-  bool capture_requested = false;
 
   RecomputeWorker() = default;
   RecomputeWorker(const RecomputeWorker&) = delete;
