@@ -261,8 +261,8 @@ void DrawFrame(AppState& s) {
   if (dx != 0.0f) s.splitters.left_width = (left + dx) / scale;
 
   // The one place the core runs (a view's work, such as a training run's newest
-  // snapshot, may set `dirty`); views and exports wait while the worker has the trace.
-  if (!s.worker.holds_trace()) UpdateViews(s);
+  // snapshot, may set `dirty`); views and exports wait while the worker runs.
+  if (!WorkerBusy(s)) UpdateViews(s);
   StepRecompute(s);
   if (!WorkerBusy(s)) RunPendingExports(s);
 
