@@ -109,8 +109,8 @@ void LayerNormBackward8(const Mat& in, const RowVec& gamma, const Mat& dout, Mat
     for (int r = 0; r < R; ++r) {
       const std::ptrdiff_t o = (r0 + r) * d + c;
       const __m512d xd = _mm512_cvtps_pd(_mm256_loadu_ps(x + o));
-      const __m256 xf = _mm512_cvtpd_ps(
-          _mm512_mul_pd(_mm512_sub_pd(xd, _mm512_set1_pd(stats[2 * (r0 + r)])), _mm512_set1_pd(stats[2 * (r0 + r) + 1])));
+      const __m256 xf = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_sub_pd(xd, _mm512_set1_pd(stats[2 * (r0 + r)])),
+                                                      _mm512_set1_pd(stats[2 * (r0 + r) + 1])));
       _mm256_storeu_ps(xh + o, xf);
       const __m512d g = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(dy + o)), gd);
       v1[r] = _mm512_add_pd(v1[r], g);

@@ -378,7 +378,8 @@ TEST_CASE("LayerNorm backward with the forward pass's statistics has the bits of
       mha::Mat dx8, dx1, xh8, xh1;
       mha::RowVec dg8 = mha::RowVec::Zero(d), db8 = mha::RowVec::Zero(d), dg1 = dg8, db1 = db8;
       mha::detail::LayerNormBackward(pool, 1, x, g, 1e-5f, dy, dx8, with_add ? &other : nullptr, dg8, db8, xh8, &stats);
-      mha::detail::LayerNormBackward(pool, 1, x, g, 1e-5f, dy, dx1, with_add ? &other : nullptr, dg1, db1, xh1, nullptr);
+      mha::detail::LayerNormBackward(pool, 1, x, g, 1e-5f, dy, dx1, with_add ? &other : nullptr, dg1, db1, xh1,
+                                     nullptr);
       INFO("d = " << d << ", add " << with_add);
       CHECK(SameBits(dx8, dx1));
       CHECK(SameBits(xh8, xh1));
