@@ -308,8 +308,7 @@ void AttentionCoreBackward(const Config& cfg, const Trace& t, int b, int g, cons
 // input) into s.dffn_in.
 void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, const Mat& dF, const Mat& ffn_in,
                  const Mat& hidden, const Mat& act_grad, Weights& g, LayerScratch& s) {
-  WeightGrad(pool, threads, hidden, dF, g.ffn_W2, s.gemm);
-  AccumulateColumnSums(pool, threads, dF, g.ffn_b2);
+  WeightGrad(pool, threads, hidden, dF, g.ffn_W2, s.gemm, &g.ffn_b2);
   RowsTimesTransposed(pool, threads, dF, w.ffn_W2, s.dh, false, s.gemm);  // d hidden
   // d pre-activation = d hidden * act'(pre). ReLU: pre > 0 exactly where hidden > 0.
   // GELU: act'(pre) as the forward pass computed it with act(pre).
@@ -325,8 +324,7 @@ void FfnBackward(Pool& pool, int threads, const Config& cfg, const Weights& w, c
       ReluGradRows(hidden.data() + r0 * s.dh.cols(), s.dh.data() + r0 * s.dh.cols(), n * s.dh.cols());
   };
   ParallelFor(pool, threads, Blocks(s.dh.rows(), kRowsPerTask), task);
-  WeightGrad(pool, threads, ffn_in, s.dh, g.ffn_W1, s.gemm);
-  AccumulateColumnSums(pool, threads, s.dh, g.ffn_b1);
+  WeightGrad(pool, threads, ffn_in, s.dh, g.ffn_W1, s.gemm, &g.ffn_b1);
   RowsTimesTransposed(pool, threads, s.dh, w.ffn_W1, s.dffn_in, false, s.gemm);
 }
 
@@ -377,8 +375,7 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
   }
 
   // attn_out = concat W_O + b_O
-  WeightGrad(pool, threads, t.concat, *dres, g.W_o, s.gemm);
-  AccumulateColumnSums(pool, threads, *dres, g.b_o);
+  WeightGrad(pool, threads, t.concat, *dres, g.W_o, s.gemm, &g.b_o);
   RowsTimesTransposed(pool, threads, *dres, w.W_o, s.dconcat, false, s.gemm);
 
   // The attention core, per (sequence, K/V head): the query heads of a group add into
@@ -393,12 +390,9 @@ void LayerBackward(Pool& pool, int threads, const Config& cfg, const Weights& w,
 
   // Q = src W_Q + b_Q, K = src W_K + b_K, V = src W_V + b_V (src = LN1(x) for pre-LN)
   const Mat& src = pre ? t.x_ln : t.in.x;
-  WeightGrad(pool, threads, src, s.dq, g.W_q, s.gemm);
-  WeightGrad(pool, threads, src, s.dk, g.W_k, s.gemm);
-  WeightGrad(pool, threads, src, s.dv, g.W_v, s.gemm);
-  AccumulateColumnSums(pool, threads, s.dq, g.b_q);
-  AccumulateColumnSums(pool, threads, s.dk, g.b_k);
-  AccumulateColumnSums(pool, threads, s.dv, g.b_v);
+  WeightGrad(pool, threads, src, s.dq, g.W_q, s.gemm, &g.b_q);
+  WeightGrad(pool, threads, src, s.dk, g.W_k, s.gemm, &g.b_k);
+  WeightGrad(pool, threads, src, s.dv, g.W_v, s.gemm, &g.b_v);
   RowsTimesTransposed(pool, threads, s.dq, w.W_q, s.dsrc, false, s.gemm);
   RowsTimesTransposed(pool, threads, s.dk, w.W_k, s.dsrc, true, s.gemm);
   RowsTimesTransposed(pool, threads, s.dv, w.W_v, s.dsrc, true, s.gemm);

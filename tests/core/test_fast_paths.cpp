@@ -389,6 +389,31 @@ TEST_CASE("LayerNorm backward with the forward pass's statistics has the bits of
   }
 }
 
+TEST_CASE("a weight gradient with its bias's column sums has the bits of the two passes", "[train][gemm]") {
+  // WeightGrad adds the bias gradient's column sums in its own pass over d: they must
+  // be AccumulateColumnSums's, bit for bit, on any thread count, for panels read in
+  // place and packed, several blocks of rows of the gradient and of the depth.
+  std::mt19937 rng(16);
+  mha::detail::Pool pool;
+  mha::detail::GemmScratch scratch;
+  struct Shape {
+    int rows, in, out;
+  };
+  for (const Shape sh : {Shape{300, 64, 64}, Shape{257, 130, 11}, Shape{2048, 16, 40}, Shape{5, 3, 33}})
+    for (int threads : {1, 2, 3}) {
+      const mha::Mat a = RandomMat(rng, sh.rows, sh.in), d = RandomMat(rng, sh.rows, sh.out);
+      const mha::RowVec start = mha::RowVec::Random(sh.out);  // sums add to what is there
+      mha::Mat g1(sh.in, sh.out), g2(sh.in, sh.out);
+      mha::RowVec b1 = start, b2 = start;
+      mha::detail::WeightGrad(pool, threads, a, d, g1, scratch, &b1);
+      mha::detail::WeightGrad(pool, 1, a, d, g2, scratch);
+      mha::detail::AccumulateColumnSums(pool, 1, d, b2);
+      INFO("rows " << sh.rows << ", in " << sh.in << ", out " << sh.out << ", threads " << threads);
+      CHECK(SameBits(g1, g2));
+      CHECK(std::memcmp(b1.data(), b2.data(), sizeof(float) * sh.out) == 0);
+    }
+}
+
 TEST_CASE("softmax rows of one vector of keys, several at once, have the bits of one row at a time", "[softmax]") {
   std::mt19937 rng(14);
   std::normal_distribution<float> z(0.0f, 4.0f);
