@@ -16,10 +16,27 @@ namespace {
 
 constexpr int kDepthBlock = 128;  // k per block of a weight gradient (measured: 3-5% faster than 64 at teaching size)
 
+// sums[0, nc) += rows [0, rows) of b (row stride ldb), row by row in order, nc <= kNR:
+// each column's chain of additions as AccumulateColumnSums makes it.
+void AddRows(const float* b, std::ptrdiff_t ldb, int rows, int nc, float* sums) {
+  using simd::kWidth;
+  int width[kNV];
+  simd::V acc[kNV];
+  for (int v = 0; v < kNV; ++v) {
+    width[v] = std::clamp(nc - v * kWidth, 0, kWidth);
+    acc[v] = simd::LoadPartial(sums + v * kWidth, width[v]);
+  }
+  for (int p = 0; p < rows; ++p)
+    for (int v = 0; v < kNV; ++v)
+      if (width[v] > 0) acc[v] = simd::Add(acc[v], simd::LoadPartial(b + p * ldb + v * kWidth, width[v]));
+  for (int v = 0; v < kNV; ++v)
+    if (width[v] > 0) simd::StorePartial(sums + v * kWidth, acc[v], width[v]);
+}
+
 // Gemm, with A given transposed or not (a_transposed: A(i, p) at a[p * lda + i]).
 void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed,
             const float* b, std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias,
-            bool accumulate, GemmScratch& s) {
+            bool accumulate, GemmScratch& s, float* col_sums = nullptr) {
   if (m <= 0 || n <= 0) return;
   const int panels = (n + kNR - 1) / kNR;
   const std::size_t panel_floats = PanelFloats(k);
@@ -51,6 +68,10 @@ void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::p
     // the panels per task may follow the thread count: results stay bit-identical.
     const int group = std::clamp(row_blocks * panels / (4 * threads), 1, std::min(panels, 8));
     const int groups = (panels + group - 1) / group;
+    // The column sums of B (a bias's gradient), where asked: the tasks of the first
+    // rows of C read every row of their panels, in order, block after block; each adds
+    // a block's rows of B to the sums while they are in cache, instead of a pass of
+    // its own over B (as large as the product's input) from memory.
     auto grad_task = [&](int i, int) {
       const int r0 = (i / groups) * kRowsPerTask, rows = std::min(kRowsPerTask, m - r0);
       const int j_begin = (i % groups) * group, j_end = std::min(panels, j_begin + group);
@@ -67,6 +88,7 @@ void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::p
             PanelAT(rows, kk, ak, lda, bj, ldbj, cr, ldc, nc, nullptr, 1.0f);
           else
             PanelATAdd(rows, kk, ak, lda, bj + k0 * ldbj, ldbj, cr, ldc, nc);
+          if (col_sums && r0 == 0) AddRows(bj + k0 * ldbj, ldbj, kk, nc, col_sums + j0);
         }
       }
     };
@@ -108,10 +130,16 @@ void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Ma
 }
 
 // a^T is read in place (the kernel's transposed-A form): no transposed copy of a.
-void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s) {
+void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s, RowVec* bias_grad) {
   const int rows = static_cast<int>(a.rows()), cols = static_cast<int>(a.cols());
+  if (bias_grad && bias_grad->size() != d.cols())
+    throw Error("internal: a bias gradient of another width than the output gradient's");
+  if (bias_grad && cols <= 0) {  // no product to ride on
+    AccumulateColumnSums(pool, threads, d, *bias_grad);
+    return;
+  }
   GemmOf(pool, threads, cols, rows, static_cast<int>(d.cols()), a.data(), cols, true, d.data(), d.cols(), false,
-         grad.data(), grad.cols(), nullptr, false, s);
+         grad.data(), grad.cols(), nullptr, false, s, bias_grad ? bias_grad->data() : nullptr);
 }
 
 int ColumnStripe(int n, int threads, int max_vectors) {

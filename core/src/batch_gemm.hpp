@@ -43,7 +43,10 @@ void Gemm(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptr
 void RowsTimesTransposed(Pool& pool, int threads, const Mat& a, const Mat& b, Mat& out, bool accumulate,
                          GemmScratch& s);
 // grad (k, n) = a (N, k)^T d (N, n): a weight's gradient summed over the batch rows.
-void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s);
+// With bias_grad, also bias_grad (n) += column sums of d, in the same pass over d
+// (AccumulateColumnSums's sums: each column's rows in order, so the same bits).
+void WeightGrad(Pool& pool, int threads, const Mat& a, const Mat& d, Mat& grad, GemmScratch& s,
+                RowVec* bias_grad = nullptr);
 // grad (n) += column sums of d (N, n), rows in order, stripes of columns on the pool.
 void AccumulateColumnSums(Pool& pool, int threads, const Mat& d, RowVec& grad);
 // Columns per task where tasks split a matrix's columns: whole vectors, at most

@@ -80,11 +80,13 @@ void FfnFinishTask(Pass& p, int task) {
     const float* b = p.ffn_sum->data() + o;
     float* res = p.ffn_res->data() + o;  // may be b itself (lean)
     for (int c = 0; c < d; ++c) res[c] = a[c] + b[c];
-    if (p.cfg->norm == Norm::Post)
-      LayerNormRow(res, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps, t.block_out.data() + o,
-                   StatsOf(t.ln2_stats, i));
-    else if (p.ffn_res != &t.block_out)
+    if (p.cfg->norm != Norm::Post && p.ffn_res != &t.block_out)
       std::memcpy(t.block_out.data() + o, res, sizeof(float) * d);
+  }
+  if (p.cfg->norm == Norm::Post) {  // the block's rows together, as FinishTask
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(r0) * d;
+    LayerNormRows(p.ffn_res->data() + o, w.ln2_gamma.data(), w.ln2_beta.data(), d, p.cfg->ln_eps,
+                  t.block_out.data() + o, r1 - r0, StatsOf(t.ln2_stats, r0));
   }
 }
 

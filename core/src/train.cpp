@@ -299,8 +299,7 @@ void Trainer::Impl::Backward(const Model& m, const Batch& b, Model& g) {
   detail::SafeResize(dhead, N, d);
   dhead.setZero();
   for (int k = 0; k < c.num_targets; ++k) {
-    detail::WeightGrad(pool, threads, h, logits[k], g.unembed[k], gemm);
-    detail::AccumulateColumnSums(pool, threads, logits[k], g.unembed_b[k]);
+    detail::WeightGrad(pool, threads, h, logits[k], g.unembed[k], gemm, &g.unembed_b[k]);
     detail::RowsTimesTransposed(pool, threads, logits[k], m.unembed[k], dhead, true, gemm);
   }
   // h = LN_f(x_L) for pre-LN
