@@ -197,6 +197,29 @@ def test_every_view_korean_text(mhaviz, d):
     check(not problems, f"{len(problems)} English texts in the Korean window:\n  " + "\n  ".join(problems[:80]))
 
 
+def test_notices_korean(mhaviz, d):
+    """The notices the core and the language model write in English (the command line
+    prints them) are shown in Korean: the token cap on a long sentence, the model's
+    context on a long text, a sentence that arrived decomposed (NFD) and was composed."""
+    import unicodedata
+    long_ko = " ".join(["고양이가 쥐를 잡았다."] * 300)  # 1200 tokens: over the cap of 1024
+    path = os.path.join(d, "long.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(long_ko)
+    runs = {
+        "token cap": (["--sentence-file", path, "--heads", "2", "--d-model", "64"], "상한"),
+        "context": (["--model", "mhaviz-small", "--sentence", " ".join(["고양이가 쥐를 잡았다."] * 12)], "max_seq"),
+        "composed": (["--sentence", unicodedata.normalize("NFD", "고양이가 쥐를 잡았다")], "NFC로 정규화"),
+    }
+    for how, (args, word) in runs.items():
+        final = dump(mhaviz, d, "--lang", "ko", *args, name=f"{how}.json")
+        text = final["shown_text"]
+        notice = [l for l in text.splitlines() if word in l and HANGUL.search(l)]
+        check(notice, f"{how}: no Korean notice with {word!r} in the window:\n{text[:1500]}")
+        left = english_runs(text)
+        check(not left, f"{how}: English left in the Korean window: {left[:5]}")
+
+
 def test_export_korean(mhaviz, d):
     """mhaviz export --lang ko draws the title and captions in Korean (the SVG's text is
     readable); without --lang they stay English; the GUI's --export in Korean does the same."""
@@ -226,6 +249,7 @@ TESTS = {
     "menu_switch": test_menu_switch,
     "every_tab_korean": test_every_tab_korean,
     "every_view_korean_text": test_every_view_korean_text,
+    "notices_korean": test_notices_korean,
 }
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ void MessageBox(const std::string& text, ImU32 bg, ImU32 fg) {
   dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(p.x + st.FramePadding.x, p.y + st.FramePadding.y), fg,
               text.c_str(), nullptr, wrap);
   ImGui::Dummy(size);
+  // Drawn on the draw list, so ImGui's log (--dump-state's shown_text) would miss it.
+  ImGui::LogText("%s\n", text.c_str());
 }
 
 void HelpMarker(const char* text) {

@@ -54,7 +54,8 @@ void DeclareTeachFlags(CLI::App& app, TeachFlags& t) {
 void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
   const std::string g = "Automation (tests, docs, bug reports, benchmarks)";
   options::IntFlag(
-      app, "--frames", 1, 1000000, [&o](int v) { o.frames = v; }, "render N frames, then exit")
+      app, "--frames", 1, 1000000, [&o](int v) { o.frames = v; },
+      "render N frames, then exit (more while a big recompute\nfinishes on its worker thread)")
       ->group(g);
   options::TextFlag(app, "--screenshot", o.screenshot,
                     "save a PNG of the window after the last frame (without --frames:\n"

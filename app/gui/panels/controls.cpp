@@ -161,6 +161,7 @@ std::string HeadList(int d_model) {
 std::string ShownConfigError(const AppState& s) {
   const std::string& core = s.result.error;
   if (i18n::Current() == i18n::Lang::kEnglish) return core;
+  if (core == "the sentence is empty: type a few words.") return _("the sentence is empty: type a few words.");
   const Config& c = s.choice.cfg;
   char buf[640];
   const bool sizes = core.rfind("d_model = ", 0) == 0 || core.rfind("num_heads = ", 0) == 0;

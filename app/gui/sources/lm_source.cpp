@@ -250,15 +250,11 @@ class LmJob final : public WorkerJob {
   void Apply(AppState& s) override {
     ModelSource& src = s.source;
     Result& r = s.result;
-    r.trace = std::move(trace_);
-    r.mean_attn = std::move(mean_);
-    if (!ok_) {
+    if (!GiveBack(r)) {
       src.pass = std::move(old_pass_);
       if (clear_tokens_) r.tokens.clear();
       src.next.clear();
       src.byte_spelled.clear();
-      r.ok = false;
-      r.error = error_;
       return;
     }
     src.p_before = std::move(p_before_);
@@ -279,9 +275,6 @@ class LmJob final : public WorkerJob {
     r.error.clear();
     ++r.generation;
   }
-  bool Ok() const override { return ok_; }
-  const Trace& Shown() const override { return trace_; }
-  const Mat& ShownMean() const override { return mean_; }
 
  private:
   std::shared_ptr<const lm::LanguageModel> lm_;
@@ -292,10 +285,7 @@ class LmJob final : public WorkerJob {
   lm::SentenceRun run_;
   std::vector<double> p_before_, p_after_;
   std::vector<std::vector<lm::NextPiece>> next_before_;
-  Trace trace_;
-  Mat mean_;
-  bool ok_ = false, clear_tokens_ = false;
-  std::string error_;
+  bool clear_tokens_ = false;
 };
 
 }  // namespace

@@ -142,13 +142,7 @@ class ModelJob final : public WorkerJob {
     ModelSource& src = s.source;
     Result& r = s.result;
     src.pass = std::move(pass_);
-    r.trace = std::move(trace_);
-    r.mean_attn = std::move(mean_);
-    if (!ok_) {
-      r.ok = false;
-      r.error = error_;
-      return;
-    }
+    if (!GiveBack(r)) return;
     const int layers = model_->cfg.num_layers;
     src.layer = layer_;
     r.reuse = "trained model, layer " + std::to_string(src.layer) + " of " + std::to_string(layers);
@@ -158,9 +152,6 @@ class ModelJob final : public WorkerJob {
     r.error.clear();
     ++r.generation;
   }
-  bool Ok() const override { return ok_; }
-  const Trace& Shown() const override { return trace_; }
-  const Mat& ShownMean() const override { return mean_; }
 
  private:
   std::shared_ptr<const Model> model_;
@@ -168,10 +159,6 @@ class ModelJob final : public WorkerJob {
   std::vector<HeadAblation> ablate_;
   int layer_ = 0;
   ModelTrace pass_;
-  Trace trace_;
-  Mat mean_;
-  bool ok_ = false;
-  std::string error_;
 };
 
 }  // namespace

@@ -142,14 +142,8 @@ class SeededJob final : public WorkerJob {
   }
   void Apply(AppState& s) override {
     Result& r = s.result;
-    r.trace = std::move(trace_);
-    r.mean_attn = std::move(mean_);
     r.notice = std::move(notice_);
-    if (!ok_) {
-      r.ok = false;
-      r.error = error_;
-      return;
-    }
+    if (!GiveBack(r)) return;
     FitKnockedOut(s, 1, r.trace.cfg.num_heads);
     if (!nfc_note_.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note_;
     r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
@@ -159,9 +153,6 @@ class SeededJob final : public WorkerJob {
     r.error.clear();
     ++r.generation;
   }
-  bool Ok() const override { return ok_; }
-  const Trace& Shown() const override { return trace_; }
-  const Mat& ShownMean() const override { return mean_; }
 
  private:
   Live* live_;
@@ -170,10 +161,7 @@ class SeededJob final : public WorkerJob {
   std::shared_ptr<const Inputs> inputs_copy_;
   std::vector<HeadRef> knocked_;
   AblationMode knock_mode_ = AblationMode::Zero;
-  std::string nfc_note_, notice_, error_;
-  Trace trace_;
-  Mat mean_;
-  bool ok_ = false;
+  std::string nfc_note_, notice_;
 };
 
 std::unique_ptr<WorkerJob> MakeJob(AppState& s) {
@@ -226,10 +214,9 @@ bool Big(const WorkSize& w) {
 // trace, which nothing writes while it runs (the recompute waits for the worker).
 class ColourJob final : public WorkerJob {
  public:
-  explicit ColourJob(const Result& r) : r_(r) {}
+  explicit ColourJob(const Result& r) : r_(r) { ok_ = true; }
   void Compute() override {}
   void Apply(AppState&) override {}
-  bool Ok() const override { return true; }
   const Trace& Shown() const override { return r_.trace; }
   const Mat& ShownMean() const override { return r_.mean_attn; }
 

@@ -29,10 +29,27 @@ class WorkerJob {
   // The outcome into the app's state (s.result, the model source), trace included.
   virtual void Apply(AppState& s) = 0;
   // After Compute: whether it succeeded, and the layer whose maps the heatmaps show.
-  virtual bool Ok() const = 0;
-  virtual const Trace& Shown() const = 0;
-  virtual const Mat& ShownMean() const = 0;
-  double ms = 0;  // Compute's time (and the colouring's, on the worker)
+  bool Ok() const { return ok_; }
+  virtual const Trace& Shown() const { return trace_; }
+  virtual const Mat& ShownMean() const { return mean_; }
+
+ protected:
+  // Apply's first step: the trace and its mean back into the app's result `r`; false,
+  // with r saying why, when Compute failed (the trace is then the last valid one).
+  template <class R>
+  bool GiveBack(R& r) {
+    r.trace = std::move(trace_);
+    r.mean_attn = std::move(mean_);
+    if (!ok_) {
+      r.ok = false;
+      r.error = error_;
+    }
+    return ok_;
+  }
+  Trace trace_;  // the layer shown: the app's last one (its buffers reused), then the new one
+  Mat mean_;
+  bool ok_ = false;
+  std::string error_;
 };
 
 // How big a recompute is: attention cells over every map the heatmaps colour (heads
