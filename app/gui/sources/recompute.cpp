@@ -245,6 +245,7 @@ void StartWorker(AppState& s) {
     w.generation = r.generation;
     w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
   }
+  w.head = s.teach.head;
   w.done.store(false);
   w.started = Clock::now();
   ++w.jobs;
@@ -259,6 +260,19 @@ void StartWorker(AppState& s) {
         w.pixels = HeatmapPixels{};  // the grid colours them itself, in the frame
       }
     }
+    w.primed = false;
+    if (w.job->Ok() && !w.colour_only) {
+      // What the views would otherwise compute in the window's first frames.
+      try {
+        const Trace& t = w.job->Shown();
+        w.summaries = SummarizeHeads(t);
+        w.head = std::clamp(w.head, 0, std::max(0, t.cfg.num_heads - 1));
+        w.scaling = CompareScaling(t, w.head, t.cfg.temperature);
+        w.primed = true;
+      } catch (const std::exception&) {
+        // (the views compute them, and show their error)
+      }
+    }
     w.ms = MsSince(t0);
     w.done.store(true, std::memory_order_release);
   });
@@ -270,6 +284,10 @@ void TakeResult(AppState& s) {
   if (w.thread.joinable()) w.thread.join();
   w.job->Apply(s);
   w.job.reset();
+  // The trace is the app's again: the maps still to upload, or nothing left to do.
+  w.phase = w.pixels.valid() ? RecomputeWorker::Phase::Upload : RecomputeWorker::Phase::Idle;
+  if (w.primed) PrimeCaches(s, std::move(w.summaries), w.head, std::move(w.scaling));
+  w.summaries.clear();
   if (!w.colour_only) RecordRecompute(s, w.ms);
 }
 
@@ -291,7 +309,6 @@ void StepRecompute(AppState& s) {
   if (w.phase == Phase::Run) {
     if (!w.done.load(std::memory_order_acquire)) return;
     TakeResult(s);
-    w.phase = w.pixels.valid() ? Phase::Upload : Phase::Idle;
   }
   if (w.phase == Phase::Upload) {
     // A few maps per frame (about a quarter of the frame's budget), the picture

@@ -206,6 +206,22 @@ const Cached<ScalingComparison>& ScalingCache(AppState& s) {
   });
 }
 
+void PrimeCaches(AppState& s, std::vector<HeadSummary>&& summaries, int head, ScalingComparison&& scaling) {
+  if (!HasResults(s) || !s.result.ok) return;
+  auto& c = s.teach.summaries_cache;
+  c.key = GenKey(s);
+  c.ok = true;
+  c.error.clear();
+  c.value = std::move(summaries);
+  ClampTeachSelection(s);
+  if (s.teach.head != head) return;
+  auto& sc = s.teach.scaling_cache;
+  sc.key = GenKey(s) + " h" + std::to_string(head);
+  sc.ok = true;
+  sc.error.clear();
+  sc.value = std::move(scaling);
+}
+
 const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s) {
   auto& c = s.teach.summaries_cache;
   if (!HasResults(s)) return NoTrace(c, s);

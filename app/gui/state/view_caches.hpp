@@ -46,6 +46,11 @@ bool HasResults(const AppState& s);
 // The trace shown is the last valid configuration's, not the current choice's.
 bool ShowingLastValid(const AppState& s);
 
+// The head summaries and the softmax comparison of `head` for the trace just shown,
+// computed beside it on the recompute's worker (at 100 heads x 1024 tokens they took
+// the window 0.1-0.5 s): the views find them cached.
+void PrimeCaches(AppState& s, std::vector<HeadSummary>&& summaries, int head, ScalingComparison&& scaling);
+
 // Keeps the selected head and query token inside the trace shown.
 void ClampTeachSelection(AppState& s);
 

@@ -83,6 +83,11 @@ struct RecomputeWorker {
   render::ColourScale scale = render::ColourScale::Fixed;
   std::uint64_t generation = 0;  // the generation the maps are coloured for
   HeatmapPixels pixels;
+  // The views' caches made beside the trace (view_caches.hpp: PrimeCaches).
+  int head = 0;  // the selected head at the start (the softmax comparison's)
+  bool primed = false;
+  std::vector<HeadSummary> summaries;
+  ScalingComparison scaling;
   double ms = 0;
   std::thread thread;
   std::atomic<bool> done{false};
