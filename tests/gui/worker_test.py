@@ -144,10 +144,41 @@ def test_trained_model(mhaviz, d):
     check(worst <= 1e-6, f"the worker's layer 3 differs from mhaviz trace by {worst}")
 
 
+def test_big_export(mhaviz, d):
+    """Ctrl+S at 1024 tokens x 32 heads: the figure (seconds of drawing and PNG
+    encoding) is made on the worker, the window's frames stay within the budget, and
+    the file has the bytes `mhaviz export` writes."""
+    import subprocess
+    path = os.path.join(d, "long.txt")
+    long_sentence(path)
+    args = ["--sentence-file", path, "--d-model", "512", "--heads", "32"]
+    app = g.App(mhaviz, d, args)
+    try:
+        p = app.wait_for(lambda p: p["ok"] and idle(p) and p["generation"] >= 1, "the result at 1024 tokens",
+                         timeout=120)
+        p = app.settle(5)
+        over0, jobs0 = p["worker"]["frames_over_budget"], p["worker"]["jobs"]
+        app.key("ctrl", "s")
+        p = app.wait_for(lambda p: p["export_message"] and idle(p), "the export message", timeout=180)
+        check(p["export_message"].startswith("Saved"), f"export failed: {p['export_message']}")
+        w = p["worker"]
+        check(w["jobs"] == jobs0 + 1, f"the export did not run on the worker: {w}")
+        check(w["frames_over_budget"] == over0,
+              f"frames of the window's thread over {w['budget_ms']} ms during the export: {w['over_budget']}")
+        app.quit()
+    finally:
+        app.kill()
+    ref = os.path.join(d, "ref.png")
+    subprocess.run([mhaviz, "export", *args, "--png", ref], check=True, capture_output=True)
+    with open(os.path.join(d, "mhaviz-heatmaps.png"), "rb") as f1, open(ref, "rb") as f2:
+        check(f1.read() == f2.read(), "the worker's export differs from mhaviz export's")
+
+
 TESTS = {
     "frame_budget": test_frame_budget,
     "exact": test_exact,
     "trained_model": test_trained_model,
+    "big_export": test_big_export,
 }
 
 if __name__ == "__main__":

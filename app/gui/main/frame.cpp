@@ -170,7 +170,7 @@ float Splitter(const char* id, ImVec2 size, bool vertical) {
 // heatmaps take the window (under the menu bar, which has the way back).
 void DrawPresentation(AppState& s) {
   StepRecompute(s);
-  if (!WorkerBusy(s)) RunPendingExports(s);
+  if (!WorkerBusy(s)) StepExports(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   SetResultsRect(s, p, ImVec2(p.x + avail.x, p.y + avail.y));
@@ -264,7 +264,7 @@ void DrawFrame(AppState& s) {
   // snapshot, may set `dirty`); views and exports wait while the worker runs.
   if (!WorkerBusy(s)) UpdateViews(s);
   StepRecompute(s);
-  if (!WorkerBusy(s)) RunPendingExports(s);
+  if (!WorkerBusy(s)) StepExports(s);
 
   // Right column: the results.
   ImGui::SameLine(0, 0);

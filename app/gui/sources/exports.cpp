@@ -1,6 +1,7 @@
 #include "gui/sources/exports.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 #include <glad/gl.h>
@@ -24,7 +25,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 // The head view as on screen: its layer, and the heads switched on there.
-void ExportHeadView(AppState& s, const std::string& path, bool svg) {
+std::function<ExportOutcome()> HeadViewExport(AppState& s, const std::string& path, bool svg) {
   const Trace& t = s.result.trace;
   render::HeadViewOptions o;
   o.scale = s.exp.scale;
@@ -41,19 +42,30 @@ void ExportHeadView(AppState& s, const std::string& path, bool svg) {
   } else if (s.files.input_path.empty()) {
     o.sentence = s.choice.sentence;
   }
-  std::string bytes, size;
-  if (svg) {
-    bytes = render::RenderHeadViewSvg(t, o);
-  } else {
-    const render::Image img = render::RenderHeadView(t, o);
-    bytes = render::EncodePng(img);
-    size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+  const std::string saved =
+      P_("Saved the head view (%d head) as%s %s to %s.", "Saved the head view (%d heads) as%s %s to %s.", on);
+  return [&t, o, path, svg, on, saved]() {
+    std::string bytes, size;
+    if (svg) {
+      bytes = render::RenderHeadViewSvg(t, o);
+    } else {
+      const render::Image img = render::RenderHeadView(t, o);
+      bytes = render::EncodePng(img);
+      size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+    }
+    io::WriteFileAtomic(path, bytes);
+    return ExportOutcome{i18n::Format(saved.c_str(), on, size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str()),
+                         true};
+  };
+}
+
+// An export's work, with its errors as the outcome.
+ExportOutcome Guarded(const std::function<ExportOutcome()>& run) {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    return {std::string(_("Export failed: ")) + e.what(), false};
   }
-  io::WriteFileAtomic(path, bytes);
-  s.exp.message = i18n::Format(
-      P_("Saved the head view (%d head) as%s %s to %s.", "Saved the head view (%d heads) as%s %s to %s.", on), on,
-      size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str());
-  s.exp.message_ok = true;
 }
 
 }  // namespace
@@ -65,14 +77,16 @@ std::string AbsolutePath(const std::string& path) {
   return ec ? path : p.lexically_normal().string();
 }
 
-void RunPendingExports(AppState& s) {
-  if (!s.pending.export_png && !s.pending.export_svg) return;
+bool PrepareExport(AppState& s, ExportWork* work) {
+  if (!s.pending.export_png && !s.pending.export_svg) return false;
   s.pending.export_png = s.pending.export_svg = false;
   std::string path = s.exp.path.data();
+  std::function<ExportOutcome()> run;
   try {
     if (path.empty()) throw Error("Type a file name for the export first, e.g. attention.png or attention.svg.");
     if (!s.result.ok) throw Error("There is nothing to export until the configuration is valid: " + s.result.error);
     const Trace& t = s.result.trace;
+    work->cells = static_cast<double>(t.cfg.num_heads + 1) * t.seq * t.seq_kv;
     int head = -1;
     // (With one head the figure has no mean: it would repeat the head.)
     std::string what = t.cfg.num_heads == 1 ? std::string(_("the 1 head"))
@@ -84,40 +98,54 @@ void RunPendingExports(AppState& s) {
     const bool svg = EndsWith(path, ".svg");
     if (!svg && !EndsWith(path, ".png")) path += ".png";
     if (s.exp.head_view) {
-      ExportHeadView(s, path, svg);
-      return;
-    }
-    render::HeatmapOptions o;
-    o.head = head;
-    o.scale = s.exp.scale;
-    o.values = s.exp.values;
-    o.colour_scale = s.ui.colour_scale;
-    o.columns = s.exp.columns;
-    o.header = s.exp.header;
-    o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
-    o.weights = DescribeWeights(s).shown;
-    if (s.files.input_path.empty()) {
-      o.sentence = s.choice.sentence;
-      if (t.in.cross()) o.memory = s.choice.memory;
-    }
-    std::string bytes, size, notes;
-    if (svg) {
-      bytes = render::RenderHeatmapsSvg(t, o);
+      run = HeadViewExport(s, path, svg);
     } else {
-      const render::Image img = render::RenderHeatmaps(t, o);
-      bytes = render::EncodePng(img);
-      size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
-      for (const auto& n : img.notes) notes += " " + n;
+      render::HeatmapOptions o;
+      o.head = head;
+      o.scale = s.exp.scale;
+      o.values = s.exp.values;
+      o.colour_scale = s.ui.colour_scale;
+      o.columns = s.exp.columns;
+      o.header = s.exp.header;
+      o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
+      o.weights = DescribeWeights(s).shown;
+      if (s.files.input_path.empty()) {
+        o.sentence = s.choice.sentence;
+        if (t.in.cross()) o.memory = s.choice.memory;
+      }
+      const std::string saved = _("Saved %s as%s %s to %s.");
+      run = [&t, o, path, svg, what, saved]() {
+        std::string bytes, size, notes;
+        if (svg) {
+          bytes = render::RenderHeatmapsSvg(t, o);
+        } else {
+          const render::Image img = render::RenderHeatmaps(t, o);
+          bytes = render::EncodePng(img);
+          size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+          for (const auto& n : img.notes) notes += " " + n;
+        }
+        io::WriteFileAtomic(path, bytes);
+        return ExportOutcome{
+            i18n::Format(saved.c_str(), what.c_str(), size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str()) +
+                notes,
+            true};
+      };
     }
-    io::WriteFileAtomic(path, bytes);
-    s.exp.message = i18n::Format(_("Saved %s as%s %s to %s."), what.c_str(), size.c_str(), svg ? "SVG" : "PNG",
-                                 AbsolutePath(path).c_str()) +
-                    notes;
-    s.exp.message_ok = true;
   } catch (const std::exception& e) {
-    s.exp.message = std::string(_("Export failed: ")) + e.what();
-    s.exp.message_ok = false;
+    const ExportOutcome failed{std::string(_("Export failed: ")) + e.what(), false};
+    run = [failed] { return failed; };
+    work->cells = 0;
   }
+  work->run = [run] { return Guarded(run); };
+  return true;
+}
+
+void RunPendingExports(AppState& s) {
+  ExportWork work;
+  if (!PrepareExport(s, &work)) return;
+  const ExportOutcome o = work.run();
+  s.exp.message = o.message;
+  s.exp.message_ok = o.ok;
 }
 
 void WriteScreenshot(const std::string& path, int w, int h) {

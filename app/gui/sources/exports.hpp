@@ -8,9 +8,13 @@
 
 namespace mha::gui {
 
-// Carries out s.pending.export_* on the current trace. Reports success or the
+// Carries out s.pending.export_* on the current trace, now. Reports success or the
 // error in s.exp.message; never throws.
 void RunPendingExports(AppState& s);
+// The same, prepared (the options, the path, the checks) but not run: `work->run` then
+// renders and writes on any thread while nothing changes the trace, and never throws.
+// False when no export is pending.
+bool PrepareExport(AppState& s, ExportWork* work);
 
 // Reads the current GL back buffer (call after rendering, before swapping) and
 // writes it as a PNG atomically. Throws mha::Error on failure.

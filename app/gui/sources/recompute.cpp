@@ -10,6 +10,7 @@
 #include <glad/gl.h>
 #include <imgui_internal.h>
 
+#include "gui/sources/exports.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/settings.hpp"
@@ -224,12 +225,28 @@ class ColourJob final : public WorkerJob {
   const Result& r_;
 };
 
+// An export of the app's current trace (exports.cpp prepared it): the trace stays the
+// app's, read by the worker while recomputes wait.
+class ExportJob final : public WorkerJob {
+ public:
+  explicit ExportJob(ExportWork work) : work_(std::move(work)) {}
+  void Compute() override { outcome_ = work_.run(); }
+  void Apply(AppState& s) override {
+    s.exp.message = outcome_.message;
+    s.exp.message_ok = outcome_.ok;
+  }
+
+ private:
+  ExportWork work_;
+  ExportOutcome outcome_;
+};
+
 void StartWorker(AppState& s) {
   RecomputeWorker& w = s.worker;
   Result& r = s.result;
   w.scale = s.ui.colour_scale;
   w.pixels = HeatmapPixels{};
-  if (!w.colour_only) {
+  if (w.kind == RecomputeWorker::Kind::Recompute) {
     s.dirty = false;
     const WorkSize size = ChoiceWork(s);
     w.job = MakeJob(s);
@@ -240,9 +257,12 @@ void StartWorker(AppState& s) {
     r.ok = false;
     r.error.clear();
     w.what = JobText(size.heads, size.seq);
-  } else {
+  } else if (w.kind == RecomputeWorker::Kind::Colour) {
     w.job = std::make_unique<ColourJob>(r);
     w.generation = r.generation;
+    w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
+  } else {
+    w.job = std::make_unique<ExportJob>(std::move(w.export_work));
     w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
   }
   w.head = s.teach.head;
@@ -261,7 +281,7 @@ void StartWorker(AppState& s) {
       }
     }
     w.primed = false;
-    if (w.job->Ok() && !w.colour_only) {
+    if (w.job->Ok() && w.kind == RecomputeWorker::Kind::Recompute) {
       // What the views would otherwise compute in the window's first frames.
       try {
         const Trace& t = w.job->Shown();
@@ -288,7 +308,7 @@ void TakeResult(AppState& s) {
   w.phase = w.pixels.valid() ? RecomputeWorker::Phase::Upload : RecomputeWorker::Phase::Idle;
   if (w.primed) PrimeCaches(s, std::move(w.summaries), w.head, std::move(w.scaling));
   w.summaries.clear();
-  if (!w.colour_only) RecordRecompute(s, w.ms);
+  if (w.kind == RecomputeWorker::Kind::Recompute) RecordRecompute(s, w.ms);
 }
 
 }  // namespace
@@ -324,7 +344,7 @@ void StepRecompute(AppState& s) {
   }
   if (s.dirty || s.churn) {
     if (Big(ChoiceWork(s))) {
-      w.colour_only = false;
+      w.kind = RecomputeWorker::Kind::Recompute;
       w.phase = Phase::Capture;
       return;
     }
@@ -336,9 +356,25 @@ void StepRecompute(AppState& s) {
   const Trace& t = s.result.trace;
   if (s.result.ok && s.ui.textures.Stale(s.result) &&
       static_cast<double>(t.cfg.num_heads + 1) * t.seq * t.seq_kv > WorkerCells()) {
-    w.colour_only = true;
+    w.kind = RecomputeWorker::Kind::Colour;
     w.phase = Phase::Capture;
   }
+}
+
+void StepExports(AppState& s) {
+  if (RecomputePending(s)) return;  // after the recompute under way
+  ExportWork e;
+  if (!PrepareExport(s, &e)) return;
+  if (e.cells <= WorkerCells()) {  // a small figure: at once
+    const ExportOutcome o = e.run();
+    s.exp.message = o.message;
+    s.exp.message_ok = o.ok;
+    return;
+  }
+  RecomputeWorker& w = s.worker;
+  w.export_work = std::move(e);
+  w.kind = RecomputeWorker::Kind::Export;
+  w.phase = RecomputeWorker::Phase::Capture;
 }
 
 void SetResultsRect(AppState& s, ImVec2 a, ImVec2 b) {
@@ -398,7 +434,10 @@ std::string WorkerText(const AppState& s) {
   if (!w.busy()) return std::string();
   const double sec = std::chrono::duration<double>(Clock::now() - w.started).count();
   if (w.phase == RecomputeWorker::Phase::Upload) return i18n::Format(_("Drawing %s ..."), w.what.c_str());
-  return i18n::Format(w.colour_only ? _("Colouring %s: %.1f s") : _("Computing %s: %.1f s"), w.what.c_str(), sec);
+  const char* doing = w.kind == RecomputeWorker::Kind::Colour   ? _("Colouring %s: %.1f s")
+                      : w.kind == RecomputeWorker::Kind::Export ? _("Exporting %s: %.1f s")
+                                                                : _("Computing %s: %.1f s");
+  return i18n::Format(doing, w.what.c_str(), sec);
 }
 
 void FinishRecompute(AppState& s) {

@@ -22,6 +22,10 @@ void Recompute(AppState& s);
 // the worker (after this frame is drawn once more, see AfterRender); a finished one is
 // taken back and its maps uploaded a few per frame.
 void StepRecompute(AppState& s);
+// The export the learner asked for (Ctrl+S, the Export button): at once when the figure
+// is small, else on the worker like a big recompute (the picture under the veil says
+// "Exporting ..."); its message lands in s.exp.message.
+void StepExports(AppState& s);
 // After the frame is rendered, before it is shown: keeps a picture of the results area
 // (to show under a veil while the worker runs) and starts the worker's job.
 void AfterRender(AppState& s, int fb_w, int fb_h);

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,6 +53,17 @@ class WorkerJob {
   std::string error_;
 };
 
+// An export of the current trace, prepared on the window's thread (sources/exports.cpp):
+// `run` renders and writes the file, reading only the trace and what it holds.
+struct ExportOutcome {
+  std::string message;  // for s.exp.message
+  bool ok = false;
+};
+struct ExportWork {
+  std::function<ExportOutcome()> run;
+  double cells = 0;  // attention cells drawn: a big figure goes to the worker
+};
+
 // How big a recompute is: attention cells over every map the heatmaps colour (heads
 // and the mean, each layer computed) and multiply-adds (projections, scores and
 // weighted sums, the FFN, the logits). The recompute hands big ones to its worker.
@@ -78,11 +90,15 @@ struct RecomputeWorker {
   // textures a few per frame; the picture stays until the last one is in.
   enum class Phase { Idle, Capture, Run, Upload };
   Phase phase = Phase::Idle;
-  bool colour_only = false;  // re-colour the maps of the current trace (a new colour scale)
+  // A recompute; re-colouring the maps of the current trace (a new colour scale); or
+  // an export of it (the trace stays the app's for both: recomputes wait meanwhile).
+  enum class Kind { Recompute, Colour, Export };
+  Kind kind = Kind::Recompute;
   std::unique_ptr<WorkerJob> job;
   render::ColourScale scale = render::ColourScale::Fixed;
   std::uint64_t generation = 0;  // the generation the maps are coloured for
   HeatmapPixels pixels;
+  ExportWork export_work;  // Kind::Export: the export, until the worker takes it
   // The views' caches made beside the trace (view_caches.hpp: PrimeCaches).
   int head = 0;  // the selected head at the start (the softmax comparison's)
   bool primed = false;
@@ -107,7 +123,7 @@ struct RecomputeWorker {
   }
   bool busy() const { return phase == Phase::Run || phase == Phase::Upload; }
   // The worker has the app's trace: nothing else may read it (HasResults is false).
-  bool holds_trace() const { return phase == Phase::Run && !colour_only; }
+  bool holds_trace() const { return phase == Phase::Run && kind == Kind::Recompute; }
 };
 
 }  // namespace mha::gui
