@@ -174,11 +174,34 @@ def test_big_export(mhaviz, d):
         check(f1.read() == f2.read(), "the worker's export differs from mhaviz export's")
 
 
+def test_head_view_big(mhaviz, d):
+    """The Head view at 1024 tokens x 100 heads: 600,000 lines above the faint-line cut;
+    it draws the strongest 20,000 and says so, and its frames after the first stay
+    within the budget (each took 40 ms of the window's thread to submit every line, and
+    150 ms while the lines were searched every frame)."""
+    path = os.path.join(d, "long.txt")
+    long_sentence(path)
+    app = g.App(mhaviz, d, ["--sentence-file", path, "--d-model", "800", "--heads", "100", "--view", "head-view"])
+    try:
+        app.wait_for(lambda p: p["ok"] and idle(p) and "head_view_capped" in p["widgets"],
+                     "the head view with its lines capped", timeout=180)
+        p = app.settle(5)
+        over0 = p["worker"]["frames_over_budget"]
+        p = app.settle(20)
+        w = p["worker"]
+        check(w["frames_over_budget"] == over0,
+              f"the Head view's frames went over {w['budget_ms']} ms at 1024 tokens x 100 heads: {w['over_budget']}")
+        app.quit()
+    finally:
+        app.kill()
+
+
 TESTS = {
     "frame_budget": test_frame_budget,
     "exact": test_exact,
     "trained_model": test_trained_model,
     "big_export": test_big_export,
+    "head_view_big": test_head_view_big,
 }
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@
 // opacity is the weight, its colour the head's. Heads switch on and off; hovering a
 // token keeps its lines alone. Offered for every model source: it reads s.result.trace.
 #include <algorithm>
+#include <tuple>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 #include <nlohmann/json.hpp>
@@ -69,6 +71,16 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
   return hovered;
 }
 
+// The lines of the last search, at the canvas's origin, and what they were found for.
+struct HeadViewLinesCache {
+  std::string key;
+  std::vector<render::HeadViewLine> lines;
+  std::size_t found = 0;  // before the cap
+  float cut_weight = 0;   // the faintest line kept under the cap
+};
+// Lines a frame draws at most.
+constexpr std::size_t kMaxDrawnLines = 20000;
+
 }  // namespace
 
 void DrawHeadView(AppState& s) {
@@ -81,6 +93,15 @@ void DrawHeadView(AppState& s) {
       _("Each line joins a query token (left) to a key token (right); its opacity is the attention "
         "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
   HeadToggles(s, H);
+  // (the lines found for the canvas as last drawn)
+  if (const HeadViewLinesCache* lc = s.views.Find<HeadViewLinesCache>();
+      lc && lc->key.rfind(GenKey(s) + " ", 0) == 0 && lc->found > lc->lines.size()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextWrapped(_("The %zu strongest of %zu lines are drawn (weights from %.3f); hover a token for its own."),
+                       lc->lines.size(), lc->found, static_cast<double>(lc->cut_weight));
+    ImGui::PopStyleColor();
+    Probe(s, "head_view_capped");
+  }
 
   // The last valid trace (dimmed) is labelled with its own tokens, not the typed ones.
   const std::vector<std::string>& qtok = r.ok ? r.tokens : t.in.tokens;
@@ -106,16 +127,50 @@ void DrawHeadView(AppState& s) {
   s.lmv.hover_key = hq >= 0 ? -1 : hk;
 
   // The lines are the export's (render/head_view.hpp): the same weights, opacities and
-  // faint-line cut-off; only the ones on screen are asked for.
+  // faint-line cut-off. They are found once per trace, heads switched on, hovered token
+  // and column sizes (at 100 heads x 1024 tokens the search reads 100 million weights,
+  // 115 ms), at the canvas's origin; each frame moves them to where the canvas is and
+  // draws the ones on screen.
   render::HeadViewSelection sel;
-  for (int h = 0; h < H; ++h) sel.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+  std::string key = GenKey(s) + " L" + std::to_string(UsingTrainedModel(s) ? s.source.layer : 0) + " h";
+  for (int h = 0; h < H; ++h) {
+    sel.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+    key += sel.heads.back() ? '1' : '0';
+  }
   sel.query = hq;
   sel.key = hk;
-  sel.top = ImGui::GetWindowPos().y;
-  sel.bottom = sel.top + ImGui::GetWindowHeight();
+  char geometry[160];
+  std::snprintf(geometry, sizeof geometry, " q%d k%d %.3f %.3f %.3f", hq, hk, c.row_h, c.label_w, c.gap);
+  key += geometry;
+  HeadViewLinesCache& cache = s.views.Get<HeadViewLinesCache>();
+  if (cache.key != key) {
+    render::HeadViewColumns at_origin = c;
+    at_origin.x = at_origin.y = 0;
+    cache.lines = render::HeadViewLines(t, at_origin, sel);
+    cache.key = key;
+    cache.found = cache.lines.size();
+    if (cache.lines.size() > kMaxDrawnLines) {
+      // Past what a frame can draw (100 heads x 1024 tokens: 600,000 lines, 40 ms a
+      // frame to submit): the strongest, still head by head, query by query.
+      auto& v = cache.lines;
+      std::nth_element(v.begin(), v.begin() + kMaxDrawnLines, v.end(),
+                       [](const auto& a, const auto& b) { return a.weight > b.weight; });
+      v.resize(kMaxDrawnLines);
+      cache.cut_weight = std::min_element(v.begin(), v.end(), [](const auto& a, const auto& b) {
+                           return a.weight < b.weight;
+                         })->weight;
+      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.head, a.query, a.key) < std::tie(b.head, b.query, b.key);
+      });
+    }
+  }
+  const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  for (const render::HeadViewLine& l : render::HeadViewLines(t, c, sel))
-    dl->AddLine(ImVec2(X(l.x0), X(l.y0)), ImVec2(X(l.x1), X(l.y1)), HeadColour(l.head, l.opacity), 1.5f);
+  for (const render::HeadViewLine& l : cache.lines) {
+    const float y0 = X(c.y + l.y0), y1 = X(c.y + l.y1);
+    if (std::max(y0, y1) < top || std::min(y0, y1) > bottom) continue;
+    dl->AddLine(ImVec2(X(c.x + l.x0), y0), ImVec2(X(c.x + l.x1), y1), HeadColour(l.head, l.opacity), 1.5f);
+  }
 }
 
 nlohmann::json DumpHeadView(AppState& s) {
