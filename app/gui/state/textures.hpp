@@ -62,8 +62,9 @@ class HeatmapTextures {
   // otherwise with plain nearest sampling, which is exact and cheapest.
   void SetMinified(bool minified);
   void Release();  // needs the GL context; called before the window closes
-  // Builds one tiny mipmap when the window opens: a software GL (llvmpipe) compiles
-  // its mipmap code on first use, 40 ms that would otherwise land in a later frame.
+  // Builds one mipmap and copies the framebuffer into a texture once when the window
+  // opens: a software GL (llvmpipe) compiles the code for each on first use, 40 ms
+  // apiece that would otherwise land in a later frame.
   static void WarmUp();
   // Cells along each side of one texel: 1, or k when the maps were too many texels
   // for kMaxTexels and each texel shows a k x k block's mean weight.
