@@ -24,6 +24,21 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return true;
 }
 
+// The figure as SVG or as PNG, written atomically. Returns " W x H" for a PNG ("" for
+// an SVG); `notes` (if not null) gets the image's notes, each after a space.
+std::string WriteFigure(const std::string& path, bool svg, const std::function<std::string()>& as_svg,
+                        const std::function<render::Image()>& as_png, std::string* notes = nullptr) {
+  if (svg) {
+    io::WriteFileAtomic(path, as_svg());
+    return "";
+  }
+  const render::Image img = as_png();
+  io::WriteFileAtomic(path, render::EncodePng(img));
+  if (notes)
+    for (const auto& n : img.notes) *notes += " " + n;
+  return " " + std::to_string(img.width) + " x " + std::to_string(img.height);
+}
+
 // The head view as on screen: its layer, and the heads switched on there.
 std::function<ExportOutcome()> HeadViewExport(AppState& s, const std::string& path, bool svg) {
   const Trace& t = s.result.trace;
@@ -45,15 +60,8 @@ std::function<ExportOutcome()> HeadViewExport(AppState& s, const std::string& pa
   const std::string saved =
       P_("Saved the head view (%d head) as%s %s to %s.", "Saved the head view (%d heads) as%s %s to %s.", on);
   return [&t, o, path, svg, on, saved]() {
-    std::string bytes, size;
-    if (svg) {
-      bytes = render::RenderHeadViewSvg(t, o);
-    } else {
-      const render::Image img = render::RenderHeadView(t, o);
-      bytes = render::EncodePng(img);
-      size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
-    }
-    io::WriteFileAtomic(path, bytes);
+    const std::string size = WriteFigure(
+        path, svg, [&] { return render::RenderHeadViewSvg(t, o); }, [&] { return render::RenderHeadView(t, o); });
     return ExportOutcome{i18n::Format(saved.c_str(), on, size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str()),
                          true};
   };
@@ -115,16 +123,10 @@ bool PrepareExport(AppState& s, ExportWork* work) {
       }
       const std::string saved = _("Saved %s as%s %s to %s.");
       run = [&t, o, path, svg, what, saved]() {
-        std::string bytes, size, notes;
-        if (svg) {
-          bytes = render::RenderHeatmapsSvg(t, o);
-        } else {
-          const render::Image img = render::RenderHeatmaps(t, o);
-          bytes = render::EncodePng(img);
-          size = " " + std::to_string(img.width) + " x " + std::to_string(img.height);
-          for (const auto& n : img.notes) notes += " " + n;
-        }
-        io::WriteFileAtomic(path, bytes);
+        std::string notes;
+        const std::string size = WriteFigure(
+            path, svg, [&] { return render::RenderHeatmapsSvg(t, o); }, [&] { return render::RenderHeatmaps(t, o); },
+            &notes);
         return ExportOutcome{
             i18n::Format(saved.c_str(), what.c_str(), size.c_str(), svg ? "SVG" : "PNG", AbsolutePath(path).c_str()) +
                 notes,
