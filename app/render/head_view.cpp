@@ -196,29 +196,37 @@ Rgb HeadColour(int head) {
   return kColours[static_cast<std::size_t>(((head % 12) + 12) % 12)];
 }
 
+void AppendHeadViewLines(const Trace& t, const HeadViewColumns& c, const HeadViewSelection& sel, int head,
+                         std::vector<HeadViewLine>& out) {
+  if (head < 0 || head >= t.cfg.num_heads)
+    throw Error("the head view was asked for head " + std::to_string(head) + "; the layer has " +
+                std::to_string(t.cfg.num_heads) + ".");
+  if (!sel.heads.empty() && (head >= static_cast<int>(sel.heads.size()) || !sel.heads[static_cast<std::size_t>(head)]))
+    return;
+  const auto A = t.AttnHead(head);
+  const int i0 = sel.query >= 0 ? sel.query : 0, i1 = sel.query >= 0 ? std::min(sel.query + 1, t.seq) : t.seq;
+  // Only the lines into one key: that column alone is read, not every weight.
+  const bool one_key = sel.query < 0 && sel.key >= 0;
+  const int j0 = one_key ? sel.key : 0, j1 = one_key ? std::min(sel.key + 1, t.seq_kv) : t.seq_kv;
+  for (int i = i0; i < i1; ++i) {
+    const double y0 = c.RowY(i);
+    for (int j = j0; j < j1; ++j) {
+      const float w = A(i, j);
+      if (!(w >= sel.min_weight)) continue;  // NaN too
+      const double y1 = c.RowY(j);
+      if (std::max(y0, y1) < sel.top || std::min(y0, y1) > sel.bottom) continue;
+      out.push_back({head, i, j, w, std::min(1.0f, w), c.LeftX(), y0, c.RightX(), y1});
+    }
+  }
+}
+
 std::vector<HeadViewLine> HeadViewLines(const Trace& t, const HeadViewColumns& c, const HeadViewSelection& sel) {
   const int H = t.cfg.num_heads;
   if (static_cast<int>(sel.heads.size()) > H)
     throw Error("the head view was asked for " + std::to_string(sel.heads.size()) + " heads; the layer has " +
                 std::to_string(H) + ".");
   std::vector<HeadViewLine> out;
-  for (int h = 0; h < H; ++h) {
-    if (!sel.heads.empty() && (h >= static_cast<int>(sel.heads.size()) || !sel.heads[static_cast<std::size_t>(h)]))
-      continue;
-    const auto A = t.AttnHead(h);
-    for (int i = 0; i < t.seq; ++i) {
-      if (sel.query >= 0 && i != sel.query) continue;
-      const double y0 = c.RowY(i);
-      for (int j = 0; j < t.seq_kv; ++j) {
-        if (sel.query < 0 && sel.key >= 0 && j != sel.key) continue;
-        const float w = A(i, j);
-        if (!(w >= sel.min_weight)) continue;  // NaN too
-        const double y1 = c.RowY(j);
-        if (std::max(y0, y1) < sel.top || std::min(y0, y1) > sel.bottom) continue;
-        out.push_back({h, i, j, w, std::min(1.0f, w), c.LeftX(), y0, c.RightX(), y1});
-      }
-    }
-  }
+  for (int h = 0; h < H; ++h) AppendHeadViewLines(t, c, sel, h, out);
   return out;
 }
 

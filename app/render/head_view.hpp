@@ -56,6 +56,11 @@ struct HeadViewLine {
 // Every line of the selected heads, head by head (the later drawn on top), then by
 // query and key. Throws mha::Error if the selection names more heads than the trace has.
 std::vector<HeadViewLine> HeadViewLines(const Trace& t, const HeadViewColumns& c, const HeadViewSelection& sel);
+// Head `head`'s lines alone, appended to `out` (none if the selection switches it off):
+// a caller may search a big layer a few heads at a time. Throws mha::Error for a head
+// the layer does not have.
+void AppendHeadViewLines(const Trace& t, const HeadViewColumns& c, const HeadViewSelection& sel, int head,
+                         std::vector<HeadViewLine>& out);
 
 struct HeadViewOptions {
   int head = -1;            // -1: every head on one picture; else only head `head`

@@ -3,6 +3,7 @@
 // opacity is the weight, its colour the head's. Heads switch on and off; hovering a
 // token keeps its lines alone. Offered for every model source: it reads s.result.trace.
 #include <algorithm>
+#include <chrono>
 #include <tuple>
 #include <cstdio>
 #include <string>
@@ -71,15 +72,64 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
   return hovered;
 }
 
-// The lines of the last search, at the canvas's origin, and what they were found for.
-struct HeadViewLinesCache {
-  std::string key;
-  std::vector<render::HeadViewLine> lines;
+// One search for lines (one selection of heads and hovered token on one trace), done a
+// few heads per frame: at 100 heads x 1024 tokens it reads 100 million weights (115 ms
+// in one go, over the window's frame budget).
+struct LineSearch {
+  std::string trace_key, key;               // the trace and layer searched; that and the selection
+  std::vector<render::HeadViewLine> lines;  // the GUI places them: only head, query, key, weight are used
+  int next_head = 0;                        // the heads searched so far
+  bool done = false;
   std::size_t found = 0;  // before the cap
   float cut_weight = 0;   // the faintest line kept under the cap
 };
-// Lines a frame draws at most.
+// The search with no token hovered and the one for the hovered token, kept apart so
+// that moving the mouse off a token shows the whole picture again at once; each with
+// the last finished search, drawn while a new one on the same trace is under way (a
+// head switched on or off).
+struct LineSlot {
+  LineSearch search, last_done;
+};
+struct HeadViewLinesCache {
+  LineSlot all, hovered;
+  bool shown_hovered = false;  // the slot the last frame drew
+};
+// Lines a frame draws at most, and the time a frame spends searching.
 constexpr std::size_t kMaxDrawnLines = 20000;
+constexpr double kSearchMsPerFrame = 8.0;
+
+// Searches heads until this frame's share of time is spent; then, in a frame of its
+// own, keeps the strongest kMaxDrawnLines if there are more.
+void AdvanceSearch(const Trace& t, const render::HeadViewSelection& sel, LineSearch& ls) {
+  if (ls.done) return;
+  const int H = t.cfg.num_heads;
+  if (ls.next_head < H) {
+    const auto start = std::chrono::steady_clock::now();
+    const render::HeadViewColumns unit;  // geometry unused: each frame places the lines
+    while (ls.next_head < H) {
+      render::AppendHeadViewLines(t, unit, sel, ls.next_head++, ls.lines);
+      if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() >
+          kSearchMsPerFrame)
+        break;
+    }
+    if (ls.next_head < H || ls.lines.size() > kMaxDrawnLines) return;  // the cap gets a frame of its own
+  }
+  ls.found = ls.lines.size();
+  ls.done = true;
+  if (ls.lines.size() <= kMaxDrawnLines) return;
+  // Past what a frame can draw (100 heads x 1024 tokens: 600,000 lines, 40 ms a frame
+  // to submit): the strongest, still head by head, query by query.
+  auto& v = ls.lines;
+  std::nth_element(v.begin(), v.begin() + kMaxDrawnLines, v.end(),
+                   [](const auto& a, const auto& b) { return a.weight > b.weight; });
+  v.resize(kMaxDrawnLines);
+  v.shrink_to_fit();
+  ls.cut_weight =
+      std::min_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; })->weight;
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.head, a.query, a.key) < std::tie(b.head, b.query, b.key);
+  });
+}
 
 }  // namespace
 
@@ -93,14 +143,19 @@ void DrawHeadView(AppState& s) {
       _("Each line joins a query token (left) to a key token (right); its opacity is the attention "
         "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
   HeadToggles(s, H);
-  // (the lines found for the canvas as last drawn)
-  if (const HeadViewLinesCache* lc = s.views.Find<HeadViewLinesCache>();
-      lc && lc->key.rfind(GenKey(s) + " ", 0) == 0 && lc->found > lc->lines.size()) {
+  // (the lines the last frame drew: capped, or still being found)
+  if (const HeadViewLinesCache* lc = s.views.Find<HeadViewLinesCache>()) {
+    const LineSearch& ls = (lc->shown_hovered ? lc->hovered : lc->all).search;
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    ImGui::TextWrapped(_("The %zu strongest of %zu lines are drawn (weights from %.3f); hover a token for its own."),
-                       lc->lines.size(), lc->found, static_cast<double>(lc->cut_weight));
+    if (!ls.key.empty() && !ls.done) {
+      ImGui::TextWrapped(_("Finding the lines: %d of %d heads searched."), ls.next_head, H);
+      Probe(s, "head_view_searching");
+    } else if (ls.found > ls.lines.size()) {
+      ImGui::TextWrapped(_("The %zu strongest of %zu lines are drawn (weights from %.3f); hover a token for its own."),
+                         ls.lines.size(), ls.found, static_cast<double>(ls.cut_weight));
+      Probe(s, "head_view_capped");
+    }
     ImGui::PopStyleColor();
-    Probe(s, "head_view_capped");
   }
 
   // The last valid trace (dimmed) is labelled with its own tokens, not the typed ones.
@@ -127,10 +182,8 @@ void DrawHeadView(AppState& s) {
   s.lmv.hover_key = hq >= 0 ? -1 : hk;
 
   // The lines are the export's (render/head_view.hpp): the same weights, opacities and
-  // faint-line cut-off. They are found once per trace, heads switched on, hovered token
-  // and column sizes (at 100 heads x 1024 tokens the search reads 100 million weights,
-  // 115 ms), at the canvas's origin; each frame moves them to where the canvas is and
-  // draws the ones on screen.
+  // faint-line cut-off. They are found once per trace, heads switched on and hovered
+  // token, a few heads per frame, and placed where the canvas is each frame.
   render::HeadViewSelection sel;
   std::string key = GenKey(s) + " L" + std::to_string(UsingTrainedModel(s) ? s.source.layer : 0) + " h";
   for (int h = 0; h < H; ++h) {
@@ -139,37 +192,29 @@ void DrawHeadView(AppState& s) {
   }
   sel.query = hq;
   sel.key = hk;
-  char geometry[160];
-  std::snprintf(geometry, sizeof geometry, " q%d k%d %.3f %.3f %.3f", hq, hk, c.row_h, c.label_w, c.gap);
-  key += geometry;
+  const std::string trace_key = key.substr(0, key.rfind(" h"));
+  key += " q" + std::to_string(hq) + " k" + std::to_string(hk);
   HeadViewLinesCache& cache = s.views.Get<HeadViewLinesCache>();
-  if (cache.key != key) {
-    render::HeadViewColumns at_origin = c;
-    at_origin.x = at_origin.y = 0;
-    cache.lines = render::HeadViewLines(t, at_origin, sel);
-    cache.key = key;
-    cache.found = cache.lines.size();
-    if (cache.lines.size() > kMaxDrawnLines) {
-      // Past what a frame can draw (100 heads x 1024 tokens: 600,000 lines, 40 ms a
-      // frame to submit): the strongest, still head by head, query by query.
-      auto& v = cache.lines;
-      std::nth_element(v.begin(), v.begin() + kMaxDrawnLines, v.end(),
-                       [](const auto& a, const auto& b) { return a.weight > b.weight; });
-      v.resize(kMaxDrawnLines);
-      cache.cut_weight = std::min_element(v.begin(), v.end(), [](const auto& a, const auto& b) {
-                           return a.weight < b.weight;
-                         })->weight;
-      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.head, a.query, a.key) < std::tie(b.head, b.query, b.key);
-      });
-    }
+  cache.shown_hovered = hq >= 0 || hk >= 0;
+  LineSlot& slot = cache.shown_hovered ? cache.hovered : cache.all;
+  if (slot.search.key != key) {
+    if (slot.search.done) slot.last_done = std::move(slot.search);
+    slot.search = LineSearch{};
+    slot.search.trace_key = trace_key;
+    slot.search.key = key;
   }
+  AdvanceSearch(t, sel, slot.search);
+  s.ui.report.views_busy += !slot.search.done;
+  const LineSearch* drawn = slot.search.done ? &slot.search : nullptr;
+  if (!drawn && slot.last_done.done && slot.last_done.trace_key == trace_key) drawn = &slot.last_done;
+  if (!drawn) return;
   const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
+  const float left = X(c.LeftX()), right = X(c.RightX());
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  for (const render::HeadViewLine& l : cache.lines) {
-    const float y0 = X(c.y + l.y0), y1 = X(c.y + l.y1);
+  for (const render::HeadViewLine& l : drawn->lines) {
+    const float y0 = X(c.RowY(l.query)), y1 = X(c.RowY(l.key));
     if (std::max(y0, y1) < top || std::min(y0, y1) > bottom) continue;
-    dl->AddLine(ImVec2(X(c.x + l.x0), y0), ImVec2(X(c.x + l.x1), y1), HeadColour(l.head, l.opacity), 1.5f);
+    dl->AddLine(ImVec2(left, y0), ImVec2(right, y1), HeadColour(l.head, l.opacity), 1.5f);
   }
 }
 
