@@ -108,7 +108,8 @@ nlohmann::json WorkerJson(const AppState& s) {
           {"over_budget", over},
           {"slowest_frame_ms", s.timing.slowest_frame_ms},
           {"slowest_frame", s.timing.slowest_frame},
-          {"last_recompute_ms", s.timing.last_recompute_ms}};
+          {"last_recompute_ms", s.timing.last_recompute_ms},
+          {"views_busy", s.ui.report.views_busy}};
 }
 
 }  // namespace

@@ -126,12 +126,12 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
 
   // Cells: a texture, one texel per value.
-  const auto fill = [&](std::vector<std::uint8_t>& rgba) {
-    for (int i = 0; i < a.rows; ++i)
+  const auto fill = [&](std::uint8_t* rgba, int row0, int row1) {
+    for (int i = row0; i < row1; ++i)
       for (int j = 0; j < a.cols; ++j) {
         const bool masked = a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j]);
         const auto c = masked ? render::kMaskedColour : Rgb(a.scale, a.range, a.data[std::size_t(i) * stride + j]);
-        std::uint8_t* px = &rgba[(std::size_t(i) * a.cols + j) * 4];
+        std::uint8_t* px = &rgba[(std::size_t(i - row0) * a.cols + j) * 4];
         px[0] = c[0];
         px[1] = c[1];
         px[2] = c[2];

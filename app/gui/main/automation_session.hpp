@@ -28,7 +28,7 @@ class Automation {
   bool on() const { return g_.automation(); }
   // The last frame: the count is reached, or the window is closing (Ctrl+Q, the
   // close button, SIGTERM).
-  // `pending`: a recompute is under way; the count waits for it.
+  // `pending`: a recompute or a view's picture is under way; the count waits for it.
   bool IsLastFrame(int frame, bool closing, bool pending = false) const {
     return (on() && frame >= g_.frames && !pending) || closing;
   }

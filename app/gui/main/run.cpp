@@ -166,9 +166,10 @@ int RunWindow(const GuiArgs& a) {
     t.draw = Clock::now();
     ++frame;
 
-    // Automation's last frame shows a finished recompute (more frames while one runs).
+    // Automation's last frame shows a finished recompute and finished pictures (more
+    // frames while a recompute runs or a view is still drawing its picture).
     const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window),
-                                             RecomputePending(s) && !s.churn);
+                                             (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();

@@ -265,7 +265,8 @@ void StartWorker(AppState& s) {
     w.job = std::make_unique<ExportJob>(std::move(w.export_work));
     w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
   }
-  w.head = s.teach.head;
+  w.views.head = s.teach.head;
+  w.views.profiled = !UsingTrainedModel(s);
   w.done.store(false);
   w.started = Clock::now();
   ++w.jobs;
@@ -285,9 +286,12 @@ void StartWorker(AppState& s) {
       // What the views would otherwise compute in the window's first frames.
       try {
         const Trace& t = w.job->Shown();
-        w.summaries = SummarizeHeads(t);
-        w.head = std::clamp(w.head, 0, std::max(0, t.cfg.num_heads - 1));
-        w.scaling = CompareScaling(t, w.head, t.cfg.temperature);
+        w.views.summaries = SummarizeHeads(t);
+        w.views.head = std::clamp(w.views.head, 0, std::max(0, t.cfg.num_heads - 1));
+        w.views.scaling = CompareScaling(t, w.views.head, t.cfg.temperature);
+        w.views.divergence_maps = DivergenceJob::CopyMaps(t);
+        // (at 100 heads x 1024 tokens its reads, a page apart, took the window 110 ms)
+        if (w.views.profiled) w.views.profile = ProfileOnSentence({&t}, NumberWords(t.in.tokens));
         w.primed = true;
       } catch (const std::exception&) {
         // (the views compute them, and show their error)
@@ -306,8 +310,8 @@ void TakeResult(AppState& s) {
   w.job.reset();
   // The trace is the app's again: the maps still to upload, or nothing left to do.
   w.phase = w.pixels.valid() ? RecomputeWorker::Phase::Upload : RecomputeWorker::Phase::Idle;
-  if (w.primed) PrimeCaches(s, std::move(w.summaries), w.head, std::move(w.scaling));
-  w.summaries.clear();
+  if (w.primed) PrimeCaches(s, std::move(w.views));
+  w.views = PrimedViews{};
   if (w.kind == RecomputeWorker::Kind::Recompute) RecordRecompute(s, w.ms);
 }
 

@@ -60,6 +60,10 @@ struct InspectedTensor {
 // window keeps drawing meanwhile. It covers the first kMaxDivergenceHeads heads only
 // (the view says so), which bounds both its time and the copy of their maps it works on.
 struct DivergenceJob {
+  // The maps it works on: copies of the first heads' attention (the trace may change
+  // while it runs).
+  using Maps = std::shared_ptr<const std::vector<Mat>>;
+  static Maps CopyMaps(const Trace& t);
   static constexpr int kMaxDivergenceHeads = 16;
   std::string key;  // what the running job computes (trace generation)
   std::future<Eigen::MatrixXd> result;
@@ -71,6 +75,19 @@ struct DivergenceJob {
   ~DivergenceJob() {
     if (cancel) *cancel = true;  // the future's destructor then waits one pair at most
   }
+};
+
+// What the views would compute in the window's first frames after a big recompute,
+// computed beside the trace on the recompute's worker (view_caches.hpp: PrimeCaches).
+struct PrimedViews {
+  std::vector<HeadSummary> summaries;
+  int head = 0;  // the selected head at the start (the softmax comparison's)
+  ScalingComparison scaling;
+  DivergenceJob::Maps divergence_maps;  // the divergence job's copy (64 MB at 16 heads x 1024 tokens)
+  // The Model view's labels on the sentence (a seeded layer's: a trained model's
+  // layers are profiled by the view), and whether they were made.
+  bool profiled = false;
+  std::vector<HeadProfile> profile;
 };
 
 struct TeachUi {
@@ -97,6 +114,13 @@ struct TeachUi {
   Cached<Eigen::MatrixXd> divergence_cache;
   int divergence_of = 0;  // num_heads of the trace divergence_cache covers (its first rows() heads)
   DivergenceJob divergence_job;
+  // A copy of the maps for the divergence of trace generation `divergence_maps_key`,
+  // made on the recompute's worker; the job takes it when it starts.
+  DivergenceJob::Maps divergence_maps;
+  std::string divergence_maps_key;
+  // The Model view's head labels on the sentence, for trace generation `profile_of`.
+  std::vector<HeadProfile> profile;
+  std::uint64_t profile_of = ~0ull;
   Cached<AttentionSources> sources_cache;
   Cached<InspectedTensor> inspect_cache;
   // Cross-attention contrast: the sentence's self-attention with the same weights.

@@ -291,30 +291,59 @@ void HeatmapTextures::Release() {
   mipmaps_ = false;
 }
 
-unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, int rows, int cols,
-                                 const std::function<void(std::vector<std::uint8_t>&)>& fill) {
+unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, int rows, int cols, const Fill& fill) {
   Entry& e = entries_[id];
   e.idle = 0;
-  if (e.tex != 0 && e.key == key && e.rows == rows && e.cols == cols) return e.tex;
-  rgba_.assign(static_cast<std::size_t>(rows) * cols * 4, 255);
-  fill(rgba_);
-  if (e.tex == 0) {
-    glGenTextures(1, &e.tex);
-    BindNewTexture(e.tex, GL_LINEAR);
-  } else {
-    glBindTexture(GL_TEXTURE_2D, e.tex);
+  const bool same = e.tex != 0 && e.key == key && e.rows == rows && e.cols == cols;
+  if (same && e.done_rows == rows) return e.tex;
+  if (!same) {
+    if (e.tex == 0) {
+      glGenTextures(1, &e.tex);
+      BindNewTexture(e.tex, GL_LINEAR);
+    } else {
+      glBindTexture(GL_TEXTURE_2D, e.tex);
+    }
+    const std::size_t cells = static_cast<std::size_t>(rows) * cols;
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    if (static_cast<long long>(cells) <= cells_left_) {  // the usual case: all of it now
+      rgba_.assign(cells * 4, 255);
+      fill(rgba_.data(), 0, rows);
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+      e.done_rows = rows;
+      cells_left_ -= static_cast<long long>(cells);
+    } else {  // transparent until its rows are coloured
+      rgba_.assign(cells * 4, 0);
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+      e.done_rows = 0;
+    }
+    glBindTexture(GL_TEXTURE_2D, 0);
+    e.key = key;
+    e.rows = rows;
+    e.cols = cols;
   }
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
-  glBindTexture(GL_TEXTURE_2D, 0);
-  e.key = key;
-  e.rows = rows;
-  e.cols = cols;
+  if (e.done_rows < rows && cells_left_ > 0) {
+    const int n = std::clamp(static_cast<int>(cells_left_ / std::max(cols, 1)), 1, rows - e.done_rows);
+    rgba_.assign(static_cast<std::size_t>(n) * cols * 4, 255);
+    fill(rgba_.data(), e.done_rows, e.done_rows + n);
+    glBindTexture(GL_TEXTURE_2D, e.tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, e.done_rows, cols, n, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+    glBindTexture(GL_TEXTURE_2D, 0);
+    e.done_rows += n;
+    cells_left_ -= static_cast<long long>(n) * cols;
+  }
   if (rgba_.size() > (std::size_t(1) << 22)) std::vector<std::uint8_t>().swap(rgba_);  // do not hold big buffers
   return e.tex;
 }
 
+int MatrixTextures::Filling() const {
+  int n = 0;
+  for (const auto& [id, e] : entries_) n += e.idle == 0 && e.done_rows < e.rows;
+  return n;
+}
+
 void MatrixTextures::EndFrame() {
+  cells_left_ = kCellsPerFrame;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (++it->second.idle > 300) {
       if (it->second.tex) glDeleteTextures(1, &it->second.tex);

@@ -88,10 +88,17 @@ class HeatmapTextures {
 // re-uploaded only when their content key changes.
 class MatrixTextures {
  public:
-  // The texture for `id`, filled by `fill` (rows x cols RGBA) when `key` differs
-  // from what it holds. Textures not asked for in 300 frames are deleted.
-  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols,
-                   const std::function<void(std::vector<std::uint8_t>& rgba)>& fill);
+  // Colours rows [row0, row1) of the matrix: RGBA, `rgba` at row0's first pixel.
+  using Fill = std::function<void(std::uint8_t* rgba, int row0, int row1)>;
+  // Cells coloured and uploaded per frame, all textures together: a 1024 x 1024 map
+  // (a softmax over 1024 keys) fills in a few frames instead of one long one.
+  static constexpr long long kCellsPerFrame = 1 << 18;
+  // The texture for `id`, filled by `fill` when `key` differs from what it holds: at
+  // most kCellsPerFrame cells a frame, top rows first (rows not yet coloured are
+  // transparent). Textures not asked for in 300 frames are deleted.
+  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols, const Fill& fill);
+  // Textures asked for this frame and not yet filled.
+  int Filling() const;
   void EndFrame();
   void Release();  // needs the GL context
 
@@ -100,10 +107,12 @@ class MatrixTextures {
     unsigned int tex = 0;
     std::string key;
     int rows = 0, cols = 0;
+    int done_rows = 0;  // rows coloured and uploaded
     int idle = 0;
   };
   std::map<std::string, Entry> entries_;
   std::vector<std::uint8_t> rgba_;
+  long long cells_left_ = kCellsPerFrame;  // this frame's
 };
 
 }  // namespace mha::gui

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <future>
 #include <limits>
+#include <map>
 #include <memory>
 #include <new>
 
 #include "gui/state/view_caches.hpp"
+#include "mha/heads.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
@@ -206,26 +208,55 @@ const Cached<ScalingComparison>& ScalingCache(AppState& s) {
   });
 }
 
-void PrimeCaches(AppState& s, std::vector<HeadSummary>&& summaries, int head, ScalingComparison&& scaling) {
+std::vector<HeadProfile> ProfileOnSentence(const std::vector<const Trace*>& layers, const std::vector<int>& ids) {
+  std::vector<HeadProfile> heads;
+  std::vector<std::vector<double>> counts;
+  for (std::size_t l = 0; l < layers.size(); ++l)
+    if (static_cast<int>(ids.size()) == layers[l]->seq)
+      AddToProfile(*layers[l], ids, static_cast<int>(l), heads, counts);
+  FinishProfile(heads, counts);
+  return heads;
+}
+
+std::vector<int> NumberWords(const std::vector<std::string>& tokens) {
+  std::map<std::string, int> seen;
+  std::vector<int> ids;
+  for (const std::string& t : tokens) ids.push_back(seen.emplace(t, static_cast<int>(seen.size())).first->second);
+  return ids;
+}
+
+void PrimeCaches(AppState& s, PrimedViews&& v) {
   if (!HasResults(s) || !s.result.ok) return;
+  if (v.profiled) {
+    s.teach.profile = std::move(v.profile);
+    s.teach.profile_of = s.result.generation;
+  }
   auto& c = s.teach.summaries_cache;
   c.key = GenKey(s);
   c.ok = true;
   c.error.clear();
-  c.value = std::move(summaries);
+  c.value = std::move(v.summaries);
+  s.teach.divergence_maps = std::move(v.divergence_maps);
+  s.teach.divergence_maps_key = GenKey(s);
   ClampTeachSelection(s);
-  if (s.teach.head != head) return;
+  if (s.teach.head != v.head) return;
   auto& sc = s.teach.scaling_cache;
-  sc.key = GenKey(s) + " h" + std::to_string(head);
+  sc.key = GenKey(s) + " h" + std::to_string(v.head);
   sc.ok = true;
   sc.error.clear();
-  sc.value = std::move(scaling);
+  sc.value = std::move(v.scaling);
 }
 
 const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s) {
   auto& c = s.teach.summaries_cache;
   if (!HasResults(s)) return NoTrace(c, s);
   return Refresh(c, GenKey(s), [&](std::vector<HeadSummary>& v) { v = SummarizeHeads(s.result.trace); });
+}
+
+DivergenceJob::Maps DivergenceJob::CopyMaps(const Trace& t) {
+  auto maps = std::make_shared<std::vector<Mat>>();
+  for (int h = 0; h < std::min(t.cfg.num_heads, kMaxDivergenceHeads); ++h) maps->push_back(t.AttnHead(h));
+  return maps;
 }
 
 namespace {
@@ -243,12 +274,12 @@ Eigen::MatrixXd DivergenceOf(const std::vector<Mat>& maps, const std::atomic<boo
   return d;
 }
 
-void StartDivergenceJob(const Trace& t, const std::string& key, DivergenceJob& job) {
+// `maps`: the copy the recompute's worker made for this trace, or null (copied here).
+void StartDivergenceJob(const Trace& t, const std::string& key, DivergenceJob::Maps maps, DivergenceJob& job) {
   if (job.cancel) *job.cancel = true;  // a superseded job stops at its next pair
   job.key = key;
-  job.heads = std::min(t.cfg.num_heads, DivergenceJob::kMaxDivergenceHeads);
-  auto maps = std::make_shared<std::vector<Mat>>();
-  for (int h = 0; h < job.heads; ++h) maps->push_back(t.AttnHead(h));  // the job's own copy
+  if (!maps) maps = DivergenceJob::CopyMaps(t);
+  job.heads = static_cast<int>(maps->size());
   job.cancel = std::make_shared<std::atomic<bool>>(false);
   job.result = std::async(std::launch::async, [maps, cancel = job.cancel] { return DivergenceOf(*maps, *cancel); });
 }
@@ -264,7 +295,10 @@ const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait) {
   if (c.key == key) return c;
   if (job.key != key || !job.result.valid()) {
     try {
-      StartDivergenceJob(t, key, job);
+      DivergenceJob::Maps maps;
+      if (s.teach.divergence_maps_key == key) maps = s.teach.divergence_maps;
+      s.teach.divergence_maps.reset();  // the job holds it now (or it was another trace's)
+      StartDivergenceJob(t, key, std::move(maps), job);
     } catch (const std::exception& e) {  // no thread or no memory for the copy
       c.key = key;
       c.ok = false;

@@ -46,10 +46,17 @@ bool HasResults(const AppState& s);
 // The trace shown is the last valid configuration's, not the current choice's.
 bool ShowingLastValid(const AppState& s);
 
-// The head summaries and the softmax comparison of `head` for the trace just shown,
-// computed beside it on the recompute's worker (at 100 heads x 1024 tokens they took
-// the window 0.1-0.5 s): the views find them cached.
-void PrimeCaches(AppState& s, std::vector<HeadSummary>&& summaries, int head, ScalingComparison&& scaling);
+// The head summaries, the softmax comparison of the selected head and the divergence
+// job's copy of the maps for the trace just shown, computed beside it on the
+// recompute's worker (at 100 heads x 1024 tokens they took the window 0.1-0.5 s):
+// the views find them cached.
+void PrimeCaches(AppState& s, PrimedViews&& v);
+
+// Each head's strongest pattern on the sentence, every layer in `layers` (the Model
+// view's labels when no validation text is measured); `ids` the tokens' identities.
+std::vector<HeadProfile> ProfileOnSentence(const std::vector<const Trace*>& layers, const std::vector<int>& ids);
+// Words numbered by first appearance: the identities of a sentence without a vocabulary.
+std::vector<int> NumberWords(const std::vector<std::string>& tokens);
 
 // Keeps the selected head and query token inside the trace shown.
 void ClampTeachSelection(AppState& s);

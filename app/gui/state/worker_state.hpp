@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "gui/state/teach_state.hpp"
 #include "gui/state/textures.hpp"
 #include "mha/mha.hpp"
 
@@ -100,10 +101,8 @@ struct RecomputeWorker {
   HeatmapPixels pixels;
   ExportWork export_work;  // Kind::Export: the export, until the worker takes it
   // The views' caches made beside the trace (view_caches.hpp: PrimeCaches).
-  int head = 0;  // the selected head at the start (the softmax comparison's)
   bool primed = false;
-  std::vector<HeadSummary> summaries;
-  ScalingComparison scaling;
+  PrimedViews views;
   double ms = 0;
   std::thread thread;
   std::atomic<bool> done{false};

@@ -241,6 +241,7 @@ void DrawResultsArea(AppState& s) {
     DrawViewTabs(s, padding);
   else
     DrawViewButtons(s, padding);
+  s.ui.report.views_busy += s.teach.textures.Filling();
   s.teach.textures.EndFrame();
 }
 

@@ -44,36 +44,25 @@ std::vector<const Trace*> LayerTraces(const AppState& s) {
 // ids, or the words numbered by first appearance.
 std::vector<int> TokenIds(const AppState& s) {
   if (UsingTrainedModel(s) && !s.source.pass.tokens.empty()) return s.source.pass.tokens;
-  std::map<std::string, int> seen;
-  std::vector<int> ids;
-  for (const std::string& t : s.result.tokens)
-    ids.push_back(seen.emplace(t, static_cast<int>(seen.size())).first->second);
-  return ids;
+  return NumberWords(s.result.tokens);
 }
 
 // Labels measured on the validation text when the source is the language model and
 // they are ready; else on the current result, recomputed when the result changes.
 // `on` says which.
-const std::vector<HeadProfile>& Labels(const AppState& s, std::string* on) {
+const std::vector<HeadProfile>& Labels(AppState& s, std::string* on) {
   std::string why;
   if (const auto* v = ValidationLabels(s, &why)) {
     *on = "validation text";
     return *v;
   }
   *on = why.empty() ? "sentence" : "sentence (" + why + ")";
-  static std::vector<HeadProfile> heads;
-  static std::uint64_t generation = ~0ull;
-  if (generation == s.result.generation) return heads;
-  generation = s.result.generation;
-  heads.clear();
-  std::vector<std::vector<double>> counts;
-  const std::vector<int> ids = TokenIds(s);
-  const auto traces = LayerTraces(s);
-  for (std::size_t l = 0; l < traces.size(); ++l)
-    if (static_cast<int>(ids.size()) == traces[l]->seq)
-      AddToProfile(*traces[l], ids, static_cast<int>(l), heads, counts);
-  FinishProfile(heads, counts);
-  return heads;
+  // (a big recompute's worker made them beside the trace: PrimeCaches)
+  if (s.teach.profile_of != s.result.generation) {
+    s.teach.profile = ProfileOnSentence(LayerTraces(s), TokenIds(s));
+    s.teach.profile_of = s.result.generation;
+  }
+  return s.teach.profile;
 }
 
 // A thumbnail of at most `blocks` x `blocks` cells: longer sentences are sampled (the
@@ -211,7 +200,9 @@ void DrawModelView(AppState& s) {
           dl->AddText(ImVec2(p.x, p.y + (2 + k) * text_h), Pal().accent, jobs[k].c_str());
         dl->PopClipRect();
         const ImVec2 m0(p.x, p.y + lines * text_h + 2);
-        DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2, blocks);
+        // Only the maps in sight: 100 heads' cells were 40 ms of every frame.
+        if (ImGui::IsRectVisible(m0, ImVec2(m0.x + size, m0.y + size)))
+          DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2, blocks);
         const bool current = (!UsingTrainedModel(s) || s.source.layer == l) && s.ui.enlarged == h;
         if (hovered || current)
           dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);

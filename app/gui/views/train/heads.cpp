@@ -44,13 +44,13 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
   const Trace& t = p.probe->layers[static_cast<std::size_t>(layer)];
   const int seq = t.seq;
   const std::string id = "train map " + std::to_string(layer) + " " + std::to_string(head);
-  const unsigned tex = s.teach.textures.Get(id, key, seq, seq, [&](std::vector<std::uint8_t>& rgba) {
-    for (int i = 0; i < seq; ++i)
+  const unsigned tex = s.teach.textures.Get(id, key, seq, seq, [&](std::uint8_t* rgba, int row0, int row1) {
+    for (int i = row0; i < row1; ++i)
       for (int j = 0; j < seq; ++j) {
         const render::Rgb c = IsMasked(t, head, i, j)
                                   ? render::kMaskedColour
                                   : render::Colormap(t.attn(static_cast<Eigen::Index>(head) * seq + i, j));
-        std::uint8_t* px = &rgba[(static_cast<std::size_t>(i) * seq + j) * 4];
+        std::uint8_t* px = &rgba[(static_cast<std::size_t>(i - row0) * seq + j) * 4];
         px[0] = c[0];
         px[1] = c[1];
         px[2] = c[2];
