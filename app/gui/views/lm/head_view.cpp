@@ -92,7 +92,6 @@ struct LineSlot {
 };
 struct HeadViewLinesCache {
   LineSlot all, hovered;
-  bool shown_hovered = false;  // the slot the last frame drew
 };
 // Lines a frame draws at most, and the time a frame spends searching.
 constexpr std::size_t kMaxDrawnLines = 20000;
@@ -131,6 +130,33 @@ void AdvanceSearch(const Trace& t, const render::HeadViewSelection& sel, LineSea
   });
 }
 
+// The search for the lines of the heads switched on and hovered token (query `hq`,
+// else key `hk`, -1 for none), one step further if `advance` or new; returns its slot.
+LineSlot& SearchLines(AppState& s, const Trace& t, int hq, int hk, bool advance) {
+  const int H = t.cfg.num_heads;
+  render::HeadViewSelection sel;
+  std::string key = GenKey(s) + " L" + std::to_string(UsingTrainedModel(s) ? s.source.layer : 0) + " h";
+  for (int h = 0; h < H; ++h) {
+    sel.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+    key += sel.heads.back() ? '1' : '0';
+  }
+  sel.query = hq;
+  sel.key = hq >= 0 ? -1 : hk;
+  const std::string trace_key = key.substr(0, key.rfind(" h"));
+  key += " q" + std::to_string(sel.query) + " k" + std::to_string(sel.key);
+  HeadViewLinesCache& cache = s.views.Get<HeadViewLinesCache>();
+  LineSlot& slot = sel.query >= 0 || sel.key >= 0 ? cache.hovered : cache.all;
+  if (slot.search.key != key) {
+    if (slot.search.done) slot.last_done = std::move(slot.search);
+    slot.search = LineSearch{};
+    slot.search.trace_key = trace_key;
+    slot.search.key = key;
+    advance = true;
+  }
+  if (advance) AdvanceSearch(t, sel, slot.search);
+  return slot;
+}
+
 }  // namespace
 
 void DrawHeadView(AppState& s) {
@@ -143,11 +169,15 @@ void DrawHeadView(AppState& s) {
       _("Each line joins a query token (left) to a key token (right); its opacity is the attention "
         "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
   HeadToggles(s, H);
-  // (the lines the last frame drew: capped, or still being found)
-  if (const HeadViewLinesCache* lc = s.views.Find<HeadViewLinesCache>()) {
-    const LineSearch& ls = (lc->shown_hovered ? lc->hovered : lc->all).search;
+  // The lines are the export's (render/head_view.hpp): the same weights, opacities and
+  // faint-line cut-off. They are found once per trace, heads switched on and hovered
+  // token, a few heads per frame, and placed where the canvas is each frame. This
+  // frame's step of the search runs before the note above the canvas says how far it
+  // is (for the token hovered in the last frame; a new one is searched after the canvas).
+  {
+    const LineSearch& ls = SearchLines(s, t, s.lmv.hover_query, s.lmv.hover_key, true).search;
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    if (!ls.key.empty() && !ls.done) {
+    if (!ls.done) {
       ImGui::TextWrapped(_("Finding the lines: %d of %d heads searched."), ls.next_head, H);
       Probe(s, "head_view_searching");
     } else if (ls.found > ls.lines.size()) {
@@ -181,32 +211,11 @@ void DrawHeadView(AppState& s) {
   s.lmv.hover_query = hq;
   s.lmv.hover_key = hq >= 0 ? -1 : hk;
 
-  // The lines are the export's (render/head_view.hpp): the same weights, opacities and
-  // faint-line cut-off. They are found once per trace, heads switched on and hovered
-  // token, a few heads per frame, and placed where the canvas is each frame.
-  render::HeadViewSelection sel;
-  std::string key = GenKey(s) + " L" + std::to_string(UsingTrainedModel(s) ? s.source.layer : 0) + " h";
-  for (int h = 0; h < H; ++h) {
-    sel.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
-    key += sel.heads.back() ? '1' : '0';
-  }
-  sel.query = hq;
-  sel.key = hk;
-  const std::string trace_key = key.substr(0, key.rfind(" h"));
-  key += " q" + std::to_string(hq) + " k" + std::to_string(hk);
-  HeadViewLinesCache& cache = s.views.Get<HeadViewLinesCache>();
-  cache.shown_hovered = hq >= 0 || hk >= 0;
-  LineSlot& slot = cache.shown_hovered ? cache.hovered : cache.all;
-  if (slot.search.key != key) {
-    if (slot.search.done) slot.last_done = std::move(slot.search);
-    slot.search = LineSearch{};
-    slot.search.trace_key = trace_key;
-    slot.search.key = key;
-  }
-  AdvanceSearch(t, sel, slot.search);
+  // (only a newly hovered token's search steps here: the note above is this frame's)
+  const LineSlot& slot = SearchLines(s, t, s.lmv.hover_query, s.lmv.hover_key, false);
   s.ui.report.views_busy += !slot.search.done;
   const LineSearch* drawn = slot.search.done ? &slot.search : nullptr;
-  if (!drawn && slot.last_done.done && slot.last_done.trace_key == trace_key) drawn = &slot.last_done;
+  if (!drawn && slot.last_done.done && slot.last_done.trace_key == slot.search.trace_key) drawn = &slot.last_done;
   if (!drawn) return;
   const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
   const float left = X(c.LeftX()), right = X(c.RightX());
