@@ -291,12 +291,13 @@ void HeatmapTextures::Release() {
   mipmaps_ = false;
 }
 
-unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, int rows, int cols, const Fill& fill) {
+unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, int rows, int cols, const Fill& fill,
+                                 int* rows_ready) {
   Entry& e = entries_[id];
   e.idle = 0;
   const bool same = e.tex != 0 && e.key == key && e.rows == rows && e.cols == cols;
-  if (same && e.done_rows == rows) return e.tex;
   if (!same) {
+    const bool resized = e.tex == 0 || e.rows != rows || e.cols != cols;
     if (e.tex == 0) {
       glGenTextures(1, &e.tex);
       BindNewTexture(e.tex, GL_LINEAR);
@@ -311,9 +312,8 @@ unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, 
       glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
       e.done_rows = rows;
       cells_left_ -= static_cast<long long>(cells);
-    } else {  // transparent until its rows are coloured
-      rgba_.assign(cells * 4, 0);
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+    } else {  // storage only: its rows are coloured over the next frames
+      if (resized) glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
       e.done_rows = 0;
     }
     glBindTexture(GL_TEXTURE_2D, 0);
@@ -333,6 +333,7 @@ unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, 
     cells_left_ -= static_cast<long long>(n) * cols;
   }
   if (rgba_.size() > (std::size_t(1) << 22)) std::vector<std::uint8_t>().swap(rgba_);  // do not hold big buffers
+  if (rows_ready) *rows_ready = e.done_rows;
   return e.tex;
 }
 

@@ -94,9 +94,11 @@ class MatrixTextures {
   // (a softmax over 1024 keys) fills in a few frames instead of one long one.
   static constexpr long long kCellsPerFrame = 1 << 18;
   // The texture for `id`, filled by `fill` when `key` differs from what it holds: at
-  // most kCellsPerFrame cells a frame, top rows first (rows not yet coloured are
-  // transparent). Textures not asked for in 300 frames are deleted.
-  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols, const Fill& fill);
+  // most kCellsPerFrame cells a frame, top rows first; `rows_ready` (if given) says how
+  // many rows are coloured (draw only those: the others are undefined). Textures not
+  // asked for in 300 frames are deleted.
+  unsigned int Get(const std::string& id, const std::string& key, int rows, int cols, const Fill& fill,
+                   int* rows_ready = nullptr);
   // Textures asked for this frame and not yet filled.
   int Filling() const;
   void EndFrame();

@@ -44,25 +44,32 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
   const Trace& t = p.probe->layers[static_cast<std::size_t>(layer)];
   const int seq = t.seq;
   const std::string id = "train map " + std::to_string(layer) + " " + std::to_string(head);
-  const unsigned tex = s.teach.textures.Get(id, key, seq, seq, [&](std::uint8_t* rgba, int row0, int row1) {
-    for (int i = row0; i < row1; ++i)
-      for (int j = 0; j < seq; ++j) {
-        const render::Rgb c = IsMasked(t, head, i, j)
-                                  ? render::kMaskedColour
-                                  : render::Colormap(t.attn(static_cast<Eigen::Index>(head) * seq + i, j));
-        std::uint8_t* px = &rgba[(static_cast<std::size_t>(i - row0) * seq + j) * 4];
-        px[0] = c[0];
-        px[1] = c[1];
-        px[2] = c[2];
-      }
-  });
+  int ready = 0;
+  const unsigned tex = s.teach.textures.Get(
+      id, key, seq, seq,
+      [&](std::uint8_t* rgba, int row0, int row1) {
+        for (int i = row0; i < row1; ++i)
+          for (int j = 0; j < seq; ++j) {
+            const render::Rgb c = IsMasked(t, head, i, j)
+                                      ? render::kMaskedColour
+                                      : render::Colormap(t.attn(static_cast<Eigen::Index>(head) * seq + i, j));
+            std::uint8_t* px = &rgba[(static_cast<std::size_t>(i - row0) * seq + j) * 4];
+            px[0] = c[0];
+            px[1] = c[1];
+            px[2] = c[2];
+          }
+      },
+      &ready);
   const ImVec2 a = ImGui::GetCursorScreenPos();
   ImGui::PushID(id.c_str());
   const bool clicked = ImGui::InvisibleButton("##map", ImVec2(side, side));
   ImGui::PopID();
   Probe(s, id.c_str());
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), a, ImVec2(a.x + side, a.y + side));
+  if (ready > 0)  // a big map is coloured over a few frames, top rows first
+    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), a,
+                 ImVec2(a.x + side, a.y + side * static_cast<float>(ready) / static_cast<float>(seq)), ImVec2(0, 0),
+                 ImVec2(1, static_cast<float>(ready) / static_cast<float>(seq)));
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + side + 1, a.y + side + 1),
               ImGui::IsItemHovered() ? Pal().highlight : Pal().block_border, 0.0f, 0,
               ImGui::IsItemHovered() ? 2.0f : 1.0f);
