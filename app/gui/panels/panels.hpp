@@ -23,7 +23,9 @@ int StepHeads(int d_model, int num_heads, int dir);
 void DrawExportPanel(AppState& s);         // panels/export.cpp
 void DrawFlowPanel(AppState& s);           // panels/flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
-void DrawStatusBar(AppState& s);           // panels/status.cpp
+// panels/flow_diagram.cpp: the shape flow's block diagram of trace `t`, filling `size`.
+void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size);
+void DrawStatusBar(AppState& s);  // panels/status.cpp
 // panels/status.cpp: where the weights come from, as a coloured tag on the current line
 // ("random weights (untrained)" in amber, "trained: mhaviz-small · layer 1" in green),
 // so that no heatmap of untrained heads passes for a finding.
