@@ -335,16 +335,18 @@ void StepRecompute(AppState& s) {
     TakeResult(s);
   }
   if (w.phase == Phase::Upload) {
-    // A few maps per frame (about a quarter of the frame's budget), the picture
-    // staying until the last is in.
-    const auto t0 = Clock::now();
-    if (s.ui.textures.Upload(w.pixels, kFrameBudgetMs / 4)) {
-      w.pixels = HeatmapPixels{};
-      w.phase = Phase::Idle;
+    if (w.pixels.valid()) {
+      // A few maps per frame (about a quarter of the frame's budget), the picture
+      // staying until the last is in, and for the frame that uploads it: the views'
+      // first frame with the new trace (their caches, a matrix's first rows) gets a
+      // frame of its own.
+      const auto t0 = Clock::now();
+      if (s.ui.textures.Upload(w.pixels, kFrameBudgetMs / 4)) w.pixels = HeatmapPixels{};
+      s.timing.last_upload_ms = MsSince(t0);
+      s.timing.upload_ms.push_back(s.timing.last_upload_ms);
+      return;
     }
-    s.timing.last_upload_ms = MsSince(t0);
-    s.timing.upload_ms.push_back(s.timing.last_upload_ms);
-    return;
+    w.phase = Phase::Idle;
   }
   if (s.dirty || s.churn) {
     if (Big(ChoiceWork(s))) {
