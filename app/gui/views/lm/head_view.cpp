@@ -72,12 +72,19 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
   return hovered;
 }
 
+// Lines a frame draws at most, and the time a frame spends searching.
+constexpr std::size_t kMaxDrawnLines = 20000;
+constexpr double kSearchMsPerFrame = 6.0;
+
 // One search for lines (one selection of heads and hovered token on one trace), done a
 // few heads per frame: at 100 heads x 1024 tokens it reads 100 million weights (115 ms
-// in one go, over the window's frame budget).
+// in one go, over the window's frame budget) and finds 360,000-600,000 lines, of which
+// it keeps the strongest kMaxDrawnLines (past what a frame can draw: 600,000 lines
+// were 40 ms a frame to submit) in a heap, so that its memory stays 1 MB.
 struct LineSearch {
   std::string trace_key, key;               // the trace and layer searched; that and the selection
   std::vector<render::HeadViewLine> lines;  // the GUI places them: only head, query, key, weight are used
+  std::vector<render::HeadViewLine> head;   // one head's lines, before the heap
   int next_head = 0;                        // the heads searched so far
   bool done = false;
   std::size_t found = 0;  // before the cap
@@ -93,39 +100,37 @@ struct LineSlot {
 struct HeadViewLinesCache {
   LineSlot all, hovered;
 };
-// Lines a frame draws at most, and the time a frame spends searching.
-constexpr std::size_t kMaxDrawnLines = 20000;
-constexpr double kSearchMsPerFrame = 8.0;
 
-// Searches heads until this frame's share of time is spent; then, in a frame of its
-// own, keeps the strongest kMaxDrawnLines if there are more.
+// Searches heads until this frame's share of time is spent, keeping the strongest
+// kMaxDrawnLines; once every head is searched, orders them head by head, query by query.
 void AdvanceSearch(const Trace& t, const render::HeadViewSelection& sel, LineSearch& ls) {
   if (ls.done) return;
   const int H = t.cfg.num_heads;
-  if (ls.next_head < H) {
-    const auto start = std::chrono::steady_clock::now();
-    const render::HeadViewColumns unit;  // geometry unused: each frame places the lines
-    while (ls.next_head < H) {
-      render::AppendHeadViewLines(t, unit, sel, ls.next_head++, ls.lines);
-      if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() >
-          kSearchMsPerFrame)
-        break;
+  const auto weaker = [](const render::HeadViewLine& a, const render::HeadViewLine& b) { return a.weight > b.weight; };
+  const auto start = std::chrono::steady_clock::now();
+  const render::HeadViewColumns unit;  // geometry unused: each frame places the lines
+  while (ls.next_head < H) {
+    ls.head.clear();
+    render::AppendHeadViewLines(t, unit, sel, ls.next_head++, ls.head);
+    ls.found += ls.head.size();
+    for (const render::HeadViewLine& l : ls.head) {
+      if (ls.lines.size() < kMaxDrawnLines) {
+        ls.lines.push_back(l);
+        std::push_heap(ls.lines.begin(), ls.lines.end(), weaker);  // the faintest kept on top
+      } else if (l.weight > ls.lines.front().weight) {
+        std::pop_heap(ls.lines.begin(), ls.lines.end(), weaker);
+        ls.lines.back() = l;
+        std::push_heap(ls.lines.begin(), ls.lines.end(), weaker);
+      }
     }
-    if (ls.next_head < H || ls.lines.size() > kMaxDrawnLines) return;  // the cap gets a frame of its own
+    if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() > kSearchMsPerFrame)
+      break;
   }
-  ls.found = ls.lines.size();
+  if (ls.next_head < H) return;
   ls.done = true;
-  if (ls.lines.size() <= kMaxDrawnLines) return;
-  // Past what a frame can draw (100 heads x 1024 tokens: 600,000 lines, 40 ms a frame
-  // to submit): the strongest, still head by head, query by query.
-  auto& v = ls.lines;
-  std::nth_element(v.begin(), v.begin() + kMaxDrawnLines, v.end(),
-                   [](const auto& a, const auto& b) { return a.weight > b.weight; });
-  v.resize(kMaxDrawnLines);
-  v.shrink_to_fit();
-  ls.cut_weight =
-      std::min_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.weight < b.weight; })->weight;
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+  std::vector<render::HeadViewLine>().swap(ls.head);
+  if (ls.found > ls.lines.size()) ls.cut_weight = ls.lines.front().weight;
+  std::sort(ls.lines.begin(), ls.lines.end(), [](const auto& a, const auto& b) {
     return std::tie(a.head, a.query, a.key) < std::tie(b.head, b.query, b.key);
   });
 }
