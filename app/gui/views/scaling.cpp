@@ -108,8 +108,9 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   const bool wrap = kv <= 24 && mw < kv * value_cell;
   if (wrap) mw = std::min(size.x - label_w - fs, kv * value_cell + 2.0f);
   const std::string key = s.teach.scaling_cache.key + (a.scaled ? " s" : " u");
-  const char* titles[3] = {"scores", t.cfg.mask == Mask::Causal ? "masked scores" : "masked scores (no mask: the same)",
-                           "softmax weights"};
+  const char* titles[3] = {_("scores"),
+                           t.cfg.mask == Mask::Causal ? _("masked scores") : _("masked scores (no mask: the same)"),
+                           _("softmax weights")};
   const Mat* mats[3] = {&a.scores, &a.masked_scores, &a.weights};
   const float title_h = ImGui::GetTextLineHeightWithSpacing();
   MatrixResult last;
