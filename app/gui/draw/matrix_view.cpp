@@ -140,10 +140,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   const std::string key = a.key + "|" + std::to_string(static_cast<int>(a.scale)) + "|" + std::to_string(a.range);
   int ready = 0;
   const unsigned tex = s.teach.textures.Get(a.id, key, a.rows, a.cols, fill, &ready);
-  if (ready > 0)  // a big matrix is coloured over a few frames, top rows first
-    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), p0,
-                 ImVec2(p1.x, p0.y + ch * static_cast<float>(ready)), ImVec2(0, 0),
-                 ImVec2(1, static_cast<float>(ready) / static_cast<float>(a.rows)));
+  AddImageRows(dl, tex, p0, p1, ready, a.rows);  // a big matrix: coloured over a few frames
   if (ch >= 10.0f)
     for (int i = 1; i < a.rows; ++i)
       dl->AddLine(ImVec2(p0.x, p0.y + i * ch), ImVec2(p1.x, p0.y + i * ch), pal.grid_line);

@@ -1,7 +1,9 @@
 #include "gui/draw/widgets.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "gui/style/fonts.hpp"
@@ -76,6 +78,13 @@ std::string Ellipsize(const std::string& text, float max_width) {
     if (ImGui::CalcTextSize(text.c_str(), text.c_str() + n).x + ell_w <= max_width) break;
   }
   return text.substr(0, n) + ell;
+}
+
+void AddImageRows(ImDrawList* dl, unsigned int tex, ImVec2 a, ImVec2 b, int ready, int rows) {
+  if (ready <= 0 || rows <= 0) return;
+  const float part = static_cast<float>(std::min(ready, rows)) / static_cast<float>(rows);
+  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), a, ImVec2(b.x, a.y + (b.y - a.y) * part),
+               ImVec2(0, 0), ImVec2(1, part));
 }
 
 void AddTextVertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 col, const char* text) {

@@ -34,6 +34,10 @@ std::string Ellipsize(const std::string& text, float max_width);
 // of the text at `bottom_left`.
 void AddTextVertical(ImDrawList* dl, ImVec2 bottom_left, ImU32 col, const char* text);
 
+// Texture `tex` of `rows` rows over [a, b], only its first `ready` rows (a matrix
+// texture still being coloured, MatrixTextures): they take their share of the height.
+void AddImageRows(ImDrawList* dl, unsigned int tex, ImVec2 a, ImVec2 b, int ready, int rows);
+
 // Tokens as numbered chips, wrapped to the available width, in a box of at most
 // five lines that scrolls; chips out of view are not drawn. `highlight` is drawn
 // hot. Returns the hovered chip or -1.

@@ -145,7 +145,10 @@ bool PrepareExport(AppState& s, ExportWork* work) {
 void RunPendingExports(AppState& s) {
   ExportWork work;
   if (!PrepareExport(s, &work)) return;
-  const ExportOutcome o = work.run();
+  ShowExportOutcome(s, work.run());
+}
+
+void ShowExportOutcome(AppState& s, const ExportOutcome& o) {
   s.exp.message = o.message;
   s.exp.message_ok = o.ok;
 }

@@ -231,10 +231,7 @@ class ExportJob final : public WorkerJob {
  public:
   explicit ExportJob(ExportWork work) : work_(std::move(work)) {}
   void Compute() override { outcome_ = work_.run(); }
-  void Apply(AppState& s) override {
-    s.exp.message = outcome_.message;
-    s.exp.message_ok = outcome_.ok;
-  }
+  void Apply(AppState& s) override { ShowExportOutcome(s, outcome_); }
 
  private:
   ExportWork work_;
@@ -372,9 +369,7 @@ void StepExports(AppState& s) {
   ExportWork e;
   if (!PrepareExport(s, &e)) return;
   if (e.cells <= WorkerCells()) {  // a small figure: at once
-    const ExportOutcome o = e.run();
-    s.exp.message = o.message;
-    s.exp.message_ok = o.ok;
+    ShowExportOutcome(s, e.run());
     return;
   }
   RecomputeWorker& w = s.worker;

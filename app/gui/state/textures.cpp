@@ -295,31 +295,22 @@ unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, 
                                  int* rows_ready) {
   Entry& e = entries_[id];
   e.idle = 0;
-  const bool same = e.tex != 0 && e.key == key && e.rows == rows && e.cols == cols;
-  if (!same) {
-    const bool resized = e.tex == 0 || e.rows != rows || e.cols != cols;
+  if (e.tex == 0 || e.key != key || e.rows != rows || e.cols != cols) {
     if (e.tex == 0) {
       glGenTextures(1, &e.tex);
       BindNewTexture(e.tex, GL_LINEAR);
     } else {
       glBindTexture(GL_TEXTURE_2D, e.tex);
     }
-    const std::size_t cells = static_cast<std::size_t>(rows) * cols;
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    if (static_cast<long long>(cells) <= cells_left_) {  // the usual case: all of it now
-      rgba_.assign(cells * 4, 255);
-      fill(rgba_.data(), 0, rows);
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
-      e.done_rows = rows;
-      cells_left_ -= static_cast<long long>(cells);
-    } else {  // storage only: its rows are coloured over the next frames
-      if (resized) glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-      e.done_rows = 0;
-    }
+    // Storage only (a new size): the rows are coloured below, all at once when they fit
+    // this frame's budget (the usual case), else over the next frames.
+    if (e.rows != rows || e.cols != cols)
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
     glBindTexture(GL_TEXTURE_2D, 0);
     e.key = key;
     e.rows = rows;
     e.cols = cols;
+    e.done_rows = 0;
   }
   if (e.done_rows < rows && cells_left_ > 0) {
     const int n = std::clamp(static_cast<int>(cells_left_ / std::max(cols, 1)), 1, rows - e.done_rows);

@@ -66,10 +66,7 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
   ImGui::PopID();
   Probe(s, id.c_str());
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  if (ready > 0)  // a big map is coloured over a few frames, top rows first
-    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(tex)), a,
-                 ImVec2(a.x + side, a.y + side * static_cast<float>(ready) / static_cast<float>(seq)), ImVec2(0, 0),
-                 ImVec2(1, static_cast<float>(ready) / static_cast<float>(seq)));
+  AddImageRows(dl, tex, a, ImVec2(a.x + side, a.y + side), ready, seq);  // a big map: over a few frames
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(a.x + side + 1, a.y + side + 1),
               ImGui::IsItemHovered() ? Pal().highlight : Pal().block_border, 0.0f, 0,
               ImGui::IsItemHovered() ? 2.0f : 1.0f);
