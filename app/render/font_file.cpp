@@ -72,6 +72,7 @@ class Checker {
     CheckKern();
     expanded_.assign(num_glyphs_, -1);
     extent_.assign(num_glyphs_, 0.0);
+    y_range_.assign(num_glyphs_, YRange{});
     for (unsigned g = 0; g < num_glyphs_; ++g) Points(g, 0);
   }
 
@@ -243,6 +244,7 @@ class Checker {
       const int contours = b_.S16(at);
       if (contours > 0) points = SimplePoints(g, at, len, contours);
       if (contours < 0) points = CompositePoints(g, at, len, depth);
+      CheckTop(g, at);
     }
     if (points > kMaxPoints) Fail("glyph " + std::to_string(g) + " has too many points");
     return expanded_[g] = points;
@@ -294,7 +296,8 @@ class Checker {
       Fail("glyph " + std::to_string(g) + " ends with a contour of one off-curve point");
     // The coordinates, decoded as stb does (deltas summed, stored as 16 bits), for the
     // extent composites scale and move.
-    double extent = 0, top = -1e300;
+    double extent = 0;
+    YRange& range = y_range_[g];
     for (int axis = 0; axis < 2; ++axis) {
       const unsigned short_bit = axis ? 4 : 2, same_bit = axis ? 32 : 16;
       long v = 0;
@@ -309,18 +312,22 @@ class Checker {
           pos += 2;
         }
         extent = std::max(extent, std::fabs(double(static_cast<std::int16_t>(v))));
-        if (axis == 1) top = std::max(top, double(static_cast<std::int16_t>(v)));
+        if (axis == 1) range.Add(static_cast<std::int16_t>(v));
       }
     }
     extent_[g] = extent;
-    // stb sizes the glyph's bitmap from the header's box and rasterises the points into
-    // it. Where the box's top is at or below the baseline, the bitmap can start at row
-    // 0, where stb does not clip: an outline edge wholly above it (every point above
-    // the baseline) trips an assert in its rasteriser. Elsewhere stb clips such edges,
-    // and real fonts' boxes are sometimes a little off, so only that case is refused.
-    const long y_max = b_.S16(at + 8);
-    if (y_max <= 0 && top > 0) Fail("glyph " + std::to_string(g) + " has points above the top of its bounding box");
     return static_cast<long>(n) + 2 * contours;
+  }
+  // stb sizes the glyph's bitmap from the header's box and rasterises the points into
+  // it. Where the box's top is at or below the baseline, the bitmap can start at row
+  // 0, where stb does not clip: an outline edge wholly above it (every point above
+  // the baseline) trips an assert in its rasteriser. Elsewhere stb clips such edges,
+  // and real fonts' boxes are sometimes a little off, so only that case is refused,
+  // for a simple glyph's points and a composite's placed components alike.
+  void CheckTop(unsigned g, u64 at) const {
+    const long y_max = b_.S16(at + 8);
+    if (y_max <= 0 && y_range_[g].hi > 0)
+      Fail("glyph " + std::to_string(g) + " has points above the top of its bounding box");
   }
   long CompositePoints(unsigned g, u64 at, u64 len, int depth) {
     u64 pos = 10;
@@ -371,6 +378,17 @@ class Checker {
     if (bx >= 32000 || by >= 32000)
       Fail("glyph " + std::to_string(g) + " places a component outside the coordinate range");
     extent_[g] = std::max({extent_[g], bx, by});
+    // Where the placed points can lie vertically: stb's y is n (b x + d y + dy), a
+    // linear function, so its bounds over the component's points are bounded by its
+    // values at the corners of their box (x within its extent, y within its range).
+    const YRange& r = y_range_[child];
+    if (r.lo <= r.hi) {
+      const double lin_x = std::fabs(b) * x;
+      const double hi = n * (lin_x + std::max(d * r.lo, d * r.hi) + dy);
+      const double lo = n * (-lin_x + std::min(d * r.lo, d * r.hi) + dy);
+      y_range_[g].Add(hi);
+      y_range_[g].Add(lo);
+    }
   }
 
   Bytes b_;
@@ -380,6 +398,15 @@ class Checker {
   Table cmap_, hmtx_, loca_, glyf_;
   std::vector<long> expanded_;  // -1 unknown, -2 being expanded
   std::vector<double> extent_;  // the largest |coordinate| of each glyph's points
+  // The lowest and highest y of each glyph's points (empty: lo > hi), as stb places them.
+  struct YRange {
+    double lo = 1e300, hi = -1e300;
+    void Add(double y) {
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+  };
+  std::vector<YRange> y_range_;
 };
 
 }  // namespace

@@ -49,6 +49,21 @@ TEST_CASE("CheckFont refuses collections, CFF fonts and other files by their fir
   CHECK_THAT(mha::render::CheckFont(std::string(4096, '\0')), Catch::Contains("TrueType"));
 }
 
+TEST_CASE("CheckFont refuses a glyph whose points lie above a box that tops out at the baseline", "[render][font]") {
+  // stb's rasteriser asserts on an outline edge wholly above its bitmap's row 0, which
+  // such a box makes the baseline: a simple glyph's own points, or a composite's
+  // placed component (here glyph 4 of Noto Lycian, made a composite of glyph 0 placed
+  // at 0, 0 under a box from -10 to 0).
+  const std::string dir = std::string(MHAVIZ_SOURCE_DIR) + "/tests/fuzz/regressions/font/";
+  for (const char* name : {"points_above_box_at_baseline", "composite_above_box_at_baseline"}) {
+    INFO(name);
+    CHECK_THAT(mha::render::CheckFont(Slurp(dir + name)), Catch::Contains("above the top of its bounding box"));
+  }
+  // The font it was made from passes.
+  CHECK(mha::render::CheckFont(Slurp(std::string(MHAVIZ_SOURCE_DIR) + "/tests/fuzz/corpus/font/noto_lycian.ttf"))
+            .empty());
+}
+
 TEST_CASE("The text ranges hold the characters the lesson needs, all in the BMP", "[render][font]") {
   for (char32_t c : {U'A', U'가', U'힣', U'，', U'！', U'（', U'√', U'❤', U'ᄀ'}) CHECK(mha::render::InTextRanges(c));
   CHECK_FALSE(mha::render::InTextRanges(U'\U0001F600'));  // beyond U+FFFF: a box in GUI and export alike
