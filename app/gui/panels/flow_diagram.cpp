@@ -37,7 +37,6 @@ void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size) {
   const Config& c = t.cfg;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
-  ImGui::Dummy(size);
   const bool pre = c.norm == Norm::Pre;
   const bool cross = t.in.cross();
   const float fs = ImGui::GetFontSize();
@@ -47,8 +46,16 @@ void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size) {
   const int groups = 7 + (pre ? 1 : 0) + (encoder ? 2 : 0);
   const int rows = groups + 2;
   const int gaps = groups - 1;
-  const float rh = std::clamp((size.y - 2.0f - gaps * fs * 0.8f) / rows, fs * 1.05f, fs * 1.5f);
-  const float gap = std::max(fs * (encoder ? 0.25f : 0.35f), (size.y - 2.0f - rows * rh) / gaps);
+  // The attention cards' shadows rise above the stack: its gap makes room for them.
+  const int shadows = std::min(c.num_heads - 1, 3);
+  const float d = fs * 0.3f;
+  // Too short a panel (large text, a small window): the diagram keeps the height its
+  // labels need, and the panel scrolls, rather than drawing its blocks over each other.
+  const float min_gap = fs * (encoder ? 0.25f : 0.35f);
+  const float height = std::max(size.y, rows * fs * 1.05f + gaps * min_gap + shadows * d + 2.0f);
+  ImGui::Dummy(ImVec2(size.x, height));
+  const float rh = std::clamp((height - 2.0f - shadows * d - gaps * fs * 0.8f) / rows, fs * 1.05f, fs * 1.5f);
+  const float gap = std::max(min_gap, (height - 2.0f - shadows * d - rows * rh) / gaps);
   const float resid = fs * 1.2f;  // left margin for the residual path
   const float x0 = o.x + resid, x1 = o.x + size.x - 1.0f;
   const float w = x1 - x0;
@@ -103,9 +110,8 @@ void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size) {
                          step(StepId::SplitHeads), false,
                          i18n::Format(P_("split: %d head", "split: %d heads", c.num_heads), c.num_heads)});
   // Attention per head: a stack of cards, one sub-row per step.
+  y += shadows * d;
   const float ya = next_row(3 * rh);
-  const int shadows = std::min(c.num_heads - 1, 3);
-  const float d = fs * 0.3f;
   const float front_r = x1 - shadows * d;
   for (int k = shadows; k >= 1; --k) {
     const ImVec2 a(x0 + k * d, ya - k * d), b(front_r + k * d, ya + 3 * rh - k * d);

@@ -23,7 +23,8 @@ int StepHeads(int d_model, int num_heads, int dir);
 void DrawExportPanel(AppState& s);         // panels/export.cpp
 void DrawFlowPanel(AppState& s);           // panels/flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
-// panels/flow_diagram.cpp: the shape flow's block diagram of trace `t`, filling `size`.
+// panels/flow_diagram.cpp: the shape flow's block diagram of trace `t`, filling `size`
+// (taller where its labels need it: the panel then scrolls with the wheel).
 void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size);
 void DrawStatusBar(AppState& s);  // panels/status.cpp
 // panels/status.cpp: where the weights come from, as a coloured tag on the current line
