@@ -175,21 +175,39 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   for (auto [v, col] : {std::pair<std::int64_t, ImU32>{c.now.core, col_core}, {c.now.projections, col_proj}})
     dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(v))), fs * 0.35f, col);
   if (ffn) dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
-  std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
-  dl->AddText(ImVec2(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f), ImGui::GetColorU32(ImGuiCol_Text),
-              buf);
   dl->PopClipRect();
   DrawMeasuredTimes(dl, a, b, x0, x1, Sweep(s).Snapshot());
-  // Legend, top left inside the plot.
+  // The sentence's label over the measured points, on a backing of the plot's colour.
+  dl->PushClipRect(a, b, true);
+  std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
+  const ImVec2 at(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f);
+  const ImVec2 ts = ImGui::CalcTextSize(buf);
+  dl->AddRectFilled(ImVec2(at.x - fs * 0.15f, at.y), ImVec2(at.x + ts.x + fs * 0.15f, at.y + ts.y),
+                    (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225), 3.0f);
+  dl->AddText(at, ImGui::GetColorU32(ImGuiCol_Text), buf);
+  dl->PopClipRect();
+  // Legend, top left inside the plot, on a panel of the plot's colour: the curves pass
+  // under it rather than through its words (at large text it covers more of the plot).
+  const char* entries[3] = {_("attention core: scores, softmax, weights x V (~4 n^2 d)"),
+                            _("projections: Q, K, V, W_O (~8 n d^2)"), _("feed-forward (~16 n d^2)")};
+  const int shown = ffn ? 3 : 2;
+  float legend_w = MeasuredLegendSize().x;
+  for (int i = 0; i < shown; ++i) legend_w = std::max(legend_w, fs * 1.5f + ImGui::CalcTextSize(entries[i]).x);
+  const ImVec2 la(a.x + fs * 0.2f, a.y + fs * 0.15f);
+  const ImVec2 lb(std::min(b.x - fs * 0.2f, la.x + fs * 0.6f + legend_w),
+                  a.y + fs * 0.3f + shown * fs * 1.2f + MeasuredLegendSize().y + fs * 0.1f);
+  dl->PushClipRect(a, b, true);
+  dl->AddRectFilled(la, lb, (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225), 3.0f);
+  dl->PopClipRect();
   float ly = a.y + fs * 0.3f;
   auto legend = [&](const char* t, ImU32 col) {
     dl->AddLine(ImVec2(a.x + fs * 0.4f, ly + fs * 0.5f), ImVec2(a.x + fs * 1.6f, ly + fs * 0.5f), col, 2.5f);
     dl->AddText(ImVec2(a.x + fs * 1.9f, ly), ImGui::GetColorU32(ImGuiCol_Text), t);
     ly += fs * 1.2f;
   };
-  legend(_("attention core: scores, softmax, weights x V (~4 n^2 d)"), col_core);
-  legend(_("projections: Q, K, V, W_O (~8 n d^2)"), col_proj);
-  if (ffn) legend(_("feed-forward (~16 n d^2)"), col_ffn);
+  legend(entries[0], col_core);
+  legend(entries[1], col_proj);
+  if (ffn) legend(entries[2], col_ffn);
   MeasuredLegend(dl, ImVec2(a.x + fs * 0.4f, ly));
   const char* axis = _("n (tokens), log");
   dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(axis).x - fs * 0.4f, b.y - fs * 1.3f), Pal().muted_text, axis);

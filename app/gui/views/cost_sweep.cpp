@@ -294,10 +294,21 @@ void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double 
   }
 }
 
+namespace {
+const char* MeasuredStandardText() { return _("measured: standard attention (ms, right axis)"); }
+const char* MeasuredFlashText() { return _("measured: Flash attention (ms, right axis)"); }
+}  // namespace
+
+ImVec2 MeasuredLegendSize() {
+  const float fs = ImGui::GetFontSize();
+  const float w = std::max(ImGui::CalcTextSize(MeasuredStandardText()).x, ImGui::CalcTextSize(MeasuredFlashText()).x);
+  return ImVec2(fs * 1.5f + w, fs * 2.2f);
+}
+
 void MeasuredLegend(ImDrawList* dl, const ImVec2& at) {
   const float fs = ImGui::GetFontSize();
-  const char* std_text = _("measured: standard attention (ms, right axis)");
-  const char* flash_text = _("measured: Flash attention (ms, right axis)");
+  const char* std_text = MeasuredStandardText();
+  const char* flash_text = MeasuredFlashText();
   const ImVec2 c0(at.x + fs * 0.6f, at.y + fs * 0.5f), c1(at.x + fs * 0.6f, at.y + fs * 1.7f);
   dl->AddRect(ImVec2(c0.x - fs * 0.3f, c0.y - fs * 0.3f), ImVec2(c0.x + fs * 0.3f, c0.y + fs * 0.3f), Pal().error_text,
               0.0f, 0, 2.0f);

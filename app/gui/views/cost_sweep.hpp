@@ -84,6 +84,8 @@ void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double 
 // The legend's two entries for the measured times, from `at` down (under the FLOPs'
 // entries: the measured points stay below them).
 void MeasuredLegend(ImDrawList* dl, const ImVec2& at);
+// The width and height MeasuredLegend takes.
+ImVec2 MeasuredLegendSize();
 // A line or two under the plot: what was measured, how far the sweep is, the slopes.
 void DrawSweepStatus(const SweepSnapshot& snap);
 
