@@ -287,7 +287,32 @@ def test_knockout_bad_flags(mhaviz, d):
           f"--ablate {bad}: status {r.returncode}, stderr {r.stderr!r}")
 
 
+def test_train_defaults_message(mhaviz, d):
+    """The Train view opened with mhaviz-small loaded says where the task's defaults went
+    (the next run: the Configuration panel shows the model's own fixed shape), not that
+    the panel holds them; once the seeded weights are picked, the panel does hold them
+    (2 heads, d_model 16) and the message says so."""
+    app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--view", "train"])
+    try:
+        p = app.wait_for(lambda p: p["view"] == "train" and p["train"]["message"] != "", "the Train view's message")
+        msg = p["train"]["message"]
+        check("loaded language model" in msg and "now holds" not in msg,
+              f"with mhaviz-small loaded the message says {msg!r}")
+        cfg = model_config()
+        check((p["num_heads"], p["d_model"]) == (cfg["num_heads"], cfg["d_model"]),
+              f"the panel shows {p['num_heads']}, {p['d_model']}: not the model's shape")
+        click_until(app, "model_source", lambda p: "source_seeded" in p["widgets"], "the model selector to open")
+        click_until(app, "source_seeded", lambda p: p["num_heads"] == 2 and p["d_model"] == 16,
+                    "the seeded weights with the task's defaults in Configuration")
+        p = app.wait_for(lambda p: "now holds" in p["train"]["message"], "the message to follow the source")
+        check("(2 heads, d_model 16)" in p["train"]["message"], f"message {p['train']['message']!r}")
+        app.quit()
+    finally:
+        app.kill()
+
+
 TESTS = {
+    "train_defaults_message": test_train_defaults_message,
     "views_equal_trace": test_views_equal_trace,
     "select_and_open": test_select_and_open,
     "validation_labels": test_validation_labels,

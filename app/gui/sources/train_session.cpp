@@ -12,6 +12,7 @@
 #include "lm/model_trace.hpp"
 #include "options/model_flags.hpp"
 #include "gui/sources/exports.hpp"
+#include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "io/checkpoint.hpp"
 #include "text/i18n.hpp"
@@ -217,14 +218,29 @@ void PrepareTrainView(AppState& s) {
   s.splitters.flow_collapsed = true;
   if (s.train.path[0] == '\0') std::snprintf(s.train.path.data(), s.train.path.size(), "mhaviz-model.npz");
   ApplyTaskDefaults(s);
-  s.train.message = i18n::Format(P_("The Configuration panel now holds the %s task's defaults (%d head, d_model %d); "
-                                    "change them there, then press Train.",
-                                    "The Configuration panel now holds the %s task's defaults (%d heads, d_model %d); "
-                                    "change them there, then press Train.",
-                                    s.choice.cfg.num_heads),
-                                 TaskName(s.train.task).c_str(), s.choice.cfg.num_heads, s.choice.cfg.d_model);
+  s.train.defaults_note = {"", TaskName(s.train.task), s.choice.cfg.num_heads, s.choice.cfg.d_model};
+  s.train.message = s.train.defaults_note.shown = TaskDefaultsMessage(s);
   s.train.message_ok = true;
   if (s.train.autostart) StartTraining(s);
+}
+
+std::string TaskDefaultsMessage(const AppState& s) {
+  const TrainUi::DefaultsNote& n = s.train.defaults_note;
+  if (UsingLanguageModel(s))
+    return i18n::Format(P_("Train trains a new model with the %s task's defaults (%d head, d_model %d). The "
+                           "Configuration panel shows the loaded language model until then; to change the new "
+                           "model's sizes first, pick Seeded random weights under Model and set them there.",
+                           "Train trains a new model with the %s task's defaults (%d heads, d_model %d). The "
+                           "Configuration panel shows the loaded language model until then; to change the new "
+                           "model's sizes first, pick Seeded random weights under Model and set them there.",
+                           n.num_heads),
+                        n.task.c_str(), n.num_heads, n.d_model);
+  return i18n::Format(P_("The Configuration panel now holds the %s task's defaults (%d head, d_model %d); "
+                         "change them there, then press Train.",
+                         "The Configuration panel now holds the %s task's defaults (%d heads, d_model %d); "
+                         "change them there, then press Train.",
+                         n.num_heads),
+                      n.task.c_str(), n.num_heads, n.d_model);
 }
 
 void StartTraining(AppState& s) {

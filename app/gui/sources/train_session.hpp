@@ -29,6 +29,10 @@ void UpdateTraining(AppState& s);
 void ApplyTaskDefaults(AppState& s);
 // The first time the view opens: the task's defaults, and --train-autostart.
 void PrepareTrainView(AppState& s);
+// Where the task's defaults went (s.train.defaults_note): the Configuration panel, or,
+// while a language model fills it with its own fixed shape, the next run only. While it
+// is the view's message, the view keeps it true to the model source.
+std::string TaskDefaultsMessage(const AppState& s);
 
 enum class TrainStatus { Idle, Starting, Running, Paused, Finished, Diverged, Stopped };
 TrainStatus CurrentStatus(const AppState& s);

@@ -84,6 +84,13 @@ struct TrainUi {
   std::array<char, 1024> path{};  // checkpoint to save or load
   std::string message;            // the last action's outcome
   bool message_ok = true;
+  // The message that says where the task's defaults went (TaskDefaultsMessage), as
+  // shown: while it is still the message, it follows the model source.
+  struct DefaultsNote {
+    std::string shown;
+    std::string task;
+    int num_heads = 0, d_model = 0;
+  } defaults_note;
 
   // Exports for slides (views/train/export.hpp): the files' stem, and the one running.
   std::array<char, 1024> export_stem{};

@@ -213,6 +213,9 @@ void DrawRunStatus(AppState& s) {
     }
     Muted(line.c_str());
   }
+  // The task's defaults' message, while it is shown, follows the model source.
+  if (!t.defaults_note.shown.empty() && t.message == t.defaults_note.shown)
+    t.message = t.defaults_note.shown = TaskDefaultsMessage(s);
   if (!t.message.empty())
     MessageBox(t.message, t.message_ok ? Pal().notice_bg : Pal().error_bg,
                t.message_ok ? Pal().notice_text : Pal().error_text);
