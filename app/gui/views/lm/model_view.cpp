@@ -110,25 +110,36 @@ void DrawModelView(AppState& s) {
         "out (\"only\": every other head of its layer) and every view then shows the model without it."));
   std::string labels_on;
   const auto& labels = Labels(s, &labels_on);
+  // Where the labels and the jobs were measured, as one text wrapped at the view's edge
+  // (at 200% text it takes two or three lines).
+  std::string measured;
   if (labels_on == "validation text")
-    ImGui::TextDisabled("%s",
-                        _("Labels measured on: validation text (induction: on its windows' first halves, repeated)"));
+    measured = _("Labels measured on: validation text (induction: on its windows' first halves, repeated)");
   else if (labels_on == "sentence")
-    ImGui::TextDisabled("%s", _("Labels measured on: sentence"));
+    measured = _("Labels measured on: sentence");
   else if (labels_on == "sentence (measuring)")
-    ImGui::TextDisabled("%s", _("Labels measured on: sentence (the validation text is still being measured)"));
+    measured = _("Labels measured on: sentence (the validation text is still being measured)");
   else if (const std::string p = "sentence (validation text unavailable ("; labels_on.compare(0, p.size(), p) == 0)
-    ImGui::TextDisabled(
+    measured = i18n::Format(
         _("Labels measured on: sentence (validation text unavailable: %s)"),
         labels_on.substr(p.size(), labels_on.size() - p.size() - std::min<std::size_t>(2, labels_on.size() - p.size()))
             .c_str());
   else
-    ImGui::TextDisabled(_("Labels measured on: %s"), labels_on.c_str());
+    measured = i18n::Format(_("Labels measured on: %s"), labels_on.c_str());
   const std::string jobs_on = HeadJobsStatus(s);
   if (!jobs_on.empty()) {
-    // On the same line, so the maps and their switches stay where they were.
-    ImGui::SameLine();
-    ImGui::TextDisabled(_("· jobs: %s"), jobs_on.c_str());
+    // HeadJobsStatus's words (the probe's) in the interface's language.
+    std::string shown = _("minimal pairs");
+    if (const std::string p = "minimal pairs ("; jobs_on.compare(0, p.size(), p) == 0) {
+      const std::string why = jobs_on.substr(p.size(), jobs_on.size() - p.size() - 1);
+      shown = why == "measuring" ? _("minimal pairs (measuring)") : i18n::Format(_("minimal pairs (%s)"), why.c_str());
+    }
+    measured += "  " + i18n::Format(_("· jobs: %s"), shown.c_str());
+  }
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", measured.c_str());
+  ImGui::PopStyleColor();
+  if (!jobs_on.empty()) {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           _("A head's linguistic job is measured on the minimal pairs: for each phenomenon, the head with "
@@ -185,11 +196,12 @@ void DrawModelView(AppState& s) {
         std::string job;
         for (const HeadProfile& hp : labels)
           if (hp.layer == l && hp.head == h) {
-            char buf[64];
-            // "previous" fits a small map where "previous-token" and its score do not.
+            char score[32];
+            std::snprintf(score, sizeof score, " %.2f", hp.score);
+            // "previous" fits a small map where "previous-token" and its score do not; a
+            // name still too long is cut, never the score (the tooltip has it whole).
             const std::string shown = hp.label == "previous-token" ? _("previous") : HeadPatternText(hp.label);
-            std::snprintf(buf, sizeof buf, "%s %.2f", shown.c_str(), hp.score);
-            job = buf;
+            job = Ellipsize(shown, size - ImGui::CalcTextSize(score).x) + score;
           }
         // A long label stops at its map's edge (the tooltip has it whole).
         dl->PushClipRect(p, ImVec2(p.x + size, p.y + lines * text_h), true);
