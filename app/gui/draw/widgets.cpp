@@ -14,11 +14,16 @@
 namespace mha::gui {
 
 void SectionTitle(const AppState& s, const char* title, const char* subtitle, bool inline_subtitle) {
+  const float full = ImGui::GetContentRegionAvail().x;
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(title);
   if (s.ui.font_bold) ImGui::PopFont();
   if (subtitle) {
-    if (inline_subtitle) ImGui::SameLine(0.0f, ImGui::GetFontSize() * 0.8f);
+    // Beside the heading only where the column it leaves is wide enough to read (at
+    // large text in a narrow view it would be a few words a line): else under it.
+    const float fs = ImGui::GetFontSize(), gap = fs * 0.8f;
+    if (inline_subtitle && full - ImGui::GetItemRectSize().x - gap >= std::max(full * 0.5f, fs * 16.0f))
+      ImGui::SameLine(0.0f, gap);
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(subtitle);

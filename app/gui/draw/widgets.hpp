@@ -11,7 +11,8 @@
 namespace mha::gui {
 
 // A bold heading and, under it, one muted line that says what the section teaches.
-// With `inline_subtitle`, the explanation follows the heading on the same line.
+// With `inline_subtitle`, the explanation follows the heading on the same line, where
+// that leaves it at least half the width.
 void SectionTitle(const AppState& s, const char* title, const char* subtitle = nullptr, bool inline_subtitle = false);
 
 // A coloured box of wrapped text (errors, notices) that spans the available width.
