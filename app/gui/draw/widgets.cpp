@@ -72,6 +72,11 @@ void FormLabel(const char* label, float label_width) {
   ImGui::SetNextItemWidth(-1.0f);
 }
 
+void SameLineIfFits(float width, float spacing) {
+  ImGui::SameLine(0.0f, spacing);
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
 std::string Ellipsize(const std::string& text, float max_width) {
   if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
   const char* ell = "\xE2\x80\xA6";  // …

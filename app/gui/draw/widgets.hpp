@@ -30,6 +30,9 @@ void FormLabel(const char* label, float label_width);
 
 // `text` shortened with "…" to fit `max_width` pixels (never splits a UTF-8 sequence).
 std::string Ellipsize(const std::string& text, float max_width);
+// SameLine where the next `width` pixels still fit before the window's edge, else a
+// new line (a row of controls at large text wraps rather than running past the edge).
+void SameLineIfFits(float width, float spacing = -1.0f);
 
 // Text drawn rotated 90° counter-clockwise (reading bottom to top), with the start
 // of the text at `bottom_left`.

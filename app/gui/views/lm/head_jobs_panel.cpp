@@ -220,7 +220,7 @@ void DrawJobsOnSentence(AppState& s) {
         const std::vector<SiteReading> rs = ReadSites(s, j);
         std::string line = "L" + std::to_string(l) + "H" + std::to_string(h) + " " + JobText(j) + ": ";
         if (rs.empty()) {
-          ImGui::TextDisabled("%s%s", line.c_str(), _("nothing in this sentence to read it on"));
+          Muted((line + _("nothing in this sentence to read it on")).c_str());
           continue;
         }
         for (std::size_t i = 0; i < rs.size(); ++i) line += (i ? ", " : "") + SiteText(s, rs[i]);
@@ -233,8 +233,9 @@ void DrawJobsOnSentence(AppState& s) {
   // this model looks at its subject clearly enough to list it under Try these.
   for (const TryThis& t : kTryThese)
     if (std::string(t.job) == "agreement" && !ModelHasJob(s, t.job))
-      ImGui::TextDisabled(_("No head looks past the attractor to the subject clearly enough to list \"%s\"."),
-                          t.sentence);
+      Muted(
+          i18n::Format(_("No head looks past the attractor to the subject clearly enough to list \"%s\"."), t.sentence)
+              .c_str());
 }
 
 nlohmann::json DumpHeadJobs(AppState& s) {

@@ -152,7 +152,7 @@ void DrawBars(AppState& s, const ImportanceResult& m, float width) {
   if (!m.targets.empty()) {
     std::string t;
     for (const std::string& n : m.targets) t += (t.empty() ? "" : " / ") + n;
-    ImGui::TextDisabled(_("The numbers after each bar: accuracy per target (%s)."), t.c_str());
+    Muted(i18n::Format(_("The numbers after each bar: accuracy per target (%s)."), t.c_str()).c_str());
   }
   double lo = 0, hi = 0;
   for (const auto* list : {&m.table.heads, &m.table.layers})
@@ -276,10 +276,14 @@ void DrawControls(AppState& s, ImportanceState& st) {
   int mode = st.mode == AblationMode::Mean ? 1 : 0;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("Knock out by replacing its context with:"));
-  ImGui::SameLine();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  auto radio_w = [&](const char* label) {
+    return ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  };
+  SameLineIfFits(radio_w(_("zeros")));
   bool changed = ImGui::RadioButton(_("zeros"), &mode, 0);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The head's context becomes 0 before W_O."));
-  ImGui::SameLine();
+  SameLineIfFits(radio_w(_("its mean")));
   changed |= ImGui::RadioButton(_("its mean"), &mode, 1);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -287,13 +291,15 @@ void DrawControls(AppState& s, ImportanceState& st) {
           "average, but nothing that depends on the sentence."));
   if (changed) st.mode = mode ? AblationMode::Mean : AblationMode::Zero;
   if (UsingLanguageModel(s)) {
-    ImGui::SameLine(0, 20);
+    const float combo_w = ImGui::CalcTextSize("00000000").x + ImGui::GetFrameHeight();
+    SameLineIfFits(ImGui::CalcTextSize(_("validation windows:")).x + style.ItemSpacing.x + combo_w, 20);
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(_("validation windows:"));
     ImGui::SameLine();
     static const int choices[] = {64, 256, 0};
     char preview[32];
     std::snprintf(preview, sizeof preview, "%s", st.windows == 0 ? _("all") : std::to_string(st.windows).c_str());
-    ImGui::SetNextItemWidth(ImGui::CalcTextSize("00000000").x + ImGui::GetFrameHeight());
+    ImGui::SetNextItemWidth(combo_w);
     if (ImGui::BeginCombo("##importance_windows", preview)) {
       for (int c : choices) {
         const std::string label = c == 0 ? _("all") : std::to_string(c);
@@ -333,7 +339,8 @@ void DrawImportanceView(AppState& s) {
     std::snprintf(over, sizeof over, _("%d of %d"), st.worker.step(), st.worker.total());
     ImGui::ProgressBar(f, ImVec2(std::min(360.0f, ImGui::GetContentRegionAvail().x), 0), over);
     ImGui::SameLine();
-    ImGui::TextDisabled(_("Measuring on a worker thread: %s ..."), st.worker.StageText().c_str());
+    // Wrapped at the view's edge: at large text it would run past it.
+    Muted(i18n::Format(_("Measuring on a worker thread: %s ..."), st.worker.StageText().c_str()).c_str());
     Probe(s, "importance_running");
   }
   if (!e) return;
@@ -346,7 +353,7 @@ void DrawImportanceView(AppState& s) {
   if (s.source.run_id == 0) {
     std::string cmd = "mhaviz ablate --model " + m.model + " --mode " + ModeName(k.mode);
     if (UsingLanguageModel(s)) cmd += " --windows " + std::to_string(k.windows);
-    ImGui::TextDisabled(_("The same numbers in a terminal: %s"), cmd.c_str());
+    Muted(i18n::Format(_("The same numbers in a terminal: %s"), cmd.c_str()).c_str());
   }
   Probe(s, "importance_table");
   // Side by side where both fit (1920 px), else the curve under the bars.
