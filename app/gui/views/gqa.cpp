@@ -146,7 +146,7 @@ void DrawGqaView(AppState& s) {
            "GQA (grouped-query attention): %d query heads share %d K/V heads, %d query heads per group.", f.group_size),
         f.num_heads, f.num_kv_heads, f.group_size);
   ImGui::Spacing();
-  ImGui::TextUnformatted(buf);
+  ImGui::TextWrapped("%s", buf);
   ImGui::Spacing();
   Diagram(f, ImGui::GetContentRegionAvail().x);
   Probe(s, "gqa_diagram");

@@ -295,42 +295,47 @@ void DrawGenerateView(AppState& s) {
   const int context = s.source.lm->model.cfg.max_seq;
   const bool full = snap && snap->at_context;
 
-  // Controls: Generate and Step add pieces; Start over forgets them.
+  // Controls: Generate and Step add pieces; Start over forgets them. Each goes on the
+  // row while it fits, so at large text the row wraps rather than running past the edge.
+  const float fs = ImGui::GetFontSize();
+  auto button_w = [](const char* text) {
+    return ImGui::CalcTextSize(text, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+  };
   ImGui::BeginDisabled(full);
   char label[64];
   std::snprintf(label, sizeof label, _("Generate %d"), st.per_generate);
   if (ImGui::Button((std::string(label) + "###generate_go").c_str())) Ask(s, st, st.per_generate);
   Probe(s, "generate_go");
-  ImGui::SameLine();
+  SameLineIfFits(button_w(_("Step")));
   if (ImGui::Button(_("Step"))) Ask(s, st, 1);
   Probe(s, "generate_step");
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  SameLineIfFits(button_w(_("Start over")));
   ImGui::BeginDisabled(!st.worker);
   if (ImGui::Button(_("Start over"))) Retire(st);
   Probe(s, "generate_reset");
   ImGui::EndDisabled();
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+  SameLineIfFits(fs * 7.0f);
+  ImGui::SetNextItemWidth(fs * 7.0f);
   ImGui::SliderInt("##per_generate", &st.per_generate, 1, context - 1, _("%d pieces"));
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+  SameLineIfFits(fs * 7.0f);
+  ImGui::SetNextItemWidth(fs * 7.0f);
   // Sampling as mhaviz generate offers it; a change starts over (UpdateGenerate).
   ImGui::SliderFloat("##temperature", &st.temperature, 0.0f, 2.0f,
                      st.temperature <= 0 ? _("greedy (T = 0)") : _("temperature %.2f"));
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", _("0: always the likeliest piece (greedy). Above 0: sample from softmax(logits / T)."));
   if (st.temperature > 0) {
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    SameLineIfFits(fs * 6.0f);
+    ImGui::SetNextItemWidth(fs * 6.0f);
     ImGui::SliderInt("##top_k", &st.top_k, 0, 100, st.top_k == 0 ? _("top-k: all") : _("top-k %d"));
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
+    SameLineIfFits(fs * 5.0f + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(_("seed")).x);
+    ImGui::SetNextItemWidth(fs * 5.0f);
     ImGui::InputInt(_("seed"), &st.seed);
     st.seed = std::max(st.seed, 0);
   }
   if (busy) {
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize(_("generating...")).x);
     ImGui::TextDisabled(_("generating..."));
   }
   if (!st.error.empty()) MessageBox(st.error, Pal().error_bg, Pal().error_text);
