@@ -80,9 +80,12 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   ImGui::TextUnformatted(head);
   if (s.ui.font_bold) ImGui::PopFont();
   if (used) {
-    ImGui::SameLine();
+    const char* now = _("(what the model computes now: the heatmaps show this)");
+    SameLineIfFits(ImGui::CalcTextSize(now).x);
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().ok_text);
-    ImGui::TextUnformatted(_("(what the model computes now: the heatmaps show this)"));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(now);
+    ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
   }
   char stats[640];
@@ -178,12 +181,17 @@ void DrawScalingView(AppState& s) {
       true);
   Config& c = s.choice.cfg;
   HeadPicker(s, "##scaling_head");
-  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-  s.dirty |= ImGui::Checkbox(_("divide by \xE2\x88\x9A"
-                               "d_k"),
-                             &c.scale);
+  // The row wraps at the view's edge at large text (SameLineIfFits).
+  const char* divide =
+      _("divide by \xE2\x88\x9A"
+        "d_k");
+  const ImGuiStyle& style = ImGui::GetStyle();
+  SameLineIfFits(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(divide).x,
+                 ImGui::GetFontSize() * 1.5f);
+  s.dirty |= ImGui::Checkbox(divide, &c.scale);
   Probe(s, "scaling_scale");
-  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  SameLineIfFits(ImGui::CalcTextSize(_("temperature T")).x + style.ItemSpacing.x + ImGui::GetFontSize() * 10.0f,
+                 ImGui::GetFontSize() * 1.5f);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("temperature T"));
   ImGui::SameLine();
