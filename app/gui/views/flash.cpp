@@ -91,11 +91,17 @@ void DrawControls(AppState& s, FlashTiles& ft) {
   ImGui::SetNextItemWidth(fs * 8.0f);
   ImGui::SliderInt(_("Br (query rows)"), &st.br, 1, std::max(ft.seq(), 1));
   Probe(s, "flash br");
-  ImGui::SameLine(0, fs);
+  // The row wraps at the view's edge at large text: the sliders, the player, the count.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  auto text_w = [](const char* t) { return ImGui::CalcTextSize(t, nullptr, true).x; };
+  SameLineIfFits(fs * 8.0f + style.ItemInnerSpacing.x + text_w(_("Bc (keys)")), fs);
   ImGui::SetNextItemWidth(fs * 8.0f);
   ImGui::SliderInt(_("Bc (keys)"), &st.bc, 1, std::max(ft.seq_kv(), 1));
   Probe(s, "flash bc");
-  ImGui::SameLine(0, fs * 1.5f);
+  const float buttons_w = text_w("\xE2\x97\x80\xE2\x97\x80\xE2\x97\x80\xE2\x96\xB6\xE2\x96\xB6\xE2\x96\xB6") +
+                          8 * style.FramePadding.x + 4 * style.ItemSpacing.x + ImGui::GetFrameHeight() +
+                          style.ItemInnerSpacing.x + text_w(_("play"));
+  SameLineIfFits(buttons_w, fs * 1.5f);
   if (ImGui::Button("\xE2\x97\x80\xE2\x97\x80")) StepTo(ft, 0);
   Probe(s, "flash start");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Back to the start"));
@@ -120,9 +126,10 @@ void DrawControls(AppState& s, FlashTiles& ft) {
       st.last_step = ImGui::GetTime();
     }
   }
-  ImGui::SameLine(0, fs);
+  const std::string tiles = i18n::Format(_("tile %d of %d"), ft.done(), ft.count());
+  SameLineIfFits(text_w(tiles.c_str()), fs);
   ImGui::AlignTextToFramePadding();
-  ImGui::Text(_("tile %d of %d"), ft.done(), ft.count());
+  ImGui::TextUnformatted(tiles.c_str());
   // Tiles done and in all, for the GUI tests to wait on (the probe holds rectangles).
   s.ui.probe["flash_tiles"] = {static_cast<float>(ft.done()), static_cast<float>(ft.count()), 0.0f, 0.0f};
 }

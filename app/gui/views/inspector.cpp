@@ -101,9 +101,10 @@ void DrawInspectorView(AppState& s) {
     }
   }
   if (!sel.step.empty()) {
-    ImGui::SameLine(0, fs);
+    const std::string from = i18n::Format(_("from the step \"%s\""), sel.step.c_str());
+    SameLineIfFits(ImGui::CalcTextSize(from.c_str()).x, fs);
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled(_("from the step \"%s\""), sel.step.c_str());
+    ImGui::TextDisabled("%s", from.c_str());
   }
   // Inputs and parameters of this tensor, one click away.
   const auto related = Related(sel.tensor, t);

@@ -75,7 +75,11 @@ void DrawQueryView(AppState& s) {
                true);
   if (!HaveResultsToShow(s)) return;
   HeadPicker(s, "##query_head");
-  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  // Beside the head picker where it fits (at large text, under it).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  SameLineIfFits(ImGui::CalcTextSize(_("query token")).x + style.ItemSpacing.x + ImGui::GetFontSize() * 11.0f +
+                     2 * (style.ItemInnerSpacing.x + ImGui::GetFrameHeight()),
+                 ImGui::GetFontSize() * 1.5f);
   QueryPicker(s);
   const auto& c = QueryCache(s);
   if (!c.ok) {
