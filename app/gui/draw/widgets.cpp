@@ -77,6 +77,10 @@ void SameLineIfFits(float width, float spacing) {
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
+float ButtonWidth(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
 std::string Ellipsize(const std::string& text, float max_width) {
   if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
   const char* ell = "\xE2\x80\xA6";  // …

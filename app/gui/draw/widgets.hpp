@@ -33,6 +33,8 @@ std::string Ellipsize(const std::string& text, float max_width);
 // SameLine where the next `width` pixels still fit before the window's edge, else a
 // new line (a row of controls at large text wraps rather than running past the edge).
 void SameLineIfFits(float width, float spacing = -1.0f);
+// The width ImGui::Button(label) takes (its text up to "##", and the frame's padding).
+float ButtonWidth(const char* label);
 
 // Text drawn rotated 90° counter-clockwise (reading bottom to top), with the start
 // of the text at `bottom_left`.

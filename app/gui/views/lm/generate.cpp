@@ -298,19 +298,16 @@ void DrawGenerateView(AppState& s) {
   // Controls: Generate and Step add pieces; Start over forgets them. Each goes on the
   // row while it fits, so at large text the row wraps rather than running past the edge.
   const float fs = ImGui::GetFontSize();
-  auto button_w = [](const char* text) {
-    return ImGui::CalcTextSize(text, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
-  };
   ImGui::BeginDisabled(full);
   char label[64];
   std::snprintf(label, sizeof label, _("Generate %d"), st.per_generate);
   if (ImGui::Button((std::string(label) + "###generate_go").c_str())) Ask(s, st, st.per_generate);
   Probe(s, "generate_go");
-  SameLineIfFits(button_w(_("Step")));
+  SameLineIfFits(ButtonWidth(_("Step")));
   if (ImGui::Button(_("Step"))) Ask(s, st, 1);
   Probe(s, "generate_step");
   ImGui::EndDisabled();
-  SameLineIfFits(button_w(_("Start over")));
+  SameLineIfFits(ButtonWidth(_("Start over")));
   ImGui::BeginDisabled(!st.worker);
   if (ImGui::Button(_("Start over"))) Retire(st);
   Probe(s, "generate_reset");

@@ -70,12 +70,12 @@ void DrawRunButtonsInline(AppState& s) {
   Probe(s, "train_start");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip(_("Train the Configuration panel's model on the task, from fresh weights."));
-  ImGui::SameLine();
+  SameLineIfFits(ButtonWidth(_("Pause")));
   ImGui::BeginDisabled(!running);
   if (ImGui::Button(_("Pause"))) PauseTraining(s);
   ImGui::EndDisabled();
   Probe(s, "train_pause");
-  ImGui::SameLine();
+  SameLineIfFits(ButtonWidth(_("Reset")));
   ImGui::BeginDisabled(!t.worker.get());
   if (ImGui::Button(_("Reset"))) ResetTraining(s);
   ImGui::EndDisabled();
@@ -100,7 +100,8 @@ void DrawTask(AppState& s, float lw) {
   }
   Probe(s, "train_task");
   if (t.task.kind == TaskKind::Offsets) {
-    ImGui::SameLine();
+    SameLineIfFits(ImGui::CalcTextSize("K").x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 7.0f);
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("K");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
@@ -111,12 +112,13 @@ void DrawTask(AppState& s, float lw) {
     }
     Probe(s, "train_offsets");
   }
-  ImGui::SameLine();
+  // The row wraps at the view's edge at large text, so Train stays in sight.
+  SameLineIfFits(ButtonWidth(_("Task defaults")));
   if (ImGui::Button(_("Task defaults"))) ApplyTaskDefaults(s);
   Probe(s, "train_defaults");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(_("Heads, d_model, norm, layers, steps and learning rate that solve this task in one run."));
-  ImGui::SameLine();
+  SameLineIfFits(ButtonWidth(_("Resume")));
   DrawRunButtonsInline(s);
   if (task_changed) ApplyTaskDefaults(s);  // a task needs its own head count, layers, steps
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
