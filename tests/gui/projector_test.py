@@ -366,7 +366,34 @@ def test_lesson_presets(mhaviz, d):
     check(all(c["ok"] for c in final["views"]["lesson_view"]["checks"]), "after the click")
 
 
+def test_controls_in_sight(mhaviz, d):
+    """At 200% text in a 1280 x 800 window, each view's row of controls wraps at the view's
+    edge instead of running past it: every control named here lies inside the window (they
+    ran past it: the Train view's Pause and Reset, the Generate view's temperature, the
+    Softmax view's scaling switch, the Flash view's player, the Query view's token picker,
+    the Importance view's windows choice)."""
+    cases = {
+        "train": ["train_start", "train_pause", "train_reset", "train_defaults", "train_offsets"],
+        "generate": ["generate_go", "generate_step", "generate_reset"],
+        "scaling": ["scaling_scale", "temperature"],
+        "flash": ["flash bc", "flash start", "flash end", "flash play"],
+        "query": ["query_token"],
+        "importance": ["importance_windows"],
+    }
+    model = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "models",
+                                          "mhaviz-small.npz"))
+    for view, names in cases.items():
+        _, p = gui_run(mhaviz, d, "--model", model, "--sentence", KO, "--lang", "ko", "--view", view,
+                       "--text-size", "200", name=view)
+        width = p["window"][0]
+        for n in names:
+            check(n in p["widgets"], f"{view}: no widget {n!r} drawn at 200% text")
+            x, _, w, _ = p["widgets"][n]
+            check(x + w <= width, f"{view}: {n} ends at x = {x + w:.0f}, past the {width} px window at 200% text")
+
+
 TESTS = {
+    "controls_in_sight": test_controls_in_sight,
     "text_size_cells": test_text_size_cells,
     "present_header": test_present_header,
     "present_pages_fit": test_present_pages_fit,
