@@ -22,7 +22,7 @@ void SectionTitle(const AppState& s, const char* title, const char* subtitle, bo
     // Beside the heading only where the column it leaves is wide enough to read (at
     // large text in a narrow view it would be a few words a line): else under it.
     const float fs = ImGui::GetFontSize(), gap = fs * 0.8f;
-    if (inline_subtitle && full - ImGui::GetItemRectSize().x - gap >= std::max(full * 0.5f, fs * 16.0f))
+    if (inline_subtitle && full - ImGui::GetItemRectSize().x - gap >= std::max(full * 0.5f, fs * 12.0f))
       ImGui::SameLine(0.0f, gap);
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::PushTextWrapPos(0.0f);

@@ -239,12 +239,13 @@ void DrawLessonView(AppState& s) {
   if (ImGui::Button(_("Load the lesson example"))) LoadLessonExample(s);
   Probe(s, "load_lesson");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kLessonX);
-  ImGui::SameLine();
+  SameLineIfFits(ButtonWidth(_("Load the hand calculation")));
   if (ImGui::Button(_("Load the hand calculation"))) LoadLessonPreset(s, 1);
   Probe(s, "load_hand");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kHandX);
   if (LessonPresetInUse(s) < 0) {
-    ImGui::SameLine();
+    // Beside the buttons while that leaves it a readable column, else under them.
+    SameLineIfFits(fs * 18.0f);
     Muted(kLessonX);
   }
   DrawLessonChecks(s);  // (its fold on this line)
