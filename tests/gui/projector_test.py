@@ -367,7 +367,7 @@ def test_lesson_presets(mhaviz, d):
 
 
 def test_controls_in_sight(mhaviz, d):
-    """At 200% text in a 1280 x 800 window, each view's row of controls wraps at the view's
+    """At 200% text in a 1280 x 800 window, in Korean and English, each view's row of controls wraps at the view's
     edge instead of running past it: every control named here lies inside the window (they
     ran past it: the Train view's Pause and Reset, the Generate view's temperature, the
     Softmax view's scaling switch, the Flash view's player, the Query view's token picker,
@@ -382,14 +382,16 @@ def test_controls_in_sight(mhaviz, d):
     }
     model = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "models",
                                           "mhaviz-small.npz"))
-    for view, names in cases.items():
-        _, p = gui_run(mhaviz, d, "--model", model, "--sentence", KO, "--lang", "ko", "--view", view,
-                       "--text-size", "200", name=view)
-        width = p["window"][0]
-        for n in names:
-            check(n in p["widgets"], f"{view}: no widget {n!r} drawn at 200% text")
-            x, _, w, _ = p["widgets"][n]
-            check(x + w <= width, f"{view}: {n} ends at x = {x + w:.0f}, past the {width} px window at 200% text")
+    for lang in ("ko", "en"):
+        for view, names in cases.items():
+            _, p = gui_run(mhaviz, d, "--model", model, "--sentence", KO, "--lang", lang, "--view", view,
+                           "--text-size", "200", name=f"{view}_{lang}")
+            width = p["window"][0]
+            for n in names:
+                check(n in p["widgets"], f"{view} ({lang}): no widget {n!r} drawn at 200% text")
+                x, _, w, _ = p["widgets"][n]
+                check(x + w <= width,
+                      f"{view} ({lang}): {n} ends at x = {x + w:.0f}, past the {width} px window at 200% text")
 
 
 TESTS = {
