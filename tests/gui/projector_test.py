@@ -367,8 +367,9 @@ def test_lesson_presets(mhaviz, d):
 
 
 def test_controls_in_sight(mhaviz, d):
-    """At 200% text in a 1280 x 800 window, in Korean and English, each view's row of controls wraps at the view's
-    edge instead of running past it: every control named here lies inside the window (they
+    """At 200% text in a 1280 x 800 window, in Korean and English, each view's row of
+    controls wraps at the view's edge instead of running past it: every control named
+    here lies inside the window (they
     ran past it: the Train view's Pause and Reset, the Generate view's temperature, the
     Softmax view's scaling switch, the Flash view's player, the Query view's token picker,
     the Importance view's windows choice)."""
