@@ -35,6 +35,8 @@ std::string Ellipsize(const std::string& text, float max_width);
 void SameLineIfFits(float width, float spacing = -1.0f);
 // The width ImGui::Button(label) takes (its text up to "##", and the frame's padding).
 float ButtonWidth(const char* label);
+// The width ImGui::Checkbox or ImGui::RadioButton with `label` takes (box and text).
+float ToggleWidth(const char* label);
 
 // Text drawn rotated 90° counter-clockwise (reading bottom to top), with the start
 // of the text at `bottom_left`.

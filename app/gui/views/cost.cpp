@@ -177,27 +177,25 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   if (ffn) dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
   dl->PopClipRect();
   DrawMeasuredTimes(dl, a, b, x0, x1, Sweep(s).Snapshot());
-  // The sentence's label over the measured points, on a backing of the plot's colour.
+  // The sentence's label and the legend (top left) over the curves and the measured
+  // points, each on a backing of the plot's colour, so these pass under their words.
+  const ImU32 backing = (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225);
   dl->PushClipRect(a, b, true);
   std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
   const ImVec2 at(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f);
   const ImVec2 ts = ImGui::CalcTextSize(buf);
-  dl->AddRectFilled(ImVec2(at.x - fs * 0.15f, at.y), ImVec2(at.x + ts.x + fs * 0.15f, at.y + ts.y),
-                    (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225), 3.0f);
+  dl->AddRectFilled(ImVec2(at.x - fs * 0.15f, at.y), ImVec2(at.x + ts.x + fs * 0.15f, at.y + ts.y), backing, 3.0f);
   dl->AddText(at, ImGui::GetColorU32(ImGuiCol_Text), buf);
-  dl->PopClipRect();
-  // Legend, top left inside the plot, on a panel of the plot's colour: the curves pass
-  // under it rather than through its words (at large text it covers more of the plot).
   const char* entries[3] = {_("attention core: scores, softmax, weights x V (~4 n^2 d)"),
                             _("projections: Q, K, V, W_O (~8 n d^2)"), _("feed-forward (~16 n d^2)")};
   const int shown = ffn ? 3 : 2;
-  float legend_w = MeasuredLegendSize().x;
+  const ImVec2 measured = MeasuredLegendSize();
+  float legend_w = measured.x;
   for (int i = 0; i < shown; ++i) legend_w = std::max(legend_w, fs * 1.5f + ImGui::CalcTextSize(entries[i]).x);
   const ImVec2 la(a.x + fs * 0.2f, a.y + fs * 0.15f);
   const ImVec2 lb(std::min(b.x - fs * 0.2f, la.x + fs * 0.6f + legend_w),
-                  a.y + fs * 0.3f + shown * fs * 1.2f + MeasuredLegendSize().y + fs * 0.1f);
-  dl->PushClipRect(a, b, true);
-  dl->AddRectFilled(la, lb, (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225), 3.0f);
+                  a.y + fs * 0.4f + shown * fs * 1.2f + measured.y);
+  dl->AddRectFilled(la, lb, backing, 3.0f);
   dl->PopClipRect();
   float ly = a.y + fs * 0.3f;
   auto legend = [&](const char* t, ImU32 col) {

@@ -93,26 +93,27 @@ void DrawControls(AppState& s, FlashTiles& ft) {
   Probe(s, "flash br");
   // The row wraps at the view's edge at large text: the sliders, the player, the count.
   const ImGuiStyle& style = ImGui::GetStyle();
-  auto text_w = [](const char* t) { return ImGui::CalcTextSize(t, nullptr, true).x; };
-  SameLineIfFits(fs * 8.0f + style.ItemInnerSpacing.x + text_w(_("Bc (keys)")), fs);
+  SameLineIfFits(fs * 8.0f + style.ItemInnerSpacing.x + ImGui::CalcTextSize(_("Bc (keys)"), nullptr, true).x, fs);
   ImGui::SetNextItemWidth(fs * 8.0f);
   ImGui::SliderInt(_("Bc (keys)"), &st.bc, 1, std::max(ft.seq_kv(), 1));
   Probe(s, "flash bc");
-  const float buttons_w = text_w("\xE2\x97\x80\xE2\x97\x80\xE2\x97\x80\xE2\x96\xB6\xE2\x96\xB6\xE2\x96\xB6") +
-                          8 * style.FramePadding.x + 4 * style.ItemSpacing.x + ImGui::GetFrameHeight() +
-                          style.ItemInnerSpacing.x + text_w(_("play"));
+  // The player: four buttons and the play switch, kept together.
+  const char* const player[4] = {"\xE2\x97\x80\xE2\x97\x80", "\xE2\x97\x80", "\xE2\x96\xB6",
+                                 "\xE2\x96\xB6\xE2\x96\xB6"};
+  float buttons_w = 4 * style.ItemSpacing.x + ToggleWidth(_("play"));
+  for (const char* b : player) buttons_w += ButtonWidth(b);
   SameLineIfFits(buttons_w, fs * 1.5f);
-  if (ImGui::Button("\xE2\x97\x80\xE2\x97\x80")) StepTo(ft, 0);
+  if (ImGui::Button(player[0])) StepTo(ft, 0);
   Probe(s, "flash start");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Back to the start"));
   ImGui::SameLine();
-  if (ImGui::Button("\xE2\x97\x80")) StepTo(ft, ft.done() - 1);
+  if (ImGui::Button(player[1])) StepTo(ft, ft.done() - 1);
   Probe(s, "flash prev");
   ImGui::SameLine();
-  if (ImGui::Button("\xE2\x96\xB6") && !ft.finished()) ft.Next();
+  if (ImGui::Button(player[2]) && !ft.finished()) ft.Next();
   Probe(s, "flash next");
   ImGui::SameLine();
-  if (ImGui::Button("\xE2\x96\xB6\xE2\x96\xB6")) StepTo(ft, ft.count());
+  if (ImGui::Button(player[3])) StepTo(ft, ft.count());
   Probe(s, "flash end");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Run every remaining tile"));
   ImGui::SameLine();
@@ -127,7 +128,7 @@ void DrawControls(AppState& s, FlashTiles& ft) {
     }
   }
   const std::string tiles = i18n::Format(_("tile %d of %d"), ft.done(), ft.count());
-  SameLineIfFits(text_w(tiles.c_str()), fs);
+  SameLineIfFits(ImGui::CalcTextSize(tiles.c_str()).x, fs);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(tiles.c_str());
   // Tiles done and in all, for the GUI tests to wait on (the probe holds rectangles).

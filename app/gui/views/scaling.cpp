@@ -185,13 +185,12 @@ void DrawScalingView(AppState& s) {
   const char* divide =
       _("divide by \xE2\x88\x9A"
         "d_k");
-  const ImGuiStyle& style = ImGui::GetStyle();
-  SameLineIfFits(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(divide).x,
-                 ImGui::GetFontSize() * 1.5f);
+  SameLineIfFits(ToggleWidth(divide), ImGui::GetFontSize() * 1.5f);
   s.dirty |= ImGui::Checkbox(divide, &c.scale);
   Probe(s, "scaling_scale");
-  SameLineIfFits(ImGui::CalcTextSize(_("temperature T")).x + style.ItemSpacing.x + ImGui::GetFontSize() * 10.0f,
-                 ImGui::GetFontSize() * 1.5f);
+  SameLineIfFits(
+      ImGui::CalcTextSize(_("temperature T")).x + ImGui::GetStyle().ItemSpacing.x + ImGui::GetFontSize() * 10.0f,
+      ImGui::GetFontSize() * 1.5f);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("temperature T"));
   ImGui::SameLine();

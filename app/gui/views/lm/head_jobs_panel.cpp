@@ -179,6 +179,13 @@ std::string HeadJobsStatus(const AppState& s) {
   return why.empty() ? "" : "minimal pairs (" + why + ")";
 }
 
+std::string HeadJobsStatusShown(const AppState& s) {
+  std::string why;
+  if (HeadJobLabels(s, &why)) return _("minimal pairs");
+  if (why.empty()) return "";
+  return why == "measuring" ? _("minimal pairs (measuring)") : i18n::Format(_("minimal pairs (%s)"), why.c_str());
+}
+
 void DrawTryThese(AppState& s) {
   if (!UsingLanguageModel(s)) return;
   std::vector<const TryThis*> shown;

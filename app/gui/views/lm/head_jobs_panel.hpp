@@ -20,6 +20,8 @@ std::vector<std::string> HeadJobTexts(const AppState& s, int layer, int head);
 std::string HeadJobDetails(const AppState& s, int layer, int head);
 // What the jobs are measured on: "minimal pairs", "minimal pairs (measuring)" or why none.
 std::string HeadJobsStatus(const AppState& s);
+// The same, translated, for the window.
+std::string HeadJobsStatusShown(const AppState& s);
 // The example sentences, each a button that puts it in the Sentence field; only the
 // jobs this model's heads have.
 void DrawTryThese(AppState& s);

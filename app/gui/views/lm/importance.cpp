@@ -276,14 +276,10 @@ void DrawControls(AppState& s, ImportanceState& st) {
   int mode = st.mode == AblationMode::Mean ? 1 : 0;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("Knock out by replacing its context with:"));
-  const ImGuiStyle& style = ImGui::GetStyle();
-  auto radio_w = [&](const char* label) {
-    return ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
-  };
-  SameLineIfFits(radio_w(_("zeros")));
+  SameLineIfFits(ToggleWidth(_("zeros")));
   bool changed = ImGui::RadioButton(_("zeros"), &mode, 0);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The head's context becomes 0 before W_O."));
-  SameLineIfFits(radio_w(_("its mean")));
+  SameLineIfFits(ToggleWidth(_("its mean")));
   changed |= ImGui::RadioButton(_("its mean"), &mode, 1);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -292,7 +288,7 @@ void DrawControls(AppState& s, ImportanceState& st) {
   if (changed) st.mode = mode ? AblationMode::Mean : AblationMode::Zero;
   if (UsingLanguageModel(s)) {
     const float combo_w = ImGui::CalcTextSize("00000000").x + ImGui::GetFrameHeight();
-    SameLineIfFits(ImGui::CalcTextSize(_("validation windows:")).x + style.ItemSpacing.x + combo_w, 20);
+    SameLineIfFits(ImGui::CalcTextSize(_("validation windows:")).x + ImGui::GetStyle().ItemSpacing.x + combo_w, 20);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(_("validation windows:"));
     ImGui::SameLine();

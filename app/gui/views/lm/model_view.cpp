@@ -127,15 +127,7 @@ void DrawModelView(AppState& s) {
   else
     measured = i18n::Format(_("Labels measured on: %s"), labels_on.c_str());
   const std::string jobs_on = HeadJobsStatus(s);
-  if (!jobs_on.empty()) {
-    // HeadJobsStatus's words (the probe's) in the interface's language.
-    std::string shown = _("minimal pairs");
-    if (const std::string p = "minimal pairs ("; jobs_on.compare(0, p.size(), p) == 0) {
-      const std::string why = jobs_on.substr(p.size(), jobs_on.size() - p.size() - 1);
-      shown = why == "measuring" ? _("minimal pairs (measuring)") : i18n::Format(_("minimal pairs (%s)"), why.c_str());
-    }
-    measured += "  " + i18n::Format(_("· jobs: %s"), shown.c_str());
-  }
+  if (!jobs_on.empty()) measured += "  " + i18n::Format(_("· jobs: %s"), HeadJobsStatusShown(s).c_str());
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("%s", measured.c_str());
   ImGui::PopStyleColor();
