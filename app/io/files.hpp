@@ -157,9 +157,10 @@ NpzFilter WeightsFilter(const std::string& path, const Config* cfg);
 // LoadNpz with InputsFilter, then InputsFromNpz.
 Inputs LoadInputs(const std::string& path);
 
-// The JSON document of a trace: tokens, config, shape-flow table, attention weights.
+// The JSON document of a trace: tokens, config, shape-flow table, attention weights,
+// and, if given, the value-weighted norms (mha/influence.hpp) as "attn_norms".
 // Throws mha::Error (see CheckJsonSize) if the attention weights are too many for JSON.
-std::string TraceJson(const Trace& t, const std::string& notice);
+std::string TraceJson(const Trace& t, const std::string& notice, const Mat* attn_norms = nullptr);
 // The attention weights as JSON text take ~25 bytes each, and the document tree more in
 // memory, so --json is capped (1024 tokens x 4 heads fit); .npz has no such cap.
 inline constexpr std::int64_t kMaxJsonAttention = std::int64_t(1) << 22;
