@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "io/json_parse.hpp"
 #include "options/ablate_flags.hpp"
 #include "options/terminal.hpp"
 
@@ -66,8 +67,14 @@ std::string TeachingMessage(const CLI::App& app, const CLI::Error& e, const std:
     const std::string word = left.empty() ? std::string() : left.front();
     if (!word.empty() && word[0] != '-') {
       if (unexpected) return unexpected(word);
-      return "unexpected argument '" + word + "'. Put a sentence after --sentence, in quotes: --sentence \"" + word +
-             " ...\". " + SeeHelp(command) + ".";
+      // Only a command that takes a sentence is told to put one after --sentence.
+      if (app.get_option_no_throw("--sentence"))
+        return "unexpected argument '" + io::Excerpt(word) +
+               "'. Put a sentence after --sentence, in quotes: --sentence \"" + io::Excerpt(word) + " ...\". " +
+               SeeHelp(command) + ".";
+      return "unexpected argument '" + io::Excerpt(word) + "': mhaviz " + command +
+             " takes no bare words; each value follows its flag (--flag VALUE). " + SeeHelp(command) +
+             " for the flags it takes.";
     }
     return "unknown flag '" + word + "'. " + SeeHelp(command) + " for the flags it takes.";
   }
