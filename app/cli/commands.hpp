@@ -64,6 +64,8 @@ int ExportCommand(const std::vector<std::string>& args);
 int BenchCommand(const std::vector<std::string>& args);
 // `mhaviz ablate`: knock heads out of a trained model (ablate_cmd.cpp).
 int AblateCommand(const std::vector<std::string>& args);
+// `mhaviz patch`: activation patching of a language model's heads (patch_cmd.cpp).
+int PatchCommand(const std::vector<std::string>& args);
 // `mhaviz generate`: a language model continues a prompt with the KV cache (generate_cmd.cpp).
 int GenerateCommand(const std::vector<std::string>& args);
 // bench --train: one training step (bench_train.cpp).
