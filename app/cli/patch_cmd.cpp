@@ -49,6 +49,7 @@ void Declare(CLI::App& app, PatchArgs& a) {
   text("--target", a.target, a.target_given,
        "the piece whose log-probability after the last position is measured, as the vocabulary spells it (▁ for "
        "a word start is added if missing); default: the clean run's likeliest next piece");
+  app.get_option("--target")->type_name("PIECE");
   app.add_flag("--layer-only", a.layer_only,
                "only the layer x head grid (every position patched at once), not each position alone");
   app.add_flag("--json", a.json, "print the result as one JSON object");
