@@ -57,7 +57,8 @@ print({key: value for key, value in config.items() if key not in ("vocab", "task
 num_layers, d_model, num_heads, num_kv_heads = {{layers}}, {{d_model}}, {{heads}}, {{kv_heads}}
 head_dim = d_model // num_heads  # d_k
 ln_eps = {{eps}}
-n_model = num_layers * {{widest}}  # how many sums of how many products lie behind a value: the checks' n
+widest = {{widest}}  # the longest sum of products in a layer: the checks' n grows by it with each layer
+n_model = num_layers * widest
 {{check}})py",
            {{"spm", Language() ? "import sentencepiece as spm\n" : ""},
             {"npz", PyStr(s.npz_name)},
@@ -154,12 +155,12 @@ def layer_norm(t, gamma, beta):
 
 def attention(l, x):
     """Layer l's multi-head attention, lesson 004's loop over the heads: the output, the
-    weights (batch, num_heads, seq, seq) and the largest score."""
+    weights and the scores, both (batch, num_heads, seq, seq)."""
     W = lambda name: P[f"layers.{l}.{name}"]
     Q = x[0] @ W("W_q") + W("b_q")  # (seq, d_model)
     K = x[0] @ W("W_k") + W("b_k")  # (seq, num_kv_heads * head_dim)
     V = x[0] @ W("W_v") + W("b_v")
-    heads, weights, largest = [], [], 0.0
+    heads, weights, scores = [], [], []
     for h in range(num_heads):
         g = h // group  # the K/V head query head h reads
         q_h = Q[:, h * head_dim:(h + 1) * head_dim]
@@ -172,9 +173,10 @@ def attention(l, x):
             context_h = replacement[l][knocked_out[l].index(h)].expand(seq, head_dim)
         heads.append(context_h)
         weights.append(attn_h)
-        largest = max(largest, scores_h[scores_h.isfinite()].abs().max().item())
+        scores.append(scores_h)
     concat = torch.cat(heads, dim=-1)  # (seq, d_model)
-    return (concat @ W("W_o") + W("b_o")).unsqueeze(0), torch.stack(weights).unsqueeze(0), largest
+    out = (concat @ W("W_o") + W("b_o")).unsqueeze(0)
+    return out, torch.stack(weights).unsqueeze(0), torch.stack(scores).unsqueeze(0)
 
 )py",
       {{"hidden", c.mask == Mask::Causal ? "hidden = torch.ones(seq, seq, dtype=torch.bool).triu(diagonal=1)  # the "
@@ -192,17 +194,19 @@ def ffn(l, x):
 )py",
                  {{"act", c.activation == Activation::Gelu ? "torch.nn.functional.gelu" : "torch.relu"}});
   std::string body =
-      "    a, weights, largest = attention(l, " +
+      "    a, weights, scores = attention(l, " +
       std::string(c.norm == Norm::Pre ? "layer_norm(x, W(\"ln_gamma\"), W(\"ln_beta\"))" : "x") + ")\n" +
       (c.norm == Norm::Post ? "    x = layer_norm(x + a, W(\"ln_gamma\"), W(\"ln_beta\"))\n" : "    x = x + a\n") +
-      "    check(f\"L{l} attn\", weights, app[f\"layers.{l}.attn\"], n_model, size=largest)\n"
-      "    check(f\"L{l} out\", x, app[f\"layers.{l}.out\"], n_model)\n";
+      "    largest = scores[scores.isfinite()].abs().max().item()\n"
+      "    check(f\"L{l} scores\", scores, app[f\"layers.{l}.scores\"], (l + 1) * widest)\n"
+      "    check(f\"L{l} attn\", weights, app[f\"layers.{l}.attn\"], (l + 1) * widest, size=largest)\n"
+      "    check(f\"L{l} out\", x, app[f\"layers.{l}.out\"], (l + 1) * widest)\n";
   if (c.block == Block::Encoder)
     body +=
         std::string(c.norm == Norm::Pre    ? "    x = x + ffn(l, layer_norm(x, W(\"ln2_gamma\"), W(\"ln2_beta\")))\n"
                     : c.norm == Norm::Post ? "    x = layer_norm(x + ffn(l, x), W(\"ln2_gamma\"), W(\"ln2_beta\"))\n"
                                            : "    x = x + ffn(l, x)\n") +
-        "    check(f\"L{l} block_out\", x, app[f\"layers.{l}.block_out\"], n_model)\n";
+        "    check(f\"L{l} block_out\", x, app[f\"layers.{l}.block_out\"], (l + 1) * widest)\n";
   loop +=
       "\nattn_per_layer, largest_per_layer = [], []\nfor l in range(num_layers):\n    W = lambda name: "
       "P[f\"layers.{l}.{name}\"]\n" +

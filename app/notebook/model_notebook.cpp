@@ -87,6 +87,7 @@ void NpzContents(const ModelSpec& s, Files& f) {
   for (std::size_t l = 0; l < t.layers.size(); ++l) {
     const Trace& layer = t.layers[l];
     const std::string key = "mhaviz.layers." + std::to_string(l) + ".";
+    f.tensors.push_back({key + "scores", {1, H, S, S}, layer.scores.data()});
     f.tensors.push_back({key + "attn", {1, H, S, S}, layer.attn.data()});
     f.tensors.push_back({key + "out", {1, S, d}, layer.out.data()});
     if (layer.block_out.size() > 0) f.tensors.push_back({key + "block_out", {1, S, d}, layer.block_out.data()});

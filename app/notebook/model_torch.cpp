@@ -110,7 +110,8 @@ def nn_layer(l):
       PositionalLine(Cfg().positional) +
       "    y = y.unsqueeze(0)\n    for l in range(num_layers):\n"
       "        mha, ln1, ffn, ln2 = nn_layer(l)\n" +
-      attn + "        check(f\"nn L{l} attn\", w, app[f\"layers.{l}.attn\"], n_model, size=largest_per_layer[l])\n" +
+      attn +
+      "        check(f\"nn L{l} attn\", w, app[f\"layers.{l}.attn\"], (l + 1) * widest, size=largest_per_layer[l])\n" +
       (c.block == Block::Encoder ? ffn : "") +
       (pre ? "    lnf = torch.nn.LayerNorm(d_model, eps=ln_eps).double()\n"
              "    lnf.weight.copy_(P[\"lnf_gamma\"])\n    lnf.bias.copy_(P[\"lnf_beta\"])\n    y = lnf(y)\n"
