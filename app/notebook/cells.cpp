@@ -12,7 +12,8 @@ def check(name, mine, theirs, n, size=None):
 
     A float32 sum of n products is off by about 6e-8 * sqrt(n) times the size of the
     numbers summed; the check allows 1e-6 * sqrt(n) times it (`size`: the size of what
-    went in, when that is larger than the result's), so a weight changed by 0.1% fails.
+    went in, when that is larger than the result's): one weight changed by a fraction of
+    a percent fails it.
     """
     theirs = theirs.to(mine.dtype)
     assert mine.shape == theirs.shape, f"{name}: shape {tuple(mine.shape)}, mhaviz's {tuple(theirs.shape)}"
@@ -111,7 +112,7 @@ std::string MarkdownText(const std::string& text, std::size_t max_chars) {
       out += ' ';
     } else if (c < 0x20 || c == 0x7F) {
       continue;  // control characters have no place in a heading
-    } else if (std::string("\\`*_{}[]<>()#+-.!|~$&").find(static_cast<char>(c)) != std::string::npos) {
+    } else if (std::string("\\`*_{}[]<>#|~$&").find(static_cast<char>(c)) != std::string::npos) {
       out += '\\';
       out += static_cast<char>(c);
     } else {

@@ -84,10 +84,10 @@ void LayerCells::Projections() {
   const Trace& t = *s.trace;
   const bool pre = t.cfg.norm == Norm::Pre;
   std::string md =
-      _("Every token's vector x (its embedding plus the positional encoding: the layer's input) is "
-        "multiplied by W_Q, W_K and W_V, in the lessons' row-vector convention: Q = x W_Q + b_Q. "
-        "(torch.nn.Linear stores the transpose of W and computes x Wᵀ + b.) The tensors are turned into "
-        "float64, so that the checks measure mhaviz's float32 rounding alone.");
+      _("Every token's vector x, the layer's input, is multiplied by W_Q, W_K and W_V, in the lessons' "
+        "row-vector convention: Q = x W_Q + b_Q. (torch.nn.Linear stores the transpose of W and "
+        "computes x Wᵀ + b.) The tensors are turned into float64, so that the checks measure mhaviz's "
+        "float32 rounding alone.");
   if (pre) md += "\n\n" + std::string(_("Pre-LN: LayerNorm comes first, and the projections read x_ln = LN(x)."));
   if (t.in.cross())
     md += "\n\n" + std::string(_("Cross-attention: Query comes from the sentence; Key and Value come from the memory "

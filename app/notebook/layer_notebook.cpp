@@ -47,8 +47,9 @@ std::string ConfigBullets(const LayerSpec& s) {
   const Config& c = t.cfg;
   std::string md;
   const auto add = [&md](const std::string& line) { md += "- " + line + "\n"; };
-  add(Format(_("%d tokens, d_model = %d, num_heads = %d, head_dim = d_k = d_model / num_heads = %d"), t.seq, c.d_model,
-             c.num_heads, c.head_dim()));
+  add(Format(P_("%d token, d_model = %d, num_heads = %d, head_dim = d_k = d_model / num_heads = %d",
+                "%d tokens, d_model = %d, num_heads = %d, head_dim = d_k = d_model / num_heads = %d", t.seq),
+             t.seq, c.d_model, c.num_heads, c.head_dim()));
   if (c.kv_heads() == 1)
     add(_("MQA: all query heads share one Key/Value head (num_kv_heads = 1)"));
   else if (c.kv_heads() != c.num_heads)

@@ -51,8 +51,8 @@ def nn_layer(l):
     mha = torch.nn.MultiheadAttention(d_model, num_heads, bias=True, batch_first=True).double()
     ln1 = torch.nn.LayerNorm(d_model, eps=ln_eps).double()
     with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.cat([W("W_q") * fold, {{kv}}(W("W_k")), {{kv}}(W("W_v"))], dim=1).T)
-        mha.in_proj_bias.copy_(torch.cat([W("b_q") * fold, {{kv}}(W("b_k")), {{kv}}(W("b_v"))]))
+        mha.in_proj_weight.copy_(torch.cat([W("W_q") * fold, {{wk}}, {{wv}}], dim=1).T)
+        mha.in_proj_bias.copy_(torch.cat([W("b_q") * fold, {{bk}}, {{bv}}]))
         mha.out_proj.weight.copy_(W("W_o").T)
         mha.out_proj.bias.copy_(W("b_o"))
         for n, h in enumerate(knocked_out.get(l, [])):
@@ -67,7 +67,10 @@ def nn_layer(l):
                                 "group\n    return w.unflatten(-1, (num_kv_heads, head_dim)).repeat_interleave(group, "
                                 "dim=-2).flatten(-2)\n"
                               : ""},
-       {"kv", kv}});
+       {"wk", kv.empty() ? "W(\"W_k\")" : kv + "(W(\"W_k\"))"},
+       {"wv", kv.empty() ? "W(\"W_v\")" : kv + "(W(\"W_v\"))"},
+       {"bk", kv.empty() ? "W(\"b_k\")" : kv + "(W(\"b_k\"))"},
+       {"bv", kv.empty() ? "W(\"b_v\")" : kv + "(W(\"b_v\"))"}});
   if (c.block == Block::Encoder)
     code += Fill(R"py(    ffn = torch.nn.Sequential(torch.nn.Linear(d_model, {{d_ff}}), torch.nn.{{act}}(),
                               torch.nn.Linear({{d_ff}}, d_model)).double()
