@@ -1,5 +1,7 @@
 #include "notebook/cells.hpp"
 
+#include <algorithm>
+
 #include "notebook/ipynb.hpp"
 #include "text/i18n.hpp"
 
@@ -51,6 +53,16 @@ def labels(names):
        {"none", PyStr(_("none installed: Hangul shows as boxes (Debian/Ubuntu: sudo apt install fonts-nanum)"))}});
 }
 
+namespace {
+
+// A map's side in inches: a label's line (8-point text) for each of up to 40 tokens.
+double Panel(const GridSpec& g) {
+  const int n = std::min(std::max(g.rows, g.cols), 40);
+  return std::max(3.8, 0.16 * n + 1.6);
+}
+
+}  // namespace
+
 std::string HeatmapGridCode(const GridSpec& g) {
   const int shown = g.num_heads < 16 ? g.num_heads : 16;
   const int cols = shown < 4 ? shown : 4;
@@ -65,7 +77,8 @@ std::string HeatmapGridCode(const GridSpec& g) {
 # the colours on one fixed scale from 0 to 1 (viridis, as mhaviz draws them).
 shown, columns = {{shown}}, {{cols}}
 rows = (shown + columns - 1) // columns
-fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.8 * rows), squeeze=False)
+size, fontsize = {{size}}, {{fontsize}}  # inches a map, points a label: room for every token's label
+fig, axes = plt.subplots(rows, columns, figsize=(size * 1.1 * columns, size * rows), squeeze=False)
 for h, ax in enumerate(axes.flat):
     if h >= shown:
         ax.axis("off")
@@ -75,10 +88,10 @@ for h, ax in enumerate(axes.flat):
     ax.set_title({{title}})
     if weights.shape[1] <= 40:
         ax.set_xticks(range(weights.shape[1]))
-        ax.set_xticklabels(labels({{cols_var}}), rotation=0 if weights.shape[1] <= 5 else 90)
+        ax.set_xticklabels(labels({{cols_var}}), rotation=0 if weights.shape[1] <= 5 else 90, fontsize=fontsize)
     if weights.shape[0] <= 40:
         ax.set_yticks(range(weights.shape[0]))
-        ax.set_yticklabels(labels({{rows_var}}))
+        ax.set_yticklabels(labels({{rows_var}}), fontsize=fontsize)
     ax.set_xlabel("Key")
     ax.set_ylabel("Query")
     if weights.size <= 64:  # the weights themselves, where they fit
@@ -91,6 +104,8 @@ plt.tight_layout()
 plt.show()
 {{more}})py",
               {{"shown", std::to_string(shown)},
+               {"size", PyFloat(Panel(g))},
+               {"fontsize", std::max(g.rows, g.cols) <= 12 ? "10" : "8"},
                {"cols", std::to_string(cols)},
                {"attn", g.attn_expr},
                {"title", title},

@@ -22,8 +22,11 @@ void Intro(Ipynb& nb, const ModelSpec& s) {
                                                : Format(_("%s on \u201C%s\u201D, rebuilt in PyTorch"), s.name.c_str(),
                                                         MarkdownText(s.sentence, 80).c_str());
   std::string md = "# " + title + "\n\n";
-  md += Format(_("A trained model: %d layers, d_model = %d, num_heads = %d (head_dim = %d), a vocabulary of %d "
-                 "tokens, a context of %d."),
+  md += Format(P_("A trained model: %d layer, d_model = %d, num_heads = %d (head_dim = %d), a vocabulary of %d "
+                  "tokens, a context of %d.",
+                  "A trained model: %d layers, d_model = %d, num_heads = %d (head_dim = %d), a vocabulary of %d "
+                  "tokens, a context of %d.",
+                  m.num_layers),
                m.num_layers, c.d_model, c.num_heads, c.head_dim(), m.vocab_size(), m.max_seq);
   if (s.name == "mhaviz-small")
     md += " " + std::string(_("mhaviz-small is mhaviz's own bilingual language model, trained on real English and "
