@@ -321,8 +321,8 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   }
   if (e.png_path.empty() && e.svg_path.empty())
     throw UsageError(
-        "say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
-        "See 'mhaviz export --help'.");
+        "say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg (or, for a Jupyter notebook of the "
+        "same computation in PyTorch, --notebook FILE.ipynb). See 'mhaviz export --help'.");
   if (e.png_path.empty() == false && e.png_path == e.svg_path)
     throw UsageError("--png and --svg name the same file '" + e.png_path + "'; give each its own name.");
   if (!e.fit.empty()) FitAspect(e.fit);  // refused here, before anything is computed

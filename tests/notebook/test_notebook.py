@@ -38,7 +38,8 @@ LM_SENTENCE = "고양이가 쥐를 잡았다. 고양이가 쥐를"
 CASES = {
     "default": ([], "W_q", 1e-3, 13),
     "korean_causal": (["--sentence", KO, "--mask", "causal", "--lang", "ko"], "W_q", 1e-3, 13),
-    "gqa": (["--sentence", "The cat sat on the mat .", "--heads", "8", "--kv-heads", "2", "--d-model", "64"],
+    # Quotes and a backslash in the tokens: Python string literals that read back exactly.
+    "gqa": (["--sentence", 'The "cat" sat \\ on the mat .', "--heads", "8", "--kv-heads", "2", "--d-model", "64"],
             "W_k", 1e-3, 13),
     "encoder": (["--sentence", KO, "--block", "encoder", "--norm", "pre", "--activation", "gelu", "--heads", "4",
                  "--d-model", "64"], "ffn_W1", 1e-3, 19),
