@@ -1,6 +1,7 @@
 // `mhaviz export --notebook OUT.ipynb`: the layer (or trained model) the flags describe
 // as a Jupyter notebook of the lessons' PyTorch code, with what it reads saved beside
 // it as OUT.npz. Both files are written atomically, together or not at all.
+#include <cstdio>
 #include <iostream>
 
 #include "ablate_apply.hpp"
@@ -27,6 +28,20 @@ std::string ModelName(const std::string& path) {
   std::string name = BaseName(path);
   if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npz") == 0) name.resize(name.size() - 4);
   return name;
+}
+
+// A notebook past the cap would need more than 1.5 GB to run (notebook.hpp): refused
+// before the forward pass of a layer, before anything is written for a model.
+void CheckNotebookSize(std::int64_t bytes, const std::string& what, const std::string& fix) {
+  if (bytes <= notebook::kMaxNotebookTensorBytes) return;
+  const double mib = static_cast<double>(bytes) / (1 << 20);
+  char gb[32];
+  std::snprintf(gb, sizeof gb, "%.1f", (0.25 * (1 << 30) + 13.0 * static_cast<double>(bytes)) / 1e9);
+  throw UsageError("a notebook of " + what + " would hold " + std::to_string(static_cast<long long>(mib)) +
+                   " MiB of tensors, and running it (every one recomputed in float64 beside them) would need about " +
+                   gb + " GB in Python; a notebook holds at most " +
+                   std::to_string(notebook::kMaxNotebookTensorBytes >> 20) + " MiB, so that it runs in 1.5 GB. " + fix +
+                   " (mhaviz trace --npz writes the tensors of any accepted size.)");
 }
 
 int Written(const ExportArgs& e, const std::string& npz_path, const notebook::Files& f, const std::string& what) {
@@ -91,6 +106,10 @@ int ModelNotebook(const ExportArgs& e, const std::string& npz_path) {
   spec.model = &model;
   spec.ablation = ablation.empty() ? nullptr : &ablation;
   const notebook::Files f = notebook::ModelNotebook(spec);
+  CheckNotebookSize(notebook::TensorBytes(f),
+                    "the model's checkpoint and its pass over " + std::to_string(spec.ids.size()) + " tokens",
+                    "Use fewer tokens (the checkpoint alone is " + std::to_string(ParameterCount(model.cfg) * 4 >> 20) +
+                        " MiB), or a smaller model.");
   WriteBoth(e.notebook_path, npz_path, f);
   const std::string banner = AblationBanner(e.run, model.cfg.num_layers, model.cfg.layer.num_heads);
   return Written(e, npz_path, f,
@@ -109,7 +128,11 @@ int ExportNotebook(const ExportArgs& e) {
   const std::string npz_path = NotebookNpzPath(e.notebook_path);
   io::CheckOutputs({{"--notebook", e.notebook_path}, {"--notebook's .npz", npz_path}});
   if (!e.source.model.empty()) return ModelNotebook(e, npz_path);
-  const ExportSource src = LoadExportSource(e, [](const Config&, long long, long long) {});
+  const ExportSource src = LoadExportSource(e, [&e](const Config& c, long long seq, long long seq_kv) {
+    CheckNotebookSize(notebook::LayerTensorBytes(c, static_cast<int>(seq), static_cast<int>(seq_kv),
+                                                 !e.run.memory.empty() || seq != seq_kv),
+                      "this layer", "Use fewer tokens, fewer heads or a smaller d_model.");
+  });
   if (!src.notice.empty()) std::cerr << "mhaviz export: note: " << TerminalSafe(src.notice, true) << "\n";
   const Trace& t = src.own;
   notebook::LayerSpec spec;

@@ -118,6 +118,26 @@ void Outro(Ipynb& nb, const Trace& t) {
 
 }  // namespace
 
+std::int64_t LayerTensorBytes(const Config& c, int seq, int seq_kv, bool cross) {
+  const std::int64_t s = seq, skv = seq_kv, d = c.d_model, H = c.num_heads, G = c.kv_heads(), hd = c.head_dim(),
+                     kvd = G * hd, f = c.ffn_dim();
+  const bool pre = c.norm == Norm::Pre;
+  std::int64_t n = s * d + (cross ? skv * d : 0);              // x, memory
+  n += 2 * (d * d + d) + 2 * (d * kvd + kvd) + 2 * d + 1;      // W_q, W_o, W_k, W_v, LayerNorm, ln_eps
+  n += (pre ? s * d : 0) + 2 * H * s * hd + 2 * G * skv * hd;  // x_ln, q, context, k, v
+  n += 2 * H * s * skv + 4 * s * d;                            // scores, attn, concat, attn_out, residual, out
+  if (c.block == Block::Encoder)                               // the FFN's weights and tensors
+    n += 2 * d * f + f + 3 * d + (pre ? s * d : 0) + s * f + 3 * s * d;
+  return 4 * n;
+}
+
+std::int64_t TensorBytes(const Files& f) {
+  std::int64_t n = 0;
+  for (const TensorView& t : f.tensors) n += 4 * t.size();
+  for (const io::RawArray& r : f.raw) n += static_cast<std::int64_t>(r.data.size());
+  return n;
+}
+
 Files LayerNotebook(const LayerSpec& s) {
   if (!s.trace) throw Error("a notebook needs a computed layer.");
   const Trace& t = *s.trace;

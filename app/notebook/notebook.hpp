@@ -13,6 +13,7 @@
 // Nothing here touches a file or the UI; the GUI and `mhaviz export --notebook` call it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,18 @@ struct Files {
   std::vector<TensorView> tensors;
   std::vector<io::RawArray> raw;
 };
+
+// A notebook recomputes every tensor in float64 beside mhaviz's float32 ones, with its
+// checks' temporaries: run as a script (python3 3.11, torch 1.13, matplotlib's Agg) its
+// peak was about 0.25 GiB + 13 x the .npz's tensors (86 MiB of them: 1.40 GB; 138 MiB:
+// 2.23 GB). 80 MiB keeps a run of the notebook near 1.37 GB, inside the 1.5 GB mhaviz
+// keeps itself to (512 tokens x 32 heads at d_model 512 fit).
+inline constexpr std::int64_t kMaxNotebookTensorBytes = std::int64_t(80) << 20;
+// The bytes of the tensors LayerNotebook puts in the .npz (Tensors(t) of such a layer),
+// known before the forward pass.
+std::int64_t LayerTensorBytes(const Config& cfg, int seq, int seq_kv, bool cross);
+// Those of a Files' tensors and arrays.
+std::int64_t TensorBytes(const Files& f);
 
 // One attention layer: seeded weights, a preset (the lesson's example, its hand
 // calculation, the positional heads) or weights from a file; self- or

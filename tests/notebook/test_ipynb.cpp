@@ -6,8 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "mha/forward.hpp"
+#include "mha/weights.hpp"
 #include "notebook/cells.hpp"
 #include "notebook/ipynb.hpp"
+#include "notebook/notebook.hpp"
 
 using namespace mha::notebook;
 
@@ -53,4 +56,34 @@ TEST_CASE("typed text shows in markdown as typed, on one line, cut with an ellip
   CHECK(MarkdownText("line\nnext") == "line next");
   CHECK(MarkdownText("고양이가 쥐를", 3) == "고양이\u2026");
   CHECK(CodeList({"q", "k"}) == "`q`, `k`");
+}
+
+TEST_CASE("the size cap counts exactly the tensors a layer's notebook writes", "[notebook]") {
+  struct Case {
+    int d, heads, kv, seq, seq_kv;
+    mha::Norm norm;
+    mha::Block block;
+  };
+  for (const Case& k : {Case{16, 4, 0, 5, 5, mha::Norm::Post, mha::Block::Attention},
+                        Case{32, 8, 2, 3, 7, mha::Norm::Pre, mha::Block::Encoder},
+                        Case{24, 3, 1, 6, 6, mha::Norm::None, mha::Block::Encoder}}) {
+    mha::Config c;
+    c.d_model = k.d;
+    c.num_heads = k.heads;
+    c.num_kv_heads = k.kv;
+    c.norm = k.norm;
+    c.block = k.block;
+    mha::Inputs in;
+    in.x = mha::Mat::Random(k.seq, k.d);
+    in.tokens.assign(static_cast<std::size_t>(k.seq), "t");
+    const bool cross = k.seq != k.seq_kv;
+    if (cross) {
+      in.memory = mha::Mat::Random(k.seq_kv, k.d);
+      in.memory_tokens.assign(static_cast<std::size_t>(k.seq_kv), "m");
+    }
+    const mha::Trace t = mha::Forward(c, std::make_shared<const mha::Weights>(mha::InitWeights(c)), in);
+    std::int64_t bytes = 0;
+    for (const mha::TensorView& v : mha::Tensors(t)) bytes += 4 * v.size();
+    CHECK(LayerTensorBytes(c, k.seq, k.seq_kv, cross) == bytes);
+  }
 }

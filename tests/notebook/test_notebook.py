@@ -221,6 +221,9 @@ def check_bad_input(mhaviz, tmp):
     refused(["--notebook", os.path.join(d, "a.ipynb"), "--columns", "3"], 2, ["--columns"], "--notebook with --columns")
     refused(["--notebook", os.path.join(d, "a.ipynb"), "--weights", os.path.join(d, "missing.npz")], 1,
             ["missing.npz"], "a missing --weights file")
+    many = " ".join(f"w{i}" for i in range(450))
+    refused(["--notebook", os.path.join(d, "big.ipynb"), "--sentence", many, "--heads", "64", "--d-model", "512"], 2,
+            ["80 MiB", "1.5 GB", "fewer tokens"], "a layer whose notebook would need more than 1.5 GB to run")
     # An existing notebook and .npz stay as they were when the run fails late (a bad input file).
     keep = os.path.join(d, "keep.ipynb")
     for p in (keep, keep[:-6] + ".npz"):
