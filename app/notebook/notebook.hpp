@@ -86,8 +86,8 @@ struct ModelSpec {
 Files ModelNotebook(const ModelSpec& spec);
 
 // "Copy as PyTorch": a short snippet for the clipboard that computes what a view shows,
-// from the .npz mhaviz writes of the same layer (`npz_name`: Export > .npz, or
-// `mhaviz trace --npz`). It ends by comparing its result with the .npz's.
+// from the .npz `mhaviz trace --npz` writes of the same layer (`npz_name`). It ends by
+// comparing its result with the .npz's.
 enum class Snippet {
   OneQuery,  // the Query view: one query's scores, softmax and weighted sum of values
   Heatmaps,  // the Heatmaps view: every head's weights as a grid of heatmaps

@@ -13,7 +13,8 @@ using i18n::Format;
 
 std::string Header(const std::string& what, const SnippetSpec& s) {
   return "# " + what + "\n# " +
-         Format(_("It reads the .npz mhaviz writes of this layer (Export > .npz, or mhaviz trace ... --npz %s)."),
+         Format(_("It reads the .npz of this layer that mhaviz trace writes with the same settings (mhaviz trace ... "
+                  "--npz %s)."),
                 s.npz_name.c_str()) +
          "\nimport math\n\nimport numpy as np\nimport torch\n\nz = np.load(" + PyStr(s.npz_name) +
          ")\nt = {name: torch.from_numpy(z[name]).double() for name in z.files}\n";
