@@ -39,7 +39,8 @@ jobs=${JOBS:-2}
 san="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
 link="-fsanitize=address,undefined"
 gui=ON
-if [ "$kind" = thread ]; then san="-fsanitize=thread"; link="$san"; gui=OFF; fi
+thread_tests=OFF  # core_thread_tests: the threaded core tests in a binary of their own
+if [ "$kind" = thread ]; then san="-fsanitize=thread"; link="$san"; gui=OFF; thread_tests=ON; fi
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -54,7 +55,7 @@ if [ -n "$prebuilt" ]; then
     { echo "sanitize.sh: $build is not an AddressSanitizer build" >&2; exit 2; }
   [ "$kind" = address ] || { echo "sanitize.sh: MHAVIZ_SANITIZE_PREBUILT is an AddressSanitizer build" >&2; exit 2; }
 else
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=$gui "${launcher[@]}" \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=$gui -DMHAVIZ_THREAD_TESTS=$thread_tests "${launcher[@]}" \
   -DCMAKE_C_FLAGS_DEBUG="-O1 -g $san" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g $san" \
   -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link"
 targets=()

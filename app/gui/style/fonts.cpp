@@ -213,7 +213,7 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
     static const std::vector<ImWchar> latin =
         WithCatalogCharacters({0x0020, 0x00FF, 0x2010, 0x2044, 0x2190, 0x21FF, 0x2200, 0x22FF});
     const std::string bold_bytes = ReadFont(bold);
-    f.bold = AddFont(bold_bytes, pixel_size, latin.data());
+    f.bold = AddWithFallbacks(bold_bytes, pixel_size, latin.data());  // e.g. ᵀ, ▁: not in Nanum
     boxes.push_back(AddBoxGlyph(f.bold, pixel_size, AscentPixels(bold_bytes, pixel_size)));
   }
   if (!f.bold) f.bold = f.regular;
@@ -223,7 +223,7 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   if (!f.path.empty()) {
     // Latin, the ellipsis of shortened table cells, and the translations' characters.
     static const std::vector<ImWchar> latin = WithCatalogCharacters({0x0020, 0x00FF, 0x2026, 0x2026});
-    f.small = AddFont(bytes, small_px, latin.data());
+    f.small = AddWithFallbacks(bytes, small_px, latin.data());
   } else {
     ImFontConfig cfg;
     cfg.SizePixels = small_px;
