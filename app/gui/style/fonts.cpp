@@ -77,6 +77,12 @@ const ImWchar* TextRanges() {
       ranges.push_back(static_cast<ImWchar>(lo));
       ranges.push_back(static_cast<ImWchar>(hi));
     }
+    // And every character the translations use (a notebook's Wᵀ, a piece's ▁): the
+    // exporter's ranges need not hold them, the window draws them.
+    for (const char32_t c : i18n::CatalogCharacters()) {
+      ranges.push_back(static_cast<ImWchar>(c));
+      ranges.push_back(static_cast<ImWchar>(c));
+    }
     ranges.push_back(0);
   }
   return ranges.data();
