@@ -50,6 +50,11 @@ def max_diff(ours, ref):
     return float("inf") if np.isnan(d).any() else float(np.max(d))
 
 
+def tol_ratio(ours, ref, terms=1, ulps=16, scale=None):
+    """max_diff as a fraction of float32_tol: at most 1 passes."""
+    return max_diff(ours, ref) / float32_tol(ref, terms, ulps, scale)
+
+
 def close(ours, ref, what, terms=1, ulps=16, scale=None):
     """(ok, message) for float32 `ours` against float64 `ref` within float32_tol; the
     message names the largest difference and the tolerance, so a failure shows how far off
