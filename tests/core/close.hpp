@@ -93,10 +93,10 @@ std::vector<double> Flatten3(const std::vector<M>& m) {
 // oracle's scale); CHECK_F32_CLOSE_ULPS(..., 32) for two float32 results (each within the
 // bound of the exact one).
 #define CHECK_F32_CLOSE_ULPS(name, got, want, terms, ulps)                                                   \
-  do {                                                                                                     \
-    const std::vector<double> want_ = (want);                                                              \
+  do {                                                                                                       \
+    const std::vector<double> want_ = (want);                                                                \
     const auto diff_ = ::testutil::Compare(name, got, want_, ::testutil::Float32Tol(want_, terms, ulps), 0); \
-    INFO(diff_.report);                                                                                    \
-    CHECK(diff_.ok);                                                                                       \
+    INFO(diff_.report);                                                                                      \
+    CHECK(diff_.ok);                                                                                         \
   } while (0)
 #define CHECK_F32_CLOSE(name, got, want, terms) CHECK_F32_CLOSE_ULPS(name, got, want, terms, 16)
