@@ -64,6 +64,12 @@ inline double Float32Tol(const std::vector<double>& want, double terms, double u
   return ulps * kEps32 * std::max(scale, double(std::numeric_limits<float>::min())) * std::sqrt(std::max(terms, 1.0));
 }
 
+// Float32Tol of any matrix with data() and size() (an Eigen matrix, float or double).
+template <typename M>
+double Float32Tol(const M& want, double terms, double ulps = 16) {
+  return Float32Tol(std::vector<double>(want.data(), want.data() + want.size()), terms, ulps);
+}
+
 template <typename M>
 std::vector<double> Flatten(const M& m) {  // [a][b] -> a*B + b
   std::vector<double> out;
