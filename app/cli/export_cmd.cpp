@@ -222,10 +222,15 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
-  if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean))
-    throw Error(
-        "--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
-        "share/locale; build the mhaviz-translations target or reinstall.");
+  if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean)) {
+    if (i18n::CatalogProblem().empty())
+      throw Error(
+          "--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
+          "share/locale; build the mhaviz-translations target or reinstall.");
+    // A damaged catalogue is a broken install, not a typo: the picture is still worth
+    // drawing, in English, with the reason on stderr.
+    std::cerr << "mhaviz export: note: " << TerminalSafe(i18n::CatalogProblem(), true) << "\n";
+  }
   options::CheckModelFlags(
       argv, e.source,
       {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid", "--color-scale",

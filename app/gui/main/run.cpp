@@ -69,7 +69,9 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   // The language: --lang, else the one chosen in View > Language, else the environment's.
   i18n::Init();
   const std::string lang = !a.gui.lang.empty() ? a.gui.lang : s.ui.lang_chosen;
-  i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish));
+  if (!i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish)) &&
+      !i18n::CatalogProblem().empty())
+    s.ui.notices.push_back(i18n::CatalogProblem());  // English by necessity: the catalogue is what is broken
   // A saved size is held to the same cap as --width and --height.
   *win_w = std::min(*win_w, kMaxWindowWidth);
   *win_h = std::min(*win_h, kMaxWindowHeight);
