@@ -31,6 +31,7 @@
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "io/files.hpp"
 #include "options/timing.hpp"
 #include "text/i18n.hpp"
 
@@ -39,12 +40,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::atomic<bool> g_stop{false};
+// The first stop signal, or 0.
+std::atomic<int> g_signal{0};
 
-// The first signal closes the window as Ctrl+Q does (after a running recompute); a
-// second stops at once.
+// The first signal closes the window as Ctrl+Q does (after a running recompute: the
+// settings and the automation outputs are written), and the app then exits 128 +
+// signal, as every command does when stopped; a second stops at once, removing the
+// temporary files of a write in progress.
 void OnSignal(int sig) {
-  if (g_stop.exchange(true)) std::_Exit(128 + sig);
+  int none = 0;
+  if (g_signal.compare_exchange_strong(none, sig)) return;
+  io::RemoveStagedFiles();
+  std::_Exit(128 + sig);
 }
 
 // The state the window opens with: the defaults, then the saved settings (unless
@@ -134,7 +141,7 @@ int RunWindow(const GuiArgs& a) {
   // Main loop.
   int status = 0, frame = 0, fb_w = 0, fb_h = 0;
   auto last_activity = Clock::now();
-  while (!glfwWindowShouldClose(window) && !s.quit && !g_stop) {
+  while (!glfwWindowShouldClose(window) && !s.quit && !g_signal) {
     if (!PollEvents(window, s, queue, automation.on(), &last_activity)) continue;
     FrameTimes t;
     t.start = Clock::now();
@@ -170,7 +177,7 @@ int RunWindow(const GuiArgs& a) {
 
     // Automation's last frame shows a finished recompute and finished pictures (more
     // frames while a recompute runs or a view is still drawing its picture).
-    const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window),
+    const bool last = automation.IsLastFrame(frame, s.quit || g_signal || glfwWindowShouldClose(window),
                                              (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
@@ -191,7 +198,9 @@ int RunWindow(const GuiArgs& a) {
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
   status |= automation.Finish(s, frame, fb_w, fb_h, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
   CloseWindow(window, s);
-  return status;
+  // Stopped by a signal: its status, whatever else happened (a write it abandoned, a
+  // FIFO nobody read, reports its error above but is not a failure of its own).
+  return g_signal ? 128 + g_signal.load() : status;
 }
 
 }  // namespace
