@@ -127,12 +127,17 @@ std::vector<HeadProfile> SubjectLabels(Trainer& trainer, const AblationSubject& 
         lm::EncodeParagraphs(s.lm->tokenizer, lm::ReadText(lm::FindValidationText(s.path)));
     return lm::ProfileOnValidation(*s.lm, ids);
   }
+  return HeldOutLabels(trainer, s.task_model, *s.task, s.name);
+}
+
+std::vector<HeadProfile> HeldOutLabels(Trainer& trainer, const Model& m, const TaskSpec& task,
+                                       const std::string& name) {
   Batch b;
-  HeldOutBatch(*s.task, s.task_model.cfg.layer.seed, 0, kHeldOutBatch, b);
-  const int per = ReferenceBatchSize(s.task_model.cfg, b.seq, kHeldOutBatch, s.name);
+  HeldOutBatch(task, m.cfg.layer.seed, 0, kHeldOutBatch, b);
+  const int per = ReferenceBatchSize(m.cfg, b.seq, kHeldOutBatch, name);
   std::vector<Batch> parts;
   for (int first = 0; first < b.batch; first += per) parts.push_back(Slice(b, first, std::min(per, b.batch - first)));
-  return ProfileHeads(trainer, s.task_model, parts, &*s.task);
+  return ProfileHeads(trainer, m, parts, &task);
 }
 
 IclShape IclShapeOf(const AblationSubject& s) {

@@ -64,6 +64,10 @@ StepStats ReferenceLoss(Trainer& trainer, const AblationSubject& s, const std::v
 // Every head's label and scores, measured as the app's views do (the Model view for a
 // language model, the Train view for a task model).
 std::vector<HeadProfile> SubjectLabels(Trainer& trainer, const AblationSubject& s);
+// A task model's labels: on the first kHeldOutBatch held-out examples of its task (the
+// stream's batch 0, as the Train view measures them), evaluated ReferenceBatchSize at a
+// time. `name` is what a refusal calls the model.
+std::vector<HeadProfile> HeldOutLabels(Trainer& trainer, const Model& m, const TaskSpec& task, const std::string& name);
 
 // The in-context learning experiment's repeated spans (mha/ablation.hpp) for the
 // subject: A's candidates are a language model's pieces (no <s>, <unk> or byte
