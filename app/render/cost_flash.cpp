@@ -313,7 +313,9 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   return sc;
 }
 
-Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, FlashNumbers* out) {
+// `svg`: every cell a <rect> with its row, column and a tooltip; the PNG's cells are one
+// SceneCells block (a million rects with tooltips were some 200 MB).
+Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, FlashNumbers* out, bool svg) {
   const double s = std::clamp(o.scale, 1.0, 8.0);
   const FlashNumbers f = FlashNumbersOf(t, o);
   if (out) *out = f;
@@ -344,6 +346,8 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
     }
   }
   const double gx = kMargin * s + label_w + (labels ? 6 * s : 0), gy = y + label_h + (labels ? 6 * s : 0);
+  SceneCells block{gx, gy, cell, n, nk, 0, {}};
+  if (!svg) block.fill.reserve(static_cast<std::size_t>(n) * nk);
   for (int i = 0; i < n; ++i) {
     if (labels)
       sc.texts.push_back(
@@ -351,6 +355,10 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
     const std::vector<float> w = ft.Weights(i);
     for (int j = 0; j < nk; ++j) {
       const bool masked = std::isinf(t.scores(static_cast<Eigen::Index>(f.head) * t.seq + i, j));
+      if (!svg) {
+        block.fill.push_back(masked ? kMaskedColour : Colormap(std::clamp(w[j], 0.0f, 1.0f)));
+        continue;
+      }
       SceneRect r = Box(static_cast<int>(std::lround(gx + j * cell)), static_cast<int>(std::lround(gy + i * cell)),
                         std::max(1, static_cast<int>(std::lround(gx + (j + 1) * cell)) -
                                         static_cast<int>(std::lround(gx + j * cell))),
@@ -366,6 +374,7 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
       sc.rects.push_back(std::move(r));
     }
   }
+  if (!svg) sc.cells.push_back(std::move(block));
   for (std::size_t j = 0; j < col_labels.size(); ++j)
     sc.texts.push_back(
         Label(gx + (j + 0.5) * cell + 0.36 * tok.px, gy - 4 * s, tok, kInk, col_labels[j], Anchor::Start, 90));
@@ -500,7 +509,8 @@ Image DrawFlashPicture(const Trace& t, const FlashPictureOptions& o) {
   Text text;
   std::vector<std::string> notes;
   Image img = Rasterise(
-      FittedScene(o, &notes, [&](const FlashPictureOptions& at) { return FlashScene(t, at, text, nullptr); }), text);
+      FittedScene(o, &notes, [&](const FlashPictureOptions& at) { return FlashScene(t, at, text, nullptr, false); }),
+      text);
   img.notes = std::move(notes);
   return img;
 }
@@ -511,7 +521,7 @@ std::string FlashPictureSvg(const Trace& t, const FlashPictureOptions& o) {
                 " cells, over the SVG limit of " + Group(kMaxSvgCells) + ": use fewer tokens, or write only a --png.");
   Text text;
   return SceneSvg(
-      FittedScene(o, nullptr, [&](const FlashPictureOptions& at) { return FlashScene(t, at, text, nullptr); }));
+      FittedScene(o, nullptr, [&](const FlashPictureOptions& at) { return FlashScene(t, at, text, nullptr, true); }));
 }
 
 }  // namespace mha::render
