@@ -72,6 +72,10 @@ TEST_CASE("a catalogue is used only when every lookup stays inside it", "[i18n]"
   CHECK(CheckMoCatalog(Mo({{"", kHeader}})).empty());
   // Cut anywhere: refused, and never read past the end.
   for (std::size_t n = 0; n < good.size(); ++n) CHECK_FALSE(CheckMoCatalog(good.substr(0, n)).empty());
+  // A string whose NUL is gone: strcmp and printf would read on past it.
+  std::string unended = good;
+  unended.back() = 'x';
+  CHECK_FALSE(CheckMoCatalog(unended).empty());
   CHECK_FALSE(CheckMoCatalog(Mo({{"", kHeader}, {"head %d", "헤드 %s"}})).empty());
   CHECK_FALSE(CheckMoCatalog(Mo({{"", kHeader}, {"Heatmaps", ""}})).empty());
   std::string plural = kHeader;
