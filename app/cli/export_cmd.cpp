@@ -50,20 +50,24 @@ const char* kExportFooter =
     "Exit status: 0 ok, 1 runtime error (files, fonts), 2 usage error (flags). Files are\n"
     "written atomically: a failed write leaves no partial file behind.";
 
+// A decimal as typed: digits with at most one '.' between them (strtod alone also took
+// spaces, signs, hex, "inf" and "nan"); 0 for anything else.
+double Decimal(const std::string& s) {
+  const std::size_t dot = s.find('.');
+  const bool digits = !s.empty() && s.find_first_not_of("0123456789.") == std::string::npos && s.size() <= 12 &&
+                      s.find('.', dot == std::string::npos ? dot : dot + 1) == std::string::npos && s.front() != '.' &&
+                      s.back() != '.';
+  return digits ? std::strtod(s.c_str(), nullptr) : 0;
+}
+
 // "16:9" -> 1.777...: width over height, from 1:4 to 4:1.
 double FitAspect(const std::string& v) {
   const std::size_t colon = v.find(':');
-  char* end = nullptr;
-  double w = 0, h = 0;
-  if (colon != std::string::npos && colon > 0) {
-    const std::string a = v.substr(0, colon), b = v.substr(colon + 1);
-    w = std::strtod(a.c_str(), &end);
-    if (*end != '\0') w = 0;
-    h = std::strtod(b.c_str(), &end);
-    if (b.empty() || *end != '\0') h = 0;
-  }
+  const double w = colon == std::string::npos ? 0 : Decimal(v.substr(0, colon)),
+               h = colon == std::string::npos ? 0 : Decimal(v.substr(colon + 1));
   if (!(w > 0 && h > 0 && w / h >= 0.25 && w / h <= 4.0))
-    throw UsageError("--fit expects the slide's shape as W:H, e.g. 16:9 or 4:3 (from 1:4 to 4:1), got '" + v + "'.");
+    throw UsageError("--fit expects the slide's shape as W:H, e.g. 16:9 or 4:3 (from 1:4 to 4:1), got '" +
+                     TerminalSafe(v) + "'.");
   return w / h;
 }
 
@@ -231,7 +235,17 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
           ""));
   TextFlag(app, "--tile", e.tile, "with --view flash: the tile, Br query rows x Bc keys, e.g. 4x4 (default) or 3x5")
       ->type_name("BRxBC")
-      ->group(kOutputGroup);
+      ->group(kOutputGroup)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return ParseNumberPair(v, 'x', 1, Limits::kMaxFlashTile)
+                       ? std::string()
+                       : "--tile expects Br x Bc as two whole numbers from 1 to " +
+                             std::to_string(Limits::kMaxFlashTile) +
+                             " joined by x, e.g. 4x4 or 3x5 (tiles that do not divide the sentence are fine), got '" +
+                             TerminalSafe(v) + "'.";
+          },
+          ""));
   app.add_option_function<std::string>(
          "--lang", [](const std::string& v) { g_export_lang = v; },
          "the language of the titles and captions drawn into the picture: en (default) or\n"
@@ -257,10 +271,15 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
-  if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean))
-    throw Error(
-        "--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
-        "share/locale; build the mhaviz-translations target or reinstall.");
+  if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean)) {
+    if (i18n::CatalogProblem().empty())
+      throw Error(
+          "--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
+          "share/locale; build the mhaviz-translations target or reinstall.");
+    // A damaged catalogue is a broken install, not a typo: the picture is still worth
+    // drawing, in English, with the reason on stderr.
+    std::cerr << "mhaviz export: note: " << TerminalSafe(i18n::CatalogProblem(), true) << "\n";
+  }
   options::CheckModelFlags(
       argv, e.source,
       {"--png", "--svg", "--notebook", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid", "--color-scale",
@@ -298,18 +317,10 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
       throw UsageError(
           "--view cost draws the whole layer's cost; --head picks a head for --view flash, heatmaps or head.");
   }
-  if (!e.tile.empty()) {
+  if (const auto tile = ParseNumberPair(e.tile, 'x', 1, Limits::kMaxFlashTile)) {  // (checked when parsed)
     if (e.view != "flash") throw UsageError("--tile sets Flash attention's tile for --view flash; leave it out here.");
-    int br = 0, bc = 0;
-    char extra = 0;
-    if (std::sscanf(e.tile.c_str(), "%dx%d%c", &br, &bc, &extra) != 2 || br < 1 || bc < 1 ||
-        br > Limits::kMaxFlashTile || bc > Limits::kMaxFlashTile)
-      throw UsageError("--tile expects Br x Bc as two whole numbers from 1 to " +
-                       std::to_string(Limits::kMaxFlashTile) +
-                       " joined by x, e.g. 4x4 or 3x5 (tiles that do not divide the sentence are fine), got '" +
-                       TerminalSafe(e.tile) + "'.");
-    e.tile_br = br;
-    e.tile_bc = bc;
+    e.tile_br = tile->first;
+    e.tile_bc = tile->second;
   }
   if (e.grid && e.source.model.empty())
     throw UsageError("--grid draws every layer and head of a trained model: give the checkpoint with --model M.npz.");

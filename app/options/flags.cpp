@@ -242,6 +242,23 @@ CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void
           ""));
 }
 
+std::optional<long long> ParseWholeNumber(std::string_view v, long long lo, long long hi, bool allow_minus) {
+  const std::string text(v);
+  if (!IsWholeNumber(text, allow_minus)) return std::nullopt;
+  errno = 0;
+  const long long n = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || n < lo || n > hi) return std::nullopt;
+  return n;
+}
+
+std::optional<std::pair<int, int>> ParseNumberPair(std::string_view v, char sep, int lo, int hi) {
+  const std::size_t at = v.find(sep);
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto a = ParseWholeNumber(v.substr(0, at), lo, hi), b = ParseWholeNumber(v.substr(at + 1), lo, hi);
+  if (!a || !b) return std::nullopt;
+  return std::make_pair(static_cast<int>(*a), static_cast<int>(*b));
+}
+
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
                       const std::string& empty_error) {
   CLI::Option* opt = app.add_option(flag, target, help)->type_name("TEXT");

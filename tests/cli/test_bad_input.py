@@ -73,7 +73,7 @@ with open(report, "w") as f:
 """
 
 
-def run(args, stdin=None, cwd=None, preexec_fn=None):
+def run(args, stdin=None, cwd=None, preexec_fn=None, env=None):
     """Runs mhaviz; returns its exit status, stdout, stderr and its own peak RSS."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r") as report:
@@ -81,7 +81,7 @@ def run(args, stdin=None, cwd=None, preexec_fn=None):
         try:
             p = subprocess.Popen([sys.executable, "-I", "-S", "-c", LAUNCHER, report.name, MHAVIZ] + list(args),
                                  stdin=stdin_f, stdout=out, stderr=err, cwd=cwd, preexec_fn=preexec_fn,
-                                 start_new_session=True)
+                                 start_new_session=True, env=env)
         finally:
             if stdin:
                 stdin_f.close()

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "close.hpp"
 #include "fixtures.hpp"
@@ -169,6 +170,44 @@ TEST_CASE("mean contexts through the trainer equal the per-sequence means", "[ab
     for (int h = 0; h < 2; ++h)
       for (int j = 0; j < 16; ++j)  // a float32 mean over 48 positions against the double one
         CHECK(std::abs(means[l](h, j) - sum[h * 16 + j]) <= testutil::Float32Tol(std::vector<double>{scale}, 48));
+  }
+}
+
+TEST_CASE("a held-out set profiled a part at a time is profiled as one batch", "[ablation]") {
+  // The ablation's reference pass cuts a held-out set to fit the memory estimate; the
+  // head labels must not depend on the cut.
+  std::mt19937 rng(17);
+  const Model m = SmallModel(2, 4, 2, Norm::Pre, Block::Attention, 31);
+  Batch all;
+  all.batch = 5;
+  all.seq = 16;
+  for (int s = 0; s < all.batch; ++s) {
+    const std::vector<int> t = Tokens(rng, all.seq, 13);
+    all.tokens.insert(all.tokens.end(), t.begin(), t.end());
+  }
+  all.targets.assign(all.tokens.size(), -1);
+  all.targets[0] = 1;
+  std::vector<Batch> parts;
+  const std::pair<int, int> cuts[] = {{0, 2}, {2, 2}, {4, 1}};
+  for (const auto& [first, count] : cuts) {
+    Batch p = all;
+    p.batch = count;
+    p.tokens.assign(all.tokens.begin() + first * all.seq, all.tokens.begin() + (first + count) * all.seq);
+    p.targets.assign(p.tokens.size(), -1);
+    p.targets[0] = 1;
+    parts.push_back(p);
+  }
+  Trainer trainer(2);
+  const std::vector<HeadProfile> whole = ProfileHeads(trainer, m, all), cut = ProfileHeads(trainer, m, parts);
+  REQUIRE(whole.size() == cut.size());
+  for (std::size_t k = 0; k < whole.size(); ++k) {
+    CHECK(whole[k].layer == cut[k].layer);
+    CHECK(whole[k].head == cut[k].head);
+    CHECK(whole[k].back == cut[k].back);
+    CHECK(whole[k].self == cut[k].self);
+    CHECK(whole[k].first == cut[k].first);
+    CHECK(whole[k].induction == cut[k].induction);
+    CHECK(whole[k].label == cut[k].label);
   }
 }
 
