@@ -138,7 +138,8 @@ def check_bad_input(mhaviz, tmp):
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
     r = tm.run([mhaviz, "gui", "--ablate", "1-3"], env=env)
-    check(r.returncode == 2 and "Ranges such as 1-3" in r.stderr, "gui --ablate 1-3: the same refusal, exit 2")
+    if "has no GUI" not in r.stderr:  # the sanitizer builds have no window
+        check(r.returncode == 2 and "Ranges such as 1-3" in r.stderr, "gui --ablate 1-3: the same refusal, exit 2")
 
 
 if __name__ == "__main__":

@@ -97,6 +97,18 @@ def run(args, stdin=None, cwd=None, preexec_fn=None, env=None):
         return Run(args, rc, out.read(), err.read().decode("utf-8", "replace"), maxrss_kib / 1024.0)
 
 
+_has_gui = None
+
+
+def has_gui():
+    """Whether this build has the window (the sanitizer builds have none: `gui` then only
+    says so), so that tests of the gui command's flags can leave it out."""
+    global _has_gui
+    if _has_gui is None:
+        _has_gui = "has no GUI" not in run(["gui", "--help"]).err
+    return _has_gui
+
+
 def is_temporary(name):
     """The atomic writer's temporary files (today's short names, and the older ones)."""
     return name.startswith(".mhaviz-") or ".tmp." in name
