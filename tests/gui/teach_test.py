@@ -152,8 +152,8 @@ def test_lesson_editor(mhaviz, d):
             click(app, f)
             app.key("ctrl", "a")
             app.type_held(name)
-            click_until(app, button, lambda p, n=name: p["file_message"].startswith("Saved") and n in p["file_message"],
-                        f"{name} to be saved")
+            saved = lambda p, n=name: p["lesson"]["file_message"].startswith("Saved") and n in p["lesson"]["file_message"]
+            click_until(app, button, saved, f"{name} to be saved")
         p = click_until(app, "flow_toggle", lambda p: any(k.startswith("flow attn_out") for k in p["widgets"]),
                         "the shape flow back")
         row = next(v for k, v in p["widgets"].items() if k.startswith("flow attn_out"))
@@ -196,13 +196,13 @@ def test_lesson_files(mhaviz, d):
             app.type_held(name)
             return click_until(app, button, pred, what)
 
-        load("input_path", "load_input", "missing.npz", lambda p: p["file_message"].startswith("Could not load x"),
+        load("input_path", "load_input", "missing.npz", lambda p: p["lesson"]["file_message"].startswith("Could not load x"),
              "the error for a missing file")
         p = app.probe()
         check(p["ok"] and p["d_model"] == 16 and p["tokens"] == ["the", "cat", "sat"], "a failed load changed the input")
         load("input_path", "load_input", "x.npz",
              lambda p: p["ok"] and p["d_model"] == 8 and p["tokens"] == ["#0", "#1", "#2", "#3", "#4"], "x from x.npz")
-        load("weights_path", "load_weights", "w.npz", lambda p: p["file_message"].startswith("Loaded the weights"),
+        load("weights_path", "load_weights", "w.npz", lambda p: p["lesson"]["file_message"].startswith("Loaded the weights"),
              "the weights from w.npz")
         final = app.quit()
     finally:

@@ -139,7 +139,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   };
   const std::string key = a.key + "|" + std::to_string(static_cast<int>(a.scale)) + "|" + std::to_string(a.range);
   int ready = 0;
-  const unsigned tex = s.teach.textures.Get(a.id, key, a.rows, a.cols, fill, &ready);
+  const unsigned tex = s.ui.matrices.Get(a.id, key, a.rows, a.cols, fill, &ready);
   AddImageRows(dl, tex, p0, p1, ready, a.rows);  // a big matrix: coloured over a few frames
   if (ch >= 10.0f)
     for (int i = 1; i < a.rows; ++i)

@@ -12,7 +12,7 @@ namespace mha::gui {
 // Whether there is a trace to show (HasResults: the current one, or the last valid
 // one, which the results area dims); with none yet, says where results will appear.
 bool HaveResultsToShow(const AppState& s);
-// "head [combo] < >" for s.teach.head; returns true if the learner changed it.
+// "head [combo] < >" for s.choice.head; returns true if the learner changed it.
 bool HeadPicker(AppState& s, const char* id, float width = 0.0f);
 // `v` with `digits` significant digits ("3.536", "1e-05", "-∞").
 std::string Sig(double v, int digits = 4);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "gui/sources/files.hpp"
+#include "gui/sources/train_session.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/views/registry.hpp"
 #include "io/files.hpp"
@@ -178,18 +179,19 @@ void ApplyRunOptions(const options::RunOptions& o, AppState& s) {
     s.choice.cross = true;
   }
   if (!o.input_npz.empty()) {
-    s.files.input = options::LoadInputNpz(o);
-    s.files.input_path = o.input_npz;
-    s.choice.cfg.d_model = static_cast<int>(s.files.input.x.cols());
+    s.choice.files.input = options::LoadInputNpz(o);
+    s.choice.files.input_path = o.input_npz;
+    s.choice.cfg.d_model = static_cast<int>(s.choice.files.input.x.cols());
     s.choice.cfg.positional_encoding = false;  // x already holds whatever encoding it had
   }
   if (!o.weights_npz.empty()) {
     auto npz = io::LoadNpz(o.weights_npz, io::WeightsFilter(o.weights_npz, &s.choice.cfg));
-    s.files.weights = std::make_shared<const Weights>(io::WeightsFromNpz(std::move(npz), o.weights_npz, &s.choice.cfg));
-    s.files.weights_path = o.weights_npz;
+    s.choice.files.weights =
+        std::make_shared<const Weights>(io::WeightsFromNpz(std::move(npz), o.weights_npz, &s.choice.cfg));
+    s.choice.files.weights_path = o.weights_npz;
   }
   SyncBuffersFromChoice(s);
-  s.train.flag_edits = o.cfg_edits;  // the Train view's task defaults go under them
+  Training(s).flag_edits = o.cfg_edits;  // the Train view's task defaults go under them
   s.dirty = true;
 }
 
@@ -225,7 +227,7 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
   if (f.heads) LoadPositionalHeadsExample(s);
   if (f.lesson || f.hand || f.heads)
     NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : f.hand ? "hand" : "heads", s);
-  if (!f.view.empty()) ShowView(s.teach, f.view.c_str());
+  if (!f.view.empty()) ShowView(s, f.view.c_str());
   for (const auto& apply : f.views) apply(s);
   if (f.head >= 0) {
     const int H = s.choice.cfg.num_heads;
@@ -233,17 +235,17 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
       throw options::UsageError("--view-head " + std::to_string(f.head) + " does not exist: with num_heads = " +
                                 std::to_string(H) + " the heads are numbered 0 to " + std::to_string(H - 1) +
                                 ". (--heads sets how many heads there are; --view-head picks one.)");
-    s.teach.head = f.head;
+    s.choice.head = f.head;
   }
-  if (f.query >= 0) s.teach.query = f.query;
+  if (f.query >= 0) s.choice.query = f.query;
   if (!f.inspect.empty()) {
-    s.teach.inspect.tensor = f.inspect;
-    s.teach.inspect.step.clear();
+    s.choice.inspect.tensor = f.inspect;
+    s.choice.inspect.step.clear();
     const bool per_head = f.inspect == "q" || f.inspect == "k" || f.inspect == "v" || f.inspect == "scores" ||
                           f.inspect == "attn" || f.inspect == "context";
-    s.teach.inspect.mode = per_head ? InspectSelection::Mode::Head : InspectSelection::Mode::Whole;
+    s.choice.inspect.mode = per_head ? InspectSelection::Mode::Head : InspectSelection::Mode::Whole;
     if (f.view.empty()) {
-      ShowView(s.teach, "inspector");
+      ShowView(s, "inspector");
     }
   }
 }

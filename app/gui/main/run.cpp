@@ -24,6 +24,7 @@
 #include "gui/main/run.hpp"
 #include "gui/main/window.hpp"
 #include "gui/sources/exports.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/sources/train_session.hpp"
@@ -31,6 +32,7 @@
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "gui/views/registry.hpp"
 #include "options/timing.hpp"
 #include "text/i18n.hpp"
 
@@ -50,10 +52,11 @@ void OnSignal(int sig) {
 // The state the window opens with: the defaults, then the saved settings (unless
 // --no-settings or automation), then the flags. Returns the saved window size.
 void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& s, int* win_w, int* win_h) {
-  s.churn = a.gui.churn;
+  s.ui.churn = a.gui.churn;
+  s.recompute.primers = ViewPrimers();  // what the views compute beside a big trace
   s.choice.sentence = options::kDefaultSentence;
-  std::snprintf(s.exp.path.data(), s.exp.path.size(), "mhaviz-heatmaps.png");
-  std::snprintf(s.exp.screenshot_path.data(), s.exp.screenshot_path.size(), "mhaviz-window.png");
+  std::snprintf(s.ui.exports.path.data(), s.ui.exports.path.size(), "mhaviz-heatmaps.png");
+  std::snprintf(s.ui.exports.screenshot_path.data(), s.ui.exports.screenshot_path.size(), "mhaviz-window.png");
   SyncBuffersFromChoice(s);
   if (!settings.settings_path().empty()) {
     const std::string notice = LoadAppSettings(settings.settings_path(), s, win_w, win_h);
@@ -83,7 +86,7 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
     glfwWaitEventsTimeout(0.5);
     return false;
   }
-  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
+  const bool idle = !automation && !s.ui.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
                     !RecomputePending(s) && Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
     glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking
@@ -96,17 +99,17 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
 
 // The screenshot the File menu asked for, from the frame just rendered.
 void TakeRequestedScreenshot(AppState& s, int fb_w, int fb_h) {
-  if (s.pending.screenshot.empty()) return;
+  if (s.ui.pending.screenshot.empty()) return;
   try {
-    WriteScreenshot(s.pending.screenshot, fb_w, fb_h);
-    s.exp.message = "Saved a " + std::to_string(fb_w) + " x " + std::to_string(fb_h) + " screenshot to " +
-                    AbsolutePath(s.pending.screenshot);
-    s.exp.message_ok = true;
+    WriteScreenshot(s.ui.pending.screenshot, fb_w, fb_h);
+    s.ui.exports.message = "Saved a " + std::to_string(fb_w) + " x " + std::to_string(fb_h) + " screenshot to " +
+                           AbsolutePath(s.ui.pending.screenshot);
+    s.ui.exports.message_ok = true;
   } catch (const std::exception& e) {
-    s.exp.message = std::string("Screenshot failed: ") + e.what();
-    s.exp.message_ok = false;
+    s.ui.exports.message = std::string("Screenshot failed: ") + e.what();
+    s.ui.exports.message_ok = false;
   }
-  s.pending.screenshot.clear();
+  s.ui.pending.screenshot.clear();
 }
 
 int RunWindow(const GuiArgs& a) {
@@ -132,7 +135,7 @@ int RunWindow(const GuiArgs& a) {
   // Main loop.
   int status = 0, frame = 0, fb_w = 0, fb_h = 0;
   auto last_activity = Clock::now();
-  while (!glfwWindowShouldClose(window) && !s.quit && !g_stop) {
+  while (!glfwWindowShouldClose(window) && !s.ui.quit && !g_stop) {
     if (!PollEvents(window, s, queue, automation.on(), &last_activity)) continue;
     FrameTimes t;
     t.start = Clock::now();
@@ -168,8 +171,8 @@ int RunWindow(const GuiArgs& a) {
 
     // Automation's last frame shows a finished recompute and finished pictures (more
     // frames while a recompute runs or a view is still drawing its picture).
-    const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window),
-                                             (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.churn);
+    const bool last = automation.IsLastFrame(frame, s.ui.quit || g_stop || glfwWindowShouldClose(window),
+                                             (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.ui.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();

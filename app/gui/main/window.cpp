@@ -178,7 +178,7 @@ void RenderFrame(GLFWwindow* window, int* fb_w, int* fb_h) {
 void CloseWindow(GLFWwindow* window, AppState& s) {
   s.ui.textures.Release();
   ReleaseWorker(s);
-  s.teach.textures.Release();
+  s.ui.matrices.Release();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

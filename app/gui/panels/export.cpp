@@ -11,10 +11,11 @@ void DrawExportPanel(AppState& s) {
   // under the fold (they keep their last values).
   SectionTitle(s, _("Export"));
   ImGui::SameLine(0.0f, ImGui::GetFontSize());
-  if (ImGui::Button((std::string(s.exp.head_view ? _("Export head view  (Ctrl+S)") : _("Export heatmaps  (Ctrl+S)")) +
-                     "###export")
-                        .c_str())) {
-    s.pending.export_png = true;  // the extension decides PNG or SVG
+  if (ImGui::Button(
+          (std::string(s.ui.exports.head_view ? _("Export head view  (Ctrl+S)") : _("Export heatmaps  (Ctrl+S)")) +
+           "###export")
+              .c_str())) {
+    s.ui.pending.export_png = true;  // the extension decides PNG or SVG
   }
   Probe(s, "export");
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
@@ -22,10 +23,11 @@ void DrawExportPanel(AppState& s) {
   ImGui::PopStyleColor();
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel(_("file"), lw);
-  ImGui::InputTextWithHint("##export_path", _("attention.png or attention.svg"), s.exp.path.data(), s.exp.path.size());
+  ImGui::InputTextWithHint("##export_path", _("attention.png or attention.svg"), s.ui.exports.path.data(),
+                           s.ui.exports.path.size());
   Probe(s, "export_path");
   FormLabel(_("picture"), lw);
-  int view = s.exp.head_view ? 1 : 0;
+  int view = s.ui.exports.head_view ? 1 : 0;
   ImGui::RadioButton(_("heatmaps"), &view, 0);
   Probe(s, "export_view_heatmaps");
   ImGui::SameLine();
@@ -34,36 +36,36 @@ void DrawExportPanel(AppState& s) {
   HelpMarker(
       _("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
         "the heads switched on in the Head view in their colours."));
-  s.exp.head_view = view == 1;
+  s.ui.exports.head_view = view == 1;
   // What shapes heatmaps only is greyed out for the head view (as export refuses it).
-  ImGui::BeginDisabled(s.exp.head_view);
+  ImGui::BeginDisabled(s.ui.exports.head_view);
   FormLabel(_("heads"), lw);
-  int sel = s.exp.selected_only ? 1 : 0;
+  int sel = s.ui.exports.selected_only ? 1 : 0;
   ImGui::RadioButton(_("all + mean"), &sel, 0);
   ImGui::SameLine();
   ImGui::RadioButton(_("enlarged"), &sel, 1);
   HelpMarker(_("Click a head in the heatmaps to enlarge it; that is the head exported with this option."));
-  s.exp.selected_only = sel == 1;
+  s.ui.exports.selected_only = sel == 1;
   ImGui::EndDisabled();
   FormLabel(_("resolution"), lw);
-  ImGui::SliderInt("##scale", &s.exp.scale, 1, 4, "x%d");
-  ImGui::BeginDisabled(s.exp.head_view);
+  ImGui::SliderInt("##scale", &s.ui.exports.scale, 1, 4, "x%d");
+  ImGui::BeginDisabled(s.ui.exports.head_view);
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
-  ImGui::Checkbox(_("weights in cells"), &s.exp.values);
+  ImGui::Checkbox(_("weights in cells"), &s.ui.exports.values);
   // For slides: the same choices as mhaviz export's --columns, --no-header, --fit 16:9
   // and --color-scale (the heatmaps' own scale, so the slide matches the screen).
   FormLabel(_("columns"), lw);
-  ImGui::SliderInt("##columns", &s.exp.columns, 0, 8, s.exp.columns == 0 ? _("auto") : _("%d per row"));
+  ImGui::SliderInt("##columns", &s.ui.exports.columns, 0, 8, s.ui.exports.columns == 0 ? _("auto") : _("%d per row"));
   Probe(s, "export_columns");
   ImGui::EndDisabled();
   ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
   ImGui::SameLine(lw);
-  ImGui::Checkbox(_("header"), &s.exp.header);
+  ImGui::Checkbox(_("header"), &s.ui.exports.header);
   HelpMarker(_("The title, sentence and configuration above the maps. Off: the maps alone."));
   ImGui::SameLine();
-  ImGui::BeginDisabled(s.exp.head_view);
-  ImGui::Checkbox(_("fit 16:9"), &s.exp.fit_16_9);
+  ImGui::BeginDisabled(s.ui.exports.head_view);
+  ImGui::Checkbox(_("fit 16:9"), &s.ui.exports.fit_16_9);
   Probe(s, "export_fit");
   HelpMarker(_("A canvas of exactly 16:9 (a slide): the columns are chosen to fill it, the figure centred."));
   FormLabel(_("colours"), lw);
@@ -79,16 +81,16 @@ void DrawExportPanel(AppState& s) {
   ImGui::EndDisabled();
   ImGui::Spacing();
   FormLabel(_("screenshot"), lw);
-  ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.exp.screenshot_path.data(),
-                           s.exp.screenshot_path.size());
+  ImGui::InputTextWithHint("##shot_path", "mhaviz-window.png", s.ui.exports.screenshot_path.data(),
+                           s.ui.exports.screenshot_path.size());
   if (ImGui::Button(_("Save window screenshot"))) {
-    std::string p = s.exp.screenshot_path.data();
+    std::string p = s.ui.exports.screenshot_path.data();
     if (p.empty()) p = "mhaviz-window.png";
-    s.pending.screenshot = p;
+    s.ui.pending.screenshot = p;
   }
-  if (!s.exp.message.empty())
-    MessageBox(s.exp.message, s.exp.message_ok ? Pal().chip_bg : Pal().error_bg,
-               s.exp.message_ok ? Pal().ok_text : Pal().error_text);
+  if (!s.ui.exports.message.empty())
+    MessageBox(s.ui.exports.message, s.ui.exports.message_ok ? Pal().chip_bg : Pal().error_bg,
+               s.ui.exports.message_ok ? Pal().ok_text : Pal().error_text);
 }
 
 }  // namespace mha::gui

@@ -8,6 +8,10 @@
 namespace mha::gui {
 
 void DrawSentencePanel(AppState& s);  // panels/sentence.cpp
+// panels/model_panel.cpp: where the weights come from, the layer shown; and the banner
+// over the results naming the knocked-out heads, with a way back.
+void DrawModelSourcePanel(AppState& s);
+void DrawKnockoutBanner(AppState& s);
 void DrawControlsPanel(AppState& s);  // panels/controls.cpp
 // panels/controls.cpp: why the configuration cannot run, with one-click fixes (over
 // the results, which keep the last valid maps dimmed).

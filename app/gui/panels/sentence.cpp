@@ -47,8 +47,8 @@ void DrawSentencePanel(AppState& s) {
     if (std::string typed = text::KeepBeyondBmp(s.choice.sentence, FromDisplay(buf.data()));
         text::TypedChange(s.choice.sentence, typed)) {
       s.choice.sentence = std::move(typed);
-      s.files.input_path.clear();  // typing replaces embeddings loaded from a file
-      s.files.input = Inputs();
+      s.choice.files.input_path.clear();  // typing replaces embeddings loaded from a file
+      s.choice.files.input = Inputs();
       s.dirty = true;
     }
   }
@@ -66,8 +66,8 @@ void DrawSentencePanel(AppState& s) {
       if (ImGui::Selectable(examples[i], s.choice.sentence == examples[i])) {
         s.choice.sentence = examples[i];
         SyncBuffersFromChoice(s);
-        s.files.input_path.clear();
-        s.files.input = Inputs();
+        s.choice.files.input_path.clear();
+        s.choice.files.input = Inputs();
         s.dirty = true;
       }
     }
@@ -75,14 +75,14 @@ void DrawSentencePanel(AppState& s) {
   }
   Probe(s, "examples");
 
-  if (!s.files.input_path.empty()) {
-    MessageBox(
-        i18n::Format(_("x comes from %s. Type a sentence to use it instead."), SourceShown(s.files.input_path).c_str()),
-        Pal().notice_bg, Pal().notice_text);
+  if (!s.choice.files.input_path.empty()) {
+    MessageBox(i18n::Format(_("x comes from %s. Type a sentence to use it instead."),
+                            SourceShown(s.choice.files.input_path).c_str()),
+               Pal().notice_bg, Pal().notice_text);
   }
   const auto& tokens = s.result.tokens;
   ImGui::Spacing();
-  if (tokens.empty() && s.files.input_path.empty() && !s.result.ok) {
+  if (tokens.empty() && s.choice.files.input_path.empty() && !s.result.ok) {
     // The error where the learner is typing, on the line the token count takes.
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().error_text);
     ImGui::TextWrapped(_("The sentence is empty: type at least one word."));
@@ -96,19 +96,19 @@ void DrawSentencePanel(AppState& s) {
   }
   const int hovered = TokenChips(s, "##chips", tokens, s.ui.hover_token);
   if (hovered >= 0) s.ui.hover_token_next = hovered;
-  if (UsingLanguageModel(s) && !s.source.byte_spelled.empty()) {
+  if (UsingLanguageModel(s) && !s.result.byte_spelled.empty()) {
     // Byte pieces read as noise unless said what they are.
     std::string note;
-    for (const lm::ByteSpelling& b : s.source.byte_spelled) {
+    for (const lm::ByteSpelling& b : s.result.byte_spelled) {
       note += note.empty() ? "" : "; ";
       note += b.text + " = " + b.pieces;
     }
-    note += i18n::Format(s.source.byte_spelled.size() == 1
+    note += i18n::Format(s.result.byte_spelled.size() == 1
                              ? _(": a character not among the model's %d pieces, spelled as its UTF-8 bytes, one piece "
                                  "per byte.")
                              : _(": characters not among the model's %d pieces, spelled as their UTF-8 bytes, one "
                                  "piece per byte."),
-                         s.source.lm->tokenizer.vocab_size());
+                         s.choice.source.lm->tokenizer.vocab_size());
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextWrapped("%s", ForDisplay(note).c_str());
     ImGui::PopStyleColor();

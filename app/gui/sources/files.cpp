@@ -1,6 +1,6 @@
 // Where x and the weights come from besides "sentence + seeded weights": the
 // lesson's worked example, the weight editor, and .npz files loaded or saved from
-// the Lesson view. All of them go through AppState::files, the same slots that
+// the Lesson view. All of them go through Choice::files, the same slots that
 // --input / --weights fill, so every other view (heatmaps, shape flow, export)
 // works on them unchanged; Recompute() reads them.
 #include <algorithm>
@@ -27,15 +27,12 @@ const char* const kEditorFrom = N_("the weight editor (started from %s)");
 // render::kUntrainedWeights, marked here for xgettext (render.hpp stays free of i18n).
 [[maybe_unused]] const char* const kUntrainedMsgid = N_("random weights (untrained)");
 
-void Report(AppState& s, bool ok, std::string message) {
-  s.teach.file_message = std::move(message);
-  s.teach.file_message_ok = ok;
-}
+FileOutcome Report(bool ok, std::string message) { return {ok, std::move(message)}; }
 
 // The weights the current computation uses (a file's, edited ones, or the seeded
 // ones of the last trace); null if there are none yet.
 std::shared_ptr<const Weights> CurrentWeights(const AppState& s) {
-  if (s.files.weights) return s.files.weights;
+  if (s.choice.files.weights) return s.choice.files.weights;
   if (s.result.ok) return s.result.trace.weights;
   return nullptr;
 }
@@ -54,14 +51,13 @@ std::vector<std::string> WeightNames(const Trace& t) {
   return names;
 }
 
-void Save(AppState& s, const std::string& path, const std::vector<std::string>& names, const char* what) {
+FileOutcome Save(AppState& s, const std::string& path, const std::vector<std::string>& names, const char* what) {
   const bool x = std::string(what) == "x";
   if (path.empty())
-    return Report(s, false,
-                  x ? _("Type a file name to save x to, e.g. x.npz.")
-                    : _("Type a file name to save the weights to, e.g. weights.npz."));
+    return Report(false, x ? _("Type a file name to save x to, e.g. x.npz.")
+                           : _("Type a file name to save the weights to, e.g. weights.npz."));
   if (!s.result.ok)
-    return Report(s, false,
+    return Report(false,
                   i18n::Format(_("Nothing to save: the configuration cannot run yet (%s)"), s.result.error.c_str()));
   try {
     const auto all = Tensors(s.result.trace);
@@ -71,11 +67,10 @@ void Save(AppState& s, const std::string& path, const std::vector<std::string>& 
     io::WriteFilesAtomic({{path, io::EncodeNpz(chosen)}});
     std::string keys;
     for (const auto& t : chosen) keys += (keys.empty() ? "" : ", ") + t.name;
-    Report(s, true,
-           i18n::Format(x ? _("Saved x (%s) to %s.") : _("Saved the weights (%s) to %s."), keys.c_str(),
-                        AbsolutePath(path).c_str()));
+    return Report(true, i18n::Format(x ? _("Saved x (%s) to %s.") : _("Saved the weights (%s) to %s."), keys.c_str(),
+                                     AbsolutePath(path).c_str()));
   } catch (const std::exception& e) {
-    Report(s, false, std::string(x ? _("Could not save x: ") : _("Could not save the weights: ")) + e.what());
+    return Report(false, std::string(x ? _("Could not save x: ") : _("Could not save the weights: ")) + e.what());
   }
 }
 
@@ -85,24 +80,24 @@ namespace {
 
 // An example's x, weights and configuration replace the learner's choice; `source`
 // names where x and the weights now come from.
-void LoadExample(AppState& s, LessonExample ex, const char* source, const std::string& message) {
+FileOutcome LoadExample(AppState& s, LessonExample ex, const char* source, const std::string& message) {
   s.choice.cfg = ex.cfg;
   s.choice.cross = false;
-  s.files.input = std::move(ex.in);
-  s.files.input_path = source;
-  s.files.weights = std::make_shared<const Weights>(std::move(ex.weights));
-  s.files.weights_path = source;
-  s.teach.weights_edited = false;
-  s.teach.head = 0;
-  s.teach.query = 0;
+  s.choice.files.input = std::move(ex.in);
+  s.choice.files.input_path = source;
+  s.choice.files.weights = std::make_shared<const Weights>(std::move(ex.weights));
+  s.choice.files.weights_path = source;
+  s.choice.files.weights_edited = false;
+  s.choice.head = 0;
+  s.choice.query = 0;
   s.ui.enlarged = -1;
   s.dirty = true;
-  Report(s, true, message);
+  return Report(true, message);
 }
 
 }  // namespace
 
-void LoadLessonExample(AppState& s) { LoadLessonPreset(s, 0); }
+FileOutcome LoadLessonExample(AppState& s) { return LoadLessonPreset(s, 0); }
 
 // Where x and the weights come from, per lesson preset (LessonPresets()'s order).
 const char* const kLessonSources[] = {kLessonSource, N_("the lesson's hand calculation")};
@@ -122,48 +117,46 @@ std::string SourceShown(const std::string& source) {
   return source;
 }
 
-void LoadLessonPreset(AppState& s, int index) {
+FileOutcome LoadLessonPreset(AppState& s, int index) {
   std::vector<LessonExample> presets = LessonPresets();
-  if (index < 0 || index >= static_cast<int>(presets.size())) return;
+  if (index < 0 || index >= static_cast<int>(presets.size())) return {};
   LeaveTrainedModel(s);
   LessonExample ex = std::move(presets[static_cast<std::size_t>(index)]);
   const std::string message =
       "Loaded " + std::string(index == 0 ? "the lesson example" : "the hand calculation") + " (" + ex.title + ").";
-  LoadExample(s, std::move(ex), kLessonSources[index], message);
+  return LoadExample(s, std::move(ex), kLessonSources[index], message);
 }
 
 int LessonPresetInUse(const AppState& s) {
   for (int k = 0; k < static_cast<int>(std::size(kLessonSources)); ++k)
-    if (s.files.weights_path == kLessonSources[k] && s.files.input_path == kLessonSources[k]) return k;
+    if (s.choice.files.weights_path == kLessonSources[k] && s.choice.files.input_path == kLessonSources[k]) return k;
   return -1;
 }
 
-void LoadPositionalHeadsExample(AppState& s) {
+FileOutcome LoadPositionalHeadsExample(AppState& s) {
   LeaveTrainedModel(s);  // its tokens are the sentence's, not a trained model's ids
-  std::vector<std::string> tokens = s.files.input_path.empty() ? std::vector<std::string>() : s.files.input.tokens;
+  std::vector<std::string> tokens =
+      s.choice.files.input_path.empty() ? std::vector<std::string>() : s.choice.files.input.tokens;
   if (tokens.empty())
     for (auto& t : Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens) tokens.push_back(std::move(t.text));
-  if (tokens.empty()) {
-    Report(s, false, _("The positional-heads example needs a sentence: type one first."));
-    return;
-  }
+  if (tokens.empty()) return Report(false, _("The positional-heads example needs a sentence: type one first."));
   LessonExample ex = MakePositionalHeadsExample(tokens);
   const std::string message = "Loaded " + ex.title + ". " + ex.description;
-  LoadExample(s, std::move(ex), kHeadsSource, message);
+  return LoadExample(s, std::move(ex), kHeadsSource, message);
 }
 
 bool UsesPositionalHeadsExample(const AppState& s) {
-  return s.files.weights_path == kHeadsSource && s.files.input_path == kHeadsSource;
+  return s.choice.files.weights_path == kHeadsSource && s.choice.files.input_path == kHeadsSource;
 }
 
 WeightsProvenance DescribeWeights(const AppState& s) {
-  const std::string layer = " \u00B7 layer " + std::to_string(s.source.layer);
+  const std::string layer = " \u00B7 layer " + std::to_string(s.choice.layer);
   if (UsingTrainedModel(s)) {
-    const std::string name = s.source.lm ? std::string("mhaviz-small") : s.source.name;
+    const std::string name = s.choice.source.lm ? std::string("mhaviz-small") : s.choice.source.name;
     return {"trained", "trained: " + name + layer,
-            i18n::Format(_("trained: %s \u00B7 layer %d"), name.c_str(), s.source.layer)};
+            i18n::Format(_("trained: %s \u00B7 layer %d"), name.c_str(), s.choice.layer)};
   }
-  const std::string& w = s.files.weights_path;
+  const std::string& w = s.choice.files.weights_path;
   if (w.empty()) return {"random", render::kUntrainedWeights, _(render::kUntrainedWeights)};
   if (w == kHeadsSource || LessonPresetInUse(s) >= 0)
     return {"hand-set", "set by hand (" + w + ")", i18n::Format(_("set by hand (%s)"), SourceShown(w).c_str())};
@@ -174,33 +167,32 @@ std::shared_ptr<Weights> EditableWeights(AppState& s) {
   const auto cur = CurrentWeights(s);
   if (!cur) return nullptr;
   auto w = std::make_shared<Weights>(*cur);
-  if (!s.files.weights) {
-    s.files.weights_path = i18n::Format(kEditorFromSeed, static_cast<unsigned long long>(s.choice.cfg.seed));
-  } else if (!s.teach.weights_edited) {
-    s.files.weights_path = i18n::Format(kEditorFrom, s.files.weights_path.c_str());
+  if (!s.choice.files.weights) {
+    s.choice.files.weights_path = i18n::Format(kEditorFromSeed, static_cast<unsigned long long>(s.choice.cfg.seed));
+  } else if (!s.choice.files.weights_edited) {
+    s.choice.files.weights_path = i18n::Format(kEditorFrom, s.choice.files.weights_path.c_str());
   }
-  s.teach.weights_edited = true;
-  s.files.weights = w;
+  s.choice.files.weights_edited = true;
+  s.choice.files.weights = w;
   s.dirty = true;
   return w;
 }
 
 void UseSentenceInputs(AppState& s) {
-  s.files.input_path.clear();
-  s.files.input = Inputs();
+  s.choice.files.input_path.clear();
+  s.choice.files.input = Inputs();
   s.dirty = true;
 }
 
 void UseSeededWeights(AppState& s) {
-  s.files.weights_path.clear();
-  s.files.weights.reset();
-  s.teach.weights_edited = false;
+  s.choice.files.weights_path.clear();
+  s.choice.files.weights.reset();
+  s.choice.files.weights_edited = false;
   s.dirty = true;
 }
 
-void LoadInputFile(AppState& s, const std::string& path) {
-  if (path.empty())
-    return Report(s, false, _("Type the path of an .npz file with an array x of shape (seq, d_model)."));
+FileOutcome LoadInputFile(AppState& s, const std::string& path) {
+  if (path.empty()) return Report(false, _("Type the path of an .npz file with an array x of shape (seq, d_model)."));
   LeaveTrainedModel(s);
   try {
     Inputs in = io::LoadInputs(path);
@@ -208,9 +200,9 @@ void LoadInputFile(AppState& s, const std::string& path) {
     if (in.cross() && in.memory.cols() != in.x.cols())
       throw Error("'" + path + "': memory has " + std::to_string(in.memory.cols()) + " columns but x has " +
                   std::to_string(d) + ": both must have d_model columns.");
-    s.files.input = std::move(in);
-    s.files.input_path = path;
-    s.choice.cross = s.files.input.cross();
+    s.choice.files.input = std::move(in);
+    s.choice.files.input_path = path;
+    s.choice.cross = s.choice.files.input.cross();
     Config& c = s.choice.cfg;
     c.d_model = d;
     c.positional_encoding = false;  // x already holds whatever encoding it had
@@ -224,22 +216,22 @@ void LoadInputFile(AppState& s, const std::string& path) {
       c.num_heads = h;
       c.num_kv_heads = 0;
     }
-    if (s.files.weights && s.files.weights->W_q.rows() != d) {
+    if (s.choice.files.weights && s.choice.files.weights->W_q.rows() != d) {
       UseSeededWeights(s);
       extra += _(" The weights in use had another d_model, so the seeded weights are used.");
     }
     s.dirty = true;
-    Report(s, true,
-           i18n::Format(_("Loaded x (%d x %d) from %s: d_model = %d, positional encoding off."),
-                        static_cast<int>(s.files.input.x.rows()), d, AbsolutePath(path).c_str(), d) +
-               extra);
+    return Report(true,
+                  i18n::Format(_("Loaded x (%d x %d) from %s: d_model = %d, positional encoding off."),
+                               static_cast<int>(s.choice.files.input.x.rows()), d, AbsolutePath(path).c_str(), d) +
+                      extra);
   } catch (const std::exception& e) {
-    Report(s, false, std::string(_("Could not load x: ")) + e.what());
+    return Report(false, std::string(_("Could not load x: ")) + e.what());
   }
 }
 
-void LoadWeightsFile(AppState& s, const std::string& path) {
-  if (path.empty()) return Report(s, false, _("Type the path of an .npz file with W_q, W_k, W_v and W_o."));
+FileOutcome LoadWeightsFile(AppState& s, const std::string& path) {
+  if (path.empty()) return Report(false, _("Type the path of an .npz file with W_q, W_k, W_v and W_o."));
   LeaveTrainedModel(s);
   try {
     auto npz = io::LoadNpz(path, io::WeightsFilter(path, nullptr));  // d_model may come from the file
@@ -249,7 +241,7 @@ void LoadWeightsFile(AppState& s, const std::string& path) {
     // file has its own, and the weights must match it.
     const auto wq = npz.find("W_q");
     if (wq != npz.end() && wq->second.shape.size() == 2 && wq->second.shape[0] != c.d_model &&
-        s.files.input_path.empty() && wq->second.shape[0] >= 1 && wq->second.shape[0] <= Limits::kMaxDModel) {
+        s.choice.files.input_path.empty() && wq->second.shape[0] >= 1 && wq->second.shape[0] <= Limits::kMaxDModel) {
       c.d_model = static_cast<int>(wq->second.shape[0]);
       extra += i18n::Format(_(" d_model is now %d."), c.d_model);
     }
@@ -271,25 +263,24 @@ void LoadWeightsFile(AppState& s, const std::string& path) {
     c.ln_eps = load.ln_eps;
     if (has_ffn) c.d_ff = load.d_ff;
     s.choice.cfg = c;
-    s.files.weights = std::make_shared<const Weights>(std::move(w));
-    s.files.weights_path = path;
-    s.teach.weights_edited = false;
+    s.choice.files.weights = std::make_shared<const Weights>(std::move(w));
+    s.choice.files.weights_path = path;
+    s.choice.files.weights_edited = false;
     s.dirty = true;
-    Report(
-        s, true,
-        i18n::Format(has_ffn ? _("Loaded the weights from %s (with FFN weights).") : _("Loaded the weights from %s."),
-                     AbsolutePath(path).c_str()) +
-            extra);
+    return Report(true, i18n::Format(has_ffn ? _("Loaded the weights from %s (with FFN weights).")
+                                             : _("Loaded the weights from %s."),
+                                     AbsolutePath(path).c_str()) +
+                            extra);
   } catch (const std::exception& e) {
-    Report(s, false, std::string(_("Could not load the weights: ")) + e.what());
+    return Report(false, std::string(_("Could not load the weights: ")) + e.what());
   }
 }
 
-void SaveInputFile(AppState& s, const std::string& path) { Save(s, path, {"x", "memory"}, "x"); }
+FileOutcome SaveInputFile(AppState& s, const std::string& path) { return Save(s, path, {"x", "memory"}, "x"); }
 
-void SaveWeightsFile(AppState& s, const std::string& path) {
+FileOutcome SaveWeightsFile(AppState& s, const std::string& path) {
   if (!s.result.ok) return Save(s, path, {}, "the weights");
-  Save(s, path, WeightNames(s.result.trace), "the weights");
+  return Save(s, path, WeightNames(s.result.trace), "the weights");
 }
 
 }  // namespace mha::gui

@@ -10,16 +10,22 @@
 
 namespace mha::gui {
 
+// What loading or saving a file (or a preset) did, for the Lesson view to show.
+struct FileOutcome {
+  bool ok = true;
+  std::string message;
+};
+
 // The lesson's worked example (MakeLessonExample): its x, weights and configuration.
-void LoadLessonExample(AppState& s);
+FileOutcome LoadLessonExample(AppState& s);
 // Lesson preset `index` of LessonPresets() (0: the worked example, 1: the hand
 // calculation); and which one x and the weights are now (-1: none).
-void LoadLessonPreset(AppState& s, int index);
+FileOutcome LoadLessonPreset(AppState& s, int index);
 int LessonPresetInUse(const AppState& s);
 // Four hand-built positional heads (MakePositionalHeadsExample) on the current
 // sentence's tokens: heads that attend to the previous, the same, the first and the
 // next word.
-void LoadPositionalHeadsExample(AppState& s);
+FileOutcome LoadPositionalHeadsExample(AppState& s);
 // Whether x and the weights are the positional-heads example's.
 bool UsesPositionalHeadsExample(const AppState& s);
 // Weights the editor changes: a copy of the weights in use (the trace keeps its own).
@@ -36,14 +42,14 @@ struct WeightsProvenance {
   std::string kind, text;  // text: English, for --dump-state and scripts
   std::string shown;       // the same in the interface's language, for the window and its exports
 };
-// A source name held in s.files (weights_path, input_path) as the window shows it: the
+// A source name held in s.choice.files (weights_path, input_path) as the window shows it: the
 // fixed names translated, a file's path as it is.
 std::string SourceShown(const std::string& source);
 WeightsProvenance DescribeWeights(const AppState& s);
-// .npz files from the Lesson view; the outcome lands in s.teach.file_message.
-void LoadInputFile(AppState& s, const std::string& path);
-void LoadWeightsFile(AppState& s, const std::string& path);
-void SaveInputFile(AppState& s, const std::string& path);
-void SaveWeightsFile(AppState& s, const std::string& path);
+// .npz files from the Lesson view.
+FileOutcome LoadInputFile(AppState& s, const std::string& path);
+FileOutcome LoadWeightsFile(AppState& s, const std::string& path);
+FileOutcome SaveInputFile(AppState& s, const std::string& path);
+FileOutcome SaveWeightsFile(AppState& s, const std::string& path);
 
 }  // namespace mha::gui

@@ -3,11 +3,9 @@
 #include "gui/views/cost_sweep.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <mutex>
 #include <random>
 
 #include <imgui.h>
@@ -24,15 +22,6 @@
 namespace mha::gui {
 
 using nlohmann::json;
-
-// What the worker and the UI thread share. The worker writes a point under `mu`
-// once it is measured; the UI thread copies the snapshot under `mu`.
-struct SweepShared {
-  std::atomic<bool> cancel{false};
-  std::atomic<bool> done{false};
-  mutable std::mutex mu;
-  SweepSnapshot snap;
-};
 
 namespace {
 
@@ -63,7 +52,8 @@ double MedianOf(std::vector<double> v) {
 // One path at one n: Forward on random N(0, 1) inputs with the seeded weights, one
 // thread (the other core stays with the window). Returns the median thread CPU ms,
 // or < 0 when cancelled; `refused` gets Validate's message.
-double Measure(const Config& base, Attention path, int n, SweepShared& sh, int& runs, std::string& refused) {
+double Measure(const Config& base, Attention path, int n, const TaskContext<SweepSnapshot>& ctx, int& runs,
+               std::string& refused) {
   Config cfg = base;
   cfg.attention = path;
   cfg.threads = 1;
@@ -97,11 +87,11 @@ double Measure(const Config& base, Attention path, int n, SweepShared& sh, int& 
   }
   const auto weights = std::make_shared<const Weights>(InitWeights(cfg));
   Trace t;
-  if (sh.cancel.load()) return -1.0;  // quitting waits for at most the pass under way
-  Forward(cfg, weights, in[1], t);    // warm-up
+  if (ctx.cancelled()) return -1.0;  // quitting waits for at most the pass under way
+  Forward(cfg, weights, in[1], t);   // warm-up
   std::vector<double> ms;
   double total = 0.0;
-  while (!sh.cancel.load(std::memory_order_relaxed)) {
+  while (!ctx.cancelled()) {
     const double c0 = options::ThreadCpuMs();
     Forward(cfg, weights, in[ms.size() % 2], t);
     ms.push_back(options::ThreadCpuMs() - c0);
@@ -109,44 +99,34 @@ double Measure(const Config& base, Attention path, int n, SweepShared& sh, int& 
     const int k = static_cast<int>(ms.size());
     if (k >= kMaxRuns || (k >= kMinRuns && total >= kPointMs)) break;
   }
-  if (sh.cancel.load()) return -1.0;
+  if (ctx.cancelled()) return -1.0;
   runs = static_cast<int>(ms.size());
   return MedianOf(ms);
 }
 
-void RunSweep(std::shared_ptr<SweepShared> sh) {
-  Config cfg;
-  std::vector<int> ns;
-  {
-    std::lock_guard<std::mutex> lock(sh->mu);
-    cfg = sh->snap.cfg;
-    for (const SweepPoint& p : sh->snap.points) ns.push_back(p.n);
-  }
+// Every point of `snap`, both paths, published as each is measured.
+SweepSnapshot RunSweep(SweepSnapshot snap, TaskContext<SweepSnapshot>& ctx) {
+  ctx.SetTotal(2 * static_cast<int>(snap.points.size()));
   try {
-    for (std::size_t i = 0; i < ns.size() && !sh->cancel.load(); ++i) {
+    for (SweepPoint& p : snap.points) {
       for (Attention path : {Attention::Standard, Attention::Flash}) {
-        if (sh->cancel.load()) break;
         int runs = 0;
         std::string refused;
-        const double ms = Measure(cfg, path, ns[i], *sh, runs, refused);
-        if (sh->cancel.load()) break;
-        std::lock_guard<std::mutex> lock(sh->mu);
-        SweepPoint& p = sh->snap.points[i];
+        const double ms = Measure(snap.cfg, path, p.n, ctx, runs, refused);
+        ctx.Check();
         (path == Attention::Standard ? p.standard_ms : p.flash_ms) = ms;
         (path == Attention::Standard ? p.standard_runs : p.flash_runs) = runs;
         (path == Attention::Standard ? p.standard_refused : p.flash_refused) = refused;
-        ++sh->snap.measured;
+        ++snap.measured;
+        ctx.Advance();
+        ctx.Publish(snap);
       }
     }
-  } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> lock(sh->mu);
-    sh->snap.error = e.what();
+  } catch (const std::exception& e) {  // (a cancel is no exception: it ends the task)
+    snap.error = e.what();
   }
-  {
-    std::lock_guard<std::mutex> lock(sh->mu);
-    sh->snap.finished = !sh->cancel.load();
-  }
-  sh->done.store(true);
+  snap.finished = true;
+  return snap;
 }
 
 }  // namespace
@@ -157,54 +137,32 @@ std::vector<int> SweepSizes() {
   return ns;
 }
 
-CostSweep::~CostSweep() {
-  if (current_) current_->cancel.store(true);
-  for (auto& r : retired_) r.second->cancel.store(true);
-  if (thread_.joinable()) thread_.join();
-  for (auto& r : retired_)
-    if (r.first.joinable()) r.first.join();
-}
-
 void CostSweep::Ensure(const Config& cfg) {
-  if (current_) {
-    std::lock_guard<std::mutex> lock(current_->mu);
-    if (SameShapes(current_->snap.cfg, cfg)) return;
-  }
-  if (current_) {
-    current_->cancel.store(true);
-    retired_.emplace_back(std::move(thread_), current_);
-  }
-  current_ = std::make_shared<SweepShared>();
-  current_->snap.cfg = cfg;
-  current_->snap.cfg.threads = 1;
-  current_->snap.id = ++started_;
+  if (started_ && SameShapes(first_.cfg, cfg)) return;
+  started_ = true;
+  first_ = SweepSnapshot{};
+  first_.cfg = cfg;
+  first_.cfg.threads = 1;
+  first_.id = task_.generation() + 1;  // the next Start's
   for (int n : SweepSizes()) {
     SweepPoint p;
     p.n = n;
-    current_->snap.points.push_back(p);
+    first_.points.push_back(p);
   }
   frames_running_ = 0;
-  thread_ = std::thread(RunSweep, current_);
+  task_.Start([snap = first_](TaskContext<SweepSnapshot>& ctx) { return RunSweep(snap, ctx); });
 }
 
 void CostSweep::Tick() {
-  for (auto it = retired_.begin(); it != retired_.end();) {
-    if (it->second->done.load()) {
-      it->first.join();  // finished: returns at once
-      it = retired_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  task_.Poll();
   if (Running()) ++frames_running_;
 }
 
-bool CostSweep::Running() const { return current_ && !current_->done.load(); }
+bool CostSweep::Running() const { return task_.Running(); }
 
 SweepSnapshot CostSweep::Snapshot() const {
-  if (!current_) return {};
-  std::lock_guard<std::mutex> lock(current_->mu);
-  return current_->snap;
+  const auto latest = task_.Latest();
+  return latest ? *latest : first_;
 }
 
 CostSweep& Sweep(AppState& s) { return s.views.Get<CostSweep>(); }

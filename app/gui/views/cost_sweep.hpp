@@ -1,19 +1,19 @@
 // The Cost view's measured times: mha::Forward timed at n = 16, 32, ... 2048 tokens, at
-// the current configuration's shapes, on the standard path and on Flash attention, on a
-// worker thread of its own. The UI thread only starts it, reads the points measured so
-// far (a lock held for a copy, never across a pass) and draws them; a new configuration
-// cancels the sweep (between passes: one pass cannot be cut short) and starts another.
-// A cancelled worker is joined once it has finished, never waited for.
+// the current configuration's shapes, on the standard path and on Flash attention, by
+// a task. The UI thread only starts it, reads the points measured so far (the task
+// publishes a snapshot after each) and draws them; a new configuration cancels the
+// sweep (between passes: one pass cannot be cut short) and starts another. A cancelled
+// task is joined once it has finished, never waited for.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gui/state/task.hpp"
 #include "mha/config.hpp"
 
 struct ImDrawList;
@@ -45,31 +45,23 @@ struct SweepSnapshot {
 // The n values the sweep measures, in order.
 std::vector<int> SweepSizes();
 
-struct SweepShared;
-
 class CostSweep {
  public:
-  CostSweep() = default;
-  CostSweep(const CostSweep&) = delete;
-  CostSweep& operator=(const CostSweep&) = delete;
-  ~CostSweep();  // cancels every sweep and joins them (at exit: one pass at most)
-
   // UI thread: a sweep for `cfg`'s shapes, started unless the current one has them.
   void Ensure(const Config& cfg);
-  // UI thread, every frame: joins cancelled workers that have finished; counts the
+  // UI thread, every frame: joins cancelled tasks that have finished; counts the
   // frames drawn while the current sweep runs (the GUI test's proof that the window
   // kept drawing).
   void Tick();
   SweepSnapshot Snapshot() const;
   bool Running() const;
-  bool Started() const { return current_ != nullptr; }
+  bool Started() const { return started_; }
   int FramesWhileRunning() const { return frames_running_; }
 
  private:
-  std::shared_ptr<SweepShared> current_;
-  std::thread thread_;
-  std::vector<std::pair<std::thread, std::shared_ptr<SweepShared>>> retired_;
-  std::uint64_t started_ = 0;
+  Task<SweepSnapshot> task_;  // cancelled and joined when the view's state goes (at exit: one pass at most)
+  SweepSnapshot first_;       // the sweep as started: its shapes and sizes, nothing measured
+  bool started_ = false;
   int frames_running_ = 0;
 };
 

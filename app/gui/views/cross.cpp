@@ -31,6 +31,39 @@ const char* DefaultMemory(const std::string& sentence) {
   return "Le chat est assis sur le tapis.";
 }
 
+// The view's own state (AppState::views).
+struct CrossState {
+  Cached<Trace> self_trace;  // the sentence's self-attention with the same weights
+};
+
+// The contrast: the core's Forward on the same x without the memory. Only while
+// cross-attention is on.
+const Cached<Trace>& SelfTraceCache(AppState& s) {
+  auto& c = s.views.Get<CrossState>().self_trace;
+  if (!HasResults(s)) return NoTrace(c, s);
+  const Trace& t = s.result.trace;
+  if (!t.in.cross()) {
+    c.key.clear();
+    c.ok = false;
+    c.value = Trace();
+    c.error = _("Self-attention already: there is no memory sentence.");
+    return c;
+  }
+  return Refresh(c, GenKey(s), [&](Trace& v) {
+    // A second trace beside the first: bounded, so the two stay within the memory budget.
+    constexpr std::size_t kMaxContrastBytes = std::size_t(256) << 20;
+    const std::size_t bytes = EstimateTraceBytes(t.cfg, t.seq, t.seq);
+    if (bytes > kMaxContrastBytes)
+      throw Error("The self-attention contrast would need a second trace of about " + std::to_string(bytes >> 20) +
+                  " MiB beside this one (the cap for it is " + std::to_string(kMaxContrastBytes >> 20) +
+                  " MiB); use fewer tokens or heads to see it.");
+    Inputs self;
+    self.tokens = t.in.tokens;
+    self.x = t.in.x;
+    Forward(t.cfg, t.weights, self, v);
+  });
+}
+
 }  // namespace
 
 void DrawCrossView(AppState& s) {
@@ -49,7 +82,7 @@ void DrawCrossView(AppState& s) {
     s.dirty = true;
   }
   Probe(s, "cross_toggle");
-  if (s.choice.cross && s.files.input_path.empty()) {
+  if (s.choice.cross && s.choice.files.input_path.empty()) {
     ImGui::SetNextItemWidth(-1.0f);
     if (ImGui::InputTextWithHint("##cross_memory", _("memory sentence for keys and values"), s.ui.memory_buf.data(),
                                  s.ui.memory_buf.size())) {
@@ -58,10 +91,10 @@ void DrawCrossView(AppState& s) {
     }
     Probe(s, "cross_memory");
   }
-  if (!s.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
+  if (!s.choice.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
     Muted(i18n::Format(_("x comes from %s, which has no 'memory' array: cross-attention needs one there, or use the "
                          "sentence again (Lesson tab)."),
-                       SourceShown(s.files.input_path).c_str())
+                       SourceShown(s.choice.files.input_path).c_str())
               .c_str());
   if (!HaveResultsToShow(s)) return;
   const auto& sc = SourcesCache(s);
@@ -96,7 +129,7 @@ void DrawCrossView(AppState& s) {
   const float fs = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f;
-  const int h = s.teach.head;
+  const int h = s.choice.head;
   const auto cross_map = t.AttnHead(h);
 
   if (!src.cross) {
@@ -200,7 +233,7 @@ json DumpCrossView(AppState& s) {
   if (src.cross) {
     const auto& st = SelfTraceCache(s);
     if (st.ok && st.value.seq * st.value.seq <= dump::kMaxDumpValues)
-      cv["self_attention_head"] = Matrix(st.value.AttnHead(s.teach.head));
+      cv["self_attention_head"] = Matrix(st.value.AttnHead(s.choice.head));
     else if (!st.ok)
       cv["self_attention_error"] = st.error;
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,107 @@ using dump::json;
 using dump::Matrix;
 
 namespace {
+
+// The head x head divergence covers the first kMaxDivergenceHeads heads only (the view
+// says so): it costs num_heads^2 / 2 * seq * seq_kv logarithms (55 s on the window's
+// thread at 64 heads x 1024 tokens), which bounds both its time and the copy of their
+// maps its task works on (the trace may change while it runs).
+constexpr int kMaxDivergenceHeads = 16;
+using Maps = std::shared_ptr<const std::vector<Mat>>;
+
+Maps CopyMaps(const Trace& t) {
+  auto maps = std::make_shared<std::vector<Mat>>();
+  for (int h = 0; h < std::min(t.cfg.num_heads, kMaxDivergenceHeads); ++h) maps->push_back(t.AttnHead(h));
+  return maps;
+}
+
+// The view's own state (AppState::views).
+struct MetricsState {
+  Cached<Eigen::MatrixXd> divergence;
+  int divergence_of = 0;  // num_heads of the trace `divergence` covers (its first rows() heads)
+  Task<Eigen::MatrixXd> task;
+  std::string task_key;  // the trace the task computes for
+  int task_heads = 0;
+  // A copy of the maps made beside a big trace on the recompute's task (the prime
+  // hook), for the trace `maps_key`; the task takes it when it starts.
+  Maps maps;
+  std::string maps_key;
+};
+
+// The mean JS divergence of every pair of `maps`, stopping early once cancelled.
+Eigen::MatrixXd DivergenceOf(const std::vector<Mat>& maps, TaskContext<Eigen::MatrixXd>& ctx) {
+  const int n = static_cast<int>(maps.size());
+  Eigen::MatrixXd d = Eigen::MatrixXd::Zero(n, n);
+  ctx.SetTotal(n * (n - 1) / 2);
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      ctx.Check();
+      d(a, b) = d(b, a) = MeanJensenShannon(maps[a], maps[b]);
+      ctx.Advance();
+    }
+  return d;
+}
+
+// The divergence of the trace shown, computed by a task. With `wait` false, while the
+// task runs the last result is kept and marked stale (or, with none of this size, ok
+// is false and error is empty); the dump waits.
+const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait = true) {
+  MetricsState& st = s.views.Get<MetricsState>();
+  auto& c = st.divergence;
+  if (!HasResults(s)) return NoTrace(c, s);
+  const Trace& t = s.result.trace;
+  const std::string key = GenKey(s);
+  if (c.key == key) return c;
+  if (st.task_key != key) {
+    try {
+      Maps maps = st.maps_key == key ? st.maps : nullptr;
+      st.maps.reset();  // the task holds it now (or it was another trace's)
+      if (!maps) maps = CopyMaps(t);
+      st.task_key = key;
+      st.task_heads = static_cast<int>(maps->size());
+      st.task.Start([maps](TaskContext<Eigen::MatrixXd>& ctx) { return DivergenceOf(*maps, ctx); });
+    } catch (const std::exception& e) {  // no thread or no memory for the copy
+      c.key = key;
+      c.ok = false;
+      c.error = std::string(_("Could not compute the divergence: ")) + e.what();
+      return c;
+    }
+  }
+  st.task.Poll();
+  if (st.task.Running()) {
+    if (!wait) {
+      // Keep showing the last result while it fits this trace's heads; else "computing".
+      const bool fits = c.ok && c.value.rows() == st.task_heads && st.divergence_of == t.cfg.num_heads;
+      c.stale = fits;
+      if (!fits) {
+        c.ok = false;
+        c.error.clear();
+      }
+      return c;
+    }
+    st.task.Wait();
+    st.task.Poll();
+  }
+  c.key = key;
+  c.stale = false;
+  const auto v = st.task.result();
+  c.ok = v != nullptr;
+  c.error = v ? std::string() : std::string(_("Could not compute the divergence: ")) + st.task.error();
+  if (v) c.value = *v;
+  st.divergence_of = t.cfg.num_heads;
+  return c;
+}
+
+// Beside a big trace, on the recompute's task: the copy of the maps the divergence
+// works on (64 MB at 16 heads x 1024 tokens, 35 ms of the window's frame to copy).
+Primed PrimeMetrics(const Trace& t, const Choice&) {
+  Maps maps = CopyMaps(t);
+  return [maps](AppState& s) {
+    MetricsState& st = s.views.Get<MetricsState>();
+    st.maps = maps;
+    st.maps_key = GenKey(s);
+  };
+}
 
 // A value with a bar behind it, the bar `frac` of the cell.
 void BarCell(double v, double frac, int digits = 3) {
@@ -77,7 +179,7 @@ void DrawHeadsView(AppState& s) {
   DrawWeightsBadge(s);
   // Seeded random weights seldom make a head specialise (every head reads "no clear
   // pattern"): offer heads that do, built by hand.
-  if (s.files.weights_path.empty() &&
+  if (s.choice.files.weights_path.empty() &&
       std::all_of(heads.begin(), heads.end(), [](const HeadSummary& h) { return h.pattern == HeadPattern::Spread; })) {
     Muted(_("Random weights rarely make a head specialise; trained models have heads that do."));
     ImGui::SameLine();
@@ -305,6 +407,7 @@ ViewEntry HeadsView() {
               "each head's entropy, sharpness and pattern; how alike heads are"};
   v.draw = &DrawHeadsView;
   v.dump = &DumpHeadsView;
+  v.prime = &PrimeMetrics;
   v.shows = "head_metrics";
   return v;
 }

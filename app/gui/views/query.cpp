@@ -23,6 +23,19 @@ using dump::Vec;
 
 namespace {
 
+// The view's own state (AppState::views).
+struct QueryState {
+  Cached<QueryExplanation> cache;  // the selected head's and query's explanation
+};
+
+const Cached<QueryExplanation>& QueryCache(AppState& s) {
+  auto& c = s.views.Get<QueryState>().cache;
+  if (!HasResults(s)) return NoTrace(c, s);
+  ClampSelection(s);
+  const std::string key = GenKey(s) + " h" + std::to_string(s.choice.head) + " q" + std::to_string(s.choice.query);
+  return Refresh(c, key, [&](QueryExplanation& v) { v = ExplainQuery(s.result.trace, s.choice.head, s.choice.query); });
+}
+
 void QueryPicker(AppState& s) {
   const Trace& t = s.result.trace;
   const auto& tokens = t.in.tokens;
@@ -31,19 +44,19 @@ void QueryPicker(AppState& s) {
   ImGui::SameLine();
   auto name = [&](int i) { return std::to_string(i) + "  " + ForDisplay(tokens[static_cast<std::size_t>(i)]); };
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
-  if (ImGui::BeginCombo("##query_token", name(s.teach.query).c_str(), ImGuiComboFlags_HeightLarge)) {
+  if (ImGui::BeginCombo("##query_token", name(s.choice.query).c_str(), ImGuiComboFlags_HeightLarge)) {
     ImGuiListClipper clip;
     clip.Begin(t.seq);
     while (clip.Step())
       for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i)
-        if (ImGui::Selectable(name(i).c_str(), i == s.teach.query)) s.teach.query = i;
+        if (ImGui::Selectable(name(i).c_str(), i == s.choice.query)) s.choice.query = i;
     ImGui::EndCombo();
   }
   Probe(s, "query_token");
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::ArrowButton("##qprev", ImGuiDir_Left)) s.teach.query = (s.teach.query + t.seq - 1) % t.seq;
+  if (ImGui::ArrowButton("##qprev", ImGuiDir_Left)) s.choice.query = (s.choice.query + t.seq - 1) % t.seq;
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::ArrowButton("##qnext", ImGuiDir_Right)) s.teach.query = (s.teach.query + 1) % t.seq;
+  if (ImGui::ArrowButton("##qnext", ImGuiDir_Right)) s.choice.query = (s.choice.query + 1) % t.seq;
 }
 
 // A vector cell: elided text, the full vector in the tooltip.

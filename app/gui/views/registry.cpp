@@ -124,6 +124,13 @@ void UpdateViews(AppState& s) {
     if (v.update) v.update(s);
 }
 
+std::vector<PrimeHook> ViewPrimers() {
+  std::vector<PrimeHook> out;
+  for (const ViewEntry& v : Views())
+    if (v.prime) out.push_back(v.prime);
+  return out;
+}
+
 bool ViewsAnimating(const AppState& s) {
   for (const ViewEntry& v : Views())
     if (v.animating && v.animating(s)) return true;
@@ -142,9 +149,9 @@ void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& 
 
 namespace {
 
-// The view shown: the one s.teach.view names (the first if none does).
+// The view shown: the one s.choice.view names (the first if none does).
 const ViewEntry& Shown(const AppState& s) {
-  const ViewEntry* v = FindView(s.teach.view);
+  const ViewEntry* v = FindView(s.choice.view);
   return v ? *v : Views().front();
 }
 
@@ -164,7 +171,7 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
   ImGui::PopStyleVar();
   if (!bar) return;
   for (const ViewEntry& v : Views()) {
-    const bool want = s.teach.select_view && s.teach.view == v.name;
+    const bool want = s.ui.select_view && s.choice.view == v.name;
     ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
     // The id is the view's name, so switching the language keeps the open tab.
     const std::string label = std::string(ViewTitle(v)) + "###" + v.name;
@@ -175,10 +182,10 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
     if (!open) continue;
     // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
     // then the old tab is drawn and must not claim the selection back.
-    if (!s.teach.select_view)
-      s.teach.view = v.name;
+    if (!s.ui.select_view)
+      s.choice.view = v.name;
     else if (want)
-      s.teach.select_view = false;
+      s.ui.select_view = false;
     DrawView(s, v);
     ImGui::EndTabItem();
   }
@@ -210,7 +217,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, spacing);
   for (std::size_t i = 0; i < Views().size(); ++i) {
     const ViewEntry& v = Views()[i];
-    const bool on = s.teach.view == v.name;
+    const bool on = s.choice.view == v.name;
     const float w = ImGui::CalcTextSize(ViewTitle(v)).x + 2.0f * padding.x;
     if (i > 0) {
       ImGui::SameLine();
@@ -218,7 +225,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
     }
     ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(on ? ImGuiCol_TabActive : ImGuiCol_Tab));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
-    if (ImGui::Button((std::string(ViewTitle(v)) + "##" + v.name).c_str())) s.teach.view = v.name;
+    if (ImGui::Button((std::string(ViewTitle(v)) + "##" + v.name).c_str())) s.choice.view = v.name;
     ImGui::PopStyleColor(2);
     Probe(s, (std::string("tab ") + v.name).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v));
@@ -227,7 +234,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   if (s.ui.font_small) ImGui::PopFont();
   ImGui::Separator();
   DrawView(s, Shown(s));
-  s.teach.select_view = true;  // should the tabs come back (smaller text), they open this view
+  s.ui.select_view = true;  // should the tabs come back (smaller text), they open this view
 }
 
 }  // namespace
@@ -241,15 +248,15 @@ void DrawResultsArea(AppState& s) {
     DrawViewTabs(s, padding);
   else
     DrawViewButtons(s, padding);
-  s.ui.report.views_busy += s.teach.textures.Filling();
-  s.teach.textures.EndFrame();
+  s.ui.report.views_busy += s.ui.matrices.Filling();
+  s.ui.matrices.EndFrame();
 }
 
 void DrawViewMenuItems(AppState& s) {
   for (const ViewEntry& v : Views()) {
-    if (ImGui::MenuItem((std::string(ViewMenuTitle(v)) + "##" + v.name).c_str(), nullptr, s.teach.view == v.name)) {
-      s.teach.view = v.name;
-      s.teach.select_view = true;
+    if (ImGui::MenuItem((std::string(ViewMenuTitle(v)) + "##" + v.name).c_str(), nullptr, s.choice.view == v.name)) {
+      s.choice.view = v.name;
+      s.ui.select_view = true;
     }
   }
 }
@@ -257,10 +264,10 @@ void DrawViewMenuItems(AppState& s) {
 std::string TeachViewsJson(AppState& s) {
   nlohmann::json j;
   j["view"] = Shown(s).name;
-  ClampTeachSelection(s);
-  j["head"] = s.teach.head;
+  ClampSelection(s);
+  j["head"] = s.choice.head;
   j["last_valid"] = ShowingLastValid(s);  // the views show the last valid configuration's results
-  j["query"] = s.teach.query;
+  j["query"] = s.choice.query;
   nlohmann::json list = nlohmann::json::array();
   for (const ViewEntry& v : Views())
     list.push_back({{"name", v.name}, {"tab", v.tab}, {"shows", v.shows ? nlohmann::json(v.shows) : nlohmann::json()}});

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "gui/draw/matrix_view.hpp"
@@ -23,6 +24,33 @@ using dump::json;
 using dump::Matrix;
 
 namespace {
+
+// The view's own state (AppState::views).
+struct ScalingState {
+  Cached<ScalingComparison> cache;  // the selected head, scaled and unscaled
+};
+
+std::string ScalingKey(const AppState& s, int head) { return GenKey(s) + " h" + std::to_string(head); }
+
+const Cached<ScalingComparison>& ScalingCache(AppState& s) {
+  auto& c = s.views.Get<ScalingState>().cache;
+  if (!HasResults(s)) return NoTrace(c, s);
+  ClampSelection(s);
+  return Refresh(c, ScalingKey(s, s.choice.head), [&](ScalingComparison& v) {
+    v = CompareScaling(s.result.trace, s.choice.head, s.result.trace.cfg.temperature);
+  });
+}
+
+// Beside a big trace, on the recompute's task: the selected head's comparison, which
+// took the window's first frame 0.1-0.5 s at 100 heads x 1024 tokens.
+Primed PrimeScaling(const Trace& t, const Choice& c) {
+  const int head = std::clamp(c.head, 0, std::max(0, t.cfg.num_heads - 1));
+  auto v = std::make_shared<ScalingComparison>(CompareScaling(t, head, t.cfg.temperature));
+  return [head, v](AppState& s) {
+    ClampSelection(s);
+    if (s.choice.head == head) Fill(s.views.Get<ScalingState>().cache, ScalingKey(s, head), std::move(*v));
+  };
+}
 
 float AbsMax(const Mat& m) {
   float r = 0.0f;
@@ -110,7 +138,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
   const bool wrap = kv <= 24 && mw < kv * value_cell;
   if (wrap) mw = std::min(size.x - label_w - fs, kv * value_cell + 2.0f);
-  const std::string key = s.teach.scaling_cache.key + (a.scaled ? " s" : " u");
+  const std::string key = s.views.Get<ScalingState>().cache.key + (a.scaled ? " s" : " u");
   const char* titles[3] = {_("scores"),
                            t.cfg.mask == Mask::Causal ? _("masked scores") : _("masked scores (no mask: the same)"),
                            _("softmax weights")};
@@ -284,6 +312,7 @@ ViewEntry ScalingView() {
               "scores, masked scores and weights, with and without sqrt(d_k)"};
   v.draw = &DrawScalingView;
   v.dump = &DumpScalingView;
+  v.prime = &PrimeScaling;
   v.shows = "scaling_with";
   return v;
 }

@@ -363,9 +363,9 @@ void DrawHeatmapsPanel(AppState& s) {
   {
     const auto t0 = std::chrono::steady_clock::now();
     if (s.ui.textures.Sync(r)) {
-      s.timing.last_upload_ms =
+      s.ui.timing.last_upload_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      s.timing.upload_ms.push_back(s.timing.last_upload_ms);
+      s.ui.timing.upload_ms.push_back(s.ui.timing.last_upload_ms);
     }
   }
   const int H = t.cfg.num_heads;

@@ -5,10 +5,10 @@
 // of each step's measured time and FLOPs with and without the cache; the cache's bytes
 // and what fewer K/V heads (GQA, MQA) would make of them (those two: generate_cost.cpp).
 //
-// Generation runs on a worker thread of its own (GenerateWorker, generate_worker.hpp),
-// which the UI thread never waits for. A new sentence, model or sampling setting
-// cancels the worker; it ends after its current step (a few milliseconds) and is
-// joined once it has.
+// Generation is a task (generate_worker.hpp), which the UI thread never waits for.
+// What it generates is a choice (choice.generate: how many pieces after the prompt,
+// and the sampling); a new sentence, model or sampling setting cancels the task; it
+// ends after its current step (a few milliseconds) and is joined once it has.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -42,88 +42,92 @@ using dump::json;
 
 namespace {
 
-// The view's own state (AppState::views).
+// The view's own state (AppState::views). What is generated is a choice
+// (choice.generate: the pieces, the sampling); the task makes it.
 struct GenerateState {
-  int per_generate = 10;  // pieces one Generate adds (--generate-pieces)
-  float temperature = 0;  // 0: greedy, as mhaviz generate without --temperature
-  int top_k = 0;
-  int seed = 0;
+  int per_generate = 10;    // pieces one Generate adds (--generate-pieces)
   bool show_flops = false;  // the plot: measured time, or FLOPs from the formulas
   bool values = true;       // K and V: the first dimensions that fit, with their values
   int dims_shown = 0;       // the K and V columns the last frame drew
-  std::string key;          // the model, sentence and sampling the worker generates for
-  std::unique_ptr<GenerateWorker> worker;
-  std::vector<std::unique_ptr<GenerateWorker>> retiring;  // cancelled, ending on their own
-  std::shared_ptr<const GenSnapshot> shown;               // the newest snapshot, read once per frame
-  std::string prompt_notice;                              // the prompt was cut to the context
+  std::string key;          // the model, prompt and sampling the task generates for
+  Task<GenSnapshot> task;
+  std::shared_ptr<const GenSnapshot> shown;  // the newest snapshot, read once per frame
+  std::string prompt_notice;                 // the prompt was cut to the context
   std::string error;
 };
 
-Sampling SamplingOf(const GenerateState& st) {
+Sampling SamplingOf(const GenerateChoice& g) {
   Sampling sm;
-  sm.temperature = st.temperature;
-  sm.top_k = st.temperature > 0 ? st.top_k : 0;  // greedy takes the likeliest piece: top-k changes nothing
-  sm.seed = static_cast<std::uint64_t>(st.seed);
+  sm.temperature = g.temperature;
+  sm.top_k = g.temperature > 0 ? g.top_k : 0;  // greedy takes the likeliest piece: top-k changes nothing
+  sm.seed = static_cast<std::uint64_t>(g.seed);
   return sm;
 }
 
-std::string KeyOf(const AppState& s, const GenerateState& st) {
+std::string KeyOf(const AppState& s) {
+  const GenerateChoice& g = s.choice.generate;
   char b[96];
-  std::snprintf(b, sizeof b, "%p|%.6g|%d|%d|", static_cast<const void*>(s.source.lm.get()), st.temperature, st.top_k,
-                st.seed);
-  return b + s.choice.sentence;
+  std::snprintf(b, sizeof b, "%p|%.6g|%d|%d|", static_cast<const void*>(s.choice.source.lm.get()), g.temperature,
+                g.top_k, g.seed);
+  return b + g.prompt;
 }
 
-// Cancels the running generation (its thread ends on its own) and forgets its pieces.
+// Cancels the generation (its task ends on its own) and forgets its pieces.
 void Retire(GenerateState& st) {
-  if (st.worker) {
-    st.worker->Cancel();
-    st.retiring.push_back(std::move(st.worker));
-  }
+  st.task.Cancel();
   st.shown.reset();
   st.error.clear();
   st.prompt_notice.clear();
 }
 
-// Every frame: a worker for another sentence, model or sampling is cancelled; the
-// newest snapshot is read (one atomic load); cancelled workers that ended are joined.
+// A task for the current prompt and sampling (its pieces are asked for as chosen).
+void Begin(AppState& s, GenerateState& st) {
+  try {
+    const lm::LanguageModel& lm = *s.choice.source.lm;
+    const Sampling sampling = SamplingOf(s.choice.generate);
+    CheckSampling(sampling, lm.model.cfg.vocab_size());
+    std::string notice;
+    std::vector<int> prompt = lm::PromptIds(lm, s.choice.generate.prompt, &notice);
+    st.prompt_notice = notice;
+    st.task.Start([lm = s.choice.source.lm, prompt = std::move(prompt), sampling](TaskContext<GenSnapshot>& ctx) {
+      return Generate(lm, prompt, sampling, ctx);
+    });
+  } catch (const std::exception& e) {
+    st.error = e.what();
+  }
+}
+
+// Every frame: the task follows choice.generate. A newly typed sentence starts from no
+// pieces (a lesson step sets the prompt and its pieces together); another model or
+// sampling starts over; fewer pieces than made start again; more are asked for. The
+// newest snapshot is read (one atomic load).
 void UpdateGenerate(AppState& s) {
   if (!s.views.Find<GenerateState>()) return;  // the view was never opened
   GenerateState& st = s.views.Get<GenerateState>();
-  const std::string key = UsingLanguageModel(s) ? KeyOf(s, st) : std::string();
-  if (key != st.key) {
+  GenerateChoice& g = s.choice.generate;
+  if (g.prompt != s.choice.sentence) {
+    g.prompt = s.choice.sentence;
+    g.pieces = 0;
+  }
+  const std::string key = UsingLanguageModel(s) ? KeyOf(s) : std::string();
+  if (key != st.key || g.pieces < st.task.asked() || key.empty()) {
+    if (key != st.key) st.error.clear();
     Retire(st);
     st.key = key;
   }
-  if (st.worker) st.shown = st.worker->Latest();
-  st.retiring.erase(std::remove_if(st.retiring.begin(), st.retiring.end(),
-                                   [](const std::unique_ptr<GenerateWorker>& w) { return w->Ended(); }),
-                    st.retiring.end());
+  if (!key.empty() && g.pieces > st.task.asked() && st.error.empty()) {
+    if (!st.task.Running()) Begin(s, st);
+    st.task.Ask(g.pieces - st.task.asked());
+  }
+  st.task.Poll();
+  st.shown = st.task.Latest();
 }
+
+bool Generating(const GenerateState& st) { return st.task.Running() && st.task.step() < st.task.asked(); }
 
 bool GenerateAnimating(const AppState& s) {
   const GenerateState* st = s.views.Find<GenerateState>();
-  return st && st->worker && (st->worker->Busy() || st->worker->Latest() != st->shown);
-}
-
-// Starts a worker for the current sentence if none runs, then asks it for `pieces`.
-void Ask(AppState& s, GenerateState& st, int pieces) {
-  if (!st.worker) {
-    try {
-      const lm::LanguageModel& lm = *s.source.lm;
-      CheckSampling(SamplingOf(st), lm.model.cfg.vocab_size());
-      std::string notice;
-      std::vector<int> prompt = lm::PromptIds(lm, s.choice.sentence, &notice);
-      st.prompt_notice = notice;
-      st.worker = std::make_unique<GenerateWorker>(s.source.lm, std::move(prompt), SamplingOf(st));
-      st.key = KeyOf(s, st);
-    } catch (const std::exception& e) {
-      st.error = e.what();
-      return;
-    }
-  }
-  st.error.clear();
-  st.worker->Ask(pieces);
+  return st && (Generating(*st) || st->task.Latest() != st->shown);
 }
 
 // ---- drawing --------------------------------------------------------------------
@@ -216,8 +220,8 @@ void DrawCache(AppState& s, GenerateState& st, const GenSnapshot& snap) {
     ImGui::SetTooltip("%s", _("On: while the rows are tall enough (up to 24 pieces), K and V show their first "
                               "dimensions with the values written in. Off: every dimension, as a heatmap. Hover a "
                               "cell for its exact value."));
-  const int layer = std::clamp(s.source.layer, 0, snap.layers - 1);
-  const int head = std::clamp(s.teach.head, 0, snap.num_heads - 1);
+  const int layer = std::clamp(s.choice.layer, 0, snap.layers - 1);
+  const int head = std::clamp(s.choice.head, 0, snap.num_heads - 1);
   const int g = head / std::max(1, snap.num_heads / std::max(1, snap.kv_heads));
   if (snap.n == 0 || snap.attn.empty()) {
     Muted(_("The cache is empty until the first piece is generated: press Step."));
@@ -289,10 +293,11 @@ void DrawGenerateView(AppState& s) {
     return;
   }
   GenerateState& st = s.views.Get<GenerateState>();
-  UpdateGenerate(s);  // the first frame after the view opens: the worker's newest snapshot
+  UpdateGenerate(s);  // the first frame after the view opens: the task's newest snapshot
   const GenSnapshot* snap = st.shown.get();
-  const bool busy = st.worker && st.worker->Busy();
-  const int context = s.source.lm->model.cfg.max_seq;
+  const bool busy = Generating(st);
+  GenerateChoice& g = s.choice.generate;
+  const int context = s.choice.source.lm->model.cfg.max_seq;
   const bool full = snap && snap->at_context;
 
   // Controls: Generate and Step add pieces; Start over forgets them. Each goes on the
@@ -301,15 +306,15 @@ void DrawGenerateView(AppState& s) {
   ImGui::BeginDisabled(full);
   char label[64];
   std::snprintf(label, sizeof label, _("Generate %d"), st.per_generate);
-  if (ImGui::Button((std::string(label) + "###generate_go").c_str())) Ask(s, st, st.per_generate);
+  if (ImGui::Button((std::string(label) + "###generate_go").c_str())) g.pieces += st.per_generate;
   Probe(s, "generate_go");
   SameLineIfFits(ButtonWidth(_("Step")));
-  if (ImGui::Button(_("Step"))) Ask(s, st, 1);
+  if (ImGui::Button(_("Step"))) ++g.pieces;
   Probe(s, "generate_step");
   ImGui::EndDisabled();
   SameLineIfFits(ButtonWidth(_("Start over")));
-  ImGui::BeginDisabled(!st.worker);
-  if (ImGui::Button(_("Start over"))) Retire(st);
+  ImGui::BeginDisabled(g.pieces == 0);
+  if (ImGui::Button(_("Start over"))) g.pieces = 0;
   Probe(s, "generate_reset");
   ImGui::EndDisabled();
   SameLineIfFits(fs * 7.0f);
@@ -318,25 +323,25 @@ void DrawGenerateView(AppState& s) {
   SameLineIfFits(fs * 7.0f);
   ImGui::SetNextItemWidth(fs * 7.0f);
   // Sampling as mhaviz generate offers it; a change starts over (UpdateGenerate).
-  ImGui::SliderFloat("##temperature", &st.temperature, 0.0f, 2.0f,
-                     st.temperature <= 0 ? _("greedy (T = 0)") : _("temperature %.2f"));
+  ImGui::SliderFloat("##temperature", &g.temperature, 0.0f, 2.0f,
+                     g.temperature <= 0 ? _("greedy (T = 0)") : _("temperature %.2f"));
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", _("0: always the likeliest piece (greedy). Above 0: sample from softmax(logits / T)."));
-  if (st.temperature > 0) {
+  if (g.temperature > 0) {
     SameLineIfFits(fs * 6.0f);
     ImGui::SetNextItemWidth(fs * 6.0f);
-    ImGui::SliderInt("##top_k", &st.top_k, 0, 100, st.top_k == 0 ? _("top-k: all") : _("top-k %d"));
+    ImGui::SliderInt("##top_k", &g.top_k, 0, 100, g.top_k == 0 ? _("top-k: all") : _("top-k %d"));
     SameLineIfFits(fs * 5.0f + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(_("seed")).x);
     ImGui::SetNextItemWidth(fs * 5.0f);
-    ImGui::InputInt(_("seed"), &st.seed);
-    st.seed = std::max(st.seed, 0);
+    ImGui::InputInt(_("seed"), &g.seed);
+    g.seed = std::max(g.seed, 0);
   }
   if (busy) {
     SameLineIfFits(ImGui::CalcTextSize(_("generating...")).x);
     ImGui::TextDisabled(_("generating..."));
   }
   if (!st.error.empty()) MessageBox(st.error, Pal().error_bg, Pal().error_text);
-  if (snap && !snap->error.empty()) MessageBox(snap->error, Pal().error_bg, Pal().error_text);
+  if (!st.task.error().empty()) MessageBox(st.task.error(), Pal().error_bg, Pal().error_text);
   if (!st.prompt_notice.empty()) MessageBox(st.prompt_notice, Pal().notice_bg, Pal().notice_text);
   if (full) {
     char msg[256];
@@ -351,7 +356,7 @@ void DrawGenerateView(AppState& s) {
   std::vector<std::string> prompt_pieces;
   if (!snap) {
     try {
-      prompt_pieces = s.source.lm->tokenizer.Pieces(lm::PromptIds(*s.source.lm, s.choice.sentence));
+      prompt_pieces = s.choice.source.lm->tokenizer.Pieces(lm::PromptIds(*s.choice.source.lm, g.prompt));
     } catch (const std::exception&) {
     }
   }
@@ -407,15 +412,15 @@ json DumpGenerateView(AppState& s) {
   const GenerateState* st = s.views.Find<GenerateState>();
   if (!UsingLanguageModel(s) || !st) return j;
   j["sentence"] = s.choice.sentence;
-  j["running"] = st->worker && st->worker->Busy();
-  const Sampling sm = SamplingOf(*st);
+  j["running"] = Generating(*st);
+  const Sampling sm = SamplingOf(s.choice.generate);
   j["sampling"] = {
       {"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed}, {"greedy", sm.temperature <= 0}};
   if (!st->error.empty()) j["error"] = st->error;
+  if (!st->task.error().empty()) j["error"] = st->task.error();
   if (!st->prompt_notice.empty()) j["notice"] = st->prompt_notice;
   const GenSnapshot* snap = st->shown.get();
   if (!snap) return j;
-  if (!snap->error.empty()) j["error"] = snap->error;
   const auto prompt_end = snap->ids.begin() + snap->prompt_size;
   j["prompt_ids"] = std::vector<int>(snap->ids.begin(), prompt_end);
   j["ids"] = std::vector<int>(prompt_end, snap->ids.end());  // the generated ones, as generate --json
@@ -436,8 +441,8 @@ json DumpGenerateView(AppState& s) {
   j["max_logit_diff"] = snap->max_logit_diff;
   j["at_context"] = snap->at_context;
   if (snap->n > 0 && !snap->attn.empty()) {
-    const int layer = std::clamp(s.source.layer, 0, snap->layers - 1);
-    const int head = std::clamp(s.teach.head, 0, snap->num_heads - 1);
+    const int layer = std::clamp(s.choice.layer, 0, snap->layers - 1);
+    const int head = std::clamp(s.choice.head, 0, snap->num_heads - 1);
     const int g = head / std::max(1, snap->num_heads / std::max(1, snap->kv_heads));
     j["layer"] = layer;
     j["head"] = head;
@@ -456,9 +461,9 @@ json GenerateProbe(const AppState& s) {
   const GenSnapshot* snap = st->shown.get();
   return {{"pieces", snap ? static_cast<int>(snap->steps.size()) : 0},
           {"n", snap ? snap->n : 0},
-          {"running", st->worker && st->worker->Busy()},
-          {"asked", st->worker ? st->worker->asked() : 0},
-          {"error", !st->error.empty() || (snap && !snap->error.empty())}};
+          {"running", Generating(*st)},
+          {"asked", st->task.asked()},
+          {"error", !st->error.empty() || !st->task.error().empty()}};
 }
 
 // --generate-pieces: how many pieces one Generate adds; --generate-temperature,
@@ -474,7 +479,7 @@ void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& 
          "--generate-temperature",
          [&actions](const std::string& v) {
            const float t = std::strtof(v.c_str(), nullptr);
-           actions.push_back([t](AppState& s) { s.views.Get<GenerateState>().temperature = t; });
+           actions.push_back([t](AppState& s) { s.choice.generate.temperature = t; });
          },
          "the Generate view's sampling: softmax(logits / T), 0 (default) to 2; 0 is greedy")
       ->type_name("T")
@@ -492,13 +497,13 @@ void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& 
           ""));
   options::IntFlag(
       app, "--generate-top-k", 0, 100,
-      [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().top_k = v; }); },
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.choice.generate.top_k = v; }); },
       "the Generate view's sampling: only the K likeliest pieces (0, the default: all)")
       ->type_name("K")
       ->group(g);
   options::IntFlag(
       app, "--generate-seed", 0, 2147483647,
-      [&actions](int v) { actions.push_back([v](AppState& s) { s.views.Get<GenerateState>().seed = v; }); },
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.choice.generate.seed = v; }); },
       "the Generate view's seed of the draws (default 0): the same seed, the same text")
       ->type_name("S")
       ->group(g);

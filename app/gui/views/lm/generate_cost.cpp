@@ -78,7 +78,7 @@ void DrawGenerateCostPlot(AppState& s, bool& show_flops, const GenSnapshot& snap
   // The prefill's FLOPs with the cache are those of its whole pass: the prompt but its
   // last piece through RunModel, then that piece as one step (its "cached" count is the
   // step's alone).
-  const ModelConfig& cfg = s.source.lm->model.cfg;
+  const ModelConfig& cfg = s.choice.source.lm->model.cfg;
   const double prefill_flops =
       (steps[0].position > 2 ? DecodeFlops(cfg, steps[0].position - 2).full : 0.0) + steps[0].flops.cached;
   auto cached_flops = [&](const lm::GeneratedPiece& p) { return &p == &steps[0] ? prefill_flops : p.flops.cached; };

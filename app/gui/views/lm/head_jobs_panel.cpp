@@ -7,7 +7,6 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
-#include "gui/sources/head_jobs_source.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/app_state.hpp"
@@ -27,9 +26,9 @@ std::string JobText(const lm::HeadJob& j) {
   return _("looks at the subject");
 }
 
+// The jobs measured on the minimal pairs (sources/model_measures.hpp), or null.
 const std::vector<lm::HeadJob>* Jobs(const AppState& s) {
-  std::string why;
-  return HeadJobLabels(s, &why);
+  return UsingLanguageModel(s) ? s.result.head_jobs.value.get() : nullptr;
 }
 
 // The heads' jobs, one entry per (head, job): two particle phenomena on one head are one
@@ -49,8 +48,8 @@ std::vector<lm::HeadJob> JobsOf(const AppState& s, int layer, int head) {
 }
 
 std::vector<std::string> RawPieces(const AppState& s) {
-  if (!UsingLanguageModel(s) || s.source.pass.tokens.empty()) return {};
-  return s.source.lm->tokenizer.Pieces(s.source.pass.tokens);
+  if (!UsingLanguageModel(s) || s.result.pass.tokens.empty()) return {};
+  return s.choice.source.lm->tokenizer.Pieces(s.result.pass.tokens);
 }
 
 // The job's places in the current sentence with head (layer, head)'s weight on each.
@@ -60,7 +59,7 @@ struct SiteReading {
 };
 std::vector<SiteReading> ReadSites(const AppState& s, const lm::HeadJob& j) {
   std::vector<SiteReading> out;
-  const auto& layers = s.source.pass.layers;
+  const auto& layers = s.result.pass.layers;
   if (j.layer >= static_cast<int>(layers.size())) return out;
   const Trace& t = layers[static_cast<std::size_t>(j.layer)];
   const std::vector<std::string> pieces = RawPieces(s);
@@ -128,8 +127,7 @@ const TryThis kTryThese[] = {
 
 bool ModelHasJob(const AppState& s, const std::string& job) {
   if (job == "induction" || job == "previous-token") {
-    std::string why;
-    if (const auto* labels = ValidationLabels(s, &why))
+    if (const auto& labels = s.result.validation_labels.value; UsingLanguageModel(s) && labels)
       for (const HeadProfile& hp : *labels)
         if (hp.label == job) return true;
     return false;
@@ -174,14 +172,16 @@ std::string HeadJobDetails(const AppState& s, int layer, int head) {
 }
 
 std::string HeadJobsStatus(const AppState& s) {
-  std::string why;
-  if (HeadJobLabels(s, &why)) return "minimal pairs";
+  if (!UsingLanguageModel(s)) return "";
+  if (Jobs(s)) return "minimal pairs";
+  const std::string& why = s.result.head_jobs.status;
   return why.empty() ? "" : "minimal pairs (" + why + ")";
 }
 
 std::string HeadJobsStatusShown(const AppState& s) {
-  std::string why;
-  if (HeadJobLabels(s, &why)) return _("minimal pairs");
+  if (!UsingLanguageModel(s)) return "";
+  if (Jobs(s)) return _("minimal pairs");
+  const std::string& why = s.result.head_jobs.status;
   if (why.empty()) return "";
   return why == "measuring" ? _("minimal pairs (measuring)") : i18n::Format(_("minimal pairs (%s)"), why.c_str());
 }
@@ -219,8 +219,8 @@ void DrawJobsOnSentence(AppState& s) {
   SectionTitle(s, _("Jobs on this sentence"),
                _("each head's job, read off its map: the row of the query piece, the columns of the word it looks at"),
                true);
-  const int L = static_cast<int>(s.source.pass.layers.size());
-  const int H = L > 0 ? s.source.pass.layers.front().cfg.num_heads : 0;
+  const int L = static_cast<int>(s.result.pass.layers.size());
+  const int H = L > 0 ? s.result.pass.layers.front().cfg.num_heads : 0;
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < H; ++h)
       for (const lm::HeadJob& j : JobsOf(s, l, h)) {
@@ -276,7 +276,7 @@ nlohmann::json DumpHeadJobs(AppState& s) {
       if (ModelHasJob(s, t.job)) tries.push_back({{"job", t.job}, {"sentence", t.sentence}});
   return {{"jobs", jobs},
           {"jobs_measured_on", HeadJobsStatus(s)},
-          {"pairs_file", HeadJobPairsFile()},
+          {"pairs_file", s.result.head_jobs.file},
           {"try_these", tries}};
 }
 

@@ -1,5 +1,5 @@
 // The Model view's linguistic head jobs (lm/head_jobs.hpp, measured on the minimal
-// pairs by sources/head_jobs_source.hpp): each head's job names, the job read off the
+// pairs by sources/model_measures.hpp): each head's job names, the job read off the
 // learner's own sentence, and "Try these", sentences that show one head's job each.
 #pragma once
 

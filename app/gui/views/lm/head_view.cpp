@@ -3,7 +3,7 @@
 // opacity is the weight, its colour the head's. Heads switch on and off; hovering a
 // token keeps its lines alone. Offered for every model source: it reads s.result.trace.
 #include <algorithm>
-#include <chrono>
+#include <memory>
 #include <tuple>
 #include <cstdio>
 #include <string>
@@ -29,7 +29,7 @@ namespace mha::gui {
 namespace {
 
 void HeadToggles(AppState& s, int H) {
-  auto& off = s.lmv.head_off;
+  auto& off = s.choice.head_view_off;
   if (ImGui::SmallButton(_("all"))) std::fill(off.begin(), off.end(), false);
   ImGui::SameLine();
   if (ImGui::SmallButton(_("none"))) std::fill(off.begin(), off.begin() + H, true);
@@ -72,48 +72,56 @@ int TokenColumn(const std::vector<std::string>& tokens, float x, float y, float 
   return hovered;
 }
 
-// Lines a frame draws at most, and the time a frame spends searching.
+// Lines a frame draws at most.
 constexpr std::size_t kMaxDrawnLines = 20000;
-constexpr double kSearchMsPerFrame = 6.0;
+// Weights a search may read in the frame (a small trace's lines appear at once); a
+// bigger one is a task.
+constexpr double kSearchInFrame = 1 << 20;
 
-// One search for lines (one selection of heads and hovered token on one trace), done a
-// few heads per frame: at 100 heads x 1024 tokens it reads 100 million weights (115 ms
-// in one go, over the window's frame budget) and finds 360,000-600,000 lines, of which
-// it keeps the strongest kMaxDrawnLines (past what a frame can draw: 600,000 lines
-// were 40 ms a frame to submit) in a heap, so that its memory stays 1 MB.
+// One search for lines (one selection of heads and hovered token on one trace): at 100
+// heads x 1024 tokens it reads 100 million weights (115 ms, over the window's frame
+// budget) and finds 360,000-600,000 lines, of which it keeps the strongest
+// kMaxDrawnLines (past what a frame can draw: 600,000 lines were 40 ms a frame to
+// submit) in a heap, so that its memory stays 1 MB.
 struct LineSearch {
-  std::string trace_key, key;               // the trace and layer searched; that and the selection
   std::vector<render::HeadViewLine> lines;  // the GUI places them: only head, query, key, weight are used
-  std::vector<render::HeadViewLine> head;   // one head's lines, before the heap
-  int next_head = 0;                        // the heads searched so far
-  bool done = false;
-  std::size_t found = 0;  // before the cap
-  float cut_weight = 0;   // the faintest line kept under the cap
+  std::size_t found = 0;                    // before the cap
+  float cut_weight = 0;                     // the faintest line kept under the cap
 };
+
 // The search with no token hovered and the one for the hovered token, kept apart so
 // that moving the mouse off a token shows the whole picture again at once; each with
 // the last finished search, drawn while a new one on the same trace is under way (a
 // head switched on or off).
 struct LineSlot {
-  LineSearch search, last_done;
+  std::string key, trace_key;  // what the task searches: the trace and layer; that and the selection
+  Task<LineSearch> task;
+  std::shared_ptr<const LineSearch> last_done;
+  std::string last_done_trace_key;
 };
-struct HeadViewLinesCache {
+
+// The view's own state (AppState::views).
+struct HeadViewState {
+  int hover_query = -1, hover_key = -1;  // the token hovered (its lines alone)
   LineSlot all, hovered;
 };
 
-// Searches heads until this frame's share of time is spent, keeping the strongest
-// kMaxDrawnLines; once every head is searched, orders them head by head, query by query.
-void AdvanceSearch(const Trace& t, const render::HeadViewSelection& sel, LineSearch& ls) {
-  if (ls.done) return;
+// Every head switched on, keeping the strongest kMaxDrawnLines; then ordered head by
+// head, query by query. Reads the trace in place (a TraceReader: the recompute stops
+// it before it moves the trace).
+LineSearch Search(const Trace& t, const render::HeadViewSelection& sel, TaskContext<LineSearch>& ctx) {
+  LineSearch ls;
   const int H = t.cfg.num_heads;
   const auto weaker = [](const render::HeadViewLine& a, const render::HeadViewLine& b) { return a.weight > b.weight; };
-  const auto start = std::chrono::steady_clock::now();
   const render::HeadViewColumns unit;  // geometry unused: each frame places the lines
-  while (ls.next_head < H) {
-    ls.head.clear();
-    render::AppendHeadViewLines(t, unit, sel, ls.next_head++, ls.head);
-    ls.found += ls.head.size();
-    for (const render::HeadViewLine& l : ls.head) {
+  std::vector<render::HeadViewLine> head;
+  for (int h = 0; h < H; ++h) {
+    ctx.Check();
+    ctx.Progress(h, H);
+    head.clear();
+    render::AppendHeadViewLines(t, unit, sel, h, head);
+    ls.found += head.size();
+    for (const render::HeadViewLine& l : head) {
       if (ls.lines.size() < kMaxDrawnLines) {
         ls.lines.push_back(l);
         std::push_heap(ls.lines.begin(), ls.lines.end(), weaker);  // the faintest kept on top
@@ -123,42 +131,46 @@ void AdvanceSearch(const Trace& t, const render::HeadViewSelection& sel, LineSea
         std::push_heap(ls.lines.begin(), ls.lines.end(), weaker);
       }
     }
-    if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() > kSearchMsPerFrame)
-      break;
   }
-  if (ls.next_head < H) return;
-  ls.done = true;
-  std::vector<render::HeadViewLine>().swap(ls.head);
+  ctx.Progress(H, H);
   if (ls.found > ls.lines.size()) ls.cut_weight = ls.lines.front().weight;
   std::sort(ls.lines.begin(), ls.lines.end(), [](const auto& a, const auto& b) {
     return std::tie(a.head, a.query, a.key) < std::tie(b.head, b.query, b.key);
   });
+  return ls;
 }
 
-// The search for the lines of the heads switched on and hovered token (query `hq`,
-// else key `hk`, -1 for none), one step further if `advance` or new; returns its slot.
-LineSlot& SearchLines(AppState& s, const Trace& t, int hq, int hk, bool advance) {
+// The search for the lines of the heads switched on and the hovered token (query `hq`,
+// else key `hk`, -1 for none), started if new; returns its slot.
+LineSlot& SearchLines(AppState& s, const Trace& t, int hq, int hk) {
   const int H = t.cfg.num_heads;
   render::HeadViewSelection sel;
-  std::string key = GenKey(s) + " L" + std::to_string(UsingTrainedModel(s) ? s.source.layer : 0) + " h";
+  std::string key = GenKey(s) + " L" + std::to_string(UsingTrainedModel(s) ? s.choice.layer : 0) + " h";
   for (int h = 0; h < H; ++h) {
-    sel.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+    sel.heads.push_back(!s.choice.head_view_off[static_cast<std::size_t>(h)]);
     key += sel.heads.back() ? '1' : '0';
   }
   sel.query = hq;
   sel.key = hq >= 0 ? -1 : hk;
   const std::string trace_key = key.substr(0, key.rfind(" h"));
   key += " q" + std::to_string(sel.query) + " k" + std::to_string(sel.key);
-  HeadViewLinesCache& cache = s.views.Get<HeadViewLinesCache>();
-  LineSlot& slot = sel.query >= 0 || sel.key >= 0 ? cache.hovered : cache.all;
-  if (slot.search.key != key) {
-    if (slot.search.done) slot.last_done = std::move(slot.search);
-    slot.search = LineSearch{};
-    slot.search.trace_key = trace_key;
-    slot.search.key = key;
-    advance = true;
+  HeadViewState& st = s.views.Get<HeadViewState>();
+  LineSlot& slot = sel.query >= 0 || sel.key >= 0 ? st.hovered : st.all;
+  slot.task.Poll();
+  if (slot.key != key) {
+    if (auto done = slot.task.result()) {
+      slot.last_done = std::move(done);
+      slot.last_done_trace_key = slot.trace_key;
+    }
+    slot.key = key;
+    slot.trace_key = trace_key;
+    auto work = [&t, sel](TaskContext<LineSearch>& ctx) { return Search(t, sel, ctx); };
+    if (static_cast<double>(H) * t.seq * t.seq_kv <= kSearchInFrame)
+      slot.task.RunHere(work);
+    else
+      slot.task.StartReading(s.result.readers, work);
+    slot.task.Poll();
   }
-  if (advance) AdvanceSearch(t, sel, slot.search);
   return slot;
 }
 
@@ -179,15 +191,17 @@ void DrawHeadView(AppState& s) {
   // token, a few heads per frame, and placed where the canvas is each frame. This
   // frame's step of the search runs before the note above the canvas says how far it
   // is (for the token hovered in the last frame; a new one is searched after the canvas).
+  HeadViewState& st = s.views.Get<HeadViewState>();
   {
-    const LineSearch& ls = SearchLines(s, t, s.lmv.hover_query, s.lmv.hover_key, true).search;
+    LineSlot& slot = SearchLines(s, t, st.hover_query, st.hover_key);
+    const auto ls = slot.task.result();
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-    if (!ls.done) {
-      ImGui::TextWrapped(_("Finding the lines: %d of %d heads searched."), ls.next_head, H);
+    if (!ls) {
+      ImGui::TextWrapped(_("Finding the lines: %d of %d heads searched."), slot.task.step(), H);
       Probe(s, "head_view_searching");
-    } else if (ls.found > ls.lines.size()) {
+    } else if (ls->found > ls->lines.size()) {
       ImGui::TextWrapped(_("The %zu strongest of %zu lines are drawn (weights from %.3f); hover a token for its own."),
-                         ls.lines.size(), ls.found, static_cast<double>(ls.cut_weight));
+                         ls->lines.size(), ls->found, static_cast<double>(ls->cut_weight));
       Probe(s, "head_view_capped");
     }
     ImGui::PopStyleColor();
@@ -211,16 +225,16 @@ void DrawHeadView(AppState& s) {
   Probe(s, "head_view_canvas");
 
   const auto X = [](double v) { return static_cast<float>(v); };
-  const int hq = TokenColumn(qtok, X(c.x), X(c.y), X(c.label_w), X(c.row_h), true, s.lmv.hover_query);
-  const int hk = TokenColumn(ktok, X(c.RightX()), X(c.y), X(c.label_w), X(c.row_h), false, s.lmv.hover_key);
-  s.lmv.hover_query = hq;
-  s.lmv.hover_key = hq >= 0 ? -1 : hk;
+  const int hq = TokenColumn(qtok, X(c.x), X(c.y), X(c.label_w), X(c.row_h), true, st.hover_query);
+  const int hk = TokenColumn(ktok, X(c.RightX()), X(c.y), X(c.label_w), X(c.row_h), false, st.hover_key);
+  st.hover_query = hq;
+  st.hover_key = hq >= 0 ? -1 : hk;
 
-  // (only a newly hovered token's search steps here: the note above is this frame's)
-  const LineSlot& slot = SearchLines(s, t, s.lmv.hover_query, s.lmv.hover_key, false);
-  s.ui.report.views_busy += !slot.search.done;
-  const LineSearch* drawn = slot.search.done ? &slot.search : nullptr;
-  if (!drawn && slot.last_done.done && slot.last_done.trace_key == slot.search.trace_key) drawn = &slot.last_done;
+  // (a newly hovered token's search starts here: the note above is this frame's)
+  const LineSlot& slot = SearchLines(s, t, st.hover_query, st.hover_key);
+  std::shared_ptr<const LineSearch> drawn = slot.task.result();
+  s.ui.report.views_busy += !drawn;
+  if (!drawn && slot.last_done && slot.last_done_trace_key == slot.trace_key) drawn = slot.last_done;
   if (!drawn) return;
   const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
   const float left = X(c.LeftX()), right = X(c.RightX());
@@ -238,7 +252,7 @@ nlohmann::json DumpHeadView(AppState& s) {
   if (!HasResults(s)) return j;
   const Trace& t = r.trace;
   j["tokens"] = r.ok ? r.tokens : t.in.tokens;
-  j["layer"] = UsingTrainedModel(s) ? s.source.layer : 0;
+  j["layer"] = UsingTrainedModel(s) ? s.choice.layer : 0;
   j["min_weight_drawn"] = render::kHeadViewMinWeight;
   // Per head, per query: the weights the lines' opacities come from (lines under
   // min_weight_drawn are skipped), and whether the head is switched on.
@@ -255,7 +269,7 @@ nlohmann::json DumpHeadView(AppState& s) {
       for (int k = 0; k < t.seq_kv; ++k) row[static_cast<std::size_t>(k)] = A(i, k);
       rows.push_back(row);
     }
-    heads.push_back({{"head", h}, {"on", !s.lmv.head_off[static_cast<std::size_t>(h)]}, {"weights", rows}});
+    heads.push_back({{"head", h}, {"on", !s.choice.head_view_off[static_cast<std::size_t>(h)]}, {"weights", rows}});
   }
   j["heads"] = heads;
   return j;

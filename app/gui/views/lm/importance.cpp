@@ -6,10 +6,11 @@
 // random span, first copy then second, intact and without the induction head.
 //
 // The numbers are `mhaviz ablate --json`'s and `mhaviz ablate --icl --json`'s (the
-// same lm::AblationSubject, core MeasureImportance and MeasureRepeatLoss). They are
-// measured on a worker thread (ImportanceWorker, importance_worker.hpp: seconds, 64
-// validation windows by default), cancelled when the model changes, and kept per
-// model, mode and amount of text.
+// same lm::AblationSubject, core MeasureImportance and MeasureRepeatLoss), on the model
+// as chosen: with the knocked-out heads of the choice out in every measurement. They
+// are measured by a task (importance_worker.hpp: seconds, 64 validation windows by
+// default), cancelled when the model or the knock-out changes, and kept per model,
+// knock-out and amount of text.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +24,7 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
@@ -36,59 +38,90 @@
 namespace mha::gui {
 namespace {
 
+// The view's own state (AppState::views): the amount of text, the measurement under
+// way, and the finished ones (a few models and knock-outs at most).
 struct ImportanceState {
+  struct Entry {
+    ImportanceKey key;
+    std::shared_ptr<const ImportanceResult> result;
+    std::string error;
+  };
   int windows = kImportanceWindows;
-  AblationMode mode = AblationMode::Zero;
-  ImportanceWorker worker;
+  Task<ImportanceResult> task;
+  ImportanceKey task_key;
+  std::vector<Entry> cache;  // newest last
+  int finished = 0;          // measurements finished (the probe's counter)
 };
 
 ImportanceState& St(AppState& s) { return s.views.Get<ImportanceState>(); }
 
-// The key the view would show now; no model when the source is not a trained one.
+// The key the view would show now: the model as chosen (its knocked-out heads that it
+// has); no model when the source is not a trained one.
 ImportanceKey CurrentKey(const AppState& s, const ImportanceState& st) {
   ImportanceKey k;
   if (!UsingTrainedModel(s)) return k;
-  k.model = s.source.model;
-  k.mode = st.mode;
+  k.model = s.choice.source.model;
+  k.mode = s.choice.knockout.mode;
+  k.knocked = KnockoutPlan(s.choice.knockout, *k.model).heads();
   k.windows = UsingLanguageModel(s) ? st.windows : 0;
   return k;
 }
 
-// Every frame: a finished measurement goes into the cache; one for another model than
-// the source's, or another mode or amount of text, is cancelled.
+const ImportanceState::Entry* Finished(const ImportanceState& st, const ImportanceKey& k) {
+  for (const auto& e : st.cache)
+    if (e.key == k) return &e;
+  return nullptr;
+}
+
+// Every frame: a finished measurement goes into the cache (its means, measured for a
+// mean knock-out, into the choice: every view then replaces the heads' context with
+// the same means); one for another model, knock-out or amount of text is cancelled.
 void UpdateImportance(AppState& s) {
   ImportanceState* st = s.views.Find<ImportanceState>() ? &St(s) : nullptr;
   if (!st) return;
-  st->worker.Update(CurrentKey(s, *st));
+  if (st->task.Poll() && st->task.Done()) {
+    std::shared_ptr<const ImportanceResult> r = st->task.result();
+    st->cache.push_back({st->task_key, r, st->task.error()});
+    if (st->cache.size() > 8) st->cache.erase(st->cache.begin());
+    ++st->finished;
+    Knockout& k = s.choice.knockout;
+    if (r && !r->means.empty() && UsingTrainedModel(s) && s.choice.source.model == st->task_key.model &&
+        !KnockoutPlan(k, *st->task_key.model).mean()) {
+      k.means = r->means;
+      s.dirty |= !k.heads.empty();
+    }
+  }
+  if (st->task.Running() && !(st->task_key == CurrentKey(s, *st))) st->task.Cancel();
 }
 
 void Start(AppState& s, ImportanceState& st, const ImportanceKey& k) {
   ImportanceInput in;
-  if (UsingLanguageModel(s)) {
-    in.lm_path = s.source.lm->path;
-  } else {
-    in.task_model = *s.source.model;
-    in.name = s.source.name;
-  }
-  st.worker.Start(k, std::move(in));
+  in.key = k;
+  if (UsingLanguageModel(s))
+    in.lm = s.choice.source.lm;
+  else
+    in.name = s.choice.source.name;
+  in.knockout = s.choice.knockout;
+  st.task_key = k;
+  st.task.Start([in](TaskContext<ImportanceResult>& ctx) { return MeasureImportance(in, ctx); });
 }
 
 bool ImportanceAnimating(const AppState& s) {
   const ImportanceState* st = s.views.Find<ImportanceState>();
-  return st && st->worker.Busy();
+  return st && st->task.Busy();
 }
 
 nlohmann::json ImportanceProbe(const AppState& s) {
   const ImportanceState* st = s.views.Find<ImportanceState>();
   if (!st) return {{"state", "idle"}, {"finished", 0}};
   const ImportanceKey k = CurrentKey(s, *st);
-  const ImportanceWorker::Entry* e = k.model ? st->worker.Cached(k) : nullptr;
-  const char* state = st->worker.Running() ? "running" : e ? (e->result ? "done" : "error") : "idle";
+  const ImportanceState::Entry* e = k.model ? Finished(*st, k) : nullptr;
+  const char* state = st->task.Running() ? "running" : e ? (e->result ? "done" : "error") : "idle";
   return {{"state", state},
-          {"finished", st->worker.finished()},
-          {"threads", st->worker.threads()},
-          {"step", st->worker.step()},
-          {"total", st->worker.total()}};
+          {"finished", st->finished},
+          {"threads", st->task.threads()},
+          {"step", st->task.step()},
+          {"total", st->task.total()}};
 }
 
 std::string Fixed(double v, const char* fmt = "%.4f") {
@@ -209,9 +242,9 @@ void DrawIclPlot(AppState& s, const ImportanceResult& m, float width) {
                        "cannot be guessed; in the second it is the one that followed last time, which an induction "
                        "head looks up. Knocked out: %s (the highest induction score, %.2f)."),
                      m.icl_sequences, m.icl_span, head.c_str(), m.icl_induction);
-  std::vector<double> a = m.plain.first, b = m.knocked.first;
+  std::vector<double> a = m.plain.first, b = m.knocked_curve.first;
   a.insert(a.end(), m.plain.second.begin(), m.plain.second.end());
-  b.insert(b.end(), m.knocked.second.begin(), m.knocked.second.end());
+  b.insert(b.end(), m.knocked_curve.second.begin(), m.knocked_curve.second.end());
   double top = 0;
   for (double v : a) top = std::max(top, v);
   for (double v : b) top = std::max(top, v);
@@ -266,14 +299,15 @@ void DrawIclPlot(AppState& s, const ImportanceResult& m, float width) {
   Legend(intact, _("intact model"), m.plain);
   char without_text[96];
   std::snprintf(without_text, sizeof without_text, _("without %s"), head.c_str());
-  Legend(without, without_text, m.knocked);
+  Legend(without, without_text, m.knocked_curve);
   (void)text;
 }
 
 const char* ModeName(AblationMode m) { return m == AblationMode::Mean ? "mean" : "zero"; }
 
+// The knock-out's mode is the choice's (every view follows it); the amount of text the view's.
 void DrawControls(AppState& s, ImportanceState& st) {
-  int mode = st.mode == AblationMode::Mean ? 1 : 0;
+  int mode = s.choice.knockout.mode == AblationMode::Mean ? 1 : 0;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("Knock out by replacing its context with:"));
   SameLineIfFits(ToggleWidth(_("zeros")));
@@ -285,7 +319,10 @@ void DrawControls(AppState& s, ImportanceState& st) {
     ImGui::SetTooltip(
         _("The head's context is replaced by its mean over the reference text: the head still adds its "
           "average, but nothing that depends on the sentence."));
-  if (changed) st.mode = mode ? AblationMode::Mean : AblationMode::Zero;
+  if (changed) {
+    s.choice.knockout.mode = mode ? AblationMode::Mean : AblationMode::Zero;
+    s.dirty = true;
+  }
   if (UsingLanguageModel(s)) {
     const float combo_w = ImGui::CalcTextSize("00000000").x + ImGui::GetFrameHeight();
     SameLineIfFits(ImGui::CalcTextSize(_("validation windows:")).x + ImGui::GetStyle().ItemSpacing.x + combo_w, 20);
@@ -327,16 +364,28 @@ void DrawImportanceView(AppState& s) {
   }
   DrawControls(s, st);
   const ImportanceKey k = CurrentKey(s, st);
-  const ImportanceWorker::Entry* e = st.worker.Cached(k);
-  if (!e && !st.worker.Running()) Start(s, st, k);
-  if (st.worker.Running()) {
-    const float f = static_cast<float>(st.worker.step()) / static_cast<float>(std::max(1, st.worker.total()));
+  const ImportanceState::Entry* e = Finished(st, k);
+  if (!e && !st.task.Running()) Start(s, st, k);
+  if (!k.knocked.empty()) {
+    std::string names;
+    for (const HeadRef& h : k.knocked) names += (names.empty() ? "" : ", ") + HeadName(h);
+    Muted(i18n::Format(P_("The model as chosen: %s stays knocked out (the Model view's switches), so every bar is "
+                          "measured with it out too; its own bar is 0.",
+                          "The model as chosen: %s stay knocked out (the Model view's switches), so every bar is "
+                          "measured with them out too; their own bars are 0.",
+                          static_cast<int>(k.knocked.size())),
+                       names.c_str())
+              .c_str());
+    Probe(s, "importance_knocked");
+  }
+  if (st.task.Running()) {
+    const float f = static_cast<float>(st.task.step()) / static_cast<float>(std::max(1, st.task.total()));
     char over[128];
-    std::snprintf(over, sizeof over, _("%d of %d"), st.worker.step(), st.worker.total());
+    std::snprintf(over, sizeof over, _("%d of %d"), st.task.step(), st.task.total());
     ImGui::ProgressBar(f, ImVec2(std::min(360.0f, ImGui::GetContentRegionAvail().x), 0), over);
     ImGui::SameLine();
     // Wrapped at the view's edge: at large text it would run past it.
-    Muted(i18n::Format(_("Measuring on a worker thread: %s ..."), st.worker.StageText().c_str()).c_str());
+    Muted(i18n::Format(_("Measuring on a worker thread: %s ..."), TaskStageText(st.task.stage()).c_str()).c_str());
     Probe(s, "importance_running");
   }
   if (!e) return;
@@ -346,7 +395,7 @@ void DrawImportanceView(AppState& s) {
   }
   const ImportanceResult& m = *e->result;
   // The same numbers in a terminal (a Train view run is in memory: save it first).
-  if (s.source.run_id == 0) {
+  if (s.choice.source.run_id == 0 && k.knocked.empty()) {
     std::string cmd = "mhaviz ablate --model " + m.model + " --mode " + ModeName(k.mode);
     if (UsingLanguageModel(s)) cmd += " --windows " + std::to_string(k.windows);
     Muted(i18n::Format(_("The same numbers in a terminal: %s"), cmd.c_str()).c_str());
@@ -383,9 +432,12 @@ nlohmann::json DumpImportanceView(AppState& s) {
   j["available"] = false;
   if (!st) return j;
   const ImportanceKey k = CurrentKey(s, *st);
-  j["mode"] = ModeName(st->mode);
+  j["mode"] = ModeName(k.mode);
   j["windows"] = k.windows;
-  const ImportanceWorker::Entry* e = k.model ? st->worker.Cached(k) : nullptr;
+  nlohmann::json knocked = nlohmann::json::array();
+  for (const HeadRef& h : k.knocked) knocked.push_back(HeadName(h));
+  j["knocked_out"] = knocked;
+  const ImportanceState::Entry* e = k.model ? Finished(*st, k) : nullptr;
   if (!e) return j;
   if (!e->result) {
     j["error"] = e->error;
@@ -427,10 +479,10 @@ nlohmann::json DumpImportanceView(AppState& s) {
                 {"first_curve", m.plain.first},
                 {"second_curve", m.plain.second}}},
               {"ablated",
-               {{"first", m.knocked.first_mean},
-                {"second", m.knocked.second_mean},
-                {"first_curve", m.knocked.first},
-                {"second_curve", m.knocked.second}}}};
+               {{"first", m.knocked_curve.first_mean},
+                {"second", m.knocked_curve.second_mean},
+                {"first_curve", m.knocked_curve.first},
+                {"second_curve", m.knocked_curve.second}}}};
   return j;
 }
 
@@ -445,9 +497,9 @@ void DeclareImportanceFlags(CLI::App& app, const std::string& g, ViewFlagActions
          "--importance-mode",
          [&actions](const std::string& v) {
            const AblationMode m = v == "mean" ? AblationMode::Mean : AblationMode::Zero;
-           actions.push_back([m](AppState& s) { St(s).mode = m; });
+           actions.push_back([m](AppState& s) { s.choice.knockout.mode = m; });
          },
-         "the Importance view's knock-out: zero (default) or mean")
+         "the knock-out's mode, in the Importance view and every other: zero (default) or mean")
       ->type_name("zero|mean")
       ->group(g)
       ->check(CLI::IsMember({"zero", "mean"}));

@@ -1,47 +1,10 @@
-// The Importance view's measurements (importance_worker.hpp): the worker, its cache.
+// The Importance view's measurements (importance_worker.hpp).
 #include "gui/views/lm/importance_worker.hpp"
 
-#include <atomic>
-#include <cstdio>
-#include <mutex>
-#include <new>
-
+#include "gui/sources/knockout.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
-namespace {
-
-struct Cancelled {};
-
-}  // namespace
-
-// One measurement on a worker thread. The UI thread reads `step`, `stage` and `done`;
-// the result is written before `done` is set and read only after.
-struct ImportanceJob {
-  ImportanceKey key;
-  std::atomic<bool> cancel{false}, done{false};
-  std::atomic<int> step{0}, total{1};
-  std::mutex mutex;
-  // What it measures now: a msgid (translated when drawn) with at most one %s.
-  const char* stage = "";
-  std::string stage_arg;
-  std::shared_ptr<ImportanceResult> result;
-  std::string error;
-
-  void Stage(const char* what, const std::string& arg = "") {
-    if (cancel) throw Cancelled{};
-    std::lock_guard<std::mutex> lock(mutex);
-    stage = what;
-    stage_arg = arg;
-  }
-  std::string StageText() {
-    std::lock_guard<std::mutex> lock(mutex);
-    char b[160];
-    std::snprintf(b, sizeof b, _(stage), stage_arg.c_str());
-    return b;
-  }
-};
-
 namespace {
 
 std::vector<std::string> TargetNames(const lm::AblationSubject& sub) {
@@ -54,135 +17,105 @@ std::vector<std::string> TargetNames(const lm::AblationSubject& sub) {
   return out;
 }
 
-void Measure(const std::shared_ptr<ImportanceJob>& job, const ImportanceInput& in) {
-  auto m = std::make_shared<ImportanceResult>();
-  job->Stage(N_("loading the reference text"));
-  lm::AblationSubject sub =
-      in.lm_path.empty() ? lm::TaskSubject(in.task_model, in.name) : lm::LoadSubject(in.lm_path, job->key.windows);
-  const int L = sub.layers(), H = sub.heads();
-  job->total = 3 + L * H + L + 1;  // labels, the two repeat losses, each head, each layer, the intact model
-  Trainer trainer(0);              // one thread per core: the numbers are the same on any count
-  ContextMeans means;
-  const ContextMeans* mp = nullptr;
-  if (job->key.mode == AblationMode::Mean) {
-    job->Stage(N_("each head's mean context"));
-    means = MeanContexts(trainer, sub.model(), sub.reference);
-    mp = &means;
-  }
-  job->Stage(N_("the heads' labels"));
-  m->labels = lm::SubjectLabels(trainer, sub);
-  ++job->step;
-  // The in-context learning curve, as `mhaviz ablate --icl` measures it by default.
-  job->Stage(N_("in-context learning"));
+// The heads an ablation knocks out (what MeasureImportance asks for).
+std::vector<HeadRef> HeadsOf(const std::vector<HeadAblation>& ab) {
+  std::vector<HeadRef> out;
+  for (std::size_t l = 0; l < ab.size(); ++l)
+    for (const int h : ab[l].heads) out.push_back({static_cast<int>(l), h});
+  return out;
+}
+
+// The in-context learning curve, as `mhaviz ablate --icl` measures it by default, on
+// the model as chosen (`plan`) and without the induction head as well.
+void MeasureIcl(const lm::AblationSubject& sub, const KnockoutPlan& plan, ImportanceResult& m,
+                TaskContext<ImportanceResult>& ctx) {
+  ctx.Stage(N_("in-context learning"));
   const lm::IclShape shape = lm::IclShapeOf(sub);
-  m->icl_heads = {lm::InductionHead(m->labels)};
-  if (const HeadProfile* p = lm::FindProfile(m->labels, m->icl_heads[0])) m->icl_induction = p->induction;
-  m->icl_span = shape.span;
-  m->icl_sequences = lm::kIclSequences;
+  m.icl_heads = {lm::InductionHead(m.labels)};
+  if (const HeadProfile* p = lm::FindProfile(m.labels, m.icl_heads[0])) m.icl_induction = p->induction;
+  m.icl_span = shape.span;
+  m.icl_sequences = lm::kIclSequences;
   if (shape.span >= 2) {
     const RepeatedSpans spans =
         MakeRepeatedSpans(shape.candidates, shape.prefix, shape.span, lm::kIclSequences, sub.model().cfg.layer.seed);
-    const std::vector<HeadAblation> ab =
-        LayerAblations(L, sub.model().cfg.LayerConfig(), job->key.mode, m->icl_heads, mp);
-    m->plain = MeasureRepeatLoss(sub.model(), spans, nullptr);
-    ++job->step;
-    job->Stage(N_("in-context learning without %s"), HeadName(m->icl_heads[0]));
-    m->knocked = MeasureRepeatLoss(sub.model(), spans, &ab);
+    const std::vector<HeadAblation> without = plan.With(m.icl_heads, sub.model());
+    m.plain = MeasureRepeatLoss(sub.model(), spans, plan.Any() ? &plan.layers() : nullptr);
+    ctx.Advance();
+    ctx.Stage(N_("in-context learning without %s"), HeadName(m.icl_heads[0]));
+    m.knocked_curve = MeasureRepeatLoss(sub.model(), spans, &without);
   } else {
-    ++job->step;
+    ctx.Advance();
   }
-  ++job->step;
-  job->Stage(N_("the intact model"));
-  m->table =
-      MeasureImportance(L, sub.model().cfg.LayerConfig(), job->key.mode, mp, [&](const std::vector<HeadAblation>* ab) {
-        // Which head this call knocks out: the first ablated one, or
-        // a whole layer (MeasureImportance's order).
-        const char* what = N_("the intact model");
-        std::string arg;
-        if (ab) {
-          for (std::size_t l = 0; l < ab->size(); ++l) {
-            const std::vector<int>& heads = (*ab)[l].heads;
-            if (heads.empty()) continue;
-            const bool all = static_cast<int>(heads.size()) == H && H > 1;
-            what = all ? N_("every head of layer %s knocked out") : N_("%s knocked out");
-            arg = all ? std::to_string(l) : HeadName({static_cast<int>(l), heads[0]});
-          }
-        }
-        job->Stage(what, arg);
-        // Cancelled between batches of 64 windows (a fraction of a second).
-        StepStats st = lm::ReferenceLoss(trainer, sub, ab, [&] {
-          if (job->cancel) throw Cancelled{};
-        });
-        ++job->step;
-        return st;
-      });
-  m->model = sub.name;
-  m->reference = sub.reference_text;
-  m->layers = L;
-  m->num_heads = H;
-  m->targets = TargetNames(sub);
-  job->result = std::move(m);
+  ctx.Advance();
 }
 
-void Run(std::shared_ptr<ImportanceJob> job, ImportanceInput in) {
-  try {
-    Measure(job, in);
-  } catch (const Cancelled&) {
-  } catch (const std::bad_alloc&) {
-    job->error = "Out of memory measuring the heads.";
-  } catch (const std::exception& e) {
-    job->error = e.what();
+// The reference loss with the heads MeasureImportance asks for (`ab`, null for none)
+// knocked out on top of the chosen ones.
+StepStats LossOnTop(const lm::AblationSubject& sub, const KnockoutPlan& plan, const std::vector<HeadAblation>* ab,
+                    Trainer& trainer, TaskContext<ImportanceResult>& ctx) {
+  // What this call knocks out, for the stage: the first ablated head, or a whole layer
+  // (MeasureImportance's order).
+  const char* what = plan.Any() ? N_("the model as chosen") : N_("the intact model");
+  std::string arg;
+  std::vector<HeadAblation> with = plan.Any() ? plan.layers() : std::vector<HeadAblation>();
+  if (ab) {
+    for (std::size_t l = 0; l < ab->size(); ++l) {
+      const std::vector<int>& heads = (*ab)[l].heads;
+      if (heads.empty()) continue;
+      const bool all = static_cast<int>(heads.size()) == sub.heads() && sub.heads() > 1;
+      what = all ? N_("every head of layer %s knocked out") : N_("%s knocked out");
+      arg = all ? std::to_string(l) : HeadName({static_cast<int>(l), heads[0]});
+    }
+    with = plan.With(HeadsOf(*ab), sub.model());
   }
-  job->done = true;
+  ctx.Stage(what, arg);
+  // Cancelled between batches of 64 windows (a fraction of a second).
+  const StepStats st = lm::ReferenceLoss(trainer, sub, with.empty() ? nullptr : &with, [&] { ctx.Check(); });
+  ctx.Advance();
+  return st;
 }
 
 }  // namespace
 
-ImportanceWorker::~ImportanceWorker() {
-  for (auto& t : threads_) {
-    t.second->cancel = true;
-    t.first.join();
-  }
-}
-
-void ImportanceWorker::Update(const ImportanceKey& current) {
-  if (job_ && job_->done) {
-    if (!job_->cancel && (job_->result || !job_->error.empty())) {
-      cache_.push_back({job_->key, job_->result, job_->error});
-      if (cache_.size() > 8) cache_.erase(cache_.begin());
-      ++finished_;
+ImportanceResult MeasureImportance(const ImportanceInput& in, TaskContext<ImportanceResult>& ctx) {
+  ImportanceResult m;
+  ctx.Stage(N_("loading the reference text"));
+  // The model in memory: a language model's copy (its windows are read beside its
+  // checkpoint), or the task model itself.
+  lm::AblationSubject sub = in.lm ? lm::LanguageSubject(std::make_shared<lm::LanguageModel>(*in.lm), in.key.windows)
+                                  : lm::TaskSubject(*in.key.model, in.name);
+  const int L = sub.layers(), H = sub.heads();
+  ctx.SetTotal(3 + L * H + L + 1);  // labels, the two repeat losses, each head, each layer, the intact model
+  Trainer trainer(0);               // one thread per core: the numbers are the same on any count
+  Knockout chosen = in.knockout;
+  chosen.heads = in.key.knocked;
+  chosen.mode = in.key.mode;
+  if (in.key.mode == AblationMode::Mean) {
+    // The chosen means when they were measured for this model (gui --ablate-mode mean),
+    // else measured here; they go back to the choice with the result.
+    if (!KnockoutPlan(chosen, sub.model()).mean()) {
+      ctx.Stage(N_("each head's mean context"));
+      chosen.means = MeanContexts(trainer, sub.model(), sub.reference);
     }
-    job_.reset();
+    m.means = chosen.means;
   }
-  if (job_ && !(job_->key == current)) {
-    job_->cancel = true;
-    job_.reset();
-  }
-  for (auto it = threads_.begin(); it != threads_.end();) {
-    if (it->second->done) {
-      it->first.join();
-      it = threads_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  const KnockoutPlan plan(chosen, sub.model());
+  m.knocked = plan.heads();
+  ctx.Stage(N_("the heads' labels"));
+  m.labels = lm::SubjectLabels(trainer, sub);
+  ctx.Advance();
+  MeasureIcl(sub, plan, m, ctx);
+  ctx.Stage(plan.Any() ? N_("the model as chosen") : N_("the intact model"));
+  const ContextMeans* means = m.means.empty() ? nullptr : &m.means;
+  m.table = ::mha::MeasureImportance(
+      L, sub.model().cfg.LayerConfig(), in.key.mode, means,
+      [&](const std::vector<HeadAblation>* ab) { return LossOnTop(sub, plan, ab, trainer, ctx); });
+  m.model = sub.name;
+  m.reference = sub.reference_text;
+  m.layers = L;
+  m.num_heads = H;
+  m.targets = TargetNames(sub);
+  return m;
 }
-
-void ImportanceWorker::Start(const ImportanceKey& k, ImportanceInput in) {
-  auto job = std::make_shared<ImportanceJob>();
-  job->key = k;
-  job_ = job;
-  threads_.emplace_back(std::thread(Run, job, std::move(in)), job);
-}
-
-const ImportanceWorker::Entry* ImportanceWorker::Cached(const ImportanceKey& k) const {
-  for (const auto& e : cache_)
-    if (e.key == k) return &e;
-  return nullptr;
-}
-
-int ImportanceWorker::step() const { return job_ ? job_->step.load() : 0; }
-int ImportanceWorker::total() const { return job_ ? job_->total.load() : 0; }
-std::string ImportanceWorker::StageText() const { return job_ ? job_->StageText() : std::string(); }
 
 }  // namespace mha::gui

@@ -1,19 +1,19 @@
 // The Importance view's measurements: every head knocked out alone (then every layer's
 // heads at once) and the in-context learning curve, the numbers of `mhaviz ablate
 // --json` and `mhaviz ablate --icl --json` (the same lm::AblationSubject, core
-// MeasureImportance and MeasureRepeatLoss). Each is measured on a worker thread of its
-// own (seconds: 64 validation windows by default), cancelled when the model, mode or
-// amount of text changes, and kept per model, mode and amount of text. The UI thread
-// reads the worker's progress and never waits for it; a cancelled worker stops at its
-// next batch of windows (a fraction of a second) and is joined once it has.
+// MeasureImportance and MeasureRepeatLoss), measured on the model as chosen: the model
+// in memory (never read from disk again) with the chosen heads already knocked out
+// (sources/knockout.hpp), each head measured on top of them. A measurement is a task
+// (seconds: 64 validation windows by default), cancelled at its next batch of windows
+// when the model, the knock-out or the amount of text changes.
 #pragma once
 
 #include <memory>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
+#include "gui/state/choice.hpp"
+#include "gui/state/task.hpp"
 #include "lm/ablate_model.hpp"
 
 namespace mha::gui {
@@ -24,75 +24,41 @@ namespace mha::gui {
 constexpr int kImportanceWindows = 64;
 
 // What one measurement is of: the model (kept alive, so its address names it), the
-// mode, and the validation windows (a language model; 0: all of them).
+// heads already out and how, and the validation windows (a language model; 0: all).
 struct ImportanceKey {
   std::shared_ptr<const Model> model;
   AblationMode mode = AblationMode::Zero;
+  std::vector<HeadRef> knocked;
   int windows = kImportanceWindows;
-  bool operator==(const ImportanceKey& o) const { return model == o.model && mode == o.mode && windows == o.windows; }
+  bool operator==(const ImportanceKey& o) const {
+    return model == o.model && mode == o.mode && knocked == o.knocked && windows == o.windows;
+  }
 };
 
 struct ImportanceResult {
   std::string model, reference;
   int layers = 0, num_heads = 0;
   std::vector<std::string> targets;  // a task model's targets ("1-back", ...); empty: one
+  std::vector<HeadRef> knocked;      // out in every measurement (the model as chosen)
   ImportanceTable table;
   std::vector<HeadProfile> labels;
+  ContextMeans means;  // mean ablation: each head's mean context over the reference text
   // The in-context learning curve.
   std::vector<HeadRef> icl_heads;
   double icl_induction = 0;  // the knocked-out head's induction score
   int icl_span = 0, icl_sequences = 0;
-  RepeatLoss plain, knocked;
+  RepeatLoss plain, knocked_curve;
 };
 
-// What the worker needs, copied off the UI thread's state.
+// What the task needs, copied off the window's thread's state.
 struct ImportanceInput {
-  std::string lm_path;  // a language model: its checkpoint (LoadSubject reads it as the CLI does)
-  Model task_model;     // else the task model itself
-  std::string name;
+  ImportanceKey key;
+  std::shared_ptr<const lm::LanguageModel> lm;  // a language model (its validation text is read)
+  std::string name;                             // else a task model (key.model), called so
+  Knockout knockout;                            // the chosen heads, and means measured for them
 };
 
-struct ImportanceJob;
-
-// The measurement under way, the finished ones (a few models at most), and the
-// cancelled threads still ending.
-class ImportanceWorker {
- public:
-  struct Entry {
-    ImportanceKey key;
-    std::shared_ptr<const ImportanceResult> result;
-    std::string error;
-  };
-
-  ImportanceWorker() = default;
-  ImportanceWorker(const ImportanceWorker&) = delete;
-  ImportanceWorker& operator=(const ImportanceWorker&) = delete;
-  // Cancelled measurements stop at their next batch of windows (a fraction of a second).
-  ~ImportanceWorker();
-
-  // Every frame: a finished job goes into the cache; a job for another key than
-  // `current` (the model, mode or amount of text the view shows now) is cancelled;
-  // finished threads are joined.
-  void Update(const ImportanceKey& current);
-  // Starts measuring `k` on a thread of its own.
-  void Start(const ImportanceKey& k, ImportanceInput in);
-  const Entry* Cached(const ImportanceKey& k) const;
-
-  bool Running() const { return job_ != nullptr; }
-  // A job runs, or a cancelled one has not ended yet.
-  bool Busy() const { return job_ || !threads_.empty(); }
-  // The running job's progress: steps done of total, and what it measures now (translated).
-  int step() const;
-  int total() const;
-  std::string StageText() const;
-  int finished() const { return finished_; }  // measurements finished (the probe's counter)
-  int threads() const { return static_cast<int>(threads_.size()); }
-
- private:
-  std::vector<Entry> cache_;            // newest last
-  std::shared_ptr<ImportanceJob> job_;  // the measurement under way, or null
-  std::vector<std::pair<std::thread, std::shared_ptr<ImportanceJob>>> threads_;
-  int finished_ = 0;
-};
+// The measurement; its progress and stage go to `ctx` (the probe and the view).
+ImportanceResult MeasureImportance(const ImportanceInput& in, TaskContext<ImportanceResult>& ctx);
 
 }  // namespace mha::gui

@@ -17,12 +17,12 @@ ImU32 HeadColour(int h, float alpha) {
 }
 
 void LayerSelector(AppState& s, const char* id) {
-  if (!UsingTrainedModel(s) || s.source.model->cfg.num_layers < 2) return;
-  const int n = s.source.model->cfg.num_layers;
-  int layer = s.source.layer;
+  if (!UsingTrainedModel(s) || s.choice.source.model->cfg.num_layers < 2) return;
+  const int n = s.choice.source.model->cfg.num_layers;
+  int layer = s.choice.layer;
   ImGui::SetNextItemWidth(ImGui::CalcTextSize(_("layer %d")).x * 2.5f);
   if (ImGui::SliderInt(id, &layer, 0, n - 1, _("layer %d"))) {
-    s.source.layer = layer;
+    s.choice.layer = layer;
     s.dirty = true;
   }
   ImGui::SameLine();
@@ -32,7 +32,7 @@ void LayerSelector(AppState& s, const char* id) {
 void UseSmallModelButton(AppState& s, const char* probe) {
   if (ImGui::Button(_("Use mhaviz-small"))) UseSmallModel(s);
   Probe(s, probe);
-  if (!s.source.load_error.empty()) MessageBox(s.source.load_error, Pal().error_bg, Pal().error_text);
+  if (!s.result.source_error.empty()) MessageBox(s.result.source_error, Pal().error_bg, Pal().error_text);
 }
 
 }  // namespace mha::gui

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 
 #include <imgui.h>
@@ -14,6 +15,7 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/views/lm/head_jobs_panel.hpp"
 #include "gui/state/app_state.hpp"
@@ -29,11 +31,51 @@
 namespace mha::gui {
 namespace {
 
+// The view's own state (AppState::views): each head's label measured on the sentence,
+// for the result of generation `of`.
+struct ModelViewState {
+  std::vector<HeadProfile> profile;
+  std::uint64_t of = ~0ull;
+};
+
+// Words numbered by first appearance: the identities of a sentence without a vocabulary.
+std::vector<int> NumberWords(const std::vector<std::string>& tokens) {
+  std::map<std::string, int> seen;
+  std::vector<int> ids;
+  for (const std::string& t : tokens) ids.push_back(seen.emplace(t, static_cast<int>(seen.size())).first->second);
+  return ids;
+}
+
+// Each head's strongest pattern on the sentence, every layer in `layers`; `ids` the
+// tokens' identities.
+std::vector<HeadProfile> ProfileOnSentence(const std::vector<const Trace*>& layers, const std::vector<int>& ids) {
+  std::vector<HeadProfile> heads;
+  std::vector<std::vector<double>> counts;
+  for (std::size_t l = 0; l < layers.size(); ++l)
+    if (static_cast<int>(ids.size()) == layers[l]->seq)
+      AddToProfile(*layers[l], ids, static_cast<int>(l), heads, counts);
+  FinishProfile(heads, counts);
+  return heads;
+}
+
+// Beside a big seeded trace, on the recompute's task: its labels (at 100 heads x 1024
+// tokens their reads, a page apart, took the window 110 ms). A trained model's layers
+// are profiled by the view itself, all of them at once.
+Primed PrimeModelView(const Trace& t, const Choice& c) {
+  if (c.source.kind == ModelSourceKind::Trained) return nullptr;
+  auto profile = std::make_shared<std::vector<HeadProfile>>(ProfileOnSentence({&t}, NumberWords(t.in.tokens)));
+  return [profile](AppState& s) {
+    ModelViewState& st = s.views.Get<ModelViewState>();
+    st.profile = std::move(*profile);
+    st.of = s.result.generation;
+  };
+}
+
 // The traces the grid shows: every layer of a trained model, else the one layer.
 std::vector<const Trace*> LayerTraces(const AppState& s) {
   std::vector<const Trace*> out;
-  if (UsingTrainedModel(s) && !s.source.pass.layers.empty()) {
-    for (const Trace& t : s.source.pass.layers) out.push_back(&t);
+  if (UsingTrainedModel(s) && !s.result.pass.layers.empty()) {
+    for (const Trace& t : s.result.pass.layers) out.push_back(&t);
   } else if (HasResults(s)) {  // the last valid trace while the configuration cannot run
     out.push_back(&s.result.trace);
   }
@@ -43,7 +85,7 @@ std::vector<const Trace*> LayerTraces(const AppState& s) {
 // The sentence's token identities (induction and duplicates need them): the model's
 // ids, or the words numbered by first appearance.
 std::vector<int> TokenIds(const AppState& s) {
-  if (UsingTrainedModel(s) && !s.source.pass.tokens.empty()) return s.source.pass.tokens;
+  if (UsingTrainedModel(s) && !s.result.pass.tokens.empty()) return s.result.pass.tokens;
   return NumberWords(s.result.tokens);
 }
 
@@ -51,18 +93,19 @@ std::vector<int> TokenIds(const AppState& s) {
 // they are ready; else on the current result, recomputed when the result changes.
 // `on` says which.
 const std::vector<HeadProfile>& Labels(AppState& s, std::string* on) {
-  std::string why;
-  if (const auto* v = ValidationLabels(s, &why)) {
+  const auto& v = s.result.validation_labels;
+  if (UsingLanguageModel(s) && v.value) {
     *on = "validation text";
-    return *v;
+    return *v.value;
   }
-  *on = why.empty() ? "sentence" : "sentence (" + why + ")";
-  // (a big recompute's worker made them beside the trace: PrimeCaches)
-  if (s.teach.profile_of != s.result.generation) {
-    s.teach.profile = ProfileOnSentence(LayerTraces(s), TokenIds(s));
-    s.teach.profile_of = s.result.generation;
+  *on = !UsingLanguageModel(s) || v.status.empty() ? "sentence" : "sentence (" + v.status + ")";
+  // (a big recompute's task made them beside the trace: PrimeModelView)
+  ModelViewState& st = s.views.Get<ModelViewState>();
+  if (st.of != s.result.generation) {
+    st.profile = ProfileOnSentence(LayerTraces(s), TokenIds(s));
+    st.of = s.result.generation;
   }
-  return s.teach.profile;
+  return st.profile;
 }
 
 // A thumbnail of at most `blocks` x `blocks` cells: longer sentences are sampled (the
@@ -85,13 +128,13 @@ void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, float size, int b
 }
 
 void OpenHead(AppState& s, int layer, int h) {
-  if (UsingTrainedModel(s) && s.source.layer != layer) {
-    s.source.layer = layer;
+  if (UsingTrainedModel(s) && s.choice.layer != layer) {
+    s.choice.layer = layer;
     s.dirty = true;
   }
   s.ui.enlarged = h;
-  s.teach.head = h;
-  ShowView(s.teach, "heatmaps");
+  s.choice.head = h;
+  ShowView(s, "heatmaps");
 }
 
 }  // namespace
@@ -207,7 +250,7 @@ void DrawModelView(AppState& s) {
         // Only the maps in sight: 100 heads' cells were 40 ms of every frame.
         if (ImGui::IsRectVisible(m0, ImVec2(m0.x + size, m0.y + size)))
           DrawMap(dl, *traces[static_cast<std::size_t>(l)], h, m0, size - 2, blocks);
-        const bool current = (!UsingTrainedModel(s) || s.source.layer == l) && s.ui.enlarged == h;
+        const bool current = (!UsingTrainedModel(s) || s.choice.layer == l) && s.ui.enlarged == h;
         if (hovered || current)
           dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
         if (hovered) {
@@ -223,7 +266,7 @@ void DrawModelView(AppState& s) {
         }
         // The knock-out switches under the map: the same state as gui --ablate.
         const HeadRef ref{l, h};
-        const auto& knocked = s.source.knocked;
+        const auto& knocked = s.choice.knockout.heads;
         bool out = std::find(knocked.begin(), knocked.end(), ref) != knocked.end();
         if (out) {
           // The map stays (the head still attends); what it adds to the model is gone.
@@ -290,7 +333,7 @@ nlohmann::json DumpModelView(AppState& s) {
   for (const HeadProfile& hp : Labels(s, &on))
     labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
   nlohmann::json knocked = nlohmann::json::array();
-  for (const HeadRef& h : s.source.knocked) knocked.push_back(HeadName(h));
+  for (const HeadRef& h : s.result.knocked_out) knocked.push_back(HeadName(h));
   nlohmann::json out{{"attention", layers}, {"labels", labels}, {"labels_measured_on", on}, {"knocked_out", knocked}};
   out.update(DumpHeadJobs(s));
   return out;
@@ -301,6 +344,7 @@ ViewEntry ModelView() {
               "every layer x head as a small heatmap; click one to open it"};
   v.draw = &DrawModelView;
   v.dump = &DumpModelView;
+  v.prime = &PrimeModelView;
   v.shows = "model_view_first_map";
   return v;
 }

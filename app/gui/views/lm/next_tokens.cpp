@@ -9,6 +9,7 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
@@ -24,7 +25,7 @@ void DrawNextTokensView(AppState& s) {
                        kSmallModelName);
     return;
   }
-  const auto& next = s.source.next;
+  const auto& next = s.result.next;
   if (!s.result.ok || next.empty()) {
     Muted(_("Type a sentence: the predictions appear for each of its pieces."));
     return;
@@ -36,8 +37,8 @@ void DrawNextTokensView(AppState& s) {
   const int k = kNextTopK;
   // With heads knocked out: P(the sentence's own next piece) before -> after, and the
   // likeliest pieces are the ablated model's.
-  const auto& before = s.source.p_before;
-  const auto& after = s.source.p_after;
+  const auto& before = s.result.p_before;
+  const auto& after = s.result.p_after;
   const bool knocked = !after.empty();
   if (knocked)
     ImGui::TextWrapped(_("Knocked out: %s. \"next: before -> after\" is the probability of the piece that really "
@@ -92,18 +93,18 @@ nlohmann::json DumpNextTokensView(AppState& s) {
   nlohmann::json j{{"available", UsingLanguageModel(s) && s.result.ok}};
   if (!UsingLanguageModel(s)) return j;
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : s.source.next) {
+  for (const auto& row : s.result.next) {
     nlohmann::json r = nlohmann::json::array();
     for (const lm::NextPiece& p : row) r.push_back({{"id", p.id}, {"piece", p.piece}, {"probability", p.probability}});
     rows.push_back(r);
   }
   j["next"] = rows;
-  if (!s.source.p_after.empty()) {
+  if (!s.result.p_after.empty()) {
     j["knocked_out"] = KnockoutText(s);
-    j["before"] = s.source.p_before;  // P(the sentence's next piece), whole model
-    j["after"] = s.source.p_after;    // ... without the knocked-out heads
+    j["before"] = s.result.p_before;  // P(the sentence's next piece), whole model
+    j["after"] = s.result.p_after;    // ... without the knocked-out heads
     nlohmann::json top = nlohmann::json::array();
-    for (const auto& row : s.source.next_before)
+    for (const auto& row : s.result.next_before)
       top.push_back(row.empty() ? nlohmann::json()
                                 : nlohmann::json{{"piece", row[0].piece}, {"probability", row[0].probability}});
     j["top_before"] = top;

@@ -1,6 +1,5 @@
 #include "gui/views/train/export.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -38,7 +37,7 @@ const Kind kKinds[] = {
 const Kind& KindOf(TrainExport k) { return kKinds[static_cast<int>(k)]; }
 
 const TrainRunRecord* ShownRun(const AppState& s) {
-  const TrainUi& t = s.train;
+  const TrainSession& t = Training(s);
   if (t.show_loaded || t.shown_run < 0 || t.shown_run >= static_cast<int>(t.runs.size())) return nullptr;
   const TrainRunRecord& r = t.runs[static_cast<std::size_t>(t.shown_run)];
   return r.progress ? &r : nullptr;
@@ -52,7 +51,7 @@ struct LoadedGrid {
   std::string title;
 };
 
-// The bytes of `kind`, drawn from immutable inputs only (it runs on a worker thread).
+// The bytes of `kind`, drawn from immutable inputs only (it runs on a task).
 std::function<std::string()> Job(const AppState& s, TrainExport kind) {
   const TrainRunRecord* run = ShownRun(s);
   std::shared_ptr<const Progress> progress = run ? run->progress : nullptr;
@@ -61,11 +60,11 @@ std::function<std::string()> Job(const AppState& s, TrainExport kind) {
     render::GridOptions o;
     o.title = title;
     const bool svg = kind == TrainExport::GridSvg;
-    if (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s)) {
+    if (Training(s).show_loaded && Training(s).loaded && UsingTrainedModel(s)) {
       auto in = std::make_shared<LoadedGrid>();
-      in->probe = s.source.pass;
-      in->heads = s.train.loaded_heads;
-      in->title = s.train.loaded_path;
+      in->probe = s.result.pass;
+      in->heads = Training(s).loaded_heads;
+      in->title = Training(s).loaded_path;
       return [in, o, svg] {
         render::GridInput g;
         g.probe = &in->probe;
@@ -78,7 +77,7 @@ std::function<std::string()> Job(const AppState& s, TrainExport kind) {
     std::shared_ptr<const Snapshot> snap;
     if (progress) {
       const int n = static_cast<int>(progress->snapshots.size());
-      const int k = s.train.timeline < 0 ? n - 1 : std::min(s.train.timeline, n - 1);
+      const int k = Training(s).timeline < 0 ? n - 1 : std::min(Training(s).timeline, n - 1);
       if (k >= 0) snap = progress->snapshots[static_cast<std::size_t>(k)];
       o.total_steps = progress->total;
     }
@@ -105,7 +104,7 @@ std::function<std::string()> Job(const AppState& s, TrainExport kind) {
 }  // namespace
 
 std::string TrainExportPath(const AppState& s, TrainExport kind) {
-  std::string stem = s.train.export_stem.data();
+  std::string stem = Training(s).export_stem.data();
   if (stem.empty()) stem = "mhaviz-train";
   return stem + KindOf(kind).suffix;
 }
@@ -114,15 +113,15 @@ bool TrainExportAvailable(const AppState& s, TrainExport kind) {
   const TrainRunRecord* run = ShownRun(s);
   if (kind == TrainExport::GridPng || kind == TrainExport::GridSvg)
     return (run && !run->progress->snapshots.empty()) ||
-           (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s));
+           (Training(s).show_loaded && Training(s).loaded && UsingTrainedModel(s));
   if (!run) return false;
   return kind == TrainExport::Gif ? !run->progress->snapshots.empty() : !run->progress->curve.empty();
 }
 
-bool TrainExportRunning(const AppState& s) { return s.train.export_job.valid(); }
+bool TrainExportRunning(const AppState& s) { return Training(s).export_job.Running(); }
 
 void StartTrainExport(AppState& s, TrainExport kind) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   if (TrainExportRunning(s)) return;
   if (!TrainExportAvailable(s, kind)) {
     t.message = _("Nothing to export yet: train a model (the GIF and the curves need a run), or load a checkpoint.");
@@ -137,26 +136,26 @@ void StartTrainExport(AppState& s, TrainExport kind) {
   // The outcome's words now, on the UI thread: the export runs on another.
   const std::string saved_fmt = _("Saved %s (%s bytes)."),
                     failed = i18n::Format(_("Could not export %s: "), shown.c_str());
-  t.export_job = std::async(std::launch::async,
-                            [job = std::move(job), path, shown, saved_fmt, failed]() -> std::pair<bool, std::string> {
-                              try {
-                                const std::string bytes = job();
-                                io::WriteFileAtomic(path, bytes);
-                                return {true, i18n::Format(saved_fmt.c_str(), shown.c_str(),
-                                                           Thousands(static_cast<long long>(bytes.size())).c_str())};
-                              } catch (const std::exception& e) {
-                                return {false, failed + e.what()};
-                              }
-                            });
+  t.export_job.Start([job = std::move(job), path, shown, saved_fmt,
+                      failed](TaskContext<std::pair<bool, std::string>>&) -> std::pair<bool, std::string> {
+    try {
+      const std::string bytes = job();
+      io::WriteFileAtomic(path, bytes);
+      return {true,
+              i18n::Format(saved_fmt.c_str(), shown.c_str(), Thousands(static_cast<long long>(bytes.size())).c_str())};
+    } catch (const std::exception& e) {
+      return {false, failed + e.what()};
+    }
+  });
 }
 
 bool PollTrainExport(AppState& s) {
-  TrainUi& t = s.train;
-  if (!t.export_job.valid()) return false;
-  if (t.export_job.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return true;
-  const auto [ok, message] = t.export_job.get();
-  t.message = message;
-  t.message_ok = ok;
+  TrainSession& t = Training(s);
+  if (t.export_job.Running()) return true;
+  if (!t.export_job.Poll()) return false;
+  const auto outcome = t.export_job.result();
+  t.message = outcome ? outcome->second : t.export_job.error();
+  t.message_ok = outcome && outcome->first;
   return false;
 }
 
@@ -166,9 +165,9 @@ void DrawTrainExportRow(AppState& s) {
   ImGui::TextUnformatted(_("Export"));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.0f);
-  if (s.train.export_stem[0] == '\0')
-    std::snprintf(s.train.export_stem.data(), s.train.export_stem.size(), "mhaviz-train");
-  ImGui::InputText("##train_export_stem", s.train.export_stem.data(), s.train.export_stem.size());
+  if (Training(s).export_stem[0] == '\0')
+    std::snprintf(Training(s).export_stem.data(), Training(s).export_stem.size(), "mhaviz-train");
+  ImGui::InputText("##train_export_stem", Training(s).export_stem.data(), Training(s).export_stem.size());
   Probe(s, "train_export_stem");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(_("The files' stem: each button adds its own ending (-grid.png, .gif, ...)."));

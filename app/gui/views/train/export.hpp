@@ -11,13 +11,13 @@ namespace mha::gui {
 
 enum class TrainExport { GridPng, GridSvg, Gif, CurvesPng, CurvesSvg, CurvesCsv };
 
-// The file `kind` goes to: the stem in s.train.export_stem plus its suffix
+// The file `kind` goes to: the stem in Training(s).export_stem plus its suffix
 // ("mhaviz-train-grid.png", "mhaviz-train.gif", "mhaviz-train-curves.csv").
 std::string TrainExportPath(const AppState& s, TrainExport kind);
 // Whether `kind` has something to draw now (a snapshot or a loaded model; a run's
 // snapshots for the GIF and the curves).
 bool TrainExportAvailable(const AppState& s, TrainExport kind);
-// Starts the export in the background; the outcome lands in s.train.message when done.
+// Starts the export in the background; the outcome lands in Training(s).message when done.
 void StartTrainExport(AppState& s, TrainExport kind);
 // Once per frame: collects a finished export. True while one is running.
 bool PollTrainExport(AppState& s);

@@ -45,7 +45,7 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
   const int seq = t.seq;
   const std::string id = "train map " + std::to_string(layer) + " " + std::to_string(head);
   int ready = 0;
-  const unsigned tex = s.teach.textures.Get(
+  const unsigned tex = s.ui.matrices.Get(
       id, key, seq, seq,
       [&](std::uint8_t* rgba, int row0, int row1) {
         for (int i = row0; i < row1; ++i)
@@ -87,16 +87,16 @@ bool DrawSmallMap(AppState& s, const HeadsPicture& p, int layer, int head, float
 
 void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
   const int H = p.cfg->layer.num_heads;
-  const int layer = s.train.big_head / H, head = s.train.big_head % H;
+  const int layer = Training(s).big_head / H, head = Training(s).big_head % H;
   const Trace& t = p.probe->layers[static_cast<std::size_t>(layer)];
-  if (ImGui::Button(_("Back to all heads"))) s.train.big_head = -1;
+  if (ImGui::Button(_("Back to all heads"))) Training(s).big_head = -1;
   Probe(s, "train_back");
   ImGui::SameLine();
   const HeadProfile* prof = ProfileOf(p, layer, head);
   ImGui::Text(_("layer %d, head %d: %s"), layer, head, prof ? LabelText(prof).c_str() : "");
   MatrixArgs a;
   a.id = "train big head";
-  a.key = key + "|" + std::to_string(s.train.big_head);
+  a.key = key + "|" + std::to_string(Training(s).big_head);
   const Eigen::Map<const Mat> m = t.AttnHead(head);
   a.data = m.data();
   a.rows = t.seq;
@@ -118,7 +118,7 @@ void DrawBigHead(AppState& s, const HeadsPicture& p, const std::string& key) {
 }  // namespace
 
 void DrawTrainTimeline(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   if (t.show_loaded) {
     Muted(i18n::Format(_("The heads of %s on held-out example 0 of its task (a checkpoint has no timeline)."),
                        t.loaded_path.c_str())
@@ -189,8 +189,8 @@ void DrawHeadsGrid(AppState& s) {
   // A snapshot's probe never changes; a loaded model's pass changes with each recompute.
   const std::string key = "train|" + std::to_string(reinterpret_cast<std::uintptr_t>(p.probe)) + "|" +
                           std::to_string(p.step) + "|" + std::to_string(p.step < 0 ? s.result.generation : 0);
-  if (s.train.big_head >= L * H) s.train.big_head = -1;
-  if (s.train.big_head >= 0) return DrawBigHead(s, p, key);
+  if (Training(s).big_head >= L * H) Training(s).big_head = -1;
+  if (Training(s).big_head >= 0) return DrawBigHead(s, p, key);
 
   const float fs = ImGui::GetFontSize();
   const ImGuiStyle& st = ImGui::GetStyle();
@@ -214,7 +214,7 @@ void DrawHeadsGrid(AppState& s) {
       }
       ImGui::BeginGroup();
       ImGui::Text(_("head %d"), h);
-      if (DrawSmallMap(s, p, l, h, side, key)) s.train.big_head = l * H + h;
+      if (DrawSmallMap(s, p, l, h, side, key)) Training(s).big_head = l * H + h;
       const HeadProfile* prof = ProfileOf(p, l, h);
       const std::string label = Ellipsize(LabelText(prof), col_w);
       ImGui::PushStyleColor(ImGuiCol_Text, prof && prof->label != "spread" ? Pal().ok_text : Pal().muted_text);
