@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402  (App, check, read_json, run_main)
+import harness as g  # noqa: E402
 
 check = g.check
 KO = "고양이가 쥐를 잡았다"

@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-from teach_test import click_until, close  # noqa: E402
+import harness as g  # noqa: E402
+from harness import click_until, close  # noqa: E402
 
 try:
     import numpy as np

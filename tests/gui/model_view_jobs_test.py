@@ -5,7 +5,7 @@
 read off the class's sentence against `mhaviz trace --json`'s attention, and each
 "Try these" sentence showing its head's job.
 
-    jobs_test.py TEST MHAVIZ
+    model_view_jobs_test.py TEST MHAVIZ
 
 Exit 0 pass, 1 fail, 77 skip (no display).
 """
@@ -16,8 +16,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-from teach_test import click_until  # noqa: E402
+import harness as g  # noqa: E402
+from harness import click_until  # noqa: E402
 
 check = g.check
 MODEL = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "models",
@@ -184,4 +184,4 @@ TESTS = {
 
 
 if __name__ == "__main__":
-    sys.exit(g.run_main(TESTS, __doc__, "jobs"))
+    sys.exit(g.run_main(TESTS, __doc__, "model_view_jobs"))
