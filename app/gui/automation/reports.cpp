@@ -179,7 +179,9 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["text_size"] = s.ui.text_size;
   j["weights"] = WeightsJson(s);
   j["export_message"] = s.ui.exports.message;
-  j["notices"] = s.ui.notices;
+  std::vector<std::string> notices;
+  for (const Notice& n : s.ui.notices) notices.push_back(n.English());
+  j["notices"] = notices;
   j["font_notice"] = s.ui.font_notice;
   j["font_path"] = s.ui.font_path;
   j["catalog_glyphs"] = CatalogGlyphs(s);
@@ -210,7 +212,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   if (s.result.ok) {
     const Trace& t = s.result.trace;
     if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= dump::kMaxDumpWeights) {
-      j["trace"] = nlohmann::json::parse(io::TraceJson(t, s.result.notice));
+      j["trace"] = nlohmann::json::parse(io::TraceJson(t, English(s.result.notices)));
     } else {  // tens of MB of JSON helps nobody: the tokens and sizes only
       j["trace"] = {
           {"tokens", t.in.tokens},

@@ -9,6 +9,7 @@
 #include "gui/state/view_caches.hpp"
 #include "gui/views/registry.hpp"
 #include "io/files.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -213,9 +214,9 @@ void NoteOverridden(const Config& was, const Config& now, const char* preset, Ap
        "--kv-heads " + std::to_string(was.num_kv_heads));
   note(was.scale != def.scale, was.scale != now.scale, "--no-scale");
   if (!list.empty())
-    s.ui.notices.push_back(std::string("--preset ") + preset + " sets its own configuration, so " + list +
-                           (list.find(',') == std::string::npos ? " was" : " were") +
-                           " not used. Change the configuration after it loads if you like.");
+    s.ui.notices.push_back({N_("--preset %s sets its own configuration, so these flags were not used: %s. Change the "
+                               "configuration after it loads if you like."),
+                            {preset, list}});
 }
 
 }  // namespace

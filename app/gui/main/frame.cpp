@@ -215,7 +215,7 @@ void DrawFrame(AppState& s) {
   MenuBar(s);
   if (!s.ui.notices.empty() || !s.ui.font_notice.empty()) {
     for (std::size_t i = 0; i < s.ui.notices.size();) {
-      MessageBox(ShownNotice(s.ui.notices[i]), Pal().notice_bg, Pal().notice_text);
+      MessageBox(s.ui.notices[i].Shown(), Pal().notice_bg, Pal().notice_text);
       ImGui::PushID(static_cast<int>(i));
       const bool dismiss = ImGui::SmallButton(_("Dismiss"));
       ImGui::PopID();

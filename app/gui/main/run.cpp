@@ -59,8 +59,7 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   std::snprintf(s.ui.exports.screenshot_path.data(), s.ui.exports.screenshot_path.size(), "mhaviz-window.png");
   SyncBuffersFromChoice(s);
   if (!settings.settings_path().empty()) {
-    const std::string notice = LoadAppSettings(settings.settings_path(), s, win_w, win_h);
-    if (!notice.empty()) s.ui.notices.push_back(notice);
+    for (Notice& n : LoadAppSettings(settings.settings_path(), s, win_w, win_h)) s.ui.notices.push_back(std::move(n));
   }
   ApplyRunOptions(a.run, s);  // flags override the saved settings
   ApplyTeachFlags(a.teach, s);

@@ -263,13 +263,12 @@ const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
 
 }  // namespace
 
-void DrawControlsPanel(AppState& s) {
-  if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
-  Config& c = s.choice.cfg;
-  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
-  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
-  const float step_w = ImGui::GetFrameHeight();
+namespace {
 
+// num_heads, d_model (with its steps) and the division the lesson is about, num_kv_heads.
+void DrawShapeControls(AppState& s, float lw) {
+  Config& c = s.choice.cfg;
+  const float step_w = ImGui::GetFrameHeight();
   FormLabel(_("num_heads"), lw);
   ImGui::SetNextItemWidth(-1.0f);
   s.dirty |= StopSlider(s, "##num_heads", &c.num_heads, HeadStops(c.d_model), Limits::kMaxHeads);
@@ -340,7 +339,11 @@ void DrawControlsPanel(AppState& s) {
       _("How many key/value heads the query heads share. num_heads: ordinary multi-head attention. "
         "Fewer: grouped-query attention (GQA), num_heads / num_kv_heads query heads read each K/V head. "
         "1: multi-query attention (MQA). Fewer K/V heads mean fewer parameters and a smaller KV cache."));
+}
 
+// The seed, the mask, the norm, the √d_k scaling and the positional encoding.
+void DrawLayerOptions(AppState& s, float lw) {
+  Config& c = s.choice.cfg;
   FormLabel(_("seed"), lw);
   const std::uint64_t one = 1;
   s.dirty |= ImGui::InputScalar("##seed", ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
@@ -393,8 +396,10 @@ void DrawControlsPanel(AppState& s) {
     ImGui::PopStyleColor();
     Probe(s, "pe_given");
   }
-  DrawBlockControls(s);
+}
 
+// Cross-attention and its memory sentence; where the weights come from.
+void DrawCrossAndWeights(AppState& s) {
   s.dirty |= ImGui::Checkbox(_("Cross-attention"), &s.choice.cross);
   Probe(s, "cross");
   HelpMarker(
@@ -428,6 +433,19 @@ void DrawControlsPanel(AppState& s) {
       s.dirty = true;
     }
   }
+}
+
+}  // namespace
+
+void DrawControlsPanel(AppState& s) {
+  if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
+  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
+  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
+
+  DrawShapeControls(s, lw);
+  DrawLayerOptions(s, lw);
+  DrawBlockControls(s);
+  DrawCrossAndWeights(s);
 }
 
 }  // namespace mha::gui

@@ -19,8 +19,6 @@ void DrawConfigError(AppState& s);
 // The configuration error as DrawConfigError shows it: the core's, in the interface's
 // language (--dump-state's "error_shown").
 std::string ShownConfigError(const AppState& s);
-// The result's notice (tokenizer, language model, composed text) in the interface's language.
-std::string ShownNotice(const std::string& notice);
 // panels/controls.cpp: the next valid num_heads for d_model in direction `dir` (+1 or
 // -1), as the slider steps; num_heads itself at either end.
 int StepHeads(int d_model, int num_heads, int dir);

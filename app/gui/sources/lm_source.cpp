@@ -127,7 +127,7 @@ class LmJob final : public WorkerJob {
   explicit LmJob(AppState& s) : lm_(s.choice.source.lm), sentence_(s.choice.sentence) {
     Result& r = s.result;
     r.memory_tokens.clear();
-    r.notice.clear();
+    r.notices.clear();
     r.p_before.clear();
     r.p_after.clear();
     r.next_before.clear();
@@ -174,7 +174,12 @@ class LmJob final : public WorkerJob {
     r.next_before = std::move(next_before_);
     r.tokens.clear();
     for (const std::string& p : run_.pieces) r.tokens.push_back(DisplayPiece(p));
-    r.notice = run_.notice;
+    // The context's cut, in the words of lm::RunOnIds's notice (the command line's).
+    const int cap = lm_->model.cfg.max_seq;
+    if (run_.total_pieces > cap)
+      r.notices.push_back({N_("the sentence is %1$s pieces long, but the model reads at most %2$s (its context, "
+                              "max_seq): only the first %2$s are shown."),
+                           {std::to_string(run_.total_pieces), std::to_string(cap)}});
     r.byte_spelled = lm::ByteSpellings(run_.pieces);
     r.pass = std::move(run_.trace);
     r.next = std::move(run_.next);

@@ -27,10 +27,10 @@ void StartLabels(AppState& s, std::shared_ptr<const lm::LanguageModel> lm) {
   for (const char* name : {"valid.txt", "valid.txt.gz"})
     if (fs::is_regular_file(dir / name, ec)) m.file = (dir / name).string();
   if (m.file.empty()) {
-    m.status = "validation text unavailable (no valid.txt or valid.txt.gz in " + dir.string() + ")";
+    m.unavailable = "no valid.txt or valid.txt.gz in " + dir.string();
     return;
   }
-  m.status = "measuring";
+  m.measuring = true;
   // Every head's scores on the validation text, as the CLI's ablate labels them
   // (lm::ProfileOnValidation: induction on each window's first half repeated).
   s.recompute.labels_task.Start([lm, file = m.file](TaskContext<std::vector<HeadProfile>>&) {
@@ -47,10 +47,10 @@ void StartJobs(AppState& s, std::shared_ptr<const lm::LanguageModel> lm) {
   const fs::path beside = CorpusBeside(*lm) / "pairs.jsonl";
   m.file = fs::is_regular_file(beside, ec) ? beside.string() : io::FindAsset("corpus", "pairs.jsonl");
   if (m.file.empty()) {
-    m.status = "no pairs.jsonl in " + beside.parent_path().string() + " or the app's assets/corpus";
+    m.unavailable = "no pairs.jsonl in " + beside.parent_path().string() + " or the app's assets/corpus";
     return;
   }
-  m.status = "measuring";
+  m.measuring = true;
   s.recompute.jobs_task.Start([lm, file = m.file](TaskContext<std::vector<lm::HeadJob>>&) {
     return lm::HeadJobs(lm::ScoreMinimalPairs(*lm, lm::LoadMinimalPairs(file)));
   });
@@ -58,14 +58,13 @@ void StartJobs(AppState& s, std::shared_ptr<const lm::LanguageModel> lm) {
 
 // A finished task's outcome into `m`.
 template <class T>
-void Take(Task<T>& task, Measured<T>& m, const char* unavailable) {
+void Take(Task<T>& task, Measured<T>& m) {
   if (!task.Poll()) return;
-  if (auto v = task.result()) {
+  m.measuring = false;
+  if (auto v = task.result())
     m.value = std::move(v);
-    m.status.clear();
-  } else if (!task.error().empty()) {
-    m.status = unavailable ? std::string(unavailable) + " (" + task.error() + ")" : task.error();
-  }
+  else
+    m.unavailable = task.error();
 }
 
 }  // namespace
@@ -86,8 +85,8 @@ void StepModelMeasures(AppState& s) {
       StartJobs(s, lm);
     }
   }
-  Take(rc.labels_task, s.result.validation_labels, "validation text unavailable");
-  Take(rc.jobs_task, s.result.head_jobs, nullptr);
+  Take(rc.labels_task, s.result.validation_labels);
+  Take(rc.jobs_task, s.result.head_jobs);
 }
 
 }  // namespace mha::gui

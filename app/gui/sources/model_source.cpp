@@ -111,7 +111,7 @@ class ModelJob final : public WorkerJob {
     const ModelConfig& c = model_->cfg;
     r.tokens = Words(s.choice.sentence);
     r.memory_tokens.clear();
-    r.notice.clear();
+    r.notices.clear();
     try {
       ids_ = IdsOf(c, r.tokens);
     } catch (const Error& e) {

@@ -58,21 +58,43 @@ std::string ReuseText(const LiveReport& r, const Trace& t, bool shown) {
 }
 
 // Composes (NFC) what the learner typed, in place, so the field, the tokens, the saved
-// settings and --dump-state all hold the composed text; returns a note if it changed.
-std::string NormaliseTyped(Choice& c) {
-  std::string note;
+// settings and --dump-state all hold the composed text; says so if it changed (in the
+// words of text::NfcNotice, which the command line prints).
+std::vector<Notice> NormaliseTyped(Choice& c) {
+  std::vector<Notice> notes;
   if (text::Nfc n = text::ToNfc(c.sentence); n.changed) {
     c.sentence = std::move(n.text);
-    note = text::NfcNotice("The sentence");
+    notes.push_back(
+        {N_("The sentence was normalised to Unicode NFC: decomposed letters (such as Hangul typed as "
+            "separate jamo, common in text copied from macOS file names or PDFs) were composed, so it shows "
+            "and embeds exactly like the same text typed on a keyboard.")});
   }
   if (text::Nfc n = text::ToNfc(c.memory); n.changed) {
     c.memory = std::move(n.text);
-    note += (note.empty() ? "" : " ") + text::NfcNotice("The memory sentence");
+    notes.push_back(
+        {N_("The memory sentence was normalised to Unicode NFC: decomposed letters (such as Hangul typed "
+            "as separate jamo, common in text copied from macOS file names or PDFs) were composed, so it "
+            "shows and embeds exactly like the same text typed on a keyboard.")});
   }
-  return note;
+  return notes;
 }
 
 namespace {
+
+// What the tokenizer cut or replaced, in the words of the core's TokenizeNotice (which
+// the command line prints), each with its numbers.
+std::vector<Notice> TokenizerNotices(const Tokenized& t) {
+  std::vector<Notice> out;
+  if (t.input_truncated)
+    out.push_back(
+        {N_("Input longer than %s KiB was cut off there."), {std::to_string(Limits::kMaxSentenceBytes >> 10)}});
+  if (t.dropped_tokens > 0)
+    out.push_back({N_("Only the first %s tokens are used (cap); %s more were left out."),
+                   {std::to_string(Limits::kMaxTokens), std::to_string(t.dropped_tokens)}});
+  if (t.invalid_bytes > 0)
+    out.push_back({N_("%s byte(s) of invalid UTF-8 were replaced by U+FFFD."), {std::to_string(t.invalid_bytes)}});
+  return out;
+}
 
 // The seeded layer (or --weights, --input) on the typed sentence, through the app's Live
 // cache (its stages kept between recomputes: only the worker or the frame uses it).
@@ -80,20 +102,29 @@ class SeededJob final : public WorkerJob {
  public:
   explicit SeededJob(AppState& s) : live_(&s.recompute.live) {
     Result& r = s.result;
-    nfc_note_ = NormaliseTyped(s.choice);
-    if (!nfc_note_.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
-    // The chips show the tokenization even when the configuration cannot run.
-    auto texts = [](const std::string& sentence) {
+    nfc_notes_ = NormaliseTyped(s.choice);
+    if (!nfc_notes_.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
+    // The chips show the tokenization even when the configuration cannot run; the
+    // notices say what it cut (the Live recompute cuts the same way).
+    auto texts = [](const Tokenized& t) {
       std::vector<std::string> out;
-      for (auto& t : Tokenize(sentence, Limits::kMaxTokens).tokens) out.push_back(std::move(t.text));
+      for (const auto& tok : t.tokens) out.push_back(tok.text);
       return out;
     };
     choice_.cfg = s.choice.cfg;
     if (s.choice.files.input_path.empty()) {
-      r.tokens = texts(s.choice.sentence);
-      r.memory_tokens = s.choice.cross ? texts(s.choice.memory) : std::vector<std::string>();
+      const Tokenized tq = Tokenize(s.choice.sentence, Limits::kMaxTokens);
+      r.tokens = texts(tq);
+      notices_ = TokenizerNotices(tq);
+      r.memory_tokens.clear();
       sentence_ = s.choice.sentence;
-      if (s.choice.cross) memory_ = s.choice.memory;
+      if (s.choice.cross) {
+        const Tokenized tm = Tokenize(s.choice.memory, Limits::kMaxTokens);
+        r.memory_tokens = texts(tm);
+        if (std::vector<Notice> m = TokenizerNotices(tm); !m.empty() && !s.choice.memory.empty())
+          notices_.push_back({N_("Memory: %s"), {}, std::move(m)});
+        memory_ = s.choice.memory;
+      }
     } else {
       r.tokens = s.choice.files.input.tokens;
       r.memory_tokens = s.choice.files.input.memory_tokens;
@@ -104,7 +135,6 @@ class SeededJob final : public WorkerJob {
     // The buffers and projections of the last trace are reused (Live), not copied.
     trace_ = std::move(r.trace);
     mean_ = std::move(r.mean_attn);
-    notice_ = r.notice;
   }
   // The worker reads its own copy of an --input file: the window may load another.
   void Detach() {
@@ -119,7 +149,7 @@ class SeededJob final : public WorkerJob {
         c.sentence = sentence_;
         c.memory = memory_;
       }
-      live_->Recompute(c, trace_, &mean_, &notice_);
+      live_->Recompute(c, trace_, &mean_);
       // The seeded layer again without its knocked-out heads (sources/knockout.hpp).
       plan_ = KnockoutPlan::Seeded(knockout_, trace_);
       if (plan_.Any()) {
@@ -138,9 +168,9 @@ class SeededJob final : public WorkerJob {
   }
   void Apply(AppState& s) override {
     Result& r = s.result;
-    r.notice = std::move(notice_);
+    r.notices = std::move(notices_);
     if (!GiveBack(r)) return;
-    if (!nfc_note_.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note_;
+    r.notices.insert(r.notices.end(), nfc_notes_.begin(), nfc_notes_.end());
     r.reuse = ReuseText(s.recompute.live.report(), r.trace);  // once per recompute, not per frame
     r.reuse_shown = ReuseText(s.recompute.live.report(), r.trace, true);
     r.knocked_out = plan_.heads();
@@ -158,7 +188,7 @@ class SeededJob final : public WorkerJob {
   std::shared_ptr<const Inputs> inputs_copy_;
   Knockout knockout_;
   KnockoutPlan plan_;
-  std::string nfc_note_, notice_;
+  std::vector<Notice> nfc_notes_, notices_;
 };
 
 std::unique_ptr<WorkerJob> MakeJob(AppState& s) {

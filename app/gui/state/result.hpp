@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/state/notice.hpp"
 #include "gui/state/task.hpp"
 #include "lm/head_jobs.hpp"
 #include "lm/language_model.hpp"
@@ -28,20 +29,21 @@ struct Cached {
 };
 
 // What a language model's heads do, measured once per model off the window's thread
-// (sources/model_measures.hpp): null while measuring, `status` says why none.
+// (sources/model_measures.hpp): null while measuring, or when it cannot be measured.
 template <class T>
 struct Measured {
   std::shared_ptr<const T> value;
-  std::string status;  // "" when ready; "measuring"; or why it cannot be measured
-  std::string file;    // what it was measured on
+  bool measuring = false;
+  std::string unavailable;  // why it cannot be measured ("" when it can)
+  std::string file;         // what it was measured on
 };
 
 struct Result {
-  bool ok = false;          // false: `error` says why, `trace` is stale
-  std::string error;        // the core's teaching message
-  std::string notice;       // tokenizer notice (truncation, replaced bytes)
-  std::string reuse;        // what the last recompute redid (ReuseText), for the status bar
-  std::string reuse_shown;  // the same in the interface's language at that recompute
+  bool ok = false;              // false: `error` says why, `trace` is stale
+  std::string error;            // the core's teaching message
+  std::vector<Notice> notices;  // the tokenizer's (truncation, replaced bytes), the composing, the model's context
+  std::string reuse;            // what the last recompute redid (ReuseText), for the status bar
+  std::string reuse_shown;      // the same in the interface's language at that recompute
   // The tokens of the current sentence(s), kept even when the configuration is
   // invalid so the learner still sees the tokenization.
   std::vector<std::string> tokens, memory_tokens;

@@ -13,6 +13,7 @@
 #include "gui/style/wide_glyphs.hpp"
 #include "io/files.hpp"
 #include "io/json_parse.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -48,8 +49,9 @@ Norm ParseNorm(const std::string& v) {
 
 void SyncBuffersFromChoice(AppState& s) {
   if (s.choice.sentence.size() >= kSentenceCap || s.choice.memory.size() >= kSentenceCap)
-    s.ui.notices.push_back("The sentence field holds at most " + std::to_string(kSentenceCap) +
-                           " bytes, so the text given was cut off there. (mhaviz trace and export take longer text.)");
+    s.ui.notices.push_back({N_("The sentence field holds at most %s bytes, so the text given was cut off there. "
+                               "(mhaviz trace and export take longer text.)"),
+                            {std::to_string(kSentenceCap)}});
   // The fields show emoji through their stand-ins (wide_glyphs.hpp), which they can
   // hold and edit as one character each.
   CopyToBuf(s.ui.sentence_buf, ForDisplay(s.choice.sentence));
@@ -102,7 +104,7 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w, int* window_h) {
+std::vector<Notice> LoadAppSettings(const std::string& path, AppState& s, int* window_w, int* window_h) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
   AppState parsed;  // parse into a copy: a bad file must leave `s` untouched
@@ -164,10 +166,14 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
     const std::string bak = path + ".bak";
     std::error_code moved;
     std::filesystem::rename(path, bak, moved);
-    return "The settings file " + path + " could not be read (" + io::Excerpt(e.what(), 200) +
-           "), so mhaviz started with the default sentence and configuration. " +
-           (moved ? "It is left as it is (" + moved.message() + ")."
-                  : "It was kept as " + bak + ", nothing in it is lost.");
+    const std::string why = io::Excerpt(e.what(), 200);
+    if (moved)
+      return {{N_("The settings file %s could not be read (%s), so mhaviz started with the default sentence and "
+                  "configuration. It is left as it is (%s)."),
+               {path, why, moved.message()}}};
+    return {{N_("The settings file %s could not be read (%s), so mhaviz started with the default sentence and "
+                "configuration. It was kept as %s, nothing in it is lost."),
+             {path, why, bak}}};
   }
   s.choice = parsed.choice;
   s.ui.text_size = parsed.ui.text_size;

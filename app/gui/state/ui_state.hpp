@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/state/notice.hpp"
 #include "gui/state/textures.hpp"
 #include "render/colormap.hpp"
 
@@ -128,15 +129,15 @@ struct Ui {
   // Every text the last frame drew through ImGui (its log), for --dump-state: a test reads
   // what a learner reads, in the interface's language. Only filled under --dump-state.
   std::string shown_text;
-  bool fonts_dirty = false;          // rebuild the font atlas before the next frame
-  ImFont* font_bold = nullptr;       // headings
-  ImFont* font_small = nullptr;      // token indices, at 3/4 size (Latin only)
-  ImFont* font_label = nullptr;      // heatmap token labels at 4/5 size, once asked for
-  ImFont* font_numbers = nullptr;    // weights in big heatmap cells: digits at 7/4 size
-  bool want_label_font = false;      // the heatmaps asked for font_label (loaded with the next rebuild)
-  std::string font_notice;           // shown when NanumGothic could not be loaded
-  std::string font_path;             // the file the UI font came from ("" = ImGui's own)
-  std::vector<std::string> notices;  // one-time notices (settings file, flags)
+  bool fonts_dirty = false;        // rebuild the font atlas before the next frame
+  ImFont* font_bold = nullptr;     // headings
+  ImFont* font_small = nullptr;    // token indices, at 3/4 size (Latin only)
+  ImFont* font_label = nullptr;    // heatmap token labels at 4/5 size, once asked for
+  ImFont* font_numbers = nullptr;  // weights in big heatmap cells: digits at 7/4 size
+  bool want_label_font = false;    // the heatmaps asked for font_label (loaded with the next rebuild)
+  std::string font_notice;         // shown when NanumGothic could not be loaded
+  std::string font_path;           // the file the UI font came from ("" = ImGui's own)
+  std::vector<Notice> notices;     // one-time notices (settings file, flags, the sentence field's cap)
   HeatmapTextures textures;
   // Rectangles of key widgets in window pixels, for the GUI tests (--probe).
   std::map<std::string, std::array<float, 4>> probe;

@@ -66,100 +66,44 @@ const Cached<Trace>& SelfTraceCache(AppState& s) {
 
 }  // namespace
 
-void DrawCrossView(AppState& s) {
-  SectionTitle(
-      s, _("Cross-attention vs self-attention"),
-      _("Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
-        "look at another sentence, as a Transformer decoder reads its encoder."),
-      true);
-  // The switch and the memory sentence, mirrored from Configuration.
-  if (ImGui::Checkbox(_("Cross-attention: keys and values from a second sentence"), &s.choice.cross)) {
-    if (s.choice.cross && s.choice.memory.empty()) {
-      s.choice.memory = DefaultMemory(s.choice.sentence);
-      SyncBuffersFromChoice(s);
-    }
-    if (s.choice.cross && s.choice.cfg.mask == Mask::Causal) s.choice.cfg.mask = Mask::None;
-    s.dirty = true;
-  }
-  Probe(s, "cross_toggle");
-  if (s.choice.cross && s.choice.files.input_path.empty()) {
-    ImGui::SetNextItemWidth(-1.0f);
-    if (ImGui::InputTextWithHint("##cross_memory", _("memory sentence for keys and values"), s.ui.memory_buf.data(),
-                                 s.ui.memory_buf.size())) {
-      s.choice.memory = FromDisplay(s.ui.memory_buf.data());
-      s.dirty = true;
-    }
-    Probe(s, "cross_memory");
-  }
-  if (!s.choice.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
-    Muted(i18n::Format(_("x comes from %s, which has no 'memory' array: cross-attention needs one there, or use the "
-                         "sentence again (Lesson tab)."),
-                       SourceShown(s.choice.files.input_path).c_str())
-              .c_str());
-  if (!HaveResultsToShow(s)) return;
-  const auto& sc = SourcesCache(s);
-  if (!sc.ok) {
-    MessageBox(sc.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
-  const AttentionSources& src = sc.value;
+namespace {
+
+// Self-attention only: the head's square map, and what cross-attention would change.
+void DrawSelfOnly(AppState& s, int h, ImVec2 avail, float legend_h) {
   const Trace& t = s.result.trace;
-  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  ImGui::TextUnformatted(src.cross ? _("This layer: cross-attention (encoder-decoder)")
-                                   : _("This layer: self-attention"));
-  if (s.ui.font_bold) ImGui::PopFont();
-  // The core's explanation is English (--dump-state, scripts); the window says it in its language.
-  if (i18n::Current() == i18n::Lang::kEnglish)
-    Muted(src.explanation.c_str());
-  else if (src.cross)
-    Muted(i18n::Format(_("Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
-                         "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is %d x %d: "
-                         "one row per query token, one column per memory token."),
-                       src.seq, src.seq_kv)
-              .c_str());
-  else
-    Muted(i18n::Format(_("Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
-                         "token looks at every token of its own sentence and each map is square, %d x %d."),
-                       src.seq, src.seq)
-              .c_str());
-  Probe(s, "cross_explanation");
-  ImGui::Spacing();
-
-  HeadPicker(s, "##cross_head");
   const float fs = ImGui::GetFontSize();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f;
-  const int h = s.choice.head;
   const auto cross_map = t.AttnHead(h);
+  // Self-attention only: its square map, and what cross-attention would change.
+  const Mat m = cross_map;
+  ImGui::Text(_("head %d: %d x %d, square, because the rows and the columns are the same %d tokens"), h, t.seq, t.seq,
+              t.seq);
+  MatrixArgs a;
+  a.id = "cross self only";
+  a.key = "g" + std::to_string(s.result.generation) + " h" + std::to_string(h);
+  a.data = m.data();
+  a.rows = t.seq;
+  a.cols = t.seq_kv;
+  a.row_labels = &t.in.tokens;
+  a.col_labels = &t.in.tokens;
+  a.fixed_decimals = true;
+  a.row_axis = _("query");
+  a.col_axis = _("key");
+  a.size =
+      ImVec2(std::min(avail.x, fs * 30.0f),
+             std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
+  DrawMatrix(s, a);
+  Probe(s, "cross_self_map");
+  DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
+  Muted(
+      _("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
+        "becomes seq x seq_kv, one column per memory token."));
+}
 
-  if (!src.cross) {
-    // Self-attention only: its square map, and what cross-attention would change.
-    const Mat m = cross_map;
-    ImGui::Text(_("head %d: %d x %d, square, because the rows and the columns are the same %d tokens"), h, t.seq, t.seq,
-                t.seq);
-    MatrixArgs a;
-    a.id = "cross self only";
-    a.key = "g" + std::to_string(s.result.generation) + " h" + std::to_string(h);
-    a.data = m.data();
-    a.rows = t.seq;
-    a.cols = t.seq_kv;
-    a.row_labels = &t.in.tokens;
-    a.col_labels = &t.in.tokens;
-    a.fixed_decimals = true;
-    a.row_axis = _("query");
-    a.col_axis = _("key");
-    a.size =
-        ImVec2(std::min(avail.x, fs * 30.0f),
-               std::max(avail.y - legend_h - ImGui::GetTextLineHeightWithSpacing() * 3, t.seq * fs * 1.6f + fs * 6.5f));
-    DrawMatrix(s, a);
-    Probe(s, "cross_self_map");
-    DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
-    Muted(
-        _("Turn on cross-attention above: the keys and values then come from the memory sentence, and the map "
-          "becomes seq x seq_kv, one column per memory token."));
-    return;
-  }
-
+// Cross-attention beside the same head's self-attention on the sentence.
+void DrawContrast(AppState& s, int h, ImVec2 avail, float legend_h) {
+  const Trace& t = s.result.trace;
+  const float fs = ImGui::GetFontSize();
+  const auto cross_map = t.AttnHead(h);
   // Side by side: the same head, the same weights; only where K and V come from differs.
   const auto& st = SelfTraceCache(s);
   const float gap = fs * 2.0f;
@@ -217,6 +161,77 @@ void DrawCrossView(AppState& s) {
   }
   ImGui::EndGroup();
   DrawScaleLegend(ColourScale::Sequential, 1.0f, std::min(avail.x, fs * 20.0f), _("weight"), false);
+}
+
+}  // namespace
+
+void DrawCrossView(AppState& s) {
+  SectionTitle(
+      s, _("Cross-attention vs self-attention"),
+      _("Self-attention: a sentence looks at itself (Q = K = V source). Cross-attention: the sentence's queries "
+        "look at another sentence, as a Transformer decoder reads its encoder."),
+      true);
+  // The switch and the memory sentence, mirrored from Configuration.
+  if (ImGui::Checkbox(_("Cross-attention: keys and values from a second sentence"), &s.choice.cross)) {
+    if (s.choice.cross && s.choice.memory.empty()) {
+      s.choice.memory = DefaultMemory(s.choice.sentence);
+      SyncBuffersFromChoice(s);
+    }
+    if (s.choice.cross && s.choice.cfg.mask == Mask::Causal) s.choice.cfg.mask = Mask::None;
+    s.dirty = true;
+  }
+  Probe(s, "cross_toggle");
+  if (s.choice.cross && s.choice.files.input_path.empty()) {
+    ImGui::SetNextItemWidth(-1.0f);
+    if (ImGui::InputTextWithHint("##cross_memory", _("memory sentence for keys and values"), s.ui.memory_buf.data(),
+                                 s.ui.memory_buf.size())) {
+      s.choice.memory = FromDisplay(s.ui.memory_buf.data());
+      s.dirty = true;
+    }
+    Probe(s, "cross_memory");
+  }
+  if (!s.choice.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
+    Muted(i18n::Format(_("x comes from %s, which has no 'memory' array: cross-attention needs one there, or use the "
+                         "sentence again (Lesson tab)."),
+                       SourceShown(s.choice.files.input_path).c_str())
+              .c_str());
+  if (!HaveResultsToShow(s)) return;
+  const auto& sc = SourcesCache(s);
+  if (!sc.ok) {
+    MessageBox(sc.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const AttentionSources& src = sc.value;
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  ImGui::TextUnformatted(src.cross ? _("This layer: cross-attention (encoder-decoder)")
+                                   : _("This layer: self-attention"));
+  if (s.ui.font_bold) ImGui::PopFont();
+  // The core's explanation is English (--dump-state, scripts); the window says it in its language.
+  if (i18n::Current() == i18n::Lang::kEnglish)
+    Muted(src.explanation.c_str());
+  else if (src.cross)
+    Muted(i18n::Format(_("Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
+                         "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is %d x %d: "
+                         "one row per query token, one column per memory token."),
+                       src.seq, src.seq_kv)
+              .c_str());
+  else
+    Muted(i18n::Format(_("Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
+                         "token looks at every token of its own sentence and each map is square, %d x %d."),
+                       src.seq, src.seq)
+              .c_str());
+  Probe(s, "cross_explanation");
+  ImGui::Spacing();
+
+  HeadPicker(s, "##cross_head");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 1.5f;
+  const int h = s.choice.head;
+
+  if (!src.cross)
+    DrawSelfOnly(s, h, avail, legend_h);
+  else
+    DrawContrast(s, h, avail, legend_h);
 }
 
 json DumpCrossView(AppState& s) {

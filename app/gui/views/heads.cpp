@@ -156,45 +156,30 @@ std::string ChanceTooltip(const HeadSummary& h) {
 
 }  // namespace
 
-void DrawHeadsView(AppState& s) {
-  SectionTitle(s, _("Head metrics"),
-               _("What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
-                 "and how alike the heads are."),
-               true);
-  if (!HaveResultsToShow(s)) return;
-  const auto& sc = SummariesCache(s);
-  if (!sc.ok) {
-    MessageBox(sc.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
-  const Trace& t = s.result.trace;
-  const auto& heads = sc.value;
+namespace {
+
+// The columns of the summary table (header and minimum width), the table's natural
+// width from them, and where the divergence goes: beside the table when there is room,
+// else below it.
+struct Col {
+  const char* head;
+  float min_w;
+};
+struct MetricsLayout {
+  std::vector<Col> columns;
+  ImVec2 avail;
+  float table_w = 0, div_w = 0;
+  bool side = false;
+};
+
+MetricsLayout LayOut(const Trace& t) {
   const float fs = ImGui::GetFontSize();
-  const int H = t.cfg.num_heads;
-  const bool gqa = t.cfg.kv_heads() != H;
+  const bool gqa = t.cfg.kv_heads() != t.cfg.num_heads;
   const bool cross = t.in.cross();
-  const double ln_n = std::log(static_cast<double>(std::max(t.seq_kv, 1)));
-  s.ui.textures.Sync(s.result);  // the heatmaps' own textures, for the thumbnails
-
-  DrawWeightsBadge(s);
-  // Seeded random weights seldom make a head specialise (every head reads "no clear
-  // pattern"): offer heads that do, built by hand.
-  if (s.choice.files.weights_path.empty() &&
-      std::all_of(heads.begin(), heads.end(), [](const HeadSummary& h) { return h.pattern == HeadPattern::Spread; })) {
-    Muted(_("Random weights rarely make a head specialise; trained models have heads that do."));
-    ImGui::SameLine();
-    if (ImGui::SmallButton(_("Show four heads that specialise"))) LoadPositionalHeadsExample(s);
-    Probe(s, "heads_example");
-  }
-
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  // The divergence matrix beside the table when there is room, else below it.
-  // The columns: header and minimum width. The table's natural width follows from them.
-  struct Col {
-    const char* head;
-    float min_w;
-  };
-  std::vector<Col> columns = {{_("head"), 0.0f}};
+  MetricsLayout l;
+  l.avail = ImGui::GetContentRegionAvail();
+  std::vector<Col>& columns = l.columns;
+  columns = {{_("head"), 0.0f}};
   if (gqa) columns.push_back({_("K/V head"), 0.0f});
   char vs_width[64];
   std::snprintf(vs_width, sizeof vs_width, _("%.2f vs %.2f"), 0.0, 0.33);
@@ -212,10 +197,23 @@ void DrawHeadsView(AppState& s) {
   float natural = st.ScrollbarSize + 2.0f;
   for (const Col& c : columns)
     natural += std::max(ImGui::CalcTextSize(c.head, nullptr, true).x, c.min_w) + 2 * st.CellPadding.x + 1.0f;
-  const float div_w = std::clamp(avail.x - natural - fs, fs * 13.0f, fs * 26.0f);
-  const bool side = avail.x - div_w - fs >= natural;  // never squeeze the table: below it instead
-  const float table_w = side ? std::min(natural, avail.x - div_w - fs) : avail.x;
+  l.div_w = std::clamp(l.avail.x - natural - fs, fs * 13.0f, fs * 26.0f);
+  l.side = l.avail.x - l.div_w - fs >= natural;  // never squeeze the table: below it instead
+  l.table_w = l.side ? std::min(natural, l.avail.x - l.div_w - fs) : l.avail.x;
+  return l;
+}
 
+// The table of every head's summary (and the note on chance under it).
+void DrawSummaryTable(AppState& s, const std::vector<HeadSummary>& heads, const MetricsLayout& l) {
+  const Trace& t = s.result.trace;
+  const float fs = ImGui::GetFontSize();
+  const int H = t.cfg.num_heads;
+  const bool gqa = t.cfg.kv_heads() != H;
+  const bool cross = t.in.cross();
+  const double ln_n = std::log(static_cast<double>(std::max(t.seq_kv, 1)));
+  const std::vector<Col>& columns = l.columns;
+  const ImVec2 avail = l.avail;
+  const float table_w = l.table_w;
   ImGui::BeginGroup();
   const int cols = static_cast<int>(columns.size());
   const float row_h = std::max(ImGui::GetTextLineHeight(), fs * 1.6f);
@@ -299,8 +297,16 @@ void DrawHeadsView(AppState& s) {
   ImGui::PopStyleColor();
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
-  if (side) ImGui::SameLine(0, fs);
+}
 
+// How alike the heads are: the divergence of every pair, as a matrix and in words.
+void DrawDivergence(AppState& s, const MetricsLayout& l) {
+  const int H = s.result.trace.cfg.num_heads;
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 avail = l.avail;
+  const bool side = l.side;
+  const float div_w = l.div_w;
+  char buf[2048];
   ImGui::BeginGroup();
   const auto& dc = DivergenceCache(s, /*wait=*/false);
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
@@ -369,6 +375,37 @@ void DrawHeadsView(AppState& s) {
     DrawScaleLegend(ColourScale::Sequential, m.range, room, _("JS divergence"), false);
   }
   ImGui::EndGroup();
+}
+
+}  // namespace
+
+void DrawHeadsView(AppState& s) {
+  SectionTitle(s, _("Head metrics"),
+               _("What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
+                 "and how alike the heads are."),
+               true);
+  if (!HaveResultsToShow(s)) return;
+  const auto& sc = SummariesCache(s);
+  if (!sc.ok) {
+    MessageBox(sc.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const auto& heads = sc.value;
+  s.ui.textures.Sync(s.result);  // the heatmaps' own textures, for the thumbnails
+  DrawWeightsBadge(s);
+  // Seeded random weights seldom make a head specialise (every head reads "no clear
+  // pattern"): offer heads that do, built by hand.
+  if (s.choice.files.weights_path.empty() &&
+      std::all_of(heads.begin(), heads.end(), [](const HeadSummary& h) { return h.pattern == HeadPattern::Spread; })) {
+    Muted(_("Random weights rarely make a head specialise; trained models have heads that do."));
+    ImGui::SameLine();
+    if (ImGui::SmallButton(_("Show four heads that specialise"))) LoadPositionalHeadsExample(s);
+    Probe(s, "heads_example");
+  }
+  const MetricsLayout l = LayOut(s.result.trace);
+  DrawSummaryTable(s, heads, l);
+  if (l.side) ImGui::SameLine(0, ImGui::GetFontSize());
+  DrawDivergence(s, l);
 }
 
 json DumpHeadsView(AppState& s) {

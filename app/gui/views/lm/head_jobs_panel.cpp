@@ -172,18 +172,19 @@ std::string HeadJobDetails(const AppState& s, int layer, int head) {
 }
 
 std::string HeadJobsStatus(const AppState& s) {
+  const auto& m = s.result.head_jobs;
   if (!UsingLanguageModel(s)) return "";
-  if (Jobs(s)) return "minimal pairs";
-  const std::string& why = s.result.head_jobs.status;
-  return why.empty() ? "" : "minimal pairs (" + why + ")";
+  if (m.value) return "minimal pairs";
+  if (m.measuring) return "minimal pairs (measuring)";
+  return m.unavailable.empty() ? "" : "minimal pairs (" + m.unavailable + ")";
 }
 
 std::string HeadJobsStatusShown(const AppState& s) {
+  const auto& m = s.result.head_jobs;
   if (!UsingLanguageModel(s)) return "";
-  if (Jobs(s)) return _("minimal pairs");
-  const std::string& why = s.result.head_jobs.status;
-  if (why.empty()) return "";
-  return why == "measuring" ? _("minimal pairs (measuring)") : i18n::Format(_("minimal pairs (%s)"), why.c_str());
+  if (m.value) return _("minimal pairs");
+  if (m.measuring) return _("minimal pairs (measuring)");
+  return m.unavailable.empty() ? "" : i18n::Format(_("minimal pairs (%s)"), m.unavailable.c_str());
 }
 
 void DrawTryThese(AppState& s) {

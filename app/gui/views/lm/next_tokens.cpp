@@ -109,7 +109,7 @@ nlohmann::json DumpNextTokensView(AppState& s) {
                                 : nlohmann::json{{"piece", row[0].piece}, {"probability", row[0].probability}});
     j["top_before"] = top;
   }
-  j["notice"] = s.result.notice;
+  j["notice"] = English(s.result.notices);
   return j;
 }
 
