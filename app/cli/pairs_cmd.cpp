@@ -33,6 +33,27 @@ std::string Pad(const std::string& s, std::size_t width) {
   return s + std::string(cols < width ? width - cols : 1, ' ');
 }
 
+// --model mhaviz-small and a missing --pairs, found among the shipped assets; a usage
+// error (exit 2) names what is missing and where it was looked for.
+void ResolvePaths(std::string& model, std::string& pairs_path) {
+  if (model.empty()) throw UsageError("--model is required: give a language model, e.g. --model mhaviz-small.");
+  std::error_code ec;
+  if (model == io::kSmallModelArg && !std::filesystem::exists(model, ec)) {
+    model = io::FindAsset("models", io::kSmallModelFile);
+    if (model.empty())
+      throw UsageError(std::string("--model mhaviz-small: ") + io::kSmallModelFile +
+                       " is not in assets/models here, beside the program, or in its install's "
+                       "share/mhaviz/models. Give the checkpoint's path.");
+  }
+  if (pairs_path.empty()) {
+    pairs_path = io::FindAsset("corpus", kPairsFile);
+    if (pairs_path.empty())
+      throw UsageError(std::string("no --pairs given and ") + kPairsFile +
+                       " is not in assets/corpus: give a pairs file, e.g. --pairs pairs.jsonl "
+                       "(scripts/make_teaching_corpus.py writes one).");
+  }
+}
+
 }  // namespace
 
 int PairsCommand(const std::vector<std::string>& args) {
@@ -64,22 +85,7 @@ int PairsCommand(const std::vector<std::string>& args) {
       std::cout << app.help();
       return 0;
     }
-    if (model.empty()) throw UsageError("--model is required: give a language model, e.g. --model mhaviz-small.");
-    std::error_code ec;
-    if (model == io::kSmallModelArg && !std::filesystem::exists(model, ec)) {
-      model = io::FindAsset("models", io::kSmallModelFile);
-      if (model.empty())
-        throw UsageError(std::string("--model mhaviz-small: ") + io::kSmallModelFile +
-                         " is not in assets/models here, beside the program, or in its install's "
-                         "share/mhaviz/models. Give the checkpoint's path.");
-    }
-    if (pairs_path.empty()) {
-      pairs_path = io::FindAsset("corpus", kPairsFile);
-      if (pairs_path.empty())
-        throw UsageError(std::string("no --pairs given and ") + kPairsFile +
-                         " is not in assets/corpus: give a pairs file, e.g. --pairs pairs.jsonl "
-                         "(scripts/make_teaching_corpus.py writes one).");
-    }
+    ResolvePaths(model, pairs_path);
     // Bad input is a usage error (exit 2): a pairs file that cannot be read or parsed, a
     // checkpoint that cannot be loaded or is not a language model.
     std::vector<lm::MinimalPair> pairs;

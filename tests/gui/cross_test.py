@@ -35,7 +35,7 @@ def test_cross_and_encoder(mhaviz, d):
     dump = dump_run(mhaviz, d, *args, "--inspect", "ffn_hidden")
     steps = [r["step"] for r in dump["trace"]["shape_flow"]]
     check("FFN expand + GELU" in steps and "FFN contract" in steps, f"no FFN rows in the shape flow: {steps}")
-    iv = dump["views"]["inspector_view"]
+    iv = dump["views"]["inspect_view"]
     check(iv["shape"] == [1, 6, 24], f"ffn_hidden shape {iv.get('shape')}")
     ref = cli_npz(mhaviz, d, "enc.npz", *args)
     close(iv["values"], ref["ffn_hidden"][0], 0, "ffn_hidden in the inspector vs mhaviz trace")

@@ -50,9 +50,10 @@ def test_lesson_preset(mhaviz, d):
                     "--view-head", "1", "--view-query", "0")
     check(dump["ok"], f"lesson did not compute: {dump['error']}")
     v = dump["views"]
-    check(v["view"] == "inspector", f"view {v['view']}")
+    # --view inspector: the Inspect view's old name still opens it (under its name).
+    check(v["view"] == "inspect", f"view {v['view']}")
     hand = lesson_concat_by_hand()
-    iv = v["inspector_view"]
+    iv = v["inspect_view"]
     check(iv["tensor"] == "concat" and iv["shape"] == [1, 3, 4], f"inspector shows {iv.get('tensor')} {iv.get('shape')}")
     close(iv["values"], hand, 1e-5, "inspector concat vs hand calculation")
     # One query step by step: head 1, token 0 ("word1") reads dimensions 2-3.
@@ -106,7 +107,7 @@ def test_lesson_editor(mhaviz, d):
         p = click_until(app, "flow_toggle", lambda p: any(k.startswith("flow attn_out") for k in p["widgets"]),
                         "the shape flow back")
         row = next(v for k, v in p["widgets"].items() if k.startswith("flow attn_out"))
-        click_until(app, [row[0], row[1], 20, row[3]], lambda p: p["view"] == "inspector",
+        click_until(app, [row[0], row[1], 20, row[3]], lambda p: p["view"] == "inspect",
                     "the inspector after clicking the shape flow")
         final = app.quit()
     finally:
@@ -116,7 +117,7 @@ def test_lesson_editor(mhaviz, d):
     w_o[0, 0] = 2.0
     check(v["lesson_view"]["weights"]["W_o"] == w_o.tolist(), f"W_o after the edit: {v['lesson_view']['weights']['W_o']}")
     check(v["lesson_view"]["weights_edited"], "weights_edited is false")
-    iv = v["inspector_view"]
+    iv = v["inspect_view"]
     check(iv["tensor"] == "attn_out" and iv["step"] == "output projection", f"inspector shows {iv['tensor']} ({iv['step']})")
     hand = np.array(lesson_concat_by_hand()) @ w_o
     close(iv["values"], hand, 1e-5, "attn_out in the inspector vs hand calculation with W_O[0,0] = 2")

@@ -25,9 +25,9 @@ def test_divergence_bounded(mhaviz, d):
     """Head metrics with more heads than the divergence covers: it is computed (off the UI
     thread) for the first 16 heads only, says so, and equals numpy's JS divergence."""
     args = ["--sentence", "a b c d e f g h", "--heads", "20", "--d-model", "80", "--seed", "3"]
-    dump = dump_run(mhaviz, d, *args, "--view", "heads")
+    dump = dump_run(mhaviz, d, *args, "--view", "metrics")
     check(dump["ok"], dump["error"])
-    hv = dump["views"]["heads_view"]
+    hv = dump["views"]["metrics_view"]
     check(len(hv["summaries"]) == 20, f"{len(hv['summaries'])} head summaries, not 20")
     check(hv.get("divergence_heads") == 16, f"divergence over {hv.get('divergence_heads')} heads, not the first 16")
     D = np.array(hv["divergence"])
@@ -47,12 +47,12 @@ def test_positional_heads(mhaviz, d):
     the first and the next word; the Head metrics view says so, and the trace's weights equal
     a numpy recomputation of the documented construction."""
     sentence = "the cat sat on the mat and the dog ran"
-    dump = dump_run(mhaviz, d, "--sentence", sentence, "--preset", "heads", "--view", "heads")
+    dump = dump_run(mhaviz, d, "--sentence", sentence, "--preset", "heads", "--view", "metrics")
     check(dump["ok"], f"the example did not compute: {dump['error']}")
     v = dump["views"]
-    pats = [h["pattern"] for h in v["heads_view"]["summaries"]]
+    pats = [h["pattern"] for h in v["metrics_view"]["summaries"]]
     check(pats == ["previous", "self", "first token", "next"], f"head patterns {pats}")
-    for h in v["heads_view"]["summaries"]:
+    for h in v["metrics_view"]["summaries"]:
         check(h["mean_max_weight"] > 0.95, f"head {h['head']} is not sharp: mean max weight {h['mean_max_weight']}")
     check(v["lesson_view"]["input_source"] == "the positional-heads example", f"source {v['lesson_view']['input_source']!r}")
     # numpy: x = PE(pos) only; head h compares the 8 fastest pairs, rotated by -1, 0, (first), +1 positions.

@@ -51,7 +51,7 @@ def test_query_and_metrics(mhaviz, d):
     close(q["q"], ref["q"][0, 3, 4], 0, "q")
     close([k["k"] for k in q["keys"]], ref["k"][0, 1], 0, "k of K/V head 1")
     # 2. Scaling: the configuration's own variant reproduces the trace; without it the softmax saturates.
-    sv = v["scaling_view"]
+    sv = v["softmax_view"]
     close(sv["with_scaling"]["weights"], ref["attn"][0, 3], 1e-6, "with-scaling weights vs the trace's attn")
     check(sv["without_scaling"]["stats"]["mean_entropy"] < sv["with_scaling"]["stats"]["mean_entropy"],
           "no sqrt(d_k): the entropy should drop")
@@ -60,7 +60,7 @@ def test_query_and_metrics(mhaviz, d):
     check(abs(sv["without_scaling"]["score_std"] / sv["with_scaling"]["score_std"] - 8.0) < 1e-3,
           "unscaled scores should spread sqrt(64) = 8 times wider")
     # 3. Head metrics from the weights, recomputed in numpy.
-    hv = v["heads_view"]
+    hv = v["metrics_view"]
     A = ref["attn"][0].astype(np.float64)
     for s in hv["summaries"]:
         h = s["head"]
@@ -77,7 +77,7 @@ def test_query_and_metrics(mhaviz, d):
     js = (0.5 * kl(A[0], m) + 0.5 * kl(A[2], m)).mean()
     check(abs(D[0, 2] - js) < 1e-5, f"JS(head 0, head 2) = {D[0, 2]}, numpy {js}")
     # 4. Head count: the divisors of 256, the same parameter count on every row.
-    hc = v["head_count_view"]["rows"]
+    hc = v["counts_view"]["rows"]
     check([r["num_heads"] for r in hc] == [1, 2, 4, 8, 16, 32, 64, 128, 256], f"head counts {[r['num_heads'] for r in hc]}")
     check(len({r["params"] for r in hc}) == 1 and hc[0]["params"] == 4 * (256 * 256 + 256), "params should not depend on num_heads")
     check([r["current"] for r in hc].count(True) == 1 and next(r for r in hc if r["current"])["num_heads"] == 4, "current row")

@@ -651,7 +651,7 @@ def test_slider_stops(mhaviz, d):
     check(not final["ok"], "the typed configuration should not run")
     v = final["views"]
     check(v["last_valid"], "the views should say they show the last valid results")
-    for key in ("query_view", "scaling_view", "heads_view", "gqa_view", "inspector_view", "cross_view"):
+    for key in ("query_view", "softmax_view", "metrics_view", "gqa_view", "inspect_view", "cross_view"):
         check("error" not in v[key], f"{key} shows an error instead of the last valid results: {v[key]}")
 
 
@@ -744,15 +744,15 @@ def test_live_views(mhaviz, d):
     of the head-count table, the temperature slider) recompute at once."""
     app = App(mhaviz, d, ["--sentence", "a b c d e", "--heads", "4", "--d-model", "32"], size=(1600, 1000))
     try:
-        for name in ("query", "scaling", "heads", "head-count", "gqa", "cross", "lesson", "inspector", "heatmaps"):
+        for name in ("query", "softmax", "metrics", "counts", "gqa", "cross", "lesson", "inspect", "heatmaps"):
             click_until(app, "tab " + name, lambda p, n=name: p["view"] == n, f"the {name} tab")
         click_until(app, "tab gqa", lambda p: p["view"] == "gqa", "the GQA tab")
         gen = app.probe()["generation"]
         click_until(app, "kv 1", lambda p: p["ok"] and p["generation"] > gen, "a recompute for num_kv_heads = 1")
-        click_until(app, "tab head-count", lambda p: p["view"] == "head-count", "the head-count tab")
+        click_until(app, "tab counts", lambda p: p["view"] == "counts", "the Counts tab")
         click_until(app, "head_count 8", lambda p: p["num_heads"] == 8, "num_heads = 8 from the head-count table")
         # The volume knob: a click on the temperature slider sets T, and the trace follows.
-        click_until(app, "tab scaling", lambda p: p["view"] == "scaling", "the scaling tab")
+        click_until(app, "tab softmax", lambda p: p["view"] == "softmax", "the Softmax tab")
         gen = app.probe()["generation"]
         # The middle of the logarithmic 0.05 .. 20 slider is T = 1 (no change): click at 3/4.
         r = app.widget("temperature")
@@ -766,7 +766,7 @@ def test_live_views(mhaviz, d):
     gv = final["views"]["gqa_view"]
     check(gv["kind"] == "multi-query" and gv["kv_head_of"] == [0] * 8, f"GQA view {gv.get('kind')} {gv.get('kv_head_of')}")
     T = cfg["temperature"]
-    sv = final["views"]["scaling_view"]["with_scaling"]
+    sv = final["views"]["softmax_view"]["with_scaling"]
     check(T != 1.0 and 0.05 <= T <= 20, f"temperature after the click: {T}")
     check(abs(sv["temperature"] - T) < 1e-6 and abs(sv["multiplier"] - 1 / (math.sqrt(32 / 8) * T)) < 1e-5,
           f"scaling view at T = {sv['temperature']}, multiplier {sv['multiplier']}; config T = {T}")

@@ -9,7 +9,7 @@
 #include <imgui.h>
 
 #include "gui/sources/lm_source.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/model_source.hpp"

@@ -13,6 +13,7 @@
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "text/i18n.hpp"
+#include "render/head_view_render.hpp"
 
 namespace mha::gui {
 
@@ -125,6 +126,11 @@ std::string HeadPatternText(const std::string& label) {
     return b;
   }
   return label;
+}
+
+ImU32 HeadColour(int h, float alpha) {
+  const render::Rgb c = render::HeadColour(h);  // the export's colours too
+  return IM_COL32(c[0], c[1], c[2], static_cast<int>(alpha * 255.0f + 0.5f));
 }
 
 }  // namespace mha::gui

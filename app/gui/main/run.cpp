@@ -1,6 +1,6 @@
 // mhaviz gui: the main loop, in the shape of Dear ImGui's example_glfw_opengl3/main.cpp:
 // set up, loop { poll, new frame, draw, render, swap }, tear down. The flags are in
-// main/flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
+// main/gui_flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
 // the automation flags (--frames, --screenshot, --stats, ...) in automation_session.cpp.
 #include <algorithm>
 #include <atomic>
@@ -18,7 +18,7 @@
 #include <imgui_internal.h>
 
 #include "gui/main/automation_session.hpp"
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 #include "gui/main/frame.hpp"
 #include "gui/main/input_queue.hpp"
 #include "gui/main/run.hpp"

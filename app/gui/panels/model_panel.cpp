@@ -8,7 +8,7 @@
 
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
@@ -113,6 +113,25 @@ void DrawKnockoutBanner(AppState& s) {
   Probe(s, "knockout_banner");
   if (ImGui::SmallButton(_("Put every head back"))) SetKnockedOut(s, {});
   Probe(s, "knockout_restore");
+}
+
+void LayerSelector(AppState& s, const char* id) {
+  if (!UsingTrainedModel(s) || s.choice.source.model->cfg.num_layers < 2) return;
+  const int n = s.choice.source.model->cfg.num_layers;
+  int layer = s.choice.layer;
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize(_("layer %d")).x * 2.5f);
+  if (ImGui::SliderInt(id, &layer, 0, n - 1, _("layer %d"))) {
+    s.choice.layer = layer;
+    s.dirty = true;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled(_("of %d (the model source's layer: every view follows it)"), n);
+}
+
+void UseSmallModelButton(AppState& s, const char* probe) {
+  if (ImGui::Button(_("Use mhaviz-small"))) UseSmallModel(s);
+  Probe(s, probe);
+  if (!s.result.source_error.empty()) MessageBox(s.result.source_error, Pal().error_bg, Pal().error_text);
 }
 
 }  // namespace mha::gui

@@ -12,6 +12,13 @@ void DrawSentencePanel(AppState& s);  // panels/sentence.cpp
 // over the results naming the knocked-out heads, with a way back.
 void DrawModelSourcePanel(AppState& s);
 void DrawKnockoutBanner(AppState& s);
+// A view's own "layer" slider over a trained model's layers (the choice's, which every
+// view follows), when it has more than one; else nothing.
+void LayerSelector(AppState& s, const char* id);
+// For a view that needs a trained model and has none: the "Use mhaviz-small" button (its
+// probe named `probe`), which makes the shipped model the source, and why that model did
+// not load when it did not.
+void UseSmallModelButton(AppState& s, const char* probe);
 void DrawControlsPanel(AppState& s);  // panels/controls.cpp
 // panels/controls.cpp: why the configuration cannot run, with one-click fixes (over
 // the results, which keep the last valid maps dimmed).
@@ -22,7 +29,7 @@ std::string ShownConfigError(const AppState& s);
 // panels/controls.cpp: the next valid num_heads for d_model in direction `dir` (+1 or
 // -1), as the slider steps; num_heads itself at either end.
 int StepHeads(int d_model, int num_heads, int dir);
-void DrawExportPanel(AppState& s);         // panels/export.cpp
+void DrawExportPanel(AppState& s);         // panels/export_panel.cpp
 void DrawFlowPanel(AppState& s);           // panels/flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
 // panels/flow_diagram.cpp: the shape flow's block diagram of trace `t`, filling `size`

@@ -4,7 +4,7 @@
 
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/style/theme.hpp"
 #include "text/i18n.hpp"

@@ -6,11 +6,11 @@
 
 #include <glad/gl.h>
 
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "io/files.hpp"
-#include "render/head_view.hpp"
+#include "render/head_view_render.hpp"
 #include "render/render.hpp"
 #include "text/i18n.hpp"
 

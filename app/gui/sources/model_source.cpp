@@ -7,7 +7,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/recompute.hpp"

@@ -99,7 +99,7 @@ struct TrainSession {
     int num_heads = 0, d_model = 0;
   } defaults_note;
 
-  // Exports for slides (views/train/export.hpp): the files' stem, and the one running.
+  // Exports for slides (views/train/train_export.hpp): the files' stem, and the one running.
   std::array<char, 1024> export_stem{};
   Task<std::pair<bool, std::string>> export_job;  // (ok, message)
 };

@@ -61,7 +61,7 @@ void InspectFlowRow(AppState& s, const FlowRow& row) {
     sel.mode = row.shape.size() == 4 ? InspectSelection::Mode::Head : InspectSelection::Mode::Merged;
   else
     sel.mode = InspectSelection::Mode::Whole;
-  ShowView(s, "inspector");
+  ShowView(s, "inspect");
 }
 
 }  // namespace mha::gui

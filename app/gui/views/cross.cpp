@@ -13,7 +13,7 @@
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {

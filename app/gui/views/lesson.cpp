@@ -9,7 +9,7 @@
 #include "gui/draw/matrix_view.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
@@ -318,7 +318,7 @@ void DrawLessonView(AppState& s) {
     }
     ImGui::SameLine();
     if (ImGui::SmallButton(_("Inspect any tensor"))) {
-      ShowView(s, "inspector");
+      ShowView(s, "inspect");
     }
   }
 

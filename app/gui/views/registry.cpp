@@ -19,24 +19,24 @@ namespace mha::gui {
 
 // The views, in tab order: one line each. Each view's own file defines `ViewEntry
 // NAME()`, its names, drawing, dump and hooks (views/registry.hpp).
-#define MHAVIZ_VIEWS(X)                            \
-  X(HeatmapsView)   /* views/heatmaps/ */          \
-  X(QueryView)      /* views/query.cpp */          \
-  X(ScalingView)    /* views/scaling.cpp */        \
-  X(HeadsView)      /* views/heads.cpp */          \
-  X(HeadCountView)  /* views/head_count.cpp */     \
-  X(GqaView)        /* views/gqa.cpp */            \
-  X(CrossView)      /* views/cross.cpp */          \
-  X(LessonView)     /* views/lesson.cpp */         \
-  X(InspectorView)  /* views/inspector.cpp */      \
-  X(TrainView)      /* views/train/ */             \
-  X(HeadView)       /* views/lm/head_view.cpp */   \
-  X(ModelView)      /* views/lm/model_view.cpp */  \
-  X(ImportanceView) /* views/lm/importance.cpp */  \
-  X(NextTokensView) /* views/lm/next_tokens.cpp */ \
-  X(GenerateView)   /* views/lm/generate.cpp */    \
-  X(FlashView)      /* views/flash.cpp */          \
-  X(CostView)       /* views/cost.cpp */
+#define MHAVIZ_VIEWS(X)                       \
+  X(HeatmapsView)   /* views/heatmaps/ */     \
+  X(QueryView)      /* views/query.cpp */     \
+  X(SoftmaxView)    /* views/softmax.cpp */   \
+  X(MetricsView)    /* views/metrics.cpp */   \
+  X(CountsView)     /* views/counts.cpp */    \
+  X(GqaView)        /* views/gqa.cpp */       \
+  X(CrossView)      /* views/cross.cpp */     \
+  X(LessonView)     /* views/lesson.cpp */    \
+  X(InspectView)    /* views/inspect.cpp */   \
+  X(TrainView)      /* views/train/ */        \
+  X(HeadView)       /* views/head_view.cpp */ \
+  X(ModelView)      /* views/model_view/ */   \
+  X(ImportanceView) /* views/importance/ */   \
+  X(NextView)       /* views/next.cpp */      \
+  X(GenerateView)   /* views/generate/ */     \
+  X(FlashView)      /* views/flash.cpp */     \
+  X(CostView)       /* views/cost/ */
 
 #define MHAVIZ_DECLARE_VIEW(f) ViewEntry f();
 MHAVIZ_VIEWS(MHAVIZ_DECLARE_VIEW)
@@ -106,7 +106,7 @@ void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
 
 const ViewEntry* FindView(const std::string& name) {
   for (const ViewEntry& v : Views())
-    if (name == v.name) return &v;
+    if (name == v.name || (v.alias && name == v.alias)) return &v;
   return nullptr;
 }
 
@@ -114,9 +114,12 @@ const char* ViewTitle(const ViewEntry& v) { return _(v.tab); }
 const char* ViewMenuTitle(const ViewEntry& v) { return _(v.menu); }
 
 std::string ViewNamesJoined() {
-  std::string names;
-  for (const ViewEntry& v : Views()) names += (names.empty() ? "" : ", ") + std::string(v.name);
-  return names;
+  std::string names, aliases;
+  for (const ViewEntry& v : Views()) {
+    names += (names.empty() ? "" : ", ") + std::string(v.name);
+    if (v.alias) aliases += (aliases.empty() ? "" : ", ") + std::string(v.alias);
+  }
+  return aliases.empty() ? names : names + " (and the old names " + aliases + ")";
 }
 
 void UpdateViews(AppState& s) {

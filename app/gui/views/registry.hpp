@@ -34,7 +34,9 @@ struct AppState;
 using ViewFlagActions = std::vector<std::function<void(AppState&)>>;
 
 struct ViewEntry {
-  const char* name = "";              // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
+  const char* name = "";              // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_'): the
+                                      // tab's label in lower case, and the file's name (views/NAME.cpp or views/NAME/)
+  const char* alias = nullptr;        // the name --view also takes (a view renamed keeps its old one working)
   const char* tab = "";               // the tab's label: a word or two, so every tab shows at 1280 px (the menu
                                       // entry is its tooltip)
   const char* menu = "";              // the View menu's entry and the tab's tooltip
@@ -65,7 +67,7 @@ struct ViewEntry {
 
 // Every view, in tab order.
 const std::vector<ViewEntry>& Views();
-// The view called `name`, or null.
+// The view called `name` (or by its alias), or null.
 const ViewEntry* FindView(const std::string& name);
 // The tab's label and the View menu's entry, in the interface's language (each view's
 // entry marks them N_(), so xgettext finds them).

@@ -20,7 +20,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
-#include "gui/views/train/export.hpp"
+#include "gui/views/train/train_export.hpp"
 #include "gui/views/train/parts.hpp"
 #include "text/i18n.hpp"
 #include "options/flags.hpp"

@@ -3,9 +3,9 @@
 // runs), and the cache is drawn as it grows: for the chosen layer and head, the cached
 // K and V (one row per piece read) beside the newest query's weights over them; a plot
 // of each step's measured time and FLOPs with and without the cache; the cache's bytes
-// and what fewer K/V heads (GQA, MQA) would make of them (those two: generate_cost.cpp).
+// and what fewer K/V heads (GQA, MQA) would make of them (those two: kv_cost.cpp).
 //
-// Generation is a task (generate_worker.hpp), which the UI thread never waits for.
+// Generation is a task (generate_task.hpp), which the UI thread never waits for.
 // What it generates is a choice (choice.generate: how many pieces after the prompt,
 // and the sampling); a new sentence, model or sampling setting cancels the task; it
 // ends after its current step (a few milliseconds) and is joined once it has.
@@ -27,9 +27,9 @@
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
-#include "gui/views/lm/generate_cost.hpp"
-#include "gui/views/lm/generate_worker.hpp"
-#include "gui/views/lm/lm_views.hpp"
+#include "gui/views/generate/kv_cost.hpp"
+#include "gui/views/generate/generate_task.hpp"
+#include "gui/panels/panels.hpp"
 #include "gui/views/registry.hpp"
 #include "lm/generation.hpp"
 #include "options/flags.hpp"

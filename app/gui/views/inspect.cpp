@@ -231,7 +231,7 @@ void Select(AppState& s, const std::string& name) {
 
 }  // namespace
 
-void DrawInspectorView(AppState& s) {
+void DrawInspectView(AppState& s) {
   SectionTitle(s, _("Tensor inspector"),
                _("Click any step of the shape flow above to see the values it produced, with their shape. Blue is "
                  "negative, white zero, red positive."),
@@ -342,7 +342,7 @@ void DrawInspectorView(AppState& s) {
   DrawScaleLegend(a.scale, a.range, std::min(avail.x, fs * 24.0f), weights ? _("weight") : _("value"), it.neg_inf > 0);
 }
 
-json DumpInspectorView(AppState& s) {
+json DumpInspectView(AppState& s) {
   const auto& c = InspectCache(s);
   const InspectSelection::Mode mode = s.choice.inspect.mode;
   json iv{{"tensor", s.choice.inspect.tensor},
@@ -367,11 +367,12 @@ json DumpInspectorView(AppState& s) {
   return iv;
 }
 
-ViewEntry InspectorView() {
-  ViewEntry v{"inspector", N_("Inspect"), N_("Tensor inspector"),
+ViewEntry InspectView() {
+  ViewEntry v{"inspect", N_("Inspect"), N_("Tensor inspector"),
               "any tensor of the trace, as a heatmap with its values"};
-  v.draw = &DrawInspectorView;
-  v.dump = &DumpInspectorView;
+  v.alias = "inspector";
+  v.draw = &DrawInspectView;
+  v.dump = &DumpInspectView;
   v.shows = "inspect_map";
   return v;
 }

@@ -1,4 +1,4 @@
-#include "gui/views/train/export.hpp"
+#include "gui/views/train/train_export.hpp"
 
 #include <cstdio>
 #include <functional>

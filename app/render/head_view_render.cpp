@@ -1,6 +1,6 @@
 // The head view's lines (shared with the GUI) and its export as a Scene: a header, a
 // legend of the heads' colours, the two token columns and the lines between them.
-#include "render/head_view.hpp"
+#include "render/head_view_render.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "gui/views/lm/head_jobs_panel.hpp"
+#include "gui/views/model_view/jobs_panel.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include "gui/sources/model_source.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
-#include "gui/views/lm/lm_views.hpp"
+#include "gui/panels/panels.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {

@@ -1,5 +1,5 @@
-// The Generate view's task (generate_worker.hpp).
-#include "gui/views/lm/generate_worker.hpp"
+// The Generate view's task (generate_task.hpp).
+#include "gui/views/generate/generate_task.hpp"
 
 #include <algorithm>
 #include <utility>

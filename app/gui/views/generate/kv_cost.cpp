@@ -1,7 +1,7 @@
 // The Generate view's cost panels (generate.cpp draws them under the cache): each
 // step's cost with and without the KV cache, measured or from the formulas, and the
 // cache's bytes for the model's K/V heads and for the fewer that GQA and MQA keep.
-#include "gui/views/lm/generate_cost.hpp"
+#include "gui/views/generate/kv_cost.hpp"
 
 #include <algorithm>
 #include <cmath>

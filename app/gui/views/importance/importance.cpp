@@ -8,7 +8,7 @@
 // The numbers are `mhaviz ablate --json`'s and `mhaviz ablate --icl --json`'s (the
 // same lm::AblationSubject, core MeasureImportance and MeasureRepeatLoss), on the model
 // as chosen: with the knocked-out heads of the choice out in every measurement. They
-// are measured by a task (importance_worker.hpp: seconds, 64 validation windows by
+// are measured by a task (measure.hpp: seconds, 64 validation windows by
 // default), cancelled when the model or the knock-out changes, and kept per model,
 // knock-out and amount of text.
 #include <algorithm>
@@ -28,8 +28,8 @@
 #include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
-#include "gui/views/lm/importance_worker.hpp"
-#include "gui/views/lm/lm_views.hpp"
+#include "gui/views/importance/measure.hpp"
+#include "gui/panels/panels.hpp"
 #include "gui/views/registry.hpp"
 #include "lm/ablate_model.hpp"
 #include "options/flags.hpp"

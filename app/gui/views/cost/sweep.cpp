@@ -1,6 +1,6 @@
-// The Cost view's measured times (cost_sweep.hpp): the worker, and its points drawn
+// The Cost view's measured times (sweep.hpp): the worker, and its points drawn
 // on the FLOPs plot.
-#include "gui/views/cost_sweep.hpp"
+#include "gui/views/cost/sweep.hpp"
 
 #include <algorithm>
 #include <cmath>

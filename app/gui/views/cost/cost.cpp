@@ -13,7 +13,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
-#include "gui/views/cost_sweep.hpp"
+#include "gui/views/cost/sweep.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "mha/cost.hpp"

@@ -46,7 +46,7 @@ void RightAligned(const std::string& text) {
 
 }  // namespace
 
-void DrawHeadCountView(AppState& s) {
+void DrawCountsView(AppState& s) {
   const Config& cfg = DescribedConfig(s, false);
   // A trained model's shape is its own: its rows compare, they do not switch.
   const bool editable = !UsingTrainedModel(s);
@@ -183,7 +183,7 @@ void DrawHeadCountView(AppState& s) {
               .c_str());
 }
 
-json DumpHeadCountView(AppState& s) {
+json DumpCountsView(AppState& s) {
   const auto& c = HeadCountCache(s);
   if (!c.ok) return dump::Error(c.error);
   json rows = json::array();
@@ -200,11 +200,12 @@ json DumpHeadCountView(AppState& s) {
   return {{"d_model", DescribedConfig(s, false).d_model}, {"rows", rows}};
 }
 
-ViewEntry HeadCountView() {
-  ViewEntry v{"head-count", N_("Counts"), N_("Head count vs parameters"),
+ViewEntry CountsView() {
+  ViewEntry v{"counts", N_("Counts"), N_("Head count vs parameters"),
               "parameters, FLOPs and KV cache for each head count"};
-  v.draw = &DrawHeadCountView;
-  v.dump = &DumpHeadCountView;
+  v.alias = "head-count";
+  v.draw = &DrawCountsView;
+  v.dump = &DumpCountsView;
   v.shows = "head_count_table";
   return v;
 }

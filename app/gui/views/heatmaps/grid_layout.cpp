@@ -1,4 +1,4 @@
-#include "gui/views/heatmaps/layout.hpp"
+#include "gui/views/heatmaps/grid_layout.hpp"
 #include "gui/style/wide_glyphs.hpp"
 
 #include <algorithm>
@@ -189,7 +189,7 @@ Labels MeasureLabels(const AppState& s, ImFont* font, float px) {
   return l;
 }
 
-// The layout of `n` maps in `avail` (views/heatmaps/layout.hpp says in which order of
+// The layout of `n` maps in `avail` (grid_layout.hpp says in which order of
 // preference).
 Geometry FitGrid(int n, int seq, int seq_kv, ImVec2 avail, const Labels& labels, bool allow_scroll, int only_cols,
                  bool big_text) {

@@ -19,10 +19,10 @@
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
-#include "gui/views/lm/lm_views.hpp"
+#include "gui/panels/panels.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
-#include "render/head_view.hpp"
+#include "render/head_view_render.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
@@ -186,7 +186,7 @@ void DrawHeadView(AppState& s) {
       _("Each line joins a query token (left) to a key token (right); its opacity is the attention "
         "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
   HeadToggles(s, H);
-  // The lines are the export's (render/head_view.hpp): the same weights, opacities and
+  // The lines are the export's (render/head_view_render.hpp): the same weights, opacities and
   // faint-line cut-off. They are found once per trace, heads switched on and hovered
   // token, a few heads per frame, and placed where the canvas is each frame. This
   // frame's step of the search runs before the note above the canvas says how far it

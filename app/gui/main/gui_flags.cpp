@@ -1,10 +1,10 @@
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/train_session.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/views/registry.hpp"
@@ -228,7 +228,7 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
   if (f.heads) LoadPositionalHeadsExample(s);
   if (f.lesson || f.hand || f.heads)
     NoteOverridden(before, s.choice.cfg, f.lesson ? "lesson" : f.hand ? "hand" : "heads", s);
-  if (!f.view.empty()) ShowView(s, f.view.c_str());
+  if (!f.view.empty()) ShowView(s, FindView(f.view)->name);  // an alias names the view by its name
   for (const auto& apply : f.views) apply(s);
   if (f.head >= 0) {
     const int H = s.choice.cfg.num_heads;
@@ -246,7 +246,7 @@ void ApplyTeachFlags(const TeachFlags& f, AppState& s) {
                           f.inspect == "attn" || f.inspect == "context";
     s.choice.inspect.mode = per_head ? InspectSelection::Mode::Head : InspectSelection::Mode::Whole;
     if (f.view.empty()) {
-      ShowView(s, "inspector");
+      ShowView(s, "inspect");
     }
   }
 }

@@ -18,7 +18,7 @@
 
 namespace mha::gui {
 
-void DrawNextTokensView(AppState& s) {
+void DrawNextView(AppState& s) {
   if (!UsingLanguageModel(s)) {
     ImGui::TextWrapped(_("Next-piece predictions come from a language model. Pick \"%s\" under Model (left) and type "
                          "any English or Korean sentence."),
@@ -89,7 +89,7 @@ void DrawNextTokensView(AppState& s) {
   Probe(s, "next_tokens_table");
 }
 
-nlohmann::json DumpNextTokensView(AppState& s) {
+nlohmann::json DumpNextView(AppState& s) {
   nlohmann::json j{{"available", UsingLanguageModel(s) && s.result.ok}};
   if (!UsingLanguageModel(s)) return j;
   nlohmann::json rows = nlohmann::json::array();
@@ -113,11 +113,11 @@ nlohmann::json DumpNextTokensView(AppState& s) {
   return j;
 }
 
-ViewEntry NextTokensView() {
+ViewEntry NextView() {
   ViewEntry v{"next", N_("Next"), N_("Next-piece predictions of the language model"),
               "the language model's 5 likeliest next pieces after each position"};
-  v.draw = &DrawNextTokensView;
-  v.dump = &DumpNextTokensView;
+  v.draw = &DrawNextView;
+  v.dump = &DumpNextView;
   return v;
 }
 

@@ -26,14 +26,14 @@ using dump::Matrix;
 namespace {
 
 // The view's own state (AppState::views).
-struct ScalingState {
+struct SoftmaxState {
   Cached<ScalingComparison> cache;  // the selected head, scaled and unscaled
 };
 
 std::string ScalingKey(const AppState& s, int head) { return GenKey(s) + " h" + std::to_string(head); }
 
 const Cached<ScalingComparison>& ScalingCache(AppState& s) {
-  auto& c = s.views.Get<ScalingState>().cache;
+  auto& c = s.views.Get<SoftmaxState>().cache;
   if (!HasResults(s)) return NoTrace(c, s);
   ClampSelection(s);
   return Refresh(c, ScalingKey(s, s.choice.head), [&](ScalingComparison& v) {
@@ -43,12 +43,12 @@ const Cached<ScalingComparison>& ScalingCache(AppState& s) {
 
 // Beside a big trace, on the recompute's task: the selected head's comparison, which
 // took the window's first frame 0.1-0.5 s at 100 heads x 1024 tokens.
-Primed PrimeScaling(const Trace& t, const Choice& c) {
+Primed PrimeSoftmax(const Trace& t, const Choice& c) {
   const int head = std::clamp(c.head, 0, std::max(0, t.cfg.num_heads - 1));
   auto v = std::make_shared<ScalingComparison>(CompareScaling(t, head, t.cfg.temperature));
   return [head, v](AppState& s) {
     ClampSelection(s);
-    if (s.choice.head == head) Fill(s.views.Get<ScalingState>().cache, ScalingKey(s, head), std::move(*v));
+    if (s.choice.head == head) Fill(s.views.Get<SoftmaxState>().cache, ScalingKey(s, head), std::move(*v));
   };
 }
 
@@ -138,7 +138,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
   const bool wrap = kv <= 24 && mw < kv * value_cell;
   if (wrap) mw = std::min(size.x - label_w - fs, kv * value_cell + 2.0f);
-  const std::string key = s.views.Get<ScalingState>().cache.key + (a.scaled ? " s" : " u");
+  const std::string key = s.views.Get<SoftmaxState>().cache.key + (a.scaled ? " s" : " u");
   const char* titles[3] = {_("scores"),
                            t.cfg.mask == Mask::Causal ? _("masked scores") : _("masked scores (no mask: the same)"),
                            _("softmax weights")};
@@ -198,7 +198,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
 
 }  // namespace
 
-void DrawScalingView(AppState& s) {
+void DrawSoftmaxView(AppState& s) {
   SectionTitle(
       s,
       _("Scores and softmax: why divide by \xE2\x88\x9A"
@@ -297,7 +297,7 @@ json HeadAttentionJson(const HeadAttention& a) {
 
 }  // namespace
 
-json DumpScalingView(AppState& s) {
+json DumpSoftmaxView(AppState& s) {
   const auto& c = ScalingCache(s);
   if (!c.ok) return dump::Error(c.error);
   return {{"head", c.value.with_scaling.head},
@@ -305,14 +305,15 @@ json DumpScalingView(AppState& s) {
           {"without_scaling", HeadAttentionJson(c.value.without_scaling)}};
 }
 
-ViewEntry ScalingView() {
-  ViewEntry v{"scaling", N_("Softmax"),
+ViewEntry SoftmaxView() {
+  ViewEntry v{"softmax", N_("Softmax"),
               N_("Scores, softmax and the \xE2\x88\x9A"
                  "d_k scaling"),
               "scores, masked scores and weights, with and without sqrt(d_k)"};
-  v.draw = &DrawScalingView;
-  v.dump = &DumpScalingView;
-  v.prime = &PrimeScaling;
+  v.alias = "scaling";
+  v.draw = &DrawSoftmaxView;
+  v.dump = &DumpSoftmaxView;
+  v.prime = &PrimeSoftmax;
   v.shows = "scaling_with";
   return v;
 }

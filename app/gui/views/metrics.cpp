@@ -13,7 +13,7 @@
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
@@ -379,7 +379,7 @@ void DrawDivergence(AppState& s, const MetricsLayout& l) {
 
 }  // namespace
 
-void DrawHeadsView(AppState& s) {
+void DrawMetricsView(AppState& s) {
   SectionTitle(s, _("Head metrics"),
                _("What each head mostly attends to, how focused it is (entropy: 0 = one key, ln n = spread evenly), "
                  "and how alike the heads are."),
@@ -408,7 +408,7 @@ void DrawHeadsView(AppState& s) {
   DrawDivergence(s, l);
 }
 
-json DumpHeadsView(AppState& s) {
+json DumpMetricsView(AppState& s) {
   const auto& c = SummariesCache(s);
   const auto& d = DivergenceCache(s);
   if (!c.ok) return dump::Error(c.error);
@@ -439,11 +439,12 @@ json DumpHeadsView(AppState& s) {
   return heads;
 }
 
-ViewEntry HeadsView() {
-  ViewEntry v{"heads", N_("Metrics"), N_("Head metrics and similarity"),
+ViewEntry MetricsView() {
+  ViewEntry v{"metrics", N_("Metrics"), N_("Head metrics and similarity"),
               "each head's entropy, sharpness and pattern; how alike heads are"};
-  v.draw = &DrawHeadsView;
-  v.dump = &DumpHeadsView;
+  v.alias = "heads";
+  v.draw = &DrawMetricsView;
+  v.dump = &DumpMetricsView;
   v.prime = &PrimeMetrics;
   v.shows = "head_metrics";
   return v;

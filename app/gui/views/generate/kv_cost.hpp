@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gui/state/app_state.hpp"
-#include "gui/views/lm/generate_worker.hpp"
+#include "gui/views/generate/generate_task.hpp"
 
 namespace mha::gui {
 

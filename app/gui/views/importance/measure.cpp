@@ -1,5 +1,5 @@
-// The Importance view's measurements (importance_worker.hpp).
-#include "gui/views/lm/importance_worker.hpp"
+// The Importance view's measurements (measure.hpp).
+#include "gui/views/importance/measure.hpp"
 
 #include "gui/sources/knockout.hpp"
 #include "text/i18n.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gui/sources/exports.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/view_caches.hpp"
 #include "io/files.hpp"

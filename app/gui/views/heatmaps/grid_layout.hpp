@@ -1,4 +1,4 @@
-// The heatmap grid's layout (views/heatmaps/layout.cpp): how many maps per row, how big the
+// The heatmap grid's layout (grid_layout.cpp): how many maps per row, how big the
 // cells, and which token labels fit, for the panel's size. Drawing: views/heatmaps/grid.cpp.
 #pragma once
 
