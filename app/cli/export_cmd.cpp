@@ -13,6 +13,7 @@
 #include "render/head_view_render.hpp"
 #include "render/render.hpp"
 #include "text/i18n.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

@@ -10,6 +10,7 @@
 #include "io/files.hpp"
 #include "mha/heads.hpp"
 #include "render/train_render.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "commands.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

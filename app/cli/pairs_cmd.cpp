@@ -8,30 +8,13 @@
 #include "io/assets.hpp"
 #include "lm/minimal_pairs.hpp"
 #include "options/flags.hpp"
+#include "options/table.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
 
 constexpr const char* kPairsFile = "pairs.jsonl";
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-// Pads to `width` terminal columns, counting a UTF-8 character as one column and a
-// Hangul syllable as two.
-std::string Pad(const std::string& s, std::size_t width) {
-  std::size_t cols = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    cols += (len == 3 && c >= 0xEA && c <= 0xED) ? 2 : 1;
-    i += static_cast<std::size_t>(len);
-  }
-  return s + std::string(cols < width ? width - cols : 1, ' ');
-}
 
 // --model mhaviz-small and a missing --pairs, found among the shipped assets; a usage
 // error (exit 2) names what is missing and where it was looked for.

@@ -33,6 +33,7 @@
 #include "gui/views/registry.hpp"
 #include "lm/generation.hpp"
 #include "options/flags.hpp"
+#include "options/shared_flags.hpp"
 #include "render/colormap.hpp"
 #include "text/i18n.hpp"
 
@@ -475,26 +476,20 @@ void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& 
       "pieces the Generate view's Generate button adds (default 10)")
       ->type_name("N")
       ->group(g);
-  app.add_option_function<std::string>(
-         "--generate-temperature",
-         [&actions](const std::string& v) {
-           const float t = std::strtof(v.c_str(), nullptr);
-           actions.push_back([t](AppState& s) { s.choice.generate.temperature = t; });
-         },
-         "the Generate view's sampling: softmax(logits / T), 0 (default) to 2; 0 is greedy")
+  options::DecimalFlag(
+      app, "--generate-temperature",
+      [&actions](double t) {
+        actions.push_back([t](AppState& s) { s.choice.generate.temperature = static_cast<float>(t); });
+      },
+      "the Generate view's sampling: softmax(logits / T), 0 (default) to 2; 0 is greedy", "0.8",
+      [](double t, const std::string& typed) {
+        return t >= 0 && t <= 2 ? std::string()
+                                : "--generate-temperature = '" + typed +
+                                      "': give a number from 0 to 2, the range of the view's slider (0: greedy, the "
+                                      "likeliest piece; 0.8 sharpens the distribution, 1.5 flattens it).";
+      })
       ->type_name("T")
-      ->group(g)
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            char* end = nullptr;
-            const double t = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !std::isfinite(t) || t < 0 || t > 2)
-              return "--generate-temperature = '" + v +
-                     "': give a number from 0 to 2, the range of the view's slider (0: greedy, the likeliest piece; "
-                     "0.8 sharpens the distribution, 1.5 flattens it).";
-            return "";
-          },
-          ""));
+      ->group(g);
   options::IntFlag(
       app, "--generate-top-k", 0, 100,
       [&actions](int v) { actions.push_back([v](AppState& s) { s.choice.generate.top_k = v; }); },
