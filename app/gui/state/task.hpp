@@ -249,9 +249,13 @@ class Task {
     std::shared_ptr<TaskControl> control;
   };
 
+  // A cancelled task's thread ends on its own (joined by Poll); what it had published
+  // is no longer the task's (its own slots keep it alive while it writes).
   void Retire() {
     if (thread_.joinable()) retired_.push_back({std::move(thread_), control_});
     control_.reset();
+    latest_.reset();
+    final_.reset();
   }
 
   void Begin(Work work, bool thread) {
