@@ -124,6 +124,26 @@ def test_importance_mean(mhaviz, d):
     check_table(view, ref, "mean ablation")
 
 
+def test_model_as_chosen(mhaviz, d):
+    """The Importance view measures the model as chosen: with L1H3 knocked out (gui
+    --ablate, as the Model view's switch sets it), its intact loss is `mhaviz ablate
+    --heads L1H3`'s loss without L1H3, each head's bar is that head knocked out as well
+    (`ablate --heads L0H0,L1H3`), L1H3's own bar is 0, and the view says which heads
+    are out."""
+    without = ablate_json(mhaviz, d, "--model", "mhaviz-small", "--heads", "L1H3", "--windows", str(WINDOWS))
+    pair = ablate_json(mhaviz, d, "--model", "mhaviz-small", "--heads", "L0H0,L1H3", "--windows", str(WINDOWS))
+    view, p = measure_in_window(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--ablate", "L1H3"])
+    check(view["knocked_out"] == ["L1H3"], f"the view measured with {view['knocked_out']} out, expected L1H3")
+    check("importance_knocked" in p["widgets"], "the view does not say which heads stay knocked out")
+    # Not a comparison that cannot fail: L1H3 out changes the loss the view starts from.
+    check(abs(without["ablated"]["loss"] - without["base"]["loss"]) > 1e-3,
+          "knocking L1H3 out changes no loss: the comparison tests nothing")
+    close(view["base"]["loss"], without["ablated"]["loss"], "the view's starting loss vs ablate --heads L1H3")
+    heads = {h["name"]: h for h in view["heads"]}
+    close(heads["L0H0"]["loss"], pair["ablated"]["loss"], "L0H0's loss (L1H3 out too) vs ablate --heads L0H0,L1H3")
+    check(heads["L1H3"]["increase"] == 0.0, f"L1H3, already out, costs {heads['L1H3']['increase']} more")
+
+
 def test_importance_offsets(mhaviz, d):
     """A 2-head offsets model trained here (as the Train view trains it): the Importance
     view's per-target accuracies equal `mhaviz ablate`'s, and knocking out either head
@@ -175,6 +195,7 @@ TESTS = {
     "equals_cli": test_importance_equals_cli,
     "icl_equals_cli": test_icl_equals_cli,
     "mean": test_importance_mean,
+    "model_as_chosen": test_model_as_chosen,
     "offsets": test_importance_offsets,
     "cancel_on_model_change": test_cancel_on_model_change,
 }
