@@ -36,11 +36,11 @@ using ViewFlagActions = std::vector<std::function<void(AppState&)>>;
 struct ViewEntry {
   const char* name = "";              // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_'): the
                                       // tab's label in lower case, and the file's name (views/NAME.cpp or views/NAME/)
-  const char* alias = nullptr;        // the name --view also takes (a view renamed keeps its old one working)
   const char* tab = "";               // the tab's label: a word or two, so every tab shows at 1280 px (the menu
                                       // entry is its tooltip)
   const char* menu = "";              // the View menu's entry and the tab's tooltip
   const char* help = "";              // one line in --help
+  const char* alias = nullptr;        // the name --view also takes (a view renamed keeps its old one working)
   void (*draw)(AppState&) = nullptr;  // draws into the current tab
   // What the view shows as JSON, from the same caches it draws (--dump-state's
   // views.NAME_view); null: nothing to dump (the heatmaps are in "trace").
