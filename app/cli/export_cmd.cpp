@@ -23,7 +23,8 @@ const char* kExportAbout =
     "softmax(Q K^T / sqrt(d_k)) of every head, plus their mean, as heatmaps: rows are the\n"
     "query tokens, columns the key tokens, coloured with viridis on one fixed [0, 1] scale\n"
     "for all maps (or per map / per row: --color-scale). Works without a display (DISPLAY\n"
-    "may be unset). Give at least one of --png / --svg.";
+    "may be unset). Give at least one of --png / --svg, or --notebook for a Jupyter notebook\n"
+    "that recomputes the same layer in PyTorch.";
 const char* kExportFooter =
     "Big inputs stay bounded: labels and printed weights are left out when the cells are\n"
     "too small, PNGs are capped at 16 megapixels, and an SVG is refused above 300,000 cells\n"
@@ -39,6 +40,8 @@ const char* kExportFooter =
     "  mhaviz export --view cost --sentence \"The cat sat on the mat.\" --png cost.png --svg cost.svg\n"
     "  mhaviz export --view flash --mask causal --head 1 --tile 3x5 --png flash.png\n"
     "  mhaviz export --view head --preset heads --sentence \"one two three four five\" --png pos.png\n"
+    "  mhaviz export --sentence \"고양이가 쥐를 잡았다\" --mask causal --notebook cat.ipynb --lang ko\n"
+    "  mhaviz export --model mhaviz-small --sentence \"고양이가 쥐를\" --ablate L1H3 --notebook lm.ipynb\n"
     "  mhaviz export --view head --model assets/models/mhaviz-small.npz --sentence \"고양이가 쥐를\" \\\n"
     "      --layer 1 --png lm.png                          a trained language model's layer 1\n"
     "\n"
@@ -95,6 +98,31 @@ int WriteHeadView(const ExportArgs& e, const Trace& t, const render::HeatmapOpti
                                      : std::string())
               << (bytes.size() + 1023) / 1024 << " KiB)\n";
   return 0;
+}
+
+// --notebook: a name that says what it is, and no flag that shapes a picture.
+void CheckNotebookArgs(const ExportArgs& e, const std::vector<std::string>& argv) {
+  const std::string& p = e.notebook_path;
+  const std::string ext = ".ipynb";
+  const std::size_t slash = p.find_last_of('/');
+  const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (base.size() <= ext.size() || base.compare(base.size() - ext.size(), ext.size(), ext) != 0)
+    throw UsageError(
+        "--notebook writes a Jupyter notebook, whose name ends in .ipynb (Jupyter lists no other), "
+        "and its tensors beside it under the same name ending in .npz: give e.g. --notebook cat.ipynb, "
+        "got '" +
+        TerminalSafe(p) + "'.");
+  if (!e.png_path.empty() || !e.svg_path.empty())
+    throw UsageError(
+        "--notebook writes a notebook and the .npz it reads; write the pictures (--png, --svg) in a "
+        "run of their own.");
+  for (const char* f : {"--view", "--grid", "--head", "--scale", "--no-values", "--color-scale", "--colour-scale",
+                        "--columns", "--no-header", "--fit", "--tile"})
+    for (const std::string& a : argv)
+      if (a == f || a.rfind(std::string(f) + "=", 0) == 0)
+        throw UsageError(std::string(f) +
+                         " shapes a picture; the notebook draws every head with matplotlib itself. Leave it out "
+                         "with --notebook.");
 }
 
 }  // namespace
@@ -212,6 +240,13 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
       ->type_name("en|ko")
       ->group(kOutputGroup)
       ->check(CLI::IsMember({"en", "ko"}));
+  TextFlag(app, "--notebook", e.notebook_path,
+           "write a Jupyter notebook of the lessons' PyTorch code that recomputes this\n"
+           "layer (or trained model) step by step and with torch.nn.MultiheadAttention,\n"
+           "checked against mhaviz's numbers; what it reads goes beside it as OUT.npz",
+           "--notebook needs a file name ending in .ipynb, e.g. --notebook cat.ipynb.")
+      ->type_name("OUT.ipynb")
+      ->group(kOutputGroup);
   PresetFlag(app, [&e](const std::string& v) { e.preset = v; })->group("What to compute");
   options::AddModelFlags(app, e.source);
   app.add_flag("--grid", e.grid,
@@ -229,7 +264,7 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
         "share/locale; build the mhaviz-translations target or reinstall.");
   options::CheckModelFlags(
       argv, e.source,
-      {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid", "--color-scale",
+      {"--png", "--svg", "--notebook", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid", "--color-scale",
        "--colour-scale", "--columns", "--no-header", "--fit", "--view", "--sentence", "-s", "--lang", "--tile"});
   if (!e.preset.empty()) {
     if (!e.source.model.empty())
@@ -281,10 +316,14 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
     throw UsageError("--grid draws every layer and head of a trained model: give the checkpoint with --model M.npz.");
   if (e.grid && (e.head_given || e.source.layer != 0))
     throw UsageError("--grid draws every layer and every head; leave out --head and --layer.");
+  if (!e.notebook_path.empty()) {
+    CheckNotebookArgs(e, argv);
+    return e;
+  }
   if (e.png_path.empty() && e.svg_path.empty())
     throw UsageError(
-        "say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
-        "See 'mhaviz export --help'.");
+        "say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg (or, for a Jupyter notebook of the "
+        "same computation in PyTorch, --notebook FILE.ipynb). See 'mhaviz export --help'.");
   if (e.png_path.empty() == false && e.png_path == e.svg_path)
     throw UsageError("--png and --svg name the same file '" + e.png_path + "'; give each its own name.");
   if (!e.fit.empty()) FitAspect(e.fit);  // refused here, before anything is computed
@@ -298,6 +337,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
       std::cout << e.help_text;
       return 0;
     }
+    if (!e.notebook_path.empty()) return ExportNotebook(e);
     io::CheckOutputs({{"--png", e.png_path}, {"--svg", e.svg_path}});  // before anything is computed or drawn
     if (e.grid) return ExportGrid(e);
     const std::string& png_path = e.png_path;

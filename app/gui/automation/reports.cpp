@@ -107,6 +107,8 @@ nlohmann::json WorkerJson(const AppState& s) {
           {"budget_ms", kFrameBudgetMs},
           {"frames_over_budget", s.ui.timing.frames_over_budget},
           {"over_budget", over},
+          {"work_bin_ms", Timing::kWorkBinMs},
+          {"work_hist", s.ui.timing.work_hist},
           {"slowest_frame_ms", s.ui.timing.slowest_frame_ms},
           {"slowest_frame", s.ui.timing.slowest_frame},
           {"last_recompute_ms", s.ui.timing.last_recompute_ms},

@@ -25,6 +25,7 @@
 #include "gui/main/window.hpp"
 #include "gui/sources/exports.hpp"
 #include "gui/sources/knockout.hpp"
+#include "gui/state/textures.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/sources/train_session.hpp"
@@ -163,9 +164,11 @@ int RunWindow(const GuiArgs& a) {
     }
     ImGui::Render();
     t.ui = Clock::now();
+    t.thread_ui_ms = options::ThreadCpuMs();
     RenderFrame(window, &fb_w, &fb_h);
     AfterRender(s, fb_w, fb_h);  // a big recompute starts here, with a picture of this frame
     t.draw = Clock::now();
+    t.thread_draw_ms = options::ThreadCpuMs();
     ++frame;
 
     // Automation's last frame shows a finished recompute and finished pictures (more
@@ -175,8 +178,10 @@ int RunWindow(const GuiArgs& a) {
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();
+    t.thread_swap_ms = options::ThreadCpuMs();
     glfwSwapBuffers(window);
     t.end = Clock::now();
+    t.upload_ms = TakeUploadCpuMs();
 
     int w = 0, h = 0;
     glfwGetWindowSize(window, &w, &h);
