@@ -91,7 +91,7 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
       "the likeliest piece)",
       "0.8",
       [](double t, const std::string& typed) {
-        return t > 0
+        return std::isfinite(t) && t > 0
                    ? std::string()
                    : "--temperature = " + typed +
                          " cannot divide the logits: it must be a positive number (0.8 sharpens the next piece's "

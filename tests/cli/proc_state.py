@@ -6,7 +6,7 @@ import time
 
 # The kernel's wait channels of a thread blocked opening a FIFO with no partner, or
 # writing to a full pipe (the names changed across kernels).
-BLOCKED = {"wait_for_partner", "fifo_open", "pipe_write", "pipe_wait", "pipe_wait_writable"}
+BLOCKED = {"wait_for_partner", "fifo_open", "pipe_write", "anon_pipe_write", "pipe_wait", "pipe_wait_writable"}
 
 
 def _wchans(pid):
