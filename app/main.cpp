@@ -1,5 +1,5 @@
-// mhaviz: one binary. With no subcommand it opens the GUI; `trace`, `export` and
-// `bench` run headless and never touch GLFW.
+// mhaviz: one binary. With no subcommand it opens the GUI; every subcommand (the rows
+// of kCommands below) runs headless and never touches GLFW.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -15,6 +15,9 @@
 #include "commands.hpp"
 #include "options/ablate_flags.hpp"
 #include "options/terminal.hpp"
+#include "options/shared_flags.hpp"
+#include "options/table.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 
@@ -106,9 +109,9 @@ void DeclareAblateFlags(CLI::App& app, AblateArgs& a) {
       },
       "--icl: length of the repeated span (default: as long as fits the context twice)")
       ->group(g);
-  IntFlag(
-      app, "--threads", 0, Limits::kMaxThreads, [&a](int v) { a.threads = v; },
-      "threads (default 0 = one per core); the numbers are the same on any count")
+  ThreadsFlag(
+      app, [&a](int v) { a.threads = v; }, "threads (default 0 = one per core); the numbers are the same on any count",
+      /*every_core_at_zero=*/true)
       ->group(g);
   app.add_flag("--json", a.json, "print the result as one JSON object instead of a table")->group(kOutputGroup);
 }
@@ -122,36 +125,10 @@ const char* const kFooter =
     "  mhaviz ablate --model mhaviz-small --icl                 the induction head's repeat signature\n"
     "  mhaviz ablate --model offsets.npz --mode mean            a task model: accuracy per target too\n";
 
-std::string Fixed(double v, int digits = 4) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
 std::string Signed(double v, int digits = 4) {
   char b[48];
   std::snprintf(b, sizeof b, "%+.*f", digits, v);
   return b;
-}
-// Columns a terminal gives the text: a character each, two for Hangul and other wide
-// East Asian characters (several bytes each in UTF-8).
-std::size_t Columns(const std::string& s) {
-  std::size_t cols = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    char32_t cp = n == 1 ? c : c & (0x3F >> (n - 1));
-    for (int k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
-                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
-                      (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6);
-    cols += wide ? 2 : 1;
-    i += n;
-  }
-  return cols;
-}
-std::string Pad(const std::string& s, std::size_t w) {
-  const std::size_t shown = Columns(s);
-  return shown >= w ? s + " " : s + std::string(w - shown, ' ');
 }
 std::string Piece(const nlohmann::json& p) { return "[" + TerminalToken(p.get<std::string>()) + "]"; }
 

@@ -17,7 +17,9 @@
 #include "bench_live.hpp"
 #include "mha/flash.hpp"
 #include "options/timing.hpp"
+#include "options/shared_flags.hpp"
 #include "commands.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -76,15 +78,10 @@ void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
     b.attention_given = true;
   })->group(g);
   AddModelSizeFlags(app, b.run);
-  IntFlag(
-      app, "--threads", -kBig, kBig, [&b](int v) { b.run.cfg.threads = v; },
+  ThreadsFlag(
+      app, [&b](int v) { b.run.cfg.threads = v; },
       "CPU threads (default 1; a pass under ~2 MFLOP per thread uses fewer)",
-      [](long long n) {
-        return n >= 1 && n <= Limits::kMaxThreads
-                   ? std::string()
-                   : "--threads = " + std::to_string(n) + " must be between 1 and " +
-                         std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.";
-      })
+      /*every_core_at_zero=*/false)
       ->type_name("T")
       ->group(g);
   IntFlag(

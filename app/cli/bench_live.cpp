@@ -16,6 +16,7 @@
 #include "options/run_options.hpp"
 #include "options/timing.hpp"
 #include "mha/mha.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

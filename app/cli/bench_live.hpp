@@ -3,6 +3,7 @@
 #include <string>
 
 #include "mha/config.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

@@ -16,6 +16,7 @@
 #include "mha/mha.hpp"
 #include "options/flags.hpp"
 #include "options/timing.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

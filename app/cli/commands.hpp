@@ -9,6 +9,7 @@
 
 #include "options/flags.hpp"
 #include "prepare.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

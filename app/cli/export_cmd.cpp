@@ -10,9 +10,10 @@
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "export_source.hpp"
-#include "render/head_view.hpp"
+#include "render/head_view_render.hpp"
 #include "render/render.hpp"
 #include "text/i18n.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

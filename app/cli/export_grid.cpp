@@ -11,6 +11,7 @@
 #include "lm/ablate_model.hpp"
 #include "mha/heads.hpp"
 #include "render/train_render.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

@@ -8,6 +8,7 @@
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "render/cost_flash.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

@@ -10,6 +10,7 @@
 #include "io/files.hpp"
 #include "lm/language_model.hpp"
 #include "mha/trace.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

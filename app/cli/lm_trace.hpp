@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "lm/language_model.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

@@ -15,6 +15,7 @@
 #include "options/ablate_flags.hpp"
 #include "options/flags.hpp"
 #include "options/model_flags.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

@@ -9,8 +9,10 @@
 #include "lm/model_trace.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
+#include "options/table.hpp"
 #include "lm_trace.hpp"
 #include "mha/flash.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -22,11 +24,6 @@ const char* kTraceFooter =
     "Exit status: 0 ok, 1 runtime error (files), 2 usage error (flags). Outputs are written\n"
     "atomically: on failure no file is left behind.";
 
-std::string Pad(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-std::string PadLeft(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
-}
-
 std::string FlowTable(const std::vector<FlowRow>& rows) {
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"step", "computes", "shape (batch, ...)", "parameters", "FLOPs"});
@@ -37,20 +34,8 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
     params += r.param_count;
   }
   cells.push_back({"total", "", "", Thousands(params) + " learned numbers", Thousands(flops)});
-  std::vector<std::size_t> w(5, 0);
-  for (const auto& row : cells)
-    for (std::size_t c = 0; c < 5; ++c) w[c] = std::max(w[c], row[c].size());
-  std::ostringstream os;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (i == 1 || i + 1 == cells.size()) {
-      for (std::size_t c = 0; c < 5; ++c) os << (c ? "-+-" : "") << std::string(w[c], '-');
-      os << "\n";
-    }
-    for (std::size_t c = 0; c < 5; ++c)
-      os << (c ? " | " : "") << (c == 4 ? PadLeft(cells[i][c], w[c]) : Pad(cells[i][c], w[c]));
-    os << "\n";
-  }
-  return os.str();
+  TextTable table{cells, {false, false, false, false, true}, /*rule_above_last=*/true};
+  return table.Str();
 }
 
 }  // namespace

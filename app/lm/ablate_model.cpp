@@ -39,31 +39,35 @@ int ReferenceBatchSize(const ModelConfig& cfg, int seq, int most, const std::str
 }
 
 AblationSubject LoadSubject(const std::string& path, int amount, int examples) {
-  AblationSubject s;
-  s.path = path;
-  s.name = path;
-  const std::string small = io::FindAsset("models", io::kSmallModelFile);
-  if (!small.empty() && small == path) s.name = io::kSmallModelArg;
   Model m = io::LoadModel(path);
-  if (io::IsTextTask(m.cfg.task)) {
-    s.lm = std::make_shared<lm::LanguageModel>(lm::LoadLanguageModel(path));
-    const std::vector<std::int32_t> ids =
-        lm::EncodeParagraphs(s.lm->tokenizer, lm::ReadText(lm::FindValidationText(path)));
-    const int seq = s.lm->model.cfg.max_seq;
-    CheckTokenStream(ids, s.lm->model.cfg.vocab_size(), seq, "The validation text");
-    int windows = CountWindows(ids, seq);
-    if (amount < 0) amount = kValidationWindows;
-    if (amount > 0) windows = std::min(windows, amount);
-    const int per = ReferenceBatchSize(s.lm->model.cfg, seq, 64, s.name);
-    for (int first = 0; first < windows; first += per) {
-      Batch b;
-      MakeConsecutiveBatch(ids, seq, first, std::min(per, windows - first), b);
-      s.reference.push_back(std::move(b));
-    }
-    s.reference_text = std::to_string(windows) + " validation windows of " + std::to_string(seq) + " pieces";
-    return s;
+  if (io::IsTextTask(m.cfg.task))
+    return LanguageSubject(std::make_shared<lm::LanguageModel>(lm::LoadLanguageModel(path)), amount);
+  const std::string small = io::FindAsset("models", io::kSmallModelFile);
+  return TaskSubject(std::move(m), !small.empty() && small == path ? io::kSmallModelArg : path, examples);
+}
+
+AblationSubject LanguageSubject(std::shared_ptr<lm::LanguageModel> lm, int amount) {
+  AblationSubject s;
+  s.path = lm->path;
+  s.name = lm->path;
+  const std::string small = io::FindAsset("models", io::kSmallModelFile);
+  if (!small.empty() && small == lm->path) s.name = io::kSmallModelArg;
+  s.lm = std::move(lm);
+  const std::vector<std::int32_t> ids =
+      lm::EncodeParagraphs(s.lm->tokenizer, lm::ReadText(lm::FindValidationText(s.lm->path)));
+  const int seq = s.lm->model.cfg.max_seq;
+  CheckTokenStream(ids, s.lm->model.cfg.vocab_size(), seq, "The validation text");
+  int windows = CountWindows(ids, seq);
+  if (amount < 0) amount = kValidationWindows;
+  if (amount > 0) windows = std::min(windows, amount);
+  const int per = ReferenceBatchSize(s.lm->model.cfg, seq, 64, s.name);
+  for (int first = 0; first < windows; first += per) {
+    Batch b;
+    MakeConsecutiveBatch(ids, seq, first, std::min(per, windows - first), b);
+    s.reference.push_back(std::move(b));
   }
-  return TaskSubject(std::move(m), s.name, examples);
+  s.reference_text = std::to_string(windows) + " validation windows of " + std::to_string(seq) + " pieces";
+  return s;
 }
 
 AblationSubject TaskSubject(Model m, const std::string& name, int examples) {

@@ -51,6 +51,10 @@ struct AblationSubject {
 // model; 0: all, -1: kValidationWindows) or `examples` held-out examples (task model;
 // -1: kHeldOutExamples). Throws mha::Error.
 AblationSubject LoadSubject(const std::string& path, int windows = -1, int examples = -1);
+// A language model already in memory (the app's) and `windows` windows of its
+// validation text, found beside its checkpoint as LoadSubject finds it (0: all, -1:
+// kValidationWindows): what LoadSubject makes of its file, without reading it again.
+AblationSubject LanguageSubject(std::shared_ptr<lm::LanguageModel> lm, int windows = -1);
 // A task model already in memory (a Train view run, a loaded checkpoint) and its
 // `examples` held-out examples (-1: kHeldOutExamples): what LoadSubject makes of its
 // file. `name` is what messages call it. Throws mha::Error if it has no task.

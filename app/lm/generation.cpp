@@ -63,7 +63,7 @@ std::int64_t Generation::CacheBytes() const {
 }
 
 const GeneratedPiece& Generation::Next() {
-  using cli::BenchClock;
+  using options::BenchClock;
   const ModelConfig& cfg = lm_->model.cfg;
   if (AtContext())
     throw Error("The text already fills the model's context of " + std::to_string(cfg.max_seq) +
@@ -72,19 +72,19 @@ const GeneratedPiece& Generation::Next() {
   GeneratedPiece r;
   const float* logits = nullptr;
   if (use_cache_) {
-    const double c0 = cli::ThreadCpuMs();
+    const double c0 = options::ThreadCpuMs();
     const auto t0 = BenchClock::now();
     const DecodeStep& s = steps_.empty() ? decoder_.Prefill(ids_) : decoder_.Step(ids_.back());
-    r.ms_cached = cli::Ms(BenchClock::now() - t0);
-    r.cpu_cached = cli::ThreadCpuMs() - c0;
+    r.ms_cached = options::Ms(BenchClock::now() - t0);
+    r.cpu_cached = options::ThreadCpuMs() - c0;
     logits = s.logits.data();
   }
   // Without a cache: the whole sequence again, every layer, every row.
-  const double c0 = cli::ThreadCpuMs();
+  const double c0 = options::ThreadCpuMs();
   const auto t0 = BenchClock::now();
   RunModel(lm_->model, ids_, full_);
-  r.ms_full = cli::Ms(BenchClock::now() - t0);
-  r.cpu_full = cli::ThreadCpuMs() - c0;
+  r.ms_full = options::Ms(BenchClock::now() - t0);
+  r.cpu_full = options::ThreadCpuMs() - c0;
   const Mat& fl = full_.logits[0];
   const float* full_logits = fl.data() + (fl.rows() - 1) * fl.cols();
   if (use_cache_) {

@@ -11,6 +11,7 @@
 
 #include "io/json_parse.hpp"
 #include "options/ablate_flags.hpp"
+#include "options/shared_flags.hpp"
 #include "options/terminal.hpp"
 
 namespace mha::options {
@@ -365,26 +366,19 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
   app.add_flag_callback(
          "--no-scale", [&o] { SetConfig(o, &Config::scale, false); }, "do not divide the scores by sqrt(d_k)")
       ->group(g);
-  app.add_option_function<std::string>(
-         "--temperature",
-         [&o](const std::string& v) { SetConfig(o, &Config::temperature, std::strtof(v.c_str(), nullptr)); },
-         "divide the scores by T too (default 1)")
+  DecimalFlag(
+      app, "--temperature", [&o](double t) { SetConfig(o, &Config::temperature, static_cast<float>(t)); },
+      "divide the scores by T too (default 1)", "1",
+      [](double t, const std::string&) {
+        // Casting a double outside float's range to float is undefined behaviour; such a
+        // value is refused here and Validate explains the usable range.
+        return std::abs(t) <= std::numeric_limits<float>::max()
+                   ? std::string()
+                   : "--temperature = " + std::to_string(t) +
+                         " is far outside the usable range; try 1 (below 1 sharpens the softmax, above 1 flattens it).";
+      })
       ->type_name("T")
-      ->group(g)
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            char* end = nullptr;
-            const double t = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !std::isfinite(t))
-              return "--temperature expects a number, got '" + v + "'.";
-            // Casting a double outside float's range to float is undefined behaviour;
-            // such a value is refused here and Validate explains the usable range.
-            if (!(std::abs(t) <= std::numeric_limits<float>::max()))
-              return "--temperature = " + std::to_string(t) +
-                     " is far outside the usable range; try 1 (below 1 sharpens the softmax, above 1 flattens it).";
-            return "";
-          },
-          ""));
+      ->group(g);
   app.add_flag_callback(
          "--no-pe", [&o] { SetConfig(o, &Config::positional_encoding, false); }, "no sinusoidal positional encoding")
       ->group(g);

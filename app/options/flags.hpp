@@ -107,9 +107,3 @@ CLI::Option* AttentionFlag(CLI::App& app, std::function<void(Attention)> set);
 CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> set);
 
 }  // namespace mha::options
-
-// The subcommands (namespace mha::cli) use these names unqualified, and branches
-// written before the options had their own namespace spell them cli::.
-namespace mha::cli {
-using namespace mha::options;
-}  // namespace mha::cli

@@ -155,6 +155,39 @@ std::string ConfigLine(const Trace& t) {
                 t.cfg.num_heads, t.cfg.head_dim());
 }
 
+// Beside the plot at x = bx from y = top: the shape flow's FLOPs at this n, the
+// crossover, the bytes. Returns the height it reached.
+double CostNotes(Scene& sc, Text& text, const Trace& t, const CostNumbers& c, double s, double bx, double top,
+                 const Style& label, const Style& bold) {
+  const bool ffn = c.ffn_flops > 0;
+  double by = top + 10 * s;
+  std::vector<std::pair<std::string, Style>> lines = {
+      {Printf(_("FLOPs of this layer at n = %d (the shape flow's):"), c.n), bold},
+      {Printf(_("attention core: %s"), Group(c.core_flops).c_str()), label},
+      {Printf(_("projections: %s"), Group(c.projection_flops).c_str()), label}};
+  if (ffn) lines.push_back({Printf(_("feed-forward: %s"), Group(c.ffn_flops).c_str()), label});
+  lines.push_back({Printf(_("The core overtakes the projections at n = %d"), c.crossover_n), label});
+  lines.push_back({Printf(_("(4n\xC2\xB2"
+                            "d = 8n"
+                            "d\xC2\xB2 at n = 2d = %d)."),
+                          2 * c.d_model),
+                   label});
+  lines.push_back({"", label});
+  lines.push_back({_("Bytes the attention weights take:"), bold});
+  lines.push_back({Printf(_("weights n\xC2\xB2 x heads x 4 bytes: %s bytes"), Group(c.weights_bytes).c_str()), label});
+  lines.push_back(
+      {Printf(_("standard attention keeps scores and weights: %s bytes"), Group(c.standard_bytes).c_str()), label});
+  lines.push_back({Printf(_("Flash attention holds one %d x %d tile per worker: %s bytes"), FlashBr(t.cfg),
+                          FlashBc(t.cfg), Group(c.flash_bytes).c_str()),
+                   label});
+  for (const auto& [txt, st] : lines) {
+    if (!txt.empty()) sc.texts.push_back(Label(bx, by, st, kInk, txt));
+    sc.width = std::max(sc.width, static_cast<int>(bx + text.Width(txt, st) + kMargin * s));
+    by += 16 * s;
+  }
+  return by;
+}
+
 Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   const double s = std::clamp(o.scale, 1.0, 8.0);
   const Style label{static_cast<float>(11 * s), false}, bold{static_cast<float>(11 * s), true},
@@ -283,32 +316,7 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   sc.texts.push_back(Label(left - 32 * s, top + ph / 2, label, kInk, _("FLOPs, log"), Anchor::Middle, 90));
 
   // Beside the plot: the shape flow's FLOPs at this n, the crossover, the bytes.
-  const double bx = left + pw + 24 * s;
-  double by = top + 10 * s;
-  std::vector<std::pair<std::string, Style>> lines = {
-      {Printf(_("FLOPs of this layer at n = %d (the shape flow's):"), c.n), bold},
-      {Printf(_("attention core: %s"), Group(c.core_flops).c_str()), label},
-      {Printf(_("projections: %s"), Group(c.projection_flops).c_str()), label}};
-  if (ffn) lines.push_back({Printf(_("feed-forward: %s"), Group(c.ffn_flops).c_str()), label});
-  lines.push_back({Printf(_("The core overtakes the projections at n = %d"), c.crossover_n), label});
-  lines.push_back({Printf(_("(4n\xC2\xB2"
-                            "d = 8n"
-                            "d\xC2\xB2 at n = 2d = %d)."),
-                          2 * c.d_model),
-                   label});
-  lines.push_back({"", label});
-  lines.push_back({_("Bytes the attention weights take:"), bold});
-  lines.push_back({Printf(_("weights n\xC2\xB2 x heads x 4 bytes: %s bytes"), Group(c.weights_bytes).c_str()), label});
-  lines.push_back(
-      {Printf(_("standard attention keeps scores and weights: %s bytes"), Group(c.standard_bytes).c_str()), label});
-  lines.push_back({Printf(_("Flash attention holds one %d x %d tile per worker: %s bytes"), FlashBr(t.cfg),
-                          FlashBc(t.cfg), Group(c.flash_bytes).c_str()),
-                   label});
-  for (const auto& [txt, st] : lines) {
-    if (!txt.empty()) sc.texts.push_back(Label(bx, by, st, kInk, txt));
-    sc.width = std::max(sc.width, static_cast<int>(bx + text.Width(txt, st) + kMargin * s));
-    by += 16 * s;
-  }
+  const double by = CostNotes(sc, text, t, c, s, left + pw + 24 * s, top, label, bold);
   sc.height = static_cast<int>(std::max(top + ph + 40 * s, by) + kMargin * s);
   return sc;
 }

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-from teach_test import click  # noqa: E402
+import harness as g  # noqa: E402
+from harness import click  # noqa: E402
 
 check = g.check
 HANGUL = re.compile("[\uac00-\ud7a3]")

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402  (App, check, read_json, run_main)
+import harness as g  # noqa: E402
 
 check = g.check
 KO = "고양이가 쥐를 잡았다"
@@ -80,9 +80,9 @@ def test_random_untrained(mhaviz, d):
     check("weights_badge" in probe["widgets"], f"no weights marker on the heatmaps: {sorted(probe['widgets'])}")
     with open(svg, encoding="utf-8") as f:
         check("random weights (untrained)" in f.read(), "the exported SVG does not say the weights are untrained")
-    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--view", "heads", name="ko_heads")
+    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--view", "metrics", name="ko_heads")
     check("weights_badge" in probe["widgets"], "no weights marker on the head metrics")
-    summaries = dump["views"]["heads_view"]["summaries"]
+    summaries = dump["views"]["metrics_view"]["summaries"]
     claimed = [(h["head"], h["pattern"]) for h in summaries if h["pattern"] != "no clear pattern"]
     check(not claimed, f"random heads on 3 tokens claim patterns: {claimed}")
     # Longer sentences, seeds and a causal mask: the labels follow the rule, computed here.
@@ -91,10 +91,10 @@ def test_random_untrained(mhaviz, d):
                               ["--sentence", "the cat sat on the mat and the dog ran", "--mask", "causal"],
                               ["--sentence", "the cat sat on the mat and the dog ran", "--preset", "heads"],
                               ["--sentence", KO, "--preset", "heads"])):
-        dump, _ = gui_run(mhaviz, d, *args, "--view", "heads", name=f"rule{k}", frames=2)
+        dump, _ = gui_run(mhaviz, d, *args, "--view", "metrics", name=f"rule{k}", frames=2)
         attn = dump["trace"]["attention"]
         causal = "causal" in args
-        for h in dump["views"]["heads_view"]["summaries"]:
+        for h in dump["views"]["metrics_view"]["summaries"]:
             want, why = chance_rule(attn[h["head"]], causal)
             check(h["pattern"] == want, f"{args}: head {h['head']} labelled {h['pattern']!r}, the rule gives "
                                         f"{want!r} ({why})")
@@ -102,7 +102,7 @@ def test_random_untrained(mhaviz, d):
                 check(abs(h.get("chance", -1) - why[2]) < 1e-9 and abs(h.get("lift", -9) - why[3]) < 1e-6 and
                       abs(h.get("chance_p", -1) - why[4]) < 1e-9, f"{args}: head {h['head']}: {h} vs {why}")
         if "--preset" in args and len(dump["trace"]["tokens"]) > 3:
-            pats = [h["pattern"] for h in dump["views"]["heads_view"]["summaries"]]
+            pats = [h["pattern"] for h in dump["views"]["metrics_view"]["summaries"]]
             check(pats == ["previous", "self", "first token", "next"], f"the hand-built heads read {pats}")
             check(dump["weights"]["kind"] == "hand-set", f"hand-built heads' weights: {dump['weights']}")
     # The trained model says so, with its layer.
@@ -224,9 +224,9 @@ def test_present_header(mhaviz, d):
     the head and its label with its score against chance, the same numbers as the head
     metrics; the key hint is whole in the window. mhaviz-small's 15 and 20 pieces keep
     horizontal labels and numbers no smaller than the 100% text."""
-    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--enlarge", "3", "--present", "--view", "heads", name="seeded")
+    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--enlarge", "3", "--present", "--view", "metrics", name="seeded")
     header = dump["present"].get("header", "")
-    hs = dump["views"]["heads_view"]["summaries"][3]
+    hs = dump["views"]["metrics_view"]["summaries"][3]
     check("strongest" in hs and "chance" in hs, f"the head metrics do not measure against chance: {hs}")
     want = (f"random weights (untrained) | head 3 | no clear pattern ({hs['strongest']} {hs['score']:.2f}, "
             f"chance {hs['chance']:.2f})")
@@ -292,7 +292,7 @@ def test_softmax_values(mhaviz, d):
     trace's."""
     for size in SIZES:
         for pct in (100, 150, 200):
-            dump, _ = gui_run(mhaviz, d, "--sentence", KO, "--view", "scaling", "--text-size", str(pct), size=size,
+            dump, _ = gui_run(mhaviz, d, "--sentence", KO, "--view", "softmax", "--text-size", str(pct), size=size,
                               name=f"scaling_{size[0]}_{pct}", frames=4)
             sc = dump["layout"].get("scaling", {})
             where = f"{size[0]}x{size[1]} {pct}%"
@@ -300,7 +300,7 @@ def test_softmax_values(mhaviz, d):
             # (in view or below the fold: the view scrolls to them)
             check(sc.get("values_hidden", -1) == 0 and sc.get("values_shown", 0) == 2 * 3 * 9,
                   f"{where}: {sc} (expected 54 numbers written, none hidden)")
-    v = dump["views"]["scaling_view"]["with_scaling"]
+    v = dump["views"]["softmax_view"]["with_scaling"]
     attn = dump["trace"]["attention"][0]
     check(all(abs(a - b) < 1e-6 for ra, rb in zip(v["weights"], attn) for a, b in zip(ra, rb)),
           "the tab's softmax weights are not the trace's")
@@ -376,7 +376,7 @@ def test_controls_in_sight(mhaviz, d):
     cases = {
         "train": ["train_start", "train_pause", "train_reset", "train_defaults", "train_offsets"],
         "generate": ["generate_go", "generate_step", "generate_reset"],
-        "scaling": ["scaling_scale", "temperature"],
+        "softmax": ["scaling_scale", "temperature"],
         "flash": ["flash bc", "flash start", "flash end", "flash play"],
         "query": ["query_token"],
         "importance": ["importance_windows"],

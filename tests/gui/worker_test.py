@@ -18,8 +18,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-from gui_test import check  # noqa: E402
+import harness as g  # noqa: E402
+from harness import check  # noqa: E402
 
 LONG_WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "far", "away", "and", "then", "home"]
 

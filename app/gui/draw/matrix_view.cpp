@@ -62,6 +62,115 @@ std::string SigValue(float v, int digits) {
   return buf;
 }
 
+// Where DrawMatrix put the matrix: its cells' size, its corners, whether its labels
+// fit, and the clip rectangle (what is out of sight is not drawn).
+struct Placed {
+  float fs = 0, cw = 0, ch = 0, row_w = 0, col_h = 0;
+  int stride = 0;
+  bool vertical = false, row_labels = false, col_labels = false;
+  ImVec2 p0, p1;
+  ImVec4 clip;
+};
+
+// For tests: how many numbers fit their cells, in view or scrolled away (asked for, and
+// small matrices only: every cell's text is measured each frame).
+void CountValues(const MatrixArgs& a, const Placed& q, MatrixResult& res) {
+  const float fs = q.fs, cw = q.cw, ch = q.ch;
+  const int stride = q.stride;
+  if (a.values && a.count_values && static_cast<long long>(a.rows) * a.cols <= 256) {
+    const bool room = ch >= fs + 2.0f && cw >= fs * 1.2f;
+    for (int i = 0; i < a.rows; ++i)
+      for (int j = 0; j < a.cols; ++j) {
+        if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;
+        const float v = a.data[std::size_t(i) * stride + j];
+        bool fits = false;
+        if (room && a.fixed_decimals) fits = ImGui::CalcTextSize(FormatValue(v, 2).c_str()).x <= cw - 3.0f;
+        for (int d = a.digits; room && !a.fixed_decimals && d >= 1 && !fits; --d)
+          fits = ImGui::CalcTextSize(SigValue(v, d).c_str()).x <= cw - 3.0f;
+        ++(fits ? res.values_shown : res.values_hidden);
+      }
+  }
+}
+
+// The values written in the cells, where they fit.
+void DrawValues(const MatrixArgs& a, const Placed& q) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = q.fs, cw = q.cw, ch = q.ch;
+  const int stride = q.stride;
+  const ImVec2 p0 = q.p0;
+  const ImVec4 clip = q.clip;
+  if (a.values && ch >= fs + 2.0f && cw >= fs * 1.2f) {
+    for (int i = 0; i < a.rows; ++i) {
+      const float y = p0.y + i * ch;
+      if (y + ch < clip.y || y > clip.w) continue;
+      for (int j = 0; j < a.cols; ++j) {
+        const float x = p0.x + j * cw;
+        if (x + cw < clip.x || x > clip.z) continue;
+        if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;  // grey, weight 0
+        const float v = a.data[std::size_t(i) * stride + j];
+        std::string t;
+        ImVec2 ts;
+        if (a.fixed_decimals) {
+          t = FormatValue(v, 2);
+          ts = ImGui::CalcTextSize(t.c_str());
+        } else {
+          for (int d = a.digits; d >= 1; --d) {  // fewer digits until it fits
+            t = SigValue(v, d);
+            ts = ImGui::CalcTextSize(t.c_str());
+            if (ts.x <= cw - 3.0f) break;
+          }
+        }
+        // A number that does not fit is marked, never left out: a blank cell reads as 0.
+        if (ts.x > cw - 3.0f) {
+          t = "\xE2\x80\xA6";
+          ts = ImGui::CalcTextSize(t.c_str());
+          if (ts.x > cw - 1.0f) continue;
+        }
+        dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
+                    Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), t.c_str());
+      }
+    }
+  }
+}
+
+// The row labels left of the rows, the column labels above the columns (upright or
+// rotated).
+void DrawLabels(const MatrixArgs& a, const Placed& q) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Palette& pal = Pal();
+  const float fs = q.fs, cw = q.cw, ch = q.ch, row_w = q.row_w, col_h = q.col_h;
+  const bool vertical = q.vertical, row_labels = q.row_labels, col_labels = q.col_labels;
+  const ImVec2 p0 = q.p0;
+  const ImVec4 clip = q.clip;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  if (row_labels && a.show_row_labels) {
+    for (int i = 0; i < a.rows; ++i) {
+      const float y = p0.y + i * ch;
+      if (y + ch < clip.y || y > clip.w) continue;
+      const std::string l = Ellipsize(Label(a.row_labels, i), row_w - fs * 0.5f);
+      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+      dl->AddText(ImVec2(p0.x - fs * 0.3f - ts.x, y + (ch - ts.y) * 0.5f), i == a.highlight_row ? pal.highlight : text,
+                  l.c_str());
+    }
+  }
+  if (col_labels) {
+    for (int j = 0; j < a.cols; ++j) {
+      const float x = p0.x + j * cw;
+      if (x + cw < clip.x || x > clip.z) continue;
+      const ImU32 c = j == a.highlight_col ? pal.highlight : text;
+      if (vertical) {
+        const std::string l = Ellipsize(Label(a.col_labels, j), col_h - fs * 0.4f);
+        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+        AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, p0.y - fs * 0.3f), c, l.c_str());
+      } else {
+        const std::string l = Label(a.col_labels, j);
+        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, p0.y - fs * 0.1f - ts.y), c, l.c_str());
+      }
+    }
+  }
+}
+
 MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   MatrixResult res;
   if (a.rows <= 0 || a.cols <= 0 || !a.data) return res;
@@ -108,21 +217,8 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const ImVec4 clip = dl->_CmdHeader.ClipRect;
-  // For tests: how many numbers fit their cells, in view or scrolled away (asked for,
-  // and small matrices only: every cell's text is measured each frame).
-  if (a.values && a.count_values && static_cast<long long>(a.rows) * a.cols <= 256) {
-    const bool room = ch >= fs + 2.0f && cw >= fs * 1.2f;
-    for (int i = 0; i < a.rows; ++i)
-      for (int j = 0; j < a.cols; ++j) {
-        if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;
-        const float v = a.data[std::size_t(i) * stride + j];
-        bool fits = false;
-        if (room && a.fixed_decimals) fits = ImGui::CalcTextSize(FormatValue(v, 2).c_str()).x <= cw - 3.0f;
-        for (int d = a.digits; room && !a.fixed_decimals && d >= 1 && !fits; --d)
-          fits = ImGui::CalcTextSize(SigValue(v, d).c_str()).x <= cw - 3.0f;
-        ++(fits ? res.values_shown : res.values_hidden);
-      }
-  }
+  const Placed q{fs, cw, ch, row_w, col_h, stride, vertical, row_labels, col_labels, p0, p1, clip};
+  CountValues(a, q, res);
   if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
 
   // Cells: a texture, one texel per value.
@@ -139,7 +235,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   };
   const std::string key = a.key + "|" + std::to_string(static_cast<int>(a.scale)) + "|" + std::to_string(a.range);
   int ready = 0;
-  const unsigned tex = s.teach.textures.Get(a.id, key, a.rows, a.cols, fill, &ready);
+  const unsigned tex = s.ui.matrices.Get(a.id, key, a.rows, a.cols, fill, &ready);
   AddImageRows(dl, tex, p0, p1, ready, a.rows);  // a big matrix: coloured over a few frames
   if (ch >= 10.0f)
     for (int i = 1; i < a.rows; ++i)
@@ -162,68 +258,8 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
     }
   }
 
-  // Values in the cells, where they fit.
-  if (a.values && ch >= fs + 2.0f && cw >= fs * 1.2f) {
-    for (int i = 0; i < a.rows; ++i) {
-      const float y = p0.y + i * ch;
-      if (y + ch < clip.y || y > clip.w) continue;
-      for (int j = 0; j < a.cols; ++j) {
-        const float x = p0.x + j * cw;
-        if (x + cw < clip.x || x > clip.z) continue;
-        if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;  // grey, weight 0
-        const float v = a.data[std::size_t(i) * stride + j];
-        std::string t;
-        ImVec2 ts;
-        if (a.fixed_decimals) {
-          t = FormatValue(v, 2);
-          ts = ImGui::CalcTextSize(t.c_str());
-        } else {
-          for (int d = a.digits; d >= 1; --d) {  // fewer digits until it fits
-            t = SigValue(v, d);
-            ts = ImGui::CalcTextSize(t.c_str());
-            if (ts.x <= cw - 3.0f) break;
-          }
-        }
-        // A number that does not fit is marked, never left out: a blank cell reads as 0.
-        if (ts.x > cw - 3.0f) {
-          t = "\xE2\x80\xA6";
-          ts = ImGui::CalcTextSize(t.c_str());
-          if (ts.x > cw - 1.0f) continue;
-        }
-        dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
-                    Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), t.c_str());
-      }
-    }
-  }
-
-  // Labels.
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  if (row_labels && a.show_row_labels) {
-    for (int i = 0; i < a.rows; ++i) {
-      const float y = p0.y + i * ch;
-      if (y + ch < clip.y || y > clip.w) continue;
-      const std::string l = Ellipsize(Label(a.row_labels, i), row_w - fs * 0.5f);
-      const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-      dl->AddText(ImVec2(p0.x - fs * 0.3f - ts.x, y + (ch - ts.y) * 0.5f), i == a.highlight_row ? pal.highlight : text,
-                  l.c_str());
-    }
-  }
-  if (col_labels) {
-    for (int j = 0; j < a.cols; ++j) {
-      const float x = p0.x + j * cw;
-      if (x + cw < clip.x || x > clip.z) continue;
-      const ImU32 c = j == a.highlight_col ? pal.highlight : text;
-      if (vertical) {
-        const std::string l = Ellipsize(Label(a.col_labels, j), col_h - fs * 0.4f);
-        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-        AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, p0.y - fs * 0.3f), c, l.c_str());
-      } else {
-        const std::string l = Label(a.col_labels, j);
-        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, p0.y - fs * 0.1f - ts.y), c, l.c_str());
-      }
-    }
-  }
+  DrawValues(a, q);
+  DrawLabels(a, q);
   if (a.highlight_row >= 0 && a.highlight_row < a.rows) {
     const float y = p0.y + a.highlight_row * ch;
     dl->AddRect(ImVec2(p0.x - 1, y - 1), ImVec2(p1.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 #include "gui/state/app_state.hpp"
 
 namespace mha::gui {

@@ -1,6 +1,6 @@
 // mhaviz gui: the main loop, in the shape of Dear ImGui's example_glfw_opengl3/main.cpp:
 // set up, loop { poll, new frame, draw, render, swap }, tear down. The flags are in
-// main/flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
+// main/gui_flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
 // the automation flags (--frames, --screenshot, --stats, ...) in automation_session.cpp.
 #include <algorithm>
 #include <atomic>
@@ -18,12 +18,13 @@
 #include <imgui_internal.h>
 
 #include "gui/main/automation_session.hpp"
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 #include "gui/main/frame.hpp"
 #include "gui/main/input_queue.hpp"
 #include "gui/main/run.hpp"
 #include "gui/main/window.hpp"
 #include "gui/sources/exports.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/state/textures.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/recompute.hpp"
@@ -33,6 +34,7 @@
 #include "gui/state/settings_writer.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
 #include "io/files.hpp"
+#include "gui/views/registry.hpp"
 #include "options/timing.hpp"
 #include "text/i18n.hpp"
 
@@ -58,14 +60,14 @@ void OnSignal(int sig) {
 // The state the window opens with: the defaults, then the saved settings (unless
 // --no-settings or automation), then the flags. Returns the saved window size.
 void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& s, int* win_w, int* win_h) {
-  s.churn = a.gui.churn;
+  s.ui.churn = a.gui.churn;
+  s.recompute.primers = ViewPrimers();  // what the views compute beside a big trace
   s.choice.sentence = options::kDefaultSentence;
-  std::snprintf(s.exp.path.data(), s.exp.path.size(), "mhaviz-heatmaps.png");
-  std::snprintf(s.exp.screenshot_path.data(), s.exp.screenshot_path.size(), "mhaviz-window.png");
+  std::snprintf(s.ui.exports.path.data(), s.ui.exports.path.size(), "mhaviz-heatmaps.png");
+  std::snprintf(s.ui.exports.screenshot_path.data(), s.ui.exports.screenshot_path.size(), "mhaviz-window.png");
   SyncBuffersFromChoice(s);
   if (!settings.settings_path().empty()) {
-    const std::string notice = LoadAppSettings(settings.settings_path(), s, win_w, win_h);
-    if (!notice.empty()) s.ui.notices.push_back(notice);
+    for (Notice& n : LoadAppSettings(settings.settings_path(), s, win_w, win_h)) s.ui.notices.push_back(std::move(n));
   }
   ApplyRunOptions(a.run, s);  // flags override the saved settings
   ApplyTeachFlags(a.teach, s);
@@ -93,7 +95,7 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
     glfwWaitEventsTimeout(0.5);
     return false;
   }
-  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
+  const bool idle = !automation && !s.ui.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
                     !RecomputePending(s) && Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
     glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking
@@ -106,17 +108,17 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
 
 // The screenshot the File menu asked for, from the frame just rendered.
 void TakeRequestedScreenshot(AppState& s, int fb_w, int fb_h) {
-  if (s.pending.screenshot.empty()) return;
+  if (s.ui.pending.screenshot.empty()) return;
   try {
-    WriteScreenshot(s.pending.screenshot, fb_w, fb_h);
-    s.exp.message = "Saved a " + std::to_string(fb_w) + " x " + std::to_string(fb_h) + " screenshot to " +
-                    AbsolutePath(s.pending.screenshot);
-    s.exp.message_ok = true;
+    WriteScreenshot(s.ui.pending.screenshot, fb_w, fb_h);
+    s.ui.exports.message = "Saved a " + std::to_string(fb_w) + " x " + std::to_string(fb_h) + " screenshot to " +
+                           AbsolutePath(s.ui.pending.screenshot);
+    s.ui.exports.message_ok = true;
   } catch (const std::exception& e) {
-    s.exp.message = std::string("Screenshot failed: ") + e.what();
-    s.exp.message_ok = false;
+    s.ui.exports.message = std::string("Screenshot failed: ") + e.what();
+    s.ui.exports.message_ok = false;
   }
-  s.pending.screenshot.clear();
+  s.ui.pending.screenshot.clear();
 }
 
 int RunWindow(const GuiArgs& a) {
@@ -142,7 +144,7 @@ int RunWindow(const GuiArgs& a) {
   // Main loop.
   int status = 0, frame = 0, fb_w = 0, fb_h = 0;
   auto last_activity = Clock::now();
-  while (!glfwWindowShouldClose(window) && !s.quit && !g_signal) {
+  while (!glfwWindowShouldClose(window) && !s.ui.quit && !g_signal) {
     if (!PollEvents(window, s, queue, automation.on(), &last_activity)) continue;
     FrameTimes t;
     t.start = Clock::now();
@@ -180,8 +182,8 @@ int RunWindow(const GuiArgs& a) {
 
     // Automation's last frame shows a finished recompute and finished pictures (more
     // frames while a recompute runs or a view is still drawing its picture).
-    const bool last = automation.IsLastFrame(frame, s.quit || g_signal || glfwWindowShouldClose(window),
-                                             (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.churn);
+    const bool last = automation.IsLastFrame(frame, s.ui.quit || g_signal || glfwWindowShouldClose(window),
+                                             (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.ui.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();

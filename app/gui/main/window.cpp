@@ -13,7 +13,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/state/settings.hpp"
 #include "gui/style/fonts.hpp"
@@ -80,7 +80,7 @@ GLFWwindow* OpenWindow(int win_w, int win_h, bool exact_size) {
     glfwTerminate();
     return nullptr;
   }
-  // Resizing by hand is held to the cap --width and --height have (main/flags.hpp).
+  // Resizing by hand is held to the cap --width and --height have (main/gui_flags.hpp).
   glfwSetWindowSizeLimits(window, GLFW_DONT_CARE, GLFW_DONT_CARE, kMaxWindowWidth, kMaxWindowHeight);
   glfwMakeContextCurrent(window);
   const int gl_version = gladLoadGL(glfwGetProcAddress);
@@ -182,7 +182,7 @@ void RenderFrame(GLFWwindow* window, int* fb_w, int* fb_h) {
 void CloseWindow(GLFWwindow* window, AppState& s) {
   s.ui.textures.Release();
   ReleaseWorker(s);
-  s.teach.textures.Release();
+  s.ui.matrices.Release();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

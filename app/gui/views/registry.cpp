@@ -19,24 +19,24 @@ namespace mha::gui {
 
 // The views, in tab order: one line each. Each view's own file defines `ViewEntry
 // NAME()`, its names, drawing, dump and hooks (views/registry.hpp).
-#define MHAVIZ_VIEWS(X)                            \
-  X(HeatmapsView)   /* views/heatmaps/ */          \
-  X(QueryView)      /* views/query.cpp */          \
-  X(ScalingView)    /* views/scaling.cpp */        \
-  X(HeadsView)      /* views/heads.cpp */          \
-  X(HeadCountView)  /* views/head_count.cpp */     \
-  X(GqaView)        /* views/gqa.cpp */            \
-  X(CrossView)      /* views/cross.cpp */          \
-  X(LessonView)     /* views/lesson.cpp */         \
-  X(InspectorView)  /* views/inspector.cpp */      \
-  X(TrainView)      /* views/train/ */             \
-  X(HeadView)       /* views/lm/head_view.cpp */   \
-  X(ModelView)      /* views/lm/model_view.cpp */  \
-  X(ImportanceView) /* views/lm/importance.cpp */  \
-  X(NextTokensView) /* views/lm/next_tokens.cpp */ \
-  X(GenerateView)   /* views/lm/generate.cpp */    \
-  X(FlashView)      /* views/flash.cpp */          \
-  X(CostView)       /* views/cost.cpp */
+#define MHAVIZ_VIEWS(X)                       \
+  X(HeatmapsView)   /* views/heatmaps/ */     \
+  X(QueryView)      /* views/query.cpp */     \
+  X(SoftmaxView)    /* views/softmax.cpp */   \
+  X(MetricsView)    /* views/metrics.cpp */   \
+  X(CountsView)     /* views/counts.cpp */    \
+  X(GqaView)        /* views/gqa.cpp */       \
+  X(CrossView)      /* views/cross.cpp */     \
+  X(LessonView)     /* views/lesson.cpp */    \
+  X(InspectView)    /* views/inspect.cpp */   \
+  X(TrainView)      /* views/train/ */        \
+  X(HeadView)       /* views/head_view.cpp */ \
+  X(ModelView)      /* views/model_view/ */   \
+  X(ImportanceView) /* views/importance/ */   \
+  X(NextView)       /* views/next.cpp */      \
+  X(GenerateView)   /* views/generate/ */     \
+  X(FlashView)      /* views/flash.cpp */     \
+  X(CostView)       /* views/cost/ */
 
 #define MHAVIZ_DECLARE_VIEW(f) ViewEntry f();
 MHAVIZ_VIEWS(MHAVIZ_DECLARE_VIEW)
@@ -106,7 +106,7 @@ void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
 
 const ViewEntry* FindView(const std::string& name) {
   for (const ViewEntry& v : Views())
-    if (name == v.name) return &v;
+    if (name == v.name || (v.alias && name == v.alias)) return &v;
   return nullptr;
 }
 
@@ -114,14 +114,24 @@ const char* ViewTitle(const ViewEntry& v) { return _(v.tab); }
 const char* ViewMenuTitle(const ViewEntry& v) { return _(v.menu); }
 
 std::string ViewNamesJoined() {
-  std::string names;
-  for (const ViewEntry& v : Views()) names += (names.empty() ? "" : ", ") + std::string(v.name);
-  return names;
+  std::string names, aliases;
+  for (const ViewEntry& v : Views()) {
+    names += (names.empty() ? "" : ", ") + std::string(v.name);
+    if (v.alias) aliases += (aliases.empty() ? "" : ", ") + std::string(v.alias);
+  }
+  return aliases.empty() ? names : names + " (and the old names " + aliases + ")";
 }
 
 void UpdateViews(AppState& s) {
   for (const ViewEntry& v : Views())
     if (v.update) v.update(s);
+}
+
+std::vector<PrimeHook> ViewPrimers() {
+  std::vector<PrimeHook> out;
+  for (const ViewEntry& v : Views())
+    if (v.prime) out.push_back(v.prime);
+  return out;
 }
 
 bool ViewsAnimating(const AppState& s) {
@@ -142,9 +152,9 @@ void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& 
 
 namespace {
 
-// The view shown: the one s.teach.view names (the first if none does).
+// The view shown: the one s.choice.view names (the first if none does).
 const ViewEntry& Shown(const AppState& s) {
-  const ViewEntry* v = FindView(s.teach.view);
+  const ViewEntry* v = FindView(s.choice.view);
   return v ? *v : Views().front();
 }
 
@@ -164,7 +174,7 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
   ImGui::PopStyleVar();
   if (!bar) return;
   for (const ViewEntry& v : Views()) {
-    const bool want = s.teach.select_view && s.teach.view == v.name;
+    const bool want = s.ui.select_view && s.choice.view == v.name;
     ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
     // The id is the view's name, so switching the language keeps the open tab.
     const std::string label = std::string(ViewTitle(v)) + "###" + v.name;
@@ -175,10 +185,10 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
     if (!open) continue;
     // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
     // then the old tab is drawn and must not claim the selection back.
-    if (!s.teach.select_view)
-      s.teach.view = v.name;
+    if (!s.ui.select_view)
+      s.choice.view = v.name;
     else if (want)
-      s.teach.select_view = false;
+      s.ui.select_view = false;
     DrawView(s, v);
     ImGui::EndTabItem();
   }
@@ -210,7 +220,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, spacing);
   for (std::size_t i = 0; i < Views().size(); ++i) {
     const ViewEntry& v = Views()[i];
-    const bool on = s.teach.view == v.name;
+    const bool on = s.choice.view == v.name;
     const float w = ImGui::CalcTextSize(ViewTitle(v)).x + 2.0f * padding.x;
     if (i > 0) {
       ImGui::SameLine();
@@ -218,7 +228,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
     }
     ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(on ? ImGuiCol_TabActive : ImGuiCol_Tab));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
-    if (ImGui::Button((std::string(ViewTitle(v)) + "##" + v.name).c_str())) s.teach.view = v.name;
+    if (ImGui::Button((std::string(ViewTitle(v)) + "##" + v.name).c_str())) s.choice.view = v.name;
     ImGui::PopStyleColor(2);
     Probe(s, (std::string("tab ") + v.name).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v));
@@ -227,7 +237,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   if (s.ui.font_small) ImGui::PopFont();
   ImGui::Separator();
   DrawView(s, Shown(s));
-  s.teach.select_view = true;  // should the tabs come back (smaller text), they open this view
+  s.ui.select_view = true;  // should the tabs come back (smaller text), they open this view
 }
 
 }  // namespace
@@ -241,15 +251,15 @@ void DrawResultsArea(AppState& s) {
     DrawViewTabs(s, padding);
   else
     DrawViewButtons(s, padding);
-  s.ui.report.views_busy += s.teach.textures.Filling();
-  s.teach.textures.EndFrame();
+  s.ui.report.views_busy += s.ui.matrices.Filling();
+  s.ui.matrices.EndFrame();
 }
 
 void DrawViewMenuItems(AppState& s) {
   for (const ViewEntry& v : Views()) {
-    if (ImGui::MenuItem((std::string(ViewMenuTitle(v)) + "##" + v.name).c_str(), nullptr, s.teach.view == v.name)) {
-      s.teach.view = v.name;
-      s.teach.select_view = true;
+    if (ImGui::MenuItem((std::string(ViewMenuTitle(v)) + "##" + v.name).c_str(), nullptr, s.choice.view == v.name)) {
+      s.choice.view = v.name;
+      s.ui.select_view = true;
     }
   }
 }
@@ -257,10 +267,10 @@ void DrawViewMenuItems(AppState& s) {
 std::string TeachViewsJson(AppState& s) {
   nlohmann::json j;
   j["view"] = Shown(s).name;
-  ClampTeachSelection(s);
-  j["head"] = s.teach.head;
+  ClampSelection(s);
+  j["head"] = s.choice.head;
   j["last_valid"] = ShowingLastValid(s);  // the views show the last valid configuration's results
-  j["query"] = s.teach.query;
+  j["query"] = s.choice.query;
   nlohmann::json list = nlohmann::json::array();
   for (const ViewEntry& v : Views())
     list.push_back({{"name", v.name}, {"tab", v.tab}, {"shows", v.shows ? nlohmann::json(v.shows) : nlohmann::json()}});

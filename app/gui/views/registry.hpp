@@ -1,13 +1,14 @@
-// The registry of the results area's views: one line per view (kViewList in
+// The registry of the results area's views: one line per view (MHAVIZ_VIEWS in
 // registry.cpp) drives the tab bar, the View menu, --view (its names and its help),
-// the views' own flags, the frame's per-view work, --probe, and --dump-state's "views"
-// (which the GUI tests read the list of views from).
+// the views' own flags, the frame's per-view work, the work a view does beside a big
+// trace (its prime hook), --probe, and --dump-state's "views" (which the GUI tests read
+// the list of views from).
 //
 // Adding a view touches two places (docs/architecture.md has the recipe):
 //   1. its own file or folder under views/ (CMake picks it up), holding its drawing,
 //      its dump, its state (a type of its own, kept in AppState::views: ViewStore)
 //      and a function `ViewEntry NameView()` that fills in the entry below;
-//   2. one line of kViewList in registry.cpp, where the view's tab goes.
+//   2. one line of MHAVIZ_VIEWS in registry.cpp, where the view's tab goes.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "gui/state/recompute_state.hpp"
 
 struct ImVec2;
 
@@ -31,11 +34,13 @@ struct AppState;
 using ViewFlagActions = std::vector<std::function<void(AppState&)>>;
 
 struct ViewEntry {
-  const char* name = "";              // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_')
+  const char* name = "";              // --view NAME; --dump-state's "view" and views.NAME_view ('-' as '_'): the
+                                      // tab's label in lower case, and the file's name (views/NAME.cpp or views/NAME/)
   const char* tab = "";               // the tab's label: a word or two, so every tab shows at 1280 px (the menu
                                       // entry is its tooltip)
   const char* menu = "";              // the View menu's entry and the tab's tooltip
   const char* help = "";              // one line in --help
+  const char* alias = nullptr;        // the name --view also takes (a view renamed keeps its old one working)
   void (*draw)(AppState&) = nullptr;  // draws into the current tab
   // What the view shows as JSON, from the same caches it draws (--dump-state's
   // views.NAME_view); null: nothing to dump (the heatmaps are in "trace").
@@ -48,7 +53,11 @@ struct ViewEntry {
   bool veil = true;     // dimmed while it shows the last valid results (not Train: its own model)
 
   // Optional hooks, for a view with work of its own beyond drawing:
-  void (*update)(AppState&) = nullptr;                 // every frame, before the one recompute
+  void (*update)(AppState&) = nullptr;  // every frame, before the one recompute
+  // What the view would compute from a new trace in its first frame, computed instead
+  // beside a big trace on the recompute's task (state/recompute_state.hpp): reads the
+  // trace and the choice only, returns what to store in the view's state.
+  PrimeHook prime = nullptr;
   bool (*animating)(const AppState&) = nullptr;        // true: the window keeps drawing (no idle wait)
   nlohmann::json (*probe)(const AppState&) = nullptr;  // --probe's entry under the view's name
   // Declares the view's own flags (in --help's "Teaching views" group `group`); what
@@ -58,7 +67,7 @@ struct ViewEntry {
 
 // Every view, in tab order.
 const std::vector<ViewEntry>& Views();
-// The view called `name`, or null.
+// The view called `name` (or by its alias), or null.
 const ViewEntry* FindView(const std::string& name);
 // The tab's label and the View menu's entry, in the interface's language (each view's
 // entry marks them N_(), so xgettext finds them).
@@ -67,8 +76,10 @@ const char* ViewMenuTitle(const ViewEntry& v);
 // "heatmaps, query, ...": the names --view accepts.
 std::string ViewNamesJoined();
 
-// The hooks of every view, for the frame, the main loop, --probe and the flags.
+// The hooks of every view, for the frame, the main loop, the recompute, --probe and the
+// flags.
 void UpdateViews(AppState& s);
+std::vector<PrimeHook> ViewPrimers();
 bool ViewsAnimating(const AppState& s);
 void ViewsProbeJson(const AppState& s, nlohmann::json& j);
 void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& actions);

@@ -9,7 +9,7 @@
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
@@ -174,11 +174,11 @@ void SetPresentation(AppState& s, bool on) {
   if (on) {
     const bool one = s.ui.enlarged >= 0;
     s.ui.present_layout = one ? 0 : 2;
-    s.ui.present_head = std::clamp(one ? s.ui.enlarged : s.teach.head, 0, H);
+    s.ui.present_head = std::clamp(one ? s.ui.enlarged : s.choice.head, 0, H);
     return;
   }
   s.ui.enlarged = s.ui.present_layout == 0 ? std::clamp(s.ui.present_head, 0, H) : -1;
-  if (s.ui.present_head < H) s.teach.head = s.ui.present_head;
+  if (s.ui.present_head < H) s.choice.head = s.ui.present_head;
 }
 
 }  // namespace mha::gui
