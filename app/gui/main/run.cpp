@@ -81,7 +81,7 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   const std::string lang = !a.gui.lang.empty() ? a.gui.lang : s.ui.lang_chosen;
   if (!i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish)) &&
       !i18n::CatalogProblem().empty())
-    s.ui.notices.push_back(i18n::CatalogProblem());  // English by necessity: the catalogue is what is broken
+    s.ui.notices.push_back(Notice("%s", {i18n::CatalogProblem()}));  // English: the catalogue is what is broken
   // A saved size is held to the same cap as --width and --height.
   *win_w = std::min(*win_w, kMaxWindowWidth);
   *win_h = std::min(*win_h, kMaxWindowHeight);
