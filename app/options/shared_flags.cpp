@@ -31,14 +31,10 @@ CLI::Option* DecimalFlag(CLI::App& app, const std::string& flag, std::function<v
           [flag, example, rule = std::move(rule)](std::string& v) -> std::string {
             char* end = nullptr;
             const double x = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0')
+            // nan and inf are not numbers a flag can use, whatever its range.
+            if (v.empty() || *end != '\0' || !std::isfinite(x))
               return flag + " expects a number such as " + example + ", got '" + TerminalSafe(v) + "'.";
-            // The rule sees nan and inf too, so it can say which range it wants; what it
-            // lets through still has to be finite.
-            std::string refused = rule ? rule(x, TerminalSafe(v)) : std::string();
-            if (refused.empty() && !std::isfinite(x))
-              refused = flag + " = " + TerminalSafe(v) + " is not a finite number: give one such as " + example + ".";
-            return refused;
+            return rule ? rule(x, TerminalSafe(v)) : std::string();
           },
           ""));
 }

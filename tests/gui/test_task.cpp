@@ -73,7 +73,7 @@ TEST_CASE("a cancelled task ends at its next check, with no result, and drops wh
   CHECK(t.threads() == 0);
 }
 
-TEST_CASE("a new start cancels the one running; only the newest result counts") {
+TEST_CASE("a new start cancels the one running, and only the newest result counts") {
   Task<int> t;
   t.Start([](TaskContext<int>& ctx) {
     for (;;) ctx.Check();

@@ -150,8 +150,7 @@ void BeginFrame(GLFWwindow* window, AppState& s, bool automation) {
     const std::string& problem = i18n::CatalogProblem();
     if (const auto lang = i18n::Parse(s.ui.lang_request);
         lang && !i18n::SetLanguage(*lang) && !problem.empty() &&
-        std::none_of(s.ui.notices.begin(), s.ui.notices.end(),
-                     [&](const Notice& n) { return n.English() == problem; }))
+        std::none_of(s.ui.notices.begin(), s.ui.notices.end(), [&](const Notice& n) { return n.English() == problem; }))
       s.ui.notices.push_back(Notice("%s", {problem}));  // English: the catalogue is what is broken
     s.ui.lang_request.clear();
   }
