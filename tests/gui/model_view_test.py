@@ -96,12 +96,18 @@ def test_knockout_toggle(mhaviz, d):
         p = app.wait_for(lambda p: p["ok"] and "model_view_knock_first" in p["widgets"], "the model view")
         # At 1280 x 800 the heads' labels and "Try these" push layer 0's switches to the
         # fold: scroll the view, as a teacher would, until the switch shows.
-        for _ in range(12):
+        # One wheel step at a time, each waited for on the switch's own position: steps
+        # sent ahead of a slow frame would land after the check and scroll it past the top.
+        for _ in range(40):
             r = app.widget("model_view_knock_first")
             if r[1] + r[3] <= p["window"][1] - 60:  # above the status bar, the window's last 30-odd px
                 break
             g.xdo("mousemove", "--window", app.wid, int(r[0] + 100), int(p["window"][1] / 2 + 100), "click", 5)
-            p = app.settle(3)
+            try:
+                p = app.wait_for(lambda p: p["widgets"].get("model_view_knock_first", r)[1] != r[1], "a wheel step",
+                                 timeout=3)
+            except g.Fail:  # the view scrolled as far as it goes
+                break
         gen = p["generation"]
         p = click_until(app, "model_view_knock_first", lambda p: p["knocked_out"] == "L0H0 (zero)" and
                         p["generation"] > gen, "L0H0 to be knocked out")
