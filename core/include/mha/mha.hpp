@@ -63,3 +63,4 @@
 #include "mha/heads.hpp"
 #include "mha/training_run.hpp"
 #include "mha/ablation.hpp"
+#include "mha/isa.hpp"
