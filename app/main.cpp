@@ -46,8 +46,10 @@ const Command kCommands[] = {
      mha::cli::GradCommand},
     {"ablate", "ablate [flags]     knock heads out of a trained model: what each head is worth",
      mha::cli::AblateCommand},
-    {"pairs", "pairs [flags]      score a language model on minimal pairs; the head that finds each cue",
+    {"pairs", "pairs [flags]      score a language model on minimal pairs; which head each one needs",
      mha::cli::PairsCommand},
+    {"patch", "patch [flags]      activation patching: which head carries the clean sentence's next piece",
+     mha::cli::PatchCommand},
 };
 
 std::string Help() {

@@ -311,17 +311,30 @@ int HeadSetCommand(const AblateArgs& a, const AblationSubject& s, AblationMode m
   return 0;
 }
 
+// The span --icl repeats; throws if it does not fit the model's context twice.
+int IclSpan(const AblateArgs& a, const AblationSubject& s, const lm::IclShape& shape) {
+  const int context = s.model().cfg.max_seq, prefix = shape.prefix >= 0 ? 1 : 0;
+  if (shape.room < 2)
+    throw Error("--icl repeats a span of at least 2 " + std::string(s.lm ? "pieces" : "tokens") + " twice" +
+                (prefix ? " after <s>" : "") + ", which needs a context of " + std::to_string(4 + prefix) +
+                "; the model's context (max_seq) is " + std::to_string(context) +
+                ". Measure it without --icl (the loss on its reference text), or give a model with a longer context.");
+  const int span = a.span_given ? a.span : shape.span;
+  if (span > shape.room)
+    throw UsageError("--span " + std::to_string(span) + " does not fit twice in the model's context of " +
+                     std::to_string(context) + (prefix ? " (after <s>)" : "") + ": use at most " +
+                     std::to_string(shape.room) + ".");
+  if (span < 2)
+    throw Error("--icl draws the span from the model's " + std::to_string(shape.candidates.size()) +
+                " number tokens, too few for a span of 2: give --span 2 (tokens may then repeat).");
+  return span;
+}
+
 int IclCommand(const AblateArgs& a, const AblationSubject& s, AblationMode mode, const ContextMeans* means,
                const std::vector<HeadProfile>& labels) {
   const Model& m = s.model();
   const lm::IclShape shape = lm::IclShapeOf(s);
-  const int prefix = shape.prefix, room = shape.room;
-  const int span = a.span_given ? a.span : shape.span;
-  if (span > room)
-    throw UsageError("--span " + std::to_string(span) + " does not fit twice in the model's context of " +
-                     std::to_string(m.cfg.max_seq) + (prefix >= 0 ? " (after <s>)" : "") + ": use at most " +
-                     std::to_string(room) + ".");
-  if (span < 2) throw UsageError("the model's context is too short to repeat a span of 2 tokens.");
+  const int prefix = shape.prefix, span = IclSpan(a, s, shape);
   const RepeatedSpans spans = MakeRepeatedSpans(shape.candidates, prefix, span, a.sequences, m.cfg.layer.seed);
   std::vector<HeadRef> heads = a.heads;
   if (heads.empty()) heads.push_back(lm::InductionHead(labels));
@@ -397,6 +410,7 @@ int Ablate(const AblateArgs& a) {
   if (!a.icl && (a.sequences_given || a.span_given))
     throw UsageError("--sequences and --span shape the repeated spans of --icl; add --icl.");
   if (!a.heads.empty()) CheckHeadsFit("--heads", a.heads, s.layers(), s.heads(), s.name, s.layers() * s.heads() == 1);
+  if (a.icl) IclSpan(a, s, lm::IclShapeOf(s));  // before the reference passes
   Model& m = s.lm ? s.lm->model : s.task_model;
   m.cfg.layer.threads = a.threads;
   Trainer trainer(a.threads);

@@ -39,6 +39,7 @@ int WriteCostOrFlash(const ExportArgs& e, const Trace& t, const std::string& sen
     if (!e.svg_path.empty()) files.emplace_back(e.svg_path, render::FlashPictureSvg(t, o));
   }
   io::WriteFilesAtomic(files);
+  for (const std::string& n : img.notes) std::cerr << "mhaviz export: note: " << TerminalSafe(n, true) << "\n";
   if (e.quiet) return 0;
   if (cost) {
     const render::CostNumbers c = render::CostNumbersOf(t);

@@ -277,6 +277,7 @@ int Generate(const GenerateArgs& a) {
   sampling.seed = a.seed;
   CheckSampling(sampling, vocab);
 
+  lm::CheckCanGenerate(lm);  // a checkpoint's limit, not the prompt's
   std::vector<int> prompt_ids;
   std::string cut;
   try {

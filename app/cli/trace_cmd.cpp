@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "cli/ablate_apply.hpp"
+#include "cli/trace_norms.hpp"
 #include "lm/model_trace.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
@@ -120,12 +121,18 @@ namespace {
 
 // --npz and --json, all or none. The .npz is streamed from the trace's own memory into
 // the temporary file: a 2 GiB trace is never copied into an archive in memory.
-void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& notice) {
+// `held`: the bytes of traces alive beside t (all layers of a model), for the norms' room.
+void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& notice, double held) {
+  if (ta.npz_path.empty() && ta.json_path.empty()) return;
+  const TraceNorms norms = NormsFor(t, held);
+  if (!norms.note.empty()) std::cerr << "mhaviz trace: note: " << norms.note << "\n";
+  std::vector<TensorView> tensors = Tensors(t);
+  AppendNorms(t, norms, tensors);
   std::vector<io::Output> files;
-  if (!ta.npz_path.empty()) files.push_back({ta.npz_path, [&t](io::Sink& s) { io::WriteNpz(s, Tensors(t)); }});
+  if (!ta.npz_path.empty()) files.push_back({ta.npz_path, [&tensors](io::Sink& s) { io::WriteNpz(s, tensors); }});
   std::string json;
   if (!ta.json_path.empty()) {
-    json = io::TraceJson(t, notice);
+    json = io::TraceJson(t, notice, norms.json && norms.norms.size() > 0 ? &norms.norms : nullptr);
     files.push_back({ta.json_path, [&json](io::Sink& s) { s.Write(json.data(), json.size()); }});
   }
   io::WriteOutputsAtomic(files);
@@ -139,7 +146,7 @@ int TraceModel(const TraceArgs& ta) {
                                             TraceHowFor(ta.run, ta.source.model));
   const Trace& t = m.Layer();
   if (!ta.json_path.empty() && t.cfg.attention == Attention::Standard) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
-  WriteTraceFiles(ta, t, "");
+  WriteTraceFiles(ta, t, "", EstimateModelRun(m.model.cfg, t.seq).total());
   if (ta.quiet) return 0;
   std::cout << "tokens (" << t.seq << "):";
   for (const auto& tok : t.in.tokens) std::cout << " [" << TerminalToken(tok) << "]";
@@ -189,7 +196,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     AblateOwnLayer(ta.run, p.cfg, p.weights, p.in);
     const Trace t = Forward(p.cfg, p.weights, p.in);
     // Files first (all or none): if a write fails, nothing is printed as if it had worked.
-    WriteTraceFiles(ta, t, p.notice);
+    WriteTraceFiles(ta, t, p.notice, static_cast<double>(EstimateTraceBytes(t.cfg, t.seq, t.seq_kv)));
     if (!quiet) {
       std::cout << "tokens (" << t.seq << "):";
       for (const auto& tok : t.in.tokens) std::cout << " [" << TerminalToken(tok) << "]";

@@ -15,18 +15,30 @@ const Sampling& Checked(const Sampling& s, int vocab) {
 
 }  // namespace
 
+void CheckCanGenerate(const LanguageModel& lm) {
+  const int context = lm.model.cfg.max_seq;
+  if (context < 2)
+    throw Error("the model reads at most " + std::to_string(context) +
+                " piece (its context, max_seq), and <s> alone fills it: there is no room for the prompt or for a new "
+                "piece. Generating needs a model with a context of at least 2 pieces.");
+}
+
 std::vector<int> PromptIds(const LanguageModel& lm, const std::string& text, std::string* notice) {
   std::vector<int> ids = lm.tokenizer.Encode(text);
   ids.insert(ids.begin(), lm.bos);
   if (notice) notice->clear();
   const int context = lm.model.cfg.max_seq;
+  CheckCanGenerate(lm);
   if (static_cast<int>(ids.size()) >= context) {
     // As trace does, the start is kept; one position is left for the first new piece.
+    const int kept = context - 1;
     if (notice)
       *notice = "the prompt is " + std::to_string(ids.size()) + " pieces long with <s>, but the model reads at most " +
-                std::to_string(context) + " (its context, max_seq): only its first " + std::to_string(context - 1) +
-                " are kept, leaving room for one new piece.";
-    ids.resize(static_cast<std::size_t>(std::max(1, context - 1)));
+                std::to_string(context) + " (its context, max_seq): " +
+                (kept == 1 ? std::string("only <s> is kept")
+                           : "only its first " + std::to_string(kept) + " (with <s>) are kept") +
+                ", leaving room for one new piece.";
+    ids.resize(static_cast<std::size_t>(kept));
   }
   return ids;
 }

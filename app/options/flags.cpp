@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "io/json_parse.hpp"
 #include "options/ablate_flags.hpp"
 #include "options/terminal.hpp"
 
@@ -66,8 +67,14 @@ std::string TeachingMessage(const CLI::App& app, const CLI::Error& e, const std:
     const std::string word = left.empty() ? std::string() : left.front();
     if (!word.empty() && word[0] != '-') {
       if (unexpected) return unexpected(word);
-      return "unexpected argument '" + word + "'. Put a sentence after --sentence, in quotes: --sentence \"" + word +
-             " ...\". " + SeeHelp(command) + ".";
+      // Only a command that takes a sentence is told to put one after --sentence.
+      if (app.get_option_no_throw("--sentence"))
+        return "unexpected argument '" + io::Excerpt(word) +
+               "'. Put a sentence after --sentence, in quotes: --sentence \"" + io::Excerpt(word) + " ...\". " +
+               SeeHelp(command) + ".";
+      return "unexpected argument '" + io::Excerpt(word) + "': mhaviz " + command +
+             " takes no bare words; each value follows its flag (--flag VALUE). " + SeeHelp(command) +
+             " for the flags it takes.";
     }
     return "unknown flag '" + word + "'. " + SeeHelp(command) + " for the flags it takes.";
   }
@@ -233,6 +240,23 @@ CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void
                                    : std::string();
           },
           ""));
+}
+
+std::optional<long long> ParseWholeNumber(std::string_view v, long long lo, long long hi, bool allow_minus) {
+  const std::string text(v);
+  if (!IsWholeNumber(text, allow_minus)) return std::nullopt;
+  errno = 0;
+  const long long n = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || n < lo || n > hi) return std::nullopt;
+  return n;
+}
+
+std::optional<std::pair<int, int>> ParseNumberPair(std::string_view v, char sep, int lo, int hi) {
+  const std::size_t at = v.find(sep);
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto a = ParseWholeNumber(v.substr(0, at), lo, hi), b = ParseWholeNumber(v.substr(at + 1), lo, hi);
+  if (!a || !b) return std::nullopt;
+  return std::make_pair(static_cast<int>(*a), static_cast<int>(*b));
 }
 
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,

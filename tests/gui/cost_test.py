@@ -26,8 +26,8 @@ def tiles(p):
 
 def test_flash_view(mhaviz, d):
     """The Flash view stepped tile by tile to the end: its context equals the trace's
-    (within 1e-5, also against `mhaviz trace --npz`), for a causal mask and tiles that
-    divide nothing."""
+    (within float32's bound, also against `mhaviz trace --npz`), for a causal mask and
+    tiles that divide nothing."""
     import numpy as np
     args = ["--sentence", SENTENCE, "--heads", "2", "--d-model", "16", "--mask", "causal", "--seed", "5"]
     ref = tt.cli_npz(mhaviz, d, "ref.npz", *args)
@@ -48,12 +48,15 @@ def test_flash_view(mhaviz, d):
     want_tiles = -(-n // br) * -(-v["seq_kv"] // bc)
     check(v["tiles"] == want_tiles == count, f"{v['tiles']} tiles (probe {count}), expected {want_tiles}")
     check(v["finished"] and v["done"] == count, f"not finished: {v['done']} of {count}")
-    check(v["max_diff"] is not None and v["max_diff"] < 1e-5, f"max difference {v['max_diff']}")
     ctx = np.array(v["context"], dtype=np.float64)
     want = ref["context"][0, v["head"]].astype(np.float64)
+    # Flash and the standard path: two float32 results (32 ulps of the context's scale)
+    # apart in the scores' head_dim and the weighted sum's seq_kv terms.
+    tol = tt.float32_tol(want, want.shape[-1] + v["seq_kv"], 32)
+    check(v["max_diff"] is not None and v["max_diff"] <= tol, f"max difference {v['max_diff']} (tolerance {tol:.1e})")
     check(ctx.shape == want.shape, f"context shape {ctx.shape} vs {want.shape}")
     err = float(np.abs(ctx - want).max())
-    check(err < 1e-5, f"the Flash view's context differs from trace --npz by {err}")
+    check(err <= tol, f"the Flash view's context differs from trace --npz by {err} (tolerance {tol:.1e})")
     print(f"flash view: {count} tiles of {br} x {bc}, max diff {v['max_diff']:.3g}, vs npz {err:.3g}")
 
 

@@ -106,6 +106,8 @@ nlohmann::json WorkerJson(const AppState& s) {
           {"budget_ms", kFrameBudgetMs},
           {"frames_over_budget", s.timing.frames_over_budget},
           {"over_budget", over},
+          {"work_bin_ms", Timing::kWorkBinMs},
+          {"work_hist", s.timing.work_hist},
           {"slowest_frame_ms", s.timing.slowest_frame_ms},
           {"slowest_frame", s.timing.slowest_frame},
           {"last_recompute_ms", s.timing.last_recompute_ms},

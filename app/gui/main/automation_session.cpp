@@ -1,5 +1,6 @@
 #include "gui/main/automation_session.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -61,13 +62,18 @@ void Automation::AfterFrame(AppState& s, const FrameTimes& t, int frame, int win
   // The frame budget, on the window thread's own CPU time.
   const double work = options::ThreadCpuMs() - t.thread_start_ms;
   if (std::getenv("MHAVIZ_FRAME_LOG"))
-    std::fprintf(stderr, "frame %d work %.1f ms wall %.1f ui %.1f draw %.1f swap %.1f phase %d\n", frame, work,
-                 span(t.start, t.end), span(t.start, t.ui), span(t.ui, t.draw), span(t.swap_start, t.end),
-                 static_cast<int>(s.worker.phase));
+    std::fprintf(stderr,
+                 "frame %d work %.1f ms (cpu: ui %.1f of which uploads %.1f, draw %.1f, swap %.1f) wall %.1f ui %.1f "
+                 "draw %.1f swap %.1f phase %d\n",
+                 frame, work, t.thread_ui_ms - t.thread_start_ms, t.upload_ms, t.thread_draw_ms - t.thread_ui_ms,
+                 options::ThreadCpuMs() - t.thread_swap_ms, span(t.start, t.end), span(t.start, t.ui),
+                 span(t.ui, t.draw), span(t.swap_start, t.end), static_cast<int>(s.worker.phase));
+  const auto bin = static_cast<std::size_t>(std::max(0.0, work) / Timing::kWorkBinMs);
+  ++s.timing.work_hist[std::min(bin, s.timing.work_hist.size() - 1)];
   if (work > kFrameBudgetMs) {
     ++s.timing.frames_over_budget;
     s.timing.over_budget.push_back({static_cast<double>(frame), work});
-    if (s.timing.over_budget.size() > 8) s.timing.over_budget.erase(s.timing.over_budget.begin());
+    if (s.timing.over_budget.size() > 64) s.timing.over_budget.erase(s.timing.over_budget.begin());
   }
   if (work > s.timing.slowest_frame_ms) {
     s.timing.slowest_frame_ms = work;

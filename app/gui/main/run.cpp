@@ -24,6 +24,7 @@
 #include "gui/main/run.hpp"
 #include "gui/main/window.hpp"
 #include "gui/sources/exports.hpp"
+#include "gui/state/textures.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/sources/train_session.hpp"
@@ -31,6 +32,7 @@
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "io/files.hpp"
 #include "options/timing.hpp"
 #include "text/i18n.hpp"
 
@@ -39,12 +41,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::atomic<bool> g_stop{false};
+// The first stop signal, or 0.
+std::atomic<int> g_signal{0};
 
-// The first signal closes the window as Ctrl+Q does (after a running recompute); a
-// second stops at once.
+// The first signal closes the window as Ctrl+Q does (after a running recompute: the
+// settings and the automation outputs are written), and the app then exits 128 +
+// signal, as every command does when stopped; a second stops at once, removing the
+// temporary files of a write in progress.
 void OnSignal(int sig) {
-  if (g_stop.exchange(true)) std::_Exit(128 + sig);
+  int none = 0;
+  if (g_signal.compare_exchange_strong(none, sig)) return;
+  io::RemoveStagedFiles();
+  std::_Exit(128 + sig);
 }
 
 // The state the window opens with: the defaults, then the saved settings (unless
@@ -69,7 +77,9 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   // The language: --lang, else the one chosen in View > Language, else the environment's.
   i18n::Init();
   const std::string lang = !a.gui.lang.empty() ? a.gui.lang : s.ui.lang_chosen;
-  i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish));
+  if (!i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish)) &&
+      !i18n::CatalogProblem().empty())
+    s.ui.notices.push_back(i18n::CatalogProblem());  // English by necessity: the catalogue is what is broken
   // A saved size is held to the same cap as --width and --height.
   *win_w = std::min(*win_w, kMaxWindowWidth);
   *win_h = std::min(*win_h, kMaxWindowHeight);
@@ -132,7 +142,7 @@ int RunWindow(const GuiArgs& a) {
   // Main loop.
   int status = 0, frame = 0, fb_w = 0, fb_h = 0;
   auto last_activity = Clock::now();
-  while (!glfwWindowShouldClose(window) && !s.quit && !g_stop) {
+  while (!glfwWindowShouldClose(window) && !s.quit && !g_signal) {
     if (!PollEvents(window, s, queue, automation.on(), &last_activity)) continue;
     FrameTimes t;
     t.start = Clock::now();
@@ -161,20 +171,24 @@ int RunWindow(const GuiArgs& a) {
     }
     ImGui::Render();
     t.ui = Clock::now();
+    t.thread_ui_ms = options::ThreadCpuMs();
     RenderFrame(window, &fb_w, &fb_h);
     AfterRender(s, fb_w, fb_h);  // a big recompute starts here, with a picture of this frame
     t.draw = Clock::now();
+    t.thread_draw_ms = options::ThreadCpuMs();
     ++frame;
 
     // Automation's last frame shows a finished recompute and finished pictures (more
     // frames while a recompute runs or a view is still drawing its picture).
-    const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window),
+    const bool last = automation.IsLastFrame(frame, s.quit || g_signal || glfwWindowShouldClose(window),
                                              (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();
+    t.thread_swap_ms = options::ThreadCpuMs();
     glfwSwapBuffers(window);
     t.end = Clock::now();
+    t.upload_ms = TakeUploadCpuMs();
 
     int w = 0, h = 0;
     glfwGetWindowSize(window, &w, &h);
@@ -189,7 +203,9 @@ int RunWindow(const GuiArgs& a) {
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
   status |= automation.Finish(s, frame, fb_w, fb_h, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
   CloseWindow(window, s);
-  return status;
+  // Stopped by a signal: its status, whatever else happened (a write it abandoned, a
+  // FIFO nobody read, reports its error above but is not a failure of its own).
+  return g_signal ? 128 + g_signal.load() : status;
 }
 
 }  // namespace

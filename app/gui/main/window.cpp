@@ -147,7 +147,11 @@ void BeginFrame(GLFWwindow* window, AppState& s, bool automation) {
   }
   // View > Language: switched between frames, so one frame never mixes two languages.
   if (!s.ui.lang_request.empty()) {
-    if (const auto lang = i18n::Parse(s.ui.lang_request)) i18n::SetLanguage(*lang);
+    const std::string& problem = i18n::CatalogProblem();
+    if (const auto lang = i18n::Parse(s.ui.lang_request);
+        lang && !i18n::SetLanguage(*lang) && !problem.empty() &&
+        std::find(s.ui.notices.begin(), s.ui.notices.end(), problem) == s.ui.notices.end())
+      s.ui.notices.push_back(problem);
     s.ui.lang_request.clear();
   }
   if (WideGlyphsPending()) s.ui.fonts_dirty = true;  // a label uses a new emoji: its glyph

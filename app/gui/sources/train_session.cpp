@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/draw/view_widgets.hpp"
+#include "lm/ablate_model.hpp"
 #include "lm/model_trace.hpp"
 #include "options/model_flags.hpp"
 #include "gui/sources/exports.hpp"
@@ -439,12 +440,11 @@ void LoadCheckpoint(AppState& s, const std::string& path) {
       // The example `mhaviz trace --model` shows by default, and labels measured on
       // held-out sequences of the same stream.
       const TaskSpec task = io::ParseTaskJson(m.cfg.task, "'" + path + "'");
-      Batch held, first;
+      Batch first;
       HeldOutBatch(task, m.cfg.layer.seed, 0, 1, first);
       probe.assign(first.tokens.begin(), first.tokens.end());
-      HeldOutBatch(task, m.cfg.layer.seed, 0, 128, held);
       Trainer trainer(1);
-      heads = ProfileHeads(trainer, m, held, &task);
+      heads = lm::HeldOutLabels(trainer, m, task, path);  // in parts the memory estimate sizes
     } else {
       for (int i = 0; i < std::min(m.cfg.max_seq, 8); ++i) probe.push_back(i % m.cfg.vocab_size());
     }
