@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -61,11 +62,13 @@ def blas_report(any_blas=False):
     lines.append(f"update-alternatives {BLAS_ALTERNATIVE}: {value or '(not found)'}")
     torch.mm(torch.ones(64, 64), torch.ones(64, 64))  # make sure the BLAS is loaded
     with open("/proc/self/maps") as f:
-        mapped = sorted({l.split()[-1] for l in f if "blas" in l.lower() and "/" in l})
-    lines.append("BLAS libraries mapped into this torch process: " + (", ".join(mapped) or "(none)"))
+        mapped = sorted({l.split()[-1] for l in f if ("blas" in l.lower() or "mkl" in l.lower()) and "/" in l})
+    lines.append("BLAS libraries mapped into this torch process: " + (", ".join(mapped) or "(none: linked into torch)"))
     info = torch.__config__.show()
-    blas_info = next((p.strip() for p in info.replace(",", "\n").splitlines() if "BLAS_INFO" in p), "")
-    lines.append(f"torch build: {blas_info}, {torch.__version__}")
+    blas_info = "BLAS_INFO=" + (re.search(r"BLAS_INFO=([^,\s]+)", info) or [None, "?"])[1]
+    # pip's torch links MKL statically: its build summary names the version
+    mkl = next((l.strip(" -") for l in info.splitlines() if "Math Kernel Library" in l), "")
+    lines.append(f"torch build: {blas_info}{', ' + mkl if mkl else ''}, torch {torch.__version__}")
     if not any("openblas" in m for m in mapped) and any_blas:
         lines.append("not OpenBLAS: torch's own BLAS (above), accepted by --any-blas; name it with the numbers.")
     elif not any("openblas" in m for m in mapped):
