@@ -11,7 +11,7 @@
 #     (1024, 1024, 16); 3 rounds of 0.5 s a side;
 #   - a training step (scripts/compare_torch_train.py --grid): the teaching, mhaviz-small
 #     and large sizes x {ReLU, GELU} x {pre, post}-LN encoder blocks, vocabulary 64;
-#     3 rounds of about 0.3 s of mhaviz's steps a side.
+#     3 rounds (the large size 2) of about 0.3 s of mhaviz's steps a side.
 # Every table is headed by the machine (lscpu's model name), the ISA path the build's
 # kernels use, the BLAS torch runs on and torch's version. A CPU without AVX-512
 # compiles the v4 build (so it is known to compile) but cannot run it: it says so and
@@ -32,7 +32,9 @@
 # the reference BLAS) or pip's, which links MKL: then the comparisons get --any-blas,
 # and each report names the BLAS torch really uses.
 # Environment: PYTHON (default: python3 if it has torch, else /usr/bin/python3), JOBS
-# (build jobs, default all CPUs), ROUNDS (3), LEVELS ("v4 v3"), CHECKS=0 skips the
+# (build jobs, default all CPUs), ROUNDS (3; the large model's 2), BUDGET (seconds the
+# whole run may take, default 540: the phases still to run when it is spent are skipped,
+# one running is cut short), LEVELS ("v4 v3"), CHECKS=0 skips the
 # correctness checks, SKIP_BUILD=1 reuses the builds an earlier run left in $BUILD_ROOT
 # (a rerun after a run cut short; a rerun without it rebuilds only what changed).
 #
@@ -52,15 +54,17 @@ jobs=${JOBS:-$(nproc)}
 rounds=${ROUNDS:-3}
 levels=${LEVELS:-v4 v3}
 checks=${CHECKS:-1}
+budget=${BUDGET:-540}
 shapes=16x512x8,64x512x8,128x768x12,512x768x12,1024x1024x16
 sizes=teaching,small,large
 variants=relu-pre,relu-post,gelu-pre,gelu-post
 seconds=0.5
 grid_ms=300
 if [ -n "${QUICK:-}" ]; then
-  shapes=16x512x8 sizes=teaching variants=gelu-pre rounds=1 seconds=0.1 grid_ms=50
+  shapes=16x512x8 sizes=teaching,large variants=gelu-pre rounds=1 seconds=0.1 grid_ms=50
 fi
 mkdir -p "$out" "$builds"
+rm -f "$out"/v3/train.txt "$out"/v4/train.txt  # appended to by each training phase
 out=$(cd "$out" && pwd)
 log="$out/bench-isa.log"
 : >"$log"
@@ -166,26 +170,43 @@ for level in $levels; do
   done
 done
 
-for kind in forward train; do
+# Phases, most wanted first: "kind:sizes:rounds" (the large model's steps are long: one
+# round fewer). Each runs under what is left of $BUDGET, so the whole run ends in time
+# and a phase cut short keeps the rows it printed.
+large_rounds=$((rounds > 2 ? rounds - 1 : rounds))
+phases="forward::$rounds train:${sizes%,large}:$rounds"
+[ "${sizes%,large}" = "$sizes" ] || phases="$phases train:large:$large_rounds"
+for phase in $phases; do
+  kind=${phase%%:*} rest=${phase#*:}
+  phase_sizes=${rest%%:*} phase_rounds=${rest#*:}
   for level in $levels; do
     mhaviz="$builds/$level/app/mhaviz"
     if ! runnable "$level"; then
       say "== x86-64-$level $kind: this CPU has no AVX-512, so the x86-64-v4 build cannot run here (skipped)"
       continue
     fi
+    left=$((budget - ($(date +%s) - start)))
     say ""
-    say "======== x86-64-$level, $kind, 1 thread [$(elapsed)]"
+    if [ "$left" -lt 30 ]; then
+      say "======== x86-64-$level, $kind${phase_sizes:+ $phase_sizes}: skipped, the budget of $budget s is spent [$(elapsed)]"
+      continue
+    fi
+    say "======== x86-64-$level, $kind${phase_sizes:+ $phase_sizes}, 1 thread, $phase_rounds rounds [$(elapsed); $left s left]"
     r=0
     if [ "$kind" = forward ]; then
-      "$py" "$here/compare_torch.py" --mhaviz "$mhaviz" --threads 1 --shapes "$shapes" --rounds "$rounds" \
-        --seconds "$seconds" --json "$out/$level/forward.json" $any_blas 2>&1 | tee "$out/$level/forward.txt" |
-        tee -a "$log" || r=$?
+      timeout "$left" "$py" "$here/compare_torch.py" --mhaviz "$mhaviz" --threads 1 --shapes "$shapes" \
+        --rounds "$phase_rounds" --seconds "$seconds" --json "$out/$level/forward.json" $any_blas 2>&1 |
+        tee "$out/$level/forward.txt" | tee -a "$log" || r=$?
     else
-      "$py" "$here/compare_torch_train.py" --mhaviz "$mhaviz" --grid --sizes "$sizes" --variants "$variants" \
-        --vocabs 64 --rounds "$rounds" --grid-ms "$grid_ms" $any_blas 2>&1 | tee "$out/$level/train.txt" |
-        tee -a "$log" || r=$?
+      timeout "$left" "$py" "$here/compare_torch_train.py" --mhaviz "$mhaviz" --grid --sizes "$phase_sizes" \
+        --variants "$variants" --vocabs 64 --rounds "$phase_rounds" --grid-ms "$grid_ms" $any_blas 2>&1 |
+        tee -a "$out/$level/train.txt" | tee -a "$log" || r=$?
     fi
-    [ "$r" = 0 ] || say "bench_isa: the x86-64-$level $kind comparison failed (exit $r); going on"
+    case $r in
+      0) ;;
+      124) say "bench_isa: x86-64-$level $kind $phase_sizes cut short at the budget of $budget s (rows above kept)" ;;
+      *) say "bench_isa: the x86-64-$level $kind comparison failed (exit $r); going on" ;;
+    esac
   done
 done
 say ""
