@@ -120,6 +120,16 @@ if [ -z "${SKIP_BUILD:-}" ]; then
     exit 1
   fi
 fi
+build() {  # level: configure and build the CLI alone (the kernels are the core's, the
+  # same in every target); -march from CMAKE_*_FLAGS, not MHAVIZ_NATIVE, so the path is
+  # the level's, not this CPU's
+  cmake -S "$root" -B "$builds/$1" $generator -DCMAKE_BUILD_TYPE=Release -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF \
+    -DMHAVIZ_TESTS=OFF "-DCMAKE_CXX_FLAGS=-march=x86-64-$1" "-DCMAKE_C_FLAGS=-march=x86-64-$1" \
+    '-DCMAKE_EXE_LINKER_FLAGS=-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../lib' &&
+    cmake --build "$builds/$1" --target mhaviz -j "$2"
+}
+nlevels=$(echo $levels | wc -w)
+pids=""
 for level in $levels; do
   dir="$builds/$level"
   if [ -n "${SKIP_BUILD:-}" ]; then
@@ -127,13 +137,14 @@ for level in $levels; do
     say "== x86-64-$level: reusing $dir/app/mhaviz (SKIP_BUILD)"
     continue
   fi
-  say "== building x86-64-$level in $dir ($jobs jobs) [$(elapsed)]"
-  # The CLI alone: the kernels are the core's, the same in every target. -march from
-  # CMAKE_*_FLAGS, not MHAVIZ_NATIVE, so the path is the level's, not this CPU's.
-  if ! { cmake -S "$root" -B "$dir" $generator -DCMAKE_BUILD_TYPE=Release -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF \
-           -DMHAVIZ_TESTS=OFF "-DCMAKE_CXX_FLAGS=-march=x86-64-$level" "-DCMAKE_C_FLAGS=-march=x86-64-$level" \
-           '-DCMAKE_EXE_LINKER_FLAGS=-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../lib' &&
-         cmake --build "$dir" --target mhaviz -j "$jobs"; } >"$out/build-$level.log" 2>&1; then
+  # Both at once, the cores shared: their serial parts (configure, links) overlap.
+  say "== building x86-64-$level in $dir ($(((jobs + nlevels - 1) / nlevels)) jobs) [$(elapsed)]"
+  build "$level" $(((jobs + nlevels - 1) / nlevels)) >"$out/build-$level.log" 2>&1 &
+  pids="$pids $!:$level"
+done
+for p in $pids; do
+  if ! wait "${p%%:*}"; then
+    level=${p#*:}
     tail -n 30 "$out/build-$level.log" | tee -a "$log"
     say "bench_isa: the x86-64-$level build failed (whole log: $out/build-$level.log)"
     exit 1
