@@ -42,7 +42,8 @@
 # build on a Debian machine that has them (scripts/setup.sh build) with
 #   BUILD_ONLY=1 scripts/bench_isa.sh     # build-isa/v3, build-isa/v4 and build-isa/lib
 # (the shared libraries the CLI needs beyond glibc and libstdc++, found by each binary
-# through its RUNPATH $ORIGIN/../../lib), copy build-isa/ to the machine and run there
+# through its RPATH $ORIGIN/../../lib, which also serves their own dependencies), copy
+# build-isa/ to the machine and run there
 #   SKIP_BUILD=1 scripts/bench_isa.sh
 set -eu -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -94,7 +95,7 @@ for f in avx512f avx512bw avx512cd avx512dq avx512vl; do grep -qw "$f" /proc/cpu
 say "bench_isa: $(date -u '+%Y-%m-%d %H:%M UTC'); ${machine:-unknown CPU}, $(nproc) CPUs, AVX-512: $cpu_avx512;" \
   "$pyinfo;" \
   "$(c++ --version 2>/dev/null | head -n 1); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-[ -z "${QUICK:-}" ] || say "QUICK: one shape, one size, one round: a smoke test, not a measurement"
+[ -z "${QUICK:-}" ] || say "QUICK: one shape, one variant at two sizes, one round: a smoke test, not a measurement"
 
 runnable() {  # the v4 build runs only on a CPU with AVX-512
   [ "$1" != v4 ] || [ "$cpu_avx512" = yes ]
@@ -125,7 +126,7 @@ build() {  # level: configure and build the CLI alone (the kernels are the core'
   # the level's, not this CPU's
   cmake -S "$root" -B "$builds/$1" $generator -DCMAKE_BUILD_TYPE=Release -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF \
     -DMHAVIZ_TESTS=OFF "-DCMAKE_CXX_FLAGS=-march=x86-64-$1" "-DCMAKE_C_FLAGS=-march=x86-64-$1" \
-    '-DCMAKE_EXE_LINKER_FLAGS=-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../lib' &&
+    '-DCMAKE_BUILD_RPATH=$ORIGIN/../../lib' -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags &&
     cmake --build "$builds/$1" --target mhaviz -j "$2"
 }
 nlevels=$(echo $levels | wc -w)
