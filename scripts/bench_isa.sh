@@ -17,7 +17,7 @@
 # compiles the v4 build (so it is known to compile) but cannot run it: it says so and
 # skips it. The AVX-512 path is timed first, so a run cut short keeps it.
 #
-#   scripts/bench_isa.sh            # about 6-8 minutes on a 16-core AVX-512 machine
+#   scripts/bench_isa.sh            # about 8 minutes on a 16-core AVX-512 machine, 9 at most
 #   QUICK=1 scripts/bench_isa.sh    # one small shape each, 1 round: does it run end to end?
 #
 # Writes everything under $OUT if set, else ./bench-isa-out: bench-isa.log (all of
