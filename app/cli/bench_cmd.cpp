@@ -16,6 +16,7 @@
 
 #include "bench_live.hpp"
 #include "mha/flash.hpp"
+#include "mha/isa.hpp"
 #include "options/timing.hpp"
 #include "options/shared_flags.hpp"
 #include "commands.hpp"
@@ -34,7 +35,8 @@ const char* kBenchAbout =
     "(Flash attention): the same context and attn_out, no seq x seq scores or weights kept,\n"
     "memory linear in seq, up to 32768 tokens. Compare both with scripts/flash_bench.py.";
 const char* kBenchFooter =
-    "Prints one line per setting, and last one JSON object: seq, d_model, heads, kv_heads,\n"
+    "Prints one line per setting, the kernels' instruction set (chosen when mhaviz was built), and\n"
+    "last one JSON object: isa (avx512, avx2, portable or scalar), seq, d_model, heads, kv_heads,\n"
     "threads, repeat, median_ms, min_ms (wall clock), gflops (FLOPs of the median run,\n"
     "counted as 8*n*d^2 + 4*n^2*d for plain multi-head attention) and cpu_median_ms (the\n"
     "calling thread's CPU time: on a busy machine, what the run cost without the waits),\n"
@@ -287,6 +289,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
               << ToString(cfg.attention);
     if (flash) std::cout << " (tiles of " << br << " x " << bc << ")";
     std::cout << ", " << n << (once ? " timed run (a long pass: once, no warm-up)\n" : " timed runs\n");
+    std::cout << KernelIsaLine() << "\n";
     char line[640];
     std::snprintf(line, sizeof line,
                   "median %.4f ms, min %.4f ms, %.2f GFLOP/s (%.1f MFLOP per run); calling thread's CPU "
@@ -294,11 +297,12 @@ int BenchCommand(const std::vector<std::string>& argv) {
                   median, min_ms, gflops, flops / 1e6, cpu_median, peak_mb);
     std::cout << line;
     std::snprintf(line, sizeof line,
-                  "{\"seq\": %d, \"d_model\": %d, \"heads\": %d, \"kv_heads\": %d, \"threads\": %d, "
+                  "{\"isa\": \"%s\", \"seq\": %d, \"d_model\": %d, \"heads\": %d, \"kv_heads\": %d, \"threads\": %d, "
                   "\"repeat\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"gflops\": %.3f, "
                   "\"cpu_median_ms\": %.6f, \"attention\": \"%s\", \"tile\": [%d, %d], \"warmup\": %s, "
                   "\"peak_rss_mb\": %.1f}\n",
-                  seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms, gflops, cpu_median,
+                  BuildKernelIsa().name, seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms,
+                  gflops, cpu_median,
                   ToString(cfg.attention), br, bc, once ? "false" : "true", peak_mb);
     std::cout << line;
     return 0;

@@ -31,4 +31,9 @@ double PassSeconds(const Config& cfg, int seq);
 // "0.25 s" style text for messages.
 std::string SecondsText(double s);
 
+// "kernels: AVX2 + FMA, 8 floats a vector (6 x 16 register tile), chosen when mhaviz
+// was built", and what an AVX-512 CPU running a 256-bit build leaves unused: every
+// bench mode prints it, so each number names the code path that made it.
+std::string KernelIsaLine();
+
 }  // namespace mha::cli

@@ -65,3 +65,4 @@
 #include "mha/heads.hpp"
 #include "mha/training_run.hpp"
 #include "mha/ablation.hpp"
+#include "mha/isa.hpp"
