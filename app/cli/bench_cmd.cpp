@@ -301,9 +301,8 @@ int BenchCommand(const std::vector<std::string>& argv) {
                   "\"repeat\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"gflops\": %.3f, "
                   "\"cpu_median_ms\": %.6f, \"attention\": \"%s\", \"tile\": [%d, %d], \"warmup\": %s, "
                   "\"peak_rss_mb\": %.1f}\n",
-                  BuildKernelIsa().name, seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms,
-                  gflops, cpu_median,
-                  ToString(cfg.attention), br, bc, once ? "false" : "true", peak_mb);
+                  BuildKernelIsa().name, seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median,
+                  min_ms, gflops, cpu_median, ToString(cfg.attention), br, bc, once ? "false" : "true", peak_mb);
     std::cout << line;
     return 0;
   });

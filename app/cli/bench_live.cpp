@@ -149,9 +149,8 @@ int BenchLive(Config base, int seq, int repeat) {
             << "; each action flips one setting and times the app's recompute (mha::Live)\n"
             << KernelIsaLine() << "\n";
   std::string json = "{\"isa\": \"" + std::string(BuildKernelIsa().name) + "\", \"seq\": " + std::to_string(seq) +
-                     ", \"d_model\": " + std::to_string(d) +
-                     ", \"heads\": " + std::to_string(H) + ", \"threads\": " + std::to_string(base.threads) +
-                     ", \"actions\": {";
+                     ", \"d_model\": " + std::to_string(d) + ", \"heads\": " + std::to_string(H) +
+                     ", \"threads\": " + std::to_string(base.threads) + ", \"actions\": {";
   char line[512];
   bool first = true;
   for (const Action& act : actions) {

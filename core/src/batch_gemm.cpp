@@ -74,8 +74,9 @@ void PackPanels(const float* b, std::ptrdiff_t ldb, int k, int n, int j_begin, i
       float* dst = out + (j - j_begin) * panel + static_cast<std::size_t>(p) * kNR;
       for (int v = 0; v < kNV; ++v) {
         const int c = j * kNR + v * kWidth, w = std::clamp(n - c, 0, kWidth);
-        simd::Store(dst + v * kWidth, w == kWidth ? simd::Load(src + c) : w > 0 ? simd::LoadPartial(src + c, w)
-                                                                              : simd::Zero());
+        simd::Store(dst + v * kWidth, w == kWidth ? simd::Load(src + c)
+                                      : w > 0     ? simd::LoadPartial(src + c, w)
+                                                  : simd::Zero());
       }
     }
   }

@@ -13,8 +13,7 @@ KernelIsa BuildKernelIsa() {
 #elif defined(__AVX2__) && defined(__FMA__)
   return {"avx2", "AVX2 + FMA, 8 floats a vector", simd::kWidth, kMR, kNR};
 #elif defined(__GNUC__) || defined(__clang__)
-  return {"portable", "portable vector extensions (SSE2 on x86-64), 4 floats a vector, no FMA", simd::kWidth, kMR,
-          kNR};
+  return {"portable", "portable vector extensions (SSE2 on x86-64), 4 floats a vector, no FMA", simd::kWidth, kMR, kNR};
 #else
   return {"scalar", "plain C++ arrays of 4 floats", simd::kWidth, kMR, kNR};
 #endif

@@ -190,7 +190,8 @@ void LayerNormRows(const float* in, const float* gamma, const float* beta, int d
       // 0 + lane 0 + ... + lane 7 per row, as LayerNormStats adds them.
       auto across = [&]() {
         __m256d sum = _mm256_setzero_pd();
-        for (int l = 0; l < 8; ++l) sum = _mm256_add_pd(sum, _mm256_set_pd(lanes[3][l], lanes[2][l], lanes[1][l], lanes[0][l]));
+        for (int l = 0; l < 8; ++l)
+          sum = _mm256_add_pd(sum, _mm256_set_pd(lanes[3][l], lanes[2][l], lanes[1][l], lanes[0][l]));
         return sum;
       };
       __m256d acc[R][2];
@@ -198,7 +199,8 @@ void LayerNormRows(const float* in, const float* gamma, const float* beta, int d
       for (int c = 0; c < d; c += 8)
         for (int i = 0; i < R; ++i)
           for (int h = 0; h < 2; ++h)
-            acc[i][h] = _mm256_add_pd(acc[i][h], _mm256_cvtps_pd(_mm_loadu_ps(x + static_cast<std::ptrdiff_t>(i) * d + c + 4 * h)));
+            acc[i][h] = _mm256_add_pd(
+                acc[i][h], _mm256_cvtps_pd(_mm_loadu_ps(x + static_cast<std::ptrdiff_t>(i) * d + c + 4 * h)));
       for (int i = 0; i < R; ++i) _mm256_store_pd(lanes[i], acc[i][0]), _mm256_store_pd(lanes[i] + 4, acc[i][1]);
       const __m256d vd = _mm256_set1_pd(static_cast<double>(d));
       alignas(32) double mean[R], inv[R];

@@ -54,8 +54,8 @@ TEST_CASE("a weight gradient in depth blocks has the bits of one pass of the ker
   struct Shape {
     int rows, in, out;
   };
-  for (const Shape sh : {Shape{600, 64, 64}, Shape{300, 130, 256}, Shape{257, 70, 11}, Shape{520, 20, 4112},
-                         Shape{5, 3, 33}})
+  for (const Shape sh :
+       {Shape{600, 64, 64}, Shape{300, 130, 256}, Shape{257, 70, 11}, Shape{520, 20, 4112}, Shape{5, 3, 33}})
     for (int threads : {1, 2, 3}) {
       const mha::Mat a = RandomMat(rng, sh.rows, sh.in), d = RandomMat(rng, sh.rows, sh.out);
       mha::Mat g(sh.in, sh.out);

@@ -7,9 +7,9 @@
 namespace mha {
 
 struct KernelIsa {
-  const char* name;         // "avx512", "avx2", "portable" or "scalar"
-  const char* description;  // e.g. "AVX2 + FMA, 8 floats a vector"
-  int floats;               // floats per vector: 16, 8 or 4
+  const char* name;          // "avx512", "avx2", "portable" or "scalar"
+  const char* description;   // e.g. "AVX2 + FMA, 8 floats a vector"
+  int floats;                // floats per vector: 16, 8 or 4
   int tile_rows, tile_cols;  // the GEMM micro-kernel's block of C held in registers
 };
 
