@@ -15,6 +15,7 @@
 #include "options/ablate_flags.hpp"
 #include "options/flags.hpp"
 #include "options/model_flags.hpp"
+#include "options/table.hpp"
 #include "cli/uses_options.hpp"
 
 namespace mha::cli {
@@ -27,25 +28,6 @@ struct PairsArgs {
   int windows = -1;
   bool json = false;
 };
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-// Pads to `width` terminal columns, counting a UTF-8 character as one column and a
-// Hangul syllable as two.
-std::string Pad(const std::string& s, std::size_t width) {
-  std::size_t cols = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    cols += (len == 3 && c >= 0xEA && c <= 0xED) ? 2 : 1;
-    i += static_cast<std::size_t>(len);
-  }
-  return s + std::string(cols < width ? width - cols : 1, ' ');
-}
 
 // --ablate's heads: every head, each phenomenon's found head and its control, or a list.
 std::vector<HeadRef> TableHeads(const std::string& spec, const lm::LanguageModel& lm, const lm::PairsReport& r,
