@@ -19,6 +19,8 @@ constexpr int kMaxPairDepth = 1;
 // (ScoreMinimalPair); this bound comes first, before it is even normalised: no context
 // of ModelLimits::kMaxSeq pieces reads a megabyte.
 constexpr std::size_t kMaxPairSentence = std::size_t(1) << 20;
+// A line holds five fields (each at most kMaxPairSentence) and the JSON around them.
+constexpr std::size_t kMaxPairLine = 5 * kMaxPairSentence + 4096;
 
 // log softmax(row)[id] in double precision.
 double LogProb(const float* row, int vocab, int id) {
@@ -56,7 +58,17 @@ std::vector<MinimalPair> ParseMinimalPairs(const std::string& text, const std::s
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    const std::string row = text.substr(start, end - start);
+    const std::size_t row_bytes = end - start;
+    // A line longer than five fields at their bound is refused before it is copied or
+    // parsed (a 40 MB sentence took 463 MiB to refuse after the parse).
+    if (row_bytes > kMaxPairLine) {
+      std::size_t cut = 48;  // an excerpt that ends between UTF-8 characters
+      while (cut > 0 && (static_cast<unsigned char>(text[start + cut]) & 0xC0) == 0x80) --cut;
+      throw Error(name + " line " + std::to_string(line + 1) + " is " + std::to_string(row_bytes) + " bytes (\"" +
+                  text.substr(start, cut) + "...\"): a pair is two sentences, and no model's context reads more than " +
+                  std::to_string(kMaxPairSentence >> 20) + " MiB of one.");
+    }
+    const std::string row = text.substr(start, row_bytes);
     start = end + 1;
     ++line;
     if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -79,7 +91,7 @@ std::vector<MinimalPair> ParseMinimalPairs(const std::string& text, const std::s
     std::string* slots[] = {&p.phenomenon, &p.good, &p.bad, &p.cue, &p.prefix};
     for (int f = 0; f < 5; ++f) {
       const auto it = j.find(kFields[f]);
-      if (it == j.end() || !it->is_string() || it->get<std::string>().empty())
+      if (it == j.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
         throw Error(where + "\"" + kFields[f] +
                     "\" is missing, empty or not a string: every pair needs "
                     "phenomenon, good, bad, cue and prefix.");

@@ -311,10 +311,13 @@ def hostile_files(mhaviz, tmp):
               f"(budget {budget_mib}; got {code}: {err.strip()[:200]})")
 
     # 60 MB of '[' took 2.2 GiB to refuse with an unbounded parse.
-    refused("[" * (60 << 20) + "\n", ["line 1", "nests", "1 level deep"], "a 60 MB line of nested brackets")
+    refused("[" * (60 << 20) + "\n", ["line 1", "bytes", "..."], "a 60 MB line of nested brackets", budget_mib=160)
+    # Under the line bound (five fields of 1 MiB), the nesting is refused as it opens.
+    refused("[" * (4 << 20) + "\n", ["line 1", "nests", "1 level deep"], "a 4 MB line of nested brackets",
+            budget_mib=160)
     pair = '{{"phenomenon": "x", "good": "{}", "bad": "고양이이 쥐를 잡았다.", "cue": "고양이", "prefix": "고"}}\n'
-    # 30 MB: refused before it is normalised or tokenised (it took 1.9 GiB).
-    refused(pair.format("고양이가 " * (3 << 20)), ["line 1", "bytes", "..."], "a 30 MB sentence")
+    # 30 MB: refused before it is copied, parsed or tokenised (it took 1.9 GiB, then 463 MiB).
+    refused(pair.format("고양이가 " * (3 << 20)), ["line 1", "bytes", "..."], "a 30 MB sentence", budget_mib=160)
     # Under the parse bound but beyond any tokenisation that fits the context.
     refused(pair.format("고양이가 " * 30000), ["line 1", "context", "..."], "a 390 KB sentence, over the context")
     r = run([mhaviz, "pairs", "--model", "mhaviz-small", "--ablate", "L9H9"])
