@@ -7,7 +7,8 @@
 #     TARGET              tokenizer | npz | cli | font (default: all)
 #   env: FUZZ_BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_FLAGS (extra libFuzzer flags),
 #        FUZZ_BUILD_ALL=1 to build every target of the build (the tests too, GUI left out),
-#        so that CI's sanitizer stage runs the test suite in this same ASan + UBSan build
+#        FUZZ_BUILD_EXTRA="t1 t2" to build these targets beside the fuzzers (CI: the unit
+#        tests), so that a sanitizer run of tests can use this same ASan + UBSan build
 #        (scripts/sanitize.sh with MHAVIZ_SANITIZE_PREBUILT) instead of compiling a second one
 #
 # New interesting inputs go to $FUZZ_BUILD_DIR/corpus/<target> (the committed seeds in
@@ -46,7 +47,8 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
 if [ "${FUZZ_BUILD_ALL:-0}" = 1 ]; then
   cmake --build "$build" -j "$jobs"
 else
-  cmake --build "$build" -j "$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
+  # shellcheck disable=SC2086  # FUZZ_BUILD_EXTRA is a list of target names
+  cmake --build "$build" -j "$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}") ${FUZZ_BUILD_EXTRA:-}
 fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}

@@ -17,8 +17,8 @@
 #        MHAVIZ_SANITIZE_TARGETS="t1 t2": build only these targets (the TSan stage
 #        needs only the core's tests)
 #        MHAVIZ_SANITIZE_PREBUILT=DIR: build nothing; run the tests in DIR, a build made
-#        with ASan + UBSan already (CI: scripts/fuzz.sh's clang build with
-#        FUZZ_BUILD_ALL=1, so one sanitizer build serves the fuzzers and the tests)
+#        with ASan + UBSan already (CI: scripts/fuzz.sh's clang build with the unit
+#        tests in FUZZ_BUILD_EXTRA, so one sanitizer build serves the fuzzers and the tests)
 #
 # Called by .ci/run; exit status 0 only if every test passed with no sanitizer report.
 set -euo pipefail

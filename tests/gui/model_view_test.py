@@ -94,6 +94,11 @@ def test_knockout_toggle(mhaviz, d):
     app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--view", "model-view"])
     try:
         p = app.wait_for(lambda p: p["ok"] and "model_view_knock_first" in p["widgets"], "the model view")
+        # The labels and the heads' jobs land from their own tasks (slowly on a loaded
+        # machine) and add lines above the switches: a click aimed before they land hit
+        # the map above the switch, which opened Heatmaps.
+        p = app.wait_for(lambda p: p["model-view"]["labels_measured"] and p["model-view"]["jobs"] == "minimal pairs",
+                         "the labels and the heads' jobs", timeout=300)
         # At 1280 x 800 the heads' labels and "Try these" push layer 0's switches to the
         # fold: scroll the view, as a teacher would, until the switch shows.
         # One wheel step at a time, each waited for on the switch's own position: steps

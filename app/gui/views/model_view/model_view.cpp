@@ -399,12 +399,21 @@ nlohmann::json DumpModelView(AppState& s) {
   return out;
 }
 
+// --probe: whether the labels and the heads' jobs have landed. Both are measured on their
+// own tasks, and the lines they add move every switch under them: a driver waits for them
+// before it clicks.
+nlohmann::json ProbeModelView(const AppState& s) {
+  return {{"labels_measured", UsingLanguageModel(s) && s.result.validation_labels.value != nullptr},
+          {"jobs", HeadJobsStatus(s)}};
+}
+
 ViewEntry ModelView() {
   ViewEntry v{"model-view", N_("Model view"), N_("Model view: every layer x head on the sentence"),
               "every layer x head as a small heatmap; click one to open it"};
   v.draw = &DrawModelView;
   v.dump = &DumpModelView;
   v.prime = &PrimeModelView;
+  v.probe = &ProbeModelView;
   v.shows = "model_view_first_map";
   return v;
 }
