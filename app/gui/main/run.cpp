@@ -104,7 +104,8 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
   const bool idle = !automation && !s.ui.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
                     !RecomputePending(s) && Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
-    glfwWaitEventsTimeout(driven ? kDrivenIdleWait : 0.25);  // wakes at once on input; slow ticks keep the caret blinking
+    glfwWaitEventsTimeout(driven ? kDrivenIdleWait
+                                 : 0.25);  // wakes at once on input; slow ticks keep the caret blinking
   else if (driven && !automation)
     glfwWaitEventsTimeout(kDrivenBusyWait);
   else
