@@ -348,7 +348,7 @@ void DrawLessonView(AppState& s) {
                   kMaxEditDModel, static_cast<int>(w->W_q.rows()), static_cast<int>(w->W_q.size()));
     Muted(buf);
   } else {
-    Muted(
+    Explanation(
         _("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
           "Q = x W_Q + b."));
     const Weights& cur = *w;  // the grids read this; edits make a new copy
@@ -418,6 +418,8 @@ json LessonProbe(const AppState& s) {
 ViewEntry LessonView() {
   ViewEntry v{"lesson", N_("Lesson"), N_("Lesson example, weight editor and .npz files"),
               "the lesson's worked example, a weight editor and .npz files"};
+  v.essentials = "load_lesson;load_hand";
+  v.heads = false;
   v.draw = &DrawLessonView;
   v.dump = &DumpLessonView;
   v.probe = &LessonProbe;

@@ -350,7 +350,7 @@ void DrawControls(AppState& s, ImportanceState& st) {
 
 void DrawImportanceView(AppState& s) {
   ImportanceState& st = St(s);
-  ImGui::TextWrapped(
+  Explanation(
       _("What each head is worth: knock it out (alone) and measure how much worse the model predicts "
         "its reference text. A picture shows what a head looks at; this shows whether the model uses "
         "it. The Model view's \"out\" switches knock heads out on your own sentence."));
@@ -510,6 +510,8 @@ void DeclareImportanceFlags(CLI::App& app, const std::string& g, ViewFlagActions
 ViewEntry ImportanceView() {
   ViewEntry v{"importance", N_("Importance"), N_("Importance: what each head is worth when knocked out"),
               "each head knocked out alone: the loss increase as bars, and the in-context learning curve"};
+  v.essentials = "importance_windows";
+  v.heads = false;
   v.draw = &DrawImportanceView;
   v.dump = &DumpImportanceView;
   v.update = &UpdateImportance;
