@@ -468,12 +468,31 @@ def test_present_keys(mhaviz, d):
         app.kill()
 
 
+def test_korean_keys_upright(mhaviz, d):
+    """The Softmax and Cross views' maps keep Korean keys upright (or on two staggered
+    lines), never turned on their side, as the heatmaps do: at 100, 150 and 200% text,
+    1280 x 800 and 1920 x 1080, on a Korean sentence and a longer mixed one (the tab and
+    presented)."""
+    memory = "쥐가 고양이를 보았다 그리고 도망갔다"
+    for size in SIZES:
+        for pct in (100, 150, 200):
+            for view, extra in (("softmax", []), ("cross", ["--memory", memory]), ("softmax", ["--present"])):
+                for sentence in (KO, MIXED):
+                    where = f"{view} {' '.join(extra)} {size[0]}x{size[1]} {pct}% {sentence!r}"
+                    dump, _ = gui_run(mhaviz, d, "--sentence", sentence, "--view", view, *extra, "--text-size",
+                                      str(pct), size=size, name=f"upright_{view}_{size[0]}_{pct}", frames=4)
+                    m = dump["layout"].get("matrices", {})
+                    check(m.get("hangul_rotated", -1) == 0 and (m.get("hangul_upright", 0) > 0 or sentence != KO),
+                          f"{where}: Korean key labels {m} (turned on their side: hangul_rotated)")
+
+
 TESTS = {
     "controls_in_sight": test_controls_in_sight,
     "text_size_cells": test_text_size_cells,
     "present_header": test_present_header,
     "present_every_view": test_present_every_view,
     "present_keys": test_present_keys,
+    "korean_keys_upright": test_korean_keys_upright,
     "present_pages_fit": test_present_pages_fit,
     "softmax_values": test_softmax_values,
     "shape_flow_and_status": test_shape_flow_and_status,

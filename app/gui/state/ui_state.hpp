@@ -104,6 +104,10 @@ struct LayoutReport {
   std::string present_header;      // presentation mode's header, its parts joined by " | "
   // Softmax & sqrt(d_k) view: cells with their number written in, and without ("…").
   int scaling_values_shown = 0, scaling_values_hidden = 0;
+  // The teaching views' matrices (draw/matrix_view) with Hangul keys, by how the keys
+  // are laid out: turned on their side (never: they stand upright, or on two staggered
+  // lines), or upright.
+  int matrix_hangul_rotated = 0, matrix_hangul_upright = 0;
   // Pictures a view still finishes over several frames at big sizes (the Head view's
   // search for lines, a big matrix's colours): automation's last frame waits for 0.
   int views_busy = 0;
