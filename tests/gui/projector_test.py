@@ -486,6 +486,28 @@ def test_korean_keys_upright(mhaviz, d):
                           f"{where}: Korean key labels {m} (turned on their side: hangul_rotated)")
 
 
+def test_hand_table_whole(mhaviz, d):
+    """The hand calculation's table at 150 and 200% text, 1280 x 800, in Korean and
+    English: every computed row ("q[head 0] = [1.5]") ends before its verdict begins, and
+    every verdict ("✓ same") ends inside the table and the window (at fixed widths the
+    row ran into the tick and "same" was cut off)."""
+    for lang in ("ko", "en"):
+        for pct in (150, 200):
+            _, p = gui_run(mhaviz, d, "--preset", "hand", "--view", "lesson", "--lang", lang, "--text-size", str(pct),
+                           name=f"hand_{lang}_{pct}", frames=4)
+            w, win = p["widgets"], p["window"]
+            table = w.get("lesson_checks")
+            check(table and table[0] + table[2] <= win[0] + 0.5, f"{lang} {pct}%: the table at {table}, window {win}")
+            rows = [k for k in w if k.startswith("lesson_tick ")]
+            check(len(rows) == 10, f"{lang} {pct}%: {len(rows)} verdicts drawn, expected 10")
+            for k in range(len(rows)):
+                got, tick = w[f"lesson_got {k}"], w[f"lesson_tick {k}"]
+                check(got[0] + got[2] <= tick[0] + 0.5, f"{lang} {pct}%: row {k}'s numbers {got} run into its verdict "
+                                                        f"{tick}")
+                check(tick[0] + tick[2] <= table[0] + table[2] + 0.5, f"{lang} {pct}%: row {k}'s verdict {tick} is cut "
+                                                                       f"by the table's edge {table}")
+
+
 TESTS = {
     "controls_in_sight": test_controls_in_sight,
     "text_size_cells": test_text_size_cells,
@@ -493,6 +515,7 @@ TESTS = {
     "present_every_view": test_present_every_view,
     "present_keys": test_present_keys,
     "korean_keys_upright": test_korean_keys_upright,
+    "hand_table_whole": test_hand_table_whole,
     "present_pages_fit": test_present_pages_fit,
     "softmax_values": test_softmax_values,
     "shape_flow_and_status": test_shape_flow_and_status,
