@@ -45,7 +45,7 @@ void DrawNextView(AppState& s) {
     ImGui::TextWrapped(_("Knocked out: %s. \"next: before -> after\" is the probability of the piece that really "
                          "comes next in your sentence, from the whole model and from the model without those heads; "
                          "the likeliest pieces are the model's without them."),
-                       KnockoutText(s).c_str());
+                       KnockoutText(s, true).c_str());
   const ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
   if (!ImGui::BeginTable("##next_tokens", k + 2 + (knocked ? 1 : 0), flags)) return;

@@ -178,9 +178,15 @@ void BarRow(AppState& s, const ImportanceResult& m, const std::string& name, con
 
 void DrawBars(AppState& s, const ImportanceResult& m, float width) {
   SectionTitle(s, _("Loss increase when one head is knocked out"));
+  // The reference in the interface's language (m.reference is the CLI's English).
+  const std::string reference = m.reference_windows > 0
+                                    ? i18n::Format(P_("%d validation window of %d pieces",
+                                                      "%d validation windows of %d pieces", m.reference_windows),
+                                                   m.reference_windows, m.reference_pieces)
+                                    : m.reference;
   ImGui::TextWrapped(_("Measured on %s: intact model %.4f nats%s%s. Longer bar = the model loses more without that "
                        "head; a bar to the left: it does a little better without it."),
-                     m.reference.c_str(), m.table.base.loss, m.targets.empty() ? "" : _(", accuracy "),
+                     reference.c_str(), m.table.base.loss, m.targets.empty() ? "" : _(", accuracy "),
                      m.targets.empty() ? "" : AccuracyText(m.table.base).c_str());
   if (!m.targets.empty()) {
     std::string t;
