@@ -445,7 +445,8 @@ def test_present_every_view(mhaviz, d):
 
 def test_present_keys(mhaviz, d):
     """In presentation mode the arrow keys step the open view's head and PgDn / PgUp its
-    own sequence (the Flash view's tiles)."""
+    own sequence (the Flash view's tiles); the header's "?" opens the explanations the
+    view folded away."""
     # (10 tokens: 3 x 3 tiles of 4 x 4)
     app = g.App(mhaviz, d, ["--sentence", MIXED, "--view", "flash", "--present", "--text-size", "150"])
     try:
@@ -463,6 +464,16 @@ def test_present_keys(mhaviz, d):
         app.key("Left")
         p = app.wait_for(lambda p: p["present"]["head"] == p["num_heads"] - 1, "the arrow keys to wrap to the last head")
         check(p["present"]["view"] == "flash", f"the keys left the view: {p['present']}")
+        # The explanations folded away are behind the header's "?".
+        for attempt in range(3):
+            click(app, app.widget("present_help"))
+            try:
+                p = app.wait_for(lambda p: "present_help_text" in p["widgets"], "the explanations", timeout=5)
+                break
+            except g.Fail:
+                check(attempt < 2, "the header's ? did not open the explanations")
+        r, win = p["widgets"]["present_help_text"], p["window"]
+        check(inside(r, win), f"the explanations at {r} are not in the window {win}")
         app.quit()
     finally:
         app.kill()
