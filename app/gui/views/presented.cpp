@@ -46,7 +46,11 @@ void HeaderPart(const std::string& text, ImU32 colour, float reserve) {
   ImGui::PopStyleColor();
 }
 
+// Under the "?" (the last item), its right edge on the button's: a popup opened at the
+// mouse would start at the window's right edge and run past it on its first frame.
 void HelpPopup(AppState& s) {
+  const ImVec2 under(ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y + ImGui::GetStyle().ItemSpacing.y);
+  ImGui::SetNextWindowPos(under, ImGuiCond_Always, ImVec2(1.0f, 0.0f));
   if (!ImGui::BeginPopup("##present_help")) return;
   ImGui::PushTextWrapPos(std::min(ImGui::GetFontSize() * 36.0f, ImGui::GetIO().DisplaySize.x * 0.8f));
   for (const std::string& p : s.ui.present_help) {
