@@ -67,6 +67,8 @@ AblationSubject LanguageSubject(std::shared_ptr<lm::LanguageModel> lm, int amoun
     s.reference.push_back(std::move(b));
   }
   s.reference_text = std::to_string(windows) + " validation windows of " + std::to_string(seq) + " pieces";
+  s.reference_windows = windows;
+  s.reference_pieces = seq;
   return s;
 }
 

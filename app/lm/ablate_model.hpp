@@ -41,6 +41,9 @@ struct AblationSubject {
   std::vector<Batch> reference;           // where losses and mean contexts are measured, in batches
                                           // of at most ReferenceBatchSize sequences
   std::string reference_text;             // "256 validation windows of 64 pieces (16,384 predictions)"
+  // A language model's reference in numbers (0 for a task model), for a window that
+  // says it in its own language.
+  int reference_windows = 0, reference_pieces = 0;
 
   const Model& model() const { return lm ? lm->model : task_model; }
   int layers() const { return model().cfg.num_layers; }

@@ -197,6 +197,27 @@ def test_every_view_korean_text(mhaviz, d):
     check(not problems, f"{len(problems)} English texts in the Korean window:\n  " + "\n  ".join(problems[:80]))
 
 
+def test_measured_korean(mhaviz, d):
+    """What the rehearsal read in English in the Korean window: the Importance view's
+    reference ("64 validation windows of 64 pieces", measured on mhaviz-small) and the
+    Next view's knocked-out heads ("L1H0 (zero)") are written in Korean."""
+    final = dump(mhaviz, d, "--lang", "ko", "--model", "mhaviz-small", "--sentence", "고양이가 쥐를 잡았다", "--view",
+                 "next", "--ablate", "L1H0", name="next.json")
+    text = final["shown_text"]
+    check("L1H0" in text and "(zero)" not in text, f"the Next view's knock-out: {text[-600:]!r}")
+    app = g.App(mhaviz, d, ["--lang", "ko", "--model", "mhaviz-small", "--sentence", "고양이가 쥐를 잡았다", "--view",
+                            "importance", "--importance-windows", "4"])
+    try:
+        app.wait_for(lambda p: p.get("importance", {}).get("state") == "done", "the importance measurement")
+        app.settle(3)
+        final = app.quit()
+    finally:
+        app.kill()
+    text = final["shown_text"]
+    check("validation windows" not in text and "검증 창 4개" in text, f"the Importance view's reference: "
+                                                                   f"{[l for l in text.splitlines() if '4' in l][:6]}")
+
+
 def test_notices_korean(mhaviz, d):
     """The notices the core and the language model write in English (the command line
     prints them) are shown in Korean: the token cap on a long sentence, the model's
@@ -250,6 +271,7 @@ TESTS = {
     "every_tab_korean": test_every_tab_korean,
     "every_view_korean_text": test_every_view_korean_text,
     "notices_korean": test_notices_korean,
+    "measured_korean": test_measured_korean,
 }
 
 if __name__ == "__main__":

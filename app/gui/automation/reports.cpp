@@ -35,6 +35,18 @@ void ShownShape(const AppState& s, nlohmann::json& j) {
   j["d_model"] = fixed ? s.choice.source.lm->model.cfg.layer.d_model : s.choice.cfg.d_model;
 }
 
+// Presentation mode: on or off, the view presented (its registry name), the head its
+// header names (the heatmaps' map under the arrow keys, num_heads for their mean;
+// another view's selected head), the heatmaps' layout and the header in words.
+nlohmann::json PresentJson(const AppState& s) {
+  const std::string view = ShownView(s).name;
+  return {{"on", s.ui.present},
+          {"view", view},
+          {"layout", s.ui.present_layout},
+          {"head", view == "heatmaps" ? s.ui.present_head : s.choice.head},
+          {"header", s.ui.report.present_header}};
+}
+
 // What the heatmap grid and the shape-flow table laid out in the last frame.
 nlohmann::json LayoutJson(const LayoutReport& r) {
   return {{"heatmaps",
@@ -61,7 +73,8 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
             {"scroll_x", r.flow_scroll_x},
             {"shortened", r.flow_shortened},
             {"input", r.flow_input}}},
-          {"scaling", {{"values_shown", r.scaling_values_shown}, {"values_hidden", r.scaling_values_hidden}}}};
+          {"scaling", {{"values_shown", r.scaling_values_shown}, {"values_hidden", r.scaling_values_hidden}}},
+          {"matrices", {{"hangul_rotated", r.matrix_hangul_rotated}, {"hangul_upright", r.matrix_hangul_upright}}}};
 }
 
 // Where the weights come from, as the marker on the heatmaps says it.
@@ -134,10 +147,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["tokens"] = s.result.tokens;
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present},
-                  {"layout", s.ui.present_layout},
-                  {"head", s.ui.present_head},
-                  {"header", s.ui.report.present_header}};
+  j["present"] = PresentJson(s);
   j["worker"] = WorkerJson(s);
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["font_px"] = ImGui::GetFontSize();
@@ -173,10 +183,7 @@ std::string DumpStateJson(AppState& s, int frames) {
     j["knocked_out"] = {{"heads", heads}, {"text", KnockoutText(s)}};
   }
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present},
-                  {"layout", s.ui.present_layout},
-                  {"head", s.ui.present_head},
-                  {"header", s.ui.report.present_header}};
+  j["present"] = PresentJson(s);
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["text_size"] = s.ui.text_size;
   j["weights"] = WeightsJson(s);

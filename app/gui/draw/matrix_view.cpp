@@ -33,6 +33,26 @@ float MaxLabel(const std::vector<std::string>* labels, int n, float cap) {
   return std::min(w, cap);
 }
 
+// Whether a label holds Hangul (syllables, jamo, compatibility jamo): Korean keys are
+// never turned on their side, as the heatmaps keep them (docs/presenting.md).
+bool HasHangul(const std::string& s) {
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if ((b0 & 0xF0) != 0xE0) continue;
+    const unsigned cp = ((b0 & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
+                        (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+    if ((cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0x1100 && cp <= 0x11FF) || (cp >= 0x3130 && cp <= 0x318F)) return true;
+  }
+  return false;
+}
+
+bool AnyHangul(const std::vector<std::string>* labels) {
+  if (!labels) return false;
+  for (const std::string& l : *labels)
+    if (HasHangul(l)) return true;
+  return false;
+}
+
 std::string Label(const std::vector<std::string>* labels, int i) {
   if (labels && i < static_cast<int>(labels->size())) return ForDisplay((*labels)[static_cast<std::size_t>(i)]);
   return std::to_string(i);
@@ -68,6 +88,7 @@ struct Placed {
   float fs = 0, cw = 0, ch = 0, row_w = 0, col_h = 0;
   int stride = 0;
   bool vertical = false, row_labels = false, col_labels = false;
+  bool staggered = false;  // Hangul keys wider than a cell: upright, on two alternating lines
   ImVec2 p0, p1;
   ImVec4 clip;
 };
@@ -162,6 +183,12 @@ void DrawLabels(const MatrixArgs& a, const Placed& q) {
         const std::string l = Ellipsize(Label(a.col_labels, j), col_h - fs * 0.4f);
         const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
         AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, p0.y - fs * 0.3f), c, l.c_str());
+      } else if (q.staggered) {
+        // Odd columns on the upper line: each label has two cells' width.
+        const std::string l = Ellipsize(Label(a.col_labels, j), 2.0f * cw - 4.0f);
+        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+        const bool upper = j % 2 == 1;
+        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, p0.y - fs * 0.1f - ts.y * (upper ? 2.0f : 1.0f)), c, l.c_str());
       } else {
         const std::string l = Label(a.col_labels, j);
         const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
@@ -182,7 +209,8 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   if (room.y <= 0) room.y = avail.y;
   const float max_cell = a.max_cell > 0 ? a.max_cell : fs * 2.6f;
 
-  // Labels: rows to the left; columns above, upright if they fit in a cell, else rotated.
+  // Labels: rows to the left; columns above, upright if they fit in a cell, else rotated
+  // (Hangul: upright on two staggered lines instead, each label two cells wide).
   const float row_w = a.show_row_labels ? MaxLabel(a.row_labels, a.rows, fs * 7.0f) + fs * 0.5f : 0.0f;
   const float col_text = MaxLabel(a.col_labels, a.cols, fs * 6.0f);
   const bool groups = a.col_group > 0 && a.col_group < a.cols && a.col_group_label;
@@ -191,10 +219,12 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   // cells up to kTall times taller than wide, so its rows stay readable.
   constexpr float kTall = 6.0f;
   float cw = 0.0f, ch = 0.0f, col_h = 0.0f;
-  bool vertical = false;
+  bool vertical = false, staggered = false;
+  const bool hangul = AnyHangul(a.col_labels);
   for (int pass = 0; pass < 2; ++pass) {
-    vertical = pass == 1;
-    col_h = vertical ? col_text + fs * 0.4f : fs * 1.25f;
+    vertical = pass == 1 && !hangul;
+    staggered = pass == 1 && hangul;
+    col_h = vertical ? col_text + fs * 0.4f : staggered ? fs * 2.4f : fs * 1.25f;
     const float fit_w = (room.x - row_w) / a.cols, fit_h = (room.y - col_h - group_h) / a.rows;
     cw = std::floor(std::min({max_cell, fit_w, fit_h}));
     ch = a.square ? cw : std::floor(std::min({max_cell, fit_h, std::max(cw, 1.0f) * kTall}));
@@ -203,6 +233,8 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   cw = std::max(cw, 1.0f);
   ch = std::max(ch, cw);
   const bool row_labels = ch >= fs * 0.9f, col_labels = cw >= fs * 0.9f;
+  // For tests: how the Korean keys of each matrix are laid out, in view or scrolled away.
+  if (hangul && col_labels) ++(vertical ? s.ui.report.matrix_hangul_rotated : s.ui.report.matrix_hangul_upright);
   const float lw = row_labels ? row_w : 0.0f, lh = (col_labels ? col_h : 0.0f) + group_h;
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 p0(o.x + lw, o.y + lh);
@@ -217,7 +249,7 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const ImVec4 clip = dl->_CmdHeader.ClipRect;
-  const Placed q{fs, cw, ch, row_w, col_h, stride, vertical, row_labels, col_labels, p0, p1, clip};
+  const Placed q{fs, cw, ch, row_w, col_h, stride, vertical, row_labels, col_labels, staggered, p0, p1, clip};
   CountValues(a, q, res);
   if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
 

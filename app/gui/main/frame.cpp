@@ -33,14 +33,17 @@ std::string MenuLabel(AppState& s, const char* shown, const char* id) {
 
 float UiScale(const AppState& s) { return s.ui.content_scale * s.ui.text_size / 100.0f; }
 
-// Presentation mode's keys: the arrows move between maps (the mean last), + and -
-// step num_heads through the values that divide d_model.
+// Presentation mode's keys: the arrows step heads (the heatmaps' mean last), PgUp /
+// PgDn the view's own sequence, + and - step num_heads through the values that divide
+// d_model.
 void PresentKeys(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
-  constexpr int kRight = 262, kLeft = 263, kEqual = 61, kMinus = 45, kKpSub = 333, kKpAdd = 334;
-  const int maps = (s.result.generation > 0 ? s.result.trace.cfg.num_heads : s.choice.cfg.num_heads) + 1;
-  if (ImGui::IsKeyPressed(kRight)) s.ui.present_head = (s.ui.present_head + 1) % maps;
-  if (ImGui::IsKeyPressed(kLeft)) s.ui.present_head = (s.ui.present_head + maps - 1) % maps;
+  constexpr int kRight = 262, kLeft = 263, kPageUp = 266, kPageDown = 267, kEqual = 61, kMinus = 45, kKpSub = 333,
+                kKpAdd = 334;
+  if (ImGui::IsKeyPressed(kRight)) PresentedStepHeads(s, 1);
+  if (ImGui::IsKeyPressed(kLeft)) PresentedStepHeads(s, -1);
+  if (ImGui::IsKeyPressed(kPageDown)) PresentedStepSequence(s, 1);
+  if (ImGui::IsKeyPressed(kPageUp)) PresentedStepSequence(s, -1);
   if (io.KeyCtrl) return;  // Ctrl+= / Ctrl+- are the text size
   Config& c = s.choice.cfg;
   int dir = 0;
@@ -106,7 +109,7 @@ void MenuBar(AppState& s) {
   if (view_open) {
     DrawViewMenuItems(s);
     ImGui::Separator();
-    if (ImGui::MenuItem(_("Present: the heatmaps fill the window"), "F11", s.ui.present))
+    if (ImGui::MenuItem(_("Present: the open view fills the window"), "F11", s.ui.present))
       SetPresentation(s, !s.ui.present);
     ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
@@ -168,8 +171,9 @@ float Splitter(const char* id, ImVec2 size, bool vertical) {
 }
 
 // Presentation mode: the side panel, the shape flow and the tabs give way, and the
-// heatmaps take the window (under the menu bar, which has the way back).
+// open view takes the window (under the menu bar, which has the way back).
 void DrawPresentation(AppState& s) {
+  if (!WorkerBusy(s)) UpdateViews(s);
   StepRecompute(s);
   if (!WorkerBusy(s)) StepExports(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -180,11 +184,7 @@ void DrawPresentation(AppState& s) {
     return;
   }
   ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  DrawConfigError(s);
-  DrawKnockoutBanner(s);
-  const ImVec2 a = ImGui::GetCursorScreenPos(), size = ImGui::GetContentRegionAvail();
-  DrawHeatmapsPanel(s);
-  VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+  DrawPresentedView(s);
   ImGui::EndChild();
   Probe(s, "present");
 }

@@ -96,7 +96,8 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->check(CLI::Validator([check = options::WholeNumber("--enlarge", 0, Limits::kMaxHeads - 1)](
                                  std::string& v) { return v == "mean" ? std::string() : check(v); },
                              ""));
-  app.add_flag("--present", o.present, "start in presentation mode (F11): the heatmaps fill the window")->group(g);
+  app.add_flag("--present", o.present, "start in presentation mode (F11): the open view (--view) fills the window")
+      ->group(g);
   options::IntFlag(
       app, "--text-size", kMinTextSize, kMaxTextSize, [&o](int v) { o.text_size = v; },
       "text size in percent, as the View menu and Ctrl+= / Ctrl+- set it (" + std::to_string(kMinTextSize) + " to " +

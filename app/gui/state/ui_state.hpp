@@ -104,6 +104,10 @@ struct LayoutReport {
   std::string present_header;      // presentation mode's header, its parts joined by " | "
   // Softmax & sqrt(d_k) view: cells with their number written in, and without ("…").
   int scaling_values_shown = 0, scaling_values_hidden = 0;
+  // The teaching views' matrices (draw/matrix_view) with Hangul keys, by how the keys
+  // are laid out: turned on their side (never: they stand upright, or on two staggered
+  // lines), or upright.
+  int matrix_hangul_rotated = 0, matrix_hangul_upright = 0;
   // Pictures a view still finishes over several frames at big sizes (the Head view's
   // search for lines, a big matrix's colours): automation's last frame waits for 0.
   int views_busy = 0;
@@ -123,9 +127,12 @@ struct Ui {
   int text_size = 100;                                            // percent, for projectors
   int typed_value = 0;                                            // the Ctrl+click field of the stepping sliders
   render::ColourScale colour_scale = render::ColourScale::Fixed;  // heatmaps and their export
-  bool present = false;               // presentation mode (F11): the heatmaps take the window
-  int present_layout = 0;             // 0 one map large, 1 a 2x2 page, 2 every map
-  int present_head = 0;               // the map the arrow keys are on
+  bool present = false;    // presentation mode (F11): the open view takes the window
+  int present_layout = 0;  // 0 one map large, 1 a 2x2 page, 2 every map
+  int present_head = 0;    // the map the arrow keys are on
+  // The explanations the presented view folded away last frame and this one: the
+  // header's "?" opens last frame's (it is drawn before the view).
+  std::vector<std::string> present_help, present_help_next;
   bool flow_folded_for_room = false;  // the shape flow shows its title only: big text in a small window
   bool dark = false;
   std::string lang_chosen;               // "en" / "ko" picked in View > Language (saved), "" = the environment's

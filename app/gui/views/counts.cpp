@@ -156,7 +156,7 @@ void DrawCountsView(AppState& s) {
   note += i18n::Format(_("Why the FLOPs still grow a little: the softmax runs once per head (%d x %d exponentials "
                          "each), while the projections and q\xC2\xB7k cost the same in total."),
                        seq, skv);
-  Muted(note.c_str());
+  Explanation(note.c_str());
   if (s.result.ok) {
     // The shape flow's total counts every row; this table the attention's alone.
     long long flow_params = 0, flow_flops = 0;
@@ -165,22 +165,24 @@ void DrawCountsView(AppState& s) {
       flow_flops += r.flops;
     }
     const bool encoder = s.result.trace.cfg.block == mha::Block::Encoder;
-    Muted(i18n::Format(encoder ? _("These columns count the attention itself: the Q, K, V and output projections, the "
-                                   "scores, the softmax and the weighted sum. The shape flow's total also counts the "
-                                   "input (the positional encoding), the residual and the LayerNorms and the "
-                                   "feed-forward block: %s learned numbers and %s FLOPs for the current configuration.")
-                               : _("These columns count the attention itself: the Q, K, V and output projections, the "
-                                   "scores, the softmax and the weighted sum. The shape flow's total also counts the "
-                                   "input (the positional encoding), the residual and the LayerNorm: %s learned "
-                                   "numbers and %s FLOPs for the current configuration."),
-                       Thousands(flow_params).c_str(), Thousands(flow_flops).c_str())
-              .c_str());
+    Explanation(
+        i18n::Format(encoder ? _("These columns count the attention itself: the Q, K, V and output projections, the "
+                                 "scores, the softmax and the weighted sum. The shape flow's total also counts the "
+                                 "input (the positional encoding), the residual and the LayerNorms and the "
+                                 "feed-forward block: %s learned numbers and %s FLOPs for the current configuration.")
+                             : _("These columns count the attention itself: the Q, K, V and output projections, the "
+                                 "scores, the softmax and the weighted sum. The shape flow's total also counts the "
+                                 "input (the positional encoding), the residual and the LayerNorm: %s learned "
+                                 "numbers and %s FLOPs for the current configuration."),
+                     Thousands(flow_params).c_str(), Thousands(flow_flops).c_str())
+            .c_str());
   }
   if (gqa)
-    Muted(i18n::Format(_("The K/V-head columns: grouped-query attention with num_kv_heads = %d: K and V get fewer "
-                         "heads than Q, so W_K, W_V and the KV cache shrink; '-' where it does not divide num_heads."),
-                       cfg.kv_heads())
-              .c_str());
+    Explanation(
+        i18n::Format(_("The K/V-head columns: grouped-query attention with num_kv_heads = %d: K and V get fewer "
+                       "heads than Q, so W_K, W_V and the KV cache shrink; '-' where it does not divide num_heads."),
+                     cfg.kv_heads())
+            .c_str());
 }
 
 json DumpCountsView(AppState& s) {
@@ -203,6 +205,7 @@ json DumpCountsView(AppState& s) {
 ViewEntry CountsView() {
   ViewEntry v{"counts", N_("Counts"), N_("Head count vs parameters"),
               "parameters, FLOPs and KV cache for each head count"};
+  v.heads = false;
   v.alias = "head-count";
   v.draw = &DrawCountsView;
   v.dump = &DumpCountsView;

@@ -208,18 +208,20 @@ void DrawCrossView(AppState& s) {
   if (s.ui.font_bold) ImGui::PopFont();
   // The core's explanation is English (--dump-state, scripts); the window says it in its language.
   if (i18n::Current() == i18n::Lang::kEnglish)
-    Muted(src.explanation.c_str());
+    Explanation(src.explanation.c_str());
   else if (src.cross)
-    Muted(i18n::Format(_("Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
-                         "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is %d x %d: "
-                         "one row per query token, one column per memory token."),
-                       src.seq, src.seq_kv)
-              .c_str());
+    Explanation(
+        i18n::Format(_("Queries come from the sentence (Q = x W_Q); keys and values come from the memory sentence "
+                       "(K = m W_K, V = m W_V), as when a decoder reads the encoder's output. Each map is %d x %d: "
+                       "one row per query token, one column per memory token."),
+                     src.seq, src.seq_kv)
+            .c_str());
   else
-    Muted(i18n::Format(_("Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
-                         "token looks at every token of its own sentence and each map is square, %d x %d."),
-                       src.seq, src.seq)
-              .c_str());
+    Explanation(
+        i18n::Format(_("Q, K and V all come from the same sentence x (Q = x W_Q, K = x W_K, V = x W_V), so every "
+                       "token looks at every token of its own sentence and each map is square, %d x %d."),
+                     src.seq, src.seq)
+            .c_str());
   Probe(s, "cross_explanation");
   ImGui::Spacing();
 
@@ -258,6 +260,7 @@ json DumpCrossView(AppState& s) {
 ViewEntry CrossView() {
   ViewEntry v{"cross", N_("Cross"), N_("Cross-attention vs self-attention"),
               "where queries, keys and values come from, beside self-attention"};
+  v.essentials = "cross_self_map;cross_toggle";
   v.draw = &DrawCrossView;
   v.dump = &DumpCrossView;
   v.shows = "cross_explanation";

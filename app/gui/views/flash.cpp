@@ -301,6 +301,7 @@ void DrawFlashView(AppState& s) {
   DrawBlockTable(s, *ft);
   ImGui::Spacing();
   MemoryGauge(*ft);
+  Probe(s, "flash memory");
   ImGui::Spacing();
   const double diff = MaxDiff(*ft, s.result.trace, s.choice.head);
   char line[1024];
@@ -355,12 +356,18 @@ json DumpFlashView(AppState& s) {
   return j;
 }
 
+// Presentation mode's PgDn / PgUp: the next tile or the one before (the view clamps
+// the tile to the grid's count when it draws).
+void StepFlashTile(AppState& s, int dir) { s.choice.flash.tile = std::max(0, s.choice.flash.tile + dir); }
+
 ViewEntry FlashView() {
   ViewEntry v{"flash", N_("Flash"), N_("Flash attention, tile by tile"),
               "Flash attention stepped tile by tile: m, l, rescale, memory, exact context"};
   v.draw = &DrawFlashView;
   v.dump = &DumpFlashView;
   v.shows = "flash grid";
+  v.essentials = "flash grid;flash memory;flash next;flash end";
+  v.step = &StepFlashTile;
   return v;
 }
 

@@ -182,7 +182,7 @@ void DrawHeadView(AppState& s) {
   const Trace& t = r.trace;
   const int H = t.cfg.num_heads, seq = t.seq, seq_kv = t.seq_kv;
   LayerSelector(s, "##head_view_layer");
-  ImGui::TextWrapped(
+  Explanation(
       _("Each line joins a query token (left) to a key token (right); its opacity is the attention "
         "weight, its colour the head. Hover a token to keep only its lines; switch heads below."));
   HeadToggles(s, H);
@@ -278,6 +278,8 @@ nlohmann::json DumpHeadView(AppState& s) {
 ViewEntry HeadView() {
   ViewEntry v{"head-view", N_("Head view"), N_("Head view: query-to-key lines, one colour per head"),
               "BertViz's head view: lines from each query to its keys, opacity = weight"};
+  v.essentials = "head_view_canvas;head_view_toggles";
+  v.heads = false;
   v.draw = &DrawHeadView;
   v.dump = &DumpHeadView;
   v.shows = "head_view_canvas";

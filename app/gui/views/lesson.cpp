@@ -191,16 +191,20 @@ void DrawLessonChecks(AppState& s) {
       title.c_str(), ImGuiTreeNodeFlags_NoTreePushOnOpen | (preset == 1 ? ImGuiTreeNodeFlags_DefaultOpen : 0));
   Probe(s, "lesson_checks_header");
   if (!open) return;
-  if (ImGui::BeginTable("##lesson_checks", 3,
-                        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn(_("the lesson says"));
-    ImGui::TableSetupColumn(_("mhaviz computes"));
-    ImGui::TableSetupColumn("");
+  // The two texts share the width and wrap; the verdict keeps the room it needs. (At
+  // fixed widths, 150% text cut the computed row short and pushed "same" out.)
+  const std::string same = std::string("\xE2\x9C\x93 ") + _("same");
+  const float verdict_w = std::max(ImGui::CalcTextSize(same.c_str()).x, ImGui::CalcTextSize(_("differs")).x);
+  if (ImGui::BeginTable("##lesson_checks", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter)) {
+    ImGui::TableSetupColumn(_("the lesson says"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(_("mhaviz computes"), ImGuiTableColumnFlags_WidthStretch, 1.3f);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, verdict_w);
     ImGui::TableHeadersRow();
+    int row = 0;
     for (const LessonExpectation& e : ex.expected) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(e.what.c_str());
+      ImGui::TextWrapped("%s", e.what.c_str());
       ImGui::TableNextColumn();
       std::string got;
       bool ok = false;
@@ -218,13 +222,15 @@ void DrawLessonChecks(AppState& s) {
       } catch (const std::exception& err) {
         got = err.what();
       }
-      ImGui::TextUnformatted(got.c_str());
+      ImGui::TextWrapped("%s", got.c_str());
+      Probe(s, ("lesson_got " + std::to_string(row)).c_str());
       ImGui::TableNextColumn();
       ImGui::PushStyleColor(ImGuiCol_Text, ok ? Pal().ok_text : Pal().error_text);
       // The tick stays out of the catalogue: the bold font, which loads the catalogue's
       // characters, has no U+2713 (the regular font draws it).
-      ImGui::TextUnformatted(ok ? (std::string("\xE2\x9C\x93 ") + _("same")).c_str() : _("differs"));
+      ImGui::TextUnformatted(ok ? same.c_str() : _("differs"));
       ImGui::PopStyleColor();
+      Probe(s, ("lesson_tick " + std::to_string(row++)).c_str());
     }
     ImGui::EndTable();
   }
@@ -348,7 +354,7 @@ void DrawLessonView(AppState& s) {
                   kMaxEditDModel, static_cast<int>(w->W_q.rows()), static_cast<int>(w->W_q.size()));
     Muted(buf);
   } else {
-    Muted(
+    Explanation(
         _("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
           "Q = x W_Q + b."));
     const Weights& cur = *w;  // the grids read this; edits make a new copy
@@ -418,6 +424,8 @@ json LessonProbe(const AppState& s) {
 ViewEntry LessonView() {
   ViewEntry v{"lesson", N_("Lesson"), N_("Lesson example, weight editor and .npz files"),
               "the lesson's worked example, a weight editor and .npz files"};
+  v.essentials = "load_lesson;load_hand";
+  v.heads = false;
   v.draw = &DrawLessonView;
   v.dump = &DumpLessonView;
   v.probe = &LessonProbe;

@@ -442,6 +442,7 @@ json DumpMetricsView(AppState& s) {
 ViewEntry MetricsView() {
   ViewEntry v{"metrics", N_("Metrics"), N_("Head metrics and similarity"),
               "each head's entropy, sharpness and pattern; how alike heads are"};
+  v.heads = false;
   v.alias = "heads";
   v.draw = &DrawMetricsView;
   v.dump = &DumpMetricsView;

@@ -30,10 +30,11 @@ void DrawNextView(AppState& s) {
     Muted(_("Type a sentence: the predictions appear for each of its pieces."));
     return;
   }
-  ImGui::TextWrapped(_("After each piece, the model's %d likeliest next pieces and their probabilities (the softmax of "
-                       "its output logits at that position; \"_\" starts a word). The model sees only the pieces up "
-                       "to that position (causal mask)."),
-                     kNextTopK);
+  Explanation(i18n::Format(_("After each piece, the model's %d likeliest next pieces and their probabilities (the "
+                             "softmax of its output logits at that position; \"_\" starts a word). The model sees "
+                             "only the pieces up to that position (causal mask)."),
+                           kNextTopK)
+                  .c_str());
   const int k = kNextTopK;
   // With heads knocked out: P(the sentence's own next piece) before -> after, and the
   // likeliest pieces are the ablated model's.
@@ -44,7 +45,7 @@ void DrawNextView(AppState& s) {
     ImGui::TextWrapped(_("Knocked out: %s. \"next: before -> after\" is the probability of the piece that really "
                          "comes next in your sentence, from the whole model and from the model without those heads; "
                          "the likeliest pieces are the model's without them."),
-                       KnockoutText(s).c_str());
+                       KnockoutText(s, true).c_str());
   const ImGuiTableFlags flags =
       ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
   if (!ImGui::BeginTable("##next_tokens", k + 2 + (knocked ? 1 : 0), flags)) return;
@@ -116,6 +117,8 @@ nlohmann::json DumpNextView(AppState& s) {
 ViewEntry NextView() {
   ViewEntry v{"next", N_("Next"), N_("Next-piece predictions of the language model"),
               "the language model's 5 likeliest next pieces after each position"};
+  v.essentials = "next_tokens_table";
+  v.heads = false;
   v.draw = &DrawNextView;
   v.dump = &DumpNextView;
   return v;

@@ -301,6 +301,7 @@ json DumpQueryView(AppState& s) {
 ViewEntry QueryView() {
   ViewEntry v{"query", N_("Query"), N_("One query, step by step"),
               "one query's scores, softmax and weighted sum of values, by hand"};
+  v.essentials = "query_token;query_table;query_sum";
   v.draw = &DrawQueryView;
   v.dump = &DumpQueryView;
   v.shows = "query_table";

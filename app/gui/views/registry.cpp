@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <imgui_internal.h>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,18 @@ void DrawView(AppState& s, const ViewEntry& v) {
   const ImVec2 a = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
   ImGui::EndChild();
   if (v.veil) VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+}
+
+// The probes the view's presented form must show: its `essentials`, else `shows`.
+std::vector<std::string> Essentials(const ViewEntry& v) {
+  std::vector<std::string> out;
+  const std::string list = v.essentials ? v.essentials : v.shows ? v.shows : "";
+  for (std::size_t a = 0; a < list.size();) {
+    const std::size_t b = std::min(list.find(';', a), list.size());
+    if (b > a) out.push_back(list.substr(a, b - a));
+    a = b + 1;
+  }
+  return out;
 }
 
 // "head-count" -> "head_count_view": the view's key in --dump-state's "views".
@@ -150,13 +163,12 @@ void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& 
     if (v.flags) v.flags(app, group, actions);
 }
 
-namespace {
-
-// The view shown: the one s.choice.view names (the first if none does).
-const ViewEntry& Shown(const AppState& s) {
+const ViewEntry& ShownView(const AppState& s) {
   const ViewEntry* v = FindView(s.choice.view);
   return v ? *v : Views().front();
 }
+
+namespace {
 
 // The width every tab needs at `padding`, side by side.
 float TabsWidth(ImVec2 padding) {
@@ -236,7 +248,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   ImGui::PopStyleVar(2);
   if (s.ui.font_small) ImGui::PopFont();
   ImGui::Separator();
-  DrawView(s, Shown(s));
+  DrawView(s, ShownView(s));
   s.ui.select_view = true;  // should the tabs come back (smaller text), they open this view
 }
 
@@ -266,14 +278,17 @@ void DrawViewMenuItems(AppState& s) {
 
 std::string TeachViewsJson(AppState& s) {
   nlohmann::json j;
-  j["view"] = Shown(s).name;
+  j["view"] = ShownView(s).name;
   ClampSelection(s);
   j["head"] = s.choice.head;
   j["last_valid"] = ShowingLastValid(s);  // the views show the last valid configuration's results
   j["query"] = s.choice.query;
   nlohmann::json list = nlohmann::json::array();
   for (const ViewEntry& v : Views())
-    list.push_back({{"name", v.name}, {"tab", v.tab}, {"shows", v.shows ? nlohmann::json(v.shows) : nlohmann::json()}});
+    list.push_back({{"name", v.name},
+                    {"tab", v.tab},
+                    {"shows", v.shows ? nlohmann::json(v.shows) : nlohmann::json()},
+                    {"essentials", Essentials(v)}});
   j["registry"] = list;
   for (const ViewEntry& v : Views())
     if (v.dump) j[DumpKey(v)] = v.dump(s);

@@ -49,8 +49,20 @@ struct ViewEntry {
   // GUI tests open every view and look for it. Null for a view that brings its own model
   // (Train) or needs one (Next: a language model's).
   const char* shows = nullptr;
+  // The probes of what the view's presented form must show in the window (its maps,
+  // table or plot, and its stepping controls), ';' between them; null: `shows`. The
+  // projector test presents every view and looks for each.
+  const char* essentials = nullptr;
   bool scrolls = true;  // drawn in its own scrolling child (the heatmaps fit themselves)
   bool veil = true;     // dimmed while it shows the last valid results (not Train: its own model)
+  bool heads = true;    // shows one head at a time (s.choice.head): presentation's arrow keys step it
+
+  // Presentation mode (F11): what the view shows full window, under the header. Null:
+  // its usual draw, with its explanations folded behind the header's "?".
+  void (*presented)(AppState&) = nullptr;
+  // PgDn (dir 1) / PgUp (dir -1) in presentation mode: a step of the view's own
+  // sequence (Flash's tiles, Generate's pieces). Null: the view has none.
+  void (*step)(AppState&, int dir) = nullptr;
 
   // Optional hooks, for a view with work of its own beyond drawing:
   void (*update)(AppState&) = nullptr;  // every frame, before the one recompute
@@ -88,6 +100,16 @@ void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& 
 // view showing the last valid results) under a veil of the window's background; else
 // nothing. One mechanism for every view and for presentation mode.
 void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b);
+
+// The view open (s.choice.view; the first if it names none).
+const ViewEntry& ShownView(const AppState& s);
+
+// Presentation mode (views/presented.cpp): the open view full window under a one-line
+// header (the view, the weights, the layer and head, the knocked-out heads, and "?"
+// for the explanations it folds); the arrow keys' head step and PgUp / PgDn's.
+void DrawPresentedView(AppState& s);
+void PresentedStepHeads(AppState& s, int dir);
+void PresentedStepSequence(AppState& s, int dir);
 
 // The tab bar of the results area, one tab per view; and the View menu's entries.
 void DrawResultsArea(AppState& s);

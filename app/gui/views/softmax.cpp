@@ -253,11 +253,20 @@ void DrawSoftmaxView(AppState& s) {
   // Cells big enough for the token labels (the view scrolls if the window is short).
   const float min_cell = t.seq <= 24 ? ImGui::CalcTextSize("-20.4").x + 8.0f : 4.0f;
   const float need = t.seq * min_cell + fs * 5.0f + ImGui::GetTextLineHeightWithSpacing();
-  const float each = std::max(need, (avail.y - 2 * text_h - legend_h) / 2.0f);
-  VariantRow(s, cmp.with_scaling, t.cfg.scale, range, ImVec2(avail.x, each));
-  Probe(s, "scaling_with");
-  VariantRow(s, cmp.without_scaling, !t.cfg.scale, range, ImVec2(avail.x, each));
-  Probe(s, "scaling_without");
+  if (s.ui.present) {
+    // Presented: the three maps (scores, masked scores, weights) of the scaling the
+    // switch above picks, side by side, as large as the window allows; the switch flips
+    // between the two rows the tab shows one under the other.
+    VariantRow(s, t.cfg.scale ? cmp.with_scaling : cmp.without_scaling, true, range,
+               ImVec2(avail.x, std::max(avail.y - text_h - legend_h, fs * 6.0f)));
+    Probe(s, "scaling_presented");
+  } else {
+    const float each = std::max(need, (avail.y - 2 * text_h - legend_h) / 2.0f);
+    VariantRow(s, cmp.with_scaling, t.cfg.scale, range, ImVec2(avail.x, each));
+    Probe(s, "scaling_with");
+    VariantRow(s, cmp.without_scaling, !t.cfg.scale, range, ImVec2(avail.x, each));
+    Probe(s, "scaling_without");
+  }
   const float lw = std::min(avail.x * 0.45f, fs * 22.0f);
   DrawScaleLegend(ColourScale::Diverging, range, lw, _("scores (both rows)"), t.cfg.mask == Mask::Causal);
   ImGui::SameLine(0, fs * 2.0f);
@@ -268,7 +277,7 @@ void DrawSoftmaxView(AppState& s) {
                   "head_dim = d_k = %d, \xE2\x88\x9A"
                   "d_k = %s."),
                 t.cfg.head_dim(), Sig(std::sqrt(static_cast<double>(t.cfg.head_dim()))).c_str());
-  Muted(buf);
+  Explanation(buf);
 }
 
 namespace {
@@ -315,6 +324,7 @@ ViewEntry SoftmaxView() {
   v.dump = &DumpSoftmaxView;
   v.prime = &PrimeSoftmax;
   v.shows = "scaling_with";
+  v.essentials = "scaling_presented;scaling_scale;temperature";
   return v;
 }
 

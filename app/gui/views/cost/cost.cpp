@@ -226,10 +226,10 @@ void DrawCostView(AppState& s) {
   ComplexityTable(c);
   Probe(s, "cost table");
   ImGui::PushTextWrapPos(0.0f);
-  Muted(i18n::Format(_("The numbers are the O() formulas with n = %d and d = d_model = %d (no constant factors): "
-                       "self-attention is the cheaper while n < d."),
-                     c.n, c.d)
-            .c_str());
+  Explanation(i18n::Format(_("The numbers are the O() formulas with n = %d and d = d_model = %d (no constant factors): "
+                             "self-attention is the cheaper while n < d."),
+                           c.n, c.d)
+                  .c_str());
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -259,7 +259,7 @@ void DrawCostView(AppState& s) {
   ImGui::BulletText(_("standard attention keeps scores and weights: %s"), Bytes(c.standard_bytes).c_str());
   ImGui::BulletText(_("Flash attention holds one %d x %d tile per worker: %s"), FlashBr(c.cfg), FlashBc(c.cfg),
                     Bytes(c.flash_bytes).c_str());
-  Muted(
+  Explanation(
       _("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
         "See the Flash tab."));
   ImGui::PopTextWrapPos();
@@ -292,6 +292,8 @@ json DumpCostView(AppState& s) {
 ViewEntry CostView() {
   ViewEntry v{"cost", N_("Cost"), N_("What attention costs as n grows"),
               "RNN / CNN / self-attention cost, FLOPs against n, the n x n bytes"};
+  v.essentials = "cost plot;cost table";
+  v.heads = false;
   v.draw = &DrawCostView;
   v.dump = &DumpCostView;
   v.shows = "cost table";

@@ -368,14 +368,13 @@ void DrawGenerateView(AppState& s) {
                        static_cast<int>(snap->steps.size()), snap->n, snap->max_logit_diff);
 
   // What the cache is, in the lessons' words.
-  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextWrapped("%s", _("Why a cache: the causal mask lets each piece attend only to the pieces before it, so "
-                             "appending a piece never changes their keys K or values V. Each layer keeps them, per K/V "
-                             "head: the KV cache. A new piece computes only its own q, k and v; its k and v join the "
-                             "cache (one new row per piece), and its q is compared with every cached key (scores = "
-                             "q K^T / sqrt(d_k), softmax, then the weighted sum of V). Fewer K/V heads (GQA, MQA) "
-                             "make the cache smaller."));
-  ImGui::PopStyleColor();
+  Explanation(
+      _("Why a cache: the causal mask lets each piece attend only to the pieces before it, so "
+        "appending a piece never changes their keys K or values V. Each layer keeps them, per K/V "
+        "head: the KV cache. A new piece computes only its own q, k and v; its k and v join the "
+        "cache (one new row per piece), and its q is compared with every cached key (scores = "
+        "q K^T / sqrt(d_k), softmax, then the weighted sum of V). Fewer K/V heads (GQA, MQA) "
+        "make the cache smaller."));
   if (!snap || snap->steps.empty()) {
     Muted(_("Press Generate or Step: mhaviz-small continues the sentence (greedy: the likeliest piece each time)."));
     return;
@@ -504,15 +503,26 @@ void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& 
       ->group(g);
 }
 
+// Presentation mode's PgDn / PgUp: one piece more (as Step, while the context has
+// room) or one fewer (the task starts again and stops a piece earlier).
+void StepGeneratePieces(AppState& s, int dir) {
+  GenerateChoice& g = s.choice.generate;
+  const GenerateState& st = s.views.Get<GenerateState>();
+  if (dir > 0 && !(st.shown && st.shown->at_context)) ++g.pieces;
+  if (dir < 0) g.pieces = std::max(0, g.pieces - 1);
+}
+
 ViewEntry GenerateView() {
   ViewEntry v{"generate", N_("Generate"), N_("Generate text with a KV cache"),
               "the language model continues the sentence piece by piece; the KV cache grows on screen"};
+  v.essentials = "generate_go;generate_step;generate_pieces";
   v.draw = &DrawGenerateView;
   v.dump = &DumpGenerateView;
   v.update = &UpdateGenerate;
   v.animating = &GenerateAnimating;
   v.probe = &GenerateProbe;
   v.flags = &DeclareGenerateFlags;
+  v.step = &StepGeneratePieces;
   return v;
 }
 

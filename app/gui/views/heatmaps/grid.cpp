@@ -389,7 +389,7 @@ void DrawHeatmapsPanel(AppState& s) {
   }
   const int H = t.cfg.num_heads;
   if (s.ui.enlarged > H) s.ui.enlarged = -1;
-  if (s.ui.present) PresentBar(s, H);
+  if (s.ui.present) PresentBar(s);
   ScaleControls(s, t);
   const float fs = ImGui::GetFontSize();
 

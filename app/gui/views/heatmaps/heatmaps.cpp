@@ -40,7 +40,8 @@ ViewEntry HeatmapsView() {
               "the attention weights of every head and their mean"};
   v.draw = &DrawHeatmapsView;
   v.shows = "map 0";
-  v.scrolls = false;  // the maps fit themselves
+  v.scrolls = false;                 // the maps fit themselves
+  v.presented = &DrawHeatmapsPanel;  // one map, a page or every map, under presentation's row
   return v;
 }
 

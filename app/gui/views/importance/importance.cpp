@@ -178,9 +178,15 @@ void BarRow(AppState& s, const ImportanceResult& m, const std::string& name, con
 
 void DrawBars(AppState& s, const ImportanceResult& m, float width) {
   SectionTitle(s, _("Loss increase when one head is knocked out"));
+  // The reference in the interface's language (m.reference is the CLI's English).
+  const std::string reference = m.reference_windows > 0
+                                    ? i18n::Format(P_("%d validation window of %d pieces",
+                                                      "%d validation windows of %d pieces", m.reference_windows),
+                                                   m.reference_windows, m.reference_pieces)
+                                    : m.reference;
   ImGui::TextWrapped(_("Measured on %s: intact model %.4f nats%s%s. Longer bar = the model loses more without that "
                        "head; a bar to the left: it does a little better without it."),
-                     m.reference.c_str(), m.table.base.loss, m.targets.empty() ? "" : _(", accuracy "),
+                     reference.c_str(), m.table.base.loss, m.targets.empty() ? "" : _(", accuracy "),
                      m.targets.empty() ? "" : AccuracyText(m.table.base).c_str());
   if (!m.targets.empty()) {
     std::string t;
@@ -350,7 +356,7 @@ void DrawControls(AppState& s, ImportanceState& st) {
 
 void DrawImportanceView(AppState& s) {
   ImportanceState& st = St(s);
-  ImGui::TextWrapped(
+  Explanation(
       _("What each head is worth: knock it out (alone) and measure how much worse the model predicts "
         "its reference text. A picture shows what a head looks at; this shows whether the model uses "
         "it. The Model view's \"out\" switches knock heads out on your own sentence."));
@@ -510,6 +516,8 @@ void DeclareImportanceFlags(CLI::App& app, const std::string& g, ViewFlagActions
 ViewEntry ImportanceView() {
   ViewEntry v{"importance", N_("Importance"), N_("Importance: what each head is worth when knocked out"),
               "each head knocked out alone: the loss increase as bars, and the in-context learning curve"};
+  v.essentials = "importance_windows";
+  v.heads = false;
   v.draw = &DrawImportanceView;
   v.dump = &DumpImportanceView;
   v.update = &UpdateImportance;

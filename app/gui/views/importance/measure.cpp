@@ -112,6 +112,8 @@ ImportanceResult MeasureImportance(const ImportanceInput& in, TaskContext<Import
       [&](const std::vector<HeadAblation>* ab) { return LossOnTop(sub, plan, ab, trainer, ctx); });
   m.model = sub.name;
   m.reference = sub.reference_text;
+  m.reference_windows = sub.reference_windows;
+  m.reference_pieces = sub.reference_pieces;
   m.layers = L;
   m.num_heads = H;
   m.targets = TargetNames(sub);

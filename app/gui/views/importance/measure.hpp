@@ -36,7 +36,8 @@ struct ImportanceKey {
 };
 
 struct ImportanceResult {
-  std::string model, reference;
+  std::string model, reference;                     // reference: in English, as --dump-state and the CLI say it
+  int reference_windows = 0, reference_pieces = 0;  // a language model's (0: a task model's examples)
   int layers = 0, num_heads = 0;
   std::vector<std::string> targets;  // a task model's targets ("1-back", ...); empty: one
   std::vector<HeadRef> knocked;      // out in every measurement (the model as chosen)

@@ -185,6 +185,21 @@ struct MapGrid {
   std::vector<std::vector<std::string>> job_lines;  // [l * H + h]
 };
 
+// Presented, every layer's maps, their labels and switches fit the window's height:
+// the maps shrink (to no less than 48 px) until the rows they take fit, then take as
+// many a row as the width allows at that size.
+void FitHeight(MapGrid& g, int L, int H, float avail_w) {
+  const float avail_h = ImGui::GetContentRegionAvail().y;
+  const float under = g.lines * g.text_h + ImGui::GetFrameHeight() + g.gap + 6;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int rows = L * ((H + g.per_row - 1) / g.per_row);
+    const float fit = avail_h / static_cast<float>(rows) - under;
+    if (fit >= g.size) break;
+    g.size = std::max(48.0f, fit);
+    g.per_row = std::max(1, std::min(H, static_cast<int>(avail_w / (g.size + g.gap))));
+  }
+}
+
 MapGrid LayOutMaps(const AppState& s, int L, int H) {
   MapGrid g;
   g.L = L;
@@ -212,6 +227,7 @@ MapGrid LayOutMaps(const AppState& s, int L, int H) {
         out = {joined};
       g.lines = std::max(g.lines, 2 + static_cast<int>(out.size()));
     }
+  if (s.ui.present) FitHeight(g, L, H, avail);
   return g;
 }
 
@@ -239,6 +255,7 @@ void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, flo
     SetKnockedOut(s, next);
   }
   if (l == 0 && h == 0) Probe(s, "model_view_knock_first");
+  if (h == H - 1) Probe(s, "model_view_knock_last");  // the last layer's is drawn last
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(_("Knock L%dH%d out: its context is zeroed before W_O, and every view shows the model "
                         "without it."),
@@ -270,6 +287,7 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, const std::vecto
   const bool hovered = ImGui::IsItemHovered();
   ImGui::PopID();
   if (l == 0 && h == 0) Probe(s, "model_view_first_map");
+  if (l == g.L - 1 && h == H - 1) Probe(s, "model_view_last_map");
   Probe(s, ("model_view_map " + std::to_string(l) + " " + std::to_string(h)).c_str());
   char label_buf[48];
   std::snprintf(label_buf, sizeof label_buf, _("head %d"), h);
@@ -340,7 +358,7 @@ void DrawModelView(AppState& s) {
     return;
   }
   const int H = traces.front()->cfg.num_heads, L = static_cast<int>(traces.size());
-  ImGui::TextWrapped(
+  Explanation(
       _("Every head of every layer on your sentence: row = layer, column = head; in each map a row is a "
         "query, a column a key. Click a map to open it in Heatmaps (and the teaching views) at that "
         "layer and head. Labels: each head's strongest pattern and its score. \"out\" knocks a head "
@@ -348,7 +366,9 @@ void DrawModelView(AppState& s) {
   LabelsOn on;
   const auto& labels = Labels(s, &on);
   DrawMeasuredOn(s, on);
-  DrawTryThese(s);
+  // Presented: the maps, their labels and switches; the suggestions and the jobs read
+  // off them stay in the tab.
+  if (!s.ui.present) DrawTryThese(s);
   const MapGrid g = LayOutMaps(s, L, H);
   for (int l = 0; l < L; ++l) {
     for (int h0 = 0; h0 < H; h0 += g.per_row) {
@@ -364,7 +384,7 @@ void DrawModelView(AppState& s) {
       ImGui::Dummy(ImVec2(1, 1));
     }
   }
-  DrawJobsOnSentence(s);
+  if (!s.ui.present) DrawJobsOnSentence(s);
 }
 
 nlohmann::json DumpModelView(AppState& s) {
@@ -415,6 +435,7 @@ ViewEntry ModelView() {
   v.prime = &PrimeModelView;
   v.probe = &ProbeModelView;
   v.shows = "model_view_first_map";
+  v.essentials = "model_view_first_map;model_view_last_map;model_view_knock_first;model_view_knock_last";
   return v;
 }
 

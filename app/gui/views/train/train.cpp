@@ -361,6 +361,8 @@ void DeclareTrainFlags(CLI::App& app, const std::string& g, ViewFlagActions& act
 ViewEntry TrainView() {
   ViewEntry v{"train", N_("Train"), N_("Train a model and watch its heads learn"),
               "train on a task (offsets, reverse, sort, induction): curves, timeline, heads"};
+  v.essentials = "train_start;train_pause;train_reset";
+  v.heads = false;
   v.draw = &DrawTrainView;
   v.dump = &DumpTrainView;
   v.veil = false;              // it shows its own model, not the configuration above
