@@ -36,10 +36,11 @@ if command -v ccache >/dev/null; then
 fi
 # -O1 with assertions on (no NDEBUG): Eigen's bounds asserts stay armed. Line tables are
 # all a sanitizer's report needs (file:line in every frame), and compile faster than -g.
-# With FUZZ_BUILD_ALL the command line's glue (CLI11 and JSON templates, no numeric
-# loops: a third of the compile time) is built at -O0, which halves its compile time.
+# With FUZZ_BUILD_ALL or FUZZ_BUILD_EXTRA the command line's glue (CLI11 and JSON
+# templates, no numeric loops: a third of the compile time; the render tests run the
+# mhaviz binary) is built at -O0, which halves its compile time.
 glue=""
-[ "${FUZZ_BUILD_ALL:-0}" = 1 ] && glue="-O0"
+[ "${FUZZ_BUILD_ALL:-0}" = 1 ] || [ -n "${FUZZ_BUILD_EXTRA:-}" ] && glue="-O0"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_C_FLAGS_FUZZ="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" \
   -DMHAVIZ_GLUE_FLAGS="$glue" -DMHAVIZ_FUZZ=ON -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF "${launcher[@]}" >"$build/configure.log" 2>&1 ||
