@@ -775,6 +775,62 @@ def test_live_views(mhaviz, d):
     close(sv["weights"], final["trace"]["attention"][0], 1e-6, "the scaling view's weights vs the trace at the new T")
 
 
+def same_notebook(mine, ref, what):
+    """Two notebooks (and the .npz each reads) are the same: every cell's source and
+    type, and every array, bit for bit."""
+    import numpy as np
+    a, b = read_json(mine), read_json(ref)
+    check(a["nbformat"] == 4 and len(a["cells"]) == len(b["cells"]),
+          f"{what}: {len(a['cells'])} cells, mhaviz export --notebook wrote {len(b['cells'])}")
+    for i, (x, y) in enumerate(zip(a["cells"], b["cells"])):
+        check(x["cell_type"] == y["cell_type"] and x["source"] == y["source"],
+              f"{what}: cell {i} differs from mhaviz export --notebook's:\n{''.join(x['source'])[:400]}\n---\n"
+              f"{''.join(y['source'])[:400]}")
+    za, zb = np.load(mine[:-6] + ".npz"), np.load(ref[:-6] + ".npz")
+    check(sorted(za.files) == sorted(zb.files), f"{what}: .npz keys {sorted(za.files)} != {sorted(zb.files)}")
+    for k in za.files:
+        check(za[k].dtype == zb[k].dtype and za[k].shape == zb[k].shape and np.array_equal(za[k], zb[k]),
+              f"{what}: .npz array {k} differs from mhaviz export --notebook's")
+
+
+def test_export_notebook(mhaviz, d):
+    """The Export section's "Jupyter notebook" choice: the path typed, Export clicked, the
+    notebook and its .npz written on the worker, the message naming where. Both equal
+    what `mhaviz export --notebook` writes for the same flags; so does the language
+    model's, through --export NAME.ipynb."""
+    args = ["--sentence", "the cat sat on the mat", "--heads", "4", "--d-model", "64", "--mask", "causal"]
+    app = App(mhaviz, d, args, size=(1280, 1000))
+    try:
+        app.wait_for(lambda p: p["ok"], "a valid trace")
+        click_until(app, "export_view_notebook", lambda p: p["export_notebook"],
+                    "the notebook choice")
+        r = app.widget("export_path")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("cat")  # no extension: the notebook's is added
+        b = app.widget("export")
+        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
+        p = app.wait_for(lambda p: ".ipynb" in p["export_message"], "the notebook's export message")
+        check(p["export_message"].startswith("Saved the notebook to " + os.path.join(d, "cat.ipynb")),
+              f"export message: {p['export_message']}")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["ok"], "trace lost after the notebook's export")
+    ref = os.path.join(d, "cli")
+    os.makedirs(ref)
+    subprocess.run([mhaviz, "export", *args, "--notebook", "cat.ipynb", "--quiet"], check=True, cwd=ref)
+    same_notebook(os.path.join(d, "cat.ipynb"), os.path.join(ref, "cat.ipynb"), "the layer's notebook")
+    # The language model, one head knocked out: the automation path (--export).
+    model = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets",
+                                          "models", "mhaviz-small.npz"))
+    lm = ["--model", model, "--sentence", "할머니께서 방에서 주무신다", "--layer", "1", "--ablate", "L1H0"]
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    subprocess.run([mhaviz, "gui", "--frames", "3", *lm, "--export", "lm.ipynb"], check=True, cwd=d, env=env)
+    subprocess.run([mhaviz, "export", *lm, "--notebook", "lm.ipynb", "--quiet"], check=True, cwd=ref)
+    same_notebook(os.path.join(d, "lm.ipynb"), os.path.join(ref, "lm.ipynb"), "the language model's notebook")
+
+
 TESTS = {
     "live_views": (test_live_views, True),
     "masked_grey": (test_masked_grey, True),
@@ -784,6 +840,7 @@ TESTS = {
     "fast_keys": (test_fast_keys, True),
     "fast_clicks": (test_fast_clicks, True),
     "export_shortcut": (test_export_shortcut, True),
+    "export_notebook": (test_export_notebook, True),
     "automation": (test_automation, True),
     "settings": (test_settings, True),
     "hidpi": (test_hidpi, True),
