@@ -831,6 +831,51 @@ def test_export_notebook(mhaviz, d):
     same_notebook(os.path.join(d, "lm.ipynb"), os.path.join(ref, "lm.ipynb"), "the language model's notebook")
 
 
+def test_copy_pytorch(mhaviz, d):
+    """"Copy as PyTorch" on the One query, Heatmaps and Inspector views: clicked, it says
+    Copied; the snippet it copies (--dump-state's views.VIEW_view.pytorch, from the same
+    function) runs on `mhaviz trace --npz trace.npz` of the same flags and its checks
+    pass, and fail on a trace.npz with one weight changed."""
+    args = ["--sentence", "고양이가 쥐를 잡았다", "--heads", "4", "--d-model", "64", "--mask", "causal",
+            "--view-head", "2", "--view-query", "1"]
+    app = App(mhaviz, d, [*args, "--view", "query"])
+    try:
+        click_until(app, "copy_pytorch", lambda p: "copy_pytorch copied" in p["widgets"], "the Copied note")
+        final = app.quit()
+    finally:
+        app.kill()
+    snippets = {"query": final["views"]["query_view"]["pytorch"]}
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    for view in ("heatmaps", "inspect"):
+        dump = os.path.join(d, view + ".json")
+        subprocess.run([mhaviz, "gui", "--frames", "3", *args, "--view", view, "--dump-state", dump], check=True,
+                       env=env, cwd=d)
+        snippets[view] = read_json(dump)["views"][view + "_view"]["pytorch"]
+    flags = args[:8]  # the layer's flags, without the views' selection
+    subprocess.run([mhaviz, "trace", "--quiet", *flags, "--npz", "trace.npz"], check=True, cwd=d)
+    import numpy as np
+    z = dict(np.load(os.path.join(d, "trace.npz")))
+    wrong = os.path.join(d, "wrong")
+    os.makedirs(wrong)
+    z["attn"] = z["attn"].copy()
+    z["attn"][0, 2, 1, 0] += 0.01
+    for k in ("context", "out", "concat"):
+        if k in z:
+            z[k] = z[k].copy()
+            z[k].flat[z[k].size // 2] += 0.01
+    np.savez(os.path.join(wrong, "trace.npz"), **z)
+    for view, code in snippets.items():
+        check(code.strip(), f"{view}: no snippet")
+        for where, ok in ((d, True), (wrong, False)):
+            path = os.path.join(where, view + "_snippet.py")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(code)
+            r = subprocess.run([sys.executable, path], cwd=where, capture_output=True, text=True,
+                               env=dict(os.environ, MPLBACKEND="Agg"))
+            check((r.returncode == 0) == ok, f"{view}'s snippet on {'the' if ok else 'an altered'} trace.npz: "
+                                             f"status {r.returncode}: {r.stderr[-600:]}")
+
+
 TESTS = {
     "live_views": (test_live_views, True),
     "masked_grey": (test_masked_grey, True),
@@ -841,6 +886,7 @@ TESTS = {
     "fast_clicks": (test_fast_clicks, True),
     "export_shortcut": (test_export_shortcut, True),
     "export_notebook": (test_export_notebook, True),
+    "copy_pytorch": (test_copy_pytorch, True),
     "automation": (test_automation, True),
     "settings": (test_settings, True),
     "hidpi": (test_hidpi, True),

@@ -139,8 +139,9 @@ void PrepareNotebookExport(AppState& s, const std::string& field, ExportWork* wo
     if (!s.result.ok)
       throw Error(std::string(_("There is nothing to export until the configuration is valid: ")) + s.result.error);
     if (UsingTrainedModel(s) && !s.choice.source.lm)
-      throw Error(_("The window exports notebooks of a layer and of a language model; for a task model run mhaviz "
-                    "export --notebook OUT.ipynb --model FILE."));
+      throw Error(
+          _("The window exports notebooks of a layer and of a language model; for a task model run mhaviz "
+            "export --notebook OUT.ipynb --model FILE."));
     const std::string npz = NpzPath(ipynb);
     io::CheckOutputs({{_("the notebook"), ipynb}, {_("the notebook's .npz"), npz}});
     run = s.choice.source.lm ? ModelWork(s, ipynb, npz) : LayerWork(s, ipynb, npz);

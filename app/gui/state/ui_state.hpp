@@ -53,7 +53,7 @@ struct Pending {
   bool export_png = false;
   bool export_svg = false;
   bool export_notebook = false;  // File -> Export notebook, whatever the panel's choice
-  std::string screenshot;  // non-empty: capture the window after rendering
+  std::string screenshot;        // non-empty: capture the window after rendering
 };
 
 struct Timing {

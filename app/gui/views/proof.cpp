@@ -139,17 +139,19 @@ ImU32 DropColour(double intact, double accuracy) {
 void DrawExplanation(const lm::KnockoutTable& t, bool shipped) {
   const int n = t.rows.empty() ? 0 : t.rows.front().pairs;
   const lm::ChanceBand b = lm::CoinBand(std::max(n, 1));
-  ImGui::TextWrapped("%s", i18n::Format(_("Chance is 0.50: a model that cannot tell the sentences apart wins half the "
-                                          "pairs. With %d pairs a coin lands in %.2f-%.2f in 99%% of tries (exact "
-                                          "binomial): a phenomenon is learned only above that band, and a knock-out "
-                                          "takes it to chance when it falls inside it. A drop counts only when the "
-                                          "exact McNemar test on the pairs it flips gives p <= 0.01 / %d heads = %.5f."),
-                                        n, b.lo, b.hi, static_cast<int>(t.heads.size()), t.level)
-                               .c_str());
-  Muted(_("Red: how much of what the model learned above chance the knock-out costs. Boxed: the carrier, whose "
-          "knock-out takes a learned phenomenon to chance. *: a significant drop that stays above chance. Grey: no "
-          "significant drop; these heads are the control (a grey intact share: not learned). Hover a cell for its "
-          "counts and test."));
+  ImGui::TextWrapped("%s",
+                     i18n::Format(_("Chance is 0.50: a model that cannot tell the sentences apart wins half the "
+                                    "pairs. With %d pairs a coin lands in %.2f-%.2f in 99%% of tries (exact "
+                                    "binomial): a phenomenon is learned only above that band, and a knock-out "
+                                    "takes it to chance when it falls inside it. A drop counts only when the "
+                                    "exact McNemar test on the pairs it flips gives p <= 0.01 / %d heads = %.5f."),
+                                  n, b.lo, b.hi, static_cast<int>(t.heads.size()), t.level)
+                         .c_str());
+  Muted(
+      _("Red: how much of what the model learned above chance the knock-out costs. Boxed: the carrier, whose "
+        "knock-out takes a learned phenomenon to chance. *: a significant drop that stays above chance. Grey: no "
+        "significant drop; these heads are the control (a grey intact share: not learned). Hover a cell for its "
+        "counts and test."));
   Muted(shipped ? _("Measured when the model was shipped (the same numbers as mhaviz pairs --ablate all --json).")
                 : _("Measured now on this model (the same numbers as mhaviz pairs --ablate all --json)."));
 }
@@ -173,8 +175,8 @@ void DrawCell(const lm::KnockoutTable& t, const lm::PhenomenonRow& r, const lm::
     ImGui::Text("%.2f", c.accuracy);
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     const float pad = ImGui::GetFontSize() * 0.2f;
-    ImGui::GetWindowDrawList()->AddRect(ImVec2(a.x - pad, a.y - 1), ImVec2(b.x + pad, b.y + 1), Pal().error_text, 0,
-                                        0, 2.0f);
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(a.x - pad, a.y - 1), ImVec2(b.x + pad, b.y + 1), Pal().error_text, 0, 0,
+                                        2.0f);
   } else if (c.significant) {
     ImGui::Text("%.2f *", c.accuracy);
   } else {
