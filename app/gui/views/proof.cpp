@@ -53,6 +53,19 @@ struct ProofState {
   std::string error;
 };
 
+// A phenomenon's name as the pairs file writes it (English; the keys of the JSON), in
+// the interface's language: "particle 을/를" -> "조사 을/를".
+std::string PhenomenonShown(const std::string& name) {
+  static const char* const kNames[] = {N_("honorific agreement"), N_("numeral classifier"),
+                                       N_("agreement across an attractor")};
+  for (const char* n : kNames)
+    if (name == n) return _(n);
+  const std::string particle = "particle ";
+  if (name.compare(0, particle.size(), particle) == 0)
+    return i18n::Format(_("particle %s"), name.substr(particle.size()).c_str());
+  return name;
+}
+
 // Every row's example head and its attention to the cue in the example pair.
 void AddExamples(const lm::LanguageModel& lm, const std::vector<lm::MinimalPair>& pairs, ProofData& d,
                  TaskContext<ProofData>& ctx) {
@@ -152,8 +165,8 @@ void DrawExplanation(const lm::KnockoutTable& t, bool shipped) {
         "knock-out takes a learned phenomenon to chance. *: a significant drop that stays above chance. Grey: no "
         "significant drop; these heads are the control (a grey intact share: not learned). Hover a cell for its "
         "counts and test."));
-  Muted(shipped ? _("Measured when the model was shipped (the same numbers as mhaviz pairs --ablate all --json).")
-                : _("Measured now on this model (the same numbers as mhaviz pairs --ablate all --json)."));
+  Muted(shipped ? _("Measured when the model was shipped (the same numbers as mhaviz pairs --ablate=all --json).")
+                : _("Measured now on this model (the same numbers as mhaviz pairs --ablate=all --json)."));
 }
 
 // A fixed column as wide as its header or `widest`, whichever is wider: fixed from the
@@ -202,8 +215,8 @@ void DrawTable(const lm::KnockoutTable& t) {
   ImGui::TableSetupScrollFreeze(1, 1);
   std::string widest_name;
   for (const lm::PhenomenonRow& r : t.rows)
-    if (ImGui::CalcTextSize(r.phenomenon.c_str()).x > ImGui::CalcTextSize(widest_name.c_str()).x)
-      widest_name = r.phenomenon;
+    if (ImGui::CalcTextSize(PhenomenonShown(r.phenomenon).c_str()).x > ImGui::CalcTextSize(widest_name.c_str()).x)
+      widest_name = PhenomenonShown(r.phenomenon);
   FixedColumn(_("phenomenon"), widest_name.c_str());
   FixedColumn(_("pairs"), "000");
   FixedColumn(_("chance band"), "0.00-0.00");
@@ -213,7 +226,7 @@ void DrawTable(const lm::KnockoutTable& t) {
   for (const lm::PhenomenonRow& r : t.rows) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(r.phenomenon.c_str());
+    ImGui::TextUnformatted(PhenomenonShown(r.phenomenon).c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%d", r.pairs);
     ImGui::TableNextColumn();
@@ -259,7 +272,7 @@ void DrawExamples(const ProofData& d) {
     const HeadRef h = d.example_head[r];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextWrapped("%s", row.phenomenon.c_str());
+    ImGui::TextWrapped("%s", PhenomenonShown(row.phenomenon).c_str());
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", e.good.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
