@@ -46,7 +46,8 @@ struct PatchState {
   std::array<char, 512> clean{}, corrupt{}, target{};
   bool filled = false;
   Task<lm::PatchReport> task;
-  PatchKey asked;  // what the task (or `report`) is for
+  PatchKey asked;                                  // what the task (or `report`) is for
+  std::shared_ptr<const lm::LanguageModel> model;  // held, so that `asked.model` names no other model
   std::shared_ptr<const lm::PatchReport> report;
   std::string error;
   int chosen = 0;  // the head whose positions are shown, (layer * heads + head)
@@ -72,6 +73,7 @@ void Start(AppState& s, PatchState& st) {
   st.report.reset();
   st.error.clear();
   std::shared_ptr<const lm::LanguageModel> lm = s.choice.source.lm;
+  st.model = lm;
   st.task.Start([lm, k = st.asked](TaskContext<lm::PatchReport>& ctx) {
     ctx.Stage(N_("patching each head"));
     return lm::PatchEveryHead(*lm, k.clean, k.corrupt, k.target, true);
