@@ -775,6 +775,107 @@ def test_live_views(mhaviz, d):
     close(sv["weights"], final["trace"]["attention"][0], 1e-6, "the scaling view's weights vs the trace at the new T")
 
 
+def same_notebook(mine, ref, what):
+    """Two notebooks (and the .npz each reads) are the same: every cell's source and
+    type, and every array, bit for bit."""
+    import numpy as np
+    a, b = read_json(mine), read_json(ref)
+    check(a["nbformat"] == 4 and len(a["cells"]) == len(b["cells"]),
+          f"{what}: {len(a['cells'])} cells, mhaviz export --notebook wrote {len(b['cells'])}")
+    for i, (x, y) in enumerate(zip(a["cells"], b["cells"])):
+        check(x["cell_type"] == y["cell_type"] and x["source"] == y["source"],
+              f"{what}: cell {i} differs from mhaviz export --notebook's:\n{''.join(x['source'])[:400]}\n---\n"
+              f"{''.join(y['source'])[:400]}")
+    za, zb = np.load(mine[:-6] + ".npz"), np.load(ref[:-6] + ".npz")
+    check(sorted(za.files) == sorted(zb.files), f"{what}: .npz keys {sorted(za.files)} != {sorted(zb.files)}")
+    for k in za.files:
+        check(za[k].dtype == zb[k].dtype and za[k].shape == zb[k].shape and np.array_equal(za[k], zb[k]),
+              f"{what}: .npz array {k} differs from mhaviz export --notebook's")
+
+
+def test_export_notebook(mhaviz, d):
+    """The Export section's "Jupyter notebook" choice: the path typed, Export clicked, the
+    notebook and its .npz written on the worker, the message naming where. Both equal
+    what `mhaviz export --notebook` writes for the same flags; so does the language
+    model's, through --export NAME.ipynb."""
+    args = ["--sentence", "the cat sat on the mat", "--heads", "4", "--d-model", "64", "--mask", "causal"]
+    app = App(mhaviz, d, args, size=(1280, 1000))
+    try:
+        app.wait_for(lambda p: p["ok"], "a valid trace")
+        click_until(app, "export_view_notebook", lambda p: p["export_notebook"],
+                    "the notebook choice")
+        r = app.widget("export_path")
+        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
+        app.key("ctrl", "a")
+        app.type_held("cat")  # no extension: the notebook's is added
+        b = app.widget("export")
+        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
+        p = app.wait_for(lambda p: ".ipynb" in p["export_message"], "the notebook's export message")
+        check(p["export_message"].startswith("Saved the notebook to " + os.path.join(d, "cat.ipynb")),
+              f"export message: {p['export_message']}")
+        final = app.quit()
+    finally:
+        app.kill()
+    check(final["ok"], "trace lost after the notebook's export")
+    ref = os.path.join(d, "cli")
+    os.makedirs(ref)
+    subprocess.run([mhaviz, "export", *args, "--notebook", "cat.ipynb", "--quiet"], check=True, cwd=ref)
+    same_notebook(os.path.join(d, "cat.ipynb"), os.path.join(ref, "cat.ipynb"), "the layer's notebook")
+    # The language model, one head knocked out: the automation path (--export).
+    model = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets",
+                                          "models", "mhaviz-small.npz"))
+    lm = ["--model", model, "--sentence", "할머니께서 방에서 주무신다", "--layer", "1", "--ablate", "L1H0"]
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    subprocess.run([mhaviz, "gui", "--frames", "3", *lm, "--export", "lm.ipynb"], check=True, cwd=d, env=env)
+    subprocess.run([mhaviz, "export", *lm, "--notebook", "lm.ipynb", "--quiet"], check=True, cwd=ref)
+    same_notebook(os.path.join(d, "lm.ipynb"), os.path.join(ref, "lm.ipynb"), "the language model's notebook")
+
+
+def test_copy_pytorch(mhaviz, d):
+    """"Copy as PyTorch" on the One query, Heatmaps and Inspector views: clicked, it says
+    Copied; the snippet it copies (--dump-state's views.VIEW_view.pytorch, from the same
+    function) runs on `mhaviz trace --npz trace.npz` of the same flags and its checks
+    pass, and fail on a trace.npz with one weight changed."""
+    args = ["--sentence", "고양이가 쥐를 잡았다", "--heads", "4", "--d-model", "64", "--mask", "causal",
+            "--view-head", "2", "--view-query", "1"]
+    app = App(mhaviz, d, [*args, "--view", "query"])
+    try:
+        click_until(app, "copy_pytorch", lambda p: "copy_pytorch copied" in p["widgets"], "the Copied note")
+        final = app.quit()
+    finally:
+        app.kill()
+    snippets = {"query": final["views"]["query_view"]["pytorch"]}
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    for view in ("heatmaps", "inspect"):
+        dump = os.path.join(d, view + ".json")
+        subprocess.run([mhaviz, "gui", "--frames", "3", *args, "--view", view, "--dump-state", dump], check=True,
+                       env=env, cwd=d)
+        snippets[view] = read_json(dump)["views"][view + "_view"]["pytorch"]
+    flags = args[:8]  # the layer's flags, without the views' selection
+    subprocess.run([mhaviz, "trace", "--quiet", *flags, "--npz", "trace.npz"], check=True, cwd=d)
+    import numpy as np
+    z = dict(np.load(os.path.join(d, "trace.npz")))
+    wrong = os.path.join(d, "wrong")
+    os.makedirs(wrong)
+    z["attn"] = z["attn"].copy()
+    z["attn"][0, 2, 1, 0] += 0.01
+    for k in ("context", "out", "concat"):
+        if k in z:
+            z[k] = z[k].copy()
+            z[k].flat[z[k].size // 2] += 0.01
+    np.savez(os.path.join(wrong, "trace.npz"), **z)
+    for view, code in snippets.items():
+        check(code.strip(), f"{view}: no snippet")
+        for where, ok in ((d, True), (wrong, False)):
+            path = os.path.join(where, view + "_snippet.py")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(code)
+            r = subprocess.run([sys.executable, path], cwd=where, capture_output=True, text=True,
+                               env=dict(os.environ, MPLBACKEND="Agg"))
+            check((r.returncode == 0) == ok, f"{view}'s snippet on {'the' if ok else 'an altered'} trace.npz: "
+                                             f"status {r.returncode}: {r.stderr[-600:]}")
+
+
 TESTS = {
     "live_views": (test_live_views, True),
     "masked_grey": (test_masked_grey, True),
@@ -784,6 +885,8 @@ TESTS = {
     "fast_keys": (test_fast_keys, True),
     "fast_clicks": (test_fast_clicks, True),
     "export_shortcut": (test_export_shortcut, True),
+    "export_notebook": (test_export_notebook, True),
+    "copy_pytorch": (test_copy_pytorch, True),
     "automation": (test_automation, True),
     "settings": (test_settings, True),
     "hidpi": (test_hidpi, True),

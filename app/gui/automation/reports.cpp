@@ -154,6 +154,7 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["text_size"] = s.ui.text_size;
   j["export_message"] = s.ui.exports.message;
   j["export_path"] = std::string(s.ui.exports.path.data());
+  j["export_notebook"] = s.ui.exports.notebook;
   j["focused_text"] = ImGui::GetIO().WantTextInput;
   j["view"] = s.choice.view;
   j["weights"] = WeightsJson(s);

@@ -29,6 +29,10 @@ int Automation::AfterLastFrame(AppState& s, int fb_w, int fb_h) const {
   if (!g_.export_path.empty()) {
     std::snprintf(s.ui.exports.path.data(), s.ui.exports.path.size(), "%s", g_.export_path.c_str());
     s.ui.pending.export_png = true;
+    const std::string& p = g_.export_path;
+    s.ui.exports.notebook = p.size() > 6 && std::equal(p.end() - 6, p.end(), ".ipynb", [](char x, char y) {
+                              return std::tolower(static_cast<unsigned char>(x)) == y;
+                            });
     // Exports run inside the frame; run this one now on the final trace.
     RunPendingExports(s);
     if (!s.ui.exports.message_ok) {

@@ -96,6 +96,7 @@ void MenuBar(AppState& s) {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu(MenuLabel(s, _("File"), "file").c_str())) {
     if (ImGui::MenuItem(_("Export heatmaps"), "Ctrl+S")) s.ui.pending.export_png = true;
+    if (ImGui::MenuItem(_("Export notebook"))) s.ui.pending.export_notebook = true;
     if (ImGui::MenuItem(_("Save window screenshot"))) {
       std::string p = s.ui.exports.screenshot_path.data();
       s.ui.pending.screenshot = p.empty() ? "mhaviz-window.png" : p;

@@ -116,7 +116,8 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->group(g)
       ->check(CLI::IsMember({"en", "ko"}));
   options::TextFlag(app, "--export", o.export_path,
-                    "export the heatmaps (.png or .svg) after the last frame, as Ctrl+S does")
+                    "export the heatmaps (.png or .svg), or the notebook (.ipynb, with its\n"
+                    ".npz beside it), after the last frame, as Ctrl+S does")
       ->type_name("FILE")
       ->group(g);
   app.add_flag_callback(
@@ -151,10 +152,10 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
     const std::size_t n = std::strlen(ext);
     return p.size() > n && std::equal(p.end() - n, p.end(), ext, [](char x, char y) { return std::tolower(x) == y; });
   };
-  if (!g.export_path.empty() && !ends(".png") && !ends(".svg"))
+  if (!g.export_path.empty() && !ends(".png") && !ends(".svg") && !ends(".ipynb"))
     throw options::UsageError("--export '" + g.export_path +
-                              "' should end in .png or .svg: the export writes the "
-                              "heatmaps in one of those formats (a GIF of training is 'mhaviz train --gif').");
+                              "' should end in .png or .svg (the heatmaps) or .ipynb (a Jupyter notebook): the "
+                              "export writes one of those (a GIF of training is 'mhaviz train --gif').");
   try {  // every output before the first frame: a typo must not cost the session
     io::CheckOutputs({{"--screenshot", g.screenshot},
                       {"--dump-state", g.dump_state},

@@ -11,10 +11,10 @@ void DrawExportPanel(AppState& s) {
   // under the fold (they keep their last values).
   SectionTitle(s, _("Export"));
   ImGui::SameLine(0.0f, ImGui::GetFontSize());
-  if (ImGui::Button(
-          (std::string(s.ui.exports.head_view ? _("Export head view  (Ctrl+S)") : _("Export heatmaps  (Ctrl+S)")) +
-           "###export")
-              .c_str())) {
+  const char* what = s.ui.exports.notebook    ? _("Export notebook  (Ctrl+S)")
+                     : s.ui.exports.head_view ? _("Export head view  (Ctrl+S)")
+                                              : _("Export heatmaps  (Ctrl+S)");
+  if (ImGui::Button((std::string(what) + "###export").c_str())) {
     s.ui.pending.export_png = true;  // the extension decides PNG or SVG
   }
   Probe(s, "export");
@@ -23,11 +23,12 @@ void DrawExportPanel(AppState& s) {
   ImGui::PopStyleColor();
   const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
   FormLabel(_("file"), lw);
-  ImGui::InputTextWithHint("##export_path", _("attention.png or attention.svg"), s.ui.exports.path.data(),
-                           s.ui.exports.path.size());
+  ImGui::InputTextWithHint("##export_path",
+                           s.ui.exports.notebook ? _("attention.ipynb") : _("attention.png or attention.svg"),
+                           s.ui.exports.path.data(), s.ui.exports.path.size());
   Probe(s, "export_path");
   FormLabel(_("picture"), lw);
-  int view = s.ui.exports.head_view ? 1 : 0;
+  int view = s.ui.exports.notebook ? 2 : s.ui.exports.head_view ? 1 : 0;
   ImGui::RadioButton(_("heatmaps"), &view, 0);
   Probe(s, "export_view_heatmaps");
   ImGui::SameLine();
@@ -36,7 +37,19 @@ void DrawExportPanel(AppState& s) {
   HelpMarker(
       _("The head view: the tokens in two columns and a line from each query to each key, opacity = weight, "
         "the heads switched on in the Head view in their colours."));
+  // The notebook on its own line: in Korean at 150 % the three do not fit on one.
+  ImGui::Dummy(ImVec2(lw - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine(lw);
+  ImGui::RadioButton(_("Jupyter notebook"), &view, 2);
+  Probe(s, "export_view_notebook");
+  HelpMarker(
+      _("The current sentence and weights as a notebook of the lessons' PyTorch code (and the .npz it reads, "
+        "beside it): it recomputes every step, checks nn.MultiheadAttention against the app's numbers and "
+        "draws the heatmaps. The same as mhaviz export --notebook."));
   s.ui.exports.head_view = view == 1;
+  s.ui.exports.notebook = view == 2;
+  // A notebook is not a picture: the picture's options are greyed out for it.
+  ImGui::BeginDisabled(s.ui.exports.notebook);
   // What shapes heatmaps only is greyed out for the head view (as export refuses it).
   ImGui::BeginDisabled(s.ui.exports.head_view);
   FormLabel(_("heads"), lw);
@@ -78,6 +91,7 @@ void DrawExportPanel(AppState& s) {
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("The heatmaps' colour scale: the export uses the one on screen."));
+  ImGui::EndDisabled();
   ImGui::EndDisabled();
   ImGui::Spacing();
   FormLabel(_("screenshot"), lw);

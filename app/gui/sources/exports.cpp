@@ -9,6 +9,7 @@
 #include "gui/sources/file_sources.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
+#include "gui/sources/notebook_export.hpp"
 #include "io/files.hpp"
 #include "render/head_view_render.hpp"
 #include "render/render.hpp"
@@ -87,9 +88,15 @@ std::string AbsolutePath(const std::string& path) {
 }
 
 bool PrepareExport(AppState& s, ExportWork* work) {
-  if (!s.ui.pending.export_png && !s.ui.pending.export_svg) return false;
-  s.ui.pending.export_png = s.ui.pending.export_svg = false;
+  const bool picture = s.ui.pending.export_png || s.ui.pending.export_svg;
+  if (!picture && !s.ui.pending.export_notebook) return false;
+  const bool notebook = s.ui.pending.export_notebook || s.ui.exports.notebook;
+  s.ui.pending.export_png = s.ui.pending.export_svg = s.ui.pending.export_notebook = false;
   std::string path = s.ui.exports.path.data();
+  if (notebook) {
+    PrepareNotebookExport(s, path, work);
+    return true;
+  }
   std::function<ExportOutcome()> run;
   try {
     if (path.empty()) throw Error("Type a file name for the export first, e.g. attention.png or attention.svg.");

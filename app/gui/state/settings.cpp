@@ -97,7 +97,8 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
                  {"columns", s.ui.exports.columns},
                  {"header", s.ui.exports.header},
                  {"fit_16_9", s.ui.exports.fit_16_9},
-                 {"head_view", s.ui.exports.head_view}};
+                 {"head_view", s.ui.exports.head_view},
+                 {"notebook", s.ui.exports.notebook}};
   j["window"] = {{"width", window_w}, {"height", window_h}};
   // Invalid UTF-8 cannot reach here (the tokenizer's input is the text field, and
   // ImGui only inserts valid code points), but never let a dump throw.
@@ -155,6 +156,7 @@ std::vector<Notice> LoadAppSettings(const std::string& path, AppState& s, int* w
       parsed.ui.exports.header = e.value("header", true);
       parsed.ui.exports.fit_16_9 = e.value("fit_16_9", false);
       parsed.ui.exports.head_view = e.value("head_view", false);
+      parsed.ui.exports.notebook = e.value("notebook", false);
     }
     if (j.contains("window")) {
       w = j["window"].value("width", w);

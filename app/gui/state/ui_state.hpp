@@ -42,6 +42,7 @@ struct ExportForm {
   bool header = true;      // the formula, sentence and configuration above the maps
   bool fit_16_9 = false;   // pad the figure to exactly 16:9 (a slide)
   bool head_view = false;  // the head view's lines (the heads switched on there) instead of heatmaps
+  bool notebook = false;   // a Jupyter notebook of the lessons' code (and its .npz) instead of a picture
   std::array<char, 1024> screenshot_path{};
   std::string message;  // last result, shown under the buttons
   bool message_ok = true;
@@ -51,7 +52,8 @@ struct ExportForm {
 struct Pending {
   bool export_png = false;
   bool export_svg = false;
-  std::string screenshot;  // non-empty: capture the window after rendering
+  bool export_notebook = false;  // File -> Export notebook, whatever the panel's choice
+  std::string screenshot;        // non-empty: capture the window after rendering
 };
 
 struct Timing {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gui/draw/matrix_view.hpp"
+#include "gui/draw/pytorch_copy.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
@@ -258,6 +259,7 @@ void DrawInspectView(AppState& s) {
     ImGui::EndCombo();
   }
   Probe(s, "inspect_tensor");
+  CopyAsPyTorchButton(s, notebook::Snippet::Tensor, "copy_pytorch");
   if (PerHead(sel.tensor)) {
     ImGui::SameLine(0, fs);
     int mode = sel.mode == InspectSelection::Mode::Merged ? 1 : 0;
@@ -349,7 +351,8 @@ json DumpInspectView(AppState& s) {
           {"mode", mode == InspectSelection::Mode::Head     ? "head"
                    : mode == InspectSelection::Mode::Merged ? "merged"
                                                             : "whole"},
-          {"step", s.choice.inspect.step}};
+          {"step", s.choice.inspect.step},
+          {"pytorch", PyTorchSnippetFor(s, notebook::Snippet::Tensor)}};
   if (!c.ok) {
     iv["error"] = c.error;
     return iv;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "gui/draw/pytorch_copy.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
@@ -236,6 +237,7 @@ void DrawQueryView(AppState& s) {
                      2 * (style.ItemInnerSpacing.x + ImGui::GetFrameHeight()),
                  ImGui::GetFontSize() * 1.5f);
   QueryPicker(s);
+  CopyAsPyTorchButton(s, notebook::Snippet::OneQuery, "copy_pytorch");
   const auto& c = QueryCache(s);
   if (!c.ok) {
     MessageBox(c.error, Pal().error_bg, Pal().error_text);
@@ -280,7 +282,8 @@ json DumpQueryView(AppState& s) {
                     {"exp_shifted", Num(k.exp_shifted)},
                     {"weight", Num(k.weight)},
                     {"weighted_v", Vec(k.weighted_v)}});
-  return {{"head", e.head},
+  return {{"pytorch", PyTorchSnippetFor(s, notebook::Snippet::OneQuery)},
+          {"head", e.head},
           {"query", e.query},
           {"kv_head", e.kv_head},
           {"head_dim", e.head_dim},

@@ -34,6 +34,8 @@ namespace mha::gui {
   X(HeadView)       /* views/head_view.cpp */ \
   X(ModelView)      /* views/model_view/ */   \
   X(ImportanceView) /* views/importance/ */   \
+  X(ProofView)      /* views/proof.cpp */     \
+  X(PatchView)      /* views/patch.cpp */     \
   X(NextView)       /* views/next.cpp */      \
   X(GenerateView)   /* views/generate/ */     \
   X(FlashView)      /* views/flash.cpp */     \

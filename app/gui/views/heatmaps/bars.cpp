@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "gui/draw/pytorch_copy.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
@@ -78,6 +79,9 @@ void ScaleControls(AppState& s, const Trace& t) {
     if (ImGui::RadioButton(render::ColourScaleLabel(sc), s.ui.colour_scale == sc)) s.ui.colour_scale = sc;
     Probe(s, (std::string("scale ") + render::ToString(sc)).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
+  }
+  if (!s.ui.present) {
+    CopyAsPyTorchButton(s, notebook::Snippet::Heatmaps, "copy_pytorch");
   }
   if (t.seq_kv >= 24 && s.ui.colour_scale == render::ColourScale::Fixed) {
     ImGui::SameLine();
