@@ -37,8 +37,8 @@ fi
 # -O1 with assertions on (no NDEBUG): Eigen's bounds asserts stay armed. Line tables are
 # all a sanitizer's report needs (file:line in every frame), and compile faster than -g.
 # With FUZZ_BUILD_ALL or FUZZ_BUILD_EXTRA the command line's glue (CLI11 and JSON
-# templates, no numeric loops: a third of the compile time; the render tests run the
-# mhaviz binary) is built at -O0, which halves its compile time.
+# templates, no numeric loops: a third of the compile time), where it is built, is
+# built at -O0, which halves its compile time.
 glue=""
 [ "${FUZZ_BUILD_ALL:-0}" = 1 ] || [ -n "${FUZZ_BUILD_EXTRA:-}" ] && glue="-O0"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
