@@ -53,7 +53,7 @@ std::string TextTable::Str() const {
     for (std::size_t c = 0; c < w.size(); ++c) {
       const std::string cell = c < rows[i].size() ? rows[i][c] : "";
       const bool r = c < right.size() && right[c];
-      out += (c ? " | " : "") + (r ? PadLeft(cell, w[c]) : Pad(cell, w[c]));
+      out += (c ? " | " : "") + (r ? PadLeft(cell, w[c]) : Pad(cell, w[c], 0));  // " | " is the gap
     }
     out += "\n";
   }

@@ -85,6 +85,11 @@ class TraceTable(Base):
             self.assertIn(shape, line)
         # FLOPs of the Q projection: 2 * seq * d^2 + seq * d (bias).
         self.assertIn(f"{2 * 3 * 512 * 512 + 3 * 512:,}", r.stdout)
+        # The columns line up: every row's separators where the header's are (the
+        # longest cell of a column had run one space past them).
+        rows = [l for l in r.stdout.splitlines() if "|" in l or "-+-" in l]
+        bars = [[i for i, ch in enumerate(l) if ch == ("+" if "-+-" in l else "|")] for l in rows]
+        self.assertTrue(len(rows) >= 12 and all(b == bars[0] for b in bars), "\n".join(rows))
 
     def test_gqa_and_cross_shapes(self):
         r = self.ok("trace", "--sentence", "a b c d", "--heads", "8", "--d-model", "64", "--kv-heads", "2",
