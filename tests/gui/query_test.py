@@ -6,7 +6,6 @@ the Metrics view's summaries beside it, against numpy and `mhaviz trace`.
 
 Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
 """
-import math
 import os
 import sys
 
@@ -20,13 +19,6 @@ except ImportError:  # pragma: no cover
     np = None
 
 check = g.check
-
-
-def softmax(row):
-    m = max(row)
-    e = [math.exp(v - m) for v in row]
-    s = sum(e)
-    return [v / s for v in e]
 
 
 def test_query_and_metrics(mhaviz, d):
