@@ -121,6 +121,7 @@ nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
                  {"self", h.self},
                  {"first", h.first},
                  {"reverse", h.reverse},
+                 {"next", h.next},
                  {"induction", h.induction}});
   return a;
 }

@@ -32,7 +32,7 @@ MeasuredFile FileFrom(const json& j) { return {j.at("name").get<std::string>(), 
 
 json ProfileJson(const HeadProfile& p) {
   return {{"layer", p.layer},         {"head", p.head},    {"label", p.label}, {"score", p.score},
-          {"back", p.back},           {"self", p.self},    {"first", p.first}, {"reverse", p.reverse},
+          {"back", p.back},           {"self", p.self},    {"first", p.first}, {"reverse", p.reverse}, {"next", p.next},
           {"induction", p.induction}, {"sorted", p.sorted}};
 }
 HeadProfile ProfileFrom(const json& j) {
@@ -45,6 +45,7 @@ HeadProfile ProfileFrom(const json& j) {
   p.self = j.at("self").get<double>();
   p.first = j.at("first").get<double>();
   p.reverse = j.at("reverse").get<double>();
+  p.next = j.value("next", 0.0);  // measured since the first shipped file
   p.induction = j.at("induction").get<double>();
   p.sorted = j.at("sorted").get<double>();
   return p;

@@ -1,14 +1,18 @@
 #include "mha/heads.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "mha/teach.hpp"
 
 namespace mha {
 
 namespace {
 
-// Count slots per head: back 1..kMaxBack, self, first, reverse, induction.
+// Count slots per head: back 1..kMaxBack, self, first, reverse, induction, sorted, next.
 constexpr int kSelf = kMaxBack, kFirst = kMaxBack + 1, kReverse = kMaxBack + 2, kInduction = kMaxBack + 3,
-              kSorted = kMaxBack + 4, kSlots = kMaxBack + 5;
+              kSorted = kMaxBack + 4, kNext = kMaxBack + 5, kSlots = kMaxBack + 6;
 
 }  // namespace
 
@@ -43,6 +47,10 @@ void AddToProfile(const Trace& t, const std::vector<int>& tokens, int layer, std
       }
       p.reverse += A(i, S - 1 - i);
       c[kReverse] += 1;
+      if (i + 1 < S) {  // under a causal mask this key is hidden: 0, never a label
+        p.next += A(i, i + 1);
+        c[kNext] += 1;
+      }
       if (task && task->kind == TaskKind::Sort) {
         const int key = ExpectedKey(*task, 0, i, tokens);
         if (key >= 0) {
@@ -72,6 +80,7 @@ void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vecto
     mean(p.self, kSelf);
     mean(p.first, kFirst);
     mean(p.reverse, kReverse);
+    mean(p.next, kNext);
     mean(p.induction, kInduction);
     mean(p.sorted, kSorted);
     LabelHead(p);
@@ -79,12 +88,16 @@ void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vecto
 }
 
 void LabelHead(HeadProfile& p) {
+  // Self and first name a key for (nearly) every query, k >= 2 back for fewer: an exact
+  // tie (hand-made or toy maps) goes to the broader pattern. On 3 tokens a head on the
+  // first token scores 1 for "first" over 2 rows and for "2-back" over 1.
   std::vector<std::pair<double, std::string>> cand;
-  for (int k = 0; k < kMaxBack; ++k)
-    cand.push_back({p.back[k], k == 0 ? "previous-token" : std::to_string(k + 1) + "-back"});
+  cand.push_back({p.back[0], "previous-token"});
   cand.push_back({p.self, "self"});
   cand.push_back({p.first, "first"});
+  for (int k = 1; k < kMaxBack; ++k) cand.push_back({p.back[k], std::to_string(k + 1) + "-back"});
   cand.push_back({p.reverse, "reverse"});
+  cand.push_back({p.next, "next"});
   cand.push_back({p.induction, "induction"});
   cand.push_back({p.sorted, "sorted"});
   // The first best wins ties, so a head that attends to position 0 from position 1
@@ -126,6 +139,44 @@ std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const st
   for (const Batch& b : heldout) AddBatch(trainer, m, b, task, heads, counts);
   FinishProfile(heads, counts);
   return heads;
+}
+
+LabelChance ChanceOfLabel(const HeadProfile& p, int seq, bool causal, const std::vector<int>& tokens) {
+  LabelChance c;
+  // The key the label names from query i, or -1 (the same rows as AddToProfile's sums).
+  auto key = [&](int i) -> int {
+    const std::string& l = p.label;
+    if (l == "self") return i;
+    if (l == "first") return i >= 1 ? 0 : -1;
+    if (l == "reverse") return seq - 1 - i;
+    if (l == "next") return i + 1;
+    if (l == "previous-token") return i - 1;
+    if (l == "induction") {
+      if (static_cast<int>(tokens.size()) != seq) return -1;
+      for (int j = i - 1; j >= 0; --j)
+        if (tokens[static_cast<std::size_t>(j)] == tokens[static_cast<std::size_t>(i)]) return j + 1 < i ? j + 1 : -1;
+      return -1;
+    }
+    const std::size_t dash = l.find("-back");
+    if (dash != std::string::npos) return i - std::atoi(l.substr(0, dash).c_str());
+    return -1;  // "spread", "sorted" (a task's own order, not a sentence's)
+  };
+  std::vector<double> hit;
+  for (int i = 0; i < seq; ++i) {
+    const int j = key(i);
+    if (j < 0 || j >= seq) continue;
+    const int seen = causal ? i + 1 : seq;
+    hit.push_back(j < seen ? 1.0 / seen : 0.0);  // a masked key: no pick reaches it
+  }
+  c.rows = static_cast<int>(hit.size());
+  if (c.rows == 0 || p.label == "spread") return c;
+  for (double x : hit) c.chance += x;
+  c.chance /= c.rows;
+  if (c.chance >= 1.0 - 1e-12) return c;  // every row sees one key: nothing was chosen
+  c.lift = (p.score - c.chance) / (1.0 - c.chance);
+  c.chance_p = TailAtLeast(hit, static_cast<int>(std::ceil(p.score * c.rows - 1e-9)));
+  c.claimed = c.lift >= kMinLift && c.chance_p < kMaxChanceP;
+  return c;
 }
 
 }  // namespace mha

@@ -17,11 +17,8 @@ const char* ToString(HeadPattern p) {
   }
 }
 
-namespace {
-
-// P(at least `k` hits) when row r is hit with probability p[r], independently (the
-// Poisson binomial tail), exactly up to 256 rows; beyond, Hoeffding's bound settles
-// most cases without the quadratic sum.
+// Exactly up to 256 rows; beyond, Hoeffding's bound settles most cases without the
+// quadratic sum.
 double TailAtLeast(const std::vector<double>& p, int k) {
   const int r = static_cast<int>(p.size());
   if (k <= 0) return 1.0;
@@ -45,8 +42,6 @@ double TailAtLeast(const std::vector<double>& p, int k) {
   }
   return done;
 }
-
-}  // namespace
 
 HeadSummary SummarizeAttention(const Eigen::Ref<const Mat>& a, bool positional, Mask mask) {
   HeadSummary s;

@@ -197,7 +197,7 @@ class TrainBadInput(unittest.TestCase):
         self.assertEqual(len(j["accuracy"]), 2)
         self.assertEqual(len(j["heads"]), 2)
         self.assertEqual(set(j["heads"][0]), {"layer", "head", "label", "score", "back", "self", "first",
-                                              "reverse", "induction"})
+                                              "reverse", "next", "induction"})
         z = np.load(self.out)
         cfg = json.loads(bytes(z["config"]))
         self.assertEqual((cfg["format"], cfg["version"], cfg["num_targets"]), ("mhaviz-model", 1, 2))

@@ -245,3 +245,60 @@ TEST_CASE("The positional-heads example: previous, self, first and next token, e
   }
   CHECK_THROWS_AS(mha::MakePositionalHeadsExample({}), mha::Error);
 }
+
+TEST_CASE("a pattern named on one sentence is claimed only beyond a random pick, or never on 3 tokens",
+          "[teach][heads]") {
+  auto profile = [](const char* label, double score) {
+    mha::HeadProfile p;
+    p.label = label;
+    p.score = score;
+    return p;
+  };
+  // 3 tokens, exactly one-hot on the previous token: 2 rows, each hit by a random pick
+  // with probability 1/3, both with 1/9 > 0.05.
+  mha::LabelChance c = mha::ChanceOfLabel(profile("previous-token", 1.0), 3, false, {});
+  CHECK(c.rows == 2);
+  CHECK(c.chance == Approx(1.0 / 3));
+  CHECK(c.chance_p == Approx(1.0 / 9));
+  CHECK_FALSE(c.claimed);
+  // 10 tokens at 0.95: 9 rows, all 9 hits needed: 0.1^9.
+  c = mha::ChanceOfLabel(profile("previous-token", 0.95), 10, false, {});
+  CHECK(c.rows == 9);
+  CHECK(c.chance_p == Approx(1e-9));
+  CHECK(c.claimed);
+  // Causal, 4 tokens: row i sees i + 1 keys; all three hits: 1/2 * 1/3 * 1/4.
+  c = mha::ChanceOfLabel(profile("previous-token", 1.0), 4, true, {});
+  CHECK(c.chance == Approx((1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 3));
+  CHECK(c.chance_p == Approx(1.0 / 24));
+  CHECK(c.claimed);
+  // Induction on a repeated half: the rows whose token occurred before (3 of 6).
+  c = mha::ChanceOfLabel(profile("induction", 1.0), 6, false, {0, 1, 2, 0, 1, 2});
+  CHECK(c.rows == 3);
+  CHECK(c.chance_p == Approx(1.0 / 216));
+  // The next token under a causal mask is hidden: no pick reaches it, nothing is claimed.
+  c = mha::ChanceOfLabel(profile("next", 0.0), 5, true, {});
+  CHECK_FALSE(c.claimed);
+  CHECK_FALSE(mha::ChanceOfLabel(profile("spread", 0.3), 10, false, {}).claimed);
+  // 3-back at 0.9 over 7 rows of 10 keys.
+  c = mha::ChanceOfLabel(profile("3-back", 0.9), 10, false, {});
+  CHECK(c.rows == 7);
+  CHECK(c.claimed);
+}
+
+TEST_CASE("a profile whose queries look one token ahead is labelled next", "[teach][heads]") {
+  mha::HeadProfile p;
+  p.back.assign(mha::kMaxBack, 0.05);
+  p.self = 0.05;
+  p.next = 0.9;
+  mha::LabelHead(p);
+  CHECK(p.label == "next");
+  CHECK(p.score == Approx(0.9));
+  // A tie between the first token and 2-back (3 tokens, row 2) goes to the first token.
+  mha::HeadProfile q;
+  q.back.assign(mha::kMaxBack, 0.0);
+  q.back[0] = 0.5;
+  q.back[1] = 1.0;
+  q.first = 1.0;
+  mha::LabelHead(q);
+  CHECK(q.label == "first");
+}

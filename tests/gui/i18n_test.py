@@ -207,7 +207,11 @@ def test_every_view_korean_text(mhaviz, d):
             final = g.read_json(out)
             check(final["views"]["view"] == view, f"{model}: opened {final['views']['view']}, not {view}")
             texts[view] = final["shown_text"]
-            problems += [f"{model} {view}: {run!r} in {line!r}" for run, line in english_runs(texts[view], data)]
+            # The Model view's example sentences (English ones are data, as the pairs are).
+            mv = final["views"]["model_view_view"]
+            examples = [t["sentence"] for t in mv.get("try_these", []) + mv.get("try_these_left_out", [])]
+            problems += [f"{model} {view}: {run!r} in {line!r}"
+                         for run, line in english_runs(texts[view], examples + data)]
         # The view's own text: the lines no other view shows (the panels and menus are in all).
         common = set.intersection(*(set(t.splitlines()) for t in texts.values()))
         for view, text in texts.items():

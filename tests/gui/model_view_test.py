@@ -124,11 +124,37 @@ def test_knockout_toggle(mhaviz, d):
     check(final["knocked_out"]["heads"] == [], f"still knocked out: {final['knocked_out']}")
 
 
+def test_hover_cell(mhaviz, d):
+    """The mouse over a cell of a Model view map outlines it and names its query and key
+    with the weight: the probe's cell is the one under the mouse, its weight trace's."""
+    ref = reference(mhaviz, d, 1)
+    n = len(ref["attention"][0])
+    # Presented, every map is in the window.
+    app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--present"],
+                size=(1920, 1080))
+    try:
+        r = app.widget("model_view_map 1 2")
+        size = r[2]
+        cell = (size - 2) / n  # every piece has its cell: the sentence is shorter than the map's blocks
+        for i, j in ((n - 1, 1), (3, 3)):
+            x, y = r[0] + (j + 0.5) * cell, r[1] + r[3] - size + 2 + (i + 0.5) * cell
+            g.xdo("mousemove", "--window", app.wid, int(x), int(y))
+            p = app.wait_for(lambda p: (p["model-view"]["cell"] or {}).get("query") == i and
+                             p["model-view"]["cell"]["key"] == j, f"the cell ({i}, {j}) under the mouse")
+            c = p["model-view"]["cell"]
+            check((c["layer"], c["head"]) == (1, 2), f"cell of L{c['layer']}H{c['head']}")
+            want = ref["attention"][2][i][j]
+            check(abs(c["weight"] - want) <= 1e-5 * max(1.0, abs(want)), f"cell weight {c['weight']} vs trace {want}")
+    finally:
+        app.kill()
+
+
 TESTS = {
     "select_and_open": test_select_and_open,
     "validation_labels": test_validation_labels,
     "knockout_views": test_knockout_views,
     "knockout_toggle": test_knockout_toggle,
+    "hover_cell": test_hover_cell,
 }
 
 if __name__ == "__main__":

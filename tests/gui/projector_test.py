@@ -226,11 +226,24 @@ def test_present_header(mhaviz, d):
     horizontal labels and numbers no smaller than the 100% text."""
     dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--enlarge", "3", "--present", name="seeded")
     header = dump["present"].get("header", "")
-    hs = dump["views"]["metrics_view"]["summaries"][3]
-    check("strongest" in hs and "chance" in hs, f"the head metrics do not measure against chance: {hs}")
-    want = (f"Heatmaps | random weights (untrained) | head 3 | no clear pattern ({hs['strongest']} {hs['score']:.2f}, "
-            f"chance {hs['chance']:.2f})")
-    check(header == want, f"header {header!r}, expected {want!r}")
+    name = next(x for x in dump["views"]["model_view_view"]["names"] if x["head"] == 3)
+    want = f"Heatmaps | random weights (untrained) | head 3 | {name['text']} \u00b7 {name['measured_on']}"
+    check(header == want and name["measured_on"] == "this sentence", f"header {header!r}, expected {want!r}")
+    # The name's numbers, recomputed from the map: the strongest pattern's mean weight
+    # and the mean chance 1/n over the rows it names a key on.
+    A = dump["views"]["model_view_view"]["attention"][0][3]
+    n = len(A)
+    keys = {"self": lambda i: i, "previous-token": lambda i: i - 1, "first": lambda i: 0 if i else -1,
+            "reverse": lambda i: n - 1 - i, "next": lambda i: i + 1}
+    keys.update({f"{k}-back": (lambda k: lambda i: i - k)(k) for k in range(2, 9)})
+    parts = name["evidence"].split(" ")  # "<label> <score> over <rows> rows, chance <c> (p = <p>)"
+    label, score, rows = parts[0], parts[1], parts[3]
+    rows_at = [i for i in range(n) if 0 <= keys[label](i) < n]
+    mean = sum(A[i][keys[label](i)] for i in rows_at) / len(rows_at)
+    check(abs(mean - float(score)) <= 0.006 and int(rows) == len(rows_at), f"{name['evidence']}: recomputed {mean}")
+    best = max(sum(A[i][f(i)] for i in range(n) if 0 <= f(i) < n) / max(1, sum(0 <= f(i) < n for i in range(n)))
+               for f in keys.values())
+    check(abs(best - mean) <= 1e-9, f"{label} {mean} is not the strongest pattern ({best})")
     win = probe["window"]
     for k in ("present_header", "present_keys", "weights_badge"):
         r = probe["widgets"].get(k)
@@ -254,6 +267,43 @@ def test_present_header(mhaviz, d):
                                                                   f"{base} px: {h}")
                 r, win = probe["widgets"].get("present_keys"), probe["window"]
                 check(r and r[0] + r[2] <= win[0] + 0.5, f"{where}: the key hint at {r} is cut (window {win})")
+
+
+def test_flow_splitter(mhaviz, d):
+    """At 1920 x 1080 and 150 % the shape flow shows only its first rows; the splitter under
+    it drags down until every row (LayerNorm and the FFN of a block included) is in view,
+    and the next start (with settings) keeps that height."""
+    args = ["--text-size", "150", "--sentence", KO, "--block", "encoder"]
+
+    def rows_in_view(p):
+        top = p["widgets"]["split_h"][1]
+        rows = [r for k, r in p["widgets"].items() if k.startswith("flow ")]
+        return rows and all(r[1] + r[3] <= top + 1 for r in rows), len(rows)
+
+    app = g.App(mhaviz, d, args, size=(1920, 1080), settings=True)
+    try:
+        r = app.widget("split_h")
+        shown, n = rows_in_view(app.settle())
+        check(n >= 8, f"{n} rows of the shape flow")
+        x, y = r[0] + r[2] / 2, r[1] + r[3] / 2
+        g.xdo("mousemove", "--window", app.wid, int(x), int(y), "sleep", "0.2", "mousedown", "1", "sleep", "0.2")
+        for k in range(1, 13):
+            g.xdo("mousemove", "--window", app.wid, int(x), int(y + 40 * k), "sleep", "0.1")
+        g.xdo("mouseup", "1", "sleep", "0.2")
+        p = app.wait_for(lambda p: p["widgets"]["split_h"][1] > r[1] + 200, "the splitter to move")
+        p = app.settle()
+        check(rows_in_view(p)[0], f"rows still below the splitter at {p['widgets']['split_h']}")
+        moved = p["widgets"]["split_h"][1]
+        app.quit()
+    finally:
+        app.kill()
+    app = g.App(mhaviz, d, args, size=(1920, 1080), settings=True)
+    try:
+        p = app.settle()
+        check(abs(p["widgets"]["split_h"][1] - moved) <= 2, f"splitter at {p['widgets']['split_h']} after a restart, "
+                                                           f"was {moved}")
+    finally:
+        app.kill()
 
 
 def test_present_pages_fit(mhaviz, d):
@@ -523,6 +573,7 @@ TESTS = {
     "controls_in_sight": test_controls_in_sight,
     "text_size_cells": test_text_size_cells,
     "present_header": test_present_header,
+    "flow_splitter": test_flow_splitter,
     "present_every_view": test_present_every_view,
     "present_keys": test_present_keys,
     "korean_keys_upright": test_korean_keys_upright,

@@ -44,7 +44,8 @@ nlohmann::json PresentJson(const AppState& s) {
           {"view", view},
           {"layout", s.ui.present_layout},
           {"head", view == "heatmaps" ? s.ui.present_head : s.choice.head},
-          {"header", s.ui.report.present_header}};
+          {"header", s.ui.report.present_header},
+          {"head_name", s.ui.report.present_name}};
 }
 
 // What the heatmap grid and the shape-flow table laid out in the last frame.

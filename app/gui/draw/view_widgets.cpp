@@ -116,6 +116,7 @@ std::string HeadPatternText(const std::string& label) {
   if (label == "self") return _("self");
   if (label == "first") return _("first");
   if (label == "reverse") return _("reverse");
+  if (label == "next") return _("next");
   if (label == "induction") return _("induction");
   if (label == "sorted") return _("sorted");
   if (label == "spread") return _("spread");

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gui/sources/lm_source.hpp"
@@ -9,6 +10,7 @@
 #include "io/assets.hpp"
 #include "lm/ablate_model.hpp"
 #include "lm/corpus.hpp"
+#include "lm/head_evidence.hpp"
 #include "lm/head_labels.hpp"
 #include "lm/minimal_pairs.hpp"
 
@@ -34,6 +36,8 @@ void StartLabels(AppState& s, std::shared_ptr<const lm::LanguageModel> lm) {
   // Every head's scores on the validation text, as the CLI's ablate labels them
   // (lm::ProfileOnValidation: induction on each window's first half repeated).
   s.recompute.labels_task.Start([lm, file = m.file](TaskContext<std::vector<HeadProfile>>&) {
+    // Stored beside the checkpoint (or cached) for these very files: no pass needed.
+    if (std::optional<lm::HeadEvidence> e = lm::FindHeadEvidence(*lm)) return std::move(e->profiles);
     const std::vector<std::int32_t> ids = lm::EncodeParagraphs(lm->tokenizer, lm::ReadText(file));
     return lm::ProfileOnValidation(*lm, ids, lm::kLabelWindows);
   });
@@ -52,7 +56,20 @@ void StartJobs(AppState& s, std::shared_ptr<const lm::LanguageModel> lm) {
   }
   m.measuring = true;
   s.recompute.jobs_task.Start([lm, file = m.file](TaskContext<std::vector<lm::HeadJob>>&) {
+    // The stored evidence's intact scores, when it was measured on this pairs file.
+    std::optional<lm::HeadEvidence> e = lm::FindHeadEvidence(*lm);
+    if (e && e->pairs.name == std::filesystem::path(file).filename().string() && e->pairs.hash == lm::FileHash(file))
+      return lm::HeadJobs(e->table.plain);
     return lm::HeadJobs(lm::ScoreMinimalPairs(*lm, lm::LoadMinimalPairs(file)));
+  });
+}
+
+void StartEvidence(AppState& s, std::shared_ptr<const lm::LanguageModel> lm) {
+  s.result.head_evidence.measuring = true;
+  s.recompute.evidence_task.Start([lm](TaskContext<lm::HeadEvidence>&) {
+    std::string where;
+    if (std::optional<lm::HeadEvidence> e = lm::FindHeadEvidence(*lm, &where)) return std::move(*e);
+    throw Error(where);
   });
 }
 
@@ -78,15 +95,19 @@ void StepModelMeasures(AppState& s) {
     // waited for): switching models never blocks.
     rc.labels_task.Cancel();
     rc.jobs_task.Cancel();
+    rc.evidence_task.Cancel();
     s.result.validation_labels = {};
     s.result.head_jobs = {};
+    s.result.head_evidence = {};
     if (lm) {
+      StartEvidence(s, lm);
       StartLabels(s, lm);
       StartJobs(s, lm);
     }
   }
   Take(rc.labels_task, s.result.validation_labels);
   Take(rc.jobs_task, s.result.head_jobs);
+  Take(rc.evidence_task, s.result.head_evidence);
 }
 
 }  // namespace mha::gui

@@ -15,6 +15,7 @@
 #include "gui/state/choice.hpp"
 #include "gui/state/task.hpp"
 #include "gui/state/textures.hpp"
+#include "lm/head_evidence.hpp"
 #include "lm/head_jobs.hpp"
 #include "lm/language_model.hpp"
 #include "mha/live.hpp"
@@ -142,6 +143,7 @@ struct RecomputeState {
   std::shared_ptr<const lm::LanguageModel> measured_for;
   Task<std::vector<HeadProfile>> labels_task;
   Task<std::vector<lm::HeadJob>> jobs_task;
+  Task<lm::HeadEvidence> evidence_task;
 };
 
 }  // namespace mha::gui

@@ -9,6 +9,7 @@
 
 #include "gui/state/notice.hpp"
 #include "gui/state/task.hpp"
+#include "lm/head_evidence.hpp"
 #include "lm/head_jobs.hpp"
 #include "lm/language_model.hpp"
 #include "mha/ablation.hpp"
@@ -77,6 +78,10 @@ struct Result {
   // minimal pairs (the Model view's), measured once per model.
   Measured<std::vector<HeadProfile>> validation_labels;
   Measured<std::vector<lm::HeadJob>> head_jobs;
+  // What was measured of its heads and stored (the shipped file beside the checkpoint,
+  // or the cache): the knock-out table the names' jobs come from. Unavailable when
+  // nothing was stored for this very checkpoint, pairs and validation text.
+  Measured<lm::HeadEvidence> head_evidence;
 
   // Tasks reading `trace` in place: the recompute stops them before it moves it.
   TraceReaders readers;

@@ -11,6 +11,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/file_sources.hpp"
+#include "gui/sources/head_names.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
@@ -83,11 +84,13 @@ void PresentHeader(AppState& s, const ViewEntry& v) {
         h >= H ? i18n::Format(P_("mean of %d head", "mean of %d heads", H), H) : i18n::Format(_("head %d"), h);
     HeaderPart(head, ImGui::GetColorU32(ImGuiCol_Text), help_w);
     words += " | " + head;
-    bool claimed = false;
-    const std::string label = h < H ? HeadLabel(s, h, &claimed) : std::string();
-    if (!label.empty()) {
-      HeaderPart(label, claimed ? Pal().ok_text : Pal().muted_text, help_w);
+    if (h < H) {
+      // The name every view gives this head (sources/head_names.hpp), and where it was measured.
+      const ShownHeadName name = NameShownHead(s, s.choice.layer, h);
+      const std::string label = name.text + " \u00B7 " + name.measured_on;
+      HeaderPart(label, name.claimed ? Pal().ok_text : Pal().muted_text, help_w);
       words += " | " + label;
+      s.ui.report.present_name = name.text;
     }
   }
   const std::string out = KnockoutText(s, true);

@@ -5,6 +5,7 @@
 //
 //   k-back      key i-k (k = 1 is the previous token)     self     key i
 //   first       key 0 (queries i >= 1)                     reverse  key seq-1-i
+//   next        key i+1 (without a causal mask)
 //   induction   the key right after the previous occurrence of the query's token
 //               (queries whose token occurred before)
 //   sorted      (sort task) the input position holding the next token in sorted order
@@ -25,9 +26,9 @@ namespace mha {
 struct HeadProfile {
   int layer = 0, head = 0;
   std::vector<double> back;  // back[k-1]: mean weight on the key k back, k = 1..kMaxBack
-  double self = 0, first = 0, reverse = 0, induction = 0, sorted = 0;
-  std::string label;  // "previous-token", "2-back", "self", "first", "reverse", "induction", "sorted",
-                      // "spread"
+  double self = 0, first = 0, reverse = 0, next = 0, induction = 0, sorted = 0;
+  std::string label;  // "previous-token", "2-back", "self", "first", "reverse", "next", "induction",
+                      // "sorted", "spread"
   double score = 0;   // the label's score (for "spread": the best score)
 };
 
@@ -54,5 +55,18 @@ void FinishProfile(std::vector<HeadProfile>& heads, const std::vector<std::vecto
 // Sets p.label and p.score from p's scores (FinishProfile does it for every head; call
 // it again after replacing a score measured elsewhere).
 void LabelHead(HeadProfile& p);
+
+// A label measured on ONE sequence against chance (the head metrics' rule, mha/teach.hpp):
+// the rows where p.label names a key, the mean of 1/(keys the row sees) over them, and
+// how likely a head picking one visible key per row at random scores p.score or more.
+// `claimed`: the label is not "spread", lifts at least kMinLift above chance and
+// chance_p < kMaxChanceP. On 3 tokens no label is claimed, however sharp: the previous
+// token is named by 2 rows, which a random pick hits with probability 1/9.
+struct LabelChance {
+  int rows = 0;
+  double chance = 0, lift = 0, chance_p = 1;
+  bool claimed = false;
+};
+LabelChance ChanceOfLabel(const HeadProfile& p, int seq, bool causal, const std::vector<int>& tokens);
 
 }  // namespace mha

@@ -148,6 +148,10 @@ struct HeadSummary {
 // another sentence's token and self/previous/next mean nothing: only First or Spread.
 // `mask` Causal: row i sees keys 0..i only (chance is 1/(i + 1) there).
 HeadSummary SummarizeAttention(const Eigen::Ref<const Mat>& attn, bool positional, Mask mask = Mask::None);
+// P(at least k hits) when row r is hit with probability p[r], independently (the
+// Poisson binomial tail): how likely a head picking one key per row at random hits the
+// named key on k of these rows.
+double TailAtLeast(const std::vector<double>& p, int k);
 std::vector<HeadSummary> SummarizeHeads(const Trace& t);
 
 // Jensen-Shannon divergence of two distributions over n keys, in nats:

@@ -101,26 +101,6 @@ void ScaleControls(AppState& s, const Trace& t) {
   }
 }
 
-// What head `h` of the shown trace does, against chance (the head metrics' label):
-// "previous 0.81 (chance 0.07)", or "no clear pattern (self 0.45, chance 0.33)".
-// Empty for the mean or while the summaries cannot be had.
-std::string HeadLabel(AppState& s, int h, bool* claimed) {
-  *claimed = false;
-  if (!s.result.ok && s.result.generation == 0) return {};
-  const auto& c = SummariesCache(s);
-  if (!c.ok || h < 0 || h >= static_cast<int>(c.value.size())) return {};
-  const HeadSummary& hs = c.value[static_cast<std::size_t>(h)];
-  if (hs.rows == 0) return PatternShown(hs.pattern);
-  char buf[320];
-  *claimed = hs.pattern != HeadPattern::Spread;
-  if (*claimed)
-    std::snprintf(buf, sizeof buf, _("%s %.2f (chance %.2f)"), PatternShown(hs.pattern), hs.score, hs.chance);
-  else
-    std::snprintf(buf, sizeof buf, _("%s (%s %.2f, chance %.2f)"), PatternShown(hs.pattern), PatternShown(hs.strongest),
-                  hs.score, hs.chance);
-  return buf;
-}
-
 // Presentation mode's row over the maps, under the header every presented view has
 // (views/presented.cpp): the layouts, and the keys (on a line of their own when they
 // do not fit).

@@ -24,6 +24,7 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
+#include "gui/sources/head_names.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
@@ -130,7 +131,10 @@ std::string Fixed(double v, const char* fmt = "%.4f") {
   return b;
 }
 
-std::string LabelText(const ImportanceResult& m, const HeadRef& h) {
+// A language model's head by the name every view gives it (sources/head_names.hpp); a
+// task model's by its pattern on the data the chart was measured on.
+std::string LabelText(AppState& s, const ImportanceResult& m, const HeadRef& h) {
+  if (UsingLanguageModel(s)) return NameShownHead(s, h.layer, h.head).text;
   const HeadProfile* p = lm::FindProfile(m.labels, h);
   return p ? HeadPatternText(p->label) + " " + Fixed(p->score, "%.2f") : "";
 }
@@ -205,7 +209,7 @@ void DrawBars(AppState& s, const ImportanceResult& m, float width) {
   std::snprintf(all_label, sizeof all_label, _("all %d heads at once"), m.num_heads);
   float label_w = ImGui::CalcTextSize(all_label).x;
   for (const HeadImportance& x : m.table.heads)
-    label_w = std::max(label_w, ImGui::CalcTextSize(LabelText(m, x.head).c_str()).x);
+    label_w = std::max(label_w, ImGui::CalcTextSize(LabelText(s, m, x.head).c_str()).x);
   label_w = std::min(label_w + ImGui::CalcTextSize("  ").x, width / 3);
   for (int l = 0; l < m.layers; ++l) {
     ImGui::Spacing();
@@ -214,8 +218,8 @@ void DrawBars(AppState& s, const ImportanceResult& m, float width) {
     for (const HeadImportance& x : m.table.heads)
       if (x.head.layer == l && (!top || x.increase > top->increase)) top = &x;
     if (top) {
-      const HeadProfile* p = lm::FindProfile(m.labels, top->head);
-      const std::string label = p ? " (" + HeadPatternText(p->label) + ")" : "";
+      const std::string name = LabelText(s, m, top->head);
+      const std::string label = name.empty() ? "" : " (" + name + ")";
       ImGui::Text(_("layer %d: the loss rises most without %s%s: %+.3f nats"), l, HeadName(top->head).c_str(),
                   label.c_str(), top->increase);
     }
@@ -223,7 +227,7 @@ void DrawBars(AppState& s, const ImportanceResult& m, float width) {
       for (const HeadImportance& hi_ : m.table.heads)
         if (hi_.head.layer == l && hi_.head.head == h) {
           const std::string probe = "importance_bar " + HeadName(hi_.head);
-          BarRow(s, m, HeadName(hi_.head), LabelText(m, hi_.head), hi_, HeadColour(h), static_cast<float>(lo),
+          BarRow(s, m, HeadName(hi_.head), LabelText(s, m, hi_.head), hi_, HeadColour(h), static_cast<float>(lo),
                  static_cast<float>(hi), width, label_w, probe.c_str());
         }
     for (const HeadImportance& all : m.table.layers)
@@ -465,6 +469,7 @@ nlohmann::json DumpImportanceView(AppState& s) {
                      {"head", h.head.head},
                      {"label", p ? p->label : ""},
                      {"score", p ? p->score : 0.0},
+                     {"shown", LabelText(s, m, h.head)},
                      {"loss", h.stats.loss},
                      {"increase", h.increase},
                      {"accuracy", h.stats.accuracy}});

@@ -271,14 +271,15 @@ nlohmann::json DumpHeadJobs(AppState& s) {
                       {"sites", sites},
                       {"shows_here", ShowsHere(rs)}});
     }
-  nlohmann::json tries = nlohmann::json::array();
+  nlohmann::json tries = nlohmann::json::array(), left_out = nlohmann::json::array();
   if (UsingLanguageModel(s))
     for (const TryThis& t : kTryThese)
-      if (ModelHasJob(s, t.job)) tries.push_back({{"job", t.job}, {"sentence", t.sentence}});
+      (ModelHasJob(s, t.job) ? tries : left_out).push_back({{"job", t.job}, {"sentence", t.sentence}});
   return {{"jobs", jobs},
           {"jobs_measured_on", HeadJobsStatus(s)},
           {"pairs_file", s.result.head_jobs.file},
-          {"try_these", tries}};
+          {"try_these", tries},
+          {"try_these_left_out", left_out}};
 }
 
 }  // namespace mha::gui

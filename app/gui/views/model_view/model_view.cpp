@@ -15,6 +15,7 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
+#include "gui/sources/head_names.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/views/model_view/jobs_panel.hpp"
@@ -31,69 +32,18 @@
 namespace mha::gui {
 namespace {
 
-// The view's own state (AppState::views): each head's label measured on the sentence,
-// for the result of generation `of`.
-struct ModelViewState {
-  std::vector<HeadProfile> profile;
-  std::uint64_t of = ~0ull;
+// The cell last hovered (--probe's "cell"): layer, head, query row, key column, weight.
+struct HoverState {
+  int layer = -1, head = -1, query = -1, key = -1;
+  double weight = 0;
 };
-
-// Words numbered by first appearance: the identities of a sentence without a vocabulary.
-std::vector<int> NumberWords(const std::vector<std::string>& tokens) {
-  std::map<std::string, int> seen;
-  std::vector<int> ids;
-  for (const std::string& t : tokens) ids.push_back(seen.emplace(t, static_cast<int>(seen.size())).first->second);
-  return ids;
-}
-
-// Each head's strongest pattern on the sentence, every layer in `layers`; `ids` the
-// tokens' identities.
-std::vector<HeadProfile> ProfileOnSentence(const std::vector<const Trace*>& layers, const std::vector<int>& ids) {
-  std::vector<HeadProfile> heads;
-  std::vector<std::vector<double>> counts;
-  for (std::size_t l = 0; l < layers.size(); ++l)
-    if (static_cast<int>(ids.size()) == layers[l]->seq)
-      AddToProfile(*layers[l], ids, static_cast<int>(l), heads, counts);
-  FinishProfile(heads, counts);
-  return heads;
-}
-
-// Beside a big seeded trace, on the recompute's task: its labels (at 100 heads x 1024
-// tokens their reads, a page apart, took the window 110 ms). A trained model's layers
-// are profiled by the view itself, all of them at once.
-Primed PrimeModelView(const Trace& t, const Choice& c) {
-  if (c.source.kind == ModelSourceKind::Trained) return nullptr;
-  auto profile = std::make_shared<std::vector<HeadProfile>>(ProfileOnSentence({&t}, NumberWords(t.in.tokens)));
-  return [profile](AppState& s) {
-    ModelViewState& st = s.views.Get<ModelViewState>();
-    st.profile = std::move(*profile);
-    st.of = s.result.generation;
-  };
-}
-
-// The traces the grid shows: every layer of a trained model, else the one layer.
-std::vector<const Trace*> LayerTraces(const AppState& s) {
-  std::vector<const Trace*> out;
-  if (UsingTrainedModel(s) && !s.result.pass.layers.empty()) {
-    for (const Trace& t : s.result.pass.layers) out.push_back(&t);
-  } else if (HasResults(s)) {  // the last valid trace while the configuration cannot run
-    out.push_back(&s.result.trace);
-  }
-  return out;
-}
-
-// The sentence's token identities (induction and duplicates need them): the model's
-// ids, or the words numbered by first appearance.
-std::vector<int> TokenIds(const AppState& s) {
-  if (UsingTrainedModel(s) && !s.result.pass.tokens.empty()) return s.result.pass.tokens;
-  return NumberWords(s.result.tokens);
-}
 
 // Where the labels were measured: the validation text (a language model's, once it is
 // measured), else the sentence shown, and why not the validation text.
 struct LabelsOn {
   enum class Where { Validation, Sentence, SentenceMeasuring, SentenceUnavailable } where = Where::Sentence;
-  std::string why;  // SentenceUnavailable: the reason
+  std::string why;       // SentenceUnavailable: the reason
+  bool evidence = false;  // Validation: the stored knock-out table names the jobs too
   // --dump-state's "labels_measured_on" (English).
   std::string English() const {
     switch (where) {
@@ -108,7 +58,11 @@ struct LabelsOn {
   std::string Shown() const {
     switch (where) {
       case Where::Validation:
-        return _("Labels measured on: validation text (induction: on its windows' first halves, repeated)");
+        return evidence ? _("Labels: a head's job where knocking it out costs the minimal pairs a phenomenon, "
+                            "else its pattern on the validation text (induction: on its windows' first "
+                            "halves, repeated)")
+                        : _("Labels measured on: validation text (induction: on its windows' first halves, "
+                            "repeated)");
       case Where::Sentence: return _("Labels measured on: sentence");
       case Where::SentenceMeasuring:
         return _("Labels measured on: sentence (the validation text is still being measured)");
@@ -127,6 +81,7 @@ const std::vector<HeadProfile>& Labels(AppState& s, LabelsOn* on) {
   using W = LabelsOn::Where;
   if (UsingLanguageModel(s) && v.value) {
     on->where = W::Validation;
+    on->evidence = s.result.head_evidence.value != nullptr;
     return *v.value;
   }
   on->where = !UsingLanguageModel(s)   ? W::Sentence
@@ -134,13 +89,8 @@ const std::vector<HeadProfile>& Labels(AppState& s, LabelsOn* on) {
               : !v.unavailable.empty() ? W::SentenceUnavailable
                                        : W::Sentence;
   on->why = v.unavailable;
-  // (a big recompute's task made them beside the trace: PrimeModelView)
-  ModelViewState& st = s.views.Get<ModelViewState>();
-  if (st.of != s.result.generation) {
-    st.profile = ProfileOnSentence(LayerTraces(s), TokenIds(s));
-    st.of = s.result.generation;
-  }
-  return st.profile;
+  // (a big recompute's task made them beside the trace: PrimeSentenceProfile)
+  return SentenceProfile(s);
 }
 
 // A thumbnail of at most `blocks` x `blocks` cells: longer sentences are sampled (the
@@ -160,6 +110,30 @@ void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, float size, int b
                         col);
     }
   }
+}
+
+// The map's cell under the mouse (sampled as DrawMap samples), outlined: its query and
+// key tokens and the weight, a tooltip's first line; "" off the cells. --probe reports it.
+std::string HoveredCell(AppState& s, ImDrawList* dl, const Trace& t, int l, int h, ImVec2 p0, float size, int blocks) {
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  if (m.x < p0.x || m.y < p0.y || m.x >= p0.x + size || m.y >= p0.y + size) return {};
+  const int rows = std::min(t.seq, blocks), cols = std::min(t.seq_kv, blocks);
+  const float cw = size / static_cast<float>(cols), ch = size / static_cast<float>(rows);
+  const int bi = std::clamp(static_cast<int>((m.y - p0.y) / ch), 0, rows - 1);
+  const int bj = std::clamp(static_cast<int>((m.x - p0.x) / cw), 0, cols - 1);
+  const int i = static_cast<int>(static_cast<long long>(bi) * t.seq / rows);
+  const int j = static_cast<int>(static_cast<long long>(bj) * t.seq_kv / cols);
+  dl->AddRect(ImVec2(p0.x + bj * cw, p0.y + bi * ch), ImVec2(p0.x + (bj + 1) * cw, p0.y + (bi + 1) * ch),
+              Pal().notice_text, 0, 0, 2.0f);
+  const double w = t.AttnHead(h)(i, j);
+  const auto tok = [](const std::vector<std::string>& v, int k) {
+    return k < static_cast<int>(v.size()) ? v[static_cast<std::size_t>(k)] : std::to_string(k);
+  };
+  const std::vector<std::string>& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  s.views.Get<HoverState>() = {l, h, i, j, w};
+  char b[512];
+  std::snprintf(b, sizeof b, "%s \u2192 %s  %.3f\n", tok(t.in.tokens, i).c_str(), tok(keys, j).c_str(), w);
+  return b;
 }
 
 void OpenHead(AppState& s, int layer, int h) {
@@ -200,7 +174,7 @@ void FitHeight(MapGrid& g, int L, int H, float avail_w) {
   }
 }
 
-MapGrid LayOutMaps(const AppState& s, int L, int H) {
+MapGrid LayOutMaps(AppState& s, int L, int H) {
   MapGrid g;
   g.L = L;
   g.H = H;
@@ -217,7 +191,11 @@ MapGrid LayOutMaps(const AppState& s, int L, int H) {
   g.lines = UsingLanguageModel(s) ? 3 : 2;
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < H; ++h) {
-      const std::vector<std::string> texts = HeadJobTexts(s, l, h);
+      // A job the head's name already says is not said twice.
+      const std::string name = NameShownHead(s, l, h).text;
+      std::vector<std::string> texts;
+      for (std::string& t : HeadJobTexts(s, l, h))
+        if (t != name) texts.push_back(std::move(t));
       std::string joined;
       for (const std::string& t : texts) joined += (joined.empty() ? "" : " · ") + t;
       auto& out = g.job_lines[static_cast<std::size_t>(l * H + h)];
@@ -276,8 +254,7 @@ void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, flo
 
 // Map (l, h) of the grid at p: its label and score, its jobs, the map, its tooltip, and
 // the switches that knock it out.
-void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, const std::vector<HeadProfile>& labels, int l, int h,
-                 ImVec2 p) {
+void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, ImVec2 p) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int H = g.H, lines = g.lines;
   const float size = g.size, text_h = g.text_h;
@@ -292,20 +269,24 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, const std::vecto
   char label_buf[48];
   std::snprintf(label_buf, sizeof label_buf, _("head %d"), h);
   const std::string label = label_buf;
+  // The name every view gives the head (sources/head_names.hpp): a short one fits a
+  // small map ("previous" for "previous-token"); a name still too long is cut, never
+  // its score (the tooltip has it whole).
+  const ShownHeadName name = NameShownHead(s, l, h);
   std::string job;
-  for (const HeadProfile& hp : labels)
-    if (hp.layer == l && hp.head == h) {
-      char score[32];
-      std::snprintf(score, sizeof score, " %.2f", hp.score);
-      // "previous" fits a small map where "previous-token" and its score do not; a
-      // name still too long is cut, never the score (the tooltip has it whole).
-      const std::string shown = hp.label == "previous-token" ? _("previous") : HeadPatternText(hp.label);
-      job = Ellipsize(shown, size - ImGui::CalcTextSize(score).x) + score;
-    }
+  if (name.kind == "pattern") {
+    char score[32];
+    std::snprintf(score, sizeof score, " %.2f", name.score);
+    const std::string shown = name.key == "previous-token" ? _("previous") : HeadPatternText(name.key);
+    job = Ellipsize(shown, size - ImGui::CalcTextSize(score).x) + score;
+  } else {
+    job = Ellipsize(name.text, size);
+  }
   // A long label stops at its map's edge (the tooltip has it whole).
   dl->PushClipRect(p, ImVec2(p.x + size, p.y + lines * text_h), true);
   dl->AddText(p, HeadColour(h), label.c_str());
-  dl->AddText(ImVec2(p.x, p.y + text_h), ImGui::GetColorU32(ImGuiCol_TextDisabled), job.c_str());
+  dl->AddText(ImVec2(p.x, p.y + text_h), name.claimed ? Pal().ok_text : ImGui::GetColorU32(ImGuiCol_TextDisabled),
+              job.c_str());
   const auto& jobs = g.job_lines[static_cast<std::size_t>(l * H + h)];
   for (std::size_t k = 0; k < jobs.size(); ++k)
     dl->AddText(ImVec2(p.x, p.y + (2 + k) * text_h), Pal().accent, jobs[k].c_str());
@@ -319,11 +300,16 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, const std::vecto
   if (hovered) {
     char tip[256];
     std::snprintf(tip, sizeof tip, _("layer %d, head %d%s%s: click to open it in Heatmaps"), l, h,
-                  job.empty() ? "" : ", ", job.c_str());
-    // Wrapped: the jobs' lines would run past a 1280-px window's edge.
+                  job.empty() ? "" : ", ", name.text.c_str());
+    // The cell under the mouse, outlined, and its query, key and weight: what a job line
+    // such as "가 → ▁고양이 1.00" says can be checked on the map.
+    const std::string cell = HoveredCell(s, dl, t, l, h, m0, size - 2, g.blocks);
     ImGui::BeginTooltip();
+    // Wrapped: the jobs' lines would run past a 1280-px window's edge.
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
-    ImGui::TextUnformatted((tip + HeadJobDetails(s, l, h)).c_str());
+    ImGui::TextUnformatted((cell + tip + "\n" + i18n::Format(_("measured on: %s"), name.measured_on.c_str()) +
+                            HeadJobDetails(s, l, h))
+                               .c_str());
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
@@ -364,7 +350,7 @@ void DrawModelView(AppState& s) {
         "layer and head. Labels: each head's strongest pattern and its score. \"out\" knocks a head "
         "out (\"only\": every other head of its layer) and every view then shows the model without it."));
   LabelsOn on;
-  const auto& labels = Labels(s, &on);
+  Labels(s, &on);
   DrawMeasuredOn(s, on);
   // Presented: the maps, their labels and switches; the suggestions and the jobs read
   // off them stay in the tab.
@@ -377,7 +363,7 @@ void DrawModelView(AppState& s) {
         ImGui::GetWindowDrawList()->AddText(ImVec2(row0.x, row0.y + g.text_h), ImGui::GetColorU32(ImGuiCol_Text),
                                             i18n::Format(_("layer %d"), l).c_str());
       for (int h = h0; h < std::min(H, h0 + g.per_row); ++h)
-        DrawHeadMap(s, g, *traces[static_cast<std::size_t>(l)], labels, l, h,
+        DrawHeadMap(s, g, *traces[static_cast<std::size_t>(l)], l, h,
                     ImVec2(row0.x + g.label_w + (h - h0) * (g.size + g.gap), row0.y));
       ImGui::SetCursorScreenPos(
           ImVec2(row0.x, row0.y + g.size + g.lines * g.text_h + ImGui::GetFrameHeight() + g.gap + 6));
@@ -411,20 +397,37 @@ nlohmann::json DumpModelView(AppState& s) {
   LabelsOn on;
   for (const HeadProfile& hp : Labels(s, &on))
     labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
+  // The names the maps show, as every view names the heads (sources/head_names.hpp).
+  nlohmann::json names = nlohmann::json::array();
+  for (std::size_t l = 0; l < traces.size(); ++l)
+    for (int h = 0; h < traces[l]->cfg.num_heads; ++h) {
+      const ShownHeadName n = NameShownHead(s, static_cast<int>(l), h);
+      names.push_back({{"layer", l}, {"head", h}, {"text", n.text}, {"key", n.key}, {"kind", n.kind},
+                       {"claimed", n.claimed}, {"measured_on", n.measured_on}, {"evidence", n.evidence}});
+    }
   nlohmann::json knocked = nlohmann::json::array();
   for (const HeadRef& h : s.result.knocked_out) knocked.push_back(HeadName(h));
-  nlohmann::json out{
+  nlohmann::json out{{"names", names},
       {"attention", layers}, {"labels", labels}, {"labels_measured_on", on.English()}, {"knocked_out", knocked}};
   out.update(DumpHeadJobs(s));
   return out;
 }
 
-// --probe: whether the labels and the heads' jobs have landed. Both are measured on their
+nlohmann::json CellJson(const AppState& s) {
+  const HoverState* c = s.views.Find<HoverState>();
+  if (!c) return nullptr;
+  return {{"layer", c->layer}, {"head", c->head}, {"query", c->query}, {"key", c->key}, {"weight", c->weight}};
+}
+
+// --probe: whether the labels, the heads' jobs and the stored evidence have landed; the
+// cell last hovered. Both are measured on their
 // own tasks, and the lines they add move every switch under them: a driver waits for them
 // before it clicks.
 nlohmann::json ProbeModelView(const AppState& s) {
   return {{"labels_measured", UsingLanguageModel(s) && s.result.validation_labels.value != nullptr},
-          {"jobs", HeadJobsStatus(s)}};
+          {"jobs", HeadJobsStatus(s)},
+          {"evidence", UsingLanguageModel(s) && s.result.head_evidence.value != nullptr},
+          {"cell", CellJson(s)}};
 }
 
 ViewEntry ModelView() {
@@ -432,7 +435,7 @@ ViewEntry ModelView() {
               "every layer x head as a small heatmap; click one to open it"};
   v.draw = &DrawModelView;
   v.dump = &DumpModelView;
-  v.prime = &PrimeModelView;
+  v.prime = &PrimeSentenceProfile;
   v.probe = &ProbeModelView;
   v.shows = "model_view_first_map";
   v.essentials = "model_view_first_map;model_view_last_map;model_view_knock_first;model_view_knock_last";
