@@ -11,10 +11,11 @@
 namespace mha::tour {
 namespace {
 
-// A piece or token as a learner types it: SentencePiece's word mark (U+2581) dropped.
+// A piece or token as a learner types it: SentencePiece's word mark (U+2581) dropped,
+// and the app's way of showing it ("_" and a thin space, U+2009).
 std::string Plain(const std::string& s) {
-  static const std::string kMark = "\xE2\x96\x81";
-  std::string out = s;
+  static const std::string kMark = "\xE2\x96\x81", kShown = "_\xE2\x80\x89";
+  std::string out = s.rfind(kShown, 0) == 0 ? s.substr(kShown.size()) : s;
   for (std::size_t p; (p = out.find(kMark)) != std::string::npos;) out.erase(p, kMark.size());
   return out;
 }
