@@ -35,8 +35,8 @@ void PrintLesson(const tour::Lesson& l, const std::string& lang) {
     const tour::Step& s = l.steps[i];
     std::cout << "\n" << (i + 1) << ". [" << s.state.view << "] " << options::TerminalSafe(s.caption.In(lang)) << "\n";
     if (s.question)
-      std::cout << "   ? (" << KindName(s.question->kind) << ") "
-                << options::TerminalSafe(s.question->prompt.In(lang)) << "\n";
+      std::cout << "   ? (" << KindName(s.question->kind) << ") " << options::TerminalSafe(s.question->prompt.In(lang))
+                << "\n";
   }
 }
 
@@ -51,7 +51,8 @@ LessonArgs ParseLessonArgs(const std::vector<std::string>& args) {
   if (a.help) return a;
   if (!a.list && a.lesson.empty())
     throw options::UsageError("name a lesson (mhaviz lesson 004), or list them with mhaviz lesson --list.");
-  if (a.list && !a.lesson.empty()) throw options::UsageError("--list lists every lesson: leave out '" + a.lesson + "'.");
+  if (a.list && !a.lesson.empty())
+    throw options::UsageError("--list lists every lesson: leave out '" + a.lesson + "'.");
   return a;
 }
 
@@ -63,7 +64,8 @@ int LessonCommand(const std::vector<std::string>& args) {
       throw options::UsageError("--export draws each step in the window: this mhaviz was built without it.");
     if (a.list) {
       const auto ids = tour::BuiltinLessonIds();
-      if (ids.empty()) throw Error("no lessons found in assets/lessons (here, beside the program, or where it was installed).");
+      if (ids.empty())
+        throw Error("no lessons found in assets/lessons (here, beside the program, or where it was installed).");
       for (const std::string& id : ids) {
         const tour::Lesson l = tour::LoadLesson(tour::FindLesson(id));
         std::cout << id << "  " << l.steps.size() << " steps, " << l.Questions() << " questions  "

@@ -51,10 +51,10 @@ struct StepState {
   std::string memory;  // cross-attention's second sentence ("" = self-attention)
   Config cfg;          // the sliders (Seeded); a preset or the model sets its own
   int layer = 0;
-  int head = 0;                    // resolved (a job names it in the file)
-  std::string head_job;            // the job it was named by ("" = by index)
-  int query = 0;                   // the query token the teaching views show
-  std::vector<HeadRef> knockout;   // resolved, sorted
+  int head = 0;                   // resolved (a job names it in the file)
+  std::string head_job;           // the job it was named by ("" = by index)
+  int query = 0;                  // the query token the teaching views show
+  std::vector<HeadRef> knockout;  // resolved, sorted
   std::vector<std::string> knockout_jobs;
   int flash_br = 0, flash_bc = 0, flash_tile = -1;  // -1: leave the Flash view as it is
   int generate_pieces = -1;                         // -1: leave the Generate view as it is
@@ -78,11 +78,11 @@ struct Question {
   Text prompt;
   std::vector<Text> options;  // Choice
   Compute compute = Compute::Fixed;
-  int answer = -1;            // Fixed Choice: the right option
-  double number = 0;          // Fixed Number
-  double tolerance = 0;       // Number: how far an answer may be off and still count
-  std::string at;             // TopNext: a piece's text; AttnArgmax, RowMax: a token index or text
-  Text reveal;                // said once the answer shows
+  int answer = -1;       // Fixed Choice: the right option
+  double number = 0;     // Fixed Number
+  double tolerance = 0;  // Number: how far an answer may be off and still count
+  std::string at;        // TopNext: a piece's text; AttnArgmax, RowMax: a token index or text
+  Text reveal;           // said once the answer shows
 };
 
 struct Step {
@@ -118,19 +118,19 @@ std::string FindLesson(const std::string& id_or_path);
 
 // What an answer is computed from: the running model's result, as the window has it.
 struct AnswerInputs {
-  const Trace* trace = nullptr;                               // the layer shown
-  const std::vector<std::string>* tokens = nullptr;           // its tokens (a language model's pieces)
+  const Trace* trace = nullptr;                                   // the layer shown
+  const std::vector<std::string>* tokens = nullptr;               // its tokens (a language model's pieces)
   const std::vector<std::vector<lm::NextPiece>>* next = nullptr;  // likeliest next pieces per position
   int head = 0;
 };
 
 struct Answer {
   bool ok = false;
-  std::string error;    // why it could not be computed (the sentence lacks the piece, ...)
-  int option = -1;      // Choice: the right option (-1: none of them; `shown` says what is)
-  double number = 0;    // Number; TopNext: the top piece's probability; AttnArgmax: its weight
+  std::string error;       // why it could not be computed (the sentence lacks the piece, ...)
+  int option = -1;         // Choice: the right option (-1: none of them; `shown` says what is)
+  double number = 0;       // Number; TopNext: the top piece's probability; AttnArgmax: its weight
   int row = -1, col = -1;  // Cell: the cell to outline
-  std::string shown;    // the answer as the reveal writes it ("를 0.895", "(3, 64)")
+  std::string shown;       // the answer as the reveal writes it ("를 0.895", "(3, 64)")
 };
 
 // The answer to the step's question on the live inputs (a Fixed one as typed).

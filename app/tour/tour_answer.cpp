@@ -131,17 +131,12 @@ int FindToken(const std::vector<std::string>& tokens, const std::string& at) {
 
 Answer ComputeAnswer(const Question& q, const AnswerInputs& in) {
   switch (q.compute) {
-    case Compute::TopNext:
-      return TopNext(q, in);
-    case Compute::AttnArgmax:
-      return AttnArgmax(q, in);
-    case Compute::RowMax:
-      return RowMax(q, in);
+    case Compute::TopNext: return TopNext(q, in);
+    case Compute::AttnArgmax: return AttnArgmax(q, in);
+    case Compute::RowMax: return RowMax(q, in);
     case Compute::HeadDim:
-    case Compute::KvBytes:
-      return FromConfig(q, in);
-    case Compute::Fixed:
-      break;
+    case Compute::KvBytes: return FromConfig(q, in);
+    case Compute::Fixed: break;
   }
   Answer a;
   a.ok = true;
@@ -155,12 +150,9 @@ Answer ComputeAnswer(const Question& q, const AnswerInputs& in) {
 bool IsRight(const Question& q, const Answer& a, int option, double number, int row, int col) {
   if (!a.ok) return false;
   switch (q.kind) {
-    case QuestionKind::Choice:
-      return a.option >= 0 && option == a.option;
-    case QuestionKind::Number:
-      return std::fabs(number - a.number) <= q.tolerance;
-    case QuestionKind::Cell:
-      return row == a.row && col == a.col;
+    case QuestionKind::Choice: return a.option >= 0 && option == a.option;
+    case QuestionKind::Number: return std::fabs(number - a.number) <= q.tolerance;
+    case QuestionKind::Cell: return row == a.row && col == a.col;
   }
   return false;
 }

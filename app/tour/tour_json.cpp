@@ -113,14 +113,22 @@ Config JsonReader::ConfigOf(const json& j, const std::string& at) const {
     if (!j["scale"].is_boolean()) Fail(at + "/scale", "true (divide the scores by sqrt(d_k)) or false.");
     c.scale = j["scale"].get<bool>();
   }
-  const std::string mask = Str(j, at, "mask", false), norm = Str(j, at, "norm", false), block = Str(j, at, "block", false);
-  if (mask == "causal") c.mask = Mask::Causal;
-  else if (!mask.empty() && mask != "none") Fail(at + "/mask", "none or causal.");
-  if (norm == "pre") c.norm = Norm::Pre;
-  else if (norm == "none") c.norm = Norm::None;
-  else if (!norm.empty() && norm != "post") Fail(at + "/norm", "post, pre or none.");
-  if (block == "encoder") c.block = Block::Encoder;
-  else if (!block.empty() && block != "attention") Fail(at + "/block", "attention or encoder (with the FFN).");
+  const std::string mask = Str(j, at, "mask", false), norm = Str(j, at, "norm", false),
+                    block = Str(j, at, "block", false);
+  if (mask == "causal")
+    c.mask = Mask::Causal;
+  else if (!mask.empty() && mask != "none")
+    Fail(at + "/mask", "none or causal.");
+  if (norm == "pre")
+    c.norm = Norm::Pre;
+  else if (norm == "none")
+    c.norm = Norm::None;
+  else if (!norm.empty() && norm != "post")
+    Fail(at + "/norm", "post, pre or none.");
+  if (block == "encoder")
+    c.block = Block::Encoder;
+  else if (!block.empty() && block != "attention")
+    Fail(at + "/block", "attention or encoder (with the FFN).");
   try {
     Validate(c, 1, 1);
   } catch (const Error& e) {

@@ -28,8 +28,9 @@ struct ModelLabels {
 ModelLabels ReadLabels(const std::string& name, const std::string& path) {
   const std::string file = path.empty() ? io::FindAsset("models", "mhaviz-small.labels.json") : path;
   if (file.empty())
-    throw LessonError(name + ": a step names a head of mhaviz-small by its job, but mhaviz-small.labels.json "
-                             "(the heads' measured jobs) is not in assets/models.");
+    throw LessonError(name +
+                      ": a step names a head of mhaviz-small by its job, but mhaviz-small.labels.json "
+                      "(the heads' measured jobs) is not in assets/models.");
   ModelLabels m;
   try {
     const json j = json::parse(io::ReadFile(file, kMaxLessonBytes * 4));
@@ -51,8 +52,9 @@ class StepReader {
   StepReader(JsonReader& r, const LoadContext& ctx) : r_(r), ctx_(ctx) {}
 
   Step Read(const json& j, const std::string& at) {
-    r_.Object(j, at, {"view", "model", "preset", "sentence", "memory", "config", "layer", "head", "query",
-                      "knockout", "flash", "generate", "caption", "question"});
+    r_.Object(j, at,
+              {"view", "model", "preset", "sentence", "memory", "config", "layer", "head", "query", "knockout", "flash",
+               "generate", "caption", "question"});
     Step step;
     StepState& st = step.state;
     st.view = r_.Str(j, at, "view", true);
@@ -149,7 +151,6 @@ class StepReader {
     return h;
   }
 
-
   void ReadPlace(const json& j, const std::string& at, StepState& st) {
     if (j.contains("layer")) st.layer = r_.Int(j["layer"], at + "/layer", 0, num_layers_ - 1);
     if (j.contains("head")) {
@@ -186,7 +187,8 @@ class StepReader {
       r_.Object(g, at + "/generate", {"pieces"});
       st.generate_pieces = r_.Int(g.value("pieces", json(0)), at + "/generate/pieces", 0, 64);
       if (st.source != Source::SmallModel)
-        r_.Fail(at + "/generate", "the Generate view continues with a language model: set \"model\": \"mhaviz-small\".");
+        r_.Fail(at + "/generate",
+                "the Generate view continues with a language model: set \"model\": \"mhaviz-small\".");
     }
   }
 
@@ -229,7 +231,8 @@ class StepReader {
     const json* o = j.contains("options") ? &j["options"] : nullptr;
     if (!o || !o->is_array() || o->size() < 2 || o->size() > static_cast<std::size_t>(kMaxOptions))
       r_.Fail(at + "/options", "a choice question lists 2 to " + std::to_string(kMaxOptions) + " options.");
-    for (std::size_t i = 0; i < o->size(); ++i) q.options.push_back(r_.TextAt((*o)[i], at + "/options/" + std::to_string(i)));
+    for (std::size_t i = 0; i < o->size(); ++i)
+      q.options.push_back(r_.TextAt((*o)[i], at + "/options/" + std::to_string(i)));
   }
 
   void CheckAnswer(const json& j, const std::string& at, Question& q) {
@@ -238,12 +241,15 @@ class StepReader {
       r_.Fail(at + "/answer", "this answer is computed from the live model (compute); do not type it in.");
     if (fixed && !j.contains("answer"))
       r_.Fail(at + "/answer", "a question needs its answer, or \"compute\" to take it from the live model.");
-    if (fixed && q.kind == QuestionKind::Cell) r_.Fail(at + "/compute", "a cell question's answer is computed: attn_argmax.");
+    if (fixed && q.kind == QuestionKind::Cell)
+      r_.Fail(at + "/compute", "a cell question's answer is computed: attn_argmax.");
     if (fixed && q.kind == QuestionKind::Choice)
       q.answer = r_.Int(j["answer"], at + "/answer", 0, static_cast<int>(q.options.size()) - 1);
     if (fixed && q.kind == QuestionKind::Number) q.number = r_.Number(j["answer"], at + "/answer", -1e15, 1e15);
-    const bool wants_at = q.compute == Compute::TopNext || q.compute == Compute::AttnArgmax || q.compute == Compute::RowMax;
-    if (wants_at && q.at.empty()) r_.Fail(at + "/at", "this answer is computed at a token: name it (its text or index).");
+    const bool wants_at =
+        q.compute == Compute::TopNext || q.compute == Compute::AttnArgmax || q.compute == Compute::RowMax;
+    if (wants_at && q.at.empty())
+      r_.Fail(at + "/at", "this answer is computed at a token: name it (its text or index).");
     const bool numeric = q.compute == Compute::RowMax || q.compute == Compute::HeadDim || q.compute == Compute::KvBytes;
     if (numeric && q.kind != QuestionKind::Number) r_.Fail(at + "/kind", "a computed number is asked as kind number.");
     if (q.compute == Compute::TopNext && q.kind != QuestionKind::Choice)
@@ -256,7 +262,8 @@ class StepReader {
 }  // namespace
 
 int Lesson::Questions() const {
-  return static_cast<int>(std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.question.has_value(); }));
+  return static_cast<int>(
+      std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.question.has_value(); }));
 }
 
 Lesson ParseLesson(const std::string& text, const std::string& name, const LoadContext& ctx) {

@@ -83,11 +83,11 @@ TEST_CASE("tour: hostile lesson files name the file, the place and the field") {
              Contains("/steps/0/caption/ko: 5000 bytes"));
   CHECK_THAT(Refusal(std::string(11u << 20, ' ')), Contains("more than a lesson file may hold"));
   CHECK_THAT(Refusal(std::string(100000, '[')), Contains("nested 17 levels deep"));
-  CHECK_THAT(Refusal("{\n \"format\": \"mhaviz-lesson\",\n \"title\": \"\xC3\x28\"}"),
-             Contains("bad.json, line 3"));
+  CHECK_THAT(Refusal("{\n \"format\": \"mhaviz-lesson\",\n \"title\": \"\xC3\x28\"}"), Contains("bad.json, line 3"));
   CHECK_THAT(Refusal("{\n \"format\": \"mhaviz-lesson\",\n \"title\": \"\xC3\x28\"}"), Contains("UTF-8"));
   CHECK_THAT(Refusal(Wrap(R"({"view": "heatmaps", "question": {"kind": "number", "prompt": {"ko": "k", "en": "e"},
-             "compute": "head_dim", "answer": 64}, )" + Caption() + "}")),
+             "compute": "head_dim", "answer": 64}, )" +
+                          Caption() + "}")),
              Contains("/steps/0/question/answer: this answer is computed"));
   CHECK_THAT(Refusal(Wrap(R"({"view": "heatmaps", "knockout": ["L0H1"], )" + Caption() + "}")),
              Contains("/steps/0/knockout: heads are knocked out of a trained model"));
@@ -101,7 +101,10 @@ TEST_CASE("tour: computed answers follow the inputs") {
   t.attn = Mat::Zero(6, 3);
   t.attn.row(3) << 0.1f, 0.2f, 0.7f;  // head 1, query 0
   t.attn.row(5) << 0.6f, 0.3f, 0.1f;  // head 1, query 2
-  const std::vector<std::string> tokens = {"\xE2\x96\x81" "a", "b", "c"};
+  const std::vector<std::string> tokens = {
+      "\xE2\x96\x81"
+      "a",
+      "b", "c"};
   Question q;
   q.kind = QuestionKind::Cell;
   q.compute = Compute::AttnArgmax;
@@ -124,7 +127,12 @@ TEST_CASE("tour: computed answers follow the inputs") {
   q.compute = Compute::KvBytes;  // K and V: 2 heads x 3 keys x 4 dims x 4 bytes each
   CHECK(ComputeAnswer(q, in).number == 2 * 2 * 3 * 4 * 4);
 
-  const std::vector<std::vector<lm::NextPiece>> next = {{}, {{7, "\xE2\x96\x81" "x", 0.9}}, {}};
+  const std::vector<std::vector<lm::NextPiece>> next = {{},
+                                                        {{7,
+                                                          "\xE2\x96\x81"
+                                                          "x",
+                                                          0.9}},
+                                                        {}};
   q.kind = QuestionKind::Choice;
   q.compute = Compute::TopNext;
   q.at = "b";

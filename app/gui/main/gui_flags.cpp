@@ -123,10 +123,11 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->type_name("ID|FILE")
       ->group(g);
   options::IntFlag(
-      app, "--step", 1, tour::kMaxSteps, [&o](int v) { o.lesson_step = v; }, "with --lesson: start at step N (1: the first)")
+      app, "--step", 1, tour::kMaxSteps, [&o](int v) { o.lesson_step = v; },
+      "with --lesson: start at step N (1: the first)")
       ->type_name("N")
       ->group(g);
-  options::TextFlag(app, "--lesson-export", o.lesson_export,
+  options::TextFlag(app, "--lesson-export", o.lesson_out,
                     "with --lesson: save every step as DIR/step-01.png, ... (the window as it shows\n"
                     "the step), then exit (mhaviz lesson ID --export DIR runs this)")
       ->type_name("DIR")
@@ -181,14 +182,14 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
   } catch (const io::OutputClash& e) {
     throw options::UsageError(e.what());
   }
-  if (!a.gui.lesson_export.empty()) {
+  if (!a.gui.lesson_out.empty()) {
     if (a.gui.lesson.empty())
       throw options::UsageError("--lesson-export DIR saves the steps of a lesson: give it with --lesson ID|FILE.");
     a.gui.frames = std::numeric_limits<int>::max();  // until the last step is saved
     std::error_code ec;
-    std::filesystem::create_directories(a.gui.lesson_export, ec);
+    std::filesystem::create_directories(a.gui.lesson_out, ec);
     try {  // the first step's picture before any work, as every output is checked
-      io::CheckOutputs({{"--lesson-export", (std::filesystem::path(a.gui.lesson_export) / "step-01.png").string()}});
+      io::CheckOutputs({{"--lesson-export", (std::filesystem::path(a.gui.lesson_out) / "step-01.png").string()}});
     } catch (const Error& e) {
       throw options::UsageError(e.what());
     }

@@ -44,8 +44,8 @@ struct GuiOptions {
   std::string lang;          // --lang en|ko ("" = as saved, else the environment's)
   std::string lesson;        // --lesson ID|FILE: play a lesson tour
   int lesson_step = 1;       // --step N: from its step N (1 = the first)
-  std::string lesson_export;  // --lesson-export DIR: a PNG of every step, then exit
-  bool automation() const { return frames > 0 || !stats.empty() || !lesson_export.empty(); }
+  std::string lesson_out;    // --lesson-export DIR: a PNG of every step, then exit
+  bool automation() const { return frames > 0 || !stats.empty() || !lesson_out.empty(); }
 };
 
 struct GuiArgs {

@@ -193,7 +193,7 @@ int RunWindow(const GuiArgs& a) {
   if (a.gui.enlarge >= 0) s.ui.enlarged = std::min(a.gui.enlarge, s.choice.cfg.num_heads);
   SetPresentation(s, a.gui.present);
   if (lesson) StartTour(s, std::move(*lesson), a.gui.lesson_step - 1);
-  LessonExport lesson_export{a.gui.lesson_export};
+  LessonExport lesson_export{a.gui.lesson_out};
   if (!a.gui.colour_scale.empty()) render::ParseColourScale(a.gui.colour_scale, &s.ui.colour_scale);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);

@@ -89,7 +89,8 @@ void DrawAsk(AppState& s, const tour::Question& q, TourGiven& g) {
     const int row = a.ok ? a.row : -1;
     ImGui::TextDisabled("%s", _("Click the key:"));
     for (int c = 0; row >= 0 && c < s.result.trace.seq_kv && c < static_cast<int>(s.result.tokens.size()); ++c) {
-      const std::string label = DisplayPiece(s.result.tokens[static_cast<std::size_t>(c)]) + "##key" + std::to_string(c);
+      const std::string label =
+          DisplayPiece(s.result.tokens[static_cast<std::size_t>(c)]) + "##key" + std::to_string(c);
       SameLineIfFits(ButtonWidth(label.c_str()));
       if (ImGui::Button(label.c_str())) g = {true, -1, 0, row, c};
       Probe(s, ("lesson_key " + std::to_string(c)).c_str());
@@ -108,7 +109,8 @@ void DrawReveal(AppState& s, const tour::Question& q, const TourGiven& g) {
   const bool right = tour::IsRight(q, a, g.option, g.number, g.row, g.col);
   ImGui::PushStyleColor(ImGuiCol_Text, right ? Pal().ok_text : Pal().notice_text);
   std::string shown = a.shown;
-  if (q.kind == tour::QuestionKind::Choice && a.option >= 0) shown = q.options[static_cast<std::size_t>(a.option)].In(t.lang);
+  if (q.kind == tour::QuestionKind::Choice && a.option >= 0)
+    shown = q.options[static_cast<std::size_t>(a.option)].In(t.lang);
   if (q.compute == tour::Compute::TopNext || q.compute == tour::Compute::AttnArgmax) shown = a.shown;
   const std::string line = i18n::Format(right ? _("Right: %s") : _("The answer: %s"), shown.c_str());
   ImGui::TextWrapped("%s", line.c_str());
@@ -184,6 +186,7 @@ void ApplyTourStep(AppState& s, int step) {
   t.applied_view = st.view;
   t.applied_sentence = s.choice.sentence;
   t.applied_head = s.choice.head;
+  t.applied_num_heads = s.choice.cfg.num_heads;
 }
 
 void LeaveTour(AppState& s) {

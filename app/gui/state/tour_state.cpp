@@ -29,8 +29,8 @@ tour::Answer TourAnswer(const AppState& s) {
 
 bool TourOnStep(const AppState& s) {
   const TourPlay& t = s.ui.tour;
-  return t.active && s.choice.view == t.applied_view && s.choice.sentence == t.applied_sentence &&
-         s.choice.head == t.applied_head;
+  return t.active && s.ui.present && s.choice.view == t.applied_view && s.choice.sentence == t.applied_sentence &&
+         s.choice.head == t.applied_head && s.choice.cfg.num_heads == t.applied_num_heads;
 }
 
 int TourAnswered(const TourPlay& t) {
@@ -58,7 +58,7 @@ nlohmann::json TourProbeJson(const AppState& s) {
     const TourGiven& g = t.given[static_cast<std::size_t>(t.step)];
     j["question"] = {{"kind", st.question->kind == tour::QuestionKind::Choice   ? "choice"
                               : st.question->kind == tour::QuestionKind::Number ? "number"
-                                                                               : "cell"},
+                                                                                : "cell"},
                      {"at", st.question->at},
                      {"given", g.given},
                      {"revealed", g.given},

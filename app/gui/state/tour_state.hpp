@@ -32,7 +32,7 @@ struct TourPlay {
   std::string lang;  // the interface's language when the caption was drawn ("ko", "en")
   // The step as last applied (to tell whether the learner has wandered off it).
   std::string applied_view, applied_sentence;
-  int applied_head = 0;
+  int applied_head = 0, applied_num_heads = 0;
   std::array<char, 1024> open_path{};  // Lesson > Open's file field
   std::string open_error;              // the last lesson that could not be opened
   float band_h = 0;                    // the caption band's height last frame (pixels)
