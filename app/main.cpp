@@ -24,6 +24,23 @@ namespace {
 
 // The subcommands: a new one is one row here (its flags and its command live in its
 // own file; see options/flags.hpp).
+// `mhaviz lesson`: --export draws each step in the window, so where the app has one the
+// window plays the lesson and saves each step (gui --lesson-export); the rest is headless.
+int LessonMain(const std::vector<std::string>& args) {
+#ifdef MHAVIZ_HAVE_GUI
+  mha::cli::LessonArgs a;
+  try {
+    a = mha::cli::ParseLessonArgs(args);
+  } catch (const std::exception&) {
+    return mha::cli::LessonCommand(args);  // reports the usage error
+  }
+  if (!a.help && !a.export_dir.empty())
+    return mha::gui::Run({"--lesson", a.lesson, "--lesson-export", a.export_dir, "--lang", a.lang, "--no-settings",
+                          "--width", "1280", "--height", "800", "--text-size", "150"});
+#endif
+  return mha::cli::LessonCommand(args);
+}
+
 struct Command {
   const char* name;
   const char* usage;  // for mhaviz --help
@@ -50,6 +67,8 @@ const Command kCommands[] = {
      mha::cli::PairsCommand},
     {"patch", "patch [flags]      activation patching: which head carries the clean sentence's next piece",
      mha::cli::PatchCommand},
+    {"lesson", "lesson [flags]     the lesson tours: --list, one lesson's steps, --export DIR (a PNG per step)",
+     LessonMain},
 };
 
 std::string Help() {

@@ -74,6 +74,19 @@ int AblateCommand(const std::vector<std::string>& args);
 int PatchCommand(const std::vector<std::string>& args);
 // `mhaviz generate`: a language model continues a prompt with the KV cache (generate_cmd.cpp).
 int GenerateCommand(const std::vector<std::string>& args);
+
+// `mhaviz lesson`: --list, or one lesson's steps; --export DIR is the window's
+// (main.cpp runs `gui --lesson-export` for it where the app has a window).
+struct LessonArgs {
+  std::string lesson;
+  bool list = false;
+  std::string lang = "ko";
+  std::string export_dir;
+  bool help = false;
+  std::string help_text;
+};
+LessonArgs ParseLessonArgs(const std::vector<std::string>& args);
+int LessonCommand(const std::vector<std::string>& args);
 // bench --train: one training step (bench_train.cpp).
 int BenchTrainCommand(const std::vector<std::string>& args);
 

@@ -9,6 +9,7 @@
 #include <imgui_internal.h>
 
 #include "gui/draw/widgets.hpp"
+#include "gui/main/tour_play.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/exports.hpp"
 #include "gui/sources/knockout.hpp"
@@ -36,12 +37,12 @@ float UiScale(const AppState& s) { return s.ui.content_scale * s.ui.text_size / 
 // Presentation mode's keys: the arrows step heads (the heatmaps' mean last), PgUp /
 // PgDn the view's own sequence, + and - step num_heads through the values that divide
 // d_model.
-void PresentKeys(AppState& s) {
+void PresentKeys(AppState& s, bool tour) {
   const ImGuiIO& io = ImGui::GetIO();
   constexpr int kRight = 262, kLeft = 263, kPageUp = 266, kPageDown = 267, kEqual = 61, kMinus = 45, kKpSub = 333,
                 kKpAdd = 334;
-  if (ImGui::IsKeyPressed(kRight)) PresentedStepHeads(s, 1);
-  if (ImGui::IsKeyPressed(kLeft)) PresentedStepHeads(s, -1);
+  if (!tour && ImGui::IsKeyPressed(kRight)) PresentedStepHeads(s, 1);  // a lesson's arrows step the lesson
+  if (!tour && ImGui::IsKeyPressed(kLeft)) PresentedStepHeads(s, -1);
   if (ImGui::IsKeyPressed(kPageDown)) PresentedStepSequence(s, 1);
   if (ImGui::IsKeyPressed(kPageUp)) PresentedStepSequence(s, -1);
   if (io.KeyCtrl) return;  // Ctrl+= / Ctrl+- are the text size
@@ -76,8 +77,9 @@ void Shortcuts(AppState& s) {
     s.ui.fonts_dirty = true;
   }
   if (ImGui::IsKeyPressed(kKeyF11, false)) SetPresentation(s, !s.ui.present);
-  if (s.ui.present && !io.WantTextInput) PresentKeys(s);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+  const bool tour = TourKeys(s);
+  if (s.ui.present && !io.WantTextInput) PresentKeys(s, tour);
+  if (!tour && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
     if (s.ui.present && !io.WantTextInput) {
       SetPresentation(s, false);
     } else if (io.WantTextInput) {
@@ -144,6 +146,12 @@ void MenuBar(AppState& s) {
     }
     ImGui::EndMenu();
   }
+  const bool lesson_open = ImGui::BeginMenu(MenuLabel(s, _("Lesson"), "lesson").c_str());
+  Probe(s, "menu lesson");
+  if (lesson_open) {
+    DrawTourMenu(s);
+    ImGui::EndMenu();
+  }
   if (ImGui::BeginMenu(MenuLabel(s, _("Help"), "help").c_str())) {
     ImGui::TextUnformatted(_("mhaviz: multi-head self-attention, every step, live."));
     ImGui::Separator();
@@ -184,10 +192,21 @@ void DrawPresentation(AppState& s) {
     DrawWorkerPicture(s, p, ImVec2(p.x + avail.x, p.y + avail.y));
     return;
   }
-  ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  const bool tour = s.ui.tour.active;
+  const float band = tour ? TourBandHeight(s) : 0.0f;
+  ImGui::BeginChild("##present", ImVec2(avail.x, avail.y - band), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawPresentedView(s);
   ImGui::EndChild();
   Probe(s, "present");
+  if (!tour) return;
+  // The lesson's caption and question under the view, on the notice colour's band.
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, Pal().highlight_bg);
+  ImGui::BeginChild("##lesson_band", ImVec2(avail.x, 0), true);
+  DrawTourBand(s);
+  ImGui::EndChild();
+  ImGui::PopStyleColor();
+  Probe(s, "lesson_band");
 }
 
 }  // namespace
@@ -228,6 +247,7 @@ void DrawFrame(AppState& s) {
     if (!s.ui.font_notice.empty()) MessageBox(s.ui.font_notice, Pal().notice_bg, Pal().notice_text);
   }
 
+  if (s.ui.tour.active && !s.ui.present) DrawTourReturn(s);
   if (s.ui.present) {
     DrawPresentation(s);
     ImGui::End();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
+#include <limits>
 
 #include "gui/sources/file_sources.hpp"
 #include "gui/sources/train_session.hpp"
@@ -115,6 +117,21 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
       ->type_name("en|ko")
       ->group(g)
       ->check(CLI::IsMember({"en", "ko"}));
+  options::TextFlag(app, "--lesson", o.lesson,
+                    "play a lesson tour: a built-in lesson's id (000 to 004; mhaviz lesson --list)\n"
+                    "or a lesson file (docs/lessons.md), in presentation mode")
+      ->type_name("ID|FILE")
+      ->group(g);
+  options::IntFlag(
+      app, "--step", 1, tour::kMaxSteps, [&o](int v) { o.lesson_step = v; },
+      "with --lesson: start at step N (1: the first)")
+      ->type_name("N")
+      ->group(g);
+  options::TextFlag(app, "--lesson-export", o.lesson_out,
+                    "with --lesson: save every step as DIR/step-01.png, ... (the window as it shows\n"
+                    "the step), then exit (mhaviz lesson ID --export DIR runs this)")
+      ->type_name("DIR")
+      ->group(g);
   options::TextFlag(app, "--export", o.export_path,
                     "export the heatmaps (.png or .svg), or the notebook (.ipynb, with its\n"
                     ".npz beside it), after the last frame, as Ctrl+S does")
@@ -165,6 +182,20 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
   } catch (const io::OutputClash& e) {
     throw options::UsageError(e.what());
   }
+  if (!a.gui.lesson_out.empty()) {
+    if (a.gui.lesson.empty())
+      throw options::UsageError("--lesson-export DIR saves the steps of a lesson: give it with --lesson ID|FILE.");
+    a.gui.frames = std::numeric_limits<int>::max();  // until the last step is saved
+    std::error_code ec;
+    std::filesystem::create_directories(a.gui.lesson_out, ec);
+    try {  // the first step's picture before any work, as every output is checked
+      io::CheckOutputs({{"--lesson-export", (std::filesystem::path(a.gui.lesson_out) / "step-01.png").string()}});
+    } catch (const Error& e) {
+      throw options::UsageError(e.what());
+    }
+  }
+  if (a.gui.lesson_step != 1 && a.gui.lesson.empty())
+    throw options::UsageError("--step N chooses the step of a lesson: give the lesson with --lesson ID|FILE.");
   if (a.model.model.empty() && (!a.model.tokens.empty() || a.model.example != 0 || a.model.layer != 0))
     throw options::UsageError(
         "--tokens, --example and --layer choose what a trained model runs on: give the "

@@ -42,7 +42,10 @@ struct GuiOptions {
   int text_size = 0;         // --text-size PCT (0 = as saved)
   std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)
   std::string lang;          // --lang en|ko ("" = as saved, else the environment's)
-  bool automation() const { return frames > 0 || !stats.empty(); }
+  std::string lesson;        // --lesson ID|FILE: play a lesson tour
+  int lesson_step = 1;       // --step N: from its step N (1 = the first)
+  std::string lesson_out;    // --lesson-export DIR: a PNG of every step, then exit
+  bool automation() const { return frames > 0 || !stats.empty() || !lesson_out.empty(); }
 };
 
 struct GuiArgs {

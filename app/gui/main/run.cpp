@@ -8,7 +8,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "gui/main/gui_flags.hpp"
 #include "gui/main/frame.hpp"
 #include "gui/main/input_queue.hpp"
+#include "gui/main/tour_play.hpp"
 #include "gui/main/run.hpp"
 #include "gui/main/window.hpp"
 #include "gui/sources/exports.hpp"
@@ -130,6 +133,40 @@ void TakeRequestedScreenshot(AppState& s, int fb_w, int fb_h) {
   s.ui.pending.screenshot.clear();
 }
 
+// --lesson-export: each step is saved once its picture is finished (no recompute
+// pending, no view still drawing, a few frames for the layout to settle), then the next
+// step is shown; after the last the window closes.
+struct LessonExport {
+  std::string dir;
+  int settled = 0;
+  bool failed = false;
+};
+
+void StepLessonExport(AppState& s, LessonExport& e) {
+  if (e.dir.empty() || !s.ui.tour.active) return;
+  const bool ready = !s.dirty && !RecomputePending(s) && s.ui.report.views_busy == 0;
+  e.settled = ready ? e.settled + 1 : 0;
+  if (e.settled == 3) {
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%02d.png", s.ui.tour.step + 1);
+    s.ui.pending.screenshot = (std::filesystem::path(e.dir) / name).string();
+    return;
+  }
+  if (e.settled < 4) return;
+  if (!s.ui.exports.message_ok) {
+    std::cerr << "mhaviz gui: error: " << s.ui.exports.message << "\n";
+    e.failed = true;
+    s.ui.quit = true;
+    return;
+  }
+  std::cout << s.ui.exports.message << "\n";
+  e.settled = 0;
+  if (s.ui.tour.step + 1 < static_cast<int>(s.ui.tour.lesson.steps.size()))
+    ApplyTourStep(s, s.ui.tour.step + 1);
+  else
+    s.ui.quit = true;
+}
+
 int RunWindow(const GuiArgs& a) {
   // Set up.
   const bool use_settings = a.gui.settings == 1 || (a.gui.settings == -1 && !a.gui.automation());
@@ -138,6 +175,15 @@ int RunWindow(const GuiArgs& a) {
   AppState s;
   int win_w = 0, win_h = 0;  // pixels; 0 = the default for the monitor
   LoadStartState(a, settings, s, &win_w, &win_h);
+  // A lesson that cannot be played is refused before the window opens (exit 2).
+  std::optional<tour::Lesson> lesson;
+  if (!a.gui.lesson.empty()) {
+    try {
+      lesson = LoadTourLesson(a.gui.lesson);
+    } catch (const tour::LessonError& e) {
+      throw options::UsageError(e.what());
+    }
+  }
   GLFWwindow* window = OpenWindow(win_w, win_h, automation.on());
   if (!window) return 1;
   InputQueue queue;
@@ -146,6 +192,8 @@ int RunWindow(const GuiArgs& a) {
   s.ui.focus_sentence = false;
   if (a.gui.enlarge >= 0) s.ui.enlarged = std::min(a.gui.enlarge, s.choice.cfg.num_heads);
   SetPresentation(s, a.gui.present);
+  if (lesson) StartTour(s, std::move(*lesson), a.gui.lesson_step - 1);
+  LessonExport lesson_export{a.gui.lesson_out};
   if (!a.gui.colour_scale.empty()) render::ParseColourScale(a.gui.colour_scale, &s.ui.colour_scale);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -194,6 +242,7 @@ int RunWindow(const GuiArgs& a) {
     const bool last = automation.IsLastFrame(frame, s.ui.quit || g_signal || glfwWindowShouldClose(window),
                                              (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.ui.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
+    StepLessonExport(s, lesson_export);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();
     t.thread_swap_ms = options::ThreadCpuMs();
@@ -216,6 +265,7 @@ int RunWindow(const GuiArgs& a) {
   CloseWindow(window, s);
   // Stopped by a signal: its status, whatever else happened (a write it abandoned, a
   // FIFO nobody read, reports its error above but is not a failure of its own).
+  if (lesson_export.failed) status |= 1;
   return g_signal ? 128 + g_signal.load() : status;
 }
 

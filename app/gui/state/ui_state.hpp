@@ -10,6 +10,7 @@
 
 #include "gui/state/notice.hpp"
 #include "gui/state/textures.hpp"
+#include "gui/state/tour_state.hpp"
 #include "render/colormap.hpp"
 
 struct ImFont;
@@ -162,6 +163,7 @@ struct Ui {
   Splitters splitters;
   ExportForm exports;
   Pending pending;
+  TourPlay tour;  // a lesson tour being played (Lesson > Open, --lesson)
   Timing timing;
   bool churn = false;  // --churn: recompute every frame (benchmark)
   bool quit = false;

@@ -1,0 +1,50 @@
+// A lesson tour being played (main/tour_play.hpp plays it): the lesson, the step shown,
+// the class's answers, kept for the session in the running app. Each question's answer
+// is computed from the live Result whenever it is asked for, never stored from the file.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tour/tour.hpp"
+
+namespace mha::gui {
+
+struct AppState;
+
+// What the class answered to one step's question.
+struct TourGiven {
+  bool given = false;
+  int option = -1;
+  double number = 0;
+  int row = -1, col = -1;
+};
+
+struct TourPlay {
+  bool active = false;
+  tour::Lesson lesson;
+  int step = 0;
+  std::vector<TourGiven> given;  // one per step
+  std::array<char, 32> number_buf{};
+  std::string lang;  // the interface's language when the caption was drawn ("ko", "en")
+  // The step as last applied (to tell whether the learner has wandered off it).
+  std::string applied_view, applied_sentence;
+  int applied_head = 0, applied_num_heads = 0;
+  std::array<char, 1024> open_path{};  // Lesson > Open's file field
+  std::string open_error;              // the last lesson that could not be opened
+  float band_h = 0;                    // the caption band's height last frame (pixels)
+};
+
+// The question's answer on the live result (the step's head; the trace shown).
+tour::Answer TourAnswer(const AppState& s);
+// Whether the shown state is still the step's (false once the learner explored away).
+bool TourOnStep(const AppState& s);
+int TourAnswered(const TourPlay& t);
+// --probe's "lesson": id, step, steps, questions, answered, and the step's question and
+// its computed answer; null when no lesson plays.
+nlohmann::json TourProbeJson(const AppState& s);
+
+}  // namespace mha::gui

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""GUI tests of the lesson tours: every step of every built-in lesson, in Korean and in
+English, one app start per lesson and language, stepped with the arrow key: each step's
+view is presented with its caption, and each question's answer, computed by the app on
+the live model, matches a recomputation (`mhaviz trace` / `ablate` JSON, or the lesson's
+own formula). Answering (right in Korean, wrong in English) reveals; exploring away and
+"Back to the lesson" restores the step; a bad lesson file is refused.
+
+    tour_test.py TEST MHAVIZ
+
+Exit 0 pass, 1 fail, 77 skip (no display, no xdotool).
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as g  # noqa: E402
+
+check = g.check
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+LESSONS = os.path.join(ROOT, "assets", "lessons")
+EPS32 = 2.0 ** -23
+
+
+def lesson_file(lesson_id):
+    for f in sorted(os.listdir(LESSONS)):
+        if f.startswith(lesson_id + "_") and f.endswith(".json"):
+            return os.path.join(LESSONS, f)
+    raise g.Fail(f"no lesson {lesson_id} in {LESSONS}")
+
+
+def plain(piece):
+    return piece.replace("\u2581", "").replace("_\u2009", "")
+
+
+def run_json(mhaviz, d, args, name):
+    out = os.path.join(d, name)
+    r = subprocess.run([mhaviz, *args, "--json", out] if args[0] == "trace" else [mhaviz, *args, "--json"],
+                       capture_output=True, text=True, timeout=g.RUN_TIMEOUT)
+    check(r.returncode == 0, f"mhaviz {' '.join(args)} failed: {r.stderr}")
+    if args[0] == "trace":
+        return g.read_json(out)
+    return json.loads(r.stdout)
+
+
+def config_flags(cfg):
+    f = ["--d-model", str(cfg.get("d_model", 512)), "--heads", str(cfg.get("num_heads", 8))]
+    if cfg.get("num_kv_heads"):
+        f += ["--kv-heads", str(cfg["num_kv_heads"])]
+    if cfg.get("scale") is False:
+        f += ["--no-scale"]
+    if "norm" in cfg:
+        f += ["--norm", cfg["norm"]]
+    return f
+
+
+def reference_trace(mhaviz, d, step, layer):
+    """The step's layer traced by the command line, as the app should show it."""
+    if step.get("model") == "mhaviz-small":
+        args = ["trace", "--model", "mhaviz-small", "--sentence", step["sentence"], "--layer", str(layer), "-q"]
+    else:
+        args = ["trace", "--sentence", step["sentence"], *config_flags(step.get("config", {})), "-q"]
+    return run_json(mhaviz, d, args, "ref.json")
+
+
+def expected_answer(mhaviz, d, step, lesson_step):
+    """What the question's answer must be, recomputed without the app's own code: the
+    command line's trace or ablation, or the lesson's formula."""
+    q = step["question"]
+    compute = q.get("compute", "")
+    if not compute:
+        return {"option": q["answer"]} if q["kind"] == "choice" else {"number": q["answer"]}
+    cfg = step.get("config", {})
+    if compute == "head_dim":
+        return {"number": cfg.get("d_model", 512) // cfg.get("num_heads", 8)}
+    if compute == "kv_bytes":
+        t = reference_trace(mhaviz, d, step, 0)
+        c = t["config"]
+        return {"number": 2 * c["num_kv_heads"] * c["seq_kv"] * c["head_dim"] * 4}
+    if compute == "top_next":
+        heads = ",".join(f"L{h['layer']}H{h['head']}" for h in lesson_step_knockout(lesson_step))
+        r = run_json(mhaviz, d, ["ablate", "--model", "mhaviz-small", "--heads", heads, "--sentence", step["sentence"]],
+                     "ablate.json")
+        pieces = [plain(p) for p in r["pieces"]]
+        pos = len(pieces) - 1 - pieces[::-1].index(q["at"])
+        top = plain(r["positions"][pos]["top_after"])
+        names = [o["en"] for o in q["options"]]
+        return {"piece": top, "option": names.index(top) if top in names else -1,
+                "p": r["positions"][pos]["top_after_p"]}
+    # attn_argmax, row_max: the step's head's row in the layer shown.
+    t = reference_trace(mhaviz, d, step, lesson_step["layer"])
+    tokens = [plain(x) for x in t["tokens"]]
+    row = int(q["at"]) if q["at"].isdigit() else len(tokens) - 1 - tokens[::-1].index(q["at"])
+    weights = t["attention"][lesson_step["head"]][row]
+    col = max(range(len(weights)), key=lambda c: weights[c])
+    bound = 32 * EPS32 * math.sqrt(t["config"]["d_model"] + len(weights))
+    return {"row": row, "col": col, "number": max(weights), "bound": bound}
+
+
+def lesson_step_knockout(lesson_step):
+    return lesson_step.get("knockout", [])
+
+
+def check_answer(p, step, want, where):
+    a = p["lesson"]["question"]["answer"]
+    check(a["ok"], f"{where}: the app computed no answer: {a['error']}")
+    q = step["question"]
+    if "option" in want and q["kind"] == "choice":
+        check(a["option"] == want["option"], f"{where}: the app's option {a['option']}, recomputed {want['option']}")
+    if "piece" in want:
+        check(a["shown"].split(" ")[0] == want["piece"], f"{where}: the app's piece {a['shown']}, recomputed {want['piece']}")
+        check(abs(a["number"] - want["p"]) <= 1e-4, f"{where}: P {a['number']} against {want['p']}")
+    if "row" in want and q.get("compute") == "attn_argmax":
+        check((a["row"], a["col"]) == (want["row"], want["col"]),
+              f"{where}: the app's cell {(a['row'], a['col'])}, recomputed {(want['row'], want['col'])}")
+    if "number" in want and q["kind"] == "number":
+        bound = want.get("bound", 0)
+        check(abs(a["number"] - want["number"]) <= bound,
+              f"{where}: the app's number {a['number']}, recomputed {want['number']} (bound {bound})")
+
+
+def answer(app, p, step, want, right, where):
+    """Answers the question through its widgets (the right answer or a wrong one) and
+    waits for the reveal."""
+    q = step["question"]
+    before = p["lesson"]["answered"]
+    if q["kind"] == "choice":
+        k = want["option"] if right else (want["option"] + 1) % len(q["options"])
+        g.click(app, app.widget(f"lesson_option {k}"))
+    elif q["kind"] == "cell":
+        col = want["col"] if right else (want["col"] + 1) % (want["col"] + 2)
+        g.click(app, app.widget(f"lesson_key {col}"))
+    else:
+        g.click(app, app.widget("lesson_number"))
+        value = want["number"] if right else want["number"] + 1000
+        app.type_held(f"{value:.3f}" if isinstance(value, float) else str(value))
+        app.key("Return")
+    p = app.wait_for(lambda p: p["lesson"].get("answered") == before + 1 and "lesson_reveal" in p["widgets"],
+                     f"{where}: the reveal")
+    check(p["lesson"]["question"]["right"] == right, f"{where}: answered {'right' if right else 'wrong'}, the app says "
+                                                      f"right={p['lesson']['question']['right']}")
+    return p
+
+
+def walk(lesson_id, lang):
+    def test(mhaviz, d):
+        lesson = g.read_json(lesson_file(lesson_id))
+        steps = lesson["steps"]
+        app = g.App(mhaviz, d, ["--lesson", lesson_id, "--lang", lang, "--text-size", "150"])
+        try:
+            for i, step in enumerate(steps):
+                where = f"lesson {lesson_id} ({lang}) step {i + 1}"
+                p = app.wait_for(lambda p: p["lesson"].get("step") == i and p["ok"] and p["generation"] > 0 and
+                                 p["view"] == step["view"] and p["present"]["on"] and
+                                 p["present"]["view"] == step["view"] and "present" in p["widgets"] and
+                                 "lesson_caption" in p["widgets"] and p["worker"]["phase"] == "idle",
+                                 f"{where}: its view ({step['view']}) presented with its caption")
+                le = p["lesson"]
+                check(le["id"] == lesson_id and le["steps"] == len(steps), f"{where}: probe {le}")
+                check(le["questions"] == sum("question" in s for s in steps), f"{where}: questions {le['questions']}")
+                check(le["caption"] == step["caption"][lang], f"{where}: the caption shown is {le['caption']!r}")
+                check(p["language"] == lang, f"{where}: the interface speaks {p['language']}")
+                if "question" in step:
+                    p = app.wait_for(lambda p: p["lesson"]["question"]["answer"]["ok"], f"{where}: its answer")
+                    want = expected_answer(mhaviz, d, step, resolve(step))
+                    check_answer(p, step, want, where)
+                    if not (step["question"]["kind"] == "choice" and want.get("option", 0) < 0):
+                        answer(app, p, step, want, lang == "ko", where)
+                if i + 1 < len(steps):
+                    app.key("Right")
+            app.quit()
+        finally:
+            app.kill()
+    return test
+
+
+def job_head(job):
+    """The head mhaviz-small's labels file gives `job` (its label first, then its others)."""
+    labels = g.read_json(os.path.join(ROOT, "assets", "models", "mhaviz-small.labels.json"))["labels"]
+    for e in labels:
+        if e["label"]["job"] == job:
+            return {"layer": e["layer"], "head": e["head"]}
+    for e in labels:
+        if any(a["job"] == job for a in e["also"]):
+            return {"layer": e["layer"], "head": e["head"]}
+    raise g.Fail(f"no head of mhaviz-small has the job {job}")
+
+
+def resolve(step):
+    """The step's layer, head and knocked-out heads, read from the lesson file and the
+    labels file here, not from the app."""
+    head = step.get("head", 0)
+    if isinstance(head, dict):
+        h = job_head(head["job"])
+    else:
+        h = {"layer": step.get("layer", 0), "head": head}
+    out = []
+    for k in step.get("knockout", []):
+        if isinstance(k, dict):
+            out.append(job_head(k["job"]))
+        else:
+            layer, head_ = k.lstrip("L").split("H")
+            out.append({"layer": int(layer), "head": int(head_)})
+    return {**h, "knockout": out}
+
+
+def test_explore_restore(mhaviz, d):
+    """A step left to explore (num_heads changed with +) shows "Back to the lesson",
+    which puts the step back; Esc then leaves the lesson."""
+    app = g.App(mhaviz, d, ["--lesson", "000", "--step", "3"])
+    try:
+        p = app.wait_for(lambda p: p["lesson"].get("step") == 2 and p["ok"] and p["lesson"]["on_step"], "step 3")
+        heads = p["num_heads"]
+        app.key("equal")
+        p = app.wait_for(lambda p: not p["lesson"]["on_step"] and "lesson_restore" in p["widgets"], "exploring")
+        g.click(app, app.widget("lesson_restore"))
+        p = app.wait_for(lambda p: p["lesson"]["on_step"] and p["ok"] and p["lesson"]["step"] == 2, "the step again")
+        check(p["num_heads"] == heads, f"num_heads {p['num_heads']} after restoring, not {heads}")
+        app.key("Escape")
+        app.wait_for(lambda p: "id" not in p["lesson"] and not p["present"]["on"], "the lesson left")
+        app.quit()
+    finally:
+        app.kill()
+
+
+def test_bad_lesson(mhaviz, d):
+    """A lesson file with a head out of range is refused before the window opens, naming
+    the file, the field and the rule; so is a lesson that does not exist."""
+    bad = os.path.join(d, "bad.json")
+    with open(bad, "w", encoding="utf-8") as f:
+        json.dump({"format": "mhaviz-lesson", "title": {"ko": "t", "en": "t"},
+                   "steps": [{"view": "heatmaps", "head": 9, "caption": {"ko": "k", "en": "e"}}]}, f)
+    r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "2", "--lesson", bad], capture_output=True,
+                       text=True, timeout=g.RUN_TIMEOUT)
+    check(r.returncode == 2, f"exit {r.returncode}: {r.stderr}")
+    check("bad.json, at /steps/0/head: head 9 does not exist" in r.stderr, r.stderr)
+    r = subprocess.run([mhaviz, "lesson", "042"], capture_output=True, text=True, timeout=g.RUN_TIMEOUT)
+    check(r.returncode != 0 and "the built-in lessons are 000, 001, 002, 003, 004" in r.stderr, r.stderr)
+
+
+TESTS = {f"walk_{i}_{lang}": walk(i, lang) for i in ("000", "001", "002", "003", "004") for lang in ("ko", "en")}
+TESTS.update({"explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False)})
+
+if __name__ == "__main__":
+    sys.exit(g.run_main(TESTS, __doc__, "tour"))
