@@ -31,9 +31,9 @@ json FileJson(const MeasuredFile& f) { return {{"name", f.name}, {"hash", f.hash
 MeasuredFile FileFrom(const json& j) { return {j.at("name").get<std::string>(), j.at("hash").get<std::string>()}; }
 
 json ProfileJson(const HeadProfile& p) {
-  return {{"layer", p.layer},         {"head", p.head},    {"label", p.label}, {"score", p.score},
-          {"back", p.back},           {"self", p.self},    {"first", p.first}, {"reverse", p.reverse}, {"next", p.next},
-          {"induction", p.induction}, {"sorted", p.sorted}};
+  return {{"layer", p.layer}, {"head", p.head},           {"label", p.label},  {"score", p.score},
+          {"back", p.back},   {"self", p.self},           {"first", p.first},  {"reverse", p.reverse},
+          {"next", p.next},   {"induction", p.induction}, {"sorted", p.sorted}};
 }
 HeadProfile ProfileFrom(const json& j) {
   HeadProfile p;

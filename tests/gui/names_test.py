@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GUI tests of one name per head in every view (sources/head_names.hpp): the Model view's
+"""GUI tests of one name per head in every view (sources/shown_names.hpp): the Model view's
 maps, presentation mode's header and the Importance chart name a head alike, from the
 shipped evidence for mhaviz-small, and on the sentence shown (against chance, or "set by
 hand") for other weights.

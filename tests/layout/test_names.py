@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-CROSS_CUTTING = {"window", "lm", "i18n", "projector", "worker", "tour"}
+CROSS_CUTTING = {"window", "lm", "i18n", "projector", "worker", "tour", "names"}
 REGISTRY_LINE = re.compile(r"X\((\w+)\)\s*/\*\s*(views/[\w/.]+)\s*\*/")
 
 

@@ -105,7 +105,7 @@ struct LayoutReport {
   int flow_shortened = 0;          // cells shortened with "..." (full text in the tooltip)
   std::string flow_input;          // the shape flow's input row: "formula | parameters"
   std::string present_header;      // presentation mode's header, its parts joined by " | "
-  std::string present_name;        // the head's name in it (sources/head_names.hpp)
+  std::string present_name;        // the head's name in it (sources/shown_names.hpp)
   // Softmax & sqrt(d_k) view: cells with their number written in, and without ("…").
   int scaling_values_shown = 0, scaling_values_hidden = 0;
   // The teaching views' matrices (draw/matrix_view) with Hangul keys, by how the keys

@@ -11,7 +11,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/file_sources.hpp"
-#include "gui/sources/head_names.hpp"
+#include "gui/sources/shown_names.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
@@ -85,7 +85,7 @@ void PresentHeader(AppState& s, const ViewEntry& v) {
     HeaderPart(head, ImGui::GetColorU32(ImGuiCol_Text), help_w);
     words += " | " + head;
     if (h < H) {
-      // The name every view gives this head (sources/head_names.hpp), and where it was measured.
+      // The name every view gives this head (sources/shown_names.hpp), and where it was measured.
       const ShownHeadName name = NameShownHead(s, s.choice.layer, h);
       const std::string label = name.text + " \u00B7 " + name.measured_on;
       HeaderPart(label, name.claimed ? Pal().ok_text : Pal().muted_text, help_w);

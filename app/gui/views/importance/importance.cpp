@@ -24,7 +24,7 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
-#include "gui/sources/head_names.hpp"
+#include "gui/sources/shown_names.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
@@ -131,7 +131,7 @@ std::string Fixed(double v, const char* fmt = "%.4f") {
   return b;
 }
 
-// A language model's head by the name every view gives it (sources/head_names.hpp); a
+// A language model's head by the name every view gives it (sources/shown_names.hpp); a
 // task model's by its pattern on the data the chart was measured on.
 std::string LabelText(AppState& s, const ImportanceResult& m, const HeadRef& h) {
   if (UsingLanguageModel(s)) return NameShownHead(s, h.layer, h.head).text;

@@ -15,7 +15,7 @@
 
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
-#include "gui/sources/head_names.hpp"
+#include "gui/sources/shown_names.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/views/model_view/jobs_panel.hpp"
@@ -42,7 +42,7 @@ struct HoverState {
 // measured), else the sentence shown, and why not the validation text.
 struct LabelsOn {
   enum class Where { Validation, Sentence, SentenceMeasuring, SentenceUnavailable } where = Where::Sentence;
-  std::string why;       // SentenceUnavailable: the reason
+  std::string why;        // SentenceUnavailable: the reason
   bool evidence = false;  // Validation: the stored knock-out table names the jobs too
   // --dump-state's "labels_measured_on" (English).
   std::string English() const {
@@ -269,7 +269,7 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, Im
   char label_buf[48];
   std::snprintf(label_buf, sizeof label_buf, _("head %d"), h);
   const std::string label = label_buf;
-  // The name every view gives the head (sources/head_names.hpp): a short one fits a
+  // The name every view gives the head (sources/shown_names.hpp): a short one fits a
   // small map ("previous" for "previous-token"); a name still too long is cut, never
   // its score (the tooltip has it whole).
   const ShownHeadName name = NameShownHead(s, l, h);
@@ -307,9 +307,9 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, Im
     ImGui::BeginTooltip();
     // Wrapped: the jobs' lines would run past a 1280-px window's edge.
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
-    ImGui::TextUnformatted((cell + tip + "\n" + i18n::Format(_("measured on: %s"), name.measured_on.c_str()) +
-                            HeadJobDetails(s, l, h))
-                               .c_str());
+    ImGui::TextUnformatted(
+        (cell + tip + "\n" + i18n::Format(_("measured on: %s"), name.measured_on.c_str()) + HeadJobDetails(s, l, h))
+            .c_str());
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
@@ -397,18 +397,27 @@ nlohmann::json DumpModelView(AppState& s) {
   LabelsOn on;
   for (const HeadProfile& hp : Labels(s, &on))
     labels.push_back({{"layer", hp.layer}, {"head", hp.head}, {"label", hp.label}, {"score", hp.score}});
-  // The names the maps show, as every view names the heads (sources/head_names.hpp).
+  // The names the maps show, as every view names the heads (sources/shown_names.hpp).
   nlohmann::json names = nlohmann::json::array();
   for (std::size_t l = 0; l < traces.size(); ++l)
     for (int h = 0; h < traces[l]->cfg.num_heads; ++h) {
       const ShownHeadName n = NameShownHead(s, static_cast<int>(l), h);
-      names.push_back({{"layer", l}, {"head", h}, {"text", n.text}, {"key", n.key}, {"kind", n.kind},
-                       {"claimed", n.claimed}, {"measured_on", n.measured_on}, {"evidence", n.evidence}});
+      names.push_back({{"layer", l},
+                       {"head", h},
+                       {"text", n.text},
+                       {"key", n.key},
+                       {"kind", n.kind},
+                       {"claimed", n.claimed},
+                       {"measured_on", n.measured_on},
+                       {"evidence", n.evidence}});
     }
   nlohmann::json knocked = nlohmann::json::array();
   for (const HeadRef& h : s.result.knocked_out) knocked.push_back(HeadName(h));
   nlohmann::json out{{"names", names},
-      {"attention", layers}, {"labels", labels}, {"labels_measured_on", on.English()}, {"knocked_out", knocked}};
+                     {"attention", layers},
+                     {"labels", labels},
+                     {"labels_measured_on", on.English()},
+                     {"knocked_out", knocked}};
   out.update(DumpHeadJobs(s));
   return out;
 }

@@ -1,4 +1,4 @@
-#include "gui/sources/head_names.hpp"
+#include "gui/sources/shown_names.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -82,8 +82,8 @@ ShownHeadName OnSentence(AppState& s, int layer, int head, bool validation_measu
   ShownHeadName n;
   n.kind = "none";
   n.key = "spread";
-  n.measured_on = validation_measuring ? _("this sentence (the validation text is still being measured)")
-                                       : _("this sentence");
+  n.measured_on =
+      validation_measuring ? _("this sentence (the validation text is still being measured)") : _("this sentence");
   const std::vector<const Trace*> traces = LayerTraces(s);
   // One layer shown (not a trained model's pass): the profile numbers it 0.
   const int at = traces.size() == 1 ? 0 : layer;
