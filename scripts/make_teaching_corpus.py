@@ -62,10 +62,12 @@ def make_corpus(seed, lines, held, banned, cap):
     """`lines` paragraphs, none with a held-out combination or a banned sentence, no
     sentence more than `cap` times; the lessons' sentences evenly spread, `cap` times at most."""
     rng = random.Random(seed)
-    ko = Ko(rng)
-    makers = {"ko sentence": ko.sentence, "ko story": KoStory(ko).story, "en sentence": En(rng).sentence,
-              "en story": En(rng).story}
+    ko, en = Ko(rng), En(rng)
+    makers = {"ko sentence": ko.sentence, "ko story": KoStory(ko).story, "en sentence": en.sentence,
+              "en story": en.story}
     copies = collections.Counter()
+    ko.copies, ko.cap = copies, cap
+    en.copies, en.cap = copies, cap
     reserved = set(LESSONS)
     out = []
     every = max(997, lines // (cap * len(LESSONS)) + 1)

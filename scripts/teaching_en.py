@@ -54,6 +54,10 @@ def article(word):
 class En:
     def __init__(self, rng):
         self.rng = rng
+        self.copies, self.cap = None, None  # as Ko's: a story leaves out a line the corpus has enough of
+
+    def at_cap(self, sentence):
+        return self.copies is not None and self.copies[sentence] >= self.cap
 
     def pick(self, seq):
         return seq[self.rng.randrange(len(seq))]
@@ -258,7 +262,8 @@ class En:
         out = []
         if self.chance(0.5):
             pet = self.pick(list(E.PETS))
-            out.append(f"{name} has {article(pet)}.")
+            adj = self.pick(["", "", "little ", "young ", "old ", "small ", "big ", "happy "])
+            out.append(f"{name} has {article(adj + pet)}.")
             lines = [f"{he.capitalize()} feeds it every {self.pick(['morning', 'evening', 'day'])}.",
                      f"The {pet} eats {E.ANIMAL_FOOD[pet]}.",
                      f"The {pet} sleeps {self.pick(['in the house', 'in the garden', 'in the kitchen'])}.",
@@ -270,7 +275,8 @@ class En:
             thing = self.pick(goods)
             plural = self.chance(0.5)
             it = "them" if plural else "it"
-            when = self.pick(["yesterday", "last week", "this morning"])
+            when = self.pick(["yesterday", "last week", "this morning", "on Sunday", "after school",
+                              "in the afternoon", "last night"])
             out.append(f"{name} went to {shop} {when}.")
             use = {"food": f"ate {it} in the kitchen", "book": f"read {it} in the room", "hat": f"wore {it} to school",
                    "ball": f"played with {it} in the park", "kite": f"flew {it} in the park",
@@ -278,12 +284,16 @@ class En:
             lines = [f"{he.capitalize()} bought {self.form(thing, plural) if plural else article(thing)} there.",
                      f"Then {he} went home.",
                      f"Later {he} {use.get(E.CATEGORY[thing], use.get(thing))}."]
-            keys = set()
-            out += lines[:1 + self.rng.randrange(3)]
-            return " ".join(out), keys
+            # Each line needs the one before it (what was bought): stop at the first the
+            # corpus has enough of.
+            for line in lines[:1 + self.rng.randrange(3)]:
+                if self.at_cap(line):
+                    break
+                out.append(line)
+            return (" ".join(out), set()) if len(out) > 1 else None
         self.rng.shuffle(lines)
-        out += lines[:1 + self.rng.randrange(3)]
-        return " ".join(out), keys
+        out += [line for line in lines[:1 + self.rng.randrange(3)] if not self.at_cap(line)]
+        return (" ".join(out), keys) if len(out) > 1 else None
 
     def sentence(self):
         return self.agreement_sentence() if self.chance(0.7) else self.simple()

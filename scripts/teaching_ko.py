@@ -69,6 +69,12 @@ class Ko:
         # In a story the time words are the story's (scripts/teaching_ko_story.py): a
         # sentence of it takes none of its own.
         self.quiet_time = False
+        # The corpus's copies of each sentence so far, and the most it may have (set by
+        # make_teaching_corpus.py), so a story can say a step another way.
+        self.copies, self.cap = None, None
+
+    def at_cap(self, sentence):
+        return self.copies is not None and self.copies[sentence] >= self.cap
 
     def pick(self, seq):
         return seq[self.rng.randrange(len(seq))]

@@ -56,9 +56,11 @@ class KoStory:
         self.hero, self.past, self.steps, self.last = hero, past, [], None
         self.timed = False  # whether the story's moment has been said
 
-    def say(self, make, joint=True, **kw):
+    def say(self, make, joint=True, optional=False, **kw):
         """One sentence about the hero: introduced first, then known (는 or dropped);
-        `joint`: whether 그리고 or 그다음에 may lead it (not before a state)."""
+        `joint`: whether 그리고 or 그다음에 may lead it (not before a state). A sentence the
+        corpus already has `cap` times is made again (another place, time or word); an
+        `optional` step that cannot be made afresh is left out."""
         first = not self.steps
         if first:
             kw.update(dropped=False, topic=kw.get("topic", False))
@@ -67,18 +69,26 @@ class KoStory:
         else:
             drop = self.chance(0.6)
             kw.update(dropped=drop, topic=not drop)
-        out = make(subj=self.hero, past=self.past, **kw)
+        for _ in range(4):
+            out = make(subj=self.hero, past=self.past, **kw)
+            if out is None:
+                break
+            text, keys = out
+            if first and not self.timed:
+                when = self.pick(L.STORY_START) if self.past else self.pick(HABIT_START)
+                if self.chance(0.6 if self.past else 0.8):
+                    text = when + " " + text
+            elif not first and joint and self.chance(0.3):
+                text = self.pick(L.STORY_NEXT) + " " + text
+            if not self.ko.at_cap(text):
+                break
+        else:
+            out = None
         if out is None:
-            self.steps.append(None)
+            if not optional:
+                self.steps.append(None)
             return
-        text, keys = out
-        if first and not self.timed:
-            when = self.pick(L.STORY_START) if self.past else self.pick(HABIT_START)
-            if self.chance(0.6 if self.past else 0.8):
-                text = when + " " + text
-            self.timed = True
-        elif not first and joint and self.chance(0.3):
-            text = self.pick(L.STORY_NEXT) + " " + text
+        self.timed = True
         self.steps.append((text, keys))
         self.last = self.hero.noun
 
@@ -102,10 +112,10 @@ class KoStory:
         use = next(((v, places) for goods, v, places in USES if good in goods), None)
         go = self.chance(0.6)
         if go:
-            self.say(ko.motion, lemma="가다", dest=shop)
+            self.say(ko.motion, lemma="가다", dest=shop, optional=True)
         self.say(ko.purchase, shop=shop, good=good, count=self.chance(0.3) and good not in ("물", "표"))
         if self.chance(0.5):
-            self.say(ko.motion, lemma="돌아오다", dest="집", means=False)
+            self.say(ko.motion, lemma="돌아오다", dest="집", means=False, optional=True)
         if use and (len(self.steps) < 3 or self.chance(0.7)):
             v, places = use
             place = self.pick(places.split()) if places and self.chance(0.5) else None
@@ -124,7 +134,7 @@ class KoStory:
                "놀이터": "놀다", "카페": "쉬다"}[place]
         self.say(ko.intransitive, lemma=self.pick(act.split()), mate=friend)
         if self.chance(0.5):
-            self.say(ko.motion, lemma="돌아오다", dest="집", means=False)
+            self.say(ko.motion, lemma="돌아오다", dest="집", means=False, optional=True)
         return self.steps
 
     def letter(self):
@@ -134,7 +144,7 @@ class KoStory:
         what = self.pick(["편지", "엽서", "카드"])
         self.say(ko.transitive, lemma="쓰다", obj=what, place=self.pick(["방에서", "거실에서", None]))
         if self.chance(0.6):
-            self.say(ko.motion, lemma="가다", dest="우체국")
+            self.say(ko.motion, lemma="가다", dest="우체국", optional=True)
         self.say(ko.transitive, lemma="보내다", obj=what, obj_det="그 ", place="")
         return self.steps
 
@@ -161,11 +171,11 @@ class KoStory:
         if self.hero.kind == "person" and self.hero.noun not in L.CHILDREN:
             self.hero = Subject(self.pick(L.CHILDREN), "person")
         if self.chance(0.6):
-            self.say(ko.intransitive, lemma="일어나다")
+            self.say(ko.intransitive, lemma="일어나다", optional=True)
         self.say(ko.motion, lemma="가다", dest="학교")
         self.say(ko.transitive, lemma="배우다", place="교실에서" if self.chance(0.5) else "")
         if self.chance(0.4):
-            self.say(ko.motion, lemma="돌아오다", dest="집", means=False)
+            self.say(ko.motion, lemma="돌아오다", dest="집", means=False, optional=True)
         return self.steps
 
     def pet(self):
@@ -189,9 +199,9 @@ class KoStory:
             self.aside(out[0], out[1], pet)
         if self.chance(0.6):
             if pet in ("강아지", "개") and self.chance(0.5):
-                self.say(ko.intransitive, lemma="산책하다", mate="그 " + pet)
+                self.say(ko.intransitive, lemma="산책하다", mate="그 " + pet, optional=True)
             else:
-                self.say(ko.transitive, lemma="좋아하다", obj=pet, obj_det="그 ", joint=False)
+                self.say(ko.transitive, lemma="좋아하다", obj=pet, obj_det="그 ", joint=False, optional=True)
         return self.steps
 
     def library(self):
@@ -200,7 +210,7 @@ class KoStory:
         self.begin(self.hero_person(), self.chance(0.8))
         book = self.pick(L.READABLE)
         if self.chance(0.6):
-            self.say(ko.motion, lemma="가다", dest="도서관")
+            self.say(ko.motion, lemma="가다", dest="도서관", optional=True)
         self.say(ko.transitive, lemma="빌리다", obj=book, place="도서관에서" if not self.steps else "")
         self.say(ko.transitive, lemma="읽다", obj=book, obj_det="그 ", place=self.pick(["방에서", "거실에서", ""]))
         return self.steps
@@ -232,7 +242,7 @@ class KoStory:
         else:
             self.say(lambda subj, past, **kw: ko.finish(subj, [where] if where else [], act, past, set(), None, **kw))
         if self.chance(0.5):
-            self.say(ko.motion, lemma="돌아오다", dest="집", means=False)
+            self.say(ko.motion, lemma="돌아오다", dest="집", means=False, optional=True)
         return self.steps
 
     def animal_day(self):
@@ -241,7 +251,8 @@ class KoStory:
         self.begin(ko.animal(), self.chance(0.75))
         self.hero.det = ""
         if self.chance(0.6):
-            self.say(ko.intransitive, lemma=self.pick(["놀다", "달리다"] + (["날다"] if self.hero.noun in L.FLIERS else [])))
+            self.say(ko.intransitive, lemma=self.pick(["놀다", "달리다"] + (["날다"] if self.hero.noun in L.FLIERS else [])),
+                     optional=True)
         caught = None
         if self.hero.noun in L.PREY and self.chance(0.6):
             self.say(ko.animal_catches)
@@ -252,7 +263,7 @@ class KoStory:
         else:
             self.say(ko.animal_eats, food=self.pick([f for f in foods if f != caught] or foods))
         if self.chance(0.5):
-            self.say(ko.intransitive, lemma=self.pick(["자다", "쉬다"]))
+            self.say(ko.intransitive, lemma=self.pick(["자다", "쉬다"]), optional=True)
         return self.steps
 
     def rainy_day(self):
@@ -268,5 +279,5 @@ class KoStory:
         self.say(ko.transitive, lemma=self.pick(["읽다", "그리다", "듣다"]), place="집에서")
         self.steps = first + self.steps
         if self.chance(0.6):
-            self.say(ko.intransitive, lemma=self.pick(["자다", "쉬다"]))
+            self.say(ko.intransitive, lemma=self.pick(["자다", "쉬다"]), optional=True)
         return self.steps
