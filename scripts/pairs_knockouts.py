@@ -8,8 +8,9 @@ ablation: its context is replaced by zeros before W_O reads it). A pair is right
 good sentence's pieces after the shared ones are likelier than the bad sentence's.
 A drop counts only beyond what the pair count can show: the table marks a knock-out
 whose accuracy lies below the intact accuracy by more than a two-sided 99% binomial
-bound (2.58 standard errors of the intact accuracy's count, at least 1/n), and calls
-an accuracy "chance" when it is within that bound of 0.5.
+bound (2.58 standard errors of a share of n pairs, its p taken within 0.05..0.95 so
+that an intact 1.000 does not make one pair's flip a drop), and calls an accuracy
+"chance" when it is within the same bound at p = 0.5 (0.5 +- 0.091 for 200 pairs).
 
   /usr/bin/python3 scripts/pairs_knockouts.py [--model assets/models/mhaviz-small.npz]
       [--pairs assets/corpus/pairs.jsonl] [--json out.json]
@@ -30,8 +31,9 @@ import torch_model  # noqa: E402
 
 
 def bound(n, p=0.5):
-    """Two-sided 99% half-width of a binomial share over n pairs."""
-    return max(2.58 * math.sqrt(max(p * (1 - p), 0.25 / n) / n), 1.0 / n)
+    """Two-sided 99% half-width of a binomial share over n pairs (p kept within 0.05..0.95)."""
+    p = min(max(p, 0.05), 0.95)
+    return 2.58 * math.sqrt(p * (1 - p) / n)
 
 
 class Scorer:
