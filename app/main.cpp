@@ -1,5 +1,5 @@
-// mhaviz: one binary. With no subcommand it opens the GUI; `trace`, `export` and
-// `bench` run headless and never touch GLFW.
+// mhaviz: one binary. With no subcommand it opens the GUI; every subcommand (the rows
+// of kCommands below) runs headless and never touches GLFW.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -46,8 +46,10 @@ const Command kCommands[] = {
      mha::cli::GradCommand},
     {"ablate", "ablate [flags]     knock heads out of a trained model: what each head is worth",
      mha::cli::AblateCommand},
-    {"pairs", "pairs [flags]      score a language model on minimal pairs; the head that finds each cue",
+    {"pairs", "pairs [flags]      score a language model on minimal pairs; which head each one needs",
      mha::cli::PairsCommand},
+    {"patch", "patch [flags]      activation patching: which head carries the clean sentence's next piece",
+     mha::cli::PatchCommand},
 };
 
 std::string Help() {

@@ -40,7 +40,7 @@ echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$py" - "$tmp/forward.json" "$tmp/train.txt" <<'PY'
 import json, sys
 fwd = json.load(open(sys.argv[1]))["results"]
-train = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+train = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])["rows"]
 cells = {}
 for r in fwd:
     cells.setdefault(r["threads"], {})["forward (512, 768, 12)"] = (r["mhaviz_ms"], r["torch_ms"])

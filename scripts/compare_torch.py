@@ -12,8 +12,10 @@ attention output and the per-head weights must agree to 1e-5.
 
 Honesty rules: torch must run on OpenBLAS (Debian's libopenblas0-openmp) rather than the
 reference BLAS, which is about 50x slower; OPENBLAS_CORETYPE is removed from the
-environment so OpenBLAS picks its own (AVX-512) kernels; both sides get the same
-thread count. --any-blas accepts another torch build (pip's torch links MKL): the
+environment so OpenBLAS picks its own kernels for the CPU; both sides get the same
+thread count. The report names the machine (lscpu's model name), the instruction set
+mhaviz's kernels were built for (AVX-512, AVX2 or portable), the BLAS and torch's
+version. --any-blas accepts another torch build (pip's torch links MKL): the
 report then names that BLAS and version instead of refusing.
 
 usage: /usr/bin/python3 scripts/compare_torch.py [--mhaviz build/app/mhaviz] [--rounds 3]
@@ -24,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -59,11 +62,13 @@ def blas_report(any_blas=False):
     lines.append(f"update-alternatives {BLAS_ALTERNATIVE}: {value or '(not found)'}")
     torch.mm(torch.ones(64, 64), torch.ones(64, 64))  # make sure the BLAS is loaded
     with open("/proc/self/maps") as f:
-        mapped = sorted({l.split()[-1] for l in f if "blas" in l.lower() and "/" in l})
-    lines.append("BLAS libraries mapped into this torch process: " + (", ".join(mapped) or "(none)"))
+        mapped = sorted({l.split()[-1] for l in f if ("blas" in l.lower() or "mkl" in l.lower()) and "/" in l})
+    lines.append("BLAS libraries mapped into this torch process: " + (", ".join(mapped) or "(none: linked into torch)"))
     info = torch.__config__.show()
-    blas_info = next((p.strip() for p in info.replace(",", "\n").splitlines() if "BLAS_INFO" in p), "")
-    lines.append(f"torch build: {blas_info}, {torch.__version__}")
+    blas_info = "BLAS_INFO=" + (re.search(r"BLAS_INFO=([^,\s]+)", info) or [None, "?"])[1]
+    # pip's torch links MKL statically: its build summary names the version
+    mkl = next((l.strip(" -") for l in info.splitlines() if "Math Kernel Library" in l), "")
+    lines.append(f"torch build: {blas_info}{', ' + mkl if mkl else ''}, torch {torch.__version__}")
     if not any("openblas" in m for m in mapped) and any_blas:
         lines.append("not OpenBLAS: torch's own BLAS (above), accepted by --any-blas; name it with the numbers.")
     elif not any("openblas" in m for m in mapped):
@@ -76,6 +81,48 @@ def blas_report(any_blas=False):
     else:
         lines.append("libopenblas0-openmp is the active BLAS.")
     return ok, lines
+
+
+def cpu_model():
+    """lscpu's model name (the machine a number was measured on), or the platform's."""
+    try:
+        r = run(["lscpu"], env=dict(os.environ, LC_ALL="C"))
+        name = next((l.split(":", 1)[1].strip() for l in r.stdout.splitlines() if l.startswith("Model name:")), "")
+    except OSError:
+        name = ""
+    return name or platform.processor() or platform.machine()
+
+
+def cpu_vector_flags():
+    """The CPU's widest vector extensions (x86 flags from /proc/cpuinfo)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return [f for f in ("avx512f", "avx2", "fma") if f in flags]
+
+
+def mhaviz_kernels(mhaviz):
+    """(isa, line): the instruction set mhaviz's kernels were built for, from a tiny bench."""
+    r = run([mhaviz, "bench", "--seq", "4", "--d-model", "8", "--heads", "2", "--repeat", "1"])
+    if r.returncode != 0:
+        raise SystemExit(f"mhaviz bench failed (exit {r.returncode}): {r.stderr.strip()}")
+    lines = r.stdout.strip().splitlines()
+    isa = json.loads(lines[-1]).get("isa", "unknown (a build from before bench named it)")
+    return isa, next((l for l in lines if l.startswith("kernels:")), "kernels: " + isa)
+
+
+def machine_report(mhaviz, any_blas=False):
+    """The lines every table's heading needs: machine, mhaviz's ISA path, BLAS, torch.
+    Returns (ok, isa, lines); ok is False when torch would not run on OpenBLAS."""
+    isa, kernels = mhaviz_kernels(mhaviz)
+    lines = [f"machine: {cpu_model()} ({os.cpu_count()} CPUs; vector extensions: "
+             f"{', '.join(cpu_vector_flags()) or 'none found'}), load average {load_average()[0]:.2f}",
+             f"mhaviz {kernels} [isa {isa}]"]
+    ok, blas = blas_report(any_blas)
+    lines += blas + ["OPENBLAS_CORETYPE: unset for this run (OpenBLAS chooses its kernels for this CPU)"]
+    return ok, isa, lines
 
 
 def torch_weights_to_npz(mha, x, path_w, path_x):
@@ -182,12 +229,10 @@ def main():
     shapes = [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     thread_counts = [int(t) for t in a.threads.split(",")]
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average {load_average()[0]:.2f}")
-    ok, lines = blas_report(a.any_blas)
-    for l in lines:
+    ok, isa, lines = machine_report(mhaviz, a.any_blas)
+    print(lines[0])
+    for l in lines[1:]:
         print("  " + l)
-    print("  OPENBLAS_CORETYPE: unset for this run (OpenBLAS chooses its kernels)")
     if not ok:
         sys.exit(1)
 
@@ -266,7 +311,8 @@ def main():
     if a.json:  # temporary file + rename: never a half-written file
         tmp = a.json + ".tmp"
         with open(tmp, "w") as f:
-            json.dump({"load_average_end": load_average(), "results": results}, f, indent=1)
+            json.dump({"machine": lines, "isa": isa, "load_average_end": load_average(), "results": results}, f,
+                      indent=1)
         os.replace(tmp, a.json)
 
 

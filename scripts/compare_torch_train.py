@@ -43,6 +43,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cli"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_torch  # noqa: E402  (the machine, ISA and BLAS report)
 import torch_model  # noqa: E402
 
 # name: (flags shared by both sides, batch, seq)
@@ -160,8 +162,16 @@ def main():
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--torch-plain", action="store_true", help="the grid's torch with torch_model.py's own LayerNorm")
     ap.add_argument("--grid-ms", type=float, default=300.0, help="the grid's mhaviz CPU ms per measurement")
+    ap.add_argument("--any-blas", action="store_true",
+                    help="time a torch that does not use OpenBLAS (e.g. pip's, with MKL) instead of refusing")
     args = ap.parse_args()
-    print(f"torch {torch.__version__}; OPENBLAS_CORETYPE unset")
+    ok, isa, lines = compare_torch.machine_report(os.path.abspath(args.mhaviz), args.any_blas)
+    print(lines[0])
+    for l in lines[1:]:
+        print("  " + l)
+    if not ok:
+        sys.exit(1)
+    args.machine, args.isa = lines, isa
     if args.grid:
         grid(args)
         return
@@ -194,9 +204,10 @@ def main():
                 cpu = f"   cpu {mc:8.3f} / {tc:8.3f} ms ratio {tc / mc:5.2f}x" if threads == 1 else ""
                 print(f"{name:10s} threads {threads}  batch {batch} seq {seq}:  mhaviz {m:9.3f} ms   "
                       f"torch {t:9.3f} ms   ratio {t / m:5.2f}x{cpu}", flush=True)
-    print(json.dumps([{"model": n, "threads": th, "batch": b, "seq": s, "mhaviz_ms": m, "torch_ms": t,
-                       "ratio": t / m, "mhaviz_cpu_ms": mc, "torch_cpu_ms": tc}
-                      for n, th, b, s, m, t, mc, tc in rows]))
+    print(json.dumps({"machine": args.machine, "isa": args.isa,
+                      "rows": [{"model": n, "threads": th, "batch": b, "seq": s, "mhaviz_ms": m, "torch_ms": t,
+                                "ratio": t / m, "mhaviz_cpu_ms": mc, "torch_cpu_ms": tc}
+                               for n, th, b, s, m, t, mc, tc in rows]}))
 
 
 def grid(args):
@@ -205,7 +216,8 @@ def grid(args):
     steps column: rounds x timed steps per round, per side."""
     torch.set_num_threads(1)
     rounds = args.rounds or 3
-    print(f"rounds {rounds}; {os.uname().nodename}; load {os.getloadavg()[0]:.1f} at the start", flush=True)
+    print(f"rounds {rounds}; {os.uname().nodename}; load {os.getloadavg()[0]:.1f} at the start; mhaviz kernels: "
+          f"{args.isa}", flush=True)
     print("| size | batch x seq | variant | vocab | torch CPU ms | mhaviz CPU ms | ratio | steps |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
     rows = []
@@ -243,7 +255,7 @@ def grid(args):
                     print(f"| {size} | {batch} x {seq} | {variant} | {vocab} | {tc:.2f} | {mc:.2f} | {tc / mc:.2f}x "
                           f"| {rounds} x {repeat} |", flush=True)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
-    print(json.dumps(rows))
+    print(json.dumps({"machine": args.machine, "isa": args.isa, "rows": rows}))
 
 
 if __name__ == "__main__":

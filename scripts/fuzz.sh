@@ -5,7 +5,11 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #     SECONDS_PER_TARGET  default 60 (CI); use e.g. 900 for a long local run
 #     TARGET              tokenizer | npz | cli | font (default: all)
-#   env: FUZZ_BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_FLAGS (extra libFuzzer flags)
+#   env: FUZZ_BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_FLAGS (extra libFuzzer flags),
+#        FUZZ_BUILD_ALL=1 to build every target of the build (the tests too, GUI left out),
+#        FUZZ_BUILD_EXTRA="t1 t2" to build these targets beside the fuzzers (CI: the unit
+#        tests), so that a sanitizer run of tests can use this same ASan + UBSan build
+#        (scripts/sanitize.sh with MHAVIZ_SANITIZE_PREBUILT) instead of compiling a second one
 #
 # New interesting inputs go to $FUZZ_BUILD_DIR/corpus/<target> (the committed seeds in
 # tests/fuzz/corpus/<target> are only read). A crash, leak, timeout or out-of-memory
@@ -30,12 +34,23 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
 fi
-# -O1 with assertions on (no NDEBUG): Eigen's bounds asserts stay armed.
+# -O1 with assertions on (no NDEBUG): Eigen's bounds asserts stay armed. Line tables are
+# all a sanitizer's report needs (file:line in every frame), and compile faster than -g.
+# With FUZZ_BUILD_ALL or FUZZ_BUILD_EXTRA the command line's glue (CLI11 and JSON
+# templates, no numeric loops: a third of the compile time), where it is built, is
+# built at -O0, which halves its compile time.
+glue=""
+[ "${FUZZ_BUILD_ALL:-0}" = 1 ] || [ -n "${FUZZ_BUILD_EXTRA:-}" ] && glue="-O0"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" \
-  -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_C_FLAGS_FUZZ="-O1 -g" -DCMAKE_CXX_FLAGS_FUZZ="-O1 -g" \
-  -DMHAVIZ_FUZZ=ON -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF "${launcher[@]}" >"$build/configure.log" 2>&1 ||
+  -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_C_FLAGS_FUZZ="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" \
+  -DMHAVIZ_GLUE_FLAGS="$glue" -DMHAVIZ_FUZZ=ON -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=OFF "${launcher[@]}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
-cmake --build "$build" -j "$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
+if [ "${FUZZ_BUILD_ALL:-0}" = 1 ]; then
+  cmake --build "$build" -j "$jobs"
+else
+  # shellcheck disable=SC2086  # FUZZ_BUILD_EXTRA is a list of target names
+  cmake --build "$build" -j "$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}") ${FUZZ_BUILD_EXTRA:-}
+fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

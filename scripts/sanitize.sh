@@ -16,6 +16,9 @@
 #        The whole GUI suite still runs in the normal build.
 #        MHAVIZ_SANITIZE_TARGETS="t1 t2": build only these targets (the TSan stage
 #        needs only the core's tests)
+#        MHAVIZ_SANITIZE_PREBUILT=DIR: build nothing; run the tests in DIR, a build made
+#        with ASan + UBSan already (CI: scripts/fuzz.sh's clang build with the unit
+#        tests in FUZZ_BUILD_EXTRA, so one sanitizer build serves the fuzzers and the tests)
 #
 # Called by .ci/run; exit status 0 only if every test passed with no sanitizer report.
 set -euo pipefail
@@ -36,7 +39,8 @@ jobs=${JOBS:-2}
 san="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
 link="-fsanitize=address,undefined"
 gui=ON
-if [ "$kind" = thread ]; then san="-fsanitize=thread"; link="$san"; gui=OFF; fi
+thread_tests=OFF  # core_thread_tests: the threaded core tests in a binary of their own
+if [ "$kind" = thread ]; then san="-fsanitize=thread"; link="$san"; gui=OFF; thread_tests=ON; fi
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -44,12 +48,20 @@ if command -v ccache >/dev/null; then
   # then share the cache too (debug paths stay relative to the checkout).
   export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
 fi
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=$gui "${launcher[@]}" \
+prebuilt=${MHAVIZ_SANITIZE_PREBUILT:-}
+if [ -n "$prebuilt" ]; then
+  build=$(cd "$prebuilt" && pwd)
+  grep -qE -- "^MHAVIZ_FUZZ:BOOL=ON|-fsanitize=[a-z,-]*address" "$build/CMakeCache.txt" ||
+    { echo "sanitize.sh: $build is not an AddressSanitizer build" >&2; exit 2; }
+  [ "$kind" = address ] || { echo "sanitize.sh: MHAVIZ_SANITIZE_PREBUILT is an AddressSanitizer build" >&2; exit 2; }
+else
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMHAVIZ_NATIVE=OFF -DMHAVIZ_GUI=$gui -DMHAVIZ_THREAD_TESTS=$thread_tests "${launcher[@]}" \
   -DCMAKE_C_FLAGS_DEBUG="-O1 -g $san" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g $san" \
   -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link"
 targets=()
 for t in ${MHAVIZ_SANITIZE_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$build" -j "$jobs" "${targets[@]}"
+fi
 
 # exitcode=66: a sanitizer failure must not pass for mhaviz's own exit status 1 or 2,
 # which the CLI tests expect for bad input. Leak reports count as failures.

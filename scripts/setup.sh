@@ -32,8 +32,9 @@ RUN_PACKAGES=(
 # The test suite, the fuzzers and the benchmark comparison only.
 TEST_PACKAGES=(
   git catch2 python3-glad
-  xvfb xauth xdotool
+  xvfb xauth xdotool x11-xserver-utils
   python3-numpy python3-torch libopenblas0-openmp python3-pil python3-sentencepiece
+  python3-nbclient python3-ipykernel python3-nbformat python3-matplotlib
   clang libclang-rt-14-dev clang-format
   ccache
 )

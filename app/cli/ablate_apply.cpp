@@ -4,6 +4,7 @@
 #include "io/checkpoint.hpp"
 #include "mha/forward.hpp"
 #include "options/ablate_flags.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

@@ -11,6 +11,7 @@
 #include "lm/model_trace.hpp"
 #include "mha/ablation.hpp"
 #include "options/run_options.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

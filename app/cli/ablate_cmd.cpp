@@ -15,6 +15,9 @@
 #include "commands.hpp"
 #include "options/ablate_flags.hpp"
 #include "options/terminal.hpp"
+#include "options/shared_flags.hpp"
+#include "options/table.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 
@@ -106,9 +109,9 @@ void DeclareAblateFlags(CLI::App& app, AblateArgs& a) {
       },
       "--icl: length of the repeated span (default: as long as fits the context twice)")
       ->group(g);
-  IntFlag(
-      app, "--threads", 0, Limits::kMaxThreads, [&a](int v) { a.threads = v; },
-      "threads (default 0 = one per core); the numbers are the same on any count")
+  ThreadsFlag(
+      app, [&a](int v) { a.threads = v; }, "threads (default 0 = one per core); the numbers are the same on any count",
+      /*every_core_at_zero=*/true)
       ->group(g);
   app.add_flag("--json", a.json, "print the result as one JSON object instead of a table")->group(kOutputGroup);
 }
@@ -122,36 +125,10 @@ const char* const kFooter =
     "  mhaviz ablate --model mhaviz-small --icl                 the induction head's repeat signature\n"
     "  mhaviz ablate --model offsets.npz --mode mean            a task model: accuracy per target too\n";
 
-std::string Fixed(double v, int digits = 4) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
 std::string Signed(double v, int digits = 4) {
   char b[48];
   std::snprintf(b, sizeof b, "%+.*f", digits, v);
   return b;
-}
-// Columns a terminal gives the text: a character each, two for Hangul and other wide
-// East Asian characters (several bytes each in UTF-8).
-std::size_t Columns(const std::string& s) {
-  std::size_t cols = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    char32_t cp = n == 1 ? c : c & (0x3F >> (n - 1));
-    for (int k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
-                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
-                      (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6);
-    cols += wide ? 2 : 1;
-    i += n;
-  }
-  return cols;
-}
-std::string Pad(const std::string& s, std::size_t w) {
-  const std::size_t shown = Columns(s);
-  return shown >= w ? s + " " : s + std::string(w - shown, ' ');
 }
 std::string Piece(const nlohmann::json& p) { return "[" + TerminalToken(p.get<std::string>()) + "]"; }
 
@@ -311,17 +288,30 @@ int HeadSetCommand(const AblateArgs& a, const AblationSubject& s, AblationMode m
   return 0;
 }
 
+// The span --icl repeats; throws if it does not fit the model's context twice.
+int IclSpan(const AblateArgs& a, const AblationSubject& s, const lm::IclShape& shape) {
+  const int context = s.model().cfg.max_seq, prefix = shape.prefix >= 0 ? 1 : 0;
+  if (shape.room < 2)
+    throw Error("--icl repeats a span of at least 2 " + std::string(s.lm ? "pieces" : "tokens") + " twice" +
+                (prefix ? " after <s>" : "") + ", which needs a context of " + std::to_string(4 + prefix) +
+                "; the model's context (max_seq) is " + std::to_string(context) +
+                ". Measure it without --icl (the loss on its reference text), or give a model with a longer context.");
+  const int span = a.span_given ? a.span : shape.span;
+  if (span > shape.room)
+    throw UsageError("--span " + std::to_string(span) + " does not fit twice in the model's context of " +
+                     std::to_string(context) + (prefix ? " (after <s>)" : "") + ": use at most " +
+                     std::to_string(shape.room) + ".");
+  if (span < 2)
+    throw Error("--icl draws the span from the model's " + std::to_string(shape.candidates.size()) +
+                " number tokens, too few for a span of 2: give --span 2 (tokens may then repeat).");
+  return span;
+}
+
 int IclCommand(const AblateArgs& a, const AblationSubject& s, AblationMode mode, const ContextMeans* means,
                const std::vector<HeadProfile>& labels) {
   const Model& m = s.model();
   const lm::IclShape shape = lm::IclShapeOf(s);
-  const int prefix = shape.prefix, room = shape.room;
-  const int span = a.span_given ? a.span : shape.span;
-  if (span > room)
-    throw UsageError("--span " + std::to_string(span) + " does not fit twice in the model's context of " +
-                     std::to_string(m.cfg.max_seq) + (prefix >= 0 ? " (after <s>)" : "") + ": use at most " +
-                     std::to_string(room) + ".");
-  if (span < 2) throw UsageError("the model's context is too short to repeat a span of 2 tokens.");
+  const int prefix = shape.prefix, span = IclSpan(a, s, shape);
   const RepeatedSpans spans = MakeRepeatedSpans(shape.candidates, prefix, span, a.sequences, m.cfg.layer.seed);
   std::vector<HeadRef> heads = a.heads;
   if (heads.empty()) heads.push_back(lm::InductionHead(labels));
@@ -397,6 +387,7 @@ int Ablate(const AblateArgs& a) {
   if (!a.icl && (a.sequences_given || a.span_given))
     throw UsageError("--sequences and --span shape the repeated spans of --icl; add --icl.");
   if (!a.heads.empty()) CheckHeadsFit("--heads", a.heads, s.layers(), s.heads(), s.name, s.layers() * s.heads() == 1);
+  if (a.icl) IclSpan(a, s, lm::IclShapeOf(s));  // before the reference passes
   Model& m = s.lm ? s.lm->model : s.task_model;
   m.cfg.layer.threads = a.threads;
   Trainer trainer(a.threads);

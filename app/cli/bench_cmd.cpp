@@ -16,8 +16,11 @@
 
 #include "bench_live.hpp"
 #include "mha/flash.hpp"
+#include "mha/isa.hpp"
 #include "options/timing.hpp"
+#include "options/shared_flags.hpp"
 #include "commands.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -32,7 +35,8 @@ const char* kBenchAbout =
     "(Flash attention): the same context and attn_out, no seq x seq scores or weights kept,\n"
     "memory linear in seq, up to 32768 tokens. Compare both with scripts/flash_bench.py.";
 const char* kBenchFooter =
-    "Prints one line per setting, and last one JSON object: seq, d_model, heads, kv_heads,\n"
+    "Prints one line per setting, the kernels' instruction set (chosen when mhaviz was built), and\n"
+    "last one JSON object: isa (avx512, avx2, portable or scalar), seq, d_model, heads, kv_heads,\n"
     "threads, repeat, median_ms, min_ms (wall clock), gflops (FLOPs of the median run,\n"
     "counted as 8*n*d^2 + 4*n^2*d for plain multi-head attention) and cpu_median_ms (the\n"
     "calling thread's CPU time: on a busy machine, what the run cost without the waits),\n"
@@ -76,15 +80,10 @@ void DeclareBenchFlags(CLI::App& app, BenchArgs& b) {
     b.attention_given = true;
   })->group(g);
   AddModelSizeFlags(app, b.run);
-  IntFlag(
-      app, "--threads", -kBig, kBig, [&b](int v) { b.run.cfg.threads = v; },
+  ThreadsFlag(
+      app, [&b](int v) { b.run.cfg.threads = v; },
       "CPU threads (default 1; a pass under ~2 MFLOP per thread uses fewer)",
-      [](long long n) {
-        return n >= 1 && n <= Limits::kMaxThreads
-                   ? std::string()
-                   : "--threads = " + std::to_string(n) + " must be between 1 and " +
-                         std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.";
-      })
+      /*every_core_at_zero=*/false)
       ->type_name("T")
       ->group(g);
   IntFlag(
@@ -290,6 +289,7 @@ int BenchCommand(const std::vector<std::string>& argv) {
               << ToString(cfg.attention);
     if (flash) std::cout << " (tiles of " << br << " x " << bc << ")";
     std::cout << ", " << n << (once ? " timed run (a long pass: once, no warm-up)\n" : " timed runs\n");
+    std::cout << KernelIsaLine() << "\n";
     char line[640];
     std::snprintf(line, sizeof line,
                   "median %.4f ms, min %.4f ms, %.2f GFLOP/s (%.1f MFLOP per run); calling thread's CPU "
@@ -297,12 +297,12 @@ int BenchCommand(const std::vector<std::string>& argv) {
                   median, min_ms, gflops, flops / 1e6, cpu_median, peak_mb);
     std::cout << line;
     std::snprintf(line, sizeof line,
-                  "{\"seq\": %d, \"d_model\": %d, \"heads\": %d, \"kv_heads\": %d, \"threads\": %d, "
+                  "{\"isa\": \"%s\", \"seq\": %d, \"d_model\": %d, \"heads\": %d, \"kv_heads\": %d, \"threads\": %d, "
                   "\"repeat\": %zu, \"median_ms\": %.6f, \"min_ms\": %.6f, \"gflops\": %.3f, "
                   "\"cpu_median_ms\": %.6f, \"attention\": \"%s\", \"tile\": [%d, %d], \"warmup\": %s, "
                   "\"peak_rss_mb\": %.1f}\n",
-                  seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median, min_ms, gflops, cpu_median,
-                  ToString(cfg.attention), br, bc, once ? "false" : "true", peak_mb);
+                  BuildKernelIsa().name, seq, cfg.d_model, cfg.num_heads, cfg.kv_heads(), cfg.threads, n, median,
+                  min_ms, gflops, cpu_median, ToString(cfg.attention), br, bc, once ? "false" : "true", peak_mb);
     std::cout << line;
     return 0;
   });

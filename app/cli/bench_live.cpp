@@ -16,6 +16,7 @@
 #include "options/run_options.hpp"
 #include "options/timing.hpp"
 #include "mha/mha.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -145,10 +146,11 @@ int BenchLive(Config base, int seq, int repeat) {
 
   std::cout << "mhaviz bench --live: seq " << seq << ", d_model " << d << ", heads " << H << " (<-> " << other_heads
             << "), threads " << base.threads
-            << "; each action flips one setting and times the app's recompute (mha::Live)\n";
-  std::string json = "{\"seq\": " + std::to_string(seq) + ", \"d_model\": " + std::to_string(d) +
-                     ", \"heads\": " + std::to_string(H) + ", \"threads\": " + std::to_string(base.threads) +
-                     ", \"actions\": {";
+            << "; each action flips one setting and times the app's recompute (mha::Live)\n"
+            << KernelIsaLine() << "\n";
+  std::string json = "{\"isa\": \"" + std::string(BuildKernelIsa().name) + "\", \"seq\": " + std::to_string(seq) +
+                     ", \"d_model\": " + std::to_string(d) + ", \"heads\": " + std::to_string(H) +
+                     ", \"threads\": " + std::to_string(base.threads) + ", \"actions\": {";
   char line[512];
   bool first = true;
   for (const Action& act : actions) {
@@ -204,6 +206,15 @@ int BenchLive(Config base, int seq, int repeat) {
   json += "}}";
   std::cout << json << "\n";
   return 0;
+}
+
+std::string KernelIsaLine() {
+  const KernelIsa isa = BuildKernelIsa();
+  std::string line = std::string("kernels: ") + isa.description + " (" + std::to_string(isa.tile_rows) + " x " +
+                     std::to_string(isa.tile_cols) + " register tile), chosen when mhaviz was built";
+  if (std::string(isa.name) != "avx512" && CpuHasAvx512())
+    line += "; this CPU has AVX-512, which a build for it (-march=native here, or x86-64-v4) would use";
+  return line;
 }
 
 double PassSeconds(const Config& cfg, int seq) {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "mha/config.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 
@@ -29,5 +30,10 @@ inline constexpr double kEstimateTrainFlops = 30e9;  // a training step's backwa
 double PassSeconds(const Config& cfg, int seq);
 // "0.25 s" style text for messages.
 std::string SecondsText(double s);
+
+// "kernels: AVX2 + FMA, 8 floats a vector (6 x 16 register tile), chosen when mhaviz
+// was built", and what an AVX-512 CPU running a 256-bit build leaves unused: every
+// bench mode prints it, so each number names the code path that made it.
+std::string KernelIsaLine();
 
 }  // namespace mha::cli

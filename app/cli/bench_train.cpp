@@ -16,6 +16,7 @@
 #include "mha/mha.hpp"
 #include "options/flags.hpp"
 #include "options/timing.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 
@@ -35,7 +36,8 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
         "    --seq 64 --batch 64 --repeat 5",
         "mhaviz bench --train"};
     app.footer(
-        "Prints one line per step, and last one JSON object: the model (with its vocab and activation),\n"
+        "Prints the kernels' instruction set, one line per step, and last one JSON object: isa (avx512,\n"
+        "avx2, portable or scalar), the model (with its vocab and activation),\n"
         "batch, seq, threads (asked for), threads_used (a small model's step runs on fewer), repeat,\n"
         "median_ms and min_ms (wall clock), cpu_median_ms (the calling thread's CPU time), and\n"
         "optimizer_median_ms (the clipping and AdamW update within the step, wall clock).");
@@ -118,6 +120,7 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
       trainer.Gradients(m, b, g);
       trainer.Update(opt, m, g);
     }
+    std::cout << KernelIsaLine() << "\n";
     std::vector<double> ms, cpu, opt_ms;
     for (int i = 0; i < repeat; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -132,6 +135,7 @@ int BenchTrainCommand(const std::vector<std::string>& argv) {
       std::printf("step %d: %.3f ms\n", i + 1, ms.back());
     }
     nlohmann::json j{{"mode", "train"},
+                     {"isa", BuildKernelIsa().name},
                      {"layers", mc.num_layers},
                      {"d_model", mc.layer.d_model},
                      {"heads", mc.layer.num_heads},

@@ -9,6 +9,7 @@
 
 #include "options/flags.hpp"
 #include "prepare.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 
@@ -48,7 +49,8 @@ struct ExportArgs {
   std::string view = "heatmaps";  // --view heatmaps|head|cost|flash
   std::string tile;               // --tile BRxBC (--view flash), parsed into:
   int tile_br = 4, tile_bc = 4;
-  std::string preset;  // --preset lesson|hand|heads: a hand-built example instead of seeded weights
+  std::string preset;         // --preset lesson|hand|heads: a hand-built example instead of seeded weights
+  std::string notebook_path;  // --notebook OUT.ipynb: a Jupyter notebook (and OUT.npz) instead of pictures
   bool help = false;
   std::string help_text;
 };
@@ -56,6 +58,10 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e);
 ExportArgs ParseExportArgs(const std::vector<std::string>& args);
 // export --model M.npz --grid: the layers x heads grid (export_grid.cpp).
 int ExportGrid(const ExportArgs& e);
+// export --notebook OUT.ipynb: the notebook and the OUT.npz it reads (export_notebook.cpp).
+int ExportNotebook(const ExportArgs& e);
+// OUT.ipynb -> OUT.npz: where the notebook's tensors go.
+std::string NotebookNpzPath(const std::string& ipynb_path);
 // export --view cost|flash: the Cost or Flash view's picture of layer `t` (export_views.cpp).
 int WriteCostOrFlash(const ExportArgs& e, const Trace& t, const std::string& sentence, double computed_ms);
 
@@ -64,6 +70,8 @@ int ExportCommand(const std::vector<std::string>& args);
 int BenchCommand(const std::vector<std::string>& args);
 // `mhaviz ablate`: knock heads out of a trained model (ablate_cmd.cpp).
 int AblateCommand(const std::vector<std::string>& args);
+// `mhaviz patch`: activation patching of a language model's heads (patch_cmd.cpp).
+int PatchCommand(const std::vector<std::string>& args);
 // `mhaviz generate`: a language model continues a prompt with the KV cache (generate_cmd.cpp).
 int GenerateCommand(const std::vector<std::string>& args);
 // bench --train: one training step (bench_train.cpp).

@@ -10,9 +10,10 @@
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "export_source.hpp"
-#include "render/head_view.hpp"
+#include "render/head_view_render.hpp"
 #include "render/render.hpp"
 #include "text/i18n.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -22,7 +23,8 @@ const char* kExportAbout =
     "softmax(Q K^T / sqrt(d_k)) of every head, plus their mean, as heatmaps: rows are the\n"
     "query tokens, columns the key tokens, coloured with viridis on one fixed [0, 1] scale\n"
     "for all maps (or per map / per row: --color-scale). Works without a display (DISPLAY\n"
-    "may be unset). Give at least one of --png / --svg.";
+    "may be unset). Give at least one of --png / --svg, or --notebook for a Jupyter notebook\n"
+    "that recomputes the same layer in PyTorch.";
 const char* kExportFooter =
     "Big inputs stay bounded: labels and printed weights are left out when the cells are\n"
     "too small, PNGs are capped at 16 megapixels, and an SVG is refused above 300,000 cells\n"
@@ -38,6 +40,8 @@ const char* kExportFooter =
     "  mhaviz export --view cost --sentence \"The cat sat on the mat.\" --png cost.png --svg cost.svg\n"
     "  mhaviz export --view flash --mask causal --head 1 --tile 3x5 --png flash.png\n"
     "  mhaviz export --view head --preset heads --sentence \"one two three four five\" --png pos.png\n"
+    "  mhaviz export --sentence \"고양이가 쥐를 잡았다\" --mask causal --notebook cat.ipynb --lang ko\n"
+    "  mhaviz export --model mhaviz-small --sentence \"고양이가 쥐를\" --ablate L1H3 --notebook lm.ipynb\n"
     "  mhaviz export --view head --model assets/models/mhaviz-small.npz --sentence \"고양이가 쥐를\" \\\n"
     "      --layer 1 --png lm.png                          a trained language model's layer 1\n"
     "\n"
@@ -47,20 +51,24 @@ const char* kExportFooter =
     "Exit status: 0 ok, 1 runtime error (files, fonts), 2 usage error (flags). Files are\n"
     "written atomically: a failed write leaves no partial file behind.";
 
+// A decimal as typed: digits with at most one '.' between them (strtod alone also took
+// spaces, signs, hex, "inf" and "nan"); 0 for anything else.
+double Decimal(const std::string& s) {
+  const std::size_t dot = s.find('.');
+  const bool digits = !s.empty() && s.find_first_not_of("0123456789.") == std::string::npos && s.size() <= 12 &&
+                      s.find('.', dot == std::string::npos ? dot : dot + 1) == std::string::npos && s.front() != '.' &&
+                      s.back() != '.';
+  return digits ? std::strtod(s.c_str(), nullptr) : 0;
+}
+
 // "16:9" -> 1.777...: width over height, from 1:4 to 4:1.
 double FitAspect(const std::string& v) {
   const std::size_t colon = v.find(':');
-  char* end = nullptr;
-  double w = 0, h = 0;
-  if (colon != std::string::npos && colon > 0) {
-    const std::string a = v.substr(0, colon), b = v.substr(colon + 1);
-    w = std::strtod(a.c_str(), &end);
-    if (*end != '\0') w = 0;
-    h = std::strtod(b.c_str(), &end);
-    if (b.empty() || *end != '\0') h = 0;
-  }
+  const double w = colon == std::string::npos ? 0 : Decimal(v.substr(0, colon)),
+               h = colon == std::string::npos ? 0 : Decimal(v.substr(colon + 1));
   if (!(w > 0 && h > 0 && w / h >= 0.25 && w / h <= 4.0))
-    throw UsageError("--fit expects the slide's shape as W:H, e.g. 16:9 or 4:3 (from 1:4 to 4:1), got '" + v + "'.");
+    throw UsageError("--fit expects the slide's shape as W:H, e.g. 16:9 or 4:3 (from 1:4 to 4:1), got '" +
+                     TerminalSafe(v) + "'.");
   return w / h;
 }
 
@@ -94,6 +102,31 @@ int WriteHeadView(const ExportArgs& e, const Trace& t, const render::HeatmapOpti
                                      : std::string())
               << (bytes.size() + 1023) / 1024 << " KiB)\n";
   return 0;
+}
+
+// --notebook: a name that says what it is, and no flag that shapes a picture.
+void CheckNotebookArgs(const ExportArgs& e, const std::vector<std::string>& argv) {
+  const std::string& p = e.notebook_path;
+  const std::string ext = ".ipynb";
+  const std::size_t slash = p.find_last_of('/');
+  const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (base.size() <= ext.size() || base.compare(base.size() - ext.size(), ext.size(), ext) != 0)
+    throw UsageError(
+        "--notebook writes a Jupyter notebook, whose name ends in .ipynb (Jupyter lists no other), "
+        "and its tensors beside it under the same name ending in .npz: give e.g. --notebook cat.ipynb, "
+        "got '" +
+        TerminalSafe(p) + "'.");
+  if (!e.png_path.empty() || !e.svg_path.empty())
+    throw UsageError(
+        "--notebook writes a notebook and the .npz it reads; write the pictures (--png, --svg) in a "
+        "run of their own.");
+  for (const char* f : {"--view", "--grid", "--head", "--scale", "--no-values", "--color-scale", "--colour-scale",
+                        "--columns", "--no-header", "--fit", "--tile"})
+    for (const std::string& a : argv)
+      if (a == f || a.rfind(std::string(f) + "=", 0) == 0)
+        throw UsageError(std::string(f) +
+                         " shapes a picture; the notebook draws every head with matplotlib itself. Leave it out "
+                         "with --notebook.");
 }
 
 }  // namespace
@@ -203,7 +236,17 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
           ""));
   TextFlag(app, "--tile", e.tile, "with --view flash: the tile, Br query rows x Bc keys, e.g. 4x4 (default) or 3x5")
       ->type_name("BRxBC")
-      ->group(kOutputGroup);
+      ->group(kOutputGroup)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return ParseNumberPair(v, 'x', 1, Limits::kMaxFlashTile)
+                       ? std::string()
+                       : "--tile expects Br x Bc as two whole numbers from 1 to " +
+                             std::to_string(Limits::kMaxFlashTile) +
+                             " joined by x, e.g. 4x4 or 3x5 (tiles that do not divide the sentence are fine), got '" +
+                             TerminalSafe(v) + "'.";
+          },
+          ""));
   app.add_option_function<std::string>(
          "--lang", [](const std::string& v) { g_export_lang = v; },
          "the language of the titles and captions drawn into the picture: en (default) or\n"
@@ -211,6 +254,13 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
       ->type_name("en|ko")
       ->group(kOutputGroup)
       ->check(CLI::IsMember({"en", "ko"}));
+  TextFlag(app, "--notebook", e.notebook_path,
+           "write a Jupyter notebook of the lessons' PyTorch code that recomputes this\n"
+           "layer (or trained model) step by step and with torch.nn.MultiheadAttention,\n"
+           "checked against mhaviz's numbers; what it reads goes beside it as OUT.npz",
+           "--notebook needs a file name ending in .ipynb, e.g. --notebook cat.ipynb.")
+      ->type_name("OUT.ipynb")
+      ->group(kOutputGroup);
   PresetFlag(app, [&e](const std::string& v) { e.preset = v; })->group("What to compute");
   options::AddModelFlags(app, e.source);
   app.add_flag("--grid", e.grid,
@@ -222,13 +272,18 @@ void DeclareExportFlags(CLI::App& app, ExportArgs& e) {
 ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
   ExportArgs e = ParseCommandArgs("export", kExportAbout, kExportFooter, DeclareExportFlags, argv);
   if (e.help) return e;
-  if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean))
-    throw Error(
-        "--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
-        "share/locale; build the mhaviz-translations target or reinstall.");
+  if (g_export_lang == "ko" && !i18n::SetLanguage(i18n::Lang::kKorean)) {
+    if (i18n::CatalogProblem().empty())
+      throw Error(
+          "--lang ko: the Korean translation (mhaviz.mo) was not found beside mhaviz or in its "
+          "share/locale; build the mhaviz-translations target or reinstall.");
+    // A damaged catalogue is a broken install, not a typo: the picture is still worth
+    // drawing, in English, with the reason on stderr.
+    std::cerr << "mhaviz export: note: " << TerminalSafe(i18n::CatalogProblem(), true) << "\n";
+  }
   options::CheckModelFlags(
       argv, e.source,
-      {"--png", "--svg", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid", "--color-scale",
+      {"--png", "--svg", "--notebook", "--head", "--scale", "--no-values", "-q", "--quiet", "--grid", "--color-scale",
        "--colour-scale", "--columns", "--no-header", "--fit", "--view", "--sentence", "-s", "--lang", "--tile"});
   if (!e.preset.empty()) {
     if (!e.source.model.empty())
@@ -263,27 +318,23 @@ ExportArgs ParseExportArgs(const std::vector<std::string>& argv) {
       throw UsageError(
           "--view cost draws the whole layer's cost; --head picks a head for --view flash, heatmaps or head.");
   }
-  if (!e.tile.empty()) {
+  if (const auto tile = ParseNumberPair(e.tile, 'x', 1, Limits::kMaxFlashTile)) {  // (checked when parsed)
     if (e.view != "flash") throw UsageError("--tile sets Flash attention's tile for --view flash; leave it out here.");
-    int br = 0, bc = 0;
-    char extra = 0;
-    if (std::sscanf(e.tile.c_str(), "%dx%d%c", &br, &bc, &extra) != 2 || br < 1 || bc < 1 ||
-        br > Limits::kMaxFlashTile || bc > Limits::kMaxFlashTile)
-      throw UsageError("--tile expects Br x Bc as two whole numbers from 1 to " +
-                       std::to_string(Limits::kMaxFlashTile) +
-                       " joined by x, e.g. 4x4 or 3x5 (tiles that do not divide the sentence are fine), got '" +
-                       TerminalSafe(e.tile) + "'.");
-    e.tile_br = br;
-    e.tile_bc = bc;
+    e.tile_br = tile->first;
+    e.tile_bc = tile->second;
   }
   if (e.grid && e.source.model.empty())
     throw UsageError("--grid draws every layer and head of a trained model: give the checkpoint with --model M.npz.");
   if (e.grid && (e.head_given || e.source.layer != 0))
     throw UsageError("--grid draws every layer and every head; leave out --head and --layer.");
+  if (!e.notebook_path.empty()) {
+    CheckNotebookArgs(e, argv);
+    return e;
+  }
   if (e.png_path.empty() && e.svg_path.empty())
     throw UsageError(
-        "say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg. "
-        "See 'mhaviz export --help'.");
+        "say where to write the heatmaps: --png FILE.png and/or --svg FILE.svg (or, for a Jupyter notebook of the "
+        "same computation in PyTorch, --notebook FILE.ipynb). See 'mhaviz export --help'.");
   if (e.png_path.empty() == false && e.png_path == e.svg_path)
     throw UsageError("--png and --svg name the same file '" + e.png_path + "'; give each its own name.");
   if (!e.fit.empty()) FitAspect(e.fit);  // refused here, before anything is computed
@@ -297,6 +348,7 @@ int ExportCommand(const std::vector<std::string>& argv) {
       std::cout << e.help_text;
       return 0;
     }
+    if (!e.notebook_path.empty()) return ExportNotebook(e);
     io::CheckOutputs({{"--png", e.png_path}, {"--svg", e.svg_path}});  // before anything is computed or drawn
     if (e.grid) return ExportGrid(e);
     const std::string& png_path = e.png_path;

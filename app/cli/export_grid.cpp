@@ -8,23 +8,21 @@
 #include "commands.hpp"
 #include "io/checkpoint.hpp"
 #include "io/files.hpp"
+#include "lm/ablate_model.hpp"
 #include "mha/heads.hpp"
 #include "render/train_render.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
 
-// Held-out sequences to label the heads on, as `mhaviz train` measures them.
-constexpr int kLabelSequences = 128;
-
-// The head labels of a checkpoint trained on a task; none for one that was not.
-std::vector<HeadProfile> LabelHeads(const Model& m) {
+// The head labels of a checkpoint trained on a task, on the held-out examples the app
+// labels them on (in parts the memory estimate sizes); none for one that was not.
+std::vector<HeadProfile> LabelHeads(const Model& m, const std::string& name) {
   if (m.cfg.task.empty()) return {};
   const TaskSpec t = io::ParseTaskJson(m.cfg.task, "the checkpoint");
-  Batch b;
-  HeldOutBatch(t, m.cfg.layer.seed, 0, kLabelSequences, b);
   Trainer trainer;
-  return ProfileHeads(trainer, m, b, &t);
+  return lm::HeldOutLabels(trainer, m, t, name);
 }
 
 }  // namespace
@@ -36,7 +34,7 @@ int ExportGrid(const ExportArgs& e) {
     throw UsageError("the SVG would hold " + Thousands(render::GridCellCount(m.trace)) +
                      " cells, too many for any viewer (the limit is " + Thousands(render::kMaxSvgCells) +
                      "). Write only a --png, or give fewer --tokens.");
-  const std::vector<HeadProfile> heads = LabelHeads(m.model);
+  const std::vector<HeadProfile> heads = LabelHeads(m.model, e.source.model);
   render::GridInput in;
   in.probe = &m.trace;
   in.tokens = TokenLabels(m.model.cfg, m.trace.tokens);

@@ -5,6 +5,7 @@
 #include "mha/forward.hpp"
 #include "mha/teach.hpp"
 #include "render/render.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

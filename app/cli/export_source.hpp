@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "lm/language_model.hpp"
 #include "mha/model.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

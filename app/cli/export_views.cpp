@@ -8,6 +8,7 @@
 #include "io/files.hpp"
 #include "options/terminal.hpp"
 #include "render/cost_flash.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 
@@ -39,6 +40,7 @@ int WriteCostOrFlash(const ExportArgs& e, const Trace& t, const std::string& sen
     if (!e.svg_path.empty()) files.emplace_back(e.svg_path, render::FlashPictureSvg(t, o));
   }
   io::WriteFilesAtomic(files);
+  for (const std::string& n : img.notes) std::cerr << "mhaviz export: note: " << TerminalSafe(n, true) << "\n";
   if (e.quiet) return 0;
   if (cost) {
     const render::CostNumbers c = render::CostNumbersOf(t);

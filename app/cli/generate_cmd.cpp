@@ -13,6 +13,8 @@
 #include <sstream>
 
 #include "options/model_flags.hpp"
+#include "options/shared_flags.hpp"
+#include "options/table.hpp"
 #include "commands.hpp"
 #include "io/assets.hpp"
 #include "io/checkpoint.hpp"
@@ -21,6 +23,7 @@
 #include "mha/decode.hpp"
 #include "options/terminal.hpp"
 #include "options/timing.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -80,29 +83,24 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
                          " (no model reads more; mhaviz-small's context is 64 pieces, prompt included). Try 40.";
       })
       ->group(g);
-  app.add_option_function<std::string>(
-         "--temperature",
-         [&a](const std::string& v) {
-           a.temperature = std::strtod(v.c_str(), nullptr);
-           a.temperature_given = true;
-         },
-         "sample from softmax(logits / T): below 1 sharper, above 1 flatter (default: greedy,\n"
-         "the likeliest piece)")
+  DecimalFlag(
+      app, "--temperature",
+      [&a](double t) {
+        a.temperature = t;
+        a.temperature_given = true;
+      },
+      "sample from softmax(logits / T): below 1 sharper, above 1 flatter (default: greedy,\n"
+      "the likeliest piece)",
+      "0.8",
+      [](double t, const std::string& typed) {
+        return std::isfinite(t) && t > 0
+                   ? std::string()
+                   : "--temperature = " + typed +
+                         " cannot divide the logits: it must be a positive number (0.8 sharpens the next piece's "
+                         "distribution, 1.5 flattens it). For the likeliest piece every time, leave --temperature out.";
+      })
       ->type_name("T")
-      ->group(g)
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            char* end = nullptr;
-            const double t = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0')
-              return "--temperature expects a number such as 0.8, got '" + TerminalSafe(v) + "'.";
-            if (!std::isfinite(t) || t <= 0)
-              return "--temperature = " + TerminalSafe(v) +
-                     " cannot divide the logits: it must be a positive number (0.8 sharpens the next piece's "
-                     "distribution, 1.5 flattens it). For the likeliest piece every time, leave --temperature out.";
-            return "";
-          },
-          ""));
+      ->group(g);
   IntFlag(
       app, "--top-k", -kBig, kBig, [&a](int v) { a.top_k = v; },
       "sample only among the K likeliest pieces (with --temperature, or at T = 1)",
@@ -136,16 +134,10 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
                "generate by recomputing the whole sequence for every piece (no KV cache): the\n"
                "same text, slower")
       ->group(g);
-  IntFlag(
-      app, "--threads", -kBig, kBig, [&a](int v) { a.threads = v; },
+  ThreadsFlag(
+      app, [&a](int v) { a.threads = v; },
       "CPU threads of the prefill and of the full recomputation (default: the checkpoint's)",
-      [](long long n) {
-        return n >= 1 && n <= Limits::kMaxThreads
-                   ? std::string()
-                   : "--threads = " + std::to_string(n) + " must be between 1 and " +
-                         std::to_string(Limits::kMaxThreads) + ". Try 1, or the number of cores.";
-      })
-      ->type_name("T")
+      /*every_core_at_zero=*/false)
       ->group(g);
   app.add_flag("--json", a.json,
                "print one JSON object (text, pieces, ids, every step's times and FLOPs, the\n"
@@ -207,45 +199,18 @@ class Progress {
   bool on_;
 };
 
-std::string Fixed(double v, int decimals) {
-  if (v < 0) return "-";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", decimals, v);
-  return b;
-}
-
-// Columns a string takes on a terminal: Hangul and CJK characters take two.
-std::size_t Columns(const std::string& s) {
-  std::size_t cols = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int len = c < 0x80 ? 1 : c >> 5 == 6 ? 2 : c >> 4 == 14 ? 3 : 4;
-    char32_t cp = len == 1 ? c : c & (0x7F >> len);
-    for (int k = 1; k < len && i + k < s.size(); ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
-                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
-                      (cp >= 0xFF00 && cp <= 0xFF60);
-    cols += wide ? 2 : 1;
-    i += static_cast<std::size_t>(len);
-  }
-  return cols;
-}
-
-std::string Pad(const std::string& s, std::size_t w, bool left = false) {
-  const std::size_t cols = Columns(s);
-  if (cols >= w) return s;
-  return left ? std::string(w - cols, ' ') + s : s + std::string(w - cols, ' ');
-}
+// A time, or "-" where none was measured (negative).
+std::string Ms(double v) { return v < 0 ? "-" : Fixed(v, 3); }
 
 void PrintTable(const std::vector<lm::GeneratedPiece>& steps, bool cached) {
   std::cout << "\nper step: the pass that chose each new piece (wall-clock ms; FLOPs of its matrix products)\n";
-  std::cout << Pad("pos", 4, true) << "  " << Pad("piece", 14) << Pad(cached ? "cached ms" : "", 10, true)
-            << Pad("full ms", 10, true) << Pad("cached FLOPs", 15, true) << Pad("full FLOPs", 15, true) << "\n";
+  std::cout << PadLeft("pos", 4) << "  " << Pad("piece", 14, 0) << PadLeft(cached ? "cached ms" : "", 10)
+            << PadLeft("full ms", 10) << PadLeft("cached FLOPs", 15) << PadLeft("full FLOPs", 15) << "\n";
   for (const lm::GeneratedPiece& r : steps)
-    std::cout << Pad(std::to_string(r.position), 4, true) << "  " << Pad(TerminalToken(r.piece, 12), 14)
-              << Pad(cached ? Fixed(r.ms_cached, 3) : "", 10, true) << Pad(Fixed(r.ms_full, 3), 10, true)
-              << Pad(Thousands(static_cast<long long>(r.flops.cached)), 15, true)
-              << Pad(Thousands(static_cast<long long>(r.flops.full)), 15, true) << "\n";
+    std::cout << PadLeft(std::to_string(r.position), 4) << "  " << Pad(TerminalToken(r.piece, 12), 14, 0)
+              << PadLeft(cached ? Ms(r.ms_cached) : "", 10) << PadLeft(Ms(r.ms_full), 10)
+              << PadLeft(Thousands(static_cast<long long>(r.flops.cached)), 15)
+              << PadLeft(Thousands(static_cast<long long>(r.flops.full)), 15) << "\n";
 }
 
 nlohmann::json StepsJson(const std::vector<lm::GeneratedPiece>& steps) {
@@ -294,6 +259,7 @@ int Generate(const GenerateArgs& a) {
   sampling.no_repeat_ngram = a.no_repeat;
   CheckSampling(sampling, vocab);
 
+  lm::CheckCanGenerate(lm);  // a checkpoint's limit, not the prompt's
   std::vector<int> prompt_ids;
   std::string cut;
   try {

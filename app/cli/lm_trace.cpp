@@ -5,17 +5,20 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/ablate_apply.hpp"
+#include "cli/trace_norms.hpp"
 #include "io/checkpoint.hpp"
 #include "io/files.hpp"
 #include "lm/language_model.hpp"
 #include "mha/trace.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
 
 // The trace JSON with the pieces, their ids and the next-piece predictions added.
-std::string LanguageModelJson(const Trace& t, const lm::SentenceRun& r, int layer) {
-  nlohmann::json j = nlohmann::json::parse(io::TraceJson(t, r.notice));
+std::string LanguageModelJson(const Trace& t, const lm::SentenceRun& r, int layer, const TraceNorms& norms) {
+  nlohmann::json j =
+      nlohmann::json::parse(io::TraceJson(t, r.notice, norms.json && norms.norms.size() > 0 ? &norms.norms : nullptr));
   j["model_layer"] = layer;
   j["ids"] = r.ids;
   j["pieces"] = r.pieces;
@@ -31,8 +34,9 @@ std::string LanguageModelJson(const Trace& t, const lm::SentenceRun& r, int laye
 
 // The layer's tensors, then what the model predicts from the whole stack: logits
 // (seq, vocab) and, for pre-LN, final_ln (seq, d_model).
-std::vector<TensorView> LanguageModelTensors(const Trace& t, const lm::SentenceRun& r) {
+std::vector<TensorView> LanguageModelTensors(const Trace& t, const lm::SentenceRun& r, const TraceNorms& norms) {
   std::vector<TensorView> v = Tensors(t);
+  AppendNorms(t, norms, v);
   const Mat& logits = r.trace.logits[0];
   v.push_back({"logits", {logits.rows(), logits.cols()}, logits.data()});
   if (r.trace.final_ln.size() > 0)
@@ -63,6 +67,26 @@ bool WantsLanguageModel(const TraceArgs& ta) {
   return io::IsTextTask(io::LoadModel(ta.source.model).cfg.task);
 }
 
+lm::LanguageModel LoadLanguageModelArg(const std::string& path, const std::string& command) {
+  const std::string needs = " mhaviz " + command +
+                            " reads sentences with a language model's tokenizer: give mhaviz-small or a checkpoint "
+                            "of mhaviz train --task text.";
+  Model m;
+  try {
+    m = io::LoadModel(path);
+  } catch (const Error& e) {
+    throw UsageError(e.what() + needs);
+  }
+  if (!lm::IsLanguageModel(m.cfg))
+    throw UsageError("'" + path + "' is not a language model (it was trained on a task, not with --task text)." +
+                     needs);
+  try {
+    return lm::WrapLanguageModel(std::move(m), "", path);
+  } catch (const Error& e) {
+    throw UsageError(e.what() + needs);
+  }
+}
+
 int TraceLanguageModel(const TraceArgs& ta) {
   lm::LanguageModel model = lm::LoadLanguageModel(ta.source.model);
   model.model.cfg.layer.attention = ta.run.cfg.attention;  // --attention flash: every layer tiled
@@ -80,9 +104,14 @@ int TraceLanguageModel(const TraceArgs& ta) {
   if (!banner.empty() && !ta.quiet) std::cout << banner << "\n";
   if (!r.notice.empty()) std::cerr << "mhaviz trace: note: " << r.notice << "\n";
   const Trace& t = r.trace.layers[static_cast<std::size_t>(ta.source.layer)];
+  TraceNorms norms;
+  if (!ta.npz_path.empty() || !ta.json_path.empty()) {
+    norms = NormsFor(t, EstimateModelRun(model.model.cfg, t.seq).total());
+    if (!norms.note.empty()) std::cerr << "mhaviz trace: note: " << norms.note << "\n";
+  }
   std::vector<std::pair<std::string, std::string>> files;
-  if (!ta.npz_path.empty()) files.emplace_back(ta.npz_path, io::EncodeNpz(LanguageModelTensors(t, r)));
-  if (!ta.json_path.empty()) files.emplace_back(ta.json_path, LanguageModelJson(t, r, ta.source.layer));
+  if (!ta.npz_path.empty()) files.emplace_back(ta.npz_path, io::EncodeNpz(LanguageModelTensors(t, r, norms)));
+  if (!ta.json_path.empty()) files.emplace_back(ta.json_path, LanguageModelJson(t, r, ta.source.layer, norms));
   io::WriteFilesAtomic(files);
   if (ta.quiet) return 0;
   std::cout << "pieces (" << r.ids.size() << "):";

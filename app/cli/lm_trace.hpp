@@ -5,6 +5,8 @@
 #pragma once
 
 #include "commands.hpp"
+#include "lm/language_model.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 
@@ -12,5 +14,10 @@ namespace mha::cli {
 // was given, or the checkpoint is one).
 bool WantsLanguageModel(const TraceArgs& ta);
 int TraceLanguageModel(const TraceArgs& ta);
+
+// The language model a command that reads sentences was given (--model): a checkpoint
+// that cannot be loaded, or that is a task model, is a usage error (exit 2) whose
+// message names `command` and what it needs, and no flag the command does not have.
+lm::LanguageModel LoadLanguageModelArg(const std::string& path, const std::string& command);
 
 }  // namespace mha::cli

@@ -2,6 +2,7 @@
 
 #include "io/files.hpp"
 #include "text/normalize.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

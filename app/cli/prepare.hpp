@@ -7,6 +7,7 @@
 
 #include "mha/mha.hpp"
 #include "options/run_options.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

@@ -4,6 +4,7 @@
 
 #include "io/checkpoint.hpp"
 #include "mha/text_task.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

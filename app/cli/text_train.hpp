@@ -15,6 +15,7 @@
 #include "mha/model.hpp"
 #include "mha/train.hpp"
 #include "train_options.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

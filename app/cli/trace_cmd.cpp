@@ -5,11 +5,14 @@
 
 #include "commands.hpp"
 #include "cli/ablate_apply.hpp"
+#include "cli/trace_norms.hpp"
 #include "lm/model_trace.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
+#include "options/table.hpp"
 #include "lm_trace.hpp"
 #include "mha/flash.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -21,11 +24,6 @@ const char* kTraceFooter =
     "Exit status: 0 ok, 1 runtime error (files), 2 usage error (flags). Outputs are written\n"
     "atomically: on failure no file is left behind.";
 
-std::string Pad(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-std::string PadLeft(const std::string& s, std::size_t w) {
-  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
-}
-
 std::string FlowTable(const std::vector<FlowRow>& rows) {
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"step", "computes", "shape (batch, ...)", "parameters", "FLOPs"});
@@ -36,20 +34,8 @@ std::string FlowTable(const std::vector<FlowRow>& rows) {
     params += r.param_count;
   }
   cells.push_back({"total", "", "", Thousands(params) + " learned numbers", Thousands(flops)});
-  std::vector<std::size_t> w(5, 0);
-  for (const auto& row : cells)
-    for (std::size_t c = 0; c < 5; ++c) w[c] = std::max(w[c], row[c].size());
-  std::ostringstream os;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (i == 1 || i + 1 == cells.size()) {
-      for (std::size_t c = 0; c < 5; ++c) os << (c ? "-+-" : "") << std::string(w[c], '-');
-      os << "\n";
-    }
-    for (std::size_t c = 0; c < 5; ++c)
-      os << (c ? " | " : "") << (c == 4 ? PadLeft(cells[i][c], w[c]) : Pad(cells[i][c], w[c]));
-    os << "\n";
-  }
-  return os.str();
+  TextTable table{cells, {false, false, false, false, true}, /*rule_above_last=*/true};
+  return table.Str();
 }
 
 }  // namespace
@@ -120,12 +106,18 @@ namespace {
 
 // --npz and --json, all or none. The .npz is streamed from the trace's own memory into
 // the temporary file: a 2 GiB trace is never copied into an archive in memory.
-void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& notice) {
+// `held`: the bytes of traces alive beside t (all layers of a model), for the norms' room.
+void WriteTraceFiles(const TraceArgs& ta, const Trace& t, const std::string& notice, double held) {
+  if (ta.npz_path.empty() && ta.json_path.empty()) return;
+  const TraceNorms norms = NormsFor(t, held);
+  if (!norms.note.empty()) std::cerr << "mhaviz trace: note: " << norms.note << "\n";
+  std::vector<TensorView> tensors = Tensors(t);
+  AppendNorms(t, norms, tensors);
   std::vector<io::Output> files;
-  if (!ta.npz_path.empty()) files.push_back({ta.npz_path, [&t](io::Sink& s) { io::WriteNpz(s, Tensors(t)); }});
+  if (!ta.npz_path.empty()) files.push_back({ta.npz_path, [&tensors](io::Sink& s) { io::WriteNpz(s, tensors); }});
   std::string json;
   if (!ta.json_path.empty()) {
-    json = io::TraceJson(t, notice);
+    json = io::TraceJson(t, notice, norms.json && norms.norms.size() > 0 ? &norms.norms : nullptr);
     files.push_back({ta.json_path, [&json](io::Sink& s) { s.Write(json.data(), json.size()); }});
   }
   io::WriteOutputsAtomic(files);
@@ -139,7 +131,7 @@ int TraceModel(const TraceArgs& ta) {
                                             TraceHowFor(ta.run, ta.source.model));
   const Trace& t = m.Layer();
   if (!ta.json_path.empty() && t.cfg.attention == Attention::Standard) io::CheckJsonSize(t.cfg, t.seq, t.seq_kv);
-  WriteTraceFiles(ta, t, "");
+  WriteTraceFiles(ta, t, "", EstimateModelRun(m.model.cfg, t.seq).total());
   if (ta.quiet) return 0;
   std::cout << "tokens (" << t.seq << "):";
   for (const auto& tok : t.in.tokens) std::cout << " [" << TerminalToken(tok) << "]";
@@ -189,7 +181,7 @@ int TraceCommand(const std::vector<std::string>& argv) {
     AblateOwnLayer(ta.run, p.cfg, p.weights, p.in);
     const Trace t = Forward(p.cfg, p.weights, p.in);
     // Files first (all or none): if a write fails, nothing is printed as if it had worked.
-    WriteTraceFiles(ta, t, p.notice);
+    WriteTraceFiles(ta, t, p.notice, static_cast<double>(EstimateTraceBytes(t.cfg, t.seq, t.seq_kv)));
     if (!quiet) {
       std::cout << "tokens (" << t.seq << "):";
       for (const auto& tok : t.in.tokens) std::cout << " [" << TerminalToken(tok) << "]";

@@ -21,9 +21,12 @@
 #include "mha/training_run.hpp"
 #include "lm/model_trace.hpp"
 #include "options/flags.hpp"
+#include "options/shared_flags.hpp"
+#include "options/table.hpp"
 #include "render/train_render.hpp"
 #include "text_train.hpp"
 #include "train_options.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -64,12 +67,6 @@ class StopOnSignal {
   struct sigaction old_int_ {
   }, old_term_{};
 };
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string Accuracies(const std::vector<float>& acc) {
   std::string s;
@@ -422,8 +419,9 @@ int GradCommand(const std::vector<std::string>& args) {
              "--out needs a file name, e.g. --out grads.npz.")
         ->type_name("FILE")
         ->required();
-    NumberFlag(app, "--threads", threads, 0, Limits::kMaxThreads,
-               "CPU threads (0: one per core); the result is the same for any count");
+    ThreadsFlag(
+        app, [&threads](int v) { threads = v; }, "CPU threads (0: one per core); the result is the same for any count",
+        /*every_core_at_zero=*/true);
     if (ParseFlags(app, "grad", args)) {
       std::cout << app.help();
       return 0;

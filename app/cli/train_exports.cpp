@@ -6,6 +6,7 @@
 #include "io/files.hpp"
 #include "options/flags.hpp"
 #include "render/render.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "mha/training_run.hpp"
 #include "render/train_render.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

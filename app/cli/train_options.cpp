@@ -2,6 +2,8 @@
 
 #include "mha/training_run.hpp"
 #include "options/flags.hpp"
+#include "options/shared_flags.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 namespace {
@@ -91,8 +93,9 @@ void AddTrainOptions(CLI::App& app, TrainOptions& o) {
       app, "--seed", [&o](std::uint64_t v) { o.seed = v; }, "seeds the initial weights and the task's batches")
       ->default_str(std::to_string(o.seed))
       ->group(run);
-  NumberFlag(app, "--threads", o.threads, 0, Limits::kMaxThreads,
-             "CPU threads (0: one per core); results are the same for any count")
+  ThreadsFlag(
+      app, [&o](int v) { o.threads = v; }, "CPU threads (0: one per core); results are the same for any count",
+      /*every_core_at_zero=*/true)
       ->group(run);
 }
 

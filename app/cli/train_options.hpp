@@ -9,6 +9,7 @@
 #include "mha/model.hpp"
 #include "mha/tasks.hpp"
 #include "mha/train.hpp"
+#include "cli/uses_options.hpp"
 
 namespace mha::cli {
 

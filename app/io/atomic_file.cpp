@@ -344,7 +344,7 @@ void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>
       // Not writable at all (a directory, a symlink loop): the write itself says why.
     }
   }
-  CheckDistinct(targets, labels);
+  CheckDistinct<OutputClash>(targets, labels);
 }
 
 void CheckOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths) {
@@ -379,7 +379,7 @@ void WriteOutputsAtomic(const std::vector<Output>& files) {
     targets.push_back(Resolve(f.path));
     labels.push_back("the output");
   }
-  CheckDistinct(targets, labels);
+  CheckDistinct<OutputClash>(targets, labels);
   // Stage every file before renaming any, so one failure leaves no output at all.
   std::vector<Staged> staged(files.size());
   try {

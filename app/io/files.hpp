@@ -49,21 +49,21 @@ struct Output {
 // every rename's preconditions were checked, so a failure changes no output. An existing
 // file keeps its mode (and owner, where permitted); a symlink, even a dangling one, is
 // written through to its target; a device, FIFO or /dev/stdout is written in place. Two
-// outputs that are one file (however spelled) are refused. SIGINT, SIGTERM, SIGHUP and
+// outputs that are one file (however spelled) are refused (OutputClash). SIGINT, SIGTERM, SIGHUP and
 // SIGQUIT during the writes (even a write blocked on a full pipe) abandon them: the
 // temporary files are removed and the signal then acts as usual; during the renames they
 // wait until the renames are done. Throws mha::Error naming the path and the reason.
 void WriteOutputsAtomic(const std::vector<Output>& files);
 void WriteFilesAtomic(const std::vector<std::pair<std::string, std::string>>& files);
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
-// Throws mha::Error if two of the (label, path) outputs are the same file: the same path
-// spelled two ways, a symlink to the other, or a hard link. `label` names the flag.
-void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths);
-// Two outputs of one command that are one file (CheckOutputs): the user's choice of
-// names, a usage error where the caller reports those apart.
+// Two outputs of one command that are one file: the user's choice of names, a usage
+// error (exit 2, options::Guard) however the names are spelled.
 struct OutputClash : Error {
   using Error::Error;
 };
+// Throws OutputClash if two of the (label, path) outputs are the same file: the same
+// path spelled two ways, a symlink to the other, or a hard link. `label` names the flag.
+void CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& labelled_paths);
 // The preflight of a command's outputs, before any long work: every (label, path) with
 // a path (empty ones are skipped: a flag not given) must be writable as the atomic write
 // will write it, after following symlinks: not a directory, in an existing directory
@@ -157,9 +157,10 @@ NpzFilter WeightsFilter(const std::string& path, const Config* cfg);
 // LoadNpz with InputsFilter, then InputsFromNpz.
 Inputs LoadInputs(const std::string& path);
 
-// The JSON document of a trace: tokens, config, shape-flow table, attention weights.
+// The JSON document of a trace: tokens, config, shape-flow table, attention weights,
+// and, if given, the value-weighted norms (mha/influence.hpp) as "attn_norms".
 // Throws mha::Error (see CheckJsonSize) if the attention weights are too many for JSON.
-std::string TraceJson(const Trace& t, const std::string& notice);
+std::string TraceJson(const Trace& t, const std::string& notice, const Mat* attn_norms = nullptr);
 // The attention weights as JSON text take ~25 bytes each, and the document tree more in
 // memory, so --json is capped (1024 tokens x 4 heads fit); .npz has no such cap.
 inline constexpr std::int64_t kMaxJsonAttention = std::int64_t(1) << 22;

@@ -23,7 +23,8 @@ nlohmann::json ParseJson(const std::string& text, int max_depth) {
   try {
     return json::parse(text, bound);
   } catch (const TooDeep&) {
-    throw Error("it nests arrays or objects more than " + std::to_string(max_depth) + " levels deep");
+    throw Error("it nests arrays or objects more than " + std::to_string(max_depth) +
+                (max_depth == 1 ? " level deep" : " levels deep"));
   } catch (const json::exception& e) {
     // "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error ...
     // last read: '...'": the tag dropped, and the quoted input kept short.
@@ -60,7 +61,7 @@ void CheckJsonSize(const Config& cfg, int seq, int seq_kv) {
   }
 }
 
-std::string TraceJson(const Trace& t, const std::string& notice) {
+std::string TraceJson(const Trace& t, const std::string& notice, const Mat* attn_norms) {
   using nlohmann::json;
   const bool flash = t.cfg.attention == Attention::Flash;
   if (!flash) CheckJsonSize(t.cfg, t.seq, t.seq_kv);
@@ -113,18 +114,22 @@ std::string TraceJson(const Trace& t, const std::string& notice) {
     return j.dump(1) + "\n";
   }
   // attention[h][i][j]: head h, query token i, key token j (softmax weights, rows sum to 1).
-  json attn = json::array();
-  for (int h = 0; h < c.num_heads; ++h) {
-    const auto a = t.AttnHead(h);
-    json head = json::array();
-    for (int i = 0; i < t.seq; ++i) {
-      json row = json::array();
-      for (int k = 0; k < t.seq_kv; ++k) row.push_back(a(i, k));
-      head.push_back(std::move(row));
+  auto heads = [&](const Mat& m) {
+    json all = json::array();
+    for (int h = 0; h < c.num_heads; ++h) {
+      json head = json::array();
+      for (int i = 0; i < t.seq; ++i) {
+        json row = json::array();
+        for (int k = 0; k < t.seq_kv; ++k) row.push_back(m(static_cast<Eigen::Index>(h) * t.seq + i, k));
+        head.push_back(std::move(row));
+      }
+      all.push_back(std::move(head));
     }
-    attn.push_back(std::move(head));
-  }
-  j["attention"] = std::move(attn);
+    return all;
+  };
+  j["attention"] = heads(t.attn);
+  // attn_norms[h][i][j]: alpha_ij * ||(x_j W_V^h + b_V^h) W_O^h|| (Kobayashi et al. 2020).
+  if (attn_norms) j["attn_norms"] = heads(*attn_norms);
   return j.dump(1) + "\n";
 }
 

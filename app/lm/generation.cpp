@@ -15,18 +15,30 @@ const Sampling& Checked(const Sampling& s, int vocab) {
 
 }  // namespace
 
+void CheckCanGenerate(const LanguageModel& lm) {
+  const int context = lm.model.cfg.max_seq;
+  if (context < 2)
+    throw Error("the model reads at most " + std::to_string(context) +
+                " piece (its context, max_seq), and <s> alone fills it: there is no room for the prompt or for a new "
+                "piece. Generating needs a model with a context of at least 2 pieces.");
+}
+
 std::vector<int> PromptIds(const LanguageModel& lm, const std::string& text, std::string* notice) {
   std::vector<int> ids = lm.tokenizer.Encode(text);
   ids.insert(ids.begin(), lm.bos);
   if (notice) notice->clear();
   const int context = lm.model.cfg.max_seq;
+  CheckCanGenerate(lm);
   if (static_cast<int>(ids.size()) >= context) {
     // As trace does, the start is kept; one position is left for the first new piece.
+    const int kept = context - 1;
     if (notice)
       *notice = "the prompt is " + std::to_string(ids.size()) + " pieces long with <s>, but the model reads at most " +
-                std::to_string(context) + " (its context, max_seq): only its first " + std::to_string(context - 1) +
-                " are kept, leaving room for one new piece.";
-    ids.resize(static_cast<std::size_t>(std::max(1, context - 1)));
+                std::to_string(context) + " (its context, max_seq): " +
+                (kept == 1 ? std::string("only <s> is kept")
+                           : "only its first " + std::to_string(kept) + " (with <s>) are kept") +
+                ", leaving room for one new piece.";
+    ids.resize(static_cast<std::size_t>(kept));
   }
   return ids;
 }
@@ -52,7 +64,7 @@ std::int64_t Generation::CacheBytes() const {
 }
 
 const GeneratedPiece& Generation::Next() {
-  using cli::BenchClock;
+  using options::BenchClock;
   const ModelConfig& cfg = lm_->model.cfg;
   if (AtContext())
     throw Error("The text already fills the model's context of " + std::to_string(cfg.max_seq) +
@@ -61,19 +73,19 @@ const GeneratedPiece& Generation::Next() {
   GeneratedPiece r;
   const float* logits = nullptr;
   if (use_cache_) {
-    const double c0 = cli::ThreadCpuMs();
+    const double c0 = options::ThreadCpuMs();
     const auto t0 = BenchClock::now();
     const DecodeStep& s = steps_.empty() ? decoder_.Prefill(ids_) : decoder_.Step(ids_.back());
-    r.ms_cached = cli::Ms(BenchClock::now() - t0);
-    r.cpu_cached = cli::ThreadCpuMs() - c0;
+    r.ms_cached = options::Ms(BenchClock::now() - t0);
+    r.cpu_cached = options::ThreadCpuMs() - c0;
     logits = s.logits.data();
   }
   // Without a cache: the whole sequence again, every layer, every row.
-  const double c0 = cli::ThreadCpuMs();
+  const double c0 = options::ThreadCpuMs();
   const auto t0 = BenchClock::now();
   RunModel(lm_->model, ids_, full_);
-  r.ms_full = cli::Ms(BenchClock::now() - t0);
-  r.cpu_full = cli::ThreadCpuMs() - c0;
+  r.ms_full = options::Ms(BenchClock::now() - t0);
+  r.cpu_full = options::ThreadCpuMs() - c0;
   const Mat& fl = full_.logits[0];
   const float* full_logits = fl.data() + (fl.rows() - 1) * fl.cols();
   if (use_cache_) {

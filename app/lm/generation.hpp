@@ -20,9 +20,12 @@
 
 namespace mha::lm {
 
+// Throws mha::Error if the model's context (max_seq) has no room for a piece after <s>.
+void CheckCanGenerate(const LanguageModel& lm);
 // <s> then NFC(text)'s pieces (text may be empty: <s> alone), cut to the first
 // max_seq - 1 so that one new piece still fits; `notice` (if given) says why it was cut,
-// or is "". Throws mha::Error for text that is not UTF-8.
+// or is "". Throws mha::Error for text that is not UTF-8, or (CheckCanGenerate) for a
+// model with no room to generate.
 std::vector<int> PromptIds(const LanguageModel& lm, const std::string& text, std::string* notice = nullptr);
 
 // The pass that chose one new piece: the prefill or a decode step, and the full

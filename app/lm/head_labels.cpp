@@ -16,6 +16,8 @@ std::vector<HeadProfile> ProfileOnValidation(const LanguageModel& lm, const std:
     const SentenceRun run = RunOnIds(lm, window, 0);
     for (std::size_t l = 0; l < run.trace.layers.size(); ++l)
       AddToProfile(run.trace.layers[l], window, static_cast<int>(l), heads, counts);
+    // A context of one piece has no first half to repeat: no induction to measure.
+    if (half < 1) continue;
     window.resize(static_cast<std::size_t>(half));
     window.insert(window.end(), window.begin(), window.end());
     const SentenceRun twice = RunOnIds(lm, window, 0);
@@ -25,7 +27,7 @@ std::vector<HeadProfile> ProfileOnValidation(const LanguageModel& lm, const std:
   if (heads.empty()) throw Error("the validation text is shorter than one window of the model's context");
   FinishProfile(heads, counts);
   FinishProfile(repeated, repeated_counts);
-  for (std::size_t n = 0; n < heads.size(); ++n) {
+  for (std::size_t n = 0; n < heads.size() && n < repeated.size(); ++n) {
     heads[n].induction = repeated[n].induction;
     LabelHead(heads[n]);
   }

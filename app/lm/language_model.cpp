@@ -85,7 +85,8 @@ std::vector<NextPiece> TopK(const LanguageModel& lm, const float* logits, int vo
 SentenceRun RunOnIds(const LanguageModel& lm, std::vector<int> ids, int top_k,
                      const std::vector<HeadAblation>* ablate) {
   SentenceRun r;
-  if (ids.empty()) throw Error("the sentence is empty: type a few words.");
+  // Callers with a sentence say so themselves (RunOnSentence); these ids came from elsewhere.
+  if (ids.empty()) throw Error("there are no pieces to run the model on.");
   r.total_pieces = static_cast<int>(ids.size());
   const int cap = lm.model.cfg.max_seq;
   if (r.total_pieces > cap) {

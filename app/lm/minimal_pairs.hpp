@@ -52,8 +52,12 @@ struct PairScore {
 // Throws mha::Error if the sentences, with BOS, do not fit the model's context, if one's
 // pieces are a prefix of the other's, or if the cue does not end before they differ.
 // `ablate` (one per layer, mha/ablation.hpp), if given, knocks heads out of both runs.
+// A sentence longer than the context's pieces can cover (`longest_piece` bytes each, as
+// LongestPieceBytes; 0: measured here) is refused before it is tokenised.
 PairScore ScoreMinimalPair(const LanguageModel& lm, const MinimalPair& p,
-                           const std::vector<HeadAblation>* ablate = nullptr);
+                           const std::vector<HeadAblation>* ablate = nullptr, std::size_t longest_piece = 0);
+// The bytes of " " + text the vocabulary's longest piece covers.
+std::size_t LongestPieceBytes(const LanguageModel& lm);
 
 struct PhenomenonScore {
   std::string phenomenon;
@@ -68,6 +72,10 @@ struct PhenomenonScore {
 struct PairsReport {
   int num_layers = 0, num_heads = 0;
   std::vector<PhenomenonScore> phenomena;  // in the order they first appear in the file
+  // Per pair, in the file's order: logp_good - logp_bad (> 0: the good sentence wins),
+  // and the index of its phenomenon in `phenomena`. A knock-out's paired test reads them.
+  std::vector<double> margins;
+  std::vector<int> phenomenon_of;
 };
 PairsReport ScoreMinimalPairs(const LanguageModel& lm, const std::vector<MinimalPair>& pairs,
                               const std::vector<HeadAblation>* ablate = nullptr);

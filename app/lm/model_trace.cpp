@@ -18,10 +18,12 @@ std::vector<int> ParseTokenIds(const std::string& text) {
     std::size_t j = i;
     while (j < text.size() && text[j] != ' ' && text[j] != ',' && text[j] != '\t' && text[j] != '\n') ++j;
     const std::string word = text.substr(i, j - i);
+    // Digits with at most a leading '-', as every integer flag (strtoll alone takes a '+').
+    const std::size_t sign = word[0] == '-' ? 1 : 0;
+    const bool digits = word.size() > sign && word.find_first_not_of("0123456789", sign) == std::string::npos;
     errno = 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(word.c_str(), &end, 10);
-    if (end != word.c_str() + word.size() || errno == ERANGE || v < -(1LL << 30) || v > (1LL << 30))
+    const long long v = digits ? std::strtoll(word.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE || v < -(1LL << 30) || v > (1LL << 30))
       throw Error("--tokens takes token ids, whole numbers separated by spaces, such as \"3 1 4 1 5\"; '" + word +
                   "' is not one. The ids index the model's vocabulary (its config's 'vocab').");
     ids.push_back(static_cast<int>(v));

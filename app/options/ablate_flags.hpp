@@ -41,8 +41,3 @@ void AddAblateFlags(CLI::App& app, RunOptions& o);
 std::string ResidualOnlyNote(const std::vector<HeadRef>& heads, int num_layers, int num_heads);
 
 }  // namespace mha::options
-
-// The subcommands spell these cli:: (options/flags.hpp).
-namespace mha::cli {
-using namespace mha::options;
-}  // namespace mha::cli

@@ -9,7 +9,9 @@
 #include <sstream>
 #include <utility>
 
+#include "io/json_parse.hpp"
 #include "options/ablate_flags.hpp"
+#include "options/shared_flags.hpp"
 #include "options/terminal.hpp"
 
 namespace mha::options {
@@ -66,8 +68,14 @@ std::string TeachingMessage(const CLI::App& app, const CLI::Error& e, const std:
     const std::string word = left.empty() ? std::string() : left.front();
     if (!word.empty() && word[0] != '-') {
       if (unexpected) return unexpected(word);
-      return "unexpected argument '" + word + "'. Put a sentence after --sentence, in quotes: --sentence \"" + word +
-             " ...\". " + SeeHelp(command) + ".";
+      // Only a command that takes a sentence is told to put one after --sentence.
+      if (app.get_option_no_throw("--sentence"))
+        return "unexpected argument '" + io::Excerpt(word) +
+               "'. Put a sentence after --sentence, in quotes: --sentence \"" + io::Excerpt(word) + " ...\". " +
+               SeeHelp(command) + ".";
+      return "unexpected argument '" + io::Excerpt(word) + "': mhaviz " + command +
+             " takes no bare words; each value follows its flag (--flag VALUE). " + SeeHelp(command) +
+             " for the flags it takes.";
     }
     return "unknown flag '" + word + "'. " + SeeHelp(command) + " for the flags it takes.";
   }
@@ -235,6 +243,23 @@ CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void
           ""));
 }
 
+std::optional<long long> ParseWholeNumber(std::string_view v, long long lo, long long hi, bool allow_minus) {
+  const std::string text(v);
+  if (!IsWholeNumber(text, allow_minus)) return std::nullopt;
+  errno = 0;
+  const long long n = std::strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || n < lo || n > hi) return std::nullopt;
+  return n;
+}
+
+std::optional<std::pair<int, int>> ParseNumberPair(std::string_view v, char sep, int lo, int hi) {
+  const std::size_t at = v.find(sep);
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto a = ParseWholeNumber(v.substr(0, at), lo, hi), b = ParseWholeNumber(v.substr(at + 1), lo, hi);
+  if (!a || !b) return std::nullopt;
+  return std::make_pair(static_cast<int>(*a), static_cast<int>(*b));
+}
+
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
                       const std::string& empty_error) {
   CLI::Option* opt = app.add_option(flag, target, help)->type_name("TEXT");
@@ -341,26 +366,19 @@ void AddRunFlags(CLI::App& app, RunOptions& o) {
   app.add_flag_callback(
          "--no-scale", [&o] { SetConfig(o, &Config::scale, false); }, "do not divide the scores by sqrt(d_k)")
       ->group(g);
-  app.add_option_function<std::string>(
-         "--temperature",
-         [&o](const std::string& v) { SetConfig(o, &Config::temperature, std::strtof(v.c_str(), nullptr)); },
-         "divide the scores by T too (default 1)")
+  DecimalFlag(
+      app, "--temperature", [&o](double t) { SetConfig(o, &Config::temperature, static_cast<float>(t)); },
+      "divide the scores by T too (default 1)", "1",
+      [](double t, const std::string&) {
+        // Casting a double outside float's range to float is undefined behaviour; such a
+        // value is refused here and Validate explains the usable range.
+        return std::abs(t) <= std::numeric_limits<float>::max()
+                   ? std::string()
+                   : "--temperature = " + std::to_string(t) +
+                         " is far outside the usable range; try 1 (below 1 sharpens the softmax, above 1 flattens it).";
+      })
       ->type_name("T")
-      ->group(g)
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            char* end = nullptr;
-            const double t = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end != '\0' || !std::isfinite(t))
-              return "--temperature expects a number, got '" + v + "'.";
-            // Casting a double outside float's range to float is undefined behaviour;
-            // such a value is refused here and Validate explains the usable range.
-            if (!(std::abs(t) <= std::numeric_limits<float>::max()))
-              return "--temperature = " + std::to_string(t) +
-                     " is far outside the usable range; try 1 (below 1 sharpens the softmax, above 1 flattens it).";
-            return "";
-          },
-          ""));
+      ->group(g);
   app.add_flag_callback(
          "--no-pe", [&o] { SetConfig(o, &Config::positional_encoding, false); }, "no sinusoidal positional encoding")
       ->group(g);

@@ -23,7 +23,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -87,6 +90,12 @@ CLI::Option* NumberFlag(CLI::App& app, const std::string& flag, int& target, lon
                         const std::string& help);
 CLI::Option* SeedFlag(CLI::App& app, const std::string& flag, std::function<void(std::uint64_t)> set,
                       const std::string& help);
+// A whole number as typed (digits only, a leading '-' if allow_minus) within [lo, hi];
+// nullopt for anything else: empty, spaces, '+', hex, or beyond long long (no wrap-around:
+// sscanf's %d read 4294967297 as 1).
+std::optional<long long> ParseWholeNumber(std::string_view v, long long lo, long long hi, bool allow_minus = false);
+// Two whole numbers from lo to hi joined by `sep` ("4x4", 'x'); nullopt otherwise.
+std::optional<std::pair<int, int>> ParseNumberPair(std::string_view v, char sep, int lo, int hi);
 // A value that must not be empty (`empty_error` says what to give instead).
 CLI::Option* TextFlag(CLI::App& app, const std::string& flag, std::string& target, const std::string& help,
                       const std::string& empty_error = "");
@@ -98,9 +107,3 @@ CLI::Option* AttentionFlag(CLI::App& app, std::function<void(Attention)> set);
 CLI::Option* PresetFlag(CLI::App& app, std::function<void(const std::string&)> set);
 
 }  // namespace mha::options
-
-// The subcommands (namespace mha::cli) use these names unqualified, and branches
-// written before the options had their own namespace spell them cli::.
-namespace mha::cli {
-using namespace mha::options;
-}  // namespace mha::cli

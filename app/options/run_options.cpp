@@ -40,6 +40,9 @@ int Guard(const std::string& command, const std::function<int()>& body) {
   } catch (const UsageError& e) {
     std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";
     return 2;
+  } catch (const io::OutputClash& e) {  // two outputs that are one file: the names typed, however spelled
+    std::cerr << "mhaviz " << command << ": error: " << TerminalSafe(e.what(), true) << "\n";
+    return 2;
   } catch (const io::Interrupted& e) {  // stopped, as a Ctrl-C between two steps stops: 128 + signal
     std::cerr << "mhaviz " << command << ": " << TerminalSafe(e.what(), true) << "\n";
     return 128 + e.signal;

@@ -65,9 +65,3 @@ Inputs LoadInputNpz(const RunOptions& o);
 int Guard(const std::string& command, const std::function<int()>& body);
 
 }  // namespace mha::options
-
-// The subcommands (namespace mha::cli) use these names unqualified, and branches
-// written before the options had their own namespace spell them cli::.
-namespace mha::cli {
-using namespace mha::options;
-}  // namespace mha::cli

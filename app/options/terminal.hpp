@@ -22,9 +22,3 @@ std::string TerminalSafe(const std::string& s, bool keep_newlines = false);
 std::string TerminalToken(const std::string& tok, std::size_t max_chars = 60);
 
 }  // namespace mha::options
-
-// The subcommands (namespace mha::cli) use these names unqualified, and branches
-// written before the options had their own namespace spell them cli::.
-namespace mha::cli {
-using namespace mha::options;
-}  // namespace mha::cli

@@ -27,9 +27,3 @@ inline double Median(std::vector<double> v) {
 }
 
 }  // namespace mha::options
-
-// The subcommands (namespace mha::cli) use these names unqualified, and branches
-// written before the options had their own namespace spell them cli::.
-namespace mha::cli {
-using namespace mha::options;
-}  // namespace mha::cli

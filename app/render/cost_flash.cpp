@@ -46,6 +46,62 @@ std::string Printf(const char* fmt, ...) {
 
 using Split = FlopGroups;
 
+// The header's sentence takes at most this many lines of this many points; the rest is
+// elided. On one line, 1,024 words made the picture 50,000 pixels wide.
+constexpr int kSentenceLines = 3;
+constexpr double kSentenceWidth = 900;
+// A token's label in the Flash grid shows at most this many characters.
+constexpr std::size_t kTokenLabelChars = 16;
+
+std::size_t CharBytes(unsigned char c) { return c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1; }
+
+// `s` cut to at most `chars` characters, "…" marking a cut.
+std::string Elide(const std::string& s, std::size_t chars) {
+  std::size_t at = 0;
+  for (std::size_t n = 0; at < s.size() && n < chars; ++n) at += CharBytes(static_cast<unsigned char>(s[at]));
+  return at >= s.size() ? s : s.substr(0, at) + "\u2026";
+}
+
+// `s` in at most `max_lines` lines no wider than `width`, broken at spaces (inside a
+// word only where it alone is wider than a line); "…" ends the last line if there was more.
+std::vector<std::string> WrapLines(Text& text, const Style& st, const std::string& s, double width, int max_lines) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t i = 0;
+  while (i < s.size() && static_cast<int>(lines.size()) < max_lines) {
+    const std::size_t j = std::min(s.find(' ', i), s.size());
+    const std::string word = s.substr(i, j - i), joined = line.empty() ? word : line + " " + word;
+    if (text.Width(joined, st) <= width) {
+      line = joined;
+      i = j + 1;
+    } else if (!line.empty()) {
+      lines.push_back(std::move(line));
+      line.clear();
+    } else {  // one word wider than the line: as many characters as fit
+      std::size_t k = i;
+      while (k < j) {
+        const std::size_t n = std::min(CharBytes(static_cast<unsigned char>(s[k])), j - k);
+        if (k > i && text.Width(s.substr(i, k + n - i), st) > width) break;
+        k += n;
+      }
+      lines.push_back(s.substr(i, k - i));
+      i = k;
+    }
+  }
+  const bool more = i < s.size();
+  if (!line.empty() && static_cast<int>(lines.size()) < max_lines) lines.push_back(std::move(line));
+  if (more && !lines.empty()) {
+    std::string& last = lines.back();
+    while (!last.empty() && text.Width(last + "\u2026", st) > width) {
+      std::size_t cut = last.size() - 1;
+      while (cut > 0 && (static_cast<unsigned char>(last[cut]) & 0xC0) == 0x80) --cut;
+      last.resize(cut);
+    }
+    last += "\u2026";
+  }
+  return lines;
+}
+
 void Header(Scene& sc, Text& text, double s, double& y, const std::string& title, const std::string& config,
             const std::string& sentence) {
   const Style t{static_cast<float>(15 * s), true}, l{static_cast<float>(11 * s), false};
@@ -56,18 +112,80 @@ void Header(Scene& sc, Text& text, double s, double& y, const std::string& title
   sc.texts.push_back(Label(kMargin * s, y, l, kGrey, config));
   sc.width = std::max(sc.width, static_cast<int>(text.Width(config, l) + 2 * kMargin * s));
   if (!sentence.empty()) {
-    y += 15 * s;
     // A model's source arrives described ("layer 1 of M.npz on “...”"), quotes included.
-    const std::string line = sentence.find("\u201C") == std::string::npos ? "\u201C" + sentence + "\u201D" : sentence;
-    sc.texts.push_back(Label(kMargin * s, y, l, kInk, line));
-    sc.width = std::max(sc.width, static_cast<int>(text.Width(line, l) + 2 * kMargin * s));
+    const std::string quoted = sentence.find("\u201C") == std::string::npos ? "\u201C" + sentence + "\u201D" : sentence;
+    for (const std::string& line : WrapLines(text, l, quoted, kSentenceWidth * s, kSentenceLines)) {
+      y += 15 * s;
+      sc.texts.push_back(Label(kMargin * s, y, l, kInk, line));
+      sc.width = std::max(sc.width, static_cast<int>(text.Width(line, l) + 2 * kMargin * s));
+    }
   }
   y += 22 * s;
+}
+
+// The scene `build` makes at `scale`, or at the largest lower scale whose picture fits
+// kMaxPixels and kMaxSide (the size is proportional to the scale, and at scale 1 every
+// accepted input fits); `notes` says so.
+template <class Build>
+Scene Fitted(double scale, std::vector<std::string>* notes, const Build& build) {
+  scale = std::clamp(scale, 1.0, 8.0);
+  Scene sc = build(scale);
+  const double asked = scale;
+  const int w0 = sc.width, h0 = sc.height;
+  for (int tries = 0;
+       tries < 8 && scale > 1 &&
+       (sc.width > kMaxSide || sc.height > kMaxSide || static_cast<long long>(sc.width) * sc.height > kMaxPixels);
+       ++tries) {
+    const double w = sc.width, h = sc.height;
+    const double f = std::min({kMaxSide / w, kMaxSide / h, std::sqrt(static_cast<double>(kMaxPixels) / (w * h))});
+    scale = std::max(1.0, std::floor(scale * std::min(f, 0.99) * 10) / 10);
+    sc = build(scale);
+  }
+  CheckImageSize(sc.width, sc.height);
+  if (scale != asked && notes)
+    notes->push_back(
+        Printf("at --scale %g the picture would be %d x %d pixels, over the limit of %lld megapixels: "
+               "drawn at scale %g (%d x %d).",
+               asked, w0, h0, kMaxPixels >> 20, scale, sc.width, sc.height));
+  return sc;
 }
 
 std::string ConfigLine(const Trace& t) {
   return Printf(_("n = %d tokens \xC2\xB7 d_model = %d \xC2\xB7 %d heads \xC2\xB7 head_dim = %d"), t.seq, t.cfg.d_model,
                 t.cfg.num_heads, t.cfg.head_dim());
+}
+
+// Beside the plot at x = bx from y = top: the shape flow's FLOPs at this n, the
+// crossover, the bytes. Returns the height it reached.
+double CostNotes(Scene& sc, Text& text, const Trace& t, const CostNumbers& c, double s, double bx, double top,
+                 const Style& label, const Style& bold) {
+  const bool ffn = c.ffn_flops > 0;
+  double by = top + 10 * s;
+  std::vector<std::pair<std::string, Style>> lines = {
+      {Printf(_("FLOPs of this layer at n = %d (the shape flow's):"), c.n), bold},
+      {Printf(_("attention core: %s"), Group(c.core_flops).c_str()), label},
+      {Printf(_("projections: %s"), Group(c.projection_flops).c_str()), label}};
+  if (ffn) lines.push_back({Printf(_("feed-forward: %s"), Group(c.ffn_flops).c_str()), label});
+  lines.push_back({Printf(_("The core overtakes the projections at n = %d"), c.crossover_n), label});
+  lines.push_back({Printf(_("(4n\xC2\xB2"
+                            "d = 8n"
+                            "d\xC2\xB2 at n = 2d = %d)."),
+                          2 * c.d_model),
+                   label});
+  lines.push_back({"", label});
+  lines.push_back({_("Bytes the attention weights take:"), bold});
+  lines.push_back({Printf(_("weights n\xC2\xB2 x heads x 4 bytes: %s bytes"), Group(c.weights_bytes).c_str()), label});
+  lines.push_back(
+      {Printf(_("standard attention keeps scores and weights: %s bytes"), Group(c.standard_bytes).c_str()), label});
+  lines.push_back({Printf(_("Flash attention holds one %d x %d tile per worker: %s bytes"), FlashBr(t.cfg),
+                          FlashBc(t.cfg), Group(c.flash_bytes).c_str()),
+                   label});
+  for (const auto& [txt, st] : lines) {
+    if (!txt.empty()) sc.texts.push_back(Label(bx, by, st, kInk, txt));
+    sc.width = std::max(sc.width, static_cast<int>(bx + text.Width(txt, st) + kMargin * s));
+    by += 16 * s;
+  }
+  return by;
 }
 
 Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
@@ -198,38 +316,14 @@ Scene CostScene(const Trace& t, const CostPictureOptions& o, Text& text) {
   sc.texts.push_back(Label(left - 32 * s, top + ph / 2, label, kInk, _("FLOPs, log"), Anchor::Middle, 90));
 
   // Beside the plot: the shape flow's FLOPs at this n, the crossover, the bytes.
-  const double bx = left + pw + 24 * s;
-  double by = top + 10 * s;
-  std::vector<std::pair<std::string, Style>> lines = {
-      {Printf(_("FLOPs of this layer at n = %d (the shape flow's):"), c.n), bold},
-      {Printf(_("attention core: %s"), Group(c.core_flops).c_str()), label},
-      {Printf(_("projections: %s"), Group(c.projection_flops).c_str()), label}};
-  if (ffn) lines.push_back({Printf(_("feed-forward: %s"), Group(c.ffn_flops).c_str()), label});
-  lines.push_back({Printf(_("The core overtakes the projections at n = %d"), c.crossover_n), label});
-  lines.push_back({Printf(_("(4n\xC2\xB2"
-                            "d = 8n"
-                            "d\xC2\xB2 at n = 2d = %d)."),
-                          2 * c.d_model),
-                   label});
-  lines.push_back({"", label});
-  lines.push_back({_("Bytes the attention weights take:"), bold});
-  lines.push_back({Printf(_("weights n\xC2\xB2 x heads x 4 bytes: %s bytes"), Group(c.weights_bytes).c_str()), label});
-  lines.push_back(
-      {Printf(_("standard attention keeps scores and weights: %s bytes"), Group(c.standard_bytes).c_str()), label});
-  lines.push_back({Printf(_("Flash attention holds one %d x %d tile per worker: %s bytes"), FlashBr(t.cfg),
-                          FlashBc(t.cfg), Group(c.flash_bytes).c_str()),
-                   label});
-  for (const auto& [txt, st] : lines) {
-    if (!txt.empty()) sc.texts.push_back(Label(bx, by, st, kInk, txt));
-    sc.width = std::max(sc.width, static_cast<int>(bx + text.Width(txt, st) + kMargin * s));
-    by += 16 * s;
-  }
+  const double by = CostNotes(sc, text, t, c, s, left + pw + 24 * s, top, label, bold);
   sc.height = static_cast<int>(std::max(top + ph + 40 * s, by) + kMargin * s);
-  CheckImageSize(sc.width, sc.height);
   return sc;
 }
 
-Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, FlashNumbers* out) {
+// `svg`: every cell a <rect> with its row, column and a tooltip; the PNG's cells are one
+// SceneCells block (a million rects with tooltips were some 200 MB).
+Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, FlashNumbers* out, bool svg) {
   const double s = std::clamp(o.scale, 1.0, 8.0);
   const FlashNumbers f = FlashNumbersOf(t, o);
   if (out) *out = f;
@@ -245,22 +339,34 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
   const double cell = std::clamp(std::floor(440.0 / std::max(n, nk)), 1.0, 28.0) * s;
   const bool labels = cell >= 9 * s;
   const Style tok{static_cast<float>(std::min(11.0, cell / s * 0.8) * s), false};
+  // The labels are cut short: one long word must not push the grid off the page.
+  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  std::vector<std::string> row_labels, col_labels;
   double label_w = 0, label_h = 0;
   if (labels) {
-    for (int i = 0; i < n; ++i) label_w = std::max(label_w, static_cast<double>(text.Width(t.in.tokens[i], tok)));
-    const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
-    for (int j = 0; j < nk && j < static_cast<int>(keys.size()); ++j)
-      label_h = std::max(label_h, static_cast<double>(text.Width(keys[j], tok)));
+    for (int i = 0; i < n; ++i) {
+      row_labels.push_back(Elide(t.in.tokens[i], kTokenLabelChars));
+      label_w = std::max(label_w, static_cast<double>(text.Width(row_labels.back(), tok)));
+    }
+    for (int j = 0; j < nk && j < static_cast<int>(keys.size()); ++j) {
+      col_labels.push_back(Elide(keys[j], kTokenLabelChars));
+      label_h = std::max(label_h, static_cast<double>(text.Width(col_labels.back(), tok)));
+    }
   }
   const double gx = kMargin * s + label_w + (labels ? 6 * s : 0), gy = y + label_h + (labels ? 6 * s : 0);
-  const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
+  SceneCells block{gx, gy, cell, n, nk, 0, {}};
+  if (!svg) block.fill.reserve(static_cast<std::size_t>(n) * nk);
   for (int i = 0; i < n; ++i) {
     if (labels)
       sc.texts.push_back(
-          Label(gx - 4 * s, gy + (i + 0.5) * cell + 0.36 * tok.px, tok, kInk, t.in.tokens[i], Anchor::End));
+          Label(gx - 4 * s, gy + (i + 0.5) * cell + 0.36 * tok.px, tok, kInk, row_labels[i], Anchor::End));
     const std::vector<float> w = ft.Weights(i);
     for (int j = 0; j < nk; ++j) {
       const bool masked = std::isinf(t.scores(static_cast<Eigen::Index>(f.head) * t.seq + i, j));
+      if (!svg) {
+        block.fill.push_back(masked ? kMaskedColour : Colormap(std::clamp(w[j], 0.0f, 1.0f)));
+        continue;
+      }
       SceneRect r = Box(static_cast<int>(std::lround(gx + j * cell)), static_cast<int>(std::lround(gy + i * cell)),
                         std::max(1, static_cast<int>(std::lround(gx + (j + 1) * cell)) -
                                         static_cast<int>(std::lround(gx + j * cell))),
@@ -276,10 +382,10 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
       sc.rects.push_back(std::move(r));
     }
   }
-  if (labels)
-    for (int j = 0; j < nk && j < static_cast<int>(keys.size()); ++j)
-      sc.texts.push_back(
-          Label(gx + (j + 0.5) * cell + 0.36 * tok.px, gy - 4 * s, tok, kInk, keys[j], Anchor::Start, 90));
+  if (!svg) sc.cells.push_back(std::move(block));
+  for (std::size_t j = 0; j < col_labels.size(); ++j)
+    sc.texts.push_back(
+        Label(gx + (j + 0.5) * cell + 0.36 * tok.px, gy - 4 * s, tok, kInk, col_labels[j], Anchor::Start, 90));
   // The tile edges: every Br rows and every Bc columns, and the frame.
   const int edge = std::max(1, static_cast<int>(std::lround(1.5 * s)));
   for (int i = 0; i <= n; i += f.br)
@@ -323,7 +429,6 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
     by += 16 * s;
   }
   sc.height = static_cast<int>(std::max(gy + n * cell, by) + kMargin * s);
-  CheckImageSize(sc.width, sc.height);
   return sc;
 }
 
@@ -381,19 +486,41 @@ FlashNumbers FlashNumbersOf(const Trace& t, const FlashPictureOptions& o) {
   return f;
 }
 
+namespace {
+
+template <class Options, class Build>
+Scene FittedScene(const Options& o, std::vector<std::string>* notes, const Build& build) {
+  return Fitted(o.scale, notes, [&](double scale) {
+    Options at = o;
+    at.scale = scale;
+    return build(at);
+  });
+}
+
+}  // namespace
+
 Image DrawCostPicture(const Trace& t, const CostPictureOptions& o) {
   Text text;
-  return Rasterise(CostScene(t, o, text), text);
+  std::vector<std::string> notes;
+  Image img =
+      Rasterise(FittedScene(o, &notes, [&](const CostPictureOptions& at) { return CostScene(t, at, text); }), text);
+  img.notes = std::move(notes);
+  return img;
 }
 
 std::string CostPictureSvg(const Trace& t, const CostPictureOptions& o) {
   Text text;
-  return SceneSvg(CostScene(t, o, text));
+  return SceneSvg(FittedScene(o, nullptr, [&](const CostPictureOptions& at) { return CostScene(t, at, text); }));
 }
 
 Image DrawFlashPicture(const Trace& t, const FlashPictureOptions& o) {
   Text text;
-  return Rasterise(FlashScene(t, o, text, nullptr), text);
+  std::vector<std::string> notes;
+  Image img = Rasterise(
+      FittedScene(o, &notes, [&](const FlashPictureOptions& at) { return FlashScene(t, at, text, nullptr, false); }),
+      text);
+  img.notes = std::move(notes);
+  return img;
 }
 
 std::string FlashPictureSvg(const Trace& t, const FlashPictureOptions& o) {
@@ -401,7 +528,8 @@ std::string FlashPictureSvg(const Trace& t, const FlashPictureOptions& o) {
     throw Error("The Flash picture's SVG would hold " + Group(static_cast<long long>(t.seq) * t.seq_kv) +
                 " cells, over the SVG limit of " + Group(kMaxSvgCells) + ": use fewer tokens, or write only a --png.");
   Text text;
-  return SceneSvg(FlashScene(t, o, text, nullptr));
+  return SceneSvg(
+      FittedScene(o, nullptr, [&](const FlashPictureOptions& at) { return FlashScene(t, at, text, nullptr, true); }));
 }
 
 }  // namespace mha::render

@@ -21,6 +21,7 @@ struct GridGeometry {
   Style title, subtitle, note, layer, head, head_label, label, value, tick;
   double caption_h = 0, layer_w = 0, row_label_w = 0, col_label_h = 0, head_h = 0;
   double block_w = 0, block_h = 0, grid_x = 0, grid_y = 0;
+  int per_row = 1, rows = 1;  // heads per row of maps, rows per layer
   int width = 0, height = 0;
 };
 
@@ -72,9 +73,16 @@ GridGeometry Measure(const GridInput& in, const GridOptions& o, Text& text, doub
   g.block_h = g.head_h + g.col_label_h + g.n_rows * g.cell;
   g.grid_x = std::round(kMargin * s + g.layer_w);
   g.grid_y = std::round(kMargin * s + g.caption_h);
-  const double grid_w = H * g.block_w + (H - 1) * kBlockGap * s;
-  const double grid_h = L * g.block_h + (L - 1) * kLayerGap * s;
   const double bar_w = (kBlockGap + kBarW + 40) * s;
+  // A layer's heads wrap onto more rows where one row would pass kMaxSide even at a
+  // pixel a cell: 64 heads of 256 tokens were 17,961 pixels wide.
+  g.per_row = H;
+  while (g.per_row > 1 &&
+         g.grid_x + g.per_row * g.block_w + (g.per_row - 1) * kBlockGap * s + bar_w + kMargin * s > kMaxSide)
+    --g.per_row;
+  g.rows = (H + g.per_row - 1) / g.per_row;
+  const double grid_w = g.per_row * g.block_w + (g.per_row - 1) * kBlockGap * s;
+  const double grid_h = L * g.rows * g.block_h + (L * g.rows - 1) * kLayerGap * s;
   const double caption_w = std::max(
       {text.Width(in.title, g.title), text.Width(in.subtitle, g.subtitle), text.Width(CaptionNote(true), g.note)});
   g.width = static_cast<int>(std::ceil(std::max(g.grid_x + grid_w + bar_w, kMargin * s + caption_w) + kMargin * s));
@@ -105,25 +113,34 @@ void AddMap(const Trace& t, int layer, int head, const GridInput& in, const Grid
   const PanelData d = GetPanelData(t, head);
   const std::vector<std::string> q = QueryTokens(t), k = KeyTokens(t);
   const int inner = g.cell - g.gap;
+  SceneCells block;  // the PNG's cells: a colour each
+  if (!svg) {
+    block = {
+        static_cast<double>(gx), static_cast<double>(gy), static_cast<double>(g.cell), g.n_rows, g.n_cols, g.gap, {}};
+    block.fill.reserve(static_cast<std::size_t>(g.n_rows) * g.n_cols);
+  }
   for (int r = 0; r < g.n_rows; ++r)
     for (int c = 0; c < g.n_cols; ++c) {
       const std::size_t i = static_cast<std::size_t>(r) * g.n_cols + c;
       const Rgb col = d.masked[i] ? kMaskedColour : Colormap(d.w[i]);
-      SceneRect rect = Box(gx + c * g.cell, gy + r * g.cell, inner, inner, col);
-      rect.cls = "cell";
-      if (svg) {
-        rect.attrs = " data-layer=\"" + std::to_string(layer) + "\" data-head=\"" + std::to_string(head) +
-                     "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) + "\"";
-        char w[32];
-        std::snprintf(w, sizeof w, "%.4f", static_cast<double>(d.w[i]));
-        rect.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query \u201C" + q[r] +
-                     "\u201D \u2192 key \u201C" + k[c] + "\u201D: " + (d.masked[i] ? "masked, weight 0" : w);
-      }
-      sc.rects.push_back(std::move(rect));
       if (g.values && !d.masked[i])
         sc.texts.push_back(Label(gx + c * g.cell + inner / 2.0, gy + r * g.cell + inner / 2.0 + 0.36 * g.value.px,
                                  g.value, TextColourOn(col), FormatWeight(d.w[i]), Anchor::Middle));
+      if (!svg) {
+        block.fill.push_back(col);
+        continue;
+      }
+      SceneRect rect = Box(gx + c * g.cell, gy + r * g.cell, inner, inner, col);
+      rect.cls = "cell";
+      rect.attrs = " data-layer=\"" + std::to_string(layer) + "\" data-head=\"" + std::to_string(head) +
+                   "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) + "\"";
+      char w[32];
+      std::snprintf(w, sizeof w, "%.4f", static_cast<double>(d.w[i]));
+      rect.title = "layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": query \u201C" + q[r] +
+                   "\u201D \u2192 key \u201C" + k[c] + "\u201D: " + (d.masked[i] ? "masked, weight 0" : w);
+      sc.rects.push_back(std::move(rect));
     }
+  if (!svg) sc.cells.push_back(std::move(block));
   sc.panels.push_back({head, gx, gy, g.n_rows, g.n_cols, g.cell, g.gap, 1});
   if (!g.labels) return;
   for (int r = 0; r < g.n_rows; ++r)
@@ -177,11 +194,15 @@ Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long
   double s = std::clamp(o.scale, 1.0, 8.0);
   GridGeometry g = Measure(in, o, text, s);
   // Too big: lower the scale first; cells themselves shrink through Measure's caps.
-  for (int tries = 0; tries < 8 && static_cast<long long>(g.width) * g.height > max_pixels && s > 0.25; ++tries) {
-    s *= std::sqrt(static_cast<double>(max_pixels) / (static_cast<double>(g.width) * g.height)) * 0.97;
+  const auto too_big = [&] {
+    return static_cast<long long>(g.width) * g.height > max_pixels || g.width > kMaxSide || g.height > kMaxSide;
+  };
+  for (int tries = 0; tries < 8 && too_big() && s > 0.25; ++tries) {
+    const double w = g.width, h = g.height;
+    s *= std::min({std::sqrt(static_cast<double>(max_pixels) / (w * h)), kMaxSide / w, kMaxSide / h}) * 0.97;
     g = Measure(in, o, text, s);
   }
-  if (static_cast<long long>(g.width) * g.height > max_pixels)
+  if (too_big())
     throw Error("The grid would be " + std::to_string(g.width) + " x " + std::to_string(g.height) +
                 " pixels even at the smallest size; use fewer layers, heads or tokens.");
   Scene sc;
@@ -189,7 +210,8 @@ Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long
   sc.height = g.height;
   if (s < std::clamp(o.scale, 1.0, 8.0))
     sc.notes.push_back("drawn at scale " + Fixed2(s) + " instead of " + Fixed2(o.scale) + " to stay within " +
-                       std::to_string(max_pixels >> 20) + " megapixels");
+                       std::to_string(max_pixels >> 20) + " megapixels and " + std::to_string(kMaxSide) +
+                       " pixels a side");
   if (!g.labels) sc.notes.push_back("token labels left out: the cells are too small for text");
   const bool masked = AnyMasked(*in.probe);
   AddCaption(in, g, sc, masked);
@@ -197,13 +219,14 @@ Scene GridScene(const GridInput& in, const GridOptions& o, Text& text, long long
   const int H = in.probe->layers[0].cfg.num_heads;
   const double step_x = g.block_w + kBlockGap * s, step_y = g.block_h + kLayerGap * s;
   for (int l = 0; l < L; ++l) {
-    const double by = g.grid_y + l * step_y;
+    const double by = g.grid_y + l * g.rows * step_y;
     sc.texts.push_back(Label(kMargin * s, by + g.head_h + g.col_label_h + g.n_rows * g.cell / 2.0 + 0.36 * g.layer.px,
                              g.layer, kInk, "layer " + std::to_string(l)));
     for (int h = 0; h < H; ++h)
-      AddMap(in.probe->layers[static_cast<std::size_t>(l)], l, h, in, g, g.grid_x + h * step_x, by, text, svg, sc);
+      AddMap(in.probe->layers[static_cast<std::size_t>(l)], l, h, in, g, g.grid_x + (h % g.per_row) * step_x,
+             by + (h / g.per_row) * step_y, text, svg, sc);
   }
-  AddColourBar(g, static_cast<int>(std::lround(H * step_x - kBlockGap * s)), masked, sc);
+  AddColourBar(g, static_cast<int>(std::lround(g.per_row * step_x - kBlockGap * s)), masked, sc);
   return sc;
 }
 

@@ -127,12 +127,32 @@ std::string Fixed2(double v) {
   return buf;
 }
 
+namespace {
+
+struct CellBox {
+  int x, y, w, h;
+};
+
+CellBox Edges(const SceneCells& b, int r, int c) {
+  const auto at = [&](double o, int k) { return static_cast<int>(std::lround(o + k * b.pitch)); };
+  return {at(b.x, c), at(b.y, r), std::max(1, at(b.x, c + 1) - at(b.x, c) - b.gap),
+          std::max(1, at(b.y, r + 1) - at(b.y, r) - b.gap)};
+}
+
+}  // namespace
+
 Image Rasterise(const Scene& s, Text& text) {
   CheckImageSize(s.width, s.height);
   Image img;
   img.width = s.width;
   img.height = s.height;
   img.rgba.assign(static_cast<std::size_t>(img.width) * img.height * 4, 255);
+  for (const SceneCells& b : s.cells)
+    for (int r = 0; r < b.rows; ++r)
+      for (int c = 0; c < b.cols; ++c) {
+        const CellBox e = Edges(b, r, c);
+        FillRect(img, e.x, e.y, e.w, e.h, b.fill[static_cast<std::size_t>(r) * b.cols + c]);
+      }
   for (const SceneRect& r : s.rects) FillRect(img, r.x, r.y, r.w, r.h, r.fill);
   for (const ScenePath& p : s.paths)
     for (std::size_t i = 1; i < p.pts.size(); ++i)
@@ -168,6 +188,14 @@ std::string SceneSvg(const Scene& s) {
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   // crispEdges: abutting cells would otherwise show anti-aliased seams.
   out += "<g shape-rendering=\"crispEdges\">\n";
+  for (const SceneCells& b : s.cells)
+    for (int r = 0; r < b.rows; ++r)
+      for (int c = 0; c < b.cols; ++c) {
+        const CellBox e = Edges(b, r, c);
+        out += "<rect class=\"cell\" x=\"" + std::to_string(e.x) + "\" y=\"" + std::to_string(e.y) + "\" width=\"" +
+               std::to_string(e.w) + "\" height=\"" + std::to_string(e.h) + "\" fill=\"" +
+               HexColour(b.fill[static_cast<std::size_t>(r) * b.cols + c]) + "\"/>\n";
+      }
   for (const SceneRect& r : s.rects) {
     out += "<rect";
     if (!r.cls.empty()) out += " class=\"" + r.cls + "\"";

@@ -20,6 +20,15 @@ struct SceneRect {
   std::string title;  // SVG tooltip ("" for none)
 };
 
+// A block of square cells (a heatmap) for the PNG: one colour each, no SVG attributes.
+// As SceneRects, the cells of 6 layers x 32 heads x 256 tokens took 1.5 GB. Cell (r, c)
+// spans lround(x + c * pitch) to lround(x + (c + 1) * pitch) less `gap` (at least a pixel).
+struct SceneCells {
+  double x = 0, y = 0, pitch = 1;  // pixels
+  int rows = 0, cols = 0, gap = 0;
+  std::vector<Rgb> fill;  // rows x cols, row-major
+};
+
 enum class Anchor { Start, Middle, End };
 
 struct SceneText {
@@ -58,9 +67,10 @@ inline SceneText Label(double x, double y, Style st, Rgb colour, std::string tex
 
 struct Scene {
   int width = 0, height = 0;
-  std::vector<SceneRect> rects;  // drawn first, in order
-  std::vector<ScenePath> paths;  // then the lines
-  std::vector<SceneText> texts;  // then the text
+  std::vector<SceneCells> cells;  // drawn first: the heatmaps' cells
+  std::vector<SceneRect> rects;   // then the rectangles, in order (a Flash grid's tile edges over its cells)
+  std::vector<ScenePath> paths;   // then the lines
+  std::vector<SceneText> texts;   // then the text
   std::vector<PanelInfo> panels;
   std::vector<std::string> notes;
 };

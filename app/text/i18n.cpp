@@ -17,6 +17,7 @@
 
 #include "io/assets.hpp"
 #include "io/files.hpp"
+#include "text/mo_catalog.hpp"
 
 // glibc's documented way to make gettext forget the translations it looked up for the
 // previous LANGUAGE (the GNU gettext manual, "Being a gettext grok").
@@ -82,21 +83,60 @@ Lang FromEnvironment() {
   return Lang::kEnglish;
 }
 
+namespace {
+
+// The Korean catalogue, read once (bounded) and checked before gettext may map it.
+struct Catalog {
+  std::string dir;      // where it was found ("" if nowhere)
+  std::string bytes;    // the whole file, when it passed the check
+  std::string problem;  // why it was not used ("" if it was, or if there is none)
+};
+
+const Catalog& TheCatalog() {
+  static const Catalog c = [] {
+    Catalog out;
+    const std::string dir = FindCatalogDir();
+    if (dir.empty()) return out;
+    const std::string path = dir + "/ko/LC_MESSAGES/mhaviz.mo";
+    std::string why;
+    try {
+      std::string bytes = io::ReadFile(path, kMaxCatalogBytes);
+      why = CheckMoCatalog(bytes);
+      if (why.empty()) out.bytes = std::move(bytes);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (why.empty()) {
+      out.dir = dir;
+    } else {
+      out.problem = "The Korean translation " + path + " is damaged (" + why +
+                    "), so the interface stays in English. Reinstall mhaviz, or rebuild it (the "
+                    "mhaviz-translations target).";
+    }
+    return out;
+  }();
+  return c;
+}
+
+}  // namespace
+
 const std::string& Init() {
   static const std::string dir = [] {
     // Only LC_MESSAGES: LC_NUMERIC (and the rest) keep the "C" locale of a C++ program.
     const char* got = std::setlocale(LC_MESSAGES, "");
     if (!got || std::strcmp(got, "C") == 0 || std::strcmp(got, "POSIX") == 0) std::setlocale(LC_MESSAGES, "C.UTF-8");
-    std::string found = FindCatalogDir();
-    if (!found.empty()) {
-      bindtextdomain(kDomain, found.c_str());
+    const Catalog& c = TheCatalog();
+    if (!c.dir.empty()) {
+      bindtextdomain(kDomain, c.dir.c_str());
       bind_textdomain_codeset(kDomain, "UTF-8");
       g_have_catalog = true;
     }
-    return found;
+    return c.dir;
   }();
   return dir;
 }
+
+const std::string& CatalogProblem() { return TheCatalog().problem; }
 
 bool SetLanguage(Lang want) {
   Init();
@@ -115,29 +155,12 @@ Lang Current() { return g_lang; }
 const std::vector<char32_t>& CatalogCharacters() {
   static const std::vector<char32_t> chars = [] {
     std::vector<char32_t> out;
-    const std::string& dir = Init();
-    if (dir.empty()) return out;
+    Init();
+    std::vector<MoEntry> entries;
+    const std::string& mo = TheCatalog().bytes;
+    if (mo.empty() || !CheckMoCatalog(mo, &entries).empty()) return out;
     std::string bytes;
-    try {
-      bytes = io::ReadFile(dir + "/ko/LC_MESSAGES/mhaviz.mo", 16u << 20);
-    } catch (const std::exception&) {
-      return out;
-    }
-    // The .mo's table of translations (GNU gettext manual, "The Format of GNU MO Files"):
-    // N (length, offset) pairs, little-endian as msgfmt writes them here.
-    const auto u32 = [&](std::size_t at) -> std::uint32_t {
-      if (at + 4 > bytes.size()) return 0;
-      const auto* b = reinterpret_cast<const unsigned char*>(bytes.data() + at);
-      return b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
-    };
-    if (u32(0) != 0x950412deu) return out;
-    std::string text;
-    const std::uint32_t n = u32(8), table = u32(16);
-    for (std::uint32_t k = 0; k < n && k < (1u << 20); ++k) {
-      const std::uint32_t len = u32(table + 8 * k), off = u32(table + 8 * k + 4);
-      if (off <= bytes.size() && len <= bytes.size() - off) text.append(bytes, off, len).push_back('\n');
-    }
-    bytes = std::move(text);
+    for (const MoEntry& e : entries) bytes.append(e.translation).push_back('\n');
     for (std::size_t i = 0; i < bytes.size();) {
       const auto b = static_cast<unsigned char>(bytes[i]);
       const int n = b >= 0xF0 && b < 0xF8 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b < 0xE0 ? 2 : 1;

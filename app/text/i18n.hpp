@@ -32,9 +32,14 @@ Lang FromEnvironment();
 // Binds the "mhaviz" domain to the directory holding ko/LC_MESSAGES/mhaviz.mo (found as
 // the fonts and the model are, in a build tree or an installed prefix), in UTF-8, and
 // selects LC_MESSAGES from the environment (C.UTF-8 when that locale is not generated,
-// since glibc ignores LANGUAGE under plain "C"). Safe to call more than once. Returns the
-// catalog directory, "" when none was found (then every string stays English).
+// since glibc ignores LANGUAGE under plain "C"). The catalog is read (at most
+// kMaxCatalogBytes) and checked first (text/mo_catalog.hpp): a damaged one is never
+// bound. Safe to call more than once. Returns the catalog directory, "" when none was
+// found or it is damaged (then every string stays English).
 const std::string& Init();
+// Why the catalog that was found is not used (it is damaged), as a notice to show the
+// user; "" when it is used or when there is none.
+const std::string& CatalogProblem();
 
 // Switches the language from the next lookup on; the UI thread calls it between frames.
 // Korean needs the catalog: without one it returns false and the language stays English.

@@ -22,13 +22,20 @@ void AblateTask(Pass& p, int task) {
   const int r0 = task * kNormRows, r1 = std::min(p.rows, r0 + kNormRows), hd = p.hd;
   const HeadAblation& a = p.t->in.ablate;
   float* concat = p.t->concat.data();
-  for (int i = r0; i < r1; ++i)
+  const std::ptrdiff_t width = static_cast<std::ptrdiff_t>(a.heads.size()) * hd;
+  for (int i = r0; i < r1; ++i) {
+    const float* from = a.values.data();
+    if (a.patching()) {
+      if (!a.positions.empty() && !std::binary_search(a.positions.begin(), a.positions.end(), i)) continue;
+      from = a.patch.data() + static_cast<std::ptrdiff_t>(i) * width;
+    }
     for (std::size_t n = 0; n < a.heads.size(); ++n)
       std::memcpy(concat + static_cast<std::ptrdiff_t>(i) * p.d + static_cast<std::ptrdiff_t>(a.heads[n]) * hd,
-                  a.values.data() + static_cast<std::ptrdiff_t>(n) * hd, sizeof(float) * hd);
+                  from + static_cast<std::ptrdiff_t>(n) * hd, sizeof(float) * hd);
+  }
 }
 
-void CheckAblation(const Config& cfg, const HeadAblation& a) {
+void CheckAblation(const Config& cfg, const HeadAblation& a, int rows) {
   if (a.empty()) return;
   const int H = cfg.num_heads;
   for (std::size_t n = 0; n < a.heads.size(); ++n) {
@@ -40,11 +47,21 @@ void CheckAblation(const Config& cfg, const HeadAblation& a) {
       throw Error("The knocked-out heads must be listed once each, in ascending order; head " + std::to_string(h) +
                   " comes after head " + std::to_string(a.heads[n - 1]) + ".");
   }
-  if (a.values.rows() != static_cast<Eigen::Index>(a.heads.size()) || a.values.cols() != cfg.head_dim())
-    throw Error("The replacement of the knocked-out heads' context has shape (" + std::to_string(a.values.rows()) +
-                ", " + std::to_string(a.values.cols()) + ") but needs (" + std::to_string(a.heads.size()) + ", " +
-                std::to_string(cfg.head_dim()) + "): one head_dim row per knocked-out head.");
-  if (!AllInRange(a.values.data(), static_cast<std::size_t>(a.values.size())))
+  const Mat& m = a.patching() ? a.patch : a.values;
+  const Eigen::Index want_rows = a.patching() ? rows : static_cast<Eigen::Index>(a.heads.size());
+  const Eigen::Index want_cols =
+      a.patching() ? static_cast<Eigen::Index>(a.heads.size()) * cfg.head_dim() : cfg.head_dim();
+  if (m.rows() != want_rows || m.cols() != want_cols)
+    throw Error("The replacement of the " + std::string(a.patching() ? "patched" : "knocked-out") +
+                " heads' context has shape (" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) +
+                ") but needs (" + std::to_string(want_rows) + ", " + std::to_string(want_cols) + "): " +
+                (a.patching() ? "one row per position, head_dim columns per patched head."
+                              : "one head_dim row per knocked-out head."));
+  for (std::size_t n = 0; n < a.positions.size(); ++n)
+    if (a.positions[n] < 0 || a.positions[n] >= rows || (n > 0 && a.positions[n] <= a.positions[n - 1]))
+      throw Error("The patched positions must be distinct, ascending and within the " + std::to_string(rows) +
+                  " rows of the input; got " + std::to_string(a.positions[n]) + ".");
+  if (!AllInRange(m.data(), static_cast<std::size_t>(m.size())))
     throw Error("The replacement of the knocked-out heads' context holds NaN, Inf or a value beyond |" +
                 std::to_string(static_cast<int>(Limits::kMaxAbsValue)) + "|.");
 }
@@ -137,6 +154,35 @@ std::vector<HeadAblation> LayerAblations(int num_layers, const Config& layer, Ab
     a.values = Mat::Zero(static_cast<Eigen::Index>(a.heads.size()), hd);
     if (mode == AblationMode::Mean)
       for (std::size_t n = 0; n < a.heads.size(); ++n) a.values.row(n) = (*means)[l].row(a.heads[n]);
+  }
+  return out;
+}
+
+std::vector<HeadAblation> PatchHeads(const ModelTrace& source, const std::vector<HeadRef>& heads,
+                                     const std::vector<int>& positions) {
+  const int L = static_cast<int>(source.layers.size());
+  if (L == 0) throw Error("Patching needs the clean run's trace; it has no layers.");
+  const Config& c = source.layers.front().cfg;
+  const int H = c.num_heads, hd = c.head_dim(), seq = source.layers.front().seq;
+  CheckHeads(L, H, heads);
+  for (std::size_t n = 0; n < positions.size(); ++n)
+    if (positions[n] < 0 || positions[n] >= seq || (n > 0 && positions[n] <= positions[n - 1]))
+      throw Error("The patched positions must be distinct, ascending and within the clean run's " +
+                  std::to_string(seq) + " positions (0 to " + std::to_string(seq - 1) + ").");
+  std::vector<HeadRef> sorted = heads;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<HeadAblation> out(static_cast<std::size_t>(L));
+  for (const HeadRef& h : sorted) out[h.layer].heads.push_back(h.head);
+  for (int l = 0; l < L; ++l) {
+    HeadAblation& a = out[l];
+    if (a.empty()) continue;
+    const Mat& concat = source.layers[l].concat;  // the clean run's heads, side by side
+    const int n = static_cast<int>(a.heads.size());
+    a.patch.resize(seq, static_cast<Eigen::Index>(n) * hd);
+    for (int k = 0; k < n; ++k)
+      a.patch.middleCols(static_cast<Eigen::Index>(k) * hd, hd) =
+          concat.middleCols(static_cast<Eigen::Index>(a.heads[k]) * hd, hd);
+    a.positions = positions;
   }
   return out;
 }

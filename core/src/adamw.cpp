@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
 #endif
 #include <type_traits>
@@ -108,9 +108,10 @@ void AdamW::Update(const Slot& s, std::int64_t begin, std::int64_t end, float lr
   // gains keep their scale.
   const float decay = s.decayed ? 1.0f - lr * o_.weight_decay : 1.0f;
   std::int64_t i = begin;
+  // Sixteen (AVX-512) or eight (AVX2) at a time, each operation and its rounding as
+  // the scalar loop below compiles them (GCC left that loop scalar: std::sqrt may set
+  // errno); tests/core/test_fast_paths.cpp compares the two bit for bit.
 #if defined(__AVX512F__)
-  // Sixteen at a time, each operation and its rounding as the scalar loop below
-  // compiles them (GCC left that loop scalar: std::sqrt may set errno).
   {
     const __m512 vdecay = _mm512_set1_ps(decay), vb1 = _mm512_set1_ps(b1), vb2 = _mm512_set1_ps(b2);
     const __m512 c1 = _mm512_set1_ps(1.0f - b1), c2 = _mm512_set1_ps(1.0f - b2);
@@ -124,6 +125,22 @@ void AdamW::Update(const Slot& s, std::int64_t begin, std::int64_t end, float lr
       _mm512_storeu_ps(s.m1 + i, m1);
       _mm512_storeu_ps(s.m2 + i, m2);
       _mm512_storeu_ps(s.p + i, _mm512_fnmadd_ps(vstep, _mm512_div_ps(m1, denom), p));
+    }
+  }
+#elif defined(__AVX2__) && defined(__FMA__)
+  {
+    const __m256 vdecay = _mm256_set1_ps(decay), vb1 = _mm256_set1_ps(b1), vb2 = _mm256_set1_ps(b2);
+    const __m256 c1 = _mm256_set1_ps(1.0f - b1), c2 = _mm256_set1_ps(1.0f - b2);
+    const __m256 vbc2 = _mm256_set1_ps(bc2_sqrt), veps = _mm256_set1_ps(eps), vstep = _mm256_set1_ps(step_size);
+    for (; i + 8 <= end; i += 8) {
+      const __m256 g = _mm256_loadu_ps(s.g + i);
+      const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(s.p + i), vdecay);
+      const __m256 m1 = _mm256_fmadd_ps(_mm256_loadu_ps(s.m1 + i), vb1, _mm256_mul_ps(g, c1));
+      const __m256 m2 = _mm256_fmadd_ps(_mm256_loadu_ps(s.m2 + i), vb2, _mm256_mul_ps(_mm256_mul_ps(g, c2), g));
+      const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(m2), vbc2), veps);
+      _mm256_storeu_ps(s.m1 + i, m1);
+      _mm256_storeu_ps(s.m2 + i, m2);
+      _mm256_storeu_ps(s.p + i, _mm256_fnmadd_ps(vstep, _mm256_div_ps(m1, denom), p));
     }
   }
 #endif

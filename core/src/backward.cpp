@@ -135,6 +135,51 @@ void LayerNormBackward8(const Mat& in, const RowVec& gamma, const Mat& dout, Mat
     }
   }
 }
+#elif defined(__AVX2__) && defined(__FMA__)
+// LayerNormBackward8 at 256 bits: four rows at a time, each row's eight lane sums in
+// two registers (sixteen accumulators), the same operations in the same order.
+void LayerNormBackward4(const Mat& in, const RowVec& gamma, const Mat& dout, Mat& din, const Mat* add, Mat& xhat,
+                        const double* stats, Eigen::Index r0) {
+  constexpr int R = 4;
+  const int d = static_cast<int>(in.cols());
+  const float *gm = gamma.data(), *x = in.data(), *dy = dout.data(), *base = add ? add->data() : nullptr;
+  float *xh = xhat.data(), *dx = din.data();
+  alignas(32) double s1[R][8], s2[R][8];
+  for (int h = 0; h < 2; ++h) {  // lanes 0-3, then 4-7: eight accumulators at a time
+    __m256d v1[R], v2[R];
+    for (int r = 0; r < R; ++r) v1[r] = v2[r] = _mm256_setzero_pd();
+    for (int c = 4 * h; c < d; c += 8) {
+      const __m256d gd = _mm256_cvtps_pd(_mm_loadu_ps(gm + c));
+      for (int r = 0; r < R; ++r) {
+        const std::ptrdiff_t o = (r0 + r) * d + c;
+        const __m256d xd = _mm256_cvtps_pd(_mm_loadu_ps(x + o));
+        const __m128 xf = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_sub_pd(xd, _mm256_set1_pd(stats[2 * (r0 + r)])),
+                                                        _mm256_set1_pd(stats[2 * (r0 + r) + 1])));
+        _mm_storeu_ps(xh + o, xf);
+        const __m256d g = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(dy + o)), gd);
+        v1[r] = _mm256_add_pd(v1[r], g);
+        v2[r] = _mm256_fmadd_pd(g, _mm256_cvtps_pd(xf), v2[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) _mm256_store_pd(s1[r] + 4 * h, v1[r]), _mm256_store_pd(s2[r] + 4 * h, v2[r]);
+  }
+  double m1[R] = {0, 0, 0, 0}, m2[R] = {0, 0, 0, 0};
+  for (int l = 0; l < 8; ++l)
+    for (int r = 0; r < R; ++r) m1[r] += s1[r][l], m2[r] += s2[r][l];
+  for (int r = 0; r < R; ++r) {
+    const __m256d vm1 = _mm256_set1_pd(m1[r] / d), vm2 = _mm256_set1_pd(m2[r] / d);
+    const __m256d vrstd = _mm256_set1_pd(stats[2 * (r0 + r) + 1]);
+    for (int c = 0; c < d; c += 4) {
+      const std::ptrdiff_t o = (r0 + r) * d + c;
+      const __m256d gd = _mm256_cvtps_pd(_mm_loadu_ps(gm + c));
+      __m256d t = _mm256_fmsub_pd(_mm256_cvtps_pd(_mm_loadu_ps(dy + o)), gd, vm1);
+      t = _mm256_fnmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(xh + o)), vm2, t);
+      __m128 f = _mm256_cvtpd_ps(_mm256_mul_pd(vrstd, t));
+      if (base) f = _mm_add_ps(_mm_loadu_ps(base + o), f);
+      _mm_storeu_ps(dx + o, f);
+    }
+  }
+}
 #endif
 
 }  // namespace
@@ -154,6 +199,9 @@ void LayerNormBackward(Pool& pool, int threads, const Mat& in, const RowVec& gam
 #if defined(__AVX512F__)
     if (kept && d % 8 == 0)
       for (; r + 8 <= r1; r += 8) LayerNormBackward8(in, gamma, dout, din, add, xhat, kept, r);
+#elif defined(__AVX2__) && defined(__FMA__)
+    if (kept && d % 8 == 0)
+      for (; r + 4 <= r1; r += 4) LayerNormBackward4(in, gamma, dout, din, add, xhat, kept, r);
 #endif
     for (; r < r1; ++r) LayerNormBackwardRow(in, gamma, eps, dout, din, add, xhat, kept, r);
   };

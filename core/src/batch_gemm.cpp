@@ -33,11 +33,115 @@ void AddRows(const float* b, std::ptrdiff_t ldb, int rows, int nc, float* sums) 
     if (width[v] > 0) simd::StorePartial(sums + v * kWidth, acc[v], width[v]);
 }
 
+// The AVX-512 build keeps the in-place weight gradients it was measured with (Sapphire
+// Rapids, docs/performance.md); the packed form below was measured on 256-bit Zen 3.
+#if defined(__AVX512F__)
+constexpr bool kPackGradients = false;
+#else
+constexpr bool kPackGradients = true;
+#endif
+// Depth (batch rows) per packed block, and the widest gradient packed: a block of A^T or
+// of B is then at most 4 MiB of scratch (wider ones, a large vocabulary's, go in place).
+constexpr int kGradDepth = 256;
+constexpr int kGradMaxWidth = 4096;
+
+// sums[0, nc) += rows [0, rows) of a packed panel (kNR floats a row, zeros past nc):
+// AddRows's chain per column, on whole vectors.
+void AddPanelRows(const float* panel, int rows, int nc, float* sums) {
+  using simd::kWidth;
+  simd::V acc[kNV];
+  for (int v = 0; v < kNV; ++v) acc[v] = simd::LoadPartial(sums + v * kWidth, std::clamp(nc - v * kWidth, 0, kWidth));
+  for (int p = 0; p < rows; ++p)
+    for (int v = 0; v < kNV; ++v) acc[v] = simd::Add(acc[v], simd::Load(panel + p * kNR + v * kWidth));
+  for (int v = 0; v < kNV; ++v) {
+    const int w = std::clamp(nc - v * kWidth, 0, kWidth);
+    if (w == kWidth)
+      simd::Store(sums + v * kWidth, acc[v]);
+    else if (w > 0)
+      simd::StorePartial(sums + v * kWidth, acc[v], w);
+  }
+}
+
+// Panels [j_begin, j_end) of rows [0, k) of B (row stride ldb, n columns), packed
+// side by side (panel j at out + (j - j_begin) * PanelFloats(k)), row by row: one
+// sweep over each row's stretch of B rather than a strided pass per panel.
+void PackPanels(const float* b, std::ptrdiff_t ldb, int k, int n, int j_begin, int j_end, float* out) {
+  using simd::kWidth;
+  const std::size_t panel = PanelFloats(k);
+  for (int p = 0; p < k; ++p) {
+    const float* src = b + p * ldb;
+    for (int j = j_begin; j < j_end; ++j) {
+      float* dst = out + (j - j_begin) * panel + static_cast<std::size_t>(p) * kNR;
+      for (int v = 0; v < kNV; ++v) {
+        const int c = j * kNR + v * kWidth, w = std::clamp(n - c, 0, kWidth);
+        simd::Store(dst + v * kWidth, w == kWidth ? simd::Load(src + c)
+                                      : w > 0     ? simd::LoadPartial(src + c, w)
+                                                  : simd::Zero());
+      }
+    }
+  }
+}
+
+// A weight gradient C (m x n) = A^T B, a depth block of the batch's rows at a time:
+// that block of A^T is packed into strips (PackAT) and of B into panels, then every
+// tile of C takes the block, continuing its chain (PanelPackedAT with add). Read in
+// place, A^T touched a new cache line per k, and A's and B's rows a power-of-two apart
+// (d_model or d_ff floats) fell into the same few cache sets: the kernel's operands did
+// not stay in L1 between tiles (256-bit weight gradients ran at 30-55% of peak). The
+// block is packed once for every tile, and while it is its few hundred rows' pages stay
+// in the TLB (packing a task's own columns over the whole batch walked the page table
+// for each row of a 4 KiB-wide activation). Tasks are blocks of kRowsPerTask rows of C
+// by groups of panels; every element gets the depth blocks in k order: the same bits
+// as PanelAT over all of k, on any thread count.
+void GradPacked(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, const float* b,
+                std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, GemmScratch& s, float* col_sums) {
+  constexpr int kMost = 8;
+  const int panels = (n + kNR - 1) / kNR, row_blocks = (m + kRowsPerTask - 1) / kRowsPerTask;
+  const int group = threads == 1 ? std::min(panels, kMost)
+                                 : std::clamp(row_blocks * panels / (4 * threads), 1, std::min(panels, kMost));
+  const int groups = (panels + group - 1) / group;
+  const std::size_t a_block = PackedATFloats(kRowsPerTask, kGradDepth);
+  float* ap = s.apack.Get(a_block * row_blocks);
+  float* bp = s.bpack.Get(PanelFloats(kGradDepth) * panels);
+  for (int k0 = 0; k0 < k; k0 += kGradDepth) {
+    const int kk = std::min(kGradDepth, k - k0);
+    const float* ak = a + static_cast<std::ptrdiff_t>(k0) * lda;
+    const float* bk = b + static_cast<std::ptrdiff_t>(k0) * ldb;
+    auto pack = [&](int t, int) {
+      if (t < row_blocks) {
+        const int r0 = t * kRowsPerTask;
+        PackAT(ak + r0, lda, std::min(kRowsPerTask, m - r0), kk, ap + t * a_block);
+      } else {
+        const int j0 = (t - row_blocks) * group;
+        PackPanels(bk, ldb, kk, n, j0, std::min(panels, j0 + group), bp + j0 * PanelFloats(kk));
+      }
+    };
+    ParallelFor(pool, threads, row_blocks + groups, pack);
+    auto task = [&](int i, int) {
+      const int rb = i / groups, r0 = rb * kRowsPerTask, rows = std::min(kRowsPerTask, m - r0);
+      const int j_begin = (i % groups) * group, j_end = std::min(panels, j_begin + group);
+      for (int j = j_begin; j < j_end; ++j) {
+        const int j0 = j * kNR, nc = std::min(kNR, n - j0);
+        const float* panel = bp + j * PanelFloats(kk);
+        PanelPackedAT(rows, kk, ap + rb * a_block, panel, kNR, c + static_cast<std::ptrdiff_t>(r0) * ldc + j0, ldc, nc,
+                      k0 > 0);
+        if (col_sums && rb == 0) AddPanelRows(panel, kk, nc, col_sums + j0);
+      }
+    };
+    ParallelFor(pool, threads, row_blocks * groups, task);
+  }
+}
+
 // Gemm, with A given transposed or not (a_transposed: A(i, p) at a[p * lda + i]).
 void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed,
             const float* b, std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias,
             bool accumulate, GemmScratch& s, float* col_sums = nullptr) {
   if (m <= 0 || n <= 0) return;
+  if (kPackGradients && a_transposed && !accumulate && !bias && !b_transposed && m <= kGradMaxWidth &&
+      n <= kGradMaxWidth) {
+    GradPacked(pool, threads, m, k, n, a, lda, b, ldb, c, ldc, s, col_sums);
+    return;
+  }
   const int panels = (n + kNR - 1) / kNR;
   const std::size_t panel_floats = PanelFloats(k);
   // A weight gradient's B (the output gradient, as many rows as the batch) in whole

@@ -30,6 +30,8 @@ constexpr int kRowsPerTask = 64;
 struct GemmScratch {
   Buffer packed;              // B's panels
   std::vector<Buffer> tiles;  // per thread: one task's result, for C += A B
+  Buffer apack;               // a weight gradient's depth block of A^T, in strips (PackAT)
+  Buffer bpack;               // the same block of B, in panels
 };
 
 // C (m x n) = A (m x k) B (k x n) + bias, or C += A B with accumulate (bias null).

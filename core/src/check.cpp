@@ -32,7 +32,7 @@ void CheckInputs(const Config& cfg, const Inputs& in) {
                              " in magnitude; such values overflow float32 inside attention. Scale the input down."
                        : std::string("The input contains NaN or Inf values; every input number must be finite."));
   }
-  CheckAblation(cfg, in.ablate);
+  CheckAblation(cfg, in.ablate, static_cast<int>(in.x.rows()));
 }
 
 }  // namespace mha::detail

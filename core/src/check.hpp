@@ -72,8 +72,9 @@ void CheckValues(const char* name, const M& m) {
 // Throws mha::Error with a teaching message if the inputs do not fit cfg (columns,
 // causal mask with a memory) or hold NaN, Inf or values beyond Limits::kMaxAbsValue.
 void CheckInputs(const Config& cfg, const Inputs& in);
-// The knocked-out heads of in.ablate fit the layer (ablation.cpp).
-void CheckAblation(const Config& cfg, const HeadAblation& a);
+// The knocked-out (or patched) heads of in.ablate fit the layer and its `rows` input
+// rows (ablation.cpp).
+void CheckAblation(const Config& cfg, const HeadAblation& a, int rows);
 
 // CheckWeights without the values: for weights already checked once (Forward checks
 // the values once per Weights object, and the shapes whenever the sizes change).

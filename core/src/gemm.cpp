@@ -5,6 +5,7 @@
 #endif
 #include "gemm.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -234,6 +235,28 @@ MHA_INLINE void Transpose16(__m512 r[16]) {
 }
 #endif
 
+#if !defined(__AVX512F__) && defined(__AVX2__)
+// r[j] (row j of an 8 x 8 block) becomes column j: unpacks, shuffles within 128-bit
+// lanes, then the lanes' halves exchanged.
+MHA_INLINE void Transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+    r[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+  }
+}
+#endif
+
 void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel) {
 #if defined(__AVX512F__) || defined(__AVX2__)
   // One panel row (kWidth columns of B) per gather: B(p, j0..) is a column of bt.
@@ -273,9 +296,21 @@ void PackBT(const float* bt, std::ptrdiff_t ldbt, int k, int nc, float* panel) {
         _mm512_storeu_ps(panel + static_cast<std::ptrdiff_t>(p) * kNR + v * kWidth,
                          _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, idx, col + p, 4));
 #else
+      // Whole 8 x 8 blocks transposed in registers, as the AVX-512 path does: a gather
+      // of eight floats costs several times a load on Zen 3.
+      const int rows = n < kWidth ? n : kWidth;
+      int p = 0;
+      for (; p + 8 <= k; p += 8) {
+        __m256 r[8];
+        for (int j = 0; j < 8; ++j)
+          r[j] = j < rows ? _mm256_loadu_ps(col + static_cast<std::ptrdiff_t>(j) * ldbt + p) : _mm256_setzero_ps();
+        Transpose8(r);
+        for (int q = 0; q < 8; ++q)
+          _mm256_storeu_ps(panel + static_cast<std::ptrdiff_t>(p + q) * kNR + v * kWidth, r[q]);
+      }
       const __m256i idx = _mm256_mullo_epi32(lane, _mm256_set1_epi32(ld));
-      const __m256 mask = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n < kWidth ? n : kWidth), lane));
-      for (int p = 0; p < k; ++p)
+      const __m256 mask = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(rows), lane));
+      for (; p < k; ++p)
         _mm256_storeu_ps(panel + static_cast<std::ptrdiff_t>(p) * kNR + v * kWidth,
                          _mm256_mask_i32gather_ps(_mm256_setzero_ps(), col + p, idx, mask, 4));
 #endif
@@ -307,6 +342,63 @@ void PanelAT(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b,
 void PanelATAdd(int m, int k, const float* at, std::ptrdiff_t ldat, const float* b, std::ptrdiff_t ldb, float* c,
                 std::ptrdiff_t ldc, int nc) {
   PanelOf<true, true>(m, k, at, ldat, b, ldb, c, ldc, nc, nullptr, 1.0f);
+}
+
+namespace {
+
+// The strips of a packed A^T: as many as tiles of kMR rows need, their rows shared out
+// evenly (64 rows: 9 x 6 + 2 x 5 rather than 10 x 6 + 4, whose 4-row kernel has only
+// 8 chains for 8 FMAs in flight). The first `wide` strips have base + 1 rows, the
+// others base; each strip's k x width floats are followed by a vector of padding that
+// PackAT's whole-vector stores of the last row spill into. Walked in order (no
+// division per strip: PackAT visits every strip once per row).
+struct Strips {
+  int n, base, wide;
+  explicit Strips(int m) : n(std::max(1, (m + kMR - 1) / kMR)), base(m / n), wide(m % n) {}
+  int Width(int t) const { return base + (t < wide ? 1 : 0); }
+};
+
+}  // namespace
+
+std::size_t PackedATFloats(int m, int k) {
+  return static_cast<std::size_t>(m) * k + static_cast<std::size_t>(Strips(m).n) * kWidth;
+}
+
+void PackAT(const float* at, std::ptrdiff_t ldat, int m, int k, float* packed) {
+  const Strips s(m);
+  // Row by row of A^T (the block's rows of the activations, contiguous in memory),
+  // every strip's share of it: one sequential sweep over the source. Whole vectors
+  // where they stay within the block's m columns; row p's spill past its w floats is
+  // overwritten by row p + 1, the last row's lands in the strip's padding.
+  for (int p = 0; p < k; ++p) {
+    const float* src = at + p * ldat;
+    float* dst = packed;
+    for (int t = 0, i0 = 0; t < s.n; ++t) {
+      const int w = s.Width(t);
+      simd::Store(dst + p * w, i0 + kWidth <= m ? simd::Load(src + i0) : simd::LoadPartial(src + i0, w));
+      dst += static_cast<std::ptrdiff_t>(w) * k + kWidth;
+      i0 += w;
+    }
+  }
+}
+
+void PanelPackedAT(int m, int k, const float* packed, const float* b, std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc,
+                   int nc, bool add) {
+  const Strips s(m);
+  const float* a = packed;
+  for (int t = 0; t < s.n; ++t) {
+    const int w = s.Width(t);
+    if (w == kMR) {
+      if (add)
+        Kernel<kMR, true, true>(k, a, w, b, ldb, c, ldc, nc, nullptr, 1.0f);
+      else
+        Kernel<kMR, true, false>(k, a, w, b, ldb, c, ldc, nc, nullptr, 1.0f);
+    } else {
+      (add ? kRemainder<true, true> : kRemainder<true, false>)[w - 1](k, a, w, b, ldb, c, ldc, nc, nullptr, 1.0f);
+    }
+    a += static_cast<std::ptrdiff_t>(w) * k + kWidth;
+    c += w * ldc;
+  }
 }
 
 }  // namespace mha::detail

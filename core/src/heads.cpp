@@ -96,16 +96,34 @@ void LabelHead(HeadProfile& p) {
   p.label = best->first >= kMinLabelScore ? best->second : "spread";
 }
 
-std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout, const TaskSpec* task) {
-  trainer.Evaluate(m, heldout);
-  std::vector<HeadProfile> heads;
-  std::vector<std::vector<double>> counts;
-  std::vector<int> tokens(heldout.seq);
+namespace {
+
+void AddBatch(Trainer& trainer, const Model& m, const Batch& b, const TaskSpec* task, std::vector<HeadProfile>& heads,
+              std::vector<std::vector<double>>& counts) {
+  trainer.Evaluate(m, b);
+  std::vector<int> tokens(b.seq);
   for (int l = 0; l < m.cfg.num_layers; ++l)
-    for (int s = 0; s < heldout.batch; ++s) {
-      for (int i = 0; i < heldout.seq; ++i) tokens[i] = heldout.token(s, i);
+    for (int s = 0; s < b.batch; ++s) {
+      for (int i = 0; i < b.seq; ++i) tokens[i] = b.token(s, i);
       AddToProfile(trainer.LayerTrace(l), tokens, l, heads, counts, task, s);
     }
+}
+
+}  // namespace
+
+std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout, const TaskSpec* task) {
+  std::vector<HeadProfile> heads;
+  std::vector<std::vector<double>> counts;
+  AddBatch(trainer, m, heldout, task, heads, counts);
+  FinishProfile(heads, counts);
+  return heads;
+}
+
+std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const std::vector<Batch>& heldout,
+                                      const TaskSpec* task) {
+  std::vector<HeadProfile> heads;
+  std::vector<std::vector<double>> counts;
+  for (const Batch& b : heldout) AddBatch(trainer, m, b, task, heads, counts);
   FinishProfile(heads, counts);
   return heads;
 }

@@ -64,6 +64,15 @@ void LayerNormStats(const float* in, int d, float eps, double& mean_out, double&
   __m512d va = _mm512_setzero_pd();
   for (; c + 8 <= d; c += 8) va = _mm512_add_pd(va, _mm512_cvtps_pd(_mm256_loadu_ps(in + c)));
   _mm512_storeu_pd(acc, va);
+#elif defined(__AVX2__) && defined(__FMA__)
+  // Lanes 0-3 and 4-7 in two registers: the same sums.
+  __m256d va0 = _mm256_setzero_pd(), va1 = _mm256_setzero_pd();
+  for (; c + 8 <= d; c += 8) {
+    va0 = _mm256_add_pd(va0, _mm256_cvtps_pd(_mm_loadu_ps(in + c)));
+    va1 = _mm256_add_pd(va1, _mm256_cvtps_pd(_mm_loadu_ps(in + c + 4)));
+  }
+  _mm256_storeu_pd(acc, va0);
+  _mm256_storeu_pd(acc + 4, va1);
 #endif
   for (; c + 8 <= d; c += 8)
     for (int l = 0; l < 8; ++l) acc[l] += in[c + l];
@@ -81,6 +90,17 @@ void LayerNormStats(const float* in, int d, float eps, double& mean_out, double&
     vv = _mm512_fmadd_pd(t, t, vv);  // t * t + acc, contracted as the scalar loop is
   }
   _mm512_storeu_pd(vacc, vv);
+#elif defined(__AVX2__) && defined(__FMA__)
+  __m256d vv0 = _mm256_setzero_pd(), vv1 = _mm256_setzero_pd();
+  const __m256d vmean = _mm256_set1_pd(mean);
+  for (; c + 8 <= d; c += 8) {
+    const __m256d t0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(in + c)), vmean);
+    const __m256d t1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(in + c + 4)), vmean);
+    vv0 = _mm256_fmadd_pd(t0, t0, vv0);  // contracted as the scalar loop is
+    vv1 = _mm256_fmadd_pd(t1, t1, vv1);
+  }
+  _mm256_storeu_pd(vacc, vv0);
+  _mm256_storeu_pd(vacc + 4, vv1);
 #endif
   for (; c + 8 <= d; c += 8)
     for (int l = 0; l < 8; ++l) {
@@ -153,6 +173,54 @@ void LayerNormRows(const float* in, const float* gamma, const float* beta, int d
       const __m512d var = _mm512_add_pd(_mm512_div_pd(across(), vd), _mm512_set1_pd(static_cast<double>(eps)));
       _mm512_store_pd(inv, _mm512_div_pd(_mm512_set1_pd(1.0), _mm512_sqrt_pd(var)));
       for (int i = 0; i < 8; ++i) {
+        const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(r + i) * d;
+        if (stats) stats[2 * (r + i)] = mean[i], stats[2 * (r + i) + 1] = inv[i];
+        LayerNormApply(in + o, gamma, beta, d, mean[i], inv[i], out + o);
+      }
+    }
+#elif defined(__AVX2__) && defined(__FMA__)
+  // The AVX-512 form above at 256 bits: four rows at a time (each row's eight lanes
+  // in two registers, sixteen registers in all), the same operations in the same order.
+  if (d % 8 == 0)
+    for (; r + 4 <= rows; r += 4) {
+      constexpr int R = 4;
+      const float* x = in + static_cast<std::ptrdiff_t>(r) * d;
+      alignas(32) double lanes[R][8];
+      // Row i's lanes side by side with the other rows' (lanes[i][l] for i < R), then
+      // 0 + lane 0 + ... + lane 7 per row, as LayerNormStats adds them.
+      auto across = [&]() {
+        __m256d sum = _mm256_setzero_pd();
+        for (int l = 0; l < 8; ++l)
+          sum = _mm256_add_pd(sum, _mm256_set_pd(lanes[3][l], lanes[2][l], lanes[1][l], lanes[0][l]));
+        return sum;
+      };
+      __m256d acc[R][2];
+      for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_pd();
+      for (int c = 0; c < d; c += 8)
+        for (int i = 0; i < R; ++i)
+          for (int h = 0; h < 2; ++h)
+            acc[i][h] = _mm256_add_pd(
+                acc[i][h], _mm256_cvtps_pd(_mm_loadu_ps(x + static_cast<std::ptrdiff_t>(i) * d + c + 4 * h)));
+      for (int i = 0; i < R; ++i) _mm256_store_pd(lanes[i], acc[i][0]), _mm256_store_pd(lanes[i] + 4, acc[i][1]);
+      const __m256d vd = _mm256_set1_pd(static_cast<double>(d));
+      alignas(32) double mean[R], inv[R];
+      _mm256_store_pd(mean, _mm256_div_pd(across(), vd));
+      for (int i = 0; i < R; ++i) {
+        const __m256d vmean = _mm256_set1_pd(mean[i]);
+        __m256d v0 = _mm256_setzero_pd(), v1 = _mm256_setzero_pd();
+        for (int c = 0; c < d; c += 8) {
+          const float* xi = x + static_cast<std::ptrdiff_t>(i) * d + c;
+          const __m256d t0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(xi)), vmean);
+          const __m256d t1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(xi + 4)), vmean);
+          v0 = _mm256_fmadd_pd(t0, t0, v0);
+          v1 = _mm256_fmadd_pd(t1, t1, v1);
+        }
+        _mm256_store_pd(lanes[i], v0);
+        _mm256_store_pd(lanes[i] + 4, v1);
+      }
+      const __m256d var = _mm256_add_pd(_mm256_div_pd(across(), vd), _mm256_set1_pd(static_cast<double>(eps)));
+      _mm256_store_pd(inv, _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(var)));
+      for (int i = 0; i < R; ++i) {
         const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(r + i) * d;
         if (stats) stats[2 * (r + i)] = mean[i], stats[2 * (r + i) + 1] = inv[i];
         LayerNormApply(in + o, gamma, beta, d, mean[i], inv[i], out + o);

@@ -1,6 +1,6 @@
 """Head ablation from the outside: `trace --model ... --ablate` against a PyTorch rebuild
 (torch_model.py, which shares no code with mhaviz) with the same heads knocked out, zero
-and mean, on random head sets (<= 1e-5); `trace --ablate` on a seeded layer; export's
+and mean, on random head sets (within checks.float32_tol of each tensor's scale); `trace --ablate` on a seeded layer; export's
 --ablate; the bad-input messages of --heads and --ablate (exit 2, the valid range).
 
 Usage: test_ablation.py path/to/mhaviz
@@ -19,9 +19,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_model as tm  # noqa: E402
-from checks import check, main  # noqa: E402
-
-TOL = 1e-5
+from checks import check, close, main, tol_ratio  # noqa: E402
 
 # (flags, vocab, seq): plain MHA, GQA, MQA, encoder blocks, every norm, one head
 CONFIGS = [
@@ -80,17 +78,19 @@ def check_torch(mhaviz, tmp):
                         check(False, f"config {n}: trace --ablate {spec} --ablate-mode {mode} ran: {r.stderr}")
                         continue
                     z = np.load(out)
+                    # Every layer so far adds its projections' and FFN's sums.
+                    terms = (l + 1) * (cfg["d_model"] + (cfg.get("d_ff") or 0))
                     for key in ("context", "concat", "attn_out", "out", "block_out"):
                         if key not in layers[l]:
                             continue
                         ref = layers[l][key].detach().numpy().reshape(-1)
-                        got = z[key].astype(np.float64).reshape(-1)
-                        err = float(np.max(np.abs(got - ref)) / max(1.0, float(np.max(np.abs(ref)))))
-                        worst = max(worst, err)
-                        if err > TOL:
-                            check(False, f"config {n} layer {l} {key} with {spec} {mode}: off by {err:.2e}")
-        check(worst <= TOL, f"config {n} [{flags}]: trace --ablate matches torch, zero and mean, on random head sets "
-                            f"(worst {worst:.1e} <= {TOL:.0e})")
+                        ok, msg = close(z[key].reshape(-1), ref, f"config {n} layer {l} {key} with {spec} {mode}",
+                                        terms)
+                        worst = max(worst, tol_ratio(z[key].reshape(-1), ref, terms))
+                        if not ok:
+                            check(False, msg)
+        check(worst <= 1, f"config {n} [{flags}]: trace --ablate matches torch, zero and mean, on random head sets "
+                          f"(worst {worst:.2f} of float32_tol)")
 
 
 def check_seeded_trace(mhaviz, tmp):
@@ -111,7 +111,7 @@ def check_seeded_trace(mhaviz, tmp):
     kept = np.array_equal(concat[:, 0:4], context[0]) and np.array_equal(concat[:, 8:12], context[2])
     check(zeroed and kept, "seeded --ablate: heads 1 and 3 are zero in concat, heads 0 and 2 are their context")
     attn_out = concat.astype(np.float64) @ z["W_o"].astype(np.float64) + z["b_o"].astype(np.float64)
-    check(np.max(np.abs(attn_out - z["attn_out"].reshape(-1, 16))) < 1e-5, "seeded --ablate: W_O reads the new concat")
+    check(close(z["attn_out"].reshape(-1, 16), attn_out, "", 16)[0], "seeded --ablate: W_O reads the new concat")
     png = os.path.join(tmp, "ablated.png")
     r = tm.run([mhaviz, "export", "--sentence", "the cat sat", "--heads", "2", "--d-model", "8", "--ablate", "0.1",
                 "--png", png, "-q"])
@@ -138,7 +138,8 @@ def check_bad_input(mhaviz, tmp):
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
     r = tm.run([mhaviz, "gui", "--ablate", "1-3"], env=env)
-    check(r.returncode == 2 and "Ranges such as 1-3" in r.stderr, "gui --ablate 1-3: the same refusal, exit 2")
+    if "has no GUI" not in r.stderr:  # the sanitizer builds have no window
+        check(r.returncode == 2 and "Ranges such as 1-3" in r.stderr, "gui --ablate 1-3: the same refusal, exit 2")
 
 
 if __name__ == "__main__":

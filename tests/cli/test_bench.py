@@ -12,7 +12,8 @@ import tempfile
 import unittest
 
 MHAVIZ = None
-KEYS = {"seq", "d_model", "heads", "threads", "median_ms", "min_ms", "gflops", "cpu_median_ms"}
+KEYS = {"isa", "seq", "d_model", "heads", "threads", "median_ms", "min_ms", "gflops", "cpu_median_ms"}
+ISAS = {"avx512", "avx2", "portable", "scalar"}  # core/include/mha/isa.hpp
 
 
 def run(*args):
@@ -32,6 +33,17 @@ class Bench(unittest.TestCase):
         self.assertLessEqual(KEYS, set(j), f"missing keys in {j}")
         return j
 
+    def test_names_its_kernels(self):
+        # every number names the code path that made it: a "kernels:" line, the JSON's isa
+        r = run("--seq", "8", "--d-model", "32", "--heads", "4", "--repeat", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        line = next((l for l in r.stdout.splitlines() if l.startswith("kernels: ")), None)
+        self.assertIsNotNone(line, r.stdout)
+        isa = json.loads(r.stdout.strip().splitlines()[-1])["isa"]
+        self.assertIn(isa, ISAS)
+        words = {"avx512": "AVX-512", "avx2": "AVX2 + FMA", "portable": "portable", "scalar": "plain C++"}
+        self.assertIn(words[isa], line)
+
     def test_small_shape(self):
         j = self.last_json("--seq", "8", "--d-model", "32", "--heads", "4", "--repeat", "3")
         self.assertEqual((j["seq"], j["d_model"], j["heads"], j["threads"]), (8, 32, 4, 1))
@@ -48,10 +60,12 @@ class Bench(unittest.TestCase):
         r = run("--train", "--layers", "2", "--heads", "2", "--d-model", "16", "--batch", "8", "--repeat", "3")
         self.assertEqual(r.returncode, 0, r.stderr)
         j = json.loads(r.stdout.strip().splitlines()[-1])
-        self.assertLessEqual({"mode", "layers", "heads", "d_model", "batch", "seq", "median_ms", "min_ms",
+        self.assertLessEqual({"mode", "isa", "layers", "heads", "d_model", "batch", "seq", "median_ms", "min_ms",
                               "cpu_median_ms", "threads_used", "params", "optimizer_median_ms"}, set(j),
                              f"missing keys in {j}")
         self.assertEqual((j["mode"], j["layers"], j["heads"], j["d_model"], j["batch"]), ("train", 2, 2, 16, 8))
+        self.assertIn(j["isa"], ISAS)
+        self.assertIn("kernels: ", r.stdout)
         self.assertGreaterEqual(j["median_ms"], j["min_ms"])
         self.assertGreater(j["min_ms"], 0)
         # the optimizer's part of every step is less than the step: so are their medians

@@ -2,9 +2,11 @@
 
 - a float64 PyTorch rebuild of the checkpoint (torch_model.py, no code shared with
   mhaviz) continues 5 English and 5 Korean prompts greedily with the same pieces
-  (a step where torch's two best logits are within 1e-4 of each other may go either
-  way and is reported, not failed), and the prompt's pieces are SentencePiece's;
-- the cached steps' logits equal the full recomputation's (max_logit_diff <= 1e-5);
+  (a step where torch's two best logits are within twice float32's bound of each other,
+  checks.float32_tol, may go either way and is reported, not failed), and the prompt's
+  pieces are SentencePiece's;
+- the cached steps' logits equal the full recomputation's (max_logit_diff <= 1e-5; they
+  are equal bit for bit by design);
   greedy text is the same with --no-cache; the same seed draws the same text;
 - the JSON's cache shape and bytes (2 x layers x kv_heads x head_dim x n x 4), the
   per-step FLOPs, the context limit with its notice, the empty prompt (from <s>), a
@@ -44,7 +46,6 @@ TOKENIZER = os.path.join(ROOT, "assets", "models", "mhaviz-small.model")
 ENGLISH = ["The cat", "Once upon a time", "The city is", "In the morning, she", "He said that the"]
 KOREAN = ["고양이가", "오늘은 날씨가", "우리는 학교에서", "서울은 한국의", "그는 책을"]
 NEW = 20
-TIE = 1e-4
 
 
 def run(args, timeout=300):
@@ -59,7 +60,9 @@ def generate(mhaviz, *flags):
 
 
 def torch_greedy(cfg, P, ids, steps, context):
-    """torch's own greedy continuation; also the gap between its best two logits per step."""
+    """torch's own greedy continuation; also, per step, the gap between its best two logits
+    as a fraction of what float32 rounding may move a gap: twice the logits' float32_tol
+    (d_model terms, as tests/cli/test_lm.py holds mhaviz's logits to torch's)."""
     ids = list(ids)
     out, gaps = [], []
     with torch.no_grad():
@@ -69,7 +72,8 @@ def torch_greedy(cfg, P, ids, steps, context):
             logits = tm.forward_logits(cfg, P, torch.tensor([ids], dtype=torch.int64))[0][0, -1]
             top = torch.topk(logits, 2)
             out.append(int(top.indices[0]))
-            gaps.append(float(top.values[0] - top.values[1]))
+            tie = 2 * checks.float32_tol(logits.numpy(), cfg["d_model"])
+            gaps.append(float(top.values[0] - top.values[1]) / tie)
             ids.append(out[-1])
     return out, gaps
 
@@ -93,12 +97,15 @@ def check_torch(mhaviz, tmp):
         same = ours == theirs
         if not same:
             k = next(i for i in range(min(len(ours), len(theirs))) if ours[i] != theirs[i])
-            if gaps[k] < TIE:
-                print(f"      {prompt!r}: a near-tie at new piece {k} (torch's top two logits {gaps[k]:.2e} apart); "
+            if gaps[k] < 1:
+                print(f"      {prompt!r}: a near-tie at new piece {k} (torch's top two logits {gaps[k]:.2f} of the "
+                      "rounding bound apart); "
                       "the continuations part there")
                 same = ours[:k] == theirs[:k]
         check(same and len(ours) == NEW,
               f"{prompt!r}: torch's greedy continuation is mhaviz's ({len(ours)} pieces: {j['generated_text']!r})")
+        # The decode step runs the full pass's kernels in its order: equal bit for bit by
+        # design (tests/core/test_decode.cpp pins it); 1e-5 is the specified bound.
         check(j["max_logit_diff"] is not None and j["max_logit_diff"] <= 1e-5,
               f"{prompt!r}: cached logits equal the full recomputation's (max diff {j['max_logit_diff']})")
 
@@ -228,8 +235,8 @@ def check_bad_input(mhaviz, tmp):
         (["--tokens", "ten"], ["--tokens"]),
         (["--temperature", "0"], ["--temperature", "positive"]),
         (["--temperature", "-1"], ["--temperature", "positive"]),
-        (["--temperature", "nan"], ["--temperature", "positive"]),
-        (["--temperature", "inf"], ["--temperature", "positive"]),
+        (["--temperature", "nan"], ["--temperature", "expects a number"]),
+        (["--temperature", "inf"], ["--temperature", "expects a number"]),
         (["--temperature", "warm"], ["--temperature", "number"]),
         (["--top-k", "0"], ["--top-k"]),
         (["--top-k", "-2"], ["--top-k"]),

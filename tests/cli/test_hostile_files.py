@@ -19,6 +19,7 @@ import unittest
 import zipfile
 
 import numpy as np
+import proc_state
 
 MHAVIZ = None  # set in main
 SANITIZED = bool(os.environ.get("MHAVIZ_SANITIZED"))  # set by scripts/sanitize.sh
@@ -309,7 +310,8 @@ class Stops(Base):
         corpus = self.corpus(40)
         for sig in (signal.SIGTERM, signal.SIGINT):
             p = self.start(self.text_run(corpus, self.out))
-            time.sleep(1.5)  # tokenizing 40 MB takes far longer than this
+            # A second of CPU into the set-up: tokenizing 40 MB takes far longer than this.
+            proc_state.wait_cpu(p, 1.0, "a second of the corpus's set-up")
             self.assertIsNone(p.poll(), "the set-up ended before the signal")
             sent = time.monotonic()
             p.send_signal(sig)
@@ -342,7 +344,8 @@ class Stops(Base):
                         "8", "--heads", "2", "--batch", "4", "--steps", "1000000", "--threads", "1", "--out", fifo])
         self.wait_for_line(p, "Model:")
         p.send_signal(signal.SIGINT)
-        time.sleep(1.0)  # stopped after its step, now blocked opening the FIFO
+        # Stopped after its step, it blocks opening the FIFO for the checkpoint.
+        proc_state.wait_blocked(p, "the run to block opening the FIFO for its checkpoint")
         self.assertIsNone(p.poll(), "the run ended without a reader for its checkpoint")
         sent = time.monotonic()
         p.send_signal(signal.SIGINT)
@@ -358,7 +361,8 @@ class Stops(Base):
         p = self.start(["train", "--task", "offsets", "--offsets", "2", "--seq", "6", "--vocab", "5", "--d-model",
                         "8", "--heads", "2", "--batch", "4", "--steps", "3", "--threads", "1", "--out", m,
                         "--log", fifo])
-        time.sleep(2.0)  # 3 steps, then blocked opening the FIFO for the log
+        # 3 steps, then it blocks opening the FIFO for the log.
+        proc_state.wait_blocked(p, "the run to block opening the FIFO for its log")
         self.assertIsNone(p.poll(), "the run ended without a reader for its log")
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=30)
@@ -478,6 +482,11 @@ class MemoryBudget(Base):
 
 
 class GuiFlags(Base):
+    def setUp(self):
+        super().setUp()
+        if "has no GUI" in run(["gui", "--help"]).stderr:  # the sanitizer builds have no window
+            self.skipTest("this build has no GUI")
+
     def test_export_that_writes_no_heatmaps_is_refused(self):
         # Refused while the flags are read, before any window opens (no display needed).
         for name in ("out.gif", "out", "out.PNG.txt"):

@@ -16,6 +16,7 @@ import zipfile
 import zlib
 
 import numpy as np
+import proc_state
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_bad_input as bad  # noqa: E402
@@ -140,7 +141,7 @@ class BlockedWrites(bad.Case):
 
     def stop_while_blocked(self, argv, sig, **popen):
         p = subprocess.Popen([bad.MHAVIZ] + argv, stderr=subprocess.PIPE, **popen)
-        time.sleep(1.0)  # long enough to reach the blocking write (not asserted on)
+        proc_state.wait_blocked(p, "the write to block")
         self.assertIsNone(p.poll(), "mhaviz ended before the write could block")
         p.send_signal(sig)
         try:

@@ -1,9 +1,12 @@
 """mhaviz pairs against a PyTorch rebuild of the shipped checkpoint (torch_model.py, float64):
 the same accuracy per phenomenon, the same mean attention from the deciding position to the
 cue, the same best head; the accuracies hold at the numbers docs/model-card.md states;
---ablate knocks out each phenomenon's head and its control head (the same layer's head
+--ablate found knocks out each phenomenon's head and its control head (the same layer's head
 with the least weight on the cue) and every accuracy without them is torch's with that
-head's context zeroed; bad input exits 2 with a message.
+head's context zeroed; --ablate all (the proof table) does so for every head, zero and
+mean, and its statistics (the chance band, the McNemar p-values, the carriers) are
+recomputed here from the counts with exact binomial sums; bad input exits 2 with a short
+message, a deeply nested line or a huge sentence within bounded memory.
 
 Usage: test_pairs.py MHAVIZ (exit 77 without torch or sentencepiece)."""
 import json
@@ -11,7 +14,7 @@ import os
 import subprocess
 import sys
 
-from checks import check, main
+from checks import check, float32_tol, main
 
 try:
     import numpy as np
@@ -127,6 +130,7 @@ def agreement(mhaviz, tmp):
         return
     got = {p["phenomenon"]: p for p in json.loads(r.stdout)["phenomena"]}
     ref = rebuild(pairs)
+    cfg = torch_model.load_checkpoint(MODEL)[0]
     check(set(got) == set(ref) == set(STATED), f"the same phenomena: {sorted(got)}")
     for name, t in ref.items():
         g = got.get(name)
@@ -138,18 +142,22 @@ def agreement(mhaviz, tmp):
         check(abs(acc - STATED[name]) <= 0.011, f"{name}: torch's accuracy {acc:.3f} holds at the stated "
               f"{STATED[name]:.3f}")
         w = np.array(g["weights"]).reshape(-1)
-        check(g["attention_pairs"] == t["m"] and np.abs(w - t["w"]).max() <= 1e-4,
+        # float32 weights against float64 ones, relative to their scale (checks.float32_tol);
+        # every layer's d_model-long projections are the longest sums on the way.
+        tol = float32_tol(t["w"], cfg["num_layers"] * cfg["d_model"])
+        check(g["attention_pairs"] == t["m"] and np.abs(w - t["w"]).max() <= tol,
               f"{name}: mean cue weights equal torch's over {t['m']} pairs "
-              f"(largest difference {np.abs(w - t['w']).max():.1e})")
+              f"(largest difference {np.abs(w - t['w']).max():.1e}, tolerance {tol:.1e})")
         best = int(np.argmax(t["w"]))
         H = len(g["weights"][0])
         check((g["head"]["layer"], g["head"]["head"]) == (best // H, best % H),
               f"{name}: the best head L{best // H}H{best % H} is torch's")
 
 
-def torch_accuracy(pairs, layer, head, _cache={}):
+def torch_accuracy(pairs, layer, head, value=None, _cache={}):
     """Per phenomenon, the share of pairs whose good sentence wins with head `head` of
-    layer `layer` zeroed before W_O reads it, in float64 torch (256 pairs at a time)."""
+    layer `layer` zeroed (or replaced by `value`, a mean context) before W_O reads it, in
+    float64 torch (256 pairs at a time)."""
     if not _cache:
         sp = spm.SentencePieceProcessor(model_file=TOKENIZER)
         cfg, params = torch_model.load_checkpoint(MODEL)
@@ -164,7 +172,9 @@ def torch_accuracy(pairs, layer, head, _cache={}):
             first.append(k)
         _cache.update(good=good, bad=bad, first=first)
     cfg, P = _cache["cfg"], _cache["P"]
-    ablate = {layer: {head: torch.zeros(cfg["d_model"] // cfg["num_heads"], dtype=torch.float64)}}
+    if value is None:
+        value = torch.zeros(cfg["d_model"] // cfg["num_heads"], dtype=torch.float64)
+    ablate = {layer: {head: torch.as_tensor(value, dtype=torch.float64)}}
 
     # The logits only where a pair's pieces are scored (the rest of a (pairs, seq, 4000)
     # float64 product would be most of the test's time): the last layer's output, the
@@ -207,8 +217,8 @@ def knockouts(mhaviz, tmp):
         return
     with open(PAIRS, encoding="utf-8") as f:
         pairs = [json.loads(l) for l in f]
-    r = run([mhaviz, "pairs", "--model", "mhaviz-small", "--ablate", "--json"])
-    check(r.returncode == 0, f"mhaviz pairs --ablate --json runs ({r.stderr.strip()[:200]})")
+    r = run([mhaviz, "pairs", "--model", "mhaviz-small", "--ablate", "found", "--json"])
+    check(r.returncode == 0, f"mhaviz pairs --ablate found --json runs ({r.stderr.strip()[:200]})")
     if r.returncode != 0:
         return
     doc = json.loads(r.stdout)
@@ -245,7 +255,9 @@ def knockouts(mhaviz, tmp):
 def bad_input(mhaviz, tmp):
     def refused(args, words, what):
         r = run([mhaviz, "pairs", *args])
-        ok = r.returncode == 2 and all(w in r.stderr for w in words) and "Traceback" not in r.stderr
+        # No hint may name a flag pairs does not have (--sentence, --tokens).
+        ok = (r.returncode == 2 and all(w in r.stderr for w in words) and "Traceback" not in r.stderr
+              and "--sentence" not in r.stderr and "--tokens" not in r.stderr)
         check(ok, f"{what}: exit 2 naming {words} (got {r.returncode}: {r.stderr.strip()[:160]})")
 
     missing = os.path.join(tmp, "nope.jsonl")
@@ -275,7 +287,46 @@ def bad_input(mhaviz, tmp):
         refused(["--model", task], ["language model"], "a model that is not a language model")
     refused(["--model", os.path.join(tmp, "none.npz")], ["none.npz"], "a missing model")
     refused([], ["--model"], "no --model")
+    refused(["--model", "mhaviz-small", "--mode", "mean"], ["--ablate"], "--mode without --ablate")
+
+
+def peak_mib(args):
+    """Runs mhaviz under /usr/bin/time; its exit status, stderr and peak memory (MiB)."""
+    out = subprocess.run(["/usr/bin/time", "-f", "peak %M KB", *args], capture_output=True, text=True, timeout=600)
+    lines = out.stderr.strip().splitlines()
+    peak = int(lines[-1].split()[1]) / 1024 if lines and lines[-1].startswith("peak") else float("inf")
+    return out.returncode, "\n".join(lines[:-1]), peak
+
+
+def hostile_files(mhaviz, tmp):
+    """The pairs file read as a hostile user would write it: each refused with exit 2, a
+    message of a few lines that quotes at most a short excerpt, and memory bounded."""
+    def refused(text, words, what, budget_mib=400):
+        path = os.path.join(tmp, "hostile.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        code, err, peak = peak_mib([mhaviz, "pairs", "--model", "mhaviz-small", "--pairs", path])
+        ok = code == 2 and all(w in err for w in words) and len(err) < 1500 and peak < budget_mib
+        check(ok, f"{what}: exit 2 naming {words}, {len(err)} bytes of message, peak {peak:.0f} MiB "
+              f"(budget {budget_mib}; got {code}: {err.strip()[:200]})")
+
+    # 60 MB of '[' took 2.2 GiB to refuse with an unbounded parse.
+    refused("[" * (60 << 20) + "\n", ["line 1", "bytes", "..."], "a 60 MB line of nested brackets", budget_mib=160)
+    # Under the line bound (five fields of 1 MiB), the nesting is refused as it opens.
+    refused("[" * (4 << 20) + "\n", ["line 1", "nests", "1 level deep"], "a 4 MB line of nested brackets",
+            budget_mib=160)
+    pair = '{{"phenomenon": "x", "good": "{}", "bad": "고양이이 쥐를 잡았다.", "cue": "고양이", "prefix": "고"}}\n'
+    # 30 MB: refused before it is copied, parsed or tokenised (it took 1.9 GiB, then 463 MiB).
+    refused(pair.format("고양이가 " * (3 << 20)), ["line 1", "bytes", "..."], "a 30 MB sentence", budget_mib=160)
+    # Under the parse bound but beyond any tokenisation that fits the context.
+    refused(pair.format("고양이가 " * 30000), ["line 1", "context", "..."], "a 390 KB sentence, over the context")
+    r = run([mhaviz, "pairs", "--model", "mhaviz-small", "--ablate", "L9H9"])
+    check(r.returncode == 2 and "--sentence" not in r.stderr and "L0H0" in r.stderr,
+          f"--ablate L9H9 names the model's heads, not a --sentence flag pairs does not have ({r.stderr.strip()[:200]})")
+    r = run([mhaviz, "pairs", "--model", "mhaviz-small", "stray"])
+    check(r.returncode == 2 and "--sentence" not in r.stderr and "stray" in r.stderr,
+          f"a stray word is named without a --sentence hint ({r.stderr.strip()[:200]})")
 
 
 if __name__ == "__main__":
-    main([agreement, knockouts, bad_input])
+    main([agreement, knockouts, bad_input, hostile_files])

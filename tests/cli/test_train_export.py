@@ -18,6 +18,7 @@ import time
 import unittest
 
 import numpy as np
+import proc_state
 
 try:
     from PIL import Image, ImageSequence
@@ -204,7 +205,8 @@ class TrainExportBadPaths(unittest.TestCase):
         while not line.startswith("Model:"):
             line = p.stderr.readline()
             self.assertNotEqual(line, "", "mhaviz train ended before training")
-        time.sleep(0.5)
+        # A few steps: a third of a second more of the run's CPU time (not the clock's).
+        proc_state.wait_cpu(p, proc_state.cpu_seconds(p.pid) + 0.3, "a few training steps")
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 130, err)

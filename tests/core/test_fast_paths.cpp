@@ -31,16 +31,18 @@ void CheckOracle(const mha::Config& cfg, const mha::Weights& w, const mha::Input
   const oracle::Result o = oracle::Mha(cfg, w, in);
   using testutil::Flatten;
   using testutil::Flatten3;
-  const double a = 2e-5, r = 2e-5;
-  CHECK_CLOSE("q", t.q.data(), Flatten3(o.q), a, r);
-  CHECK_CLOSE("k", t.k.data(), Flatten3(o.k), a, r);
-  CHECK_CLOSE("v", t.v.data(), Flatten3(o.v), a, r);
-  CHECK_CLOSE("scores", t.scores.data(), Flatten3(o.scores), 1e-4, 1e-4);
-  CHECK_CLOSE("attn", t.attn.data(), Flatten3(o.attn), a, r);
-  CHECK_CLOSE("context", t.context.data(), Flatten3(o.context), a, r);
-  CHECK_CLOSE("concat", t.concat.data(), Flatten(o.concat), a, r);
-  CHECK_CLOSE("attn_out", t.attn_out.data(), Flatten(o.attn_out), a, r);
-  CHECK_CLOSE("out", t.out.data(), Flatten(o.out), 1e-4, 1e-4);
+  // Relative to each tensor's scale (testutil::Float32Tol); the projections' d_model
+  // terms are the longest sums on the way to any of them.
+  const double n = cfg.d_model;
+  CHECK_F32_CLOSE("q", t.q.data(), Flatten3(o.q), n);
+  CHECK_F32_CLOSE("k", t.k.data(), Flatten3(o.k), n);
+  CHECK_F32_CLOSE("v", t.v.data(), Flatten3(o.v), n);
+  CHECK_F32_CLOSE("scores", t.scores.data(), Flatten3(o.scores), n);
+  CHECK_F32_CLOSE("attn", t.attn.data(), Flatten3(o.attn), n);
+  CHECK_F32_CLOSE("context", t.context.data(), Flatten3(o.context), n);
+  CHECK_F32_CLOSE("concat", t.concat.data(), Flatten(o.concat), n);
+  CHECK_F32_CLOSE("attn_out", t.attn_out.data(), Flatten(o.attn_out), n);
+  CHECK_F32_CLOSE("out", t.out.data(), Flatten(o.out), n);
 }
 
 bool SameBits(const mha::Mat& a, const mha::Mat& b) {
@@ -293,7 +295,7 @@ TEST_CASE("SoftmaxRow: stable, exact zeros where masked, zeros for a fully maske
     if (m == -INFINITY) std::fill(want.begin(), want.end(), 0.0);
     mha::SoftmaxRow(row.data(), n);
     INFO("n = " << n);
-    CHECK_CLOSE("softmax", row.data(), want, 1e-6, 1e-5);
+    CHECK_F32_CLOSE("softmax", row.data(), want, n);
     for (int j = 0; j < n; j += 3) CHECK(row[j] == 0.0f);
   }
   std::vector<float> masked(20, -inf);
@@ -339,7 +341,7 @@ TEST_CASE("LayerNormRows matches a double-precision reference", "[layernorm]") {
     mha::LayerNormRows(x, g, b, 1e-5f, y);
     const auto want = oracle::LayerNorm(oracle::FromMat(x), oracle::FromVec(g), oracle::FromVec(b), 1e-5);
     INFO("d = " << d);
-    CHECK_CLOSE("layernorm", y.data(), testutil::Flatten(want), 1e-4, 1e-4);
+    CHECK_F32_CLOSE("layernorm", y.data(), testutil::Flatten(want), d);
   }
 }
 
@@ -601,11 +603,13 @@ TEST_CASE("the fast FFN sublayer matches the plain Eigen reference (ffn_referenc
       reference::ForwardFfn(cfg, *w, ref);
       INFO("norm " << mha::ToString(norm) << " gelu " << (act == mha::Activation::Gelu));
       auto flat = [](const mha::Mat& m) { return std::vector<double>(m.data(), m.data() + m.size()); };
-      if (norm == mha::Norm::Pre) CHECK_CLOSE("ffn_ln", t.ffn_ln.data(), flat(ref.ffn_ln), 1e-6, 1e-6);
-      CHECK_CLOSE("ffn_hidden", t.ffn_hidden.data(), flat(ref.ffn_hidden), 2e-5, 2e-5);
-      CHECK_CLOSE("ffn_out", t.ffn_out.data(), flat(ref.ffn_out), 2e-5, 2e-5);
-      CHECK_CLOSE("ffn_residual", t.ffn_residual.data(), flat(ref.ffn_residual), 2e-5, 2e-5);
-      CHECK_CLOSE("block_out", t.block_out.data(), flat(ref.block_out), 1e-4, 1e-4);
+      // Two float32 results (32 ulps); the FFN's d_model and d_ff terms.
+      const double n = cfg.d_model + cfg.ffn_dim();
+      if (norm == mha::Norm::Pre) CHECK_F32_CLOSE_ULPS("ffn_ln", t.ffn_ln.data(), flat(ref.ffn_ln), n, 32);
+      CHECK_F32_CLOSE_ULPS("ffn_hidden", t.ffn_hidden.data(), flat(ref.ffn_hidden), n, 32);
+      CHECK_F32_CLOSE_ULPS("ffn_out", t.ffn_out.data(), flat(ref.ffn_out), n, 32);
+      CHECK_F32_CLOSE_ULPS("ffn_residual", t.ffn_residual.data(), flat(ref.ffn_residual), n, 32);
+      CHECK_F32_CLOSE_ULPS("block_out", t.block_out.data(), flat(ref.block_out), n, 32);
       // Back to attention only on the same trace: the FFN tensors are emptied.
       cfg.block = mha::Block::Attention;
       mha::Forward(cfg, w, in, t);

@@ -94,16 +94,19 @@ TEST_CASE("encoder block matches the naive oracle over random configurations, bo
         REQUIRE(t.block_out.cols() == c.d_model);
         CHECK(c.ffn_dim() == (c.d_ff == 0 ? 4 * c.d_model : c.d_ff));
         using testutil::Flatten;
-        CHECK_CLOSE("out", t.out.data(), Flatten(o.out), 1e-4, 1e-4);
+        // Relative to each tensor's scale (testutil::Float32Tol): the attention's d_model
+        // and the FFN's d_ff terms are the sums on the way.
+        const double n = c.d_model + c.ffn_dim();
+        CHECK_F32_CLOSE("out", t.out.data(), Flatten(o.out), n);
         if (norm == mha::Norm::Pre) {
           REQUIRE(t.ffn_ln.rows() == seq);
-          CHECK_CLOSE("ffn_ln", t.ffn_ln.data(), Flatten(o.ffn_ln), 1e-4, 1e-4);
+          CHECK_F32_CLOSE("ffn_ln", t.ffn_ln.data(), Flatten(o.ffn_ln), n);
         } else {
           CHECK(t.ffn_ln.size() == 0);
         }
-        CHECK_CLOSE("ffn_hidden", t.ffn_hidden.data(), Flatten(o.ffn_hidden), 1e-4, 1e-4);
-        CHECK_CLOSE("ffn_out", t.ffn_out.data(), Flatten(o.ffn_out), 1e-4, 1e-4);
-        CHECK_CLOSE("block_out", t.block_out.data(), Flatten(o.block_out), 2e-4, 2e-4);
+        CHECK_F32_CLOSE("ffn_hidden", t.ffn_hidden.data(), Flatten(o.ffn_hidden), n);
+        CHECK_F32_CLOSE("ffn_out", t.ffn_out.data(), Flatten(o.ffn_out), n);
+        CHECK_F32_CLOSE("block_out", t.block_out.data(), Flatten(o.block_out), n);
         ++ran;
       }
     }
@@ -120,7 +123,9 @@ TEST_CASE("the oracle comparison can fail: a wrong activation is caught", "[ffn]
   mha::Config relu = c;
   relu.activation = mha::Activation::Relu;
   const oracle::Result o = oracle::Mha(relu, *w, in);
-  const auto d = testutil::Compare("ffn_hidden", t.ffn_hidden.data(), testutil::Flatten(o.ffn_hidden), 1e-4, 1e-4);
+  const auto want = testutil::Flatten(o.ffn_hidden);
+  const double tol = testutil::Float32Tol(want, c.d_model + c.ffn_dim());
+  const auto d = testutil::Compare("ffn_hidden", t.ffn_hidden.data(), want, tol, 0);
   CHECK_FALSE(d.ok);
 }
 

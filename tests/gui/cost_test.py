@@ -7,12 +7,10 @@
 Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
 """
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-import teach_test as tt  # noqa: E402  (click_until, dump_run, cli_npz)
+import harness as g  # noqa: E402
 
 check = g.check
 
@@ -24,45 +22,12 @@ def tiles(p):
     return (int(w[0]), int(w[1])) if w else (-1, -1)
 
 
-def test_flash_view(mhaviz, d):
-    """The Flash view stepped tile by tile to the end: its context equals the trace's
-    (within 1e-5, also against `mhaviz trace --npz`), for a causal mask and tiles that
-    divide nothing."""
-    import numpy as np
-    args = ["--sentence", SENTENCE, "--heads", "2", "--d-model", "16", "--mask", "causal", "--seed", "5"]
-    ref = tt.cli_npz(mhaviz, d, "ref.npz", *args)
-    app = g.App(mhaviz, d, args + ["--view", "flash"], size=(1280, 800))
-    try:
-        p = app.wait_for(lambda p: tiles(p)[1] > 0, "the Flash view's tiles")
-        count = tiles(p)[1]
-        check(tiles(p)[0] == 0, f"the Flash view starts at tile {tiles(p)[0]}, not 0")
-        tt.click_until(app, "flash next", lambda p: tiles(p)[0] == 1, "one step")
-        tt.click_until(app, "flash next", lambda p: tiles(p)[0] == 2, "a second step")
-        tt.click_until(app, "flash end", lambda p: tiles(p)[0] == count, "the last tile")
-        app.settle(3)
-    finally:
-        app.quit()
-    v = g.read_json(app.final_path)["views"]["flash_view"]
-    n = v["seq"]
-    br, bc = v["br"], v["bc"]
-    want_tiles = -(-n // br) * -(-v["seq_kv"] // bc)
-    check(v["tiles"] == want_tiles == count, f"{v['tiles']} tiles (probe {count}), expected {want_tiles}")
-    check(v["finished"] and v["done"] == count, f"not finished: {v['done']} of {count}")
-    check(v["max_diff"] is not None and v["max_diff"] < 1e-5, f"max difference {v['max_diff']}")
-    ctx = np.array(v["context"], dtype=np.float64)
-    want = ref["context"][0, v["head"]].astype(np.float64)
-    check(ctx.shape == want.shape, f"context shape {ctx.shape} vs {want.shape}")
-    err = float(np.abs(ctx - want).max())
-    check(err < 1e-5, f"the Flash view's context differs from trace --npz by {err}")
-    print(f"flash view: {count} tiles of {br} x {bc}, max diff {v['max_diff']:.3g}, vs npz {err:.3g}")
-
-
 def test_cost_view(mhaviz, d):
     """The Cost view's FLOPs are the shape-flow table's (grouped: scores + softmax +
     weights x V, and the four projections), its table's numbers the O() formulas at
     the current n and d_model, and its bytes n^2 x heads x 4."""
     for extra in (["--heads", "4", "--d-model", "32"], ["--heads", "2", "--d-model", "16", "--block", "encoder"]):
-        j = tt.dump_run(mhaviz, d, "--sentence", SENTENCE, "--view", "cost", *extra)
+        j = g.dump_run(mhaviz, d, "--sentence", SENTENCE, "--view", "cost", *extra)
         v = j["views"]["cost_view"]
         flow = j["trace"]["shape_flow"]
         by = {r["tensor"]: r["flops"] for r in flow}
@@ -134,7 +99,7 @@ def test_cost_sweep_restart(mhaviz, d):
         first = app.wait_for(lambda p: p.get("cost", {}).get("started"), "the sweep to start")
         rect = app.widget("d_model")
         # The slider's left end: the smallest d_model (a few numbers per head: a short sweep).
-        p = tt.click_until(app, [rect[0] + 2, rect[1], 6, rect[3]],
+        p = g.click_until(app, [rect[0] + 2, rect[1], 6, rect[3]],
                            lambda p: p["d_model"] != 256 and p["cost"]["id"] >= 2, "a new sweep for the new d_model")
         was_running = not first["cost"]["finished"]
         last = app.wait_for(lambda p: p["cost"]["finished"] and p["cost"]["id"] >= 2,
@@ -152,7 +117,6 @@ def test_cost_sweep_restart(mhaviz, d):
 
 
 TESTS = {
-    "flash_view": test_flash_view,
     "cost_view": test_cost_view,
     "cost_sweep": test_cost_sweep,
     "cost_sweep_restart": test_cost_sweep_restart,

@@ -16,8 +16,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
-import gui_test as g  # noqa: E402
-from teach_test import click_until  # noqa: E402
+import harness as g  # noqa: E402
+from harness import click_until  # noqa: E402
 
 check = g.check
 MODEL = os.path.normpath(os.path.join(HERE, "..", "..", "assets", "models", "mhaviz-small.npz"))

@@ -5,14 +5,15 @@
 
 Exit 0 pass, 1 fail, 77 skip (no display).
 """
+import json
 import os
 import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-from teach_test import click  # noqa: E402
+import harness as g  # noqa: E402
+from harness import click  # noqa: E402
 
 check = g.check
 HANGUL = re.compile("[\uac00-\ud7a3]")
@@ -157,10 +158,27 @@ KEPT_ENGLISH = re.compile(
 ENGLISH_RUN = re.compile(r"\b[A-Za-z][a-z]+(?:[ ,:;'-]+[A-Za-z][a-z]+){2,}\b")
 
 
-def english_runs(text):
-    """The runs of three or more English words left in a Korean window's text."""
+def corpus_sentences():
+    """The minimal pairs' English sentences: data the Proof view shows as they are (an
+    English pair is English in either interface), not interface text."""
+    out = set()
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "corpus", "pairs.jsonl")
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                pair = json.loads(line)
+                out.update(s for s in (pair["good"], pair["bad"]) if re.search("[A-Za-z]{3}", s))
+    return sorted(out, key=len, reverse=True)
+
+
+def english_runs(text, data=()):
+    """The runs of three or more English words left in a Korean window's text, once the
+    sentences in `data` are taken out."""
     runs = []
     for line in text.splitlines():
+        for sentence in data:
+            if sentence in line:
+                line = line.replace(sentence, " ")
         for run in ENGLISH_RUN.findall(KEPT_ENGLISH.sub(" ", line)):
             runs.append((run, line.strip()[:160]))
     return runs
@@ -177,6 +195,7 @@ def test_every_view_korean_text(mhaviz, d):
     views = [v["name"] for v in first["views"]["registry"]]
     check(len(views) >= 15 and "flash" in views and "cost" in views, f"the registry lists {views}")
     problems = []
+    data = corpus_sentences()
     for model, args in (("seeded", ["--sentence", "고양이가 쥐를 잡았다"]),
                         ("mhaviz-small", ["--model", "mhaviz-small", "--sentence", "고양이가 쥐를 잡았다"])):
         texts = {}
@@ -188,13 +207,34 @@ def test_every_view_korean_text(mhaviz, d):
             final = g.read_json(out)
             check(final["views"]["view"] == view, f"{model}: opened {final['views']['view']}, not {view}")
             texts[view] = final["shown_text"]
-            problems += [f"{model} {view}: {run!r} in {line!r}" for run, line in english_runs(texts[view])]
+            problems += [f"{model} {view}: {run!r} in {line!r}" for run, line in english_runs(texts[view], data)]
         # The view's own text: the lines no other view shows (the panels and menus are in all).
         common = set.intersection(*(set(t.splitlines()) for t in texts.values()))
         for view, text in texts.items():
             body = "\n".join(l for l in text.splitlines() if l not in common)
             check(HANGUL.search(body), f"{model} {view}: no Korean in the view: {body[:300]!r}")
     check(not problems, f"{len(problems)} English texts in the Korean window:\n  " + "\n  ".join(problems[:80]))
+
+
+def test_measured_korean(mhaviz, d):
+    """What the rehearsal read in English in the Korean window: the Importance view's
+    reference ("64 validation windows of 64 pieces", measured on mhaviz-small) and the
+    Next view's knocked-out heads ("L1H0 (zero)") are written in Korean."""
+    final = dump(mhaviz, d, "--lang", "ko", "--model", "mhaviz-small", "--sentence", "고양이가 쥐를 잡았다", "--view",
+                 "next", "--ablate", "L1H0", name="next.json")
+    text = final["shown_text"]
+    check("L1H0" in text and "(zero)" not in text, f"the Next view's knock-out: {text[-600:]!r}")
+    app = g.App(mhaviz, d, ["--lang", "ko", "--model", "mhaviz-small", "--sentence", "고양이가 쥐를 잡았다", "--view",
+                            "importance", "--importance-windows", "4"])
+    try:
+        app.wait_for(lambda p: p.get("importance", {}).get("state") == "done", "the importance measurement")
+        app.settle(3)
+        final = app.quit()
+    finally:
+        app.kill()
+    text = final["shown_text"]
+    check("validation windows" not in text and "검증 창 4개" in text, f"the Importance view's reference: "
+                                                                   f"{[l for l in text.splitlines() if '4' in l][:6]}")
 
 
 def test_notices_korean(mhaviz, d):
@@ -250,6 +290,7 @@ TESTS = {
     "every_tab_korean": test_every_tab_korean,
     "every_view_korean_text": test_every_view_korean_text,
     "notices_korean": test_notices_korean,
+    "measured_korean": test_measured_korean,
 }
 
 if __name__ == "__main__":

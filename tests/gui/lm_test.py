@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-from teach_test import click_until  # noqa: E402
+import harness as g  # noqa: E402
+from harness import click_until  # noqa: E402
 
 check = g.check
 MODEL = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "models",
@@ -92,97 +92,6 @@ def test_views_equal_trace(mhaviz, d):
     check(shown == [p.replace("\u2581", "_\u2009") for p in refs[1]["pieces"]], f"chips {shown} vs {refs[1]['pieces']}")
 
 
-def test_select_and_open(mhaviz, d):
-    """The learner picks mhaviz-small in the model selector with a Korean sentence typed
-    for the seeded weights: the sentence stays, its pieces and layer 0 equal trace
-    --model; a click on the model view's layer 0 head 0 opens it enlarged in Heatmaps."""
-    ref = reference(mhaviz, d, 0)
-    # The model view's tab is off the tab bar's visible end at 1280 px: it opens by flag.
-    app = g.App(mhaviz, d, ["--sentence", SENTENCE, "--view", "model-view"])
-    try:
-        click_until(app, "model_source", lambda p: "source_small" in p["widgets"], "the model selector to open")
-        click_until(app, "source_small", lambda p: p["train"]["source"] == "mhaviz-small (trained)" and p["ok"],
-                    "mhaviz-small to be the source")
-        p = app.settle()
-        cfg = model_config()
-        check((p["num_heads"], p["d_model"]) == (cfg["num_heads"], cfg["d_model"]),
-              f"the probe reports num_heads {p['num_heads']}, d_model {p['d_model']}: not the model's "
-              f"{cfg['num_heads']}, {cfg['d_model']}")
-        check(p["sentence"] == SENTENCE, f"the typed sentence changed to {p['sentence']!r}")
-        check(p["tokens"] == [x.replace("\u2581", "_\u2009") for x in ref["pieces"]], f"chips {p['tokens']}")
-        check(p["view"] == "model-view", f"view {p['view']}")
-        click_until(app, "model_view_first_map", lambda p: p["view"] == "heatmaps" and p["enlarged"] == 0,
-                    "head 0 to open in Heatmaps")
-        final = app.quit()
-    finally:
-        app.kill()
-    close(final["trace"]["attention"], ref["attention"], "layer 0 after selecting mhaviz-small vs trace --layer 0")
-
-
-def test_validation_labels(mhaviz, d):
-    """Given the frames to finish, the model view labels the heads on the validation
-    text, and its labels are the training's. The shipped model's layer 0 head 0 is the
-    previous-token head (0.95 in the training's measure, docs/model-card.md) and layer 1
-    head 3 its induction head (0.55 on the validation windows repeated, the measure of
-    mhaviz ablate's table, since it rests on <s> where nothing repeats); no other head
-    claims induction."""
-    dump = os.path.join(d, "labels.json")
-    gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--frames", "600",
-        "--dump-state", dump)
-    mv = g.read_json(dump)["views"]["model_view_view"]
-    if mv["labels_measured_on"] != "validation text":
-        raise g.Fail(f"labels still measured on {mv['labels_measured_on']!r} after 600 frames")
-    cfg = model_config()
-    check(len(mv["labels"]) == cfg["num_layers"] * cfg["num_heads"], f"{len(mv['labels'])} labels")
-    by = {(x["layer"], x["head"]): x for x in mv["labels"]}
-    check(by[(0, 0)]["label"] == "previous-token" and by[(0, 0)]["score"] > 0.9, f"layer 0 head 0: {by[(0, 0)]}")
-    check(by[(1, 3)]["label"] == "induction" and by[(1, 3)]["score"] > 0.5, f"layer 1 head 3: {by[(1, 3)]}")
-    others = [x for x in mv["labels"] if (x["layer"], x["head"]) != (1, 3)]
-    check(all(x["label"] != "induction" for x in others), f"another head labelled induction: {others}")
-
-
-def test_head_view_seeded(mhaviz, d):
-    """The head view is offered for the seeded weights too: its weights are the trace's."""
-    dump = os.path.join(d, "seeded.json")
-    gui(mhaviz, d, "--sentence", "The cat sat on the mat because it was tired.", "--heads", "4", "--d-model", "32",
-        "--view", "head-view", "--dump-state", dump)
-    final = g.read_json(dump)
-    hv = final["views"]["head_view_view"]
-    check(final["ok"] and len(hv["heads"]) == 4, f"{len(hv['heads'])} heads in the head view, expected 4")
-    close([h["weights"] for h in hv["heads"]], final["trace"]["attention"], "head view vs the seeded trace")
-
-
-def test_head_view_export(mhaviz, d):
-    """The Export section's "head view" writes the head view (SVG here), the same bytes
-    `mhaviz export --view head` writes for the same sentence and configuration."""
-    args = ["--sentence", "the cat sat on the mat", "--heads", "4", "--d-model", "64", "--view", "head-view"]
-    app = g.App(mhaviz, d, args, size=(1280, 1000))
-    try:
-        app.wait_for(lambda p: p["ok"], "a valid trace")
-        r = app.widget("export_path")
-        app.click(r[0] + r[2] / 2, r[1] + r[3] / 2)
-        app.key("ctrl", "a")
-        app.type_held("hv.svg")
-        # The Export options sit at the foot of the left column, below the fold.
-        g.xdo("mousemove", "--window", app.wid, int(r[0] + r[2] / 2), int(r[1]), "click", "--repeat", "10",
-              "--delay", "30", "5")
-        v = app.widget("export_view_head")
-        app.click(v[0] + v[3] / 2, v[1] + v[3] / 2)
-        b = app.widget("export")
-        app.click(b[0] + b[2] / 2, b[1] + b[3] / 2)
-        p = app.wait_for(lambda p: "head view" in p["export_message"], "the head view's export message")
-        check(p["export_message"].startswith("Saved the head view (4 heads)"), f"message {p['export_message']!r}")
-        app.quit()
-    finally:
-        app.kill()
-    ref = os.path.join(d, "ref.svg")
-    subprocess.run([mhaviz, "export", "--view", "head", *args[:6], "--svg", ref], check=True, capture_output=True)
-    with open(os.path.join(d, "hv.svg"), "rb") as f1, open(ref, "rb") as f2:
-        mine, theirs = f1.read(), f2.read()
-    check(mine.count(b'class="attn"') > 0, "the GUI's head view SVG has no lines")
-    check(mine == theirs, "the GUI's head view SVG differs from mhaviz export --view head's")
-
-
 def test_context_cap(mhaviz, d):
     """A sentence longer than the model's 64-piece context is capped, with a notice."""
     dump = os.path.join(d, "long.json")
@@ -232,52 +141,6 @@ def test_knockout_flag(mhaviz, d):
           "the likeliest next pieces are not the ablated model's")
 
 
-def test_knockout_views(mhaviz, d):
-    """gui --ablate 0.0 --layer 1: every layer after the knocked-out head is the ablated
-    model's, in the heatmaps' trace and the model view, equal to trace --ablate 0.0."""
-    out = os.path.join(d, "ref_ablated.json")
-    subprocess.run([mhaviz, "trace", "--quiet", "--model", MODEL, "--sentence", SENTENCE, "--layer", "1",
-                    "--ablate", "0.0", "--json", out], check=True, cwd=d, capture_output=True)
-    ref = g.read_json(out)
-    plain = reference(mhaviz, d, 1)
-    dump = os.path.join(d, "views.json")
-    gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--layer", "1", "--ablate", "0.0", "--view",
-        "model-view", "--dump-state", dump)
-    final = g.read_json(dump)
-    check(final["ok"], f"the app reports an error: {final['error']}")
-    close(final["trace"]["attention"], ref["attention"], "heatmaps' layer 1 vs trace --ablate 0.0 --layer 1")
-    close(final["views"]["model_view_view"]["attention"][1], ref["attention"], "model view layer 1 vs trace --ablate")
-    diff = max(abs(a - b) for x, y in zip(ref["attention"], plain["attention"]) for r, q in zip(x, y)
-               for a, b in zip(r, q))
-    check(diff > 1e-3, f"layer 1 with L0H0 out differs from the plain model by only {diff}: nothing tested")
-    check(final["views"]["model_view_view"]["knocked_out"] == ["L0H0"], "the model view does not list L0H0")
-
-
-def test_knockout_toggle(mhaviz, d):
-    """The Model view's "out" switch under layer 0 head 0 knocks it out (the banner says
-    so) and a second click puts it back; "Put every head back" clears the banner."""
-    app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--view", "model-view"])
-    try:
-        p = app.wait_for(lambda p: p["ok"] and "model_view_knock_first" in p["widgets"], "the model view")
-        # At 1280 x 800 the heads' labels and "Try these" push layer 0's switches to the
-        # fold: scroll the view, as a teacher would, until the switch shows.
-        for _ in range(12):
-            r = app.widget("model_view_knock_first")
-            if r[1] + r[3] <= p["window"][1] - 60:  # above the status bar, the window's last 30-odd px
-                break
-            g.xdo("mousemove", "--window", app.wid, int(r[0] + 100), int(p["window"][1] / 2 + 100), "click", 5)
-            p = app.settle(3)
-        gen = p["generation"]
-        p = click_until(app, "model_view_knock_first", lambda p: p["knocked_out"] == "L0H0 (zero)" and
-                        p["generation"] > gen, "L0H0 to be knocked out")
-        check("knockout_banner" in app.settle()["widgets"], "no banner over the results with L0H0 knocked out")
-        click_until(app, "knockout_restore", lambda p: p["knocked_out"] == "", "every head to be back")
-        final = app.quit()
-    finally:
-        app.kill()
-    check(final["knocked_out"]["heads"] == [], f"still knocked out: {final['knocked_out']}")
-
-
 def test_knockout_bad_flags(mhaviz, d):
     """--ablate naming a head mhaviz-small does not have is a usage error (2) naming the range."""
     cfg = model_config()
@@ -314,15 +177,9 @@ def test_train_defaults_message(mhaviz, d):
 TESTS = {
     "train_defaults_message": test_train_defaults_message,
     "views_equal_trace": test_views_equal_trace,
-    "select_and_open": test_select_and_open,
-    "validation_labels": test_validation_labels,
-    "head_view_seeded": test_head_view_seeded,
-    "head_view_export": test_head_view_export,
     "context_cap": test_context_cap,
     "bad_flags": test_bad_flags,
     "knockout_flag": test_knockout_flag,
-    "knockout_views": test_knockout_views,
-    "knockout_toggle": test_knockout_toggle,
     "knockout_bad_flags": test_knockout_bad_flags,
 }
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402  (App, check, read_json, run_main)
+import harness as g  # noqa: E402
 
 check = g.check
 KO = "고양이가 쥐를 잡았다"
@@ -80,9 +80,9 @@ def test_random_untrained(mhaviz, d):
     check("weights_badge" in probe["widgets"], f"no weights marker on the heatmaps: {sorted(probe['widgets'])}")
     with open(svg, encoding="utf-8") as f:
         check("random weights (untrained)" in f.read(), "the exported SVG does not say the weights are untrained")
-    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--view", "heads", name="ko_heads")
+    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--view", "metrics", name="ko_heads")
     check("weights_badge" in probe["widgets"], "no weights marker on the head metrics")
-    summaries = dump["views"]["heads_view"]["summaries"]
+    summaries = dump["views"]["metrics_view"]["summaries"]
     claimed = [(h["head"], h["pattern"]) for h in summaries if h["pattern"] != "no clear pattern"]
     check(not claimed, f"random heads on 3 tokens claim patterns: {claimed}")
     # Longer sentences, seeds and a causal mask: the labels follow the rule, computed here.
@@ -91,10 +91,10 @@ def test_random_untrained(mhaviz, d):
                               ["--sentence", "the cat sat on the mat and the dog ran", "--mask", "causal"],
                               ["--sentence", "the cat sat on the mat and the dog ran", "--preset", "heads"],
                               ["--sentence", KO, "--preset", "heads"])):
-        dump, _ = gui_run(mhaviz, d, *args, "--view", "heads", name=f"rule{k}", frames=2)
+        dump, _ = gui_run(mhaviz, d, *args, "--view", "metrics", name=f"rule{k}", frames=2)
         attn = dump["trace"]["attention"]
         causal = "causal" in args
-        for h in dump["views"]["heads_view"]["summaries"]:
+        for h in dump["views"]["metrics_view"]["summaries"]:
             want, why = chance_rule(attn[h["head"]], causal)
             check(h["pattern"] == want, f"{args}: head {h['head']} labelled {h['pattern']!r}, the rule gives "
                                         f"{want!r} ({why})")
@@ -102,7 +102,7 @@ def test_random_untrained(mhaviz, d):
                 check(abs(h.get("chance", -1) - why[2]) < 1e-9 and abs(h.get("lift", -9) - why[3]) < 1e-6 and
                       abs(h.get("chance_p", -1) - why[4]) < 1e-9, f"{args}: head {h['head']}: {h} vs {why}")
         if "--preset" in args and len(dump["trace"]["tokens"]) > 3:
-            pats = [h["pattern"] for h in dump["views"]["heads_view"]["summaries"]]
+            pats = [h["pattern"] for h in dump["views"]["metrics_view"]["summaries"]]
             check(pats == ["previous", "self", "first token", "next"], f"the hand-built heads read {pats}")
             check(dump["weights"]["kind"] == "hand-set", f"hand-built heads' weights: {dump['weights']}")
     # The trained model says so, with its layer.
@@ -220,15 +220,15 @@ def test_text_size_cells(mhaviz, d):
 
 
 def test_present_header(mhaviz, d):
-    """Presentation mode's header names the weights (random or trained, and the layer),
+    """Presentation mode's header names the view, the weights (random or trained, and the layer),
     the head and its label with its score against chance, the same numbers as the head
     metrics; the key hint is whole in the window. mhaviz-small's 15 and 20 pieces keep
     horizontal labels and numbers no smaller than the 100% text."""
-    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--enlarge", "3", "--present", "--view", "heads", name="seeded")
+    dump, probe = gui_run(mhaviz, d, "--sentence", KO, "--enlarge", "3", "--present", name="seeded")
     header = dump["present"].get("header", "")
-    hs = dump["views"]["heads_view"]["summaries"][3]
+    hs = dump["views"]["metrics_view"]["summaries"][3]
     check("strongest" in hs and "chance" in hs, f"the head metrics do not measure against chance: {hs}")
-    want = (f"random weights (untrained) | head 3 | no clear pattern ({hs['strongest']} {hs['score']:.2f}, "
+    want = (f"Heatmaps | random weights (untrained) | head 3 | no clear pattern ({hs['strongest']} {hs['score']:.2f}, "
             f"chance {hs['chance']:.2f})")
     check(header == want, f"header {header!r}, expected {want!r}")
     win = probe["window"]
@@ -244,7 +244,8 @@ def test_present_header(mhaviz, d):
                 where = f"mhaviz-small {pieces} pieces {size[0]}x{size[1]} {pct}%"
                 check(len(dump["trace"]["tokens"]) == pieces, f"{where}: {len(dump['trace']['tokens'])} pieces")
                 header = dump["present"].get("header", "")
-                check(header.startswith("trained: mhaviz-small \u00b7 layer 1 | head 2 | "), f"{where}: {header!r}")
+                check(header.startswith("Heatmaps | trained: mhaviz-small \u00b7 layer 1 | head 2 | "),
+                      f"{where}: {header!r}")
                 h = dump["layout"]["heatmaps"]
                 check(h["key_labels"] in ("upright", "staggered") and h["row_labels"], f"{where}: labels {h}")
                 base = round(17 * dump["content_scale"])
@@ -292,7 +293,7 @@ def test_softmax_values(mhaviz, d):
     trace's."""
     for size in SIZES:
         for pct in (100, 150, 200):
-            dump, _ = gui_run(mhaviz, d, "--sentence", KO, "--view", "scaling", "--text-size", str(pct), size=size,
+            dump, _ = gui_run(mhaviz, d, "--sentence", KO, "--view", "softmax", "--text-size", str(pct), size=size,
                               name=f"scaling_{size[0]}_{pct}", frames=4)
             sc = dump["layout"].get("scaling", {})
             where = f"{size[0]}x{size[1]} {pct}%"
@@ -300,7 +301,7 @@ def test_softmax_values(mhaviz, d):
             # (in view or below the fold: the view scrolls to them)
             check(sc.get("values_hidden", -1) == 0 and sc.get("values_shown", 0) == 2 * 3 * 9,
                   f"{where}: {sc} (expected 54 numbers written, none hidden)")
-    v = dump["views"]["scaling_view"]["with_scaling"]
+    v = dump["views"]["softmax_view"]["with_scaling"]
     attn = dump["trace"]["attention"][0]
     check(all(abs(a - b) < 1e-6 for ra, rb in zip(v["weights"], attn) for a, b in zip(ra, rb)),
           "the tab's softmax weights are not the trace's")
@@ -376,7 +377,7 @@ def test_controls_in_sight(mhaviz, d):
     cases = {
         "train": ["train_start", "train_pause", "train_reset", "train_defaults", "train_offsets"],
         "generate": ["generate_go", "generate_step", "generate_reset"],
-        "scaling": ["scaling_scale", "temperature"],
+        "softmax": ["scaling_scale", "temperature"],
         "flash": ["flash bc", "flash start", "flash end", "flash play"],
         "query": ["query_token"],
         "importance": ["importance_windows"],
@@ -395,10 +396,137 @@ def test_controls_in_sight(mhaviz, d):
                       f"{view} ({lang}): {n} ends at x = {x + w:.0f}, past the {width} px window at 200% text")
 
 
+# Presentation mode for every view: the projector's sizes the rehearsal used.
+PRESENT_SIZES = (((1280, 800), 150), ((1920, 1080), 200))
+# What the views that bring no trace of their own need to show something: a language
+# model (Next, Generate, Importance read mhaviz-small's pieces and loss).
+LM_VIEWS = ("next", "generate", "importance", "model-view")
+
+
+def inside(r, win, slack=0.5):
+    return r is not None and r[0] >= -slack and r[1] >= -slack and r[0] + r[2] <= win[0] + slack and \
+        r[1] + r[3] <= win[1] + slack
+
+
+def check_presented(where, name, essentials, dump, probe):
+    """One presented view: the probe says so and names it; the view's content fills most
+    of the window; the header, its "?" and every essential widget (the maps, table or
+    plot, and the stepping controls) lie wholly inside the window, none below the fold."""
+    pr, win, w = probe["present"], probe["window"], probe["widgets"]
+    check(pr["on"] and pr.get("view") == name and isinstance(pr.get("head"), int), f"{where}: present {pr}")
+    c = w.get("present_content")
+    check(c and inside(c, win) and c[2] * c[3] >= 0.6 * win[0] * win[1],
+          f"{where}: the view's content {c} does not fill the {win} window")
+    for k in ("present_header", "present_help"):
+        check(inside(w.get(k), win), f"{where}: {k} at {w.get(k)} is not in the {win} window")
+    title = dump["present"]["header"].split(" | ")[0]
+    tab = dump.get("labels", {}).get("tabs", {}).get(name)
+    check(tab and title == tab, f"{where}: the header {dump['present']['header']!r} does not begin with the view's "
+                                f"tab {tab!r}")
+    for e in essentials:
+        check(inside(w.get(e), win), f"{where}: {e} at {w.get(e)} is not wholly in the {win} window")
+
+
+def test_present_every_view(mhaviz, d):
+    """F11 / --present presents whichever view is open, for every view of the app's
+    registry (a new view is covered without being listed here), in Korean, at 1280 x 800
+    with 150% text and 1920 x 1080 with 200%: on seeded weights, and on mhaviz-small
+    for the views that read a language model."""
+    views = g.view_registry(mhaviz, d)
+    for size, pct in PRESENT_SIZES:
+        for v in views:
+            name = v["name"]
+            model = ["--model", "mhaviz-small"] if name in LM_VIEWS else []
+            dump, probe = gui_run(mhaviz, d, "--sentence", KO, *model, "--view", name, "--present", "--lang", "ko",
+                                  "--text-size", str(pct), size=size, name=f"present_{name}_{size[0]}", frames=5)
+            essentials = v.get("essentials", [v["shows"]] if v["shows"] else [])
+            check_presented(f"{name} {size[0]}x{size[1]} {pct}%", name, essentials, dump, probe)
+
+
+def test_present_keys(mhaviz, d):
+    """In presentation mode the arrow keys step the open view's head and PgDn / PgUp its
+    own sequence (the Flash view's tiles); the header's "?" opens the explanations the
+    view folded away."""
+    # (10 tokens: 3 x 3 tiles of 4 x 4)
+    app = g.App(mhaviz, d, ["--sentence", MIXED, "--view", "flash", "--present", "--text-size", "150"])
+    try:
+        p = app.wait_for(lambda p: p["present"]["on"] and "flash_tiles" in p["widgets"], "the presented Flash view")
+        check(p["present"]["view"] == "flash" and p["widgets"]["flash_tiles"][0] == 0, f"{p['present']}")
+        app.key("Next")
+        app.wait_for(lambda p: p["widgets"]["flash_tiles"][0] == 1, "PgDn to run tile 1")
+        app.key("Next")
+        app.wait_for(lambda p: p["widgets"]["flash_tiles"][0] == 2, "PgDn to run tile 2")
+        app.key("Prior")
+        app.wait_for(lambda p: p["widgets"]["flash_tiles"][0] == 1, "PgUp to go back to tile 1")
+        app.key("Right")
+        app.wait_for(lambda p: p["present"]["head"] == 1, "the arrow key to move to head 1")
+        app.key("Left")
+        app.key("Left")
+        p = app.wait_for(lambda p: p["present"]["head"] == p["num_heads"] - 1, "the arrow keys to wrap to the last head")
+        check(p["present"]["view"] == "flash", f"the keys left the view: {p['present']}")
+        # The explanations folded away are behind the header's "?".
+        for attempt in range(3):
+            click(app, app.widget("present_help"))
+            try:
+                p = app.wait_for(lambda p: "present_help_text" in p["widgets"], "the explanations", timeout=5)
+                break
+            except g.Fail:
+                check(attempt < 2, "the header's ? did not open the explanations")
+        r, win = p["widgets"]["present_help_text"], p["window"]
+        check(inside(r, win), f"the explanations at {r} are not in the window {win}")
+        app.quit()
+    finally:
+        app.kill()
+
+
+def test_korean_keys_upright(mhaviz, d):
+    """The Softmax and Cross views' maps keep Korean keys upright (or on two staggered
+    lines), never turned on their side, as the heatmaps do: at 100, 150 and 200% text,
+    1280 x 800 and 1920 x 1080, on a Korean sentence and a longer mixed one (the tab and
+    presented)."""
+    memory = "쥐가 고양이를 보았다 그리고 도망갔다"
+    for size in SIZES:
+        for pct in (100, 150, 200):
+            for view, extra in (("softmax", []), ("cross", ["--memory", memory]), ("softmax", ["--present"])):
+                for sentence in (KO, MIXED):
+                    where = f"{view} {' '.join(extra)} {size[0]}x{size[1]} {pct}% {sentence!r}"
+                    dump, _ = gui_run(mhaviz, d, "--sentence", sentence, "--view", view, *extra, "--text-size",
+                                      str(pct), size=size, name=f"upright_{view}_{size[0]}_{pct}", frames=4)
+                    m = dump["layout"].get("matrices", {})
+                    check(m.get("hangul_rotated", -1) == 0 and (m.get("hangul_upright", 0) > 0 or sentence != KO),
+                          f"{where}: Korean key labels {m} (turned on their side: hangul_rotated)")
+
+
+def test_hand_table_whole(mhaviz, d):
+    """The hand calculation's table at 150 and 200% text, 1280 x 800, in Korean and
+    English: every computed row ("q[head 0] = [1.5]") ends before its verdict begins, and
+    every verdict ("✓ same") ends inside the table and the window (at fixed widths the
+    row ran into the tick and "same" was cut off)."""
+    for lang in ("ko", "en"):
+        for pct in (150, 200):
+            _, p = gui_run(mhaviz, d, "--preset", "hand", "--view", "lesson", "--lang", lang, "--text-size", str(pct),
+                           name=f"hand_{lang}_{pct}", frames=4)
+            w, win = p["widgets"], p["window"]
+            table = w.get("lesson_checks")
+            check(table and table[0] + table[2] <= win[0] + 0.5, f"{lang} {pct}%: the table at {table}, window {win}")
+            rows = [k for k in w if k.startswith("lesson_tick ")]
+            check(len(rows) == 10, f"{lang} {pct}%: {len(rows)} verdicts drawn, expected 10")
+            for k in range(len(rows)):
+                got, tick = w[f"lesson_got {k}"], w[f"lesson_tick {k}"]
+                check(got[0] + got[2] <= tick[0] + 0.5, f"{lang} {pct}%: row {k}'s numbers {got} run into its verdict "
+                                                        f"{tick}")
+                check(tick[0] + tick[2] <= table[0] + table[2] + 0.5, f"{lang} {pct}%: row {k}'s verdict {tick} is cut "
+                                                                       f"by the table's edge {table}")
+
+
 TESTS = {
     "controls_in_sight": test_controls_in_sight,
     "text_size_cells": test_text_size_cells,
     "present_header": test_present_header,
+    "present_every_view": test_present_every_view,
+    "present_keys": test_present_keys,
+    "korean_keys_upright": test_korean_keys_upright,
+    "hand_table_whole": test_hand_table_whole,
     "present_pages_fit": test_present_pages_fit,
     "softmax_values": test_softmax_values,
     "shape_flow_and_status": test_shape_flow_and_status,

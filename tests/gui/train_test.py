@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gui_test as g  # noqa: E402
-from teach_test import click_until, close  # noqa: E402
+import harness as g  # noqa: E402
+from harness import click_until, close  # noqa: E402
 
 try:
     import numpy as np
@@ -207,19 +207,19 @@ def test_model_flag(mhaviz, d):
     dump = os.path.join(d, "dump.json")
     env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
     subprocess.run([mhaviz, "gui", "--frames", "3", "--model", model, "--tokens", " ".join(map(str, ids)), "--layer",
-                    "1", "--view", "inspector", "--inspect", "attn", "--view-head", "1", "--dump-state", dump],
+                    "1", "--view", "inspect", "--inspect", "attn", "--view-head", "1", "--dump-state", dump],
                    check=True, env=env, cwd=d)
     final = g.read_json(dump)
     ref = trace_model(mhaviz, d, model, ids, layer=1)
     check(final["ok"] and final["sentence"] == " ".join(map(str, ids)), f"sentence {final['sentence']!r}")
     close(final["trace"]["attention"], ref["attention"], 1e-6, "layer 1 in the views vs trace --model --layer 1")
-    iv = final["views"]["inspector_view"]
+    iv = final["views"]["inspect_view"]
     close(iv["values"], ref["attention"][1], 1e-6, "the inspector's attn[head 1] vs trace --model")
     # Head count and GQA describe the trained model, not the Configuration panel's layer.
     rc, settings = ref["config"], final["settings"]["config"]
     check((settings["d_model"], settings["num_heads"]) != (rc["d_model"], rc["num_heads"]),
           f"the panel's configuration {settings} should differ from the model's {rc} for this check")
-    hc, gq = final["views"]["head_count_view"], final["views"]["gqa_view"]
+    hc, gq = final["views"]["counts_view"], final["views"]["gqa_view"]
     check(hc["d_model"] == rc["d_model"] and [r["current"] for r in hc["rows"]].count(True) == 1 and
           next(r for r in hc["rows"] if r["current"])["num_heads"] == rc["num_heads"], f"head count view {hc}")
     check(gq["num_heads"] == rc["num_heads"] and gq["head_dim"] == rc["d_model"] // rc["num_heads"], f"GQA view {gq}")

@@ -106,7 +106,9 @@ TEST_CASE("two outputs that are one file are refused before anything is written"
                                       {d / "o.x", d / "sub/../o.x"},  // through a directory
                                       {d / "old", d / "alias"}};      // a symlink to it
   fs::create_directory(d / "sub");
-  for (const auto& [a, b] : spellings) {
+  for (const auto& pair : spellings) {
+    // (not a structured binding: C++17 lambdas cannot capture one, which clang enforces)
+    const std::string &a = pair[0], &b = pair[1];
     INFO(a << " vs " << b);
     CHECK_THAT(ErrorOf([&] {
                  mha::io::WriteFilesAtomic({{a, "A"}, {b, "B"}});

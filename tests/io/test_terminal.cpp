@@ -15,7 +15,7 @@ TEST_CASE("control characters, C1 controls and invalid UTF-8 are shown as \\xNN"
   CHECK(TerminalSafe("surrogate \xed\xa0\x80") == "surrogate \\xED\\xA0\\x80");
 }
 
-TEST_CASE("bidi controls are shown as \\u{NNNN}; other text passes unchanged") {
+TEST_CASE("bidi controls are shown as \\u{NNNN}, and other text passes unchanged") {
   CHECK(TerminalSafe("abc\u202e\u2066x\u200f") == "abc\\u{202E}\\u{2066}x\\u{200F}");
   CHECK(TerminalSafe("고양이가 쥐를 잡았다 café 😀") == "고양이가 쥐를 잡았다 café 😀");
 }

@@ -1,4 +1,4 @@
-// The head view's lines (render/head_view.hpp), which the GUI's Head view draws and the
+// The head view's lines (render/head_view_render.hpp), which the GUI's Head view draws and the
 // export writes: which lines exist for a selection (heads switched off, a hovered query
 // or key, a scrolled window), where they run and how opaque they are.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "mha/mha.hpp"
-#include "render/head_view.hpp"
+#include "render/head_view_render.hpp"
 
 namespace {
 

@@ -9,7 +9,8 @@
 #include <imgui.h>
 
 #include "gui/sources/lm_source.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/sources/train_session.hpp"
@@ -29,9 +30,21 @@ namespace {
 // shape is fixed, the panel greys them out), else the configuration's, which for a
 // Train view run is the shape of the next run.
 void ShownShape(const AppState& s, nlohmann::json& j) {
-  const bool fixed = UsingTrainedModel(s) && s.source.lm;
-  j["num_heads"] = fixed ? s.source.lm->model.cfg.layer.num_heads : s.choice.cfg.num_heads;
-  j["d_model"] = fixed ? s.source.lm->model.cfg.layer.d_model : s.choice.cfg.d_model;
+  const bool fixed = UsingTrainedModel(s) && s.choice.source.lm;
+  j["num_heads"] = fixed ? s.choice.source.lm->model.cfg.layer.num_heads : s.choice.cfg.num_heads;
+  j["d_model"] = fixed ? s.choice.source.lm->model.cfg.layer.d_model : s.choice.cfg.d_model;
+}
+
+// Presentation mode: on or off, the view presented (its registry name), the head its
+// header names (the heatmaps' map under the arrow keys, num_heads for their mean;
+// another view's selected head), the heatmaps' layout and the header in words.
+nlohmann::json PresentJson(const AppState& s) {
+  const std::string view = ShownView(s).name;
+  return {{"on", s.ui.present},
+          {"view", view},
+          {"layout", s.ui.present_layout},
+          {"head", view == "heatmaps" ? s.ui.present_head : s.choice.head},
+          {"header", s.ui.report.present_header}};
 }
 
 // What the heatmap grid and the shape-flow table laid out in the last frame.
@@ -60,7 +73,8 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
             {"scroll_x", r.flow_scroll_x},
             {"shortened", r.flow_shortened},
             {"input", r.flow_input}}},
-          {"scaling", {{"values_shown", r.scaling_values_shown}, {"values_hidden", r.scaling_values_hidden}}}};
+          {"scaling", {{"values_shown", r.scaling_values_shown}, {"values_hidden", r.scaling_values_hidden}}},
+          {"matrices", {{"hangul_rotated", r.matrix_hangul_rotated}, {"hangul_upright", r.matrix_hangul_upright}}}};
 }
 
 // Where the weights come from, as the marker on the heatmaps says it.
@@ -100,15 +114,17 @@ nlohmann::json CatalogGlyphs(const AppState& s) {
 nlohmann::json WorkerJson(const AppState& s) {
   static const char* const kPhases[] = {"idle", "capture", "run", "upload"};
   nlohmann::json over = nlohmann::json::array();
-  for (const auto& f : s.timing.over_budget) over.push_back({{"frame", static_cast<int>(f[0])}, {"ms", f[1]}});
-  return {{"phase", kPhases[static_cast<int>(s.worker.phase)]},
-          {"jobs", s.worker.jobs},
+  for (const auto& f : s.ui.timing.over_budget) over.push_back({{"frame", static_cast<int>(f[0])}, {"ms", f[1]}});
+  return {{"phase", kPhases[static_cast<int>(s.recompute.worker.phase)]},
+          {"jobs", s.recompute.worker.jobs},
           {"budget_ms", kFrameBudgetMs},
-          {"frames_over_budget", s.timing.frames_over_budget},
+          {"frames_over_budget", s.ui.timing.frames_over_budget},
           {"over_budget", over},
-          {"slowest_frame_ms", s.timing.slowest_frame_ms},
-          {"slowest_frame", s.timing.slowest_frame},
-          {"last_recompute_ms", s.timing.last_recompute_ms},
+          {"work_bin_ms", Timing::kWorkBinMs},
+          {"work_hist", s.ui.timing.work_hist},
+          {"slowest_frame_ms", s.ui.timing.slowest_frame_ms},
+          {"slowest_frame", s.ui.timing.slowest_frame},
+          {"last_recompute_ms", s.ui.timing.last_recompute_ms},
           {"views_busy", s.ui.report.views_busy}};
 }
 
@@ -131,20 +147,17 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["tokens"] = s.result.tokens;
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present},
-                  {"layout", s.ui.present_layout},
-                  {"head", s.ui.present_head},
-                  {"header", s.ui.report.present_header}};
+  j["present"] = PresentJson(s);
   j["worker"] = WorkerJson(s);
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["font_px"] = ImGui::GetFontSize();
   j["text_size"] = s.ui.text_size;
-  j["export_message"] = s.exp.message;
-  j["export_path"] = std::string(s.exp.path.data());
+  j["export_message"] = s.ui.exports.message;
+  j["export_path"] = std::string(s.ui.exports.path.data());
+  j["export_notebook"] = s.ui.exports.notebook;
   j["focused_text"] = ImGui::GetIO().WantTextInput;
-  j["view"] = s.teach.view;
+  j["view"] = s.choice.view;
   j["weights"] = WeightsJson(s);
-  j["file_message"] = s.teach.file_message;
   ViewsProbeJson(s, j);  // each view's own entry (the Train view's "train")
   j["language"] = i18n::Code(i18n::Current());
   j["labels"] = ShownLabels(s);
@@ -160,26 +173,25 @@ std::string DumpStateJson(AppState& s, int frames) {
   j["error"] = s.result.error;
   j["error_shown"] = ShownConfigError(s);
   j["generation"] = s.result.generation;
-  j["recomputes"] = s.timing.recompute_ms.size();
+  j["recomputes"] = s.ui.timing.recompute_ms.size();
   j["worker"] = WorkerJson(s);
   j["reuse"] = s.result.ok ? s.result.reuse : std::string();
   {
     // The heads every view shows knocked out (gui --ablate, the Model view's switches).
     nlohmann::json heads = nlohmann::json::array();
-    for (const HeadRef& h : s.source.knocked)
+    for (const HeadRef& h : s.result.knocked_out)
       heads.push_back({{"layer", h.layer}, {"head", h.head}, {"name", HeadName(h)}});
     j["knocked_out"] = {{"heads", heads}, {"text", KnockoutText(s)}};
   }
   j["enlarged"] = s.ui.enlarged;
-  j["present"] = {{"on", s.ui.present},
-                  {"layout", s.ui.present_layout},
-                  {"head", s.ui.present_head},
-                  {"header", s.ui.report.present_header}};
+  j["present"] = PresentJson(s);
   j["colour_scale"] = render::ToString(s.ui.colour_scale);
   j["text_size"] = s.ui.text_size;
   j["weights"] = WeightsJson(s);
-  j["export_message"] = s.exp.message;
-  j["notices"] = s.ui.notices;
+  j["export_message"] = s.ui.exports.message;
+  std::vector<std::string> notices;
+  for (const Notice& n : s.ui.notices) notices.push_back(n.English());
+  j["notices"] = notices;
   j["font_notice"] = s.ui.font_notice;
   j["font_path"] = s.ui.font_path;
   j["catalog_glyphs"] = CatalogGlyphs(s);
@@ -210,7 +222,7 @@ std::string DumpStateJson(AppState& s, int frames) {
   if (s.result.ok) {
     const Trace& t = s.result.trace;
     if (static_cast<double>(t.cfg.num_heads) * t.seq * t.seq_kv <= dump::kMaxDumpWeights) {
-      j["trace"] = nlohmann::json::parse(io::TraceJson(t, s.result.notice));
+      j["trace"] = nlohmann::json::parse(io::TraceJson(t, English(s.result.notices)));
     } else {  // tens of MB of JSON helps nobody: the tokens and sizes only
       j["trace"] = {
           {"tokens", t.in.tokens},
@@ -225,27 +237,27 @@ std::string DumpStateJson(AppState& s, int frames) {
 nlohmann::json StatsJson(const AppState& s, int frame, int fb_w, int fb_h, const char* gl_renderer) {
   using options::Median;
   // The first frames build the font atlas and upload textures: leave them out.
-  std::vector<double> frames(s.timing.frame_ms.begin() + std::min<std::size_t>(2, s.timing.frame_ms.size()),
-                             s.timing.frame_ms.end());
+  std::vector<double> frames(s.ui.timing.frame_ms.begin() + std::min<std::size_t>(2, s.ui.timing.frame_ms.size()),
+                             s.ui.timing.frame_ms.end());
   nlohmann::json j;
   j["frames"] = frame;
   j["median_frame_ms"] = Median(frames);
-  j["median_recompute_ms"] = Median(s.timing.recompute_ms);
-  j["median_upload_ms"] = Median(s.timing.upload_ms);
+  j["median_recompute_ms"] = Median(s.ui.timing.recompute_ms);
+  j["median_upload_ms"] = Median(s.ui.timing.upload_ms);
   auto skip2 = [](const std::vector<double>& v) {
     return std::vector<double>(v.begin() + std::min<std::size_t>(2, v.size()), v.end());
   };
   // Where a frame's time goes: building the UI (incl. any recompute and texture
   // upload), submitting the draw lists, and presenting (where llvmpipe rasterises).
-  j["median_ui_ms"] = Median(skip2(s.timing.ui_ms));
-  j["median_draw_ms"] = Median(skip2(s.timing.draw_ms));
-  j["median_swap_ms"] = Median(skip2(s.timing.swap_ms));
+  j["median_ui_ms"] = Median(skip2(s.ui.timing.ui_ms));
+  j["median_draw_ms"] = Median(skip2(s.ui.timing.draw_ms));
+  j["median_swap_ms"] = Median(skip2(s.ui.timing.swap_ms));
   // CPU time of all the process's threads (llvmpipe rasterises on its own
   // threads) per frame: less disturbed than wall time when the machine is busy.
-  j["median_frame_cpu_ms"] = Median(skip2(s.timing.cpu_ms));
-  j["median_triangles"] = Median(skip2(s.timing.triangles));
-  j["recomputes"] = s.timing.recompute_ms.size();
-  j["churn"] = s.churn;
+  j["median_frame_cpu_ms"] = Median(skip2(s.ui.timing.cpu_ms));
+  j["median_triangles"] = Median(skip2(s.ui.timing.triangles));
+  j["recomputes"] = s.ui.timing.recompute_ms.size();
+  j["churn"] = s.ui.churn;
   j["framebuffer"] = {fb_w, fb_h};
   j["seq"] = s.result.ok ? s.result.trace.seq : 0;
   ShownShape(s, j);

@@ -33,6 +33,26 @@ float MaxLabel(const std::vector<std::string>* labels, int n, float cap) {
   return std::min(w, cap);
 }
 
+// Whether a label holds Hangul (syllables, jamo, compatibility jamo): Korean keys are
+// never turned on their side, as the heatmaps keep them (docs/presenting.md).
+bool HasHangul(const std::string& s) {
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if ((b0 & 0xF0) != 0xE0) continue;
+    const unsigned cp = ((b0 & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
+                        (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+    if ((cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0x1100 && cp <= 0x11FF) || (cp >= 0x3130 && cp <= 0x318F)) return true;
+  }
+  return false;
+}
+
+bool AnyHangul(const std::vector<std::string>* labels) {
+  if (!labels) return false;
+  for (const std::string& l : *labels)
+    if (HasHangul(l)) return true;
+  return false;
+}
+
 std::string Label(const std::vector<std::string>* labels, int i) {
   if (labels && i < static_cast<int>(labels->size())) return ForDisplay((*labels)[static_cast<std::size_t>(i)]);
   return std::to_string(i);
@@ -62,54 +82,22 @@ std::string SigValue(float v, int digits) {
   return buf;
 }
 
-MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
-  MatrixResult res;
-  if (a.rows <= 0 || a.cols <= 0 || !a.data) return res;
-  const float fs = ImGui::GetFontSize();
-  const int stride = a.row_stride > 0 ? a.row_stride : a.cols;
-  ImVec2 room = a.size;
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (room.x <= 0) room.x = avail.x;
-  if (room.y <= 0) room.y = avail.y;
-  const float max_cell = a.max_cell > 0 ? a.max_cell : fs * 2.6f;
+// Where DrawMatrix put the matrix: its cells' size, its corners, whether its labels
+// fit, and the clip rectangle (what is out of sight is not drawn).
+struct Placed {
+  float fs = 0, cw = 0, ch = 0, row_w = 0, col_h = 0;
+  int stride = 0;
+  bool vertical = false, row_labels = false, col_labels = false;
+  bool staggered = false;  // Hangul keys wider than a cell: upright, on two alternating lines
+  ImVec2 p0, p1;
+  ImVec4 clip;
+};
 
-  // Labels: rows to the left; columns above, upright if they fit in a cell, else rotated.
-  const float row_w = a.show_row_labels ? MaxLabel(a.row_labels, a.rows, fs * 7.0f) + fs * 0.5f : 0.0f;
-  const float col_text = MaxLabel(a.col_labels, a.cols, fs * 6.0f);
-  const bool groups = a.col_group > 0 && a.col_group < a.cols && a.col_group_label;
-  const float group_h = groups ? fs * 1.3f : 0.0f;
-  // Square cells, except that a wide, short matrix (ffn_hidden: seq x d_ff) may have
-  // cells up to kTall times taller than wide, so its rows stay readable.
-  constexpr float kTall = 6.0f;
-  float cw = 0.0f, ch = 0.0f, col_h = 0.0f;
-  bool vertical = false;
-  for (int pass = 0; pass < 2; ++pass) {
-    vertical = pass == 1;
-    col_h = vertical ? col_text + fs * 0.4f : fs * 1.25f;
-    const float fit_w = (room.x - row_w) / a.cols, fit_h = (room.y - col_h - group_h) / a.rows;
-    cw = std::floor(std::min({max_cell, fit_w, fit_h}));
-    ch = a.square ? cw : std::floor(std::min({max_cell, fit_h, std::max(cw, 1.0f) * kTall}));
-    if (!vertical && col_text <= cw - 3.0f) break;
-  }
-  cw = std::max(cw, 1.0f);
-  ch = std::max(ch, cw);
-  const bool row_labels = ch >= fs * 0.9f, col_labels = cw >= fs * 0.9f;
-  const float lw = row_labels ? row_w : 0.0f, lh = (col_labels ? col_h : 0.0f) + group_h;
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  const ImVec2 p0(o.x + lw, o.y + lh);
-  const ImVec2 p1(p0.x + cw * a.cols, p0.y + ch * a.rows);
-  ImGui::PushID(a.id.c_str());
-  ImGui::InvisibleButton("##cells", ImVec2(p1.x - o.x + 1.0f, p1.y - o.y + 1.0f));
-  const bool hovered = ImGui::IsItemHovered();
-  res.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
-  ImGui::PopID();
-  res.min = p0;
-  res.max = p1;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const Palette& pal = Pal();
-  const ImVec4 clip = dl->_CmdHeader.ClipRect;
-  // For tests: how many numbers fit their cells, in view or scrolled away (asked for,
-  // and small matrices only: every cell's text is measured each frame).
+// For tests: how many numbers fit their cells, in view or scrolled away (asked for, and
+// small matrices only: every cell's text is measured each frame).
+void CountValues(const MatrixArgs& a, const Placed& q, MatrixResult& res) {
+  const float fs = q.fs, cw = q.cw, ch = q.ch;
+  const int stride = q.stride;
   if (a.values && a.count_values && static_cast<long long>(a.rows) * a.cols <= 256) {
     const bool room = ch >= fs + 2.0f && cw >= fs * 1.2f;
     for (int i = 0; i < a.rows; ++i)
@@ -123,46 +111,15 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
         ++(fits ? res.values_shown : res.values_hidden);
       }
   }
-  if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
+}
 
-  // Cells: a texture, one texel per value.
-  const auto fill = [&](std::uint8_t* rgba, int row0, int row1) {
-    for (int i = row0; i < row1; ++i)
-      for (int j = 0; j < a.cols; ++j) {
-        const bool masked = a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j]);
-        const auto c = masked ? render::kMaskedColour : Rgb(a.scale, a.range, a.data[std::size_t(i) * stride + j]);
-        std::uint8_t* px = &rgba[(std::size_t(i - row0) * a.cols + j) * 4];
-        px[0] = c[0];
-        px[1] = c[1];
-        px[2] = c[2];
-      }
-  };
-  const std::string key = a.key + "|" + std::to_string(static_cast<int>(a.scale)) + "|" + std::to_string(a.range);
-  int ready = 0;
-  const unsigned tex = s.teach.textures.Get(a.id, key, a.rows, a.cols, fill, &ready);
-  AddImageRows(dl, tex, p0, p1, ready, a.rows);  // a big matrix: coloured over a few frames
-  if (ch >= 10.0f)
-    for (int i = 1; i < a.rows; ++i)
-      dl->AddLine(ImVec2(p0.x, p0.y + i * ch), ImVec2(p1.x, p0.y + i * ch), pal.grid_line);
-  if (cw >= 10.0f)
-    for (int j = 1; j < a.cols; ++j)
-      dl->AddLine(ImVec2(p0.x + j * cw, p0.y), ImVec2(p0.x + j * cw, p1.y), pal.grid_line);
-  dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), pal.block_border);
-  if (a.col_group > 0 && a.col_group < a.cols) {
-    const ImU32 strong = ImGui::GetColorU32(ImGuiCol_Text);
-    for (int j = a.col_group; j < a.cols; j += a.col_group)
-      dl->AddLine(ImVec2(p0.x + j * cw, p0.y - 2.0f), ImVec2(p0.x + j * cw, p1.y + 2.0f), strong, 2.0f);
-    if (groups) {
-      for (int g = 0; g * a.col_group < a.cols; ++g) {
-        const float gx0 = p0.x + g * a.col_group * cw, gw = a.col_group * cw;
-        const std::string l = Ellipsize(std::string(a.col_group_label) + " " + std::to_string(g), gw - 4.0f);
-        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
-        dl->AddText(ImVec2(gx0 + (gw - ts.x) * 0.5f, o.y), ImGui::GetColorU32(ImGuiCol_Text), l.c_str());
-      }
-    }
-  }
-
-  // Values in the cells, where they fit.
+// The values written in the cells, where they fit.
+void DrawValues(const MatrixArgs& a, const Placed& q) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = q.fs, cw = q.cw, ch = q.ch;
+  const int stride = q.stride;
+  const ImVec2 p0 = q.p0;
+  const ImVec4 clip = q.clip;
   if (a.values && ch >= fs + 2.0f && cw >= fs * 1.2f) {
     for (int i = 0; i < a.rows; ++i) {
       const float y = p0.y + i * ch;
@@ -195,8 +152,17 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
       }
     }
   }
+}
 
-  // Labels.
+// The row labels left of the rows, the column labels above the columns (upright or
+// rotated).
+void DrawLabels(const MatrixArgs& a, const Placed& q) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Palette& pal = Pal();
+  const float fs = q.fs, cw = q.cw, ch = q.ch, row_w = q.row_w, col_h = q.col_h;
+  const bool vertical = q.vertical, row_labels = q.row_labels, col_labels = q.col_labels;
+  const ImVec2 p0 = q.p0;
+  const ImVec4 clip = q.clip;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   if (row_labels && a.show_row_labels) {
     for (int i = 0; i < a.rows; ++i) {
@@ -217,6 +183,12 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
         const std::string l = Ellipsize(Label(a.col_labels, j), col_h - fs * 0.4f);
         const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
         AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, p0.y - fs * 0.3f), c, l.c_str());
+      } else if (q.staggered) {
+        // Odd columns on the upper line: each label has two cells' width.
+        const std::string l = Ellipsize(Label(a.col_labels, j), 2.0f * cw - 4.0f);
+        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+        const bool upper = j % 2 == 1;
+        dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, p0.y - fs * 0.1f - ts.y * (upper ? 2.0f : 1.0f)), c, l.c_str());
       } else {
         const std::string l = Label(a.col_labels, j);
         const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
@@ -224,6 +196,102 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
       }
     }
   }
+}
+
+MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
+  MatrixResult res;
+  if (a.rows <= 0 || a.cols <= 0 || !a.data) return res;
+  const float fs = ImGui::GetFontSize();
+  const int stride = a.row_stride > 0 ? a.row_stride : a.cols;
+  ImVec2 room = a.size;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (room.x <= 0) room.x = avail.x;
+  if (room.y <= 0) room.y = avail.y;
+  const float max_cell = a.max_cell > 0 ? a.max_cell : fs * 2.6f;
+
+  // Labels: rows to the left; columns above, upright if they fit in a cell, else rotated
+  // (Hangul: upright on two staggered lines instead, each label two cells wide).
+  const float row_w = a.show_row_labels ? MaxLabel(a.row_labels, a.rows, fs * 7.0f) + fs * 0.5f : 0.0f;
+  const float col_text = MaxLabel(a.col_labels, a.cols, fs * 6.0f);
+  const bool groups = a.col_group > 0 && a.col_group < a.cols && a.col_group_label;
+  const float group_h = groups ? fs * 1.3f : 0.0f;
+  // Square cells, except that a wide, short matrix (ffn_hidden: seq x d_ff) may have
+  // cells up to kTall times taller than wide, so its rows stay readable.
+  constexpr float kTall = 6.0f;
+  float cw = 0.0f, ch = 0.0f, col_h = 0.0f;
+  bool vertical = false, staggered = false;
+  const bool hangul = AnyHangul(a.col_labels);
+  for (int pass = 0; pass < 2; ++pass) {
+    vertical = pass == 1 && !hangul;
+    staggered = pass == 1 && hangul;
+    col_h = vertical ? col_text + fs * 0.4f : staggered ? fs * 2.4f : fs * 1.25f;
+    const float fit_w = (room.x - row_w) / a.cols, fit_h = (room.y - col_h - group_h) / a.rows;
+    cw = std::floor(std::min({max_cell, fit_w, fit_h}));
+    ch = a.square ? cw : std::floor(std::min({max_cell, fit_h, std::max(cw, 1.0f) * kTall}));
+    if (!vertical && col_text <= cw - 3.0f) break;
+  }
+  cw = std::max(cw, 1.0f);
+  ch = std::max(ch, cw);
+  const bool row_labels = ch >= fs * 0.9f, col_labels = cw >= fs * 0.9f;
+  // For tests: how the Korean keys of each matrix are laid out, in view or scrolled away.
+  if (hangul && col_labels) ++(vertical ? s.ui.report.matrix_hangul_rotated : s.ui.report.matrix_hangul_upright);
+  const float lw = row_labels ? row_w : 0.0f, lh = (col_labels ? col_h : 0.0f) + group_h;
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const ImVec2 p0(o.x + lw, o.y + lh);
+  const ImVec2 p1(p0.x + cw * a.cols, p0.y + ch * a.rows);
+  ImGui::PushID(a.id.c_str());
+  ImGui::InvisibleButton("##cells", ImVec2(p1.x - o.x + 1.0f, p1.y - o.y + 1.0f));
+  const bool hovered = ImGui::IsItemHovered();
+  res.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  ImGui::PopID();
+  res.min = p0;
+  res.max = p1;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const Palette& pal = Pal();
+  const ImVec4 clip = dl->_CmdHeader.ClipRect;
+  const Placed q{fs, cw, ch, row_w, col_h, stride, vertical, row_labels, col_labels, staggered, p0, p1, clip};
+  CountValues(a, q, res);
+  if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
+
+  // Cells: a texture, one texel per value.
+  const auto fill = [&](std::uint8_t* rgba, int row0, int row1) {
+    for (int i = row0; i < row1; ++i)
+      for (int j = 0; j < a.cols; ++j) {
+        const bool masked = a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j]);
+        const auto c = masked ? render::kMaskedColour : Rgb(a.scale, a.range, a.data[std::size_t(i) * stride + j]);
+        std::uint8_t* px = &rgba[(std::size_t(i - row0) * a.cols + j) * 4];
+        px[0] = c[0];
+        px[1] = c[1];
+        px[2] = c[2];
+      }
+  };
+  const std::string key = a.key + "|" + std::to_string(static_cast<int>(a.scale)) + "|" + std::to_string(a.range);
+  int ready = 0;
+  const unsigned tex = s.ui.matrices.Get(a.id, key, a.rows, a.cols, fill, &ready);
+  AddImageRows(dl, tex, p0, p1, ready, a.rows);  // a big matrix: coloured over a few frames
+  if (ch >= 10.0f)
+    for (int i = 1; i < a.rows; ++i)
+      dl->AddLine(ImVec2(p0.x, p0.y + i * ch), ImVec2(p1.x, p0.y + i * ch), pal.grid_line);
+  if (cw >= 10.0f)
+    for (int j = 1; j < a.cols; ++j)
+      dl->AddLine(ImVec2(p0.x + j * cw, p0.y), ImVec2(p0.x + j * cw, p1.y), pal.grid_line);
+  dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), pal.block_border);
+  if (a.col_group > 0 && a.col_group < a.cols) {
+    const ImU32 strong = ImGui::GetColorU32(ImGuiCol_Text);
+    for (int j = a.col_group; j < a.cols; j += a.col_group)
+      dl->AddLine(ImVec2(p0.x + j * cw, p0.y - 2.0f), ImVec2(p0.x + j * cw, p1.y + 2.0f), strong, 2.0f);
+    if (groups) {
+      for (int g = 0; g * a.col_group < a.cols; ++g) {
+        const float gx0 = p0.x + g * a.col_group * cw, gw = a.col_group * cw;
+        const std::string l = Ellipsize(std::string(a.col_group_label) + " " + std::to_string(g), gw - 4.0f);
+        const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
+        dl->AddText(ImVec2(gx0 + (gw - ts.x) * 0.5f, o.y), ImGui::GetColorU32(ImGuiCol_Text), l.c_str());
+      }
+    }
+  }
+
+  DrawValues(a, q);
+  DrawLabels(a, q);
   if (a.highlight_row >= 0 && a.highlight_row < a.rows) {
     const float y = p0.y + a.highlight_row * ch;
     dl->AddRect(ImVec2(p0.x - 1, y - 1), ImVec2(p1.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);

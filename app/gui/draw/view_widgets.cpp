@@ -13,6 +13,7 @@
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "text/i18n.hpp"
+#include "render/head_view_render.hpp"
 
 namespace mha::gui {
 
@@ -25,7 +26,7 @@ bool HaveResultsToShow(const AppState& s) {
 bool HeadPicker(AppState& s, const char* id, float width) {
   if (!HasResults(s)) return false;
   const Trace& t = s.result.trace;
-  ClampTeachSelection(s);
+  ClampSelection(s);
   bool changed = false;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("head"));
@@ -39,10 +40,10 @@ bool HeadPicker(AppState& s, const char* id, float width) {
       std::snprintf(label, sizeof label, "%d", h);
     return label;
   };
-  if (ImGui::BeginCombo(id, name(s.teach.head))) {
+  if (ImGui::BeginCombo(id, name(s.choice.head))) {
     for (int h = 0; h < t.cfg.num_heads; ++h)
-      if (ImGui::Selectable(name(h), h == s.teach.head)) {
-        s.teach.head = h;
+      if (ImGui::Selectable(name(h), h == s.choice.head)) {
+        s.choice.head = h;
         changed = true;
       }
     ImGui::EndCombo();
@@ -51,12 +52,12 @@ bool HeadPicker(AppState& s, const char* id, float width) {
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::PushID(id);
   if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) {
-    s.teach.head = (s.teach.head + t.cfg.num_heads - 1) % t.cfg.num_heads;
+    s.choice.head = (s.choice.head + t.cfg.num_heads - 1) % t.cfg.num_heads;
     changed = true;
   }
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   if (ImGui::ArrowButton("##next", ImGuiDir_Right)) {
-    s.teach.head = (s.teach.head + 1) % t.cfg.num_heads;
+    s.choice.head = (s.choice.head + 1) % t.cfg.num_heads;
     changed = true;
   }
   ImGui::PopID();
@@ -125,6 +126,11 @@ std::string HeadPatternText(const std::string& label) {
     return b;
   }
   return label;
+}
+
+ImU32 HeadColour(int h, float alpha) {
+  const render::Rgb c = render::HeadColour(h);  // the export's colours too
+  return IM_COL32(c[0], c[1], c[2], static_cast<int>(alpha * 255.0f + 0.5f));
 }
 
 }  // namespace mha::gui

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include <imgui.h>
+
 #include "gui/state/app_state.hpp"
 #include "mha/teach.hpp"
 
@@ -12,7 +14,7 @@ namespace mha::gui {
 // Whether there is a trace to show (HasResults: the current one, or the last valid
 // one, which the results area dims); with none yet, says where results will appear.
 bool HaveResultsToShow(const AppState& s);
-// "head [combo] < >" for s.teach.head; returns true if the learner changed it.
+// "head [combo] < >" for s.choice.head; returns true if the learner changed it.
 bool HeadPicker(AppState& s, const char* id, float width = 0.0f);
 // `v` with `digits` significant digits ("3.536", "1e-05", "-∞").
 std::string Sig(double v, int digits = 4);
@@ -23,6 +25,9 @@ void Muted(const char* text);
 // A head's pattern label (mha/heads.hpp: "previous-token", "2-back", "induction", ...,
 // a key in JSON) as the interface's language writes it.
 std::string HeadPatternText(const std::string& label);
+// One colour per head (the Head view's lines and switches, the Model view's frames, as
+// the export draws them), 12 then repeating.
+ImU32 HeadColour(int h, float alpha = 1.0f);
 // A head metric's relation as the window shows it ("previous", "no clear pattern", ...):
 // the core's ToString(p) is the key --dump-state keeps.
 const char* PatternShown(HeadPattern p);

@@ -12,13 +12,34 @@
 #include "text/i18n.hpp"
 
 namespace mha::gui {
+namespace {
+// Where presentation mode keeps the explanations it folds: set and cleared by the
+// presented view's frame (views/registry.cpp), so no view has to know it is presented.
+std::vector<std::string>* g_folded = nullptr;
+}  // namespace
+
+void FoldExplanations(std::vector<std::string>* sink) { g_folded = sink; }
+
+void Explanation(const char* text) {
+  if (g_folded) {
+    g_folded->emplace_back(text);
+    return;
+  }
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
 
 void SectionTitle(const AppState& s, const char* title, const char* subtitle, bool inline_subtitle) {
   const float full = ImGui::GetContentRegionAvail().x;
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(title);
   if (s.ui.font_bold) ImGui::PopFont();
-  if (subtitle) {
+  if (subtitle && g_folded) {
+    g_folded->emplace_back(subtitle);
+  } else if (subtitle) {
     // Beside the heading only where the column it leaves is wide enough to read (at
     // large text in a narrow view it would be a few words a line): else under it.
     const float fs = ImGui::GetFontSize(), gap = fs * 0.8f;

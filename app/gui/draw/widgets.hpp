@@ -15,6 +15,13 @@ namespace mha::gui {
 // that leaves it at least half the width.
 void SectionTitle(const AppState& s, const char* title, const char* subtitle = nullptr, bool inline_subtitle = false);
 
+// An explanatory paragraph, muted and wrapped; while presentation mode folds
+// explanations (FoldExplanations) it is kept for the header's "?" instead of drawn.
+// SectionTitle's subtitle is one too.
+void Explanation(const char* text);
+// From here on, explanations go to `sink` instead of the screen (null: drawn again).
+void FoldExplanations(std::vector<std::string>* sink);
+
 // A coloured box of wrapped text (errors, notices) that spans the available width.
 void MessageBox(const std::string& text, ImU32 bg, ImU32 fg);
 

@@ -1,5 +1,6 @@
 #include "gui/main/automation_session.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -26,12 +27,16 @@ double ProcessCpuMs() {
 int Automation::AfterLastFrame(AppState& s, int fb_w, int fb_h) const {
   int status = 0;
   if (!g_.export_path.empty()) {
-    std::snprintf(s.exp.path.data(), s.exp.path.size(), "%s", g_.export_path.c_str());
-    s.pending.export_png = true;
+    std::snprintf(s.ui.exports.path.data(), s.ui.exports.path.size(), "%s", g_.export_path.c_str());
+    s.ui.pending.export_png = true;
+    const std::string& p = g_.export_path;
+    s.ui.exports.notebook = p.size() > 6 && std::equal(p.end() - 6, p.end(), ".ipynb", [](char x, char y) {
+                              return std::tolower(static_cast<unsigned char>(x)) == y;
+                            });
     // Exports run inside the frame; run this one now on the final trace.
     RunPendingExports(s);
-    if (!s.exp.message_ok) {
-      std::cerr << "mhaviz gui: error: " << options::TerminalSafe(s.exp.message, true) << "\n";
+    if (!s.ui.exports.message_ok) {
+      std::cerr << "mhaviz gui: error: " << options::TerminalSafe(s.ui.exports.message, true) << "\n";
       status = 1;
     }
   }
@@ -51,33 +56,38 @@ void Automation::AfterFrame(AppState& s, const FrameTimes& t, int frame, int win
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
   if (on()) {
-    s.timing.triangles.push_back(ImGui::GetDrawData()->TotalIdxCount / 3.0);
-    s.timing.cpu_ms.push_back(ProcessCpuMs() - t.cpu_start_ms);
-    s.timing.ui_ms.push_back(span(t.start, t.ui));
-    s.timing.draw_ms.push_back(span(t.ui, t.draw));
-    s.timing.swap_ms.push_back(span(t.swap_start, t.end));
+    s.ui.timing.triangles.push_back(ImGui::GetDrawData()->TotalIdxCount / 3.0);
+    s.ui.timing.cpu_ms.push_back(ProcessCpuMs() - t.cpu_start_ms);
+    s.ui.timing.ui_ms.push_back(span(t.start, t.ui));
+    s.ui.timing.draw_ms.push_back(span(t.ui, t.draw));
+    s.ui.timing.swap_ms.push_back(span(t.swap_start, t.end));
   }
   const double ms = span(t.start, t.end);
   // The frame budget, on the window thread's own CPU time.
   const double work = options::ThreadCpuMs() - t.thread_start_ms;
   if (std::getenv("MHAVIZ_FRAME_LOG"))
-    std::fprintf(stderr, "frame %d work %.1f ms wall %.1f ui %.1f draw %.1f swap %.1f phase %d\n", frame, work,
-                 span(t.start, t.end), span(t.start, t.ui), span(t.ui, t.draw), span(t.swap_start, t.end),
-                 static_cast<int>(s.worker.phase));
+    std::fprintf(stderr,
+                 "frame %d work %.1f ms (cpu: ui %.1f of which uploads %.1f, draw %.1f, swap %.1f) wall %.1f ui %.1f "
+                 "draw %.1f swap %.1f phase %d\n",
+                 frame, work, t.thread_ui_ms - t.thread_start_ms, t.upload_ms, t.thread_draw_ms - t.thread_ui_ms,
+                 options::ThreadCpuMs() - t.thread_swap_ms, span(t.start, t.end), span(t.start, t.ui),
+                 span(t.ui, t.draw), span(t.swap_start, t.end), static_cast<int>(s.recompute.worker.phase));
+  const auto bin = static_cast<std::size_t>(std::max(0.0, work) / Timing::kWorkBinMs);
+  ++s.ui.timing.work_hist[std::min(bin, s.ui.timing.work_hist.size() - 1)];
   if (work > kFrameBudgetMs) {
-    ++s.timing.frames_over_budget;
-    s.timing.over_budget.push_back({static_cast<double>(frame), work});
-    if (s.timing.over_budget.size() > 8) s.timing.over_budget.erase(s.timing.over_budget.begin());
+    ++s.ui.timing.frames_over_budget;
+    s.ui.timing.over_budget.push_back({static_cast<double>(frame), work});
+    if (s.ui.timing.over_budget.size() > 64) s.ui.timing.over_budget.erase(s.ui.timing.over_budget.begin());
   }
-  if (work > s.timing.slowest_frame_ms) {
-    s.timing.slowest_frame_ms = work;
-    s.timing.slowest_frame = frame;
+  if (work > s.ui.timing.slowest_frame_ms) {
+    s.ui.timing.slowest_frame_ms = work;
+    s.ui.timing.slowest_frame = frame;
   }
-  s.timing.last_frame_ms = ms;
-  s.timing.frame_ms.push_back(ms);
-  if (s.timing.frame_ms.size() > 200000) s.timing.frame_ms.clear();
-  if (s.timing.recompute_ms.size() > 200000) s.timing.recompute_ms.clear();
-  if (s.timing.upload_ms.size() > 200000) s.timing.upload_ms.clear();
+  s.ui.timing.last_frame_ms = ms;
+  s.ui.timing.frame_ms.push_back(ms);
+  if (s.ui.timing.frame_ms.size() > 200000) s.ui.timing.frame_ms.clear();
+  if (s.ui.timing.recompute_ms.size() > 200000) s.ui.timing.recompute_ms.clear();
+  if (s.ui.timing.upload_ms.size() > 200000) s.ui.timing.upload_ms.clear();
   if (!g_.probe.empty() && frame >= 2) WriteProbe(s, frame, win_w, win_h);
 }
 

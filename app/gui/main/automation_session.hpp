@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 #include "gui/state/app_state.hpp"
 
 namespace mha::gui {
@@ -18,6 +18,9 @@ struct FrameTimes {
   Clock::time_point start, ui, draw, swap_start, end;
   double cpu_start_ms = 0;     // the process's CPU time at `start`
   double thread_start_ms = 0;  // the window thread's CPU time at `start`
+  // The window thread's CPU time at `ui`, `draw` and `swap_start`, and what it spent in
+  // texture uploads during the frame (the GL driver's work on this thread).
+  double thread_ui_ms = 0, thread_draw_ms = 0, thread_swap_ms = 0, upload_ms = 0;
 };
 double ProcessCpuMs();
 

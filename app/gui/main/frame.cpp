@@ -11,6 +11,7 @@
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/exports.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/sources/recompute.hpp"
@@ -32,14 +33,17 @@ std::string MenuLabel(AppState& s, const char* shown, const char* id) {
 
 float UiScale(const AppState& s) { return s.ui.content_scale * s.ui.text_size / 100.0f; }
 
-// Presentation mode's keys: the arrows move between maps (the mean last), + and -
-// step num_heads through the values that divide d_model.
+// Presentation mode's keys: the arrows step heads (the heatmaps' mean last), PgUp /
+// PgDn the view's own sequence, + and - step num_heads through the values that divide
+// d_model.
 void PresentKeys(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
-  constexpr int kRight = 262, kLeft = 263, kEqual = 61, kMinus = 45, kKpSub = 333, kKpAdd = 334;
-  const int maps = (s.result.generation > 0 ? s.result.trace.cfg.num_heads : s.choice.cfg.num_heads) + 1;
-  if (ImGui::IsKeyPressed(kRight)) s.ui.present_head = (s.ui.present_head + 1) % maps;
-  if (ImGui::IsKeyPressed(kLeft)) s.ui.present_head = (s.ui.present_head + maps - 1) % maps;
+  constexpr int kRight = 262, kLeft = 263, kPageUp = 266, kPageDown = 267, kEqual = 61, kMinus = 45, kKpSub = 333,
+                kKpAdd = 334;
+  if (ImGui::IsKeyPressed(kRight)) PresentedStepHeads(s, 1);
+  if (ImGui::IsKeyPressed(kLeft)) PresentedStepHeads(s, -1);
+  if (ImGui::IsKeyPressed(kPageDown)) PresentedStepSequence(s, 1);
+  if (ImGui::IsKeyPressed(kPageUp)) PresentedStepSequence(s, -1);
   if (io.KeyCtrl) return;  // Ctrl+= / Ctrl+- are the text size
   Config& c = s.choice.cfg;
   int dir = 0;
@@ -57,8 +61,8 @@ void Shortcuts(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
   // GLFW key codes are ImGui 1.86's key indices.
   constexpr int kKeyS = 83, kKeyQ = 81, kKeyEqual = 61, kKeyMinus = 45, kKey0 = 48, kKeyF11 = 300;
-  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyS, false)) s.pending.export_png = true;
-  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyQ, false)) s.quit = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyS, false)) s.ui.pending.export_png = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyQ, false)) s.ui.quit = true;
   if (io.KeyCtrl && ImGui::IsKeyPressed(kKeyEqual, false)) {
     s.ui.text_size = std::min(s.ui.text_size + 25, kMaxTextSize);
     s.ui.fonts_dirty = true;
@@ -91,13 +95,14 @@ void MenuBar(AppState& s) {
   s.ui.menu_labels.clear();
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu(MenuLabel(s, _("File"), "file").c_str())) {
-    if (ImGui::MenuItem(_("Export heatmaps"), "Ctrl+S")) s.pending.export_png = true;
+    if (ImGui::MenuItem(_("Export heatmaps"), "Ctrl+S")) s.ui.pending.export_png = true;
+    if (ImGui::MenuItem(_("Export notebook"))) s.ui.pending.export_notebook = true;
     if (ImGui::MenuItem(_("Save window screenshot"))) {
-      std::string p = s.exp.screenshot_path.data();
-      s.pending.screenshot = p.empty() ? "mhaviz-window.png" : p;
+      std::string p = s.ui.exports.screenshot_path.data();
+      s.ui.pending.screenshot = p.empty() ? "mhaviz-window.png" : p;
     }
     ImGui::Separator();
-    if (ImGui::MenuItem(_("Quit"), "Ctrl+Q")) s.quit = true;
+    if (ImGui::MenuItem(_("Quit"), "Ctrl+Q")) s.ui.quit = true;
     ImGui::EndMenu();
   }
   const bool view_open = ImGui::BeginMenu(MenuLabel(s, _("View"), "view").c_str());
@@ -105,7 +110,7 @@ void MenuBar(AppState& s) {
   if (view_open) {
     DrawViewMenuItems(s);
     ImGui::Separator();
-    if (ImGui::MenuItem(_("Present: the heatmaps fill the window"), "F11", s.ui.present))
+    if (ImGui::MenuItem(_("Present: the open view fills the window"), "F11", s.ui.present))
       SetPresentation(s, !s.ui.present);
     ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
@@ -167,8 +172,9 @@ float Splitter(const char* id, ImVec2 size, bool vertical) {
 }
 
 // Presentation mode: the side panel, the shape flow and the tabs give way, and the
-// heatmaps take the window (under the menu bar, which has the way back).
+// open view takes the window (under the menu bar, which has the way back).
 void DrawPresentation(AppState& s) {
+  if (!WorkerBusy(s)) UpdateViews(s);
   StepRecompute(s);
   if (!WorkerBusy(s)) StepExports(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -179,11 +185,7 @@ void DrawPresentation(AppState& s) {
     return;
   }
   ImGui::BeginChild("##present", avail, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  DrawConfigError(s);
-  DrawKnockoutBanner(s);
-  const ImVec2 a = ImGui::GetCursorScreenPos(), size = ImGui::GetContentRegionAvail();
-  DrawHeatmapsPanel(s);
-  VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+  DrawPresentedView(s);
   ImGui::EndChild();
   Probe(s, "present");
 }
@@ -214,7 +216,7 @@ void DrawFrame(AppState& s) {
   MenuBar(s);
   if (!s.ui.notices.empty() || !s.ui.font_notice.empty()) {
     for (std::size_t i = 0; i < s.ui.notices.size();) {
-      MessageBox(ShownNotice(s.ui.notices[i]), Pal().notice_bg, Pal().notice_text);
+      MessageBox(s.ui.notices[i].Shown(), Pal().notice_bg, Pal().notice_text);
       ImGui::PushID(static_cast<int>(i));
       const bool dismiss = ImGui::SmallButton(_("Dismiss"));
       ImGui::PopID();
@@ -238,8 +240,8 @@ void DrawFrame(AppState& s) {
   const float split = std::max(4.0f, st.ItemSpacing.x);
 
   // Left column: the inputs.
-  float left = s.splitters.left_width > 0 ? s.splitters.left_width * scale
-                                          : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
+  float left = s.ui.splitters.left_width > 0 ? s.ui.splitters.left_width * scale
+                                             : std::clamp(avail.x * 0.28f, 360.0f * scale, 540.0f * scale);
   {
     const float hi = std::max(avail.x - 400.0f * scale, avail.x * 0.25f);
     left = std::clamp(left, std::min({280.0f * scale, avail.x * 0.5f, hi}), hi);
@@ -258,7 +260,7 @@ void DrawFrame(AppState& s) {
   ImGui::SameLine(0, 0);
   const float dx = Splitter("##split_v", ImVec2(split, main_h), true);
   Probe(s, "split_v");
-  if (dx != 0.0f) s.splitters.left_width = (left + dx) / scale;
+  if (dx != 0.0f) s.ui.splitters.left_width = (left + dx) / scale;
 
   // The one place the core runs (a view's work, such as a training run's newest
   // snapshot, may set `dirty`); views and exports wait while the worker runs.
@@ -285,7 +287,7 @@ void DrawFrame(AppState& s) {
   // A bigger text size is for reading the heatmaps from afar: by default they get
   // more of the height (the table scrolls): 45% at 100%, 27% at 150%, 15% from 200%.
   const float share = std::clamp(0.45f - 0.0035f * static_cast<float>(s.ui.text_size - 100), 0.15f, 0.45f);
-  float flow = s.splitters.flow_height > 0 ? s.splitters.flow_height * scale : std::min(table_h, main_h * share);
+  float flow = s.ui.splitters.flow_height > 0 ? s.ui.splitters.flow_height * scale : std::min(table_h, main_h * share);
   // ... but never so thin that no step of the table shows (its title, header and four
   // rows), which would read as broken.
   const float flow_floor = std::min(ImGui::GetTextLineHeightWithSpacing() * 7.0f, main_h * 0.45f);
@@ -293,15 +295,16 @@ void DrawFrame(AppState& s) {
   // Big text in a small window (200% at 1280 x 800): by default the table folds to
   // its title line, which is better than a sliver; "Show" brings it back.
   s.ui.flow_folded_for_room =
-      s.splitters.flow_height <= 0 && !s.splitters.flow_collapsed && main_h < ImGui::GetFontSize() * 22.0f;
-  if (s.splitters.flow_collapsed || s.ui.flow_folded_for_room) flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
+      s.ui.splitters.flow_height <= 0 && !s.ui.splitters.flow_collapsed && main_h < ImGui::GetFontSize() * 22.0f;
+  if (s.ui.splitters.flow_collapsed || s.ui.flow_folded_for_room)
+    flow = ImGui::GetFrameHeight() + 2 * st.WindowPadding.y;
   ImGui::BeginGroup();
   ImGui::BeginChild("##flow", ImVec2(right, flow), true, ImGuiWindowFlags_NoScrollbar);
   DrawFlowPanel(s);
   ImGui::EndChild();
   const float dy = Splitter("##split_h", ImVec2(right, split), false);
   Probe(s, "split_h");
-  if (dy != 0.0f && !s.splitters.flow_collapsed) s.splitters.flow_height = (flow + dy) / scale;
+  if (dy != 0.0f && !s.ui.splitters.flow_collapsed) s.ui.splitters.flow_height = (flow + dy) / scale;
   ImGui::BeginChild("##heatmaps", ImVec2(right, main_h - flow - split), true,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawKnockoutBanner(s);  // the ablated model is what every tab shows

@@ -1,6 +1,6 @@
 // mhaviz gui: the main loop, in the shape of Dear ImGui's example_glfw_opengl3/main.cpp:
 // set up, loop { poll, new frame, draw, render, swap }, tear down. The flags are in
-// main/flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
+// main/gui_flags.cpp, the window in window.cpp, saving settings in settings_writer.cpp and
 // the automation flags (--frames, --screenshot, --stats, ...) in automation_session.cpp.
 #include <algorithm>
 #include <atomic>
@@ -18,12 +18,14 @@
 #include <imgui_internal.h>
 
 #include "gui/main/automation_session.hpp"
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 #include "gui/main/frame.hpp"
 #include "gui/main/input_queue.hpp"
 #include "gui/main/run.hpp"
 #include "gui/main/window.hpp"
 #include "gui/sources/exports.hpp"
+#include "gui/sources/knockout.hpp"
+#include "gui/state/textures.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/sources/train_session.hpp"
@@ -31,6 +33,8 @@
 #include "gui/state/settings.hpp"
 #include "gui/state/settings_writer.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "io/files.hpp"
+#include "gui/views/registry.hpp"
 #include "options/timing.hpp"
 #include "text/i18n.hpp"
 
@@ -39,25 +43,31 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::atomic<bool> g_stop{false};
+// The first stop signal, or 0.
+std::atomic<int> g_signal{0};
 
-// The first signal closes the window as Ctrl+Q does (after a running recompute); a
-// second stops at once.
+// The first signal closes the window as Ctrl+Q does (after a running recompute: the
+// settings and the automation outputs are written), and the app then exits 128 +
+// signal, as every command does when stopped; a second stops at once, removing the
+// temporary files of a write in progress.
 void OnSignal(int sig) {
-  if (g_stop.exchange(true)) std::_Exit(128 + sig);
+  int none = 0;
+  if (g_signal.compare_exchange_strong(none, sig)) return;
+  io::RemoveStagedFiles();
+  std::_Exit(128 + sig);
 }
 
 // The state the window opens with: the defaults, then the saved settings (unless
 // --no-settings or automation), then the flags. Returns the saved window size.
 void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& s, int* win_w, int* win_h) {
-  s.churn = a.gui.churn;
+  s.ui.churn = a.gui.churn;
+  s.recompute.primers = ViewPrimers();  // what the views compute beside a big trace
   s.choice.sentence = options::kDefaultSentence;
-  std::snprintf(s.exp.path.data(), s.exp.path.size(), "mhaviz-heatmaps.png");
-  std::snprintf(s.exp.screenshot_path.data(), s.exp.screenshot_path.size(), "mhaviz-window.png");
+  std::snprintf(s.ui.exports.path.data(), s.ui.exports.path.size(), "mhaviz-heatmaps.png");
+  std::snprintf(s.ui.exports.screenshot_path.data(), s.ui.exports.screenshot_path.size(), "mhaviz-window.png");
   SyncBuffersFromChoice(s);
   if (!settings.settings_path().empty()) {
-    const std::string notice = LoadAppSettings(settings.settings_path(), s, win_w, win_h);
-    if (!notice.empty()) s.ui.notices.push_back(notice);
+    for (Notice& n : LoadAppSettings(settings.settings_path(), s, win_w, win_h)) s.ui.notices.push_back(std::move(n));
   }
   ApplyRunOptions(a.run, s);  // flags override the saved settings
   ApplyTeachFlags(a.teach, s);
@@ -69,7 +79,9 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
   // The language: --lang, else the one chosen in View > Language, else the environment's.
   i18n::Init();
   const std::string lang = !a.gui.lang.empty() ? a.gui.lang : s.ui.lang_chosen;
-  i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish));
+  if (!i18n::SetLanguage(lang.empty() ? i18n::FromEnvironment() : i18n::Parse(lang).value_or(i18n::Lang::kEnglish)) &&
+      !i18n::CatalogProblem().empty())
+    s.ui.notices.push_back(Notice("%s", {i18n::CatalogProblem()}));  // English: the catalogue is what is broken
   // A saved size is held to the same cap as --width and --height.
   *win_w = std::min(*win_w, kMaxWindowWidth);
   *win_h = std::min(*win_h, kMaxWindowHeight);
@@ -77,16 +89,25 @@ void LoadStartState(const GuiArgs& a, const SettingsWriter& settings, AppState& 
 
 // Waits for input while nothing moves (a minimised window, or three quiet seconds),
 // else polls. Returns false if the window is minimised: no frame to draw.
-bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool automation,
+// A window driven through --probe (a test, a script) never spins: under Xvfb there is no
+// vsync, so polling drew as fast as the CPU allowed, and two driven windows took both
+// cores from the commands their tests run beside them. It draws at most 60 frames a
+// second, and 20 when idle (not 4), so a driver's wait for a few frames is short.
+constexpr double kDrivenBusyWait = 1.0 / 60, kDrivenIdleWait = 1.0 / 20;
+
+bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool automation, bool driven,
                 Clock::time_point* last_activity) {
   if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
     glfwWaitEventsTimeout(0.5);
     return false;
   }
-  const bool idle = !automation && !s.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
+  const bool idle = !automation && !s.ui.churn && !s.dirty && queue.Empty() && !ViewsAnimating(s) &&
                     !RecomputePending(s) && Clock::now() - *last_activity > std::chrono::seconds(3);
   if (idle)
-    glfwWaitEventsTimeout(0.25);  // wakes at once on input; slow ticks keep the caret blinking
+    glfwWaitEventsTimeout(driven ? kDrivenIdleWait
+                                 : 0.25);  // wakes at once on input; slow ticks keep the caret blinking
+  else if (driven && !automation)
+    glfwWaitEventsTimeout(kDrivenBusyWait);
   else
     glfwPollEvents();
   if (queue.TakeActivity()) *last_activity = Clock::now();
@@ -96,17 +117,17 @@ bool PollEvents(GLFWwindow* window, const AppState& s, InputQueue& queue, bool a
 
 // The screenshot the File menu asked for, from the frame just rendered.
 void TakeRequestedScreenshot(AppState& s, int fb_w, int fb_h) {
-  if (s.pending.screenshot.empty()) return;
+  if (s.ui.pending.screenshot.empty()) return;
   try {
-    WriteScreenshot(s.pending.screenshot, fb_w, fb_h);
-    s.exp.message = "Saved a " + std::to_string(fb_w) + " x " + std::to_string(fb_h) + " screenshot to " +
-                    AbsolutePath(s.pending.screenshot);
-    s.exp.message_ok = true;
+    WriteScreenshot(s.ui.pending.screenshot, fb_w, fb_h);
+    s.ui.exports.message = "Saved a " + std::to_string(fb_w) + " x " + std::to_string(fb_h) + " screenshot to " +
+                           AbsolutePath(s.ui.pending.screenshot);
+    s.ui.exports.message_ok = true;
   } catch (const std::exception& e) {
-    s.exp.message = std::string("Screenshot failed: ") + e.what();
-    s.exp.message_ok = false;
+    s.ui.exports.message = std::string("Screenshot failed: ") + e.what();
+    s.ui.exports.message_ok = false;
   }
-  s.pending.screenshot.clear();
+  s.ui.pending.screenshot.clear();
 }
 
 int RunWindow(const GuiArgs& a) {
@@ -132,8 +153,8 @@ int RunWindow(const GuiArgs& a) {
   // Main loop.
   int status = 0, frame = 0, fb_w = 0, fb_h = 0;
   auto last_activity = Clock::now();
-  while (!glfwWindowShouldClose(window) && !s.quit && !g_stop) {
-    if (!PollEvents(window, s, queue, automation.on(), &last_activity)) continue;
+  while (!glfwWindowShouldClose(window) && !s.ui.quit && !g_signal) {
+    if (!PollEvents(window, s, queue, automation.on(), !a.gui.probe.empty(), &last_activity)) continue;
     FrameTimes t;
     t.start = Clock::now();
     t.cpu_start_ms = ProcessCpuMs();
@@ -161,20 +182,24 @@ int RunWindow(const GuiArgs& a) {
     }
     ImGui::Render();
     t.ui = Clock::now();
+    t.thread_ui_ms = options::ThreadCpuMs();
     RenderFrame(window, &fb_w, &fb_h);
     AfterRender(s, fb_w, fb_h);  // a big recompute starts here, with a picture of this frame
     t.draw = Clock::now();
+    t.thread_draw_ms = options::ThreadCpuMs();
     ++frame;
 
     // Automation's last frame shows a finished recompute and finished pictures (more
     // frames while a recompute runs or a view is still drawing its picture).
-    const bool last = automation.IsLastFrame(frame, s.quit || g_stop || glfwWindowShouldClose(window),
-                                             (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.churn);
+    const bool last = automation.IsLastFrame(frame, s.ui.quit || g_signal || glfwWindowShouldClose(window),
+                                             (RecomputePending(s) || s.ui.report.views_busy > 0) && !s.ui.churn);
     if (last) status |= automation.AfterLastFrame(s, fb_w, fb_h);
     TakeRequestedScreenshot(s, fb_w, fb_h);
     t.swap_start = Clock::now();
+    t.thread_swap_ms = options::ThreadCpuMs();
     glfwSwapBuffers(window);
     t.end = Clock::now();
+    t.upload_ms = TakeUploadCpuMs();
 
     int w = 0, h = 0;
     glfwGetWindowSize(window, &w, &h);
@@ -189,7 +214,9 @@ int RunWindow(const GuiArgs& a) {
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
   status |= automation.Finish(s, frame, fb_w, fb_h, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
   CloseWindow(window, s);
-  return status;
+  // Stopped by a signal: its status, whatever else happened (a write it abandoned, a
+  // FIFO nobody read, reports its error above but is not a failure of its own).
+  return g_signal ? 128 + g_signal.load() : status;
 }
 
 }  // namespace

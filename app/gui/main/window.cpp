@@ -13,7 +13,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
-#include "gui/main/flags.hpp"
+#include "gui/main/gui_flags.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/state/settings.hpp"
 #include "gui/style/fonts.hpp"
@@ -80,7 +80,7 @@ GLFWwindow* OpenWindow(int win_w, int win_h, bool exact_size) {
     glfwTerminate();
     return nullptr;
   }
-  // Resizing by hand is held to the cap --width and --height have (main/flags.hpp).
+  // Resizing by hand is held to the cap --width and --height have (main/gui_flags.hpp).
   glfwSetWindowSizeLimits(window, GLFW_DONT_CARE, GLFW_DONT_CARE, kMaxWindowWidth, kMaxWindowHeight);
   glfwMakeContextCurrent(window);
   const int gl_version = gladLoadGL(glfwGetProcAddress);
@@ -147,7 +147,11 @@ void BeginFrame(GLFWwindow* window, AppState& s, bool automation) {
   }
   // View > Language: switched between frames, so one frame never mixes two languages.
   if (!s.ui.lang_request.empty()) {
-    if (const auto lang = i18n::Parse(s.ui.lang_request)) i18n::SetLanguage(*lang);
+    const std::string& problem = i18n::CatalogProblem();
+    if (const auto lang = i18n::Parse(s.ui.lang_request);
+        lang && !i18n::SetLanguage(*lang) && !problem.empty() &&
+        std::none_of(s.ui.notices.begin(), s.ui.notices.end(), [&](const Notice& n) { return n.English() == problem; }))
+      s.ui.notices.push_back(Notice("%s", {problem}));  // English: the catalogue is what is broken
     s.ui.lang_request.clear();
   }
   if (WideGlyphsPending()) s.ui.fonts_dirty = true;  // a label uses a new emoji: its glyph
@@ -178,7 +182,7 @@ void RenderFrame(GLFWwindow* window, int* fb_w, int* fb_h) {
 void CloseWindow(GLFWwindow* window, AppState& s) {
   s.ui.textures.Release();
   ReleaseWorker(s);
-  s.teach.textures.Release();
+  s.ui.matrices.Release();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

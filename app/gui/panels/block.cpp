@@ -63,10 +63,10 @@ void DrawBlockControls(AppState& s) {
     c.activation = static_cast<Activation>(act);
     s.dirty = true;
   }
-  if (s.files.weights && s.files.weights->ffn_W1.size() == 0) {
+  if (s.choice.files.weights && s.choice.files.weights->ffn_W1.size() == 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextWrapped(_("W1, W2: seeded (seed %llu), since %s has no FFN weights."),
-                       static_cast<unsigned long long>(c.seed), s.files.weights_path.c_str());
+                       static_cast<unsigned long long>(c.seed), s.choice.files.weights_path.c_str());
     ImGui::PopStyleColor();
   }
 }

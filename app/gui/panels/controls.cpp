@@ -17,10 +17,38 @@
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "text/normalize.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "text/i18n.hpp"
 
 namespace mha::gui {
+namespace {
+
+// The Configuration panel with a language model: num_heads and d_model are the
+// model's, shown read-only with the reason. Returns false when not on a language model.
+bool DrawFixedShape(AppState& s) {
+  if (!UsingLanguageModel(s)) return false;
+  const ModelConfig& c = s.choice.source.lm->model.cfg;
+  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
+  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
+  int heads = c.layer.num_heads, d_model = c.layer.d_model;
+  ImGui::BeginDisabled();
+  FormLabel(_("num_heads"), lw);
+  ImGui::SliderInt("##num_heads", &heads, heads, heads);
+  Probe(s, "num_heads");
+  FormLabel(_("d_model"), lw);
+  ImGui::SliderInt("##d_model", &d_model, d_model, d_model);
+  Probe(s, "d_model");
+  ImGui::EndDisabled();
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::TextWrapped(_("head_dim = d_k = %d / %d = %d. A trained model's shape is fixed: its weights were learned "
+                       "for exactly these sizes. Change them in the Train view, which trains a new model."),
+                     d_model, heads, d_model / std::max(1, heads));
+  ImGui::PopStyleColor();
+  return true;
+}
+
+}  // namespace
+
 namespace {
 
 constexpr int kHeadsMax = 32;  // slider range; Ctrl+click types any value
@@ -123,7 +151,7 @@ void DrawConfigFixes(AppState& s) {
     add("mask = none", [&c] { c.mask = Mask::None; });
     add(_("self-attention (no memory)"), [&s] { s.choice.cross = false; });
   }
-  if (s.choice.cross && s.result.memory_tokens.empty() && s.files.input_path.empty())
+  if (s.choice.cross && s.result.memory_tokens.empty() && s.choice.files.input_path.empty())
     add(_("self-attention (no memory)"), [&s] { s.choice.cross = false; });
   if (fixes.empty()) return;
   ImGui::AlignTextToFramePadding();
@@ -235,13 +263,12 @@ const char* KvLabel(int kv, int heads, char* buf, std::size_t n) {
 
 }  // namespace
 
-void DrawControlsPanel(AppState& s) {
-  if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
-  Config& c = s.choice.cfg;
-  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
-  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
-  const float step_w = ImGui::GetFrameHeight();
+namespace {
 
+// num_heads, d_model (with its steps) and the division the lesson is about, num_kv_heads.
+void DrawShapeControls(AppState& s, float lw) {
+  Config& c = s.choice.cfg;
+  const float step_w = ImGui::GetFrameHeight();
   FormLabel(_("num_heads"), lw);
   ImGui::SetNextItemWidth(-1.0f);
   s.dirty |= StopSlider(s, "##num_heads", &c.num_heads, HeadStops(c.d_model), Limits::kMaxHeads);
@@ -312,7 +339,11 @@ void DrawControlsPanel(AppState& s) {
       _("How many key/value heads the query heads share. num_heads: ordinary multi-head attention. "
         "Fewer: grouped-query attention (GQA), num_heads / num_kv_heads query heads read each K/V head. "
         "1: multi-query attention (MQA). Fewer K/V heads mean fewer parameters and a smaller KV cache."));
+}
 
+// The seed, the mask, the norm, the √d_k scaling and the positional encoding.
+void DrawLayerOptions(AppState& s, float lw) {
+  Config& c = s.choice.cfg;
   FormLabel(_("seed"), lw);
   const std::uint64_t one = 1;
   s.dirty |= ImGui::InputScalar("##seed", ImGuiDataType_U64, &c.seed, &one, nullptr, "%llu");
@@ -351,12 +382,12 @@ void DrawControlsPanel(AppState& s) {
   HelpMarker(
       _("Without the scaling, dot products grow with d_k and the softmax saturates: one key takes almost all the "
         "weight."));
-  if (s.files.input_path.empty()) {
+  if (s.choice.files.input_path.empty()) {
     s.dirty |= ImGui::Checkbox(_("Positional encoding"), &c.positional_encoding);
     HelpMarker(_("Adds sin/cos position signals to each token's embedding, so word order matters."));
   } else {
     // x is given (a file or an example): nothing is added to it, which is not "off".
-    const bool heads_example = s.files.input_path == "the positional-heads example";
+    const bool heads_example = s.choice.files.input_path == "the positional-heads example";
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
     ImGui::TextWrapped("%s", heads_example
                                  ? _("Positional encoding: x is the encoding itself (sin/cos of each "
@@ -365,8 +396,10 @@ void DrawControlsPanel(AppState& s) {
     ImGui::PopStyleColor();
     Probe(s, "pe_given");
   }
-  DrawBlockControls(s);
+}
 
+// Cross-attention and its memory sentence; where the weights come from.
+void DrawCrossAndWeights(AppState& s) {
   s.dirty |= ImGui::Checkbox(_("Cross-attention"), &s.choice.cross);
   Probe(s, "cross");
   HelpMarker(
@@ -391,15 +424,28 @@ void DrawControlsPanel(AppState& s) {
     TokenChips(s, "##memory_chips", mt, -1);
   }
 
-  if (!s.files.weights_path.empty()) {
-    MessageBox(i18n::Format(_("Weights come from %s."), SourceShown(s.files.weights_path).c_str()), Pal().notice_bg,
-               Pal().notice_text);
+  if (!s.choice.files.weights_path.empty()) {
+    MessageBox(i18n::Format(_("Weights come from %s."), SourceShown(s.choice.files.weights_path).c_str()),
+               Pal().notice_bg, Pal().notice_text);
     if (ImGui::Button(_("Use seeded random weights"))) {
-      s.files.weights_path.clear();
-      s.files.weights.reset();
+      s.choice.files.weights_path.clear();
+      s.choice.files.weights.reset();
       s.dirty = true;
     }
   }
+}
+
+}  // namespace
+
+void DrawControlsPanel(AppState& s) {
+  if (DrawFixedShape(s)) return;  // a language model's shape is its own (lm_source.hpp)
+  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
+  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
+
+  DrawShapeControls(s, lw);
+  DrawLayerOptions(s, lw);
+  DrawBlockControls(s);
+  DrawCrossAndWeights(s);
 }
 
 }  // namespace mha::gui

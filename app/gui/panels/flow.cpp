@@ -170,7 +170,7 @@ FlowFailure FindFailure(const AppState& s) {
   } else if (c.num_heads > 0 && (c.kv_heads() > c.num_heads || c.num_heads % c.kv_heads() != 0)) {
     std::snprintf(buf, sizeof buf, _("%d query heads cannot share %d K/V heads evenly"), c.num_heads, c.kv_heads());
     f.text = buf;
-  } else if (s.result.tokens.empty() && s.files.input_path.empty()) {
+  } else if (s.result.tokens.empty() && s.choice.files.input_path.empty()) {
     f.step = StepId::Input;
     f.text = _("no tokens: the sentence is empty");
   } else {
@@ -215,18 +215,18 @@ std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t) {
   std::vector<FlowRow> flow = t.flow;
   for (FlowRow& r : flow) r.params = ParamsShown(r.params);
   if (!UsingTrainedModel(s)) return flow;
-  const Positional pe = s.source.model->cfg.positional;
+  const Positional pe = s.choice.source.model->cfg.positional;
   const char* kind = pe == Positional::Learned      ? _("learned PE")
                      : pe == Positional::Sinusoidal ? _("sinusoidal PE")
                                                     : _("no PE");
   for (FlowRow& r : flow) {
     if (r.id != StepId::Input) continue;
     const std::string dims = "seq = " + std::to_string(t.seq) + ", d_model = " + std::to_string(t.cfg.d_model);
-    if (s.source.layer == 0) {
+    if (s.choice.layer == 0) {
       r.formula = pe == Positional::None ? "x = tok_embed[tokens]" : "x = tok_embed[tokens] + PE";
       r.params = dims + ", " + kind;
     } else {
-      r.formula = i18n::Format(_("x = layer %d's output"), s.source.layer - 1);
+      r.formula = i18n::Format(_("x = layer %d's output"), s.choice.layer - 1);
       r.params = dims + ", " + i18n::Format(_("%s (added below layer 0)"), kind);
     }
   }
@@ -340,7 +340,7 @@ float FlowPanelHeight(const AppState& s) {
 }
 
 void DrawFlowPanel(AppState& s) {
-  const bool folded = s.splitters.flow_collapsed || s.ui.flow_folded_for_room;
+  const bool folded = s.ui.splitters.flow_collapsed || s.ui.flow_folded_for_room;
   const char* toggle = folded ? _("Show") : _("Hide");
   const float tw = ImGui::CalcTextSize(toggle).x + 2 * ImGui::GetStyle().FramePadding.x;
   const float right = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - tw;
@@ -362,9 +362,9 @@ void DrawFlowPanel(AppState& s) {
   if (ImGui::SmallButton(toggle)) {
     if (s.ui.flow_folded_for_room) {
       // Shown on request: a height of its own (in unscaled pixels), so it stays.
-      s.splitters.flow_height = FlowPanelHeight(s) / (s.ui.content_scale * s.ui.text_size / 100.0f);
+      s.ui.splitters.flow_height = FlowPanelHeight(s) / (s.ui.content_scale * s.ui.text_size / 100.0f);
     } else {
-      s.splitters.flow_collapsed = !s.splitters.flow_collapsed;
+      s.ui.splitters.flow_collapsed = !s.ui.splitters.flow_collapsed;
     }
     ImGui::MarkIniSettingsDirty();
   }

@@ -31,6 +31,77 @@ struct Block {
 
 // The block diagram: x -> Q,K,V -> split -> attention per head -> concat -> W_O ->
 // Add & Norm, with the residual path drawn beside it.
+namespace {
+
+// A residual path: from a block's side at (x_from, y_from) along a margin at x = rx,
+// into the side of the Add block at (x_to, y_to), with its arrow head.
+void Residual(ImDrawList* dl, ImU32 ac, float th, float head, float x_from, float rx, float y_from, float x_to,
+              float y_to) {
+  const float dir = x_to > rx ? 1.0f : -1.0f;  // into the block from the left or from the right
+  dl->AddLine(ImVec2(x_from, y_from), ImVec2(rx, y_from), ac, th);
+  dl->AddLine(ImVec2(rx, y_from), ImVec2(rx, y_to), ac, th);
+  dl->AddLine(ImVec2(rx, y_to), ImVec2(x_to - dir * head, y_to), ac, th);
+  dl->AddTriangleFilled(ImVec2(x_to - dir * head * 1.5f, y_to - head), ImVec2(x_to - dir * head * 1.5f, y_to + head),
+                        ImVec2(x_to, y_to), ac);
+}
+
+// The attention per head: a stack of cards (the heads behind as shadows), one sub-row
+// per step: scores, softmax, weights x V.
+void AttentionCards(ImDrawList* dl, const Config& c, const std::vector<FlowRow>& flow, float x0, float x1, float ya,
+                    float rh, int shadows, float d, std::vector<Block>& blocks) {
+  const Palette& pal = Pal();
+  auto step = [&](StepId id) { return FindStep(flow, id); };
+  const float front_r = x1 - shadows * d;
+  for (int k = shadows; k >= 1; --k) {
+    const ImVec2 a(x0 + k * d, ya - k * d), b(front_r + k * d, ya + 3 * rh - k * d);
+    dl->AddRectFilled(a, b, pal.block_bg, 4.0f);
+    dl->AddRect(a, b, pal.block_border, 4.0f);
+  }
+  blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
+                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A"
+                                   "d_k"
+                                 : _("Q\xC2\xB7K^T (not scaled)"),
+                         step(StepId::Scores), true, "Q\xC2\xB7K^T"});
+  blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
+                         c.mask == Mask::Causal ? _("mask, softmax") : "Softmax", step(StepId::Softmax), true});
+  blocks.push_back(Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), _("weights \xC3\x97 V"),
+                         step(StepId::Context), true});
+}
+
+// The blocks on top of the arrows; hovering one lights up its row of the table, and a
+// click opens its values in the Inspect view.
+void DrawBlocks(AppState& s, const std::vector<FlowRow>& flow, const std::vector<Block>& blocks) {
+  const Palette& pal = Pal();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  // Hover: a block stands for one row of the table.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (ImGui::IsWindowHovered())
+    for (const Block& b : blocks)
+      if (b.step >= 0 && mouse.x >= b.a.x && mouse.x < b.b.x && mouse.y >= b.a.y && mouse.y < b.b.y) {
+        s.ui.hover_step_next = b.step;
+        s.ui.hover_from_diagram_next = true;
+        const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
+        ImGui::SetTooltip(_("%s\n%s\n%s\nClick to see its values."), r.step.c_str(), r.formula.c_str(),
+                          ShapeString(r.shape).c_str());
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);
+      }
+
+  for (const Block& b : blocks) {
+    const bool hot = b.step >= 0 && b.step == s.ui.hover_step;
+    if (hot || b.opaque) dl->AddRectFilled(b.a, b.b, hot ? pal.highlight_bg : pal.block_bg, 4.0f);
+    dl->AddRect(b.a, b.b, hot ? pal.highlight : pal.block_border, 4.0f, 0, hot ? 2.0f : 1.0f);
+    const float room = b.b.x - b.a.x - fs * 0.3f;
+    const bool use_short = !b.short_label.empty() && ImGui::CalcTextSize(b.label.c_str()).x > room;
+    const std::string label = Ellipsize(use_short ? b.short_label : b.label, room);
+    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    dl->AddText(ImVec2(std::round((b.a.x + b.b.x - ts.x) * 0.5f), std::round((b.a.y + b.b.y - ts.y) * 0.5f)),
+                ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+  }
+}
+
+}  // namespace
+
 void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size) {
   const Palette& pal = Pal();
   const auto& flow = t.flow;
@@ -112,22 +183,8 @@ void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size) {
   // Attention per head: a stack of cards, one sub-row per step.
   y += shadows * d;
   const float ya = next_row(3 * rh);
-  const float front_r = x1 - shadows * d;
-  for (int k = shadows; k >= 1; --k) {
-    const ImVec2 a(x0 + k * d, ya - k * d), b(front_r + k * d, ya + 3 * rh - k * d);
-    dl->AddRectFilled(a, b, pal.block_bg, 4.0f);
-    dl->AddRect(a, b, pal.block_border, 4.0f);
-  }
   const float att_top = ya - shadows * d;
-  blocks.push_back(Block{ImVec2(x0, ya), ImVec2(front_r, ya + rh),
-                         c.scale ? "Q\xC2\xB7K^T / \xE2\x88\x9A"
-                                   "d_k"
-                                 : _("Q\xC2\xB7K^T (not scaled)"),
-                         step(StepId::Scores), true, "Q\xC2\xB7K^T"});
-  blocks.push_back(Block{ImVec2(x0, ya + rh), ImVec2(front_r, ya + 2 * rh),
-                         c.mask == Mask::Causal ? _("mask, softmax") : "Softmax", step(StepId::Softmax), true});
-  blocks.push_back(Block{ImVec2(x0, ya + 2 * rh), ImVec2(front_r, ya + 3 * rh), _("weights \xC3\x97 V"),
-                         step(StepId::Context), true});
+  AttentionCards(dl, c, flow, x0, x1, ya, rh, shadows, d, blocks);
   const float yc = next_row(rh);
   blocks.push_back(Block{ImVec2(x0, yc), ImVec2(x1, yc + rh), _("concat heads"), step(StepId::Concat)});
   const float yo = next_row(rh);
@@ -180,54 +237,18 @@ void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size) {
   down(cx, ya + 3 * rh, yc);
   down(cx, yc + rh, yo);
   down(cx, yo + rh, yn);
-  // Residual: from x down the left margin into the Add block.
-  {
-    const float rx = o.x + resid * 0.45f;
-    const float y_from = (xb.a.y + xb.b.y) * 0.5f, y_to = (add.a.y + add.b.y) * 0.5f;
-    line(ImVec2(xb.a.x, y_from), ImVec2(rx, y_from));
-    line(ImVec2(rx, y_from), ImVec2(rx, y_to));
-    line(ImVec2(rx, y_to), ImVec2(add.a.x - head, y_to));
-    dl->AddTriangleFilled(ImVec2(add.a.x - head * 1.5f, y_to - head), ImVec2(add.a.x - head * 1.5f, y_to + head),
-                          ImVec2(add.a.x, y_to), ac);
-  }
+  // Residual: from x down the left margin into the Add block; the FFN's from the first
+  // Add down the right margin into the second.
+  Residual(dl, ac, th, head, xb.a.x, o.x + resid * 0.45f, (xb.a.y + xb.b.y) * 0.5f, add.a.x,
+           (add.a.y + add.b.y) * 0.5f);
   if (encoder) {
     down(cx, add.b.y, ffn.a.y);
     down(cx, ffn.b.y, add2.a.y);
-    // The FFN's residual: from the first Add down the right margin into the second.
-    const float rx = x1 - resid * 0.45f;
-    const float y_from = (add.a.y + add.b.y) * 0.5f, y_to = (add2.a.y + add2.b.y) * 0.5f;
-    line(ImVec2(add.b.x, y_from), ImVec2(rx, y_from));
-    line(ImVec2(rx, y_from), ImVec2(rx, y_to));
-    line(ImVec2(rx, y_to), ImVec2(add2.b.x + head, y_to));
-    dl->AddTriangleFilled(ImVec2(add2.b.x + head * 1.5f, y_to - head), ImVec2(add2.b.x + head * 1.5f, y_to + head),
-                          ImVec2(add2.b.x, y_to), ac);
+    Residual(dl, ac, th, head, add.b.x, x1 - resid * 0.45f, (add.a.y + add.b.y) * 0.5f, add2.b.x,
+             (add2.a.y + add2.b.y) * 0.5f);
   }
 
-  // Hover: a block stands for one row of the table.
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (ImGui::IsWindowHovered())
-    for (const Block& b : blocks)
-      if (b.step >= 0 && mouse.x >= b.a.x && mouse.x < b.b.x && mouse.y >= b.a.y && mouse.y < b.b.y) {
-        s.ui.hover_step_next = b.step;
-        s.ui.hover_from_diagram_next = true;
-        const FlowRow& r = flow[static_cast<std::size_t>(b.step)];
-        ImGui::SetTooltip(_("%s\n%s\n%s\nClick to see its values."), r.step.c_str(), r.formula.c_str(),
-                          ShapeString(r.shape).c_str());
-        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) InspectFlowRow(s, r);
-      }
-
-  // Blocks on top of the arrows.
-  for (const Block& b : blocks) {
-    const bool hot = b.step >= 0 && b.step == s.ui.hover_step;
-    if (hot || b.opaque) dl->AddRectFilled(b.a, b.b, hot ? pal.highlight_bg : pal.block_bg, 4.0f);
-    dl->AddRect(b.a, b.b, hot ? pal.highlight : pal.block_border, 4.0f, 0, hot ? 2.0f : 1.0f);
-    const float room = b.b.x - b.a.x - fs * 0.3f;
-    const bool use_short = !b.short_label.empty() && ImGui::CalcTextSize(b.label.c_str()).x > room;
-    const std::string label = Ellipsize(use_short ? b.short_label : b.label, room);
-    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-    dl->AddText(ImVec2(std::round((b.a.x + b.b.x - ts.x) * 0.5f), std::round((b.a.y + b.b.y - ts.y) * 0.5f)),
-                ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
-  }
+  DrawBlocks(s, flow, blocks);
 }
 
 }  // namespace mha::gui

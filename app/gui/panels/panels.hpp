@@ -8,6 +8,17 @@
 namespace mha::gui {
 
 void DrawSentencePanel(AppState& s);  // panels/sentence.cpp
+// panels/model_panel.cpp: where the weights come from, the layer shown; and the banner
+// over the results naming the knocked-out heads, with a way back.
+void DrawModelSourcePanel(AppState& s);
+void DrawKnockoutBanner(AppState& s);
+// A view's own "layer" slider over a trained model's layers (the choice's, which every
+// view follows), when it has more than one; else nothing.
+void LayerSelector(AppState& s, const char* id);
+// For a view that needs a trained model and has none: the "Use mhaviz-small" button (its
+// probe named `probe`), which makes the shipped model the source, and why that model did
+// not load when it did not.
+void UseSmallModelButton(AppState& s, const char* probe);
 void DrawControlsPanel(AppState& s);  // panels/controls.cpp
 // panels/controls.cpp: why the configuration cannot run, with one-click fixes (over
 // the results, which keep the last valid maps dimmed).
@@ -15,12 +26,10 @@ void DrawConfigError(AppState& s);
 // The configuration error as DrawConfigError shows it: the core's, in the interface's
 // language (--dump-state's "error_shown").
 std::string ShownConfigError(const AppState& s);
-// The result's notice (tokenizer, language model, composed text) in the interface's language.
-std::string ShownNotice(const std::string& notice);
 // panels/controls.cpp: the next valid num_heads for d_model in direction `dir` (+1 or
 // -1), as the slider steps; num_heads itself at either end.
 int StepHeads(int d_model, int num_heads, int dir);
-void DrawExportPanel(AppState& s);         // panels/export.cpp
+void DrawExportPanel(AppState& s);         // panels/export_panel.cpp
 void DrawFlowPanel(AppState& s);           // panels/flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
 // panels/flow_diagram.cpp: the shape flow's block diagram of trace `t`, filling `size`

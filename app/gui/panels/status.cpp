@@ -4,7 +4,7 @@
 
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/recompute.hpp"
 #include "gui/style/theme.hpp"
 #include "text/i18n.hpp"
@@ -34,7 +34,7 @@ void DrawWeightsBadge(AppState& s) {
 }
 
 void DrawStatusBar(AppState& s) {
-  const Timing& tm = s.timing;
+  const Timing& tm = s.ui.timing;
   const float gap = ImGui::GetFontSize() * 1.5f;
   char buf[512];
   std::snprintf(buf, sizeof buf, _("recompute %.2f ms"), tm.last_recompute_ms);

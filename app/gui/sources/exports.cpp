@@ -6,11 +6,12 @@
 
 #include <glad/gl.h>
 
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/model_source.hpp"
+#include "gui/sources/notebook_export.hpp"
 #include "io/files.hpp"
-#include "render/head_view.hpp"
+#include "render/head_view_render.hpp"
 #include "render/render.hpp"
 #include "text/i18n.hpp"
 
@@ -43,18 +44,19 @@ std::string WriteFigure(const std::string& path, bool svg, const std::function<s
 std::function<ExportOutcome()> HeadViewExport(AppState& s, const std::string& path, bool svg) {
   const Trace& t = s.result.trace;
   render::HeadViewOptions o;
-  o.scale = s.exp.scale;
-  o.header = s.exp.header;
+  o.scale = s.ui.exports.scale;
+  o.header = s.ui.exports.header;
   int on = 0;
   for (int h = 0; h < t.cfg.num_heads; ++h) {
-    o.heads.push_back(!s.lmv.head_off[static_cast<std::size_t>(h)]);
+    o.heads.push_back(!s.choice.head_view_off[static_cast<std::size_t>(h)]);
     on += o.heads.back() ? 1 : 0;
   }
   if (UsingTrainedModel(s)) {
-    o.title = i18n::Format(_("Head view \u00B7 layer %d"), s.source.layer);
-    o.sentence = s.source.lm ? i18n::Format(_("%s on \u201C%s\u201D"), _(kSmallModelName), s.choice.sentence.c_str())
-                             : s.source.name;
-  } else if (s.files.input_path.empty()) {
+    o.title = i18n::Format(_("Head view \u00B7 layer %d"), s.choice.layer);
+    o.sentence = s.choice.source.lm
+                     ? i18n::Format(_("%s on \u201C%s\u201D"), _(kSmallModelName), s.choice.sentence.c_str())
+                     : s.choice.source.name;
+  } else if (s.choice.files.input_path.empty()) {
     o.sentence = s.choice.sentence;
   }
   const std::string saved =
@@ -86,9 +88,15 @@ std::string AbsolutePath(const std::string& path) {
 }
 
 bool PrepareExport(AppState& s, ExportWork* work) {
-  if (!s.pending.export_png && !s.pending.export_svg) return false;
-  s.pending.export_png = s.pending.export_svg = false;
-  std::string path = s.exp.path.data();
+  const bool picture = s.ui.pending.export_png || s.ui.pending.export_svg;
+  if (!picture && !s.ui.pending.export_notebook) return false;
+  const bool notebook = s.ui.pending.export_notebook || s.ui.exports.notebook;
+  s.ui.pending.export_png = s.ui.pending.export_svg = s.ui.pending.export_notebook = false;
+  std::string path = s.ui.exports.path.data();
+  if (notebook) {
+    PrepareNotebookExport(s, path, work);
+    return true;
+  }
   std::function<ExportOutcome()> run;
   try {
     if (path.empty()) throw Error("Type a file name for the export first, e.g. attention.png or attention.svg.");
@@ -99,25 +107,25 @@ bool PrepareExport(AppState& s, ExportWork* work) {
     // (With one head the figure has no mean: it would repeat the head.)
     std::string what = t.cfg.num_heads == 1 ? std::string(_("the 1 head"))
                                             : i18n::Format(_("all %d heads and their mean"), t.cfg.num_heads);
-    if (s.exp.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
+    if (s.ui.exports.selected_only && s.ui.enlarged >= 0 && s.ui.enlarged < t.cfg.num_heads) {
       head = s.ui.enlarged;
       what = i18n::Format(_("head %d"), head);
     }
     const bool svg = EndsWith(path, ".svg");
     if (!svg && !EndsWith(path, ".png")) path += ".png";
-    if (s.exp.head_view) {
+    if (s.ui.exports.head_view) {
       run = HeadViewExport(s, path, svg);
     } else {
       render::HeatmapOptions o;
       o.head = head;
-      o.scale = s.exp.scale;
-      o.values = s.exp.values;
+      o.scale = s.ui.exports.scale;
+      o.values = s.ui.exports.values;
       o.colour_scale = s.ui.colour_scale;
-      o.columns = s.exp.columns;
-      o.header = s.exp.header;
-      o.fit = s.exp.fit_16_9 ? 16.0 / 9.0 : 0.0;
+      o.columns = s.ui.exports.columns;
+      o.header = s.ui.exports.header;
+      o.fit = s.ui.exports.fit_16_9 ? 16.0 / 9.0 : 0.0;
       o.weights = DescribeWeights(s).shown;
-      if (s.files.input_path.empty()) {
+      if (s.choice.files.input_path.empty()) {
         o.sentence = s.choice.sentence;
         if (t.in.cross()) o.memory = s.choice.memory;
       }
@@ -149,8 +157,8 @@ void RunPendingExports(AppState& s) {
 }
 
 void ShowExportOutcome(AppState& s, const ExportOutcome& o) {
-  s.exp.message = o.message;
-  s.exp.message_ok = o.ok;
+  s.ui.exports.message = o.message;
+  s.ui.exports.message_ok = o.ok;
 }
 
 void WriteScreenshot(const std::string& path, int w, int h) {

@@ -8,10 +8,10 @@
 
 namespace mha::gui {
 
-// Carries out s.pending.export_* on the current trace, now. Reports success or the
-// error in s.exp.message; never throws.
+// Carries out s.ui.pending.export_* on the current trace, now. Reports success or the
+// error in s.ui.exports.message; never throws.
 void RunPendingExports(AppState& s);
-// An export's outcome into the Export panel's message (s.exp.message, message_ok).
+// An export's outcome into the Export panel's message (s.ui.exports.message, message_ok).
 void ShowExportOutcome(AppState& s, const ExportOutcome& o);
 // The same, prepared (the options, the path, the checks) but not run: `work->run` then
 // renders and writes on any thread while nothing changes the trace, and never throws.

@@ -3,27 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <chrono>
-#include <filesystem>
-#include <future>
 #include <new>
-#include <unistd.h>
 
-#include <imgui.h>
-
-#include "lm/ablate_model.hpp"
-#include "lm/model_trace.hpp"
-#include "options/model_flags.hpp"
-#include "gui/draw/widgets.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/app_state.hpp"
-#include "gui/style/theme.hpp"
 #include "io/assets.hpp"
 #include "io/checkpoint.hpp"
-#include "lm/corpus.hpp"
-#include "lm/head_labels.hpp"
-#include "mha/live.hpp"
-#include "options/ablate_flags.hpp"
+#include "lm/model_trace.hpp"
+#include "options/model_flags.hpp"
 #include "options/run_options.hpp"
 #include "text/i18n.hpp"
 
@@ -55,24 +43,25 @@ std::string DisplayPiece(const std::string& piece) {
   return out;
 }
 
-bool UsingLanguageModel(const AppState& s) { return UsingTrainedModel(s) && s.source.lm; }
+bool UsingLanguageModel(const AppState& s) { return UsingTrainedModel(s) && s.choice.source.lm; }
 
 std::string FindSmallModel() { return io::FindAsset("models", io::kSmallModelFile); }
 
 void UseLanguageModel(AppState& s, std::shared_ptr<const lm::LanguageModel> lm, const std::string& name) {
   // The model the views run points into the language model, so both live as long as either.
   std::shared_ptr<const Model> model(lm, &lm->model);
-  const bool entering = s.source.kind != ModelSourceKind::Trained;
+  const bool entering = s.choice.source.kind != ModelSourceKind::Trained;
   const std::string typed = s.choice.sentence;
   UseTrainedModel(s, std::move(model), name, 0, {});
-  s.source.lm = std::move(lm);
-  s.source.load_error.clear();
+  s.choice.source.lm = std::move(lm);
+  s.result.source_error.clear();
   // From a model of token ids, the ids mean nothing to the language model: the
   // sentence typed before them comes back.
-  if (!entering && !s.source.seeded_sentence.empty() && typed != s.source.seeded_sentence) {
+  const std::string& seeded = s.choice.source.seeded_sentence;
+  if (!entering && !seeded.empty() && typed != seeded) {
     bool ids_only = !typed.empty();
     for (const char c : typed) ids_only &= (c >= '0' && c <= '9') || c == ' ' || c == ',';
-    if (ids_only) SetSentence(s, s.source.seeded_sentence);
+    if (ids_only) SetSentence(s, seeded);
   }
   s.dirty = true;
 }
@@ -82,16 +71,16 @@ void UseSmallModel(AppState& s) {
   if (!cached) {
     const std::string path = FindSmallModel();
     if (path.empty()) {
-      s.source.load_error = std::string("Could not find ") + kSmallModelFile +
-                            " in assets/models (here, beside the program, or where it was installed). "
-                            "Run mhaviz from its source directory, or reinstall it.";
+      s.result.source_error = std::string("Could not find ") + kSmallModelFile +
+                              " in assets/models (here, beside the program, or where it was installed). "
+                              "Run mhaviz from its source directory, or reinstall it.";
       return;
     }
     // About 0.1 s (2 MB of weights and the tokenizer): done once, on the UI thread.
     try {
       cached = std::make_shared<const lm::LanguageModel>(lm::LoadLanguageModel(path));
     } catch (const std::exception& e) {
-      s.source.load_error = std::string("Could not load ") + kSmallModelName + ": " + e.what();
+      s.result.source_error = std::string("Could not load ") + kSmallModelName + ": " + e.what();
       return;
     }
   }
@@ -111,7 +100,7 @@ bool ApplyLanguageModelFlag(const options::ModelFlags& m, AppState& s) {
                               std::to_string(model.cfg.num_layers - 1) + ").");
   auto lm = std::make_shared<const lm::LanguageModel>(lm::WrapLanguageModel(std::move(model), "", m.model));
   UseLanguageModel(s, std::move(lm), m.model);
-  s.source.layer = m.layer;
+  s.choice.layer = m.layer;
   return true;
 }
 
@@ -127,81 +116,7 @@ double PieceProbability(const lm::SentenceRun& r, int i, int id) {
   return std::exp(static_cast<double>(z(i, id)) - mx) / sum;
 }
 
-bool MeansFit(const AppState& s, const Model& m) {
-  const auto& mm = s.source.knock_means;
-  if (static_cast<int>(mm.size()) != m.cfg.num_layers) return false;
-  for (const Mat& x : mm)
-    if (x.rows() != m.cfg.layer.num_heads || x.cols() != m.cfg.LayerConfig().head_dim()) return false;
-  return true;
-}
-
 }  // namespace
-
-void FitKnockedOut(AppState& s, int num_layers, int num_heads) {
-  auto& k = s.source.knocked;
-  k.erase(std::remove_if(k.begin(), k.end(),
-                         [&](const HeadRef& h) { return h.layer >= num_layers || h.head >= num_heads; }),
-          k.end());
-}
-
-std::vector<HeadAblation> KnockoutAblations(const AppState& s, const Model& m) {
-  if (s.source.knocked.empty()) return {};
-  const bool mean = s.source.knock_mode == AblationMode::Mean && MeansFit(s, m);
-  return LayerAblations(m.cfg.num_layers, m.cfg.LayerConfig(), mean ? AblationMode::Mean : AblationMode::Zero,
-                        s.source.knocked, mean ? &s.source.knock_means : nullptr);
-}
-
-void SetKnockedOut(AppState& s, std::vector<HeadRef> heads) {
-  std::sort(heads.begin(), heads.end());
-  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
-  s.source.knocked = std::move(heads);
-  s.dirty = true;
-}
-
-std::string KnockoutText(const AppState& s, bool shown) {
-  if (s.source.knocked.empty()) return "";
-  std::string names;
-  for (const HeadRef& h : s.source.knocked) names += (names.empty() ? "" : ", ") + HeadName(h);
-  bool mean = s.source.knock_mode == AblationMode::Mean;
-  if (mean && UsingTrainedModel(s)) mean = MeansFit(s, *s.source.model);
-  if (shown) return names + (mean ? _(" (mean)") : _(" (zero)"));
-  return names + (mean ? " (mean)" : " (zero)");
-}
-
-void DrawKnockoutBanner(AppState& s) {
-  const std::string heads = KnockoutText(s, true);
-  if (heads.empty()) return;
-  const std::string text = i18n::Format(
-      s.source.knocked.size() == 1
-          ? _("Knocked out: %s. Every view shows the model without this head: its context is replaced before W_O (its "
-              "own attention is still drawn).")
-          : _("Knocked out: %s. Every view shows the model without these heads: their context is replaced before W_O "
-              "(their own attention is still drawn)."),
-      heads.c_str());
-  MessageBox(text, Pal().notice_bg, Pal().notice_text);
-  Probe(s, "knockout_banner");
-  if (ImGui::SmallButton(_("Put every head back"))) SetKnockedOut(s, {});
-  Probe(s, "knockout_restore");
-}
-
-void ApplyAblateFlags(const options::RunOptions& o, const std::string& model_path, AppState& s) {
-  if (!o.ablate_given) return;
-  s.source.knock_mode = o.ablate_mode;
-  if (UsingTrainedModel(s)) {
-    const Model& m = *s.source.model;
-    cli::CheckHeadsFit("--ablate", o.ablate, m.cfg.num_layers, m.cfg.layer.num_heads, "the model",
-                       /*allow_all=*/true);
-    if (o.ablate_mode == AblationMode::Mean && !model_path.empty()) {
-      // The same reference text as `mhaviz ablate --mode mean`: once, before the window opens.
-      const lm::AblationSubject sub = lm::LoadSubject(model_path);
-      Trainer trainer(m.cfg.layer.threads);
-      s.source.knock_means = MeanContexts(trainer, sub.model(), sub.reference);
-    }
-  } else {
-    cli::CheckHeadsFit("--ablate", o.ablate, 1, s.choice.cfg.num_heads, "this model", /*allow_all=*/true);
-  }
-  SetKnockedOut(s, o.ablate);
-}
 
 namespace {
 
@@ -209,26 +124,24 @@ namespace {
 // plain pass gives the before of each next piece's probability).
 class LmJob final : public WorkerJob {
  public:
-  explicit LmJob(AppState& s) : lm_(s.source.lm), sentence_(s.choice.sentence) {
-    ModelSource& src = s.source;
+  explicit LmJob(AppState& s) : lm_(s.choice.source.lm), sentence_(s.choice.sentence) {
     Result& r = s.result;
     r.memory_tokens.clear();
-    r.notice.clear();
-    src.p_before.clear();
-    src.p_after.clear();
-    src.next_before.clear();
-    FitKnockedOut(s, lm_->model.cfg.num_layers, lm_->model.cfg.layer.num_heads);
-    ablate_ = KnockoutAblations(s, lm_->model);
-    layer_ = std::clamp(src.layer, 0, lm_->model.cfg.num_layers - 1);
+    r.notices.clear();
+    r.p_before.clear();
+    r.p_after.clear();
+    r.next_before.clear();
+    plan_ = KnockoutPlan(s.choice.knockout, lm_->model);
+    layer_ = std::clamp(s.choice.layer, 0, lm_->model.cfg.num_layers - 1);
     // On an error the last result comes back.
-    old_pass_ = std::move(src.pass);
+    old_pass_ = std::move(r.pass);
     trace_ = std::move(r.trace);
     mean_ = std::move(r.mean_attn);
   }
   void Compute() override {
     try {
-      run_ = lm::RunOnSentence(*lm_, sentence_, kNextTopK, ablate_.empty() ? nullptr : &ablate_);
-      if (!ablate_.empty()) {
+      run_ = lm::RunOnSentence(*lm_, sentence_, kNextTopK, plan_.Any() ? &plan_.layers() : nullptr);
+      if (plan_.Any()) {
         // Before -> after for each position: the plain pass on the same pieces.
         lm::SentenceRun plain = lm::RunOnSentence(*lm_, sentence_, kNextTopK);
         for (std::size_t i = 0; i + 1 < run_.ids.size(); ++i) {
@@ -248,29 +161,34 @@ class LmJob final : public WorkerJob {
     }
   }
   void Apply(AppState& s) override {
-    ModelSource& src = s.source;
     Result& r = s.result;
     if (!GiveBack(r)) {
-      src.pass = std::move(old_pass_);
+      r.pass = std::move(old_pass_);
       if (clear_tokens_) r.tokens.clear();
-      src.next.clear();
-      src.byte_spelled.clear();
+      r.next.clear();
+      r.byte_spelled.clear();
       return;
     }
-    src.p_before = std::move(p_before_);
-    src.p_after = std::move(p_after_);
-    src.next_before = std::move(next_before_);
+    r.p_before = std::move(p_before_);
+    r.p_after = std::move(p_after_);
+    r.next_before = std::move(next_before_);
     r.tokens.clear();
     for (const std::string& p : run_.pieces) r.tokens.push_back(DisplayPiece(p));
-    r.notice = run_.notice;
-    src.byte_spelled = lm::ByteSpellings(run_.pieces);
-    src.pass = std::move(run_.trace);
-    src.next = std::move(run_.next);
+    // The context's cut, in the words of lm::RunOnIds's notice (the command line's).
+    const int cap = lm_->model.cfg.max_seq;
+    if (run_.total_pieces > cap)
+      r.notices.push_back({N_("the sentence is %1$s pieces long, but the model reads at most %2$s (its context, "
+                              "max_seq): only the first %2$s are shown."),
+                           {std::to_string(run_.total_pieces), std::to_string(cap)}});
+    r.byte_spelled = lm::ByteSpellings(run_.pieces);
+    r.pass = std::move(run_.trace);
+    r.next = std::move(run_.next);
     const int layers = lm_->model.cfg.num_layers;
-    src.layer = layer_;
-    r.reuse = "language model, layer " + std::to_string(src.layer) + " of " + std::to_string(layers);
-    r.reuse_shown = i18n::Format(_("language model, layer %d of %d"), src.layer, layers);
-    AppendKnockout(s, !ablate_.empty());
+    r.reuse = "language model, layer " + std::to_string(layer_) + " of " + std::to_string(layers);
+    r.reuse_shown = i18n::Format(_("language model, layer %d of %d"), layer_, layers);
+    r.knocked_out = plan_.heads();
+    r.knocked_mean = plan_.mean();
+    AppendKnockout(s);
     r.ok = true;
     r.error.clear();
     ++r.generation;
@@ -279,7 +197,7 @@ class LmJob final : public WorkerJob {
  private:
   std::shared_ptr<const lm::LanguageModel> lm_;
   std::string sentence_;
-  std::vector<HeadAblation> ablate_;
+  KnockoutPlan plan_;
   int layer_ = 0;
   ModelTrace old_pass_;
   lm::SentenceRun run_;
@@ -291,70 +209,5 @@ class LmJob final : public WorkerJob {
 }  // namespace
 
 std::unique_ptr<WorkerJob> MakeLanguageModelJob(AppState& s) { return std::make_unique<LmJob>(s); }
-
-bool DrawFixedShape(AppState& s) {
-  if (!UsingLanguageModel(s)) return false;
-  const ModelConfig& c = s.source.lm->model.cfg;
-  SectionTitle(s, _("Configuration"), _("Each head gets d_model / num_heads dimensions."));
-  const float lw = ImGui::CalcTextSize("num_kv_heads").x + ImGui::GetStyle().ItemSpacing.x * 2;
-  int heads = c.layer.num_heads, d_model = c.layer.d_model;
-  ImGui::BeginDisabled();
-  FormLabel(_("num_heads"), lw);
-  ImGui::SliderInt("##num_heads", &heads, heads, heads);
-  Probe(s, "num_heads");
-  FormLabel(_("d_model"), lw);
-  ImGui::SliderInt("##d_model", &d_model, d_model, d_model);
-  Probe(s, "d_model");
-  ImGui::EndDisabled();
-  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextWrapped(_("head_dim = d_k = %d / %d = %d. A trained model's shape is fixed: its weights were learned "
-                       "for exactly these sizes. Change them in the Train view, which trains a new model."),
-                     d_model, heads, d_model / std::max(1, heads));
-  ImGui::PopStyleColor();
-  return true;
-}
-
-namespace {
-
-// Every head's scores on the validation text, measured as the CLI's ablate labels them
-// (lm::ProfileOnValidation: induction on each window's first half repeated).
-std::vector<HeadProfile> ProfileOnValidation(std::shared_ptr<const lm::LanguageModel> lm, std::string valid) {
-  const std::vector<std::int32_t> ids = lm::EncodeParagraphs(lm->tokenizer, lm::ReadText(valid));
-  return lm::ProfileOnValidation(*lm, ids, lm::kLabelWindows);
-}
-
-}  // namespace
-
-const std::vector<HeadProfile>* ValidationLabels(const AppState& s, std::string* why) {
-  static const lm::LanguageModel* for_model = nullptr;
-  static std::future<std::vector<HeadProfile>> job;
-  static std::vector<HeadProfile> labels;
-  static std::string error;
-  if (!UsingLanguageModel(s)) return nullptr;
-  if (for_model != s.source.lm.get()) {
-    for_model = s.source.lm.get();
-    labels.clear();
-    error.clear();
-    // Beside assets/models/ is assets/corpus/, where the model's validation text lives.
-    const std::filesystem::path dir = std::filesystem::path(s.source.lm->path).parent_path().parent_path() / "corpus";
-    std::string valid;
-    std::error_code ec;
-    for (const char* name : {"valid.txt", "valid.txt.gz"})
-      if (std::filesystem::is_regular_file(dir / name, ec)) valid = (dir / name).string();
-    if (valid.empty())
-      error = "no valid.txt or valid.txt.gz in " + dir.string();
-    else
-      job = std::async(std::launch::async, ProfileOnValidation, s.source.lm, valid);
-  }
-  if (job.valid() && job.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    try {
-      labels = job.get();
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  }
-  if (why) *why = !error.empty() ? "validation text unavailable (" + error + ")" : labels.empty() ? "measuring" : "";
-  return labels.empty() ? nullptr : &labels;
-}
 
 }  // namespace mha::gui

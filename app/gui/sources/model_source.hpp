@@ -11,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/state/source_state.hpp"
-#include "gui/state/worker_state.hpp"
+#include "gui/state/app_state.hpp"
 #include "lm/language_model.hpp"
 #include "mha/model.hpp"
 
@@ -24,10 +23,8 @@ struct AppState;
 // the sentence's ids through every layer, the selected layer's Trace into s.result.
 // Never throws (errors land in s.result.error when it is applied).
 std::unique_ptr<WorkerJob> MakeModelJob(AppState& s);
-// How much work that is (the recompute hands big ones to its worker).
+// How much work that is (the recompute hands big ones to its task).
 WorkSize ModelWork(const AppState& s);
-// ", knocked out: L0H1" after the result's reuse text when heads are knocked out.
-void AppendKnockout(AppState& s, bool knocked);
 
 // Makes `model` the source. Entering from another source, the sentence becomes
 // `tokens` (the probe example) and the old sentence is kept to give back; while
@@ -47,8 +44,7 @@ void SetSentence(AppState& s, const std::string& text);
 // "3 1 4 1 5": ids joined with spaces, the sentence field's form of a token sequence.
 std::string JoinIds(const std::vector<int>& ids);
 
-// The left column's selector: seeded / positional heads / trained, the layer
-// selector and what the trained model is.
-void DrawModelSourcePanel(AppState& s);
+// "3 1 4 ... 9": a task model's vocabulary, shortened.
+std::string VocabRange(const ModelConfig& c);
 
 }  // namespace mha::gui

@@ -11,7 +11,9 @@
 #include <imgui_internal.h>
 
 #include "gui/sources/exports.hpp"
+#include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
+#include "gui/sources/model_measures.hpp"
 #include "gui/sources/model_source.hpp"
 #include "gui/state/settings.hpp"
 #include "gui/state/view_caches.hpp"
@@ -56,54 +58,83 @@ std::string ReuseText(const LiveReport& r, const Trace& t, bool shown) {
 }
 
 // Composes (NFC) what the learner typed, in place, so the field, the tokens, the saved
-// settings and --dump-state all hold the composed text; returns a note if it changed.
-std::string NormaliseTyped(Choice& c) {
-  std::string note;
+// settings and --dump-state all hold the composed text; says so if it changed (in the
+// words of text::NfcNotice, which the command line prints).
+std::vector<Notice> NormaliseTyped(Choice& c) {
+  std::vector<Notice> notes;
   if (text::Nfc n = text::ToNfc(c.sentence); n.changed) {
     c.sentence = std::move(n.text);
-    note = text::NfcNotice("The sentence");
+    notes.push_back(
+        {N_("The sentence was normalised to Unicode NFC: decomposed letters (such as Hangul typed as "
+            "separate jamo, common in text copied from macOS file names or PDFs) were composed, so it shows "
+            "and embeds exactly like the same text typed on a keyboard.")});
   }
   if (text::Nfc n = text::ToNfc(c.memory); n.changed) {
     c.memory = std::move(n.text);
-    note += (note.empty() ? "" : " ") + text::NfcNotice("The memory sentence");
+    notes.push_back(
+        {N_("The memory sentence was normalised to Unicode NFC: decomposed letters (such as Hangul typed "
+            "as separate jamo, common in text copied from macOS file names or PDFs) were composed, so it "
+            "shows and embeds exactly like the same text typed on a keyboard.")});
   }
-  return note;
+  return notes;
 }
 
 namespace {
+
+// What the tokenizer cut or replaced, in the words of the core's TokenizeNotice (which
+// the command line prints), each with its numbers.
+std::vector<Notice> TokenizerNotices(const Tokenized& t) {
+  std::vector<Notice> out;
+  if (t.input_truncated)
+    out.push_back(
+        {N_("Input longer than %s KiB was cut off there."), {std::to_string(Limits::kMaxSentenceBytes >> 10)}});
+  if (t.dropped_tokens > 0)
+    out.push_back({N_("Only the first %s tokens are used (cap); %s more were left out."),
+                   {std::to_string(Limits::kMaxTokens), std::to_string(t.dropped_tokens)}});
+  if (t.invalid_bytes > 0)
+    out.push_back({N_("%s byte(s) of invalid UTF-8 were replaced by U+FFFD."), {std::to_string(t.invalid_bytes)}});
+  return out;
+}
 
 // The seeded layer (or --weights, --input) on the typed sentence, through the app's Live
 // cache (its stages kept between recomputes: only the worker or the frame uses it).
 class SeededJob final : public WorkerJob {
  public:
-  explicit SeededJob(AppState& s) : live_(&s.live) {
+  explicit SeededJob(AppState& s) : live_(&s.recompute.live) {
     Result& r = s.result;
-    nfc_note_ = NormaliseTyped(s.choice);
-    if (!nfc_note_.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
-    // The chips show the tokenization even when the configuration cannot run.
-    auto texts = [](const std::string& sentence) {
+    nfc_notes_ = NormaliseTyped(s.choice);
+    if (!nfc_notes_.empty()) SyncBuffersFromChoice(s);  // the fields show the composed text too
+    // The chips show the tokenization even when the configuration cannot run; the
+    // notices say what it cut (the Live recompute cuts the same way).
+    auto texts = [](const Tokenized& t) {
       std::vector<std::string> out;
-      for (auto& t : Tokenize(sentence, Limits::kMaxTokens).tokens) out.push_back(std::move(t.text));
+      for (const auto& tok : t.tokens) out.push_back(tok.text);
       return out;
     };
     choice_.cfg = s.choice.cfg;
-    if (s.files.input_path.empty()) {
-      r.tokens = texts(s.choice.sentence);
-      r.memory_tokens = s.choice.cross ? texts(s.choice.memory) : std::vector<std::string>();
+    if (s.choice.files.input_path.empty()) {
+      const Tokenized tq = Tokenize(s.choice.sentence, Limits::kMaxTokens);
+      r.tokens = texts(tq);
+      notices_ = TokenizerNotices(tq);
+      r.memory_tokens.clear();
       sentence_ = s.choice.sentence;
-      if (s.choice.cross) memory_ = s.choice.memory;
+      if (s.choice.cross) {
+        const Tokenized tm = Tokenize(s.choice.memory, Limits::kMaxTokens);
+        r.memory_tokens = texts(tm);
+        if (std::vector<Notice> m = TokenizerNotices(tm); !m.empty() && !s.choice.memory.empty())
+          notices_.push_back({N_("Memory: %s"), {}, std::move(m)});
+        memory_ = s.choice.memory;
+      }
     } else {
-      r.tokens = s.files.input.tokens;
-      r.memory_tokens = s.files.input.memory_tokens;
-      choice_.inputs = &s.files.input;
+      r.tokens = s.choice.files.input.tokens;
+      r.memory_tokens = s.choice.files.input.memory_tokens;
+      choice_.inputs = &s.choice.files.input;
     }
-    choice_.weights = s.files.weights;
-    knocked_ = s.source.knocked;
-    knock_mode_ = s.source.knock_mode;
+    choice_.weights = s.choice.files.weights;
+    knockout_ = s.choice.knockout;
     // The buffers and projections of the last trace are reused (Live), not copied.
     trace_ = std::move(r.trace);
     mean_ = std::move(r.mean_attn);
-    notice_ = r.notice;
   }
   // The worker reads its own copy of an --input file: the window may load another.
   void Detach() {
@@ -118,18 +149,12 @@ class SeededJob final : public WorkerJob {
         c.sentence = sentence_;
         c.memory = memory_;
       }
-      live_->Recompute(c, trace_, &mean_, &notice_);
-      std::vector<HeadRef> knocked = knocked_;
-      knocked.erase(std::remove_if(knocked.begin(), knocked.end(),
-                                   [&](const HeadRef& h) { return h.layer >= 1 || h.head >= trace_.cfg.num_heads; }),
-                    knocked.end());
-      if (!knocked.empty()) {
-        // The seeded layer again with its knocked-out heads (mean ablation: each head's
-        // mean context over this sentence, the only text a seeded layer has).
-        ContextMeans means;
-        if (knock_mode_ == AblationMode::Mean) means = MeanContexts(std::vector<const Trace*>{&trace_});
+      live_->Recompute(c, trace_, &mean_);
+      // The seeded layer again without its knocked-out heads (sources/knockout.hpp).
+      plan_ = KnockoutPlan::Seeded(knockout_, trace_);
+      if (plan_.Any()) {
         Inputs in = trace_.in;
-        in.ablate = LayerAblations(1, trace_.cfg, knock_mode_, knocked, &means)[0];
+        in.ablate = plan_.layers()[0];
         trace_ = Forward(trace_.cfg, trace_.weights, in);
       }
       ok_ = true;
@@ -143,13 +168,14 @@ class SeededJob final : public WorkerJob {
   }
   void Apply(AppState& s) override {
     Result& r = s.result;
-    r.notice = std::move(notice_);
+    r.notices = std::move(notices_);
     if (!GiveBack(r)) return;
-    FitKnockedOut(s, 1, r.trace.cfg.num_heads);
-    if (!nfc_note_.empty()) r.notice += (r.notice.empty() ? "" : " ") + nfc_note_;
-    r.reuse = ReuseText(s.live.report(), r.trace);  // once per recompute, not per frame
-    r.reuse_shown = ReuseText(s.live.report(), r.trace, true);
-    AppendKnockout(s, !s.source.knocked.empty());
+    r.notices.insert(r.notices.end(), nfc_notes_.begin(), nfc_notes_.end());
+    r.reuse = ReuseText(s.recompute.live.report(), r.trace);  // once per recompute, not per frame
+    r.reuse_shown = ReuseText(s.recompute.live.report(), r.trace, true);
+    r.knocked_out = plan_.heads();
+    r.knocked_mean = plan_.mean();
+    AppendKnockout(s);
     r.ok = true;
     r.error.clear();
     ++r.generation;
@@ -160,19 +186,21 @@ class SeededJob final : public WorkerJob {
   LiveChoice choice_;
   std::string sentence_, memory_;
   std::shared_ptr<const Inputs> inputs_copy_;
-  std::vector<HeadRef> knocked_;
-  AblationMode knock_mode_ = AblationMode::Zero;
-  std::string nfc_note_, notice_;
+  Knockout knockout_;
+  KnockoutPlan plan_;
+  std::vector<Notice> nfc_notes_, notices_;
 };
 
 std::unique_ptr<WorkerJob> MakeJob(AppState& s) {
+  // A job takes the trace (its buffers are reused): no task may be reading it then.
+  s.result.readers.StopAll();
   if (UsingTrainedModel(s)) return MakeModelJob(s);
   return std::make_unique<SeededJob>(s);
 }
 
 void RecordRecompute(AppState& s, double ms) {
-  s.timing.last_recompute_ms = ms;
-  s.timing.recompute_ms.push_back(ms);
+  s.ui.timing.last_recompute_ms = ms;
+  s.ui.timing.recompute_ms.push_back(ms);
 }
 
 // Attention cells (all maps together) above which a recompute goes to the worker:
@@ -196,9 +224,9 @@ std::string JobText(int heads, int seq) {
 WorkSize ChoiceWork(const AppState& s) {
   if (UsingTrainedModel(s)) return ModelWork(s);
   int seq = 0, seq_kv = 0;
-  if (!s.files.input_path.empty()) {
-    seq = static_cast<int>(s.files.input.x.rows());
-    seq_kv = s.files.input.cross() ? static_cast<int>(s.files.input.memory.rows()) : seq;
+  if (!s.choice.files.input_path.empty()) {
+    seq = static_cast<int>(s.choice.files.input.x.rows());
+    seq_kv = s.choice.files.input.cross() ? static_cast<int>(s.choice.files.input.memory.rows()) : seq;
   } else {
     seq = static_cast<int>(Tokenize(s.choice.sentence, Limits::kMaxTokens).tokens.size());
     seq_kv = s.choice.cross ? static_cast<int>(Tokenize(s.choice.memory, Limits::kMaxTokens).tokens.size()) : seq;
@@ -238,78 +266,91 @@ class ExportJob final : public WorkerJob {
   ExportOutcome outcome_;
 };
 
+// What the task does with a job: compute it, colour its maps for upload, and the
+// views' work beside the new trace (their prime hooks).
+RecomputeOutput RunJob(std::shared_ptr<WorkerJob> job, RecomputeWorker::Kind kind, std::uint64_t generation,
+                       render::ColourScale scale, const std::vector<PrimeHook>& primers, const Choice& choice) {
+  const auto t0 = Clock::now();
+  RecomputeOutput out;
+  job->Compute();
+  if (job->Ok()) {
+    try {
+      ColourHeatmaps(job->Shown(), job->ShownMean(), generation, scale, out.pixels, /*mipmaps=*/true);
+    } catch (const std::bad_alloc&) {
+      out.pixels = HeatmapPixels{};  // the grid colours them itself, in the frame
+    }
+  }
+  if (job->Ok() && kind == RecomputeWorker::Kind::Recompute) {
+    // What the views would otherwise compute in the window's first frames.
+    const Trace& t = job->Shown();
+    try {
+      std::vector<HeadSummary> summaries = SummarizeHeads(t);
+      out.primed.push_back([summaries = std::move(summaries)](AppState& s) mutable {
+        Fill(s.result.summaries, GenKey(s), std::move(summaries));
+      });
+      for (const PrimeHook prime : primers)
+        if (Primed p = prime(t, choice)) out.primed.push_back(std::move(p));
+    } catch (const std::exception&) {
+      // (the views compute them, and show their error)
+    }
+  }
+  out.job = std::move(job);
+  out.ms = MsSince(t0);
+  return out;
+}
+
 void StartWorker(AppState& s) {
-  RecomputeWorker& w = s.worker;
+  RecomputeWorker& w = s.recompute.worker;
   Result& r = s.result;
-  w.scale = s.ui.colour_scale;
   w.pixels = HeatmapPixels{};
+  std::unique_ptr<WorkerJob> job;
   if (w.kind == RecomputeWorker::Kind::Recompute) {
     s.dirty = false;
     const WorkSize size = ChoiceWork(s);
-    w.job = MakeJob(s);
-    if (auto* seeded = dynamic_cast<SeededJob*>(w.job.get())) seeded->Detach();
+    job = MakeJob(s);
+    if (auto* seeded = dynamic_cast<SeededJob*>(job.get())) seeded->Detach();
     w.generation = r.generation + 1;
-    // Nothing reads the trace while the worker has it (HasResults is false); the
+    // Nothing reads the trace while the task has it (HasResults is false); the
     // results area shows the picture of the last one.
     r.ok = false;
     r.error.clear();
     w.what = JobText(size.heads, size.seq);
   } else if (w.kind == RecomputeWorker::Kind::Colour) {
-    w.job = std::make_unique<ColourJob>(r);
+    job = std::make_unique<ColourJob>(r);
     w.generation = r.generation;
     w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
   } else {
-    w.job = std::make_unique<ExportJob>(std::move(w.export_work));
+    job = std::make_unique<ExportJob>(std::move(w.export_work));
     w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
   }
-  w.views.head = s.teach.head;
-  w.views.profiled = !UsingTrainedModel(s);
-  w.done.store(false);
   w.started = Clock::now();
   ++w.jobs;
   w.phase = RecomputeWorker::Phase::Run;
-  w.thread = std::thread([&w] {
-    const auto t0 = Clock::now();
-    w.job->Compute();
-    if (w.job->Ok()) {
-      try {
-        ColourHeatmaps(w.job->Shown(), w.job->ShownMean(), w.generation, w.scale, w.pixels, /*mipmaps=*/true);
-      } catch (const std::bad_alloc&) {
-        w.pixels = HeatmapPixels{};  // the grid colours them itself, in the frame
-      }
-    }
-    w.primed = false;
-    if (w.job->Ok() && w.kind == RecomputeWorker::Kind::Recompute) {
-      // What the views would otherwise compute in the window's first frames.
-      try {
-        const Trace& t = w.job->Shown();
-        w.views.summaries = SummarizeHeads(t);
-        w.views.head = std::clamp(w.views.head, 0, std::max(0, t.cfg.num_heads - 1));
-        w.views.scaling = CompareScaling(t, w.views.head, t.cfg.temperature);
-        w.views.divergence_maps = DivergenceJob::CopyMaps(t);
-        // (at 100 heads x 1024 tokens its reads, a page apart, took the window 110 ms)
-        if (w.views.profiled) w.views.profile = ProfileOnSentence({&t}, NumberWords(t.in.tokens));
-        w.primed = true;
-      } catch (const std::exception&) {
-        // (the views compute them, and show their error)
-      }
-    }
-    w.ms = MsSince(t0);
-    w.done.store(true, std::memory_order_release);
-  });
+  // The task gets copies of what it reads besides the job: the choice, for the views'
+  // prime hooks, without the files' data (the trace holds what they gave).
+  Inputs input = std::move(s.choice.files.input);
+  Choice choice = s.choice;
+  s.choice.files.input = std::move(input);
+  w.task.Start([job = std::shared_ptr<WorkerJob>(std::move(job)), kind = w.kind, generation = w.generation,
+                scale = s.ui.colour_scale, primers = s.recompute.primers, choice = std::move(choice)](
+                   TaskContext<RecomputeOutput>&) { return RunJob(job, kind, generation, scale, primers, choice); });
 }
 
-// The worker's result back into the app (this thread, once `done`).
+// The task's result back into the app (this thread, once it has ended).
 void TakeResult(AppState& s) {
-  RecomputeWorker& w = s.worker;
-  if (w.thread.joinable()) w.thread.join();
-  w.job->Apply(s);
-  w.job.reset();
+  RecomputeWorker& w = s.recompute.worker;
+  std::shared_ptr<RecomputeOutput> out = w.task.Take();
+  if (!out || !out->job) {  // (the task cannot throw: a job keeps its own errors)
+    w.phase = RecomputeWorker::Phase::Idle;
+    return;
+  }
+  out->job->Apply(s);
+  w.pixels = std::move(out->pixels);
   // The trace is the app's again: the maps still to upload, or nothing left to do.
   w.phase = w.pixels.valid() ? RecomputeWorker::Phase::Upload : RecomputeWorker::Phase::Idle;
-  if (w.primed) PrimeCaches(s, std::move(w.views));
-  w.views = PrimedViews{};
-  if (w.kind == RecomputeWorker::Kind::Recompute) RecordRecompute(s, w.ms);
+  if (s.result.ok)
+    for (Primed& p : out->primed) p(s);
+  if (w.kind == RecomputeWorker::Kind::Recompute) RecordRecompute(s, out->ms);
 }
 
 }  // namespace
@@ -324,11 +365,12 @@ void Recompute(AppState& s) {
 }
 
 void StepRecompute(AppState& s) {
-  RecomputeWorker& w = s.worker;
+  RecomputeWorker& w = s.recompute.worker;
   using Phase = RecomputeWorker::Phase;
+  StepModelMeasures(s);
   if (w.phase == Phase::Capture) return;  // AfterRender starts it
   if (w.phase == Phase::Run) {
-    if (!w.done.load(std::memory_order_acquire)) return;
+    if (!w.task.Poll()) return;
     TakeResult(s);
   }
   if (w.phase == Phase::Upload) {
@@ -339,13 +381,13 @@ void StepRecompute(AppState& s) {
       // frame of its own.
       const auto t0 = Clock::now();
       if (s.ui.textures.Upload(w.pixels, kFrameBudgetMs / 4)) w.pixels = HeatmapPixels{};
-      s.timing.last_upload_ms = MsSince(t0);
-      s.timing.upload_ms.push_back(s.timing.last_upload_ms);
+      s.ui.timing.last_upload_ms = MsSince(t0);
+      s.ui.timing.upload_ms.push_back(s.ui.timing.last_upload_ms);
       return;
     }
     w.phase = Phase::Idle;
   }
-  if (s.dirty || s.churn) {
+  if (s.dirty || s.ui.churn) {
     if (Big(ChoiceWork(s))) {
       w.kind = RecomputeWorker::Kind::Recompute;
       w.phase = Phase::Capture;
@@ -372,18 +414,18 @@ void StepExports(AppState& s) {
     ShowExportOutcome(s, e.run());
     return;
   }
-  RecomputeWorker& w = s.worker;
+  RecomputeWorker& w = s.recompute.worker;
   w.export_work = std::move(e);
   w.kind = RecomputeWorker::Kind::Export;
   w.phase = RecomputeWorker::Phase::Capture;
 }
 
 void SetResultsRect(AppState& s, ImVec2 a, ImVec2 b) {
-  if (!WorkerBusy(s)) s.worker.rect = {a.x, a.y, b.x - a.x, b.y - a.y};
+  if (!WorkerBusy(s)) s.recompute.worker.rect = {a.x, a.y, b.x - a.x, b.y - a.y};
 }
 
 void AfterRender(AppState& s, int fb_w, int fb_h) {
-  RecomputeWorker& w = s.worker;
+  RecomputeWorker& w = s.recompute.worker;
   if (w.phase != RecomputeWorker::Phase::Capture) return;
   // The results area from the frame just drawn (the back buffer), for the veil.
   const ImVec2 fs = ImGui::GetIO().DisplayFramebufferScale;
@@ -407,7 +449,7 @@ void AfterRender(AppState& s, int fb_w, int fb_h) {
 }
 
 void DrawWorkerPicture(AppState& s, ImVec2 a, ImVec2 b) {
-  const RecomputeWorker& w = s.worker;
+  const RecomputeWorker& w = s.recompute.worker;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   if (w.has_picture)
     dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(w.picture)), a, b, ImVec2(0, 1),
@@ -431,7 +473,7 @@ void DrawWorkerPicture(AppState& s, ImVec2 a, ImVec2 b) {
 }
 
 std::string WorkerText(const AppState& s) {
-  const RecomputeWorker& w = s.worker;
+  const RecomputeWorker& w = s.recompute.worker;
   if (!w.busy()) return std::string();
   const double sec = std::chrono::duration<double>(Clock::now() - w.started).count();
   if (w.phase == RecomputeWorker::Phase::Upload) return i18n::Format(_("Drawing %s ..."), w.what.c_str());
@@ -442,15 +484,19 @@ std::string WorkerText(const AppState& s) {
 }
 
 void FinishRecompute(AppState& s) {
-  RecomputeWorker& w = s.worker;
-  if (w.phase == RecomputeWorker::Phase::Run) TakeResult(s);
+  RecomputeWorker& w = s.recompute.worker;
+  if (w.phase == RecomputeWorker::Phase::Run) {
+    w.task.Wait();
+    w.task.Poll();
+    TakeResult(s);
+  }
   w.pixels = HeatmapPixels{};
   w.phase = RecomputeWorker::Phase::Idle;
 }
 
 void ReleaseWorker(AppState& s) {
-  if (s.worker.picture) glDeleteTextures(1, &s.worker.picture);
-  s.worker.picture = 0;
+  if (s.recompute.worker.picture) glDeleteTextures(1, &s.recompute.worker.picture);
+  s.recompute.worker.picture = 0;
 }
 
 }  // namespace mha::gui

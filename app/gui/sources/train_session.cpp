@@ -1,7 +1,6 @@
 #include "gui/sources/train_session.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/draw/view_widgets.hpp"
+#include "lm/ablate_model.hpp"
 #include "lm/model_trace.hpp"
 #include "options/model_flags.hpp"
 #include "gui/sources/exports.hpp"
@@ -53,7 +53,7 @@ std::string RunLabel(int id, const TrainSetup& u) {
 }
 
 TrainSetup SetupFromChoice(const AppState& s) {
-  const TrainUi& t = s.train;
+  const TrainSession& t = Training(s);
   TrainSetup u = DefaultSetup(t.task);
   const TrainSetup d = u;
   u.model.layer = s.choice.cfg;  // the Configuration panel's layer
@@ -108,8 +108,8 @@ void FitToWindow(TrainSetup& u) {
 void CollectStartingRun(AppState& s);  // below StartTraining
 
 TrainRunRecord* CurrentRecord(AppState& s) {
-  for (auto& r : s.train.runs)
-    if (r.id == s.train.current_id) return &r;
+  for (auto& r : Training(s).runs)
+    if (r.id == Training(s).current_id) return &r;
   return nullptr;
 }
 
@@ -127,23 +127,29 @@ nlohmann::json HeadsJson(const std::vector<HeadProfile>& heads) {
 
 }  // namespace
 
-TrainWorker::~TrainWorker() {
-  run_.reset();
-  for (auto& t : retiring_) t.join();
+TrainSession& Training(AppState& s) { return s.views.Get<TrainSession>(); }
+
+const TrainSession& Training(const AppState& s) {
+  static const TrainSession none;
+  const TrainSession* t = s.views.Find<TrainSession>();
+  return t ? *t : none;
 }
 
 void TrainWorker::Replace(std::unique_ptr<TrainingRun> r) {
   if (run_) {
     run_->Pause();  // returns at once; the stop and join happen off the UI thread
-    retiring_.emplace_back([old = std::shared_ptr<TrainingRun>(std::move(run_))]() mutable { old.reset(); });
+    retiring_.Start([old = std::shared_ptr<TrainingRun>(std::move(run_))](TaskContext<bool>&) mutable {
+      old.reset();  // TrainingRun's destructor stops its thread and joins it
+      return true;
+    });
   }
   run_ = std::move(r);
 }
 
 TrainStatus CurrentStatus(const AppState& s) {
-  if (s.train.starting.valid()) return TrainStatus::Starting;
-  const auto& p = s.train.progress;
-  if (!s.train.worker.get() || !p) return TrainStatus::Idle;
+  if (Training(s).starting.Running()) return TrainStatus::Starting;
+  const auto& p = Training(s).progress;
+  if (!Training(s).worker.get() || !p) return TrainStatus::Idle;
   if (p->diverged) return TrainStatus::Diverged;
   if (p->finished) return TrainStatus::Finished;
   if (p->paused) return TrainStatus::Paused;
@@ -165,8 +171,9 @@ const char* ToString(TrainStatus st) {
 }
 
 void UpdateTraining(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   CollectStartingRun(s);
+  t.worker.Poll();
   TrainingRun* run = t.worker.get();
   if (!run) return;
   std::shared_ptr<const Progress> p = run->Latest();
@@ -182,12 +189,12 @@ void UpdateTraining(AppState& s) {
   }
   const int index = static_cast<int>(rec - t.runs.data());
   const bool following = t.shown_run == index && t.timeline < 0;
-  if (following && p->snapshots.size() != before && UsingTrainedModel(s) && s.source.run_id == rec->id)
+  if (following && p->snapshots.size() != before && UsingTrainedModel(s) && s.choice.source.run_id == rec->id)
     ShowSnapshot(s, index, -1);
 }
 
 void ApplyTaskDefaults(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   const TrainSetup d = DefaultSetup(t.task);
   Config c = s.choice.cfg;
   const Config& dc = d.model.layer;
@@ -211,21 +218,21 @@ void ApplyTaskDefaults(AppState& s) {
 }
 
 void PrepareTrainView(AppState& s) {
-  if (s.train.defaults_applied) return;
-  s.train.defaults_applied = true;
+  if (Training(s).defaults_applied) return;
+  Training(s).defaults_applied = true;
   // The heads and the curves need the height more than the shape flow's table does
   // (its Show button brings it back; the other tabs keep showing the trained model).
-  s.splitters.flow_collapsed = true;
-  if (s.train.path[0] == '\0') std::snprintf(s.train.path.data(), s.train.path.size(), "mhaviz-model.npz");
+  s.ui.splitters.flow_collapsed = true;
+  if (Training(s).path[0] == '\0') std::snprintf(Training(s).path.data(), Training(s).path.size(), "mhaviz-model.npz");
   ApplyTaskDefaults(s);
-  s.train.defaults_note = {"", TaskName(s.train.task), s.choice.cfg.num_heads, s.choice.cfg.d_model};
-  s.train.message = s.train.defaults_note.shown = TaskDefaultsMessage(s);
-  s.train.message_ok = true;
-  if (s.train.autostart) StartTraining(s);
+  Training(s).defaults_note = {"", TaskName(Training(s).task), s.choice.cfg.num_heads, s.choice.cfg.d_model};
+  Training(s).message = Training(s).defaults_note.shown = TaskDefaultsMessage(s);
+  Training(s).message_ok = true;
+  if (Training(s).autostart) StartTraining(s);
 }
 
 std::string TaskDefaultsMessage(const AppState& s) {
-  const TrainUi::DefaultsNote& n = s.train.defaults_note;
+  const TrainSession::DefaultsNote& n = Training(s).defaults_note;
   if (UsingLanguageModel(s))
     return i18n::Format(P_("Train trains a new model with the %s task's defaults (%d head, d_model %d). The "
                            "Configuration panel shows the loaded language model until then; to change the new "
@@ -244,7 +251,7 @@ std::string TaskDefaultsMessage(const AppState& s) {
 }
 
 void StartTraining(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   const TrainStatus st = CurrentStatus(s);
   if (st == TrainStatus::Paused) {
     t.worker.get()->Start();
@@ -254,7 +261,7 @@ void StartTraining(AppState& s) {
   try {
     TrainSetup setup = SetupFromChoice(s);
     FitToWindow(setup);  // the engine's checks, on the UI thread: their message at once
-    t.starting = std::async(std::launch::async, [setup] {
+    t.starting.Start([setup](TaskContext<std::unique_ptr<TrainingRun>>&) {
       auto run = std::make_unique<TrainingRun>(setup);
       run->Start();
       return run;
@@ -270,7 +277,7 @@ namespace {
 
 // The run set up off the UI thread becomes the current one and drives the views.
 void AdoptRun(AppState& s, std::unique_ptr<TrainingRun> run) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   TrainRunRecord rec;
   rec.id = t.next_id++;
   rec.label = RunLabel(rec.id, run->setup());
@@ -292,12 +299,12 @@ void AdoptRun(AppState& s, std::unique_ptr<TrainingRun> run) {
 
 // Once the set-up is done: the run, or the engine's refusal.
 void CollectStartingRun(AppState& s) {
-  TrainUi& t = s.train;
-  if (!t.starting.valid() || t.starting.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-  try {
-    AdoptRun(s, t.starting.get());
-  } catch (const std::exception& e) {
-    t.message = std::string(_("Cannot train this model: ")) + e.what();
+  TrainSession& t = Training(s);
+  if (!t.starting.Poll()) return;
+  if (std::shared_ptr<std::unique_ptr<TrainingRun>> run = t.starting.Take()) {
+    AdoptRun(s, std::move(*run));
+  } else {
+    t.message = std::string(_("Cannot train this model: ")) + t.starting.error();
     t.message_ok = false;
   }
 }
@@ -305,11 +312,11 @@ void CollectStartingRun(AppState& s) {
 }  // namespace
 
 void PauseTraining(AppState& s) {
-  if (TrainingRun* r = s.train.worker.get()) r->Pause();
+  if (TrainingRun* r = Training(s).worker.get()) r->Pause();
 }
 
 void ResetTraining(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   if (!t.worker.get()) return;
   t.worker.Replace(nullptr);
   t.progress.reset();
@@ -319,7 +326,7 @@ void ResetTraining(AppState& s) {
 }
 
 void ClearOldRuns(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   std::vector<TrainRunRecord> keep;
   for (auto& r : t.runs)
     if (r.id == t.current_id) keep.push_back(std::move(r));
@@ -329,7 +336,7 @@ void ClearOldRuns(AppState& s) {
 }
 
 void ShowSnapshot(AppState& s, int run, int snapshot) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   if (run < 0 || run >= static_cast<int>(t.runs.size())) return;
   const TrainRunRecord& r = t.runs[static_cast<std::size_t>(run)];
   if (!r.progress || r.progress->snapshots.empty()) return;
@@ -344,7 +351,7 @@ void ShowSnapshot(AppState& s, int run, int snapshot) {
 }
 
 const Snapshot* ShownSnapshot(const AppState& s) {
-  const TrainUi& t = s.train;
+  const TrainSession& t = Training(s);
   if (t.shown_run < 0 || t.shown_run >= static_cast<int>(t.runs.size())) return nullptr;
   const auto& p = t.runs[static_cast<std::size_t>(t.shown_run)].progress;
   if (!p || p->snapshots.empty()) return nullptr;
@@ -355,10 +362,11 @@ const Snapshot* ShownSnapshot(const AppState& s) {
 
 HeadsPicture CurrentHeads(const AppState& s) {
   HeadsPicture h;
-  if (s.train.show_loaded && s.train.loaded && UsingTrainedModel(s) && s.source.model == s.train.loaded) {
-    h.probe = &s.source.pass;
-    h.heads = &s.train.loaded_heads;
-    h.cfg = &s.train.loaded->cfg;
+  if (Training(s).show_loaded && Training(s).loaded && UsingTrainedModel(s) &&
+      s.choice.source.model == Training(s).loaded) {
+    h.probe = &s.result.pass;
+    h.heads = &Training(s).loaded_heads;
+    h.cfg = &Training(s).loaded->cfg;
     return h;
   }
   if (const Snapshot* sn = ShownSnapshot(s)) {
@@ -405,7 +413,7 @@ std::string RunStory(const TrainRunRecord& r) {
 }
 
 void SaveCheckpoint(AppState& s, const std::string& path) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   auto fail = [&](const std::string& m) {
     t.message = m;
     t.message_ok = false;
@@ -414,10 +422,10 @@ void SaveCheckpoint(AppState& s, const std::string& path) {
   if (!UsingTrainedModel(s))
     return fail(_("No trained model to save: press Train (or load a checkpoint) and keep it selected as the model."));
   try {
-    Model m = Clone(*s.source.model);
+    Model m = Clone(*s.choice.source.model);
     io::WriteFilesAtomic({{path, io::EncodeModel(m)}});
     t.message = i18n::Format(_("Saved %s to %s. Open it with mhaviz trace --model %s, or Load it here."),
-                             s.source.name.c_str(), AbsolutePath(path).c_str(), path.c_str());
+                             s.choice.source.name.c_str(), AbsolutePath(path).c_str(), path.c_str());
     t.message_ok = true;
   } catch (const std::exception& e) {
     fail(std::string(_("Could not save the model: ")) + e.what());
@@ -425,7 +433,7 @@ void SaveCheckpoint(AppState& s, const std::string& path) {
 }
 
 void LoadCheckpoint(AppState& s, const std::string& path) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   if (path.empty()) {
     t.message = _("Type the path of a checkpoint from mhaviz train --out (or Save), e.g. model.npz.");
     t.message_ok = false;
@@ -439,12 +447,11 @@ void LoadCheckpoint(AppState& s, const std::string& path) {
       // The example `mhaviz trace --model` shows by default, and labels measured on
       // held-out sequences of the same stream.
       const TaskSpec task = io::ParseTaskJson(m.cfg.task, "'" + path + "'");
-      Batch held, first;
+      Batch first;
       HeldOutBatch(task, m.cfg.layer.seed, 0, 1, first);
       probe.assign(first.tokens.begin(), first.tokens.end());
-      HeldOutBatch(task, m.cfg.layer.seed, 0, 128, held);
       Trainer trainer(1);
-      heads = ProfileHeads(trainer, m, held, &task);
+      heads = lm::HeldOutLabels(trainer, m, task, path);  // in parts the memory estimate sizes
     } else {
       for (int i = 0; i < std::min(m.cfg.max_seq, 8); ++i) probe.push_back(i % m.cfg.vocab_size());
     }
@@ -467,13 +474,13 @@ void ApplyModelFlags(const options::ModelFlags& m, AppState& s) {
   // Checks everything (file, ids, example, layer) with the messages `trace --model` gives.
   const lm::LoadedModelTrace first = lm::LoadForTrace(m.model, m.tokens, m.example, m.layer);
   LoadCheckpoint(s, m.model);
-  if (!s.train.message_ok) throw Error(s.train.message);
-  s.source.layer = first.layer;
+  if (!Training(s).message_ok) throw Error(Training(s).message);
+  s.choice.layer = first.layer;
   SetSentence(s, JoinIds(first.trace.tokens));
 }
 
 bool TrainedModelAvailable(const AppState& s, std::string* name) {
-  const TrainUi& t = s.train;
+  const TrainSession& t = Training(s);
   if (t.show_loaded && t.loaded) {
     if (name) *name = t.loaded_path;
     return true;
@@ -490,7 +497,7 @@ bool TrainedModelAvailable(const AppState& s, std::string* name) {
 }
 
 void ShowTrainedModel(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   if (!t.show_loaded && ShownSnapshot(s)) return ShowSnapshot(s, t.shown_run, t.timeline);
   if (!t.loaded) return;
   t.show_loaded = true;
@@ -499,19 +506,20 @@ void ShowTrainedModel(AppState& s) {
 
 bool TrainViewAnimating(const AppState& s) {
   const TrainStatus st = CurrentStatus(s);
-  return st == TrainStatus::Running || st == TrainStatus::Starting || s.train.playing || s.train.export_job.valid();
+  const TrainSession& t = Training(s);
+  return st == TrainStatus::Running || st == TrainStatus::Starting || t.playing || t.export_job.Running();
 }
 
 nlohmann::json TrainProbeJson(const AppState& s) {
-  const auto& p = s.train.progress;
+  const auto& p = Training(s).progress;
   nlohmann::json j{{"status", ToString(CurrentStatus(s))},
                    {"step", p ? p->step : 0},
                    {"total", p ? p->total : 0},
-                   {"runs", s.train.runs.size()},
-                   {"timeline", s.train.timeline},
-                   {"message", s.train.message},
-                   {"path", std::string(s.train.path.data())},
-                   {"source", UsingTrainedModel(s) ? s.source.name : std::string()}};
+                   {"runs", Training(s).runs.size()},
+                   {"timeline", Training(s).timeline},
+                   {"message", Training(s).message},
+                   {"path", std::string(Training(s).path.data())},
+                   {"source", UsingTrainedModel(s) ? s.choice.source.name : std::string()}};
   if (const Snapshot* sn = ShownSnapshot(s)) {
     j["shown_step"] = sn->step;
     j["heads"] = HeadsJson(sn->heads);

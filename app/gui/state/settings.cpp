@@ -13,6 +13,7 @@
 #include "gui/style/wide_glyphs.hpp"
 #include "io/files.hpp"
 #include "io/json_parse.hpp"
+#include "text/i18n.hpp"
 
 namespace mha::gui {
 namespace {
@@ -48,8 +49,9 @@ Norm ParseNorm(const std::string& v) {
 
 void SyncBuffersFromChoice(AppState& s) {
   if (s.choice.sentence.size() >= kSentenceCap || s.choice.memory.size() >= kSentenceCap)
-    s.ui.notices.push_back("The sentence field holds at most " + std::to_string(kSentenceCap) +
-                           " bytes, so the text given was cut off there. (mhaviz trace and export take longer text.)");
+    s.ui.notices.push_back({N_("The sentence field holds at most %s bytes, so the text given was cut off there. "
+                               "(mhaviz trace and export take longer text.)"),
+                            {std::to_string(kSentenceCap)}});
   // The fields show emoji through their stand-ins (wide_glyphs.hpp), which they can
   // hold and edit as one character each.
   CopyToBuf(s.ui.sentence_buf, ForDisplay(s.choice.sentence));
@@ -70,7 +72,7 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
   json j;
   j["version"] = 1;
   // A trained model's ids ("3 1 4") mean nothing to the next start's seeded weights.
-  j["sentence"] = UsingTrainedModel(s) ? s.source.seeded_sentence : s.choice.sentence;
+  j["sentence"] = UsingTrainedModel(s) ? s.choice.source.seeded_sentence : s.choice.sentence;
   j["memory"] = s.choice.memory;
   j["cross"] = s.choice.cross;
   j["config"] = {{"d_model", c.d_model},
@@ -87,22 +89,23 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h) {
                  {"activation", ToString(c.activation)}};
   j["ui"] = {{"text_size", s.ui.text_size}, {"dark", s.ui.dark}, {"colour_scale", render::ToString(s.ui.colour_scale)}};
   if (!s.ui.lang_chosen.empty()) j["ui"]["language"] = s.ui.lang_chosen;
-  j["export"] = {{"path", std::string(s.exp.path.data())},
-                 {"screenshot_path", std::string(s.exp.screenshot_path.data())},
-                 {"selected_only", s.exp.selected_only},
-                 {"scale", s.exp.scale},
-                 {"values", s.exp.values},
-                 {"columns", s.exp.columns},
-                 {"header", s.exp.header},
-                 {"fit_16_9", s.exp.fit_16_9},
-                 {"head_view", s.exp.head_view}};
+  j["export"] = {{"path", std::string(s.ui.exports.path.data())},
+                 {"screenshot_path", std::string(s.ui.exports.screenshot_path.data())},
+                 {"selected_only", s.ui.exports.selected_only},
+                 {"scale", s.ui.exports.scale},
+                 {"values", s.ui.exports.values},
+                 {"columns", s.ui.exports.columns},
+                 {"header", s.ui.exports.header},
+                 {"fit_16_9", s.ui.exports.fit_16_9},
+                 {"head_view", s.ui.exports.head_view},
+                 {"notebook", s.ui.exports.notebook}};
   j["window"] = {{"width", window_w}, {"height", window_h}};
   // Invalid UTF-8 cannot reach here (the tokenizer's input is the text field, and
   // ImGui only inserts valid code points), but never let a dump throw.
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w, int* window_h) {
+std::vector<Notice> LoadAppSettings(const std::string& path, AppState& s, int* window_w, int* window_h) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
   AppState parsed;  // parse into a copy: a bad file must leave `s` untouched
@@ -111,7 +114,7 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
   parsed.ui.dark = s.ui.dark;
   parsed.ui.colour_scale = s.ui.colour_scale;
   parsed.ui.lang_chosen = s.ui.lang_chosen;
-  parsed.exp = s.exp;
+  parsed.ui.exports = s.ui.exports;
   int w = 0, h = 0;
   try {
     const json j = io::ParseJson(io::ReadFile(path, kMaxSettingsBytes));
@@ -143,15 +146,17 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
     }
     if (j.contains("export")) {
       const json& e = j["export"];
-      CopyToBuf(parsed.exp.path, e.value("path", std::string(s.exp.path.data())));
-      CopyToBuf(parsed.exp.screenshot_path, e.value("screenshot_path", std::string(s.exp.screenshot_path.data())));
-      parsed.exp.selected_only = e.value("selected_only", false);
-      parsed.exp.scale = std::clamp(e.value("scale", 2), 1, 8);
-      parsed.exp.values = e.value("values", true);
-      parsed.exp.columns = std::clamp(e.value("columns", 0), 0, 8);
-      parsed.exp.header = e.value("header", true);
-      parsed.exp.fit_16_9 = e.value("fit_16_9", false);
-      parsed.exp.head_view = e.value("head_view", false);
+      CopyToBuf(parsed.ui.exports.path, e.value("path", std::string(s.ui.exports.path.data())));
+      CopyToBuf(parsed.ui.exports.screenshot_path,
+                e.value("screenshot_path", std::string(s.ui.exports.screenshot_path.data())));
+      parsed.ui.exports.selected_only = e.value("selected_only", false);
+      parsed.ui.exports.scale = std::clamp(e.value("scale", 2), 1, 8);
+      parsed.ui.exports.values = e.value("values", true);
+      parsed.ui.exports.columns = std::clamp(e.value("columns", 0), 0, 8);
+      parsed.ui.exports.header = e.value("header", true);
+      parsed.ui.exports.fit_16_9 = e.value("fit_16_9", false);
+      parsed.ui.exports.head_view = e.value("head_view", false);
+      parsed.ui.exports.notebook = e.value("notebook", false);
     }
     if (j.contains("window")) {
       w = j["window"].value("width", w);
@@ -163,17 +168,21 @@ std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w,
     const std::string bak = path + ".bak";
     std::error_code moved;
     std::filesystem::rename(path, bak, moved);
-    return "The settings file " + path + " could not be read (" + io::Excerpt(e.what(), 200) +
-           "), so mhaviz started with the default sentence and configuration. " +
-           (moved ? "It is left as it is (" + moved.message() + ")."
-                  : "It was kept as " + bak + ", nothing in it is lost.");
+    const std::string why = io::Excerpt(e.what(), 200);
+    if (moved)
+      return {{N_("The settings file %s could not be read (%s), so mhaviz started with the default sentence and "
+                  "configuration. It is left as it is (%s)."),
+               {path, why, moved.message()}}};
+    return {{N_("The settings file %s could not be read (%s), so mhaviz started with the default sentence and "
+                "configuration. It was kept as %s, nothing in it is lost."),
+             {path, why, bak}}};
   }
   s.choice = parsed.choice;
   s.ui.text_size = parsed.ui.text_size;
   s.ui.dark = parsed.ui.dark;
   s.ui.colour_scale = parsed.ui.colour_scale;
   s.ui.lang_chosen = parsed.ui.lang_chosen;
-  s.exp = parsed.exp;
+  s.ui.exports = parsed.ui.exports;
   if (window_w && window_h && w >= 320 && w <= 16384 && h >= 240 && h <= 16384) {
     *window_w = w;
     *window_h = h;
@@ -193,17 +202,17 @@ void IniLine(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line
   auto* s = static_cast<AppState*>(entry);
   float v = 0.0f;
   // Sane ranges only: a hand-edited ini must not hide a panel for good.
-  if (std::sscanf(line, "LeftWidth=%f", &v) == 1 && v >= 200.0f && v <= 4000.0f) s->splitters.left_width = v;
-  if (std::sscanf(line, "FlowHeight=%f", &v) == 1 && v >= 80.0f && v <= 4000.0f) s->splitters.flow_height = v;
+  if (std::sscanf(line, "LeftWidth=%f", &v) == 1 && v >= 200.0f && v <= 4000.0f) s->ui.splitters.left_width = v;
+  if (std::sscanf(line, "FlowHeight=%f", &v) == 1 && v >= 80.0f && v <= 4000.0f) s->ui.splitters.flow_height = v;
   int i = 0;
-  if (std::sscanf(line, "FlowCollapsed=%d", &i) == 1) s->splitters.flow_collapsed = i != 0;
+  if (std::sscanf(line, "FlowCollapsed=%d", &i) == 1) s->ui.splitters.flow_collapsed = i != 0;
 }
 
 void IniWrite(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer* out) {
   const auto* s = static_cast<const AppState*>(h->UserData);
   out->appendf("[%s][Layout]\n", h->TypeName);
-  out->appendf("LeftWidth=%.0f\nFlowHeight=%.0f\nFlowCollapsed=%d\n\n", s->splitters.left_width,
-               s->splitters.flow_height, s->splitters.flow_collapsed ? 1 : 0);
+  out->appendf("LeftWidth=%.0f\nFlowHeight=%.0f\nFlowCollapsed=%d\n\n", s->ui.splitters.left_width,
+               s->ui.splitters.flow_height, s->ui.splitters.flow_collapsed ? 1 : 0);
 }
 
 }  // namespace

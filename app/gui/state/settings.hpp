@@ -18,8 +18,8 @@ std::string AppSettingsJson(const AppState& s, int window_w, int window_h);
 
 // Reads the app settings file into `s` (choice, text size, theme, export fields).
 // A missing file is not an error. A corrupt or unreadable one leaves `s` at its
-// defaults and returns a notice for the learner; otherwise returns "".
-std::string LoadAppSettings(const std::string& path, AppState& s, int* window_w, int* window_h);
+// defaults and returns a notice for the learner; otherwise none.
+std::vector<Notice> LoadAppSettings(const std::string& path, AppState& s, int* window_w, int* window_h);
 
 // Registers the [mhaviz][Layout] section of imgui.ini (splitter positions).
 void RegisterIniHandler(AppState& s);

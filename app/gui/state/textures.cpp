@@ -8,9 +8,25 @@
 #include <glad/gl.h>
 
 #include "gui/state/app_state.hpp"
+#include "options/timing.hpp"
 #include "render/colormap.hpp"
 
 namespace mha::gui {
+
+namespace {
+double g_upload_cpu_ms = 0;  // the window thread's only: textures are made there
+// Adds the calling thread's CPU time between its construction and destruction.
+struct UploadClock {
+  double t0 = options::ThreadCpuMs();
+  ~UploadClock() { g_upload_cpu_ms += options::ThreadCpuMs() - t0; }
+};
+}  // namespace
+
+double TakeUploadCpuMs() {
+  const double ms = g_upload_cpu_ms;
+  g_upload_cpu_ms = 0;
+  return ms;
+}
 namespace {
 
 // 4096 steps of the exporter's colour map: the 8-bit colours equal render::Colormap's
@@ -212,6 +228,7 @@ bool HeatmapTextures::Upload(HeatmapPixels& p, double budget_ms) {
   const bool mip = p.mipmaps || minified_;
   const auto levels = p.mipmaps ? MipLevels(p.w, p.h) : std::vector<std::array<int, 2>>();
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  const UploadClock clock;
   while (p.uploaded < p.maps) {
     const int i = p.uploaded++;
     glBindTexture(GL_TEXTURE_2D, ids_[static_cast<std::size_t>(i)]);
@@ -304,8 +321,10 @@ unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, 
     }
     // Storage only (a new size): the rows are coloured below, all at once when they fit
     // this frame's budget (the usual case), else over the next frames.
-    if (e.rows != rows || e.cols != cols)
+    if (e.rows != rows || e.cols != cols) {
+      const UploadClock clock;
       glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    }
     glBindTexture(GL_TEXTURE_2D, 0);
     e.key = key;
     e.rows = rows;
@@ -318,7 +337,10 @@ unsigned int MatrixTextures::Get(const std::string& id, const std::string& key, 
     fill(rgba_.data(), e.done_rows, e.done_rows + n);
     glBindTexture(GL_TEXTURE_2D, e.tex);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, e.done_rows, cols, n, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+    {
+      const UploadClock clock;
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, e.done_rows, cols, n, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data());
+    }
     glBindTexture(GL_TEXTURE_2D, 0);
     e.done_rows += n;
     cells_left_ -= static_cast<long long>(n) * cols;

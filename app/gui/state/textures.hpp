@@ -41,6 +41,11 @@ void ColourHeatmaps(const Trace& t, const Mat& mean, std::uint64_t generation, r
 
 // The attention maps: one texel per (query, key) cell, coloured once per recompute,
 // so drawing even 16 maps of 512 x 512 cells is 16 quads.
+// The window thread's CPU time spent in texture uploads (glTexImage2D, glTexSubImage2D,
+// glGenerateMipmap) since the last call: work the GL driver does on the caller's thread,
+// which the frame log reports apart from the app's own (TakeUploadCpuMs).
+double TakeUploadCpuMs();
+
 class HeatmapTextures {
  public:
   // Re-colours and uploads the maps if `r` is newer than what the textures hold:

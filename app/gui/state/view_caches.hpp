@@ -1,7 +1,8 @@
-// The teaching views' data: the cached results of the core's teaching functions
-// (mha/teach.hpp) for the current trace and selection, and the JSON that
-// --dump-state writes of what each view shows. (Their flags: main/flags.hpp; the
-// lesson preset and the Lesson view's files: sources/files.hpp.)
+// What every view's cache goes through: the key of the trace shown (GenKey), Refresh,
+// whether there is a trace to show at all, the selection kept inside it, and the
+// results several views share (each head's summary, where queries, keys and values
+// come from), kept in the Result. A view's own caches live in its own state, in its
+// own file (view_store.hpp); what a view writes to --dump-state is its Dump function's.
 #pragma once
 
 #include <exception>
@@ -18,7 +19,7 @@ namespace mha::gui {
 std::string GenKey(const AppState& s);
 
 // Runs `compute` into `c` if `key` changed (else keeps what `c` holds); the core's
-// errors land in c.error. Every view's cache goes through it, the views' own too.
+// errors land in c.error. Every view's cache goes through it.
 template <class T, class F>
 const Cached<T>& Refresh(Cached<T>& c, const std::string& key, F&& compute) {
   if (c.key == key) return c;
@@ -39,6 +40,25 @@ const Cached<T>& Refresh(Cached<T>& c, const std::string& key, F&& compute) {
   return c;
 }
 
+// `c` made ready with `value` for `key` (what a prime hook computed beside the trace).
+template <class T>
+void Fill(Cached<T>& c, const std::string& key, T&& value) {
+  c.key = key;
+  c.ok = true;
+  c.stale = false;
+  c.error.clear();
+  c.value = std::move(value);
+}
+
+// A cache with no trace to compute from: its error says why (the core's message).
+template <class T>
+const Cached<T>& NoTrace(Cached<T>& c, const AppState& s) {
+  c.key.clear();  // recompute as soon as there is a trace again
+  c.ok = false;
+  c.error = s.result.error.empty() ? "Nothing computed yet." : s.result.error;
+  return c;
+}
+
 // Whether the views have a trace to show: the current one, or, while the
 // configuration cannot run, the last valid one. A typed invalid value never blanks a
 // view: it keeps that trace, dimmed, under the error and its fixes.
@@ -46,42 +66,18 @@ bool HasResults(const AppState& s);
 // The trace shown is the last valid configuration's, not the current choice's.
 bool ShowingLastValid(const AppState& s);
 
-// The head summaries, the softmax comparison of the selected head and the divergence
-// job's copy of the maps for the trace just shown, computed beside it on the
-// recompute's worker (at 100 heads x 1024 tokens they took the window 0.1-0.5 s):
-// the views find them cached.
-void PrimeCaches(AppState& s, PrimedViews&& v);
-
-// Each head's strongest pattern on the sentence, every layer in `layers` (the Model
-// view's labels when no validation text is measured); `ids` the tokens' identities.
-std::vector<HeadProfile> ProfileOnSentence(const std::vector<const Trace*>& layers, const std::vector<int>& ids);
-// Words numbered by first appearance: the identities of a sentence without a vocabulary.
-std::vector<int> NumberWords(const std::vector<std::string>& tokens);
-
 // Keeps the selected head and query token inside the trace shown.
-void ClampTeachSelection(AppState& s);
+void ClampSelection(AppState& s);
 
-// Each returns the cached result for the current trace and selection, computing it
-// only if the trace (its generation) or the selection changed. They read the trace
-// shown (HasResults): with none, `ok` is false and `error` says why.
-const Cached<QueryExplanation>& QueryCache(AppState& s);
-const Cached<ScalingComparison>& ScalingCache(AppState& s);
+// The results several views share (Result::summaries, Result::sources), computed on
+// first use for the trace shown: with none, `ok` is false and `error` says why.
 const Cached<std::vector<HeadSummary>>& SummariesCache(AppState& s);
-// The divergence of the first min(num_heads, DivergenceJob::kMaxDivergenceHeads)
-// heads (teach.divergence_of says of how many). Computed on a worker thread (see
-// DivergenceJob): with `wait` false, while the job runs the last result is kept and
-// marked stale (or, with none of this size, ok is false and error is empty); the dump
-// waits.
-const Cached<Eigen::MatrixXd>& DivergenceCache(AppState& s, bool wait = true);
 const Cached<AttentionSources>& SourcesCache(AppState& s);
-const Cached<InspectedTensor>& InspectCache(AppState& s);
-// The sentence's self-attention with the same weights (cross-attention contrast):
-// the core's Forward on the same x without the memory. Only while cross-attention is on.
-const Cached<Trace>& SelfTraceCache(AppState& s);
-// The configuration the Head count and GQA views describe: a trained model's own
-// while one is shown (not the Configuration panel's, which it does not use); with
-// `must_run`, the last valid one while the typed configuration cannot run; else the
-// Configuration panel's.
+
+// The configuration the Counts and GQA views describe: a trained model's own while one
+// is shown (not the Configuration panel's, which it does not use); with `must_run`, the
+// last valid one while the typed configuration cannot run; else the Configuration
+// panel's.
 const Config& DescribedConfig(const AppState& s, bool must_run);
 
 // Token counts of the current input (the result's tokens, valid or not).
@@ -92,8 +88,8 @@ int CurrentSeqKv(const AppState& s);
 const std::vector<std::string>& QueryTokens(const Trace& t);
 const std::vector<std::string>& KeyTokens(const Trace& t);
 
-// Inspect `tensor` as the shape-flow row `step` shows it (a head of a per-head
-// tensor, or its heads merged), and switch to the inspector.
+// Inspect `row`'s tensor as the shape-flow row shows it (a head of a per-head tensor,
+// or its heads merged), and switch to the Inspect view.
 void InspectFlowRow(AppState& s, const FlowRow& row);
 
 }  // namespace mha::gui

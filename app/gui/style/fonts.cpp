@@ -77,6 +77,12 @@ const ImWchar* TextRanges() {
       ranges.push_back(static_cast<ImWchar>(lo));
       ranges.push_back(static_cast<ImWchar>(hi));
     }
+    // And every character the translations use (a notebook's Wᵀ, a piece's ▁): the
+    // exporter's ranges need not hold them, the window draws them.
+    for (const char32_t c : i18n::CatalogCharacters()) {
+      ranges.push_back(static_cast<ImWchar>(c));
+      ranges.push_back(static_cast<ImWchar>(c));
+    }
     ranges.push_back(0);
   }
   return ranges.data();
@@ -213,7 +219,7 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
     static const std::vector<ImWchar> latin =
         WithCatalogCharacters({0x0020, 0x00FF, 0x2010, 0x2044, 0x2190, 0x21FF, 0x2200, 0x22FF});
     const std::string bold_bytes = ReadFont(bold);
-    f.bold = AddFont(bold_bytes, pixel_size, latin.data());
+    f.bold = AddWithFallbacks(bold_bytes, pixel_size, latin.data());  // e.g. ᵀ, ▁: not in Nanum
     boxes.push_back(AddBoxGlyph(f.bold, pixel_size, AscentPixels(bold_bytes, pixel_size)));
   }
   if (!f.bold) f.bold = f.regular;
@@ -223,7 +229,7 @@ Fonts LoadFonts(float pixel_size, std::string* notice, bool with_label) {
   if (!f.path.empty()) {
     // Latin, the ellipsis of shortened table cells, and the translations' characters.
     static const std::vector<ImWchar> latin = WithCatalogCharacters({0x0020, 0x00FF, 0x2026, 0x2026});
-    f.small = AddFont(bytes, small_px, latin.data());
+    f.small = AddWithFallbacks(bytes, small_px, latin.data());
   } else {
     ImFontConfig cfg;
     cfg.SizePixels = small_px;

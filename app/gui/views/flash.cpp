@@ -25,44 +25,53 @@ using dump::Num;
 
 namespace {
 
-// The view's own state: UI-thread only, rebuilt when the trace, the head or the tile
-// size changes (the tiles copy q, k, v, so they never read a stale trace).
+// The view's own state (AppState::views): the tiles stepped to choice.flash.tile,
+// rebuilt when the trace, the head or the tile size changes (the tiles copy q, k, v,
+// so they never read a stale trace).
 struct FlashViewState {
   std::unique_ptr<FlashTiles> tiles;
   std::uint64_t generation = 0;
-  int head = -1, br = 4, bc = 4, built_br = 0, built_bc = 0;
+  int head = -1, built_br = 0, built_bc = 0;
   bool playing = false;
   double last_step = 0.0;
   std::string error;
 };
 
-FlashViewState& St() {
-  static FlashViewState st;
-  return st;
+FlashViewState& St(AppState& s) { return s.views.Get<FlashViewState>(); }
+
+void StepTo(FlashTiles& ft, int target) {
+  target = std::clamp(target, 0, ft.count());
+  if (target < ft.done()) ft.Reset();
+  while (ft.done() < target) ft.Next();
 }
 
-// The tiles for the current trace and head; null (with st.error) when they cannot run.
+// The tiles for the current trace and head, at the chosen tile; null (with st.error)
+// when they cannot run.
 FlashTiles* Tiles(AppState& s) {
-  FlashViewState& st = St();
+  FlashViewState& st = St(s);
   if (!HasResults(s)) return nullptr;
   const Trace& t = s.result.trace;
-  ClampTeachSelection(s);
-  st.br = std::clamp(st.br, 1, std::max(t.seq, 1));
-  st.bc = std::clamp(st.bc, 1, std::max(t.seq_kv, 1));
-  if (!st.tiles || st.generation != s.result.generation || st.head != s.teach.head || st.built_br != st.br ||
-      st.built_bc != st.bc) {
+  ClampSelection(s);
+  FlashChoice& c = s.choice.flash;
+  c.br = std::clamp(c.br, 1, std::max(t.seq, 1));
+  c.bc = std::clamp(c.bc, 1, std::max(t.seq_kv, 1));
+  if (!st.tiles || st.generation != s.result.generation || st.head != s.choice.head || st.built_br != c.br ||
+      st.built_bc != c.bc) {
     st.tiles.reset();
     st.error.clear();
     st.generation = s.result.generation;
-    st.head = s.teach.head;
-    st.built_br = st.br;
-    st.built_bc = st.bc;
+    st.head = s.choice.head;
+    st.built_br = c.br;
+    st.built_bc = c.bc;
     try {
-      st.tiles = std::make_unique<FlashTiles>(t, s.teach.head, st.br, st.bc);
+      st.tiles = std::make_unique<FlashTiles>(t, s.choice.head, c.br, c.bc);
     } catch (const std::exception& e) {
       st.error = e.what();
     }
   }
+  if (!st.tiles) return nullptr;
+  c.tile = std::clamp(c.tile, 0, st.tiles->count());
+  StepTo(*st.tiles, c.tile);
   return st.tiles.get();
 }
 
@@ -79,23 +88,19 @@ double MaxDiff(const FlashTiles& ft, const Trace& t, int head) {
   return worst;
 }
 
-void StepTo(FlashTiles& ft, int target) {
-  target = std::clamp(target, 0, ft.count());
-  if (target < ft.done()) ft.Reset();
-  while (ft.done() < target) ft.Next();
-}
-
+// The player and the sliders write the choice (choice.flash); Tiles() follows it.
 void DrawControls(AppState& s, FlashTiles& ft) {
-  FlashViewState& st = St();
+  FlashViewState& st = St(s);
+  FlashChoice& c = s.choice.flash;
   const float fs = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(fs * 8.0f);
-  ImGui::SliderInt(_("Br (query rows)"), &st.br, 1, std::max(ft.seq(), 1));
+  ImGui::SliderInt(_("Br (query rows)"), &c.br, 1, std::max(ft.seq(), 1));
   Probe(s, "flash br");
   // The row wraps at the view's edge at large text: the sliders, the player, the count.
   const ImGuiStyle& style = ImGui::GetStyle();
   SameLineIfFits(fs * 8.0f + style.ItemInnerSpacing.x + ImGui::CalcTextSize(_("Bc (keys)"), nullptr, true).x, fs);
   ImGui::SetNextItemWidth(fs * 8.0f);
-  ImGui::SliderInt(_("Bc (keys)"), &st.bc, 1, std::max(ft.seq_kv(), 1));
+  ImGui::SliderInt(_("Bc (keys)"), &c.bc, 1, std::max(ft.seq_kv(), 1));
   Probe(s, "flash bc");
   // The player: four buttons and the play switch, kept together.
   const char* const player[4] = {"\xE2\x97\x80\xE2\x97\x80", "\xE2\x97\x80", "\xE2\x96\xB6",
@@ -103,17 +108,17 @@ void DrawControls(AppState& s, FlashTiles& ft) {
   float buttons_w = 4 * style.ItemSpacing.x + ToggleWidth(_("play"));
   for (const char* b : player) buttons_w += ButtonWidth(b);
   SameLineIfFits(buttons_w, fs * 1.5f);
-  if (ImGui::Button(player[0])) StepTo(ft, 0);
+  if (ImGui::Button(player[0])) c.tile = 0;
   Probe(s, "flash start");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Back to the start"));
   ImGui::SameLine();
-  if (ImGui::Button(player[1])) StepTo(ft, ft.done() - 1);
+  if (ImGui::Button(player[1])) c.tile = std::max(0, ft.done() - 1);
   Probe(s, "flash prev");
   ImGui::SameLine();
-  if (ImGui::Button(player[2]) && !ft.finished()) ft.Next();
+  if (ImGui::Button(player[2]) && !ft.finished()) c.tile = ft.done() + 1;
   Probe(s, "flash next");
   ImGui::SameLine();
-  if (ImGui::Button(player[3])) StepTo(ft, ft.count());
+  if (ImGui::Button(player[3])) c.tile = ft.count();
   Probe(s, "flash end");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", _("Run every remaining tile"));
   ImGui::SameLine();
@@ -123,16 +128,16 @@ void DrawControls(AppState& s, FlashTiles& ft) {
     if (ft.finished()) {
       st.playing = false;
     } else if (ImGui::GetTime() - st.last_step >= 0.6) {
-      ft.Next();
+      c.tile = ft.done() + 1;
       st.last_step = ImGui::GetTime();
     }
   }
-  const std::string tiles = i18n::Format(_("tile %d of %d"), ft.done(), ft.count());
+  const std::string tiles = i18n::Format(_("tile %d of %d"), c.tile, ft.count());
   SameLineIfFits(ImGui::CalcTextSize(tiles.c_str()).x, fs);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(tiles.c_str());
   // Tiles done and in all, for the GUI tests to wait on (the probe holds rectangles).
-  s.ui.probe["flash_tiles"] = {static_cast<float>(ft.done()), static_cast<float>(ft.count()), 0.0f, 0.0f};
+  s.ui.probe["flash_tiles"] = {static_cast<float>(c.tile), static_cast<float>(ft.count()), 0.0f, 0.0f};
 }
 
 // The grid: finished tiles shaded by the weights recovered so far, the current tile
@@ -274,12 +279,12 @@ void DrawFlashView(AppState& s) {
   HeadPicker(s, "##flash_head");
   FlashTiles* ft = Tiles(s);
   if (!ft) {
-    MessageBox(St().error.empty() ? std::string(_("No trace to step through.")) : St().error, Pal().error_bg,
+    MessageBox(St(s).error.empty() ? std::string(_("No trace to step through.")) : St(s).error, Pal().error_bg,
                Pal().error_text);
     return;
   }
   DrawControls(s, *ft);
-  ft = Tiles(s);  // a slider may have changed the tile size
+  ft = Tiles(s);  // a control may have changed the tile size or the tile
   if (!ft) return;
   const float avail = ImGui::GetContentRegionAvail().x;
   // The grid fits the height left too, so its last rows stay above the fold at 1280 x 800.
@@ -296,14 +301,15 @@ void DrawFlashView(AppState& s) {
   DrawBlockTable(s, *ft);
   ImGui::Spacing();
   MemoryGauge(*ft);
+  Probe(s, "flash memory");
   ImGui::Spacing();
-  const double diff = MaxDiff(*ft, s.result.trace, s.teach.head);
+  const double diff = MaxDiff(*ft, s.result.trace, s.choice.head);
   char line[1024];
   if (ft->finished())
     std::snprintf(line, sizeof line,
                   _("Done: O / l equals the trace's context for head %d: largest difference %.3g over %d x %d numbers "
                     "(float rounding in another order; 0 or about 1e-7)."),
-                  s.teach.head, diff, ft->seq(), ft->head_dim());
+                  s.choice.head, diff, ft->seq(), ft->head_dim());
   else
     std::snprintf(line, sizeof line,
                   _("Rows whose block is finished so far differ from the trace's context by at most %.3g. Step on to "
@@ -317,9 +323,9 @@ void DrawFlashView(AppState& s) {
 
 json DumpFlashView(AppState& s) {
   FlashTiles* ft = Tiles(s);
-  if (!ft) return dump::Error(St().error.empty() ? "no trace" : St().error);
+  if (!ft) return dump::Error(St(s).error.empty() ? "no trace" : St(s).error);
   const FlashTileStep& st = ft->last();
-  json j{{"head", s.teach.head},
+  json j{{"head", s.choice.head},
          {"br", ft->br()},
          {"bc", ft->bc()},
          {"seq", ft->seq()},
@@ -329,7 +335,7 @@ json DumpFlashView(AppState& s) {
          {"finished", ft->finished()},
          {"held_bytes", ft->HeldBytes()},
          {"standard_bytes", ft->StandardHeadBytes()},
-         {"max_diff", ft->finished() ? Num(MaxDiff(*ft, s.result.trace, s.teach.head)) : json(nullptr)}};
+         {"max_diff", ft->finished() ? Num(MaxDiff(*ft, s.result.trace, s.choice.head)) : json(nullptr)}};
   if (ft->done() > 0) {
     json rows = json::array();
     if (!st.skipped)
@@ -350,12 +356,18 @@ json DumpFlashView(AppState& s) {
   return j;
 }
 
+// Presentation mode's PgDn / PgUp: the next tile or the one before (the view clamps
+// the tile to the grid's count when it draws).
+void StepFlashTile(AppState& s, int dir) { s.choice.flash.tile = std::max(0, s.choice.flash.tile + dir); }
+
 ViewEntry FlashView() {
   ViewEntry v{"flash", N_("Flash"), N_("Flash attention, tile by tile"),
               "Flash attention stepped tile by tile: m, l, rescale, memory, exact context"};
   v.draw = &DrawFlashView;
   v.dump = &DumpFlashView;
   v.shows = "flash grid";
+  v.essentials = "flash grid;flash memory;flash next;flash end";
+  v.step = &StepFlashTile;
   return v;
 }
 

@@ -222,6 +222,8 @@ json DumpGqaView(AppState& s) {
 ViewEntry GqaView() {
   ViewEntry v{"gqa", N_("GQA"), N_("Grouped-query and multi-query attention"),
               "which query heads share each K/V head, and what that saves"};
+  v.essentials = "gqa_diagram;gqa_sizes";
+  v.heads = false;
   v.draw = &DrawGqaView;
   v.dump = &DumpGqaView;
   v.shows = "gqa_diagram";

@@ -2,13 +2,14 @@
 // for small layers (d_model <= 8) that recomputes as the learner drags a number,
 // and .npz files for x and the weights (the same files --input / --weights read).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 
 #include "gui/draw/matrix_view.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
@@ -21,6 +22,16 @@ using dump::json;
 using dump::Vec;
 
 namespace {
+
+// The view's own state (AppState::views): the files' paths, and what the last load or
+// save (or preset) did.
+struct LessonState {
+  std::array<char, 1024> input_path{};
+  std::array<char, 1024> weights_path{};
+  FileOutcome outcome;
+};
+
+LessonState& St(AppState& s) { return s.views.Get<LessonState>(); }
 
 constexpr int kMaxEditDModel = 8;
 
@@ -154,10 +165,10 @@ void FileRow(AppState& s, const char* label, std::array<char, 1024>& buf, const 
   ImGui::InputTextWithHint("##path", hint, buf.data(), buf.size());
   Probe(s, input ? "input_path" : "weights_path");
   ImGui::SameLine();
-  if (ImGui::Button(_("Load"))) input ? LoadInputFile(s, buf.data()) : LoadWeightsFile(s, buf.data());
+  if (ImGui::Button(_("Load"))) St(s).outcome = input ? LoadInputFile(s, buf.data()) : LoadWeightsFile(s, buf.data());
   Probe(s, input ? "load_input" : "load_weights");
   ImGui::SameLine();
-  if (ImGui::Button(_("Save"))) input ? SaveInputFile(s, buf.data()) : SaveWeightsFile(s, buf.data());
+  if (ImGui::Button(_("Save"))) St(s).outcome = input ? SaveInputFile(s, buf.data()) : SaveWeightsFile(s, buf.data());
   Probe(s, input ? "save_input" : "save_weights");
   ImGui::PopID();
 }
@@ -180,16 +191,20 @@ void DrawLessonChecks(AppState& s) {
       title.c_str(), ImGuiTreeNodeFlags_NoTreePushOnOpen | (preset == 1 ? ImGuiTreeNodeFlags_DefaultOpen : 0));
   Probe(s, "lesson_checks_header");
   if (!open) return;
-  if (ImGui::BeginTable("##lesson_checks", 3,
-                        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn(_("the lesson says"));
-    ImGui::TableSetupColumn(_("mhaviz computes"));
-    ImGui::TableSetupColumn("");
+  // The two texts share the width and wrap; the verdict keeps the room it needs. (At
+  // fixed widths, 150% text cut the computed row short and pushed "same" out.)
+  const std::string same = std::string("\xE2\x9C\x93 ") + _("same");
+  const float verdict_w = std::max(ImGui::CalcTextSize(same.c_str()).x, ImGui::CalcTextSize(_("differs")).x);
+  if (ImGui::BeginTable("##lesson_checks", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter)) {
+    ImGui::TableSetupColumn(_("the lesson says"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(_("mhaviz computes"), ImGuiTableColumnFlags_WidthStretch, 1.3f);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, verdict_w);
     ImGui::TableHeadersRow();
+    int row = 0;
     for (const LessonExpectation& e : ex.expected) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(e.what.c_str());
+      ImGui::TextWrapped("%s", e.what.c_str());
       ImGui::TableNextColumn();
       std::string got;
       bool ok = false;
@@ -207,13 +222,15 @@ void DrawLessonChecks(AppState& s) {
       } catch (const std::exception& err) {
         got = err.what();
       }
-      ImGui::TextUnformatted(got.c_str());
+      ImGui::TextWrapped("%s", got.c_str());
+      Probe(s, ("lesson_got " + std::to_string(row)).c_str());
       ImGui::TableNextColumn();
       ImGui::PushStyleColor(ImGuiCol_Text, ok ? Pal().ok_text : Pal().error_text);
       // The tick stays out of the catalogue: the bold font, which loads the catalogue's
       // characters, has no U+2713 (the regular font draws it).
-      ImGui::TextUnformatted(ok ? (std::string("\xE2\x9C\x93 ") + _("same")).c_str() : _("differs"));
+      ImGui::TextUnformatted(ok ? same.c_str() : _("differs"));
       ImGui::PopStyleColor();
+      Probe(s, ("lesson_tick " + std::to_string(row++)).c_str());
     }
     ImGui::EndTable();
   }
@@ -236,11 +253,11 @@ void DrawLessonView(AppState& s) {
   const char* kHandX =
       _("The lesson's hand calculation: X = [1, 2], two heads of d_k 1, W^Q = W^K = W^V = 0.5 "
         "for head 1 and 0.3 for head 2, W^O = I.");
-  if (ImGui::Button(_("Load the lesson example"))) LoadLessonExample(s);
+  if (ImGui::Button(_("Load the lesson example"))) St(s).outcome = LoadLessonExample(s);
   Probe(s, "load_lesson");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kLessonX);
   SameLineIfFits(ButtonWidth(_("Load the hand calculation")));
-  if (ImGui::Button(_("Load the hand calculation"))) LoadLessonPreset(s, 1);
+  if (ImGui::Button(_("Load the hand calculation"))) St(s).outcome = LoadLessonPreset(s, 1);
   Probe(s, "load_hand");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kHandX);
   if (LessonPresetInUse(s) < 0) {
@@ -252,26 +269,28 @@ void DrawLessonView(AppState& s) {
 
   // Where x and the weights come from now.
   ImGui::Spacing();
-  std::string x_src = s.files.input_path.empty() ? std::string(_("the sentence (embedding + positional encoding)"))
-                                                 : SourceShown(s.files.input_path);
-  std::string w_src = s.files.weights_path.empty() ? i18n::Format(_("seeded random (Xavier), seed %llu"),
-                                                                  static_cast<unsigned long long>(s.choice.cfg.seed))
-                                                   : SourceShown(s.files.weights_path);
+  std::string x_src = s.choice.files.input_path.empty()
+                          ? std::string(_("the sentence (embedding + positional encoding)"))
+                          : SourceShown(s.choice.files.input_path);
+  std::string w_src =
+      s.choice.files.weights_path.empty()
+          ? i18n::Format(_("seeded random (Xavier), seed %llu"), static_cast<unsigned long long>(s.choice.cfg.seed))
+          : SourceShown(s.choice.files.weights_path);
   if (UsingTrainedModel(s)) {  // the model source (model_source.hpp)
-    x_src = s.source.layer == 0 ? std::string(_("the trained model's token and position embeddings of the ids typed"))
-                                : i18n::Format(_("layer %d's output"), s.source.layer - 1);
-    w_src = i18n::Format(_("the trained model %s, layer %d"), s.source.name.c_str(), s.source.layer);
+    x_src = s.choice.layer == 0 ? std::string(_("the trained model's token and position embeddings of the ids typed"))
+                                : i18n::Format(_("layer %d's output"), s.choice.layer - 1);
+    w_src = i18n::Format(_("the trained model %s, layer %d"), s.choice.source.name.c_str(), s.choice.layer);
   }
   ImGui::AlignTextToFramePadding();
   ImGui::Text(_("x comes from %s."), x_src.c_str());
-  if (!s.files.input_path.empty()) {
+  if (!s.choice.files.input_path.empty()) {
     ImGui::SameLine();
     if (ImGui::SmallButton(_("Use the sentence"))) UseSentenceInputs(s);
     Probe(s, "use_sentence");
   }
   ImGui::AlignTextToFramePadding();
   ImGui::Text(_("Weights come from %s."), w_src.c_str());
-  if (!s.files.weights_path.empty()) {
+  if (!s.choice.files.weights_path.empty()) {
     ImGui::SameLine();
     if (ImGui::SmallButton(_("Use seeded weights"))) UseSeededWeights(s);
     Probe(s, "use_seeded");
@@ -279,11 +298,12 @@ void DrawLessonView(AppState& s) {
 
   // Files: the same .npz files as --input and --weights.
   ImGui::Spacing();
-  FileRow(s, _("x (.npz)"), s.teach.input_path, "x.npz: array x, (seq, d_model)", true);
-  FileRow(s, _("weights (.npz)"), s.teach.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
-  if (!s.teach.file_message.empty())
-    MessageBox(s.teach.file_message, s.teach.file_message_ok ? Pal().chip_bg : Pal().error_bg,
-               s.teach.file_message_ok ? Pal().ok_text : Pal().error_text);
+  LessonState& st = St(s);
+  FileRow(s, _("x (.npz)"), st.input_path, "x.npz: array x, (seq, d_model)", true);
+  FileRow(s, _("weights (.npz)"), st.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
+  if (!st.outcome.message.empty())
+    MessageBox(st.outcome.message, st.outcome.ok ? Pal().chip_bg : Pal().error_bg,
+               st.outcome.ok ? Pal().ok_text : Pal().error_text);
   Probe(s, "file_message");
 
   // The numbers to check by hand, for small layers.
@@ -300,11 +320,11 @@ void DrawLessonView(AppState& s) {
     ImGui::SameLine(0, fs);
     SmallMatrix(s, "attn_out", "attn_out = concat W_O + b_O", t.attn_out, &t.in.tokens, w, false);
     if (ImGui::SmallButton(_("Step through one query"))) {
-      ShowView(s.teach, "query");
+      ShowView(s, "query");
     }
     ImGui::SameLine();
     if (ImGui::SmallButton(_("Inspect any tensor"))) {
-      ShowView(s.teach, "inspector");
+      ShowView(s, "inspect");
     }
   }
 
@@ -320,9 +340,9 @@ void DrawLessonView(AppState& s) {
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(_("Weight editor"));
   if (s.ui.font_bold) ImGui::PopFont();
-  const std::shared_ptr<const Weights> w = s.files.weights ? s.files.weights
-                                           : s.result.ok   ? s.result.trace.weights
-                                                           : nullptr;
+  const std::shared_ptr<const Weights> w = s.choice.files.weights ? s.choice.files.weights
+                                           : s.result.ok          ? s.result.trace.weights
+                                                                  : nullptr;
   const int d = s.choice.cfg.d_model;
   if (!w) {
     Muted(_("No weights yet: the configuration cannot run (see Configuration)."));
@@ -334,7 +354,7 @@ void DrawLessonView(AppState& s) {
                   kMaxEditDModel, static_cast<int>(w->W_q.rows()), static_cast<int>(w->W_q.size()));
     Muted(buf);
   } else {
-    Muted(
+    Explanation(
         _("Drag a number to change it (double-click to type). Rows are input dimensions, columns output dimensions: "
           "Q = x W_Q + b."));
     const Weights& cur = *w;  // the grids read this; edits make a new copy
@@ -358,11 +378,11 @@ void DrawLessonView(AppState& s) {
 }
 
 json DumpLessonView(AppState& s) {
-  json l{{"input_source", s.files.input_path.empty() ? "sentence" : s.files.input_path},
-         {"weights_source", s.files.weights_path.empty() ? "seeded" : s.files.weights_path},
-         {"weights_edited", s.teach.weights_edited},
-         {"file_message", s.teach.file_message},
-         {"file_message_ok", s.teach.file_message_ok}};
+  json l{{"input_source", s.choice.files.input_path.empty() ? "sentence" : s.choice.files.input_path},
+         {"weights_source", s.choice.files.weights_path.empty() ? "seeded" : s.choice.files.weights_path},
+         {"weights_edited", s.choice.files.weights_edited},
+         {"file_message", St(s).outcome.message},
+         {"file_message_ok", St(s).outcome.ok}};
   // The loaded lesson preset's numbers beside the computed ones.
   const int preset = LessonPresetInUse(s);
   l["preset"] = preset;
@@ -395,11 +415,20 @@ json DumpLessonView(AppState& s) {
   return l;
 }
 
+// --probe's "lesson": what the last load or save said (the GUI tests wait for it).
+json LessonProbe(const AppState& s) {
+  const LessonState* st = s.views.Find<LessonState>();
+  return {{"file_message", st ? st->outcome.message : std::string()}};
+}
+
 ViewEntry LessonView() {
   ViewEntry v{"lesson", N_("Lesson"), N_("Lesson example, weight editor and .npz files"),
               "the lesson's worked example, a weight editor and .npz files"};
+  v.essentials = "load_lesson;load_hand";
+  v.heads = false;
   v.draw = &DrawLessonView;
   v.dump = &DumpLessonView;
+  v.probe = &LessonProbe;
   v.shows = "load_lesson";
   return v;
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "gui/draw/pytorch_copy.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
@@ -23,6 +24,19 @@ using dump::Vec;
 
 namespace {
 
+// The view's own state (AppState::views).
+struct QueryState {
+  Cached<QueryExplanation> cache;  // the selected head's and query's explanation
+};
+
+const Cached<QueryExplanation>& QueryCache(AppState& s) {
+  auto& c = s.views.Get<QueryState>().cache;
+  if (!HasResults(s)) return NoTrace(c, s);
+  ClampSelection(s);
+  const std::string key = GenKey(s) + " h" + std::to_string(s.choice.head) + " q" + std::to_string(s.choice.query);
+  return Refresh(c, key, [&](QueryExplanation& v) { v = ExplainQuery(s.result.trace, s.choice.head, s.choice.query); });
+}
+
 void QueryPicker(AppState& s) {
   const Trace& t = s.result.trace;
   const auto& tokens = t.in.tokens;
@@ -31,19 +45,19 @@ void QueryPicker(AppState& s) {
   ImGui::SameLine();
   auto name = [&](int i) { return std::to_string(i) + "  " + ForDisplay(tokens[static_cast<std::size_t>(i)]); };
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
-  if (ImGui::BeginCombo("##query_token", name(s.teach.query).c_str(), ImGuiComboFlags_HeightLarge)) {
+  if (ImGui::BeginCombo("##query_token", name(s.choice.query).c_str(), ImGuiComboFlags_HeightLarge)) {
     ImGuiListClipper clip;
     clip.Begin(t.seq);
     while (clip.Step())
       for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i)
-        if (ImGui::Selectable(name(i).c_str(), i == s.teach.query)) s.teach.query = i;
+        if (ImGui::Selectable(name(i).c_str(), i == s.choice.query)) s.choice.query = i;
     ImGui::EndCombo();
   }
   Probe(s, "query_token");
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::ArrowButton("##qprev", ImGuiDir_Left)) s.teach.query = (s.teach.query + t.seq - 1) % t.seq;
+  if (ImGui::ArrowButton("##qprev", ImGuiDir_Left)) s.choice.query = (s.choice.query + t.seq - 1) % t.seq;
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::ArrowButton("##qnext", ImGuiDir_Right)) s.teach.query = (s.teach.query + 1) % t.seq;
+  if (ImGui::ArrowButton("##qnext", ImGuiDir_Right)) s.choice.query = (s.choice.query + 1) % t.seq;
 }
 
 // A vector cell: elided text, the full vector in the tooltip.
@@ -67,31 +81,10 @@ void NumCell(double v, bool muted = false) {
 
 }  // namespace
 
-void DrawQueryView(AppState& s) {
-  SectionTitle(s, _("One query, step by step"),
-               _("The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A"
-                 "d_k, mask, "
-                 "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output."),
-               true);
-  if (!HaveResultsToShow(s)) return;
-  HeadPicker(s, "##query_head");
-  // Beside the head picker where it fits (at large text, under it).
-  const ImGuiStyle& style = ImGui::GetStyle();
-  SameLineIfFits(ImGui::CalcTextSize(_("query token")).x + style.ItemSpacing.x + ImGui::GetFontSize() * 11.0f +
-                     2 * (style.ItemInnerSpacing.x + ImGui::GetFrameHeight()),
-                 ImGui::GetFontSize() * 1.5f);
-  QueryPicker(s);
-  const auto& c = QueryCache(s);
-  if (!c.ok) {
-    MessageBox(c.error, Pal().error_bg, Pal().error_text);
-    return;
-  }
-  const QueryExplanation& e = c.value;
-  const Trace& t = s.result.trace;
-  const float fs = ImGui::GetFontSize();
-  const bool causal = t.cfg.mask == Mask::Causal;
+namespace {
 
-  // What is divided by what, in this configuration.
+// What each q·k is divided by in this configuration, in words.
+std::string DivisionText(const QueryExplanation& e, const Trace& t) {
   std::string divide;
   if (e.scaled)
     divide = i18n::Format(_("d_k = head_dim = %d, so each q\xC2\xB7k is divided by \xE2\x88\x9A%d = %s"), e.head_dim,
@@ -108,21 +101,13 @@ void DrawQueryView(AppState& s) {
   if (e.cross) divide += _(" Keys and values come from the memory sentence (cross-attention).");
   if (t.cfg.kv_heads() != t.cfg.num_heads)
     divide += i18n::Format(_(" Query head %d reads K/V head %d (GQA)."), e.head, e.kv_head);
-  Muted(divide.c_str());
+  return divide;
+}
 
-  // How many vector entries fit: three vector columns share what the numbers leave.
-  const float entry_w = ImGui::CalcTextSize("-0.1234, ").x;
-  const float fixed_w = fs * (causal ? 38.0f : 32.0f);
-  const int fit = static_cast<int>((ImGui::GetContentRegionAvail().x - fixed_w) / (3.0f * entry_w));
-  const int shown = std::clamp(fit, 3, 9);
-
-  // Regular font: the bold one has no Hangul.
-  ImGui::Text(_("q of \"%s\" in head %d ="), ForDisplay(e.query_token).c_str(), e.head);
-  ImGui::SameLine();
-  VecCell(e.q, std::max(shown, 9));
-  Probe(s, "query_q");
-
-  // The table: one row per key.
+// The table: one row per key, from q·k_j to weight × v_j.
+void DrawKeyTable(AppState& s, const QueryExplanation& e, int shown) {
+  const float fs = ImGui::GetFontSize();
+  const bool causal = s.result.trace.cfg.mask == Mask::Causal;
   const int cols = causal ? 10 : 9;
   const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
   const float bottom = 4.5f * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y * 3;
@@ -198,8 +183,10 @@ void DrawQueryView(AppState& s) {
     ImGui::EndTable();
   }
   Probe(s, "query_table");
+}
 
-  // The sum, and the trace's own row next to it.
+// The sum of weight × v_j, and the trace's own row next to it.
+void DrawSum(AppState& s, const QueryExplanation& e, int shown) {
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 _("\xCE\xA3 exp = %s  (the largest score, %s, was subtracted before exp so nothing overflows; "
@@ -234,6 +221,51 @@ void DrawQueryView(AppState& s) {
   ImGui::PopStyleColor();
 }
 
+}  // namespace
+
+void DrawQueryView(AppState& s) {
+  SectionTitle(s, _("One query, step by step"),
+               _("The hand calculation, done by the app: q\xC2\xB7k for every key, divide by \xE2\x88\x9A"
+                 "d_k, mask, "
+                 "softmax, then add up weight \xC3\x97 v. The sum is exactly this token's row of the head's output."),
+               true);
+  if (!HaveResultsToShow(s)) return;
+  HeadPicker(s, "##query_head");
+  // Beside the head picker where it fits (at large text, under it).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  SameLineIfFits(ImGui::CalcTextSize(_("query token")).x + style.ItemSpacing.x + ImGui::GetFontSize() * 11.0f +
+                     2 * (style.ItemInnerSpacing.x + ImGui::GetFrameHeight()),
+                 ImGui::GetFontSize() * 1.5f);
+  QueryPicker(s);
+  CopyAsPyTorchButton(s, notebook::Snippet::OneQuery, "copy_pytorch");
+  const auto& c = QueryCache(s);
+  if (!c.ok) {
+    MessageBox(c.error, Pal().error_bg, Pal().error_text);
+    return;
+  }
+  const QueryExplanation& e = c.value;
+  const Trace& t = s.result.trace;
+  const float fs = ImGui::GetFontSize();
+  const bool causal = t.cfg.mask == Mask::Causal;
+
+  Muted(DivisionText(e, t).c_str());
+
+  // How many vector entries fit: three vector columns share what the numbers leave.
+  const float entry_w = ImGui::CalcTextSize("-0.1234, ").x;
+  const float fixed_w = fs * (causal ? 38.0f : 32.0f);
+  const int fit = static_cast<int>((ImGui::GetContentRegionAvail().x - fixed_w) / (3.0f * entry_w));
+  const int shown = std::clamp(fit, 3, 9);
+
+  // Regular font: the bold one has no Hangul.
+  ImGui::Text(_("q of \"%s\" in head %d ="), ForDisplay(e.query_token).c_str(), e.head);
+  ImGui::SameLine();
+  VecCell(e.q, std::max(shown, 9));
+  Probe(s, "query_q");
+
+  DrawKeyTable(s, e, shown);
+  DrawSum(s, e, shown);
+}
+
 json DumpQueryView(AppState& s) {
   const auto& c = QueryCache(s);
   if (!c.ok) return dump::Error(c.error);
@@ -250,7 +282,8 @@ json DumpQueryView(AppState& s) {
                     {"exp_shifted", Num(k.exp_shifted)},
                     {"weight", Num(k.weight)},
                     {"weighted_v", Vec(k.weighted_v)}});
-  return {{"head", e.head},
+  return {{"pytorch", PyTorchSnippetFor(s, notebook::Snippet::OneQuery)},
+          {"head", e.head},
           {"query", e.query},
           {"kv_head", e.kv_head},
           {"head_dim", e.head_dim},
@@ -271,6 +304,7 @@ json DumpQueryView(AppState& s) {
 ViewEntry QueryView() {
   ViewEntry v{"query", N_("Query"), N_("One query, step by step"),
               "one query's scores, softmax and weighted sum of values, by hand"};
+  v.essentials = "query_token;query_table;query_sum";
   v.draw = &DrawQueryView;
   v.dump = &DumpQueryView;
   v.shows = "query_table";

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <imgui_internal.h>
 #include <nlohmann/json.hpp>
@@ -19,24 +20,26 @@ namespace mha::gui {
 
 // The views, in tab order: one line each. Each view's own file defines `ViewEntry
 // NAME()`, its names, drawing, dump and hooks (views/registry.hpp).
-#define MHAVIZ_VIEWS(X)                            \
-  X(HeatmapsView)   /* views/heatmaps/ */          \
-  X(QueryView)      /* views/query.cpp */          \
-  X(ScalingView)    /* views/scaling.cpp */        \
-  X(HeadsView)      /* views/heads.cpp */          \
-  X(HeadCountView)  /* views/head_count.cpp */     \
-  X(GqaView)        /* views/gqa.cpp */            \
-  X(CrossView)      /* views/cross.cpp */          \
-  X(LessonView)     /* views/lesson.cpp */         \
-  X(InspectorView)  /* views/inspector.cpp */      \
-  X(TrainView)      /* views/train/ */             \
-  X(HeadView)       /* views/lm/head_view.cpp */   \
-  X(ModelView)      /* views/lm/model_view.cpp */  \
-  X(ImportanceView) /* views/lm/importance.cpp */  \
-  X(NextTokensView) /* views/lm/next_tokens.cpp */ \
-  X(GenerateView)   /* views/lm/generate.cpp */    \
-  X(FlashView)      /* views/flash.cpp */          \
-  X(CostView)       /* views/cost.cpp */
+#define MHAVIZ_VIEWS(X)                       \
+  X(HeatmapsView)   /* views/heatmaps/ */     \
+  X(QueryView)      /* views/query.cpp */     \
+  X(SoftmaxView)    /* views/softmax.cpp */   \
+  X(MetricsView)    /* views/metrics.cpp */   \
+  X(CountsView)     /* views/counts.cpp */    \
+  X(GqaView)        /* views/gqa.cpp */       \
+  X(CrossView)      /* views/cross.cpp */     \
+  X(LessonView)     /* views/lesson.cpp */    \
+  X(InspectView)    /* views/inspect.cpp */   \
+  X(TrainView)      /* views/train/ */        \
+  X(HeadView)       /* views/head_view.cpp */ \
+  X(ModelView)      /* views/model_view/ */   \
+  X(ImportanceView) /* views/importance/ */   \
+  X(ProofView)      /* views/proof.cpp */     \
+  X(PatchView)      /* views/patch.cpp */     \
+  X(NextView)       /* views/next.cpp */      \
+  X(GenerateView)   /* views/generate/ */     \
+  X(FlashView)      /* views/flash.cpp */     \
+  X(CostView)       /* views/cost/ */
 
 #define MHAVIZ_DECLARE_VIEW(f) ViewEntry f();
 MHAVIZ_VIEWS(MHAVIZ_DECLARE_VIEW)
@@ -66,6 +69,18 @@ void DrawView(AppState& s, const ViewEntry& v) {
   const ImVec2 a = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
   ImGui::EndChild();
   if (v.veil) VeilLastValid(s, a, ImVec2(a.x + size.x, a.y + size.y));
+}
+
+// The probes the view's presented form must show: its `essentials`, else `shows`.
+std::vector<std::string> Essentials(const ViewEntry& v) {
+  std::vector<std::string> out;
+  const std::string list = v.essentials ? v.essentials : v.shows ? v.shows : "";
+  for (std::size_t a = 0; a < list.size();) {
+    const std::size_t b = std::min(list.find(';', a), list.size());
+    if (b > a) out.push_back(list.substr(a, b - a));
+    a = b + 1;
+  }
+  return out;
 }
 
 // "head-count" -> "head_count_view": the view's key in --dump-state's "views".
@@ -106,7 +121,7 @@ void VeilLastValid(AppState& s, ImVec2 a, ImVec2 b) {
 
 const ViewEntry* FindView(const std::string& name) {
   for (const ViewEntry& v : Views())
-    if (name == v.name) return &v;
+    if (name == v.name || (v.alias && name == v.alias)) return &v;
   return nullptr;
 }
 
@@ -114,14 +129,24 @@ const char* ViewTitle(const ViewEntry& v) { return _(v.tab); }
 const char* ViewMenuTitle(const ViewEntry& v) { return _(v.menu); }
 
 std::string ViewNamesJoined() {
-  std::string names;
-  for (const ViewEntry& v : Views()) names += (names.empty() ? "" : ", ") + std::string(v.name);
-  return names;
+  std::string names, aliases;
+  for (const ViewEntry& v : Views()) {
+    names += (names.empty() ? "" : ", ") + std::string(v.name);
+    if (v.alias) aliases += (aliases.empty() ? "" : ", ") + std::string(v.alias);
+  }
+  return aliases.empty() ? names : names + " (and the old names " + aliases + ")";
 }
 
 void UpdateViews(AppState& s) {
   for (const ViewEntry& v : Views())
     if (v.update) v.update(s);
+}
+
+std::vector<PrimeHook> ViewPrimers() {
+  std::vector<PrimeHook> out;
+  for (const ViewEntry& v : Views())
+    if (v.prime) out.push_back(v.prime);
+  return out;
 }
 
 bool ViewsAnimating(const AppState& s) {
@@ -140,13 +165,12 @@ void DeclareViewFlags(CLI::App& app, const std::string& group, ViewFlagActions& 
     if (v.flags) v.flags(app, group, actions);
 }
 
-namespace {
-
-// The view shown: the one s.teach.view names (the first if none does).
-const ViewEntry& Shown(const AppState& s) {
-  const ViewEntry* v = FindView(s.teach.view);
+const ViewEntry& ShownView(const AppState& s) {
+  const ViewEntry* v = FindView(s.choice.view);
   return v ? *v : Views().front();
 }
+
+namespace {
 
 // The width every tab needs at `padding`, side by side.
 float TabsWidth(ImVec2 padding) {
@@ -164,7 +188,7 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
   ImGui::PopStyleVar();
   if (!bar) return;
   for (const ViewEntry& v : Views()) {
-    const bool want = s.teach.select_view && s.teach.view == v.name;
+    const bool want = s.ui.select_view && s.choice.view == v.name;
     ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
     // The id is the view's name, so switching the language keeps the open tab.
     const std::string label = std::string(ViewTitle(v)) + "###" + v.name;
@@ -175,10 +199,10 @@ void DrawViewTabs(AppState& s, ImVec2 padding) {
     if (!open) continue;
     // A tab asked for (menu, flag, shape-flow click) opens a frame later: until
     // then the old tab is drawn and must not claim the selection back.
-    if (!s.teach.select_view)
-      s.teach.view = v.name;
+    if (!s.ui.select_view)
+      s.choice.view = v.name;
     else if (want)
-      s.teach.select_view = false;
+      s.ui.select_view = false;
     DrawView(s, v);
     ImGui::EndTabItem();
   }
@@ -210,7 +234,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, spacing);
   for (std::size_t i = 0; i < Views().size(); ++i) {
     const ViewEntry& v = Views()[i];
-    const bool on = s.teach.view == v.name;
+    const bool on = s.choice.view == v.name;
     const float w = ImGui::CalcTextSize(ViewTitle(v)).x + 2.0f * padding.x;
     if (i > 0) {
       ImGui::SameLine();
@@ -218,7 +242,7 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
     }
     ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(on ? ImGuiCol_TabActive : ImGuiCol_Tab));
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
-    if (ImGui::Button((std::string(ViewTitle(v)) + "##" + v.name).c_str())) s.teach.view = v.name;
+    if (ImGui::Button((std::string(ViewTitle(v)) + "##" + v.name).c_str())) s.choice.view = v.name;
     ImGui::PopStyleColor(2);
     Probe(s, (std::string("tab ") + v.name).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ViewMenuTitle(v));
@@ -226,8 +250,8 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
   ImGui::PopStyleVar(2);
   if (s.ui.font_small) ImGui::PopFont();
   ImGui::Separator();
-  DrawView(s, Shown(s));
-  s.teach.select_view = true;  // should the tabs come back (smaller text), they open this view
+  DrawView(s, ShownView(s));
+  s.ui.select_view = true;  // should the tabs come back (smaller text), they open this view
 }
 
 }  // namespace
@@ -241,29 +265,32 @@ void DrawResultsArea(AppState& s) {
     DrawViewTabs(s, padding);
   else
     DrawViewButtons(s, padding);
-  s.ui.report.views_busy += s.teach.textures.Filling();
-  s.teach.textures.EndFrame();
+  s.ui.report.views_busy += s.ui.matrices.Filling();
+  s.ui.matrices.EndFrame();
 }
 
 void DrawViewMenuItems(AppState& s) {
   for (const ViewEntry& v : Views()) {
-    if (ImGui::MenuItem((std::string(ViewMenuTitle(v)) + "##" + v.name).c_str(), nullptr, s.teach.view == v.name)) {
-      s.teach.view = v.name;
-      s.teach.select_view = true;
+    if (ImGui::MenuItem((std::string(ViewMenuTitle(v)) + "##" + v.name).c_str(), nullptr, s.choice.view == v.name)) {
+      s.choice.view = v.name;
+      s.ui.select_view = true;
     }
   }
 }
 
 std::string TeachViewsJson(AppState& s) {
   nlohmann::json j;
-  j["view"] = Shown(s).name;
-  ClampTeachSelection(s);
-  j["head"] = s.teach.head;
+  j["view"] = ShownView(s).name;
+  ClampSelection(s);
+  j["head"] = s.choice.head;
   j["last_valid"] = ShowingLastValid(s);  // the views show the last valid configuration's results
-  j["query"] = s.teach.query;
+  j["query"] = s.choice.query;
   nlohmann::json list = nlohmann::json::array();
   for (const ViewEntry& v : Views())
-    list.push_back({{"name", v.name}, {"tab", v.tab}, {"shows", v.shows ? nlohmann::json(v.shows) : nlohmann::json()}});
+    list.push_back({{"name", v.name},
+                    {"tab", v.tab},
+                    {"shows", v.shows ? nlohmann::json(v.shows) : nlohmann::json()},
+                    {"essentials", Essentials(v)}});
   j["registry"] = list;
   for (const ViewEntry& v : Views())
     if (v.dump) j[DumpKey(v)] = v.dump(s);

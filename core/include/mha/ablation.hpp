@@ -57,6 +57,15 @@ void CheckHeads(int num_layers, int num_heads, const std::vector<HeadRef>& heads
 std::vector<HeadAblation> LayerAblations(int num_layers, const Config& layer, AblationMode mode,
                                          const std::vector<HeadRef>& heads, const ContextMeans* means);
 
+// Activation patching (the causal tracing of Meng et al. 2022; Wang et al. 2022's
+// path patching of the IOI circuit): run one input (the corrupt sentence) with some
+// heads' context taken from another run (the clean sentence's `source`, of the same
+// length), at `positions` (empty: every position), so the later layers and the logits
+// see what those heads carried in the clean run. One HeadAblation per layer, for
+// RunModel; `source` holds the clean run's every layer (its concat). Checks the heads.
+std::vector<HeadAblation> PatchHeads(const ModelTrace& source, const std::vector<HeadRef>& heads,
+                                     const std::vector<int>& positions = {});
+
 // A loss measured with some heads knocked out (null: none), e.g. the validation loss.
 using AblatedLoss = std::function<StepStats(const std::vector<HeadAblation>* ablate)>;
 

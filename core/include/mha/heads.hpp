@@ -39,6 +39,11 @@ constexpr double kMinLabelScore = 0.4;
 // task's own pattern where it has one (sorted).
 std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const Batch& heldout,
                                       const TaskSpec* task = nullptr);
+// The same over several batches (one held-out set evaluated a part at a time, to bound
+// the memory of the pass): each head's sums run over the sequences in the same order,
+// so the profile is the one of a single batch holding them all.
+std::vector<HeadProfile> ProfileHeads(Trainer& trainer, const Model& m, const std::vector<Batch>& heldout,
+                                      const TaskSpec* task = nullptr);
 
 // The same from one sequence's attention: attn is (num_heads * seq, seq) as
 // Trace::attn (of sequence `sequence` of a batch's trace). Adds into sums; call

@@ -41,7 +41,9 @@
 //
 // Head ablation (mha/ablation.hpp): Inputs::ablate replaces knocked-out heads' blocks
 // of concat (zeros, or each head's mean context) before W_O; empty, the pass is the
-// plain one bit for bit.
+// plain one bit for bit. Activation patching is the same replacement with a value per
+// position, another run's context (mha::PatchHeads). mha/influence.hpp weighs each
+// key's value by its attention: what a head adds, not only where it looks.
 //
 // The core never draws, never opens a window, never reads global state; the only
 // source of randomness is Config::seed.
@@ -63,3 +65,4 @@
 #include "mha/heads.hpp"
 #include "mha/training_run.hpp"
 #include "mha/ablation.hpp"
+#include "mha/isa.hpp"

@@ -6,10 +6,11 @@
 #include <cstdio>
 #include <string>
 
+#include "gui/draw/pytorch_copy.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
@@ -79,6 +80,9 @@ void ScaleControls(AppState& s, const Trace& t) {
     Probe(s, (std::string("scale ") + render::ToString(sc)).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", render::ColourScaleHelp(sc));
   }
+  if (!s.ui.present) {
+    CopyAsPyTorchButton(s, notebook::Snippet::Heatmaps, "copy_pytorch");
+  }
   if (t.seq_kv >= 24 && s.ui.colour_scale == render::ColourScale::Fixed) {
     ImGui::SameLine();
     if (ImGui::SmallButton(_("use per row"))) s.ui.colour_scale = render::ColourScale::Row;
@@ -117,40 +121,12 @@ std::string HeadLabel(AppState& s, int h, bool* claimed) {
   return buf;
 }
 
-// Presentation mode's header, on every page: where the weights come from (random or
-// trained, and the layer), the map the arrow keys are on and what its head does against
-// chance; under it the layouts and the keys (on a line of their own when they do not fit).
-void PresentBar(AppState& s, int H) {
+// Presentation mode's row over the maps, under the header every presented view has
+// (views/presented.cpp): the layouts, and the keys (on a line of their own when they
+// do not fit).
+void PresentBar(AppState& s) {
   const float fs = ImGui::GetFontSize();
-  DrawWeightsBadge(s);
-  ImGui::SameLine(0, fs);
-  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  const std::string map = s.ui.present_head == H ? i18n::Format(P_("mean of %d head", "mean of %d heads", H), H)
-                                                 : i18n::Format(_("head %d"), s.ui.present_head);
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted(map.c_str());
-  if (s.ui.font_bold) ImGui::PopFont();
-  bool claimed = false;
-  const std::string label = s.ui.present_head < H ? HeadLabel(s, s.ui.present_head, &claimed) : std::string();
-  if (!label.empty()) {
-    ImGui::SameLine(0, fs * 0.6f);
-    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x) ImGui::NewLine();
-    ImGui::PushStyleColor(ImGuiCol_Text, claimed ? Pal().ok_text : Pal().muted_text);
-    ImGui::TextUnformatted(label.c_str());
-    ImGui::PopStyleColor();
-  }
-  Probe(s, "present_header");
-  // For tests: the header in words, " | " between its parts.
-  s.ui.report.present_header = DescribeWeights(s).text + " | " + map + (label.empty() ? "" : " | " + label);
   const char* const kLayouts[] = {_("one map"), "2 \xC3\x97 2", _("all heads")};
-  // The layouts on the header's line where they fit: every line the header takes is a
-  // line the map cannot have.
-  float radios = 0.0f;
-  for (const char* l : kLayouts)
-    radios += ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(l).x +
-              ImGui::GetStyle().ItemSpacing.x;
-  ImGui::SameLine(0, fs * 1.5f);
-  if (ImGui::GetContentRegionAvail().x < radios) ImGui::NewLine();
   for (int k = 0; k < 3; ++k) {
     if (k) ImGui::SameLine();
     if (ImGui::RadioButton(kLayouts[k], s.ui.present_layout == k)) s.ui.present_layout = k;
@@ -174,11 +150,13 @@ void SetPresentation(AppState& s, bool on) {
   if (on) {
     const bool one = s.ui.enlarged >= 0;
     s.ui.present_layout = one ? 0 : 2;
-    s.ui.present_head = std::clamp(one ? s.ui.enlarged : s.teach.head, 0, H);
+    s.ui.present_head = std::clamp(one ? s.ui.enlarged : s.choice.head, 0, H);
     return;
   }
+  // Another view stepped s.choice.head itself; the heatmaps keep what they enlarged.
+  if (s.choice.view != "heatmaps") return;
   s.ui.enlarged = s.ui.present_layout == 0 ? std::clamp(s.ui.present_head, 0, H) : -1;
-  if (s.ui.present_head < H) s.teach.head = s.ui.present_head;
+  if (s.ui.present_head < H) s.choice.head = s.ui.present_head;
 }
 
 }  // namespace mha::gui

@@ -21,7 +21,7 @@ void ScaleControls(AppState& s, const Trace& t);
 // "previous 0.81 (chance 0.07)" for head h of the shown trace; *claimed: a pattern
 // above chance. Empty for the mean or while the summaries cannot be had.
 std::string HeadLabel(AppState& s, int h, bool* claimed);
-// Presentation mode's header over the maps of a trace of H heads.
-void PresentBar(AppState& s, int H);
+// Presentation mode's row over the maps: the layouts and the keys.
+void PresentBar(AppState& s);
 
 }  // namespace mha::gui

@@ -15,13 +15,13 @@
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
-#include "gui/sources/files.hpp"
+#include "gui/sources/file_sources.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/heatmaps/bars.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
-#include "gui/views/heatmaps/layout.hpp"
+#include "gui/views/heatmaps/grid_layout.hpp"
 #include "render/colormap.hpp"
 #include "text/i18n.hpp"
 
@@ -148,13 +148,18 @@ struct MapPlace {
 
 // Draws map `index` with its cells' top-left at place.origin. Returns true if
 // clicked.
-bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool values_allowed) {
+// The weights written in the cells of map `index` at a (where they fit); the text's
+// colour follows the cell's.
+void DrawCellValues(AppState& s, int index, const Geometry& g, ImVec2 a) {
   const Result& r = s.result;
   const Trace& t = r.trace;
+  const int seq = t.seq, skv = t.seq_kv;
+  const float cw = g.cw, ch = g.ch;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
   // The colour scale's divisor per row, for the text colour on each cell: only where
   // values are drawn (big cells, few tokens), so hundreds of tokens cost nothing here.
   std::vector<float> divisor(static_cast<std::size_t>(t.seq), 1.0f);
-  if (values_allowed && ValuesFit(s, g) && s.ui.colour_scale != render::ColourScale::Fixed) {
+  if (s.ui.colour_scale != render::ColourScale::Fixed) {
     std::vector<float> w(static_cast<std::size_t>(t.seq) * t.seq_kv);
     std::vector<unsigned char> m(w.size(), 0);
     for (int i = 0; i < t.seq; ++i)
@@ -165,68 +170,35 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
       }
     divisor = render::ScaleDivisors(s.ui.colour_scale, w.data(), m.data(), t.seq, t.seq_kv);
   }
+  // Weights inside the cells where they fit; text colour follows the cell's colour.
+  char buf[16];
+  const ImVec4 clip = dl->_CmdHeader.ClipRect;
+  const auto [font, vs] = ValuesFont(s, g);
+  for (int i = 0; i < seq; ++i) {
+    const float y = a.y + i * ch;
+    if (y + ch < clip.y || y > clip.w) continue;
+    for (int j = 0; j < skv; ++j) {
+      if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
+      const float v = Weight(r, index, i, j);
+      std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
+      const ImVec2 ts = font->CalcTextSizeA(vs, FLT_MAX, 0.0f, buf);
+      const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
+      dl->AddText(font, vs, ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
+                  Col32(render::TextColourOn(bg)), buf);
+    }
+  }
+}
+
+// The token labels of a map at a (queries left of the rows, keys above the columns);
+// hovering one names its token in full (and a query's row lights up in every map).
+void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) {
+  const Trace& t = s.result.trace;
   const Palette& pal = Pal();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const int seq = t.seq, skv = t.seq_kv;
   const float cw = g.cw, ch = g.ch;
-  const ImVec2 a = place.origin;
-  const ImVec2 b(a.x + cw * skv, a.y + ch * seq);
   const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
-
-  // Title above the labels.
-  const float title_y = a.y - (place.col_labels ? g.col_label_h : 0.0f) - g.title_h;
-  // Titles may run into the gap to the next map (past the last map of a row, further);
-  // too long, the mean's becomes "mean" and a head's "h3".
-  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
-  const float title_w = b.x - a.x + g.gap_x * 0.8f;
-  const float room = place.last_in_row ? std::max(title_w, fs * 3.0f) : title_w;
-  std::string title = MapTitle(t, index);
-  if (ImGui::CalcTextSize(title.c_str()).x > room)
-    title = index == t.cfg.num_heads ? std::string(_("mean")) : i18n::Format(_("head %d"), index);
-  if (ImGui::CalcTextSize(title.c_str()).x > room && index < t.cfg.num_heads) title = "h" + std::to_string(index);
-  title = Ellipsize(title, room);
-  dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
-  if (s.ui.font_bold) ImGui::PopFont();
-
-  const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
-  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1));
-  if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
-    // On whole pixels (AddLine centres them on the pixel): between pixels a line is
-    // drawn stepped.
-    for (int i = 1; i < seq; ++i) {
-      const float y = std::round(a.y + i * ch);
-      dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), pal.grid_line);
-    }
-    for (int j = 1; j < skv; ++j) {
-      const float x = std::round(a.x + j * cw);
-      dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), pal.grid_line);
-    }
-  }
-  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
-
-  // Weights inside the cells where they fit; text colour follows the cell's colour.
-  if (values_allowed && ValuesFit(s, g)) {
-    char buf[16];
-    const ImVec4 clip = dl->_CmdHeader.ClipRect;
-    const auto [font, vs] = ValuesFont(s, g);
-    for (int i = 0; i < seq; ++i) {
-      const float y = a.y + i * ch;
-      if (y + ch < clip.y || y > clip.w) continue;
-      for (int j = 0; j < skv; ++j) {
-        if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
-        const float v = Weight(r, index, i, j);
-        std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
-        const ImVec2 ts = font->CalcTextSizeA(vs, FLT_MAX, 0.0f, buf);
-        const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
-        dl->AddText(font, vs, ImVec2(a.x + j * cw + (cw - ts.x) * 0.5f, y + (ch - ts.y) * 0.5f),
-                    Col32(render::TextColourOn(bg)), buf);
-      }
-    }
-  }
-
-  // Token labels: queries left of the rows, keys above the columns; hovering one
-  // names its token in full (and a query's row lights up in every map).
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   ImFont* small = g.label_font ? g.label_font : ImGui::GetFont();  // token numbers: the labels' font
   const ImVec2 m = ImGui::GetIO().MousePos;
@@ -294,6 +266,52 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
     }
   }
   if (g.labels) ImGui::PopFont();
+}
+
+bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool values_allowed) {
+  const Result& r = s.result;
+  const Trace& t = r.trace;
+  const Palette& pal = Pal();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const int seq = t.seq, skv = t.seq_kv;
+  const float cw = g.cw, ch = g.ch;
+  const ImVec2 a = place.origin;
+  const ImVec2 b(a.x + cw * skv, a.y + ch * seq);
+
+  // Title above the labels.
+  const float title_y = a.y - (place.col_labels ? g.col_label_h : 0.0f) - g.title_h;
+  // Titles may run into the gap to the next map (past the last map of a row, further);
+  // too long, the mean's becomes "mean" and a head's "h3".
+  if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  const float title_w = b.x - a.x + g.gap_x * 0.8f;
+  const float room = place.last_in_row ? std::max(title_w, fs * 3.0f) : title_w;
+  std::string title = MapTitle(t, index);
+  if (ImGui::CalcTextSize(title.c_str()).x > room)
+    title = index == t.cfg.num_heads ? std::string(_("mean")) : i18n::Format(_("head %d"), index);
+  if (ImGui::CalcTextSize(title.c_str()).x > room && index < t.cfg.num_heads) title = "h" + std::to_string(index);
+  title = Ellipsize(title, room);
+  dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
+  if (s.ui.font_bold) ImGui::PopFont();
+
+  const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
+  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1));
+  if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
+    // On whole pixels (AddLine centres them on the pixel): between pixels a line is
+    // drawn stepped.
+    for (int i = 1; i < seq; ++i) {
+      const float y = std::round(a.y + i * ch);
+      dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), pal.grid_line);
+    }
+    for (int j = 1; j < skv; ++j) {
+      const float x = std::round(a.x + j * cw);
+      dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), pal.grid_line);
+    }
+  }
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
+
+  if (values_allowed && ValuesFit(s, g)) DrawCellValues(s, index, g, a);
+  DrawTokenLabels(s, g, place, a);
 
   // Highlight the row of a hovered token chip.
   if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
@@ -303,6 +321,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
 
   s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
   // Hover: tooltip for the cell, outline of its row; click enlarges.
+  const ImVec2 m = ImGui::GetIO().MousePos;
   const bool over = place.hovered && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
   if (!over) return false;
   const int i = std::clamp(static_cast<int>((m.y - a.y) / ch), 0, seq - 1);
@@ -363,14 +382,14 @@ void DrawHeatmapsPanel(AppState& s) {
   {
     const auto t0 = std::chrono::steady_clock::now();
     if (s.ui.textures.Sync(r)) {
-      s.timing.last_upload_ms =
+      s.ui.timing.last_upload_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      s.timing.upload_ms.push_back(s.timing.last_upload_ms);
+      s.ui.timing.upload_ms.push_back(s.ui.timing.last_upload_ms);
     }
   }
   const int H = t.cfg.num_heads;
   if (s.ui.enlarged > H) s.ui.enlarged = -1;
-  if (s.ui.present) PresentBar(s, H);
+  if (s.ui.present) PresentBar(s);
   ScaleControls(s, t);
   const float fs = ImGui::GetFontSize();
 

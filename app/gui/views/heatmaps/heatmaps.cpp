@@ -2,6 +2,9 @@
 // banner that says what rows and columns are when the trace is cross-attention.
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
+#include "gui/draw/pytorch_copy.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/state/view_caches.hpp"
@@ -35,12 +38,19 @@ void DrawHeatmapsView(AppState& s) {
   DrawHeatmapsPanel(s);
 }
 
+// The maps themselves are --dump-state's "trace"; here, what "Copy as PyTorch" copies.
+nlohmann::json DumpHeatmapsView(AppState& s) {
+  return {{"pytorch", PyTorchSnippetFor(s, notebook::Snippet::Heatmaps)}};
+}
+
 ViewEntry HeatmapsView() {
   ViewEntry v{"heatmaps", N_("Heatmaps"), N_("Attention heatmaps (all heads)"),
               "the attention weights of every head and their mean"};
   v.draw = &DrawHeatmapsView;
+  v.dump = &DumpHeatmapsView;
   v.shows = "map 0";
-  v.scrolls = false;  // the maps fit themselves
+  v.scrolls = false;                 // the maps fit themselves
+  v.presented = &DrawHeatmapsPanel;  // one map, a page or every map, under presentation's row
   return v;
 }
 

@@ -124,7 +124,7 @@ void DrawPlot(AppState& s, const char* id, const Plot& p, const std::vector<Seri
 
 // Each run's colour, label and a box to hide its curves.
 void DrawLegend(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   for (std::size_t i = 0; i < t.runs.size(); ++i) {
     TrainRunRecord& r = t.runs[i];
     ImGui::PushID(r.id);
@@ -190,7 +190,7 @@ ImU32 RunColour(int id) {
 }
 
 void DrawTrainCurves(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   std::vector<const TrainRunRecord*> runs;
   int max_step = 0, targets = 0;
   float loss_lo = 1e9f, loss_hi = 0;

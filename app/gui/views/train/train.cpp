@@ -20,7 +20,7 @@
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
-#include "gui/views/train/export.hpp"
+#include "gui/views/train/train_export.hpp"
 #include "gui/views/train/parts.hpp"
 #include "text/i18n.hpp"
 #include "options/flags.hpp"
@@ -60,7 +60,7 @@ std::string ExplainShown(const TaskSpec& t) {
 const char* NormName(Norm n) { return n == Norm::Pre ? "pre-LN" : n == Norm::Post ? "post-LN" : "no LN"; }
 
 void DrawRunButtonsInline(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   const TrainStatus st = CurrentStatus(s);
   const bool running = st == TrainStatus::Running;
   ImGui::BeginDisabled(running || st == TrainStatus::Starting);
@@ -85,7 +85,7 @@ void DrawRunButtonsInline(AppState& s) {
 }
 
 void DrawTask(AppState& s, float lw) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   FormLabel(_("task"), lw);
   const TaskKind kinds[] = {TaskKind::Offsets, TaskKind::Reverse, TaskKind::Sort, TaskKind::Induction};
   bool task_changed = false;
@@ -127,7 +127,7 @@ void DrawTask(AppState& s, float lw) {
 }
 
 void DrawModelLine(AppState& s, float lw) {
-  const TrainUi& t = s.train;
+  const TrainSession& t = Training(s);
   const Config& c = s.choice.cfg;
   char buf[320], heads[64];
   std::snprintf(heads, sizeof heads, P_("%d head", "%d heads", c.num_heads), c.num_heads);
@@ -141,7 +141,7 @@ void DrawModelLine(AppState& s, float lw) {
 // Layers, positions, steps, learning rate and seed: folded, with their values in
 // the heading, since the task's defaults already work.
 void DrawRunSettings(AppState& s, float lw) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   const Config& c = s.choice.cfg;
   char head[320], layers[64];
   std::snprintf(layers, sizeof layers, P_("%d layer", "%d layers", t.layers), t.layers);
@@ -193,7 +193,7 @@ void DrawRunSettings(AppState& s, float lw) {
 }
 
 void DrawRunStatus(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   const TrainStatus st = CurrentStatus(s);
   const auto& p = t.progress;
   const float frac = p && p->total > 0 ? static_cast<float>(p->step) / p->total : 0.0f;
@@ -224,7 +224,7 @@ void DrawRunStatus(AppState& s) {
 }
 
 void DrawFiles(AppState& s) {
-  TrainUi& t = s.train;
+  TrainSession& t = Training(s);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(_("Checkpoint"));
   ImGui::SameLine();
@@ -255,7 +255,7 @@ void DrawTrainView(AppState& s) {
   DrawRunStatus(s);
   DrawFiles(s);
   DrawTrainExportRow(s);
-  const bool heads = CurrentHeads(s).probe != nullptr, curves = !s.train.runs.empty();
+  const bool heads = CurrentHeads(s).probe != nullptr, curves = !Training(s).runs.empty();
   if (heads || curves) ImGui::Separator();
   // Heads and curves side by side where the tab is wide enough, else one under the other.
   const float fs = ImGui::GetFontSize();
@@ -280,7 +280,7 @@ void DrawTrainView(AppState& s) {
 
 nlohmann::json DumpTrainView(AppState& s) {
   using nlohmann::json;
-  const TrainUi& t = s.train;
+  const TrainSession& t = Training(s);
   json j;
   j["task"] = {{"name", ToString(t.task.kind)}, {"offsets", t.task.offsets}, {"explanation", Explain(t.task)}};
   j["settings"] = {{"layers", t.layers}, {"positional", ToString(t.positional)},
@@ -330,21 +330,21 @@ nlohmann::json DumpTrainView(AppState& s) {
     j["attention"] = grid;
   }
   j["source"] = {{"trained", UsingTrainedModel(s)},
-                 {"name", UsingTrainedModel(s) ? s.source.name : std::string()},
-                 {"layer", s.source.layer}};
+                 {"name", UsingTrainedModel(s) ? s.choice.source.name : std::string()},
+                 {"layer", s.choice.layer}};
   return j;
 }
 
 // --train-autostart, --train-task, --train-offsets.
 void DeclareTrainFlags(CLI::App& app, const std::string& g, ViewFlagActions& actions) {
   app.add_flag_callback(
-         "--train-autostart", [&actions] { actions.push_back([](AppState& s) { s.train.autostart = true; }); },
+         "--train-autostart", [&actions] { actions.push_back([](AppState& s) { Training(s).autostart = true; }); },
          "press Train when the Train view first opens (with --view train: at start)")
       ->group(g);
   app.add_option_function<std::string>(
          "--train-task",
          [&actions](const std::string& v) {
-           actions.push_back([v](AppState& s) { s.train.task.kind = ParseTask(v); });
+           actions.push_back([v](AppState& s) { Training(s).task.kind = ParseTask(v); });
          },
          "the Train view's task: offsets, reverse, sort or induction")
       ->type_name("NAME")
@@ -352,7 +352,7 @@ void DeclareTrainFlags(CLI::App& app, const std::string& g, ViewFlagActions& act
       ->check(CLI::IsMember({"offsets", "reverse", "sort", "induction"}));
   options::IntFlag(
       app, "--train-offsets", 1, 4,
-      [&actions](int v) { actions.push_back([v](AppState& s) { s.train.task.offsets = v; }); },
+      [&actions](int v) { actions.push_back([v](AppState& s) { Training(s).task.offsets = v; }); },
       "the offsets task's K: predict the tokens 1..K back (default 2)")
       ->type_name("K")
       ->group(g);
@@ -361,6 +361,8 @@ void DeclareTrainFlags(CLI::App& app, const std::string& g, ViewFlagActions& act
 ViewEntry TrainView() {
   ViewEntry v{"train", N_("Train"), N_("Train a model and watch its heads learn"),
               "train on a task (offsets, reverse, sort, induction): curves, timeline, heads"};
+  v.essentials = "train_start;train_pause;train_reset";
+  v.heads = false;
   v.draw = &DrawTrainView;
   v.dump = &DumpTrainView;
   v.veil = false;              // it shows its own model, not the configuration above

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""GUI tests of the Proof view: its table (phenomena x each head knocked out, chance
+bands, McNemar tests, carriers, the example pairs) against `mhaviz pairs --ablate all
+--json`, both when it is measured in the window (a copy of mhaviz-small under another
+name, so no shipped measurement applies: the view's task runs lm::KnockOutHeads) and
+when it is the measurement shipped beside mhaviz-small.
+
+    proof_test.py TEST MHAVIZ
+
+Exit 0 pass, 1 fail, 77 skip (no display or no xdotool).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as g  # noqa: E402
+from lm_test import MODEL  # noqa: E402
+
+check = g.check
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def pairs_table(mhaviz, d, model):
+    r = subprocess.run([mhaviz, "pairs", "--model", model, "--ablate", "all", "--json"], cwd=d, capture_output=True,
+                       text=True, timeout=1800)
+    check(r.returncode == 0, f"mhaviz pairs --ablate all: status {r.returncode}: {r.stderr[:300]}")
+    return json.loads(r.stdout)["table"]
+
+
+def table_differences(a, b, pair_slack=0, margin_tol=1e-9):
+    """Where the view's table `a` differs from the CLI's `b`: every count within
+    `pair_slack` pairs, every flag and head the same (unless a count moved), every
+    accuracy and p-value as its counts give, every example margin within `margin_tol`
+    of its scale."""
+    out = []
+    if a["test"] != b["test"] or a["mode"] != b["mode"] or a["heads"] != b["heads"]:
+        out.append(f"the table's heads or tests differ: {a['heads']} vs {b['heads']}")
+    if [r["phenomenon"] for r in a["rows"]] != [r["phenomenon"] for r in b["rows"]]:
+        return out + ["different phenomena"]
+    for r, s in zip(a["rows"], b["rows"]):
+        p = r["phenomenon"]
+        moved = abs(r["correct"] - s["correct"]) > 0
+        if abs(r["correct"] - s["correct"]) > pair_slack or r["pairs"] != s["pairs"]:
+            out.append(f"{p}: {r['correct']}/{r['pairs']} vs {s['correct']}/{s['pairs']} right intact")
+        if r["chance_band"] != s["chance_band"]:
+            out.append(f"{p}: chance band {r['chance_band']} vs {s['chance_band']}")
+        for c, e in zip(r["knocked_out"], s["knocked_out"]):
+            if c["name"] != e["name"]:
+                out.append(f"{p}: column {c['name']} vs {e['name']}")
+            for k in ("correct", "lost", "gained"):
+                if abs(c[k] - e[k]) > pair_slack:
+                    out.append(f"{p} without {c['name']}: {k} {c[k]} vs {e[k]}")
+            moved = moved or any(c[k] != e[k] for k in ("correct", "lost", "gained"))
+            if abs(c["accuracy"] - c["correct"] / r["pairs"]) > 1e-12:
+                out.append(f"{p} without {c['name']}: accuracy {c['accuracy']} is not {c['correct']}/{r['pairs']}")
+            if not moved and (c["significant"], c["to_chance"]) != (e["significant"], e["to_chance"]):
+                out.append(f"{p} without {c['name']}: significant/to chance {c['significant']}/{c['to_chance']} "
+                           f"vs {e['significant']}/{e['to_chance']}")
+            if not moved and abs(c["p"] - e["p"]) > 1e-12 * max(1.0, abs(e["p"])):
+                out.append(f"{p} without {c['name']}: p {c['p']} vs {e['p']}")
+        if not moved and r["carriers"] != s["carriers"]:
+            out.append(f"{p}: carriers {r['carriers']} vs {s['carriers']}")
+        x, y = r["example"], s["example"]
+        if (x is None) != (y is None):
+            out.append(f"{p}: example {x} vs {y}")
+        elif x is not None and not moved:
+            if (x["line"], x["good"], x["bad"], x["cue"]) != (y["line"], y["good"], y["bad"], y["cue"]):
+                out.append(f"{p}: example line {x['line']} vs {y['line']}")
+            scale = max(1.0, abs(y["margin"]), *(abs(m) for m in y["margin_without"]))
+            for m, n in zip([x["margin"], *x["margin_without"]], [y["margin"], *y["margin_without"]]):
+                if abs(m - n) > margin_tol * scale:
+                    out.append(f"{p}: example margin {m} vs {n}")
+    return out
+
+
+def view_table(mhaviz, d, model, env):
+    out = os.path.join(d, "dump.json")
+    app = g.App(mhaviz, d, ["--model", model, "--sentence", "할머니께서 방에서 주무신다", "--view", "proof"],
+                size=(1280, 800), env=env)
+    try:
+        # The window keeps drawing while the view's task measures; the table's probe
+        # appears once it is in.
+        app.wait_for(lambda p: "proof_table" in p["widgets"], "the proof table", timeout=600)
+        app.shot("proof.png")
+        final = app.quit()
+    finally:
+        app.kill()
+    return final["views"]["proof_view"]
+
+
+def test_equals_pairs(mhaviz, d):
+    """A model with no shipped measurement is measured in the window on the view's task;
+    its table is `pairs --ablate all --json`'s exactly. The shipped measurement shown for
+    mhaviz-small is the same within one pair per count (a near-tie may flip between
+    builds and instruction sets, as the shipped labels' own test allows). A table with
+    two head columns swapped is told apart."""
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"), XDG_CACHE_HOME=os.path.join(d, "cache"))
+    # A copy under another name, with its tokenizer beside it: nothing shipped or cached applies.
+    own = os.path.join(d, "models")
+    os.makedirs(own)
+    copy = os.path.join(own, "copy-of-small.npz")
+    shutil.copy(MODEL, copy)
+    for f in os.listdir(os.path.dirname(MODEL)):
+        if f.endswith(".model"):
+            shutil.copy(os.path.join(os.path.dirname(MODEL), f), own)
+    cli = pairs_table(mhaviz, d, MODEL)
+    measured = view_table(mhaviz, d, copy, env)
+    check(measured.get("shipped") is False, f"the copy's table was measured, not read: {measured.get('shipped')}")
+    diff = table_differences(measured["table"], cli)
+    check(not diff, "the measured table equals pairs --ablate all --json: " + "; ".join(diff[:6]))
+    shipped = view_table(mhaviz, d, MODEL, env)
+    check(shipped.get("shipped") is True, "mhaviz-small's table is the shipped measurement")
+    diff = table_differences(shipped["table"], cli, pair_slack=1, margin_tol=1e-4)
+    check(not diff, "the shipped table equals pairs --ablate all --json: " + "; ".join(diff[:6]))
+    # The comparison can fail: two heads' columns swapped.
+    wrong = json.loads(json.dumps(measured["table"]))
+    for r in wrong["rows"]:
+        k = r["knocked_out"]
+        k[0], k[-1] = dict(k[-1], name=k[0]["name"]), dict(k[0], name=k[-1]["name"])
+    check(table_differences(wrong, cli), "with two head columns swapped the comparison fails")
+    # Each example names a head and its attention to the cue, a weight.
+    rows = measured["table"]["rows"]
+    check(len(measured["examples"]) == len(rows), f"{len(measured['examples'])} examples for {len(rows)} rows")
+    for e, r in zip(measured["examples"], rows):
+        w = e["cue_weight"]
+        check(w == -1 or 0 <= w <= 1, f"{r['phenomenon']}: cue weight {w}")
+        if r["carriers"]:
+            check(e["head"] == r["carriers"][0], f"{r['phenomenon']}: example head {e['head']}, carrier {r['carriers']}")
+
+
+TESTS = {
+    "equals_pairs": test_equals_pairs,
+}
+
+if __name__ == "__main__":
+    sys.exit(g.run_main(TESTS, __doc__, "gui_proof"))
