@@ -107,6 +107,12 @@ def write_atomic(path, data, compress=False):
     os.replace(tmp, path)
 
 
+def flat(pair):
+    """A pair as `mhaviz pairs` reads it: every value a string (its reader refuses nested
+    arrays and objects), so the held-out words are one "A + B" string."""
+    return {k: " + ".join(v) if isinstance(v, (list, tuple)) else v for k, v in pair.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="directory for train-designed.txt.gz and pairs.jsonl")
@@ -122,7 +128,11 @@ def main():
     banned = {p["good"] for p in candidates} | {p["bad"] for p in candidates}
     corpus = make_corpus(args.seed, args.lines, held, banned, args.cap)
     words = {w.rstrip(".") for para in corpus for w in para.split()}
-    pairs = teaching_pairs.fair(candidates, words, args.pairs)
+    # Only pairs mhaviz-small's tokenizer lets the model read the cue in before the forms part.
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                                            "assets", "models", "mhaviz-small.model"))
+    pairs = teaching_pairs.fair(candidates, words, args.pairs, teaching_pairs.cue_before_form(sp))
     text = ("\n".join(corpus) + "\n").encode("utf-8")
     if args.print:
         sys.stdout.buffer.write(text)
@@ -131,7 +141,7 @@ def main():
         ap.error("give --out DIR or --print")
     os.makedirs(args.out, exist_ok=True)
     write_atomic(os.path.join(args.out, "train-designed.txt.gz"), text, compress=True)
-    pairs_text = "".join(json.dumps(p, ensure_ascii=False, sort_keys=True) + "\n" for p in pairs).encode("utf-8")
+    pairs_text = "".join(json.dumps(flat(p), ensure_ascii=False, sort_keys=True) + "\n" for p in pairs).encode("utf-8")
     write_atomic(os.path.join(args.out, "pairs.jsonl"), pairs_text)
     count = collections.Counter(p["phenomenon"] for p in pairs)
     print(json.dumps({"paragraphs": len(corpus), "characters": sum(len(c) for c in corpus),

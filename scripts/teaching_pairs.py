@@ -268,12 +268,16 @@ def candidate_pairs(seed, per):
     return pairs, held
 
 
-def fair(pairs, corpus_words, per):
+def fair(pairs, corpus_words, per, readable=None):
     """The first `per` pairs of each phenomenon whose word forms the training text has
-    (all of them but the particle pairs' wrong form, which no text has)."""
+    (all of them but the particle pairs' wrong form, which no text has), and, with
+    `readable`, that it accepts (cue_before_form: the model reads the cue before the two
+    forms part)."""
     out, count = [], collections.Counter()
     for p in pairs:
         if count[p["phenomenon"]] >= per:
+            continue
+        if readable is not None and not readable(p):
             continue
         good = [w.rstrip(".") for w in p["good"].split()]
         bad = [w.rstrip(".") for w in p["bad"].split()]
@@ -285,3 +289,29 @@ def fair(pairs, corpus_words, per):
         out.append(p)
         count[p["phenomenon"]] += 1
     return out
+
+
+def cue_before_form(sp):
+    """A test for `fair`: whether, in the tokenizer `sp`'s pieces, a piece of the cue
+    comes before the first piece where the good and the bad sentence differ, as `mhaviz
+    pairs` requires. A noun and its particle can be one piece (▁형은 against ▁형 는):
+    then the model would choose the form before it has read the cue."""
+    def readable(p):
+        good, bad = [sp.bos_id()] + sp.encode(p["good"]), [sp.bos_id()] + sp.encode(p["bad"])
+        k = 0
+        while k < min(len(good), len(bad)) and good[k] == bad[k]:
+            k += 1
+        # The cue's bytes in " " + good (the tokenizer's dummy prefix), as mhaviz finds them.
+        begin = len(p["good"][:p["good"].find(p["cue"])].encode("utf-8")) + 1
+        end = begin + len(p["cue"].encode("utf-8"))
+        offset, first = 0, None
+        for i in range(1, len(good)):
+            piece = sp.id_to_piece(good[i])
+            n = 1 if sp.is_byte(good[i]) else len(piece.replace("\u2581", " ").encode("utf-8"))
+            lo = offset + (1 if piece.startswith("\u2581") else 0)
+            if lo < offset + n and lo < end and offset + n > begin:
+                first = i
+                break
+            offset += n
+        return first is not None and first <= k - 1
+    return readable

@@ -173,15 +173,15 @@ def held_out(mhaviz, tmp):
     for p in pairs:
         if p["phenomenon"] != "agreement across an attractor":
             continue
-        head, attractor = p["held_out"]
+        head, attractor = p["held_out"].split(" + ")
         for h in (head, plural[head]):
             for s in by_words.get(h, ()):
                 if s.startswith("The ") and {attractor, plural[attractor]} & {w.rstrip(".") for w in s.split()}:
                     seen.append((head, attractor, s))
     check(not seen, f"no English head noun shares a training sentence with its pair's attractor ({seen[:3]})")
     opposite = [p["good"] for p in pairs if p["phenomenon"] == "agreement across an attractor" and
-                (p["cue"] == plural.get(p["held_out"][0])) ==
-                (f" {plural[p['held_out'][1]]} " in " " + p["good"].replace(".", " ") + " ")]
+                (p["cue"] == plural.get(p["held_out"].split(" + ")[0])) ==
+                (f" {plural[p['held_out'].split(' + ')[1]]} " in " " + p["good"].replace(".", " ") + " ")]
     check(not opposite, f"every English pair's attractor has the other number ({opposite[:3]})")
 
     # None a native reader would accept as "bad".
