@@ -23,6 +23,7 @@ PROMPTS_EN = ["The cat", "The dogs near the", "Once upon a time", "My sister", "
               "The keys to the", "Tom has a", "The children", "In the morning"]
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 LATIN = re.compile(r"[A-Za-z]")
+CONTROL = re.compile(r"^<(s|/s|unk|pad|0x[0-9A-Fa-f]{2})>$")
 
 
 def script_share(text, korean):
@@ -60,7 +61,8 @@ def report(mhaviz, model="mhaviz-small", tokens=24, extra=(), prompts=None):
     for prompt in prompts or PROMPTS_KO + PROMPTS_EN:
         korean = bool(HANGUL.search(prompt))
         doc = generate(mhaviz, model, prompt, tokens, list(extra))
-        first = "".join(doc["pieces"][:20]).replace("\u2581", " ")
+        # Control and byte pieces (<s>, <0xEA>) are no letters of either script.
+        first = "".join(p for p in doc["pieces"][:20] if not CONTROL.match(p)).replace("\u2581", " ")
         share = script_share(first, korean)
         rows.append({"prompt": prompt, "korean": korean, "text": doc["text"], "share": round(share, 3),
                      "stays": share >= 0.9, "repeats": repeats(doc["text"], doc["ids"])})

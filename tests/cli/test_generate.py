@@ -11,7 +11,8 @@
 - the JSON's cache shape and bytes (2 x layers x kv_heads x head_dim x n x 4), the
   per-step FLOPs, the context limit with its notice, the empty prompt (from <s>), a
   prompt longer than the context (cut, with a notice);
-- --no-repeat N (n-gram blocking): no run of N pieces of the text occurs twice, the
+- --no-repeat N (n-gram blocking): no run of N pieces ending in a new piece occurred
+  before (the prompt may repeat itself), the
   pieces are torch's greedy choice among those that do not repeat one, and the steps
   say how many pieces each blocked;
 - greedy continuations of 10 Korean and 10 English prompts stay in the prompt's
@@ -163,9 +164,11 @@ def check_no_repeat(mhaviz, tmp):
     for prompt, n in (("할머니께서", 3), ("The cat", 4), ("고양이가 쥐를 잡았다. 고양이가", 2)):
         j, _ = generate(mhaviz, "--prompt", prompt, "--tokens", "40", "--no-repeat", str(n))
         ids = j["prompt_ids"] + j["ids"]
+        # The prompt may repeat itself (the third one does); no run that ends in a new piece may.
         runs = [tuple(ids[i:i + n]) for i in range(len(ids) - n + 1)]
-        check(len(set(runs)) == len(runs), f"{prompt!r} --no-repeat {n}: no run of {n} pieces occurs twice "
-              f"({j['generated_text']!r})")
+        new = [i for i in range(len(ids) - n + 1) if i + n > len(j["prompt_ids"])]
+        check(all(runs[i] not in runs[:i] for i in new), f"{prompt!r} --no-repeat {n}: no run of {n} pieces that "
+              f"ends in a new piece occurred before ({j['generated_text']!r})")
         check(j["sampling"]["no_repeat_ngram"] == n and all(s["blocked"] >= 0 for s in j["steps"]) and
               any(s["blocked"] > 0 for s in j["steps"]), f"{prompt!r}: the steps say what they blocked "
               f"({[s['blocked'] for s in j['steps']]})")
