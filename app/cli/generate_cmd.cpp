@@ -41,7 +41,8 @@ const char* kGenerateFooter =
     "Exit status: 0 ok, 1 runtime error (files), 2 usage error (flags, a model that is not\n"
     "a language model).\n\n"
     "  mhaviz generate --model mhaviz-small --prompt \"고양이가\" --tokens 40\n"
-    "  mhaviz generate --prompt \"The cat\" --temperature 0.8 --top-k 40 --seed 7 --json";
+    "  mhaviz generate --prompt \"The cat\" --temperature 0.8 --top-k 40 --seed 7 --json\n"
+    "  mhaviz generate --prompt \"할머니께서\" --no-repeat 4";
 
 constexpr long long kBig = 1LL << 30;
 
@@ -52,6 +53,7 @@ struct GenerateArgs {
   bool temperature_given = false;
   int top_k = 0;
   std::uint64_t seed = 0;
+  int no_repeat = 0;
   int threads = 0;  // 0: the checkpoint's own setting
   bool no_cache = false, json = false;
   bool help = false;
@@ -114,6 +116,19 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
   SeedFlag(
       app, "--seed", [&a](std::uint64_t v) { a.seed = v; },
       "seed of the draws with --temperature or --top-k (default 0): the same seed, the same text")
+      ->group(g);
+  IntFlag(
+      app, "--no-repeat", -kBig, kBig, [&a](int v) { a.no_repeat = v; },
+      "never write a run of N pieces the text already has (n-gram blocking: such a piece\n"
+      "gets probability 0); 3 or 4 keep a small model out of loops (default 0: off)",
+      [](long long n) {
+        return n >= 0 && n <= kMaxNoRepeatNgram
+                   ? std::string()
+                   : "--no-repeat = " + std::to_string(n) + " is outside 0 to " + std::to_string(kMaxNoRepeatNgram) +
+                         ": it is the length of the runs of pieces that may not come back (0 turns it off). Try 3 "
+                         "or 4.";
+      })
+      ->type_name("N")
       ->group(g);
   app.add_flag("--no-cache", a.no_cache,
                "generate by recomputing the whole sequence for every piece (no KV cache): the\n"
@@ -211,7 +226,8 @@ nlohmann::json StepsJson(const std::vector<lm::GeneratedPiece>& steps) {
                  {"cpu_ms_full", r.cpu_full},
                  {"flops_cached", r.flops.cached},
                  {"flops_full", r.flops.full},
-                 {"max_logit_diff", num(r.logit_diff)}});
+                 {"max_logit_diff", num(r.logit_diff)},
+                 {"blocked", r.blocked}});
   return a;
 }
 
@@ -240,6 +256,7 @@ int Generate(const GenerateArgs& a) {
   sampling.temperature = a.temperature_given ? a.temperature : a.top_k > 0 ? 1.0 : 0.0;
   sampling.top_k = a.top_k;
   sampling.seed = a.seed;
+  sampling.no_repeat_ngram = a.no_repeat;
   CheckSampling(sampling, vocab);
 
   lm::CheckCanGenerate(lm);  // a checkpoint's limit, not the prompt's
@@ -297,7 +314,8 @@ int Generate(const GenerateArgs& a) {
     j["sampling"] = {{"greedy", sampling.temperature == 0},
                      {"temperature", sampling.temperature},
                      {"top_k", sampling.top_k},
-                     {"seed", sampling.seed}};
+                     {"seed", sampling.seed},
+                     {"no_repeat_ngram", sampling.no_repeat_ngram}};
     j["context"] = context;
     j["cache"] = {{"layers", cfg.num_layers},
                   {"kv_heads", lc.kv_heads()},
@@ -323,6 +341,9 @@ int Generate(const GenerateArgs& a) {
                     : "sampled at temperature " + Fixed(sampling.temperature, 3) +
                           (sampling.top_k > 0 ? ", top-k " + std::to_string(sampling.top_k) : std::string()) +
                           ", seed " + std::to_string(sampling.seed))
+            << (sampling.no_repeat_ngram > 0
+                    ? "; no run of " + std::to_string(sampling.no_repeat_ngram) + " pieces repeated (--no-repeat)"
+                    : std::string())
             << (cached ? "" : "; without the cache (--no-cache)") << "\n";
   std::cout << "prompt " << prompt_ids.size() << (prompt_ids.size() == 1 ? " piece" : " pieces")
             << " (with <s>), generated " << generated.size() << "\n";

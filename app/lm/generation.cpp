@@ -49,7 +49,8 @@ Generation::Generation(const LanguageModel& lm, std::vector<int> prompt_ids, con
       prompt_size_(static_cast<int>(ids_.size())),
       use_cache_(use_cache),
       decoder_(lm.model),
-      sampler_(Checked(sampling, lm.model.cfg.vocab_size())) {
+      sampler_(Checked(sampling, lm.model.cfg.vocab_size())),
+      no_repeat_ngram_(sampling.no_repeat_ngram) {
   if (ids_.empty()) throw Error("Generation needs at least one piece to start from, such as <s>.");
 }
 
@@ -95,6 +96,11 @@ const GeneratedPiece& Generation::Next() {
     logits = full_logits;
   }
   r.flops = DecodeFlops(cfg, static_cast<int>(ids_.size()));
+  if (no_repeat_ngram_ > 0) {
+    blocked_logits_.assign(logits, logits + vocab);
+    r.blocked = BlockRepeatedNgrams(ids_, no_repeat_ngram_, blocked_logits_.data(), vocab);
+    logits = blocked_logits_.data();
+  }
   r.id = sampler_.Next(logits, vocab);
   ids_.push_back(r.id);
   r.position = static_cast<int>(ids_.size());

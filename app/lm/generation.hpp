@@ -38,6 +38,7 @@ struct GeneratedPiece {
   double cpu_cached = -1, cpu_full = 0;  // the calling thread's CPU time
   StepFlops flops;                       // of the pass, with the cache and without
   double logit_diff = -1;                // max |cached - full| over the vocabulary (-1: not compared)
+  int blocked = 0;                       // pieces n-gram blocking took out of the choice (Sampling::no_repeat_ngram)
 };
 
 class Generation {
@@ -49,7 +50,9 @@ class Generation {
 
   // Whether the text fills the model's context (max_seq): no further piece fits.
   bool AtContext() const;
-  // Chooses, appends and returns one new piece. Throws mha::Error at the context.
+  // Chooses, appends and returns one new piece (with sampling.no_repeat_ngram, never one
+  // that repeats a run of that many pieces: BlockRepeatedNgrams). Throws mha::Error at
+  // the context.
   const GeneratedPiece& Next();
 
   const std::vector<int>& ids() const { return ids_; }
@@ -69,6 +72,8 @@ class Generation {
   bool use_cache_;
   Decoder decoder_;
   Sampler sampler_;
+  int no_repeat_ngram_;
+  std::vector<float> blocked_logits_;  // the logits with the repeats blocked
   ModelTrace full_;
   std::vector<GeneratedPiece> steps_;
 };

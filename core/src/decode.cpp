@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -277,6 +278,27 @@ void CheckSampling(const Sampling& s, int vocab) {
   if (s.top_k < 0 || s.top_k > vocab)
     throw Error("top-k = " + std::to_string(s.top_k) + " is outside 1.." + std::to_string(vocab) +
                 " (the model's vocabulary): it keeps the k likeliest pieces to draw from. Try 40.");
+  if (s.no_repeat_ngram < 0 || s.no_repeat_ngram > kMaxNoRepeatNgram)
+    throw Error("no-repeat n-gram = " + std::to_string(s.no_repeat_ngram) + " is outside 0.." +
+                std::to_string(kMaxNoRepeatNgram) +
+                ": n pieces in a row may not repeat (0 turns it off). Try 3 or 4.");
+}
+
+int BlockRepeatedNgrams(const std::vector<int>& ids, int n, float* logits, int vocab) {
+  const int len = static_cast<int>(ids.size());
+  if (n <= 0 || len < n - 1) return 0;
+  // The run so far is ids[len - n + 1 .. len - 1]; wherever it occurred before, the piece
+  // that followed it would repeat the whole n-gram.
+  const int* tail = ids.data() + len - (n - 1);
+  int blocked = 0;
+  for (int start = 0; start + n - 1 < len; ++start) {
+    if (!std::equal(tail, tail + (n - 1), ids.data() + start)) continue;
+    const int next = ids[static_cast<std::size_t>(start + n - 1)];
+    if (next < 0 || next >= vocab || logits[next] == -std::numeric_limits<float>::infinity()) continue;
+    logits[next] = -std::numeric_limits<float>::infinity();
+    ++blocked;
+  }
+  return blocked;
 }
 
 Sampler::Sampler(const Sampling& s) : s_(s), state_(detail::StreamSeed(s.seed, "sampling")) {}
@@ -295,6 +317,7 @@ int Sampler::Next(const float* logits, int vocab) {
                     [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
   // softmax(logits / T) over the k kept pieces, in double: the largest term is exp(0).
   const double mx = logits[order_[0]];
+  if (!std::isfinite(mx)) return order_[0];  // every piece blocked (BlockRepeatedNgrams)
   p_.resize(static_cast<std::size_t>(k));
   double sum = 0;
   for (int j = 0; j < k; ++j) sum += p_[j] = std::exp((static_cast<double>(logits[order_[j]]) - mx) / s_.temperature);

@@ -11,6 +11,13 @@
 - the JSON's cache shape and bytes (2 x layers x kv_heads x head_dim x n x 4), the
   per-step FLOPs, the context limit with its notice, the empty prompt (from <s>), a
   prompt longer than the context (cut, with a notice);
+- --no-repeat N (n-gram blocking): no run of N pieces ending in a new piece occurred
+  before (the prompt may repeat itself), the
+  pieces are torch's greedy choice among those that do not repeat one, and the steps
+  say how many pieces each blocked;
+- greedy continuations of 10 Korean and 10 English prompts stay in the prompt's
+  language within their paragraph (at least 90 % of the letters of its first 20 pieces
+  before <s>, in the prompt's script);
 - bad input: exit 2, a teaching message, nothing on standard output.
 
 Pins properties, never the model's text, so a retrained mhaviz-small passes too.
@@ -137,12 +144,72 @@ def check_cache_and_sampling(mhaviz, tmp):
     check(a["ids"] == b["ids"], "the same seed draws the same text")
     check(nc["ids"] == a["ids"], "... with or without the cache")
     check(other["ids"] != a["ids"], "another seed draws another text")
-    check(a["sampling"] == {"greedy": False, "temperature": 1.2, "top_k": 50, "seed": 5}, "the JSON names the sampling")
+    check(a["sampling"] == {"greedy": False, "temperature": 1.2, "top_k": 50, "seed": 5, "no_repeat_ngram": 0},
+          "the JSON names the sampling")
 
     # Text mode: the streamed text, the table, the cache line.
     r = run([mhaviz, "generate", "--model", CKPT, "--prompt", "고양이가", "--tokens", "12"])
     check(r.returncode == 0 and r.stdout.startswith(j["text"] + "\n"), "the text streams to standard output first")
     check("cached ms" in r.stdout and f"= {c['bytes']:,} bytes" in r.stdout, "then the per-step table and the cache's bytes")
+
+
+def blocked(ids, n):
+    """The pieces that would end a run of n pieces already in ids (a plain oracle)."""
+    tail = ids[len(ids) - (n - 1):] if n > 1 else []
+    return {ids[i + n - 1] for i in range(len(ids) - n + 1) if ids[i:i + n - 1] == tail}
+
+
+def check_no_repeat(mhaviz, tmp):
+    cfg, params = tm.load_checkpoint(CKPT)
+    P = {k: torch.tensor(np.asarray(v), dtype=torch.float64) for k, v in params.items()}
+    for prompt, n in (("할머니께서", 3), ("The cat", 4), ("고양이가 쥐를 잡았다. 고양이가", 2)):
+        j, _ = generate(mhaviz, "--prompt", prompt, "--tokens", "40", "--no-repeat", str(n))
+        ids = j["prompt_ids"] + j["ids"]
+        # The prompt may repeat itself (the third one does); no run that ends in a new piece may.
+        runs = [tuple(ids[i:i + n]) for i in range(len(ids) - n + 1)]
+        new = [i for i in range(len(ids) - n + 1) if i + n > len(j["prompt_ids"])]
+        check(all(runs[i] not in runs[:i] for i in new), f"{prompt!r} --no-repeat {n}: no run of {n} pieces that "
+              f"ends in a new piece occurred before ({j['generated_text']!r})")
+        check(j["sampling"]["no_repeat_ngram"] == n and all(s["blocked"] >= 0 for s in j["steps"]) and
+              any(s["blocked"] > 0 for s in j["steps"]), f"{prompt!r}: the steps say what they blocked "
+              f"({[s['blocked'] for s in j['steps']]})")
+        # torch's greedy choice among the pieces that repeat no run of n.
+        seq, ok = list(j["prompt_ids"]), True
+        with torch.no_grad():
+            for step, got in enumerate(j["ids"]):
+                logits = tm.forward_logits(cfg, P, torch.tensor([seq]))[0][0, -1].clone()
+                out = blocked(seq, n)
+                for b in out:
+                    logits[b] = -float("inf")
+                top2 = torch.topk(logits, 2).values
+                ok &= got == int(torch.argmax(logits)) or float(top2[0] - top2[1]) < TIE
+                ok &= j["steps"][step]["blocked"] == len(out)
+                seq.append(got)
+        check(ok, f"{prompt!r} --no-repeat {n}: each piece is torch's greedy choice among those not blocked, and "
+              "each step blocked the oracle's count")
+    plain, _ = generate(mhaviz, "--prompt", "할머니께서", "--tokens", "40")
+    check(all(s["blocked"] == 0 for s in plain["steps"]) and plain["sampling"]["no_repeat_ngram"] == 0,
+          "without --no-repeat nothing is blocked")
+
+
+def check_language(mhaviz, tmp):
+    """Within its paragraph (up to the <s> the model writes to end it) a continuation
+    stays in the prompt's language. After <s> the model starts a new paragraph, in either
+    language as its training stream does; docs/model-card.md counts those switches."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import generation_report as G
+    lengths = []
+    for prompt in G.PROMPTS_KO + G.PROMPTS_EN:
+        j, _ = generate(mhaviz, "--prompt", prompt, "--tokens", "24")
+        pieces = j["pieces"]
+        para = pieces[:pieces.index("<s>")] if "<s>" in pieces else pieces
+        text = "".join(p for p in para[:20] if not G.CONTROL.match(p)).replace("\u2581", " ")
+        share = G.script_share(text, bool(G.HANGUL.search(prompt)))
+        lengths.append(len(para))
+        check(share >= 0.9, f"{prompt!r}: the new pieces of its paragraph stay in the prompt's language "
+              f"({share:.2f} of the letters of {len(para)} pieces: {text!r})")
+    # A model that ended every paragraph at once would pass the above without writing.
+    check(sum(n >= 4 for n in lengths) >= 15, f"most continuations write a sentence before <s>: {lengths}")
 
 
 def check_limits(mhaviz, tmp):
@@ -189,6 +256,9 @@ def check_bad_input(mhaviz, tmp):
         (["--top-k", "0"], ["--top-k"]),
         (["--top-k", "-2"], ["--top-k"]),
         (["--top-k", str(len(cfg["vocab"]) + 1)], ["--top-k", str(len(cfg["vocab"]))]),
+        (["--no-repeat", "-1"], ["--no-repeat", "0 to 32"]),
+        (["--no-repeat", "33"], ["--no-repeat", "0 to 32"]),
+        (["--no-repeat", "three"], ["--no-repeat"]),
         (["--prompt", "\udcff"], []),
         (["--model", offsets], ["not a language model", "--task text"]),
         (["--threads", "0"], ["--threads"]),
@@ -207,4 +277,5 @@ def check_bad_input(mhaviz, tmp):
 
 
 if __name__ == "__main__":
-    checks.main([check_torch, check_cache_and_sampling, check_limits, check_bad_input])
+    checks.main([check_torch, check_cache_and_sampling, check_no_repeat, check_language, check_limits,
+                 check_bad_input])

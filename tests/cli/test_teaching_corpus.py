@@ -1,7 +1,8 @@
 """The designed teaching corpus: the generator is deterministic and reproduces the shipped
-files, every Korean sentence passes an independent particle checker, the held-out words
-stay out of their construction, no minimal pair is in the training text, and the shipped
-tokenizer spells the teaching text without byte pieces.
+files, every Korean sentence passes an independent particle checker, the minimal pairs
+are fair (each tests a combination of words the training text never has, made of word
+forms it has; none a native reader would accept as "bad"; no pair sentence in the text),
+and the shipped tokenizer spells the teaching text without byte pieces.
 
 Usage: test_teaching_corpus.py MHAVIZ (the binary is not needed; the argument keeps the
 calling convention of the other CLI tests)."""
@@ -19,6 +20,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 sys.path.insert(0, SCRIPTS)
 import korean_particles  # noqa: E402
 import teaching_lexicon as L  # noqa: E402
+import teaching_lexicon_en as E  # noqa: E402
 
 GEN = os.path.join(SCRIPTS, "make_teaching_corpus.py")
 SHIPPED = os.path.join(ROOT, "assets", "corpus", "train-designed.txt.gz")
@@ -32,9 +34,22 @@ def generate(*args):
 
 
 def checker_nouns():
-    nouns = {w for ws in L.KO_NOUNS.values() for w in ws.split()}
-    nouns |= set(L.KO_NAMES) | set(L.KO_MEANS) | set(L.KO_CLASSIFIER.values()) | {"나", "우리"}
-    nouns |= {t for ts in L.KO_INSTRUMENT.values() for t in ts}
+    """Every Hangul word of the lexicon (nouns, names, places, classifiers, tools)."""
+    nouns = {"나", "우리"}
+
+    def walk(x):
+        if isinstance(x, str):
+            nouns.update(w for w in x.split() if HANGUL.search(w))
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                walk(k)
+                walk(v)
+        elif isinstance(x, (list, tuple, set)):
+            for v in x:
+                walk(v)
+    for name in dir(L):
+        if name.isupper() and name != "FORMS":
+            walk(getattr(L, name))
     return nouns
 
 
@@ -49,9 +64,9 @@ def determinism(mhaviz, tmp):
     c = generate("--print", "--lines", "300", "--pairs", "5", "--seed", "4")
     check(a == b and len(a) > 3000, f"the same seed gives the same bytes ({len(a)} bytes)")
     check(a != c, "another seed gives other text")
-    # The shipped files are the command in the model card's (seed 1, 130,000 paragraphs).
+    # The shipped files are the command in the model card's (seed 1, 150,000 paragraphs).
     out = os.path.join(tmp, "gen")
-    subprocess.run([sys.executable, GEN, "--out", out, "--lines", "130000", "--seed", "1"], check=True,
+    subprocess.run([sys.executable, GEN, "--out", out, "--lines", "150000", "--seed", "1"], check=True,
                    stdout=subprocess.DEVNULL)
     for name, shipped in (("train-designed.txt.gz", SHIPPED), ("pairs.jsonl", PAIRS)):
         with open(os.path.join(out, name), "rb") as f, open(shipped, "rb") as g:
@@ -81,8 +96,7 @@ def particles(mhaviz, tmp):
           f"first errors: {errors[:3]})")
     check(all(kinds.get(p, 0) > 1000 for p in ("이", "가", "을", "를", "은", "는", "과", "와", "으로", "로")),
           f"each allomorph is used often: {dict(sorted(kinds.items()))}")
-    with open(PAIRS, encoding="utf-8") as f:
-        pairs = [json.loads(l) for l in f]
+    pairs = read_pairs()
     good_ok = all(not korean_particles.check_sentence(p["good"], nouns)[0] for p in pairs
                   if p["phenomenon"].startswith("particle"))
     bad_caught = all(korean_particles.check_sentence(p["bad"], nouns)[0] for p in pairs
@@ -90,74 +104,98 @@ def particles(mhaviz, tmp):
     check(good_ok and bad_caught, "the particle pairs' good sentences pass the checker and their bad ones fail it")
 
 
+def sentences_of(lines):
+    return [s.strip() + "." for line in lines for s in line.split(".") if s.strip()]
+
+
+def read_pairs():
+    with open(PAIRS, encoding="utf-8") as f:
+        return [json.loads(l) for l in f]
+
+
 def held_out(mhaviz, tmp):
+    """Fair pairs: each tests a combination the training text never has, made of word
+    forms it does have, and none is a pair a native reader would accept."""
     lines = shipped_lines()
-    words = set()
-    for line in lines:
-        words.update(w.rstrip(".") for w in line.split())
-    leaks = []
-    for n in L.HELD_OUT_OBJECT:
-        leaks += [w for w in (n + "을", n + "를") if w in words]
-    for n in L.HELD_OUT_SUBJECT:
-        leaks += [w for w in (n + "이", n + "가") if w in words]
-    for n in L.HELD_OUT_TOPIC:
-        leaks += [w for w in (n + "은", n + "는") if w in words]
-    for n in L.HELD_OUT_AND:
-        leaks += [w for w in (n + "과", n + "와") if w in words]
-    for n in L.HELD_OUT_RO:
-        leaks += [w for w in (n + "으로", n + "로") if w in words]
-    for v in L.HELD_OUT_HONORIFIC:
-        forms = L.KO_VERBS[v][0]
-        leaks += [w for w in forms[2:] if w in words]
-    with open(PAIRS, encoding="utf-8") as f:
-        pairs = [json.loads(l) for l in f]
-    # A template may still put a held-out word in its construction (마을로 from 이사하다's
-    # towns): the generator then drops that word's pairs, so no pair tests a seen form.
-    tested = {p["good"].split()[len(p["prefix"].split()) - 1].rstrip(".") for p in pairs
-              if p["phenomenon"].startswith("particle")}
-    honorific = {f for v in L.HELD_OUT_HONORIFIC for f in L.KO_VERBS[v][0][2:]}
-    tested |= {w.rstrip(".") for p in pairs if p["phenomenon"] == "honorific agreement"
-               for w in p["good"][len(p["prefix"]):].split() if w.rstrip(".") in honorific}
-    seen = sorted(w for w in tested if w in words)
-    check(not seen, f"no pair's tested form is in the training text ({len(tested)} forms; seen: {seen[:5]})")
-    check(len(leaks) <= 2, f"at most two held-out forms slipped into the training text (and are untested): {leaks}")
-    numerals = set(L.KO_NUMERALS)
-    counted = set()
-    for line in lines:
-        ws = line.split()
-        for a, b in zip(ws, ws[1:]):
-            if b in numerals:
-                counted.add(a)
-    leaks = sorted(counted & L.HELD_OUT_CLASSIFIER)
-    check(not leaks and len(counted) > 100, f"no held-out noun is counted ({len(counted)} nouns are; leaks: {leaks})")
-    with open(PAIRS, encoding="utf-8") as f:
-        pairs = [json.loads(l) for l in f]
-    sentences = set()
-    for line in lines:
-        sentences.update(s.strip() + "." for s in line.split(".") if s.strip())
-    inside = [p["good"] for p in pairs if p["good"] in sentences or p["bad"] in sentences]
-    check(not inside, f"no sentence of a minimal pair is in the training text ({len(pairs)} pairs; {inside[:3]})")
+    sents = sentences_of(lines)
+    words = {w.rstrip(".") for s in sents for w in s.split()}
+    pairs = read_pairs()
     phen = {}
     for p in pairs:
         phen[p["phenomenon"]] = phen.get(p["phenomenon"], 0) + 1
-    check(len(phen) == 8 and all(150 <= n <= 200 for n in phen.values()),
-          f"150 to 200 pairs for each of 8 phenomena: {phen}")
-    heads = {s for s, _ in (x.split(":") for x in L.EN_NOUNS["animal"].split() + L.EN_NOUNS["person"].split() +
-                                              L.EN_NOUNS["thing"].split() + L.EN_NOUNS["food"].split())
-             if s in L.HELD_OUT_AGREEMENT}
-    plural = dict(x.split(":") for c in L.EN_NOUNS.values() for x in c.split())
-    attracted = set()
-    for line in lines:
-        for m in re.finditer(r"\bThe (\w+) (?:to|near|on|behind|under|beside|in|of|with|by|next to|from) the ", line):
-            attracted.add(m.group(1))
-    leaks = {w for w in attracted if w in heads or w in {plural[h] for h in heads}}
-    cues = {p["cue"] for p in pairs if p["phenomenon"] == "agreement across an attractor"}
-    singular = {p: s for s, p in plural.items()}
-    forms = {f for c in cues for f in (c, plural.get(c), singular.get(c)) if f}
-    check(not (leaks & forms) and len(attracted) > 50,
-          f"no tested English head noun has an attractor in the training text ({len(attracted)} do; "
-          f"seen but untested: {sorted(leaks)})")
-    for s in L.LESSON_SENTENCES_KO + L.LESSON_SENTENCES_EN:
+    check(len(phen) == 8 and all(n == 200 for n in phen.values()), f"200 pairs for each of 8 phenomena: {phen}")
+    inside = set(sents)
+    leaked = [p["good"] for p in pairs if p["good"] in inside or p["bad"] in inside]
+    check(not leaked, f"no sentence of a minimal pair is in the training text ({len(pairs)} pairs; {leaked[:3]})")
+
+    # Every word form of a good sentence is read in training; so is every form of a bad
+    # one but the wrong particle itself (no text has 토끼을).
+    unread = [p["good"] for p in pairs if not all(w.rstrip(".") in words for w in p["good"].split())]
+    check(not unread, f"every word of every good sentence is in the training text ({unread[:3]})")
+    unread = [p["bad"] for p in pairs if not p["phenomenon"].startswith("particle") and
+              not all(w.rstrip(".") in words for w in p["bad"].split())]
+    check(not unread, f"every word of the honorific, classifier and agreement pairs' bad sentences is read "
+          f"({unread[:3]})")
+
+    # The combination each pair tests never shares a training sentence.
+    by_words = {}
+    for s in sents:
+        for w in set(x.rstrip(".") for x in s.split()):
+            by_words.setdefault(w, set()).add(s)
+
+    def together(a, b):
+        return by_words.get(a, set()) & by_words.get(b, set())
+
+    seen = []
+    for p in pairs:
+        good = [w.rstrip(".") for w in p["good"].split()]
+        ph = p["phenomenon"]
+        if ph.startswith("particle"):
+            n = len(p["prefix"].split())
+            tested = good[n - 1]
+            if ph == "particle 과/와":  # "A와 B가": the two nouns side by side
+                other = good[n]
+                if any(f" {tested} {other} " in f" {s[:-1]} " for s in together(tested, other)):
+                    seen.append((ph, tested, other))
+            elif together(tested, good[-1]):
+                seen.append((ph, tested, good[-1]))
+        elif ph == "honorific agreement":
+            if together(p["cue"], good[-1]):
+                seen.append((ph, p["cue"], good[-1]))
+        elif ph == "numeral classifier":
+            n = len(p["prefix"].split())
+            noun, num = good[n - 2], good[n - 1]
+            if any(f" {noun} {num} " in f" {s} " for s in by_words.get(noun, ())):
+                seen.append((ph, noun, num))
+    check(not seen, f"no Korean pair's combination is in a training sentence ({len(seen)}: {seen[:4]})")
+    plural = {s: pl for c in (E.ANIMALS, E.PEOPLE, E.FOOD, E.THINGS) for s, pl in c.items()}
+    seen = []
+    for p in pairs:
+        if p["phenomenon"] != "agreement across an attractor":
+            continue
+        head, attractor = p["held_out"].split(" + ")
+        for h in (head, plural[head]):
+            for s in by_words.get(h, ()):
+                if s.startswith("The ") and {attractor, plural[attractor]} & {w.rstrip(".") for w in s.split()}:
+                    seen.append((head, attractor, s))
+    check(not seen, f"no English head noun shares a training sentence with its pair's attractor ({seen[:3]})")
+    opposite = [p["good"] for p in pairs if p["phenomenon"] == "agreement across an attractor" and
+                (p["cue"] == plural.get(p["held_out"].split(" + ")[0])) ==
+                (f" {plural[p['held_out'].split(' + ')[1]]} " in " " + p["good"].replace(".", " ") + " ")]
+    check(not opposite, f"every English pair's attractor has the other number ({opposite[:3]})")
+
+    # None a native reader would accept as "bad".
+    elders = [p["good"] for p in pairs if p["phenomenon"] == "honorific agreement" and
+              any(p["cue"].startswith(e) for e in ("삼촌", "아주머니", "이웃", "아저씨", "이모", "사촌"))]
+    check(not elders, f"no honorific pair has a grown-up one may well not honour as its subject ({elders[:3]})")
+    gae = [p["bad"] for p in pairs if p["phenomenon"] == "numeral classifier" and
+           p["bad"][len(p["prefix"]):].startswith("개")]
+    check(not gae, f"no classifier pair has 개 as its wrong classifier ({gae[:3]})")
+    family = set(L.ANIMALS) | set(L.FLOWERS) | set(L.TREES) | set(L.FOOD["fruit"]) | set(L.FOOD["veg"])
+    gwa = [p["bad"] for p in pairs if p["phenomenon"] == "particle 과/와" and
+           p["bad"].split()[len(p["prefix"].split()) - 1] == p["cue"] + "과" and p["cue"] in family]
+    check(not gwa, f"no 과/와 pair's bad form is a family or department name (고양이과) ({gwa[:3]})")
+    for s in L.LESSON_SENTENCES_KO + E.LESSON_SENTENCES_EN:
         check(s in lines, f"the lessons' sentence '{s}' is in the teaching text")
 
 

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -290,4 +292,77 @@ TEST_CASE("decoding refuses what it cannot do, with teaching errors", "[decode]"
   CHECK_THROWS_WITH(CheckSampling(s, 50), Catch::Contains("1..50"));
   s.top_k = 50;
   CHECK_NOTHROW(CheckSampling(s, 50));
+  s.no_repeat_ngram = -1;
+  CHECK_THROWS_WITH(CheckSampling(s, 50), Catch::Contains("0..32"));
+  s.no_repeat_ngram = kMaxNoRepeatNgram + 1;
+  CHECK_THROWS_WITH(CheckSampling(s, 50), Catch::Contains("Try 3 or 4"));
+  s.no_repeat_ngram = 4;
+  CHECK_NOTHROW(CheckSampling(s, 50));
+}
+
+// A deliberately plain oracle: every earlier window of n - 1 pieces equal to the last
+// n - 1, and the piece after it.
+std::vector<int> Repeats(const std::vector<int>& ids, int n) {
+  std::vector<int> out;
+  const int len = static_cast<int>(ids.size());
+  for (int i = 0; i + n - 1 < len; ++i) {
+    bool same = true;
+    for (int j = 0; j < n - 1; ++j) same = same && ids[i + j] == ids[len - (n - 1) + j];
+    if (same) out.push_back(ids[i + n - 1]);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+TEST_CASE("n-gram blocking takes out exactly the pieces that would repeat a run of n", "[decode]") {
+  const int vocab = 12;
+  // "a b c a b" + ?: with n = 3 the run "a b" was followed by c, so c is blocked.
+  std::vector<int> ids = {1, 2, 3, 1, 2};
+  std::vector<float> logits(vocab, 0.5f);
+  CHECK(BlockRepeatedNgrams(ids, 3, logits.data(), vocab) == 1);
+  for (int v = 0; v < vocab; ++v) CHECK(std::isinf(logits[v]) == (v == 3));
+  // n = 1 blocks every piece already written; n = 0 none; a text shorter than n - 1 none.
+  std::fill(logits.begin(), logits.end(), 0.5f);
+  CHECK(BlockRepeatedNgrams(ids, 1, logits.data(), vocab) == 3);
+  std::fill(logits.begin(), logits.end(), 0.5f);
+  CHECK(BlockRepeatedNgrams(ids, 0, logits.data(), vocab) == 0);
+  CHECK(BlockRepeatedNgrams({1}, 4, logits.data(), vocab) == 0);
+  CHECK(std::count(logits.begin(), logits.end(), 0.5f) == vocab);
+  // Against the oracle on random texts of a small alphabet, where repeats are common.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int len = 1 + static_cast<int>(rng() % 40), n = 1 + static_cast<int>(rng() % 5);
+    std::vector<int> text(static_cast<std::size_t>(len));
+    for (int& t : text) t = static_cast<int>(rng() % 4);
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    const int blocked = BlockRepeatedNgrams(text, n, logits.data(), vocab);
+    std::vector<int> got;
+    for (int v = 0; v < vocab; ++v)
+      if (std::isinf(logits[v])) got.push_back(v);
+    CHECK(got == Repeats(text, n));
+    CHECK(blocked == static_cast<int>(got.size()));
+  }
+}
+
+TEST_CASE("with n-gram blocking greedy and sampled text never repeats a run of n pieces", "[decode]") {
+  // Logits that always prefer the same piece would write "7 7 7 ...": blocking must
+  // move on, and no window of n pieces of what is written may occur twice.
+  const int vocab = 8, n = 2;
+  for (double t : {0.0, 1.0}) {
+    Sampling s;
+    s.temperature = t;
+    s.no_repeat_ngram = n;
+    Sampler sampler(s);
+    std::vector<int> ids = {0};
+    for (int step = 0; step < 12; ++step) {
+      std::vector<float> logits = {0, 1, 2, 3, 4, 5, 6, 9};
+      BlockRepeatedNgrams(ids, n, logits.data(), vocab);
+      ids.push_back(sampler.Next(logits.data(), vocab));
+    }
+    std::set<std::pair<int, int>> seen;
+    bool repeated = false;
+    for (std::size_t i = 0; i + 1 < ids.size(); ++i) repeated |= !seen.insert({ids[i], ids[i + 1]}).second;
+    CHECK_FALSE(repeated);
+  }
 }

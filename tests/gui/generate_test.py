@@ -192,9 +192,34 @@ def test_sampled(mhaviz, d):
     finally:
         app.kill()
     view = final["views"]["generate_view"]
-    check(view["sampling"] == {"temperature": 0.75, "top_k": 40, "seed": 7, "greedy": False},
+    check(view["sampling"] == {"temperature": 0.75, "top_k": 40, "seed": 7, "greedy": False, "no_repeat_ngram": 0},
           f"sampling {view['sampling']}")
     check_against_generate(view, ref, "sampled")
+
+
+def test_no_repeat(mhaviz, d):
+    """n-gram blocking as the view's flag sets it (--generate-no-repeat 3): Generate's 20
+    greedy pieces are `mhaviz generate --no-repeat 3`'s, each step blocked as many pieces,
+    and the text is not the plain greedy one (which loops on this prompt)."""
+    prompt = "할머니께서"
+    r = subprocess.run([mhaviz, "generate", "--model", MODEL, "--prompt", prompt, "--tokens", "20", "--json",
+                        "--no-repeat", "3"], check=True, cwd=d, capture_output=True, text=True)
+    ref = json.loads(r.stdout)
+    plain = generate_json(mhaviz, d, prompt, 20)
+    check(ref["ids"] != plain["ids"] and any(s["blocked"] for s in ref["steps"]),
+          "blocking changes nothing on this prompt: the comparison tests nothing")
+    app = open_view(mhaviz, d, prompt, "--generate-pieces", "20", "--generate-no-repeat", "3")
+    try:
+        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 20, "Generate to be taken")
+        app.wait_for(generated(20), "20 pieces", timeout=60)
+        final = app.quit()
+    finally:
+        app.kill()
+    view = final["views"]["generate_view"]
+    check(view["sampling"]["no_repeat_ngram"] == 3, f"sampling {view['sampling']}")
+    check_against_generate(view, ref, "no repeat of 3")
+    check([s["blocked"] for s in view["steps"]] == [s["blocked"] for s in ref["steps"]],
+          f"blocked per step {[s['blocked'] for s in view['steps']]} vs {[s['blocked'] for s in ref['steps']]}")
 
 
 def test_new_sentence_cancels(mhaviz, d):
@@ -264,6 +289,7 @@ TESTS = {
     "ten_pieces": test_ten_pieces,
     "step_and_start_over": test_step_and_start_over,
     "sampled": test_sampled,
+    "no_repeat": test_no_repeat,
     "context": test_context,
     "new_sentence_cancels": test_new_sentence_cancels,
     "not_a_language_model": test_not_a_language_model,

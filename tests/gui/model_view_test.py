@@ -47,11 +47,11 @@ def test_select_and_open(mhaviz, d):
 
 def test_validation_labels(mhaviz, d):
     """Given the frames to finish, the model view labels the heads on the validation
-    text, and its labels are the training's. The shipped model's layer 0 head 0 is the
-    previous-token head (0.95 in the training's measure, docs/model-card.md) and layer 1
-    head 3 its induction head (0.55 on the validation windows repeated, the measure of
-    mhaviz ablate's table, since it rests on <s> where nothing repeats); no other head
-    claims induction."""
+    text, and its labels are the shipped measurement's (mhaviz-small.labels.json, which
+    cli.head_labels checks against a fresh one): one previous-token head in layer 0
+    (over 0.9) and one induction head in layer 1 (over 0.5 on the validation windows
+    repeated, the measure of mhaviz ablate's table, since it rests on <s> where nothing
+    repeats); no other head claims induction."""
     dump = os.path.join(d, "labels.json")
     gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--frames", "600",
         "--dump-state", dump)
@@ -61,10 +61,24 @@ def test_validation_labels(mhaviz, d):
     cfg = model_config()
     check(len(mv["labels"]) == cfg["num_layers"] * cfg["num_heads"], f"{len(mv['labels'])} labels")
     by = {(x["layer"], x["head"]): x for x in mv["labels"]}
-    check(by[(0, 0)]["label"] == "previous-token" and by[(0, 0)]["score"] > 0.9, f"layer 0 head 0: {by[(0, 0)]}")
-    check(by[(1, 3)]["label"] == "induction" and by[(1, 3)]["score"] > 0.5, f"layer 1 head 3: {by[(1, 3)]}")
-    others = [x for x in mv["labels"] if (x["layer"], x["head"]) != (1, 3)]
+    shipped = shipped_profiles()
+    prev = [k for k, x in shipped.items() if x["label"] == "previous-token"]
+    ind = [k for k, x in shipped.items() if x["label"] == "induction"]
+    check(len(ind) == 1 and ind[0][0] == 1 and prev and prev[0][0] == 0,
+          f"the shipped labels name one induction head in layer 1 and a previous-token head in layer 0: {shipped}")
+    for k, x in shipped.items():
+        check(by[k]["label"] == x["label"], f"L{k[0]}H{k[1]}: the view says {by[k]['label']!r}, the shipped "
+              f"measurement {x['label']!r}")
+    check(by[prev[0]]["score"] > 0.9, f"the previous-token head: {by[prev[0]]}")
+    check(by[ind[0]]["score"] > 0.5, f"the induction head: {by[ind[0]]}")
+    others = [x for x in mv["labels"] if (x["layer"], x["head"]) != ind[0]]
     check(all(x["label"] != "induction" for x in others), f"another head labelled induction: {others}")
+
+
+def shipped_profiles():
+    """(layer, head) -> the pattern profile the shipped labels file measured."""
+    path = os.path.join(os.path.dirname(MODEL), "mhaviz-small.labels.json")
+    return {(x["layer"], x["head"]): x for x in g.read_json(path)["profiles"]}
 
 
 def test_knockout_views(mhaviz, d):

@@ -81,6 +81,7 @@ struct GenerateChoice {
   float temperature = 0;  // 0: greedy, as mhaviz generate without --temperature
   int top_k = 0;
   int seed = 0;
+  int no_repeat = 0;  // n-gram blocking, as generate --no-repeat (0: off)
 };
 
 struct Choice {

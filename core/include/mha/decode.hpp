@@ -119,13 +119,24 @@ class Decoder {
 
 // How the next piece is chosen from the logits.
 struct Sampling {
-  double temperature = 0;  // 0: greedy (the likeliest piece); else softmax(logits / T)
-  int top_k = 0;           // with a temperature: only the k likeliest pieces (0: all)
-  std::uint64_t seed = 0;  // the draws' only source of randomness
+  double temperature = 0;   // 0: greedy (the likeliest piece); else softmax(logits / T)
+  int top_k = 0;            // with a temperature: only the k likeliest pieces (0: all)
+  std::uint64_t seed = 0;   // the draws' only source of randomness
+  int no_repeat_ngram = 0;  // n > 0: never write a run of n pieces the text already has
 };
+constexpr int kMaxNoRepeatNgram = 32;
 // Throws mha::Error with a teaching message for a temperature below 0 or not finite,
-// or a top_k outside 0..vocab.
+// a top_k outside 0..vocab, or a no_repeat_ngram outside 0..kMaxNoRepeatNgram.
 void CheckSampling(const Sampling& s, int vocab);
+
+// n-gram blocking (Hugging Face's no_repeat_ngram_size): before the next piece is
+// chosen, every piece v that would end a run of n pieces already in `ids` (its last
+// n - 1 pieces, then v, occurred before) gets the logit -inf, so softmax gives it
+// probability 0 and neither greedy choice nor sampling can take it. A small model stuck
+// in a loop ("고양이가 잤다. 고양이가 잤다. ...") must then write something else.
+// Returns how many pieces were blocked; n <= 0, or fewer than n - 1 pieces, blocks none.
+// With n = 1 every piece already in the text is blocked.
+int BlockRepeatedNgrams(const std::vector<int>& ids, int n, float* logits, int vocab);
 
 // Draws next pieces. The same Sampling and the same logits give the same pieces, on
 // every platform: the draws come from SplitMix64 seeded with `seed`, the probabilities

@@ -62,14 +62,15 @@ Sampling SamplingOf(const GenerateChoice& g) {
   sm.temperature = g.temperature;
   sm.top_k = g.temperature > 0 ? g.top_k : 0;  // greedy takes the likeliest piece: top-k changes nothing
   sm.seed = static_cast<std::uint64_t>(g.seed);
+  sm.no_repeat_ngram = g.no_repeat;
   return sm;
 }
 
 std::string KeyOf(const AppState& s) {
   const GenerateChoice& g = s.choice.generate;
-  char b[96];
-  std::snprintf(b, sizeof b, "%p|%.6g|%d|%d|", static_cast<const void*>(s.choice.source.lm.get()), g.temperature,
-                g.top_k, g.seed);
+  char b[112];
+  std::snprintf(b, sizeof b, "%p|%.6g|%d|%d|%d|", static_cast<const void*>(s.choice.source.lm.get()), g.temperature,
+                g.top_k, g.seed, g.no_repeat);
   return b + g.prompt;
 }
 
@@ -402,7 +403,8 @@ json StepJson(const lm::GeneratedPiece& p) {
           {"piece", p.piece},           {"ms_cached", p.ms_cached},
           {"ms_full", p.ms_full},       {"cpu_ms_cached", p.cpu_cached},
           {"cpu_ms_full", p.cpu_full},  {"flops_cached", p.flops.cached},
-          {"flops_full", p.flops.full}, {"max_logit_diff", p.logit_diff}};
+          {"flops_full", p.flops.full}, {"max_logit_diff", p.logit_diff},
+          {"blocked", p.blocked}};
 }
 
 }  // namespace
@@ -415,7 +417,8 @@ json DumpGenerateView(AppState& s) {
   j["running"] = Generating(*st);
   const Sampling sm = SamplingOf(s.choice.generate);
   j["sampling"] = {
-      {"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed}, {"greedy", sm.temperature <= 0}};
+      {"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed}, {"greedy", sm.temperature <= 0},
+      {"no_repeat_ngram", sm.no_repeat_ngram}};
   if (!st->error.empty()) j["error"] = st->error;
   if (!st->task.error().empty()) j["error"] = st->task.error();
   if (!st->prompt_notice.empty()) j["notice"] = st->prompt_notice;
@@ -500,6 +503,13 @@ void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& 
       [&actions](int v) { actions.push_back([v](AppState& s) { s.choice.generate.seed = v; }); },
       "the Generate view's seed of the draws (default 0): the same seed, the same text")
       ->type_name("S")
+      ->group(g);
+  options::IntFlag(
+      app, "--generate-no-repeat", 0, 8,
+      [&actions](int v) { actions.push_back([v](AppState& s) { s.choice.generate.no_repeat = v; }); },
+      "the Generate view's n-gram blocking: no run of N pieces comes back, as generate --no-repeat (0, the "
+      "default: off)")
+      ->type_name("N")
       ->group(g);
 }
 
