@@ -39,6 +39,12 @@ def test_names_agree(mhaviz, d):
         check(n["kind"] == want["kind"] and n["key"] == want["job"] and n["claimed"] == (want["kind"] != "none"),
               f"L{k[0]}H{k[1]}: the Model view names it {n} where the evidence says {want}")
         check(n["evidence"] == want["evidence"], f"L{k[0]}H{k[1]}: evidence {n['evidence']!r}")
+    # A job line uses a knock-out's words only where the evidence has that knock-out.
+    claims = {k: [l["label"], *l["also"]] for l in labels["labels"] for k in [(l["layer"], l["head"])]}
+    for j in final["views"]["model_view_view"]["jobs"]:
+        causal = any(c["kind"] == "causal" and c["job"] == j["job"] for c in claims[(j["layer"], j["head"])])
+        looks = j["shown"] in ("looks at the noun", "looks at the subject")
+        check(looks != causal, f"L{j['layer']}H{j['head']} job {j['job']} shown {j['shown']!r}; causal: {causal}")
     # The header: the head that does the most telling job (a knock-out's), else a pattern's.
     order = {"causal": 0, "pattern": 1, "attention": 2, "none": 3}
     layer, head = min(shipped, key=lambda k: (order[shipped[k]["kind"]], k))

@@ -11,6 +11,7 @@
 #include "gui/sources/model_source.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
+#include "lm/head_names.hpp"
 #include "gui/panels/panels.hpp"
 #include "text/i18n.hpp"
 
@@ -18,12 +19,21 @@ namespace mha::gui {
 namespace {
 
 // The label a job shows, in the interface's language.
-std::string JobText(const lm::HeadJob& j) {
-  if (j.text == "particle → noun") return _("particle → noun");
-  if (j.text == "classifier → noun") return _("classifier → noun");
-  if (j.text == "verb → subject") return _("verb → subject");
-  if (j.text == "agreement") return _("agreement");
-  return _("looks at the subject");
+// A job as the window names it: the knock-out's words ("classifier → noun") only where the
+// stored evidence shows the model needs the head for it (lm/head_names.hpp, as the head's
+// name says), else what the weight alone shows ("looks at the noun").
+std::string JobText(const AppState& s, const lm::HeadJob& j) {
+  if (const auto& ev = s.result.head_evidence.value) {
+    const lm::HeadLabel l = lm::NameHead(*ev, j.layer, j.head);
+    const auto causal = [&](const lm::HeadClaim& c) { return c.kind == "causal" && c.job == j.job; };
+    if (causal(l.name) || std::any_of(l.also.begin(), l.also.end(), causal)) {
+      if (j.job == "particle-noun") return _("particle → noun");
+      if (j.job == "classifier-noun") return _("classifier → noun");
+      if (j.job == "verb-subject") return _("verb → subject");
+      return _("agreement");
+    }
+  }
+  return j.job == "particle-noun" || j.job == "classifier-noun" ? _("looks at the noun") : _("looks at the subject");
 }
 
 // The jobs measured on the minimal pairs (sources/model_measures.hpp), or null.
@@ -142,7 +152,7 @@ bool ModelHasJob(const AppState& s, const std::string& job) {
 
 std::vector<std::string> HeadJobTexts(const AppState& s, int layer, int head) {
   std::vector<std::string> out;
-  for (const lm::HeadJob& j : JobsOf(s, layer, head)) out.push_back(JobText(j));
+  for (const lm::HeadJob& j : JobsOf(s, layer, head)) out.push_back(JobText(s, j));
   return out;
 }
 
@@ -153,7 +163,7 @@ std::string HeadJobDetails(const AppState& s, int layer, int head) {
     std::snprintf(buf, sizeof buf,
                   _("%s: on the minimal pairs (%s), %.2f of its weight from the piece that chooses the form to the "
                     "cue word, against %.2f uniform; the model's accuracy there %.2f"),
-                  JobText(j).c_str(), j.phenomenon.c_str(), j.weight, j.uniform, j.accuracy);
+                  JobText(s, j).c_str(), j.phenomenon.c_str(), j.weight, j.uniform, j.accuracy);
     out += std::string("\n") + buf;
     if (!j.learned) out += std::string(" ") + _("(at chance: the model does not choose the form by it)");
     for (const SiteReading& r : ReadSites(s, j)) {
@@ -226,7 +236,7 @@ void DrawJobsOnSentence(AppState& s) {
     for (int h = 0; h < H; ++h)
       for (const lm::HeadJob& j : JobsOf(s, l, h)) {
         const std::vector<SiteReading> rs = ReadSites(s, j);
-        std::string line = "L" + std::to_string(l) + "H" + std::to_string(h) + " " + JobText(j) + ": ";
+        std::string line = "L" + std::to_string(l) + "H" + std::to_string(h) + " " + JobText(s, j) + ": ";
         if (rs.empty()) {
           Muted((line + _("nothing in this sentence to read it on")).c_str());
           continue;
@@ -263,6 +273,7 @@ nlohmann::json DumpHeadJobs(AppState& s) {
                       {"head", j.head},
                       {"job", j.job},
                       {"text", j.text},
+                      {"shown", JobText(s, j)},
                       {"phenomenon", j.phenomenon},
                       {"weight", j.weight},
                       {"uniform", j.uniform},
