@@ -280,8 +280,7 @@ void CheckSampling(const Sampling& s, int vocab) {
                 " (the model's vocabulary): it keeps the k likeliest pieces to draw from. Try 40.");
   if (s.no_repeat_ngram < 0 || s.no_repeat_ngram > kMaxNoRepeatNgram)
     throw Error("no-repeat n-gram = " + std::to_string(s.no_repeat_ngram) + " is outside 0.." +
-                std::to_string(kMaxNoRepeatNgram) +
-                ": n pieces in a row may not repeat (0 turns it off). Try 3 or 4.");
+                std::to_string(kMaxNoRepeatNgram) + ": n pieces in a row may not repeat (0 turns it off). Try 3 or 4.");
 }
 
 int BlockRepeatedNgrams(const std::vector<int>& ids, int n, float* logits, int vocab) {

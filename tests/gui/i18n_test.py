@@ -18,9 +18,9 @@ from harness import click  # noqa: E402
 check = g.check
 HANGUL = re.compile("[\uac00-\ud7a3]")
 # Menus and tabs as po/ko.po writes them (a few, by key: the test reads them back as shown).
-KO_MENUS = ["파일", "보기", "도움말"]
+KO_MENUS = ["파일", "보기", "수업", "도움말"]
 KO_TABS = {"heatmaps": "히트맵", "train": "학습", "lesson": "수업", "model-view": "모델 뷰"}
-EN_MENUS = ["File", "View", "Help"]
+EN_MENUS = ["File", "View", "Lesson", "Help"]
 
 
 def dump(mhaviz, d, *args, env_extra=None, name="dump.json", size=(1280, 800)):

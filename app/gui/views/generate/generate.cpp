@@ -416,9 +416,11 @@ json DumpGenerateView(AppState& s) {
   j["sentence"] = s.choice.sentence;
   j["running"] = Generating(*st);
   const Sampling sm = SamplingOf(s.choice.generate);
-  j["sampling"] = {
-      {"temperature", sm.temperature}, {"top_k", sm.top_k}, {"seed", sm.seed}, {"greedy", sm.temperature <= 0},
-      {"no_repeat_ngram", sm.no_repeat_ngram}};
+  j["sampling"] = {{"temperature", sm.temperature},
+                   {"top_k", sm.top_k},
+                   {"seed", sm.seed},
+                   {"greedy", sm.temperature <= 0},
+                   {"no_repeat_ngram", sm.no_repeat_ngram}};
   if (!st->error.empty()) j["error"] = st->error;
   if (!st->task.error().empty()) j["error"] = st->task.error();
   if (!st->prompt_notice.empty()) j["notice"] = st->prompt_notice;
