@@ -49,8 +49,8 @@ void JsonReader::Fail(const std::string& pointer, const std::string& why) const 
 
 void JsonReader::Object(const json& j, const std::string& at, std::initializer_list<const char*> known) const {
   if (!j.is_object()) Fail(at, "expected an object { ... }, found " + std::string(j.type_name()) + ".");
-  for (const auto& [key, value] : j.items()) {
-    (void)value;
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
     if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
       std::string list;
       for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
