@@ -92,6 +92,12 @@ ShownHeadName OnSentence(AppState& s, int layer, int head, bool validation_measu
     n.text = PatternShown(HeadPattern::Spread);
     return n;
   }
+  if (p->label == "spread") {  // no pattern reaches kMinLabelScore: nothing to weigh against chance
+    n.text = PatternShown(HeadPattern::Spread);
+    n.score = p->score;
+    n.evidence = "no pattern scores " + Score(kMinLabelScore) + " or more (the best " + Score(p->score) + ")";
+    return n;
+  }
   const Trace& t = *traces[static_cast<std::size_t>(at)];
   const LabelChance c = ChanceOfLabel(*p, t.seq, t.cfg.mask == Mask::Causal, TokenIds(s));
   const bool by_hand = !UsingTrainedModel(s) && DescribeWeights(s).kind == "hand-set";

@@ -132,11 +132,13 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   label_w = std::min(label_w, fs * 7.0f) + fs * 0.5f;
   // Cells wide enough for "-0.43" or "20.4" (three digits, a sign): the numbers are
   // what this view is for. Where three maps that wide and the bars do not fit side by
-  // side (big text), they wrap onto more lines and the view scrolls.
+  // side (big text), they wrap onto more lines and the view scrolls; presented, the
+  // three stay side by side (the comparison is the point on a projector) and a cell
+  // too small for its number keeps its colour and tooltip.
   const float value_cell = ImGui::CalcTextSize("-20.4").x + 8.0f;
   const int kv = static_cast<int>(a.weights.cols());
   float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
-  const bool wrap = kv <= 24 && mw < kv * value_cell;
+  const bool wrap = !s.ui.present && kv <= 24 && mw < kv * value_cell;
   if (wrap) mw = std::min(size.x - label_w - fs, kv * value_cell + 2.0f);
   const std::string key = s.views.Get<SoftmaxState>().cache.key + (a.scaled ? " s" : " u");
   const char* titles[3] = {_("scores"),
