@@ -124,6 +124,16 @@ void DrawReveal(AppState& s, const tour::Question& q, const TourGiven& g) {
   if (!reveal.empty()) ImGui::TextWrapped("%s", reveal.c_str());
 }
 
+// "Back to the lesson" and "Leave the lesson", on the line so far.
+void RestoreAndLeave(AppState& s) {
+  ImGui::SameLine();
+  if (ImGui::Button(_("Back to the lesson"))) ApplyTourStep(s, s.ui.tour.step);
+  Probe(s, "lesson_restore");
+  ImGui::SameLine();
+  if (ImGui::Button(_("Leave the lesson"))) LeaveTour(s);
+  Probe(s, "lesson_leave");
+}
+
 void DrawNav(AppState& s) {
   TourPlay& t = s.ui.tour;
   const int n = static_cast<int>(t.lesson.steps.size());
@@ -137,9 +147,8 @@ void DrawNav(AppState& s) {
   ImGui::EndDisabled();
   Probe(s, "lesson_next");
   if (!TourOnStep(s)) {
-    ImGui::SameLine();
-    if (ImGui::Button(_("Back to the lesson"))) ApplyTourStep(s, t.step);
-    Probe(s, "lesson_restore");
+    RestoreAndLeave(s);
+    return;
   }
   ImGui::SameLine();
   if (ImGui::Button(_("Leave the lesson"))) LeaveTour(s);
@@ -241,12 +250,7 @@ void DrawTourReturn(AppState& s) {
   TourPlay& t = s.ui.tour;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(StepLine(t).c_str());
-  ImGui::SameLine();
-  if (ImGui::Button(_("Back to the lesson"))) ApplyTourStep(s, t.step);
-  Probe(s, "lesson_restore");
-  ImGui::SameLine();
-  if (ImGui::Button(_("Leave the lesson"))) LeaveTour(s);
-  Probe(s, "lesson_leave");
+  RestoreAndLeave(s);
 }
 
 void DrawTourMenu(AppState& s) {

@@ -160,7 +160,9 @@ Primed PrimeSentenceProfile(const Trace& t, const Choice& c) {
   };
 }
 
-ShownHeadName NameShownHead(AppState& s, int layer, int head) {
+namespace {
+
+ShownHeadName Name(AppState& s, int layer, int head) {
   if (!UsingLanguageModel(s)) return OnSentence(s, layer, head, false);
   const Result& r = s.result;
   if (r.head_evidence.value) {
@@ -176,6 +178,32 @@ ShownHeadName NameShownHead(AppState& s, int layer, int head) {
     return FromClaim(lm::NameHead(e, layer, head).name, e.profiles, layer, head);
   }
   return OnSentence(s, layer, head, r.validation_labels.measuring || r.head_evidence.measuring);
+}
+
+// The names of one result, in one language, from one state of the measures: the Model
+// view asks for every head twice a frame, the header once.
+struct NamesCache {
+  std::uint64_t generation = ~0ull;
+  const void *evidence = nullptr, *validation = nullptr;
+  bool measuring = false;
+  i18n::Lang lang = i18n::Lang::kEnglish;
+  std::map<std::pair<int, int>, ShownHeadName> names;
+};
+
+}  // namespace
+
+ShownHeadName NameShownHead(AppState& s, int layer, int head) {
+  NamesCache& c = s.views.Get<NamesCache>();
+  const Result& r = s.result;
+  const bool measuring = r.validation_labels.measuring || r.head_evidence.measuring;
+  if (c.generation != r.generation || c.evidence != r.head_evidence.value.get() ||
+      c.validation != r.validation_labels.value.get() || c.measuring != measuring || c.lang != i18n::Current()) {
+    c = NamesCache{
+        r.generation, r.head_evidence.value.get(), r.validation_labels.value.get(), measuring, i18n::Current(), {}};
+  }
+  const auto at = c.names.find({layer, head});
+  if (at != c.names.end()) return at->second;
+  return c.names[{layer, head}] = Name(s, layer, head);
 }
 
 }  // namespace mha::gui
