@@ -353,6 +353,15 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
       label_h = std::max(label_h, static_cast<double>(text.Width(col_labels.back(), tok)));
     }
   }
+  // Keys stay horizontal where they fit their cell; Hangul and CJK then go on two
+  // staggered lines cut to two cells (they are never turned); other keys read upwards.
+  const double line_h = text.Ascent(tok) + text.Descent(tok);
+  const bool upright = label_h <= cell - 2 * s;
+  const bool stagger = !upright && ReadsOnlyUpright(col_labels);
+  if (labels && stagger)
+    for (std::size_t j = 0; j < col_labels.size(); ++j)
+      col_labels[j] = text.Ellipsize(keys[j], tok, static_cast<float>(2 * cell - 4 * s));
+  if (labels && (upright || stagger)) label_h = (stagger ? 2 : 1) * line_h;
   const double gx = kMargin * s + label_w + (labels ? 6 * s : 0), gy = y + label_h + (labels ? 6 * s : 0);
   SceneCells block{gx, gy, cell, n, nk, 0, {}};
   if (!svg) block.fill.reserve(static_cast<std::size_t>(n) * nk);
@@ -383,9 +392,14 @@ Scene FlashScene(const Trace& t, const FlashPictureOptions& o, Text& text, Flash
     }
   }
   if (!svg) sc.cells.push_back(std::move(block));
-  for (std::size_t j = 0; j < col_labels.size(); ++j)
-    sc.texts.push_back(
-        Label(gx + (j + 0.5) * cell + 0.36 * tok.px, gy - 4 * s, tok, kInk, col_labels[j], Anchor::Start, 90));
+  for (std::size_t j = 0; j < col_labels.size(); ++j) {
+    const double cx = gx + (j + 0.5) * cell;
+    if (upright || stagger)
+      sc.texts.push_back(Label(cx, gy - 4 * s - text.Descent(tok) - (stagger && j % 2 == 1 ? line_h : 0.0), tok, kInk,
+                               col_labels[j], Anchor::Middle));
+    else
+      sc.texts.push_back(Label(cx + 0.36 * tok.px, gy - 4 * s, tok, kInk, col_labels[j], Anchor::Start, 90));
+  }
   // The tile edges: every Br rows and every Bc columns, and the frame.
   const int edge = std::max(1, static_cast<int>(std::lround(1.5 * s)));
   for (int i = 0; i <= n; i += f.br)

@@ -83,6 +83,11 @@ std::vector<std::string> KeyTokens(const Trace& t) {
   return Labels(t.in.cross() ? t.in.memory_tokens : t.in.tokens, t.seq_kv);
 }
 
+double StaggerLift(Text& text, const Layout& L, int c) {
+  if (!L.col_stagger || c % 2 == 0) return 0.0;
+  return text.Ascent(L.col_label) + text.Descent(L.col_label);
+}
+
 std::string FormatWeight(float w) {
   if (std::isnan(w)) return "NaN";
   char buf[32];
@@ -196,8 +201,10 @@ std::pair<double, double> TokenLabels(const LayoutInputs& in, const Fit& f, doub
   return {row_w, col_w};
 }
 
-// Column labels: horizontal if they fit (at up to 15% smaller type), else at 45
-// degrees when the cells are wide enough for slanted lines not to touch, else 90.
+// Column labels: horizontal if they fit (at up to 15% smaller type); Hangul and CJK
+// then on two staggered lines, cut to two cells (docs/app.md: Korean keys are never
+// rotated); other keys at 45 degrees when the cells are wide enough for slanted lines
+// not to touch, else 90.
 // Returns the band they take above the grid and how far they reach past its right.
 Bands ColumnLabels(const LayoutInputs& in, const Fit& f, double col_w, Layout& L) {
   const double s = f.s;
@@ -206,6 +213,7 @@ Bands ColumnLabels(const LayoutInputs& in, const Fit& f, double col_w, Layout& L
   b.col = in.R(6 * s);
   L.col_label = L.label;
   L.col_angle = 0;
+  L.col_stagger = false;
   if (!L.col_labels) return b;
   const double room = cell - L.gap - 4 * s;
   if (col_w > room) {
@@ -213,6 +221,15 @@ Bands ColumnLabels(const LayoutInputs& in, const Fit& f, double col_w, Layout& L
     if (shrink >= 0.85 && L.label.px * shrink >= 8 * s) {
       L.col_label.px = static_cast<float>(L.label.px * shrink);
       col_w *= shrink;
+    } else if (ReadsOnlyUpright(in.ktoks)) {
+      // Hangul and CJK are never turned: two staggered lines give each key two cells.
+      L.col_stagger = true;
+      const float room2 = static_cast<float>(2 * cell - L.gap - 4 * s);
+      col_w = 0;
+      for (std::size_t c = 0; c < L.col_text.size(); ++c) {
+        L.col_text[c] = in.text.Ellipsize(in.ktoks[c], L.col_label, room2);
+        col_w = std::max<double>(col_w, in.text.Width(L.col_text[c], L.col_label));
+      }
     } else {
       // Slanted lines are cell * sin 45 apart; a line of Hangul needs ~1.2 em.
       const double slanted_px = std::min<double>(L.label.px, (cell - L.gap) * 0.58);
@@ -227,7 +244,11 @@ Bands ColumnLabels(const LayoutInputs& in, const Fit& f, double col_w, Layout& L
   }
   const double line_h = in.text.Ascent(L.col_label) + in.text.Descent(L.col_label);
   if (L.col_angle == 0) {
-    b.col = in.R(line_h + L.label_pad + 2 * s);
+    b.col = in.R((L.col_stagger ? 2 : 1) * line_h + L.label_pad + 2 * s);
+    if (L.col_stagger && L.cols > 0) {
+      const double last = in.text.Width(L.col_text.back(), L.col_label);
+      b.right_overflow = std::max(0.0, (L.cols - 0.5) * cell + last / 2 - L.grid_w);
+    }
     return b;
   }
   const double th = L.col_angle * 3.14159265358979323846 / 180.0;

@@ -47,6 +47,7 @@ struct Layout {
   bool row_labels = false, col_labels = false;
   Style label, col_label;                       // col_label may be smaller so column labels stay horizontal
   int col_angle = 0;                            // 0 (horizontal), 45 or 90 degrees counter-clockwise
+  bool col_stagger = false;                     // horizontal on two lines: odd columns on the upper one
   std::vector<std::string> row_text, col_text;  // ellipsized tokens
   double label_pad = 0;
   int index_step = 0;  // > 0: no labels; token positions 0, step, 2*step... on both axes
@@ -121,6 +122,10 @@ PanelData GetPanelData(const Trace& t, int head, ColourScale scale = ColourScale
 // a hand-built trace has fewer labels than rows.
 std::vector<std::string> QueryTokens(const Trace& t);
 std::vector<std::string> KeyTokens(const Trace& t);
+
+// How far column c's label sits above the others' line: one line for odd columns
+// when the labels are staggered, else 0.
+double StaggerLift(Text& text, const Layout& L, int c);
 
 // "0.27": the weight as printed in a cell.
 std::string FormatWeight(float w);

@@ -95,7 +95,8 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
       text.Draw(img, lab, static_cast<float>(p.grid_x - L.label_pad - w),
                 static_cast<float>(p.grid_y + (r + 0.5) * cell - gap / 2.0 + 0.36 * L.label.px), L.label, kInk);
     }
-  // Column labels: horizontal when they fit, else reading upwards from the map.
+  // Column labels: horizontal when they fit (Hangul on staggered lines), else reading
+  // upwards from the map.
   if (L.col_labels)
     for (int c = 0; c < L.cols; ++c) {
       const std::string& lab = L.col_text[static_cast<std::size_t>(c)];
@@ -103,7 +104,8 @@ void DrawPanel(Image& img, Text& text, const Layout& L, const PanelLayout& p, co
       if (L.col_angle == 0) {
         const double w = text.Width(lab, L.col_label);
         text.Draw(img, lab, static_cast<float>(cx - w / 2),
-                  static_cast<float>(p.grid_y - L.label_pad - text.Descent(L.col_label)), L.col_label, kInk);
+                  static_cast<float>(p.grid_y - L.label_pad - text.Descent(L.col_label) - StaggerLift(text, L, c)),
+                  L.col_label, kInk);
       } else {
         // Rotated about the start of the text, which sits just above the column; at 45
         // degrees the start moves left so the first letter is centred on the column.

@@ -104,4 +104,8 @@ void FillRect(Image& img, int x, int y, int w, int h, Rgb c);
 // (ax, ay) (mask coordinates), which lands on canvas point (cx, cy).
 void BlitRotated(Image& img, const Coverage& m, float ax, float ay, float cx, float cy, float degrees, Rgb c);
 
+// Whether any of the labels has Hangul or CJK (U+1100 and up: 3- and 4-byte UTF-8),
+// which read only upright: such keys go on staggered lines, never on their side.
+bool ReadsOnlyUpright(const std::vector<std::string>& labels);
+
 }  // namespace mha::render
