@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "mha/cost.hpp"
+#include "mha/flash.hpp"
 #include "mha/mha.hpp"
 
 namespace {
@@ -240,4 +242,31 @@ TEST_CASE("tensor inspector: find a tensor by its flow row, slice one head of it
   // k has one head under MQA.
   CHECK_THROWS_WITH(mha::HeadSlice(*mha::FindTensor(tensors, "k"), 1), Catch::Contains("0 to 0"));
   CHECK_THROWS_WITH(mha::HeadSlice(*mha::FindTensor(tensors, "W_q"), 0), Catch::Contains("no head axis"));
+}
+
+TEST_CASE("memory against n: the n x n weights, the activations, the parameters, and where n^2 takes over",
+          "[teach][sizes][cost]") {
+  mha::Config cfg;
+  cfg.d_model = 64;
+  cfg.num_heads = 4;
+  cfg.norm = mha::Norm::Post;
+  const std::int64_t d = 64, h = 4;
+  // By hand: scores and weights 2 h n^2; Q, K, V, the context, W_O's output and the
+  // residual 6 n d; W_Q, W_K, W_V, W_O with biases and LayerNorm's gamma and beta.
+  auto weights = [&](std::int64_t n) { return 2 * h * n * n * 4; };
+  auto activations = [&](std::int64_t n) { return 6 * n * d * 4; };
+  const std::int64_t parameters = (4 * (d * d + d) + 2 * d) * 4;
+  for (int n : {1, 10, 100, 1000}) {
+    const mha::ByteGroups b = mha::GroupBytes(mha::ShapeFlow(cfg, n, n));
+    CHECK(b.weights == weights(n));
+    CHECK(b.weights == static_cast<std::int64_t>(mha::StandardAttentionBytes(cfg, n, n)));
+    CHECK(b.activations == activations(n));
+    CHECK(b.parameters == parameters);
+  }
+  int first = 1;
+  while (weights(first) < activations(first) + parameters) ++first;
+  CHECK(mha::WeightsOvertakeTheRestAt(cfg) == first);
+  // More heads: more n x n maps, so n^2 takes over sooner.
+  cfg.num_heads = 16;
+  CHECK(mha::WeightsOvertakeTheRestAt(cfg) < first);
 }

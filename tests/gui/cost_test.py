@@ -43,7 +43,28 @@ def test_cost_view(mhaviz, d):
         check(v["weights_bytes"] == n * n * h * 4, f"weights bytes {v['weights_bytes']}")
         check(v["crossover_2d"] == 2 * dm and abs(v["crossover_n"] - 2 * dm) <= dm // 4 + 2,
               f"crossover {v['crossover_n']} far from 2d = {2 * dm}")
-        print(f"cost view {extra}: core {core}, projections {proj}, crossover n = {v['crossover_n']}")
+        # Memory: the n x n rows' bytes, every other step's output but the input and the
+        # reshapes (split heads, concat), the learned numbers; n^2 overtakes the rest
+        # where 8 h n^2 >= (activations per token) n + parameters, found by counting up.
+        def numel(r):
+            out = 1
+            for e in r["shape"]:
+                out *= e
+            return out
+        nxn = sum(4 * numel(r) for r in flow if r["tensor"] in ("scores", "attn"))
+        skip = ("x", "scores", "attn", "concat")
+        act = sum(4 * numel(r) for r in flow if r["tensor"] not in skip and r["step"] != "split heads")
+        par = sum(4 * r["param_count"] for r in flow)
+        b = v["bytes"]
+        check(b["weights"] == nxn == 8 * h * n * n, f"n x n bytes {b['weights']} vs the flow's {nxn}")
+        check(b["activations"] == act, f"activation bytes {b['activations']} vs the flow's {act}")
+        check(b["parameters"] == par, f"parameter bytes {b['parameters']} vs the flow's {par}")
+        first = 1
+        while 8 * h * first * first < act // n * first + par:
+            first += 1
+        check(b["weights_overtake_n"] == first, f"n^2 overtakes at {b['weights_overtake_n']}, by counting {first}")
+        print(f"cost view {extra}: core {core}, projections {proj}, crossover n = {v['crossover_n']}, "
+              f"bytes n^2 {nxn} / activations {act} / parameters {par}, n^2 takes over at n = {first}")
 
 
 def test_cost_sweep(mhaviz, d):

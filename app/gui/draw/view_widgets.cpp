@@ -95,8 +95,12 @@ std::string Bytes(std::int64_t b) {
     std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
   else if (b < 1024 * 1024)
     std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else
+  else if (b < 1024LL * 1024 * 1024)
     std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
+  else if (b < 1024LL * 1024 * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.1f GiB", b / (1024.0 * 1024.0 * 1024.0));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f TiB", b / (1024.0 * 1024.0 * 1024.0 * 1024.0));
   return buf;
 }
 

@@ -25,4 +25,20 @@ FlopGroups GroupFlops(const std::vector<FlowRow>& flow);
 // -1 past 2^28.
 int CoreOvertakesProjectionsAt(const Config& cfg);
 
+// What the layer holds in memory at one n, from the same table (float32, 4 bytes a
+// number): the n x n scores and softmax weights of every head (standard attention;
+// Flash holds a tile in their place), every other step's output (Q, K, V, the heads'
+// context, the projection, the residual, the FFN's; reshapes that copy nothing are not
+// counted twice), and the learned parameters.
+struct ByteGroups {
+  std::int64_t weights = 0;      // Scores + Softmax: 2 x heads x n x n_kv x 4
+  std::int64_t activations = 0;  // the n x d-sized outputs
+  std::int64_t parameters = 0;   // every step's param_count x 4
+};
+ByteGroups GroupBytes(const std::vector<FlowRow>& flow);
+
+// The smallest n (self-attention) at which the n x n weights' bytes reach all the
+// other bytes together (activations + parameters); -1 past 2^28.
+int WeightsOvertakeTheRestAt(const Config& cfg);
+
 }  // namespace mha

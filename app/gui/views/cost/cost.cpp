@@ -39,6 +39,8 @@ struct CostNumbers {
   std::int64_t rnn = 0, cnn = 0, attn = 0;
   int crossover = 0;
   std::int64_t weights_bytes = 0, standard_bytes = 0, flash_bytes = 0;
+  ByteGroups bytes;         // the current trace's, by the shape flow
+  int bytes_crossover = 0;  // where the n x n weights reach all the other bytes
 };
 
 bool Numbers(const AppState& s, CostNumbers& c) {
@@ -57,6 +59,8 @@ bool Numbers(const AppState& s, CostNumbers& c) {
   c.weights_bytes = static_cast<std::int64_t>(n) * c.n_kv * t.cfg.num_heads * 4;
   c.standard_bytes = static_cast<std::int64_t>(StandardAttentionBytes(t.cfg, c.n, c.n_kv));
   c.flash_bytes = static_cast<std::int64_t>(FlashWorkerBytes(t.cfg));
+  c.bytes = GroupBytes(ShapeFlow(t.cfg, t.seq, t.seq, false));
+  c.bytes_crossover = WeightsOvertakeTheRestAt(t.cfg);
   return true;
 }
 
@@ -113,104 +117,253 @@ void ComplexityTable(const CostNumbers& c) {
   ImGui::EndTable();
 }
 
+// A log-log frame of `size` at the cursor: n from 10^x0 to 10^x1 across, values from
+// 10^y0 to 10^y1 up; the y ticks every `ystep` decades, or at powers of 1024 in bytes.
+struct LogAxes {
+  ImVec2 o, a, b;
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  float X(double n) const { return a.x + static_cast<float>((std::log10(n) - x0) / (x1 - x0)) * (b.x - a.x); }
+  float Y(double v) const {
+    return b.y - static_cast<float>((std::log10(std::max(v, 1.0)) - y0) / (y1 - y0)) * (b.y - a.y);
+  }
+};
+
+LogAxes DrawAxes(ImDrawList* dl, ImVec2 size, double x1, double y0, double y1, bool bytes) {
+  LogAxes ax;
+  const float fs = ImGui::GetFontSize();
+  ax.o = ImGui::GetCursorScreenPos();
+  ax.a = ImVec2(ax.o.x + fs * (bytes ? 4.2f : 3.2f), ax.o.y + fs * 0.5f);
+  ax.b = ImVec2(ax.o.x + size.x - fs * 1.2f, ax.o.y + size.y - fs * 1.8f);
+  ax.x1 = x1;
+  ax.y0 = y0;
+  ax.y1 = y1;
+  dl->AddRectFilled(ax.a, ax.b, Pal().block_bg);
+  dl->AddRect(ax.a, ax.b, Pal().block_border);
+  char buf[64];
+  for (int e = 0; e <= static_cast<int>(x1); ++e) {
+    const float x = ax.X(std::pow(10.0, e));
+    dl->AddLine(ImVec2(x, ax.a.y), ImVec2(x, ax.b.y), Pal().grid_line);
+    std::snprintf(buf, sizeof buf, "1e%d", e);
+    dl->AddText(ImVec2(x - fs * 0.6f, ax.b.y + fs * 0.2f), Pal().muted_text, buf);
+  }
+  auto tick = [&](double v, const std::string& label) {
+    const float y = ax.Y(v);
+    dl->AddLine(ImVec2(ax.a.x, y), ImVec2(ax.b.x, y), Pal().grid_line);
+    dl->AddText(ImVec2(ax.o.x + fs * 0.3f, y - fs * 0.5f), Pal().muted_text, label.c_str());
+  };
+  if (bytes) {
+    const char* units[] = {"1 B", "1 KiB", "1 MiB", "1 GiB", "1 TiB", "1 PiB", "1 EiB"};
+    for (int k = 0; k < 7; ++k) {
+      const double v = std::pow(1024.0, k);
+      if (std::log10(v) >= y0 && std::log10(v) <= y1) tick(v, units[k]);
+    }
+  } else {
+    // Labels at least 1.4 lines apart, whatever the plot's height and the text size.
+    const double decades_per_px = (y1 - y0) / std::max(1.0f, ax.b.y - ax.a.y);
+    const int ystep = std::max(1, static_cast<int>(std::ceil(decades_per_px * fs * 1.4)));
+    for (int e = static_cast<int>(y0); e <= static_cast<int>(y1); e += ystep) {
+      std::snprintf(buf, sizeof buf, "1e%d", e);
+      tick(std::pow(10.0, e), buf);
+    }
+  }
+  return ax;
+}
+
+// The legend's lines (top left) on a backing of the plot's colour, so the curves pass
+// under its words; `extra` is room kept under them (the measured points' entries).
+float DrawLegend(ImDrawList* dl, const LogAxes& ax, const std::vector<std::pair<const char*, ImU32>>& entries,
+                 ImVec2 extra = ImVec2(0, 0)) {
+  const float fs = ImGui::GetFontSize();
+  const ImU32 backing = (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225);
+  float legend_w = extra.x;
+  for (const auto& e : entries) legend_w = std::max(legend_w, fs * 1.5f + ImGui::CalcTextSize(e.first).x);
+  const ImVec2 la(ax.a.x + fs * 0.2f, ax.a.y + fs * 0.15f);
+  const ImVec2 lb(std::min(ax.b.x - fs * 0.2f, la.x + fs * 0.6f + legend_w),
+                  ax.a.y + fs * 0.4f + static_cast<float>(entries.size()) * fs * 1.2f + extra.y);
+  dl->PushClipRect(ax.a, ax.b, true);
+  dl->AddRectFilled(la, lb, backing, 3.0f);
+  dl->PopClipRect();
+  float ly = ax.a.y + fs * 0.3f;
+  for (const auto& e : entries) {
+    dl->AddLine(ImVec2(ax.a.x + fs * 0.4f, ly + fs * 0.5f), ImVec2(ax.a.x + fs * 1.6f, ly + fs * 0.5f), e.second,
+                2.5f);
+    dl->AddText(ImVec2(ax.a.x + fs * 1.9f, ly), ImGui::GetColorU32(ImGuiCol_Text), e.first);
+    ly += fs * 1.2f;
+  }
+  return ly;
+}
+
+// A vertical marker at n with its label just right of it, near the bottom.
+void Marker(ImDrawList* dl, const LogAxes& ax, double n, const char* label) {
+  const float fs = ImGui::GetFontSize();
+  const float x = ax.X(n), w = ImGui::CalcTextSize(label).x;
+  dl->AddLine(ImVec2(x, ax.a.y), ImVec2(x, ax.b.y), Pal().highlight, 1.5f);
+  // Right of the line, or left of it where the plot ends first.
+  const float at = x + fs * 0.3f + w <= ax.b.x ? x + fs * 0.3f : x - fs * 0.3f - w;
+  dl->AddText(ImVec2(at, ax.b.y - fs * 2.6f), Pal().highlight, label);
+}
+
+void Curve(ImDrawList* dl, const LogAxes& ax, const std::vector<double>& ns, const std::vector<std::int64_t>& vs,
+           ImU32 col) {
+  std::vector<ImVec2> line;
+  for (std::size_t i = 0; i < ns.size(); ++i) line.push_back(ImVec2(ax.X(ns[i]), ax.Y(static_cast<double>(vs[i]))));
+  dl->AddPolyline(line.data(), static_cast<int>(line.size()), col, 0, 2.0f);
+}
+
+// "your sentence: n = 7" beside the current n's dot, on a backing.
+void SentenceLabel(ImDrawList* dl, const LogAxes& ax, const CostNumbers& c, double y_value) {
+  const float fs = ImGui::GetFontSize();
+  const ImU32 backing = (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
+  const ImVec2 at(ax.X(std::max(c.n, 1)) + fs * 0.4f, ax.Y(y_value) + fs * 0.2f);
+  const ImVec2 ts = ImGui::CalcTextSize(buf);
+  dl->PushClipRect(ax.a, ax.b, true);
+  dl->AddRectFilled(ImVec2(at.x - fs * 0.15f, at.y), ImVec2(at.x + ts.x + fs * 0.15f, at.y + ts.y), backing, 3.0f);
+  dl->AddText(at, ImGui::GetColorU32(ImGuiCol_Text), buf);
+  dl->PopClipRect();
+}
+
+constexpr int kSamples = 48;
+
+// The n values the curves are drawn at: kSamples + 1 steps, log-spaced from 1 to 10^x1.
+std::vector<double> SampleNs(double x1) {
+  std::vector<double> ns(kSamples + 1);
+  for (int i = 0; i <= kSamples; ++i) ns[i] = std::max(1.0, std::round(std::pow(10.0, x1 * i / kSamples)));
+  return ns;
+}
+
 // Log-log FLOPs against n for the core, the projections (and the FFN), from
 // ShapeFlow at each n; n = 2d marked; the current n as dots.
 void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
-  const ImVec2 o = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
-  const float left = fs * 3.2f, bottom = fs * 1.8f;
-  const ImVec2 a(o.x + left, o.y + fs * 0.5f), b(o.x + size.x - fs * 0.5f, o.y + size.y - bottom);
-  dl->AddRectFilled(a, b, Pal().block_bg);
-  dl->AddRect(a, b, Pal().block_border);
-  const double x0 = 0.0, x1 = std::max(5.0, std::ceil(std::log10(std::max(4.0 * c.d, 2.0 * c.n))) + 1.0);
+  const double x1 = std::max(5.0, std::ceil(std::log10(std::max(4.0 * c.d, 2.0 * c.n))) + 1.0);
   const bool ffn = c.now.ffn > 0;
-  const int samples = 48;
-  std::vector<FlopSplit> pts(samples + 1);
-  std::vector<double> ns(samples + 1);
+  const std::vector<double> ns = SampleNs(x1);
+  std::vector<std::int64_t> core, proj, ff;
   double y0 = 1e300, y1 = 0;
-  for (int i = 0; i <= samples; ++i) {
-    ns[i] = std::max(1.0, std::round(std::pow(10.0, x0 + (x1 - x0) * i / samples)));
-    pts[i] = GroupFlops(ShapeFlow(c.cfg, static_cast<int>(ns[i]), static_cast<int>(ns[i])));
-    for (std::int64_t v : {pts[i].core, pts[i].projections, ffn ? pts[i].ffn : pts[i].core}) {
+  for (double n : ns) {
+    const FlopSplit f = GroupFlops(ShapeFlow(c.cfg, static_cast<int>(n), static_cast<int>(n)));
+    core.push_back(f.core);
+    proj.push_back(f.projections);
+    ff.push_back(f.ffn);
+    for (std::int64_t v : {f.core, f.projections, ffn ? f.ffn : f.core}) {
       y0 = std::min(y0, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
       y1 = std::max(y1, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
     }
   }
-  y0 = std::floor(y0);
-  y1 = std::ceil(y1);
-  auto X = [&](double n) { return a.x + static_cast<float>((std::log10(n) - x0) / (x1 - x0)) * (b.x - a.x); };
-  auto Y = [&](double v) {
-    return b.y - static_cast<float>((std::log10(std::max(v, 1.0)) - y0) / (y1 - y0)) * (b.y - a.y);
-  };
-  char buf[160];
-  for (int e = static_cast<int>(x0); e <= static_cast<int>(x1); ++e) {
-    const float x = X(std::pow(10.0, e));
-    dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), Pal().grid_line);
-    std::snprintf(buf, sizeof buf, "1e%d", e);
-    dl->AddText(ImVec2(x - fs * 0.6f, b.y + fs * 0.2f), Pal().muted_text, buf);
-  }
-  const int ystep = std::max(1, static_cast<int>((y1 - y0) / 6));
-  for (int e = static_cast<int>(y0); e <= static_cast<int>(y1); e += ystep) {
-    const float y = Y(std::pow(10.0, e));
-    dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), Pal().grid_line);
-    std::snprintf(buf, sizeof buf, "1e%d", e);
-    dl->AddText(ImVec2(o.x + fs * 0.3f, y - fs * 0.5f), Pal().muted_text, buf);
-  }
+  const LogAxes ax = DrawAxes(dl, size, x1, std::floor(y0), std::ceil(y1), false);
   const ImU32 col_core = Pal().error_text, col_proj = Pal().accent, col_ffn = Pal().ok_text;
-  auto curve = [&](std::int64_t FlopSplit::*m, ImU32 col) {
-    std::vector<ImVec2> line;
-    for (int i = 0; i <= samples; ++i) line.push_back(ImVec2(X(ns[i]), Y(static_cast<double>(pts[i].*m))));
-    dl->AddPolyline(line.data(), static_cast<int>(line.size()), col, 0, 2.0f);
-  };
-  dl->PushClipRect(a, b, true);
-  curve(&FlopSplit::core, col_core);
-  curve(&FlopSplit::projections, col_proj);
-  if (ffn) curve(&FlopSplit::ffn, col_ffn);
-  const float xc = X(2.0 * c.d);
-  dl->AddLine(ImVec2(xc, a.y), ImVec2(xc, b.y), Pal().highlight, 1.5f);
+  dl->PushClipRect(ax.a, ax.b, true);
+  Curve(dl, ax, ns, core, col_core);
+  Curve(dl, ax, ns, proj, col_proj);
+  if (ffn) Curve(dl, ax, ns, ff, col_ffn);
+  char buf[96];
   std::snprintf(buf, sizeof buf, "n = 2d = %d", 2 * c.d);
-  dl->AddText(ImVec2(xc + fs * 0.3f, b.y - fs * 2.6f), Pal().highlight, buf);
-  const float xn = X(std::max(c.n, 1));
-  for (auto [v, col] : {std::pair<std::int64_t, ImU32>{c.now.core, col_core}, {c.now.projections, col_proj}})
-    dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(v))), fs * 0.35f, col);
-  if (ffn) dl->AddCircleFilled(ImVec2(xn, Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
+  Marker(dl, ax, 2.0 * c.d, buf);
+  const float xn = ax.X(std::max(c.n, 1));
+  dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.core))), fs * 0.35f, col_core);
+  dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.projections))), fs * 0.35f, col_proj);
+  if (ffn) dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
   dl->PopClipRect();
-  DrawMeasuredTimes(dl, a, b, x0, x1, Sweep(s).Snapshot());
-  // The sentence's label and the legend (top left) over the curves and the measured
-  // points, each on a backing of the plot's colour, so these pass under their words.
-  const ImU32 backing = (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225);
-  dl->PushClipRect(a, b, true);
-  std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
-  const ImVec2 at(xn + fs * 0.4f, Y(static_cast<double>(c.now.core)) + fs * 0.2f);
-  const ImVec2 ts = ImGui::CalcTextSize(buf);
-  dl->AddRectFilled(ImVec2(at.x - fs * 0.15f, at.y), ImVec2(at.x + ts.x + fs * 0.15f, at.y + ts.y), backing, 3.0f);
-  dl->AddText(at, ImGui::GetColorU32(ImGuiCol_Text), buf);
-  const char* entries[3] = {_("attention core: scores, softmax, weights x V (~4 n^2 d)"),
-                            _("projections: Q, K, V, W_O (~8 n d^2)"), _("feed-forward (~16 n d^2)")};
-  const int shown = ffn ? 3 : 2;
-  const ImVec2 measured = MeasuredLegendSize();
-  float legend_w = measured.x;
-  for (int i = 0; i < shown; ++i) legend_w = std::max(legend_w, fs * 1.5f + ImGui::CalcTextSize(entries[i]).x);
-  const ImVec2 la(a.x + fs * 0.2f, a.y + fs * 0.15f);
-  const ImVec2 lb(std::min(b.x - fs * 0.2f, la.x + fs * 0.6f + legend_w),
-                  a.y + fs * 0.4f + shown * fs * 1.2f + measured.y);
-  dl->AddRectFilled(la, lb, backing, 3.0f);
-  dl->PopClipRect();
-  float ly = a.y + fs * 0.3f;
-  auto legend = [&](const char* t, ImU32 col) {
-    dl->AddLine(ImVec2(a.x + fs * 0.4f, ly + fs * 0.5f), ImVec2(a.x + fs * 1.6f, ly + fs * 0.5f), col, 2.5f);
-    dl->AddText(ImVec2(a.x + fs * 1.9f, ly), ImGui::GetColorU32(ImGuiCol_Text), t);
-    ly += fs * 1.2f;
-  };
-  legend(entries[0], col_core);
-  legend(entries[1], col_proj);
-  if (ffn) legend(entries[2], col_ffn);
-  MeasuredLegend(dl, ImVec2(a.x + fs * 0.4f, ly));
+  DrawMeasuredTimes(dl, ax.a, ax.b, ax.x0, ax.x1, Sweep(s).Snapshot());
+  SentenceLabel(dl, ax, c, static_cast<double>(c.now.core));
+  std::vector<std::pair<const char*, ImU32>> entries = {
+      {_("attention core: ~4 n^2 d"), col_core}, {_("projections: ~8 n d^2"), col_proj}};
+  if (ffn) entries.push_back({_("feed-forward: ~16 n d^2"), col_ffn});
+  const float ly = DrawLegend(dl, ax, entries, MeasuredLegendSize());
+  MeasuredLegend(dl, ImVec2(ax.a.x + fs * 0.4f, ly));
   const char* axis = _("n (tokens), log");
-  dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(axis).x - fs * 0.4f, b.y - fs * 1.3f), Pal().muted_text, axis);
+  dl->AddText(ImVec2(ax.b.x - ImGui::CalcTextSize(axis).x - fs * 0.4f, ax.b.y - fs * 1.3f), Pal().muted_text, axis);
   ImGui::Dummy(size);
   Probe(s, "cost plot");
+}
+
+// Log-log bytes against n: the n x n scores and weights (standard attention), the
+// n x d activations, the parameters, and Flash's tile per worker; where the n x n
+// weights reach all the rest marked; the current n as dots.
+void BytesPlot(AppState& s, const CostNumbers& c, ImVec2 size) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const double x1 = std::max(5.0, std::ceil(std::log10(std::max(4.0 * c.bytes_crossover, 2.0 * c.n))) + 1.0);
+  const std::vector<double> ns = SampleNs(x1);
+  std::vector<std::int64_t> w, act, par, tile;
+  double y0 = std::log10(static_cast<double>(std::max<std::int64_t>(c.flash_bytes, 1))), y1 = 0;
+  for (double n : ns) {
+    const ByteGroups b = GroupBytes(ShapeFlow(c.cfg, static_cast<int>(n), static_cast<int>(n)));
+    w.push_back(b.weights);
+    act.push_back(b.activations);
+    par.push_back(b.parameters);
+    tile.push_back(c.flash_bytes);
+    for (std::int64_t v : {b.weights, b.activations, b.parameters}) {
+      y0 = std::min(y0, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
+      y1 = std::max(y1, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
+    }
+  }
+  const LogAxes ax = DrawAxes(dl, size, x1, std::floor(y0), std::ceil(y1), true);
+  const ImU32 col_w = Pal().error_text, col_act = Pal().accent, col_par = Pal().ok_text, col_tile = Pal().notice_text;
+  dl->PushClipRect(ax.a, ax.b, true);
+  Curve(dl, ax, ns, w, col_w);
+  Curve(dl, ax, ns, act, col_act);
+  Curve(dl, ax, ns, par, col_par);
+  Curve(dl, ax, ns, tile, col_tile);
+  char buf[128];
+  if (c.bytes_crossover > 0) {
+    std::snprintf(buf, sizeof buf, "n = %d", c.bytes_crossover);
+    Marker(dl, ax, c.bytes_crossover, buf);
+  }
+  const float xn = ax.X(std::max(c.n, 1));
+  dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.bytes.weights))), fs * 0.35f, col_w);
+  dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.bytes.activations))), fs * 0.35f, col_act);
+  dl->PopClipRect();
+  SentenceLabel(dl, ax, c, static_cast<double>(c.bytes.weights));
+  DrawLegend(dl, ax,
+             {{_("scores + weights: 2 h n^2 x 4 B"), col_w},
+              {_("activations: ~n d"), col_act},
+              {_("parameters"), col_par},
+              {_("Flash: one tile per worker"), col_tile}});
+  const char* axis = _("n (tokens), log");
+  dl->AddText(ImVec2(ax.b.x - ImGui::CalcTextSize(axis).x - fs * 0.4f, ax.b.y - fs * 1.3f), Pal().muted_text, axis);
+  ImGui::Dummy(size);
+  Probe(s, "cost bytes plot");
+}
+
+// A bullet whose text wraps at the column's edge (ImGui's BulletText does not wrap).
+void WrappedBullet(const std::string& text) {
+  ImGui::Bullet();
+  ImGui::TextWrapped("%s", text.c_str());
+}
+
+void FlopNotes(const CostNumbers& c) {
+  ImGui::TextWrapped("%s", _("FLOPs of this layer at your n (the shape flow's):"));
+  WrappedBullet(i18n::Format(_("attention core: %s"), Num(c.now.core).c_str()));
+  WrappedBullet(i18n::Format(_("projections: %s"), Num(c.now.projections).c_str()));
+  if (c.now.ffn > 0) WrappedBullet(i18n::Format(_("feed-forward: %s"), Num(c.now.ffn).c_str()));
+  char line[1024];
+  std::snprintf(line, sizeof line,
+                _("The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2"
+                  "d = 8n"
+                  "d^2 "
+                  "at n = 2d = %d)."),
+                c.crossover, 2 * c.d);
+  ImGui::TextWrapped("%s", line);
+}
+
+void ByteNotes(const CostNumbers& c) {
+  ImGui::TextWrapped("%s", _("Memory of the attention weights:"));
+  WrappedBullet(i18n::Format(_("weights n^2 x heads x 4 bytes: %s"), Bytes(c.weights_bytes).c_str()));
+  WrappedBullet(i18n::Format(_("standard attention keeps scores and weights: %s"), Bytes(c.standard_bytes).c_str()));
+  WrappedBullet(i18n::Format(_("Flash attention holds one %d x %d tile per worker: %s"), FlashBr(c.cfg), FlashBc(c.cfg),
+                             Bytes(c.flash_bytes).c_str()));
+  if (c.bytes_crossover > 0)
+    ImGui::TextWrapped("%s", i18n::Format(_("From n = %d the memory of the n x n weights exceeds the activations' "
+                                            "and the parameters' together."),
+                                          c.bytes_crossover)
+                                 .c_str());
+  Explanation(
+      _("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
+        "See the Flash tab."));
 }
 
 }  // namespace
@@ -232,38 +385,24 @@ void DrawCostView(AppState& s) {
                   .c_str());
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
-  const float avail = ImGui::GetContentRegionAvail().x;
+  // Time and memory side by side, each with its numbers under it; the plots take the
+  // height the notes (about six lines) and the sweep's status leave.
   const float fs = ImGui::GetFontSize();
-  const ImVec2 size(std::min(avail * 0.62f, fs * 44.0f),
-                    std::max(fs * 14.0f, std::min(fs * 22.0f, ImGui::GetContentRegionAvail().y - fs)));
+  const float notes_h = ImGui::GetTextLineHeightWithSpacing() * 7.5f;
+  const float col_w = ImGui::GetContentRegionAvail().x * 0.5f;
+  const float h = std::max(fs * 11.0f, std::min(col_w * 0.75f, ImGui::GetContentRegionAvail().y - notes_h));
   Sweep(s).Ensure(c.cfg);
-  Plot(s, c, size);
-  ImGui::SameLine(0, fs);
-  ImGui::BeginGroup();
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(_("FLOPs of this layer at your n (the shape flow's):"));
-  ImGui::BulletText(_("attention core: %s"), Num(c.now.core).c_str());
-  ImGui::BulletText(_("projections: %s"), Num(c.now.projections).c_str());
-  if (c.now.ffn > 0) ImGui::BulletText(_("feed-forward: %s"), Num(c.now.ffn).c_str());
-  char line[1024];
-  std::snprintf(line, sizeof line,
-                _("The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2"
-                  "d = 8n"
-                  "d^2 "
-                  "at n = 2d = %d)."),
-                c.crossover, 2 * c.d);
-  ImGui::TextUnformatted(line);
-  ImGui::Spacing();
-  ImGui::TextUnformatted(_("Memory of the attention weights:"));
-  ImGui::BulletText(_("weights n^2 x heads x 4 bytes: %s"), Bytes(c.weights_bytes).c_str());
-  ImGui::BulletText(_("standard attention keeps scores and weights: %s"), Bytes(c.standard_bytes).c_str());
-  ImGui::BulletText(_("Flash attention holds one %d x %d tile per worker: %s"), FlashBr(c.cfg), FlashBc(c.cfg),
-                    Bytes(c.flash_bytes).c_str());
-  Explanation(
-      _("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
-        "See the Flash tab."));
-  ImGui::PopTextWrapPos();
-  ImGui::EndGroup();
+  if (ImGui::BeginTable("##cost_plots", 2, ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableNextColumn();
+    Plot(s, c, ImVec2(ImGui::GetContentRegionAvail().x, h));
+    ImGui::TableNextColumn();
+    BytesPlot(s, c, ImVec2(ImGui::GetContentRegionAvail().x, h));
+    ImGui::TableNextColumn();
+    FlopNotes(c);
+    ImGui::TableNextColumn();
+    ByteNotes(c);
+    ImGui::EndTable();
+  }
   DrawSweepStatus(Sweep(s).Snapshot());
 }
 
@@ -286,13 +425,17 @@ json DumpCostView(AppState& s) {
           {"weights_bytes", c.weights_bytes},
           {"standard_bytes", c.standard_bytes},
           {"flash_tile_bytes", c.flash_bytes},
+          {"bytes", {{"weights", c.bytes.weights},
+                     {"activations", c.bytes.activations},
+                     {"parameters", c.bytes.parameters},
+                     {"weights_overtake_n", c.bytes_crossover}}},
           {"sweep", SweepJson(s)}};
 }
 
 ViewEntry CostView() {
   ViewEntry v{"cost", N_("Cost"), N_("What attention costs as n grows"),
               "RNN / CNN / self-attention cost, FLOPs against n, the n x n bytes"};
-  v.essentials = "cost plot;cost table";
+  v.essentials = "cost plot;cost bytes plot;cost table";
   v.heads = false;
   v.draw = &DrawCostView;
   v.dump = &DumpCostView;

@@ -253,8 +253,8 @@ void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double 
 }
 
 namespace {
-const char* MeasuredStandardText() { return _("measured: standard attention (ms, right axis)"); }
-const char* MeasuredFlashText() { return _("measured: Flash attention (ms, right axis)"); }
+const char* MeasuredStandardText() { return _("measured: standard, ms (right)"); }
+const char* MeasuredFlashText() { return _("measured: Flash, ms (right)"); }
 }  // namespace
 
 ImVec2 MeasuredLegendSize() {
