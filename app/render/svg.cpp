@@ -185,8 +185,7 @@ std::string RenderHeatmapsSvg(const Trace& t, const HeatmapOptions& o) {
         const std::string body = Esc(lab) + (lab != tok ? "<title>" + Esc(tok) + "</title>" : "");
         if (L.col_angle == 0)
           out += TextEl(cx, p.grid_y - L.label_pad - text.Descent(L.col_label) - StaggerLift(text, L, c), L.col_label,
-                        kInk, body,
-                        " text-anchor=\"middle\" class=\"col-label\"");
+                        kInk, body, " text-anchor=\"middle\" class=\"col-label\"");
         else
           out += "<text transform=\"translate(" + N(cx - (L.col_angle == 45 ? 0.2 * L.col_label.px : 0.0)) + " " +
                  N(p.grid_y - L.label_pad) + ") rotate(-" + std::to_string(L.col_angle) +

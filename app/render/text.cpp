@@ -341,8 +341,7 @@ bool ReadsOnlyUpright(const std::vector<std::string>& labels) {
   // forms and the supplementary ideographs; "…" and other punctuation turn like Latin.
   auto upright = [](char32_t c) {
     return (c >= 0x1100 && c <= 0x11FF) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xA960 && c <= 0xA97F) ||
-           (c >= 0xAC00 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFF00 && c <= 0xFFEF) ||
-           c >= 0x20000;
+           (c >= 0xAC00 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFF00 && c <= 0xFFEF) || c >= 0x20000;
   };
   for (const auto& l : labels)
     for (char32_t c : DecodeUtf8(l))

@@ -30,8 +30,8 @@ ByteGroups GroupBytes(const std::vector<FlowRow>& flow) {
     switch (r.id) {
       case StepId::Scores:
       case StepId::Softmax: b.weights += numbers * 4; break;
-      case StepId::Input:       // the layer's input, not something it makes
-      case StepId::SplitHeads:  // Q, K, V seen as heads
+      case StepId::Input:          // the layer's input, not something it makes
+      case StepId::SplitHeads:     // Q, K, V seen as heads
       case StepId::Concat: break;  // the heads' context side by side
       default: b.activations += numbers * 4; break;
     }

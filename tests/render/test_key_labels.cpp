@@ -33,7 +33,8 @@ bool Turned(const svgcheck::Element& e) {
   return it != e.attrs.end() && it->second.find("rotate") != std::string::npos;
 }
 
-const char* const kLongKorean = "할머니께서 오늘 아침 일찍 시장에서 싱싱한 사과와 배를 많이 사셨습니다 그리고 집에 돌아오셨다";
+const char* const kLongKorean =
+    "할머니께서 오늘 아침 일찍 시장에서 싱싱한 사과와 배를 많이 사셨습니다 그리고 집에 돌아오셨다";
 const char* const kLongEnglish =
     "internationalisation responsibilities notwithstanding, extraordinarily counterproductive bureaucracies "
     "overwhelmingly misunderstand characteristically incomprehensible circumstances";

@@ -211,9 +211,19 @@ std::string ParamsShown(const std::string& p) {
   return p;
 }
 
+}  // namespace
+
 std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t) {
   std::vector<FlowRow> flow = t.flow;
   for (FlowRow& r : flow) r.params = ParamsShown(r.params);
+  // B sentences of the same length at once: every step runs on each, so the batch axis
+  // and the FLOPs scale by B and the parameters are shared.
+  const int batch = std::max(1, s.ui.flow_batch);
+  if (batch > 1)
+    for (FlowRow& r : flow) {
+      if (!r.shape.empty()) r.shape[0] *= batch;
+      r.flops *= batch;
+    }
   if (!UsingTrainedModel(s)) return flow;
   const Positional pe = s.choice.source.model->cfg.positional;
   const char* kind = pe == Positional::Learned      ? _("learned PE")
@@ -232,6 +242,8 @@ std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t) {
   }
   return flow;
 }
+
+namespace {
 
 void DrawTable(AppState& s, const std::vector<FlowRow>& flow, float height, const FlowFailure& fail) {
   // Rows are told apart by lines, not stripes: every filled pixel costs on a
@@ -376,9 +388,12 @@ void DrawFlowPanel(AppState& s) {
                Pal().error_text);
     return;
   }
+  DrawFlowBody(s, ImGui::GetContentRegionAvail());
+}
+
+void DrawFlowBody(AppState& s, ImVec2 avail) {
   const Trace& t = s.result.trace;
   const std::vector<FlowRow> flow = ShownFlow(s, t);
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float fs = ImGui::GetFontSize();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   // The diagram takes what the table's columns leave, between a floor where its
@@ -394,7 +409,7 @@ void DrawFlowPanel(AppState& s) {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("##flow_diagram", ImVec2(diagram_w, avail.y), false, ImGuiWindowFlags_NoScrollbar);
-  DrawFlowDiagram(s, t, ImGui::GetContentRegionAvail());
+  DrawFlowDiagram(s, t, flow, ImGui::GetContentRegionAvail());
   ImGui::EndChild();
 }
 

@@ -102,9 +102,8 @@ void DrawBlocks(AppState& s, const std::vector<FlowRow>& flow, const std::vector
 
 }  // namespace
 
-void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size) {
+void DrawFlowDiagram(AppState& s, const Trace& t, const std::vector<FlowRow>& flow, ImVec2 size) {
   const Palette& pal = Pal();
-  const auto& flow = t.flow;
   const Config& c = t.cfg;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();

@@ -32,9 +32,16 @@ int StepHeads(int d_model, int num_heads, int dir);
 void DrawExportPanel(AppState& s);         // panels/export_panel.cpp
 void DrawFlowPanel(AppState& s);           // panels/flow.cpp: table + block diagram
 float FlowPanelHeight(const AppState& s);  // panels/flow.cpp: the height that shows the whole table
-// panels/flow_diagram.cpp: the shape flow's block diagram of trace `t`, filling `size`
-// (taller where its labels need it: the panel then scrolls with the wheel).
-void DrawFlowDiagram(AppState& s, const Trace& t, ImVec2 size);
+// panels/flow.cpp: the table and the diagram in `avail` (the panel's and the Shape flow
+// view's body).
+void DrawFlowBody(AppState& s, ImVec2 avail);
+// panels/flow.cpp: the trace's shape-flow rows as the window shows them (translated
+// parameters, the trained model's input row, the batch of s.ui.flow_batch).
+std::vector<FlowRow> ShownFlow(const AppState& s, const Trace& t);
+// panels/flow_diagram.cpp: the shape flow's block diagram of trace `t` with the rows
+// `flow` (ShownFlow's: the batch the window shows), filling `size` (taller where its
+// labels need it: the panel then scrolls with the wheel).
+void DrawFlowDiagram(AppState& s, const Trace& t, const std::vector<FlowRow>& flow, ImVec2 size);
 void DrawStatusBar(AppState& s);  // panels/status.cpp
 // panels/status.cpp: where the weights come from, as a coloured tag on the current line
 // ("random weights (untrained)" in amber, "trained: mhaviz-small · layer 1" in green),

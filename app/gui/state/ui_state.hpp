@@ -138,6 +138,9 @@ struct Ui {
   // header's "?" opens last frame's (it is drawn before the view).
   std::vector<std::string> present_help, present_help_next;
   bool flow_folded_for_room = false;  // the shape flow shows its title only: big text in a small window
+  // The batch the shape flow shows (lesson 000's x = torch.randn(32, 10, 512)): the
+  // trace is one sentence; B of them at once multiply the batch axis and the FLOPs.
+  int flow_batch = 1;
   bool dark = false;
   std::string lang_chosen;               // "en" / "ko" picked in View > Language (saved), "" = the environment's
   std::string lang_request;              // a language to switch to before the next frame ("" = none)

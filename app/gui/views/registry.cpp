@@ -20,25 +20,26 @@ namespace mha::gui {
 
 // The views, in tab order: one line each. Each view's own file defines `ViewEntry
 // NAME()`, its names, drawing, dump and hooks (views/registry.hpp).
-#define MHAVIZ_VIEWS(X)                       \
-  X(HeatmapsView)   /* views/heatmaps/ */     \
-  X(QueryView)      /* views/query.cpp */     \
-  X(SoftmaxView)    /* views/softmax.cpp */   \
-  X(MetricsView)    /* views/metrics.cpp */   \
-  X(CountsView)     /* views/counts.cpp */    \
-  X(GqaView)        /* views/gqa.cpp */       \
-  X(CrossView)      /* views/cross.cpp */     \
-  X(LessonView)     /* views/lesson.cpp */    \
-  X(InspectView)    /* views/inspect.cpp */   \
-  X(TrainView)      /* views/train/ */        \
-  X(HeadView)       /* views/head_view.cpp */ \
-  X(ModelView)      /* views/model_view/ */   \
-  X(ImportanceView) /* views/importance/ */   \
-  X(ProofView)      /* views/proof.cpp */     \
-  X(PatchView)      /* views/patch.cpp */     \
-  X(NextView)       /* views/next.cpp */      \
-  X(GenerateView)   /* views/generate/ */     \
-  X(FlashView)      /* views/flash.cpp */     \
+#define MHAVIZ_VIEWS(X)                        \
+  X(HeatmapsView)   /* views/heatmaps/ */      \
+  X(ShapeFlowView)  /* views/shape_flow.cpp */ \
+  X(QueryView)      /* views/query.cpp */      \
+  X(SoftmaxView)    /* views/softmax.cpp */    \
+  X(MetricsView)    /* views/metrics.cpp */    \
+  X(CountsView)     /* views/counts.cpp */     \
+  X(GqaView)        /* views/gqa.cpp */        \
+  X(CrossView)      /* views/cross.cpp */      \
+  X(LessonView)     /* views/lesson.cpp */     \
+  X(InspectView)    /* views/inspect.cpp */    \
+  X(TrainView)      /* views/train/ */         \
+  X(HeadView)       /* views/head_view.cpp */  \
+  X(ModelView)      /* views/model_view/ */    \
+  X(ImportanceView) /* views/importance/ */    \
+  X(ProofView)      /* views/proof.cpp */      \
+  X(PatchView)      /* views/patch.cpp */      \
+  X(NextView)       /* views/next.cpp */       \
+  X(GenerateView)   /* views/generate/ */      \
+  X(FlashView)      /* views/flash.cpp */      \
   X(CostView)       /* views/cost/ */
 
 #define MHAVIZ_DECLARE_VIEW(f) ViewEntry f();

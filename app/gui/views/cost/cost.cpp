@@ -185,8 +185,7 @@ float DrawLegend(ImDrawList* dl, const LogAxes& ax, const std::vector<std::pair<
   dl->PopClipRect();
   float ly = ax.a.y + fs * 0.3f;
   for (const auto& e : entries) {
-    dl->AddLine(ImVec2(ax.a.x + fs * 0.4f, ly + fs * 0.5f), ImVec2(ax.a.x + fs * 1.6f, ly + fs * 0.5f), e.second,
-                2.5f);
+    dl->AddLine(ImVec2(ax.a.x + fs * 0.4f, ly + fs * 0.5f), ImVec2(ax.a.x + fs * 1.6f, ly + fs * 0.5f), e.second, 2.5f);
     dl->AddText(ImVec2(ax.a.x + fs * 1.9f, ly), ImGui::GetColorU32(ImGuiCol_Text), e.first);
     ly += fs * 1.2f;
   }
@@ -269,8 +268,8 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   dl->PopClipRect();
   DrawMeasuredTimes(dl, ax.a, ax.b, ax.x0, ax.x1, Sweep(s).Snapshot());
   SentenceLabel(dl, ax, c, static_cast<double>(c.now.core));
-  std::vector<std::pair<const char*, ImU32>> entries = {
-      {_("attention core: ~4 n^2 d"), col_core}, {_("projections: ~8 n d^2"), col_proj}};
+  std::vector<std::pair<const char*, ImU32>> entries = {{_("attention core: ~4 n^2 d"), col_core},
+                                                        {_("projections: ~8 n d^2"), col_proj}};
   if (ffn) entries.push_back({_("feed-forward: ~16 n d^2"), col_ffn});
   const float ly = DrawLegend(dl, ax, entries, MeasuredLegendSize());
   MeasuredLegend(dl, ImVec2(ax.a.x + fs * 0.4f, ly));
@@ -425,10 +424,11 @@ json DumpCostView(AppState& s) {
           {"weights_bytes", c.weights_bytes},
           {"standard_bytes", c.standard_bytes},
           {"flash_tile_bytes", c.flash_bytes},
-          {"bytes", {{"weights", c.bytes.weights},
-                     {"activations", c.bytes.activations},
-                     {"parameters", c.bytes.parameters},
-                     {"weights_overtake_n", c.bytes_crossover}}},
+          {"bytes",
+           {{"weights", c.bytes.weights},
+            {"activations", c.bytes.activations},
+            {"parameters", c.bytes.parameters},
+            {"weights_overtake_n", c.bytes_crossover}}},
           {"sweep", SweepJson(s)}};
 }
 
