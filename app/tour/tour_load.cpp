@@ -165,7 +165,10 @@ class StepReader {
     for (std::size_t i = 0; i < k.size(); ++i) {
       std::string job;
       st.knockout.push_back(Head(k[i], at + "/knockout/" + std::to_string(i), 0, &job));
-      if (!job.empty()) st.knockout_jobs.push_back(job);
+      if (job.empty())
+        st.knockout_indexed.push_back(st.knockout.back());
+      else
+        st.knockout_jobs.push_back(job);
     }
     std::sort(st.knockout.begin(), st.knockout.end());
     st.knockout.erase(std::unique(st.knockout.begin(), st.knockout.end()), st.knockout.end());
