@@ -56,7 +56,6 @@ struct StepState {
   int query = 0;                  // the query token the teaching views show
   std::vector<HeadRef> knockout;  // resolved, sorted
   std::vector<std::string> knockout_jobs;
-  std::vector<HeadRef> knockout_indexed;  // those named "L1H0", as listed (a writer keeps how each was named)
   int flash_br = 0, flash_bc = 0, flash_tile = -1;  // -1: leave the Flash view as it is
   int generate_pieces = -1;                         // -1: leave the Generate view as it is
 };

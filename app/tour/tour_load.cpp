@@ -165,10 +165,7 @@ class StepReader {
     for (std::size_t i = 0; i < k.size(); ++i) {
       std::string job;
       st.knockout.push_back(Head(k[i], at + "/knockout/" + std::to_string(i), 0, &job));
-      if (job.empty())
-        st.knockout_indexed.push_back(st.knockout.back());
-      else
-        st.knockout_jobs.push_back(job);
+      if (!job.empty()) st.knockout_jobs.push_back(job);
     }
     std::sort(st.knockout.begin(), st.knockout.end());
     st.knockout.erase(std::unique(st.knockout.begin(), st.knockout.end()), st.knockout.end());
@@ -263,6 +260,13 @@ class StepReader {
 };
 
 }  // namespace
+
+std::vector<HeadRef> HeadsWithJob(const std::string& job, const std::string& labels_path) {
+  std::vector<HeadRef> found;
+  for (const auto& [h, name] : ReadLabels("the lesson", labels_path).jobs)
+    if (name == job && std::find(found.begin(), found.end(), h) == found.end()) found.push_back(h);
+  return found;
+}
 
 int Lesson::Questions() const {
   return static_cast<int>(

@@ -1,11 +1,13 @@
 // Writing a lesson file: the loader's inverse. A field is written only where the step
 // sets it (a default the loader would supply is left out, as a teacher would leave it),
 // so a file written in the app reads like the shipped ones and diffs cleanly.
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
 
 #include "io/files.hpp"
+#include "tour/tour_json.hpp"
 #include "tour/tour_write.hpp"
 
 namespace mha::tour {
@@ -66,7 +68,18 @@ ojson QuestionJson(const Question& q) {
   return j;
 }
 
-ojson StepJson(const Step& step) {
+// The knocked-out heads named by index: those no job of the step resolves to (the
+// loader keeps the heads, resolved and merged, and the jobs they were named by).
+std::vector<HeadRef> IndexedKnockout(const StepState& st, const std::string& labels_path) {
+  std::vector<HeadRef> heads = st.knockout;
+  for (const std::string& job : st.knockout_jobs) {
+    const std::vector<HeadRef> found = HeadsWithJob(job, labels_path);
+    if (!found.empty()) heads.erase(std::remove(heads.begin(), heads.end(), found.front()), heads.end());
+  }
+  return heads;
+}
+
+ojson StepJson(const Step& step, const std::string& labels_path) {
   const StepState& st = step.state;
   ojson j;
   j["view"] = st.view;
@@ -85,10 +98,10 @@ ojson StepJson(const Step& step) {
   else if (st.head != 0)
     j["head"] = st.head;
   if (st.query != 0) j["query"] = st.query;
-  if (!st.knockout_jobs.empty() || !st.knockout_indexed.empty()) {
+  if (!st.knockout.empty()) {
     ojson k = ojson::array();
     for (const std::string& job : st.knockout_jobs) k.push_back(ojson{{"job", job}});
-    for (const HeadRef& h : st.knockout_indexed) k.push_back(HeadName(h));
+    for (const HeadRef& h : IndexedKnockout(st, labels_path)) k.push_back(HeadName(h));
     j["knockout"] = std::move(k);
   }
   if (st.flash_tile >= 0) j["flash"] = ojson{{"br", st.flash_br}, {"bc", st.flash_bc}, {"tile", st.flash_tile}};
@@ -100,12 +113,12 @@ ojson StepJson(const Step& step) {
 
 }  // namespace
 
-std::string LessonJson(const Lesson& lesson) {
+std::string LessonJson(const Lesson& lesson, const std::string& labels_path) {
   ojson j;
   j["format"] = "mhaviz-lesson";
   j["title"] = TextJson(lesson.title);
   j["steps"] = ojson::array();
-  for (const Step& s : lesson.steps) j["steps"].push_back(StepJson(s));
+  for (const Step& s : lesson.steps) j["steps"].push_back(StepJson(s, labels_path));
   try {
     return j.dump(1, ' ', false, ojson::error_handler_t::strict) + "\n";
   } catch (const nlohmann::json::exception&) {
@@ -116,7 +129,7 @@ std::string LessonJson(const Lesson& lesson) {
 
 void SaveLesson(const Lesson& lesson, const std::string& path, const LoadContext& ctx) {
   io::CheckOutputs({{"the lesson file", path}});
-  const std::string text = LessonJson(lesson);
+  const std::string text = LessonJson(lesson, ctx.labels_path);
   ParseLesson(text, path, ctx);
   io::WriteFileAtomic(path, text);
 }

@@ -10,8 +10,10 @@ namespace mha::tour {
 
 // The lesson as a lesson file's text: only the fields each step sets (a default the
 // loader supplies is left out), in the documented order, one-space indents like the
-// shipped files, UTF-8 as is. Throws LessonError for text that is not valid UTF-8.
-std::string LessonJson(const Lesson& lesson);
+// shipped files, UTF-8 as is. A head knocked out by its job is written by its job, the
+// others by index ("L1H0"); mhaviz-small's labels file (`labels_path`, "" the assets')
+// tells them apart. Throws LessonError for text that is not valid UTF-8.
+std::string LessonJson(const Lesson& lesson, const std::string& labels_path = "");
 
 // Saves `lesson` at `path` atomically (a temporary file beside it, flushed, renamed).
 // The path is checked first (its directory exists and takes a new file; a teaching

@@ -45,7 +45,6 @@ void CheckSameState(const StepState& a, const StepState& b) {
   CHECK(a.query == b.query);
   CHECK(a.knockout == b.knockout);
   CHECK(a.knockout_jobs == b.knockout_jobs);
-  CHECK(a.knockout_indexed == b.knockout_indexed);
   CHECK(a.flash_br == b.flash_br);
   CHECK(a.flash_bc == b.flash_bc);
   CHECK(a.flash_tile == b.flash_tile);
@@ -139,7 +138,6 @@ Lesson EveryField() {
   job.state.head = 3;
   job.state.knockout = {{0, 2}, {1, 0}};
   job.state.knockout_jobs = {"verb-subject"};
-  job.state.knockout_indexed = {{0, 2}};
   Question cell;
   cell.kind = QuestionKind::Cell;
   cell.prompt = {"어디를?", "where?"};
