@@ -131,11 +131,16 @@ void TextPair(AppState& s, const char* probe, tour::Text& t, float lines) {
   const float w = ImGui::GetContentRegionAvail().x;
   for (const auto& [lang, text] : {std::pair<const char*, std::string*>{"ko", &t.ko}, {"en", &t.en}}) {
     const std::string id = std::string("##") + probe + "_" + lang;
-    ImGui::TextDisabled("%s", lang[0] == 'k' ? _("Korean") : _("English"));
-    if (lines > 1)
+    const char* name = lang[0] == 'k' ? _("Korean") : _("English");
+    if (lines > 1) {
+      ImGui::TextDisabled("%s", name);
       ImGui::InputTextMultiline(id.c_str(), text, ImVec2(w, ImGui::GetTextLineHeight() * lines + 8));
-    else {
-      ImGui::SetNextItemWidth(w);
+    } else {  // one line: the language beside its field
+      const float label_w = std::max(ImGui::CalcTextSize(_("Korean")).x, ImGui::CalcTextSize(_("English")).x);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextDisabled("%s", name);
+      ImGui::SameLine(label_w + ImGui::GetStyle().ItemSpacing.x * 2);
+      ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
       ImGui::InputText(id.c_str(), text);
     }
     Probe(s, (std::string(probe) + "_" + lang).c_str());
@@ -306,7 +311,7 @@ void DrawSelected(AppState& s) {
   ImGui::TextUnformatted(i18n::Format(_("Step %d"), d.selected + 1).c_str());
   if (s.ui.font_bold) ImGui::PopFont();
   ImGui::SameLine();
-  ImGui::TextDisabled("%s", Summary(step.state).c_str());
+  ImGui::TextDisabled("%s", Ellipsize(Summary(step.state), ImGui::GetContentRegionAvail().x).c_str());
   // Each step's fields have their own ids: a field being typed in keeps its text when
   // another step is selected.
   ImGui::PushID(d.selected);
@@ -444,9 +449,11 @@ void DrawTourEditor(AppState& s) {
   if (!d.editing || (s.ui.tour.active && s.ui.present)) return;
   const float fs = ImGui::GetFontSize();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x - fs * 36, vp->WorkPos.y + fs * 2),
+  // Beside the view rather than over all of it: at most about half the window's width.
+  const float w = std::min(fs * 30, vp->WorkSize.x * 0.5f), h = std::min(fs * 40, vp->WorkSize.y - fs * 3);
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x - w - fs * 0.5f, vp->WorkPos.y + fs * 2),
                           ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(fs * 35, std::min(fs * 40, vp->WorkSize.y - fs * 3)), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_FirstUseEver);
   const std::string title = std::string(_("Lesson being written")) + "###lesson_editor";
   if (!ImGui::Begin(title.c_str(), &d.editing, ImGuiWindowFlags_NoSavedSettings)) {
     ImGui::End();
@@ -458,9 +465,9 @@ void DrawTourEditor(AppState& s) {
   ImGui::Separator();
   DrawStepList(s);
   if (ImGui::Button(_("Add this as a step"))) AddDraftStep(s);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", _("(records the view, sentence, model, sliders, head and knock-outs shown now)"));
   Probe(s, "draft_add");
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", _("(records the view, sentence, model, sliders, head and knock-outs shown now)"));
   DrawSelected(s);
   DrawFileRow(s);
   ImGui::End();
