@@ -5,6 +5,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,10 @@
 #include "tour/tour.hpp"
 
 namespace mha::tour {
+
+// mhaviz-small's heads that carry `job` in its labels file (`labels_path`, or the one in
+// the assets when ""), the head it labels first: the first is the head a step means.
+std::vector<HeadRef> HeadsWithJob(const std::string& job, const std::string& labels_path);
 
 class JsonReader {
  public:

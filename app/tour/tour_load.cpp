@@ -261,6 +261,13 @@ class StepReader {
 
 }  // namespace
 
+std::vector<HeadRef> HeadsWithJob(const std::string& job, const std::string& labels_path) {
+  std::vector<HeadRef> found;
+  for (const auto& [h, name] : ReadLabels("the lesson", labels_path).jobs)
+    if (name == job && std::find(found.begin(), found.end(), h) == found.end()) found.push_back(h);
+  return found;
+}
+
 int Lesson::Questions() const {
   return static_cast<int>(
       std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.question.has_value(); }));

@@ -241,8 +241,139 @@ def test_bad_lesson(mhaviz, d):
     check(r.returncode != 0 and "the built-in lessons are 000, 001, 002, 003, 004" in r.stderr, r.stderr)
 
 
+def test_export_ko(mhaviz, d):
+    """`mhaviz lesson 002 --export DIR` in Korean: one PNG per step, named step-01.png, ...,
+    each 1280 x 800 with a picture in it (not one flat colour), each step's picture
+    unlike the one before it."""
+    steps = g.read_json(lesson_file("002"))["steps"]
+    out = os.path.join(d, "handout")
+    r = subprocess.run([mhaviz, "lesson", "002", "--export", out, "--lang", "ko"], capture_output=True, text=True,
+                       timeout=g.RUN_TIMEOUT)
+    check(r.returncode == 0, f"lesson --export: exit {r.returncode}: {r.stderr[-1500:]}")
+    want = [f"step-{i + 1:02d}.png" for i in range(len(steps))]
+    check(sorted(os.listdir(out)) == want, f"{out} holds {sorted(os.listdir(out))}, not {want}")
+    pictures = []
+    for name in want:
+        w, h, px = g.png_rgb(os.path.join(out, name))
+        check((w, h) == (1280, 800), f"{name} is {w} x {h}, not 1280 x 800")
+        colours = {px[i:i + 3] for i in range(0, len(px), 3 * 101)}
+        check(len(colours) >= 16, f"{name} has {len(colours)} colours in a sample: an empty picture")
+        pictures.append(px)
+    for i in range(1, len(pictures)):
+        a, b = pictures[i - 1], pictures[i]
+        differ = sum(a[k] != b[k] for k in range(0, len(a), 997)) / len(range(0, len(a), 997))
+        check(differ > 0.02, f"{want[i]} is {differ:.1%} unlike {want[i - 1]}: the step did not change the picture")
+
+
+def test_export_bad_dir(mhaviz, d):
+    """A --export DIR that cannot take the pictures (a file; a place where no directory can
+    be made) is refused with exit 2 and a message naming it, before any window: run here
+    without a display, the refusal is all that can happen."""
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    afile = os.path.join(d, "notes.txt")
+    with open(afile, "w") as f:
+        f.write("not a directory")
+    unwritable = "/proc/mhaviz-handout" if os.geteuid() == 0 else os.path.join(d, "ro", "handout")
+    if os.geteuid() != 0:
+        os.mkdir(os.path.join(d, "ro"), 0o555)
+    for target, words in ((afile, "is a file, not a directory"), (unwritable, "cannot create the directory")):
+        r = subprocess.run([mhaviz, "lesson", "002", "--export", target], capture_output=True, text=True, env=env,
+                           timeout=g.RUN_TIMEOUT)
+        check(r.returncode == 2, f"--export {target}: exit {r.returncode}, not 2: {r.stderr[-800:]}")
+        check(words in r.stderr and target in r.stderr, f"--export {target}: the message is {r.stderr!r}")
+        check("step-01.png" not in r.stdout, f"--export {target}: a step was saved: {r.stdout!r}")
+    with open(afile) as f:
+        check(f.read() == "not a directory", "the file given as DIR was changed")
+    check(not os.path.exists(unwritable), f"{unwritable} was made")
+
+
+def add_step(app, count, where):
+    """Clicks the editor's Add this as a step once the window shows a finished result,
+    and returns the probe with `count` steps recorded."""
+    app.wait_for(lambda p: p["ok"] and p["generation"] > 0 and p["worker"]["phase"] == "idle", f"{where}: computed")
+    g.click(app, app.widget("draft_add"))
+    p = app.wait_for(lambda p: len(p["lesson_draft"]["steps"]) == count, f"{where}: step {count} recorded")
+    check(p["lesson_draft"]["message_ok"], f"{where}: {p['lesson_draft']['message']}")
+    return p
+
+
+def test_record(mhaviz, d):
+    """A lesson written in the app: three steps recorded from three states (mhaviz-small in
+    the Next view with L1H0 knocked out; the heatmaps of another sentence with every head
+    back; the seeded layer's Softmax view), a caption typed, saved, read back by
+    `mhaviz lesson FILE` and from the file, then played: each step shows its state again."""
+    out = os.path.join(d, "written.json")
+    sentence = "고양이가 쥐를 잡았다"
+    app = g.App(mhaviz, d, ["--model", "mhaviz-small", "--sentence", sentence, "--view", "next", "--ablate", "L1H0",
+                            "--lesson-record", out])
+    try:
+        p = app.wait_for(lambda p: p["lesson_draft"]["editing"] and "draft_window" in p["widgets"], "the editor")
+        check(p["lesson_draft"]["path"] == out and not p["lesson_draft"]["steps"], f"editor: {p['lesson_draft']}")
+        add_step(app, 1, "step 1")
+        g.click(app, app.widget("tab heatmaps"))
+        app.wait_for(lambda p: p["view"] == "heatmaps", "the heatmaps")
+        g.click(app, app.widget("knockout_restore"))
+        app.wait_for(lambda p: p["knocked_out"] == "", "every head back")
+        g.click(app, app.widget("sentence"))
+        app.key("ctrl", "a")
+        app.type_held("the cat sat")
+        app.wait_for(lambda p: p["sentence"] == "the cat sat", "the new sentence")
+        add_step(app, 2, "step 2")
+        g.click(app, app.widget("model_source"))
+        g.click(app, app.widget("source_seeded"))
+        app.wait_for(lambda p: p["weights"]["kind"] != "trained" and p["ok"], "the seeded layer")
+        g.click(app, app.widget("tab softmax"))
+        p = app.wait_for(lambda p: p["view"] == "softmax", "the softmax view")
+        seeded_sentence, seeded_heads = p["sentence"], p["num_heads"]
+        p = add_step(app, 3, "step 3")
+        check(p["lesson_draft"]["selected"] == 2, f"the new step is not selected: {p['lesson_draft']}")
+        g.click(app, app.widget("draft_caption_en"))
+        app.type_held("three")
+        app.wait_for(lambda p: p["lesson_draft"]["steps"][2]["caption"]["en"] == "three", "the caption typed")
+        g.click(app, app.widget("draft_save"))
+        p = app.wait_for(lambda p: p["lesson_draft"]["saves"] == 1, "the lesson saved")
+        check(p["lesson_draft"]["saved"] == out and p["lesson_draft"]["message_ok"], f"save: {p['lesson_draft']}")
+
+        written = g.read_json(out)["steps"]
+        want = [{"view": "next", "model": "mhaviz-small", "sentence": sentence, "knockout": ["L1H0"]},
+                {"view": "heatmaps", "model": "mhaviz-small", "sentence": "the cat sat"},
+                {"view": "softmax", "sentence": seeded_sentence}]
+        check(len(written) == 3, f"{len(written)} steps written")
+        for i, (w, step) in enumerate(zip(want, written)):
+            for key, value in w.items():
+                check(step.get(key) == value, f"written step {i + 1}: {key} = {step.get(key)!r}, not {value!r}")
+            check("knockout" not in step or "knockout" in w, f"written step {i + 1}: {step}")
+        check("model" not in written[2] and written[2].get("config", {}).get("num_heads", 8) == seeded_heads,
+              f"written step 3: {written[2]}")
+        check(written[2]["caption"]["en"] == "three", f"written step 3's caption: {written[2]['caption']}")
+        r = subprocess.run([mhaviz, "lesson", out, "--lang", "en"], capture_output=True, text=True,
+                           timeout=g.RUN_TIMEOUT)
+        check(r.returncode == 0 and "1. [next]" in r.stdout and "2. [heatmaps]" in r.stdout and
+              "3. [softmax] three" in r.stdout, f"mhaviz lesson {out}: exit {r.returncode}: {r.stdout}{r.stderr}")
+
+        g.click(app, app.widget("draft_play"))
+        p = app.wait_for(lambda p: p["lesson"].get("step") == 2 and p["lesson"]["steps"] == 3 and
+                         p["present"]["on"] and p["view"] == "softmax" and p["ok"], "the lesson played at step 3")
+        check(p["sentence"] == seeded_sentence and p["num_heads"] == seeded_heads, f"step 3 shows {p['sentence']}")
+        app.key("Left")
+        p = app.wait_for(lambda p: p["lesson"]["step"] == 1 and p["view"] == "heatmaps" and p["ok"] and
+                         p["generation"] > 0, "step 2 played")
+        check(p["sentence"] == "the cat sat" and p["knocked_out"] == "", f"step 2 shows {p['sentence']}, "
+                                                                         f"knocked out {p['knocked_out']!r}")
+        app.key("Left")
+        p = app.wait_for(lambda p: p["lesson"]["step"] == 0 and p["view"] == "next" and p["ok"], "step 1 played")
+        check(p["sentence"] == sentence and p["knocked_out"].startswith("L1H0"), f"step 1 shows {p['sentence']}, "
+                                                                                 f"knocked out {p['knocked_out']!r}")
+        app.key("Escape")
+        app.wait_for(lambda p: "id" not in p["lesson"] and "draft_window" in p["widgets"], "the editor again")
+        app.quit()
+    finally:
+        app.kill()
+
+
 TESTS = {f"walk_{i}_{lang}": walk(i, lang) for i in ("000", "001", "002", "003", "004") for lang in ("ko", "en")}
-TESTS.update({"explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False)})
+TESTS.update({"explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False),
+              "export_ko": test_export_ko, "export_bad_dir": (test_export_bad_dir, False), "record": test_record})
 
 if __name__ == "__main__":
     sys.exit(g.run_main(TESTS, __doc__, "tour"))

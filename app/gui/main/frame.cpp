@@ -9,6 +9,7 @@
 #include <imgui_internal.h>
 
 #include "gui/draw/widgets.hpp"
+#include "gui/main/tour_editor.hpp"
 #include "gui/main/tour_play.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/sources/exports.hpp"
@@ -334,6 +335,7 @@ void DrawFrame(AppState& s) {
 
   DrawStatusBar(s);
   ImGui::End();
+  DrawTourEditor(s);  // a window of its own, over the layout (not over a presented view)
 }
 
 }  // namespace mha::gui

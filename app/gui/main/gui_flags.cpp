@@ -132,6 +132,11 @@ void DeclareAutomationFlags(CLI::App& app, GuiOptions& o) {
                     "the step), then exit (mhaviz lesson ID --export DIR runs this)")
       ->type_name("DIR")
       ->group(g);
+  options::TextFlag(app, "--lesson-record", o.lesson_record,
+                    "start writing a lesson that Save writes to FILE: the Lesson menu's editor\n"
+                    "opens, Add this as a step records the window (docs/lessons.md)")
+      ->type_name("FILE")
+      ->group(g);
   options::TextFlag(app, "--export", o.export_path,
                     "export the heatmaps (.png or .svg), or the notebook (.ipynb, with its\n"
                     ".npz beside it), after the last frame, as Ctrl+S does")
@@ -178,7 +183,8 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
                       {"--dump-state", g.dump_state},
                       {"--probe", g.probe},
                       {"--stats", g.stats},
-                      {"--export", g.export_path}});
+                      {"--export", g.export_path},
+                      {"--lesson-record", g.lesson_record}});
   } catch (const io::OutputClash& e) {
     throw options::UsageError(e.what());
   }
@@ -186,8 +192,16 @@ GuiArgs ParseGuiArgs(const std::vector<std::string>& args) {
     if (a.gui.lesson.empty())
       throw options::UsageError("--lesson-export DIR saves the steps of a lesson: give it with --lesson ID|FILE.");
     a.gui.frames = std::numeric_limits<int>::max();  // until the last step is saved
+    const std::string& dir = a.gui.lesson_out;
     std::error_code ec;
-    std::filesystem::create_directories(a.gui.lesson_out, ec);
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+      throw options::UsageError("--lesson-export: '" + dir +
+                                "' is a file, not a directory: give a directory for the step pictures (it is "
+                                "created if missing).");
+    std::filesystem::create_directories(dir, ec);
+    if (ec && !std::filesystem::is_directory(dir))
+      throw options::UsageError("--lesson-export: cannot create the directory '" + dir + "': " + ec.message() +
+                                ". Choose a directory you can write to.");
     try {  // the first step's picture before any work, as every output is checked
       io::CheckOutputs({{"--lesson-export", (std::filesystem::path(a.gui.lesson_out) / "step-01.png").string()}});
     } catch (const Error& e) {

@@ -45,6 +45,7 @@ struct GuiOptions {
   std::string lesson;        // --lesson ID|FILE: play a lesson tour
   int lesson_step = 1;       // --step N: from its step N (1 = the first)
   std::string lesson_out;    // --lesson-export DIR: a PNG of every step, then exit
+  std::string lesson_record;  // --lesson-record FILE: start writing a lesson that saves to FILE
   bool automation() const { return frames > 0 || !stats.empty() || !lesson_out.empty(); }
 };
 

@@ -23,6 +23,7 @@
 #include "gui/main/gui_flags.hpp"
 #include "gui/main/frame.hpp"
 #include "gui/main/input_queue.hpp"
+#include "gui/main/tour_editor.hpp"
 #include "gui/main/tour_play.hpp"
 #include "gui/main/run.hpp"
 #include "gui/main/window.hpp"
@@ -193,6 +194,7 @@ int RunWindow(const GuiArgs& a) {
   if (a.gui.enlarge >= 0) s.ui.enlarged = std::min(a.gui.enlarge, s.choice.cfg.num_heads);
   SetPresentation(s, a.gui.present);
   if (lesson) StartTour(s, std::move(*lesson), a.gui.lesson_step - 1);
+  if (!a.gui.lesson_record.empty()) StartDraft(a.gui.lesson_record);
   LessonExport lesson_export{a.gui.lesson_out};
   if (!a.gui.colour_scale.empty()) render::ParseColourScale(a.gui.colour_scale, &s.ui.colour_scale);
   std::signal(SIGINT, OnSignal);

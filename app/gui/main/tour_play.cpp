@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include "gui/draw/widgets.hpp"
+#include "gui/main/tour_editor.hpp"
 #include "gui/sources/file_sources.hpp"
 #include "gui/sources/knockout.hpp"
 #include "gui/sources/lm_source.hpp"
@@ -289,6 +290,8 @@ void DrawTourMenu(AppState& s) {
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
   }
+  ImGui::Separator();
+  DrawTourEditorMenu(s);
   if (t.active) {
     ImGui::Separator();
     if (ImGui::MenuItem(_("Leave the lesson"), "Esc")) LeaveTour(s);
