@@ -24,7 +24,7 @@ namespace mha::gui {
   X(HeatmapsView)   /* views/heatmaps/ */     \
   X(QueryView)      /* views/query.cpp */     \
   X(SoftmaxView)    /* views/softmax.cpp */   \
-  X(NormsView)      /* views/norms.cpp */     \
+  X(LayerNormView)  /* views/layernorm.cpp */ \
   X(MetricsView)    /* views/metrics.cpp */   \
   X(CountsView)     /* views/counts.cpp */    \
   X(GqaView)        /* views/gqa.cpp */       \

@@ -4,7 +4,7 @@ each step's per-token mean, std and L2 norm and one head's weights under each
 arrangement, against a numpy recomputation of both arrangements from the weights and
 input `mhaviz trace --npz` exports.
 
-    norms_test.py TEST MHAVIZ
+    layernorm_test.py TEST MHAVIZ
 
 Exit 0 pass, 1 fail, 77 skip (no display or no numpy).
 """
@@ -135,9 +135,9 @@ def test_seeded(mhaviz, d):
           "encoder", "--norm", "pre", "--mask", "causal", "--activation", "gelu", "--seed", "3"], 1, True),
     ]
     for i, (args, head, causal) in enumerate(cases):
-        dump = dump_run(mhaviz, d, *args, "--view", "norms", "--view-head", str(head), name=f"dump{i}.json")
+        dump = dump_run(mhaviz, d, *args, "--view", "layernorm", "--view-head", str(head), name=f"dump{i}.json")
         check(dump["ok"], dump.get("error", ""))
-        nv = dump["views"]["norms_view"]
+        nv = dump["views"]["layernorm_view"]
         check("error" not in nv, f"case {i}: {nv.get('error')}")
         check(nv["head"] == head and nv["block"] == "encoder", f"case {i}: head {nv['head']} block {nv['block']}")
         z = cli_npz(mhaviz, d, f"ref{i}.npz", *args)
@@ -166,8 +166,8 @@ def test_trained(mhaviz, d):
     if not os.path.exists(MODEL):
         raise g.Skip("no mhaviz-small")
     args = ["--model", MODEL, "--sentence", KO, "--layer", "1"]
-    dump = dump_run(mhaviz, d, *args, "--view", "norms", "--view-head", "1")
-    nv = dump["views"]["norms_view"]
+    dump = dump_run(mhaviz, d, *args, "--view", "layernorm", "--view-head", "1")
+    nv = dump["views"]["layernorm_view"]
     check("error" not in nv, str(nv.get("error")))
     check(nv["trained"] and nv["layer"] == 1 and nv["current"] == "pre", f"trained {nv['trained']} layer "
           f"{nv['layer']} current {nv['current']}")
@@ -204,10 +204,10 @@ def test_present(mhaviz, d):
     for (w, h), pct in (((1280, 800), 150), ((1920, 1080), 100), ((1280, 800), 200)):
         for lang in ("ko", "en"):
             where = f"{w}x{h} {pct}% {lang}"
-            _, p = gui_run(mhaviz, d, "--sentence", KO, "--block", "encoder", "--view", "norms", "--present", "--lang",
+            _, p = gui_run(mhaviz, d, "--sentence", KO, "--block", "encoder", "--view", "layernorm", "--present", "--lang",
                            lang, "--text-size", str(pct), size=(w, h), name=f"present_{w}_{pct}_{lang}")
             win, wd = p["window"], p["widgets"]
-            check(p.get("norms", {}).get("ready"), f"{where}: the view is not ready: {p.get('norms')}")
+            check(p.get("layernorm", {}).get("ready"), f"{where}: the view is not ready: {p.get('layernorm')}")
             for k in ("norms_post", "norms_pre", "norms_map_post", "norms_map_pre", "##norms_head"):
                 r = wd.get(k)
                 check(r is not None and r[0] >= -0.5 and r[1] >= -0.5 and r[0] + r[2] <= win[0] + 0.5 and
@@ -223,4 +223,4 @@ TESTS = {
 }
 
 if __name__ == "__main__":
-    sys.exit(g.run_main(TESTS, __doc__, "norms", needs_numpy=True))
+    sys.exit(g.run_main(TESTS, __doc__, "layernorm", needs_numpy=True))

@@ -391,7 +391,7 @@ void DrawNotes(AppState& s, const NormsResult& r) {
 
 }  // namespace
 
-void DrawNormsView(AppState& s) {
+void DrawLayerNormView(AppState& s) {
   SectionTitle(s, _("LayerNorm: post-LN and pre-LN side by side"),
                _("The same sentence and the same weights through the block both ways: post-LN normalises each "
                  "sublayer's output, pre-LN only what each sublayer reads."),
@@ -455,7 +455,7 @@ json LnJson(const LnRange& r) {
 
 }  // namespace
 
-json DumpNormsView(AppState& s) {
+json DumpLayerNormView(AppState& s) {
   if (!HasResults(s)) return dump::Error(s.result.error.empty() ? "Nothing computed yet." : s.result.error);
   const NormsResult* r = Refresh(s, true);
   if (!r) return dump::Error(s.views.Get<NormsState>().task.error());
@@ -479,11 +479,11 @@ json ProbeNorms(const AppState& s) {
               {"head", st->shown ? st->shown->head : -1}};
 }
 
-ViewEntry NormsView() {
-  ViewEntry v{"norms", N_("LayerNorm"), N_("Post-LN and pre-LN side by side: LayerNorm, the residual and the FFN"),
+ViewEntry LayerNormView() {
+  ViewEntry v{"layernorm", N_("LayerNorm"), N_("Post-LN and pre-LN side by side: LayerNorm, the residual and the FFN"),
               "post-LN and pre-LN side by side on the same weights: each step's row mean and std, one head's weights"};
-  v.draw = &DrawNormsView;
-  v.dump = &DumpNormsView;
+  v.draw = &DrawLayerNormView;
+  v.dump = &DumpLayerNormView;
   v.probe = &ProbeNorms;
   v.shows = "norms_post";
   v.essentials = "norms_post;norms_pre;norms_map_post;norms_map_pre;##norms_head";
