@@ -25,6 +25,7 @@ namespace mha::gui {
   X(ShapeFlowView)  /* views/shape_flow.cpp */ \
   X(QueryView)      /* views/query.cpp */      \
   X(SoftmaxView)    /* views/softmax.cpp */    \
+  X(LayerNormView)  /* views/layernorm.cpp */  \
   X(MetricsView)    /* views/metrics.cpp */    \
   X(CountsView)     /* views/counts.cpp */     \
   X(GqaView)        /* views/gqa.cpp */        \
