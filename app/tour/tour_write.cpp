@@ -24,7 +24,6 @@ ojson NumberJson(double v) {
   return v;
 }
 
-
 ojson ConfigJson(const Config& c) {
   const Config d;
   ojson j = ojson::object();

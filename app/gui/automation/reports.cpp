@@ -8,7 +8,6 @@
 
 #include <imgui.h>
 
-#include "gui/main/tour_editor.hpp"
 #include "gui/sources/lm_source.hpp"
 #include "gui/sources/file_sources.hpp"
 #include "gui/sources/knockout.hpp"
@@ -164,7 +163,6 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   // The lesson tour playing: its keys join the Lesson view's entry ("lesson").
   const nlohmann::json tour = TourProbeJson(s);
   for (const auto& [key, value] : tour.items()) j["lesson"][key] = value;
-  j["lesson_draft"] = TourDraftProbeJson();
   j["language"] = i18n::Code(i18n::Current());
   j["labels"] = ShownLabels(s);
   return j;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/automation/reports.hpp"
+#include "gui/main/tour_editor.hpp"
 #include "gui/sources/exports.hpp"
 #include "io/files.hpp"
 #include "options/terminal.hpp"
@@ -93,6 +94,7 @@ void Automation::AfterFrame(AppState& s, const FrameTimes& t, int frame, int win
 
 void Automation::WriteProbe(const AppState& s, int frame, int win_w, int win_h) {
   nlohmann::json pj = ProbeJson(s, 0, win_w, win_h);
+  pj["lesson_draft"] = TourDraftProbeJson();  // the editor's state lives beside AppState (main/)
   const std::string body = pj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // Rewritten when something changed, and every 100 ms anyway so that tests can
   // see frames pass (and know the layout has settled).

@@ -36,15 +36,15 @@ struct GuiOptions {
   int frames = 0;
   bool churn = false;
   int width = 0, height = 0;
-  int settings = -1;         // -1 default, 0 no, 1 yes
-  int enlarge = -1;          // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
-  bool present = false;      // --present: start in presentation mode
-  int text_size = 0;         // --text-size PCT (0 = as saved)
-  std::string colour_scale;  // --color-scale fixed|map|row ("" = as saved)
-  std::string lang;          // --lang en|ko ("" = as saved, else the environment's)
-  std::string lesson;        // --lesson ID|FILE: play a lesson tour
-  int lesson_step = 1;       // --step N: from its step N (1 = the first)
-  std::string lesson_out;    // --lesson-export DIR: a PNG of every step, then exit
+  int settings = -1;          // -1 default, 0 no, 1 yes
+  int enlarge = -1;           // a head, or Limits::kMaxHeads + 1 for "mean" (resolved to num_heads)
+  bool present = false;       // --present: start in presentation mode
+  int text_size = 0;          // --text-size PCT (0 = as saved)
+  std::string colour_scale;   // --color-scale fixed|map|row ("" = as saved)
+  std::string lang;           // --lang en|ko ("" = as saved, else the environment's)
+  std::string lesson;         // --lesson ID|FILE: play a lesson tour
+  int lesson_step = 1;        // --step N: from its step N (1 = the first)
+  std::string lesson_out;     // --lesson-export DIR: a PNG of every step, then exit
   std::string lesson_record;  // --lesson-record FILE: start writing a lesson that saves to FILE
   bool automation() const { return frames > 0 || !stats.empty() || !lesson_out.empty(); }
 };

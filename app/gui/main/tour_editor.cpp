@@ -63,8 +63,9 @@ bool RecordSource(const AppState& s, tour::StepState& st, std::string* why) {
     return true;
   }
   if (!s.choice.files.input_path.empty() || !s.choice.files.weights_path.empty()) {
-    *why = _("This step's x or weights come from a file or the weight editor, which a lesson file cannot name: use "
-             "the seeded weights (Lesson view: Use seeded weights) or a worked example.");
+    *why =
+        _("This step's x or weights come from a file or the weight editor, which a lesson file cannot name: use "
+          "the seeded weights (Lesson view: Use seeded weights) or a worked example.");
     return false;
   }
   st.source = tour::Source::Seeded;
@@ -120,8 +121,7 @@ std::string Summary(const tour::StepState& st) {
   if (st.source == tour::Source::Seeded)
     line += i18n::Format(" \xC2\xB7 d_model %d, h %d", st.cfg.d_model, st.cfg.num_heads);
   std::string out;
-  for (const HeadRef& h : st.knockout)
-    out += (out.empty() ? "" : ", ") + HeadName(h);
+  for (const HeadRef& h : st.knockout) out += (out.empty() ? "" : ", ") + HeadName(h);
   if (!out.empty()) line += " \xC2\xB7 " + i18n::Format(_("knocked out: %s"), out.c_str());
   return line;
 }
@@ -150,15 +150,16 @@ void TextPair(AppState& s, const char* probe, tour::Text& t, float lines) {
 void DrawStepList(AppState& s) {
   TourDraft& d = Draft();
   const int n = static_cast<int>(d.lesson.steps.size());
-  if (n == 0) ImGui::TextWrapped("%s", _("No steps yet: set the window as the class should see it, then Add this as a step."));
+  if (n == 0)
+    ImGui::TextWrapped("%s", _("No steps yet: set the window as the class should see it, then Add this as a step."));
   int move_from = -1, move_to = -1, remove = -1;
   for (int i = 0; i < n; ++i) {
     const tour::Step& step = d.lesson.steps[static_cast<std::size_t>(i)];
     ImGui::PushID(i);
     const std::string label = std::to_string(i + 1) + ". " + Summary(step.state) + (step.question ? "  ?" : "");
     const float buttons = ButtonWidth("\xE2\x86\x91") * 3 + ImGui::GetStyle().ItemSpacing.x * 3;
-    if (ImGui::Selectable(Ellipsize(label, ImGui::GetContentRegionAvail().x - buttons).c_str(), d.selected == i,
-                          0, ImVec2(ImGui::GetContentRegionAvail().x - buttons, 0)))
+    if (ImGui::Selectable(Ellipsize(label, ImGui::GetContentRegionAvail().x - buttons).c_str(), d.selected == i, 0,
+                          ImVec2(ImGui::GetContentRegionAvail().x - buttons, 0)))
       d.selected = i;
     Probe(s, ("draft_step " + std::to_string(i)).c_str());
     ImGui::SameLine();
@@ -180,8 +181,10 @@ void DrawStepList(AppState& s) {
   auto& steps = d.lesson.steps;
   if (move_from >= 0) {
     std::swap(steps[static_cast<std::size_t>(move_from)], steps[static_cast<std::size_t>(move_to)]);
-    if (d.selected == move_from) d.selected = move_to;
-    else if (d.selected == move_to) d.selected = move_from;
+    if (d.selected == move_from)
+      d.selected = move_to;
+    else if (d.selected == move_to)
+      d.selected = move_from;
   }
   if (remove >= 0) {
     steps.erase(steps.begin() + remove);
@@ -237,7 +240,8 @@ void DrawOptions(AppState& s, tour::Question& q) {
       Probe(s, ("draft_right " + std::to_string(i)).c_str());
       ImGui::SameLine();
     }
-    const float w = (ImGui::GetContentRegionAvail().x - ButtonWidth("\xC3\x97") - ImGui::GetStyle().ItemSpacing.x * 2) / 2;
+    const float w =
+        (ImGui::GetContentRegionAvail().x - ButtonWidth("\xC3\x97") - ImGui::GetStyle().ItemSpacing.x * 2) / 2;
     ImGui::SetNextItemWidth(w);
     ImGui::InputTextWithHint("##ko", _("Korean"), &q.options[i].ko);
     Probe(s, ("draft_option_ko " + std::to_string(i)).c_str());
@@ -265,7 +269,8 @@ void DrawQuestion(AppState& s, tour::Question& q) {
   using K = tour::QuestionKind;
   ImGui::TextDisabled("%s", _("Kind"));
   if (PickOne<K>(s, "##draft_kind", "draft_kind", &q.kind,
-                 {{K::Choice, N_("choice among options")}, {K::Number, N_("a number")},
+                 {{K::Choice, N_("choice among options")},
+                  {K::Number, N_("a number")},
                   {K::Cell, N_("a cell: the class clicks the key")}})) {
     q.compute = Computes(q.kind).front().first;
     if (q.kind == K::Choice && q.options.size() < 2) q.options.resize(2);
@@ -413,8 +418,8 @@ nlohmann::json TourDraftProbeJson() {
                      {"caption", {{"ko", step.caption.ko}, {"en", step.caption.en}}},
                      {"question", step.question.has_value()}});
   }
-  return {{"editing", d.editing}, {"steps", steps},   {"selected", d.selected},     {"path", d.path},
-          {"saved", d.saved},     {"saves", d.saves}, {"message", d.message}, {"message_ok", d.message_ok}};
+  return {{"editing", d.editing}, {"steps", steps},   {"selected", d.selected}, {"path", d.path},
+          {"saved", d.saved},     {"saves", d.saves}, {"message", d.message},   {"message_ok", d.message_ok}};
 }
 
 void StartDraft(std::string path) {
