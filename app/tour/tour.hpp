@@ -58,6 +58,7 @@ struct StepState {
   std::vector<std::string> knockout_jobs;
   int flash_br = 0, flash_bc = 0, flash_tile = -1;  // -1: leave the Flash view as it is
   int generate_pieces = -1;                         // -1: leave the Generate view as it is
+  int flow_batch = 1;                               // the shape flow's batch: B sentences at once
 };
 
 enum class QuestionKind { Choice, Number, Cell };

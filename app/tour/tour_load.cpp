@@ -54,7 +54,7 @@ class StepReader {
   Step Read(const json& j, const std::string& at) {
     r_.Object(j, at,
               {"view", "model", "preset", "sentence", "memory", "config", "layer", "head", "query", "knockout", "flash",
-               "generate", "caption", "question"});
+               "generate", "batch", "caption", "question"});
     Step step;
     StepState& st = step.state;
     st.view = r_.Str(j, at, "view", true);
@@ -174,6 +174,7 @@ class StepReader {
   }
 
   void ReadViewSteps(const json& j, const std::string& at, StepState& st) {
+    if (j.contains("batch")) st.flow_batch = r_.Int(j["batch"], at + "/batch", 1, 4096);
     if (j.contains("flash")) {
       const json& f = j["flash"];
       const std::string p = at + "/flash";

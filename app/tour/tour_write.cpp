@@ -105,6 +105,7 @@ ojson StepJson(const Step& step, const std::string& labels_path) {
   }
   if (st.flash_tile >= 0) j["flash"] = ojson{{"br", st.flash_br}, {"bc", st.flash_bc}, {"tile", st.flash_tile}};
   if (st.generate_pieces >= 0) j["generate"] = ojson{{"pieces", st.generate_pieces}};
+  if (st.flow_batch != 1) j["batch"] = st.flow_batch;
   j["caption"] = TextJson(step.caption);
   if (step.question) j["question"] = QuestionJson(*step.question);
   return j;

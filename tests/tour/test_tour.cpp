@@ -89,6 +89,7 @@ TEST_CASE("tour: hostile lesson files name the file, the place and the field") {
              "compute": "head_dim", "answer": 64}, )" +
                           Caption() + "}")),
              Contains("/steps/0/question/answer: this answer is computed"));
+  CHECK_THAT(Refusal(Wrap(R"({"view": "heatmaps", "batch": 0, )" + Caption() + "}")), Contains("/steps/0/batch"));
   CHECK_THAT(Refusal(Wrap(R"({"view": "heatmaps", "knockout": ["L0H1"], )" + Caption() + "}")),
              Contains("/steps/0/knockout: heads are knocked out of a trained model"));
 }

@@ -49,6 +49,7 @@ void CheckSameState(const StepState& a, const StepState& b) {
   CHECK(a.flash_bc == b.flash_bc);
   CHECK(a.flash_tile == b.flash_tile);
   CHECK(a.generate_pieces == b.generate_pieces);
+  CHECK(a.flow_batch == b.flow_batch);
 }
 
 void CheckSameQuestion(const Question& a, const Question& b) {
@@ -105,6 +106,7 @@ Lesson EveryField() {
   seeded.state.flash_br = 2;
   seeded.state.flash_bc = 3;
   seeded.state.flash_tile = 5;
+  seeded.state.flow_batch = 32;
   Question number;
   number.kind = QuestionKind::Number;
   number.prompt = {"d_k는?", "d_k?"};

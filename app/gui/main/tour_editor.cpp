@@ -103,6 +103,7 @@ bool RecordStep(const AppState& s, tour::Step* step, std::string* why) {
     st.flash_bc = s.choice.flash.bc;
     st.flash_tile = s.choice.flash.tile;
   }
+  st.flow_batch = s.ui.flow_batch;
   if (st.view == "generate" && small)
     st.generate_pieces = s.choice.generate.prompt == s.choice.sentence ? s.choice.generate.pieces : 0;
   return true;

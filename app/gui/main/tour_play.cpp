@@ -54,6 +54,7 @@ void ApplySource(AppState& s, const tour::StepState& st) {
 }
 
 void ApplyViewSteps(AppState& s, const tour::StepState& st) {
+  s.ui.flow_batch = st.flow_batch;
   if (st.flash_tile >= 0) s.choice.flash = {st.flash_br, st.flash_bc, st.flash_tile};
   if (st.generate_pieces >= 0) {
     s.choice.generate.prompt = s.choice.sentence;
