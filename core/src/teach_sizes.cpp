@@ -195,7 +195,7 @@ LessonExample MakeHandCalculationExample() {
   c.temperature = 1.0f;
   c.positional_encoding = false;
   c.block = Block::Attention;
-  ex.in.tokens = {"word"};
+  ex.in.tokens = {"x"};  // the lesson's one input row, X = [1, 2]: the same in Korean and English
   ex.in.x.resize(1, 2);
   ex.in.x << 1, 2;
   Weights& w = ex.weights;

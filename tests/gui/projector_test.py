@@ -406,7 +406,7 @@ def test_lesson_presets(mhaviz, d):
         for attempt in range(3):
             click(app, app.widget("load_hand"))
             try:
-                app.wait_for(lambda p: p["tokens"] == ["word"] and "lesson_checks" in p["widgets"], "the hand "
+                app.wait_for(lambda p: p["tokens"] == ["x"] and "lesson_checks" in p["widgets"], "the hand "
                              "calculation", timeout=5)
                 break
             except g.Fail:
