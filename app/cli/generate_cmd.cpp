@@ -56,6 +56,7 @@ struct GenerateArgs {
   int no_repeat = 0;
   int threads = 0;  // 0: the checkpoint's own setting
   bool no_cache = false, json = false;
+  bool stop_at_s = false;  // end the text where the model writes <s>
   bool help = false;
   std::string help_text;
 };
@@ -129,6 +130,10 @@ void DeclareGenerateFlags(CLI::App& app, GenerateArgs& a) {
                          "or 4.";
       })
       ->type_name("N")
+      ->group(g);
+  app.add_flag("--stop-at-s", a.stop_at_s,
+               "stop once the model writes <s>: in its training text <s> starts a new paragraph, often\n"
+               "in the other language, so the continuation of this text ends there")
       ->group(g);
   app.add_flag("--no-cache", a.no_cache,
                "generate by recomputing the whole sequence for every piece (no KV cache): the\n"
@@ -289,6 +294,11 @@ int Generate(const GenerateArgs& a) {
     worst_diff = std::max(worst_diff, gen.Next().logit_diff);
     stream.Update(gen.ids(), false);
     progress.Show(j + 1);
+    if (a.stop_at_s && gen.ids().back() == lm.bos && j + 1 < a.tokens) {
+      stop = "stopped at <s> (--stop-at-s): the model ended this text and would start a new one; " +
+             std::to_string(j + 1) + " of the " + std::to_string(a.tokens) + " pieces asked for were generated.";
+      break;
+    }
   }
   progress.Clear();
   stream.Update(gen.ids(), true);

@@ -212,6 +212,26 @@ def check_language(mhaviz, tmp):
     check(sum(n >= 4 for n in lengths) >= 15, f"most continuations write a sentence before <s>: {lengths}")
 
 
+def check_stop_at_s(mhaviz, tmp):
+    """--stop-at-s ends the text at the first <s> the model writes (the same pieces as
+    without it, up to and with that <s>), says so in a notice, and changes nothing when
+    no <s> comes."""
+    stopped = 0
+    for prompt in ("고양이가", "할머니께서", "The cat", "옛날에"):
+        full, _ = generate(mhaviz, "--prompt", prompt, "--tokens", "40", "--no-repeat", "4")
+        cut, _ = generate(mhaviz, "--prompt", prompt, "--tokens", "40", "--no-repeat", "4", "--stop-at-s")
+        ids = full["ids"]
+        if "<s>" in full["pieces"][:-1]:
+            end = full["pieces"].index("<s>") + 1
+            stopped += 1
+            check(cut["ids"] == ids[:end], f"{prompt!r}: --stop-at-s keeps the pieces up to <s>: {cut['pieces']} vs "
+                  f"{full['pieces'][:end]}")
+            check(any("stopped at <s>" in n for n in cut["notices"]), f"{prompt!r}: a notice says why: {cut['notices']}")
+        else:
+            check(cut["ids"] == ids, f"{prompt!r}: no <s>, the same text")
+    check(stopped >= 2, f"the shipped model ends a paragraph with <s> within 40 pieces for most prompts ({stopped})")
+
+
 def check_limits(mhaviz, tmp):
     cfg, _ = tm.load_checkpoint(CKPT)
     context = cfg["max_seq"]
@@ -277,5 +297,5 @@ def check_bad_input(mhaviz, tmp):
 
 
 if __name__ == "__main__":
-    checks.main([check_torch, check_cache_and_sampling, check_no_repeat, check_language, check_limits,
+    checks.main([check_torch, check_cache_and_sampling, check_no_repeat, check_language, check_stop_at_s, check_limits,
                  check_bad_input])
