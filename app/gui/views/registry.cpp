@@ -230,6 +230,11 @@ void DrawViewButtons(AppState& s, ImVec2 padding) {
       spacing.x = std::min(spacing.x, 3.0f);
       const float tight = (avail - text - n - (n - 1.0f) * spacing.x) / (2.0f * n);
       padding.x = std::clamp(tight, 2.0f, padding.x);
+      // Two rows, then: each as low as its text, so the second costs the views little.
+      if (tight < 2.0f) {
+        padding.y = 1.0f;
+        spacing.y = std::min(spacing.y, 2.0f);
+      }
     }
   }
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, padding);
