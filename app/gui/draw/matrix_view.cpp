@@ -100,6 +100,7 @@ struct CellText {
   std::string text;
   ImFont* font = nullptr;
   ImVec2 size;
+  bool number = false;  // the value itself, not "…"
 };
 
 ImVec2 TextSize(ImFont* f, const std::string& t) { return f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, t.c_str()); }
@@ -118,9 +119,15 @@ CellText FitValue(const MatrixArgs& a, const Placed& q, float v) {
         c.size = TextSize(f, c.text);
         if (c.size.x <= q.cw - 3.0f) break;
       }
+      // A small value ("-0.04") has no shorter significant form: one decimal ("0.0").
+      for (int d = 1; d >= 0 && c.size.x > q.cw - 3.0f; --d) {
+        c.text = FormatValue(v, d);
+        c.size = TextSize(f, c.text);
+      }
     }
     c.font = f;
-    if (c.size.x <= q.cw - 3.0f) return c;
+    c.number = c.size.x <= q.cw - 3.0f;
+    if (c.number) return c;
   }
   // A number that does not fit is marked, never left out: a blank cell reads as 0.
   c.text = "\xE2\x80\xA6";
@@ -130,7 +137,7 @@ CellText FitValue(const MatrixArgs& a, const Placed& q, float v) {
   return c;
 }
 
-bool Fits(const CellText& c, const Placed& q) { return c.font && c.size.x <= q.cw - 3.0f; }
+bool Fits(const CellText& c) { return c.font && c.number; }
 
 // For tests: how many numbers fit their cells, in view or scrolled away (asked for, and
 // small matrices only: every cell's text is measured each frame).
@@ -142,7 +149,7 @@ void CountValues(const MatrixArgs& a, const Placed& q, MatrixResult& res) {
     for (int i = 0; i < a.rows; ++i)
       for (int j = 0; j < a.cols; ++j) {
         if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;
-        const bool fits = room && Fits(FitValue(a, q, a.data[std::size_t(i) * stride + j]), q);
+        const bool fits = room && Fits(FitValue(a, q, a.data[std::size_t(i) * stride + j]));
         ++(fits ? res.values_shown : res.values_hidden);
       }
   }

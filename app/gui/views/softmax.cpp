@@ -142,7 +142,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   // Presented, the numbers that do not fit a cell in the regular font take the small
   // one, and so do the bars' (which then need less width).
   ImFont* small = s.ui.present && s.ui.font_small ? s.ui.font_small : ImGui::GetFont();
-  const float stats_w = StatsWidth(s.ui.present, s.ui.font_small, size.x);
+  float stats_w = StatsWidth(s.ui.present, s.ui.font_small, size.x);
   const float gap = fs * 1.2f;
   // The first map carries the query labels: it gets their width on top, so the three
   // maps have cells of the same size.
@@ -156,7 +156,14 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   // too small for its number keeps its colour and tooltip.
   const float value_cell = ImGui::CalcTextSize("-20.4").x + 8.0f;
   const int kv = static_cast<int>(a.weights.cols());
-  float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
+  if (s.ui.present) {
+    // Presented, the bars give way where beside them a cell could not hold a weight
+    // ("0.00") even in the small font: the stats line above keeps their means.
+    const float weight_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, "0.00").x + 4.0f;
+    if ((size.x - stats_w - 3 * gap - label_w) / 3.0f < kv * weight_w) stats_w = 0.0f;
+  }
+  const bool bars = stats_w > 0.0f;
+  float mw = std::max(fs * 4.0f, (size.x - stats_w - (bars ? 3 : 2) * gap - label_w) / 3.0f);
   const bool wrap = !s.ui.present && kv <= 24 && mw < kv * value_cell;
   if (wrap) mw = std::min(size.x - label_w - fs, kv * value_cell + 2.0f);
   const std::string key = s.views.Get<SoftmaxState>().cache.key + (a.scaled ? " s" : " u");
@@ -194,8 +201,8 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.digits = 3;
     m.max_cell = std::max(fs * 2.6f, value_cell);
     m.count_values = true;
-    // Presented, cells taller than wide take the window's height (a projector is wide
-    // for 3 maps side by side, never tall enough to make them short).
+    // Presented, cells may be taller than wide: 3 maps side by side set the cells' width,
+    // and the window's height is left to their rows.
     m.square = !s.ui.present;
     m.small_values = s.ui.present;
     last = DrawMatrix(s, m);
@@ -203,6 +210,11 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     s.ui.report.scaling_values_hidden += last.values_hidden;
     ImGui::EndGroup();
   }
+  auto& st = s.views.Get<SoftmaxState>();
+  st.cell_w = (last.max.x - last.min.x) / std::max(1, kv);
+  st.cell_h = (last.max.y - last.min.y) / std::max<Eigen::Index>(1, a.weights.rows());
+  st.maps_bottom = last.max.y;
+  if (!bars) return;
   const bool beside =
       !wrap || ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + gap + stats_w <= line_start + size.x;
   if (beside) ImGui::SameLine(0, gap);
@@ -216,10 +228,6 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   // The bars line up with the weights' rows (below the key labels).
   ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, last.min.y));
   RowStatsBars(a.stats, last, static_cast<int>(a.weights.rows()), stats_w, small);
-  auto& st = s.views.Get<SoftmaxState>();
-  st.cell_w = (last.max.x - last.min.x) / std::max(1, kv);
-  st.cell_h = (last.max.y - last.min.y) / std::max<Eigen::Index>(1, a.weights.rows());
-  st.maps_bottom = last.max.y;
   ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, last.max.y));
   ImGui::Dummy(ImVec2(stats_w, 1.0f));
   ImGui::EndGroup();
@@ -344,7 +352,7 @@ json DumpSoftmaxView(AppState& s) {
           {"without_scaling", HeadAttentionJson(c.value.without_scaling)}};
 }
 
-// --probe: the weights map's cells as last drawn (presented: taller than wide) and
+// --probe: the weights map's cells as last drawn (presented: as tall as the height allows) and
 // where the maps end.
 json ProbeSoftmaxView(const AppState& s) {
   const SoftmaxState* st = s.views.Find<SoftmaxState>();
