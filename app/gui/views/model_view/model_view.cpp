@@ -183,7 +183,8 @@ struct MapGrid {
 // a row as makes them largest within both its width and its height (no smaller than
 // 48 px, then as many a row as the width allows).
 void FitWindow(MapGrid& g, int L, int H, float avail_w) {
-  const float avail_h = ImGui::GetContentRegionAvail().y;
+  // (less the spacing after the last row's Dummy, which otherwise brought a scrollbar)
+  const float avail_h = ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y - 2;
   float best = 0;
   int best_per_row = 1;
   for (int per_row = 1; per_row <= H; ++per_row) {
@@ -210,6 +211,7 @@ void SizeMaps(AppState& s, MapGrid& g, bool labels) {
   const float fs = ImGui::GetFontSize();
   g.queries = labels;
   g.key_lines = labels ? 2 : 0;
+  g.gap = labels ? std::max(6.0f, fs * 0.5f) : 6.0f;  // room for the edge keys' labels
   g.label_w = ImGui::CalcTextSize(i18n::Format(_("layer %d"), 10).c_str()).x + 8;
   if (labels) g.label_w = std::max(g.label_w, std::min(MaxWidth(*g.qtok), fs * 7.0f) + fs * 0.5f);
   const float avail = ImGui::GetContentRegionAvail().x - g.label_w;
@@ -282,7 +284,10 @@ void KeyLabels(AppState& s, const MapGrid& g, int l, int h, ImVec2 m0) {
   for (std::size_t j = 0; j < g.ktok->size(); ++j) {
     // Staggered: odd keys on the upper line, each with two cells' width.
     const bool upper = g.key_lines == 2 && j % 2 == 1;
-    const std::string k = Ellipsize(ForDisplay((*g.ktok)[j]), g.key_lines == 2 ? 2 * cell - 4 : cell - 3);
+    // ... and none reaches past half the gap to the next map (where its keys begin).
+    const float centre = (static_cast<float>(j) + 0.5f) * cell, to_edge = std::min(centre, g.size - 2 - centre);
+    const float room = std::min(g.key_lines == 2 ? 2 * cell - 4 : cell - 3, 2 * (to_edge + g.gap * 0.5f) - 2);
+    const std::string k = Ellipsize(ForDisplay((*g.ktok)[j]), room);
     const ImVec2 ts = ImGui::CalcTextSize(k.c_str());
     const float x = m0.x + (static_cast<float>(j) + 0.5f) * cell - ts.x * 0.5f;
     dl->AddText(ImVec2(x, m0.y - 2 - ts.y * (upper ? 2.0f : 1.0f)), text, k.c_str());
