@@ -119,9 +119,10 @@ CellText FitValue(const MatrixArgs& a, const Placed& q, float v) {
         c.size = TextSize(f, c.text);
         if (c.size.x <= q.cw - 3.0f) break;
       }
-      // A small value ("-0.04") has no shorter significant form: one decimal ("0.0").
-      for (int d = 1; d >= 0 && c.size.x > q.cw - 3.0f; --d) {
-        c.text = FormatValue(v, d);
+      // A value under 0.05 ("-0.04") has no shorter significant form: "0.0" says it
+      // (rounding any other value to fewer places would print a wrong number).
+      if (c.size.x > q.cw - 3.0f && std::abs(v) < 0.05f) {
+        c.text = FormatValue(v, 1);
         c.size = TextSize(f, c.text);
       }
     }
