@@ -59,9 +59,24 @@ def test_head_view_export(mhaviz, d):
     check(mine == theirs, "the GUI's head view SVG differs from mhaviz export --view head's")
 
 
+def test_presented_fills(mhaviz, d):
+    """Presented on a projector (1280 x 800 at 150%, 1920 x 1080 at 200%, in Korean) on 3
+    tokens, the lines' canvas spreads over the window: at least 60% of its width and 45%
+    of its height, and wholly inside it."""
+    for (w, h), pct in (((1280, 800), 150), ((1920, 1080), 200)):
+        probe = os.path.join(d, f"p{w}.probe.json")
+        gui(mhaviz, d, "--sentence", "고양이가 쥐를 잡았다", "--view", "head-view", "--present", "--lang", "ko",
+            "--text-size", str(pct), "--width", str(w), "--height", str(h), "--probe", probe)
+        p = g.read_json(probe)
+        r, win = p["widgets"].get("head_view_canvas"), p["window"]
+        check(r and r[2] >= 0.6 * win[0] and r[3] >= 0.45 * win[1], f"{w}x{h} {pct}%: the canvas {r} in {win}")
+        check(r[1] + r[3] <= win[1] and r[0] + r[2] <= win[0], f"{w}x{h} {pct}%: the canvas {r} leaves {win}")
+
+
 TESTS = {
     "seeded": test_head_view_seeded,
     "export": test_head_view_export,
+    "presented_fills": test_presented_fills,
 }
 
 if __name__ == "__main__":

@@ -163,12 +163,48 @@ def test_hover_cell(mhaviz, d):
         app.kill()
 
 
+def label_matches(shown, token):
+    """A label as written: the token whole, or its start cut with "…" where its cell is narrow."""
+    return shown == token or (shown.endswith("\u2026") and len(shown) > 1 and token.startswith(shown[:-1]))
+
+
+def test_token_labels(mhaviz, d):
+    """The maps label their keys (above each map) and queries (left of each row of maps)
+    where every cell is drawn and is at least 0.9 of the font high, as the heatmaps do:
+    in the tab and presented, on seeded weights and on mhaviz-small; the labels are the
+    trace's tokens, in order, whole or cut with "…"."""
+    runs = ((("--sentence", "고양이가 쥐를 잡았다"), (1280, 800), 100),
+            (("--sentence", "고양이가 쥐를 잡았다", "--present"), (1280, 800), 150),
+            (("--sentence", "고양이가 쥐를 잡았다 그리고 개가 고양이를 쫓았다 .", "--heads", "4", "--present"),
+             (1280, 800), 150),
+            (("--model", MODEL, "--sentence", "고양이가 쥐를 잡았다", "--present"), (1920, 1080), 150))
+    for k, (args, size, pct) in enumerate(runs):
+        where = f"{' '.join(args)} at {size[0]}x{size[1]} {pct}%"
+        dump, probe = os.path.join(d, f"labels{k}.json"), os.path.join(d, f"labels{k}.probe.json")
+        gui(mhaviz, d, *args, "--view", "model-view", "--lang", "ko", "--text-size", str(pct), "--width",
+            str(size[0]), "--height", str(size[1]), "--dump-state", dump, "--probe", probe)
+        dump, probe = g.read_json(dump), g.read_json(probe)
+        tokens = dump["trace"]["tokens"]
+        r = probe["widgets"]["model_view_map 0 0"]
+        cell = (r[2] - 2) / len(tokens)  # the map's side over its cells (no sampling: a short sentence)
+        check(cell >= 0.9 * probe["font_px"], f"{where}: cells of {cell:.1f} px are too small to hold labels: the "
+                                              f"check would test nothing")
+        t = probe["model-view"].get("token_labels") or {}
+        for part in ("keys", "queries"):
+            shown = t.get(part, [])
+            check(len(shown) == len(tokens) and all(label_matches(a, b) for a, b in zip(shown, tokens)),
+                  f"{where}: the {part} read {shown}, not the trace's tokens {tokens}")
+        check(t.get("key_lines") in (1, 2) and abs(t.get("cell", 0) - cell) < 1.0,
+              f"{where}: keys on {t.get('key_lines')} lines, cells {t.get('cell')} (map {r})")
+
+
 TESTS = {
     "select_and_open": test_select_and_open,
     "validation_labels": test_validation_labels,
     "knockout_views": test_knockout_views,
     "knockout_toggle": test_knockout_toggle,
     "hover_cell": test_hover_cell,
+    "token_labels": test_token_labels,
 }
 
 if __name__ == "__main__":

@@ -51,8 +51,21 @@ def test_bad_batch(mhaviz, d):
         check(r.returncode in (1, 2) and "--flow-batch" in r.stderr, f"--flow-batch {bad}: {r.returncode} {r.stderr!r}")
 
 
+def test_presented_whole(mhaviz, d):
+    """Presented on a projector (1280 x 800 at 150%, 1920 x 1080 at 200%, in Korean), no
+    cell of the table is cut short with "…" (the parameters, the total): where the
+    diagram beside it would squeeze the table, the diagram gives way."""
+    for (w, h), pct in (((1280, 800), 150), ((1920, 1080), 200)):
+        j = g.dump_run(mhaviz, d, "--sentence", "고양이가 쥐를 잡았다", "--view", "shape-flow", "--present", "--lang",
+                       "ko", "--text-size", str(pct), "--width", str(w), "--height", str(h), name=f"p{w}.json",
+                       frames=4)
+        f = j["layout"]["flow"]
+        check(f["shortened"] == 0 and not f["scroll_x"], f"{w}x{h} {pct}%: {f['shortened']} cells shortened ({f})")
+
+
 TESTS = {
     "batch": test_batch,
+    "presented_whole": test_presented_whole,
     "bad_batch": (test_bad_batch, False),
 }
 

@@ -91,7 +91,54 @@ struct Placed {
   bool staggered = false;  // Hangul keys wider than a cell: upright, on two alternating lines
   ImVec2 p0, p1;
   ImVec4 clip;
+  ImFont* small = nullptr;  // the font a number too wide for the regular one tries (small_values)
 };
+
+// The text of a cell's value and the font it fits in: the regular font with fewer
+// digits until it fits, else the small font (small_values), else "…"; font null: no room.
+struct CellText {
+  std::string text;
+  ImFont* font = nullptr;
+  ImVec2 size;
+  bool number = false;  // the value itself, not "…"
+};
+
+ImVec2 TextSize(ImFont* f, const std::string& t) { return f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, t.c_str()); }
+
+CellText FitValue(const MatrixArgs& a, const Placed& q, float v) {
+  ImFont* fonts[2] = {ImGui::GetFont(), a.small_values ? q.small : nullptr};
+  CellText c;
+  for (ImFont* f : fonts) {
+    if (!f) continue;
+    if (a.fixed_decimals) {
+      c.text = FormatValue(v, 2);
+      c.size = TextSize(f, c.text);
+    } else {
+      for (int d = a.digits; d >= 1; --d) {  // fewer digits until it fits
+        c.text = SigValue(v, d);
+        c.size = TextSize(f, c.text);
+        if (c.size.x <= q.cw - 3.0f) break;
+      }
+      // A value under 0.05 ("-0.04") has no shorter significant form: "0.0" says it
+      // (rounding any other value to fewer places would print a wrong number).
+      if (c.size.x > q.cw - 3.0f && std::abs(v) < 0.05f) {
+        c.text = FormatValue(v, 1);
+        c.size = TextSize(f, c.text);
+      }
+    }
+    c.font = f;
+    c.number = c.size.x <= q.cw - 3.0f;
+    if (c.number) return c;
+  }
+  // A number that does not fit is marked, never left out: a blank cell reads as 0.
+  c.text = "\xE2\x80\xA6";
+  c.font = ImGui::GetFont();
+  c.size = TextSize(c.font, c.text);
+  if (c.size.x > q.cw - 1.0f) c.font = nullptr;
+  return c;
+}
+
+bool Fits(const CellText& c) { return c.font && c.number; }
 
 // For tests: how many numbers fit their cells, in view or scrolled away (asked for, and
 // small matrices only: every cell's text is measured each frame).
@@ -103,11 +150,7 @@ void CountValues(const MatrixArgs& a, const Placed& q, MatrixResult& res) {
     for (int i = 0; i < a.rows; ++i)
       for (int j = 0; j < a.cols; ++j) {
         if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;
-        const float v = a.data[std::size_t(i) * stride + j];
-        bool fits = false;
-        if (room && a.fixed_decimals) fits = ImGui::CalcTextSize(FormatValue(v, 2).c_str()).x <= cw - 3.0f;
-        for (int d = a.digits; room && !a.fixed_decimals && d >= 1 && !fits; --d)
-          fits = ImGui::CalcTextSize(SigValue(v, d).c_str()).x <= cw - 3.0f;
+        const bool fits = room && Fits(FitValue(a, q, a.data[std::size_t(i) * stride + j]));
         ++(fits ? res.values_shown : res.values_hidden);
       }
   }
@@ -129,26 +172,11 @@ void DrawValues(const MatrixArgs& a, const Placed& q) {
         if (x + cw < clip.x || x > clip.z) continue;
         if (a.masked_by && IsMasked(a.masked_by[std::size_t(i) * stride + j])) continue;  // grey, weight 0
         const float v = a.data[std::size_t(i) * stride + j];
-        std::string t;
-        ImVec2 ts;
-        if (a.fixed_decimals) {
-          t = FormatValue(v, 2);
-          ts = ImGui::CalcTextSize(t.c_str());
-        } else {
-          for (int d = a.digits; d >= 1; --d) {  // fewer digits until it fits
-            t = SigValue(v, d);
-            ts = ImGui::CalcTextSize(t.c_str());
-            if (ts.x <= cw - 3.0f) break;
-          }
-        }
-        // A number that does not fit is marked, never left out: a blank cell reads as 0.
-        if (ts.x > cw - 3.0f) {
-          t = "\xE2\x80\xA6";
-          ts = ImGui::CalcTextSize(t.c_str());
-          if (ts.x > cw - 1.0f) continue;
-        }
-        dl->AddText(ImVec2(std::round(x + (cw - ts.x) * 0.5f), std::round(y + (ch - ts.y) * 0.5f)),
-                    Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), t.c_str());
+        const CellText c = FitValue(a, q, v);
+        if (!c.font) continue;
+        dl->AddText(c.font, c.font->FontSize,
+                    ImVec2(std::round(x + (cw - c.size.x) * 0.5f), std::round(y + (ch - c.size.y) * 0.5f)),
+                    Col32(render::TextColourOn(Rgb(a.scale, a.range, v))), c.text.c_str());
       }
     }
   }
@@ -249,7 +277,8 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = Pal();
   const ImVec4 clip = dl->_CmdHeader.ClipRect;
-  const Placed q{fs, cw, ch, row_w, col_h, stride, vertical, row_labels, col_labels, staggered, p0, p1, clip};
+  const Placed q{fs,         cw,         ch,        row_w, col_h, stride, vertical,
+                 row_labels, col_labels, staggered, p0,    p1,    clip,   s.ui.font_small};
   CountValues(a, q, res);
   if (p1.y < clip.y || o.y > clip.w) return res;  // scrolled out of view
 

@@ -44,6 +44,10 @@ struct MatrixArgs {
   // fewer if the cell is narrow; "…" if even that does not fit (the tooltip has it).
   bool fixed_decimals = false;
   int digits = 4;
+  // A number too wide for its cell in the regular font is written in the small one
+  // (3/4 size) before it gives way to "…": a presented view whose numbers are its point
+  // keeps them where they fit at all.
+  bool small_values = false;
   const char* row_axis = nullptr;         // e.g. "query": in the tooltip
   const char* col_axis = nullptr;         // e.g. "key"
   int col_group = 0;                      // > 0: a strong line every col_group columns (heads side by side)

@@ -401,12 +401,16 @@ void DrawFlowBody(AppState& s, ImVec2 avail) {
   const float table_need = FitColumns(s, flow, FLT_MAX, avail.y).need_w;
   const float diagram_max = std::min(fs * 15.0f, avail.x * 0.34f);
   const float diagram_min = std::min(fs * 8.0f, diagram_max);
-  const float diagram_w = std::clamp(avail.x - spacing - table_need, diagram_min, diagram_max);
-  const float table_w = avail.x - diagram_w - spacing;
+  // Presented, the table is what the class reads: where the diagram beside it would cut
+  // its cells short ("…": the parameters, the total), the diagram gives way.
+  const bool diagram = !s.ui.present || avail.x - spacing - diagram_min >= table_need;
+  const float diagram_w = diagram ? std::clamp(avail.x - spacing - table_need, diagram_min, diagram_max) : 0.0f;
+  const float table_w = diagram ? avail.x - diagram_w - spacing : avail.x;
   s.ui.report.flow_diagram_w = diagram_w;
   ImGui::BeginChild("##flow_table", ImVec2(table_w, avail.y), false);
   DrawTable(s, flow, ImGui::GetContentRegionAvail().y, FindFailure(s));
   ImGui::EndChild();
+  if (!diagram) return;
   ImGui::SameLine();
   ImGui::BeginChild("##flow_diagram", ImVec2(diagram_w, avail.y), false, ImGuiWindowFlags_NoScrollbar);
   DrawFlowDiagram(s, t, flow, ImGui::GetContentRegionAvail());

@@ -217,10 +217,17 @@ void DrawHeadView(AppState& s) {
   for (const auto& tk : ktok) widest = std::max(widest, ImGui::CalcTextSize(ForDisplay(tk).c_str()).x);
   c.label_w = std::min(widest + 12, ImGui::GetContentRegionAvail().x * 0.3f);
   c.gap = std::clamp(ImGui::GetContentRegionAvail().x - 2 * c.label_w - 8, 80.0, 420.0);
+  const int rows = std::max(seq, seq_kv);
+  if (s.ui.present) {
+    // Presented, the rows spread down the window (up to 4 lines each) and the lines run
+    // its width: 3 tokens' lines were a flat strip under the title on a projector.
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    c.row_h = std::clamp(static_cast<double>(room.y - 4) / rows, c.row_h, 4.0 * c.row_h);
+    c.gap = std::max(80.0, static_cast<double>(room.x) - 2 * c.label_w - 8);
+  }
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   c.x = origin.x;
   c.y = origin.y;
-  const int rows = std::max(seq, seq_kv);
   ImGui::Dummy(ImVec2(2 * c.label_w + c.gap, c.row_h * rows));
   Probe(s, "head_view_canvas");
 

@@ -4,6 +4,7 @@
 // (mha/teach.hpp) at the configuration's temperature; the row the model uses
 // equals the trace's scores and attn.
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -28,6 +29,8 @@ namespace {
 // The view's own state (AppState::views).
 struct SoftmaxState {
   Cached<ScalingComparison> cache;  // the selected head, scaled and unscaled
+  // The weights map as last drawn (for --probe): its cells' size, and where it ends.
+  float cell_w = 0, cell_h = 0, maps_bottom = 0;
 };
 
 std::string ScalingKey(const AppState& s, int head) { return GenKey(s) + " h" + std::to_string(head); }
@@ -59,8 +62,19 @@ float AbsMax(const Mat& m) {
   return r;
 }
 
-// Per-row entropy and max weight as bars beside the weights, one per matrix row.
-void RowStatsBars(const RowStats& st, const MatrixResult& m, int rows, float width) {
+// The bars' width: presented, just what their numbers (in `font`) and their headings
+// need, so the maps get the rest of a projector's width; else about a fifth of the row.
+float StatsWidth(bool present, ImFont* font, float row_w) {
+  const float fs = ImGui::GetFontSize();
+  if (!present || !font) return std::min(fs * 13.0f, std::max(fs * 8.0f, row_w * 0.22f));
+  const float number = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, "0.000 / 0.000").x + fs * 0.4f;
+  const float half = std::max({number, ImGui::CalcTextSize(_("entropy")).x, ImGui::CalcTextSize(_("max weight")).x});
+  return 2.0f * half + fs * 0.6f;
+}
+
+// Per-row entropy and max weight as bars beside the weights, one per matrix row; their
+// numbers in `font`.
+void RowStatsBars(const RowStats& st, const MatrixResult& m, int rows, float width, ImFont* font) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const float cell = (m.max.y - m.min.y) / std::max(rows, 1);
@@ -71,7 +85,7 @@ void RowStatsBars(const RowStats& st, const MatrixResult& m, int rows, float wid
   // Column heads above the first row.
   dl->AddText(ImVec2(x0, m.min.y - fs * 1.25f), text, _("entropy"));
   dl->AddText(ImVec2(x0 + half + fs * 0.6f, m.min.y - fs * 1.25f), text, _("max weight"));
-  const bool numbers = cell >= fs + 2.0f;
+  const bool numbers = cell >= font->FontSize + 2.0f;
   for (int i = 0; i < rows; ++i) {
     const float y = m.min.y + i * cell, h = std::max(1.0f, cell - 2.0f);
     const double me = st.max_entropy[static_cast<std::size_t>(i)];
@@ -81,7 +95,9 @@ void RowStatsBars(const RowStats& st, const MatrixResult& m, int rows, float wid
       dl->AddRectFilled(ImVec2(x, y + 1), ImVec2(x + half, y + 1 + h), pal.chip_bg);
       dl->AddRectFilled(ImVec2(x, y + 1), ImVec2(x + half * static_cast<float>(std::clamp(frac, 0.0, 1.0)), y + 1 + h),
                         pal.chip_border);
-      if (numbers) dl->AddText(ImVec2(x + fs * 0.2f, y + (cell - fs) * 0.5f), text, label.c_str());
+      if (numbers)
+        dl->AddText(font, font->FontSize, ImVec2(x + fs * 0.2f, y + (cell - font->FontSize) * 0.5f), text,
+                    label.c_str());
     };
     bar(x0, me > 0 ? e / me : 0.0, Sig(e, 3) + " / " + Sig(me, 3));
     bar(x0 + half + fs * 0.6f, w, Sig(w, 3));
@@ -123,7 +139,10 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
                 Sig(a.stats.mean_max_weight, 3).c_str());
   Muted(stats);
 
-  const float stats_w = std::min(fs * 13.0f, std::max(fs * 8.0f, size.x * 0.22f));
+  // Presented, the numbers that do not fit a cell in the regular font take the small
+  // one, and so do the bars' (which then need less width).
+  ImFont* small = s.ui.present && s.ui.font_small ? s.ui.font_small : ImGui::GetFont();
+  float stats_w = StatsWidth(s.ui.present, s.ui.font_small, size.x);
   const float gap = fs * 1.2f;
   // The first map carries the query labels: it gets their width on top, so the three
   // maps have cells of the same size.
@@ -137,7 +156,14 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   // too small for its number keeps its colour and tooltip.
   const float value_cell = ImGui::CalcTextSize("-20.4").x + 8.0f;
   const int kv = static_cast<int>(a.weights.cols());
-  float mw = std::max(fs * 4.0f, (size.x - stats_w - 3 * gap - label_w) / 3.0f);
+  if (s.ui.present) {
+    // Presented, the bars give way where beside them a cell could not hold a weight
+    // ("0.00") even in the small font: the stats line above keeps their means.
+    const float weight_w = small->CalcTextSizeA(small->FontSize, FLT_MAX, 0.0f, "0.00").x + 4.0f;
+    if ((size.x - stats_w - 3 * gap - label_w) / 3.0f < kv * weight_w) stats_w = 0.0f;
+  }
+  const bool bars = stats_w > 0.0f;
+  float mw = std::max(fs * 4.0f, (size.x - stats_w - (bars ? 3 : 2) * gap - label_w) / 3.0f);
   const bool wrap = !s.ui.present && kv <= 24 && mw < kv * value_cell;
   if (wrap) mw = std::min(size.x - label_w - fs, kv * value_cell + 2.0f);
   const std::string key = s.views.Get<SoftmaxState>().cache.key + (a.scaled ? " s" : " u");
@@ -175,11 +201,20 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.digits = 3;
     m.max_cell = std::max(fs * 2.6f, value_cell);
     m.count_values = true;
+    // Presented, cells may be taller than wide: 3 maps side by side set the cells' width,
+    // and the window's height is left to their rows.
+    m.square = !s.ui.present;
+    m.small_values = s.ui.present;
     last = DrawMatrix(s, m);
     s.ui.report.scaling_values_shown += last.values_shown;
     s.ui.report.scaling_values_hidden += last.values_hidden;
     ImGui::EndGroup();
   }
+  auto& st = s.views.Get<SoftmaxState>();
+  st.cell_w = (last.max.x - last.min.x) / std::max(1, kv);
+  st.cell_h = (last.max.y - last.min.y) / std::max<Eigen::Index>(1, a.weights.rows());
+  st.maps_bottom = last.max.y;
+  if (!bars) return;
   const bool beside =
       !wrap || ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + gap + stats_w <= line_start + size.x;
   if (beside) ImGui::SameLine(0, gap);
@@ -192,7 +227,7 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
   }
   // The bars line up with the weights' rows (below the key labels).
   ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, last.min.y));
-  RowStatsBars(a.stats, last, static_cast<int>(a.weights.rows()), stats_w);
+  RowStatsBars(a.stats, last, static_cast<int>(a.weights.rows()), stats_w, small);
   ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, last.max.y));
   ImGui::Dummy(ImVec2(stats_w, 1.0f));
   ImGui::EndGroup();
@@ -273,6 +308,7 @@ void DrawSoftmaxView(AppState& s) {
   DrawScaleLegend(ColourScale::Diverging, range, lw, _("scores (both rows)"), t.cfg.mask == Mask::Causal);
   ImGui::SameLine(0, fs * 2.0f);
   DrawScaleLegend(ColourScale::Sequential, 1.0f, lw, _("weights"), false);
+  Probe(s, "scaling_legend");
   char buf[640];
   std::snprintf(buf, sizeof buf,
                 _("Entropy in nats: 0 = all weight on one key, ln(number of keys) = spread evenly. "
@@ -316,6 +352,14 @@ json DumpSoftmaxView(AppState& s) {
           {"without_scaling", HeadAttentionJson(c.value.without_scaling)}};
 }
 
+// --probe: the weights map's cells as last drawn (presented: as tall as the height allows) and
+// where the maps end.
+json ProbeSoftmaxView(const AppState& s) {
+  const SoftmaxState* st = s.views.Find<SoftmaxState>();
+  if (!st) return nullptr;
+  return {{"cell_w", st->cell_w}, {"cell_h", st->cell_h}, {"maps_bottom", st->maps_bottom}};
+}
+
 ViewEntry SoftmaxView() {
   ViewEntry v{"softmax", N_("Softmax"),
               N_("Scores, softmax and the \xE2\x88\x9A"
@@ -324,6 +368,7 @@ ViewEntry SoftmaxView() {
   v.alias = "scaling";
   v.draw = &DrawSoftmaxView;
   v.dump = &DumpSoftmaxView;
+  v.probe = &ProbeSoftmaxView;
   v.prime = &PrimeSoftmax;
   v.shows = "scaling_with";
   v.essentials = "scaling_presented;scaling_scale;temperature";

@@ -22,6 +22,7 @@
 #include "gui/state/app_state.hpp"
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
+#include "gui/style/wide_glyphs.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
@@ -36,6 +37,15 @@ namespace {
 struct HoverState {
   int layer = -1, head = -1, query = -1, key = -1;
   double weight = 0;
+};
+
+// The token labels as last drawn (--probe's "labels"): the first map's keys and its
+// grid row's queries, as written (cut with "…" where a cell is narrow), on how many
+// lines the keys stand, and the cells' side.
+struct LabelsShown {
+  std::vector<std::string> keys, queries;
+  int key_lines = 0;
+  float cell = 0;
 };
 
 // Where the labels were measured: the validation text (a language model's, once it is
@@ -157,34 +167,88 @@ struct MapGrid {
   float label_w = 0, gap = 6, size = 0, text_h = 0;
   int per_row = 1, blocks = 8, lines = 2;
   std::vector<std::vector<std::string>> job_lines;  // [l * H + h]
+  // Token labels, where the cells hold them: the keys above every map on 1 line (each
+  // within its cell) or 2 (staggered, as the heatmaps set Korean keys: never turned on
+  // their side); the queries left of each row's first map, in the label column.
+  int key_lines = 0;
+  bool queries = false;
+  int switch_lines = 1;  // "out" and "only" under a map: 2 where they do not fit its width
+  const std::vector<std::string>*qtok = nullptr, *ktok = nullptr;
+  float Cell() const { return (size - 2) / static_cast<float>(std::max(1, ktok ? static_cast<int>(ktok->size()) : 1)); }
+  float Above() const { return (lines + key_lines) * text_h; }
+  float Under() const { return switch_lines * ImGui::GetFrameHeight() + gap + 6; }
 };
 
-// Presented, every layer's maps, their labels and switches fit the window's height:
-// the maps shrink (to no less than 48 px) until the rows they take fit, then take as
-// many a row as the width allows at that size.
-void FitHeight(MapGrid& g, int L, int H, float avail_w) {
-  const float avail_h = ImGui::GetContentRegionAvail().y;
-  const float under = g.lines * g.text_h + ImGui::GetFrameHeight() + g.gap + 6;
-  for (int pass = 0; pass < 2; ++pass) {
-    const int rows = L * ((H + g.per_row - 1) / g.per_row);
-    const float fit = avail_h / static_cast<float>(rows) - under;
-    if (fit >= g.size) break;
-    g.size = std::max(48.0f, fit);
-    g.per_row = std::max(1, std::min(H, static_cast<int>(avail_w / (g.size + g.gap))));
+// Presented, every layer's maps, their labels and switches fit the window: as many maps
+// a row as makes them largest within both its width and its height (no smaller than
+// 48 px, then as many a row as the width allows).
+void FitWindow(MapGrid& g, int L, int H, float avail_w) {
+  // (less the spacing after the last row's Dummy, which otherwise brought a scrollbar)
+  const float avail_h = ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y - 2;
+  float best = 0;
+  int best_per_row = 1;
+  for (int per_row = 1; per_row <= H; ++per_row) {
+    const int rows = L * ((H + per_row - 1) / per_row);
+    const float fit = std::min(avail_w / static_cast<float>(per_row) - g.gap,
+                               avail_h / static_cast<float>(rows) - g.Above() - g.Under());
+    if (fit > best + 0.5f) {
+      best = fit;
+      best_per_row = per_row;
+    }
   }
+  g.size = std::floor(std::max(48.0f, best));
+  g.per_row = best >= 48.0f ? best_per_row : std::max(1, std::min(H, static_cast<int>(avail_w / (g.size + g.gap))));
 }
 
-MapGrid LayOutMaps(AppState& s, int L, int H) {
+float MaxWidth(const std::vector<std::string>& v) {
+  float w = 0;
+  for (const std::string& t : v) w = std::max(w, ImGui::CalcTextSize(ForDisplay(t).c_str()).x);
+  return w;
+}
+
+// The maps' size and how many a row, with the token labels (labels) or without.
+void SizeMaps(AppState& s, MapGrid& g, bool labels) {
+  const float fs = ImGui::GetFontSize();
+  g.queries = labels;
+  g.key_lines = labels ? 2 : 0;
+  g.gap = labels ? std::max(6.0f, fs * 0.5f) : 6.0f;  // room for the edge keys' labels
+  g.label_w = ImGui::CalcTextSize(i18n::Format(_("layer %d"), 10).c_str()).x + 8;
+  if (labels) g.label_w = std::max(g.label_w, std::min(MaxWidth(*g.qtok), fs * 7.0f) + fs * 0.5f);
+  const float avail = ImGui::GetContentRegionAvail().x - g.label_w;
+  g.size = std::clamp(avail / static_cast<float>(std::min(g.H, 8)) - g.gap, 48.0f, 220.0f);
+  g.per_row = std::max(1, static_cast<int>(avail / (g.size + g.gap)));
+  const float switches = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                         ImGui::CalcTextSize(_("out")).x + 4 + ImGui::CalcTextSize(_("only")).x +
+                         ImGui::GetStyle().FramePadding.x * 2;
+  for (int pass = 0; pass < 2; ++pass) {  // the switches' lines change the height a map may take
+    if (s.ui.present) FitWindow(g, g.L, g.H, avail);
+    g.switch_lines = g.H > 1 && switches > g.size ? 2 : 1;
+  }
+  // At most about 200,000 cells in all, and no more per map than it has pixels.
+  g.blocks = std::clamp(static_cast<int>(std::sqrt(200000.0 / (g.L * g.H))), 8, std::max(8, static_cast<int>(g.size)));
+}
+
+// Labels where every cell is drawn (no sampling) and is at least 0.9 of the font high,
+// as the heatmaps' matrices have them; keys on one line where each fits its cell.
+void PlanLabels(AppState& s, MapGrid& g, const Trace& t) {
+  SizeMaps(s, g, true);
+  const bool whole = t.seq <= g.blocks && t.seq_kv <= g.blocks && static_cast<int>(g.qtok->size()) == t.seq &&
+                     static_cast<int>(g.ktok->size()) == t.seq_kv;
+  if (!whole || g.Cell() < ImGui::GetFontSize() * 0.9f) {
+    SizeMaps(s, g, false);
+    return;
+  }
+  g.key_lines = MaxWidth(*g.ktok) <= g.Cell() - 3.0f ? 1 : 2;
+}
+
+MapGrid LayOutMaps(AppState& s, const Trace& trace, int L, int H) {
   MapGrid g;
   g.L = L;
   g.H = H;
-  g.label_w = ImGui::CalcTextSize(i18n::Format(_("layer %d"), 10).c_str()).x + 8;
-  const float avail = ImGui::GetContentRegionAvail().x - g.label_w;
-  g.size = std::clamp(avail / static_cast<float>(std::min(H, 8)) - g.gap, 48.0f, 220.0f);
-  g.per_row = std::max(1, static_cast<int>(avail / (g.size + g.gap)));
-  // At most about 200,000 cells in all, and no more per map than it has pixels.
-  g.blocks = std::clamp(static_cast<int>(std::sqrt(200000.0 / (L * H))), 8, std::max(8, static_cast<int>(g.size)));
   g.text_h = ImGui::GetTextLineHeight();
+  g.qtok = &trace.in.tokens;
+  g.ktok = trace.in.cross() ? &trace.in.memory_tokens : &trace.in.tokens;
+  SizeMaps(s, g, false);  // the width the jobs' lines may take; resized with them below
   // A language model's heads carry their linguistic jobs under the label: on one line
   // when they fit the map's width, else one a line, so none is cut off.
   g.job_lines.resize(static_cast<std::size_t>(L * H));
@@ -205,13 +269,58 @@ MapGrid LayOutMaps(AppState& s, int L, int H) {
         out = {joined};
       g.lines = std::max(g.lines, 2 + static_cast<int>(out.size()));
     }
-  if (s.ui.present) FitHeight(g, L, H, avail);
+  PlanLabels(s, g, trace);
   return g;
+}
+
+// The keys above map (l, h) whose cells start at m0; the first map's, as written, to
+// --probe.
+void KeyLabels(AppState& s, const MapGrid& g, int l, int h, ImVec2 m0) {
+  if (g.key_lines == 0) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float cell = g.Cell();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  std::vector<std::string> shown;
+  for (std::size_t j = 0; j < g.ktok->size(); ++j) {
+    // Staggered: odd keys on the upper line, each with two cells' width.
+    const bool upper = g.key_lines == 2 && j % 2 == 1;
+    // ... and none reaches past half the gap to the next map (where its keys begin).
+    const float centre = (static_cast<float>(j) + 0.5f) * cell, to_edge = std::min(centre, g.size - 2 - centre);
+    const float room = std::min(g.key_lines == 2 ? 2 * cell - 4 : cell - 3, 2 * (to_edge + g.gap * 0.5f) - 2);
+    const std::string k = Ellipsize(ForDisplay((*g.ktok)[j]), room);
+    const ImVec2 ts = ImGui::CalcTextSize(k.c_str());
+    const float x = m0.x + (static_cast<float>(j) + 0.5f) * cell - ts.x * 0.5f;
+    dl->AddText(ImVec2(x, m0.y - 2 - ts.y * (upper ? 2.0f : 1.0f)), text, k.c_str());
+    shown.push_back(k);
+  }
+  if (l == 0 && h == 0) {
+    auto& r = s.views.Get<LabelsShown>();
+    r.keys = std::move(shown);
+    r.key_lines = g.key_lines;
+    r.cell = cell;
+  }
+}
+
+// The queries left of the rows of the maps whose first cell row starts at y.
+void QueryLabels(AppState& s, const MapGrid& g, float x_right, float y, bool first) {
+  if (!g.queries) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize(),
+              cell = (g.size - 2) / static_cast<float>(std::max<std::size_t>(1, g.qtok->size()));
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < g.qtok->size(); ++i) {
+    const std::string q = Ellipsize(ForDisplay((*g.qtok)[i]), g.label_w - fs * 0.5f);
+    const ImVec2 ts = ImGui::CalcTextSize(q.c_str());
+    dl->AddText(ImVec2(x_right - fs * 0.3f - ts.x, y + (static_cast<float>(i) + 0.5f) * cell - ts.y * 0.5f),
+                ImGui::GetColorU32(ImGuiCol_Text), q.c_str());
+    shown.push_back(q);
+  }
+  if (first) s.views.Get<LabelsShown>().queries = std::move(shown);
 }
 
 // The knock-out switches under map (l, h) at p (the map at m0): the choice's heads, as
 // gui --ablate sets them.
-void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, float size) {
+void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, float size, bool two_lines) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   // The knock-out switches under the map: the same state as gui --ablate.
   const HeadRef ref{l, h};
@@ -238,7 +347,11 @@ void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, flo
     ImGui::SetTooltip(_("Knock L%dH%d out: its context is zeroed before W_O, and every view shows the model "
                         "without it."),
                       l, h);
-  ImGui::SameLine(0, 4);
+  // Two lines where a small map is narrower than both (they ran into the next map's).
+  if (two_lines)
+    ImGui::SetCursorScreenPos(ImVec2(p.x, ImGui::GetCursorScreenPos().y));
+  else
+    ImGui::SameLine(0, 4);
   if (H > 1 && ImGui::SmallButton(_("only"))) {
     std::vector<HeadRef> next;
     for (const HeadRef& k : knocked)
@@ -260,7 +373,7 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, Im
   const float size = g.size, text_h = g.text_h;
   ImGui::SetCursorScreenPos(p);
   ImGui::PushID(l * 1000 + h);
-  if (ImGui::InvisibleButton("##map", ImVec2(size, size + lines * text_h))) OpenHead(s, l, h);
+  if (ImGui::InvisibleButton("##map", ImVec2(size, size + g.Above()))) OpenHead(s, l, h);
   const bool hovered = ImGui::IsItemHovered();
   ImGui::PopID();
   if (l == 0 && h == 0) Probe(s, "model_view_first_map");
@@ -291,7 +404,8 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, Im
   for (std::size_t k = 0; k < jobs.size(); ++k)
     dl->AddText(ImVec2(p.x, p.y + (2 + k) * text_h), Pal().accent, jobs[k].c_str());
   dl->PopClipRect();
-  const ImVec2 m0(p.x, p.y + lines * text_h + 2);
+  const ImVec2 m0(p.x, p.y + g.Above() + 2);
+  KeyLabels(s, g, l, h, m0);
   // Only the maps in sight: 100 heads' cells were 40 ms of every frame.
   if (ImGui::IsRectVisible(m0, ImVec2(m0.x + size, m0.y + size))) DrawMap(dl, t, h, m0, size - 2, g.blocks);
   const bool current = (!UsingTrainedModel(s) || s.choice.layer == l) && s.ui.enlarged == h;
@@ -313,7 +427,7 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, Im
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
-  KnockOutSwitches(s, l, h, H, p, m0, size);
+  KnockOutSwitches(s, l, h, H, p, m0, size, g.switch_lines == 2);
 }
 
 // Where the labels and the jobs were measured, as one text wrapped at the view's edge
@@ -355,18 +469,19 @@ void DrawModelView(AppState& s) {
   // Presented: the maps, their labels and switches; the suggestions and the jobs read
   // off them stay in the tab.
   if (!s.ui.present) DrawTryThese(s);
-  const MapGrid g = LayOutMaps(s, L, H);
+  const MapGrid g = LayOutMaps(s, *traces.front(), L, H);
+  if (g.key_lines == 0) s.views.Get<LabelsShown>() = {};  // none drawn: none reported
   for (int l = 0; l < L; ++l) {
     for (int h0 = 0; h0 < H; h0 += g.per_row) {
       const ImVec2 row0 = ImGui::GetCursorScreenPos();
       if (h0 == 0)
         ImGui::GetWindowDrawList()->AddText(ImVec2(row0.x, row0.y + g.text_h), ImGui::GetColorU32(ImGuiCol_Text),
                                             i18n::Format(_("layer %d"), l).c_str());
+      QueryLabels(s, g, row0.x + g.label_w, row0.y + g.Above() + 2, l == 0 && h0 == 0);
       for (int h = h0; h < std::min(H, h0 + g.per_row); ++h)
         DrawHeadMap(s, g, *traces[static_cast<std::size_t>(l)], l, h,
                     ImVec2(row0.x + g.label_w + (h - h0) * (g.size + g.gap), row0.y));
-      ImGui::SetCursorScreenPos(
-          ImVec2(row0.x, row0.y + g.size + g.lines * g.text_h + ImGui::GetFrameHeight() + g.gap + 6));
+      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + g.size + g.Above() + g.Under()));
       ImGui::Dummy(ImVec2(1, 1));
     }
   }
@@ -433,10 +548,15 @@ nlohmann::json CellJson(const AppState& s) {
 // own tasks, and the lines they add move every switch under them: a driver waits for them
 // before it clicks.
 nlohmann::json ProbeModelView(const AppState& s) {
+  const LabelsShown* t = s.views.Find<LabelsShown>();
+  nlohmann::json tokens =
+      t ? nlohmann::json{{"keys", t->keys}, {"queries", t->queries}, {"key_lines", t->key_lines}, {"cell", t->cell}}
+        : nlohmann::json(nullptr);
   return {{"labels_measured", UsingLanguageModel(s) && s.result.validation_labels.value != nullptr},
           {"jobs", HeadJobsStatus(s)},
           {"evidence", UsingLanguageModel(s) && s.result.head_evidence.value != nullptr},
-          {"cell", CellJson(s)}};
+          {"cell", CellJson(s)},
+          {"token_labels", tokens}};
 }
 
 ViewEntry ModelView() {
