@@ -175,6 +175,14 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     m.digits = 3;
     m.max_cell = std::max(fs * 2.6f, value_cell);
     m.count_values = true;
+    // A lesson's revealed answer on the weights the model computes now.
+    const TourOutline& o = s.ui.tour.outline;
+    if (k == 2 && used && o.on && o.head == a.head) {
+      m.answer_row = o.row;
+      m.answer_col = o.col;
+      m.pick_row = o.pick_row;
+      m.pick_col = o.pick_col;
+    }
     last = DrawMatrix(s, m);
     s.ui.report.scaling_values_shown += last.values_shown;
     s.ui.report.scaling_values_hidden += last.values_hidden;

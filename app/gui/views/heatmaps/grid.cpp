@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/draw/matrix_view.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
@@ -317,6 +318,16 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
   if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
     const float y = a.y + s.ui.hover_token * ch;
     dl->AddRect(ImVec2(a.x - 1, y - 1), ImVec2(b.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);
+  }
+  // A lesson's revealed answer on its head's map, and the class's pick when it was wrong.
+  const TourOutline& o = s.ui.tour.outline;
+  const auto reveal = [&](int i, int j, bool answer) {
+    if (i >= 0 && i < seq && j >= 0 && j < skv)
+      DrawRevealCell(s, dl, ImVec2(a.x + j * cw, a.y + i * ch), ImVec2(a.x + (j + 1) * cw, a.y + (i + 1) * ch), answer);
+  };
+  if (o.on && o.head == index) {
+    reveal(o.pick_row, o.pick_col, false);
+    reveal(o.row, o.col, true);
   }
 
   s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
