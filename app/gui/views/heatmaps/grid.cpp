@@ -269,6 +269,11 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
   if (g.labels) ImGui::PopFont();
 }
 
+// The lesson reveal the maps last scrolled to (its step and cell).
+struct RevealScroll {
+  std::string key;
+};
+
 bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool values_allowed) {
   const Result& r = s.result;
   const Trace& t = r.trace;
@@ -328,6 +333,14 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
   if (o.on && o.head == index) {
     reveal(o.pick_row, o.pick_col, false);
     reveal(o.row, o.col, true);
+    // A map taller than the panel scrolls the answer into view, once per reveal, so the
+    // class sees it and the teacher can still scroll away.
+    auto& shown = s.views.Get<RevealScroll>();
+    const std::string key = std::to_string(s.ui.tour.step) + " " + std::to_string(o.row) + " " + std::to_string(o.col);
+    if (shown.key != key) {
+      shown.key = key;
+      ImGui::SetScrollFromPosY(a.y + (static_cast<float>(o.row) + 0.5f) * ch - ImGui::GetWindowPos().y, 0.5f);
+    }
   }
 
   s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
