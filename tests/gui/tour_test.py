@@ -71,9 +71,12 @@ def expected_answer(mhaviz, d, step, lesson_step):
     command line's trace or ablation, or the lesson's formula."""
     q = step["question"]
     compute = q.get("compute", "")
+    cfg = step.get("config", {})
+    if not compute and step["view"] == "cost" and q["kind"] == "number":
+        # The n where the core's 4 n^2 d FLOPs overtake the projections' 8 n d^2: n = 2d.
+        return {"number": 2 * cfg.get("d_model", 512)}
     if not compute:
         return {"option": q["answer"]} if q["kind"] == "choice" else {"number": q["answer"]}
-    cfg = step.get("config", {})
     if compute == "head_dim":
         return {"number": cfg.get("d_model", 512) // cfg.get("num_heads", 8)}
     if compute == "kv_bytes":
@@ -145,6 +148,34 @@ def answer(app, p, step, want, right, where):
     return p
 
 
+# The views that outline a revealed cell, and the one that outlines a piece's row.
+CELL_VIEWS = ("heatmaps", "softmax", "query")
+
+
+def check_reveal(app, step, want, where):
+    """After the reveal, the view outlines the answer: the cell recomputed (trace --json's
+    argmax of the step's head's row) or, for a piece, the row of the position `at`."""
+    q = step["question"]
+    compute = q.get("compute", "")
+    if compute == "top_next":
+        p = app.wait_for(lambda p: p["lesson"]["reveal"] is not None, f"{where}: the piece's row outlined")
+        r = p["lesson"]["reveal"]
+        check(plain(r["piece"]) == want["piece"], f"{where}: the row outlined names {r['piece']}, not {want['piece']}")
+        drawn = step["view"] == "next"
+    elif compute in ("attn_argmax", "row_max") or q["kind"] == "cell":
+        p = app.wait_for(lambda p: p["lesson"]["reveal"] is not None, f"{where}: the cell outlined")
+        r = p["lesson"]["reveal"]
+        check((r["row"], r["col"]) == (want["row"], want["col"]),
+              f"{where}: the cell outlined is {(r['row'], r['col'])}, recomputed {(want['row'], want['col'])}")
+        drawn = step["view"] in CELL_VIEWS
+    else:
+        p = app.settle()
+        check(p["lesson"]["reveal"] is None, f"{where}: a question about no cell outlines {p['lesson']['reveal']}")
+        return
+    if drawn:
+        app.wait_for(lambda p: "reveal_answer" in p["widgets"], f"{where}: the outline drawn on the {step['view']} view")
+
+
 def walk(lesson_id, lang):
     def test(mhaviz, d):
         lesson = g.read_json(lesson_file(lesson_id))
@@ -169,6 +200,7 @@ def walk(lesson_id, lang):
                     check_answer(p, step, want, where)
                     if not (step["question"]["kind"] == "choice" and want.get("option", 0) < 0):
                         answer(app, p, step, want, lang == "ko", where)
+                        check_reveal(app, step, want, where)
                 if i + 1 < len(steps):
                     app.key("Right")
             app.quit()
@@ -205,6 +237,66 @@ def resolve(step):
             layer, head_ = k.lstrip("L").split("H")
             out.append({"layer": int(layer), "head": int(head_)})
     return {**h, "knockout": out}
+
+
+def near(a, b, where):
+    check(abs(a - b) <= 1.5, f"{where}: {a:.1f} is not {b:.1f}")
+
+
+def test_reveal(mhaviz, d):
+    """A question about a cell answered wrongly, on the three views that show cells: the
+    heatmaps' map of the step's head, the Softmax view's weights and the Query view's key
+    rows. Before the answer nothing is outlined; after it, the outline is on the answer,
+    the cell `mhaviz trace --json` weighs most in that head's row, and on the class's
+    pick, each where its cell is drawn."""
+    sentence, cfg, head, row = "the cat sat on the mat", {"d_model": 64, "num_heads": 4}, 2, 2
+    t = run_json(mhaviz, d, ["trace", "--sentence", sentence, *config_flags(cfg), "-q"], "reveal.json")
+    weights = t["attention"][head][row]
+    col = max(range(len(weights)), key=lambda c: weights[c])
+    wrong = (col + 1) % len(weights)
+    text = {"ko": "k", "en": "e"}
+    q = {"kind": "cell", "prompt": text, "compute": "attn_argmax", "at": str(row), "reveal": text}
+    views = ("heatmaps", "softmax", "query")
+    lesson = os.path.join(d, "reveal_lesson.json")
+    with open(lesson, "w", encoding="utf-8") as f:
+        json.dump({"format": "mhaviz-lesson", "title": text,
+                   "steps": [{"view": v, "sentence": sentence, "config": cfg, "head": head, "query": row,
+                              "caption": text, "question": q} for v in views]}, f)
+    app = g.App(mhaviz, d, ["--lesson", lesson, "--lang", "ko", "--text-size", "150"])
+    try:
+        for i, view in enumerate(views):
+            where = f"the {view} view"
+            p = app.wait_for(lambda p: p["lesson"].get("step") == i and p["ok"] and p["view"] == view and
+                             p["lesson"]["question"]["answer"]["ok"] and "lesson_key 0" in p["widgets"], where)
+            check(p["lesson"]["reveal_pending"] and p["lesson"]["reveal"] is None and
+                  "reveal_answer" not in p["widgets"], f"{where}: outlined before the answer: {p['lesson']}")
+            g.click(app, app.widget(f"lesson_key {wrong}"))
+            p = app.wait_for(lambda p: p["lesson"]["reveal"] is not None and "reveal_answer" in p["widgets"] and
+                             "reveal_pick" in p["widgets"], f"{where}: the outlines")
+            r = p["lesson"]["reveal"]
+            want = {"view": view, "head": head, "row": row, "col": col, "pick_row": row, "pick_col": wrong}
+            check(r == want, f"{where}: the probe's outline {r}, recomputed {want}")
+            check(not p["lesson"]["question"]["right"], f"{where}: the wrong key counted as right")
+            ans, pick = p["widgets"]["reveal_answer"], p["widgets"]["reveal_pick"]
+            if view == "heatmaps":  # each on its cell of the head's map
+                mx, my, mw, mh = p["widgets"][f"map {head}"]
+                cw, ch = mw / len(weights), mh / len(weights)
+                for (x, y, _, _), c in ((ans, col), (pick, wrong)):
+                    near(x, mx + c * cw, f"{where}: column {c}'s left edge")
+                    near(y, my + row * ch, f"{where}: row {row}'s top edge")
+            elif view == "softmax":  # cells of one row: apart by their column difference
+                near(pick[0] - ans[0], (wrong - col) * ans[2], f"{where}: the pick's place beside the answer")
+                near(pick[1], ans[1], f"{where}: the pick's row")
+            else:  # the table's rows, one per key: apart by their key difference (rows about as tall
+                # as the outline, plus a border)
+                pitch = (pick[1] - ans[1]) / (wrong - col)
+                check(ans[3] - 1.5 <= pitch <= ans[3] * 1.25, f"{where}: the pick's row is {pick[1] - ans[1]:.1f} px "
+                      f"from the answer's, not {wrong - col} rows of {ans[3]:.1f} px")
+            if i + 1 < len(views):
+                app.key("Right")
+        app.quit()
+    finally:
+        app.kill()
 
 
 def test_explore_restore(mhaviz, d):
@@ -297,6 +389,34 @@ def add_step(app, count, where):
     return p
 
 
+QUESTION_FIELDS = ("draft_kind", "draft_prompt_ko", "draft_prompt_en", "draft_compute", "draft_right 0",
+                   "draft_option_ko 0", "draft_option_en 1", "draft_add_option", "draft_reveal_en")
+
+
+def ask_question(app):
+    """Ticks the selected step's question box: every question field must be in view in
+    the editor's scrolling body, with Save and Play under it; then types a choice question
+    (prompt, two options) and marks the second option right."""
+    g.click(app, app.widget("draft_question"))
+    p = app.wait_for(lambda p: all(f in p["widgets"] for f in QUESTION_FIELDS), "the question's fields")
+    p = app.settle()
+    bx, by, bw, bh = p["widgets"]["draft_body"]
+    for f in QUESTION_FIELDS:
+        x, y, w, h = p["widgets"][f]
+        check(by - 1 <= y and y + h <= by + bh + 1 and bx - 1 <= x and x + w <= bx + bw + 1,
+              f"the editor's {f} at {(x, y, w, h)} is cut or out of its view {(bx, by, bw, bh)}")
+    for f in ("draft_save", "draft_play"):
+        x, y, w, h = p["widgets"][f]
+        check(y >= by + bh - 1 and y + h <= p["window"][1], f"{f} at {(x, y, w, h)} is not under the fields")
+    for field, text in (("draft_prompt_en", "why"), ("draft_option_ko 0", "yes"), ("draft_option_en 0", "yes"),
+                        ("draft_option_ko 1", "no"), ("draft_option_en 1", "no")):
+        g.click(app, app.widget(field))
+        app.type_held(text)
+    g.click(app, app.widget("draft_right 1"))
+    app.wait_for(lambda p: p["lesson_draft"]["steps"][2].get("ask") == {"prompt": "why", "options": ["yes", "no"],
+                                                                          "answer": 1, "at": ""}, "the question typed")
+
+
 def test_record(mhaviz, d):
     """A lesson written in the app: three steps recorded from three states (mhaviz-small in
     the Next view with L1H0 knocked out; the heatmaps of another sentence with every head
@@ -330,6 +450,7 @@ def test_record(mhaviz, d):
         g.click(app, app.widget("draft_caption_en"))
         app.type_held("three")
         app.wait_for(lambda p: p["lesson_draft"]["steps"][2]["caption"]["en"] == "three", "the caption typed")
+        ask_question(app)
         g.click(app, app.widget("draft_save"))
         p = app.wait_for(lambda p: p["lesson_draft"]["saves"] == 1, "the lesson saved")
         check(p["lesson_draft"]["saved"] == out and p["lesson_draft"]["message_ok"], f"save: {p['lesson_draft']}")
@@ -346,6 +467,10 @@ def test_record(mhaviz, d):
         check("model" not in written[2] and written[2].get("config", {}).get("num_heads", 8) == seeded_heads,
               f"written step 3: {written[2]}")
         check(written[2]["caption"]["en"] == "three", f"written step 3's caption: {written[2]['caption']}")
+        wq = written[2].get("question", {})
+        check(wq.get("kind") == "choice" and wq.get("answer") == 1 and wq.get("prompt", {}).get("en") == "why" and
+              [o["en"] for o in wq.get("options", [])] == ["yes", "no"] and "compute" not in wq,
+              f"written step 3's question: {wq}")
         r = subprocess.run([mhaviz, "lesson", out, "--lang", "en"], capture_output=True, text=True,
                            timeout=g.RUN_TIMEOUT)
         check(r.returncode == 0 and "1. [next]" in r.stdout and "2. [heatmaps]" in r.stdout and
@@ -355,6 +480,10 @@ def test_record(mhaviz, d):
         p = app.wait_for(lambda p: p["lesson"].get("step") == 2 and p["lesson"]["steps"] == 3 and
                          p["present"]["on"] and p["view"] == "softmax" and p["ok"], "the lesson played at step 3")
         check(p["sentence"] == seeded_sentence and p["num_heads"] == seeded_heads, f"step 3 shows {p['sentence']}")
+        check(p["lesson"]["questions"] == 1 and "lesson_question" in p["widgets"], f"step 3 asks nothing: {p['lesson']}")
+        g.click(app, app.widget("lesson_option 1"))
+        p = app.wait_for(lambda p: p["lesson"]["answered"] == 1 and "lesson_reveal" in p["widgets"], "step 3 answered")
+        check(p["lesson"]["question"]["right"], f"the option marked right in the editor is not: {p['lesson']}")
         app.key("Left")
         p = app.wait_for(lambda p: p["lesson"]["step"] == 1 and p["view"] == "heatmaps" and p["ok"] and
                          p["generation"] > 0, "step 2 played")
@@ -372,7 +501,7 @@ def test_record(mhaviz, d):
 
 
 TESTS = {f"walk_{i}_{lang}": walk(i, lang) for i in ("000", "001", "002", "003", "004") for lang in ("ko", "en")}
-TESTS.update({"explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False),
+TESTS.update({"reveal": test_reveal, "explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False),
               "export_ko": test_export_ko, "export_bad_dir": (test_export_bad_dir, False), "record": test_record})
 
 if __name__ == "__main__":

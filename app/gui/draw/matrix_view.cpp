@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <imgui_internal.h>
+
 #include "gui/draw/widgets.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/style/wide_glyphs.hpp"
@@ -329,6 +331,13 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
     const float x = p0.x + a.highlight_col * cw;
     dl->AddRect(ImVec2(x - 1, p0.y - 1), ImVec2(x + cw + 1, p1.y + 1), pal.highlight, 0.0f, 0, 2.0f);
   }
+  const auto reveal = [&](int i, int j, bool answer) {
+    if (i >= 0 && i < a.rows && j >= 0 && j < a.cols)
+      DrawRevealCell(s, dl, ImVec2(p0.x + j * cw, p0.y + i * ch), ImVec2(p0.x + (j + 1) * cw, p0.y + (i + 1) * ch),
+                     answer);
+  };
+  reveal(a.pick_row, a.pick_col, false);
+  reveal(a.answer_row, a.answer_col, true);
 
   // Hover: the exact value.
   const ImVec2 m = ImGui::GetIO().MousePos;
@@ -353,6 +362,44 @@ MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a) {
     ImGui::EndTooltip();
   }
   return res;
+}
+
+void DrawRevealCell(AppState& s, ImDrawList* dl, ImVec2 a, ImVec2 b, bool answer) {
+  // Magenta is in neither viridis nor blue-white-red; the dark edge under it keeps it
+  // apart from the yellow and the white cells too.
+  constexpr ImU32 kAnswer = IM_COL32(255, 40, 220, 255), kPick = IM_COL32(255, 255, 255, 255);
+  constexpr ImU32 kEdge = IM_COL32(0, 0, 0, 230);
+  const float w = std::max(2.0f, ImGui::GetFontSize() * 0.14f);
+  const ImVec2 lo(a.x + w * 0.5f, a.y + w * 0.5f), hi(b.x - w * 0.5f, b.y - w * 0.5f);
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), kEdge, 0.0f, 0, w + 2.0f);
+  if (answer) {
+    dl->AddRect(lo, hi, kAnswer, 0.0f, 0, w);
+  } else {  // dashed: the class's pick, not the answer
+    const float dash = std::max(3.0f, ImGui::GetFontSize() * 0.3f);
+    const ImVec2 corners[5] = {lo, ImVec2(hi.x, lo.y), hi, ImVec2(lo.x, hi.y), lo};
+    for (int e = 0; e < 4; ++e) {
+      const ImVec2 p = corners[e], q = corners[e + 1];
+      const float len = std::hypot(q.x - p.x, q.y - p.y);
+      for (float t = 0; t < len; t += 2 * dash) {
+        const float t1 = std::min(t + dash, len);
+        dl->AddLine(ImVec2(p.x + (q.x - p.x) * t / len, p.y + (q.y - p.y) * t / len),
+                    ImVec2(p.x + (q.x - p.x) * t1 / len, p.y + (q.y - p.y) * t1 / len), kPick, w);
+      }
+    }
+  }
+  s.ui.probe[answer ? "reveal_answer" : "reveal_pick"] = {a.x, a.y, b.x - a.x, b.y - a.y};
+}
+
+void DrawRevealRow(AppState& s, float line, bool answer) {
+  ImGuiTable* tb = ImGui::GetCurrentTable();
+  if (!tb) return;
+  // Drawn in the table's own window, over the rows' backgrounds, and not clipped to the
+  // last column's cell as that cell's drawing would be.
+  const ImRect& clip = tb->InnerClipRect;
+  ImGui::PushClipRect(clip.Min, clip.Max, false);
+  DrawRevealCell(s, ImGui::GetWindowDrawList(), ImVec2(clip.Min.x + 2, tb->RowPosY1),
+                 ImVec2(clip.Max.x - 2, tb->RowPosY1 + line), answer);
+  ImGui::PopClipRect();
 }
 
 void DrawScaleLegend(ColourScale scale, float range, float width, const char* label, bool masked_entry) {

@@ -57,6 +57,9 @@ struct MatrixArgs {
   bool count_values = false;
   int highlight_row = -1;  // outlined
   int highlight_col = -1;
+  // A lesson's reveal (DrawRevealCell): the answer's cell, and the class's wrong pick.
+  int answer_row = -1, answer_col = -1;
+  int pick_row = -1, pick_col = -1;
   // Extra tooltip lines for cell (i, j), after the default ones.
   std::function<void(int, int)> tooltip;
 };
@@ -71,6 +74,15 @@ struct MatrixResult {
 
 // Draws the matrix (labels, cells, values) as one item of the current window.
 MatrixResult DrawMatrix(AppState& s, const MatrixArgs& a);
+
+// A lesson's revealed answer on a map or a table row, the rectangle a..b: the answer
+// solid in a colour none of the colour maps uses (viridis, blue-white-red), the class's
+// wrong pick dashed white; each over a dark edge, so it reads on the darkest cell and
+// the lightest alike. --probe reports it as "reveal_answer" / "reveal_pick".
+void DrawRevealCell(AppState& s, ImDrawList* dl, ImVec2 a, ImVec2 b, bool answer);
+// The same around the current row of the table being drawn, `line` pixels high, across
+// the table's visible width (call it after the row's last cell).
+void DrawRevealRow(AppState& s, float line, bool answer);
 
 // A horizontal colour legend for `scale`, `width` pixels wide, with its range.
 void DrawScaleLegend(ColourScale scale, float range, float width, const char* label, bool masked_entry);

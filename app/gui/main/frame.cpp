@@ -186,6 +186,8 @@ void DrawPresentation(AppState& s) {
   if (!WorkerBusy(s)) UpdateViews(s);
   StepRecompute(s);
   if (!WorkerBusy(s)) StepExports(s);
+  // After the recompute: the outline is the answer on the result the view draws.
+  s.ui.tour.outline = TourRevealOutline(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   SetResultsRect(s, p, ImVec2(p.x + avail.x, p.y + avail.y));
@@ -221,6 +223,7 @@ void DrawFrame(AppState& s) {
   s.ui.hover_token_next = -1;
   s.ui.probe.clear();  // only what is on screen this frame
   s.ui.report = LayoutReport{};
+  s.ui.tour.outline = {};  // a lesson's reveal is drawn only on the presented step
   Shortcuts(s);
 
   const float scale = UiScale(s);

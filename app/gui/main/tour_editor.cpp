@@ -266,9 +266,17 @@ void DrawOptions(AppState& s, tour::Question& q) {
   Probe(s, "draft_add_option");
 }
 
+// A field's name on its own line's left, the field after it: a question's fields fit the
+// window's height at a projector's text size.
+void InlineLabel(const char* label) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("%s", label);
+  ImGui::SameLine();
+}
+
 void DrawQuestion(AppState& s, tour::Question& q) {
   using K = tour::QuestionKind;
-  ImGui::TextDisabled("%s", _("Kind"));
+  InlineLabel(_("Kind"));
   if (PickOne<K>(s, "##draft_kind", "draft_kind", &q.kind,
                  {{K::Choice, N_("choice among options")},
                   {K::Number, N_("a number")},
@@ -279,7 +287,7 @@ void DrawQuestion(AppState& s, tour::Question& q) {
   }
   ImGui::TextDisabled("%s", _("Question"));
   TextPair(s, "draft_prompt", q.prompt, 1);
-  ImGui::TextDisabled("%s", _("The answer"));
+  InlineLabel(_("The answer"));
   PickOne<tour::Compute>(s, "##draft_compute", "draft_compute", &q.compute, Computes(q.kind));
   const bool fixed = q.compute == tour::Compute::Fixed;
   if (!fixed)
@@ -314,6 +322,10 @@ void DrawSelected(AppState& s) {
   tour::Step& step = d.lesson.steps[static_cast<std::size_t>(d.selected)];
   ImGui::Separator();
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
+  if (d.show_step > 0) {  // a step just recorded: its caption and question box in view
+    --d.show_step;
+    ImGui::SetScrollHereY(0.0f);
+  }
   ImGui::TextUnformatted(i18n::Format(_("Step %d"), d.selected + 1).c_str());
   if (s.ui.font_bold) ImGui::PopFont();
   ImGui::SameLine();
@@ -322,19 +334,28 @@ void DrawSelected(AppState& s) {
   // another step is selected.
   ImGui::PushID(d.selected);
   ImGui::TextDisabled("%s", _("Caption"));
-  TextPair(s, "draft_caption", step.caption, 3);
+  // Two lines each while a question is asked too: its fields need the height.
+  TextPair(s, "draft_caption", step.caption, step.question ? 2.0f : 3.0f);
   bool ask = step.question.has_value();
   if (ImGui::Checkbox(_("Ask the class a question"), &ask)) {
     if (ask) {
       step.question = tour::Question{};
       step.question->options.resize(2);
       step.question->answer = 0;
+      d.show_question = 3;
     } else {
       step.question.reset();
     }
   }
   Probe(s, "draft_question");
-  if (step.question) DrawQuestion(s, *step.question);
+  if (step.question) {
+    // The checkbox at the top of the body once ticked, so the fields under it are in view.
+    if (d.show_question > 0) {
+      --d.show_question;
+      ImGui::SetScrollHereY(0.0f);
+    }
+    DrawQuestion(s, *step.question);
+  }
   ImGui::PopID();
 }
 
@@ -418,6 +439,14 @@ nlohmann::json TourDraftProbeJson() {
                      {"knockout", out},
                      {"caption", {{"ko", step.caption.ko}, {"en", step.caption.en}}},
                      {"question", step.question.has_value()}});
+    if (step.question) {  // what was typed, in English: the tests wait on it
+      nlohmann::json options = nlohmann::json::array();
+      for (const tour::Text& o : step.question->options) options.push_back(o.en);
+      steps.back()["ask"] = {{"prompt", step.question->prompt.en},
+                             {"options", options},
+                             {"answer", step.question->answer},
+                             {"at", step.question->at}};
+    }
   }
   return {{"editing", d.editing}, {"steps", steps},   {"selected", d.selected}, {"path", d.path},
           {"saved", d.saved},     {"saves", d.saves}, {"message", d.message},   {"message_ok", d.message_ok}};
@@ -447,6 +476,7 @@ void AddDraftStep(AppState& s) {
   const int at = std::clamp(d.selected + 1, 0, static_cast<int>(d.lesson.steps.size()));
   d.lesson.steps.insert(d.lesson.steps.begin() + at, std::move(step));
   d.selected = at;
+  d.show_step = 3;
   Say(d, why.empty() ? i18n::Format(_("Step %d recorded."), at + 1) : why, why.empty());
 }
 
@@ -456,7 +486,8 @@ void DrawTourEditor(AppState& s) {
   const float fs = ImGui::GetFontSize();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   // Beside the view rather than over all of it: at most about half the window's width.
-  const float w = std::min(fs * 30, vp->WorkSize.x * 0.5f), h = std::min(fs * 40, vp->WorkSize.y - fs * 3);
+  // As tall as the window under the menu bar: a step's caption and question need it.
+  const float w = std::min(fs * 30, vp->WorkSize.x * 0.5f), h = std::max(vp->WorkSize.y - fs * 2.5f, fs * 12);
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x - w - fs * 0.5f, vp->WorkPos.y + fs * 2),
                           ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_FirstUseEver);
@@ -466,6 +497,9 @@ void DrawTourEditor(AppState& s) {
     return;
   }
   Probe(s, "draft_window");
+  // The fields scroll; the file row (Save, Play and what they said) stays under them.
+  const float footer = d.footer_h > 0 ? d.footer_h : ImGui::GetFrameHeightWithSpacing() * 2;
+  ImGui::BeginChild("##draft_body", ImVec2(0, -footer));
   ImGui::TextDisabled("%s", _("Title"));
   TextPair(s, "draft_title", d.lesson.title, 1);
   ImGui::Separator();
@@ -475,7 +509,11 @@ void DrawTourEditor(AppState& s) {
     ImGui::SetTooltip("%s", _("(records the view, sentence, model, sliders, head and knock-outs shown now)"));
   Probe(s, "draft_add");
   DrawSelected(s);
+  ImGui::EndChild();
+  Probe(s, "draft_body");
+  const float top = ImGui::GetCursorPosY();
   DrawFileRow(s);
+  d.footer_h = ImGui::GetCursorPosY() - top;
   ImGui::End();
 }
 

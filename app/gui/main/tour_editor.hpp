@@ -24,8 +24,12 @@ struct TourDraft {
   std::string path;      // where Save writes
   std::string message;   // the last save's outcome, or why a step could not be recorded
   bool message_ok = false;
-  std::string saved;  // the path last saved to ("" until a save succeeds)
-  int saves = 0;      // successful saves so far
+  std::string saved;   // the path last saved to ("" until a save succeeds)
+  int saves = 0;       // successful saves so far
+  float footer_h = 0;  // the file row's height last frame: it stays in view under the fields
+  // Frames left to scroll the body to a step just recorded (its caption) or to a question
+  // just asked for (its fields): a few, since the body's height is known a frame late.
+  int show_step = 0, show_question = 0;
 };
 TourDraft& Draft();
 

@@ -124,6 +124,14 @@ void DrawReveal(AppState& s, const tour::Question& q, const TourGiven& g) {
   }
   const std::string& reveal = q.reveal.In(t.lang);
   if (!reveal.empty()) ImGui::TextWrapped("%s", reveal.c_str());
+  // The outlines the view draws (TourOutline), named so the class knows which is which.
+  const TourOutline& o = t.outline;
+  if (o.on && o.piece_row >= 0)
+    ImGui::TextDisabled("%s", _("On the view: the answer's row is outlined in pink."));
+  else if (o.on)
+    ImGui::TextDisabled("%s", o.pick_col >= 0
+                                  ? _("On the view: the answer is outlined in pink, your pick dashed white.")
+                                  : _("On the view: the answer is outlined in pink."));
 }
 
 // "Back to the lesson" and "Leave the lesson", on the line so far.

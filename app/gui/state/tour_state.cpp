@@ -8,23 +8,89 @@
 
 namespace mha::gui {
 
-tour::Answer TourAnswer(const AppState& s) {
-  const TourPlay& t = s.ui.tour;
-  tour::Answer none;
-  if (!t.active || t.step >= static_cast<int>(t.lesson.steps.size())) return none;
+namespace {
+
+const tour::Question* StepQuestion(const TourPlay& t) {
+  if (!t.active || t.step < 0 || t.step >= static_cast<int>(t.lesson.steps.size())) return nullptr;
   const auto& q = t.lesson.steps[static_cast<std::size_t>(t.step)].question;
+  return q ? &*q : nullptr;
+}
+
+tour::AnswerInputs LiveInputs(const AppState& s) {
+  tour::AnswerInputs in;
+  in.trace = &s.result.trace;
+  in.tokens = &s.result.tokens;
+  in.next = &s.result.next;
+  in.head = s.choice.head;
+  return in;
+}
+
+// The key an option names (a choice about where a head looks), or -1.
+int OptionKey(const AppState& s, const tour::Question& q, int option) {
+  if (option < 0 || option >= static_cast<int>(q.options.size())) return -1;
+  const tour::Text& o = q.options[static_cast<std::size_t>(option)];
+  const int k = tour::FindToken(s.result.tokens, o.en);
+  return k >= 0 ? k : tour::FindToken(s.result.tokens, o.ko);
+}
+
+}  // namespace
+
+tour::Answer TourAnswer(const AppState& s) {
+  tour::Answer none;
+  const tour::Question* q = StepQuestion(s.ui.tour);
   if (!q) return none;
   if (!s.result.ok || s.result.generation == 0) {
     none.error = "the step is still being computed";
     if (q->compute == tour::Compute::Fixed) return tour::ComputeAnswer(*q, {});
     return none;
   }
-  tour::AnswerInputs in;
-  in.trace = &s.result.trace;
-  in.tokens = &s.result.tokens;
-  in.next = &s.result.next;
-  in.head = s.choice.head;
-  return tour::ComputeAnswer(*q, in);
+  return tour::ComputeAnswer(*q, LiveInputs(s));
+}
+
+TourOutline TourRevealOutline(const AppState& s) {
+  TourOutline o;
+  const TourPlay& t = s.ui.tour;
+  const tour::Question* q = StepQuestion(t);
+  if (!q || !TourOnStep(s)) return o;
+  const bool piece = q->compute == tour::Compute::TopNext;
+  const bool cell = q->kind == tour::QuestionKind::Cell || q->compute == tour::Compute::AttnArgmax ||
+                    q->compute == tour::Compute::RowMax;
+  if (!piece && !cell) return o;
+  o.view = t.lesson.steps[static_cast<std::size_t>(t.step)].state.view;
+  const TourGiven& g = t.given[static_cast<std::size_t>(t.step)];
+  if (!g.given) {
+    o.pending = cell;
+    return o;
+  }
+  if (!s.result.ok || s.result.generation == 0) return o;
+  if (piece) {
+    const int pos = tour::FindToken(s.result.tokens, q->at);
+    if (pos < 0 || pos >= static_cast<int>(s.result.next.size()) ||
+        s.result.next[static_cast<std::size_t>(pos)].empty())
+      return o;
+    o.on = true;
+    o.piece_row = pos;
+    o.piece = s.result.next[static_cast<std::size_t>(pos)].front().piece;
+    return o;
+  }
+  // The cell: the row's largest weight, which row_max's number is too.
+  tour::Question where = *q;
+  where.kind = tour::QuestionKind::Cell;
+  where.compute = tour::Compute::AttnArgmax;
+  const tour::Answer a = tour::ComputeAnswer(where, LiveInputs(s));
+  if (!a.ok) return o;
+  o.on = true;
+  o.head = s.choice.head;
+  o.row = a.row;
+  o.col = a.col;
+  const int pick = q->kind == tour::QuestionKind::Cell     ? g.col
+                   : q->kind == tour::QuestionKind::Choice ? OptionKey(s, *q, g.option)
+                                                           : -1;
+  if (pick >= 0 && pick != a.col && (q->kind != tour::QuestionKind::Cell || g.row == a.row)) {
+    o.pick_row = a.row;
+    o.pick_col = pick;
+  }
+  return o;
 }
 
 bool TourOnStep(const AppState& s) {
@@ -72,6 +138,15 @@ nlohmann::json TourProbeJson(const AppState& s) {
                        {"col", a.col},
                        {"shown", a.shown}}}};
   }
+  const TourOutline& o = t.outline;
+  if (o.on && o.piece_row >= 0)
+    j["reveal"] = {{"view", o.view}, {"row", o.piece_row}, {"piece", o.piece}};
+  else if (o.on)
+    j["reveal"] = {{"view", o.view}, {"head", o.head},         {"row", o.row},
+                   {"col", o.col},   {"pick_row", o.pick_row}, {"pick_col", o.pick_col}};
+  else
+    j["reveal"] = nullptr;
+  j["reveal_pending"] = o.pending;
   return j;
 }
 

@@ -23,6 +23,24 @@ struct TourGiven {
   int row = -1, col = -1;
 };
 
+// What a revealed question shows on the view (the player sets it once a frame from the
+// live answer, TourRevealOutline; the views draw it): the answer's cell on the step's
+// head's map and the class's own pick when it was another cell, or for a piece the Next
+// view's row. `pending`: a question about a cell waits for its answer, so a view does
+// not point that cell out before the class has answered.
+struct TourOutline {
+  bool on = false;
+  bool pending = false;
+  std::string view;                  // the step's view
+  int head = -1;                     // the map: the step's head
+  int row = -1, col = -1;            // the answer: query row, key column
+  int pick_row = -1, pick_col = -1;  // the class's pick when it was wrong (-1: none)
+  int piece_row = -1;                // top_next: the position `at`, the Next view's row
+  std::string piece;                 // ... and the piece that is the answer
+  bool Cell(int h, int r, int c) const { return on && h == head && r == row && c == col; }
+  bool Pick(int h, int r, int c) const { return on && h == head && r == pick_row && c == pick_col; }
+};
+
 struct TourPlay {
   bool active = false;
   tour::Lesson lesson;
@@ -36,10 +54,14 @@ struct TourPlay {
   std::array<char, 1024> open_path{};  // Lesson > Open's file field
   std::string open_error;              // the last lesson that could not be opened
   float band_h = 0;                    // the caption band's height last frame (pixels)
+  TourOutline outline;                 // this frame's reveal on the view
 };
 
 // The question's answer on the live result (the step's head; the trace shown).
 tour::Answer TourAnswer(const AppState& s);
+// What the view outlines for the step's revealed question (off: no question, not yet
+// answered, a question about no cell or piece, or the learner explored away).
+TourOutline TourRevealOutline(const AppState& s);
 // Whether the shown state is still the step's (false once the learner explored away).
 bool TourOnStep(const AppState& s);
 int TourAnswered(const TourPlay& t);

@@ -7,6 +7,7 @@
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
+#include "gui/draw/matrix_view.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/knockout.hpp"
@@ -85,6 +86,9 @@ void DrawNextView(AppState& s) {
       ImGui::TextUnformatted((DisplayPiece(p.piece) + prob).c_str());
       if (ImGui::IsItemHovered()) ImGui::SetTooltip(_("piece id %d, probability %.6f"), p.id, p.probability);
     }
+    // A lesson's revealed answer: the row whose likeliest piece it asked for.
+    if (s.ui.tour.outline.on && s.ui.tour.outline.piece_row == static_cast<int>(i))
+      DrawRevealRow(s, ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y, true);
   }
   ImGui::EndTable();
   Probe(s, "next_tokens_table");

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "gui/draw/matrix_view.hpp"
 #include "gui/draw/pytorch_copy.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
@@ -116,9 +117,14 @@ void DrawKeyTable(AppState& s, const QueryExplanation& e, int shown) {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                 ImGuiTableFlags_SizingFixedFit;
+  // A lesson asking which key this row weighs most: the row is not pointed out before
+  // the class answers; once it has, the answer's row (and a wrong pick) is outlined.
+  const TourOutline& o = s.ui.tour.outline;
   int best = -1;
   for (const KeyStep& k : e.keys)
-    if (!k.masked && (best < 0 || k.weight > e.keys[static_cast<std::size_t>(best)].weight)) best = k.index;
+    if (!o.pending && !k.masked && (best < 0 || k.weight > e.keys[static_cast<std::size_t>(best)].weight))
+      best = k.index;
+  const bool reveal = o.on && o.head == e.head && o.row == e.query;
   if (ImGui::BeginTable("##query_steps", cols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(2, 1);
     ImGui::TableSetupColumn("j");
@@ -178,6 +184,7 @@ void DrawKeyTable(AppState& s, const QueryExplanation& e, int shown) {
         ImGui::TableNextColumn();
         VecCell(k.weighted_v, shown);
         if (k.masked) ImGui::PopStyleColor();
+        if (reveal && (k.index == o.col || k.index == o.pick_col)) DrawRevealRow(s, line, k.index == o.col);
       }
     }
     ImGui::EndTable();

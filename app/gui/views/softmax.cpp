@@ -205,6 +205,14 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     // and the window's height is left to their rows.
     m.square = !s.ui.present;
     m.small_values = s.ui.present;
+    // A lesson's revealed answer on the weights the model computes now.
+    const TourOutline& o = s.ui.tour.outline;
+    if (k == 2 && used && o.on && o.head == a.head) {
+      m.answer_row = o.row;
+      m.answer_col = o.col;
+      m.pick_row = o.pick_row;
+      m.pick_col = o.pick_col;
+    }
     last = DrawMatrix(s, m);
     s.ui.report.scaling_values_shown += last.values_shown;
     s.ui.report.scaling_values_hidden += last.values_hidden;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/draw/matrix_view.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/panels/panels.hpp"
@@ -268,6 +269,11 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
   if (g.labels) ImGui::PopFont();
 }
 
+// The lesson reveal the maps last scrolled to (its step and cell).
+struct RevealScroll {
+  std::string key;
+};
+
 bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool values_allowed) {
   const Result& r = s.result;
   const Trace& t = r.trace;
@@ -317,6 +323,24 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
   if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
     const float y = a.y + s.ui.hover_token * ch;
     dl->AddRect(ImVec2(a.x - 1, y - 1), ImVec2(b.x + 1, y + ch + 1), pal.highlight, 0.0f, 0, 2.0f);
+  }
+  // A lesson's revealed answer on its head's map, and the class's pick when it was wrong.
+  const TourOutline& o = s.ui.tour.outline;
+  const auto reveal = [&](int i, int j, bool answer) {
+    if (i >= 0 && i < seq && j >= 0 && j < skv)
+      DrawRevealCell(s, dl, ImVec2(a.x + j * cw, a.y + i * ch), ImVec2(a.x + (j + 1) * cw, a.y + (i + 1) * ch), answer);
+  };
+  if (o.on && o.head == index) {
+    reveal(o.pick_row, o.pick_col, false);
+    reveal(o.row, o.col, true);
+    // A map taller than the panel scrolls the answer into view, once per reveal, so the
+    // class sees it and the teacher can still scroll away.
+    auto& shown = s.views.Get<RevealScroll>();
+    const std::string key = std::to_string(s.ui.tour.step) + " " + std::to_string(o.row) + " " + std::to_string(o.col);
+    if (shown.key != key) {
+      shown.key = key;
+      ImGui::SetScrollFromPosY(a.y + (static_cast<float>(o.row) + 0.5f) * ch - ImGui::GetWindowPos().y, 0.5f);
+    }
   }
 
   s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
