@@ -194,7 +194,10 @@ void DrawDiagram(const ArrangementRun& run, const std::vector<std::string>& toke
   const float fs = ImGui::GetFontSize();
   const Palette& pal = Pal();
   const int n = static_cast<int>(run.stages.size());
-  const float arrow = fs * 0.7f, lane = fs * 1.4f;
+  const float lane = fs * 1.4f;
+  // Short of height (a lesson's caption band at 150 %), the arrows shrink before the
+  // boxes go under one line of text, so the last LayerNorm stays in view.
+  const float arrow = n > 1 ? std::clamp((size.y - n * fs * 1.3f) / (n - 1), fs * 0.35f, fs * 0.7f) : fs * 0.7f;
   const float box_h = std::min(fs * 4.5f, (size.y - arrow * (n - 1)) / std::max(n, 1));
   const float box_w = size.x - lane;
   // The step's name on top and its range of std under it where the box has two lines;
@@ -425,7 +428,7 @@ void DrawLayerNormView(AppState& s) {
   const float fs = ImGui::GetFontSize();
   const ImVec2 a = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   const float gap = fs * 1.5f;
-  const ImVec2 col((avail.x - gap) * 0.5f, std::max(avail.y - fs * 0.5f, fs * 16.0f));
+  const ImVec2 col((avail.x - gap) * 0.5f, std::max(avail.y - fs * 0.5f, fs * 13.0f));
   const bool two = HeadsOnTwoLines(s, col.x);
   DrawColumn(s, *r, 0, a, col, two);
   DrawColumn(s, *r, 1, ImVec2(a.x + col.x + gap, a.y), col, two);
