@@ -193,12 +193,14 @@ float DrawLegend(ImDrawList* dl, const LogAxes& ax, const std::vector<std::pair<
 }
 
 // A vertical marker at n with its label just right of it, near the bottom.
-void Marker(ImDrawList* dl, const LogAxes& ax, double n, const char* label) {
+// `right_kept`: the width at the plot's right edge its own labels take (the measured
+// times' milliseconds).
+void Marker(ImDrawList* dl, const LogAxes& ax, double n, const char* label, float right_kept = 0.0f) {
   const float fs = ImGui::GetFontSize();
   const float x = ax.X(n), w = ImGui::CalcTextSize(label).x;
   dl->AddLine(ImVec2(x, ax.a.y), ImVec2(x, ax.b.y), Pal().highlight, 1.5f);
-  // Right of the line, or left of it where the plot ends first.
-  const float at = x + fs * 0.3f + w <= ax.b.x ? x + fs * 0.3f : x - fs * 0.3f - w;
+  // Right of the line, or left of it where the plot (or its right-hand labels) ends first.
+  const float at = x + fs * 0.3f + w <= ax.b.x - right_kept ? x + fs * 0.3f : x - fs * 0.3f - w;
   dl->AddText(ImVec2(at, ax.b.y - fs * 2.6f), Pal().highlight, label);
 }
 
@@ -260,7 +262,7 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
   if (ffn) Curve(dl, ax, ns, ff, col_ffn);
   char buf[96];
   std::snprintf(buf, sizeof buf, "n = 2d = %d", 2 * c.d);
-  Marker(dl, ax, 2.0 * c.d, buf);
+  Marker(dl, ax, 2.0 * c.d, buf, ImGui::CalcTextSize("10 ms").x + fs);
   const float xn = ax.X(std::max(c.n, 1));
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.core))), fs * 0.35f, col_core);
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.projections))), fs * 0.35f, col_proj);
