@@ -299,6 +299,26 @@ def visit_views_last_valid(app):
         app.shot(f"last_valid_{name}.png")
 
 
+def presented(mhaviz, d, view, size, pct, *args, frames=5):
+    """`view` presented (--present) in Korean at `size` with `pct`% text on the class's
+    sentence: the app's --dump-state and its last --probe."""
+    name = f"present_{view}_{size[0]}_{pct}"
+    dump, probe = os.path.join(d, name + ".json"), os.path.join(d, name + ".probe.json")
+    subprocess.run([mhaviz, "gui", "--no-settings", "--frames", str(frames), "--width", str(size[0]), "--height",
+                    str(size[1]), "--dump-state", dump, "--probe", probe, "--sentence", "고양이가 쥐를 잡았다",
+                    "--view", view, "--present", "--lang", "ko", "--text-size", str(pct), *args], check=True, cwd=d,
+                   env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), timeout=RUN_TIMEOUT)
+    return read_json(dump), read_json(probe)
+
+
+def check_within(where, name, r, box, slack=0.5):
+    """Rectangle `r` (x, y, w, h: a probe's) lies wholly inside `box`: a cell past its
+    table's edge is one the table cuts or scrolls sideways to."""
+    check(r is not None and r[0] >= box[0] - slack and r[1] >= box[1] - slack and
+          r[0] + r[2] <= box[0] + box[2] + slack and r[1] + r[3] <= box[1] + box[3] + slack,
+          f"{where}: {name} at {r} is not wholly inside {box}")
+
+
 def check_layout_reach(p, pct):
     """Every view's tab (or button) whole in the window, none behind scroll arrows or cut;
     the shape flow's subtitle clear of its Hide button; at 100% the Export button above

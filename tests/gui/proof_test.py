@@ -131,8 +131,28 @@ def test_equals_pairs(mhaviz, d):
             check(e["head"] == r["carriers"][0], f"{r['phenomenon']}: example head {e['head']}, carrier {r['carriers']}")
 
 
+def test_present_fits(mhaviz, d):
+    """Presented on mhaviz-small in Korean at 1280 x 800 with 150% text and 1920 x 1080
+    with 200%, the table lies in the window and every phenomenon's last column (the last
+    head knocked out) inside the table, with no sideways scroll (the columns after L1H2
+    were cut); the example pairs' table begins in the window, its first row in view (it
+    was below the fold)."""
+    for size, pct in (((1280, 800), 150), ((1920, 1080), 200)):
+        where = f"proof {size[0]}x{size[1]} {pct}%"
+        dump, p = g.presented(mhaviz, d, "proof", size, pct, "--model", "mhaviz-small")
+        w, win = p["widgets"], p["window"]
+        table = w.get("proof_table")
+        g.check_within(where, "the table", table, [0, 0, win[0], win[1]])
+        rows = len(dump["views"]["proof_view"]["table"]["rows"])
+        check(rows >= 8, f"{where}: {rows} phenomena in the table")
+        for r in range(rows):
+            g.check_within(where, f"phenomenon {r}'s last head", w.get(f"proof_end {r}"), table)
+        g.check_within(where, "the example pairs' first row", w.get("proof_example 0"), [0, 0, win[0], win[1]])
+
+
 TESTS = {
     "equals_pairs": test_equals_pairs,
+    "present_fits": test_present_fits,
 }
 
 if __name__ == "__main__":

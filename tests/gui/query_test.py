@@ -4,7 +4,7 @@ the Metrics view's summaries beside it, against numpy and `mhaviz trace`.
 
     query_test.py TEST MHAVIZ
 
-Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
+Exit 0 pass, 1 fail, 77 skip (no display, no xdotool, or by_hand without numpy).
 """
 import os
 import sys
@@ -23,6 +23,8 @@ check = g.check
 
 def test_query_and_metrics(mhaviz, d):
     """The query, scaling, head-metrics, head-count and GQA views against the trace and numpy."""
+    if np is None:
+        raise g.Skip("numpy is not installed")
     sentence = "the quick brown fox jumps over the lazy dog"
     args = ["--sentence", sentence, "--heads", "4", "--d-model", "256", "--kv-heads", "2", "--mask", "causal",
             "--seed", "7"]
@@ -82,9 +84,25 @@ def test_query_and_metrics(mhaviz, d):
     check(gv["params_saved"] == 2 * (256 * 256 + 256) - 2 * (256 * 128 + 128), f"params saved {gv['params_saved']}")
 
 
+def test_present_fits(mhaviz, d):
+    """Presented in Korean at 1280 x 800 with 150% text and 1920 x 1080 with 200%, the key
+    table lies in the window and every key's last cell (weight x v_j) inside the table:
+    fewer digits and entries, headers on two lines, but no sideways scroll (v_j was cut
+    by a scrollbar)."""
+    for size, pct in (((1280, 800), 150), ((1920, 1080), 200)):
+        where = f"query {size[0]}x{size[1]} {pct}%"
+        _, p = g.presented(mhaviz, d, "query", size, pct)
+        w, win = p["widgets"], p["window"]
+        table = w.get("query_table")
+        g.check_within(where, "the key table", table, [0, 0, win[0], win[1]])
+        for j in range(3):
+            g.check_within(where, f"key {j}'s weight x v_j", w.get(f"query_end {j}"), table)
+
+
 TESTS = {
     "by_hand": test_query_and_metrics,
+    "present_fits": test_present_fits,
 }
 
 if __name__ == "__main__":
-    sys.exit(g.run_main(TESTS, __doc__, "query", needs_numpy=True))
+    sys.exit(g.run_main(TESTS, __doc__, "query"))

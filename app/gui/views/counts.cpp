@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "gui/draw/table_fit.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
@@ -39,9 +41,51 @@ const Cached<std::vector<HeadCountRow>>& HeadCountCache(AppState& s) {
   });
 }
 
+// The current row's marker (translated where it is drawn).
+constexpr const char* kCurrent = N_("\xE2\x97\x80 current");
+
 void RightAligned(const std::string& text) {
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(text.c_str()).x);
   ImGui::TextUnformatted(text.c_str());
+}
+
+// A column's header and the width of its widest cell.
+struct Column {
+  std::string header;
+  float cells_w;
+};
+
+float TextWidth(const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }
+
+// The table's columns, each as wide as its widest cell (a header wider than that goes
+// onto two lines where the table would otherwise run past the window).
+std::vector<Column> CountColumns(const std::vector<HeadCountRow>& rows, const Config& cfg, int skv, bool gqa) {
+  const std::string g = std::to_string(cfg.kv_heads());
+  // The current row's marker sits beside its num_heads, in the frozen first column:
+  // it costs no column of its own and stays in view while the rest scrolls.
+  std::vector<Column> columns{{"num_heads", 0.0f},
+                              {"head_dim = d_k", 0.0f},
+                              {_("parameters (W_Q, W_K, W_V, W_O + biases)"), 0.0f},
+                              {_("FLOPs (attention)"), 0.0f},
+                              {i18n::Format(P_("KV cache (%d token)", "KV cache (%d tokens)", skv), skv), 0.0f}};
+  if (gqa) {
+    columns.push_back({i18n::Format(_("parameters, %s K/V heads"), g.c_str()), 0.0f});
+    columns.push_back({i18n::Format(_("FLOPs, %s K/V heads"), g.c_str()), 0.0f});
+    columns.push_back({i18n::Format(_("KV cache, %s K/V heads"), g.c_str()), 0.0f});
+  }
+  for (const HeadCountRow& r : rows) {
+    const std::string cells[] = {std::to_string(r.num_heads) + "  " + _(kCurrent),
+                                 std::to_string(r.head_dim),
+                                 Thousands(r.params),
+                                 Thousands(r.flops),
+                                 Bytes(r.kv_cache_bytes),
+                                 Thousands(r.gqa_params),
+                                 Thousands(r.gqa_flops),
+                                 Bytes(r.gqa_kv_cache_bytes)};
+    for (std::size_t k = 0; k < columns.size(); ++k)
+      columns[k].cells_w = std::max(columns[k].cells_w, TextWidth(cells[k]));
+  }
+  return columns;
 }
 
 }  // namespace
@@ -67,37 +111,30 @@ void DrawCountsView(AppState& s) {
   const bool gqa = std::any_of(rows.begin(), rows.end(), [](const HeadCountRow& r) { return r.has_gqa; });
   const bool listed = std::any_of(rows.begin(), rows.end(), [](const HeadCountRow& r) { return r.current; });
   const int seq = std::max(CurrentSeq(s), 1), skv = std::max(CurrentSeqKv(s), 1);
-  const float fs = ImGui::GetFontSize();
+  const float fs = ImGui::GetFontSize(), pad = ImGui::GetStyle().CellPadding.x;
 
-  const int cols = 6 + (gqa ? 3 : 0);
+  const std::vector<Column> columns = CountColumns(rows, cfg, skv, gqa);
+  float one_line = 0.0f;
+  for (const Column& c : columns) one_line += std::max(TextWidth(c.header), c.cells_w) + fs * 0.3f + 2 * pad;
+  const bool wrap = one_line > ImGui::GetContentRegionAvail().x;
+
+  const int cols = static_cast<int>(columns.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                 ImGuiTableFlags_SizingFixedFit;
   const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float head = wrap ? line + ImGui::GetTextLineHeight() : line;
   const float notes_h = ImGui::GetTextLineHeightWithSpacing() * 4.0f;
-  const float table_h = std::min(line * (static_cast<float>(rows.size()) + 1.4f) + fs * 0.5f,
+  const float table_h = std::min(line * (static_cast<float>(rows.size()) + 0.4f) + head + fs * 0.5f,
                                  std::max(line * 4.0f, ImGui::GetContentRegionAvail().y - notes_h));
   if (ImGui::BeginTable("##head_count", cols, flags, ImVec2(0, table_h))) {
+    // Where even two-line headers do not fit (the K/V-head columns), num_heads stays put.
     ImGui::TableSetupScrollFreeze(1, 1);
-    // Right-aligned numbers cannot size a column: widths from the widest text.
-    auto col = [&](const std::string& h, long long widest) {
-      const float w = std::max(ImGui::CalcTextSize(h.c_str()).x, ImGui::CalcTextSize(Thousands(widest).c_str()).x);
-      ImGui::TableSetupColumn(h.c_str(), ImGuiTableColumnFlags_WidthFixed, w + fs * 0.3f);
-    };
-    long long max_flops = 0;
-    for (const auto& r : rows) max_flops = std::max<long long>({max_flops, r.flops, r.gqa_flops});
-    col("num_heads", 0);
-    col("head_dim = d_k", 0);
-    col(_("parameters (W_Q, W_K, W_V, W_O + biases)"), 0);
-    col(_("FLOPs (attention)"), max_flops);
-    col(i18n::Format(P_("KV cache (%d token)", "KV cache (%d tokens)", skv), skv), 0);
-    const std::string g = std::to_string(cfg.kv_heads());
-    if (gqa) {
-      col(i18n::Format(_("parameters, %s K/V heads"), g.c_str()), 0);
-      col(i18n::Format(_("FLOPs, %s K/V heads"), g.c_str()), max_flops);
-      col(i18n::Format(_("KV cache, %s K/V heads"), g.c_str()), 0);
+    for (const Column& c : columns) {
+      const std::string h = FittedHeader(c.header, c.cells_w, wrap);
+      ImGui::TableSetupColumn(h.c_str(), ImGuiTableColumnFlags_WidthFixed,
+                              std::max(TextWidth(h), c.cells_w) + fs * 0.3f);
     }
-    ImGui::TableSetupColumn("");
     ImGui::TableHeadersRow();
     for (const HeadCountRow& r : rows) {
       ImGui::TableNextRow();
@@ -117,6 +154,13 @@ void DrawCountsView(AppState& s) {
       Probe(s, ("head_count " + label).c_str());
       if (ImGui::IsItemHovered() && !r.current && editable) ImGui::SetTooltip(_("Use num_heads = %d"), r.num_heads);
       ImGui::PopID();
+      if (r.current) {
+        ImGui::SameLine();
+        ImGui::PushStyleColor(ImGuiCol_Text, Pal().highlight);
+        ImGui::TextUnformatted(_(kCurrent));
+        ImGui::PopStyleColor();
+        Probe(s, "head_count current");
+      }
       ImGui::TableNextColumn();
       RightAligned(std::to_string(r.head_dim));
       ImGui::TableNextColumn();
@@ -137,12 +181,7 @@ void DrawCountsView(AppState& s) {
                                 : Bytes(r.gqa_kv_cache_bytes));
         }
       }
-      ImGui::TableNextColumn();
-      if (r.current) {
-        ImGui::PushStyleColor(ImGuiCol_Text, Pal().highlight);
-        ImGui::TextUnformatted(_("\xE2\x97\x80 current"));
-        ImGui::PopStyleColor();
-      }
+      Probe(s, ("head_count end " + label).c_str());  // the row's last cell
     }
     ImGui::EndTable();
   }

@@ -20,6 +20,7 @@
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
+#include "gui/draw/table_fit.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/lm_source.hpp"
@@ -152,28 +153,52 @@ ImU32 DropColour(double intact, double accuracy) {
 void DrawExplanation(const lm::KnockoutTable& t, bool shipped) {
   const int n = t.rows.empty() ? 0 : t.rows.front().pairs;
   const lm::ChanceBand b = lm::CoinBand(std::max(n, 1));
-  ImGui::TextWrapped("%s",
-                     i18n::Format(_("Chance is 0.50: a model that cannot tell the sentences apart wins half the "
-                                    "pairs. With %d pairs a coin lands in %.2f-%.2f in 99%% of tries (exact "
-                                    "binomial): a phenomenon is learned only above that band, and a knock-out "
-                                    "takes it to chance when it falls inside it. A drop counts only when the "
-                                    "exact McNemar test on the pairs it flips gives p <= 0.01 / %d heads = %.5f."),
-                                  n, b.lo, b.hi, static_cast<int>(t.heads.size()), t.level)
-                         .c_str());
+  // Presented, the bound and the source fold into the header's "?" (Explanation): the
+  // legend stays, and the example pairs' table comes up into the window.
+  Explanation(i18n::Format(_("Chance is 0.50: a model that cannot tell the sentences apart wins half the "
+                             "pairs. With %d pairs a coin lands in %.2f-%.2f in 99%% of tries (exact "
+                             "binomial): a phenomenon is learned only above that band, and a knock-out "
+                             "takes it to chance when it falls inside it. A drop counts only when the "
+                             "exact McNemar test on the pairs it flips gives p <= 0.01 / %d heads = %.5f."),
+                           n, b.lo, b.hi, static_cast<int>(t.heads.size()), t.level)
+                  .c_str());
   Muted(
       _("Red: how much of what the model learned above chance the knock-out costs. Boxed: the carrier, whose "
         "knock-out takes a learned phenomenon to chance. *: a significant drop that stays above chance. Grey: no "
         "significant drop; these heads are the control (a grey intact share: not learned). Hover a cell for its "
         "counts and test."));
-  Muted(shipped ? _("Measured when the model was shipped (the same numbers as mhaviz pairs --ablate=all --json).")
-                : _("Measured now on this model (the same numbers as mhaviz pairs --ablate=all --json)."));
+  Explanation(shipped ? _("Measured when the model was shipped (the same numbers as mhaviz pairs --ablate=all --json).")
+                      : _("Measured now on this model (the same numbers as mhaviz pairs --ablate=all --json)."));
 }
 
-// A fixed column as wide as its header or `widest`, whichever is wider: fixed from the
-// first frame (a fitted column measures its cells over a frame first).
-void FixedColumn(const std::string& header, const char* widest) {
-  const float w = std::max(ImGui::CalcTextSize(header.c_str()).x, ImGui::CalcTextSize(widest).x);
-  ImGui::TableSetupColumn(header.c_str(), ImGuiTableColumnFlags_WidthFixed, w);
+// A column: its header and its widest cell's text.
+struct ProofColumn {
+  std::string header;
+  std::string widest;
+};
+
+float TextWidth(const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }
+
+// How the table is written in `avail`: headers wider than their cells on two lines,
+// then half the cells' padding, where the table would otherwise scroll sideways.
+struct ProofFit {
+  bool wrap = false;
+  bool tight = false;
+  bool fits = true;
+};
+
+ProofFit FitProofTable(const std::vector<ProofColumn>& columns, float avail) {
+  const float pad = ImGui::GetStyle().CellPadding.x;
+  auto width = [&](bool wrap, bool tight) {
+    float w = 0.0f;
+    for (const ProofColumn& c : columns)
+      w += std::max(TextWidth(FittedHeader(c.header, TextWidth(c.widest), wrap)), TextWidth(c.widest)) +
+           pad * (tight ? 1.0f : 2.0f) + 1;
+    return w;
+  };
+  for (const ProofFit f : {ProofFit{false, false}, ProofFit{true, false}, ProofFit{true, true}})
+    if (width(f.wrap, f.tight) <= avail) return f;
+  return {true, true, false};
 }
 
 // The accuracy of phenomenon `r` without head `c`, marked: boxed for a carrier, * for
@@ -202,26 +227,36 @@ void DrawCell(const lm::KnockoutTable& t, const lm::PhenomenonRow& r, const lm::
                       c.to_chance ? _("\nInside the chance band.") : "");
 }
 
-// Wider than the area (a projector's text size), the table scrolls sideways with the
-// phenomena's column frozen; its height is its rows', so what follows stays in place.
-void DrawTable(const lm::KnockoutTable& t) {
-  const int cols = 4 + static_cast<int>(t.heads.size());
+// Each column as wide as its widest cell; where that is wider than the area (a
+// projector's text size), the headers go onto two lines and the padding halves, and
+// only then does the table scroll sideways with the phenomena's column frozen. Its
+// height is its rows', so what follows stays in place.
+void DrawTable(AppState& s, const lm::KnockoutTable& t) {
+  std::vector<ProofColumn> columns{
+      {_("phenomenon"), ""}, {_("pairs"), "000"}, {_("chance band"), "0.00-0.00"}, {_("intact"), "0.00"}};
+  for (const lm::PhenomenonRow& r : t.rows)
+    if (TextWidth(PhenomenonShown(r.phenomenon)) > TextWidth(columns[0].widest))
+      columns[0].widest = PhenomenonShown(r.phenomenon);
+  for (const HeadRef& h : t.heads) columns.push_back({i18n::Format(_("%s out"), HeadName(h).c_str()), "0.00 *"});
+  const ProofFit fit = FitProofTable(columns, ImGui::GetContentRegionAvail().x);
+  const int cols = static_cast<int>(columns.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollX | ImGuiTableFlags_NoHostExtendY;
   const ImGuiStyle& st = ImGui::GetStyle();
   const float row = ImGui::GetTextLineHeight() + st.CellPadding.y * 2 + 1;
-  const float height = row * static_cast<float>(t.rows.size() + 1) + st.ScrollbarSize + 2;
-  if (!ImGui::BeginTable("proof_table", cols, flags, ImVec2(0, height))) return;
+  const float height = row * static_cast<float>(t.rows.size() + 1) + (fit.wrap ? ImGui::GetTextLineHeight() : 0.0f) +
+                       (fit.fits ? 0.0f : st.ScrollbarSize) + 2;
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding,
+                      ImVec2(st.CellPadding.x * (fit.tight ? 0.5f : 1.0f), st.CellPadding.y));
+  const bool open = ImGui::BeginTable("proof_table", cols, flags, ImVec2(0, height));
+  ImGui::PopStyleVar();
+  if (!open) return;
   ImGui::TableSetupScrollFreeze(1, 1);
-  std::string widest_name;
-  for (const lm::PhenomenonRow& r : t.rows)
-    if (ImGui::CalcTextSize(PhenomenonShown(r.phenomenon).c_str()).x > ImGui::CalcTextSize(widest_name.c_str()).x)
-      widest_name = PhenomenonShown(r.phenomenon);
-  FixedColumn(_("phenomenon"), widest_name.c_str());
-  FixedColumn(_("pairs"), "000");
-  FixedColumn(_("chance band"), "0.00-0.00");
-  FixedColumn(_("intact"), "0.00");
-  for (const HeadRef& h : t.heads) FixedColumn(i18n::Format(_("%s out"), HeadName(h).c_str()), "0.00 *");
+  // Fixed from the first frame (a fitted column measures its cells over a frame first).
+  for (const ProofColumn& c : columns) {
+    const std::string h = FittedHeader(c.header, TextWidth(c.widest), fit.wrap);
+    ImGui::TableSetupColumn(h.c_str(), ImGuiTableColumnFlags_WidthFixed, std::max(TextWidth(h), TextWidth(c.widest)));
+  }
   ImGui::TableHeadersRow();
   for (const lm::PhenomenonRow& r : t.rows) {
     ImGui::TableNextRow();
@@ -242,6 +277,7 @@ void DrawTable(const lm::KnockoutTable& t) {
       ImGui::TableNextColumn();
       DrawCell(t, r, c);
     }
+    Probe(s, ("proof_end " + std::to_string(&r - t.rows.data())).c_str());  // the row's last cell
   }
   ImGui::EndTable();
 }
@@ -252,11 +288,12 @@ const char* Prefers(double margin) {
 
 // One pair per phenomenon: which sentence the model prefers intact and with the
 // example head knocked out (the margin log P(good) - log P(bad), in nats), and the cue.
-void DrawExamples(const ProofData& d) {
+void DrawExamples(AppState& s, const ProofData& d) {
   const lm::KnockoutTable& t = d.table;
-  ImGui::TextWrapped("%s", _("One pair of each phenomenon: the model's preference intact and with the carrier (else "
-                             "the head that looks most at the cue) knocked out, and the cue word that head attends to "
-                             "from the position that decides."));
+  Explanation(
+      _("One pair of each phenomenon: the model's preference intact and with the carrier (else "
+        "the head that looks most at the cue) knocked out, and the cue word that head attends to "
+        "from the position that decides."));
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("proof_examples", 5, flags)) return;
   ImGui::TableSetupColumn(_("phenomenon"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
@@ -273,6 +310,7 @@ void DrawExamples(const ProofData& d) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", PhenomenonShown(row.phenomenon).c_str());
+    if (r == 0) Probe(s, "proof_example 0");
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", e.good.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
@@ -320,11 +358,11 @@ void DrawProofView(AppState& s) {
   }
   ImGui::TextWrapped("%s", _("Each column knocks one head out (its context becomes 0 before W_O): the share of "
                              "minimal pairs the model still gets right."));
-  DrawTable(st.data->table);
+  DrawTable(s, st.data->table);
   Probe(s, "proof_table");
   DrawExplanation(st.data->table, st.data->shipped);
   ImGui::Spacing();
-  DrawExamples(*st.data);
+  DrawExamples(s, *st.data);
 }
 
 nlohmann::json DumpProofView(AppState& s) {

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "gui/draw/matrix_view.hpp"
 #include "gui/draw/pytorch_copy.hpp"
+#include "gui/draw/table_fit.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
@@ -26,8 +28,23 @@ using dump::Vec;
 namespace {
 
 // The view's own state (AppState::views).
+// How the key table writes its cells: vector entries shown, significant digits,
+// whether headers wider than their cells go onto two lines, and whether the cells'
+// padding is halved (the inner borders still part the columns).
+struct KeyTableFit {
+  int shown = 9;
+  int digits = 4;
+  bool wrap = false;
+  bool tight = false;
+};
+
+// The cells' padding, left and right, written as `f`.
+float CellPadX(const KeyTableFit& f) { return ImGui::GetStyle().CellPadding.x * (f.tight ? 0.5f : 1.0f); }
+
 struct QueryState {
   Cached<QueryExplanation> cache;  // the selected head's and query's explanation
+  KeyTableFit fit;                 // the key table's writing, for fit_key
+  std::string fit_key;             // the explanation, width and text size `fit` is for
 };
 
 const Cached<QueryExplanation>& QueryCache(AppState& s) {
@@ -62,9 +79,9 @@ void QueryPicker(AppState& s) {
 }
 
 // A vector cell: elided text, the full vector in the tooltip.
-void VecCell(const Eigen::Ref<const RowVec>& v, int shown) {
-  ImGui::TextUnformatted(VecString(v, shown).c_str());
-  if (ImGui::IsItemHovered() && v.size() > shown) {
+void VecCell(const Eigen::Ref<const RowVec>& v, int shown, int digits = 4) {
+  ImGui::TextUnformatted(VecString(v, shown, digits).c_str());
+  if (ImGui::IsItemHovered() && (v.size() > shown || digits < 6)) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
     ImGui::TextUnformatted(VecString(v, static_cast<int>(v.size()), 6).c_str());
@@ -73,9 +90,9 @@ void VecCell(const Eigen::Ref<const RowVec>& v, int shown) {
   }
 }
 
-void NumCell(double v, bool muted = false) {
+void NumCell(double v, int digits, bool muted = false) {
   if (muted) ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextUnformatted(Sig(v).c_str());
+  ImGui::TextUnformatted(Sig(v, digits).c_str());
   if (muted) ImGui::PopStyleColor();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%.9g", v);
 }
@@ -105,14 +122,81 @@ std::string DivisionText(const QueryExplanation& e, const Trace& t) {
   return divide;
 }
 
+std::vector<std::string> KeyHeaders(const QueryExplanation& e, bool causal) {
+  std::vector<std::string> h{
+      "j", e.cross ? _("memory token") : _("key token"), "k_j", _("q\xC2\xB7k_j"),
+      e.divisor != 1.0f ? "score = q\xC2\xB7k_j \xC3\xB7 " + Sig(e.divisor) : std::string("score = q\xC2\xB7k_j")};
+  if (causal) h.push_back(_("mask"));
+  h.push_back(_("exp(score - max)"));  // ASCII: NanumGothic has no U+2212
+  h.push_back(_("weight = exp / \xCE\xA3"));
+  h.push_back("v_j");
+  h.push_back(_("weight \xC3\x97 v_j"));
+  return h;
+}
+
+float TextWidth(const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }
+
+// The bar beside each weight: narrower where the table is short of room.
+float WeightBarWidth(const KeyTableFit& f) { return ImGui::GetFontSize() * (f.digits < 4 ? 2.0f : 3.0f); }
+
+// The widths of the table's cells written as `f`: the widest of the first 64 keys'
+// (what a projector shows at once, and ImGui's fitted columns measure the rows shown).
+std::vector<float> KeyCellWidths(const QueryExplanation& e, bool causal, const KeyTableFit& f) {
+  std::vector<float> w(causal ? 10 : 9, 0.0f);
+  const float bar = WeightBarWidth(f) + ImGui::GetStyle().ItemSpacing.x, token_max = ImGui::GetFontSize() * 8.0f;
+  for (std::size_t r = 0; r < std::min<std::size_t>(e.keys.size(), 64); ++r) {
+    const KeyStep& k = e.keys[r];
+    std::size_t c = 0;
+    auto put = [&](float x) {
+      w[c] = std::max(w[c], x);
+      ++c;
+    };
+    put(TextWidth(std::to_string(k.index)));
+    put(std::min(TextWidth(ForDisplay(k.token)), token_max));
+    put(TextWidth(VecString(k.k, f.shown, f.digits)));
+    put(TextWidth(Sig(k.dot, f.digits)));
+    put(TextWidth(k.masked ? "-\xE2\x88\x9E" : Sig(k.scaled, f.digits)));
+    if (causal) put(TextWidth(k.masked ? _("hidden (later token)") : ""));
+    put(TextWidth(Sig(k.exp_shifted, f.digits)));
+    put(bar + TextWidth(Sig(k.weight, f.digits)));
+    put(TextWidth(VecString(k.v, f.shown, f.digits)));
+    put(TextWidth(VecString(k.weighted_v, f.shown, f.digits)));
+  }
+  return w;
+}
+
+float KeyTableWidth(const QueryExplanation& e, const std::vector<std::string>& headers, bool causal,
+                    const KeyTableFit& f) {
+  const std::vector<float> cells = KeyCellWidths(e, causal, f);
+  const float pad = 2 * CellPadX(f) + 1;
+  float w = 0.0f;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    w += std::max(cells[c], TextWidth(FittedHeader(headers[c], cells[c], f.wrap))) + pad;
+  return w;
+}
+
+// The widest writing that fits `avail`: the most vector entries at 4 digits, then the
+// headers on two lines, then half the padding, then 3 digits (their tooltips keep every
+// digit). Where none fits, the narrowest, and the table scrolls with j and the token frozen.
+KeyTableFit FitKeyTable(const QueryExplanation& e, const std::vector<std::string>& headers, bool causal, float avail) {
+  for (const KeyTableFit base : {KeyTableFit{9, 4, false, false}, KeyTableFit{9, 4, true, false},
+                                 KeyTableFit{9, 4, true, true}, KeyTableFit{9, 3, true, true}}) {
+    for (KeyTableFit f = base; f.shown >= 3; --f.shown)
+      if (KeyTableWidth(e, headers, causal, f) <= avail) return f;
+  }
+  return {3, 3, true, true};
+}
+
 // The table: one row per key, from q·k_j to weight × v_j.
-void DrawKeyTable(AppState& s, const QueryExplanation& e, int shown) {
+void DrawKeyTable(AppState& s, const QueryExplanation& e, const KeyTableFit& f) {
+  const int shown = f.shown, digits = f.digits;
   const float fs = ImGui::GetFontSize();
   const bool causal = s.result.trace.cfg.mask == Mask::Causal;
   const int cols = causal ? 10 : 9;
   const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
   const float bottom = 4.5f * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y * 3;
-  const float want = line * (static_cast<float>(e.keys.size()) + 1.3f) + ImGui::GetStyle().ScrollbarSize;
+  const float head = f.wrap ? ImGui::GetTextLineHeight() : 0.0f;  // a header's second line
+  const float want = line * (static_cast<float>(e.keys.size()) + 1.3f) + head + ImGui::GetStyle().ScrollbarSize;
   const float table_h = std::max(std::min(want, ImGui::GetContentRegionAvail().y - bottom), line * 5.0f);
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
@@ -125,20 +209,15 @@ void DrawKeyTable(AppState& s, const QueryExplanation& e, int shown) {
     if (!o.pending && !k.masked && (best < 0 || k.weight > e.keys[static_cast<std::size_t>(best)].weight))
       best = k.index;
   const bool reveal = o.on && o.head == e.head && o.row == e.query;
-  if (ImGui::BeginTable("##query_steps", cols, flags, ImVec2(0, table_h))) {
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, ImVec2(CellPadX(f), ImGui::GetStyle().CellPadding.y));
+  const bool open = ImGui::BeginTable("##query_steps", cols, flags, ImVec2(0, table_h));
+  ImGui::PopStyleVar();
+  if (open) {
     ImGui::TableSetupScrollFreeze(2, 1);
-    ImGui::TableSetupColumn("j");
-    ImGui::TableSetupColumn(e.cross ? _("memory token") : _("key token"));
-    ImGui::TableSetupColumn("k_j");
-    ImGui::TableSetupColumn(_("q\xC2\xB7k_j"));
-    const std::string score_h =
-        e.divisor != 1.0f ? "score = q\xC2\xB7k_j \xC3\xB7 " + Sig(e.divisor) : std::string("score = q\xC2\xB7k_j");
-    ImGui::TableSetupColumn(score_h.c_str());
-    if (causal) ImGui::TableSetupColumn(_("mask"));
-    ImGui::TableSetupColumn(_("exp(score - max)"));  // ASCII: NanumGothic has no U+2212
-    ImGui::TableSetupColumn(_("weight = exp / \xCE\xA3"));
-    ImGui::TableSetupColumn("v_j");
-    ImGui::TableSetupColumn(_("weight \xC3\x97 v_j"));
+    const std::vector<std::string> headers = KeyHeaders(e, causal);
+    const std::vector<float> cells = KeyCellWidths(e, causal, f);
+    for (std::size_t c = 0; c < headers.size(); ++c)
+      ImGui::TableSetupColumn(FittedHeader(headers[c], cells[c], f.wrap).c_str());
     ImGui::TableHeadersRow();
     ImGuiListClipper clip;
     clip.Begin(static_cast<int>(e.keys.size()));
@@ -153,36 +232,37 @@ void DrawKeyTable(AppState& s, const QueryExplanation& e, int shown) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(Ellipsize(ForDisplay(k.token), fs * 8.0f).c_str());
         ImGui::TableNextColumn();
-        VecCell(k.k, shown);
+        VecCell(k.k, shown, digits);
         ImGui::TableNextColumn();
-        NumCell(k.dot);
+        NumCell(k.dot, digits);
         ImGui::TableNextColumn();
         if (k.masked)
           ImGui::TextUnformatted("-\xE2\x88\x9E");
         else
-          NumCell(k.scaled);
+          NumCell(k.scaled, digits);
         if (causal) {
           ImGui::TableNextColumn();
           ImGui::TextUnformatted(k.masked ? _("hidden (later token)") : "");
         }
         ImGui::TableNextColumn();
-        NumCell(k.exp_shifted, k.masked);
+        NumCell(k.exp_shifted, digits, k.masked);
         ImGui::TableNextColumn();
         {
           // The weight with a bar: the eye finds where the attention goes.
           const ImVec2 p = ImGui::GetCursorScreenPos();
-          const float bw = fs * 3.0f, bh = ImGui::GetTextLineHeight();
+          const float bw = WeightBarWidth(f), bh = ImGui::GetTextLineHeight();
           ImDrawList* dl = ImGui::GetWindowDrawList();
           dl->AddRectFilled(p, ImVec2(p.x + bw, p.y + bh), Pal().chip_bg);
           dl->AddRectFilled(p, ImVec2(p.x + bw * std::clamp(k.weight, 0.0f, 1.0f), p.y + bh), Pal().accent);
           ImGui::Dummy(ImVec2(bw, bh));
           ImGui::SameLine();
-          NumCell(k.weight, k.masked);
+          NumCell(k.weight, digits, k.masked);
         }
         ImGui::TableNextColumn();
-        VecCell(k.v, shown);
+        VecCell(k.v, shown, digits);
         ImGui::TableNextColumn();
-        VecCell(k.weighted_v, shown);
+        VecCell(k.weighted_v, shown, digits);
+        Probe(s, ("query_end " + std::to_string(k.index)).c_str());  // the row's last cell
         if (k.masked) ImGui::PopStyleColor();
         if (reveal && (k.index == o.col || k.index == o.pick_col)) DrawRevealRow(s, line, k.index == o.col);
       }
@@ -252,16 +332,21 @@ void DrawQueryView(AppState& s) {
   }
   const QueryExplanation& e = c.value;
   const Trace& t = s.result.trace;
-  const float fs = ImGui::GetFontSize();
   const bool causal = t.cfg.mask == Mask::Causal;
 
   Muted(DivisionText(e, t).c_str());
 
-  // How many vector entries fit: three vector columns share what the numbers leave.
-  const float entry_w = ImGui::CalcTextSize("-0.1234, ").x;
-  const float fixed_w = fs * (causal ? 38.0f : 32.0f);
-  const int fit = static_cast<int>((ImGui::GetContentRegionAvail().x - fixed_w) / (3.0f * entry_w));
-  const int shown = std::clamp(fit, 3, 9);
+  const std::vector<std::string> headers = KeyHeaders(e, causal);
+  // Measured once per explanation, width and text size: every key's cells, formatted.
+  QueryState& qs = s.views.Get<QueryState>();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const std::string fit_key = c.key + " " + std::to_string(avail) + " " + std::to_string(ImGui::GetFontSize());
+  if (qs.fit_key != fit_key) {
+    qs.fit = FitKeyTable(e, headers, causal, avail);
+    qs.fit_key = fit_key;
+  }
+  const KeyTableFit fit = qs.fit;
+  const int shown = fit.shown;
 
   // Regular font: the bold one has no Hangul.
   ImGui::Text(_("q of \"%s\" in head %d ="), ForDisplay(e.query_token).c_str(), e.head);
@@ -269,7 +354,7 @@ void DrawQueryView(AppState& s) {
   VecCell(e.q, std::max(shown, 9));
   Probe(s, "query_q");
 
-  DrawKeyTable(s, e, shown);
+  DrawKeyTable(s, e, fit);
   DrawSum(s, e, shown);
 }
 
