@@ -477,8 +477,10 @@ def test_record(mhaviz, d):
               "3. [softmax] three" in r.stdout, f"mhaviz lesson {out}: exit {r.returncode}: {r.stdout}{r.stderr}")
 
         g.click(app, app.widget("draft_play"))
+        # (the band's question draws in the frame after the step applies: wait for it too)
         p = app.wait_for(lambda p: p["lesson"].get("step") == 2 and p["lesson"]["steps"] == 3 and
-                         p["present"]["on"] and p["view"] == "softmax" and p["ok"], "the lesson played at step 3")
+                         p["present"]["on"] and p["view"] == "softmax" and p["ok"] and
+                         "lesson_question" in p["widgets"], "the lesson played at step 3, its question shown")
         check(p["sentence"] == seeded_sentence and p["num_heads"] == seeded_heads, f"step 3 shows {p['sentence']}")
         check(p["lesson"]["questions"] == 1 and "lesson_question" in p["widgets"], f"step 3 asks nothing: {p['lesson']}")
         g.click(app, app.widget("lesson_option 1"))

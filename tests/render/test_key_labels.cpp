@@ -70,7 +70,7 @@ TEST_CASE("heatmap SVG: long Latin keys that do not fit still turn", "[render][s
   CHECK(turned > 0);
 }
 
-TEST_CASE("Flash picture: Korean keys stay horizontal; Latin keys that do not fit read upwards", "[render][labels]") {
+TEST_CASE("Flash picture: Korean keys stay horizontal, Latin keys that do not fit read upwards", "[render][labels]") {
   mha::render::FlashPictureOptions o;
   SECTION("Korean") {
     const mha::Trace t = Run(kLongKorean, 2);
