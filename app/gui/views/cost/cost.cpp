@@ -5,6 +5,7 @@
 // Flash attention's tile.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -43,8 +44,87 @@ struct CostNumbers {
   int bytes_crossover = 0;  // where the n x n weights reach all the other bytes
 };
 
-bool Numbers(const AppState& s, CostNumbers& c) {
+// The plots' curves and the two crossings depend on the configuration and the
+// sentence's length alone: about 150 shape-flow tables, made once per trace (the
+// result's generation), not every frame.
+struct CostSeries {
+  std::vector<double> ns;                        // the n the curves are drawn at
+  std::vector<std::vector<std::int64_t>> lines;  // one value per n, per curve
+  double x1 = 5, y0 = 0, y1 = 1;                 // log10 ranges of the axes
+};
+struct CostCurves {
+  std::uint64_t generation = ~std::uint64_t{0};
+  int crossover = 0, bytes_crossover = 0;
+  ByteGroups bytes;   // at the current n
+  CostSeries flops;   // core, projections, feed-forward
+  CostSeries memory;  // n x n weights, activations, parameters, Flash's tile
+};
+
+constexpr int kSamples = 48;
+
+// The n values the curves are drawn at: kSamples + 1 steps, log-spaced from 1 to 10^x1.
+std::vector<double> SampleNs(double x1) {
+  std::vector<double> ns(kSamples + 1);
+  for (int i = 0; i <= kSamples; ++i) ns[i] = std::max(1.0, std::round(std::pow(10.0, x1 * i / kSamples)));
+  return ns;
+}
+
+// Each curve's value at every n of `ns` (from the shape flow at that n), and the log10
+// range of those of `ranged` and of `floor`.
+template <class Values>
+CostSeries MakeSeries(double x1, int curves, Values values, const std::vector<bool>& ranged, std::int64_t floor) {
+  CostSeries out;
+  out.x1 = x1;
+  out.ns = SampleNs(x1);
+  out.lines.assign(static_cast<std::size_t>(curves), {});
+  double y0 = floor > 0 ? std::log10(static_cast<double>(floor)) : 1e300, y1 = 0;
+  for (double n : out.ns) {
+    const std::vector<std::int64_t> v = values(static_cast<int>(n));
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      out.lines[k].push_back(v[k]);
+      if (!ranged[k]) continue;
+      const double l = std::log10(static_cast<double>(std::max<std::int64_t>(v[k], 1)));
+      y0 = std::min(y0, l);
+      y1 = std::max(y1, l);
+    }
+  }
+  out.y0 = std::floor(y0);
+  out.y1 = std::ceil(y1);
+  return out;
+}
+
+const CostCurves& Curves(AppState& s) {
+  CostCurves& cc = s.views.Get<CostCurves>();
+  if (cc.generation == s.result.generation) return cc;
+  const Trace& t = s.result.trace;
+  const Config& cfg = t.cfg;
+  cc.generation = s.result.generation;
+  cc.crossover = CoreOvertakesProjectionsAt(cfg);
+  cc.bytes_crossover = WeightsOvertakeTheRestAt(cfg);
+  cc.bytes = GroupBytes(ShapeFlow(cfg, t.seq, t.seq, false));
+  const bool ffn = GroupFlops(t.flow).ffn > 0;
+  const double d = cfg.d_model, n = t.seq;
+  cc.flops = MakeSeries(
+      std::max(5.0, std::ceil(std::log10(std::max(4.0 * d, 2.0 * n))) + 1.0), 3,
+      [&](int k) {
+        const FlopSplit f = GroupFlops(ShapeFlow(cfg, k, k));
+        return std::vector<std::int64_t>{f.core, f.projections, f.ffn};
+      },
+      {true, true, ffn}, 0);
+  const std::int64_t tile = static_cast<std::int64_t>(FlashWorkerBytes(cfg));
+  cc.memory = MakeSeries(
+      std::max(5.0, std::ceil(std::log10(std::max(4.0 * cc.bytes_crossover, 2.0 * n))) + 1.0), 4,
+      [&](int k) {
+        const ByteGroups b = GroupBytes(ShapeFlow(cfg, k, k));
+        return std::vector<std::int64_t>{b.weights, b.activations, b.parameters, tile};
+      },
+      {true, true, true, false}, std::max<std::int64_t>(tile, 1));
+  return cc;
+}
+
+bool Numbers(AppState& s, CostNumbers& c) {
   if (!HasResults(s)) return false;
+  const CostCurves& cc = Curves(s);
   const Trace& t = s.result.trace;
   c.cfg = t.cfg;
   c.n = t.seq;
@@ -55,12 +135,12 @@ bool Numbers(const AppState& s, CostNumbers& c) {
   c.rnn = n * d * d;
   c.cnn = kCnnKernel * n * d * d;
   c.attn = n * n * d;
-  c.crossover = CoreOvertakesProjectionsAt(c.cfg);
+  c.crossover = cc.crossover;
   c.weights_bytes = static_cast<std::int64_t>(n) * c.n_kv * t.cfg.num_heads * 4;
   c.standard_bytes = static_cast<std::int64_t>(StandardAttentionBytes(t.cfg, c.n, c.n_kv));
   c.flash_bytes = static_cast<std::int64_t>(FlashWorkerBytes(t.cfg));
-  c.bytes = GroupBytes(ShapeFlow(t.cfg, t.seq, t.seq, false));
-  c.bytes_crossover = WeightsOvertakeTheRestAt(t.cfg);
+  c.bytes = cc.bytes;
+  c.bytes_crossover = cc.bytes_crossover;
   return true;
 }
 
@@ -225,41 +305,18 @@ void SentenceLabel(ImDrawList* dl, const LogAxes& ax, const CostNumbers& c, doub
   dl->PopClipRect();
 }
 
-constexpr int kSamples = 48;
-
-// The n values the curves are drawn at: kSamples + 1 steps, log-spaced from 1 to 10^x1.
-std::vector<double> SampleNs(double x1) {
-  std::vector<double> ns(kSamples + 1);
-  for (int i = 0; i <= kSamples; ++i) ns[i] = std::max(1.0, std::round(std::pow(10.0, x1 * i / kSamples)));
-  return ns;
-}
-
 // Log-log FLOPs against n for the core, the projections (and the FFN), from
 // ShapeFlow at each n; n = 2d marked; the current n as dots.
-void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
+void Plot(AppState& s, const CostNumbers& c, const CostSeries& f, ImVec2 size) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
-  const double x1 = std::max(5.0, std::ceil(std::log10(std::max(4.0 * c.d, 2.0 * c.n))) + 1.0);
   const bool ffn = c.now.ffn > 0;
-  const std::vector<double> ns = SampleNs(x1);
-  std::vector<std::int64_t> core, proj, ff;
-  double y0 = 1e300, y1 = 0;
-  for (double n : ns) {
-    const FlopSplit f = GroupFlops(ShapeFlow(c.cfg, static_cast<int>(n), static_cast<int>(n)));
-    core.push_back(f.core);
-    proj.push_back(f.projections);
-    ff.push_back(f.ffn);
-    for (std::int64_t v : {f.core, f.projections, ffn ? f.ffn : f.core}) {
-      y0 = std::min(y0, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
-      y1 = std::max(y1, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
-    }
-  }
-  const LogAxes ax = DrawAxes(dl, size, x1, std::floor(y0), std::ceil(y1), false);
+  const LogAxes ax = DrawAxes(dl, size, f.x1, f.y0, f.y1, false);
   const ImU32 col_core = Pal().error_text, col_proj = Pal().accent, col_ffn = Pal().ok_text;
   dl->PushClipRect(ax.a, ax.b, true);
-  Curve(dl, ax, ns, core, col_core);
-  Curve(dl, ax, ns, proj, col_proj);
-  if (ffn) Curve(dl, ax, ns, ff, col_ffn);
+  Curve(dl, ax, f.ns, f.lines[0], col_core);
+  Curve(dl, ax, f.ns, f.lines[1], col_proj);
+  if (ffn) Curve(dl, ax, f.ns, f.lines[2], col_ffn);
   char buf[96];
   std::snprintf(buf, sizeof buf, "n = 2d = %d", 2 * c.d);
   Marker(dl, ax, 2.0 * c.d, buf, ImGui::CalcTextSize("10 ms").x + fs);
@@ -284,31 +341,16 @@ void Plot(AppState& s, const CostNumbers& c, ImVec2 size) {
 // Log-log bytes against n: the n x n scores and weights (standard attention), the
 // n x d activations, the parameters, and Flash's tile per worker; where the n x n
 // weights reach all the rest marked; the current n as dots.
-void BytesPlot(AppState& s, const CostNumbers& c, ImVec2 size) {
+void BytesPlot(AppState& s, const CostNumbers& c, const CostSeries& m, ImVec2 size) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
-  const double x1 = std::max(5.0, std::ceil(std::log10(std::max(4.0 * c.bytes_crossover, 2.0 * c.n))) + 1.0);
-  const std::vector<double> ns = SampleNs(x1);
-  std::vector<std::int64_t> w, act, par, tile;
-  double y0 = std::log10(static_cast<double>(std::max<std::int64_t>(c.flash_bytes, 1))), y1 = 0;
-  for (double n : ns) {
-    const ByteGroups b = GroupBytes(ShapeFlow(c.cfg, static_cast<int>(n), static_cast<int>(n)));
-    w.push_back(b.weights);
-    act.push_back(b.activations);
-    par.push_back(b.parameters);
-    tile.push_back(c.flash_bytes);
-    for (std::int64_t v : {b.weights, b.activations, b.parameters}) {
-      y0 = std::min(y0, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
-      y1 = std::max(y1, std::log10(static_cast<double>(std::max<std::int64_t>(v, 1))));
-    }
-  }
-  const LogAxes ax = DrawAxes(dl, size, x1, std::floor(y0), std::ceil(y1), true);
+  const LogAxes ax = DrawAxes(dl, size, m.x1, m.y0, m.y1, true);
   const ImU32 col_w = Pal().error_text, col_act = Pal().accent, col_par = Pal().ok_text, col_tile = Pal().notice_text;
   dl->PushClipRect(ax.a, ax.b, true);
-  Curve(dl, ax, ns, w, col_w);
-  Curve(dl, ax, ns, act, col_act);
-  Curve(dl, ax, ns, par, col_par);
-  Curve(dl, ax, ns, tile, col_tile);
+  Curve(dl, ax, m.ns, m.lines[0], col_w);
+  Curve(dl, ax, m.ns, m.lines[1], col_act);
+  Curve(dl, ax, m.ns, m.lines[2], col_par);
+  Curve(dl, ax, m.ns, m.lines[3], col_tile);
   char buf[128];
   if (c.bytes_crossover > 0) {
     std::snprintf(buf, sizeof buf, "n = %d", c.bytes_crossover);
@@ -395,9 +437,10 @@ void DrawCostView(AppState& s) {
   Sweep(s).Ensure(c.cfg);
   if (ImGui::BeginTable("##cost_plots", 2, ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableNextColumn();
-    Plot(s, c, ImVec2(ImGui::GetContentRegionAvail().x, h));
+    const CostCurves& cc = Curves(s);
+    Plot(s, c, cc.flops, ImVec2(ImGui::GetContentRegionAvail().x, h));
     ImGui::TableNextColumn();
-    BytesPlot(s, c, ImVec2(ImGui::GetContentRegionAvail().x, h));
+    BytesPlot(s, c, cc.memory, ImVec2(ImGui::GetContentRegionAvail().x, h));
     ImGui::TableNextColumn();
     FlopNotes(c);
     ImGui::TableNextColumn();
