@@ -76,14 +76,17 @@ def table_differences(a, b, pair_slack=0, margin_tol=1e-9):
     return out
 
 
-def view_table(mhaviz, d, model, env):
-    out = os.path.join(d, "dump.json")
+def view_table(mhaviz, d, model, env, names_from_it=False):
     app = g.App(mhaviz, d, ["--model", model, "--sentence", "할머니께서 방에서 주무신다", "--view", "proof"],
                 size=(1280, 800), env=env)
     try:
         # The window keeps drawing while the view's task measures; the table's probe
         # appears once it is in.
         app.wait_for(lambda p: "proof_table" in p["widgets"], "the proof table", timeout=600)
+        if names_from_it:
+            # What the view measured names the heads in every view, in this session.
+            app.wait_for(lambda p: p["model-view"]["evidence"], "the measured evidence handed to the names",
+                         timeout=60)
         app.shot("proof.png")
         final = app.quit()
     finally:
@@ -107,12 +110,22 @@ def test_equals_pairs(mhaviz, d):
         if f.endswith(".model"):
             shutil.copy(os.path.join(os.path.dirname(MODEL), f), own)
     cli = pairs_table(mhaviz, d, MODEL)
-    measured = view_table(mhaviz, d, copy, env)
-    check(measured.get("shipped") is False, f"the copy's table was measured, not read: {measured.get('shipped')}")
+    measured = view_table(mhaviz, d, copy, env, names_from_it=True)
+    check(measured.get("source") == "measured" and measured.get("shipped") is False,
+          f"the copy's table was measured, not read: {measured.get('source')}")
     diff = table_differences(measured["table"], cli)
     check(not diff, "the measured table equals pairs --ablate all --json: " + "; ".join(diff[:6]))
+    # Kept on disk by the checkpoint's hash: opened again, it is read, not measured.
+    cache = os.path.join(d, "cache", "mhaviz", "head-labels")
+    kept = os.listdir(cache) if os.path.isdir(cache) else []
+    check(len(kept) == 1 and kept[0].endswith(".json"), f"one measurement kept in the cache: {kept}")
+    again = view_table(mhaviz, d, copy, env, names_from_it=True)
+    check(again.get("source") == "cached", f"the copy opened again reads the cache: {again.get('source')}")
+    diff = table_differences(again["table"], cli)
+    check(not diff, "the cached table equals pairs --ablate all --json: " + "; ".join(diff[:6]))
     shipped = view_table(mhaviz, d, MODEL, env)
-    check(shipped.get("shipped") is True, "mhaviz-small's table is the shipped measurement")
+    check(shipped.get("shipped") is True and shipped.get("source") == "shipped",
+          "mhaviz-small's table is the shipped measurement")
     diff = table_differences(shipped["table"], cli, pair_slack=1, margin_tol=1e-4)
     check(not diff, "the shipped table equals pairs --ablate all --json: " + "; ".join(diff[:6]))
     # The comparison can fail: two heads' columns swapped.

@@ -110,4 +110,12 @@ void StepModelMeasures(AppState& s) {
   Take(rc.evidence_task, s.result.head_evidence);
 }
 
+void AdoptHeadEvidence(AppState& s, const lm::LanguageModel& lm, std::shared_ptr<const lm::HeadEvidence> e) {
+  RecomputeState& rc = s.recompute;
+  if (rc.measured_for.get() != &lm || !e) return;
+  rc.evidence_task.Cancel();
+  s.result.head_evidence = {};
+  s.result.head_evidence.value = std::move(e);
+}
+
 }  // namespace mha::gui

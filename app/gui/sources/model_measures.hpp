@@ -6,6 +6,13 @@
 // mhaviz-small's 1,574 pairs).
 #pragma once
 
+#include <memory>
+
+namespace mha::lm {
+struct HeadEvidence;
+struct LanguageModel;
+}  // namespace mha::lm
+
 namespace mha::gui {
 
 struct AppState;
@@ -14,5 +21,10 @@ struct AppState;
 // task each, state/task.hpp); a finished one lands in s.result.validation_labels /
 // s.result.head_jobs. Without a language model both are empty.
 void StepModelMeasures(AppState& s);
+
+// A view that measured a model's evidence itself (the Proof view, on its task) hands it
+// over, so every view names that model's heads by it from the next frame, as for the
+// shipped model. Ignored when the window has moved to another model since.
+void AdoptHeadEvidence(AppState& s, const lm::LanguageModel& lm, std::shared_ptr<const lm::HeadEvidence> e);
 
 }  // namespace mha::gui

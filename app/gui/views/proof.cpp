@@ -24,11 +24,13 @@
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/lm_source.hpp"
+#include "gui/sources/model_measures.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/dump.hpp"
 #include "gui/views/registry.hpp"
 #include "lm/head_evidence.hpp"
+#include "lm/head_labels.hpp"
 #include "lm/minimal_pairs.hpp"
 #include "lm/pairs_table.hpp"
 #include "text/i18n.hpp"
@@ -41,7 +43,11 @@ namespace {
 // position to the cue, intact.
 struct ProofData {
   lm::KnockoutTable table;
-  bool shipped = false;  // read from the measurement beside the checkpoint
+  // Where the table came from: "shipped" (beside the checkpoint), "cached" (measured
+  // before on this computer, for this very checkpoint), or "measured" (just now).
+  std::string source;
+  // The whole evidence, when it was measured just now: handed to every view's names.
+  std::shared_ptr<const lm::HeadEvidence> measured;
   std::vector<HeadRef> example_head;
   std::vector<double> cue_weight;  // -1: the pair has no position after its cue
 };
@@ -98,18 +104,34 @@ ProofData Measure(const std::shared_ptr<const lm::LanguageModel>& lm, TaskContex
   ProofData d;
   ctx.Stage(N_("reading the minimal pairs"));
   const std::vector<lm::MinimalPair> pairs = lm::LoadMinimalPairs(lm::FindPairsFile(lm->path));
-  if (std::optional<lm::HeadEvidence> e = lm::FindHeadEvidence(*lm)) {
+  std::string where;
+  if (std::optional<lm::HeadEvidence> e = lm::FindHeadEvidence(*lm, &where)) {
     d.table = std::move(e->table);
-    d.shipped = true;
+    d.source = where == lm::ShippedEvidencePath(lm->path) ? "shipped" : "cached";
   } else {
     const std::vector<HeadRef> heads = lm::EveryHead(*lm);
     ctx.SetTotal(static_cast<int>(heads.size()));
     ctx.Stage(N_("knocking out each head"));
-    d.table = lm::KnockOutHeads(*lm, pairs, heads, AblationMode::Zero, nullptr, nullptr,
-                                [&ctx](int done, int, const HeadRef&) {
-                                  ctx.Check();
-                                  if (done > 0) ctx.Advance();
-                                });
+    const lm::TableProgress progress = [&ctx](int done, int, const HeadRef&) {
+      ctx.Check();
+      if (done > 0) ctx.Advance();
+    };
+    bool has_validation = true;
+    try {
+      lm::FindValidationText(lm->path);
+    } catch (const Error&) {
+      has_validation = false;
+    }
+    if (has_validation) {
+      // The whole evidence, kept in the cache by the checkpoint's hash: the next time
+      // this model is opened, its table and causal names are there at once.
+      auto e = std::make_shared<lm::HeadEvidence>(lm::MeasureAndCache(*lm, progress));
+      d.table = e->table;
+      d.measured = std::move(e);
+    } else {
+      d.table = lm::KnockOutHeads(*lm, pairs, heads, AblationMode::Zero, nullptr, nullptr, progress);
+    }
+    d.source = "measured";
   }
   AddExamples(*lm, pairs, d, ctx);
   return d;
@@ -131,6 +153,7 @@ ProofState& Update(AppState& s, bool wait) {
   if (st.task.Poll()) {
     if (auto v = st.task.result()) {
       st.data = v;
+      if (v->measured) AdoptHeadEvidence(s, *st.model, v->measured);
     } else {
       st.error = st.task.error();
     }
@@ -150,7 +173,7 @@ ImU32 DropColour(double intact, double accuracy) {
 
 // Under the table: the bound a drop has to beat, stated with this table's numbers,
 // what the colours and marks say, and where the numbers come from.
-void DrawExplanation(const lm::KnockoutTable& t, bool shipped) {
+void DrawExplanation(const lm::KnockoutTable& t, const std::string& source) {
   const int n = t.rows.empty() ? 0 : t.rows.front().pairs;
   const lm::ChanceBand b = lm::CoinBand(std::max(n, 1));
   // Presented, the bound and the source fold into the header's "?" (Explanation): the
@@ -167,8 +190,13 @@ void DrawExplanation(const lm::KnockoutTable& t, bool shipped) {
         "knock-out takes a learned phenomenon to chance. *: a significant drop that stays above chance. Grey: no "
         "significant drop; these heads are the control (a grey intact share: not learned). Hover a cell for its "
         "counts and test."));
-  Explanation(shipped ? _("Measured when the model was shipped (the same numbers as mhaviz pairs --ablate=all --json).")
-                      : _("Measured now on this model (the same numbers as mhaviz pairs --ablate=all --json)."));
+  Explanation(source == "shipped" ? _("Measured when the model was shipped (the same numbers as mhaviz pairs "
+                                      "--ablate=all --json).")
+              : source == "cached"
+                  ? _("Measured on this computer before, for this very checkpoint, and kept (the same numbers as "
+                      "mhaviz pairs --ablate=all --json).")
+                  : _("Measured now on this model (the same numbers as mhaviz pairs --ablate=all --json); kept for "
+                      "the next time it is opened."));
 }
 
 // A column: its header and its widest cell's text.
@@ -360,7 +388,7 @@ void DrawProofView(AppState& s) {
                              "minimal pairs the model still gets right."));
   DrawTable(s, st.data->table);
   Probe(s, "proof_table");
-  DrawExplanation(st.data->table, st.data->shipped);
+  DrawExplanation(st.data->table, st.data->source);
   ImGui::Spacing();
   DrawExamples(s, *st.data);
 }
@@ -371,7 +399,8 @@ nlohmann::json DumpProofView(AppState& s) {
   if (!st.data) return dump::Error(st.error);
   nlohmann::json j;
   j["table"] = lm::TableJson(st.data->table);
-  j["shipped"] = st.data->shipped;
+  j["shipped"] = st.data->source == "shipped";
+  j["source"] = st.data->source;
   nlohmann::json ex = nlohmann::json::array();
   for (std::size_t r = 0; r < st.data->example_head.size(); ++r)
     ex.push_back({{"head", HeadName(st.data->example_head[r])}, {"cue_weight", st.data->cue_weight[r]}});
