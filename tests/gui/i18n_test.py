@@ -19,7 +19,7 @@ check = g.check
 HANGUL = re.compile("[\uac00-\ud7a3]")
 # Menus and tabs as po/ko.po writes them (a few, by key: the test reads them back as shown).
 KO_MENUS = ["파일", "보기", "수업", "도움말"]
-KO_TABS = {"heatmaps": "히트맵", "train": "학습", "lesson": "수업", "model-view": "모델 뷰"}
+KO_TABS = {"heatmaps": "히트맵", "train": "학습", "examples": "예제", "model-view": "모델 뷰"}
 EN_MENUS = ["File", "View", "Lesson", "Help"]
 
 

@@ -54,7 +54,7 @@ def test_positional_heads(mhaviz, d):
     check(pats == ["previous", "self", "first token", "next"], f"head patterns {pats}")
     for h in v["metrics_view"]["summaries"]:
         check(h["mean_max_weight"] > 0.95, f"head {h['head']} is not sharp: mean max weight {h['mean_max_weight']}")
-    check(v["lesson_view"]["input_source"] == "the positional-heads example", f"source {v['lesson_view']['input_source']!r}")
+    check(v["examples_view"]["input_source"] == "the positional-heads example", f"source {v['examples_view']['input_source']!r}")
     # numpy: x = PE(pos) only; head h compares the 8 fastest pairs, rotated by -1, 0, (first), +1 positions.
     n, D, a = len(sentence.split()), 64, 5.0
     pos = np.arange(n)[:, None]

@@ -381,9 +381,9 @@ def test_lesson_presets(mhaviz, d):
     """Lesson 004's worked examples as presets, each with the lesson's numbers beside the
     computed ones: the hand calculation (X = [1, 2], W = 0.5 and 0.3) gives Q_1 = 1.5,
     Q_2 = 0.9 and concat [1.5, 0.9], checked here by hand too; the 2-head example its
-    shapes. The Lesson tab's button loads the hand calculation."""
-    dump, _ = gui_run(mhaviz, d, "--preset", "hand", "--view", "lesson", name="hand", frames=3)
-    lv = dump["views"]["lesson_view"]
+    shapes. The Examples tab's button loads the hand calculation."""
+    dump, _ = gui_run(mhaviz, d, "--preset", "hand", "--view", "examples", name="hand", frames=3)
+    lv = dump["views"]["examples_view"]
     checks = lv.get("checks", [])
     check(lv.get("preset") == 1 and len(checks) == 10, f"hand calculation preset: {lv.get('preset')}, {checks}")
     for c in checks:
@@ -397,11 +397,11 @@ def test_lesson_presets(mhaviz, d):
     by = {(c["tensor"], c["head"]): c for c in checks}
     check(abs(by[("concat", -1)]["computed"][0] - q[0]) < 1e-6 and abs(by[("concat", -1)]["computed"][1] - q[1]) < 1e-6,
           f"concat {by[('concat', -1)]}")
-    dump, _ = gui_run(mhaviz, d, "--preset", "lesson", "--view", "lesson", name="lesson", frames=3)
-    lv = dump["views"]["lesson_view"]
+    dump, _ = gui_run(mhaviz, d, "--preset", "lesson", "--view", "examples", name="lesson", frames=3)
+    lv = dump["views"]["examples_view"]
     check(lv.get("preset") == 0 and all(c["ok"] for c in lv.get("checks", [])) and len(lv.get("checks", [])) == 7,
           f"the 2-head example's shapes: {lv.get('checks')}")
-    app = g.App(mhaviz, d, ["--sentence", KO, "--view", "lesson"])
+    app = g.App(mhaviz, d, ["--sentence", KO, "--view", "examples"])
     try:
         for attempt in range(3):
             click(app, app.widget("load_hand"))
@@ -410,11 +410,11 @@ def test_lesson_presets(mhaviz, d):
                              "calculation", timeout=5)
                 break
             except g.Fail:
-                check(attempt < 2, "the Lesson tab's button did not load the hand calculation")
+                check(attempt < 2, "the Examples tab's button did not load the hand calculation")
         final = app.quit()
     finally:
         app.kill()
-    check(all(c["ok"] for c in final["views"]["lesson_view"]["checks"]), "after the click")
+    check(all(c["ok"] for c in final["views"]["examples_view"]["checks"]), "after the click")
 
 
 def test_controls_in_sight(mhaviz, d):
@@ -554,7 +554,7 @@ def test_hand_table_whole(mhaviz, d):
     row ran into the tick and "same" was cut off)."""
     for lang in ("ko", "en"):
         for pct in (150, 200):
-            _, p = gui_run(mhaviz, d, "--preset", "hand", "--view", "lesson", "--lang", lang, "--text-size", str(pct),
+            _, p = gui_run(mhaviz, d, "--preset", "hand", "--view", "examples", "--lang", lang, "--text-size", str(pct),
                            name=f"hand_{lang}_{pct}", frames=4)
             w, win = p["widgets"], p["window"]
             table = w.get("lesson_checks")

@@ -746,7 +746,7 @@ def test_live_views(mhaviz, d):
     of the head-count table, the temperature slider) recompute at once."""
     app = App(mhaviz, d, ["--sentence", "a b c d e", "--heads", "4", "--d-model", "32"], size=(1600, 1000))
     try:
-        for name in ("query", "softmax", "metrics", "counts", "gqa", "cross", "lesson", "inspect", "heatmaps"):
+        for name in ("query", "softmax", "metrics", "counts", "gqa", "cross", "examples", "inspect", "heatmaps"):
             click_until(app, "tab " + name, lambda p, n=name: p["view"] == n, f"the {name} tab")
         click_until(app, "tab gqa", lambda p: p["view"] == "gqa", "the GQA tab")
         gen = app.probe()["generation"]

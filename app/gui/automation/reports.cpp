@@ -160,9 +160,8 @@ nlohmann::json ProbeJson(const AppState& s, int frame, int win_w, int win_h) {
   j["view"] = s.choice.view;
   j["weights"] = WeightsJson(s);
   ViewsProbeJson(s, j);  // each view's own entry (the Train view's "train")
-  // The lesson tour playing: its keys join the Lesson view's entry ("lesson").
-  const nlohmann::json tour = TourProbeJson(s);
-  for (const auto& [key, value] : tour.items()) j["lesson"][key] = value;
+  // The lesson tour playing (an empty object when none plays).
+  j["lesson"] = TourProbeJson(s);
   j["language"] = i18n::Code(i18n::Current());
   j["labels"] = ShownLabels(s);
   return j;

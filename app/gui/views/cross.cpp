@@ -192,7 +192,7 @@ void DrawCrossView(AppState& s) {
   }
   if (!s.choice.files.input_path.empty() && s.choice.cross && !(s.result.ok && s.result.trace.in.cross()))
     Muted(i18n::Format(_("x comes from %s, which has no 'memory' array: cross-attention needs one there, or use the "
-                         "sentence again (Lesson tab)."),
+                         "sentence again (Examples tab)."),
                        SourceShown(s.choice.files.input_path).c_str())
               .c_str());
   if (!HaveResultsToShow(s)) return;

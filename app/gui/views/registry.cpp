@@ -30,7 +30,7 @@ namespace mha::gui {
   X(CountsView)     /* views/counts.cpp */     \
   X(GqaView)        /* views/gqa.cpp */        \
   X(CrossView)      /* views/cross.cpp */      \
-  X(LessonView)     /* views/lesson.cpp */     \
+  X(ExamplesView)   /* views/examples.cpp */   \
   X(InspectView)    /* views/inspect.cpp */    \
   X(TrainView)      /* views/train/ */         \
   X(HeadView)       /* views/head_view.cpp */  \

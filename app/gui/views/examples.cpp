@@ -25,13 +25,13 @@ namespace {
 
 // The view's own state (AppState::views): the files' paths, and what the last load or
 // save (or preset) did.
-struct LessonState {
+struct ExamplesState {
   std::array<char, 1024> input_path{};
   std::array<char, 1024> weights_path{};
   FileOutcome outcome;
 };
 
-LessonState& St(AppState& s) { return s.views.Get<LessonState>(); }
+ExamplesState& St(AppState& s) { return s.views.Get<ExamplesState>(); }
 
 constexpr int kMaxEditDModel = 8;
 
@@ -239,7 +239,7 @@ void DrawLessonChecks(AppState& s) {
 
 }  // namespace
 
-void DrawLessonView(AppState& s) {
+void DrawExamplesView(AppState& s) {
   SectionTitle(s, _("Lesson example and weight editor"),
                _("Load the lesson's three-word example and check every number by hand; edit W_Q, W_K, W_V and W_O and "
                  "watch every view recompute."),
@@ -298,7 +298,7 @@ void DrawLessonView(AppState& s) {
 
   // Files: the same .npz files as --input and --weights.
   ImGui::Spacing();
-  LessonState& st = St(s);
+  ExamplesState& st = St(s);
   FileRow(s, _("x (.npz)"), st.input_path, "x.npz: array x, (seq, d_model)", true);
   FileRow(s, _("weights (.npz)"), st.weights_path, "weights.npz: W_q, W_k, W_v, W_o, b_*", false);
   if (!st.outcome.message.empty())
@@ -377,7 +377,7 @@ void DrawLessonView(AppState& s) {
   }
 }
 
-json DumpLessonView(AppState& s) {
+json DumpExamplesView(AppState& s) {
   json l{{"input_source", s.choice.files.input_path.empty() ? "sentence" : s.choice.files.input_path},
          {"weights_source", s.choice.files.weights_path.empty() ? "seeded" : s.choice.files.weights_path},
          {"weights_edited", s.choice.files.weights_edited},
@@ -415,20 +415,20 @@ json DumpLessonView(AppState& s) {
   return l;
 }
 
-// --probe's "lesson": what the last load or save said (the GUI tests wait for it).
-json LessonProbe(const AppState& s) {
-  const LessonState* st = s.views.Find<LessonState>();
+// --probe's "examples": what the last load or save said (the GUI tests wait for it).
+json ExamplesProbe(const AppState& s) {
+  const ExamplesState* st = s.views.Find<ExamplesState>();
   return {{"file_message", st ? st->outcome.message : std::string()}};
 }
 
-ViewEntry LessonView() {
-  ViewEntry v{"lesson", N_("Lesson"), N_("Lesson example, weight editor and .npz files"),
+ViewEntry ExamplesView() {
+  ViewEntry v{"examples", N_("Examples"), N_("Examples: the lessons' worked examples, a weight editor and .npz files"),
               "the lesson's worked example, a weight editor and .npz files"};
   v.essentials = "load_lesson;load_hand";
   v.heads = false;
-  v.draw = &DrawLessonView;
-  v.dump = &DumpLessonView;
-  v.probe = &LessonProbe;
+  v.draw = &DrawExamplesView;
+  v.dump = &DumpExamplesView;
+  v.probe = &ExamplesProbe;
   v.shows = "load_lesson";
   return v;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""GUI tests of the Lesson view: the worked example and the hand calculation against the
+"""GUI tests of the Examples view: the worked example and the hand calculation against the
 lesson's own numbers, the weight editor, and the .npz files it loads and saves.
 
-    lesson_test.py TEST MHAVIZ
+    examples_test.py TEST MHAVIZ
 
 Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
 """
@@ -69,7 +69,7 @@ def test_lesson_preset(mhaviz, d):
     for k in q["keys"]:
         close(k["weighted_v"], [k["weight"] * x for x in k["v"]], 1e-5, f"weight x v for key {k['index']}")
     check(abs(sum(k["weight"] for k in q["keys"]) - 1.0) < 1e-6, "weights do not sum to 1")
-    lv = v["lesson_view"]
+    lv = v["examples_view"]
     check(lv["input_source"] == "the lesson example" and lv["weights_source"] == "the lesson example",
           f"sources {lv['input_source']!r} {lv['weights_source']!r}")
     check(lv["weights"]["W_o"] == np.eye(4).tolist(), f"W_o {lv['weights']['W_o']}")
@@ -79,7 +79,7 @@ def test_lesson_editor(mhaviz, d):
     """Click "Load the lesson example", edit W_O[0,0] in the weight editor, save x and
     the weights from the GUI, click the shape flow's output projection: the inspector
     shows attn_out with column 0 doubled, and `mhaviz trace` on the saved files agrees."""
-    app = g.App(mhaviz, d, ["--sentence", "the cat sat", "--heads", "2", "--d-model", "8", "--view", "lesson"],
+    app = g.App(mhaviz, d, ["--sentence", "the cat sat", "--heads", "2", "--d-model", "8", "--view", "examples"],
                 size=(1600, 1000))
     try:
         no_flow = lambda p: not any(k.startswith("flow ") for k in p["widgets"])  # noqa: E731
@@ -102,7 +102,7 @@ def test_lesson_editor(mhaviz, d):
             click(app, f)
             app.key("ctrl", "a")
             app.type_held(name)
-            saved = lambda p, n=name: p["lesson"]["file_message"].startswith("Saved") and n in p["lesson"]["file_message"]
+            saved = lambda p, n=name: p["examples"]["file_message"].startswith("Saved") and n in p["examples"]["file_message"]
             click_until(app, button, saved, f"{name} to be saved")
         p = click_until(app, "flow_toggle", lambda p: any(k.startswith("flow attn_out") for k in p["widgets"]),
                         "the shape flow back")
@@ -115,8 +115,8 @@ def test_lesson_editor(mhaviz, d):
     v = final["views"]
     w_o = np.eye(4)
     w_o[0, 0] = 2.0
-    check(v["lesson_view"]["weights"]["W_o"] == w_o.tolist(), f"W_o after the edit: {v['lesson_view']['weights']['W_o']}")
-    check(v["lesson_view"]["weights_edited"], "weights_edited is false")
+    check(v["examples_view"]["weights"]["W_o"] == w_o.tolist(), f"W_o after the edit: {v['examples_view']['weights']['W_o']}")
+    check(v["examples_view"]["weights_edited"], "weights_edited is false")
     iv = v["inspect_view"]
     check(iv["tensor"] == "attn_out" and iv["step"] == "output projection", f"inspector shows {iv['tensor']} ({iv['step']})")
     hand = np.array(lesson_concat_by_hand()) @ w_o
@@ -136,7 +136,7 @@ def test_lesson_files(mhaviz, d):
     w = {k: (rng.standard_normal((8, 8)) * 0.5).astype(np.float32) for k in ("W_q", "W_k", "W_v", "W_o")}
     w["b_q"] = rng.standard_normal(8).astype(np.float32)
     np.savez(os.path.join(d, "w.npz"), **w)
-    app = g.App(mhaviz, d, ["--sentence", "the cat sat", "--heads", "2", "--d-model", "16", "--view", "lesson"],
+    app = g.App(mhaviz, d, ["--sentence", "the cat sat", "--heads", "2", "--d-model", "16", "--view", "examples"],
                 size=(1600, 1000))
     try:
         def load(field, button, name, pred, what):
@@ -146,19 +146,19 @@ def test_lesson_files(mhaviz, d):
             app.type_held(name)
             return click_until(app, button, pred, what)
 
-        load("input_path", "load_input", "missing.npz", lambda p: p["lesson"]["file_message"].startswith("Could not load x"),
+        load("input_path", "load_input", "missing.npz", lambda p: p["examples"]["file_message"].startswith("Could not load x"),
              "the error for a missing file")
         p = app.probe()
         check(p["ok"] and p["d_model"] == 16 and p["tokens"] == ["the", "cat", "sat"], "a failed load changed the input")
         load("input_path", "load_input", "x.npz",
              lambda p: p["ok"] and p["d_model"] == 8 and p["tokens"] == ["#0", "#1", "#2", "#3", "#4"], "x from x.npz")
-        load("weights_path", "load_weights", "w.npz", lambda p: p["lesson"]["file_message"].startswith("Loaded the weights"),
+        load("weights_path", "load_weights", "w.npz", lambda p: p["examples"]["file_message"].startswith("Loaded the weights"),
              "the weights from w.npz")
         final = app.quit()
     finally:
         app.kill()
     check(final["ok"], final["error"])
-    lv = final["views"]["lesson_view"]
+    lv = final["views"]["examples_view"]
     check(lv["input_source"] == "x.npz" and lv["weights_source"] == "w.npz", f"sources {lv['input_source']}, {lv['weights_source']}")
     close(lv["weights"]["W_q"], w["W_q"], 0, "W_q in the editor vs the file")
     close(lv["weights"]["b_q"], w["b_q"], 0, "b_q in the editor vs the file")
@@ -173,4 +173,4 @@ TESTS = {
 }
 
 if __name__ == "__main__":
-    sys.exit(g.run_main(TESTS, __doc__, "lesson", needs_numpy=True))
+    sys.exit(g.run_main(TESTS, __doc__, "examples", needs_numpy=True))
