@@ -30,8 +30,16 @@ std::vector<HeadProfile> ProfileOnValidation(const LanguageModel& lm, const std:
   for (std::size_t n = 0; n < heads.size() && n < repeated.size(); ++n) {
     heads[n].induction = repeated[n].induction;
     LabelHead(heads[n]);
+    NameOnValidation(heads[n]);
   }
   return heads;
+}
+
+void NameOnValidation(HeadProfile& p) {
+  if (p.label == "first" && p.induction >= kMinLabelScore) {
+    p.label = "induction";
+    p.score = p.induction;
+  }
 }
 
 std::string FindValidationText(const std::string& checkpoint) {

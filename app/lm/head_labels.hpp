@@ -17,10 +17,17 @@ namespace mha::lm {
 // The Model view's count: 32 windows of the model's context.
 inline constexpr int kLabelWindows = 32;
 
-// Every head's profile and label (mha::LabelHead) from the first `windows` windows of
-// the validation ids.
+// Every head's profile and label (mha::LabelHead, then NameOnValidation) from the
+// first `windows` windows of the validation ids.
 std::vector<HeadProfile> ProfileOnValidation(const LanguageModel& lm, const std::vector<std::int32_t>& valid,
                                              int windows = kLabelWindows);
+
+// The label from scores measured on two kinds of window: "first" on the plain ones,
+// induction on the repeated ones. An induction head with nothing to copy rests on the
+// first piece, so a head that scores kMinLabelScore or more for induction is named
+// induction even where its first-piece weight on plain text is higher: that is what
+// it does when nothing repeats, not its job.
+void NameOnValidation(HeadProfile& p);
 
 // The model's validation text: valid.txt or valid.txt.gz in assets/corpus beside the
 // checkpoint's assets/models (as the Model view looks), else in the app's assets.

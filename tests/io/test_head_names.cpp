@@ -9,6 +9,7 @@
 
 #include "../temp_dir.hpp"
 #include "lm/head_evidence.hpp"
+#include "lm/head_labels.hpp"
 #include "lm/head_names.hpp"
 
 namespace {
@@ -117,6 +118,36 @@ TEST_CASE("a head's name: causal before pattern before attention, and no job by 
   // A head with nothing measured is spread; a causal claim names the head it was measured on.
   CHECK(NameHead(e, 1, 1).name.text == "spread");
   CHECK(NameHead(Hand("numeral classifier", 177, 142, 1e-6, "spread"), 0, 1).name.kind == "none");
+}
+
+TEST_CASE("on the validation text, an induction head resting on the first piece is named induction", "[lm]") {
+  // A head measured as a 2-layer model's induction head was: 0.68 on the first piece of
+  // plain windows, 0.57 induction on repeated ones.
+  HeadProfile p;
+  p.back.assign(kMaxBack, 0.02);
+  p.first = 0.68;
+  p.induction = 0.57;
+  LabelHead(p);
+  REQUIRE(p.label == "first");
+  NameOnValidation(p);
+  CHECK(p.label == "induction");
+  CHECK(p.score == 0.57);
+  // Below the label threshold for induction it stays a first-piece head.
+  HeadProfile sink;
+  sink.back.assign(kMaxBack, 0.02);
+  sink.first = 0.9;
+  sink.induction = kMinLabelScore - 0.01;
+  LabelHead(sink);
+  NameOnValidation(sink);
+  CHECK(sink.label == "first");
+  // Another pattern is never renamed.
+  HeadProfile prev;
+  prev.back.assign(kMaxBack, 0.0);
+  prev.back[0] = 0.95;
+  prev.induction = 0.5;
+  LabelHead(prev);
+  NameOnValidation(prev);
+  CHECK(prev.label == "previous-token");
 }
 
 TEST_CASE("evidence survives its JSON, and a file that does not fit is refused", "[lm][proof]") {
