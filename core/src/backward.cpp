@@ -253,10 +253,14 @@ MHA_INLINE float Dot(const float* x, const float* y, int n) {
   return ReduceAdd(acc);
 }
 
-// dh *= (hidden > 0), over n floats: a product by exactly 1 or 0, as written, in a
-// loop the compiler vectorises (an Eigen mask-and-cast expression did not).
+// dh *= (hidden > 0), over n floats: a product by exactly 1 or 0. The factor comes
+// from a vector compare: GCC 12 compiled the scalar form to a branch per element,
+// which mispredicts on half of a ReLU's units (7% of mhaviz-small's ReLU step).
 void ReluGradRows(const float* hidden, float* dh, Eigen::Index n) {
-  for (Eigen::Index i = 0; i < n; ++i) dh[i] *= hidden[i] > 0.0f ? 1.0f : 0.0f;
+  using namespace simd;
+  Eigen::Index i = 0;
+  for (; i + kWidth <= n; i += kWidth) Store(dh + i, Mul(Load(dh + i), Step(Load(hidden + i))));
+  for (; i < n; ++i) dh[i] *= hidden[i] > 0.0f ? 1.0f : 0.0f;
 }
 
 // dh[0, n) *= grad[0, n)

@@ -132,6 +132,23 @@ void GradPacked(Pool& pool, int threads, int m, int k, int n, const float* a, st
   }
 }
 
+// Starts loading share j of `parts` of rows [r0, r0 + kRowsPerTask) of a row-major A
+// (k floats a row, stride lda), the row block the tasks after this one read. A block
+// of an input gradient's A (d hidden: 64 x d_ff floats) comes from memory, and the
+// first panel's tiles waited on it row after row (its products ran at 70-75% of
+// peak, 95% with A in cache); fetched a task ahead, a share in each of the block's
+// panels, it is in cache when its turn comes.
+void FetchNextRows(const float* a, std::ptrdiff_t lda, int m, int k, int r0, int j, int parts) {
+  if (r0 >= m) return;
+  const int rows = std::min(kRowsPerTask, m - r0), begin = r0 + rows * j / parts, end = r0 + rows * (j + 1) / parts;
+  constexpr int kLine = 64 / sizeof(float);
+  for (int r = begin; r < end; ++r) {
+    const float* row = a + static_cast<std::ptrdiff_t>(r) * lda;
+    for (int p = 0; p < k; p += kLine) simd::Prefetch(row + p);
+    simd::Prefetch(row + k - 1);
+  }
+}
+
 // Gemm, with A given transposed or not (a_transposed: A(i, p) at a[p * lda + i]).
 void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::ptrdiff_t lda, bool a_transposed,
             const float* b, std::ptrdiff_t ldb, bool b_transposed, float* c, std::ptrdiff_t ldc, const float* bias,
@@ -206,6 +223,7 @@ void GemmOf(Pool& pool, int threads, int m, int k, int n, const float* a, std::p
     float* cr = c + static_cast<std::ptrdiff_t>(r0) * ldc + j0;
     const float* bj = packed + j * panel_floats;
     auto panel = a_transposed ? &PanelAT : &Panel;
+    if (!a_transposed) FetchNextRows(a, lda, m, k, r0 + kRowsPerTask, j, panels);
     if (!accumulate) {
       panel(rows, k, ar, lda, bj, kNR, cr, ldc, nc, bias ? bias + j0 : nullptr, 1.0f);
       return;

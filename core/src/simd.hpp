@@ -113,6 +113,10 @@ MHA_INLINE V Pow2Scale(V p, V n) { return _mm512_scalef_ps(p, n); }
 MHA_INLINE V SelectNegative(V x, V a, V b) {
   return _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(_mm512_castps_si512(x), _mm512_setzero_si512()), b, a);
 }
+// 1 where x > 0, else 0 (NaN: 0): a ReLU's derivative, without a branch per element.
+MHA_INLINE V Step(V x) {
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), _mm512_set1_ps(1.0f));
+}
 
 #elif defined(__AVX2__) && defined(__FMA__)
 
@@ -184,6 +188,9 @@ MHA_INLINE V Pow2Scale(V p, V n) {
                        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23)));
 }
 MHA_INLINE V SelectNegative(V x, V a, V b) { return _mm256_blendv_ps(b, a, x); }
+MHA_INLINE V Step(V x) {
+  return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ), _mm256_set1_ps(1.0f));
+}
 
 #elif defined(__GNUC__) || defined(__clang__)
 
@@ -260,6 +267,7 @@ MHA_INLINE V Pow2Scale(V p, V n) {  // as the AVX2 one: two normal factors, one 
   return p * reinterpret_cast<V>((n1 + 127) << 23) * reinterpret_cast<V>((n2 + 127) << 23);
 }
 MHA_INLINE V SelectNegative(V x, V a, V b) { return Select(reinterpret_cast<VI>(x) < 0, a, b); }
+MHA_INLINE V Step(V x) { return Select(x > V{0.0f, 0.0f, 0.0f, 0.0f}, Set1(1.0f), Zero()); }
 
 #else
 
@@ -349,6 +357,11 @@ MHA_INLINE V Pow2Scale(V p, V n) {
 MHA_INLINE V SelectNegative(V x, V a, V b) {
   V r;
   for (int i = 0; i < 4; ++i) r.v[i] = std::signbit(x.v[i]) ? a.v[i] : b.v[i];
+  return r;
+}
+MHA_INLINE V Step(V x) {
+  V r;
+  for (int i = 0; i < 4; ++i) r.v[i] = x.v[i] > 0.0f ? 1.0f : 0.0f;
   return r;
 }
 

@@ -1,7 +1,8 @@
 // The kernels' own forms against the plainest form of the same operations, bit for
 // bit: a weight gradient packed a depth block at a time against one pass of the GEMM
 // kernel over the whole batch, K^T packed by register transposes against a copy
-// element by element, the optimizer's vector lanes against its scalar tail. Each
+// element by element, the optimizer's vector lanes against its scalar tail, the ReLU
+// derivative's vector step against its scalar compare. Each
 // holds on every build (AVX-512, AVX2, portable), whichever form that build uses.
 // GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm512_undefined_ps()
 // (GCC bug 105593, fixed in 13); it must be silenced before they are first included.
@@ -10,6 +11,7 @@
 #endif
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "mha/train.hpp"
 #include "../../core/src/batch_gemm.hpp"
 #include "../../core/src/gemm.hpp"
+#include "../../core/src/simd.hpp"
 
 namespace {
 
@@ -117,4 +120,21 @@ TEST_CASE("AdamW's vector lanes round every element as its scalar tail does", "[
     });
   }
   CHECK(tensors > 4);
+}
+
+TEST_CASE("the ReLU derivative's vector step is x > 0 ? 1 : 0, bit for bit", "[train][simd]") {
+  using mha::simd::kWidth;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1e-45f, -1e-45f, 1e-38f, inf, -inf, nan, -nan, 3.4e38f};
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  while (x.size() % kWidth != 0 || x.size() < 256) x.push_back(normal(rng));
+  std::vector<float> got(x.size());
+  for (std::size_t i = 0; i < x.size(); i += kWidth)
+    mha::simd::Store(got.data() + i, mha::simd::Step(mha::simd::Load(x.data() + i)));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float want = x[i] > 0.0f ? 1.0f : 0.0f;
+    INFO("x = " << x[i]);
+    CHECK(SameBits(&got[i], &want, 1));
+  }
 }
