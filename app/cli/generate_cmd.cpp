@@ -294,7 +294,7 @@ int Generate(const GenerateArgs& a) {
     worst_diff = std::max(worst_diff, gen.Next().logit_diff);
     stream.Update(gen.ids(), false);
     progress.Show(j + 1);
-    if (a.stop_at_s && gen.ids().back() == lm.bos && j + 1 < a.tokens) {
+    if (a.stop_at_s && gen.EndedText() && j + 1 < a.tokens) {
       stop = "stopped at <s> (--stop-at-s): the model ended this text and would start a new one; " +
              std::to_string(j + 1) + " of the " + std::to_string(a.tokens) + " pieces asked for were generated.";
       break;

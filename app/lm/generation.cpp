@@ -54,6 +54,8 @@ Generation::Generation(const LanguageModel& lm, std::vector<int> prompt_ids, con
   if (ids_.empty()) throw Error("Generation needs at least one piece to start from, such as <s>.");
 }
 
+bool Generation::EndedText() const { return !steps_.empty() && ids_.back() == lm_->bos; }
+
 bool Generation::AtContext() const { return static_cast<int>(ids_.size()) >= lm_->model.cfg.max_seq; }
 
 int Generation::CacheRows() const { return static_cast<int>(ids_.size()) - (steps_.empty() ? 0 : 1); }

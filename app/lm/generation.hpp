@@ -50,6 +50,10 @@ class Generation {
 
   // Whether the text fills the model's context (max_seq): no further piece fits.
   bool AtContext() const;
+  // Whether the newest generated piece is <s>: the model ended this text and would start
+  // a new one (after a paragraph it often changes language). Where `mhaviz generate
+  // --stop-at-s` and the Generate view's "stop at <s>" stop.
+  bool EndedText() const;
   // Chooses, appends and returns one new piece (with sampling.no_repeat_ngram, never one
   // that repeats a run of that many pieces: BlockRepeatedNgrams). Throws mha::Error at
   // the context.

@@ -285,8 +285,61 @@ def test_not_a_language_model(mhaviz, d):
         app.kill()
 
 
+def test_stop_at_s(mhaviz, d):
+    """The view's "stop at <s>" switch, as generate --stop-at-s: after a full stop the
+    model writes <s> (a new text, often in the other language). Without the switch
+    Generate's 10 pieces go on past it, as `mhaviz generate` writes them; clicked, the
+    generation starts over and ends at the <s>, as `mhaviz generate --stop-at-s`, with
+    the switch and the stop in --probe. --generate-stop-at-s starts with it on."""
+    prompt = "고양이가 쥐를 잡았다."
+    plain = generate_json(mhaviz, d, prompt, 10)
+    r = subprocess.run([mhaviz, "generate", "--model", MODEL, "--prompt", prompt, "--tokens", "10", "--json",
+                        "--stop-at-s"], check=True, cwd=d, capture_output=True, text=True)
+    stopped = json.loads(r.stdout)
+    check(len(plain["pieces"]) == 10 and "<s>" in plain["pieces"][:-1],
+          f"the plain text {plain['pieces']} has no <s> before its end: the switch would change nothing")
+    first = plain["pieces"].index("<s>") + 1
+    check(stopped["pieces"] == plain["pieces"][:first], f"--stop-at-s wrote {stopped['pieces']}")
+    app = open_view(mhaviz, d, prompt, "--generate-pieces", "10")
+    try:
+        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 10, "Generate to be taken")
+        p = app.wait_for(generated(10), "10 pieces", timeout=60)
+        check(not p["generate"]["stop_at_s"] and not p["generate"]["stopped_at_s"], f"{p['generate']}")
+        click_until(app, "generate_stop_at_s", lambda p: p["generate"]["stop_at_s"], "the switch")
+        p = app.wait_for(lambda p: p["generate"]["stopped_at_s"] and generated(first)(p), "the stop at <s>",
+                         timeout=60)
+        final = app.quit()
+    finally:
+        app.kill()
+    view = final["views"]["generate_view"]
+    pieces = [st["piece"] for st in view["steps"]]
+    check(view["stop_at_s"] and view["stopped_at_s"] and pieces == stopped["pieces"],
+          f"with the switch: {pieces}, stop {view['stop_at_s']}, stopped {view['stopped_at_s']}; "
+          f"generate --stop-at-s: {stopped['pieces']}")
+    app = open_view(mhaviz, d, prompt, "--generate-pieces", "10")
+    try:
+        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 10, "Generate to be taken")
+        app.wait_for(generated(10), "10 pieces", timeout=60)
+        final = app.quit()
+    finally:
+        app.kill()
+    view = final["views"]["generate_view"]
+    pieces = [st["piece"] for st in view["steps"]]
+    check(pieces == plain["pieces"] and not view["stopped_at_s"],
+          f"without the switch: {pieces}, stopped {view['stopped_at_s']}; generate: {plain['pieces']}")
+    app = open_view(mhaviz, d, prompt, "--generate-pieces", "10", "--generate-stop-at-s")
+    try:
+        p = app.wait_for(lambda p: p["generate"]["stop_at_s"], "--generate-stop-at-s in the probe")
+        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 10, "Generate to be taken")
+        app.wait_for(lambda p: p["generate"]["stopped_at_s"] and generated(first)(p), "the stop at <s>", timeout=60)
+        app.quit()
+    finally:
+        app.kill()
+
+
 TESTS = {
     "ten_pieces": test_ten_pieces,
+    "stop_at_s": test_stop_at_s,
     "step_and_start_over": test_step_and_start_over,
     "sampled": test_sampled,
     "no_repeat": test_no_repeat,

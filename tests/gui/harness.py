@@ -299,14 +299,14 @@ def visit_views_last_valid(app):
         app.shot(f"last_valid_{name}.png")
 
 
-def presented(mhaviz, d, view, size, pct, *args, frames=5):
-    """`view` presented (--present) in Korean at `size` with `pct`% text on the class's
-    sentence: the app's --dump-state and its last --probe."""
-    name = f"present_{view}_{size[0]}_{pct}"
+def presented(mhaviz, d, view, size, pct, *args, frames=5, lang="ko"):
+    """`view` presented (--present) in Korean (or `lang`) at `size` with `pct`% text on the
+    class's sentence: the app's --dump-state and its last --probe."""
+    name = f"present_{view}_{size[0]}_{pct}_{lang}"
     dump, probe = os.path.join(d, name + ".json"), os.path.join(d, name + ".probe.json")
     subprocess.run([mhaviz, "gui", "--no-settings", "--frames", str(frames), "--width", str(size[0]), "--height",
                     str(size[1]), "--dump-state", dump, "--probe", probe, "--sentence", "고양이가 쥐를 잡았다",
-                    "--view", view, "--present", "--lang", "ko", "--text-size", str(pct), *args], check=True, cwd=d,
+                    "--view", view, "--present", "--lang", lang, "--text-size", str(pct), *args], check=True, cwd=d,
                    env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), timeout=RUN_TIMEOUT)
     return read_json(dump), read_json(probe)
 

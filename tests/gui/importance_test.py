@@ -191,7 +191,44 @@ def test_cancel_on_model_change(mhaviz, d):
         app.kill()
 
 
+def test_presented_so_far(mhaviz, d):
+    """Presented at 1280 x 800 with 150% text, in Korean, while the measurement runs the
+    view shows the chart's frame, not a progress line alone: a row for every head (a
+    bar once measured, else what it waits for) and the in-context learning section; the
+    bars drawn while it runs are the final table's numbers."""
+    app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--view", "importance", "--present", "--lang",
+                            "ko", "--text-size", "150", "--importance-windows", "256"])
+    names = [f"L{l}H{h}" for l in range(2) for h in range(4)]
+    try:
+        def rows_drawn(p):
+            w = p["widgets"]
+            return all(f"importance_bar {n}" in w or f"importance_pending {n}" in w for n in names)
+
+        p = app.wait_for(lambda p: p["importance"]["state"] != "running" or "importance_so_far" in p["widgets"],
+                         "the chart's frame while it is measured", timeout=120)
+        check(p["importance"]["state"] == "running", f"no chart drawn while it was measured: {p['importance']}")
+        check(rows_drawn(p), f"while measuring, rows drawn: {sorted(k for k in p['widgets'] if 'importance' in k)}")
+        first = p["widgets"]["importance_pending L0H0"] if "importance_pending L0H0" in p["widgets"] else \
+            p["widgets"]["importance_bar L0H0"]
+        g.check_within("the first head's row", "L0H0", first, [0, 0, *p["window"]])
+        p = app.wait_for(lambda p: p["importance"]["state"] == "running" and len(p["importance"]["so_far"] or {}) >= 1,
+                         "a head measured while the rest is measured", timeout=300)
+        so_far = p["importance"]["so_far"]
+        check(rows_drawn(p) and all(f"importance_bar {n}" in p["widgets"] for n in so_far) and
+              any(f"importance_pending {n}" in p["widgets"] for n in names if n not in so_far),
+              f"while measuring {sorted(so_far)}: {sorted(k for k in p['widgets'] if 'importance' in k)}")
+        p = app.wait_for(lambda p: p["importance"]["state"] in ("done", "error"), "the measurement", timeout=300)
+        check(p["importance"]["state"] == "done" and "importance_table" in p["widgets"], f"{p['importance']}")
+        final = app.quit()
+    finally:
+        app.kill()
+    heads = {h["name"]: h["increase"] for h in final["views"]["importance_view"]["heads"]}
+    for n, v in so_far.items():
+        check(abs(heads[n] - v) <= 1e-12, f"{n}'s bar while measuring {v}, finally {heads[n]}")
+
+
 TESTS = {
+    "presented_so_far": test_presented_so_far,
     "equals_cli": test_importance_equals_cli,
     "icl_equals_cli": test_icl_equals_cli,
     "mean": test_importance_mean,

@@ -147,11 +147,12 @@ def test_hover_cell(mhaviz, d):
     app = g.App(mhaviz, d, ["--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--present"],
                 size=(1920, 1080))
     try:
-        r = app.widget("model_view_map 1 2")
-        size = r[2]
-        cell = (size - 2) / n  # every piece has its cell: the sentence is shorter than the map's blocks
+        r = app.widget("model_view_cells 1 2")
+        # every piece has its cell (the sentence is shorter than the map's blocks); presented,
+        # cells may be wider than tall
+        cw, ch = r[2] / n, r[3] / n
         for i, j in ((n - 1, 1), (3, 3)):
-            x, y = r[0] + (j + 0.5) * cell, r[1] + r[3] - size + 2 + (i + 0.5) * cell
+            x, y = r[0] + (j + 0.5) * cw, r[1] + (i + 0.5) * ch
             g.xdo("mousemove", "--window", app.wid, int(x), int(y))
             p = app.wait_for(lambda p: (p["model-view"]["cell"] or {}).get("query") == i and
                              p["model-view"]["cell"]["key"] == j, f"the cell ({i}, {j}) under the mouse")
@@ -185,10 +186,10 @@ def test_token_labels(mhaviz, d):
             str(size[0]), "--height", str(size[1]), "--dump-state", dump, "--probe", probe)
         dump, probe = g.read_json(dump), g.read_json(probe)
         tokens = dump["trace"]["tokens"]
-        r = probe["widgets"]["model_view_map 0 0"]
-        cell = (r[2] - 2) / len(tokens)  # the map's side over its cells (no sampling: a short sentence)
-        check(cell >= 0.9 * probe["font_px"], f"{where}: cells of {cell:.1f} px are too small to hold labels: the "
-                                              f"check would test nothing")
+        r = probe["widgets"]["model_view_cells 0 0"]
+        cell = r[2] / len(tokens)  # the map's width over its cells (no sampling: a short sentence)
+        check(min(cell, r[3] / len(tokens)) >= 0.9 * probe["font_px"], f"{where}: cells of {cell:.1f} x "
+              f"{r[3] / len(tokens):.1f} px are too small to hold labels: the check would test nothing")
         t = probe["model-view"].get("token_labels") or {}
         for part in ("keys", "queries"):
             shown = t.get(part, [])
@@ -198,6 +199,32 @@ def test_token_labels(mhaviz, d):
               f"{where}: keys on {t.get('key_lines')} lines, cells {t.get('cell')} (map {r})")
 
 
+def test_present_uses_height(mhaviz, d):
+    """Presented at 1280 x 800 with 150% text and 1920 x 1080 with 200%, in Korean, the maps
+    take the window's height as well as its width: from the first map's top to the last
+    switch's bottom they span at least 80% of the room under the header, on seeded weights
+    with 8 heads (one row of square maps left half the window empty) and on mhaviz-small
+    (2 layers of 4); no map is more than twice as wide as tall or as tall as wide."""
+    for size, pct in (((1280, 800), 150), ((1920, 1080), 200)):
+        for args in ((), ("--model", MODEL)):
+            where = f"{' '.join(args) or 'seeded, 8 heads'} at {size[0]}x{size[1]} {pct}%"
+            dump, p = g.presented(mhaviz, d, "model-view", size, pct, *args)
+            w = p["widgets"]
+            layers = len(dump["views"]["model_view_view"]["attention"])
+            heads = len(dump["views"]["model_view_view"]["attention"][0])
+            check(layers * heads == 8, f"{where}: {layers} x {heads} maps")
+            content, top, end = w["present_content"], w["model_view_first_map"], w["model_view_knock_last"]
+            room = content[1] + content[3] - top[1]
+            used = end[1] + end[3] - top[1]
+            check(used >= 0.8 * room, f"{where}: the maps and their switches take {used:.0f} of {room:.0f} px "
+                                      f"under the header (first map {top}, last switch {end})")
+            for l in range(layers):
+                for h in range(heads):
+                    c = w[f"model_view_cells {l} {h}"]
+                    check(0.5 <= c[2] / c[3] <= 2.0, f"{where}: map L{l}H{h}'s cells span {c}")
+                    g.check_within(where, f"map L{l}H{h}", c, content)
+
+
 TESTS = {
     "select_and_open": test_select_and_open,
     "validation_labels": test_validation_labels,
@@ -205,6 +232,7 @@ TESTS = {
     "knockout_toggle": test_knockout_toggle,
     "hover_cell": test_hover_cell,
     "token_labels": test_token_labels,
+    "present_uses_height": test_present_uses_height,
 }
 
 if __name__ == "__main__":

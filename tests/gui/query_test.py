@@ -85,18 +85,21 @@ def test_query_and_metrics(mhaviz, d):
 
 
 def test_present_fits(mhaviz, d):
-    """Presented in Korean at 1280 x 800 with 150% text and 1920 x 1080 with 200%, the key
-    table lies in the window and every key's last cell (weight x v_j) inside the table:
-    fewer digits and entries, headers on two lines, but no sideways scroll (v_j was cut
-    by a scrollbar)."""
+    """Presented in Korean and English at 1280 x 800 with 150% text and 1920 x 1080 with
+    200%, with and without the causal mask, the key table lies in the window and every
+    key's last cell (weight x v_j) inside the table: fewer digits and entries, headers on
+    two lines, the mask's note on two lines, but no sideways scroll (v_j was cut by a
+    scrollbar; with the mask's column, by 20 px in English)."""
     for size, pct in (((1280, 800), 150), ((1920, 1080), 200)):
-        where = f"query {size[0]}x{size[1]} {pct}%"
-        _, p = g.presented(mhaviz, d, "query", size, pct)
-        w, win = p["widgets"], p["window"]
-        table = w.get("query_table")
-        g.check_within(where, "the key table", table, [0, 0, win[0], win[1]])
-        for j in range(3):
-            g.check_within(where, f"key {j}'s weight x v_j", w.get(f"query_end {j}"), table)
+        for lang in ("ko", "en"):
+            for mask in ("none", "causal"):
+                where = f"query {size[0]}x{size[1]} {pct}% {lang} mask {mask}"
+                _, p = g.presented(mhaviz, d, "query", size, pct, "--mask", mask, lang=lang)
+                w, win = p["widgets"], p["window"]
+                table = w.get("query_table")
+                g.check_within(where, "the key table", table, [0, 0, win[0], win[1]])
+                for j in range(3):
+                    g.check_within(where, f"key {j}'s weight x v_j", w.get(f"query_end {j}"), table)
 
 
 TESTS = {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GUI tests of the Softmax view presented on a projector: its three maps take the
-window's height, and every score and weight of an 8-token sentence is written in its
-cell. Checked through --probe and --dump-state (each run waits on the app's frame
+window's height, every score and weight of an 8-token sentence is written in its
+cell, and no map title is cut. Checked through --probe and --dump-state (each run waits on the app's frame
 counter, never a clock).
 
     softmax_test.py TEST MHAVIZ
@@ -49,8 +49,29 @@ def test_presented_values(mhaviz, d):
               f"{where}: the view's softmax weights are not the trace's")
 
 
+def test_titles_whole(mhaviz, d):
+    """At 200% text, 1280 x 800 and 1920 x 1080, in Korean and English, in the tab and
+    presented: no map title is cut with "…" ("masked scores (no mask: the same)" was, at
+    both sizes); a title wider than its map says less, "masked scores", and its tooltip
+    has it whole."""
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
+    for size in ((1280, 800), (1920, 1080)):
+        for lang in ("ko", "en"):
+            for present in ([], ["--present"]):
+                where = f"{size[0]}x{size[1]} 200% {lang} {'presented' if present else 'tab'}"
+                dump = os.path.join(d, "titles.json")
+                r = subprocess.run([mhaviz, "gui", "--frames", "4", "--width", str(size[0]), "--height",
+                                    str(size[1]), "--sentence", "고양이가 쥐를 잡았다", "--view", "softmax", *present,
+                                    "--lang", lang, "--text-size", "200", "--dump-state", dump], env=env, cwd=d,
+                                   capture_output=True, text=True, timeout=120)
+                check(r.returncode == 0, f"{where}: exited {r.returncode}: {r.stderr[-800:]}")
+                sc = g.read_json(dump)["layout"]["scaling"]
+                check(sc.get("titles_cut") == 0 and sc["values_shown"] > 0, f"{where}: map titles cut: {sc}")
+
+
 TESTS = {
     "presented_values": test_presented_values,
+    "titles_whole": test_titles_whole,
 }
 
 if __name__ == "__main__":

@@ -299,6 +299,29 @@ def test_reveal(mhaviz, d):
         app.kill()
 
 
+def test_next_hidden(mhaviz, d):
+    """Lesson 004 asks what mhaviz-small predicts after '쥐' without the verb-subject head
+    on the Next view, which shows the answer: until the class answers, that row's pieces
+    are hidden ("?"); answered, they are back and the row is outlined, the row of '쥐'
+    whose likeliest piece is the answer."""
+    app = g.App(mhaviz, d, ["--lesson", "004", "--step", "8", "--lang", "ko", "--text-size", "150"])
+    try:
+        p = app.wait_for(lambda p: p["lesson"].get("step") == 7 and p["ok"] and p["view"] == "next" and
+                         "next_tokens_table" in p["widgets"] and "lesson_option 0" in p["widgets"], "step 8")
+        check(p["lesson"]["reveal_pending"] and "next_hidden_row" in p["widgets"] and "reveal_answer" not in p["widgets"],
+              f"before the answer the row is not hidden, or already outlined: {p['lesson']}")
+        g.click(app, app.widget("lesson_option 1"))
+        p = app.wait_for(lambda p: p["lesson"]["reveal"] is not None and "reveal_answer" in p["widgets"], "the outline")
+        check("next_hidden_row" not in p["widgets"], "the row stays hidden after the answer")
+        final = app.quit()
+    finally:
+        app.kill()
+    r = final["lesson"]["reveal"] if "lesson" in final else p["lesson"]["reveal"]
+    tokens, nxt = final["trace"]["tokens"], final["views"]["next_view"]["next"]
+    check(tokens[r["row"]] == "쥐" and nxt[r["row"]][0]["piece"] == r["piece"],
+          f"the outline {r} is not the row of 쥐 with its likeliest piece ({tokens}, {nxt[r['row']][:2]})")
+
+
 def test_explore_restore(mhaviz, d):
     """A step left to explore (num_heads changed with +) shows "Back to the lesson",
     which puts the step back; Esc then leaves the lesson."""
@@ -503,7 +526,7 @@ def test_record(mhaviz, d):
 
 
 TESTS = {f"walk_{i}_{lang}": walk(i, lang) for i in ("000", "001", "002", "003", "004") for lang in ("ko", "en")}
-TESTS.update({"reveal": test_reveal, "explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False),
+TESTS.update({"reveal": test_reveal, "next_hidden": test_next_hidden, "explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False),
               "export_ko": test_export_ko, "export_bad_dir": (test_export_bad_dir, False), "record": test_record})
 
 if __name__ == "__main__":

@@ -74,7 +74,10 @@ nlohmann::json LayoutJson(const LayoutReport& r) {
             {"scroll_x", r.flow_scroll_x},
             {"shortened", r.flow_shortened},
             {"input", r.flow_input}}},
-          {"scaling", {{"values_shown", r.scaling_values_shown}, {"values_hidden", r.scaling_values_hidden}}},
+          {"scaling",
+           {{"values_shown", r.scaling_values_shown},
+            {"values_hidden", r.scaling_values_hidden},
+            {"titles_cut", r.scaling_titles_cut}}},
           {"matrices", {{"hangul_rotated", r.matrix_hangul_rotated}, {"hangul_upright", r.matrix_hangul_upright}}}};
 }
 

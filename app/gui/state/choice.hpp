@@ -81,7 +81,8 @@ struct GenerateChoice {
   float temperature = 0;  // 0: greedy, as mhaviz generate without --temperature
   int top_k = 0;
   int seed = 0;
-  int no_repeat = 0;  // n-gram blocking, as generate --no-repeat (0: off)
+  int no_repeat = 0;       // n-gram blocking, as generate --no-repeat (0: off)
+  bool stop_at_s = false;  // the text ends where the model writes <s>, as generate --stop-at-s
 };
 
 struct Choice {

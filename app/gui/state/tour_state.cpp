@@ -59,7 +59,9 @@ TourOutline TourRevealOutline(const AppState& s) {
   o.view = t.lesson.steps[static_cast<std::size_t>(t.step)].state.view;
   const TourGiven& g = t.given[static_cast<std::size_t>(t.step)];
   if (!g.given) {
-    o.pending = cell;
+    // (a piece: the Next view hides the row the question asks about until it is answered)
+    o.pending = true;
+    if (piece && s.result.ok) o.piece_row = tour::FindToken(s.result.tokens, q->at);
     return o;
   }
   if (!s.result.ok || s.result.generation == 0) return o;

@@ -26,8 +26,9 @@ struct TourGiven {
 // What a revealed question shows on the view (the player sets it once a frame from the
 // live answer, TourRevealOutline; the views draw it): the answer's cell on the step's
 // head's map and the class's own pick when it was another cell, or for a piece the Next
-// view's row. `pending`: a question about a cell waits for its answer, so a view does
-// not point that cell out before the class has answered.
+// view's row. `pending`: a question about a cell or a piece waits for its answer, so a
+// view does not point that cell out (nor show that row's pieces: piece_row) before the
+// class has answered.
 struct TourOutline {
   bool on = false;
   bool pending = false;

@@ -106,8 +106,9 @@ struct LayoutReport {
   std::string flow_input;          // the shape flow's input row: "formula | parameters"
   std::string present_header;      // presentation mode's header, its parts joined by " | "
   std::string present_name;        // the head's name in it (sources/shown_names.hpp)
-  // Softmax & sqrt(d_k) view: cells with their number written in, and without ("…").
-  int scaling_values_shown = 0, scaling_values_hidden = 0;
+  // Softmax & sqrt(d_k) view: cells with their number written in, and without ("…"); the
+  // maps' titles cut with "…" (on two lines, a title still wider than its map).
+  int scaling_values_shown = 0, scaling_values_hidden = 0, scaling_titles_cut = 0;
   // The teaching views' matrices (draw/matrix_view) with Hangul keys, by how the keys
   // are laid out: turned on their side (never: they stand upright, or on two staggered
   // lines), or upright.

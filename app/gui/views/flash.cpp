@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "gui/draw/table_fit.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/state/view_caches.hpp"
@@ -183,33 +185,120 @@ void DrawGrid(AppState& s, const FlashTiles& ft, float side) {
   Probe(s, "flash grid");
 }
 
-void MemoryGauge(const FlashTiles& ft) {
+// The gauge's two rows: what standard attention and Flash hold, each a bar against the
+// larger. `compact` (short of height, as under a lesson's band): the label and its bar on
+// one line, the label's parenthesis in the row's tooltip.
+void MemoryGauge(const FlashTiles& ft, bool compact) {
   const std::size_t std_b = ft.StandardHeadBytes(), held = ft.HeldBytes();
-  const float width = ImGui::GetContentRegionAvail().x;
   const float bar = ImGui::GetFrameHeight() * 0.8f;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  auto row = [&](const std::string& label, std::size_t b, ImU32 col) {
-    ImGui::TextUnformatted(label.c_str());
+  const std::string labels[2][2] = {
+      {i18n::Format(_("standard attention holds (this head's scores and weights, seq x seq_kv x 2 floats): %s"),
+                    Bytes(static_cast<std::int64_t>(std_b)).c_str()),
+       i18n::Format(_("standard attention holds: %s"), Bytes(static_cast<std::int64_t>(std_b)).c_str())},
+      {i18n::Format(_("Flash holds (one Br x Bc tile of scores and P, m, l and O of the block): %s"),
+                    Bytes(static_cast<std::int64_t>(held)).c_str()),
+       i18n::Format(_("Flash holds: %s"), Bytes(static_cast<std::int64_t>(held)).c_str())}};
+  const float label_w =
+      compact ? std::max(ImGui::CalcTextSize(labels[0][1].c_str()).x, ImGui::CalcTextSize(labels[1][1].c_str()).x) +
+                    ImGui::GetFontSize() * 0.5f
+              : 0.0f;
+  const std::size_t bytes[2] = {std_b, held};
+  const ImU32 colours[2] = {Pal().error_text, Pal().ok_text};
+  for (int k = 0; k < 2; ++k) {
+    const ImVec2 row0 = ImGui::GetCursorScreenPos();
+    ImGui::TextUnformatted(labels[k][compact ? 1 : 0].c_str());
+    if (compact) {
+      ImGui::SameLine(0, 0);
+      ImGui::SetCursorScreenPos(ImVec2(row0.x + label_w, row0.y));
+    }
     const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float width = ImGui::GetContentRegionAvail().x;
     // Both against the larger: at a few tokens Flash's block (O is Br x head_dim) can
     // outweigh the whole n x n matrix, and the bars must say so.
     const std::size_t most = std::max(std_b, held);
-    const float frac = most > 0 ? static_cast<float>(static_cast<double>(b) / static_cast<double>(most)) : 0.0f;
-    dl->AddRectFilled(p, ImVec2(p.x + width, p.y + bar), Pal().block_bg);
-    dl->AddRectFilled(p, ImVec2(p.x + std::max(2.0f, width * frac), p.y + bar), col);
-    ImGui::Dummy(ImVec2(width, bar));
-  };
-  row(i18n::Format(_("standard attention holds (this head's scores and weights, seq x seq_kv x 2 floats): %s"),
-                   Bytes(static_cast<std::int64_t>(std_b)).c_str()),
-      std_b, Pal().error_text);
-  row(i18n::Format(_("Flash holds (one Br x Bc tile of scores and P, m, l and O of the block): %s"),
-                   Bytes(static_cast<std::int64_t>(held)).c_str()),
-      held, Pal().ok_text);
+    const float frac = most > 0 ? static_cast<float>(static_cast<double>(bytes[k]) / static_cast<double>(most)) : 0.0f;
+    const float y = compact ? p.y + (ImGui::GetTextLineHeight() - bar) * 0.5f : p.y;
+    dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + width, y + bar), Pal().block_bg);
+    dl->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + std::max(2.0f, width * frac), y + bar), colours[k]);
+    ImGui::Dummy(ImVec2(width, compact ? ImGui::GetTextLineHeight() : bar));
+    if (compact && ImGui::IsMouseHoveringRect(row0, ImVec2(p.x + width, y + bar)))
+      ImGui::SetTooltip("%s", labels[k][0].c_str());
+  }
+}
+
+// How the block table writes its cells: the vectors' digits, the headers on two lines.
+struct BlockTableFit {
+  int digits = 4;
+  bool wrap = false;
+  bool fits = true;  // false: the narrowest, still too wide (the table scrolls sideways)
+};
+
+// The block table's cells, one row per query row of the tile: the row and its token, m
+// before and after, the rescale, l, O and O / l.
+std::vector<std::vector<std::string>> BlockCells(AppState& s, const FlashTileStep& st, int digits) {
+  const auto& tokens = s.result.trace.in.tokens;
+  std::vector<std::vector<std::string>> out;
+  for (int r = 0; r < st.row1 - st.row0; ++r) {
+    const int i = st.row0 + r;
+    const std::size_t k = static_cast<std::size_t>(r);
+    RowVec ctx = st.o.row(r);
+    if (st.l_new[k] > 0.0) ctx /= static_cast<float>(st.l_new[k]);
+    out.push_back({std::to_string(i) + " " +
+                       (i < static_cast<int>(tokens.size()) ? ForDisplay(tokens[static_cast<std::size_t>(i)]) : ""),
+                   std::isfinite(st.m_old[k]) ? Sig(st.m_old[k]) : "-inf",
+                   std::isfinite(st.m_new[k]) ? Sig(st.m_new[k]) : "-inf", Sig(st.rescale[k]), Sig(st.l_new[k]),
+                   VecString(st.o.row(r), 3, digits), VecString(ctx, 3, digits)});
+  }
+  return out;
+}
+
+std::vector<std::string> BlockHeaders() {
+  return {_("row"), _("m before"),        _("m after"),     _("rescale exp(m_old - m_new)"),
+          "l",      _("O (not yet / l)"), _("O / l so far")};
+}
+
+// The widest writing whose columns fit `avail`: as written, then the headers wider than
+// their numbers on two lines, then 3 digits in the vectors; else the narrowest, and the
+// table scrolls sideways with the row frozen.
+BlockTableFit FitBlockTable(AppState& s, const FlashTileStep& st, float avail) {
+  const std::vector<std::string> headers = BlockHeaders();
+  const float pad = 2 * ImGui::GetStyle().CellPadding.x + 1;
+  for (const BlockTableFit f : {BlockTableFit{4, false}, BlockTableFit{4, true}, BlockTableFit{3, true}}) {
+    const auto cells = BlockCells(s, st, f.digits);
+    float w = 0.0f;
+    for (std::size_t c = 0; c < headers.size(); ++c) {
+      float cw = 0.0f;
+      for (const auto& row : cells) cw = std::max(cw, ImGui::CalcTextSize(row[c].c_str()).x);
+      w += std::max(cw, ImGui::CalcTextSize(FittedHeader(headers[c], cw, f.wrap).c_str()).x) + pad;
+    }
+    if (w <= avail) return f;
+  }
+  return {3, true, false};
+}
+
+// The block table's width at its narrowest writing, for any tile: every row's token, and
+// numbers as wide as they come (a steady width, so the grid beside it keeps its size).
+float BlockTableNeed(AppState& s, const FlashTiles& ft) {
+  const auto& tokens = s.result.trace.in.tokens;
+  float row = 0.0f;
+  for (int i = 0; i < ft.seq() && i < static_cast<int>(tokens.size()); ++i)
+    row = std::max(
+        row,
+        ImGui::CalcTextSize((std::to_string(i) + " " + ForDisplay(tokens[static_cast<std::size_t>(i)])).c_str()).x);
+  const std::vector<std::string> headers = BlockHeaders();
+  // (3 significant digits, as the narrowest writing has them)
+  const float vec = ImGui::CalcTextSize("[-0.000, \xE2\x80\xA6, -0.000]").x, num = ImGui::CalcTextSize("-0.000").x;
+  const float cells[7] = {row, num, num, num, num, vec, vec};
+  float w = 0.0f;
+  for (std::size_t c = 0; c < headers.size(); ++c)
+    w += std::max(cells[c], ImGui::CalcTextSize(FittedHeader(headers[c], cells[c], true).c_str()).x) +
+         2 * ImGui::GetStyle().CellPadding.x + 1;
+  return w;
 }
 
 void DrawBlockTable(AppState& s, const FlashTiles& ft) {
   const FlashTileStep& st = ft.last();
-  const auto& tokens = s.result.trace.in.tokens;
   if (ft.done() == 0) {
     Muted(_("No tile yet: every row starts with m = -inf, l = 0 and O = 0. Press \xE2\x96\xB6."));
     return;
@@ -224,46 +313,77 @@ void DrawBlockTable(AppState& s, const FlashTiles& ft) {
   std::snprintf(head, sizeof head, fmt, st.index + 1, st.row0, st.row1 - 1, st.col0, st.col1 - 1);
   ImGui::TextUnformatted(head);
   if (st.skipped) return;
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   const int rows = st.row1 - st.row0;
   const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
-  const float h = std::min(line * (static_cast<float>(rows) + 1.3f), line * 12.0f);
+  const bool scroll_y = rows > 10;  // (12 lines at most, the header's included)
+  const BlockTableFit fit =
+      FitBlockTable(s, st, ImGui::GetContentRegionAvail().x - (scroll_y ? ImGui::GetStyle().ScrollbarSize : 0.0f));
+  const auto cells = BlockCells(s, st, fit.digits);
+  const std::vector<std::string> headers = BlockHeaders();
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX;
+  // Just the rows' height: under a lesson's band every line counts (a sideways scrollbar
+  // only where the narrowest writing does not fit).
+  const float head_h = fit.wrap ? ImGui::GetTextLineHeight() : 0.0f;
+  const float h = std::min(line * static_cast<float>(rows + 1), line * 12.0f) + head_h + 4.0f +
+                  (fit.fits ? 0.0f : ImGui::GetStyle().ScrollbarSize);
   if (ImGui::BeginTable("##flash_rows", 7, flags, ImVec2(0, h))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn(_("row"));
-    ImGui::TableSetupColumn(_("m before"));
-    ImGui::TableSetupColumn(_("m after"));
-    ImGui::TableSetupColumn(_("rescale exp(m_old - m_new)"));
-    ImGui::TableSetupColumn("l");
-    ImGui::TableSetupColumn(_("O (not yet / l)"));
-    ImGui::TableSetupColumn(_("O / l so far"));
+    ImGui::TableSetupScrollFreeze(1, 1);
+    for (std::size_t c = 0; c < headers.size(); ++c) {
+      float cw = 0.0f;
+      for (const auto& row : cells) cw = std::max(cw, ImGui::CalcTextSize(row[c].c_str()).x);
+      ImGui::TableSetupColumn(FittedHeader(headers[c], cw, fit.wrap).c_str());
+    }
     ImGui::TableHeadersRow();
     for (int r = 0; r < rows; ++r) {
-      const int i = st.row0 + r;
-      const std::size_t k = static_cast<std::size_t>(r);
       ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Text("%d %s", i,
-                  i < static_cast<int>(tokens.size()) ? ForDisplay(tokens[static_cast<std::size_t>(i)]).c_str() : "");
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(std::isfinite(st.m_old[k]) ? Sig(st.m_old[k]).c_str() : "-inf");
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(std::isfinite(st.m_new[k]) ? Sig(st.m_new[k]).c_str() : "-inf");
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(Sig(st.rescale[k]).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(Sig(st.l_new[k]).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(VecString(st.o.row(r), 3).c_str());
-      ImGui::TableNextColumn();
-      RowVec ctx = st.o.row(r);
-      if (st.l_new[k] > 0.0) ctx /= static_cast<float>(st.l_new[k]);
-      ImGui::TextUnformatted(VecString(ctx, 3).c_str());
+      for (const std::string& cell : cells[static_cast<std::size_t>(r)]) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(cell.c_str());
+      }
+      Probe(s, ("flash_row_end " + std::to_string(r)).c_str());  // the row's last cell
     }
     ImGui::EndTable();
   }
   Probe(s, "flash_rows");
+}
+
+// The memory gauge, then the rows finished so far against the trace's context. Where
+// they would run below the window (a lesson's band under the view at 1280 x 800 and
+// 150 %), each says it in one line: the gauge's labels without their parenthesis, the
+// comparison without its explanation (both in their tooltips).
+void DrawGaugeAndCheck(AppState& s, const FlashTiles& ft) {
+  const double diff = MaxDiff(ft, s.result.trace, s.choice.head);
+  char line[1024], brief[512];
+  if (ft.finished()) {
+    std::snprintf(line, sizeof line,
+                  _("Done: O / l equals the trace's context for head %d: largest difference %.3g over %d x %d numbers "
+                    "(float rounding in another order; 0 or about 1e-7)."),
+                  s.choice.head, diff, ft.seq(), ft.head_dim());
+    std::snprintf(brief, sizeof brief, _("Done: largest difference from the trace's context %.3g"), diff);
+  } else {
+    std::snprintf(line, sizeof line,
+                  _("Rows whose block is finished so far differ from the trace's context by at most %.3g. Step on to "
+                    "the end to compare every row."),
+                  diff);
+    std::snprintf(brief, sizeof brief, _("Finished rows: largest difference from the trace's context %.3g"), diff);
+  }
+  const float wrap_w = ImGui::GetContentRegionAvail().x, bar = ImGui::GetFrameHeight() * 0.8f,
+              spacing = ImGui::GetStyle().ItemSpacing.y;
+  const auto text_h = [&](const std::string& t) { return ImGui::CalcTextSize(t.c_str(), nullptr, false, wrap_w).y; };
+  const float full =
+      text_h(i18n::Format(_("standard attention holds (this head's scores and weights, seq x seq_kv x 2 floats): %s"),
+                          "000.0 KiB")) +
+      text_h(
+          i18n::Format(_("Flash holds (one Br x Bc tile of scores and P, m, l and O of the block): %s"), "000.0 KiB")) +
+      2 * bar + text_h(line) + 6 * spacing;
+  const bool compact = full > ImGui::GetContentRegionAvail().y;
+  MemoryGauge(ft, compact);
+  Probe(s, "flash memory");
+  ImGui::Spacing();
+  ImGui::TextUnformatted(compact ? brief : line);
+  Probe(s, "flash diff");
+  if (compact && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", line);
 }
 
 }  // namespace
@@ -286,37 +406,27 @@ void DrawFlashView(AppState& s) {
   DrawControls(s, *ft);
   ft = Tiles(s);  // a control may have changed the tile size or the tile
   if (!ft) return;
-  const float avail = ImGui::GetContentRegionAvail().x;
-  // The grid fits the height left too, so its last rows stay above the fold at 1280 x 800.
+  const float avail = ImGui::GetContentRegionAvail().x, fs = ImGui::GetFontSize();
+  // The grid fits the height left too, so its last rows stay above the fold at 1280 x 800,
+  // and leaves the block table its width (down to 6 fonts' side: a lesson's 20 tokens).
   const float side =
-      std::max(ImGui::GetFontSize() * 8.0f, std::min({avail * 0.38f, ImGui::GetFontSize() * 24.0f,
-                                                      ImGui::GetContentRegionAvail().y - ImGui::GetFontSize() * 2.5f}));
+      std::max(fs * 6.0f, std::min({avail * 0.38f, fs * 24.0f, ImGui::GetContentRegionAvail().y - fs * 2.5f,
+                                    avail - fs - BlockTableNeed(s, *ft) - ImGui::GetStyle().ScrollbarSize}));
   ImGui::BeginGroup();
+  // (the caption wraps at the grid's edge: wider, it would push the table right)
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + std::max(side, fs * 5.0f));
   DrawGrid(s, *ft, side);
-  Muted(_("Shaded: the weights recovered so far, exp(s - m) / l."));
+  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+  ImGui::TextUnformatted(_("Shaded: the weights recovered so far, exp(s - m) / l."));
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
   ImGui::EndGroup();
-  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::SameLine(0, fs);
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(0.0f);
   DrawBlockTable(s, *ft);
   ImGui::Spacing();
-  MemoryGauge(*ft);
-  Probe(s, "flash memory");
-  ImGui::Spacing();
-  const double diff = MaxDiff(*ft, s.result.trace, s.choice.head);
-  char line[1024];
-  if (ft->finished())
-    std::snprintf(line, sizeof line,
-                  _("Done: O / l equals the trace's context for head %d: largest difference %.3g over %d x %d numbers "
-                    "(float rounding in another order; 0 or about 1e-7)."),
-                  s.choice.head, diff, ft->seq(), ft->head_dim());
-  else
-    std::snprintf(line, sizeof line,
-                  _("Rows whose block is finished so far differ from the trace's context by at most %.3g. Step on to "
-                    "the end to compare every row."),
-                  diff);
-  ImGui::TextUnformatted(line);
-  Probe(s, "flash diff");
+  DrawGaugeAndCheck(s, *ft);
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
 }

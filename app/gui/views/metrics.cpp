@@ -291,11 +291,17 @@ void DrawSummaryTable(AppState& s, const std::vector<HeadSummary>& heads, const 
                 cross ? _("Cross-attention: key j is a memory token, so self / previous / next mean nothing. ") : "", n,
                 1.0 / std::max(n, 1), kMinLift * 100.0, 1.0 / std::max(n, 1) + kMinLift * (1.0 - 1.0 / std::max(n, 1)),
                 kMaxChanceP * 100.0);
-  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
-  ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextUnformatted(buf);
-  ImGui::PopStyleColor();
-  ImGui::PopTextWrapPos();
+  // Presented, in the header's "?": at 200 % text it pushed the divergence map below the
+  // window.
+  if (s.ui.present) {
+    Explanation(buf);
+  } else {
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + table_w);
+    ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
+    ImGui::TextUnformatted(buf);
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+  }
   ImGui::EndGroup();
 }
 
@@ -391,8 +397,8 @@ void DrawMetricsView(AppState& s) {
     return;
   }
   const auto& heads = sc.value;
-  s.ui.textures.Sync(s.result);  // the heatmaps' own textures, for the thumbnails
-  DrawWeightsBadge(s);
+  s.ui.textures.Sync(s.result);            // the heatmaps' own textures, for the thumbnails
+  if (!s.ui.present) DrawWeightsBadge(s);  // (presented, the header says it)
   // Seeded random weights seldom make a head specialise (every head reads "no clear
   // pattern"): offer heads that do, built by hand.
   if (s.choice.files.weights_path.empty() &&

@@ -56,8 +56,23 @@ void DrawNextView(AppState& s) {
   for (int j = 0; j < k; ++j) ImGui::TableSetupColumn(j == 0 ? _("likeliest next") : (std::to_string(j + 1)).c_str());
   ImGui::TableHeadersRow();
   const float bar_w = ImGui::CalcTextSize("0000000000").x;
+  // A lesson's question about this row's likeliest piece, not answered yet: the row's
+  // predictions stay hidden until the class has answered.
+  const TourOutline& o = s.ui.tour.outline;
   for (std::size_t i = 0; i < next.size(); ++i) {
     ImGui::TableNextRow();
+    if (o.pending && o.piece_row == static_cast<int>(i)) {
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%d", static_cast<int>(i));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(i < s.result.tokens.size() ? s.result.tokens[i].c_str() : "");
+      for (int c = 0; c < k + (knocked ? 1 : 0); ++c) {
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("?");
+      }
+      Probe(s, "next_hidden_row");
+      continue;
+    }
     ImGui::TableNextColumn();
     ImGui::TextDisabled("%d", static_cast<int>(i));
     ImGui::TableNextColumn();

@@ -29,14 +29,21 @@ namespace {
 
 // The view's own state (AppState::views).
 // How the key table writes its cells: vector entries shown, significant digits,
-// whether headers wider than their cells go onto two lines, and whether the cells'
-// padding is halved (the inner borders still part the columns).
+// whether headers wider than their cells go onto two lines, whether the cells'
+// padding is halved (the inner borders still part the columns), and whether a masked
+// key's "hidden (later token)" goes onto two lines (the causal mask's widest cell).
 struct KeyTableFit {
   int shown = 9;
   int digits = 4;
   bool wrap = false;
   bool tight = false;
+  bool mask_wrap = false;
 };
+
+// What the mask column says of a masked key, written as `f`.
+std::string MaskText(const KeyTableFit& f) {
+  return f.mask_wrap ? TwoLineHeader(_("hidden (later token)")) : std::string(_("hidden (later token)"));
+}
 
 // The cells' padding, left and right, written as `f`.
 float CellPadX(const KeyTableFit& f) { return ImGui::GetStyle().CellPadding.x * (f.tight ? 0.5f : 1.0f); }
@@ -156,7 +163,7 @@ std::vector<float> KeyCellWidths(const QueryExplanation& e, bool causal, const K
     put(TextWidth(VecString(k.k, f.shown, f.digits)));
     put(TextWidth(Sig(k.dot, f.digits)));
     put(TextWidth(k.masked ? "-\xE2\x88\x9E" : Sig(k.scaled, f.digits)));
-    if (causal) put(TextWidth(k.masked ? _("hidden (later token)") : ""));
+    if (causal) put(k.masked ? TextWidth(MaskText(f)) : 0.0f);
     put(TextWidth(Sig(k.exp_shifted, f.digits)));
     put(bar + TextWidth(Sig(k.weight, f.digits)));
     put(TextWidth(VecString(k.v, f.shown, f.digits)));
@@ -177,14 +184,18 @@ float KeyTableWidth(const QueryExplanation& e, const std::vector<std::string>& h
 
 // The widest writing that fits `avail`: the most vector entries at 4 digits, then the
 // headers on two lines, then half the padding, then 3 digits (their tooltips keep every
-// digit). Where none fits, the narrowest, and the table scrolls with j and the token frozen.
+// digit), then the masked keys' note on two lines (a taller row, but the causal mask's
+// extra column no longer pushes weight × v_j past the edge). Where none fits, the
+// narrowest, and the table scrolls with j and the token frozen.
 KeyTableFit FitKeyTable(const QueryExplanation& e, const std::vector<std::string>& headers, bool causal, float avail) {
-  for (const KeyTableFit base : {KeyTableFit{9, 4, false, false}, KeyTableFit{9, 4, true, false},
-                                 KeyTableFit{9, 4, true, true}, KeyTableFit{9, 3, true, true}}) {
+  for (const KeyTableFit base : {KeyTableFit{9, 4, false, false, false}, KeyTableFit{9, 4, true, false, false},
+                                 KeyTableFit{9, 4, true, true, false}, KeyTableFit{9, 3, true, true, false},
+                                 KeyTableFit{9, 3, true, true, true}}) {
+    if (base.mask_wrap && !causal) break;
     for (KeyTableFit f = base; f.shown >= 3; --f.shown)
       if (KeyTableWidth(e, headers, causal, f) <= avail) return f;
   }
-  return {3, 3, true, true};
+  return {3, 3, true, true, causal};
 }
 
 // The table: one row per key, from q·k_j to weight × v_j.
@@ -196,7 +207,10 @@ void DrawKeyTable(AppState& s, const QueryExplanation& e, const KeyTableFit& f) 
   const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
   const float bottom = 4.5f * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y * 3;
   const float head = f.wrap ? ImGui::GetTextLineHeight() : 0.0f;  // a header's second line
-  const float want = line * (static_cast<float>(e.keys.size()) + 1.3f) + head + ImGui::GetStyle().ScrollbarSize;
+  const auto masked = std::count_if(e.keys.begin(), e.keys.end(), [](const KeyStep& k) { return k.masked; });
+  const float mask_lines = causal && f.mask_wrap ? static_cast<float>(masked) * ImGui::GetTextLineHeight() : 0.0f;
+  const float want =
+      line * (static_cast<float>(e.keys.size()) + 1.3f) + head + mask_lines + ImGui::GetStyle().ScrollbarSize;
   const float table_h = std::max(std::min(want, ImGui::GetContentRegionAvail().y - bottom), line * 5.0f);
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
@@ -242,7 +256,7 @@ void DrawKeyTable(AppState& s, const QueryExplanation& e, const KeyTableFit& f) 
           NumCell(k.scaled, digits);
         if (causal) {
           ImGui::TableNextColumn();
-          ImGui::TextUnformatted(k.masked ? _("hidden (later token)") : "");
+          ImGui::TextUnformatted(k.masked ? MaskText(f).c_str() : "");
         }
         ImGui::TableNextColumn();
         NumCell(k.exp_shifted, digits, k.masked);
@@ -264,7 +278,8 @@ void DrawKeyTable(AppState& s, const QueryExplanation& e, const KeyTableFit& f) 
         VecCell(k.weighted_v, shown, digits);
         Probe(s, ("query_end " + std::to_string(k.index)).c_str());  // the row's last cell
         if (k.masked) ImGui::PopStyleColor();
-        if (reveal && (k.index == o.col || k.index == o.pick_col)) DrawRevealRow(s, line, k.index == o.col);
+        if (reveal && (k.index == o.col || k.index == o.pick_col))
+          DrawRevealRow(s, line + (k.masked && f.mask_wrap ? ImGui::GetTextLineHeight() : 0.0f), k.index == o.col);
       }
     }
     ImGui::EndTable();

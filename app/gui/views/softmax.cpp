@@ -171,6 +171,18 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
                            t.cfg.mask == Mask::Causal ? _("masked scores") : _("masked scores (no mask: the same)"),
                            _("softmax weights")};
   const Mat* mats[3] = {&a.scores, &a.masked_scores, &a.weights};
+  // A title may reach into the gap after its map; one wider than that says less ("masked
+  // scores", "weights": the whole title in its tooltip) before it is cut with "…" (the
+  // report counts those). One line: at 200% text the maps need every line of height.
+  const char* short_titles[3] = {_("scores"), _("masked scores"), _("weights")};
+  const float title_w = mw + gap * 0.7f;
+  std::string shown[3];
+  for (int k = 0; k < 3; ++k) {
+    shown[k] = ImGui::CalcTextSize(titles[k]).x <= title_w ? titles[k] : short_titles[k];
+    const std::string cut = Ellipsize(shown[k], title_w);
+    if (cut != shown[k]) ++s.ui.report.scaling_titles_cut;
+    shown[k] = cut;
+  }
   const float title_h = ImGui::GetTextLineHeightWithSpacing();
   MatrixResult last;
   const float line_start = ImGui::GetCursorPosX();
@@ -181,7 +193,8 @@ void VariantRow(AppState& s, const HeadAttention& a, bool used, float range, ImV
     if (!first_on_line) ImGui::SameLine(0, gap);
     ImGui::BeginGroup();
     if (first_on_line) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);  // titles over the cells
-    ImGui::TextUnformatted(Ellipsize(titles[k], mw).c_str());
+    ImGui::TextUnformatted(shown[k].c_str());
+    if (shown[k] != titles[k] && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", titles[k]);
     MatrixArgs m;
     m.id = std::string("scaling ") + (a.scaled ? "s" : "u") + std::to_string(k);
     m.key = key;

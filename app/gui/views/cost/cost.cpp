@@ -144,23 +144,38 @@ bool Numbers(AppState& s, CostNumbers& c) {
   return true;
 }
 
-void ComplexityTable(const CostNumbers& c) {
+// `brief` (presented, short of height): the first three columns, the dependency and
+// parallel columns folded into the "?".
+void ComplexityTable(const CostNumbers& c, bool brief) {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX;
   // Scrolls sideways where the view is narrower than the table (150-200% text, longer
   // Korean cells) instead of cutting its last columns off; tall enough for its 4 rows.
   const ImGuiStyle& st = ImGui::GetStyle();
-  const float h = 4.0f * (ImGui::GetTextLineHeight() + 2.0f * st.CellPadding.y) + st.ScrollbarSize + 4.0f;
-  if (!ImGui::BeginTable("##cost_table", 5, flags, ImVec2(0.0f, h))) return;
   char hdr[160];
   std::snprintf(hdr, sizeof hdr, _("at n = %d, d = %d"), c.n, c.d);
+  // Brief: room for the scrollbar only where its three columns do not fit (the plots
+  // under it need every line).
+  const auto tw = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+  const float three = std::max({tw(_("layer")), tw(_("self-attention")), tw(_("CNN (k = 3)"))}) +
+                      std::max(tw(_("time")), tw("O(k\xC2\xB7n\xC2\xB7"
+                                                 "d^2)")) +
+                      std::max({tw(hdr), tw(Num(c.cnn)), tw(Num(c.attn)), tw(Num(c.rnn))}) + 6.0f * st.CellPadding.x +
+                      3.0f;
+  const bool slack = !brief || three > ImGui::GetContentRegionAvail().x;
+  const float h =
+      4.0f * (ImGui::GetTextLineHeight() + 2.0f * st.CellPadding.y) + (slack ? st.ScrollbarSize : 0.0f) + 4.0f;
+  if (!ImGui::BeginTable("##cost_table", brief ? 3 : 5, flags, ImVec2(0.0f, h))) return;
   ImGui::TableSetupColumn(_("layer"));
   ImGui::TableSetupColumn(_("time"));
   ImGui::TableSetupColumn(hdr);
-  ImGui::TableSetupColumn(_("long-range dependency"));
-  ImGui::TableSetupColumn(_("parallel"));
+  if (!brief) {
+    ImGui::TableSetupColumn(_("long-range dependency"));
+    ImGui::TableSetupColumn(_("parallel"));
+  }
   ImGui::TableHeadersRow();
-  auto row = [](const char* a, const std::string& b, const std::string& v, const std::string& dep, const char* par) {
+  auto row = [brief](const char* a, const std::string& b, const std::string& v, const std::string& dep,
+                     const char* par) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(a);
@@ -168,6 +183,10 @@ void ComplexityTable(const CostNumbers& c) {
     ImGui::TextUnformatted(b.c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(v.c_str());
+    if (brief) {
+      Explanation((std::string(a) + ": " + dep + "; " + _("parallel") + ": " + par).c_str());
+      return;
+    }
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(dep.c_str());
     ImGui::TableNextColumn();
@@ -307,7 +326,9 @@ void SentenceLabel(ImDrawList* dl, const LogAxes& ax, const CostNumbers& c, doub
 
 // Log-log FLOPs against n for the core, the projections (and the FFN), from
 // ShapeFlow at each n; n = 2d marked; the current n as dots.
-void Plot(AppState& s, const CostNumbers& c, const CostSeries& f, ImVec2 size) {
+// `brief` (a short plot): without the measured times, which the "?" describes, so its
+// legend leaves the curves and the crossing's mark in sight.
+void Plot(AppState& s, const CostNumbers& c, const CostSeries& f, ImVec2 size, bool brief) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const bool ffn = c.now.ffn > 0;
@@ -325,13 +346,13 @@ void Plot(AppState& s, const CostNumbers& c, const CostSeries& f, ImVec2 size) {
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.projections))), fs * 0.35f, col_proj);
   if (ffn) dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
   dl->PopClipRect();
-  DrawMeasuredTimes(dl, ax.a, ax.b, ax.x0, ax.x1, Sweep(s).Snapshot());
+  if (!brief) DrawMeasuredTimes(dl, ax.a, ax.b, ax.x0, ax.x1, Sweep(s).Snapshot());
   SentenceLabel(dl, ax, c, static_cast<double>(c.now.core));
   std::vector<std::pair<const char*, ImU32>> entries = {{_("attention core: ~4 n^2 d"), col_core},
                                                         {_("projections: ~8 n d^2"), col_proj}};
   if (ffn) entries.push_back({_("feed-forward: ~16 n d^2"), col_ffn});
-  const float ly = DrawLegend(dl, ax, entries, MeasuredLegendSize());
-  MeasuredLegend(dl, ImVec2(ax.a.x + fs * 0.4f, ly));
+  const float ly = DrawLegend(dl, ax, entries, brief ? ImVec2(0, 0) : MeasuredLegendSize());
+  if (!brief) MeasuredLegend(dl, ImVec2(ax.a.x + fs * 0.4f, ly));
   const char* axis = _("n (tokens), log");
   dl->AddText(ImVec2(ax.b.x - ImGui::CalcTextSize(axis).x - fs * 0.4f, ax.b.y - fs * 1.3f), Pal().muted_text, axis);
   ImGui::Dummy(size);
@@ -378,11 +399,26 @@ void WrappedBullet(const std::string& text) {
   ImGui::TextWrapped("%s", text.c_str());
 }
 
-void FlopNotes(const CostNumbers& c) {
-  ImGui::TextWrapped("%s", _("FLOPs of this layer at your n (the shape flow's):"));
-  WrappedBullet(i18n::Format(_("attention core: %s"), Num(c.now.core).c_str()));
-  WrappedBullet(i18n::Format(_("projections: %s"), Num(c.now.projections).c_str()));
-  if (c.now.ffn > 0) WrappedBullet(i18n::Format(_("feed-forward: %s"), Num(c.now.ffn).c_str()));
+// A note's line, or (`folded`) one of the presented view's "?".
+void NoteLine(const std::string& text, bool folded, bool bullet) {
+  if (folded)
+    Explanation(text.c_str());
+  else if (bullet)
+    WrappedBullet(text);
+  else
+    ImGui::TextWrapped("%s", text.c_str());
+}
+
+// The FLOPs at this n (`brief`: folded into the "?"), and where the core overtakes the
+// projections (`crossing`: only that, `brief` or not).
+void FlopNotes(AppState& s, const CostNumbers& c, bool brief, bool crossing) {
+  if (!crossing) {
+    NoteLine(_("FLOPs of this layer at your n (the shape flow's):"), brief, false);
+    NoteLine(i18n::Format(_("attention core: %s"), Num(c.now.core).c_str()), brief, true);
+    NoteLine(i18n::Format(_("projections: %s"), Num(c.now.projections).c_str()), brief, true);
+    if (c.now.ffn > 0) NoteLine(i18n::Format(_("feed-forward: %s"), Num(c.now.ffn).c_str()), brief, true);
+    if (brief) return;
+  }
   char line[1024];
   std::snprintf(line, sizeof line,
                 _("The core overtakes the projections at n = %d by the shape flow's exact counts (4n^2"
@@ -391,19 +427,27 @@ void FlopNotes(const CostNumbers& c) {
                   "at n = 2d = %d)."),
                 c.crossover, 2 * c.d);
   ImGui::TextWrapped("%s", line);
+  Probe(s, "cost crossing");
 }
 
-void ByteNotes(const CostNumbers& c) {
-  ImGui::TextWrapped("%s", _("Memory of the attention weights:"));
-  WrappedBullet(i18n::Format(_("weights n^2 x heads x 4 bytes: %s"), Bytes(c.weights_bytes).c_str()));
-  WrappedBullet(i18n::Format(_("standard attention keeps scores and weights: %s"), Bytes(c.standard_bytes).c_str()));
-  WrappedBullet(i18n::Format(_("Flash attention holds one %d x %d tile per worker: %s"), FlashBr(c.cfg), FlashBc(c.cfg),
-                             Bytes(c.flash_bytes).c_str()));
-  if (c.bytes_crossover > 0)
+void ByteNotes(AppState& s, const CostNumbers& c, bool brief, bool crossing) {
+  if (!crossing) {
+    NoteLine(_("Memory of the attention weights:"), brief, false);
+    NoteLine(i18n::Format(_("weights n^2 x heads x 4 bytes: %s"), Bytes(c.weights_bytes).c_str()), brief, true);
+    NoteLine(i18n::Format(_("standard attention keeps scores and weights: %s"), Bytes(c.standard_bytes).c_str()), brief,
+             true);
+    NoteLine(i18n::Format(_("Flash attention holds one %d x %d tile per worker: %s"), FlashBr(c.cfg), FlashBc(c.cfg),
+                          Bytes(c.flash_bytes).c_str()),
+             brief, true);
+  }
+  if (c.bytes_crossover > 0 && (crossing || !brief)) {
     ImGui::TextWrapped("%s", i18n::Format(_("From n = %d the memory of the n x n weights exceeds the activations' "
                                             "and the parameters' together."),
                                           c.bytes_crossover)
                                  .c_str());
+    Probe(s, "cost bytes crossing");
+  }
+  if (crossing) return;
   Explanation(
       _("Flash attention does the same FLOPs (time still grows as n^2) but its memory grows only as n. "
         "See the Flash tab."));
@@ -419,8 +463,26 @@ void DrawCostView(AppState& s) {
   if (!HaveResultsToShow(s)) return;
   CostNumbers c;
   if (!Numbers(s, c)) return;
-  ComplexityTable(c);
-  Probe(s, "cost table");
+  // Presented where the table, the plots and their notes leave a plot short (a lesson's
+  // band under the view at 1280 x 800 and 150 %): the table's first three columns with
+  // the two crossings beside them, the plots under them, the rest in the "?".
+  const float fs = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
+  const float table_h = 4.0f * (ImGui::GetTextLineHeight() + 2.0f * ImGui::GetStyle().CellPadding.y) + line;
+  const bool brief = s.ui.present && ImGui::GetContentRegionAvail().y - table_h - line * 9.0f < fs * 11.0f;
+  if (brief && ImGui::BeginTable("##cost_top", 2, ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("table", ImGuiTableColumnFlags_WidthStretch, 0.45f);
+    ImGui::TableSetupColumn("crossings", ImGuiTableColumnFlags_WidthStretch, 0.55f);
+    ImGui::TableNextColumn();
+    ComplexityTable(c, true);
+    Probe(s, "cost table");
+    ImGui::TableNextColumn();
+    FlopNotes(s, c, true, true);
+    ByteNotes(s, c, true, true);
+    ImGui::EndTable();
+  } else {
+    ComplexityTable(c, false);
+    Probe(s, "cost table");
+  }
   ImGui::PushTextWrapPos(0.0f);
   Explanation(i18n::Format(_("The numbers are the O() formulas with n = %d and d = d_model = %d (no constant factors): "
                              "self-attention is the cheaper while n < d."),
@@ -430,24 +492,24 @@ void DrawCostView(AppState& s) {
   ImGui::Spacing();
   // Time and memory side by side, each with its numbers under it; the plots take the
   // height the notes (about six lines) and the sweep's status leave.
-  const float fs = ImGui::GetFontSize();
-  const float notes_h = ImGui::GetTextLineHeightWithSpacing() * 7.5f;
+  const float notes_h = brief ? ImGui::GetStyle().ItemSpacing.y * 2 : line * 7.5f;
   const float col_w = ImGui::GetContentRegionAvail().x * 0.5f;
-  const float h = std::max(fs * 11.0f, std::min(col_w * 0.75f, ImGui::GetContentRegionAvail().y - notes_h));
+  const float h =
+      std::max(brief ? fs * 7.0f : fs * 11.0f, std::min(col_w * 0.75f, ImGui::GetContentRegionAvail().y - notes_h));
   Sweep(s).Ensure(c.cfg);
   if (ImGui::BeginTable("##cost_plots", 2, ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableNextColumn();
     const CostCurves& cc = Curves(s);
-    Plot(s, c, cc.flops, ImVec2(ImGui::GetContentRegionAvail().x, h));
+    Plot(s, c, cc.flops, ImVec2(ImGui::GetContentRegionAvail().x, h), brief);
     ImGui::TableNextColumn();
     BytesPlot(s, c, cc.memory, ImVec2(ImGui::GetContentRegionAvail().x, h));
     ImGui::TableNextColumn();
-    FlopNotes(c);
+    FlopNotes(s, c, brief, false);
     ImGui::TableNextColumn();
-    ByteNotes(c);
+    ByteNotes(s, c, brief, false);
     ImGui::EndTable();
   }
-  DrawSweepStatus(Sweep(s).Snapshot());
+  DrawSweepStatus(Sweep(s).Snapshot(), brief);
 }
 
 json DumpCostView(AppState& s) {

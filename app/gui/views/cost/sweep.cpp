@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/draw/view_widgets.hpp"
+#include "gui/draw/widgets.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
 #include "mha/flash.hpp"
@@ -275,7 +276,13 @@ void MeasuredLegend(ImDrawList* dl, const ImVec2& at) {
   dl->AddText(ImVec2(at.x + fs * 1.5f, at.y + fs * 1.2f), ImGui::GetColorU32(ImGuiCol_Text), flash_text);
 }
 
-void DrawSweepStatus(const SweepSnapshot& snap) {
+void DrawSweepStatus(const SweepSnapshot& snap, bool brief) {
+  const auto say = [brief](const char* t) {
+    if (brief)
+      Explanation(t);
+    else
+      Muted(t);
+  };
   const int total = 2 * static_cast<int>(snap.points.size());
   const int nmin = snap.points.empty() ? 0 : snap.points.front().n;
   const int nmax = snap.points.empty() ? 0 : snap.points.back().n;
@@ -288,7 +295,7 @@ void DrawSweepStatus(const SweepSnapshot& snap) {
   if (!snap.finished) {
     std::snprintf(line, sizeof line, _("Measuring on this machine: %d of %d passes timed (n = %d ... %d)..."),
                   snap.measured, total, nmin, nmax);
-    Muted(line);
+    say(line);
     return;
   }
   std::snprintf(line, sizeof line,
@@ -296,14 +303,14 @@ void DrawSweepStatus(const SweepSnapshot& snap) {
                   "forward pass at d_model = %d, %d heads, on one thread, the median CPU time of 3 to 9 passes "
                   "at each n."),
                 snap.cfg.d_model, snap.cfg.num_heads);
-  Muted(line);
+  say(line);
   const double s_std = SweepSlope(snap, true, 3), s_flash = SweepSlope(snap, false, 3);
   const double s_first = SweepFirstSlope(snap, true, 3);
   std::snprintf(line, sizeof line,
                 _("Slope of the measured times: standard %.2f at the smallest n, %.2f at the largest it ran; "
                   "Flash %.2f at the largest (2 means time grows as n^2)."),
                 s_first, s_std, s_flash);
-  Muted(line);
+  say(line);
   // The first point each path could not run, and why (the core's or the sweep's words).
   for (bool standard : {true, false})
     for (const SweepPoint& p : snap.points) {
@@ -319,7 +326,7 @@ void DrawSweepStatus(const SweepSnapshot& snap) {
                       standard ? _("Standard attention not measured from n = %d on: %s")
                                : _("Flash attention not measured from n = %d on: %s"),
                       p.n, why.c_str());
-      Muted(line);
+      say(line);
       break;
     }
 }

@@ -78,8 +78,9 @@ void DrawMeasuredTimes(ImDrawList* dl, const ImVec2& a, const ImVec2& b, double 
 void MeasuredLegend(ImDrawList* dl, const ImVec2& at);
 // The width and height MeasuredLegend takes.
 ImVec2 MeasuredLegendSize();
-// A line or two under the plot: what was measured, how far the sweep is, the slopes.
-void DrawSweepStatus(const SweepSnapshot& snap);
+// A line or two under the plot: what was measured, how far the sweep is, the slopes
+// (`brief`: folded into a presented view's "?", short of height).
+void DrawSweepStatus(const SweepSnapshot& snap, bool brief = false);
 
 // The fitted slope of log(ms) against log(n) over the last `last` measured points of a
 // path (standard: true): about 2 where n^2 dominates, about 1 where the projections do.

@@ -68,9 +68,9 @@ Sampling SamplingOf(const GenerateChoice& g) {
 
 std::string KeyOf(const AppState& s) {
   const GenerateChoice& g = s.choice.generate;
-  char b[112];
-  std::snprintf(b, sizeof b, "%p|%.6g|%d|%d|%d|", static_cast<const void*>(s.choice.source.lm.get()), g.temperature,
-                g.top_k, g.seed, g.no_repeat);
+  char b[128];
+  std::snprintf(b, sizeof b, "%p|%.6g|%d|%d|%d|%d|", static_cast<const void*>(s.choice.source.lm.get()), g.temperature,
+                g.top_k, g.seed, g.no_repeat, g.stop_at_s ? 1 : 0);
   return b + g.prompt;
 }
 
@@ -91,9 +91,8 @@ void Begin(AppState& s, GenerateState& st) {
     std::string notice;
     std::vector<int> prompt = lm::PromptIds(lm, s.choice.generate.prompt, &notice);
     st.prompt_notice = notice;
-    st.task.Start([lm = s.choice.source.lm, prompt = std::move(prompt), sampling](TaskContext<GenSnapshot>& ctx) {
-      return Generate(lm, prompt, sampling, ctx);
-    });
+    st.task.Start([lm = s.choice.source.lm, prompt = std::move(prompt), sampling, stop = s.choice.generate.stop_at_s](
+                      TaskContext<GenSnapshot>& ctx) { return Generate(lm, prompt, sampling, stop, ctx); });
   } catch (const std::exception& e) {
     st.error = e.what();
   }
@@ -300,7 +299,7 @@ void DrawGenerateView(AppState& s) {
   const bool busy = Generating(st);
   GenerateChoice& g = s.choice.generate;
   const int context = s.choice.source.lm->model.cfg.max_seq;
-  const bool full = snap && snap->at_context;
+  const bool full = snap && (snap->at_context || snap->stopped_at_s);
 
   // Controls: Generate and Step add pieces; Start over forgets them. Each goes on the
   // row while it fits, so at large text the row wraps rather than running past the edge.
@@ -338,6 +337,14 @@ void DrawGenerateView(AppState& s) {
     ImGui::InputInt(_("seed"), &g.seed);
     g.seed = std::max(g.seed, 0);
   }
+  // Where the model ends a text (<s>: after a paragraph it often goes on in the other
+  // language); a change starts over, as a sampling change does.
+  SameLineIfFits(ToggleWidth(_("stop at <s>")));
+  ImGui::Checkbox(_("stop at <s>"), &g.stop_at_s);
+  Probe(s, "generate_stop_at_s");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", _("End the text where the model writes <s>, the start of a new text (after a paragraph "
+                              "it often changes language), as mhaviz generate --stop-at-s."));
   if (busy) {
     SameLineIfFits(ImGui::CalcTextSize(_("generating...")).x);
     ImGui::TextDisabled(_("generating..."));
@@ -345,7 +352,11 @@ void DrawGenerateView(AppState& s) {
   if (!st.error.empty()) MessageBox(st.error, Pal().error_bg, Pal().error_text);
   if (!st.task.error().empty()) MessageBox(st.task.error(), Pal().error_bg, Pal().error_text);
   if (!st.prompt_notice.empty()) MessageBox(st.prompt_notice, Pal().notice_bg, Pal().notice_text);
-  if (full) {
+  if (snap && snap->stopped_at_s) {
+    MessageBox(_("Stopped at <s>: the model ended this text and would start a new one. Turn off \"stop at <s>\" to "
+                 "see what it writes next."),
+               Pal().notice_bg, Pal().notice_text);
+  } else if (full) {
     char msg[256];
     std::snprintf(msg, sizeof msg,
                   _("The text fills the model's context of %d pieces: nothing more fits. Start over, or shorten the "
@@ -421,6 +432,7 @@ json DumpGenerateView(AppState& s) {
                    {"seed", sm.seed},
                    {"greedy", sm.temperature <= 0},
                    {"no_repeat_ngram", sm.no_repeat_ngram}};
+  j["stop_at_s"] = s.choice.generate.stop_at_s;
   if (!st->error.empty()) j["error"] = st->error;
   if (!st->task.error().empty()) j["error"] = st->task.error();
   if (!st->prompt_notice.empty()) j["notice"] = st->prompt_notice;
@@ -445,6 +457,7 @@ json DumpGenerateView(AppState& s) {
   j["steps"] = steps;
   j["max_logit_diff"] = snap->max_logit_diff;
   j["at_context"] = snap->at_context;
+  j["stopped_at_s"] = snap->stopped_at_s;
   if (snap->n > 0 && !snap->attn.empty()) {
     const int layer = std::clamp(s.choice.layer, 0, snap->layers - 1);
     const int head = std::clamp(s.choice.head, 0, snap->num_heads - 1);
@@ -462,9 +475,11 @@ json DumpGenerateView(AppState& s) {
 
 json GenerateProbe(const AppState& s) {
   const GenerateState* st = s.views.Find<GenerateState>();
-  if (!st) return {{"pieces", 0}, {"running", false}, {"asked", 0}};
+  if (!st) return {{"pieces", 0}, {"running", false}, {"asked", 0}, {"stop_at_s", s.choice.generate.stop_at_s}};
   const GenSnapshot* snap = st->shown.get();
   return {{"pieces", snap ? static_cast<int>(snap->steps.size()) : 0},
+          {"stop_at_s", s.choice.generate.stop_at_s},
+          {"stopped_at_s", snap && snap->stopped_at_s},
           {"n", snap ? snap->n : 0},
           {"running", Generating(*st)},
           {"asked", st->task.asked()},
@@ -513,6 +528,11 @@ void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& 
       "default: off)")
       ->type_name("N")
       ->group(g);
+  app.add_flag_callback(
+         "--generate-stop-at-s",
+         [&actions] { actions.push_back([](AppState& s) { s.choice.generate.stop_at_s = true; }); },
+         "the Generate view's \"stop at <s>\": the text ends where the model writes <s>, as generate --stop-at-s")
+      ->group(g);
 }
 
 // Presentation mode's PgDn / PgUp: one piece more (as Step, while the context has
@@ -520,7 +540,7 @@ void DeclareGenerateFlags(CLI::App& app, const std::string& g, ViewFlagActions& 
 void StepGeneratePieces(AppState& s, int dir) {
   GenerateChoice& g = s.choice.generate;
   const GenerateState& st = s.views.Get<GenerateState>();
-  if (dir > 0 && !(st.shown && st.shown->at_context)) ++g.pieces;
+  if (dir > 0 && !(st.shown && (st.shown->at_context || st.shown->stopped_at_s))) ++g.pieces;
   if (dir < 0) g.pieces = std::max(0, g.pieces - 1);
 }
 

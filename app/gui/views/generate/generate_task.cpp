@@ -11,7 +11,7 @@ namespace {
 // counted in any step's time).
 constexpr int kPaceMs = 120;
 
-GenSnapshot SnapshotOf(const lm::LanguageModel& lm, const lm::Generation& g) {
+GenSnapshot SnapshotOf(const lm::LanguageModel& lm, const lm::Generation& g, bool stop_at_s) {
   GenSnapshot snap;
   const ModelConfig& cfg = lm.model.cfg;
   const KvCache& c = g.decoder().cache();
@@ -35,13 +35,14 @@ GenSnapshot SnapshotOf(const lm::LanguageModel& lm, const lm::Generation& g) {
   if (!g.steps().empty()) snap.attn = g.decoder().last().attn;
   for (const auto& st : g.steps()) snap.max_logit_diff = std::max(snap.max_logit_diff, st.logit_diff);
   snap.at_context = g.AtContext();
+  snap.stopped_at_s = stop_at_s && g.EndedText();
   return snap;
 }
 
 }  // namespace
 
 GenSnapshot Generate(std::shared_ptr<const lm::LanguageModel> lm, const std::vector<int>& prompt,
-                     const Sampling& sampling, TaskContext<GenSnapshot>& ctx) {
+                     const Sampling& sampling, bool stop_at_s, TaskContext<GenSnapshot>& ctx) {
   // The task's own copy of the model, on one thread: each step's CPU time, with the
   // cache and without, is then all of its work (a pass on two threads would hide half
   // of it), as `mhaviz generate --threads 1` measures; and the other cores stay with
@@ -49,14 +50,16 @@ GenSnapshot Generate(std::shared_ptr<const lm::LanguageModel> lm, const std::vec
   lm::LanguageModel own = *lm;
   own.model.cfg.layer.threads = 1;
   lm::Generation g(own, prompt, sampling, /*use_cache=*/true);
-  ctx.Publish(SnapshotOf(own, g));
+  ctx.Publish(SnapshotOf(own, g, stop_at_s));
   int done = 0;
+  const auto ended = [&] { return g.AtContext() || (stop_at_s && g.EndedText()); };
   while (ctx.WaitForDemand(done)) {
-    if (!g.AtContext()) g.Next();
-    ctx.Publish(SnapshotOf(own, g));
+    if (!ended()) g.Next();
+    ctx.Publish(SnapshotOf(own, g, stop_at_s));
     ++done;
-    // Nothing more fits at the context: the rest asked for is refused.
-    if (g.AtContext()) done = std::max(done, ctx.asked());
+    // Nothing more fits at the context, or the text ended at <s>: the rest asked for is
+    // refused.
+    if (ended()) done = std::max(done, ctx.asked());
     ctx.Progress(done, ctx.asked());
     if (done < ctx.asked() && !ctx.Pause(kPaceMs)) break;
   }

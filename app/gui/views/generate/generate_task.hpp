@@ -26,14 +26,17 @@ struct GenSnapshot {
   std::vector<Mat> attn;      // per layer: the newest query's weights, (num_heads, n)
   double max_logit_diff = 0;  // cached vs full recomputation, over every step
   bool at_context = false;    // the text fills the model's context
+  bool stopped_at_s = false;  // stop at <s>: the newest piece is <s>, and no more come
 };
 
 // One generation of one prompt, with a KV cache (lm::Generation, what `mhaviz
 // generate` runs), as a long-lived task: it makes pieces one at a time as they are
 // asked for (Task::Ask) and publishes a snapshot after each, with one atomic store;
 // the window's thread reads the newest with one atomic load and never waits for a
-// step. Cancel ends it after its current step (a few milliseconds).
+// step. Cancel ends it after its current step (a few milliseconds). With `stop_at_s`
+// the text ends at the first <s> it writes (lm::Generation::EndedText), as `mhaviz
+// generate --stop-at-s`: the rest asked for is refused.
 GenSnapshot Generate(std::shared_ptr<const lm::LanguageModel> lm, const std::vector<int>& prompt,
-                     const Sampling& sampling, TaskContext<GenSnapshot>& ctx);
+                     const Sampling& sampling, bool stop_at_s, TaskContext<GenSnapshot>& ctx);
 
 }  // namespace mha::gui

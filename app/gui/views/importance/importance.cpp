@@ -29,6 +29,7 @@
 #include "gui/sources/lm_source.hpp"
 #include "gui/state/app_state.hpp"
 #include "gui/style/theme.hpp"
+#include "gui/views/importance/icl_plot.hpp"
 #include "gui/views/importance/measure.hpp"
 #include "gui/panels/panels.hpp"
 #include "gui/views/registry.hpp"
@@ -118,11 +119,14 @@ nlohmann::json ImportanceProbe(const AppState& s) {
   const ImportanceKey k = CurrentKey(s, *st);
   const ImportanceState::Entry* e = k.model ? Finished(*st, k) : nullptr;
   const char* state = st->task.Running() ? "running" : e ? (e->result ? "done" : "error") : "idle";
-  return {{"state", state},
-          {"finished", st->finished},
-          {"threads", st->task.threads()},
-          {"step", st->task.step()},
-          {"total", st->task.total()}};
+  // While it runs, the heads' loss increases known so far (drawn as bars already).
+  nlohmann::json so_far = nullptr;
+  if (const auto p = st->task.Running() ? st->task.Latest() : nullptr) {
+    so_far = nlohmann::json::object();
+    for (const HeadImportance& h : p->table.heads) so_far[HeadName(h.head)] = h.increase;
+  }
+  return {{"state", state},          {"finished", st->finished},  {"threads", st->task.threads()},
+          {"step", st->task.step()}, {"total", st->task.total()}, {"so_far", so_far}};
 }
 
 std::string Fixed(double v, const char* fmt = "%.4f") {
@@ -180,6 +184,52 @@ void BarRow(AppState& s, const ImportanceResult& m, const std::string& name, con
                       m.targets.empty() ? "" : (AccuracyText(m.table.base) + " -> " + AccuracyText(h.stats)).c_str());
 }
 
+// A row still to be measured: its name and label, and in the bar's place what it waits
+// for, so the chart's frame stands from the start and fills in.
+void PendingRow(AppState& s, const std::string& name, const std::string& label, ImU32 colour, float width,
+                float label_w, bool now, const char* probe) {
+  const float name_w = ImGui::CalcTextSize("L00H00 ").x;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float row_h = ImGui::GetTextLineHeightWithSpacing(), bar_x0 = p.x + name_w + label_w;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 muted = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  dl->AddText(p, colour, name.c_str());
+  dl->PushClipRect(ImVec2(p.x + name_w, p.y), ImVec2(bar_x0 - 4, p.y + row_h), true);
+  dl->AddText(ImVec2(p.x + name_w, p.y), muted, label.c_str());
+  dl->PopClipRect();
+  dl->PushClipRect(ImVec2(bar_x0, p.y), ImVec2(p.x + width, p.y + row_h), true);
+  dl->AddText(ImVec2(bar_x0, p.y), now ? ImGui::GetColorU32(ImGuiCol_Text) : muted,
+              now ? _("being measured ...") : "\xE2\x80\xA6");
+  dl->PopClipRect();
+  ImGui::InvisibleButton(probe, ImVec2(width, row_h));
+  Probe(s, probe);
+}
+
+// What the chart says it was measured on; while it is measured, how far it is.
+void BarsIntro(const ImportanceResult& m, const std::string& reference) {
+  const int heads = m.layers * m.num_heads;
+  if (m.partial && !m.base_measured)
+    ImGui::TextWrapped(_("Measuring on %s: the intact model first, then each head knocked out alone (%d of %d heads so "
+                         "far). Longer bar = the model loses more without that head."),
+                       reference.c_str(), m.heads_measured, heads);
+  else if (m.partial)
+    ImGui::TextWrapped(_("Measuring on %s: intact model %.4f nats; each head knocked out alone, %d of %d heads so far. "
+                         "Longer bar = the model loses more without that head; a bar to the left: it does a little "
+                         "better without it."),
+                       reference.c_str(), m.table.base.loss, m.heads_measured, heads);
+  else
+    ImGui::TextWrapped(_("Measured on %s: intact model %.4f nats%s%s. Longer bar = the model loses more without that "
+                         "head; a bar to the left: it does a little better without it."),
+                       reference.c_str(), m.table.base.loss, m.targets.empty() ? "" : _(", accuracy "),
+                       m.targets.empty() ? "" : AccuracyText(m.table.base).c_str());
+}
+
+const HeadImportance* Measured(const std::vector<HeadImportance>& v, int layer, int head) {
+  for (const HeadImportance& x : v)
+    if (x.head.layer == layer && x.head.head == head) return &x;
+  return nullptr;
+}
+
 void DrawBars(AppState& s, const ImportanceResult& m, float width) {
   SectionTitle(s, _("Loss increase when one head is knocked out"));
   // The reference in the interface's language (m.reference is the CLI's English).
@@ -188,10 +238,7 @@ void DrawBars(AppState& s, const ImportanceResult& m, float width) {
                                                       "%d validation windows of %d pieces", m.reference_windows),
                                                    m.reference_windows, m.reference_pieces)
                                     : m.reference;
-  ImGui::TextWrapped(_("Measured on %s: intact model %.4f nats%s%s. Longer bar = the model loses more without that "
-                       "head; a bar to the left: it does a little better without it."),
-                     reference.c_str(), m.table.base.loss, m.targets.empty() ? "" : _(", accuracy "),
-                     m.targets.empty() ? "" : AccuracyText(m.table.base).c_str());
+  BarsIntro(m, reference);
   if (!m.targets.empty()) {
     std::string t;
     for (const std::string& n : m.targets) t += (t.empty() ? "" : " / ") + n;
@@ -208,109 +255,53 @@ void DrawBars(AppState& s, const ImportanceResult& m, float width) {
   char all_label[64];
   std::snprintf(all_label, sizeof all_label, _("all %d heads at once"), m.num_heads);
   float label_w = ImGui::CalcTextSize(all_label).x;
-  for (const HeadImportance& x : m.table.heads)
-    label_w = std::max(label_w, ImGui::CalcTextSize(LabelText(s, m, x.head).c_str()).x);
+  for (int l = 0; l < m.layers; ++l)
+    for (int h = 0; h < m.num_heads; ++h)
+      label_w = std::max(label_w, ImGui::CalcTextSize(LabelText(s, m, {l, h}).c_str()).x);
   label_w = std::min(label_w + ImGui::CalcTextSize("  ").x, width / 3);
   for (int l = 0; l < m.layers; ++l) {
     ImGui::Spacing();
     // The layer's heading names its most important head: what the bars say in words.
     const HeadImportance* top = nullptr;
+    int measured = 0;
     for (const HeadImportance& x : m.table.heads)
-      if (x.head.layer == l && (!top || x.increase > top->increase)) top = &x;
-    if (top) {
+      if (x.head.layer == l) {
+        ++measured;
+        if (!top || x.increase > top->increase) top = &x;
+      }
+    if (measured < m.num_heads) {  // (measured so far: the most important is not known yet)
+      ImGui::Text(_("layer %d"), l);
+    } else if (top) {
       const std::string name = LabelText(s, m, top->head);
       const std::string label = name.empty() ? "" : " (" + name + ")";
       ImGui::Text(_("layer %d: the loss rises most without %s%s: %+.3f nats"), l, HeadName(top->head).c_str(),
                   label.c_str(), top->increase);
     }
-    for (int h = 0; h < m.num_heads; ++h)
-      for (const HeadImportance& hi_ : m.table.heads)
-        if (hi_.head.layer == l && hi_.head.head == h) {
-          const std::string probe = "importance_bar " + HeadName(hi_.head);
-          BarRow(s, m, HeadName(hi_.head), LabelText(s, m, hi_.head), hi_, HeadColour(h), static_cast<float>(lo),
-                 static_cast<float>(hi), width, label_w, probe.c_str());
-        }
-    for (const HeadImportance& all : m.table.layers)
-      if (all.head.layer == l && m.num_heads > 1) {
-        const std::string probe = "importance_layer " + std::to_string(l);
-        BarRow(s, m, "L" + std::to_string(l), all_label, all, Pal().muted_text, static_cast<float>(lo),
+    // The row measured now: the next head in (layer, head) order once the intact model is in.
+    const int now = m.partial && m.base_measured ? m.heads_measured : -1;
+    for (int h = 0; h < m.num_heads; ++h) {
+      const HeadRef ref{l, h};
+      if (const HeadImportance* x = Measured(m.table.heads, l, h)) {
+        const std::string probe = "importance_bar " + HeadName(ref);
+        BarRow(s, m, HeadName(ref), LabelText(s, m, ref), *x, HeadColour(h), static_cast<float>(lo),
                static_cast<float>(hi), width, label_w, probe.c_str());
+      } else {
+        const std::string probe = "importance_pending " + HeadName(ref);
+        PendingRow(s, HeadName(ref), LabelText(s, m, ref), HeadColour(h), width, label_w, now == l * m.num_heads + h,
+                   probe.c_str());
       }
+    }
+    if (m.num_heads > 1) {
+      const std::string name = "L" + std::to_string(l), probe = "importance_layer " + std::to_string(l);
+      if (const HeadImportance* all = Measured(m.table.layers, l, -1))
+        BarRow(s, m, name, all_label, *all, Pal().muted_text, static_cast<float>(lo), static_cast<float>(hi), width,
+               label_w, probe.c_str());
+      else
+        PendingRow(s, name, all_label, Pal().muted_text, width, label_w,
+                   now >= m.layers * m.num_heads && static_cast<int>(m.table.layers.size()) == l,
+                   ("importance_pending " + name).c_str());
+    }
   }
-}
-
-// The loss on each next piece of A, first copy then second, intact and knocked out:
-// two lines over the 2 (span - 1) predictions, the copies split by a dashed line.
-void DrawIclPlot(AppState& s, const ImportanceResult& m, float width) {
-  SectionTitle(s, _("In-context learning: a random span, then the same span again"));
-  const std::string head = m.icl_heads.empty() ? "" : HeadName(m.icl_heads[0]);
-  if (m.icl_span < 2 || m.plain.first.empty()) {
-    Muted(_("The model's context is too short to repeat a span."));
-    return;
-  }
-  ImGui::TextWrapped(_("%d sequences of a span A of %d random pieces, then A again. In the first copy the next piece "
-                       "cannot be guessed; in the second it is the one that followed last time, which an induction "
-                       "head looks up. Knocked out: %s (the highest induction score, %.2f)."),
-                     m.icl_sequences, m.icl_span, head.c_str(), m.icl_induction);
-  std::vector<double> a = m.plain.first, b = m.knocked_curve.first;
-  a.insert(a.end(), m.plain.second.begin(), m.plain.second.end());
-  b.insert(b.end(), m.knocked_curve.second.begin(), m.knocked_curve.second.end());
-  double top = 0;
-  for (double v : a) top = std::max(top, v);
-  for (double v : b) top = std::max(top, v);
-  top = std::max(1.0, std::ceil(top));
-  const float fh = ImGui::GetTextLineHeight();
-  const float axis_w = ImGui::CalcTextSize("00").x + 6, h = std::clamp(width * 0.45f, 120.0f, 300.0f);
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  const ImVec2 o(p.x + axis_w + fh, p.y + fh * 0.5f);  // the plot's top left
-  const float w = std::max(60.0f, width - axis_w - fh - 8), ph = h - 2 * fh;
-  ImGui::InvisibleButton("##icl_plot", ImVec2(width, h + fh));
-  Probe(s, "importance_icl_plot");
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), muted = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const int n = static_cast<int>(a.size());
-  const auto X = [&](int i) { return o.x + w * (static_cast<float>(i) + 0.5f) / static_cast<float>(n); };
-  const auto Y = [&](double v) { return o.y + ph * (1.0f - static_cast<float>(v / top)); };
-  dl->AddRect(o, ImVec2(o.x + w, o.y + ph), muted);
-  for (int t = 0; t <= 2; ++t) {
-    const double v = top * t / 2;
-    const std::string lab = Fixed(v, "%.0f");
-    dl->AddText(ImVec2(o.x - ImGui::CalcTextSize(lab.c_str()).x - 4, Y(v) - fh * 0.5f), muted, lab.c_str());
-    if (t > 0 && t < 2) dl->AddLine(ImVec2(o.x, Y(v)), ImVec2(o.x + w, Y(v)), Pal().grid_line);
-  }
-  AddTextVertical(dl, ImVec2(p.x, o.y + ph * 0.5f + ImGui::CalcTextSize(_("loss (nats)")).x * 0.5f), muted,
-                  _("loss (nats)"));
-  // The copies: a dashed line where the second begins.
-  const float mid = o.x + w * 0.5f;
-  for (float y = o.y; y < o.y + ph; y += 8) dl->AddLine(ImVec2(mid, y), ImVec2(mid, std::min(y + 4, o.y + ph)), muted);
-  dl->AddText(ImVec2(o.x + 4, o.y + ph + 2), muted, _("first copy"));
-  dl->AddText(ImVec2(mid + 4, o.y + ph + 2), muted, _("second copy"));
-  const ImU32 intact = Pal().accent, without = IM_COL32(220, 90, 60, 255);
-  for (const auto& [line, col] : {std::make_pair(&a, intact), std::make_pair(&b, without)}) {
-    std::vector<ImVec2> pts;
-    for (int i = 0; i < n; ++i) pts.push_back(ImVec2(X(i), Y((*line)[static_cast<std::size_t>(i)])));
-    dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, 2.0f);
-  }
-  if (ImGui::IsItemHovered()) {
-    const int i = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - o.x) / w * n), 0, n - 1);
-    const int k = i % (n / 2) + 1;
-    ImGui::SetTooltip(i < n / 2 ? _("first copy, piece %d -> %d: intact %.3f nats, without %s %.3f")
-                                : _("second copy, piece %d -> %d: intact %.3f nats, without %s %.3f"),
-                      k, k + 1, a[static_cast<std::size_t>(i)], head.c_str(), b[static_cast<std::size_t>(i)]);
-  }
-  // The legend, with the means the CLI prints.
-  const auto Legend = [&](ImU32 col, const std::string& what, const RepeatLoss& r) {
-    const ImVec2 q = ImGui::GetCursorScreenPos();
-    dl->AddRectFilled(ImVec2(q.x, q.y + fh * 0.35f), ImVec2(q.x + fh, q.y + fh * 0.65f), col);
-    ImGui::Dummy(ImVec2(fh + 4, fh));
-    ImGui::SameLine();
-    ImGui::TextWrapped(_("%s: first copy %.2f, second copy %.2f nats"), what.c_str(), r.first_mean, r.second_mean);
-  };
-  Legend(intact, _("intact model"), m.plain);
-  char without_text[96];
-  std::snprintf(without_text, sizeof without_text, _("without %s"), head.c_str());
-  Legend(without, without_text, m.knocked_curve);
-  (void)text;
 }
 
 const char* ModeName(AblationMode m) { return m == AblationMode::Mean ? "mean" : "zero"; }
@@ -398,19 +389,21 @@ void DrawImportanceView(AppState& s) {
     Muted(i18n::Format(_("Measuring on a worker thread: %s ..."), TaskStageText(st.task.stage()).c_str()).c_str());
     Probe(s, "importance_running");
   }
-  if (!e) return;
-  if (!e->result) {
+  // While it is measured: what is known so far, in the chart's frame.
+  const std::shared_ptr<const ImportanceResult> so_far = !e && st.task.Running() ? st.task.Latest() : nullptr;
+  if (!e && !so_far) return;
+  if (e && !e->result) {
     MessageBox(std::string(_("Could not measure the heads: ")) + e->error, Pal().error_bg, Pal().error_text);
     return;
   }
-  const ImportanceResult& m = *e->result;
+  const ImportanceResult& m = e ? *e->result : *so_far;
   // The same numbers in a terminal (a Train view run is in memory: save it first).
-  if (s.choice.source.run_id == 0 && k.knocked.empty()) {
+  if (e && s.choice.source.run_id == 0 && k.knocked.empty()) {
     std::string cmd = "mhaviz ablate --model " + m.model + " --mode " + ModeName(k.mode);
     if (UsingLanguageModel(s)) cmd += " --windows " + std::to_string(k.windows);
     Muted(i18n::Format(_("The same numbers in a terminal: %s"), cmd.c_str()).c_str());
   }
-  Probe(s, "importance_table");
+  Probe(s, e ? "importance_table" : "importance_so_far");
   // Side by side where both fit (1920 px), else the curve under the bars.
   const float avail = ImGui::GetContentRegionAvail().x, gap = 24;
   const bool side = avail >= 1100;

@@ -1,6 +1,9 @@
 // The Importance view's measurements (measure.hpp).
 #include "gui/views/importance/measure.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include "gui/sources/knockout.hpp"
 #include "text/i18n.hpp"
 
@@ -75,6 +78,30 @@ StepStats LossOnTop(const lm::AblationSubject& sub, const KnockoutPlan& plan, co
   return st;
 }
 
+// What is known so far, for the view to draw while the rest is measured.
+void PublishSoFar(const ImportanceResult& m, TaskContext<ImportanceResult>& ctx) {
+  ImportanceResult p = m;
+  p.partial = true;
+  ctx.Publish(std::move(p));
+}
+
+// One reference loss of MeasureImportance's, in its order (the intact model, every head
+// alone in (layer, head) order, then every layer's heads), kept in `m`'s table as it
+// comes and published.
+void KeepSoFar(ImportanceResult& m, const StepStats& st, TaskContext<ImportanceResult>& ctx) {
+  const int H = std::max(1, m.num_heads), heads = m.layers * H;
+  if (!m.base_measured) {
+    m.table.base = st;
+    m.base_measured = true;
+  } else {
+    const int i = m.heads_measured + static_cast<int>(m.table.layers.size());
+    const HeadRef ref = i < heads ? HeadRef{i / H, i % H} : HeadRef{i - heads, -1};
+    (i < heads ? m.table.heads : m.table.layers).push_back({ref, st, st.loss - m.table.base.loss});
+    if (i < heads) ++m.heads_measured;
+  }
+  PublishSoFar(m, ctx);
+}
+
 }  // namespace
 
 ImportanceResult MeasureImportance(const ImportanceInput& in, TaskContext<ImportanceResult>& ctx) {
@@ -86,7 +113,15 @@ ImportanceResult MeasureImportance(const ImportanceInput& in, TaskContext<Import
                                   : lm::TaskSubject(*in.key.model, in.name);
   const int L = sub.layers(), H = sub.heads();
   ctx.SetTotal(3 + L * H + L + 1);  // labels, the two repeat losses, each head, each layer, the intact model
-  Trainer trainer(0);               // one thread per core: the numbers are the same on any count
+  m.model = sub.name;
+  m.reference = sub.reference_text;
+  m.reference_windows = sub.reference_windows;
+  m.reference_pieces = sub.reference_pieces;
+  m.layers = L;
+  m.num_heads = H;
+  m.targets = TargetNames(sub);
+  PublishSoFar(m, ctx);
+  Trainer trainer(0);  // one thread per core: the numbers are the same on any count
   Knockout chosen = in.knockout;
   chosen.heads = in.key.knocked;
   chosen.mode = in.key.mode;
@@ -104,19 +139,19 @@ ImportanceResult MeasureImportance(const ImportanceInput& in, TaskContext<Import
   ctx.Stage(N_("the heads' labels"));
   m.labels = lm::SubjectLabels(trainer, sub);
   ctx.Advance();
+  PublishSoFar(m, ctx);
   MeasureIcl(sub, plan, m, ctx);
+  PublishSoFar(m, ctx);
   ctx.Stage(plan.Any() ? N_("the model as chosen") : N_("the intact model"));
   const ContextMeans* means = m.means.empty() ? nullptr : &m.means;
-  m.table = ::mha::MeasureImportance(
-      L, sub.model().cfg.LayerConfig(), in.key.mode, means,
-      [&](const std::vector<HeadAblation>* ab) { return LossOnTop(sub, plan, ab, trainer, ctx); });
-  m.model = sub.name;
-  m.reference = sub.reference_text;
-  m.reference_windows = sub.reference_windows;
-  m.reference_pieces = sub.reference_pieces;
-  m.layers = L;
-  m.num_heads = H;
-  m.targets = TargetNames(sub);
+  const ImportanceTable table = ::mha::MeasureImportance(L, sub.model().cfg.LayerConfig(), in.key.mode, means,
+                                                         [&](const std::vector<HeadAblation>* ab) {
+                                                           const StepStats st = LossOnTop(sub, plan, ab, trainer, ctx);
+                                                           KeepSoFar(m, st, ctx);
+                                                           return st;
+                                                         });
+  m.table = table;
+  m.heads_measured = L * H;
   return m;
 }
 

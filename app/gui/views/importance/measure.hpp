@@ -49,6 +49,12 @@ struct ImportanceResult {
   double icl_induction = 0;  // the knocked-out head's induction score
   int icl_span = 0, icl_sequences = 0;
   RepeatLoss plain, knocked_curve;
+  // A snapshot the task publishes on the way (Task::Latest), so the view shows the chart
+  // filling in rather than a progress line: what is known so far, the heads' rows in
+  // (layer, head) order, unsorted; table.base once base_measured, the first
+  // heads_measured of layers x num_heads heads, then the layers' rows.
+  bool partial = false, base_measured = false;
+  int heads_measured = 0;
 };
 
 // What the task needs, copied off the window's thread's state.
@@ -59,7 +65,8 @@ struct ImportanceInput {
   Knockout knockout;                            // the chosen heads, and means measured for them
 };
 
-// The measurement; its progress and stage go to `ctx` (the probe and the view).
+// The measurement; its progress and stage go to `ctx` (the probe and the view), and
+// what it knows so far, as partial results.
 ImportanceResult MeasureImportance(const ImportanceInput& in, TaskContext<ImportanceResult>& ctx);
 
 }  // namespace mha::gui

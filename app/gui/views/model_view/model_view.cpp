@@ -106,9 +106,9 @@ const std::vector<HeadProfile>& Labels(AppState& s, LabelsOn* on) {
 // A thumbnail of at most `blocks` x `blocks` cells: longer sentences are sampled (the
 // nearest cell), so a 1,000-token sentence or 256 heads still draw in a frame. Click
 // a map for every cell.
-void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, float size, int blocks) {
+void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, ImVec2 size, int blocks) {
   const int rows = std::min(t.seq, blocks), cols = std::min(t.seq_kv, blocks);
-  const float cw = size / static_cast<float>(cols), ch = size / static_cast<float>(rows);
+  const float cw = size.x / static_cast<float>(cols), ch = size.y / static_cast<float>(rows);
   const auto A = t.AttnHead(h);
   const bool causal = t.cfg.mask == Mask::Causal;
   for (int bi = 0; bi < rows; ++bi) {
@@ -124,11 +124,11 @@ void DrawMap(ImDrawList* dl, const Trace& t, int h, ImVec2 p0, float size, int b
 
 // The map's cell under the mouse (sampled as DrawMap samples), outlined: its query and
 // key tokens and the weight, a tooltip's first line; "" off the cells. --probe reports it.
-std::string HoveredCell(AppState& s, ImDrawList* dl, const Trace& t, int l, int h, ImVec2 p0, float size, int blocks) {
+std::string HoveredCell(AppState& s, ImDrawList* dl, const Trace& t, int l, int h, ImVec2 p0, ImVec2 size, int blocks) {
   const ImVec2 m = ImGui::GetIO().MousePos;
-  if (m.x < p0.x || m.y < p0.y || m.x >= p0.x + size || m.y >= p0.y + size) return {};
+  if (m.x < p0.x || m.y < p0.y || m.x >= p0.x + size.x || m.y >= p0.y + size.y) return {};
   const int rows = std::min(t.seq, blocks), cols = std::min(t.seq_kv, blocks);
-  const float cw = size / static_cast<float>(cols), ch = size / static_cast<float>(rows);
+  const float cw = size.x / static_cast<float>(cols), ch = size.y / static_cast<float>(rows);
   const int bi = std::clamp(static_cast<int>((m.y - p0.y) / ch), 0, rows - 1);
   const int bj = std::clamp(static_cast<int>((m.x - p0.x) / cw), 0, cols - 1);
   const int i = static_cast<int>(static_cast<long long>(bi) * t.seq / rows);
@@ -160,11 +160,12 @@ void OpenHead(AppState& s, int layer, int h) {
 
 namespace {
 
-// The grid of maps: their size, how many a row holds, how finely they are sampled, and
-// the lines of text above each (its label, its score, a language model's jobs).
+// The grid of maps: their width and height (equal in the tab; presented, each takes its
+// share of the window both ways), how many a row holds, how finely they are sampled,
+// and the lines of text above each (its label, its score, a language model's jobs).
 struct MapGrid {
   int L = 0, H = 0;
-  float label_w = 0, gap = 6, size = 0, text_h = 0;
+  float label_w = 0, gap = 6, size = 0, size_h = 0, text_h = 0;
   int per_row = 1, blocks = 8, lines = 2;
   std::vector<std::vector<std::string>> job_lines;  // [l * H + h]
   // Token labels, where the cells hold them: the keys above every map on 1 line (each
@@ -175,29 +176,40 @@ struct MapGrid {
   int switch_lines = 1;  // "out" and "only" under a map: 2 where they do not fit its width
   const std::vector<std::string>*qtok = nullptr, *ktok = nullptr;
   float Cell() const { return (size - 2) / static_cast<float>(std::max(1, ktok ? static_cast<int>(ktok->size()) : 1)); }
+  float CellH() const {
+    return (size_h - 2) / static_cast<float>(std::max(1, qtok ? static_cast<int>(qtok->size()) : 1));
+  }
   float Above() const { return (lines + key_lines) * text_h; }
   float Under() const { return switch_lines * ImGui::GetFrameHeight() + gap + 6; }
 };
 
 // Presented, every layer's maps, their labels and switches fit the window: as many maps
-// a row as makes them largest within both its width and its height (no smaller than
-// 48 px, then as many a row as the width allows).
+// a row as makes them largest, each as wide as its column and as tall as its row of the
+// window allows (square maps of 8 heads in one row left half the window empty), at most
+// twice as wide as tall or as tall as wide; no smaller than 48 px, else 48 px squares,
+// as many a row as the width allows.
 void FitWindow(MapGrid& g, int L, int H, float avail_w) {
   // (less the spacing after the last row's Dummy, which otherwise brought a scrollbar)
   const float avail_h = ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y - 2;
-  float best = 0;
-  int best_per_row = 1;
+  float best = 0, best_w = 48.0f, best_h = 48.0f;
+  int best_per_row = 0;
   for (int per_row = 1; per_row <= H; ++per_row) {
     const int rows = L * ((H + per_row - 1) / per_row);
-    const float fit = std::min(avail_w / static_cast<float>(per_row) - g.gap,
-                               avail_h / static_cast<float>(rows) - g.Above() - g.Under());
-    if (fit > best + 0.5f) {
-      best = fit;
+    float w = avail_w / static_cast<float>(per_row) - g.gap,
+          h = avail_h / static_cast<float>(rows) - g.Above() - g.Under();
+    if (w < 48.0f || h < 48.0f) continue;
+    w = std::min(w, 2 * h);
+    h = std::min(h, 2 * w);
+    if (w * h > best * 1.01f) {
+      best = w * h;
+      best_w = w;
+      best_h = h;
       best_per_row = per_row;
     }
   }
-  g.size = std::floor(std::max(48.0f, best));
-  g.per_row = best >= 48.0f ? best_per_row : std::max(1, std::min(H, static_cast<int>(avail_w / (g.size + g.gap))));
+  g.size = std::floor(best_w);
+  g.size_h = std::floor(best_h);
+  g.per_row = best_per_row > 0 ? best_per_row : std::max(1, std::min(H, static_cast<int>(avail_w / (g.size + g.gap))));
 }
 
 float MaxWidth(const std::vector<std::string>& v) {
@@ -216,6 +228,7 @@ void SizeMaps(AppState& s, MapGrid& g, bool labels) {
   if (labels) g.label_w = std::max(g.label_w, std::min(MaxWidth(*g.qtok), fs * 7.0f) + fs * 0.5f);
   const float avail = ImGui::GetContentRegionAvail().x - g.label_w;
   g.size = std::clamp(avail / static_cast<float>(std::min(g.H, 8)) - g.gap, 48.0f, 220.0f);
+  g.size_h = g.size;
   g.per_row = std::max(1, static_cast<int>(avail / (g.size + g.gap)));
   const float switches = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
                          ImGui::CalcTextSize(_("out")).x + 4 + ImGui::CalcTextSize(_("only")).x +
@@ -225,7 +238,8 @@ void SizeMaps(AppState& s, MapGrid& g, bool labels) {
     g.switch_lines = g.H > 1 && switches > g.size ? 2 : 1;
   }
   // At most about 200,000 cells in all, and no more per map than it has pixels.
-  g.blocks = std::clamp(static_cast<int>(std::sqrt(200000.0 / (g.L * g.H))), 8, std::max(8, static_cast<int>(g.size)));
+  g.blocks = std::clamp(static_cast<int>(std::sqrt(200000.0 / (g.L * g.H))), 8,
+                        std::max(8, static_cast<int>(std::max(g.size, g.size_h))));
 }
 
 // Labels where every cell is drawn (no sampling) and is at least 0.9 of the font high,
@@ -234,7 +248,7 @@ void PlanLabels(AppState& s, MapGrid& g, const Trace& t) {
   SizeMaps(s, g, true);
   const bool whole = t.seq <= g.blocks && t.seq_kv <= g.blocks && static_cast<int>(g.qtok->size()) == t.seq &&
                      static_cast<int>(g.ktok->size()) == t.seq_kv;
-  if (!whole || g.Cell() < ImGui::GetFontSize() * 0.9f) {
+  if (!whole || std::min(g.Cell(), g.CellH()) < ImGui::GetFontSize() * 0.9f) {
     SizeMaps(s, g, false);
     return;
   }
@@ -305,8 +319,7 @@ void KeyLabels(AppState& s, const MapGrid& g, int l, int h, ImVec2 m0) {
 void QueryLabels(AppState& s, const MapGrid& g, float x_right, float y, bool first) {
   if (!g.queries) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float fs = ImGui::GetFontSize(),
-              cell = (g.size - 2) / static_cast<float>(std::max<std::size_t>(1, g.qtok->size()));
+  const float fs = ImGui::GetFontSize(), cell = g.CellH();
   std::vector<std::string> shown;
   for (std::size_t i = 0; i < g.qtok->size(); ++i) {
     const std::string q = Ellipsize(ForDisplay((*g.qtok)[i]), g.label_w - fs * 0.5f);
@@ -320,7 +333,7 @@ void QueryLabels(AppState& s, const MapGrid& g, float x_right, float y, bool fir
 
 // The knock-out switches under map (l, h) at p (the map at m0): the choice's heads, as
 // gui --ablate sets them.
-void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, float size, bool two_lines) {
+void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, ImVec2 size, bool two_lines) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   // The knock-out switches under the map: the same state as gui --ablate.
   const HeadRef ref{l, h};
@@ -328,10 +341,10 @@ void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, flo
   bool out = std::find(knocked.begin(), knocked.end(), ref) != knocked.end();
   if (out) {
     // The map stays (the head still attends); what it adds to the model is gone.
-    dl->AddRectFilled(m0, ImVec2(m0.x + size - 2, m0.y + size - 2), IM_COL32(0, 0, 0, 110));
+    dl->AddRectFilled(m0, ImVec2(m0.x + size.x - 2, m0.y + size.y - 2), IM_COL32(0, 0, 0, 110));
     dl->AddText(ImVec2(m0.x + 4, m0.y + 4), IM_COL32(255, 255, 255, 255), _("knocked out"));
   }
-  ImGui::SetCursorScreenPos(ImVec2(p.x, m0.y + size + 2));
+  ImGui::SetCursorScreenPos(ImVec2(p.x, m0.y + size.y + 2));
   ImGui::PushID(l * 1000 + h + 500);
   if (ImGui::Checkbox(_("out"), &out)) {
     std::vector<HeadRef> next = knocked;
@@ -370,10 +383,10 @@ void KnockOutSwitches(AppState& s, int l, int h, int H, ImVec2 p, ImVec2 m0, flo
 void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, ImVec2 p) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int H = g.H, lines = g.lines;
-  const float size = g.size, text_h = g.text_h;
+  const float size = g.size, size_h = g.size_h, text_h = g.text_h;
   ImGui::SetCursorScreenPos(p);
   ImGui::PushID(l * 1000 + h);
-  if (ImGui::InvisibleButton("##map", ImVec2(size, size + g.Above()))) OpenHead(s, l, h);
+  if (ImGui::InvisibleButton("##map", ImVec2(size, size_h + g.Above()))) OpenHead(s, l, h);
   const bool hovered = ImGui::IsItemHovered();
   ImGui::PopID();
   if (l == 0 && h == 0) Probe(s, "model_view_first_map");
@@ -405,19 +418,22 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, Im
     dl->AddText(ImVec2(p.x, p.y + (2 + k) * text_h), Pal().accent, jobs[k].c_str());
   dl->PopClipRect();
   const ImVec2 m0(p.x, p.y + g.Above() + 2);
+  // (a presented map's cells need not be square: a driver finds a cell from this)
+  s.ui.probe["model_view_cells " + std::to_string(l) + " " + std::to_string(h)] = {m0.x, m0.y, size - 2, size_h - 2};
   KeyLabels(s, g, l, h, m0);
   // Only the maps in sight: 100 heads' cells were 40 ms of every frame.
-  if (ImGui::IsRectVisible(m0, ImVec2(m0.x + size, m0.y + size))) DrawMap(dl, t, h, m0, size - 2, g.blocks);
+  if (ImGui::IsRectVisible(m0, ImVec2(m0.x + size, m0.y + size_h)))
+    DrawMap(dl, t, h, m0, ImVec2(size - 2, size_h - 2), g.blocks);
   const bool current = (!UsingTrainedModel(s) || s.choice.layer == l) && s.ui.enlarged == h;
   if (hovered || current)
-    dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size), Pal().accent, 0, 0, 2.0f);
+    dl->AddRect(ImVec2(m0.x - 2, m0.y - 2), ImVec2(m0.x + size, m0.y + size_h), Pal().accent, 0, 0, 2.0f);
   if (hovered) {
     char tip[256];
     std::snprintf(tip, sizeof tip, _("layer %d, head %d%s%s: click to open it in Heatmaps"), l, h,
                   job.empty() ? "" : ", ", name.text.c_str());
     // The cell under the mouse, outlined, and its query, key and weight: what a job line
     // such as "가 → ▁고양이 1.00" says can be checked on the map.
-    const std::string cell = HoveredCell(s, dl, t, l, h, m0, size - 2, g.blocks);
+    const std::string cell = HoveredCell(s, dl, t, l, h, m0, ImVec2(size - 2, size_h - 2), g.blocks);
     ImGui::BeginTooltip();
     // Wrapped: the jobs' lines would run past a 1280-px window's edge.
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
@@ -427,7 +443,7 @@ void DrawHeadMap(AppState& s, const MapGrid& g, const Trace& t, int l, int h, Im
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
-  KnockOutSwitches(s, l, h, H, p, m0, size, g.switch_lines == 2);
+  KnockOutSwitches(s, l, h, H, p, m0, ImVec2(size, size_h), g.switch_lines == 2);
 }
 
 // Where the labels and the jobs were measured, as one text wrapped at the view's edge
@@ -481,7 +497,7 @@ void DrawModelView(AppState& s) {
       for (int h = h0; h < std::min(H, h0 + g.per_row); ++h)
         DrawHeadMap(s, g, *traces[static_cast<std::size_t>(l)], l, h,
                     ImVec2(row0.x + g.label_w + (h - h0) * (g.size + g.gap), row0.y));
-      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + g.size + g.Above() + g.Under()));
+      ImGui::SetCursorScreenPos(ImVec2(row0.x, row0.y + g.size_h + g.Above() + g.Under()));
       ImGui::Dummy(ImVec2(1, 1));
     }
   }
