@@ -141,22 +141,11 @@ def test_lesson_fits(mhaviz, d):
     """Lesson 001's Cost steps (6 and 7) at 1280 x 800 with 150% text, in Korean and
     English: the table, both plots and both crossing notes (where n^2 overtakes) lie
     above the lesson's band (the notes were below it, the plots cut by it)."""
-    import subprocess
-    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config"))
     for step in (6, 7):
         for lang in ("ko", "en"):
-            where = f"lesson 001 step {step} ({lang})"
-            probe = os.path.join(d, f"lesson{step}{lang}.probe.json")
-            r = subprocess.run([mhaviz, "gui", "--frames", "6", "--width", "1280", "--height", "800", "--text-size",
-                                "150", "--lesson", "001", "--step", str(step), "--lang", lang, "--probe", probe],
-                               env=env, cwd=d, capture_output=True, text=True, timeout=120)
-            check(r.returncode == 0, f"{where}: exited {r.returncode}: {r.stderr[-800:]}")
-            w = g.read_json(probe)["widgets"]
-            band, view = w.get("lesson_band"), w.get("present_content")
-            check(band and view and view[1] + view[3] <= band[1] + 0.5, f"{where}: the view {view}, the band {band}")
+            where, p, view = g.lesson_step_probe(mhaviz, d, "001", step, lang)
             for k in ("cost table", "cost plot", "cost bytes plot", "cost crossing", "cost bytes crossing"):
-                g.check_within(where, k, w.get(k), view)
-
+                g.check_within(where, k, p["widgets"].get(k), view)
 
 TESTS = {
     "lesson_fits": test_lesson_fits,

@@ -311,6 +311,22 @@ def presented(mhaviz, d, view, size, pct, *args, frames=5, lang="ko"):
     return read_json(dump), read_json(probe)
 
 
+def lesson_step_probe(mhaviz, d, lesson, step, lang, size=(1280, 800), pct=150):
+    """Lesson `lesson`'s step `step` (1-based) played in `lang` at `size` with `pct`% text:
+    the app's last --probe, and the view's box above the lesson's band (checked)."""
+    where = f"lesson {lesson} step {step} ({lang})"
+    probe = os.path.join(d, f"lesson{lesson}_{step}{lang}.probe.json")
+    r = subprocess.run([mhaviz, "gui", "--frames", "6", "--width", str(size[0]), "--height", str(size[1]),
+                        "--text-size", str(pct), "--lesson", lesson, "--step", str(step), "--lang", lang, "--probe",
+                        probe], env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), cwd=d,
+                       capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    check(r.returncode == 0, f"{where}: exited {r.returncode}: {r.stderr[-800:]}")
+    p = read_json(probe)
+    band, view = p["widgets"].get("lesson_band"), p["widgets"].get("present_content")
+    check(band and view and view[1] + view[3] <= band[1] + 0.5, f"{where}: the view {view}, the band {band}")
+    return where, p, view
+
+
 def check_within(where, name, r, box, slack=0.5):
     """Rectangle `r` (x, y, w, h: a probe's) lies wholly inside `box`: a cell past its
     table's edge is one the table cuts or scrolls sideways to."""
