@@ -42,6 +42,19 @@ def generated(n):
     return lambda p: p["generate"]["pieces"] == n and not p["generate"]["running"]
 
 
+def generate_in_window(mhaviz, d, prompt, n, *extra):
+    """Generate pressed once for `n` pieces of `prompt` (with the view's `extra` flags):
+    the view's dump once they are in."""
+    app = open_view(mhaviz, d, prompt, "--generate-pieces", str(n), *extra)
+    try:
+        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= n, "Generate to be taken")
+        app.wait_for(generated(n), f"{n} pieces", timeout=60)
+        final = app.quit()
+    finally:
+        app.kill()
+    return final["views"]["generate_view"]
+
+
 def torch_cache(ids, layer, kv_head, head):
     """K and V of `layer`'s K/V head for the pieces `ids` (n, head_dim), and the last
     piece's query weights of `head` over them (n), from the float64 rebuild."""
@@ -183,15 +196,8 @@ def test_sampled(mhaviz, d):
     ref = json.loads(r.stdout)
     greedy = generate_json(mhaviz, d, prompt, 12)
     check(ref["ids"] != greedy["ids"], "the sampled text is the greedy one: this seed tests nothing")
-    app = open_view(mhaviz, d, prompt, "--generate-pieces", "12", "--generate-temperature", "0.75",
-                    "--generate-top-k", "40", "--generate-seed", "7")
-    try:
-        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 12, "Generate to be taken")
-        app.wait_for(generated(12), "12 pieces", timeout=60)
-        final = app.quit()
-    finally:
-        app.kill()
-    view = final["views"]["generate_view"]
+    view = generate_in_window(mhaviz, d, prompt, 12, "--generate-temperature", "0.75", "--generate-top-k", "40",
+                              "--generate-seed", "7")
     check(view["sampling"] == {"temperature": 0.75, "top_k": 40, "seed": 7, "greedy": False, "no_repeat_ngram": 0},
           f"sampling {view['sampling']}")
     check_against_generate(view, ref, "sampled")
@@ -208,14 +214,7 @@ def test_no_repeat(mhaviz, d):
     plain = generate_json(mhaviz, d, prompt, 20)
     check(ref["ids"] != plain["ids"] and any(s["blocked"] for s in ref["steps"]),
           "blocking changes nothing on this prompt: the comparison tests nothing")
-    app = open_view(mhaviz, d, prompt, "--generate-pieces", "20", "--generate-no-repeat", "3")
-    try:
-        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 20, "Generate to be taken")
-        app.wait_for(generated(20), "20 pieces", timeout=60)
-        final = app.quit()
-    finally:
-        app.kill()
-    view = final["views"]["generate_view"]
+    view = generate_in_window(mhaviz, d, prompt, 20, "--generate-no-repeat", "3")
     check(view["sampling"]["no_repeat_ngram"] == 3, f"sampling {view['sampling']}")
     check_against_generate(view, ref, "no repeat of 3")
     check([s["blocked"] for s in view["steps"]] == [s["blocked"] for s in ref["steps"]],
@@ -316,14 +315,7 @@ def test_stop_at_s(mhaviz, d):
     check(view["stop_at_s"] and view["stopped_at_s"] and pieces == stopped["pieces"],
           f"with the switch: {pieces}, stop {view['stop_at_s']}, stopped {view['stopped_at_s']}; "
           f"generate --stop-at-s: {stopped['pieces']}")
-    app = open_view(mhaviz, d, prompt, "--generate-pieces", "10")
-    try:
-        click_until(app, "generate_go", lambda p: p["generate"]["asked"] >= 10, "Generate to be taken")
-        app.wait_for(generated(10), "10 pieces", timeout=60)
-        final = app.quit()
-    finally:
-        app.kill()
-    view = final["views"]["generate_view"]
+    view = generate_in_window(mhaviz, d, prompt, 10)
     pieces = [st["piece"] for st in view["steps"]]
     check(pieces == plain["pieces"] and not view["stopped_at_s"],
           f"without the switch: {pieces}, stopped {view['stopped_at_s']}; generate: {plain['pieces']}")
