@@ -111,15 +111,15 @@ TEST_CASE("tour: of two heads with a job, a step gets the one named by it with t
   // L1H1 and L1H3 are both named induction, L1H3 the stronger; L1H0 lists induction only
   // under "also", with the highest score of all; verb-subject: L1H2 named, L1H0 "also".
   io::WriteFileAtomic(path, "{\"num_layers\": 2, \"num_heads\": 4, \"labels\": [" + label(1, 0, "spread", "induction") +
-                          ", " + label(1, 1, "induction", "") + ", " + label(1, 2, "verb-subject", "") + ", " +
-                          label(1, 3, "induction", "") + "], \"profiles\": [" + profile(1, 0, 0.9) + ", " +
-                          profile(1, 1, 0.46) + ", " + profile(1, 2, 0.0) + ", " + profile(1, 3, 0.57) + "]}");
+                                ", " + label(1, 1, "induction", "") + ", " + label(1, 2, "verb-subject", "") + ", " +
+                                label(1, 3, "induction", "") + "], \"profiles\": [" + profile(1, 0, 0.9) + ", " +
+                                profile(1, 1, 0.46) + ", " + profile(1, 2, 0.0) + ", " + profile(1, 3, 0.57) + "]}");
   CHECK(HeadsWithJob("induction", path) == std::vector<HeadRef>{{1, 3}, {1, 1}, {1, 0}});
   CHECK(HeadsWithJob("verb-subject", path) == std::vector<HeadRef>{{1, 2}});
   // The same scores the other way round: the step follows them.
-  io::WriteFileAtomic(path, "{\"num_layers\": 2, \"num_heads\": 4, \"labels\": [" + label(1, 1, "induction", "") + ", " +
-                          label(1, 3, "induction", "") + "], \"profiles\": [" + profile(1, 1, 0.57) + ", " +
-                          profile(1, 3, 0.46) + "]}");
+  io::WriteFileAtomic(path, "{\"num_layers\": 2, \"num_heads\": 4, \"labels\": [" + label(1, 1, "induction", "") +
+                                ", " + label(1, 3, "induction", "") + "], \"profiles\": [" + profile(1, 1, 0.57) +
+                                ", " + profile(1, 3, 0.46) + "]}");
   CHECK(HeadsWithJob("induction", path) == std::vector<HeadRef>{{1, 1}, {1, 3}});
   const LoadContext ctx{kCtx.views, path};
   const Lesson l = ParseLesson(Wrap(R"({"view": "heatmaps", "model": "mhaviz-small", "sentence": "a", )"
