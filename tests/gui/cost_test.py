@@ -147,6 +147,7 @@ def test_lesson_fits(mhaviz, d):
             for k in ("cost table", "cost plot", "cost bytes plot", "cost crossing", "cost bytes crossing"):
                 g.check_within(where, k, p["widgets"].get(k), view)
 
+
 TESTS = {
     "lesson_fits": test_lesson_fits,
     "cost_view": test_cost_view,

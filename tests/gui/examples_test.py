@@ -8,6 +8,7 @@ Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
 """
 import math
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -166,7 +167,21 @@ def test_lesson_files(mhaviz, d):
     close(final["trace"]["attention"], ref["attn"][0], 1e-6, "GUI attention vs mhaviz trace --input --weights")
 
 
+def test_old_name(mhaviz, d):
+    """--view lesson, the tab's name before it was Examples, still opens it (lesson files
+    and notes written with it keep working); a name that is no view is refused."""
+    probe = os.path.join(d, "probe.json")
+    subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "3", "--view", "lesson", "--probe", probe], check=True,
+                   cwd=d, env=dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, "config")), timeout=g.RUN_TIMEOUT)
+    p = g.read_json(probe)
+    check(p["view"] == "examples" and "load_lesson" in p["widgets"], f"--view lesson shows {p['view']!r}")
+    r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "1", "--view", "lessons"], cwd=d,
+                       capture_output=True, text=True, timeout=g.RUN_TIMEOUT)
+    check(r.returncode == 2 and "examples" in r.stderr, f"--view lessons: {r.returncode} {r.stderr[-300:]!r}")
+
+
 TESTS = {
+    "old_name": test_old_name,
     "preset": test_lesson_preset,
     "editor": test_lesson_editor,
     "files": test_lesson_files,

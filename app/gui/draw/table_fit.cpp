@@ -6,6 +6,8 @@
 
 namespace mha::gui {
 
+float TextWidth(const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }
+
 std::string TwoLineHeader(const std::string& text) {
   // Spaces are ASCII, so a break there never splits a UTF-8 sequence.
   std::string best = text;

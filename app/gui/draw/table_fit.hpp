@@ -6,6 +6,9 @@
 
 namespace mha::gui {
 
+// The width `t` takes in the current font.
+float TextWidth(const std::string& t);
+
 // `text` on two lines, broken at the space that leaves the wider line narrowest (as it
 // is when it has no space). ImGui's table headers draw a "\n" as a second line and make
 // the header row as tall as its tallest label.

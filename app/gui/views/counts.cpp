@@ -55,8 +55,6 @@ struct Column {
   float cells_w;
 };
 
-float TextWidth(const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }
-
 // The table's columns, each as wide as its widest cell (a header wider than that goes
 // onto two lines where the table would otherwise run past the window).
 std::vector<Column> CountColumns(const std::vector<HeadCountRow>& rows, const Config& cfg, int skv, bool gqa) {

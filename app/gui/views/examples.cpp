@@ -424,6 +424,7 @@ json ExamplesProbe(const AppState& s) {
 ViewEntry ExamplesView() {
   ViewEntry v{"examples", N_("Examples"), N_("Examples: the lessons' worked examples, a weight editor and .npz files"),
               "the lesson's worked example, a weight editor and .npz files"};
+  v.alias = "lesson";
   v.essentials = "load_lesson;load_hand";
   v.heads = false;
   v.draw = &DrawExamplesView;

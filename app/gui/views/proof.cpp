@@ -205,8 +205,6 @@ struct ProofColumn {
   std::string widest;
 };
 
-float TextWidth(const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }
-
 // How the table is written in `avail`: headers wider than their cells on two lines,
 // then half the cells' padding, where the table would otherwise scroll sideways.
 struct ProofFit {

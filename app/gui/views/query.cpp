@@ -141,8 +141,6 @@ std::vector<std::string> KeyHeaders(const QueryExplanation& e, bool causal) {
   return h;
 }
 
-float TextWidth(const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }
-
 // The bar beside each weight: narrower where the table is short of room.
 float WeightBarWidth(const KeyTableFit& f) { return ImGui::GetFontSize() * (f.digits < 4 ? 2.0f : 3.0f); }
 

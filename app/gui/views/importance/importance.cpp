@@ -53,6 +53,9 @@ struct ImportanceState {
   ImportanceKey task_key;
   std::vector<Entry> cache;  // newest last
   int finished = 0;          // measurements finished (the probe's counter)
+  // What the last frame drew while the task ran: the probe reports these bars, not a
+  // publication that came in after the frame.
+  std::shared_ptr<const ImportanceResult> drawn_so_far;
 };
 
 ImportanceState& St(AppState& s) { return s.views.Get<ImportanceState>(); }
@@ -121,7 +124,7 @@ nlohmann::json ImportanceProbe(const AppState& s) {
   const char* state = st->task.Running() ? "running" : e ? (e->result ? "done" : "error") : "idle";
   // While it runs, the heads' loss increases known so far (drawn as bars already).
   nlohmann::json so_far = nullptr;
-  if (const auto p = st->task.Running() ? st->task.Latest() : nullptr) {
+  if (const auto p = st->task.Running() ? st->drawn_so_far : nullptr) {
     so_far = nlohmann::json::object();
     for (const HeadImportance& h : p->table.heads) so_far[HeadName(h.head)] = h.increase;
   }
@@ -391,6 +394,7 @@ void DrawImportanceView(AppState& s) {
   }
   // While it is measured: what is known so far, in the chart's frame.
   const std::shared_ptr<const ImportanceResult> so_far = !e && st.task.Running() ? st.task.Latest() : nullptr;
+  st.drawn_so_far = so_far;
   if (!e && !so_far) return;
   if (e && !e->result) {
     MessageBox(std::string(_("Could not measure the heads: ")) + e->error, Pal().error_bg, Pal().error_text);
