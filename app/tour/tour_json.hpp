@@ -15,7 +15,8 @@
 namespace mha::tour {
 
 // mhaviz-small's heads that carry `job` in its labels file (`labels_path`, or the one in
-// the assets when ""), the head it labels first: the first is the head a step means.
+// the assets when ""), the head a step means first: the heads named by the job before
+// those that list it under "also", the higher pattern score first (tour_load.cpp).
 std::vector<HeadRef> HeadsWithJob(const std::string& job, const std::string& labels_path);
 
 class JsonReader {

@@ -22,7 +22,12 @@ using nlohmann::json;
 // mhaviz-small's shape and its heads' jobs, from its labels file.
 struct ModelLabels {
   int num_layers = 0, num_heads = 0;
-  std::vector<std::pair<HeadRef, std::string>> jobs;  // the head's label first, then its "also"
+  // Every (head, job) claim, the head a step means first for each job: the heads whose name
+  // (label) is the job before those that only list it under "also"; among those, the
+  // higher measured score for a pattern job (a profile's field of that name, such as
+  // "induction": a retrained model may have two induction heads, and the stronger one is
+  // the one a sentence shows); else in the file's order (layer, then head).
+  std::vector<std::pair<HeadRef, std::string>> jobs;
 };
 
 ModelLabels ReadLabels(const std::string& name, const std::string& path) {
@@ -36,11 +41,36 @@ ModelLabels ReadLabels(const std::string& name, const std::string& path) {
     const json j = json::parse(io::ReadFile(file, kMaxLessonBytes * 4));
     m.num_layers = j.at("num_layers").get<int>();
     m.num_heads = j.at("num_heads").get<int>();
+    struct Claim {
+      HeadRef head;
+      std::string job;
+      bool named = false;  // the head's label, not an "also"
+      double score = 0;    // the profile's score of a pattern job, else 0
+    };
+    const json no_profiles = json::array();
+    const json& profiles = j.contains("profiles") ? j.at("profiles") : no_profiles;
+    auto score = [&](const HeadRef& h, const std::string& job) {
+      for (const json& p : profiles)
+        if (p.value("layer", -1) == h.layer && p.value("head", -1) == h.head && p.contains(job) &&
+            p.at(job).is_number())
+          return p.at(job).get<double>();
+      return 0.0;
+    };
+    std::vector<Claim> claims;
     for (const json& l : j.at("labels")) {
       const HeadRef h{l.at("layer").get<int>(), l.at("head").get<int>()};
-      m.jobs.emplace_back(h, l.at("label").at("job").get<std::string>());
-      for (const json& a : l.value("also", json::array())) m.jobs.emplace_back(h, a.at("job").get<std::string>());
+      const std::string name = l.at("label").at("job").get<std::string>();
+      claims.push_back({h, name, true, score(h, name)});
+      for (const json& a : l.value("also", json::array())) {
+        const std::string job = a.at("job").get<std::string>();
+        claims.push_back({h, job, false, score(h, job)});
+      }
     }
+    std::stable_sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) {
+      if (a.named != b.named) return a.named;
+      return a.score > b.score;
+    });
+    for (const Claim& c : claims) m.jobs.emplace_back(c.head, c.job);
   } catch (const json::exception& e) {
     throw LessonError(file + ": not a head-labels file mhaviz can read (" + e.what() + ").");
   }

@@ -206,14 +206,18 @@ def test_sampled(mhaviz, d):
 def test_no_repeat(mhaviz, d):
     """n-gram blocking as the view's flag sets it (--generate-no-repeat 3): Generate's 20
     greedy pieces are `mhaviz generate --no-repeat 3`'s, each step blocked as many pieces,
-    and the text is not the plain greedy one (which loops on this prompt)."""
-    prompt = "할머니께서"
-    r = subprocess.run([mhaviz, "generate", "--model", MODEL, "--prompt", prompt, "--tokens", "20", "--json",
-                        "--no-repeat", "3"], check=True, cwd=d, capture_output=True, text=True)
-    ref = json.loads(r.stdout)
-    plain = generate_json(mhaviz, d, prompt, 20)
-    check(ref["ids"] != plain["ids"] and any(s["blocked"] for s in ref["steps"]),
-          "blocking changes nothing on this prompt: the comparison tests nothing")
+    and the text is not the plain greedy one. The prompt is the first of a few on which
+    the model's plain greedy text repeats itself within 20 pieces (which ones do depends on
+    the shipped model), so the comparison tests the blocking."""
+    for prompt in ("할머니께서", "옛날에", "The dog", "The cat", "고양이가"):
+        r = subprocess.run([mhaviz, "generate", "--model", MODEL, "--prompt", prompt, "--tokens", "20", "--json",
+                            "--no-repeat", "3"], check=True, cwd=d, capture_output=True, text=True)
+        ref = json.loads(r.stdout)
+        plain = generate_json(mhaviz, d, prompt, 20)
+        if ref["ids"] != plain["ids"] and any(s["blocked"] for s in ref["steps"]):
+            break
+    else:
+        check(False, "blocking changes nothing on any of the prompts: the comparison would test nothing")
     view = generate_in_window(mhaviz, d, prompt, 20, "--generate-no-repeat", "3")
     check(view["sampling"]["no_repeat_ngram"] == 3, f"sampling {view['sampling']}")
     check_against_generate(view, ref, "no repeat of 3")

@@ -49,9 +49,9 @@ def test_validation_labels(mhaviz, d):
     """Given the frames to finish, the model view labels the heads on the validation
     text, and its labels are the shipped measurement's (mhaviz-small.labels.json, which
     cli.head_labels checks against a fresh one): one previous-token head in layer 0
-    (over 0.9) and one induction head in layer 1 (over 0.5 on the validation windows
-    repeated, the measure of mhaviz ablate's table, since it rests on <s> where nothing
-    repeats); no other head claims induction."""
+    (over 0.9) and induction heads in layer 1 only, the strongest over 0.5 on the
+    validation windows repeated (the measure of mhaviz ablate's table, since it rests on
+    <s> where nothing repeats); the view names induction exactly the heads the file does."""
     dump = os.path.join(d, "labels.json")
     gui(mhaviz, d, "--model", MODEL, "--sentence", SENTENCE, "--view", "model-view", "--frames", "600",
         "--dump-state", dump)
@@ -64,15 +64,15 @@ def test_validation_labels(mhaviz, d):
     shipped = shipped_profiles()
     prev = [k for k, x in shipped.items() if x["label"] == "previous-token"]
     ind = [k for k, x in shipped.items() if x["label"] == "induction"]
-    check(len(ind) == 1 and ind[0][0] == 1 and prev and prev[0][0] == 0,
-          f"the shipped labels name one induction head in layer 1 and a previous-token head in layer 0: {shipped}")
+    check(ind and all(k[0] == 1 for k in ind) and len(prev) == 1 and prev[0][0] == 0,
+          f"the shipped labels name induction heads in layer 1 and a previous-token head in layer 0: {shipped}")
     for k, x in shipped.items():
         check(by[k]["label"] == x["label"], f"L{k[0]}H{k[1]}: the view says {by[k]['label']!r}, the shipped "
               f"measurement {x['label']!r}")
     check(by[prev[0]]["score"] > 0.9, f"the previous-token head: {by[prev[0]]}")
-    check(by[ind[0]]["score"] > 0.5, f"the induction head: {by[ind[0]]}")
-    others = [x for x in mv["labels"] if (x["layer"], x["head"]) != ind[0]]
-    check(all(x["label"] != "induction" for x in others), f"another head labelled induction: {others}")
+    check(max(by[k]["score"] for k in ind) > 0.5, f"the induction heads: {[by[k] for k in ind]}")
+    named = sorted((x["layer"], x["head"]) for x in mv["labels"] if x["label"] == "induction")
+    check(named == sorted(ind), f"the view names induction {named}, the shipped file {sorted(ind)}")
 
 
 def shipped_profiles():

@@ -210,13 +210,17 @@ def walk(lesson_id, lang):
 
 
 def job_head(job):
-    """The head mhaviz-small's labels file gives `job` (its label first, then its others)."""
-    labels = g.read_json(os.path.join(ROOT, "assets", "models", "mhaviz-small.labels.json"))["labels"]
-    for e in labels:
-        if e["label"]["job"] == job:
-            return {"layer": e["layer"], "head": e["head"]}
-    for e in labels:
-        if any(a["job"] == job for a in e["also"]):
+    """The head mhaviz-small's labels file gives `job`: a head named by it before one that
+    lists it under "also"; of several named by it, the one whose profile scores the job
+    highest (two induction heads: the stronger), else the first in the file."""
+    lab = g.read_json(os.path.join(ROOT, "assets", "models", "mhaviz-small.labels.json"))
+    labels = lab["labels"]
+    score = {(p["layer"], p["head"]): p.get(job, 0.0) for p in lab.get("profiles", [])}
+    for named in (True, False):
+        found = [e for e in labels
+                 if (e["label"]["job"] == job if named else any(a["job"] == job for a in e["also"]))]
+        if found:
+            e = max(found, key=lambda e: (score.get((e["layer"], e["head"]), 0.0), -labels.index(e)))
             return {"layer": e["layer"], "head": e["head"]}
     raise g.Fail(f"no head of mhaviz-small has the job {job}")
 

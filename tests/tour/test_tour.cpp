@@ -5,7 +5,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include "../temp_dir.hpp"
+#include "io/assets.hpp"
+#include "io/files.hpp"
 #include "tour/tour.hpp"
+#include "tour/tour_json.hpp"
 
 using Catch::Matchers::Contains;
 using namespace mha;
@@ -49,15 +55,79 @@ TEST_CASE("tour: the built-in lessons load, each with 6 steps and 2 questions or
   }
 }
 
-TEST_CASE("tour: a head named by its job is the labelled head") {
-  const Lesson l = LoadLesson(FindLesson("004"));
-  bool knockout = false, induction = false;
-  for (const Step& s : l.steps) {
-    if (s.state.head_job == "induction") induction = s.state.layer == 1 && s.state.head == 3;
-    if (!s.state.knockout_jobs.empty()) knockout = s.state.knockout == std::vector<HeadRef>{{1, 0}};
+// The head the shipped labels file names for `job`: among the heads whose label is the
+// job, the one with the highest profile score of that name (0 where the profile has none),
+// the first in the file's order on a tie. Read here from the file itself.
+HeadRef LabelledHead(const nlohmann::json& labels, const std::string& job) {
+  HeadRef best{-1, -1};
+  double best_score = -1;
+  for (const nlohmann::json& l : labels.at("labels")) {
+    if (l.at("label").at("job") != job) continue;
+    const HeadRef h{l.at("layer").get<int>(), l.at("head").get<int>()};
+    double score = 0;
+    for (const nlohmann::json& p : labels.at("profiles"))
+      if (p.at("layer") == h.layer && p.at("head") == h.head && p.contains(job)) score = p.at(job).get<double>();
+    if (score > best_score) best = h, best_score = score;
   }
-  CHECK(induction);  // L1H3 in the shipped labels
-  CHECK(knockout);   // L1H0: verb-subject
+  return best;
+}
+
+TEST_CASE("tour: a head named by its job is the labelled head") {
+  const nlohmann::json labels =
+      nlohmann::json::parse(io::ReadFile(io::FindAsset("models", "mhaviz-small.labels.json"), 1 << 22));
+  const HeadRef induction_head = LabelledHead(labels, "induction");
+  const HeadRef subject_head = LabelledHead(labels, "verb-subject");
+  REQUIRE(induction_head.layer >= 0);
+  REQUIRE(subject_head.layer >= 0);
+  const Lesson l = LoadLesson(FindLesson("004"));
+  int induction = 0, knockout = 0;
+  for (const Step& s : l.steps) {
+    if (s.state.head_job == "induction") {
+      ++induction;
+      CHECK(s.state.layer == induction_head.layer);
+      CHECK(s.state.head == induction_head.head);
+    }
+    if (!s.state.knockout_jobs.empty()) {
+      ++knockout;
+      CHECK(s.state.knockout == std::vector<HeadRef>{subject_head});
+    }
+  }
+  CHECK(induction >= 1);
+  CHECK(knockout >= 1);
+}
+
+TEST_CASE("tour: of two heads with a job, a step gets the one named by it with the higher score") {
+  TempDir dir;
+  const std::string path = dir / "labels.json";
+  auto label = [](int layer, int head, const char* job, const char* also) {
+    return "{\"layer\": " + std::to_string(layer) + ", \"head\": " + std::to_string(head) +
+           ", \"label\": {\"job\": \"" + job + "\"}, \"also\": [" +
+           (also[0] ? std::string("{\"job\": \"") + also + "\"}" : std::string()) + "]}";
+  };
+  auto profile = [](int layer, int head, double induction) {
+    return "{\"layer\": " + std::to_string(layer) + ", \"head\": " + std::to_string(head) +
+           ", \"induction\": " + std::to_string(induction) + "}";
+  };
+  // L1H1 and L1H3 are both named induction, L1H3 the stronger; L1H0 lists induction only
+  // under "also", with the highest score of all; verb-subject: L1H2 named, L1H0 "also".
+  io::WriteFileAtomic(path, "{\"num_layers\": 2, \"num_heads\": 4, \"labels\": [" + label(1, 0, "spread", "induction") +
+                                ", " + label(1, 1, "induction", "") + ", " + label(1, 2, "verb-subject", "") + ", " +
+                                label(1, 3, "induction", "") + "], \"profiles\": [" + profile(1, 0, 0.9) + ", " +
+                                profile(1, 1, 0.46) + ", " + profile(1, 2, 0.0) + ", " + profile(1, 3, 0.57) + "]}");
+  CHECK(HeadsWithJob("induction", path) == std::vector<HeadRef>{{1, 3}, {1, 1}, {1, 0}});
+  CHECK(HeadsWithJob("verb-subject", path) == std::vector<HeadRef>{{1, 2}});
+  // The same scores the other way round: the step follows them.
+  io::WriteFileAtomic(path, "{\"num_layers\": 2, \"num_heads\": 4, \"labels\": [" + label(1, 1, "induction", "") +
+                                ", " + label(1, 3, "induction", "") + "], \"profiles\": [" + profile(1, 1, 0.57) +
+                                ", " + profile(1, 3, 0.46) + "]}");
+  CHECK(HeadsWithJob("induction", path) == std::vector<HeadRef>{{1, 1}, {1, 3}});
+  const LoadContext ctx{kCtx.views, path};
+  const Lesson l = ParseLesson(Wrap(R"({"view": "heatmaps", "model": "mhaviz-small", "sentence": "a", )"
+                                    R"("head": {"job": "induction"}, )" +
+                                    Caption() + "}"),
+                               "two.json", ctx);
+  CHECK(l.steps.at(0).state.layer == 1);
+  CHECK(l.steps.at(0).state.head == 1);
 }
 
 TEST_CASE("tour: hostile lesson files name the file, the place and the field") {
