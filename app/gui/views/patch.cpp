@@ -145,7 +145,11 @@ void DrawGrid(PatchState& st, const lm::PatchReport& r) {
       ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, RecoveredColour(p.recovered));
       char label[48];
       std::snprintf(label, sizeof label, "%+.2f##p%d", p.recovered, i);
-      if (ImGui::Selectable(label, st.chosen == i)) st.chosen = i;
+      // The chosen head is framed, not filled: a fill would hide its colour, the number read.
+      if (ImGui::Selectable(label, false)) st.chosen = i;
+      if (st.chosen == i)
+        ImGui::GetWindowDrawList()->AddRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax(),
+                                            ImGui::GetColorU32(ImGuiCol_Text), 0.0f, 0, 2.0f);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip(_("%s patched at every position: log P = %.3f (clean %.3f, corrupt %.3f)."),
                           HeadName(p.head).c_str(), p.logp, r.clean.logp, r.corrupt.logp);
