@@ -18,6 +18,7 @@
 #include <imgui_stdlib.h>
 #include <nlohmann/json.hpp>
 
+#include "gui/draw/table_fit.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/lm_source.hpp"
@@ -130,9 +131,16 @@ void DrawGrid(PatchState& st, const lm::PatchReport& r) {
   const int H = L > 0 ? static_cast<int>(r.heads.size()) / L : 0;
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("patch_grid", H + 2, flags)) return;
-  ImGui::TableSetupColumn(_("layer"));
-  for (int h = 0; h < H; ++h) ImGui::TableSetupColumn(i18n::Format(_("head %d"), h).c_str());
-  ImGui::TableSetupColumn(_("all heads"));
+  // Widths fixed from the first frame: a fitted column measures its cells over a frame
+  // first, and a screenshot or a lesson's export taken as the report arrives caught the
+  // columns one character wide.
+  const auto column = [](const std::string& header) {
+    ImGui::TableSetupColumn(header.c_str(), ImGuiTableColumnFlags_WidthFixed,
+                            std::max(TextWidth(header), TextWidth("+0.00")));
+  };
+  column(_("layer"));
+  for (int h = 0; h < H; ++h) column(i18n::Format(_("head %d"), h));
+  column(_("all heads"));
   ImGui::TableHeadersRow();
   for (int l = 0; l < L; ++l) {
     ImGui::TableNextRow();
