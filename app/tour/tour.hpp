@@ -26,6 +26,7 @@ inline constexpr std::size_t kMaxTextBytes = 4096;                    // one cap
 inline constexpr int kMaxDepth = 16;                                  // nesting of arrays and objects
 inline constexpr int kMaxSteps = 200;
 inline constexpr int kMaxOptions = 8;
+inline constexpr std::size_t kMaxPatchBytes = 512;  // one of the Patch view's sentences or its target
 
 // A lesson file that cannot be played: the message names the file, where in it (a line
 // and column for bad JSON, a JSON pointer such as /steps/3/head for a bad field) and why.
@@ -59,6 +60,10 @@ struct StepState {
   int flash_br = 0, flash_bc = 0, flash_tile = -1;  // -1: leave the Flash view as it is
   int generate_pieces = -1;                         // -1: leave the Generate view as it is
   int flow_batch = 1;                               // the shape flow's batch: B sentences at once
+  // The Patch view's sentences and target piece ("": the clean run's likeliest), which it
+  // patches on its worker when the step is played; unset: the view is left as it is.
+  bool patch_set = false;
+  std::string patch_clean, patch_corrupt, patch_target;
 };
 
 enum class QuestionKind { Choice, Number, Cell };
@@ -72,6 +77,8 @@ enum class Compute {
   RowMax,      // the largest weight in the step's head's row `at` (Number)
   HeadDim,     // d_model / num_heads of the running configuration (Number)
   KvBytes,     // the KV cache's bytes for the running sentence, one layer, float32 (Number)
+  Carrier,     // the head whose knock-out alone takes phenomenon `at` to chance, from the labels
+               // file's proof table (Choice: the option naming it; none: the option marked "none")
 };
 
 struct Question {
@@ -82,8 +89,13 @@ struct Question {
   int answer = -1;       // Fixed Choice: the right option
   double number = 0;     // Fixed Number
   double tolerance = 0;  // Number: how far an answer may be off and still count
-  std::string at;        // TopNext: a piece's text; AttnArgmax, RowMax: a token index or text
+  std::string at;        // TopNext: a piece's text; AttnArgmax, RowMax: a token index or text;
+                         // Carrier: a phenomenon of the proof table ("agreement across an attractor")
   Text reveal;           // said once the answer shows
+  int none_option = -1;  // Carrier: the option marked {"none": true}, "no single head" (-1: none marked)
+  // Carrier: the phenomenon's carriers, read from mhaviz-small's labels file when the
+  // lesson loads (as a head named by its job is), so a retrained model changes the answer.
+  std::vector<HeadRef> carriers;
 };
 
 struct Step {
@@ -129,6 +141,7 @@ struct Answer {
   bool ok = false;
   std::string error;       // why it could not be computed (the sentence lacks the piece, ...)
   int option = -1;         // Choice: the right option (-1: none of them; `shown` says what is)
+  std::vector<int> also;   // Carrier: other options as right (several heads each take it to chance)
   double number = 0;       // Number; TopNext: the top piece's probability; AttnArgmax: its weight
   int row = -1, col = -1;  // Cell: the cell to outline
   std::string shown;       // the answer as the reveal writes it ("를 0.895", "(3, 64)")

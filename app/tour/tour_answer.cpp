@@ -117,6 +117,29 @@ Answer FromConfig(const Question& q, const AnswerInputs& in) {
   return a;
 }
 
+// The proof table's carriers of the phenomenon, read when the lesson loaded: the option
+// naming one (each carrier is right, when several each take it to chance alone), or the
+// option marked none when no head alone does. A carrier no option names is option -1,
+// and `shown` names it, as top_next does for a piece no option names.
+Answer Carrier(const Question& q) {
+  Answer a;
+  a.ok = true;
+  if (q.carriers.empty()) {
+    a.option = q.none_option;
+    return a;  // `shown` empty: no single head (the window says it in its language)
+  }
+  for (const HeadRef& h : q.carriers) {
+    a.shown += (a.shown.empty() ? "" : ", ") + HeadName(h);
+    const int o = OptionNamed(q, HeadName(h));
+    if (o < 0 || o == q.none_option) continue;
+    if (a.option < 0)
+      a.option = o;
+    else
+      a.also.push_back(o);
+  }
+  return a;
+}
+
 }  // namespace
 
 int FindToken(const std::vector<std::string>& tokens, const std::string& at) {
@@ -136,6 +159,7 @@ Answer ComputeAnswer(const Question& q, const AnswerInputs& in) {
     case Compute::RowMax: return RowMax(q, in);
     case Compute::HeadDim:
     case Compute::KvBytes: return FromConfig(q, in);
+    case Compute::Carrier: return Carrier(q);
     case Compute::Fixed: break;
   }
   Answer a;
@@ -150,7 +174,8 @@ Answer ComputeAnswer(const Question& q, const AnswerInputs& in) {
 bool IsRight(const Question& q, const Answer& a, int option, double number, int row, int col) {
   if (!a.ok) return false;
   switch (q.kind) {
-    case QuestionKind::Choice: return a.option >= 0 && option == a.option;
+    case QuestionKind::Choice:
+      return a.option >= 0 && (option == a.option || std::find(a.also.begin(), a.also.end(), option) != a.also.end());
     case QuestionKind::Number: return std::fabs(number - a.number) <= q.tolerance;
     case QuestionKind::Cell: return row == a.row && col == a.col;
   }

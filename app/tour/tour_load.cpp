@@ -28,7 +28,31 @@ struct ModelLabels {
   // "induction": a retrained model may have two induction heads, and the stronger one is
   // the one a sentence shows); else in the file's order (layer, then head).
   std::vector<std::pair<HeadRef, std::string>> jobs;
+  // The proof table's rows (phenomenon, the heads whose knock-out alone takes it to
+  // chance: "carriers"), in the file's order; `table` false when the file has none.
+  bool table = false;
+  std::vector<std::pair<std::string, std::vector<HeadRef>>> carriers;
 };
+
+// "L1H0" as a head; {-1, -1} when it is not written so.
+HeadRef ParseHeadName(const std::string& s) {
+  int l = 0, h = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "L%dH%d%c", &l, &h, &tail) != 2) return {-1, -1};
+  return {l, h};
+}
+
+// The proof table's carriers per phenomenon (lm::TableJson's "table": rows of
+// "phenomenon" and "carriers", each carrier a head's name).
+void ReadCarriers(const json& j, ModelLabels& m) {
+  if (!j.contains("table")) return;
+  m.table = true;
+  for (const json& r : j.at("table").at("rows")) {
+    std::vector<HeadRef> heads;
+    for (const json& c : r.at("carriers")) heads.push_back(ParseHeadName(c.get<std::string>()));
+    m.carriers.emplace_back(r.at("phenomenon").get<std::string>(), heads);
+  }
+}
 
 ModelLabels ReadLabels(const std::string& name, const std::string& path) {
   const std::string file = path.empty() ? io::FindAsset("models", "mhaviz-small.labels.json") : path;
@@ -71,6 +95,7 @@ ModelLabels ReadLabels(const std::string& name, const std::string& path) {
       return a.score > b.score;
     });
     for (const Claim& c : claims) m.jobs.emplace_back(c.head, c.job);
+    ReadCarriers(j, m);
   } catch (const json::exception& e) {
     throw LessonError(file + ": not a head-labels file mhaviz can read (" + e.what() + ").");
   }
@@ -84,7 +109,7 @@ class StepReader {
   Step Read(const json& j, const std::string& at) {
     r_.Object(j, at,
               {"view", "model", "preset", "sentence", "memory", "config", "layer", "head", "query", "knockout", "flash",
-               "generate", "batch", "caption", "question"});
+               "generate", "batch", "patch", "caption", "question"});
     Step step;
     StepState& st = step.state;
     st.view = r_.Str(j, at, "view", true);
@@ -162,11 +187,9 @@ class StepReader {
       return found.front();
     }
     if (j.is_string()) {
-      int l = 0, h = 0;
-      char tail = 0;
-      if (std::sscanf(j.get<std::string>().c_str(), "L%dH%d%c", &l, &h, &tail) != 2)
-        r_.Fail(at, "a head is written L1H0 (layer 1, head 0), an index or {\"job\": ...}.");
-      return Check(at, {l, h});
+      const HeadRef h = ParseHeadName(j.get<std::string>());
+      if (h.layer < 0) r_.Fail(at, "a head is written L1H0 (layer 1, head 0), an index or {\"job\": ...}.");
+      return Check(at, h);
     }
     return Check(at, {layer, r_.Int(j, at, 0, Limits::kMaxHeads - 1)});
   }
@@ -221,6 +244,29 @@ class StepReader {
         r_.Fail(at + "/generate",
                 "the Generate view continues with a language model: set \"model\": \"mhaviz-small\".");
     }
+    if (j.contains("patch")) ReadPatch(j["patch"], at + "/patch", st);
+  }
+
+  // The Patch view's two sentences and its target piece, each bounded: a sentence a class
+  // patches, not a text. Whether they have as many pieces is the view's to say (it needs
+  // the tokenizer), in its own error.
+  void ReadPatch(const json& p, const std::string& at, StepState& st) {
+    r_.Object(p, at, {"clean", "corrupt", "target"});
+    auto field = [&](const char* key, bool required) {
+      const std::string v = r_.Str(p, at, key, required);
+      if (required && v.empty())
+        r_.Fail(at + "/" + key, "an empty sentence: patching runs the model on a clean and a corrupt sentence.");
+      if (v.size() > kMaxPatchBytes)
+        r_.Fail(at + "/" + key, std::to_string(v.size()) + " bytes is more than a patched sentence may hold (" +
+                                    std::to_string(kMaxPatchBytes) + ").");
+      return v;
+    };
+    st.patch_clean = field("clean", true);
+    st.patch_corrupt = field("corrupt", true);
+    st.patch_target = field("target", false);
+    st.patch_set = true;
+    if (st.source != Source::SmallModel)
+      r_.Fail(at, "activation patching runs a language model: set \"model\": \"mhaviz-small\".");
   }
 
   Question ReadQuestion(const json& j, const std::string& at) {
@@ -242,16 +288,20 @@ class StepReader {
     if (j.contains("tolerance")) q.tolerance = r_.Number(j["tolerance"], at + "/tolerance", 0, 1e12);
     ReadOptions(j, at, q);
     CheckAnswer(j, at, q);
+    if (q.compute == Compute::Carrier) ReadCarrier(at, q);
     return q;
   }
 
   Compute ComputeOf(const std::string& c, const std::string& at) {
     static const std::vector<std::pair<std::string, Compute>> kNames = {
         {"", Compute::Fixed},         {"top_next", Compute::TopNext}, {"attn_argmax", Compute::AttnArgmax},
-        {"row_max", Compute::RowMax}, {"head_dim", Compute::HeadDim}, {"kv_bytes", Compute::KvBytes}};
+        {"row_max", Compute::RowMax}, {"head_dim", Compute::HeadDim}, {"kv_bytes", Compute::KvBytes},
+        {"carrier", Compute::Carrier}};
     for (const auto& [name, v] : kNames)
       if (name == c) return v;
-    r_.Fail(at, "'" + c + "' is not an answer mhaviz computes: top_next, attn_argmax, row_max, head_dim or kv_bytes.");
+    r_.Fail(at, "'" + c +
+                    "' is not an answer mhaviz computes: top_next, attn_argmax, row_max, head_dim, kv_bytes or "
+                    "carrier.");
   }
 
   void ReadOptions(const json& j, const std::string& at, Question& q) {
@@ -262,8 +312,47 @@ class StepReader {
     const json* o = j.contains("options") ? &j["options"] : nullptr;
     if (!o || !o->is_array() || o->size() < 2 || o->size() > static_cast<std::size_t>(kMaxOptions))
       r_.Fail(at + "/options", "a choice question lists 2 to " + std::to_string(kMaxOptions) + " options.");
-    for (std::size_t i = 0; i < o->size(); ++i)
-      q.options.push_back(r_.TextAt((*o)[i], at + "/options/" + std::to_string(i)));
+    for (std::size_t i = 0; i < o->size(); ++i) {
+      const std::string p = at + "/options/" + std::to_string(i);
+      const json& opt = (*o)[i];
+      r_.Object(opt, p, {"ko", "en", "none"});
+      q.options.push_back({r_.Str(opt, p, "ko", true), r_.Str(opt, p, "en", true)});
+      if (!opt.contains("none")) continue;
+      if (!opt["none"].is_boolean() || !opt["none"].get<bool>())
+        r_.Fail(p + "/none", "true marks the option that says no single head carries it; leave it out otherwise.");
+      if (q.none_option >= 0)
+        r_.Fail(p + "/none",
+                "only one option says no single head (option " + std::to_string(q.none_option) + " already does).");
+      q.none_option = static_cast<int>(i);
+    }
+    if (q.none_option >= 0 && q.compute != Compute::Carrier)
+      r_.Fail(at + "/options/" + std::to_string(q.none_option) + "/none",
+              "\"none\" marks the answer of a carrier question (\"compute\": \"carrier\").");
+  }
+
+  // A carrier question asks which head, knocked out alone, takes a phenomenon to chance:
+  // its answer is the proof table's (mhaviz-small's labels file), read here as a head
+  // named by its job is; its options name heads (L0H0) or say "no single head".
+  void ReadCarrier(const std::string& at, Question& q) {
+    if (!small_)
+      r_.Fail(at + "/compute", "carrier is measured on mhaviz-small: set the step's \"model\": \"mhaviz-small\".");
+    const ModelLabels& m = Labels();
+    if (!m.table)
+      r_.Fail(at + "/compute", "mhaviz-small's labels file has no proof table (\"table\") to take the carrier from.");
+    std::vector<std::string> names;
+    for (const auto& [phenomenon, heads] : m.carriers) {
+      names.push_back("'" + phenomenon + "'");
+      if (phenomenon == q.at) q.carriers = heads;
+    }
+    if (std::find(names.begin(), names.end(), "'" + q.at + "'") == names.end())
+      r_.Fail(at + "/at", "the proof table has no phenomenon '" + q.at + "'; its phenomena are " + Join(names) + ".");
+    for (std::size_t i = 0; i < q.options.size(); ++i) {
+      if (static_cast<int>(i) == q.none_option) continue;
+      const std::string p = at + "/options/" + std::to_string(i);
+      if (ParseHeadName(q.options[i].en).layer < 0)
+        r_.Fail(p + "/en", "an option of a carrier question names a head (L0H0), or is marked \"none\": true.");
+      Check(p + "/en", ParseHeadName(q.options[i].en));
+    }
   }
 
   void CheckAnswer(const json& j, const std::string& at, Question& q) {
@@ -281,6 +370,10 @@ class StepReader {
         q.compute == Compute::TopNext || q.compute == Compute::AttnArgmax || q.compute == Compute::RowMax;
     if (wants_at && q.at.empty())
       r_.Fail(at + "/at", "this answer is computed at a token: name it (its text or index).");
+    if (q.compute == Compute::Carrier && q.at.empty())
+      r_.Fail(at + "/at", "a carrier is of a phenomenon: name it as the proof table does (\"honorific agreement\").");
+    if (q.compute == Compute::Carrier && q.kind != QuestionKind::Choice)
+      r_.Fail(at + "/kind", "carrier is asked as a choice among heads.");
     const bool numeric = q.compute == Compute::RowMax || q.compute == Compute::HeadDim || q.compute == Compute::KvBytes;
     if (numeric && q.kind != QuestionKind::Number) r_.Fail(at + "/kind", "a computed number is asked as kind number.");
     if (q.compute == Compute::TopNext && q.kind != QuestionKind::Choice)

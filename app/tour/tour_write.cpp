@@ -45,6 +45,7 @@ const char* ComputeName(Compute c) {
     case Compute::RowMax: return "row_max";
     case Compute::HeadDim: return "head_dim";
     case Compute::KvBytes: return "kv_bytes";
+    case Compute::Carrier: return "carrier";
     case Compute::Fixed: break;
   }
   return "";
@@ -56,7 +57,11 @@ ojson QuestionJson(const Question& q) {
   j["prompt"] = TextJson(q.prompt);
   if (q.kind == QuestionKind::Choice) {
     j["options"] = ojson::array();
-    for (const Text& o : q.options) j["options"].push_back(TextJson(o));
+    for (std::size_t i = 0; i < q.options.size(); ++i) {
+      ojson o = TextJson(q.options[i]);
+      if (static_cast<int>(i) == q.none_option) o["none"] = true;
+      j["options"].push_back(std::move(o));
+    }
   }
   if (q.compute == Compute::Fixed && q.kind == QuestionKind::Choice) j["answer"] = q.answer;
   if (q.compute == Compute::Fixed && q.kind == QuestionKind::Number) j["answer"] = NumberJson(q.number);
@@ -106,6 +111,11 @@ ojson StepJson(const Step& step, const std::string& labels_path) {
   if (st.flash_tile >= 0) j["flash"] = ojson{{"br", st.flash_br}, {"bc", st.flash_bc}, {"tile", st.flash_tile}};
   if (st.generate_pieces >= 0) j["generate"] = ojson{{"pieces", st.generate_pieces}};
   if (st.flow_batch != 1) j["batch"] = st.flow_batch;
+  if (st.patch_set) {
+    ojson p{{"clean", st.patch_clean}, {"corrupt", st.patch_corrupt}};
+    if (!st.patch_target.empty()) p["target"] = st.patch_target;
+    j["patch"] = std::move(p);
+  }
   j["caption"] = TextJson(step.caption);
   if (step.question) j["question"] = QuestionJson(*step.question);
   return j;

@@ -22,6 +22,7 @@ import harness as g  # noqa: E402
 check = g.check
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 LESSONS = os.path.join(ROOT, "assets", "lessons")
+LABELS = os.path.join(ROOT, "assets", "models", "mhaviz-small.labels.json")
 EPS32 = 2.0 ** -23
 
 
@@ -77,6 +78,18 @@ def expected_answer(mhaviz, d, step, lesson_step):
         return {"number": 2 * cfg.get("d_model", 512)}
     if not compute:
         return {"option": q["answer"]} if q["kind"] == "choice" else {"number": q["answer"]}
+    if compute == "carrier":
+        # The proof table shipped with the model: the option naming a carrier, or the one
+        # marked none when no head alone takes the phenomenon to chance.
+        rows = g.read_json(LABELS)["table"]["rows"]
+        carriers = [r["carriers"] for r in rows if r["phenomenon"] == q["at"]]
+        check(len(carriers) == 1, f"the labels file has no row {q['at']!r}")
+        names = [o["en"] for o in q["options"]]
+        if carriers[0]:
+            option = next((names.index(c) for c in carriers[0] if c in names), -1)
+        else:
+            option = next((i for i, o in enumerate(q["options"]) if o.get("none")), -1)
+        return {"option": option, "carriers": carriers[0]}
     if compute == "head_dim":
         return {"number": cfg.get("d_model", 512) // cfg.get("num_heads", 8)}
     if compute == "kv_bytes":
@@ -157,7 +170,13 @@ def check_reveal(app, step, want, where):
     argmax of the step's head's row) or, for a piece, the row of the position `at`."""
     q = step["question"]
     compute = q.get("compute", "")
-    if compute == "top_next":
+    if compute == "carrier":
+        p = app.wait_for(lambda p: p["lesson"]["reveal"] is not None, f"{where}: the phenomenon's row outlined")
+        r = p["lesson"]["reveal"]
+        check(r == {"view": step["view"], "phenomenon": q["at"]}, f"{where}: the outline is {r}")
+        check("proof_hidden_row" not in p["widgets"], f"{where}: the row's knock-outs stay hidden after the answer")
+        drawn = step["view"] == "proof"
+    elif compute == "top_next":
         p = app.wait_for(lambda p: p["lesson"]["reveal"] is not None, f"{where}: the piece's row outlined")
         r = p["lesson"]["reveal"]
         check(plain(r["piece"]) == want["piece"], f"{where}: the row outlined names {r['piece']}, not {want['piece']}")
@@ -194,8 +213,14 @@ def walk(lesson_id, lang):
                 check(le["questions"] == sum("question" in s for s in steps), f"{where}: questions {le['questions']}")
                 check(le["caption"] == step["caption"][lang], f"{where}: the caption shown is {le['caption']!r}")
                 check(p["language"] == lang, f"{where}: the interface speaks {p['language']}")
+                if "patch" in step:
+                    check_patch(mhaviz, d, app, step, where)
                 if "question" in step:
                     p = app.wait_for(lambda p: p["lesson"]["question"]["answer"]["ok"], f"{where}: its answer")
+                    if step["question"].get("compute") == "carrier" and step["view"] == "proof":
+                        p = app.wait_for(lambda p: "proof_hidden_row" in p["widgets"], f"{where}: the row hidden")
+                        check(p["lesson"]["reveal_pending"] and "reveal_answer" not in p["widgets"],
+                              f"{where}: outlined before the answer: {p['lesson']}")
                     want = expected_answer(mhaviz, d, step, resolve(step))
                     check_answer(p, step, want, where)
                     if not (step["question"]["kind"] == "choice" and want.get("option", 0) < 0):
@@ -207,6 +232,23 @@ def walk(lesson_id, lang):
         finally:
             app.kill()
     return test
+
+
+def check_patch(mhaviz, d, app, step, where):
+    """The step's sentences and target reached the Patch view, which patched them on its
+    worker: its heads' recovered shares are `mhaviz patch --json`'s for the same fields."""
+    want = {"clean": step["patch"]["clean"], "corrupt": step["patch"]["corrupt"],
+            "target": step["patch"].get("target", "")}
+    p = app.wait_for(lambda p: p["patch"].get("computed") and p["patch"]["asked"] == want and
+                     "patch_grid" in p["widgets"], f"{where}: the Patch view patched {want}")
+    args = ["patch", "--model", "mhaviz-small", "--clean", want["clean"], "--corrupt", want["corrupt"], "--layer-only"]
+    if want["target"]:
+        args += ["--target", want["target"]]
+    cli = run_json(mhaviz, d, args, "patch.json")
+    got = {h["name"]: h["recovered"] for h in p["patch"]["heads"]}
+    ref = {h["name"]: h["recovered"] for h in cli["heads"]}
+    check(got.keys() == ref.keys() and all(abs(got[k] - ref[k]) <= 1e-9 * max(1.0, abs(ref[k])) for k in ref),
+          f"{where}: the Patch view's recovered {got}, patch --json's {ref}")
 
 
 def job_head(job):

@@ -50,6 +50,10 @@ void CheckSameState(const StepState& a, const StepState& b) {
   CHECK(a.flash_tile == b.flash_tile);
   CHECK(a.generate_pieces == b.generate_pieces);
   CHECK(a.flow_batch == b.flow_batch);
+  CHECK(a.patch_set == b.patch_set);
+  CHECK(a.patch_clean == b.patch_clean);
+  CHECK(a.patch_corrupt == b.patch_corrupt);
+  CHECK(a.patch_target == b.patch_target);
 }
 
 void CheckSameQuestion(const Question& a, const Question& b) {
@@ -62,6 +66,8 @@ void CheckSameQuestion(const Question& a, const Question& b) {
   CHECK(a.number == b.number);
   CHECK(a.tolerance == b.tolerance);
   CHECK(a.at == b.at);
+  CHECK(a.none_option == b.none_option);
+  CHECK(a.carriers == b.carriers);
   CheckSameText(a.reveal, b.reveal, "reveal");
 }
 
@@ -183,6 +189,23 @@ Lesson EveryField() {
   ac.at = "c";
   argmax_choice.question = ac;
   l.steps.push_back(argmax_choice);
+
+  Step patch = MakeStep("patch", "patch");
+  patch.state.source = Source::SmallModel;
+  patch.state.sentence = "The men near the old house";
+  patch.state.patch_set = true;
+  patch.state.patch_clean = "The men near the old house";
+  patch.state.patch_corrupt = "The man near the old house";
+  patch.state.patch_target = "are";
+  Question carrier;
+  carrier.prompt = {"어느 헤드?", "which head?"};
+  carrier.options = {{"L0H0", "L0H0"}, {"L1H2", "L1H2"}, {"한 헤드가 맡지 않음", "no single head"}};
+  carrier.none_option = 2;
+  carrier.compute = Compute::Carrier;
+  carrier.at = "agreement across an attractor";
+  carrier.carriers = {{0, 0}};  // the shipped labels file's, which loading reads back
+  patch.question = carrier;
+  l.steps.push_back(patch);
   return l;
 }
 
@@ -230,6 +253,8 @@ TEST_CASE("tour write: a lesson with every kind of field round-trips") {
                     question = text.find("\"question\"");
   CHECK((view < sentence && sentence < config && config < caption && caption < question));
   CHECK_THAT(text, Contains("\"answer\": 2.5"));
+  CHECK_THAT(text, Contains("\"none\": true"));
+  CHECK_THAT(text, Contains("\"patch\": {\n    \"clean\": \"The men near the old house\""));
   CHECK_THAT(text, Contains("{\n     \"job\": \"verb-subject\"\n    },\n    \"L0H2\""));
 }
 

@@ -60,6 +60,12 @@ void ApplyViewSteps(AppState& s, const tour::StepState& st) {
     s.choice.generate.prompt = s.choice.sentence;
     s.choice.generate.pieces = st.generate_pieces;
   }
+  if (st.patch_set) {  // the Patch view patches them on its worker (PatchChoice::serial)
+    s.choice.patch.clean = st.patch_clean;
+    s.choice.patch.corrupt = st.patch_corrupt;
+    s.choice.patch.target = st.patch_target;
+    ++s.choice.patch.serial;
+  }
 }
 
 std::string StepLine(const TourPlay& t) {
@@ -114,19 +120,23 @@ void DrawReveal(AppState& s, const tour::Question& q, const TourGiven& g) {
   if (q.kind == tour::QuestionKind::Choice && a.option >= 0)
     shown = q.options[static_cast<std::size_t>(a.option)].In(t.lang);
   if (q.compute == tour::Compute::TopNext || q.compute == tour::Compute::AttnArgmax) shown = a.shown;
+  // A carrier no option names, or several carriers: the heads; none: no single head.
+  if (q.compute == tour::Compute::Carrier && (a.option < 0 || !a.also.empty()))
+    shown = a.shown.empty() ? _("no single head") : a.shown;
   const std::string line = i18n::Format(right ? _("Right: %s") : _("The answer: %s"), shown.c_str());
   ImGui::TextWrapped("%s", line.c_str());
   ImGui::PopStyleColor();
   Probe(s, "lesson_reveal");
   if (q.compute != tour::Compute::Fixed) {
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", _("(computed now, on the model shown)"));
+    ImGui::TextDisabled("%s", q.compute == tour::Compute::Carrier ? _("(from the model's measured proof table)")
+                                                                  : _("(computed now, on the model shown)"));
   }
   const std::string& reveal = q.reveal.In(t.lang);
   if (!reveal.empty()) ImGui::TextWrapped("%s", reveal.c_str());
   // The outlines the view draws (TourOutline), named so the class knows which is which.
   const TourOutline& o = t.outline;
-  if (o.on && o.piece_row >= 0)
+  if (o.on && (o.piece_row >= 0 || !o.phenomenon.empty()))
     ImGui::TextDisabled("%s", _("On the view: the answer's row is outlined in pink."));
   else if (o.on)
     ImGui::TextDisabled("%s", o.pick_col >= 0

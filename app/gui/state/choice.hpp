@@ -85,6 +85,17 @@ struct GenerateChoice {
   bool stop_at_s = false;  // the text ends where the model writes <s>, as generate --stop-at-s
 };
 
+// The Patch view's two sentences and its target piece ("": the clean run's likeliest).
+// The view patches them on its worker when its Patch button is pressed, on its first
+// showing, and whenever `serial` moves: what sets the fields from outside the view (a
+// lesson step) moves it, so they are patched without a click.
+struct PatchChoice {
+  std::string clean = "할머니께서 방에서";
+  std::string corrupt = "형이 방에서";
+  std::string target = "주무";
+  int serial = 0;
+};
+
 struct Choice {
   std::string sentence;
   std::string memory;  // second sentence, used when `cross` is on
@@ -103,6 +114,7 @@ struct Choice {
   std::array<bool, Limits::kMaxHeads> head_view_off{};
   FlashChoice flash;
   GenerateChoice generate;
+  PatchChoice patch;
 };
 
 }  // namespace mha::gui

@@ -39,6 +39,8 @@ tour::Answer TourAnswer(const AppState& s) {
   tour::Answer none;
   const tour::Question* q = StepQuestion(s.ui.tour);
   if (!q) return none;
+  // A carrier is the labels file's, read when the lesson loaded: no live result needed.
+  if (q->compute == tour::Compute::Carrier) return tour::ComputeAnswer(*q, {});
   if (!s.result.ok || s.result.generation == 0) {
     none.error = "the step is still being computed";
     if (q->compute == tour::Compute::Fixed) return tour::ComputeAnswer(*q, {});
@@ -52,6 +54,13 @@ TourOutline TourRevealOutline(const AppState& s) {
   const TourPlay& t = s.ui.tour;
   const tour::Question* q = StepQuestion(t);
   if (!q || !TourOnStep(s)) return o;
+  if (q->compute == tour::Compute::Carrier) {
+    o.view = t.lesson.steps[static_cast<std::size_t>(t.step)].state.view;
+    o.phenomenon = q->at;
+    o.on = t.given[static_cast<std::size_t>(t.step)].given;
+    o.pending = !o.on;
+    return o;
+  }
   const bool piece = q->compute == tour::Compute::TopNext;
   const bool cell = q->kind == tour::QuestionKind::Cell || q->compute == tour::Compute::AttnArgmax ||
                     q->compute == tour::Compute::RowMax;
@@ -138,10 +147,13 @@ nlohmann::json TourProbeJson(const AppState& s) {
                        {"number", a.number},
                        {"row", a.row},
                        {"col", a.col},
+                       {"also", a.also},
                        {"shown", a.shown}}}};
   }
   const TourOutline& o = t.outline;
-  if (o.on && o.piece_row >= 0)
+  if (o.on && !o.phenomenon.empty())
+    j["reveal"] = {{"view", o.view}, {"phenomenon", o.phenomenon}};
+  else if (o.on && o.piece_row >= 0)
     j["reveal"] = {{"view", o.view}, {"row", o.piece_row}, {"piece", o.piece}};
   else if (o.on)
     j["reveal"] = {{"view", o.view}, {"head", o.head},         {"row", o.row},

@@ -26,9 +26,10 @@ struct TourGiven {
 // What a revealed question shows on the view (the player sets it once a frame from the
 // live answer, TourRevealOutline; the views draw it): the answer's cell on the step's
 // head's map and the class's own pick when it was another cell, or for a piece the Next
-// view's row. `pending`: a question about a cell or a piece waits for its answer, so a
-// view does not point that cell out (nor show that row's pieces: piece_row) before the
-// class has answered.
+// view's row, or for a carrier the Proof view's row of the phenomenon. `pending`: a
+// question about a cell, a piece or a carrier waits for its answer, so a view does not
+// point that cell out (nor show that row's pieces: piece_row; nor the row's knock-outs:
+// phenomenon) before the class has answered.
 struct TourOutline {
   bool on = false;
   bool pending = false;
@@ -38,6 +39,7 @@ struct TourOutline {
   int pick_row = -1, pick_col = -1;  // the class's pick when it was wrong (-1: none)
   int piece_row = -1;                // top_next: the position `at`, the Next view's row
   std::string piece;                 // ... and the piece that is the answer
+  std::string phenomenon;            // carrier: the Proof view's row (pending: its knock-outs hidden)
   bool Cell(int h, int r, int c) const { return on && h == head && r == row && c == col; }
   bool Pick(int h, int r, int c) const { return on && h == head && r == pick_row && c == pick_col; }
 };

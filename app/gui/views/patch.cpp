@@ -8,7 +8,6 @@
 // The numbers are lm::PatchEveryHead's, the function `mhaviz patch --json` prints,
 // computed on a task (one pass per head and per head x position).
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -16,8 +15,10 @@
 
 #include <CLI/CLI.hpp>
 #include <imgui.h>
+#include <imgui_stdlib.h>
 #include <nlohmann/json.hpp>
 
+#include "gui/draw/table_fit.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
 #include "gui/sources/lm_source.hpp"
@@ -41,35 +42,25 @@ struct PatchKey {
 };
 
 struct PatchState {
-  // The example of lm/patching.hpp: the honorific subject against a plain one, and the
-  // honorific verb's first piece.
-  std::array<char, 512> clean{}, corrupt{}, target{};
-  bool filled = false;
   Task<lm::PatchReport> task;
   PatchKey asked;                                  // what the task (or `report`) is for
   std::shared_ptr<const lm::LanguageModel> model;  // held, so that `asked.model` names no other model
   std::shared_ptr<const lm::PatchReport> report;
   std::string error;
   int chosen = 0;  // the head whose positions are shown, (layer * heads + head)
+  int serial = 0;  // the Choice's PatchChoice::serial last patched
 };
 
-PatchState& St(AppState& s) {
-  PatchState& st = s.views.Get<PatchState>();
-  if (!st.filled) {
-    std::snprintf(st.clean.data(), st.clean.size(), "%s", "할머니께서 방에서");
-    std::snprintf(st.corrupt.data(), st.corrupt.size(), "%s", "형이 방에서");
-    std::snprintf(st.target.data(), st.target.size(), "%s", "주무");
-    st.filled = true;
-  }
-  return st;
-}
+PatchState& St(AppState& s) { return s.views.Get<PatchState>(); }
 
-PatchKey CurrentKey(AppState& s, const PatchState& st) {
-  return {s.choice.source.lm.get(), st.clean.data(), st.corrupt.data(), st.target.data()};
+PatchKey CurrentKey(const AppState& s) {
+  const PatchChoice& p = s.choice.patch;
+  return {s.choice.source.lm.get(), p.clean, p.corrupt, p.target};
 }
 
 void Start(AppState& s, PatchState& st) {
-  st.asked = CurrentKey(s, st);
+  st.asked = CurrentKey(s);
+  st.serial = s.choice.patch.serial;
   st.report.reset();
   st.error.clear();
   std::shared_ptr<const lm::LanguageModel> lm = s.choice.source.lm;
@@ -84,7 +75,11 @@ void Start(AppState& s, PatchState& st) {
 // later ones when asked. Takes a finished one.
 void Update(AppState& s, PatchState& st, bool wait) {
   if (!s.choice.source.lm) return;
-  if (st.asked.model != s.choice.source.lm.get()) Start(s, st);
+  // Fields set from outside (a lesson step) are patched at once, unless they are the ones
+  // already patched (a step played again).
+  const bool moved = st.serial != s.choice.patch.serial && !(CurrentKey(s) == st.asked);
+  if (st.asked.model != s.choice.source.lm.get() || moved) Start(s, st);
+  st.serial = s.choice.patch.serial;
   if (wait && st.task.Running()) st.task.Wait();
   if (st.task.Poll()) {
     if (auto r = st.task.result()) {
@@ -109,21 +104,22 @@ ImU32 RecoveredColour(double r) {
 
 void DrawFields(AppState& s, PatchState& st) {
   const float lw = ImGui::CalcTextSize(_("corrupt")).x + ImGui::GetStyle().ItemSpacing.x * 2;
+  PatchChoice& p = s.choice.patch;
   FormLabel(_("clean"), lw);
   ImGui::SetNextItemWidth(-1.0f);
-  ImGui::InputText("##patch_clean", st.clean.data(), st.clean.size());
+  ImGui::InputText("##patch_clean", &p.clean);
   Probe(s, "patch_clean");
   FormLabel(_("corrupt"), lw);
   ImGui::SetNextItemWidth(-1.0f);
-  ImGui::InputText("##patch_corrupt", st.corrupt.data(), st.corrupt.size());
+  ImGui::InputText("##patch_corrupt", &p.corrupt);
   FormLabel(_("target"), lw);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
-  ImGui::InputTextWithHint("##patch_target", _("likeliest"), st.target.data(), st.target.size());
+  ImGui::InputTextWithHint("##patch_target", _("likeliest"), &p.target);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", _("The piece whose log-probability after the last position is measured. Empty: the "
                               "clean run's likeliest next piece."));
   ImGui::SameLine();
-  const bool fresh = CurrentKey(s, st) == st.asked;
+  const bool fresh = CurrentKey(s) == st.asked;
   ImGui::BeginDisabled(fresh && (st.task.Running() || st.report));
   if (ImGui::Button(_("Patch"))) Start(s, st);
   ImGui::EndDisabled();
@@ -135,9 +131,16 @@ void DrawGrid(PatchState& st, const lm::PatchReport& r) {
   const int H = L > 0 ? static_cast<int>(r.heads.size()) / L : 0;
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("patch_grid", H + 2, flags)) return;
-  ImGui::TableSetupColumn(_("layer"));
-  for (int h = 0; h < H; ++h) ImGui::TableSetupColumn(i18n::Format(_("head %d"), h).c_str());
-  ImGui::TableSetupColumn(_("all heads"));
+  // Widths fixed from the first frame: a fitted column measures its cells over a frame
+  // first, and a screenshot or a lesson's export taken as the report arrives caught the
+  // columns one character wide.
+  const auto column = [](const std::string& header) {
+    ImGui::TableSetupColumn(header.c_str(), ImGuiTableColumnFlags_WidthFixed,
+                            std::max(TextWidth(header), TextWidth("+0.00")));
+  };
+  column(_("layer"));
+  for (int h = 0; h < H; ++h) column(i18n::Format(_("head %d"), h));
+  column(_("all heads"));
   ImGui::TableHeadersRow();
   for (int l = 0; l < L; ++l) {
     ImGui::TableNextRow();
@@ -150,7 +153,11 @@ void DrawGrid(PatchState& st, const lm::PatchReport& r) {
       ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, RecoveredColour(p.recovered));
       char label[48];
       std::snprintf(label, sizeof label, "%+.2f##p%d", p.recovered, i);
-      if (ImGui::Selectable(label, st.chosen == i)) st.chosen = i;
+      // The chosen head is framed, not filled: a fill would hide its colour, the number read.
+      if (ImGui::Selectable(label, false)) st.chosen = i;
+      if (st.chosen == i)
+        ImGui::GetWindowDrawList()->AddRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax(),
+                                            ImGui::GetColorU32(ImGuiCol_Text), 0.0f, 0, 2.0f);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip(_("%s patched at every position: log P = %.3f (clean %.3f, corrupt %.3f)."),
                           HeadName(p.head).c_str(), p.logp, r.clean.logp, r.corrupt.logp);
@@ -249,22 +256,39 @@ nlohmann::json DumpPatchView(AppState& s) {
           {"chosen", HeadName(r.heads[static_cast<std::size_t>(st.chosen)].head)}};
 }
 
+// --probe's "patch_view": the fields as chosen, what the shown report was asked for, and
+// its heads' recovered shares (what a lesson step's test reads without quitting the app).
+nlohmann::json ProbePatchView(const AppState& s) {
+  const PatchState* st = s.views.Find<PatchState>();
+  const PatchChoice& p = s.choice.patch;
+  nlohmann::json j{{"clean", p.clean}, {"corrupt", p.corrupt}, {"target", p.target}, {"serial", p.serial}};
+  if (!st) return j;
+  j["asked"] = {{"clean", st->asked.clean}, {"corrupt", st->asked.corrupt}, {"target", st->asked.target}};
+  j["running"] = st->task.Running();
+  j["error"] = st->error;
+  nlohmann::json heads = nlohmann::json::array();
+  if (st->report)
+    for (const lm::HeadPatch& h : st->report->heads)
+      heads.push_back({{"name", HeadName(h.head)}, {"recovered", h.recovered}});
+  j["computed"] = st->report != nullptr;
+  j["heads"] = heads;
+  return j;
+}
+
 // --patch-clean, --patch-corrupt, --patch-target: the view's sentences and target.
 void DeclarePatchFlags(CLI::App& app, const std::string& g, ViewFlagActions& actions) {
-  const auto field = [&](const char* name, std::array<char, 512> PatchState::*f, const char* help) {
+  const auto field = [&](const char* name, std::string PatchChoice::*f, const char* help) {
     app.add_option_function<std::string>(
            name,
-           [&actions, f](const std::string& v) {
-             actions.push_back([f, v](AppState& s) { std::snprintf((St(s).*f).data(), 512, "%s", v.c_str()); });
-           },
+           [&actions, f](const std::string& v) { actions.push_back([f, v](AppState& s) { s.choice.patch.*f = v; }); },
            help)
         ->type_name("TEXT")
         ->group(g);
   };
-  field("--patch-clean", &PatchState::clean, "the Patch view's clean sentence (default: 할머니께서 방에서)");
-  field("--patch-corrupt", &PatchState::corrupt,
+  field("--patch-clean", &PatchChoice::clean, "the Patch view's clean sentence (default: 할머니께서 방에서)");
+  field("--patch-corrupt", &PatchChoice::corrupt,
         "the Patch view's corrupt sentence, as many pieces (default: 형이 방에서)");
-  field("--patch-target", &PatchState::target,
+  field("--patch-target", &PatchChoice::target,
         "the Patch view's target piece (default 주무; empty: the clean run's likeliest next piece)");
 }
 
@@ -276,6 +300,7 @@ ViewEntry PatchView() {
   v.draw = &DrawPatchView;
   v.dump = &DumpPatchView;
   v.flags = &DeclarePatchFlags;
+  v.probe = &ProbePatchView;
   return v;
 }
 

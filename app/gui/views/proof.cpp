@@ -20,6 +20,7 @@
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
+#include "gui/draw/matrix_view.hpp"
 #include "gui/draw/table_fit.hpp"
 #include "gui/draw/view_widgets.hpp"
 #include "gui/draw/widgets.hpp"
@@ -284,8 +285,10 @@ void DrawTable(AppState& s, const lm::KnockoutTable& t) {
     ImGui::TableSetupColumn(h.c_str(), ImGuiTableColumnFlags_WidthFixed, std::max(TextWidth(h), TextWidth(c.widest)));
   }
   ImGui::TableHeadersRow();
+  const TourOutline& o = s.ui.tour.outline;
   for (const lm::PhenomenonRow& r : t.rows) {
     ImGui::TableNextRow();
+    const bool asked = o.phenomenon == r.phenomenon;
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(PhenomenonShown(r.phenomenon).c_str());
     ImGui::TableNextColumn();
@@ -301,9 +304,16 @@ void DrawTable(AppState& s, const lm::KnockoutTable& t) {
     }
     for (const lm::KnockoutCell& c : r.cells) {
       ImGui::TableNextColumn();
-      DrawCell(t, r, c);
+      // A lesson's question about this row's carrier, not answered yet: the knock-outs,
+      // which are its answer, wait for the class's.
+      if (asked && o.pending)
+        ImGui::TextDisabled("?");
+      else
+        DrawCell(t, r, c);
     }
     Probe(s, ("proof_end " + std::to_string(&r - t.rows.data())).c_str());  // the row's last cell
+    if (asked && o.pending) Probe(s, "proof_hidden_row");
+    if (asked && o.on) DrawRevealRow(s, ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y, true);
   }
   ImGui::EndTable();
 }
@@ -345,6 +355,13 @@ void DrawExamples(AppState& s, const ProofData& d) {
     ImGui::TableNextColumn();
     ImGui::TextWrapped(_("%s\n(%+.2f nats)"), Prefers(e.margin), e.margin);
     ImGui::TableNextColumn();
+    // (the knock-out and the cue's head say the carrier: hidden while a lesson asks for it)
+    if (s.ui.tour.outline.pending && s.ui.tour.outline.phenomenon == row.phenomenon) {
+      ImGui::TextDisabled("?");
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("\u201C%s\u201D", e.cue.c_str());
+      continue;
+    }
     int k = -1;
     for (std::size_t i = 0; i < t.heads.size(); ++i)
       if (t.heads[i] == h) k = static_cast<int>(i);
