@@ -13,7 +13,8 @@ collapsed, NFC, exact duplicates dropped, lines without letters dropped. English
 at about twice Korean's characters (an English piece covers about twice as many
 characters), so both languages give the model a similar number of pieces. Every 20th
 document (by a hash of its name) is held out for validation, whole, so no page is on
-both sides.
+both sides. The training paragraphs are shuffled, then laid out in runs of one language
+(corpus_order.py); the validation paragraphs are shuffled.
 
 Writes DIR/train.txt.gz and DIR/valid.txt.gz (UTF-8, one paragraph a line), DIR/stats.json, and with
 --tokenizer PREFIX runs spm_train (the sentencepiece package) on train.txt:
@@ -38,6 +39,9 @@ import sys
 import tempfile
 import unicodedata
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus_order  # noqa: E402
 
 LO_HELP = "/usr/share/libreoffice/help"
 MO_GLOBS = ["/usr/share/locale/ko/LC_MESSAGES/*.mo", "/usr/share/locale-langpack/ko/LC_MESSAGES/*.mo",
@@ -272,6 +276,9 @@ def main():
             s["paragraphs"] += len(paras)
             s["characters"] += sum(len(p) for p in paras)
     random.Random(16).shuffle(train)
+    # Runs of one language (corpus_order.py): a page stays in its language, and the model
+    # learns to go on in its language after a paragraph. The held-out text stays shuffled.
+    train = corpus_order.language_runs(train, 18)
     random.Random(17).shuffle(valid)
     for lang in ("korean", "english"):
         stats[lang]["total_characters"] = sum(v["characters"] for v in stats[lang].values())

@@ -15,7 +15,8 @@ learn what the course wants its heads to show:
   - stories whose protagonist and objects come back (induction).
 Its sentences mean what they say: buying happens in shops, animals eat their own food,
 the protagonist of a story is known after its first sentence (는, or dropped), time runs
-forward, and no sentence is written more than --cap times.
+forward, and no sentence is written more than --cap times. The paragraphs come in runs of
+one language (corpus_order.py), so the stream changes language at few paragraph breaks.
 
 The minimal pairs (pairs.jsonl, teaching_pairs.py) test combinations of words held out of
 the training text, made of word forms it has; no sentence of a pair is in it.
@@ -34,6 +35,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus_order  # noqa: E402
 import teaching_lexicon as L  # noqa: E402
 import teaching_lexicon_en as E  # noqa: E402
 import teaching_pairs  # noqa: E402
@@ -126,7 +128,9 @@ def main():
         ap.error("--lines, --pairs and --cap must be at least 1")
     candidates, held = teaching_pairs.candidate_pairs(args.seed, args.pairs)
     banned = {p["good"] for p in candidates} | {p["bad"] for p in candidates}
-    corpus = make_corpus(args.seed, args.lines, held, banned, args.cap)
+    # In runs of one language, as real text is (corpus_order.py): after a paragraph the
+    # model should go on in the language it was writing.
+    corpus = corpus_order.language_runs(make_corpus(args.seed, args.lines, held, banned, args.cap), args.seed)
     words = {w.rstrip(".") for para in corpus for w in para.split()}
     # Only pairs mhaviz-small's tokenizer lets the model read the cue in before the forms part.
     import sentencepiece as spm

@@ -126,8 +126,8 @@ struct TryThis {
 // Each checked on mhaviz-small by the GUI tests: the job's head beats chance on it.
 const TryThis kTryThese[] = {
     {"particle-noun", "고양이가 쥐를 잡았다", N_("particle → noun: the rows of 가 and 를 look at their noun")},
-    {"verb-subject", "할머니께서 부엌에서 국을 드신다",
-     N_("looks at the subject: before the verb, the row of 을 looks back at 할머니께서")},
+    {"verb-subject", "할머니께서 아침마다 웃으신다",
+     N_("looks at the subject: before the verb, the row of 마다 looks back at 할머니께서")},
     {"classifier-noun", "책 세 권을 샀다", N_("classifier → noun: 세, which chooses 권, looks at 책")},
     {"induction", "고양이가 쥐를 잡았다. 고양이가 쥐를",
      N_("induction: the second 고양이가 looks at what followed the first")},
