@@ -29,6 +29,14 @@ struct Palette {
   ImU32 grid_line;  // between heatmap cells
 };
 
+// A cell's background for an effect of size t in [0, 1] (a knock-out's drop, a patch's
+// recovery): the same red in the Proof and Patch views, strong enough on a projector;
+// `negative` gives blue (a patch that moves further away).
+inline ImU32 EffectColour(float t, bool negative = false) {
+  const ImVec4 c = negative ? ImVec4(0.2f, 0.4f, 0.85f, 0.85f * t) : ImVec4(0.85f, 0.25f, 0.2f, 0.85f * t);
+  return ImGui::ColorConvertFloat4ToU32(c);
+}
+
 // Sets ImGui's style for `dark` at `scale` (content scale x text size).
 void ApplyTheme(bool dark, float scale);
 const Palette& Pal();

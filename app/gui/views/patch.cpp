@@ -97,9 +97,7 @@ void Update(AppState& s, PatchState& st, bool wait) {
 
 // Red for what a patch restores, blue for what it takes further away.
 ImU32 RecoveredColour(double r) {
-  const float t = static_cast<float>(std::clamp(std::abs(r), 0.0, 1.0));
-  const ImVec4 c = r >= 0 ? ImVec4(0.85f, 0.25f, 0.2f, 0.85f * t) : ImVec4(0.2f, 0.4f, 0.85f, 0.85f * t);
-  return ImGui::ColorConvertFloat4ToU32(c);
+  return EffectColour(static_cast<float>(std::clamp(std::abs(r), 0.0, 1.0)), r < 0);
 }
 
 void DrawFields(AppState& s, PatchState& st) {

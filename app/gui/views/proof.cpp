@@ -162,14 +162,12 @@ ProofState& Update(AppState& s, bool wait) {
   return st;
 }
 
-// The cell's background: transparent when the head costs nothing, the error colour
+// The cell's background: transparent when the head costs nothing, the Patch view's red
 // at full strength when it costs everything the model learned above chance.
 ImU32 DropColour(double intact, double accuracy) {
   const double room = std::max(intact - 0.5, 0.05);
   const float t = static_cast<float>(std::clamp((intact - accuracy) / room, 0.0, 1.0));
-  ImVec4 c = ImGui::ColorConvertU32ToFloat4(Pal().error_bg);
-  c.w = 0.12f + 0.88f * t;
-  return t <= 0.0f ? 0 : ImGui::ColorConvertFloat4ToU32(c);
+  return t <= 0.0f ? 0 : EffectColour(0.08f + 0.92f * t);
 }
 
 // Under the table: the bound a drop has to beat, stated with this table's numbers,
