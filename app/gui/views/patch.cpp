@@ -96,9 +96,7 @@ void Update(AppState& s, PatchState& st, bool wait) {
 }
 
 // Red for what a patch restores, blue for what it takes further away.
-ImU32 RecoveredColour(double r) {
-  return EffectColour(static_cast<float>(std::clamp(std::abs(r), 0.0, 1.0)), r < 0);
-}
+ImU32 RecoveredColour(double r) { return EffectColour(static_cast<float>(std::clamp(std::abs(r), 0.0, 1.0)), r < 0); }
 
 void DrawFields(AppState& s, PatchState& st) {
   const float lw = ImGui::CalcTextSize(_("corrupt")).x + ImGui::GetStyle().ItemSpacing.x * 2;
