@@ -197,10 +197,12 @@ void DrawPatchView(AppState& s) {
     return;
   }
   PatchState& st = St(s);
-  ImGui::TextWrapped("%s", _("Run the corrupt sentence again with one head's context (before W_O) taken from the "
-                             "clean sentence's run: how much of the clean - corrupt difference in log P(target) after "
-                             "the last position does that head alone restore? recovered = (patched - corrupt) / "
-                             "(clean - corrupt): 1 all of it, 0 nothing. The two sentences need as many pieces."));
+  // Presented (a lesson's step), the "?" keeps it and the grids move up.
+  Explanation(
+      _("Run the corrupt sentence again with one head's context (before W_O) taken from the "
+        "clean sentence's run: how much of the clean - corrupt difference in log P(target) after "
+        "the last position does that head alone restore? recovered = (patched - corrupt) / "
+        "(clean - corrupt): 1 all of it, 0 nothing. The two sentences need as many pieces."));
   DrawFields(s, st);
   Update(s, st, false);
   if (!st.error.empty()) {

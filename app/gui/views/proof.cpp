@@ -397,8 +397,10 @@ void DrawProofView(AppState& s) {
     s.ui.report.views_busy += 1;
     return;
   }
-  ImGui::TextWrapped("%s", _("Each column knocks one head out (its context becomes 0 before W_O): the share of "
-                             "minimal pairs the model still gets right."));
+  // Presented (a lesson's step), the "?" keeps it and the table moves up.
+  Explanation(
+      _("Each column knocks one head out (its context becomes 0 before W_O): the share of "
+        "minimal pairs the model still gets right."));
   DrawTable(s, st.data->table);
   Probe(s, "proof_table");
   DrawExplanation(st.data->table, st.data->source);
