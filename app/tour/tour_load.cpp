@@ -340,18 +340,22 @@ class StepReader {
     if (!m.table)
       r_.Fail(at + "/compute", "mhaviz-small's labels file has no proof table (\"table\") to take the carrier from.");
     std::vector<std::string> names;
+    bool found = false;
     for (const auto& [phenomenon, heads] : m.carriers) {
       names.push_back("'" + phenomenon + "'");
-      if (phenomenon == q.at) q.carriers = heads;
+      if (phenomenon != q.at) continue;
+      q.carriers = heads;
+      found = true;
     }
-    if (std::find(names.begin(), names.end(), "'" + q.at + "'") == names.end())
+    if (!found)
       r_.Fail(at + "/at", "the proof table has no phenomenon '" + q.at + "'; its phenomena are " + Join(names) + ".");
     for (std::size_t i = 0; i < q.options.size(); ++i) {
       if (static_cast<int>(i) == q.none_option) continue;
       const std::string p = at + "/options/" + std::to_string(i);
-      if (ParseHeadName(q.options[i].en).layer < 0)
+      const HeadRef h = ParseHeadName(q.options[i].en);
+      if (h.layer < 0)
         r_.Fail(p + "/en", "an option of a carrier question names a head (L0H0), or is marked \"none\": true.");
-      Check(p + "/en", ParseHeadName(q.options[i].en));
+      Check(p + "/en", h);
     }
   }
 
