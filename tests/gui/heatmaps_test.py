@@ -69,7 +69,26 @@ def test_norms_seeded(mhaviz, d):
           "the norms are dumped with the switch off")
 
 
+def test_norms_worker(mhaviz, d):
+    """Every trace on the recompute's worker (MHAVIZ_WORKER_CELLS=0): switched on by a click,
+    the norms are computed beside a recompute on the worker (the window never computes
+    them for a big trace), then shown, and equal the CLI's."""
+    args = ["--model", "mhaviz-small", "--sentence", SENTENCE, "--layer", "1"]
+    env = dict(os.environ, MHAVIZ_WORKER_CELLS="0", XDG_CONFIG_HOME=os.path.join(d, "config"))
+    app = g.App(mhaviz, d, [*args, "--view", "heatmaps"], env=env)
+    try:
+        p = app.wait_for(lambda p: "heatmap_show norms" in p["widgets"], "the switch")
+        check(p["heatmaps"]["show"] == "weights", f"the view starts with {p['heatmaps']}")
+        g.click_until(app, "heatmap_show norms", lambda p: p["heatmaps"].get("norms_ready"), "the norms from the worker")
+        app.wait_for(lambda p: "heatmap_norms_explanation" in p["widgets"], "the explanation over the maps")
+        final = app.quit()
+    finally:
+        app.kill()
+    check_shares(final["views"]["heatmaps_view"], cli_norms(mhaviz, d, "cli.json", *args), "worker, layer 1")
+
+
 TESTS = {
+    "norms_worker": test_norms_worker,
     "norms_model": test_norms_model,
     "norms_seeded": test_norms_seeded,
 }
