@@ -26,7 +26,8 @@ namespace {
 // The view's own state (AppState::views).
 struct NormsState {
   Cached<HeatmapNorms> cache;
-  std::string asked;  // the trace shown when a recompute was asked for, to compute them beside it
+  std::string asked;           // the trace shown when a recompute was asked for, to compute them beside it
+  std::uint64_t asked_of = 0;  // its generation (0: none asked)
 };
 
 HeatmapNorms ComputeNorms(const Trace& t) {
@@ -62,11 +63,19 @@ const Cached<HeatmapNorms>* HeatmapNormsCache(AppState& s, bool wait) {
   if (c.key == key) return &c;
   const Trace& t = s.result.trace;
   if (!wait && !InFrame(t)) {
-    // A recompute of the same choice, once: its worker computes them (PrimeHeatmapNorms).
-    if (st.asked != key) {
-      st.asked = key;
-      s.dirty = true;
+    // A recompute of the same choice: its worker computes them (PrimeHeatmapNorms). Asked
+    // once; a trace that came back from it without them says so (no endless recomputes).
+    if (st.asked == key) return nullptr;
+    if (st.asked_of != 0 && s.result.generation > st.asked_of && !s.dirty) {
+      st.asked_of = 0;
+      c.key = key;
+      c.ok = false;
+      c.error = _("The worker could not compute what each key adds for this trace.");
+      return &c;
     }
+    st.asked = key;
+    st.asked_of = s.result.generation;
+    s.dirty = true;
     return nullptr;
   }
   return &Refresh(c, key, [&](HeatmapNorms& v) { v = ComputeNorms(t); });
@@ -82,9 +91,10 @@ Primed PrimeHeatmapNorms(const Trace& t, const Choice& c) {
     v->error = e.what();
   }
   return [v](AppState& s) {
-    auto& c = s.views.Get<NormsState>().cache;
-    c = std::move(*v);
-    c.key = GenKey(s);
+    NormsState& st = s.views.Get<NormsState>();
+    st.cache = std::move(*v);
+    st.cache.key = GenKey(s);
+    st.asked_of = 0;
   };
 }
 
