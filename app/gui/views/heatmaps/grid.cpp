@@ -431,7 +431,7 @@ void DrawHeatmapsPanel(AppState& s) {
   if (s.ui.enlarged > H) s.ui.enlarged = -1;
   if (s.ui.present) PresentBar(s);
   ScaleControls(s, t);
-  if (!s.ui.present) DrawNormsSwitch(s);
+  if (!s.ui.present) DrawNormsSwitch(s);  // (on the scale's line)
   // What each key adds: the shares, or why there are none yet (the switch stays).
   const Cached<HeatmapNorms>* norms_cache = s.choice.heatmap_norms ? HeatmapNormsCache(s) : nullptr;
   if (s.choice.heatmap_norms && !s.ui.present && !DrawNormsExplanation(s)) return;
@@ -540,7 +540,7 @@ void DrawHeatmapsPanel(AppState& s) {
 
   DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
                 ImVec2(bar_w - fs * 0.8f, std::max(std::min(area.y - fs * 2.5f, fs * 16.0f), fs * 6.0f)),
-                t.cfg.mask == Mask::Causal, s.ui.colour_scale);
+                t.cfg.mask == Mask::Causal, s.ui.colour_scale, norms != nullptr);
 }
 
 }  // namespace mha::gui

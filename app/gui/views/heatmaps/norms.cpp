@@ -99,6 +99,13 @@ Primed PrimeHeatmapNorms(const Trace& t, const Choice& c) {
 }
 
 void DrawNormsSwitch(AppState& s) {
+  // On the colour scale's line if it fits, else on its own.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float radio = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + st.ItemSpacing.x;
+  const float need = ImGui::GetFontSize() * 1.5f + ImGui::CalcTextSize(_("show")).x + st.ItemSpacing.x + 2 * radio +
+                     ImGui::CalcTextSize(_("weights")).x + ImGui::CalcTextSize(_("what each key adds")).x;
+  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
+  if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled(_("show"));
   ImGui::SameLine();
@@ -125,14 +132,22 @@ bool DrawNormsExplanation(AppState& s) {
     Probe(s, "heatmap_norms_error");
     return false;
   }
+  // One line over the maps (the formula too where the maps keep room); why a weight is
+  // not an influence behind its (?).
+  const bool roomy = ImGui::GetContentRegionAvail().y >= ImGui::GetFontSize() * 16.0f;
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextWrapped(
-      "%s",
-      _("Share of the head's output norm from each key: ||alpha_ij (x_j W_V + b_V) W_O||, each row divided by its "
-        "sum. A weight is not an influence: a head that gives <s> most of its weight but adds a nearly zero "
-        "vector from it shows a dark <s> column here, and its output comes from the keys that add long vectors."));
+  ImGui::TextUnformatted(roomy ? _("Share of the head's output norm from each key: ||alpha_ij (x_j W_V + b_V) W_O|| "
+                                   "over its row's sum.")
+                               : _("Share of the head's output norm from each key"));
   ImGui::PopStyleColor();
   Probe(s, "heatmap_norms_explanation");
+  ImGui::SameLine();
+  HelpMarker(
+      _("Each cell: ||alpha_ij (x_j W_V + b_V) W_O||, what key j adds to the head's output at query i, over its "
+        "row's sum. A weight is not an influence: what a key adds is its weight times the vector it hands over. A "
+        "head that gives <s> most of its weight but hands over a nearly zero vector from it adds almost nothing "
+        "from <s>: its <s> column is dark here, and its output comes from the keys that add long vectors "
+        "(Kobayashi et al. 2020). Hover a cell for its norm and its weight."));
   return true;
 }
 
