@@ -392,6 +392,26 @@ std::vector<int> ShownMaps(AppState& s, int H) {
   return shown;
 }
 
+// The switch (on the scale's line), and with "what each key adds" its line and the
+// shares in *out; false when there are none to draw (still computing, or the core's
+// error, which the line shows).
+bool NormsShown(AppState& s, const HeatmapNorms** out) {
+  if (!s.ui.present) DrawNormsSwitch(s);
+  if (!s.choice.heatmap_norms) return true;
+  if (!s.ui.present) {
+    if (!DrawNormsExplanation(s)) return false;
+  } else if (const Cached<HeatmapNorms>* c = HeatmapNormsCache(s); !c || !c->ok) {
+    // Presented: no line over the maps, only why there are none.
+    MessageBox(c ? c->error : _("Computing what each key adds (value-weighted norms) on the worker ..."),
+               Pal().notice_bg, Pal().notice_text);
+    return false;
+  }
+  const Cached<HeatmapNorms>* c = HeatmapNormsCache(s);
+  if (!c || !c->ok) return false;
+  *out = &c->value;
+  return true;
+}
+
 }  // namespace
 
 void DrawHeatmapsPanel(AppState& s) {
@@ -431,12 +451,8 @@ void DrawHeatmapsPanel(AppState& s) {
   if (s.ui.enlarged > H) s.ui.enlarged = -1;
   if (s.ui.present) PresentBar(s);
   ScaleControls(s, t);
-  if (!s.ui.present) DrawNormsSwitch(s);  // (on the scale's line)
-  // What each key adds: the shares, or why there are none yet (the switch stays).
-  const Cached<HeatmapNorms>* norms_cache = s.choice.heatmap_norms ? HeatmapNormsCache(s) : nullptr;
-  if (s.choice.heatmap_norms && !s.ui.present && !DrawNormsExplanation(s)) return;
-  if (s.choice.heatmap_norms && (!norms_cache || !norms_cache->ok)) return;
-  const HeatmapNorms* norms = norms_cache ? &norms_cache->value : nullptr;
+  const HeatmapNorms* norms = nullptr;  // with "what each key adds": the shares the maps show
+  if (!NormsShown(s, &norms)) return;
   const float fs = ImGui::GetFontSize();
 
   if (s.ui.enlarged >= 0 && !s.ui.present) {
