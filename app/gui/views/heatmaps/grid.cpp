@@ -392,11 +392,11 @@ std::vector<int> ShownMaps(AppState& s, int H) {
   return shown;
 }
 
-// The switch (on the scale's line), and with "what each key adds" its line and the
+// The switch (on the scale's line, presented too), and with "what each key adds" its line and the
 // shares in *out; false when there are none to draw (still computing, or the core's
 // error, which the line shows).
 bool NormsShown(AppState& s, const HeatmapNorms** out) {
-  if (!s.ui.present) DrawNormsSwitch(s);
+  DrawNormsSwitch(s);  // presented too: a teacher switches in front of the class
   if (!s.choice.heatmap_norms) return true;
   if (!s.ui.present) {
     if (!DrawNormsExplanation(s)) return false;
