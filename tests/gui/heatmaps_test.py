@@ -75,7 +75,7 @@ def test_norms_worker(mhaviz, d):
     them for a big trace), then shown, and equal the CLI's."""
     args = ["--model", "mhaviz-small", "--sentence", SENTENCE, "--layer", "1"]
     env = dict(os.environ, MHAVIZ_WORKER_CELLS="0", XDG_CONFIG_HOME=os.path.join(d, "config"))
-    app = g.App(mhaviz, d, [*args, "--view", "heatmaps"], env=env)
+    app = g.App(mhaviz, d, [*args, "--view", "heatmaps"], size=(1600, 1000), env=env)
     try:
         p = app.wait_for(lambda p: "heatmap_show norms" in p["widgets"], "the switch")
         check(p["heatmaps"]["show"] == "weights", f"the view starts with {p['heatmaps']}")

@@ -99,24 +99,22 @@ Primed PrimeHeatmapNorms(const Trace& t, const Choice& c) {
 }
 
 void DrawNormsSwitch(AppState& s) {
-  // On the colour scale's line if it fits, else on its own.
+  // On the colour scale's line if it fits, else on its own where the panel has the room
+  // (a short panel keeps its height for the maps: the View menu has the switch too).
   const ImGuiStyle& st = ImGui::GetStyle();
-  const float radio = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x + st.ItemSpacing.x;
-  const float need = ImGui::GetFontSize() * 1.5f + ImGui::CalcTextSize(_("show")).x + st.ItemSpacing.x + 2 * radio +
-                     ImGui::CalcTextSize(_("weights")).x + ImGui::CalcTextSize(_("what each key adds")).x;
-  ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-  if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextDisabled(_("show"));
-  ImGui::SameLine();
-  if (ImGui::RadioButton(_("weights"), !s.choice.heatmap_norms)) s.choice.heatmap_norms = false;
-  Probe(s, "heatmap_show weights");
-  ImGui::SameLine();
-  if (ImGui::RadioButton(_("what each key adds"), s.choice.heatmap_norms)) s.choice.heatmap_norms = true;
+  const float need = ImGui::GetFontSize() + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x +
+                     ImGui::CalcTextSize(_("what each key adds")).x;
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  if (ImGui::GetContentRegionAvail().x < need) {
+    ImGui::NewLine();
+    if (ImGui::GetContentRegionAvail().y < ImGui::GetFontSize() * 24) return;
+  }
+  ImGui::Checkbox(_("what each key adds"), &s.choice.heatmap_norms);
   Probe(s, "heatmap_show norms");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", _("Each cell: the length of what the key adds to the head's output, "
-                              "||alpha_ij (x_j W_V + b_V) W_O||, as a share of its row (Kobayashi et al. 2020)."));
+                              "||alpha_ij (x_j W_V + b_V) W_O||, as a share of its row (Kobayashi et al. 2020). "
+                              "Off: the attention weights."));
 }
 
 bool DrawNormsExplanation(AppState& s) {
