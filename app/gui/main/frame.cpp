@@ -115,6 +115,9 @@ void MenuBar(AppState& s) {
     ImGui::Separator();
     if (ImGui::MenuItem(_("Present: the open view fills the window"), "F11", s.ui.present))
       SetPresentation(s, !s.ui.present);
+    // The Heatmaps view's switch, also where its panel is too short to show it.
+    if (ImGui::MenuItem(_("Heatmaps: what each key adds (value-weighted norms)"), nullptr, s.choice.heatmap_norms))
+      s.choice.heatmap_norms = !s.choice.heatmap_norms;
     ImGui::Separator();
     for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
       char label[64];

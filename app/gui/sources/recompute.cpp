@@ -21,6 +21,17 @@
 #include "text/normalize.hpp"
 
 namespace mha::gui {
+
+// Attention cells (all maps together) above which a recompute goes to the worker:
+// colouring them alone takes a few ms per million.
+double WorkerCells() {
+  static const double cells = [] {
+    const char* e = std::getenv("MHAVIZ_WORKER_CELLS");  // tests: 0 sends every recompute to the worker
+    return e && *e ? std::max(0.0, std::atof(e)) : 2.0 * (1 << 20);
+  }();
+  return cells;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -201,16 +212,6 @@ std::unique_ptr<WorkerJob> MakeJob(AppState& s) {
 void RecordRecompute(AppState& s, double ms) {
   s.ui.timing.last_recompute_ms = ms;
   s.ui.timing.recompute_ms.push_back(ms);
-}
-
-// Attention cells (all maps together) above which a recompute goes to the worker:
-// colouring them alone takes a few ms per million.
-double WorkerCells() {
-  static const double cells = [] {
-    const char* e = std::getenv("MHAVIZ_WORKER_CELLS");  // tests: 0 sends every recompute to the worker
-    return e && *e ? std::max(0.0, std::atof(e)) : 2.0 * (1 << 20);
-  }();
-  return cells;
 }
 
 // "32 heads x 1024 tokens", for the veil.

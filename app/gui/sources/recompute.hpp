@@ -16,6 +16,9 @@ namespace mha::gui {
 // (all maps together) or 200 million multiply-adds (MHAVIZ_WORKER_CELLS=N, for tests:
 // over N cells, whatever the multiply-adds).
 void Recompute(AppState& s);
+// Attention cells (all maps together) above which a recompute goes to the worker
+// (MHAVIZ_WORKER_CELLS for tests); views compute in the frame below it.
+double WorkerCells();
 
 // Once per frame, where the results are computed: a quick recompute runs at once
 // (Recompute); a big one, or re-colouring big maps for a new colour scale, is handed to

@@ -110,6 +110,10 @@ struct Choice {
   std::string view = "heatmaps";
   int head = 0;
   int query = 0;
+  // The Heatmaps view's maps: each head's attention weights (false), or what each key
+  // adds to the head's output, its value-weighted norms as shares of each row
+  // (--heatmap-show norms).
+  bool heatmap_norms = false;
   InspectSelection inspect;
   std::array<bool, Limits::kMaxHeads> head_view_off{};
   FlashChoice flash;

@@ -19,13 +19,13 @@
 
 namespace mha::gui {
 
-// The colour bar, titled with the scale in use: the fixed scale's ticks are weights,
-// a relative scale's run from 0 to the map's or row's largest weight.
-void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScale scale) {
+// The colour bar, titled with the scale in use: the fixed scale's ticks are weights (or
+// shares), a relative scale's run from 0 to the map's or row's largest value.
+void DrawColourBar(ImVec2 a, ImVec2 size, bool masked_legend, render::ColourScale scale, bool shares) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const bool fixed = scale == render::ColourScale::Fixed;
-  const char* title = fixed                               ? _("weight")
+  const char* title = fixed                               ? (shares ? _("share") : _("weight"))
                       : scale == render::ColourScale::Map ? _("\xC3\xB7 map max")
                                                           : _("\xC3\xB7 row max");
   dl->AddText(ImVec2(a.x, a.y), ImGui::GetColorU32(ImGuiCol_Text), title);

@@ -22,6 +22,7 @@
 #include "gui/style/wide_glyphs.hpp"
 #include "gui/views/heatmaps/bars.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "gui/views/heatmaps/norms.hpp"
 #include "gui/views/heatmaps/grid_layout.hpp"
 #include "render/colormap.hpp"
 #include "text/i18n.hpp"
@@ -59,14 +60,19 @@ bool Masked(const Trace& t, int index, int i, int j) {
   return true;
 }
 
-// Value of map `index` (head or mean) at (i, j).
-float Weight(const Result& r, int index, int i, int j) {
+// Value of map `index` (head or mean) at (i, j): its weight, or with `n` (the view shows
+// what each key adds) its share of the row's value-weighted norms.
+float Weight(const Result& r, const HeatmapNorms* n, int index, int i, int j) {
   const Trace& t = r.trace;
+  if (n) {
+    if (index == t.cfg.num_heads) return n->mean(i, j);
+    return n->share(static_cast<Eigen::Index>(index) * t.seq + i, j);
+  }
   if (index == t.cfg.num_heads) return r.mean_attn(i, j);
   return t.attn(static_cast<Eigen::Index>(index) * t.seq + i, j);
 }
 
-void CellTooltip(const Result& r, int index, int i, int j) {
+void CellTooltip(const Result& r, const HeatmapNorms* n, int index, int i, int j) {
   const Trace& t = r.trace;
   const auto& keys = t.in.cross() ? t.in.memory_tokens : t.in.tokens;
   ImGui::BeginTooltip();
@@ -74,7 +80,13 @@ void CellTooltip(const Result& r, int index, int i, int j) {
   ImGui::Separator();
   ImGui::Text(_("query  %d \"%s\""), i, ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]).c_str());
   ImGui::Text(_("key    %d \"%s\""), j, ForDisplay(keys[static_cast<std::size_t>(j)]).c_str());
-  ImGui::Text(_("weight %.4f"), static_cast<double>(Weight(r, index, i, j)));
+  if (n) {
+    ImGui::Text(_("share  %.4f of the row's output norm"), static_cast<double>(Weight(r, n, index, i, j)));
+    if (index < t.cfg.num_heads)
+      ImGui::Text(_("norm   %.4f  = ||alpha (x_j W_V + b_V) W_O||"),
+                  static_cast<double>(n->raw(static_cast<Eigen::Index>(index) * t.seq + i, j)));
+  }
+  ImGui::Text(_("weight %.4f"), static_cast<double>(Weight(r, nullptr, index, i, j)));
   if (index < t.cfg.num_heads) {
     const float sc = t.scores(static_cast<Eigen::Index>(index) * t.seq + i, j);
     if (std::isinf(sc) && sc < 0)
@@ -151,7 +163,7 @@ struct MapPlace {
 // clicked.
 // The weights written in the cells of map `index` at a (where they fit); the text's
 // colour follows the cell's.
-void DrawCellValues(AppState& s, int index, const Geometry& g, ImVec2 a) {
+void DrawCellValues(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, ImVec2 a) {
   const Result& r = s.result;
   const Trace& t = r.trace;
   const int seq = t.seq, skv = t.seq_kv;
@@ -166,7 +178,7 @@ void DrawCellValues(AppState& s, int index, const Geometry& g, ImVec2 a) {
     for (int i = 0; i < t.seq; ++i)
       for (int j = 0; j < t.seq_kv; ++j) {
         const std::size_t k = static_cast<std::size_t>(i) * t.seq_kv + j;
-        w[k] = Weight(r, index, i, j);
+        w[k] = Weight(r, n, index, i, j);
         m[k] = t.cfg.mask == Mask::Causal && Masked(t, index, i, j);
       }
     divisor = render::ScaleDivisors(s.ui.colour_scale, w.data(), m.data(), t.seq, t.seq_kv);
@@ -180,7 +192,7 @@ void DrawCellValues(AppState& s, int index, const Geometry& g, ImVec2 a) {
     if (y + ch < clip.y || y > clip.w) continue;
     for (int j = 0; j < skv; ++j) {
       if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
-      const float v = Weight(r, index, i, j);
+      const float v = Weight(r, n, index, i, j);
       std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
       const ImVec2 ts = font->CalcTextSizeA(vs, FLT_MAX, 0.0f, buf);
       const render::Rgb bg = render::Colormap(v / divisor[static_cast<std::size_t>(i)]);
@@ -274,7 +286,7 @@ struct RevealScroll {
   std::string key;
 };
 
-bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool values_allowed) {
+bool DrawMap(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, MapPlace& place, bool values_allowed) {
   const Result& r = s.result;
   const Trace& t = r.trace;
   const Palette& pal = Pal();
@@ -300,8 +312,12 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
   dl->AddText(ImVec2(a.x, title_y + (g.title_h - fs) * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
   if (s.ui.font_bold) ImGui::PopFont();
 
-  const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(s.ui.textures.Texture(index)));
-  dl->AddImage(tex, a, b, ImVec2(0, 0), ImVec2(1, 1));
+  int rows_ready = seq;  // the norms' texture fills a few rows a frame
+  const unsigned int name = n ? NormsTexture(s, *n, index, &rows_ready) : s.ui.textures.Texture(index);
+  const ImTextureID tex = reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(name));
+  if (rows_ready > 0)
+    dl->AddImage(tex, a, ImVec2(b.x, a.y + ch * rows_ready), ImVec2(0, 0),
+                 ImVec2(1, static_cast<float>(rows_ready) / static_cast<float>(seq)));
   if (std::min(cw, ch) >= 10.0f) {  // thin separators make single cells readable
     // On whole pixels (AddLine centres them on the pixel): between pixels a line is
     // drawn stepped.
@@ -316,7 +332,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
   }
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
 
-  if (values_allowed && ValuesFit(s, g)) DrawCellValues(s, index, g, a);
+  if (values_allowed && ValuesFit(s, g)) DrawCellValues(s, n, index, g, a);
   DrawTokenLabels(s, g, place, a);
 
   // Highlight the row of a hovered token chip.
@@ -353,7 +369,7 @@ bool DrawMap(AppState& s, int index, const Geometry& g, MapPlace& place, bool va
   dl->AddRect(ImVec2(a.x - 1, a.y + i * ch - 1), ImVec2(b.x + 1, a.y + (i + 1) * ch + 1), pal.highlight, 0.0f, 0, 1.5f);
   dl->AddRect(ImVec2(a.x + j * cw, a.y + i * ch), ImVec2(a.x + (j + 1) * cw, a.y + (i + 1) * ch),
               IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
-  CellTooltip(r, index, i, j);
+  CellTooltip(r, n, index, i, j);
   return place.clicked;
 }
 
@@ -376,6 +392,26 @@ std::vector<int> ShownMaps(AppState& s, int H) {
   return shown;
 }
 
+// The switch (on the scale's line, presented too), and with "what each key adds" its line and the
+// shares in *out; false when there are none to draw (still computing, or the core's
+// error, which the line shows).
+bool NormsShown(AppState& s, const HeatmapNorms** out) {
+  DrawNormsSwitch(s);  // presented too: a teacher switches in front of the class
+  if (!s.choice.heatmap_norms) return true;
+  if (!s.ui.present) {
+    if (!DrawNormsExplanation(s)) return false;
+  } else if (const Cached<HeatmapNorms>* c = HeatmapNormsCache(s); !c || !c->ok) {
+    // Presented: no line over the maps, only why there are none.
+    MessageBox(c ? c->error : _("Computing what each key adds (value-weighted norms) on the worker ..."),
+               Pal().notice_bg, Pal().notice_text);
+    return false;
+  }
+  const Cached<HeatmapNorms>* c = HeatmapNormsCache(s);
+  if (!c || !c->ok) return false;
+  *out = &c->value;
+  return true;
+}
+
 }  // namespace
 
 void DrawHeatmapsPanel(AppState& s) {
@@ -384,7 +420,7 @@ void DrawHeatmapsPanel(AppState& s) {
   if (!s.ui.present) {
     // One line: the title, its explanation behind (?), and the colour scale; the maps
     // get the height.
-    SectionTitle(s, _("Attention weights"));
+    SectionTitle(s, s.choice.heatmap_norms ? _("What each key adds") : _("Attention weights"));
     ImGui::SameLine();
     HelpMarker(
         _("softmax(Q\xC2\xB7K^T / \xE2\x88\x9A"
@@ -415,6 +451,8 @@ void DrawHeatmapsPanel(AppState& s) {
   if (s.ui.enlarged > H) s.ui.enlarged = -1;
   if (s.ui.present) PresentBar(s);
   ScaleControls(s, t);
+  const HeatmapNorms* norms = nullptr;  // with "what each key adds": the shares the maps show
+  if (!NormsShown(s, &norms)) return;
   const float fs = ImGui::GetFontSize();
 
   if (s.ui.enlarged >= 0 && !s.ui.present) {
@@ -478,7 +516,7 @@ void DrawHeatmapsPanel(AppState& s) {
     p.origin = ImVec2(std::round(o.x + g.row_label_w + gx * (map_w + g.gap_x)),
                       std::round(o.y + keys_above + g.title_h + gy * (map_h + g.title_h + g.gap_y)));
     const int index = shown[static_cast<std::size_t>(k)];
-    const bool clicked = DrawMap(s, index, g, p, true);
+    const bool clicked = DrawMap(s, norms, index, g, p, true);
     for (int line = 0; line < 2 && gx > 0; ++line)  // labels of neighbouring maps on one line
       if (p.keys_lo[line] < FLT_MAX && left.keys_hi[line] > -FLT_MAX && p.keys_lo[line] < left.keys_hi[line] + 2.0f)
         ++overlaps;
@@ -518,7 +556,7 @@ void DrawHeatmapsPanel(AppState& s) {
 
   DrawColourBar(ImVec2(origin.x + area.x + fs * 0.8f, origin.y),
                 ImVec2(bar_w - fs * 0.8f, std::max(std::min(area.y - fs * 2.5f, fs * 16.0f), fs * 6.0f)),
-                t.cfg.mask == Mask::Causal, s.ui.colour_scale);
+                t.cfg.mask == Mask::Causal, s.ui.colour_scale, norms != nullptr);
 }
 
 }  // namespace mha::gui

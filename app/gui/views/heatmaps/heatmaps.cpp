@@ -10,6 +10,7 @@
 #include "gui/state/view_caches.hpp"
 #include "gui/style/theme.hpp"
 #include "gui/views/heatmaps/heatmaps.hpp"
+#include "gui/views/heatmaps/norms.hpp"
 #include "gui/views/registry.hpp"
 #include "text/i18n.hpp"
 
@@ -38,9 +39,12 @@ void DrawHeatmapsView(AppState& s) {
   DrawHeatmapsPanel(s);
 }
 
-// The maps themselves are --dump-state's "trace"; here, what "Copy as PyTorch" copies.
+// The weights themselves are --dump-state's "trace"; here, what "Copy as PyTorch" copies,
+// and what each key adds when the maps show it (norms.hpp).
 nlohmann::json DumpHeatmapsView(AppState& s) {
-  return {{"pytorch", PyTorchSnippetFor(s, notebook::Snippet::Heatmaps)}};
+  nlohmann::json j = DumpHeatmapNorms(s);
+  j["pytorch"] = PyTorchSnippetFor(s, notebook::Snippet::Heatmaps);
+  return j;
 }
 
 ViewEntry HeatmapsView() {
@@ -51,6 +55,9 @@ ViewEntry HeatmapsView() {
   v.shows = "map 0";
   v.scrolls = false;                 // the maps fit themselves
   v.presented = &DrawHeatmapsPanel;  // one map, a page or every map, under presentation's row
+  v.prime = &PrimeHeatmapNorms;      // what each key adds, beside a big trace
+  v.probe = &ProbeHeatmaps;
+  v.flags = &DeclareHeatmapFlags;
   return v;
 }
 
