@@ -111,23 +111,31 @@ void MenuBar(AppState& s) {
   const bool view_open = ImGui::BeginMenu(MenuLabel(s, _("View"), "view").c_str());
   Probe(s, "menu view");
   if (view_open) {
-    DrawViewMenuItems(s);
-    ImGui::Separator();
+    // The window's settings first, the views after: at a large text size the list of
+    // views scrolls, and the settings stay in reach.
     if (ImGui::MenuItem(_("Present: the open view fills the window"), "F11", s.ui.present))
       SetPresentation(s, !s.ui.present);
     // The Heatmaps view's switch, also where its panel is too short to show it.
     if (ImGui::MenuItem(_("Heatmaps: what each key adds (value-weighted norms)"), nullptr, s.choice.heatmap_norms))
       s.choice.heatmap_norms = !s.choice.heatmap_norms;
     ImGui::Separator();
-    for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
-      char label[64];
-      std::snprintf(label, sizeof label, _("Text size %d%%"), pct);
-      if (ImGui::MenuItem(label, pct == 100 ? "Ctrl+0" : nullptr, s.ui.text_size == pct)) {
-        s.ui.text_size = pct;
-        s.ui.fonts_dirty = true;
+    // The sizes in a menu of their own, which keeps the View menu short.
+    char size_label[64];
+    std::snprintf(size_label, sizeof size_label, _("Text size %d%%"), s.ui.text_size);
+    const bool size_open = ImGui::BeginMenu((std::string(size_label) + "###text size").c_str());
+    Probe(s, "menu text size");
+    if (size_open) {
+      for (int pct : {75, 100, 125, 150, 175, 200, 250, 300}) {
+        char label[64];
+        std::snprintf(label, sizeof label, _("Text size %d%%"), pct);
+        if (ImGui::MenuItem(label, pct == 100 ? "Ctrl+0" : nullptr, s.ui.text_size == pct)) {
+          s.ui.text_size = pct;
+          s.ui.fonts_dirty = true;
+        }
       }
+      ImGui::TextDisabled("%s", _("Ctrl+= / Ctrl+- change the text size"));
+      ImGui::EndMenu();
     }
-    ImGui::TextDisabled("%s", _("Ctrl+= / Ctrl+- change the text size"));
     ImGui::Separator();
     if (ImGui::MenuItem(_("Dark theme"), nullptr, s.ui.dark)) {
       s.ui.dark = !s.ui.dark;
@@ -148,6 +156,8 @@ void MenuBar(AppState& s) {
       }
       ImGui::EndMenu();
     }
+    ImGui::Separator();
+    DrawViewMenuItems(s);
     ImGui::EndMenu();
   }
   const bool lesson_open = ImGui::BeginMenu(MenuLabel(s, _("Lesson"), "lesson").c_str());
