@@ -40,7 +40,6 @@ def check_shares(view, ref, what):
     check(rel <= 1e-4, f"{what}: raw norms differ from attn_norms by {rel:g} of their largest")
     mean = np.asarray(view["mean_shares"], dtype=np.float64)
     check(float(np.max(np.abs(mean - want.mean(axis=0)))) <= 1e-4, f"{what}: the mean map is not the heads' mean share")
-    # The point of the switch: the shares are not the weights.
     return shares
 
 
@@ -63,6 +62,14 @@ def test_norms_seeded(mhaviz, d):
         dump = dump_run(mhaviz, d, *base, *extra, "--view", "heatmaps", "--heatmap-show", "norms",
                         name=f"{what}.json")
         check_shares(dump["views"]["heatmaps_view"], cli_norms(mhaviz, d, f"{what}_cli.json", *base, *extra), what)
+    # Past the cap on cells (all maps together, as the weights' textures) the view says so,
+    # and computes nothing.
+    words = " ".join(f"w{i % 50}" for i in range(1100))
+    dump = dump_run(mhaviz, d, "--sentence", words, "--heads", "16", "--d-model", "64", "--view", "heatmaps",
+                    "--heatmap-show", "norms", name="big.json")
+    view = dump["views"]["heatmaps_view"]
+    check(view.get("show") == "norms" and "million cells" in view.get("error", "") and "shares" not in view,
+          f"17 maps of 1024 x 1024 cells: {str(view)[:300]}")
     # Off, the view dumps no norms (the weights are the trace's).
     dump = dump_run(mhaviz, d, *base, "--view", "heatmaps", name="off.json")
     check(dump["views"]["heatmaps_view"].get("show") == "weights" and "shares" not in dump["views"]["heatmaps_view"],
@@ -79,7 +86,15 @@ def test_norms_worker(mhaviz, d):
     try:
         p = app.wait_for(lambda p: "heatmap_show norms" in p["widgets"], "the switch")
         check(p["heatmaps"]["show"] == "weights", f"the view starts with {p['heatmaps']}")
-        g.click_until(app, "heatmap_show norms", lambda p: p["heatmaps"].get("norms_ready"), "the norms from the worker")
+        generation = p["generation"]
+        # The click switches the view over (a repeated click would switch it back), then
+        # the norms come from the worker.
+        g.click_until(app, "heatmap_show norms", lambda p: p["heatmaps"]["show"] == "norms", "the switch")
+        p = app.wait_for(lambda p: p["heatmaps"].get("norms_ready"), "the norms from the worker", timeout=60)
+        # Computed for the trace shown, not by a recompute (which a configuration that
+        # cannot run, showing its last valid trace, would never finish).
+        check(p["generation"] == generation, f"switching the norms on recomputed: generation {generation} -> "
+              f"{p['generation']}")
         app.wait_for(lambda p: "heatmap_norms_explanation" in p["widgets"], "the explanation over the maps")
         final = app.quit()
     finally:

@@ -32,6 +32,11 @@ double WorkerCells() {
   return cells;
 }
 
+bool OnWorker(double cells, double madds) {
+  if (std::getenv("MHAVIZ_WORKER_CELLS")) return cells > WorkerCells();
+  return cells > WorkerCells() || madds > 2e8;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -235,10 +240,7 @@ WorkSize ChoiceWork(const AppState& s) {
   return LayerWork(s.choice.cfg, seq, seq_kv);
 }
 
-bool Big(const WorkSize& w) {
-  if (std::getenv("MHAVIZ_WORKER_CELLS")) return w.cells > WorkerCells();
-  return w.cells > WorkerCells() || w.madds > 2e8;
-}
+bool Big(const WorkSize& w) { return OnWorker(w.cells, w.madds); }
 
 // Re-colours the app's current maps (a new colour scale): Compute reads s.result's
 // trace, which nothing writes while it runs (the recompute waits for the worker).
@@ -265,6 +267,21 @@ class ExportJob final : public WorkerJob {
  private:
   ExportWork work_;
   ExportOutcome outcome_;
+};
+
+// A view's work on the app's current trace: the task runs it, the window's thread
+// stores what it returned.
+class ViewJob final : public WorkerJob {
+ public:
+  explicit ViewJob(ViewWork work) : work_(std::move(work)) {}
+  void Compute() override { done_ = work_(); }
+  void Apply(AppState& s) override {
+    if (done_) done_(s);
+  }
+
+ private:
+  ViewWork work_;
+  Primed done_;
 };
 
 // What the task does with a job: compute it, colour its maps for upload, and the
@@ -320,6 +337,9 @@ void StartWorker(AppState& s) {
     job = std::make_unique<ColourJob>(r);
     w.generation = r.generation;
     w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
+  } else if (w.kind == RecomputeWorker::Kind::View) {
+    job = std::make_unique<ViewJob>(std::move(w.view_work));
+    w.view_work = nullptr;
   } else {
     job = std::make_unique<ExportJob>(std::move(w.export_work));
     w.what = JobText(r.trace.cfg.num_heads, r.trace.seq);
@@ -419,6 +439,16 @@ void StepExports(AppState& s) {
   w.export_work = std::move(e);
   w.kind = RecomputeWorker::Kind::Export;
   w.phase = RecomputeWorker::Phase::Capture;
+}
+
+bool StartViewWork(AppState& s, ViewWork work, const std::string& what) {
+  RecomputeWorker& w = s.recompute.worker;
+  if (RecomputePending(s) || s.dirty || !HasResults(s)) return false;
+  w.view_work = std::move(work);
+  w.what = what;
+  w.kind = RecomputeWorker::Kind::View;
+  w.phase = RecomputeWorker::Phase::Capture;
+  return true;
 }
 
 void SetResultsRect(AppState& s, ImVec2 a, ImVec2 b) {

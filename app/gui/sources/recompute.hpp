@@ -19,6 +19,13 @@ void Recompute(AppState& s);
 // Attention cells (all maps together) above which a recompute goes to the worker
 // (MHAVIZ_WORKER_CELLS for tests); views compute in the frame below it.
 double WorkerCells();
+// Whether work of `cells` attention cells and `madds` multiply-adds is too long for a
+// frame: the recompute's own rule, for a view's work on the trace too.
+bool OnWorker(double cells, double madds);
+// A view's long work on the current trace, run on the recompute's task (the results
+// area under the veil meanwhile, "Computing `what` ..."). False, and nothing started,
+// while the task is busy or a recompute is pending: ask again in a later frame.
+bool StartViewWork(AppState& s, ViewWork work, const std::string& what);
 
 // Once per frame, where the results are computed: a quick recompute runs at once
 // (Recompute); a big one, or re-colouring big maps for a new colour scale, is handed to

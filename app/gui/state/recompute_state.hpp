@@ -78,6 +78,12 @@ struct ExportWork {
   double cells = 0;  // attention cells drawn: a big figure goes to the worker
 };
 
+// A view's own long work on the app's current trace (sources/recompute.hpp's
+// StartViewWork): run on the worker, reading only that trace (which stays the app's:
+// recomputes wait meanwhile); returns what to store in the view's state, applied on
+// the window's thread.
+using ViewWork = std::function<Primed()>;
+
 // How big a recompute is: attention cells over every map the heatmaps colour (heads
 // and the mean, each layer computed) and multiply-adds (projections, scores and
 // weighted sums, the FFN, the logits). The recompute hands big ones to its task.
@@ -113,14 +119,16 @@ struct RecomputeWorker {
   // textures a few per frame; the picture stays until the last one is in.
   enum class Phase { Idle, Capture, Run, Upload };
   Phase phase = Phase::Idle;
-  // A recompute; re-colouring the maps of the current trace (a new colour scale); or
-  // an export of it (the trace stays the app's for both: recomputes wait meanwhile).
-  enum class Kind { Recompute, Colour, Export };
+  // A recompute; re-colouring the maps of the current trace (a new colour scale); an
+  // export of it; or a view's work on it (the trace stays the app's for the last three:
+  // recomputes wait meanwhile).
+  enum class Kind { Recompute, Colour, Export, View };
   Kind kind = Kind::Recompute;
   Task<RecomputeOutput> task;
   std::uint64_t generation = 0;  // the generation the maps are coloured for
   HeatmapPixels pixels;          // Upload: the maps still to send
   ExportWork export_work;        // Kind::Export: the export, until the task takes it
+  ViewWork view_work;            // Kind::View: the view's work, until the task takes it
   std::chrono::steady_clock::time_point started;
   std::string what;  // "32 heads x 1024 tokens", for the veil and the status bar
   int jobs = 0;      // jobs the task has run (--probe)

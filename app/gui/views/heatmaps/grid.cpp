@@ -47,19 +47,6 @@ std::string MapTitle(const Trace& t, int index) {
   return s;
 }
 
-// Whether cell (i, j) of map `index` is hidden by the mask (-inf score; for the mean,
-// in every head), as the exporter decides it.
-bool Masked(const Trace& t, int index, int i, int j) {
-  auto masked = [&](int h) {
-    const float sc = t.scores(static_cast<Eigen::Index>(h) * t.seq + i, j);
-    return std::isinf(sc) && sc < 0;
-  };
-  if (index < t.cfg.num_heads) return masked(index);
-  for (int h = 0; h < t.cfg.num_heads; ++h)
-    if (!masked(h)) return false;
-  return true;
-}
-
 // Value of map `index` (head or mean) at (i, j): its weight, or with `n` (the view shows
 // what each key adds) its share of the row's value-weighted norms.
 float Weight(const Result& r, const HeatmapNorms* n, int index, int i, int j) {
@@ -81,7 +68,7 @@ void CellTooltip(const Result& r, const HeatmapNorms* n, int index, int i, int j
   ImGui::Text(_("query  %d \"%s\""), i, ForDisplay(t.in.tokens[static_cast<std::size_t>(i)]).c_str());
   ImGui::Text(_("key    %d \"%s\""), j, ForDisplay(keys[static_cast<std::size_t>(j)]).c_str());
   if (n) {
-    ImGui::Text(_("share  %.4f of the row's output norm"), static_cast<double>(Weight(r, n, index, i, j)));
+    ImGui::Text(_("share  %.4f of the row's summed norms"), static_cast<double>(Weight(r, n, index, i, j)));
     if (index < t.cfg.num_heads)
       ImGui::Text(_("norm   %.4f  = ||alpha (x_j W_V + b_V) W_O||"),
                   static_cast<double>(n->raw(static_cast<Eigen::Index>(index) * t.seq + i, j)));
@@ -179,7 +166,7 @@ void DrawCellValues(AppState& s, const HeatmapNorms* n, int index, const Geometr
       for (int j = 0; j < t.seq_kv; ++j) {
         const std::size_t k = static_cast<std::size_t>(i) * t.seq_kv + j;
         w[k] = Weight(r, n, index, i, j);
-        m[k] = t.cfg.mask == Mask::Causal && Masked(t, index, i, j);
+        m[k] = t.cfg.mask == Mask::Causal && HeatmapMasked(t, index, i, j);
       }
     divisor = render::ScaleDivisors(s.ui.colour_scale, w.data(), m.data(), t.seq, t.seq_kv);
   }
@@ -191,7 +178,7 @@ void DrawCellValues(AppState& s, const HeatmapNorms* n, int index, const Geometr
     const float y = a.y + i * ch;
     if (y + ch < clip.y || y > clip.w) continue;
     for (int j = 0; j < skv; ++j) {
-      if (t.cfg.mask == Mask::Causal && Masked(t, index, i, j)) continue;  // grey, weight 0
+      if (t.cfg.mask == Mask::Causal && HeatmapMasked(t, index, i, j)) continue;  // grey, weight 0
       const float v = Weight(r, n, index, i, j);
       std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
       const ImVec2 ts = font->CalcTextSizeA(vs, FLT_MAX, 0.0f, buf);
@@ -398,14 +385,8 @@ std::vector<int> ShownMaps(AppState& s, int H) {
 bool NormsShown(AppState& s, const HeatmapNorms** out) {
   DrawNormsSwitch(s);  // presented too: a teacher switches in front of the class
   if (!s.choice.heatmap_norms) return true;
-  if (!s.ui.present) {
-    if (!DrawNormsExplanation(s)) return false;
-  } else if (const Cached<HeatmapNorms>* c = HeatmapNormsCache(s); !c || !c->ok) {
-    // Presented: no line over the maps, only why there are none.
-    MessageBox(c ? c->error : _("Computing what each key adds (value-weighted norms) on the worker ..."),
-               Pal().notice_bg, Pal().notice_text);
-    return false;
-  }
+  // Presented: no line over the maps, only why there are none.
+  if (!DrawNormsExplanation(s, /*line=*/!s.ui.present)) return false;
   const Cached<HeatmapNorms>* c = HeatmapNormsCache(s);
   if (!c || !c->ok) return false;
   *out = &c->value;

@@ -1,7 +1,7 @@
 // The Heatmaps view's "what each key adds": each head's value-weighted norms as shares of
 // its query rows (norms.hpp). A small trace computes them in the frame; a big one on the
-// recompute's worker, beside the trace (the prime hook), and the maps say "computing"
-// meanwhile.
+// recompute's worker: beside a new trace (the prime hook), or on the trace shown (a view
+// job), and the maps say "computing" meanwhile.
 #include "gui/views/heatmaps/norms.hpp"
 
 #include <cmath>
@@ -26,9 +26,13 @@ namespace {
 // The view's own state (AppState::views).
 struct NormsState {
   Cached<HeatmapNorms> cache;
-  std::string asked;           // the trace shown when a recompute was asked for, to compute them beside it
-  std::uint64_t asked_of = 0;  // its generation (0: none asked)
+  std::string asked;  // the trace whose norms the worker computes (GenKey), "" when none
 };
+
+// All maps' cells together above which the norms are not drawn: the weights' texture cap,
+// which also bounds the norms' memory (raw and shares, 8 bytes a cell: 128 MiB).
+constexpr double kMaxNormCells = HeatmapTextures::kMaxTexels;
+double NormCells(const Trace& t) { return static_cast<double>(t.cfg.num_heads + 1) * t.seq * t.seq_kv; }
 
 HeatmapNorms ComputeNorms(const Trace& t) {
   HeatmapNorms n;
@@ -44,16 +48,38 @@ HeatmapNorms ComputeNorms(const Trace& t) {
   return n;
 }
 
-// Whether the norms of `t` are computed in the frame: below the cells the recompute
-// hands to its worker (the same count as its maps').
-bool InFrame(const Trace& t) { return static_cast<double>(t.cfg.num_heads + 1) * t.seq * t.seq_kv <= WorkerCells(); }
+// Whether the norms of `t` are computed in the frame, by the recompute's own rule: their
+// cells, and their multiply-adds (each key's value through W_V and W_O, 2 d_model^2, and
+// a weight per cell).
+bool InFrame(const Trace& t) {
+  const double d = t.cfg.d_model;
+  return !OnWorker(NormCells(t), 2.0 * t.seq_kv * d * d + NormCells(t));
+}
 
-bool Masked(const Trace& t, int head, int i, int j) {
-  const float sc = t.scores(static_cast<Eigen::Index>(head) * t.seq + i, j);
-  return std::isinf(sc) && sc < 0;
+// The norms as the cache holds them, the core's error included.
+Cached<HeatmapNorms> Computed(const Trace& t) {
+  Cached<HeatmapNorms> v;
+  try {
+    v.value = ComputeNorms(t);
+    v.ok = true;
+  } catch (const std::exception& e) {  // the core's error, shown by the view
+    v.error = e.what();
+  }
+  return v;
 }
 
 }  // namespace
+
+bool HeatmapMasked(const Trace& t, int index, int i, int j) {
+  auto masked = [&](int h) {
+    const float sc = t.scores(static_cast<Eigen::Index>(h) * t.seq + i, j);
+    return std::isinf(sc) && sc < 0;
+  };
+  if (index < t.cfg.num_heads) return masked(index);
+  for (int h = 0; h < t.cfg.num_heads; ++h)
+    if (!masked(h)) return false;
+  return true;
+}
 
 const Cached<HeatmapNorms>* HeatmapNormsCache(AppState& s, bool wait) {
   NormsState& st = s.views.Get<NormsState>();
@@ -62,39 +88,45 @@ const Cached<HeatmapNorms>* HeatmapNormsCache(AppState& s, bool wait) {
   const std::string key = GenKey(s);
   if (c.key == key) return &c;
   const Trace& t = s.result.trace;
+  if (NormCells(t) > kMaxNormCells) {
+    c.key = key;
+    c.ok = false;
+    c.value = HeatmapNorms();
+    c.error = i18n::Format(_("What each key adds is drawn for at most %.1f million cells over all maps; these "
+                             "maps have %.1f million. Fewer tokens or heads show it; the weights are shown "
+                             "whatever the size."),
+                           kMaxNormCells / 1e6, NormCells(t) / 1e6);
+    return &c;
+  }
   if (!wait && !InFrame(t)) {
-    // A recompute of the same choice: its worker computes them (PrimeHeatmapNorms). Asked
-    // once; a trace that came back from it without them says so (no endless recomputes).
-    if (st.asked == key) return nullptr;
-    if (st.asked_of != 0 && s.result.generation > st.asked_of && !s.dirty) {
-      st.asked_of = 0;
-      c.key = key;
-      c.ok = false;
-      c.error = _("The worker could not compute what each key adds for this trace.");
-      return &c;
-    }
-    st.asked = key;
-    st.asked_of = s.result.generation;
-    s.dirty = true;
+    // On the worker, reading the trace shown, which stays the app's while it runs (the
+    // recompute waits). Asked again in a later frame while the worker is busy.
+    if (st.asked != key && StartViewWork(
+                               s,
+                               [&t, key]() -> Primed {
+                                 auto v = std::make_shared<Cached<HeatmapNorms>>(Computed(t));
+                                 return [v, key](AppState& app) {
+                                   NormsState& done = app.views.Get<NormsState>();
+                                   done.cache = std::move(*v);
+                                   done.cache.key = key;
+                                   done.asked.clear();
+                                 };
+                               },
+                               _("what each key adds")))
+      st.asked = key;
     return nullptr;
   }
   return &Refresh(c, key, [&](HeatmapNorms& v) { v = ComputeNorms(t); });
 }
 
 Primed PrimeHeatmapNorms(const Trace& t, const Choice& c) {
-  if (!c.heatmap_norms || c.view != "heatmaps") return nullptr;
-  auto v = std::make_shared<Cached<HeatmapNorms>>();
-  try {
-    v->value = ComputeNorms(t);
-    v->ok = true;
-  } catch (const std::exception& e) {  // the core's error, shown by the view
-    v->error = e.what();
-  }
+  if (!c.heatmap_norms || c.view != "heatmaps" || NormCells(t) > kMaxNormCells) return nullptr;
+  auto v = std::make_shared<Cached<HeatmapNorms>>(Computed(t));
   return [v](AppState& s) {
     NormsState& st = s.views.Get<NormsState>();
     st.cache = std::move(*v);
     st.cache.key = GenKey(s);
-    st.asked_of = 0;
+    st.asked.clear();
   };
 }
 
@@ -117,7 +149,7 @@ void DrawNormsSwitch(AppState& s) {
                               "Off: the attention weights."));
 }
 
-bool DrawNormsExplanation(AppState& s) {
+bool DrawNormsExplanation(AppState& s, bool line) {
   const Cached<HeatmapNorms>* c = HeatmapNormsCache(s);
   if (!c) {
     MessageBox(_("Computing what each key adds (value-weighted norms) on the worker ..."), Pal().notice_bg,
@@ -130,13 +162,14 @@ bool DrawNormsExplanation(AppState& s) {
     Probe(s, "heatmap_norms_error");
     return false;
   }
+  if (!line) return true;
   // One line over the maps (the formula too where the maps keep room); why a weight is
   // not an influence behind its (?).
   const bool roomy = ImGui::GetContentRegionAvail().y >= ImGui::GetFontSize() * 16.0f;
   ImGui::PushStyleColor(ImGuiCol_Text, Pal().muted_text);
-  ImGui::TextUnformatted(roomy ? _("Share of the head's output norm from each key: ||alpha_ij (x_j W_V + b_V) W_O|| "
-                                   "over its row's sum.")
-                               : _("Share of the head's output norm from each key"));
+  ImGui::TextUnformatted(roomy ? _("Each key's share of its row's summed norms ||alpha_ij (x_j W_V + b_V) W_O||: "
+                                   "what the key adds to the head's output.")
+                               : _("Each key's share of its row's summed norms"));
   ImGui::PopStyleColor();
   Probe(s, "heatmap_norms_explanation");
   ImGui::SameLine();
@@ -154,17 +187,16 @@ unsigned int NormsTexture(AppState& s, const HeatmapNorms& n, int index, int* ro
   const int H = t.cfg.num_heads, seq = t.seq, skv = t.seq_kv;
   const render::ColourScale scale = s.ui.colour_scale;
   const float* v = index < H ? n.share.data() + static_cast<std::size_t>(index) * seq * skv : n.mean.data();
-  const int head = index < H ? index : 0;  // a causal mask hides the same cells in every head
   const std::string key = GenKey(s) + " " + render::ToString(scale);
   return s.ui.matrices.Get(
       "heatmap_norms " + std::to_string(index), key, seq, skv,
-      [&t, v, head, scale, seq, skv](std::uint8_t* rgba, int row0, int row1) {
+      [&t, v, index, scale, seq, skv](std::uint8_t* rgba, int row0, int row1) {
         const std::vector<float> div = render::ScaleDivisors(scale, v, nullptr, seq, skv);
         const bool causal = t.cfg.mask == Mask::Causal;
         for (int i = row0; i < row1; ++i)
           for (int j = 0; j < skv; ++j) {
             const std::size_t k = static_cast<std::size_t>(i) * skv + j;
-            const render::Rgb c = causal && Masked(t, head, i, j)
+            const render::Rgb c = causal && HeatmapMasked(t, index, i, j)
                                       ? render::kMaskedColour
                                       : render::Colormap(v[k] / div[static_cast<std::size_t>(i)]);
             std::uint8_t* p = rgba + 4 * (static_cast<std::size_t>(i - row0) * skv + j);
@@ -206,7 +238,7 @@ nlohmann::json DumpHeatmapNorms(AppState& s) {
 nlohmann::json ProbeHeatmaps(const AppState& s) {
   nlohmann::json j{{"show", s.choice.heatmap_norms ? "norms" : "weights"}};
   if (const NormsState* st = s.views.Find<NormsState>()) {
-    j["norms_ready"] = st->cache.ok && st->cache.key == GenKey(s);
+    j["norms_ready"] = s.choice.heatmap_norms && st->cache.ok && st->cache.key == GenKey(s);
     j["norms_error"] = st->cache.key == GenKey(s) ? st->cache.error : std::string();
   }
   return j;

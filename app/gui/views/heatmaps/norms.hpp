@@ -24,12 +24,15 @@ struct HeatmapNorms {
 const Cached<HeatmapNorms>* HeatmapNormsCache(AppState& s, bool wait = false);
 // Beside a big trace on the recompute's task, while the learner shows the norms.
 Primed PrimeHeatmapNorms(const Trace& t, const Choice& c);
+// Whether cell (i, j) of map `index` (a head, or the mean at num_heads: masked in every
+// head) is hidden by the mask (-inf score), as the exporter decides it.
+bool HeatmapMasked(const Trace& t, int index, int i, int j);
 
 // The switch "weights | what each key adds", on the header's line.
 void DrawNormsSwitch(AppState& s);
-// With the norms on: the line that says what the maps show, and why; false when the
-// maps cannot be drawn (still computing, or the core's error, which it shows).
-bool DrawNormsExplanation(AppState& s);
+// With the norms on: the line that says what the maps show, and why (with `line`); false
+// when the maps cannot be drawn (still computing, or the core's error, which it shows).
+bool DrawNormsExplanation(AppState& s, bool line = true);
 // The GL texture of map `index` (a head, or the mean at num_heads) coloured from the
 // shares at the view's colour scale, filled a few rows a frame; `rows_ready` says how
 // many rows are coloured.
