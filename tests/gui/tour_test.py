@@ -571,9 +571,40 @@ def test_record(mhaviz, d):
         app.kill()
 
 
+def test_record_patch(mhaviz, d):
+    """The Patch view recorded as a step: its two sentences and target are written as the
+    step's `patch`, which the loader reads back (`mhaviz lesson`), and played again."""
+    out = os.path.join(d, "patch.json")
+    clean, corrupt = "The men near the old house", "The man near the old house"
+    app = g.App(mhaviz, d, ["--model", "mhaviz-small", "--view", "patch", "--patch-clean", clean, "--patch-corrupt",
+                            corrupt, "--patch-target", "are", "--lesson-record", out])
+    try:
+        app.wait_for(lambda p: p["lesson_draft"]["editing"] and "draft_window" in p["widgets"], "the editor")
+        p = add_step(app, 1, "the Patch view")
+        want = {"clean": clean, "corrupt": corrupt, "target": "are"}
+        check(p["lesson_draft"]["steps"][0].get("patch") == want, f"recorded: {p['lesson_draft']['steps'][0]}")
+        g.click(app, app.widget("draft_save"))
+        p = app.wait_for(lambda p: p["lesson_draft"]["saves"] == 1, "the lesson saved")
+        check(p["lesson_draft"]["message_ok"], f"save: {p['lesson_draft']['message']}")
+        app.quit()
+    finally:
+        app.kill()
+    step = g.read_json(out)["steps"][0]
+    check(step.get("view") == "patch" and step.get("model") == "mhaviz-small" and step.get("patch") == want,
+          f"written: {step}")
+    r = subprocess.run([mhaviz, "lesson", out, "--lang", "en"], capture_output=True, text=True, timeout=g.RUN_TIMEOUT)
+    check(r.returncode == 0 and "1. [patch]" in r.stdout, f"mhaviz lesson {out}: exit {r.returncode}: {r.stdout}{r.stderr}")
+    # Played in another window: the Patch view gets the recorded sentences.
+    dump = g.dump_run(mhaviz, d, "--lesson", out, "--lang", "en", name="played.json", frames=5)
+    patch = dump["views"].get("patch_view", {})
+    check(patch.get("clean", {}).get("sentence") == clean and patch.get("corrupt", {}).get("sentence") == corrupt and
+          patch.get("target", {}).get("piece") == "▁are", f"played: {str(patch)[:300]}")
+
+
 TESTS = {f"walk_{i}_{lang}": walk(i, lang) for i in ("000", "001", "002", "003", "004") for lang in ("ko", "en")}
 TESTS.update({"reveal": test_reveal, "next_hidden": test_next_hidden, "explore_restore": test_explore_restore, "bad_lesson": (test_bad_lesson, False),
-              "export_ko": test_export_ko, "export_bad_dir": (test_export_bad_dir, False), "record": test_record})
+              "export_ko": test_export_ko, "export_bad_dir": (test_export_bad_dir, False), "record": test_record,
+              "record_patch": test_record_patch})
 
 if __name__ == "__main__":
     sys.exit(g.run_main(TESTS, __doc__, "tour"))

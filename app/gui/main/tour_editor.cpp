@@ -103,6 +103,14 @@ bool RecordStep(const AppState& s, tour::Step* step, std::string* why) {
     st.flash_bc = s.choice.flash.bc;
     st.flash_tile = s.choice.flash.tile;
   }
+  // The Patch view's two sentences and target, as its fields hold them (the view says
+  // whether they patch); a lesson patches mhaviz-small only, as the loader requires.
+  if (st.view == "patch" && small && !s.choice.patch.clean.empty() && !s.choice.patch.corrupt.empty()) {
+    st.patch_set = true;
+    st.patch_clean = s.choice.patch.clean;
+    st.patch_corrupt = s.choice.patch.corrupt;
+    st.patch_target = s.choice.patch.target;
+  }
   st.flow_batch = s.ui.flow_batch;
   if (st.view == "generate" && small)
     st.generate_pieces = s.choice.generate.prompt == s.choice.sentence ? s.choice.generate.pieces : 0;
@@ -439,6 +447,8 @@ nlohmann::json TourDraftProbeJson() {
                      {"knockout", out},
                      {"caption", {{"ko", step.caption.ko}, {"en", step.caption.en}}},
                      {"question", step.question.has_value()}});
+    if (st.patch_set)
+      steps.back()["patch"] = {{"clean", st.patch_clean}, {"corrupt", st.patch_corrupt}, {"target", st.patch_target}};
     if (step.question) {  // what was typed, in English: the tests wait on it
       nlohmann::json options = nlohmann::json::array();
       for (const tour::Text& o : step.question->options) options.push_back(o.en);
