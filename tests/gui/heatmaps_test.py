@@ -78,15 +78,17 @@ def test_norms_seeded(mhaviz, d):
 
 def test_norms_worker(mhaviz, d):
     """Every trace on the recompute's worker (MHAVIZ_WORKER_CELLS=0): switched on by a click,
-    the norms are computed beside a recompute on the worker (the window never computes
-    them for a big trace), then shown, and equal the CLI's."""
+    the norms of the trace shown are computed by one job on the worker, without a
+    recompute (the window never computes them for a big trace), then shown, and equal the
+    CLI's; no further job follows."""
     args = ["--model", "mhaviz-small", "--sentence", SENTENCE, "--layer", "1"]
     env = dict(os.environ, MHAVIZ_WORKER_CELLS="0", XDG_CONFIG_HOME=os.path.join(d, "config"))
     app = g.App(mhaviz, d, [*args, "--view", "heatmaps"], size=(1600, 1000), env=env)
     try:
-        p = app.wait_for(lambda p: "heatmap_show norms" in p["widgets"], "the switch")
+        p = app.wait_for(lambda p: "heatmap_show norms" in p["widgets"] and p["worker"]["phase"] == "idle",
+                         "the switch, the first trace in")
         check(p["heatmaps"]["show"] == "weights", f"the view starts with {p['heatmaps']}")
-        generation = p["generation"]
+        generation, jobs = p["generation"], p["worker"]["jobs"]
         # The click switches the view over (a repeated click would switch it back), then
         # the norms come from the worker.
         g.click_until(app, "heatmap_show norms", lambda p: p["heatmaps"]["show"] == "norms", "the switch")
@@ -96,6 +98,10 @@ def test_norms_worker(mhaviz, d):
         check(p["generation"] == generation, f"switching the norms on recomputed: generation {generation} -> "
               f"{p['generation']}")
         app.wait_for(lambda p: "heatmap_norms_explanation" in p["widgets"], "the explanation over the maps")
+        # One job, and none after it (the view does not ask again for norms it has).
+        p = app.settle(10)
+        check(p["worker"]["jobs"] == jobs + 1 and p["worker"]["phase"] == "idle",
+              f"worker jobs {jobs} before the switch, {p['worker']['jobs']} after ({p['worker']['phase']})")
         final = app.quit()
     finally:
         app.kill()

@@ -594,6 +594,21 @@ def test_record_patch(mhaviz, d):
           f"written: {step}")
     r = subprocess.run([mhaviz, "lesson", out, "--lang", "en"], capture_output=True, text=True, timeout=g.RUN_TIMEOUT)
     check(r.returncode == 0 and "1. [patch]" in r.stdout, f"mhaviz lesson {out}: exit {r.returncode}: {r.stdout}{r.stderr}")
+    # A sentence longer than a lesson's patch may hold: the step is recorded without the
+    # patch and the editor says why (a file the loader would refuse is never written).
+    long = "the old house " * 40
+    app = g.App(mhaviz, d, ["--model", "mhaviz-small", "--view", "patch", "--patch-clean", long, "--patch-corrupt",
+                            corrupt, "--lesson-record", os.path.join(d, "long.json")])
+    try:
+        app.wait_for(lambda p: p["lesson_draft"]["editing"] and p["ok"] and p["generation"] > 0 and
+                     p["worker"]["phase"] == "idle", "the editor, computed")
+        g.click(app, app.widget("draft_add"))
+        p = app.wait_for(lambda p: len(p["lesson_draft"]["steps"]) == 1, "the long step recorded")
+        check(not p["lesson_draft"]["message_ok"] and "512 bytes" in p["lesson_draft"]["message"] and
+              "patch" not in p["lesson_draft"]["steps"][0], f"a 560-byte sentence: {p['lesson_draft']}")
+        app.quit()
+    finally:
+        app.kill()
     # Played in another window: the Patch view gets the recorded sentences.
     dump = g.dump_run(mhaviz, d, "--lesson", out, "--lang", "en", name="played.json", frames=5)
     patch = dump["views"].get("patch_view", {})

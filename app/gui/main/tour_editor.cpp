@@ -104,12 +104,22 @@ bool RecordStep(const AppState& s, tour::Step* step, std::string* why) {
     st.flash_tile = s.choice.flash.tile;
   }
   // The Patch view's two sentences and target, as its fields hold them (the view says
-  // whether they patch); a lesson patches mhaviz-small only, as the loader requires.
-  if (st.view == "patch" && small && !s.choice.patch.clean.empty() && !s.choice.patch.corrupt.empty()) {
-    st.patch_set = true;
-    st.patch_clean = s.choice.patch.clean;
-    st.patch_corrupt = s.choice.patch.corrupt;
-    st.patch_target = s.choice.patch.target;
+  // whether they patch), within what the loader reads back: mhaviz-small, two sentences,
+  // each of at most tour::kMaxPatchBytes.
+  if (st.view == "patch") {
+    const PatchChoice& p = s.choice.patch;
+    const bool fits = p.clean.size() <= tour::kMaxPatchBytes && p.corrupt.size() <= tour::kMaxPatchBytes &&
+                      p.target.size() <= tour::kMaxPatchBytes;
+    if (small && fits && !p.clean.empty() && !p.corrupt.empty()) {
+      st.patch_set = true;
+      st.patch_clean = p.clean;
+      st.patch_corrupt = p.corrupt;
+      st.patch_target = p.target;
+    } else {
+      *why = i18n::Format(_("Recorded without the Patch view's sentences: a lesson patches mhaviz-small, on two "
+                            "sentences of at most %d bytes each; the step plays the view's own sentences."),
+                          static_cast<int>(tour::kMaxPatchBytes));
+    }
   }
   st.flow_batch = s.ui.flow_batch;
   if (st.view == "generate" && small)

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -68,6 +70,29 @@ Cached<HeatmapNorms> Computed(const Trace& t) {
   return v;
 }
 
+// The norms of the trace shown as a job on the recompute's task; what it returns stores
+// them (or why not) under `key` on the window's thread.
+ViewWork NormsWork(const Trace& t, std::string key) {
+  return [&t, key = std::move(key)]() -> Primed {
+    std::shared_ptr<Cached<HeatmapNorms>> v;
+    try {
+      v = std::make_shared<Cached<HeatmapNorms>>(Computed(t));
+    } catch (const std::bad_alloc&) {  // said below, and not asked again for this trace
+    }
+    return [v, key](AppState& s) {
+      NormsState& st = s.views.Get<NormsState>();
+      if (v) {
+        st.cache = std::move(*v);
+      } else {
+        st.cache = Cached<HeatmapNorms>();
+        st.cache.error = _("Out of memory: what each key adds could not be computed for these maps.");
+      }
+      st.cache.key = key;
+      st.asked.clear();
+    };
+  };
+}
+
 }  // namespace
 
 bool HeatmapMasked(const Trace& t, int index, int i, int j) {
@@ -101,19 +126,7 @@ const Cached<HeatmapNorms>* HeatmapNormsCache(AppState& s, bool wait) {
   if (!wait && !InFrame(t)) {
     // On the worker, reading the trace shown, which stays the app's while it runs (the
     // recompute waits). Asked again in a later frame while the worker is busy.
-    if (st.asked != key && StartViewWork(
-                               s,
-                               [&t, key]() -> Primed {
-                                 auto v = std::make_shared<Cached<HeatmapNorms>>(Computed(t));
-                                 return [v, key](AppState& app) {
-                                   NormsState& done = app.views.Get<NormsState>();
-                                   done.cache = std::move(*v);
-                                   done.cache.key = key;
-                                   done.asked.clear();
-                                 };
-                               },
-                               _("what each key adds")))
-      st.asked = key;
+    if (st.asked != key && StartViewWork(s, NormsWork(t, key), _("what each key adds"))) st.asked = key;
     return nullptr;
   }
   return &Refresh(c, key, [&](HeatmapNorms& v) { v = ComputeNorms(t); });
