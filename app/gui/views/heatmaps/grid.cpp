@@ -386,11 +386,8 @@ bool NormsShown(AppState& s, const HeatmapNorms** out) {
   DrawNormsSwitch(s);  // presented too: a teacher switches in front of the class
   if (!s.choice.heatmap_norms) return true;
   // Presented: no line over the maps, only why there are none.
-  if (!DrawNormsExplanation(s, /*line=*/!s.ui.present)) return false;
-  const Cached<HeatmapNorms>* c = HeatmapNormsCache(s);
-  if (!c || !c->ok) return false;
-  *out = &c->value;
-  return true;
+  *out = DrawNormsExplanation(s, /*line=*/!s.ui.present);
+  return *out != nullptr;
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ HeatmapNorms ComputeNorms(const Trace& t) {
     if (sum > 0.0) n.share.row(r) = (n.raw.row(r).cast<double>() / sum).cast<float>();
     n.mean.row(r % t.seq) += n.share.row(r) / static_cast<float>(H);
   }
+  const Eigen::Index cells = static_cast<Eigen::Index>(t.seq) * t.seq_kv;
+  for (int h = 0; h < H; ++h)
+    n.map_max.push_back(Eigen::Map<const Eigen::VectorXf>(n.share.data() + h * cells, cells).maxCoeff());
+  n.map_max.push_back(n.mean.maxCoeff());
   return n;
 }
 
@@ -162,20 +166,20 @@ void DrawNormsSwitch(AppState& s) {
                               "Off: the attention weights."));
 }
 
-bool DrawNormsExplanation(AppState& s, bool line) {
+const HeatmapNorms* DrawNormsExplanation(AppState& s, bool line) {
   const Cached<HeatmapNorms>* c = HeatmapNormsCache(s);
   if (!c) {
     MessageBox(_("Computing what each key adds (value-weighted norms) on the worker ..."), Pal().notice_bg,
                Pal().notice_text);
     Probe(s, "heatmap_norms_computing");
-    return false;
+    return nullptr;
   }
   if (!c->ok) {
     MessageBox(c->error, Pal().error_bg, Pal().error_text);
     Probe(s, "heatmap_norms_error");
-    return false;
+    return nullptr;
   }
-  if (!line) return true;
+  if (!line) return &c->value;
   // One line over the maps (the formula too where the maps keep room); why a weight is
   // not an influence behind its (?).
   const bool roomy = ImGui::GetContentRegionAvail().y >= ImGui::GetFontSize() * 16.0f;
@@ -192,7 +196,7 @@ bool DrawNormsExplanation(AppState& s, bool line) {
         "head that gives <s> most of its weight but hands over a nearly zero vector from it adds almost nothing "
         "from <s>: its <s> column is dark here, and its output comes from the keys that add long vectors "
         "(Kobayashi et al. 2020). Hover a cell for its norm and its weight."));
-  return true;
+  return &c->value;
 }
 
 unsigned int NormsTexture(AppState& s, const HeatmapNorms& n, int index, int* rows_ready) {
@@ -200,18 +204,23 @@ unsigned int NormsTexture(AppState& s, const HeatmapNorms& n, int index, int* ro
   const int H = t.cfg.num_heads, seq = t.seq, skv = t.seq_kv;
   const render::ColourScale scale = s.ui.colour_scale;
   const float* v = index < H ? n.share.data() + static_cast<std::size_t>(index) * seq * skv : n.mean.data();
+  const float map_max = n.map_max[static_cast<std::size_t>(index)];
   const std::string key = GenKey(s) + " " + render::ToString(scale);
   return s.ui.matrices.Get(
       "heatmap_norms " + std::to_string(index), key, seq, skv,
-      [&t, v, index, scale, seq, skv](std::uint8_t* rgba, int row0, int row1) {
-        const std::vector<float> div = render::ScaleDivisors(scale, v, nullptr, seq, skv);
+      [&t, v, map_max, index, scale, skv](std::uint8_t* rgba, int row0, int row1) {
+        // The divisors of the rows filled now only (the per-map one was found once).
+        const std::vector<float> div =
+            scale == render::ColourScale::Map
+                ? std::vector<float>(static_cast<std::size_t>(row1 - row0), map_max > 0.0f ? map_max : 1.0f)
+                : render::ScaleDivisors(scale, v + static_cast<std::size_t>(row0) * skv, nullptr, row1 - row0, skv);
         const bool causal = t.cfg.mask == Mask::Causal;
         for (int i = row0; i < row1; ++i)
           for (int j = 0; j < skv; ++j) {
             const std::size_t k = static_cast<std::size_t>(i) * skv + j;
             const render::Rgb c = causal && HeatmapMasked(t, index, i, j)
                                       ? render::kMaskedColour
-                                      : render::Colormap(v[k] / div[static_cast<std::size_t>(i)]);
+                                      : render::Colormap(v[k] / div[static_cast<std::size_t>(i - row0)]);
             std::uint8_t* p = rgba + 4 * (static_cast<std::size_t>(i - row0) * skv + j);
             p[0] = c[0];
             p[1] = c[1];

@@ -16,6 +16,9 @@ struct HeatmapNorms {
   Mat raw;    // alpha_ij * ||(x_j W_V^h + b_V^h) W_O^h||, laid out as Trace::attn
   Mat share;  // raw, each (head, query) row divided by its sum (a row of zeros stays 0)
   Mat mean;   // (seq, seq_kv): the heads' shares averaged, the mean map's cells
+  // Each map's largest share (the heads, then the mean): the per-map colour scale's
+  // divisor, found once rather than each frame a texture is filled.
+  std::vector<float> map_max;
 };
 
 // The norms of the trace shown, or null while the recompute's worker computes them
@@ -30,9 +33,10 @@ bool HeatmapMasked(const Trace& t, int index, int i, int j);
 
 // The switch "weights | what each key adds", on the header's line.
 void DrawNormsSwitch(AppState& s);
-// With the norms on: the line that says what the maps show, and why (with `line`); false
-// when the maps cannot be drawn (still computing, or the core's error, which it shows).
-bool DrawNormsExplanation(AppState& s, bool line = true);
+// With the norms on: the line that says what the maps show, and why (with `line`); the
+// norms to draw, or null when the maps cannot be drawn (still computing, or the core's
+// error, which it shows).
+const HeatmapNorms* DrawNormsExplanation(AppState& s, bool line = true);
 // The GL texture of map `index` (a head, or the mean at num_heads) coloured from the
 // shares at the view's colour scale, filled a few rows a frame; `rows_ready` says how
 // many rows are coloured.
