@@ -13,7 +13,10 @@
 #     and large sizes x {ReLU, GELU} x {pre, post}-LN encoder blocks, vocabulary 64;
 #     3 rounds (the large size 2) of about 0.3 s of mhaviz's steps a side.
 # Every table is headed by the machine (lscpu's model name), the ISA path the build's
-# kernels use, the BLAS torch runs on and torch's version. A CPU without AVX-512
+# kernels use, the BLAS torch runs on, the kernels it chose and torch's version. On a CPU
+# with AVX-512 the AVX2 build is timed against torch held to its AVX2 kernels
+# (compare_torch.py --torch-isa avx2: OpenBLAS's Zen or Haswell set), the torch of a
+# laptop without AVX-512; TORCH_ISA=native keeps torch's own choice there. A CPU without AVX-512
 # compiles the v4 build (so it is known to compile) but cannot run it: it says so and
 # skips it. The AVX-512 path is timed first, so a run cut short keeps it.
 #
@@ -32,7 +35,9 @@
 # the reference BLAS) or pip's, which links MKL: then the comparisons get --any-blas,
 # and each report names the BLAS torch really uses.
 # Environment: PYTHON (default: python3 if it has torch, else /usr/bin/python3), JOBS
-# (build jobs, default all CPUs), ROUNDS (3; the large model's 2), BUDGET (seconds the
+# (build jobs, default all CPUs), ROUNDS (3; the large model's 2), TORCH_ISA (native or
+# avx2, for every level; default: avx2 for the v3 build on an AVX-512 CPU), TORCH_MALLOC
+# (steady, the default: torch's buffers stay mapped between steps; glibc), BUDGET (seconds the
 # whole run may take, default 540: the phases still to run when it is spent are skipped,
 # one running is cut short), LEVELS ("v4 v3"), CHECKS=0 skips the
 # correctness checks, SKIP_BUILD=1 reuses the builds an earlier run left in $BUILD_ROOT
@@ -159,7 +164,9 @@ if [ -n "${BUILD_ONLY:-}" ]; then
   for level in $levels; do
     ldd "$builds/$level/app/mhaviz" | awk '$3 ~ /^\// {print $3}' |
       grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' |
-      while read -r l; do cp -L "$l" "$builds/lib/"; done
+      while read -r l; do  # the second build finds the first's copies through its RPATH
+        [ "$(cd "$(dirname "$l")" && pwd -P)" = "$(cd "$builds/lib" && pwd -P)" ] || cp -L "$l" "$builds/lib/"
+      done
   done
   say "BUILD_ONLY: $builds holds both builds and lib/ ($(du -sh "$builds/lib" | cut -f1));" \
     "copy it to the machine and run SKIP_BUILD=1 BUILD_ROOT=<that copy> scripts/bench_isa.sh"
@@ -205,13 +212,19 @@ for phase in $phases; do
     fi
     say "======== x86-64-$level, $kind${phase_sizes:+ $phase_sizes}, 1 thread, $phase_rounds rounds [$(elapsed); $left s left]"
     r=0
+    # The AVX2 build meets the torch an AVX2 machine has: on an AVX-512 CPU, torch's
+    # BLAS would otherwise run its AVX-512 kernels against mhaviz's 256-bit ones.
+    torch_isa=native
+    [ "$level" != v3 ] || [ "$cpu_avx512" != yes ] || torch_isa=avx2
     if [ "$kind" = forward ]; then
       timeout "$left" "$py" "$here/compare_torch.py" --mhaviz "$mhaviz" --threads 1 --shapes "$shapes" \
-        --rounds "$phase_rounds" --seconds "$seconds" --json "$out/$level/forward.json" $any_blas 2>&1 |
+        --rounds "$phase_rounds" --seconds "$seconds" --json "$out/$level/forward.json" $any_blas \
+        --torch-isa "${TORCH_ISA:-$torch_isa}" --torch-malloc "${TORCH_MALLOC:-steady}" 2>&1 |
         tee "$out/$level/forward.txt" | tee -a "$log" || r=$?
     else
       timeout "$left" "$py" "$here/compare_torch_train.py" --mhaviz "$mhaviz" --grid --sizes "$phase_sizes" \
-        --variants "$variants" --vocabs 64 --rounds "$phase_rounds" --grid-ms "$grid_ms" $any_blas 2>&1 |
+        --variants "$variants" --vocabs 64 --rounds "$phase_rounds" --grid-ms "$grid_ms" $any_blas \
+        --torch-isa "${TORCH_ISA:-$torch_isa}" --torch-malloc "${TORCH_MALLOC:-steady}" 2>&1 |
         tee -a "$out/$level/train.txt" | tee -a "$log" || r=$?
     fi
     case $r in

@@ -12,7 +12,11 @@ attention output and the per-head weights must agree to 1e-5.
 
 Honesty rules: torch must run on OpenBLAS (Debian's libopenblas0-openmp) rather than the
 reference BLAS, which is about 50x slower; OPENBLAS_CORETYPE is removed from the
-environment so OpenBLAS picks its own kernels for the CPU; both sides get the same
+environment so OpenBLAS picks its own kernels for the CPU (--torch-isa avx2 holds it, and
+ATen and MKL, to their AVX2 kernels instead: the torch of a CPU without AVX-512, for an
+AVX2 build of mhaviz timed on an AVX-512 machine); torch's allocator keeps its buffers
+mapped between runs (--torch-malloc glibc: glibc's default, which returns them to the OS
+and faults them in again, a cost that varies run to run); both sides get the same
 thread count. The report names the machine (lscpu's model name), the instruction set
 mhaviz's kernels were built for (AVX-512, AVX2 or portable), the BLAS and torch's
 version. --any-blas accepts another torch build (pip's torch links MKL): the
@@ -20,7 +24,7 @@ report then names that BLAS and version instead of refusing.
 
 usage: /usr/bin/python3 scripts/compare_torch.py [--mhaviz build/app/mhaviz] [--rounds 3]
            [--seconds 0.5] [--threads 1,2] [--shapes 16x512x8,64x512x8,...] [--json OUT.json]
-           [--any-blas]
+           [--any-blas] [--torch-isa native|avx2] [--torch-malloc steady|glibc]
 """
 import argparse
 import json
@@ -33,8 +37,38 @@ import sys
 import tempfile
 import time
 
-# Must happen before torch (and with it OpenBLAS) is loaded: OpenBLAS reads it once.
-os.environ.pop("OPENBLAS_CORETYPE", None)
+
+
+def _torch_isa_argument():
+    """--torch-isa's value, read before argparse runs: it must be in the environment
+    before torch (and with it OpenBLAS) is loaded, which read it once."""
+    for i, arg in enumerate(sys.argv):
+        if arg == "--torch-isa" and i + 1 < len(sys.argv):
+            return sys.argv[i + 1]
+        if arg.startswith("--torch-isa="):
+            return arg.split("=", 1)[1]
+    return "native"
+
+
+def _cpu_vendor():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((l.split(":", 1)[1].strip() for l in f if l.startswith("vendor_id")), "")
+    except OSError:
+        return ""
+
+
+# native: OpenBLAS (and MKL) pick their own kernels for this CPU. avx2: torch is held to
+# the 256-bit kernels it would run on a CPU without AVX-512, so that an AVX2 build of
+# mhaviz, timed on an AVX-512 machine, meets the torch a student's AVX2 laptop has:
+# OpenBLAS's Zen (AMD) or Haswell (Intel) kernels, MKL's AVX2 ones, ATen's AVX2 dispatch.
+TORCH_ISA = _torch_isa_argument()
+for _var in ("OPENBLAS_CORETYPE", "MKL_ENABLE_INSTRUCTIONS", "ATEN_CPU_CAPABILITY"):
+    os.environ.pop(_var, None)
+if TORCH_ISA == "avx2":
+    os.environ["OPENBLAS_CORETYPE"] = "Zen" if _cpu_vendor() == "AuthenticAMD" else "Haswell"
+    os.environ["MKL_ENABLE_INSTRUCTIONS"] = "AVX2"
+    os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -113,7 +147,25 @@ def mhaviz_kernels(mhaviz):
     return isa, next((l for l in lines if l.startswith("kernels:")), "kernels: " + isa)
 
 
-def machine_report(mhaviz, any_blas=False):
+def set_torch_malloc(mode):
+    """steady: glibc's allocator keeps torch's buffers mapped (no mmap, no trim), as
+    mhaviz keeps its workspaces. By default glibc returns every big buffer to the OS when
+    torch frees it, and the next step faults it in again: on a virtual machine that took a
+    training step of the large model from 0.69 s to 1.4-2.5 s of torch's CPU time, varying
+    step to step, a cost of the allocator, not of torch's kernels. Returns the report line."""
+    if mode == "glibc":
+        return "torch's allocator: glibc's default (big buffers returned to the OS and faulted in again each step)"
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_top_pad, m_mmap_max = -1, -2, -4
+    ok = (libc.mallopt(m_mmap_max, 0) == 1 and libc.mallopt(m_trim_threshold, 1 << 30) == 1
+          and libc.mallopt(m_top_pad, 64 << 20) == 1)
+    if not ok:
+        return "torch's allocator: glibc's default (mallopt refused the steady settings)"
+    return "torch's allocator: steady (glibc mallopt: no mmap, no trim; its buffers stay mapped between runs)"
+
+
+def machine_report(mhaviz, any_blas=False, torch_malloc="steady"):
     """The lines every table's heading needs: machine, mhaviz's ISA path, BLAS, torch.
     Returns (ok, isa, lines); ok is False when torch would not run on OpenBLAS."""
     isa, kernels = mhaviz_kernels(mhaviz)
@@ -121,8 +173,38 @@ def machine_report(mhaviz, any_blas=False):
              f"{', '.join(cpu_vector_flags()) or 'none found'}), load average {load_average()[0]:.2f}",
              f"mhaviz {kernels} [isa {isa}]"]
     ok, blas = blas_report(any_blas)
-    lines += blas + ["OPENBLAS_CORETYPE: unset for this run (OpenBLAS chooses its kernels for this CPU)"]
+    lines += blas + torch_kernels_report() + [set_torch_malloc(torch_malloc)]
     return ok, isa, lines
+
+
+def openblas_core():
+    """The kernel set OpenBLAS chose (openblas_get_corename), or "" when torch's BLAS is
+    not OpenBLAS."""
+    import ctypes
+    with open("/proc/self/maps") as f:
+        libs = sorted({l.split()[-1] for l in f if "libopenblas" in l and "/" in l})
+    for lib in libs:
+        try:
+            get = ctypes.CDLL(lib).openblas_get_corename
+            get.restype = ctypes.c_char_p
+            return get().decode()
+        except (OSError, AttributeError):
+            continue
+    return ""
+
+
+def torch_kernels_report():
+    """Which vector kernels torch runs: the BLAS's and ATen's own (--torch-isa)."""
+    core = openblas_core()
+    aten = next((l.split(":", 1)[1].strip() for l in torch.__config__.show().splitlines()
+                 if "CPU capability usage" in l), "not reported")
+    if TORCH_ISA == "avx2":
+        head = ("torch held to AVX2 (--torch-isa avx2), as on a CPU without AVX-512: "
+                f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}, MKL_ENABLE_INSTRUCTIONS=AVX2, "
+                "ATEN_CPU_CAPABILITY=avx2")
+    else:
+        head = "torch's own choice of kernels for this CPU (OPENBLAS_CORETYPE unset)"
+    return [head, f"OpenBLAS kernels: {core or '(not OpenBLAS)'}; ATen CPU capability: {aten}"]
 
 
 def torch_weights_to_npz(mha, x, path_w, path_x):
@@ -220,6 +302,12 @@ def main():
     ap.add_argument("--shapes", default=",".join(f"{n}x{d}x{h}" for n, d, h in SHAPES),
                     help="seq x d_model x heads, comma-separated")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--torch-malloc", choices=("steady", "glibc"), default="steady",
+                    help="steady (default): torch's buffers stay mapped between runs; glibc: the "
+                         "allocator's default, which returns them to the OS and faults them in again")
+    ap.add_argument("--torch-isa", choices=("native", "avx2"), default="native",
+                    help="avx2: torch's BLAS and ATen held to their AVX2 kernels, as on a CPU without "
+                         "AVX-512 (for an AVX2 build of mhaviz timed on an AVX-512 machine)")
     ap.add_argument("--any-blas", action="store_true",
                     help="time a torch that does not use OpenBLAS (e.g. pip's, with MKL) instead of refusing")
     a = ap.parse_args()
@@ -229,7 +317,7 @@ def main():
     shapes = [tuple(int(v) for v in s.split("x")) for s in a.shapes.split(",")]
     thread_counts = [int(t) for t in a.threads.split(",")]
 
-    ok, isa, lines = machine_report(mhaviz, a.any_blas)
+    ok, isa, lines = machine_report(mhaviz, a.any_blas, a.torch_malloc)
     print(lines[0])
     for l in lines[1:]:
         print("  " + l)
@@ -311,7 +399,8 @@ def main():
     if a.json:  # temporary file + rename: never a half-written file
         tmp = a.json + ".tmp"
         with open(tmp, "w") as f:
-            json.dump({"machine": lines, "isa": isa, "load_average_end": load_average(), "results": results}, f,
+            json.dump({"machine": lines, "isa": isa, "torch_isa": TORCH_ISA, "torch_malloc": a.torch_malloc,
+                       "load_average_end": load_average(), "results": results}, f,
                       indent=1)
         os.replace(tmp, a.json)
 

@@ -11,7 +11,9 @@ the same for the calling thread's CPU time (immune to waiting for a core when th
 machine is shared).
 
 Honesty rules, as scripts/compare_torch.py: torch must run on OpenBLAS (Debian's
-libopenblas0-openmp); OPENBLAS_CORETYPE is removed from the environment; both sides get
+libopenblas0-openmp); OPENBLAS_CORETYPE is removed from the environment (--torch-isa avx2:
+set to AVX2 kernels, as there); torch's buffers stay mapped between steps (--torch-malloc
+glibc: glibc's default, faulting them in again each step); both sides get
 the same thread count; torch runs in float32 with torch.optim.AdamW (foreach off, the
 default on CPU in torch 1.13) and clip_grad_norm_.
 
@@ -37,14 +39,14 @@ import sys
 import tempfile
 import time
 
-os.environ.pop("OPENBLAS_CORETYPE", None)  # before torch (OpenBLAS) is loaded
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cli"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# First: it sets OPENBLAS_CORETYPE and the like (--torch-isa) before torch is loaded.
+import compare_torch  # noqa: E402  (the machine, ISA and BLAS report)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cli"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare_torch  # noqa: E402  (the machine, ISA and BLAS report)
 import torch_model  # noqa: E402
 
 # name: (flags shared by both sides, batch, seq)
@@ -162,10 +164,15 @@ def main():
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--torch-plain", action="store_true", help="the grid's torch with torch_model.py's own LayerNorm")
     ap.add_argument("--grid-ms", type=float, default=300.0, help="the grid's mhaviz CPU ms per measurement")
+    ap.add_argument("--torch-malloc", choices=("steady", "glibc"), default="steady",
+                    help="steady (default): torch's buffers stay mapped between steps; glibc: the allocator's default")
+    ap.add_argument("--torch-isa", choices=("native", "avx2"), default="native",
+                    help="avx2: torch held to its AVX2 kernels, as on a CPU without AVX-512")
     ap.add_argument("--any-blas", action="store_true",
                     help="time a torch that does not use OpenBLAS (e.g. pip's, with MKL) instead of refusing")
     args = ap.parse_args()
-    ok, isa, lines = compare_torch.machine_report(os.path.abspath(args.mhaviz), args.any_blas)
+    ok, isa, lines = compare_torch.machine_report(os.path.abspath(args.mhaviz), args.any_blas,
+                                                   args.torch_malloc)
     print(lines[0])
     for l in lines[1:]:
         print("  " + l)
@@ -204,7 +211,8 @@ def main():
                 cpu = f"   cpu {mc:8.3f} / {tc:8.3f} ms ratio {tc / mc:5.2f}x" if threads == 1 else ""
                 print(f"{name:10s} threads {threads}  batch {batch} seq {seq}:  mhaviz {m:9.3f} ms   "
                       f"torch {t:9.3f} ms   ratio {t / m:5.2f}x{cpu}", flush=True)
-    print(json.dumps({"machine": args.machine, "isa": args.isa,
+    print(json.dumps({"machine": args.machine, "isa": args.isa, "torch_isa": compare_torch.TORCH_ISA,
+                      "torch_malloc": args.torch_malloc,
                       "rows": [{"model": n, "threads": th, "batch": b, "seq": s, "mhaviz_ms": m, "torch_ms": t,
                                 "ratio": t / m, "mhaviz_cpu_ms": mc, "torch_cpu_ms": tc}
                                for n, th, b, s, m, t, mc, tc in rows]}))
@@ -217,7 +225,8 @@ def grid(args):
     torch.set_num_threads(1)
     rounds = args.rounds or 3
     print(f"rounds {rounds}; {os.uname().nodename}; load {os.getloadavg()[0]:.1f} at the start; mhaviz kernels: "
-          f"{args.isa}", flush=True)
+          f"{args.isa}; torch kernels: {compare_torch.TORCH_ISA}; torch's allocator: {args.torch_malloc}",
+          flush=True)
     print("| size | batch x seq | variant | vocab | torch CPU ms | mhaviz CPU ms | ratio | steps |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
     rows = []
@@ -255,7 +264,8 @@ def grid(args):
                     print(f"| {size} | {batch} x {seq} | {variant} | {vocab} | {tc:.2f} | {mc:.2f} | {tc / mc:.2f}x "
                           f"| {rounds} x {repeat} |", flush=True)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
-    print(json.dumps({"machine": args.machine, "isa": args.isa, "rows": rows}))
+    print(json.dumps({"machine": args.machine, "isa": args.isa, "torch_isa": compare_torch.TORCH_ISA,
+                      "torch_malloc": args.torch_malloc, "rows": rows}))
 
 
 if __name__ == "__main__":
