@@ -163,9 +163,28 @@ def test_present_fits(mhaviz, d):
         g.check_within(where, "the example pairs' first row", w.get("proof_example 0"), [0, 0, win[0], win[1]])
 
 
+def test_lesson_key(mhaviz, d):
+    """Lesson 004's proof step, in Korean at 1280 x 800 with 150% text (the rehearsed
+    projector): under the table, above the lesson's band, the key of its colours and
+    marks is whole in the view (the full legend was cut after its first line there, the
+    rest below the fold); the full legend is still in the header's "?"."""
+    lessons = os.path.join(ROOT, "assets", "lessons")
+    path = next(os.path.join(lessons, f) for f in sorted(os.listdir(lessons)) if f.startswith("004_"))
+    with open(path, encoding="utf-8") as f:
+        steps = json.load(f)["steps"]
+    step = next(i + 1 for i, s in enumerate(steps) if s["view"] == "proof")
+    where, p, view = g.lesson_step_probe(mhaviz, d, "004", step, "ko")
+    w = p["widgets"]
+    check("proof_table" in w, f"{where}: the proof table is not drawn: {sorted(w)}")
+    g.check_within(where, "the key under the table", w.get("proof_key"), view)
+    line = w["proof_end 0"][3]  # a cell: one line of text
+    check(w["proof_key"][3] < 1.5 * line, f"{where}: the key {w['proof_key']} is more than a line ({line} px)")
+
+
 TESTS = {
     "equals_pairs": test_equals_pairs,
     "present_fits": test_present_fits,
+    "lesson_key": test_lesson_key,
 }
 
 if __name__ == "__main__":

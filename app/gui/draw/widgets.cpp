@@ -19,6 +19,7 @@ std::vector<std::string>* g_folded = nullptr;
 }  // namespace
 
 void FoldExplanations(std::vector<std::string>* sink) { g_folded = sink; }
+bool FoldingExplanations() { return g_folded != nullptr; }
 
 void Explanation(const char* text) {
   if (g_folded) {

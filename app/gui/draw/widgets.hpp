@@ -21,6 +21,8 @@ void SectionTitle(const AppState& s, const char* title, const char* subtitle = n
 void Explanation(const char* text);
 // From here on, explanations go to `sink` instead of the screen (null: drawn again).
 void FoldExplanations(std::vector<std::string>* sink);
+// Whether explanations are folded now (the view is presented).
+bool FoldingExplanations();
 
 // A coloured box of wrapped text (errors, notices) that spans the available width.
 void MessageBox(const std::string& text, ImU32 bg, ImU32 fg);

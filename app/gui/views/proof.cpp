@@ -172,7 +172,7 @@ ImU32 DropColour(double intact, double accuracy) {
 
 // Under the table: the bound a drop has to beat, stated with this table's numbers,
 // what the colours and marks say, and where the numbers come from.
-void DrawExplanation(const lm::KnockoutTable& t, const std::string& source) {
+void DrawExplanation(AppState& s, const lm::KnockoutTable& t, const std::string& source) {
   const int n = t.rows.empty() ? 0 : t.rows.front().pairs;
   const lm::ChanceBand b = lm::CoinBand(std::max(n, 1));
   // Presented, the bound and the source fold into the header's "?" (Explanation): the
@@ -184,11 +184,22 @@ void DrawExplanation(const lm::KnockoutTable& t, const std::string& source) {
                              "exact McNemar test on the pairs it flips gives p <= 0.01 / %d heads = %.5f."),
                            n, b.lo, b.hi, static_cast<int>(t.heads.size()), t.level)
                   .c_str());
-  Muted(
+  const char* legend =
       _("Red: how much of what the model learned above chance the knock-out costs. Boxed: the carrier, whose "
         "knock-out takes a learned phenomenon to chance. *: a significant drop that stays above chance. Grey: no "
         "significant drop; these heads are the control (a grey intact share: not learned). Hover a cell for its "
-        "counts and test."));
+        "counts and test.");
+  if (FoldingExplanations()) {
+    // Presented, under a lesson's band the full legend was cut after its first line:
+    // the class gets a key of one line, and the whole legend is in the "?".
+    Explanation(legend);
+    Muted(
+        _("Red: what the knock-out costs \u00B7 Boxed: the carrier, down to chance \u00B7 *: a significant drop "
+          "\u00B7 Grey: the control"));
+  } else {
+    Muted(legend);
+  }
+  Probe(s, "proof_key");
   Explanation(source == "shipped" ? _("Measured when the model was shipped (the same numbers as mhaviz pairs "
                                       "--ablate=all --json).")
               : source == "cached"
@@ -403,7 +414,7 @@ void DrawProofView(AppState& s) {
         "minimal pairs the model still gets right."));
   DrawTable(s, st.data->table);
   Probe(s, "proof_table");
-  DrawExplanation(st.data->table, st.data->source);
+  DrawExplanation(s, st.data->table, st.data->source);
   ImGui::Spacing();
   DrawExamples(s, *st.data);
 }
