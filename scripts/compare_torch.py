@@ -38,7 +38,6 @@ import tempfile
 import time
 
 
-
 def _torch_isa_argument():
     """--torch-isa's value, read before argparse runs: it must be in the environment
     before torch (and with it OpenBLAS) is loaded, which read it once."""

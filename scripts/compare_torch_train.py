@@ -12,7 +12,7 @@ machine is shared).
 
 Honesty rules, as scripts/compare_torch.py: torch must run on OpenBLAS (Debian's
 libopenblas0-openmp); OPENBLAS_CORETYPE is removed from the environment (--torch-isa avx2:
-set to AVX2 kernels, as there); torch's buffers stay mapped between steps (--torch-malloc
+set to the AVX2 kernels of a CPU without AVX-512); torch's buffers stay mapped between steps (--torch-malloc
 glibc: glibc's default, faulting them in again each step); both sides get
 the same thread count; torch runs in float32 with torch.optim.AdamW (foreach off, the
 default on CPU in torch 1.13) and clip_grad_norm_.

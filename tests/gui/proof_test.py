@@ -166,8 +166,8 @@ def test_present_fits(mhaviz, d):
 def test_lesson_key(mhaviz, d):
     """Lesson 004's proof step, in Korean at 1280 x 800 with 150% text (the rehearsed
     projector): under the table, above the lesson's band, the key of its colours and
-    marks is whole in the view (the full legend was cut after its first line there, the
-    rest below the fold); the full legend is still in the header's "?"."""
+    marks is whole in the view, on one line (the full legend was cut after its first
+    line there, the rest below the fold)."""
     lessons = os.path.join(ROOT, "assets", "lessons")
     path = next(os.path.join(lessons, f) for f in sorted(os.listdir(lessons)) if f.startswith("004_"))
     with open(path, encoding="utf-8") as f:
