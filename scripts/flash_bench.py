@@ -18,10 +18,12 @@ log(time) and log(peak memory) against log(n) by least squares over the larger s
 and prints the slopes (2 for n^2, 1 for n) and a Markdown table for docs/flash.md.
 
 Honesty rules (as scripts/compare_torch.py): torch on OpenBLAS, OPENBLAS_CORETYPE
-unset, one thread each; the machine, BLAS, torch version and load average are printed.
+unset, torch's allocator steady (--torch-malloc glibc: glibc's default, which faults its
+freed buffers in again on the next run), one thread each; the machine, BLAS, torch version and load average are printed.
 
 usage: /usr/bin/python3 scripts/flash_bench.py [--mhaviz build/app/mhaviz] [--d-model 512]
            [--heads 8] [--max-n 32768] [--torch-max-bytes 1.2e9] [--json OUT.json]
+           [--torch-malloc steady|glibc]
 """
 import argparse
 import json
@@ -39,8 +41,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch import blas_report, load_average  # noqa: E402
 
 TORCH_CHILD = r"""
-import os, resource, statistics, sys, time
+import ctypes, os, resource, statistics, sys, time
 os.environ.pop("OPENBLAS_CORETYPE", None)
+if sys.argv[5] == "steady":  # glibc keeps torch's buffers mapped (compare_torch.set_torch_malloc)
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(-4, 0), libc.mallopt(-1, 1 << 30), libc.mallopt(-2, 64 << 20)
 import torch
 torch.set_num_threads(1)
 n, d, h, reps = (int(a) for a in sys.argv[1:5])
@@ -92,9 +97,9 @@ def mhaviz_point(mhaviz, attention, n, d, h):
             "peak_bytes": peak, "peak_rss_mb_self": j["peak_rss_mb"]}
 
 
-def torch_point(n, d, h):
+def torch_point(n, d, h, malloc="steady"):
     reps = 5 if n <= 2048 else 3
-    r, peak = peak_of([sys.executable, "-c", TORCH_CHILD, str(n), str(d), str(h), str(reps)])
+    r, peak = peak_of([sys.executable, "-c", TORCH_CHILD, str(n), str(d), str(h), str(reps), malloc])
     if r.returncode != 0:
         return {"refused": r.returncode, "message": (r.stderr.strip().splitlines() or [""])[0]}
     return {"cpu_ms": float(r.stdout.strip()), "peak_bytes": peak, "repeat": reps}
@@ -125,6 +130,8 @@ def main():
     ap.add_argument("--memory-fit-min-n", type=int, default=512,
                     help="fit memory slopes over n >= this, of the peak less the peak at 16 tokens")
     ap.add_argument("--json", help="write every measurement here")
+    ap.add_argument("--torch-malloc", choices=("steady", "glibc"), default="steady",
+                    help="steady (default): torch's buffers stay mapped between runs; glibc: the allocator's default")
     a = ap.parse_args()
     ok, blas = blas_report()
     import torch
@@ -135,6 +142,7 @@ def main():
     print(f"cpu: {model}; torch {torch.__version__}")
     for line in blas:
         print(line)
+    print(f"torch's allocator: {a.torch_malloc}")
     if not ok:
         sys.exit("torch is not on OpenBLAS: the comparison would be unfair (see above).")
     d, h = a.d_model, a.heads
@@ -146,7 +154,7 @@ def main():
     # What each process holds before the sizes matter (the binary, torch's import): the
     # peak at 16 tokens, subtracted before the memory slopes are fitted.
     base = {"standard": mhaviz_point(a.mhaviz, "standard", 16, d, h), "flash": mhaviz_point(a.mhaviz, "flash", 16, d, h),
-            "torch": torch_point(16, d, h)}
+            "torch": torch_point(16, d, h, a.torch_malloc)}
     print("baselines (16 tokens):", json.dumps(base), flush=True)
     rows = []
     for n in ns:
@@ -154,7 +162,7 @@ def main():
         row["standard"] = mhaviz_point(a.mhaviz, "standard", n, d, h)
         row["flash"] = mhaviz_point(a.mhaviz, "flash", n, d, h)
         if 2 * h * n * n * 4 <= a.torch_max_bytes:
-            row["torch"] = torch_point(n, d, h)
+            row["torch"] = torch_point(n, d, h, a.torch_malloc)
         else:
             row["torch"] = {"skipped": f"scores and weights would take {2 * h * n * n * 4 / 1e9:.1f} GB"}
         rows.append(row)
@@ -194,7 +202,8 @@ def main():
               f"{cell(t, 'cpu_ms', 1, '%.1f')} | {cell(t, 'peak_bytes', 1e6, '%.0f')} |")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"d_model": d, "heads": h, "base": base, "rows": rows, "fits": fits, "blas": blas,
+            json.dump({"d_model": d, "heads": h, "torch_malloc": a.torch_malloc, "base": base, "rows": rows,
+                       "fits": fits, "blas": blas,
                        "torch": torch.__version__, "cpu": model}, f, indent=1)
 
 
