@@ -190,8 +190,8 @@ void DrawExplanation(AppState& s, const lm::KnockoutTable& t, const std::string&
         "significant drop; these heads are the control (a grey intact share: not learned). Hover a cell for its "
         "counts and test.");
   if (FoldingExplanations()) {
-    // Presented, under a lesson's band the full legend was cut after its first line:
-    // the class gets a key of one line, and the whole legend is in the "?".
+    // Presented, the view shares the window with a lesson's band, where the full
+    // legend would show its first line only: a key of one line, the legend in the "?".
     Explanation(legend);
     Muted(
         _("Red: what the knock-out costs \u00B7 Boxed: the carrier, down to chance \u00B7 *: a significant drop "
