@@ -221,6 +221,8 @@ def walk(lesson_id, lang):
                         p = app.wait_for(lambda p: "proof_hidden_row" in p["widgets"], f"{where}: the row hidden")
                         check(p["lesson"]["reveal_pending"] and "reveal_answer" not in p["widgets"],
                               f"{where}: outlined before the answer: {p['lesson']}")
+                    if step["question"]["kind"] == "choice":
+                        check_options_below(p, where)
                     want = expected_answer(mhaviz, d, step, resolve(step))
                     check_answer(p, step, want, where)
                     if not (step["question"]["kind"] == "choice" and want.get("option", 0) < 0):
@@ -232,6 +234,15 @@ def walk(lesson_id, lang):
         finally:
             app.kill()
     return test
+
+
+def check_options_below(p, where):
+    """A choice's options start below the question's text, not beside one of its lines."""
+    q = p["widgets"]["lesson_question"]
+    for name, r in p["widgets"].items():
+        if name.startswith("lesson_option "):
+            check(r[1] >= q[1] + q[3] - 1,
+                  f"{where}: {name} at {r} is beside the question's text at {q}, not below it")
 
 
 def check_patch(mhaviz, d, app, step, where):

@@ -79,7 +79,9 @@ void DrawAsk(AppState& s, const tour::Question& q, TourGiven& g) {
   if (q.kind == tour::QuestionKind::Choice) {
     for (std::size_t i = 0; i < q.options.size(); ++i) {
       const std::string label = q.options[i].In(t.lang) + "##opt" + std::to_string(i);
-      SameLineIfFits(ButtonWidth(label.c_str()));
+      // The first option starts its own line: after a wrapped question, SameLine would
+      // put it beside the question's first line, wherever the widest line leaves room.
+      if (i > 0) SameLineIfFits(ButtonWidth(label.c_str()));
       if (ImGui::Button(label.c_str())) g = {true, static_cast<int>(i), 0, -1, -1};
       Probe(s, ("lesson_option " + std::to_string(i)).c_str());
     }
