@@ -7,6 +7,7 @@
 Exit 0 pass, 1 fail, 77 skip (no display, no xdotool or no numpy).
 """
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -137,6 +138,32 @@ def test_cost_sweep_restart(mhaviz, d):
     print(f"restart: d_model 256 -> {dm}, sweep id {sw['id']}, first sweep still running at the click: {was_running}")
 
 
+def check_labels_apart(where, p):
+    """Each plot's "your sentence" label clear of its crossing marker's label (at a
+    short sentence both sit near the plot's bottom), and inside the plot."""
+    w = p["widgets"]
+    for plot, pre in (("cost plot", "cost "), ("cost bytes plot", "cost bytes ")):
+        a, b = w.get(pre + "sentence label"), w.get(pre + "marker label")
+        check(a is not None and b is not None, f"{where}: no {pre}labels probed: {sorted(w)}")
+        apart = a[0] + a[2] <= b[0] or b[0] + b[2] <= a[0] or a[1] + a[3] <= b[1] or b[1] + b[3] <= a[1]
+        check(apart, f"{where}: the sentence's label {a} covers the marker's {b} ({plot})")
+        g.check_within(where, pre + "sentence label", a, w[plot])
+
+
+def test_labels_apart(mhaviz, d):
+    """The Cost view presented at a projector's and a large screen's sizes, in Korean and
+    English: its labels do not write over each other (the sentence's n over n = 2d's)."""
+    for size, pct, lang in (((1280, 800), 150, "ko"), ((1280, 800), 100, "en"), ((1920, 1080), 200, "en"),
+                            ((1920, 1080), 150, "ko")):
+        where = f"{size[0]}x{size[1]} {pct}% {lang}"
+        probe = os.path.join(d, f"cost{size[0]}_{pct}{lang}.probe.json")
+        r = subprocess.run([mhaviz, "gui", "--no-settings", "--frames", "6", "--width", str(size[0]), "--height",
+                            str(size[1]), "--text-size", str(pct), "--lang", lang, "--view", "cost", "--present",
+                            "--probe", probe], cwd=d, capture_output=True, text=True, timeout=g.RUN_TIMEOUT)
+        check(r.returncode == 0, f"{where}: exited {r.returncode}: {r.stderr[-800:]}")
+        check_labels_apart(where, g.read_json(probe))
+
+
 def test_lesson_fits(mhaviz, d):
     """Lesson 001's Cost steps (6 and 7) at 1280 x 800 with 150% text, in Korean and
     English: the table, both plots and both crossing notes (where n^2 overtakes) lie
@@ -146,10 +173,12 @@ def test_lesson_fits(mhaviz, d):
             where, p, view = g.lesson_step_probe(mhaviz, d, "001", step, lang)
             for k in ("cost table", "cost plot", "cost bytes plot", "cost crossing", "cost bytes crossing"):
                 g.check_within(where, k, p["widgets"].get(k), view)
+            check_labels_apart(where, p)
 
 
 TESTS = {
     "lesson_fits": test_lesson_fits,
+    "labels_apart": test_labels_apart,
     "cost_view": test_cost_view,
     "cost_sweep": test_cost_sweep,
     "cost_sweep_restart": test_cost_sweep_restart,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <imgui_internal.h>  // ImRect
 #include <string>
 #include <vector>
 
@@ -291,37 +292,64 @@ float DrawLegend(ImDrawList* dl, const LogAxes& ax, const std::vector<std::pair<
   return ly;
 }
 
-// A vertical marker at n with its label just right of it, near the bottom.
-// `right_kept`: the width at the plot's right edge its own labels take (the measured
-// times' milliseconds).
-void Marker(ImDrawList* dl, const LogAxes& ax, double n, const char* label, float right_kept = 0.0f) {
+// A vertical marker at n with its label just right of it, near the bottom; returns
+// where the label is. `right_kept`: the width at the plot's right edge its own labels
+// take (the measured times' milliseconds).
+ImRect Marker(ImDrawList* dl, const LogAxes& ax, double n, const char* label, float right_kept = 0.0f) {
   const float fs = ImGui::GetFontSize();
-  const float x = ax.X(n), w = ImGui::CalcTextSize(label).x;
+  const float x = ax.X(n);
+  const ImVec2 ts = ImGui::CalcTextSize(label);
   dl->AddLine(ImVec2(x, ax.a.y), ImVec2(x, ax.b.y), Pal().highlight, 1.5f);
   // Right of the line, or left of it where the plot (or its right-hand labels) ends first.
-  const float at = x + fs * 0.3f + w <= ax.b.x - right_kept ? x + fs * 0.3f : x - fs * 0.3f - w;
-  dl->AddText(ImVec2(at, ax.b.y - fs * 2.6f), Pal().highlight, label);
+  const float at = x + fs * 0.3f + ts.x <= ax.b.x - right_kept ? x + fs * 0.3f : x - fs * 0.3f - ts.x;
+  const ImVec2 pos(at, ax.b.y - fs * 2.6f);
+  dl->AddText(pos, Pal().highlight, label);
+  return ImRect(pos, ImVec2(pos.x + ts.x, pos.y + ts.y));
 }
 
 void Curve(ImDrawList* dl, const LogAxes& ax, const std::vector<double>& ns, const std::vector<std::int64_t>& vs,
            ImU32 col) {
   std::vector<ImVec2> line;
-  for (std::size_t i = 0; i < ns.size(); ++i) line.push_back(ImVec2(ax.X(ns[i]), ax.Y(static_cast<double>(vs[i]))));
+  // One point per n: the rounded samples repeat the small n (1, 1, 2, 2, ...), and a
+  // polyline's zero-length segments draw thick, ragged joins there.
+  for (std::size_t i = 0; i < ns.size(); ++i)
+    if (i == 0 || ns[i] != ns[i - 1]) line.push_back(ImVec2(ax.X(ns[i]), ax.Y(static_cast<double>(vs[i]))));
   dl->AddPolyline(line.data(), static_cast<int>(line.size()), col, 0, 2.0f);
 }
 
-// "your sentence: n = 7" beside the current n's dot, on a backing.
-void SentenceLabel(ImDrawList* dl, const LogAxes& ax, const CostNumbers& c, double y_value) {
+// "your sentence: n = 7" beside the current n's dot, on a backing: below right of it,
+// or where that would cover the marker's label (`avoid`) or leave the plot, above
+// right, below left or above left. Returns where it is.
+ImRect SentenceLabel(ImDrawList* dl, const LogAxes& ax, const CostNumbers& c, double y_value, const ImRect& avoid) {
   const float fs = ImGui::GetFontSize();
   const ImU32 backing = (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225);
   char buf[96];
   std::snprintf(buf, sizeof buf, _("your sentence: n = %d"), c.n);
-  const ImVec2 at(ax.X(std::max(c.n, 1)) + fs * 0.4f, ax.Y(y_value) + fs * 0.2f);
+  const ImVec2 dot(ax.X(std::max(c.n, 1)), ax.Y(y_value));
   const ImVec2 ts = ImGui::CalcTextSize(buf);
+  const float pad = fs * 0.15f;
+  auto box = [&](ImVec2 at) { return ImRect(ImVec2(at.x - pad, at.y), ImVec2(at.x + ts.x + pad, at.y + ts.y)); };
+  const float right = dot.x + fs * 0.4f, left = dot.x - fs * 0.4f - ts.x;
+  const float below = dot.y + fs * 0.2f, above = dot.y - fs * 0.2f - ts.y;
+  ImVec2 at(right, below);
+  for (const ImVec2 p : {ImVec2(right, below), ImVec2(right, above), ImVec2(left, below), ImVec2(left, above)}) {
+    const ImRect r = box(p);
+    if (!r.Overlaps(avoid) && ImRect(ax.a, ax.b).Contains(r)) {
+      at = p;
+      break;
+    }
+  }
+  const ImRect r = box(at);
   dl->PushClipRect(ax.a, ax.b, true);
-  dl->AddRectFilled(ImVec2(at.x - fs * 0.15f, at.y), ImVec2(at.x + ts.x + fs * 0.15f, at.y + ts.y), backing, 3.0f);
+  dl->AddRectFilled(r.Min, r.Max, backing, 3.0f);
   dl->AddText(at, ImGui::GetColorU32(ImGuiCol_Text), buf);
   dl->PopClipRect();
+  return r;
+}
+
+// Where a label drawn on the plot is, for --probe (the labels are not items).
+void ProbeRect(AppState& s, const char* name, const ImRect& r) {
+  s.ui.probe[name] = {r.Min.x, r.Min.y, r.Max.x - r.Min.x, r.Max.y - r.Min.y};
 }
 
 // Log-log FLOPs against n for the core, the projections (and the FFN), from
@@ -340,14 +368,15 @@ void Plot(AppState& s, const CostNumbers& c, const CostSeries& f, ImVec2 size, b
   if (ffn) Curve(dl, ax, f.ns, f.lines[2], col_ffn);
   char buf[96];
   std::snprintf(buf, sizeof buf, "n = 2d = %d", 2 * c.d);
-  Marker(dl, ax, 2.0 * c.d, buf, ImGui::CalcTextSize("10 ms").x + fs);
+  const ImRect marker = Marker(dl, ax, 2.0 * c.d, buf, ImGui::CalcTextSize("10 ms").x + fs);
   const float xn = ax.X(std::max(c.n, 1));
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.core))), fs * 0.35f, col_core);
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.projections))), fs * 0.35f, col_proj);
   if (ffn) dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
   dl->PopClipRect();
   if (!brief) DrawMeasuredTimes(dl, ax.a, ax.b, ax.x0, ax.x1, Sweep(s).Snapshot());
-  SentenceLabel(dl, ax, c, static_cast<double>(c.now.core));
+  ProbeRect(s, "cost marker label", marker);
+  ProbeRect(s, "cost sentence label", SentenceLabel(dl, ax, c, static_cast<double>(c.now.core), marker));
   std::vector<std::pair<const char*, ImU32>> entries = {{_("attention core: ~4 n^2 d"), col_core},
                                                         {_("projections: ~8 n d^2"), col_proj}};
   if (ffn) entries.push_back({_("feed-forward: ~16 n d^2"), col_ffn});
@@ -373,15 +402,17 @@ void BytesPlot(AppState& s, const CostNumbers& c, const CostSeries& m, ImVec2 si
   Curve(dl, ax, m.ns, m.lines[2], col_par);
   Curve(dl, ax, m.ns, m.lines[3], col_tile);
   char buf[128];
+  ImRect marker(ax.a, ax.a);  // none: an empty box that covers nothing
   if (c.bytes_crossover > 0) {
     std::snprintf(buf, sizeof buf, "n = %d", c.bytes_crossover);
-    Marker(dl, ax, c.bytes_crossover, buf);
+    marker = Marker(dl, ax, c.bytes_crossover, buf);
   }
   const float xn = ax.X(std::max(c.n, 1));
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.bytes.weights))), fs * 0.35f, col_w);
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.bytes.activations))), fs * 0.35f, col_act);
   dl->PopClipRect();
-  SentenceLabel(dl, ax, c, static_cast<double>(c.bytes.weights));
+  ProbeRect(s, "cost bytes marker label", marker);
+  ProbeRect(s, "cost bytes sentence label", SentenceLabel(dl, ax, c, static_cast<double>(c.bytes.weights), marker));
   DrawLegend(dl, ax,
              {{_("scores + weights: 2 h n^2 x 4 B"), col_w},
               {_("activations: ~n d"), col_act},
