@@ -156,9 +156,22 @@ void RestoreAndLeave(AppState& s) {
   Probe(s, "lesson_leave");
 }
 
-void DrawNav(AppState& s) {
+// Back, Next and Leave at the band's right edge: on the line of the question's
+// options (`share`) where they fit beside them, so the view keeps that line; on a line
+// of their own otherwise.
+void DrawNav(AppState& s, bool share) {
   TourPlay& t = s.ui.tour;
   const int n = static_cast<int>(t.lesson.steps.size());
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  float w = ButtonWidth(_("\xE2\x86\x90 Back")) + gap + ButtonWidth(_("Next \xE2\x86\x92")) + gap +
+            ButtonWidth(_("Leave the lesson"));
+  if (!TourOnStep(s)) w += gap + ButtonWidth(_("Back to the lesson"));
+  if (share) {
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < w + ImGui::GetFontSize()) ImGui::NewLine();
+  }
+  const float avail = ImGui::GetContentRegionAvail().x;
+  if (avail > w) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + avail - w);
   ImGui::BeginDisabled(t.step == 0);
   if (ImGui::Button(_("\xE2\x86\x90 Back"))) ApplyTourStep(s, t.step - 1);
   ImGui::EndDisabled();
@@ -264,7 +277,7 @@ void DrawTourBand(AppState& s) {
     else
       DrawReveal(s, *step.question, g);
   }
-  DrawNav(s);
+  DrawNav(s, step.question && !t.given[static_cast<std::size_t>(t.step)].given);
   t.band_h = ImGui::GetCursorPosY() - top + ImGui::GetStyle().WindowPadding.y * 2;
 }
 
