@@ -122,7 +122,8 @@ void DrawCountsView(AppState& s) {
                                 ImGuiTableFlags_SizingFixedFit;
   const float line = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
   const float head = wrap ? line + ImGui::GetTextLineHeight() : line;
-  const float notes_h = ImGui::GetTextLineHeightWithSpacing() * 4.0f;
+  // Room for the notes under the table, unless presented (they go to the header's "?").
+  const float notes_h = FoldingExplanations() ? 0.0f : ImGui::GetTextLineHeightWithSpacing() * 4.0f;
   const float table_h = std::min(line * (static_cast<float>(rows.size()) + 0.4f) + head + fs * 0.5f,
                                  std::max(line * 4.0f, ImGui::GetContentRegionAvail().y - notes_h));
   if (ImGui::BeginTable("##head_count", cols, flags, ImVec2(0, table_h))) {
