@@ -318,8 +318,8 @@ void Curve(ImDrawList* dl, const LogAxes& ax, const std::vector<double>& ns, con
 }
 
 // "your sentence: n = 7" beside the current n's dot, on a backing: below right of it,
-// or where that would cover the marker's label (`avoid`) or leave the plot, above
-// right, below left or above left. Returns where it is.
+// or where that would cover the marker's label (`avoid`) or leave the plot, above it,
+// beside it within the plot, then the same left of it. Returns where it is.
 ImRect SentenceLabel(ImDrawList* dl, const LogAxes& ax, const CostNumbers& c, double y_value, const ImRect& avoid) {
   const float fs = ImGui::GetFontSize();
   const ImU32 backing = (Pal().block_bg & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 225);
@@ -331,8 +331,11 @@ ImRect SentenceLabel(ImDrawList* dl, const LogAxes& ax, const CostNumbers& c, do
   auto box = [&](ImVec2 at) { return ImRect(ImVec2(at.x - pad, at.y), ImVec2(at.x + ts.x + pad, at.y + ts.y)); };
   const float right = dot.x + fs * 0.4f, left = dot.x - fs * 0.4f - ts.x;
   const float below = dot.y + fs * 0.2f, above = dot.y - fs * 0.2f - ts.y;
-  ImVec2 at(right, below);
-  for (const ImVec2 p : {ImVec2(right, below), ImVec2(right, above), ImVec2(left, below), ImVec2(left, above)}) {
+  // Beside the dot, moved up or down into the plot (a short plot: near its floor).
+  const float within = std::clamp(below, ax.a.y + 1.0f, std::max(ax.a.y + 1.0f, ax.b.y - ts.y - 1.0f));
+  ImVec2 at(right, within);
+  for (const ImVec2 p : {ImVec2(right, below), ImVec2(right, above), ImVec2(right, within), ImVec2(left, below),
+                         ImVec2(left, above), ImVec2(left, within)}) {
     const ImRect r = box(p);
     if (!r.Overlaps(avoid) && ImRect(ax.a, ax.b).Contains(r)) {
       at = p;
