@@ -140,9 +140,10 @@ def test_cost_sweep_restart(mhaviz, d):
 
 def check_labels_apart(where, p):
     """Each plot's "your sentence" label clear of its crossing marker's label (at a
-    short sentence both sit near the plot's bottom), and inside the plot."""
+    short sentence both sit near the plot's bottom), and inside the plot's axes (which
+    clip it)."""
     w = p["widgets"]
-    for plot, pre in (("cost plot", "cost "), ("cost bytes plot", "cost bytes ")):
+    for plot, pre in (("cost axes", "cost "), ("cost bytes axes", "cost bytes ")):
         a, b = w.get(pre + "sentence label"), w.get(pre + "marker label")
         check(a is not None and b is not None, f"{where}: no {pre}labels probed: {sorted(w)}")
         apart = a[0] + a[2] <= b[0] or b[0] + b[2] <= a[0] or a[1] + a[3] <= b[1] or b[1] + b[3] <= a[1]

@@ -378,6 +378,7 @@ void Plot(AppState& s, const CostNumbers& c, const CostSeries& f, ImVec2 size, b
   if (ffn) dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.now.ffn))), fs * 0.35f, col_ffn);
   dl->PopClipRect();
   if (!brief) DrawMeasuredTimes(dl, ax.a, ax.b, ax.x0, ax.x1, Sweep(s).Snapshot());
+  ProbeRect(s, "cost axes", ImRect(ax.a, ax.b));
   ProbeRect(s, "cost marker label", marker);
   ProbeRect(s, "cost sentence label", SentenceLabel(dl, ax, c, static_cast<double>(c.now.core), marker));
   std::vector<std::pair<const char*, ImU32>> entries = {{_("attention core: ~4 n^2 d"), col_core},
@@ -414,6 +415,7 @@ void BytesPlot(AppState& s, const CostNumbers& c, const CostSeries& m, ImVec2 si
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.bytes.weights))), fs * 0.35f, col_w);
   dl->AddCircleFilled(ImVec2(xn, ax.Y(static_cast<double>(c.bytes.activations))), fs * 0.35f, col_act);
   dl->PopClipRect();
+  ProbeRect(s, "cost bytes axes", ImRect(ax.a, ax.b));
   ProbeRect(s, "cost bytes marker label", marker);
   ProbeRect(s, "cost bytes sentence label", SentenceLabel(dl, ax, c, static_cast<double>(c.bytes.weights), marker));
   DrawLegend(dl, ax,
