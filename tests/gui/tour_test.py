@@ -213,6 +213,9 @@ def walk(lesson_id, lang):
                 check(le["questions"] == sum("question" in s for s in steps), f"{where}: questions {le['questions']}")
                 check(le["caption"] == step["caption"][lang], f"{where}: the caption shown is {le['caption']!r}")
                 check(p["language"] == lang, f"{where}: the interface speaks {p['language']}")
+                nav, cap = p["widgets"]["lesson_next"], p["widgets"]["lesson_caption"]
+                check(nav[1] + nav[3] <= cap[1] + 1 and nav[0] + nav[2] >= 1280 * 0.75,
+                      f"{where}: Next at {nav} is not at the right of the line above the caption at {cap}")
                 if "patch" in step:
                     check_patch(mhaviz, d, app, step, where)
                 if "question" in step:

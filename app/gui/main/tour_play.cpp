@@ -156,22 +156,19 @@ void RestoreAndLeave(AppState& s) {
   Probe(s, "lesson_leave");
 }
 
-// Back, Next and Leave at the band's right edge: on the line of the question's
-// options (`share`) where they fit beside them, so the view keeps that line; on a line
-// of their own otherwise.
-void DrawNav(AppState& s, bool share) {
-  TourPlay& t = s.ui.tour;
-  const int n = static_cast<int>(t.lesson.steps.size());
+// The width DrawNav's buttons take.
+float NavWidth(const AppState& s) {
   const float gap = ImGui::GetStyle().ItemSpacing.x;
   float w = ButtonWidth(_("\xE2\x86\x90 Back")) + gap + ButtonWidth(_("Next \xE2\x86\x92")) + gap +
             ButtonWidth(_("Leave the lesson"));
   if (!TourOnStep(s)) w += gap + ButtonWidth(_("Back to the lesson"));
-  if (share) {
-    ImGui::SameLine();
-    if (ImGui::GetContentRegionAvail().x < w + ImGui::GetFontSize()) ImGui::NewLine();
-  }
-  const float avail = ImGui::GetContentRegionAvail().x;
-  if (avail > w) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + avail - w);
+  return w;
+}
+
+// Back, Next and Leave, from the cursor on.
+void DrawNav(AppState& s) {
+  TourPlay& t = s.ui.tour;
+  const int n = static_cast<int>(t.lesson.steps.size());
   ImGui::BeginDisabled(t.step == 0);
   if (ImGui::Button(_("\xE2\x86\x90 Back"))) ApplyTourStep(s, t.step - 1);
   ImGui::EndDisabled();
@@ -259,11 +256,25 @@ void DrawTourBand(AppState& s) {
   t.lang = Lang();
   const tour::Step& step = t.lesson.steps[static_cast<std::size_t>(t.step)];
   const float top = ImGui::GetCursorPosY();
+  // The first line: the step, the lesson's title (shortened to what the line leaves),
+  // and Back, Next and Leave at its right edge, where they stay from step to step and
+  // take no line of the view's.
+  const float nav_w = NavWidth(s), fs = ImGui::GetFontSize();
+  const float line_x = ImGui::GetCursorPosX(), line_w = ImGui::GetContentRegionAvail().x;
+  ImGui::AlignTextToFramePadding();
   if (s.ui.font_bold) ImGui::PushFont(s.ui.font_bold);
   ImGui::TextUnformatted(StepLine(t).c_str());
   if (s.ui.font_bold) ImGui::PopFont();
   ImGui::SameLine();
-  ImGui::TextDisabled("%s", t.lesson.title.In(t.lang).c_str());
+  const float title_w = ImGui::GetContentRegionAvail().x - nav_w - fs;
+  if (title_w > fs * 3.0f) {
+    ImGui::TextDisabled("%s", Ellipsize(t.lesson.title.In(t.lang), title_w).c_str());
+    ImGui::SameLine();
+  } else if (ImGui::GetContentRegionAvail().x < nav_w) {
+    ImGui::NewLine();
+  }
+  ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), line_x + line_w - nav_w));
+  DrawNav(s);
   ImGui::TextWrapped("%s", step.caption.In(t.lang).c_str());
   Probe(s, "lesson_caption");
   if (step.question) {
@@ -277,7 +288,6 @@ void DrawTourBand(AppState& s) {
     else
       DrawReveal(s, *step.question, g);
   }
-  DrawNav(s, step.question && !t.given[static_cast<std::size_t>(t.step)].given);
   t.band_h = ImGui::GetCursorPosY() - top + ImGui::GetStyle().WindowPadding.y * 2;
 }
 
