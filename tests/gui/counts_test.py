@@ -35,8 +35,26 @@ def test_present_fits(mhaviz, d):
             g.check_within(where, "the current row's marker", w.get("head_count current"), table)
 
 
+def test_lesson_fits(mhaviz, d):
+    """Under a lesson's band (lessons 000 step 7 and 002 step 5, Korean and English, 1280 x
+    800 at 150%), every row lies inside the table and the table above the band: presented,
+    the notes go to the header's "?", so the table takes their room (it had kept it
+    empty and scrolled its last rows out of sight)."""
+    for lesson, step in (("000", 7), ("002", 5)):
+        for lang in ("ko", "en"):
+            where, p, view = g.lesson_step_probe(mhaviz, d, lesson, step, lang)
+            w = p["widgets"]
+            table = w.get("head_count_table")
+            g.check_within(where, "the table", table, view)
+            rows = [k for k in w if k.startswith("head_count end ")]
+            check(len(rows) >= 7, f"{where}: {len(rows)} rows drawn")
+            for k in rows:
+                g.check_within(where, k, w[k], table)
+
+
 TESTS = {
     "present_fits": test_present_fits,
+    "lesson_fits": test_lesson_fits,
 }
 
 if __name__ == "__main__":
