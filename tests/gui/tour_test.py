@@ -226,6 +226,8 @@ def walk(lesson_id, lang):
                               f"{where}: outlined before the answer: {p['lesson']}")
                     if step["question"]["kind"] == "choice":
                         check_options_below(p, where)
+                    if step["view"] == "heatmaps" and step["question"]["kind"] == "cell":
+                        p = check_asked_row(app, where)
                     want = expected_answer(mhaviz, d, step, resolve(step))
                     check_answer(p, step, want, where)
                     if not (step["question"]["kind"] == "choice" and want.get("option", 0) < 0):
@@ -246,6 +248,20 @@ def check_options_below(p, where):
         if name.startswith("lesson_option "):
             check(r[1] >= q[1] + q[3] - 1,
                   f"{where}: {name} at {r} is beside the question's text at {q}, not below it")
+
+
+def check_asked_row(app, where):
+    """A heatmap question about a row ("at the second 쥐"): before the answer, that row is
+    outlined and in the maps' view, and the keys above it too (a map taller than its
+    panel scrolls to the row and keeps its keys at the top)."""
+    def inside(r, box):
+        return r[1] >= box[1] - 0.5 and r[1] + r[3] <= box[1] + box[3] + 0.5
+
+    def ready(p):
+        w = p["widgets"]
+        return all(k in w for k in ("map asked row", "maps view", "map keys")) and \
+            inside(w["map asked row"], w["maps view"]) and inside(w["map keys"], w["maps view"])
+    return app.wait_for(ready, f"{where}: the asked row and the keys in the maps' view")
 
 
 def check_patch(mhaviz, d, app, step, where):

@@ -71,6 +71,12 @@ TourOutline TourRevealOutline(const AppState& s) {
     // (a piece: the Next view hides the row the question asks about until it is answered)
     o.pending = true;
     if (piece && s.result.ok) o.piece_row = tour::FindToken(s.result.tokens, q->at);
+    // (a cell: the row asked about, which the heatmap points out; its weights stay as
+    // the map shows them, and the answer's cell is outlined only once answered)
+    if (cell && s.result.ok && !q->at.empty()) {
+      o.head = s.choice.head;
+      o.row = tour::FindToken(s.result.tokens, q->at);
+    }
     return o;
   }
   if (!s.result.ok || s.result.generation == 0) return o;

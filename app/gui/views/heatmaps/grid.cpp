@@ -229,6 +229,17 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
     }
   }
   if (g.labels && place.col_labels) {
+    // One row of maps scrolled down (a map taller than its panel): the keys stay at the
+    // panel's top, on a strip of the window's colour over the rows scrolled under it,
+    // so a row scrolled into view still has its columns named.
+    float ky = a.y;
+    const float view_top = ImGui::GetWindowPos().y;
+    if (g.scroll && !g.keys_every_row && a.y - g.col_label_h < view_top) {
+      ky = std::min(view_top + g.col_label_h, a.y + static_cast<float>(seq) * ch);
+      dl->AddRectFilled(ImVec2(a.x - g.row_label_w, view_top), ImVec2(a.x + static_cast<float>(skv + 1) * cw, ky),
+                        ImGui::GetColorU32(ImGuiCol_WindowBg));
+    }
+    if (place.row_labels) s.ui.probe["map keys"] = {a.x, ky - g.col_label_h, static_cast<float>(skv) * cw, g.col_label_h};
     // Index numbers wider than a cell: every k-th column.
     int every = 1;
     if (index_keys) {
@@ -239,10 +250,10 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
       const float x = a.x + j * cw;
       const std::string tok = ForDisplay(keys[static_cast<std::size_t>(j)]);
       const bool hot = !t.in.cross() && j == s.ui.hover_token;
-      if (place.hovered && m.x >= x && m.x < x + cw && m.y >= a.y - g.col_label_h && m.y < a.y)
+      if (place.hovered && m.x >= x && m.x < x + cw && m.y >= ky - g.col_label_h && m.y < ky)
         ImGui::SetTooltip(_("key %d: \"%s\""), j, tok.c_str());
       if (index_keys) {
-        if (j % every == 0) number(j, x + cw * 0.5f, a.y - fs * 0.1f - small->FontSize * 0.5f, true, hot);
+        if (j % every == 0) number(j, x + cw * 0.5f, ky - fs * 0.1f - small->FontSize * 0.5f, true, hot);
         continue;
       }
       const float max_w = g.keys == Keys::kRotated     ? g.col_label_h - fs * 0.3f
@@ -251,16 +262,16 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
       const std::string l = Ellipsize(tok, max_w);
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
       if (g.keys == Keys::kRotated) {
-        AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, a.y - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
+        AddTextVertical(dl, ImVec2(x + (cw - ts.y) * 0.5f, ky - fs * 0.3f), hot ? pal.highlight : text, l.c_str());
       } else {
         // Staggered: odd columns on the upper line, with a tick down to their column.
         const bool upper = g.keys == Keys::kStaggered && j % 2 == 1;
-        const float y = a.y - fs * 0.15f - ts.y - (upper ? ts.y : 0.0f);
+        const float y = ky - fs * 0.15f - ts.y - (upper ? ts.y : 0.0f);
         dl->AddText(ImVec2(x + (cw - ts.x) * 0.5f, y), hot ? pal.highlight : text, l.c_str());
         place.keys_lo[upper] = std::min(place.keys_lo[upper], x + (cw - ts.x) * 0.5f);
         place.keys_hi[upper] = std::max(place.keys_hi[upper], x + (cw + ts.x) * 0.5f);
         if (upper)
-          dl->AddLine(ImVec2(std::round(x + cw * 0.5f), y + ts.y), ImVec2(std::round(x + cw * 0.5f), a.y - 2.0f),
+          dl->AddLine(ImVec2(std::round(x + cw * 0.5f), y + ts.y), ImVec2(std::round(x + cw * 0.5f), ky - 2.0f),
                       pal.grid_line);
       }
     }
@@ -268,7 +279,8 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
   if (g.labels) ImGui::PopFont();
 }
 
-// The lesson reveal the maps last scrolled to (its step and cell).
+// The lesson reveal (its step and cell), or the row a question asks about, that the
+// maps last scrolled to.
 struct RevealScroll {
   std::string key;
 };
@@ -320,7 +332,6 @@ bool DrawMap(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, M
   dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), pal.block_border);
 
   if (values_allowed && ValuesFit(s, g)) DrawCellValues(s, n, index, g, a);
-  DrawTokenLabels(s, g, place, a);
 
   // Highlight the row of a hovered token chip.
   if (s.ui.hover_token >= 0 && s.ui.hover_token < seq) {
@@ -333,6 +344,26 @@ bool DrawMap(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, M
     if (i >= 0 && i < seq && j >= 0 && j < skv)
       DrawRevealCell(s, dl, ImVec2(a.x + j * cw, a.y + i * ch), ImVec2(a.x + (j + 1) * cw, a.y + (i + 1) * ch), answer);
   };
+  // A question about a row, not answered yet ("at the second 쥐"): the row outlined,
+  // and on a map taller than its panel scrolled into view once per step, so the class
+  // sees the row it is asked about and the teacher can still scroll away.
+  if (o.pending && o.head == index && o.row >= 0 && o.row < seq) {
+    const float y = a.y + static_cast<float>(o.row) * ch;
+    dl->AddRect(ImVec2(a.x - 2, y - 2), ImVec2(b.x + 2, y + ch + 2), pal.highlight, 0.0f, 0, 3.0f);
+    s.ui.probe["map asked row"] = {a.x, y, b.x - a.x, ch};
+    auto& shown = s.views.Get<RevealScroll>();
+    const std::string key = "asked " + std::to_string(s.ui.tour.step) + " " + std::to_string(o.row);
+    // (below the keys' strip, which stays at the top of a scrolled panel)
+    const float strip = g.scroll && !g.keys_every_row ? g.col_label_h : 0.0f;
+    const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
+    if (shown.key != key) {
+      // Kept only once the row is in view: a first frame has no scroll range to set yet.
+      if (y >= top + strip && y + ch <= bottom)
+        shown.key = key;
+      else
+        ImGui::SetScrollFromPosY(y + 0.5f * (ch - strip) - top, 0.5f);
+    }
+  }
   if (o.on && o.head == index) {
     reveal(o.pick_row, o.pick_col, false);
     reveal(o.row, o.col, true);
@@ -346,6 +377,8 @@ bool DrawMap(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, M
     }
   }
 
+  // The labels last: the keys' strip covers what scrolls under it.
+  DrawTokenLabels(s, g, place, a);
   s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
   // Hover: tooltip for the cell, outline of its row; click enlarges.
   const ImVec2 m = ImGui::GetIO().MousePos;
@@ -470,6 +503,7 @@ void DrawHeatmapsPanel(AppState& s) {
   const ImGuiWindowFlags view_flags =
       g.scroll ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
   ImGui::BeginChild("##maps_view", area, false, view_flags);
+  s.ui.probe["maps view"] = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, area.x, area.y};
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float content_w = area.x - (g.scroll ? ImGui::GetStyle().ScrollbarSize : 0.0f);
   // One button over all maps: its hover and click are what the maps respond to
