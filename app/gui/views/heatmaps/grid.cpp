@@ -236,8 +236,10 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
     const float view_top = ImGui::GetWindowPos().y;
     if (g.scroll && !g.keys_every_row && a.y - g.col_label_h < view_top) {
       ky = std::min(view_top + g.col_label_h, a.y + static_cast<float>(seq) * ch);
-      dl->AddRectFilled(ImVec2(a.x - g.row_label_w, view_top), ImVec2(a.x + static_cast<float>(skv + 1) * cw, ky),
-                        ImGui::GetColorU32(ImGuiCol_WindowBg));
+      // (over this map's cells and, in the first column, its row labels: not over the
+      // map to its left, whose keys are drawn already)
+      dl->AddRectFilled(ImVec2(a.x - (place.row_labels ? g.row_label_w : 1.0f), view_top),
+                        ImVec2(a.x + static_cast<float>(skv) * cw + 1.0f, ky), ImGui::GetColorU32(ImGuiCol_WindowBg));
     }
     if (place.row_labels) s.ui.probe["map keys"] = {a.x, ky - g.col_label_h, static_cast<float>(skv) * cw, g.col_label_h};
     // Index numbers wider than a cell: every k-th column.
