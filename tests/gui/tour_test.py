@@ -214,7 +214,7 @@ def walk(lesson_id, lang):
                 check(le["caption"] == step["caption"][lang], f"{where}: the caption shown is {le['caption']!r}")
                 check(p["language"] == lang, f"{where}: the interface speaks {p['language']}")
                 nav, cap = p["widgets"]["lesson_next"], p["widgets"]["lesson_caption"]
-                check(nav[1] + nav[3] <= cap[1] + 1 and nav[0] + nav[2] >= 1280 * 0.75,
+                check(nav[1] + nav[3] <= cap[1] + 1 and nav[0] + nav[2] >= p["window"][0] * 0.75,
                       f"{where}: Next at {nav} is not at the right of the line above the caption at {cap}")
                 if "patch" in step:
                     check_patch(mhaviz, d, app, step, where)
@@ -244,6 +244,7 @@ def walk(lesson_id, lang):
 def check_options_below(p, where):
     """A choice's options start below the question's text, not beside one of its lines."""
     q = p["widgets"]["lesson_question"]
+    check(any(n.startswith("lesson_option ") for n in p["widgets"]), f"{where}: no option drawn")
     for name, r in p["widgets"].items():
         if name.startswith("lesson_option "):
             check(r[1] >= q[1] + q[3] - 1,
@@ -251,17 +252,27 @@ def check_options_below(p, where):
 
 
 def check_asked_row(app, where):
-    """A heatmap question about a row ("at the second 쥐"): before the answer, that row is
-    outlined and in the maps' view, and the keys above it too (a map taller than its
-    panel scrolls to the row and keeps its keys at the top)."""
+    """A heatmap question about a row ("at the second 쥐"): before the answer, the row the
+    app's answer is computed at is outlined, in the maps' view and below the keys, which
+    are in view too (a map taller than its panel scrolls to the row and keeps its keys at
+    the top)."""
     def inside(r, box):
         return r[1] >= box[1] - 0.5 and r[1] + r[3] <= box[1] + box[3] + 0.5
 
     def ready(p):
         w = p["widgets"]
         return all(k in w for k in ("map asked row", "maps view", "map keys")) and \
-            inside(w["map asked row"], w["maps view"]) and inside(w["map keys"], w["maps view"])
-    return app.wait_for(ready, f"{where}: the asked row and the keys in the maps' view")
+            inside(w["map asked row"], w["maps view"]) and inside(w["map keys"], w["maps view"]) and \
+            w["map asked row"][1] >= w["map keys"][1] + w["map keys"][3] - 0.5
+    p = app.wait_for(ready, f"{where}: the asked row, below the keys, and the keys in the maps' view")
+    w, row = p["widgets"], p["lesson"]["question"]["answer"]["row"]
+    maps = [w[k] for k in w if k.startswith("map ") and k.split()[-1].isdigit()]
+    check(len(maps) == 1, f"{where}: {len(maps)} maps shown, the step's one expected")
+    seq = len(p["tokens"])
+    check(seq > 0, f"{where}: no tokens")
+    at = round((w["map asked row"][1] - maps[0][1]) / (maps[0][3] / seq))
+    check(at == row, f"{where}: row {at} outlined, the answer's row is {row}")
+    return p
 
 
 def check_patch(mhaviz, d, app, step, where):

@@ -189,6 +189,17 @@ void DrawCellValues(AppState& s, const HeatmapNorms* n, int index, const Geometr
   }
 }
 
+// Where a map's key labels end (their lower edge): on its cells, or, for one row of
+// maps scrolled down (a map taller than its panel), at the panel's top, where they stay
+// on a strip over the rows scrolled under it, so a row in view still has its columns
+// named.
+float KeysBottom(const Geometry& g, ImVec2 a, int seq) {
+  const float view_top = ImGui::GetWindowPos().y;
+  if (g.labels && g.scroll && !g.keys_every_row && a.y - g.col_label_h < view_top)
+    return std::min(view_top + g.col_label_h, a.y + static_cast<float>(seq) * g.ch);
+  return a.y;
+}
+
 // The token labels of a map at a (queries left of the rows, keys above the columns);
 // hovering one names its token in full (and a query's row lights up in every map).
 void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) {
@@ -210,6 +221,7 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
     dl->AddText(small, small->FontSize, ImVec2(centred ? x - is.x * 0.5f : x - is.x, y - is.y * 0.5f),
                 hot ? pal.highlight : pal.muted_text, idx.c_str());
   };
+  const float ky = KeysBottom(g, a, seq);  // below it, rows show; above, the keys' strip
   if (g.labels) ImGui::PushFont(g.label_font);
   if (g.labels && place.row_labels) {
     const float right = a.x - fs * 0.3f;  // the labels' right edge
@@ -222,26 +234,21 @@ void DrawTokenLabels(AppState& s, const Geometry& g, MapPlace& place, ImVec2 a) 
       const ImVec2 ts = ImGui::CalcTextSize(l.c_str());
       dl->AddText(ImVec2(right - g.index_w - ts.x, y + (ch - ts.y) * 0.5f), hot ? pal.highlight : text, l.c_str());
       if (index_keys) number(i, right, y + ch * 0.5f, false, hot);  // matches the numbers above the columns
-      if (place.hovered && m.x >= a.x - g.row_label_w && m.x < a.x && m.y >= y && m.y < y + ch) {
+      if (place.hovered && m.x >= a.x - g.row_label_w && m.x < a.x && m.y >= std::max(y, ky) && m.y < y + ch) {
         ImGui::SetTooltip(_("query %d: \"%s\""), i, tok.c_str());
         s.ui.hover_token_next = i;
       }
     }
   }
   if (g.labels && place.col_labels) {
-    // One row of maps scrolled down (a map taller than its panel): the keys stay at the
-    // panel's top, on a strip of the window's colour over the rows scrolled under it,
-    // so a row scrolled into view still has its columns named.
-    float ky = a.y;
-    const float view_top = ImGui::GetWindowPos().y;
-    if (g.scroll && !g.keys_every_row && a.y - g.col_label_h < view_top) {
-      ky = std::min(view_top + g.col_label_h, a.y + static_cast<float>(seq) * ch);
-      // (over this map's cells and, in the first column, its row labels: not over the
-      // map to its left, whose keys are drawn already)
-      dl->AddRectFilled(ImVec2(a.x - (place.row_labels ? g.row_label_w : 1.0f), view_top),
-                        ImVec2(a.x + static_cast<float>(skv) * cw + 1.0f, ky), ImGui::GetColorU32(ImGuiCol_WindowBg));
-    }
-    if (place.row_labels) s.ui.probe["map keys"] = {a.x, ky - g.col_label_h, static_cast<float>(skv) * cw, g.col_label_h};
+    // The keys' strip, in the window's colour (KeysBottom): over this map's cells, the
+    // lesson's outlines beside them and, in the first column, its row labels; not over
+    // the map to its left, whose keys are drawn already.
+    if (ky > a.y)
+      dl->AddRectFilled(ImVec2(a.x - (place.row_labels ? g.row_label_w : 4.0f), ImGui::GetWindowPos().y),
+                        ImVec2(a.x + static_cast<float>(skv) * cw + 4.0f, ky), ImGui::GetColorU32(ImGuiCol_WindowBg));
+    if (place.row_labels)
+      s.ui.probe["map keys"] = {a.x, ky - g.col_label_h, static_cast<float>(skv) * cw, g.col_label_h};
     // Index numbers wider than a cell: every k-th column.
     int every = 1;
     if (index_keys) {
@@ -359,11 +366,14 @@ bool DrawMap(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, M
     const float strip = g.scroll && !g.keys_every_row ? g.col_label_h : 0.0f;
     const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
     if (shown.key != key) {
-      // Kept only once the row is in view: a first frame has no scroll range to set yet.
-      if (y >= top + strip && y + ch <= bottom)
+      // Once: where the row is in view or the map does not scroll, nothing to do; else
+      // as soon as the panel knows its scroll range (not in its first frame).
+      if (!g.scroll || (y >= top + strip - 1.0f && y + ch <= bottom + 1.0f)) {
         shown.key = key;
-      else
+      } else if (ImGui::GetScrollMaxY() > 0.0f) {
         ImGui::SetScrollFromPosY(y + 0.5f * (ch - strip) - top, 0.5f);
+        shown.key = key;
+      }
     }
   }
   if (o.on && o.head == index) {
@@ -384,7 +394,8 @@ bool DrawMap(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, M
   s.ui.probe["map " + std::to_string(index)] = {a.x, a.y, b.x - a.x, b.y - a.y};
   // Hover: tooltip for the cell, outline of its row; click enlarges.
   const ImVec2 m = ImGui::GetIO().MousePos;
-  const bool over = place.hovered && m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y;
+  // (not under the keys' strip of a scrolled map: the keys are hovered there)
+  const bool over = place.hovered && m.x >= a.x && m.x < b.x && m.y >= KeysBottom(g, a, seq) && m.y < b.y;
   if (!over) return false;
   const int i = std::clamp(static_cast<int>((m.y - a.y) / ch), 0, seq - 1);
   const int j = std::clamp(static_cast<int>((m.x - a.x) / cw), 0, skv - 1);
@@ -505,7 +516,8 @@ void DrawHeatmapsPanel(AppState& s) {
   const ImGuiWindowFlags view_flags =
       g.scroll ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
   ImGui::BeginChild("##maps_view", area, false, view_flags);
-  s.ui.probe["maps view"] = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, area.x, area.y};
+  s.ui.probe["maps view"] = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
+                             ImGui::GetWindowSize().y};
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float content_w = area.x - (g.scroll ? ImGui::GetStyle().ScrollbarSize : 0.0f);
   // One button over all maps: its hover and click are what the maps respond to
