@@ -189,13 +189,16 @@ void DrawCellValues(AppState& s, const HeatmapNorms* n, int index, const Geometr
   }
 }
 
+// Whether a map's keys stay at its panel's top when scrolled (one row of maps).
+bool KeysStick(const Geometry& g) { return g.labels && g.scroll && !g.keys_every_row; }
+
 // Where a map's key labels end (their lower edge): on its cells, or, for one row of
 // maps scrolled down (a map taller than its panel), at the panel's top, where they stay
 // on a strip over the rows scrolled under it, so a row in view still has its columns
 // named.
 float KeysBottom(const Geometry& g, ImVec2 a, int seq) {
   const float view_top = ImGui::GetWindowPos().y;
-  if (g.labels && g.scroll && !g.keys_every_row && a.y - g.col_label_h < view_top)
+  if (KeysStick(g) && a.y - g.col_label_h < view_top)
     return std::min(view_top + g.col_label_h, a.y + static_cast<float>(seq) * g.ch);
   return a.y;
 }
@@ -363,7 +366,7 @@ bool DrawMap(AppState& s, const HeatmapNorms* n, int index, const Geometry& g, M
     auto& shown = s.views.Get<RevealScroll>();
     const std::string key = "asked " + std::to_string(s.ui.tour.step) + " " + std::to_string(o.row);
     // (below the keys' strip, which stays at the top of a scrolled panel)
-    const float strip = g.scroll && !g.keys_every_row ? g.col_label_h : 0.0f;
+    const float strip = KeysStick(g) ? g.col_label_h : 0.0f;
     const float top = ImGui::GetWindowPos().y, bottom = top + ImGui::GetWindowHeight();
     if (shown.key != key) {
       // Once: where the row is in view or the map does not scroll, nothing to do; else
